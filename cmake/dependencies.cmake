@@ -1,0 +1,30 @@
+# Every external dependency is found here, once, in the top-level scope.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+
+set(RDLM_HAVE_HWLOC 0)
+if(RDLM_WITH_HWLOC)
+  pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+  set(RDLM_HAVE_HWLOC 1)
+endif()
+
+if(RDLM_WITH_VERBS)
+  pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
+  pkg_check_modules(RDMACM REQUIRED IMPORTED_TARGET librdmacm)
+endif()
+
+# UCX 1.13's config has no if(NOT TARGET) guard: find it exactly once, here.
+if(RDLM_WITH_UCX)
+  find_package(UCX REQUIRED CONFIG)
+endif()
+
+if(RDLM_WITH_MPI OR RDLM_WITH_PMPI)
+  find_package(MPI REQUIRED COMPONENTS C)
+  # Open MPI refuses root and more ranks than cores without these.
+  set(RDLM_MPIEXEC_FLAGS --oversubscribe --allow-run-as-root)
+endif()
+
+if(RDLM_BUILD_TESTS)
+  # cmocka 1.1.5 sets CMOCKA_INCLUDE_DIR / CMOCKA_LIBRARIES only.
+  find_package(cmocka REQUIRED CONFIG)
+endif()

@@ -1,0 +1,98 @@
+/* Public counter and barrier calls over core/local. */
+#include "api.h"
+#include "log.h"
+
+rdlm_status_t rdlm_counter_open(rdlm_ctx_h ctx, const char *name, rdlm_counter_h *counter_p)
+{
+    rdlm_obj_t *obj;
+    rdlm_status_t status;
+
+    if (counter_p == NULL) {
+        rdlm_warn("rdlm_counter_open: NULL counter_p");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    status = rdlm_obj_open(ctx, name, RDLM_KIND_COUNTER, 0, &obj);
+    if (status == RDLM_OK) {
+        *counter_p = (rdlm_counter_h)(void *)obj;
+    }
+    return status;
+}
+
+rdlm_status_t rdlm_counter_fetch_add(rdlm_counter_h counter, int64_t delta, int64_t *old_p)
+{
+    rdlm_status_t status = rdlm_obj_check(counter, RDLM_KIND_COUNTER, __func__);
+    int64_t old;
+
+    if (status != RDLM_OK) {
+        return status;
+    }
+    old = rdlm_counter_local_fetch_add(&RDLM_OBJ(counter)->ctx->local,
+                                       RDLM_OBJ(counter)->index, delta);
+    if (old_p != NULL) {
+        *old_p = old;
+    }
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_counter_read(rdlm_counter_h counter, int64_t *value_p)
+{
+    rdlm_status_t status = rdlm_obj_check(counter, RDLM_KIND_COUNTER, __func__);
+
+    if (status != RDLM_OK) {
+        return status;
+    }
+    if (value_p == NULL) {
+        rdlm_warn("rdlm_counter_read: NULL value_p");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    *value_p = rdlm_counter_local_read(&RDLM_OBJ(counter)->ctx->local,
+                                       RDLM_OBJ(counter)->index);
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_counter_close(rdlm_counter_h counter)
+{
+    return rdlm_obj_close(counter, RDLM_KIND_COUNTER, __func__);
+}
+
+rdlm_status_t rdlm_barrier_open(rdlm_ctx_h ctx, const char *name, uint32_t nprocs,
+                                rdlm_barrier_h *barrier_p)
+{
+    rdlm_obj_t *obj;
+    rdlm_status_t status;
+    uint32_t fixed;
+
+    if (barrier_p == NULL || nprocs == 0) {
+        rdlm_warn("rdlm_barrier_open: %s", nprocs == 0 ? "nprocs is 0" : "NULL barrier_p");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    status = rdlm_obj_open(ctx, name, RDLM_KIND_BARRIER, nprocs, &obj);
+    if (status != RDLM_OK) {
+        return status;
+    }
+    fixed = rdlm_load(&ctx->local.seg.entries[obj->index].aux32, RDLM_ACQUIRE);
+    if (fixed != nprocs) {
+        rdlm_error("barrier \"%s\" exists for %u processes, opened for %u", name, fixed,
+                   nprocs);
+        rdlm_obj_close(obj, RDLM_KIND_BARRIER, __func__);
+        return RDLM_ERR_MISMATCH;
+    }
+    *barrier_p = (rdlm_barrier_h)(void *)obj;
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns)
+{
+    rdlm_status_t status = rdlm_obj_check(barrier, RDLM_KIND_BARRIER, __func__);
+
+    if (status != RDLM_OK) {
+        return status;
+    }
+    return rdlm_barrier_local_wait(&RDLM_OBJ(barrier)->ctx->local,
+                                   RDLM_OBJ(barrier)->index, timeout_ns);
+}
+
+rdlm_status_t rdlm_barrier_close(rdlm_barrier_h barrier)
+{
+    return rdlm_obj_close(barrier, RDLM_KIND_BARRIER, __func__);
+}

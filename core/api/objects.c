@@ -1,0 +1,116 @@
+/* Handles: open, validate, close (see api.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "log.h"
+#include "table.h"
+
+rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func)
+{
+    const rdlm_obj_t *obj = h;
+
+    if (obj == NULL) {
+        rdlm_warn("%s: NULL handle", func);
+        return RDLM_ERR_BAD_HANDLE;
+    }
+    if (obj->magic == RDLM_OBJ_MAGIC_CLOSED) {
+        rdlm_warn("%s: handle was closed", func);
+        return RDLM_ERR_CLOSED;
+    }
+    if (obj->magic != RDLM_OBJ_MAGIC_OPEN || obj->kind != kind) {
+        rdlm_warn("%s: not a handle of this kind", func);
+        return RDLM_ERR_BAD_HANDLE;
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_obj_check_name(const char *name, const char *func)
+{
+    size_t len;
+
+    if (name == NULL) {
+        rdlm_warn("%s: NULL name", func);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    len = strnlen(name, RDLM_NAME_MAX + 1);
+    if (len == 0 || len > RDLM_NAME_MAX) {
+        rdlm_warn("%s: name must be 1..%d bytes", func, RDLM_NAME_MAX);
+        return RDLM_ERR_NAME_TOO_LONG;
+    }
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind,
+                            uint32_t aux32, rdlm_obj_t **obj_p)
+{
+    rdlm_status_t status;
+    rdlm_obj_t *obj;
+    uint32_t index;
+
+    if (ctx == NULL) {
+        rdlm_warn("open: NULL context");
+        return RDLM_ERR_BAD_HANDLE;
+    }
+    status = rdlm_obj_check_name(name, "open");
+    if (status != RDLM_OK) {
+        return status;
+    }
+    status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
+    if (status != RDLM_OK) {
+        return status;
+    }
+    pthread_mutex_lock(&ctx->objs_lock);
+    for (obj = ctx->objs; obj != NULL; obj = obj->next) {
+        if (obj->index == index && obj->magic == RDLM_OBJ_MAGIC_CLOSED) {
+            break; /* reuse the closed handle of the same object */
+        }
+    }
+    if (obj == NULL) {
+        obj = calloc(1, sizeof(*obj));
+        if (obj == NULL) {
+            pthread_mutex_unlock(&ctx->objs_lock);
+            rdlm_error("open \"%s\": out of memory", name);
+            return RDLM_ERR_NO_MEMORY;
+        }
+        obj->next = ctx->objs;
+        ctx->objs = obj;
+    }
+    obj->kind = kind;
+    obj->index = index;
+    obj->ctx = ctx;
+    obj->magic = RDLM_OBJ_MAGIC_OPEN;
+    pthread_mutex_unlock(&ctx->objs_lock);
+    *obj_p = obj;
+    return RDLM_OK;
+}
+
+void rdlm_obj_release_held(rdlm_obj_t *obj)
+{
+    rdlm_local_t *lc = &obj->ctx->local;
+
+    if (obj->kind == RDLM_KIND_RWLOCK) {
+        for (uint32_t n = rdlm_rwlock_local_reads_held(lc, obj->index); n > 0; n--) {
+            rdlm_rwlock_local_read_release(lc, obj->index);
+        }
+    }
+    if ((obj->kind == RDLM_KIND_LOCK || obj->kind == RDLM_KIND_RWLOCK) &&
+        rdlm_qlock_held_by_me(lc, obj->index)) {
+        rdlm_qlock_release(lc, obj->index);
+    }
+}
+
+rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func)
+{
+    rdlm_obj_t *obj = h;
+    rdlm_status_t status = rdlm_obj_check(h, kind, func);
+
+    if (status != RDLM_OK) {
+        return status;
+    }
+    rdlm_obj_release_held(obj);
+    pthread_mutex_lock(&obj->ctx->objs_lock);
+    obj->magic = RDLM_OBJ_MAGIC_CLOSED;
+    pthread_mutex_unlock(&obj->ctx->objs_lock);
+    return RDLM_OK;
+}

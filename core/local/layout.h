@@ -1,0 +1,93 @@
+/*
+ * The shared segment's layout (docs/local-locks.md has the pictures). Every word that
+ * more than one process touches is atomic; plain fields are written once by the
+ * creator before the magic is published.
+ */
+#ifndef RDLM_LAYOUT_H
+#define RDLM_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomics.h"
+
+#define RDLM_SEG_MAGIC 0x6d6c64722d73686dull /* "mhs-rldm" */
+#define RDLM_SEG_LAYOUT 1u
+#define RDLM_CACHE_LINE 64
+#define RDLM_SLOT_RECORDS 16
+#define RDLM_NAME_BYTES 48
+
+/* Object kinds (entry meta, low byte). */
+enum rdlm_kind { RDLM_KIND_LOCK = 1, RDLM_KIND_RWLOCK, RDLM_KIND_COUNTER, RDLM_KIND_BARRIER };
+#define RDLM_META_READY 0x100u
+
+/* Slot states. */
+enum rdlm_slot_state { RDLM_SLOT_FREE = 0, RDLM_SLOT_ACTIVE = 1 };
+
+typedef struct rdlm_seg_header {
+    rdlm_atomic_u64_t magic;  /* published last by the creator (release) */
+    uint32_t layout;
+    uint32_t capacity;        /* objects */
+    uint32_t table_size;      /* entries: capacity * 10 / 9 + 1 */
+    uint32_t max_procs;
+    uint64_t bytes;           /* size of the mapping */
+    uint64_t slots_offset;
+    uint64_t entries_offset;
+    uint64_t names_offset;
+    uint32_t epoch;           /* token epoch of this incarnation */
+    int32_t creator_pid;
+    uint64_t creator_start;
+    rdlm_atomic_u32_t used;     /* objects created */
+    rdlm_atomic_u32_t slot_hwm; /* 1 + highest slot index ever claimed */
+} rdlm_seg_header_t;
+
+/* One per attached context (process). */
+typedef struct rdlm_slot {
+    rdlm_atomic_u32_t state;
+    rdlm_atomic_u32_t gen;
+    _Atomic int32_t pid;
+    uint32_t pad;
+    rdlm_atomic_u64_t start_time; /* /proc/pid/stat field 22 */
+    rdlm_atomic_u64_t rand_id;
+    rdlm_atomic_u64_t rec[RDLM_SLOT_RECORDS];
+} __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_slot_t;
+
+/* One object: one cache line. Field use per kind in docs/local-locks.md. */
+typedef struct rdlm_entry {
+    rdlm_atomic_u64_t key;
+    rdlm_atomic_u32_t meta;
+    rdlm_atomic_u32_t next;
+    rdlm_atomic_u32_t serving;
+    rdlm_atomic_u32_t parked;
+    rdlm_atomic_u64_t owner;
+    rdlm_atomic_u64_t token;
+    rdlm_atomic_u32_t died;
+    rdlm_atomic_u32_t aux32;
+    rdlm_atomic_u64_t creator;
+    rdlm_atomic_u64_t aux64;
+} __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_entry_t;
+
+_Static_assert(sizeof(rdlm_entry_t) == RDLM_CACHE_LINE, "an entry is one cache line");
+_Static_assert(sizeof(rdlm_slot_t) % RDLM_CACHE_LINE == 0, "slots are line-aligned");
+
+/*
+ * Slot records:
+ *  63    60 59                    32 31                     0
+ * +--------+------------------------+------------------------+
+ * | state  |   entry index (28 bit) |     ticket (32 bit)    |
+ * +--------+------------------------+------------------------+
+ */
+enum rdlm_rec_state { RDLM_REC_FREE = 0, RDLM_REC_PENDING, RDLM_REC_WAITING, RDLM_REC_READ };
+#define RDLM_REC_MAKE(state, entry, ticket)                                              \
+    (((uint64_t)(state) << 60) | ((uint64_t)(entry) << 32) | (uint32_t)(ticket))
+#define RDLM_REC_STATE(r) ((unsigned)((r) >> 60))
+#define RDLM_REC_ENTRY(r) ((uint32_t)(((r) >> 32) & 0x0fffffffu))
+#define RDLM_REC_TICKET(r) ((uint32_t)(r))
+#define RDLM_ENTRY_INDEX_MAX 0x0fffffffu
+
+/* Owner words: gen << 32 | (slot index + 1); 0 means nobody. */
+#define RDLM_OWNER_MAKE(slot, gen) (((uint64_t)(gen) << 32) | ((uint64_t)(slot) + 1))
+#define RDLM_OWNER_SLOT(o) ((uint32_t)(o) - 1)
+#define RDLM_OWNER_GEN(o) ((uint32_t)((o) >> 32))
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * core/local: a process's on-node context (its segment view, waiting policy and
+ * statistics) and the operations on the objects in the segment. Objects are named by
+ * their entry index from rdlm_table_open().
+ */
+#ifndef RDLM_LOCAL_H
+#define RDLM_LOCAL_H
+
+#include <stdint.h>
+
+#include <rdlm/status.h>
+
+#include "segment.h"
+#include "wait.h"
+
+typedef struct rdlm_local_stats {
+    rdlm_wait_stats_t wait; /* parks, wakes */
+    rdlm_atomic_u64_t acquires;
+    rdlm_atomic_u64_t contended;
+    rdlm_atomic_u64_t timeouts;
+    rdlm_atomic_u64_t recoveries;
+    rdlm_atomic_u64_t skips;
+} rdlm_local_stats_t;
+
+typedef struct rdlm_local {
+    rdlm_segment_t seg;
+    rdlm_wait_policy_t policy;
+    rdlm_local_stats_t stats;
+    rdlm_atomic_u64_t next_try_check_ns; /* rate limit of dead-holder checks by try */
+} rdlm_local_t;
+
+/* Exclusive (ticket) lock: qlock.c. timeout_ns 0 = one try. */
+rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                 uint64_t *token_p);
+rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx);
+/** 1 if this context holds the lock (or rwlock write side). */
+int rdlm_qlock_held_by_me(const rdlm_local_t *lc, uint32_t idx);
+
+/* Reader-writer lock: rwlock.c. */
+rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
+                                             uint64_t timeout_ns);
+rdlm_status_t rdlm_rwlock_local_read_release(rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
+                                              uint64_t timeout_ns, uint64_t *token_p);
+/** Shared holds of this context on the rwlock. */
+uint32_t rdlm_rwlock_local_reads_held(const rdlm_local_t *lc, uint32_t idx);
+
+/* Counter: counter.c. Non-blocking, seq_cst; wraps. */
+int64_t rdlm_counter_local_fetch_add(rdlm_local_t *lc, uint32_t idx, int64_t delta);
+int64_t rdlm_counter_local_read(const rdlm_local_t *lc, uint32_t idx);
+
+/* Barrier: barrier.c. */
+rdlm_status_t rdlm_barrier_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns);
+
+#endif

@@ -1,0 +1,109 @@
+/* Slot records and the scans over them (see records.h). */
+#include "records.h"
+
+int rdlm_rec_claim(rdlm_segment_t *seg, uint64_t value)
+{
+    for (int r = 0; r < RDLM_SLOT_RECORDS; r++) {
+        uint64_t expected = 0;
+
+        if (rdlm_cas(rdlm_rec_at(seg, r), &expected, value, RDLM_SEQ_CST)) {
+            return r;
+        }
+    }
+    return -1;
+}
+
+typedef int (*rdlm_rec_visit_func_t)(const rdlm_segment_t *seg, const rdlm_slot_t *slot,
+                                     uint64_t rec, void *arg);
+
+/* Visit every record of lock idx in active slots; stop at the first nonzero return. */
+static int rdlm_rec_scan(const rdlm_segment_t *seg, uint32_t idx,
+                         rdlm_rec_visit_func_t visit, void *arg)
+{
+    uint32_t hwm = rdlm_load(&seg->hdr->slot_hwm, RDLM_ACQUIRE);
+
+    for (uint32_t s = 0; s < hwm; s++) {
+        const rdlm_slot_t *slot = &seg->slots[s];
+
+        if (rdlm_load(&slot->state, RDLM_ACQUIRE) != RDLM_SLOT_ACTIVE) {
+            continue;
+        }
+        for (int r = 0; r < RDLM_SLOT_RECORDS; r++) {
+            uint64_t rec = rdlm_load(&slot->rec[r], RDLM_SEQ_CST);
+            int stop;
+
+            if (RDLM_REC_STATE(rec) == RDLM_REC_FREE || RDLM_REC_ENTRY(rec) != idx) {
+                continue;
+            }
+            stop = visit(seg, slot, rec, arg);
+            if (stop) {
+                return stop;
+            }
+        }
+    }
+    return 0;
+}
+
+static int rdlm_rec_slot_alive(const rdlm_segment_t *seg, const rdlm_slot_t *slot)
+{
+    uint32_t s = (uint32_t)(slot - seg->slots);
+
+    return rdlm_segment_owner_alive(
+        seg, RDLM_OWNER_MAKE(s, rdlm_load(&slot->gen, RDLM_ACQUIRE)));
+}
+
+typedef struct rdlm_claimant_search {
+    uint32_t ticket;
+    rdlm_claimant_t found;
+} rdlm_claimant_search_t;
+
+static int rdlm_rec_visit_claimant(const rdlm_segment_t *seg, const rdlm_slot_t *slot,
+                                   uint64_t rec, void *arg)
+{
+    rdlm_claimant_search_t *search = arg;
+    unsigned state = RDLM_REC_STATE(rec);
+
+    if (state == RDLM_REC_WAITING && RDLM_REC_TICKET(rec) == search->ticket &&
+        rdlm_rec_slot_alive(seg, slot)) {
+        search->found = RDLM_CLAIMANT_LIVE;
+        return 1;
+    }
+    if (state == RDLM_REC_PENDING && rdlm_rec_slot_alive(seg, slot)) {
+        search->found = RDLM_CLAIMANT_IN_FLIGHT;
+    }
+    return 0;
+}
+
+rdlm_claimant_t rdlm_rec_find_claimant(const rdlm_segment_t *seg, uint32_t idx,
+                                       uint32_t ticket)
+{
+    rdlm_claimant_search_t search = {.ticket = ticket, .found = RDLM_CLAIMANT_NONE};
+
+    rdlm_rec_scan(seg, idx, rdlm_rec_visit_claimant, &search);
+    return search.found;
+}
+
+typedef struct rdlm_reader_count {
+    int check_alive;
+    uint32_t n;
+} rdlm_reader_count_t;
+
+static int rdlm_rec_visit_reader(const rdlm_segment_t *seg, const rdlm_slot_t *slot,
+                                 uint64_t rec, void *arg)
+{
+    rdlm_reader_count_t *count = arg;
+
+    if (RDLM_REC_STATE(rec) == RDLM_REC_READ &&
+        (!count->check_alive || rdlm_rec_slot_alive(seg, slot))) {
+        count->n++;
+    }
+    return 0;
+}
+
+uint32_t rdlm_rec_count_readers(const rdlm_segment_t *seg, uint32_t idx, int check_alive)
+{
+    rdlm_reader_count_t count = {.check_alive = check_alive, .n = 0};
+
+    rdlm_rec_scan(seg, idx, rdlm_rec_visit_reader, &count);
+    return count.n;
+}

@@ -1,0 +1,35 @@
+/*
+ * Slot records (layout.h): claimed by a context while it waits for a lock (PENDING,
+ * WAITING) or holds a shared lock (READ), and the scans over all slots' records that
+ * recovery and writers use.
+ */
+#ifndef RDLM_RECORDS_H
+#define RDLM_RECORDS_H
+
+#include <stdint.h>
+
+#include "segment.h"
+
+/** Claim a free record of the own slot with value; returns its index or -1. */
+int rdlm_rec_claim(rdlm_segment_t *seg, uint64_t value);
+
+/** The own slot's record number r. */
+static inline rdlm_atomic_u64_t *rdlm_rec_at(rdlm_segment_t *seg, int r)
+{
+    return &seg->slots[seg->self_slot].rec[r];
+}
+
+typedef enum rdlm_claimant {
+    RDLM_CLAIMANT_NONE,     /* no live process holds or is taking the ticket */
+    RDLM_CLAIMANT_LIVE,     /* a live process waits with the ticket */
+    RDLM_CLAIMANT_IN_FLIGHT /* a live process is taking some ticket of this lock */
+} rdlm_claimant_t;
+
+/** Who, among live processes, claims ticket of lock idx (slow: liveness checks). */
+rdlm_claimant_t rdlm_rec_find_claimant(const rdlm_segment_t *seg, uint32_t idx,
+                                       uint32_t ticket);
+
+/** READ records for idx in active slots; with check_alive, only in live ones (slow). */
+uint32_t rdlm_rec_count_readers(const rdlm_segment_t *seg, uint32_t idx, int check_alive);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * The per-node shared segment of one user's job: create, attach, stale replacement,
+ * process slots, detach. Every decision is taken under an flock on a per-job lock
+ * file, so create/replace/remove never race.
+ */
+#ifndef RDLM_SEGMENT_H
+#define RDLM_SEGMENT_H
+
+#include <stdint.h>
+
+#include <rdlm/status.h>
+
+#include "layout.h"
+
+/** A process's view of the segment, and its own slot in it. */
+typedef struct rdlm_segment {
+    rdlm_seg_header_t *hdr;
+    rdlm_slot_t *slots;
+    rdlm_entry_t *entries;
+    char (*names)[RDLM_NAME_BYTES];
+    uint32_t self_slot;  /* index of this context's slot */
+    uint64_t self_owner; /* owner word naming this context */
+    int created;         /* this attach created the segment */
+    int replaced_stale;  /* ... replacing a stale one */
+    char shm_name[64];   /* "/rdlm-<uid>-<job>" */
+    char lock_path[96];  /* "/dev/shm/rdlm-<uid>-<job>.lock" */
+} rdlm_segment_t;
+
+/** Creation parameters; only the creator's count. */
+typedef struct rdlm_segment_params {
+    const char *job;
+    uint32_t capacity;
+    uint32_t max_procs;
+} rdlm_segment_params_t;
+
+/**
+ * Attach to (creating or replacing if stale) the segment of job for the calling
+ * user, and claim a process slot. Blocking. On success fills *seg_p.
+ * Errors: RDLM_ERR_PERMISSION (another uid's or group/other-accessible file),
+ * RDLM_ERR_NO_RESOURCE (no free slot), RDLM_ERR_IO, RDLM_ERR_NO_MEMORY.
+ */
+rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
+                                  rdlm_segment_t *seg_p);
+
+/** Free the slot; remove the segment if no live process is attached any more. */
+void rdlm_segment_detach(rdlm_segment_t *seg);
+
+/** 1 if the owner word names a slot whose process is alive (slow: reads /proc). */
+int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint64_t owner);
+
+/** Number of slots held by live processes (slow). */
+uint32_t rdlm_segment_live_procs(const rdlm_segment_t *seg);
+
+/** Bytes a segment of this capacity and slot count occupies. */
+uint64_t rdlm_segment_bytes(uint32_t capacity, uint32_t max_procs);
+
+#endif

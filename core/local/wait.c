@@ -1,0 +1,74 @@
+/* Spin, yield, then futex sleep (see wait.h). */
+#include "wait.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+void rdlm_wait_init(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
+                    rdlm_wait_stats_t *stats, uint64_t timeout_ns)
+{
+    w->policy = policy;
+    w->stats = stats;
+    w->deadline = rdlm_clock_deadline(timeout_ns);
+    w->spins = 0;
+    w->yields = 0;
+}
+
+/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
+static void rdlm_futex_sleep(rdlm_atomic_u32_t *word, uint32_t seen, uint32_t bitset,
+                             uint64_t until_ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(until_ns / 1000000000ull),
+                          .tv_nsec = (long)(until_ns % 1000000000ull)};
+
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_BITSET, seen, &ts, NULL, bitset);
+}
+
+rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint32_t seen,
+                                  uint32_t bitset, rdlm_atomic_u32_t *parked)
+{
+    const rdlm_wait_policy_t *p = w->policy;
+    uint64_t now, until;
+
+    if (w->spins < p->spin) {
+        w->spins++;
+        rdlm_cpu_relax();
+        return (w->spins == p->spin) ? RDLM_WAIT_CHECK : RDLM_WAIT_AGAIN;
+    }
+    now = rdlm_clock_now_ns();
+    if (now >= w->deadline) {
+        return RDLM_WAIT_TIMEDOUT;
+    }
+    if (w->yields < p->yield) {
+        w->yields++;
+        sched_yield();
+        return RDLM_WAIT_AGAIN;
+    }
+    until = (w->deadline - now > p->park_slice_ns) ? now + p->park_slice_ns : w->deadline;
+    /* Dekker with rdlm_wait_wake: parked++ then re-read word, against word change then
+     * read parked; both seq_cst, so one of the two sides sees the other. */
+    rdlm_fetch_add(parked, 1, RDLM_SEQ_CST);
+    if (rdlm_load(word, RDLM_SEQ_CST) == seen) {
+        rdlm_fetch_add(&w->stats->parks, 1, RDLM_RELAXED);
+        rdlm_futex_sleep(word, seen, bitset, until);
+    }
+    rdlm_fetch_sub(parked, 1, RDLM_SEQ_CST);
+    return RDLM_WAIT_CHECK;
+}
+
+void rdlm_wait_wake(rdlm_atomic_u32_t *word, uint32_t bitset, rdlm_atomic_u32_t *parked,
+                    rdlm_wait_stats_t *stats)
+{
+    if (rdlm_load(parked, RDLM_SEQ_CST) == 0) {
+        return;
+    }
+    rdlm_fetch_add(&stats->wakes, 1, RDLM_RELAXED);
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, bitset);
+}

@@ -1,0 +1,66 @@
+/*
+ * Waiting on a shared 32-bit word: spin, then sched_yield, then futex sleep in
+ * slices, so that many processes on few cores keep making progress. Sleepers are
+ * counted in a "parked" word so that wakers skip the system call when nobody sleeps;
+ * bitsets let a waker wake only the sleepers it means (one ticket, not the herd).
+ */
+#ifndef RDLM_WAIT_H
+#define RDLM_WAIT_H
+
+#include <stdint.h>
+
+#include "atomics.h"
+
+/** Waiting policy, decided at context creation (RDLM_SPIN, RDLM_YIELD, ...). */
+typedef struct rdlm_wait_policy {
+    uint32_t spin;          /* busy iterations before yielding */
+    uint32_t yield;         /* sched_yield calls before sleeping */
+    uint64_t park_slice_ns; /* futex sleep slice */
+} rdlm_wait_policy_t;
+
+/** Counters a wait updates (the context's statistics). */
+typedef struct rdlm_wait_stats {
+    rdlm_atomic_u64_t parks;
+    rdlm_atomic_u64_t wakes;
+} rdlm_wait_stats_t;
+
+/** One wait in progress. */
+typedef struct rdlm_wait {
+    const rdlm_wait_policy_t *policy;
+    rdlm_wait_stats_t *stats;
+    uint64_t deadline; /* absolute, UINT64_MAX for none */
+    uint32_t spins;
+    uint32_t yields;
+} rdlm_wait_t;
+
+#define RDLM_WAIT_ALL_BITS 0xffffffffu
+
+typedef enum rdlm_wait_result {
+    RDLM_WAIT_AGAIN,   /* re-check the condition */
+    RDLM_WAIT_CHECK,   /* re-check, and run slow-path checks (dead holders) */
+    RDLM_WAIT_TIMEDOUT /* deadline passed */
+} rdlm_wait_result_t;
+
+void rdlm_wait_init(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
+                    rdlm_wait_stats_t *stats, uint64_t timeout_ns);
+
+/**
+ * One step of waiting while *word == seen. Spins first, then yields, then sleeps on
+ * the futex with the given bitset (incrementing *parked around the sleep, seq_cst, so
+ * that a waker that changes *word and then reads *parked never misses us). Returns
+ * CHECK once when the spin phase ends and after each sleep slice.
+ */
+rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint32_t seen,
+                                  uint32_t bitset, rdlm_atomic_u32_t *parked);
+
+/** After changing *word (seq_cst): wake the sleepers matching bitset, if any. */
+void rdlm_wait_wake(rdlm_atomic_u32_t *word, uint32_t bitset, rdlm_atomic_u32_t *parked,
+                    rdlm_wait_stats_t *stats);
+
+/** The futex bit of a ticket. */
+static inline uint32_t rdlm_wait_ticket_bit(uint32_t ticket)
+{
+    return 1u << (ticket & 31u);
+}
+
+#endif

@@ -1,0 +1,180 @@
+/* The RDLM_* configuration table and its parser (see config.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+extern char **environ;
+
+int rdlm_config_job_valid(const char *name)
+{
+    size_t len = strlen(name);
+
+    if (len == 0 || len > RDLM_JOB_MAX) {
+        return 0;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int rdlm_config_set_LEVEL(unsigned *out, const char *value, uint32_t min,
+                                 uint32_t max)
+{
+    (void)min;
+    (void)max;
+    for (unsigned l = 0; l < RDLM_LOG_LEVEL_COUNT; l++) {
+        if (strcmp(value, rdlm_log_level_name((rdlm_log_level_t)l)) == 0) {
+            *out = l;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int rdlm_config_set_UINT(uint32_t *out, const char *value, uint32_t min,
+                                uint32_t max)
+{
+    char *end;
+    unsigned long long v;
+
+    if (value[0] < '0' || value[0] > '9') {
+        return 0;
+    }
+    errno = 0;
+    v = strtoull(value, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max) {
+        return 0;
+    }
+    *out = (uint32_t)v;
+    return 1;
+}
+
+static int rdlm_config_set_BOOL(int *out, const char *value, uint32_t min, uint32_t max)
+{
+    (void)min;
+    (void)max;
+    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
+        return 0;
+    }
+    *out = value[0] == '1';
+    return 1;
+}
+
+static int rdlm_config_set_JOB(char *out, const char *value, uint32_t min, uint32_t max)
+{
+    (void)min;
+    (void)max;
+    if (value[0] != '\0' && !rdlm_config_job_valid(value)) {
+        return 0;
+    }
+    strcpy(out, value); /* length checked by rdlm_config_job_valid */
+    return 1;
+}
+
+/* The value of name in envp, or NULL. */
+static const char *rdlm_config_lookup(const char *const *envp, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (; *envp != NULL; envp++) {
+        if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=') {
+            return *envp + len + 1;
+        }
+    }
+    return NULL;
+}
+
+static int rdlm_config_known(const char *entry)
+{
+    static const char *const names[] = {
+#define RDLM_CONFIG_NAME_(field, var, type, def, min, max, help) var,
+        RDLM_CONFIG_LIST(RDLM_CONFIG_NAME_)
+#undef RDLM_CONFIG_NAME_
+    };
+    size_t len = strcspn(entry, "=");
+
+    if (strncmp(entry, "RDLM_UCX_", 9) == 0) {
+        return 1; /* rdlm's own UCX configuration prefix */
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strlen(names[i]) == len && strncmp(entry, names[i], len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Where each type's setter writes: scalars by address, the job array as itself. */
+#define RDLM_CONFIG_DEST_LEVEL(f) (&(f))
+#define RDLM_CONFIG_DEST_UINT(f) (&(f))
+#define RDLM_CONFIG_DEST_BOOL(f) (&(f))
+#define RDLM_CONFIG_DEST_JOB(f) (f)
+
+static const char rdlm_config_allowed_LEVEL[] = "one of error, warn, info, debug, trace";
+static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
+static const char rdlm_config_allowed_BOOL[] = "0 or 1";
+static const char rdlm_config_allowed_JOB[] = "1-32 of [A-Za-z0-9._-]";
+
+rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
+{
+    rdlm_config_t cfg;
+    const char *value;
+
+    memset(&cfg, 0, sizeof(cfg));
+#define RDLM_CONFIG_PARSE_(field, var, type, def, min, max, help)                        \
+    if (!rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), def, min, max)) {                            \
+        rdlm_error("built-in default of %s is invalid", var);                            \
+        return RDLM_ERR_BAD_CONFIG;                                                      \
+    }                                                                                    \
+    value = rdlm_config_lookup(envp, var);                                               \
+    if (value != NULL && !rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), value, min, max)) {         \
+        rdlm_error("%s=\"%s\" is invalid: expected %s [%u..%u] (%s)", var, value,        \
+                   rdlm_config_allowed_##type, (unsigned)(min), (unsigned)(max), help);  \
+        return RDLM_ERR_BAD_CONFIG;                                                      \
+    }
+    RDLM_CONFIG_LIST(RDLM_CONFIG_PARSE_)
+#undef RDLM_CONFIG_PARSE_
+
+    for (; *envp != NULL; envp++) {
+        if (strncmp(*envp, "RDLM_", 5) == 0 && !rdlm_config_known(*envp)) {
+            rdlm_warn("unknown variable %.*s ignored (rdlm_info lists the known ones)",
+                      (int)strcspn(*envp, "="), *envp);
+        }
+    }
+    *cfg_p = cfg;
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
+{
+    rdlm_status_t status = rdlm_config_parse((const char *const *)environ, cfg_p);
+
+    if (status == RDLM_OK) {
+        rdlm_log_set_level((rdlm_log_level_t)cfg_p->log_level);
+    }
+    return status;
+}
+
+#define RDLM_CONFIG_SHOW_LEVEL(out, v) fputs(rdlm_log_level_name((rdlm_log_level_t)(v)), out)
+#define RDLM_CONFIG_SHOW_UINT(out, v) fprintf(out, "%u", (unsigned)(v))
+#define RDLM_CONFIG_SHOW_BOOL(out, v) fprintf(out, "%d", (v))
+#define RDLM_CONFIG_SHOW_JOB(out, v) fputs((v), out)
+
+void rdlm_config_print(const rdlm_config_t *cfg, FILE *out)
+{
+#define RDLM_CONFIG_PRINT_(field, var, type, def, min, max, help)                        \
+    fprintf(out, "  %-20s = ", var);                                                     \
+    RDLM_CONFIG_SHOW_##type(out, cfg->field);                                            \
+    fprintf(out, "\t# %s\n", help);
+    RDLM_CONFIG_LIST(RDLM_CONFIG_PRINT_)
+#undef RDLM_CONFIG_PRINT_
+}

@@ -1,0 +1,244 @@
+/*
+ * rdlm — locks, reader-writer locks, counters and barriers shared by the processes
+ * of a node (and, in later layers, across nodes), with fencing tokens.
+ *
+ * Model
+ *   A context (rdlm_ctx_h) attaches the calling process to the node's shared
+ *   segment of one job. Objects are opened by name inside a context; the same name
+ *   in the same job names the same object in every process. An object is a lock, a
+ *   reader-writer lock, a counter or a barrier; a name is bound to its kind by the
+ *   first open.
+ *
+ * Ownership
+ *   Locks are owned by the context that acquired them. Any thread of that context
+ *   may release them. A process that dies holding a lock is detected by the next
+ *   waiter; the lock is recovered and that waiter's acquire returns RDLM_OWNER_DEAD
+ *   (the lock IS held, with a fresh token).
+ *
+ * Thread safety
+ *   All functions are thread-safe on distinct handles and on the same handle, except
+ *   that closing a handle or destroying a context must not race with other calls on
+ *   it.
+ *
+ * Fencing tokens
+ *   Every successful exclusive acquire returns a 64-bit token strictly greater than
+ *   every token issued before for that lock (epoch << 40 | sequence). Pass it to the
+ *   resource you protect and have the resource reject smaller tokens.
+ *
+ * Timeouts
+ *   Acquire and wait functions take timeout_ns: 0 tries once without waiting,
+ *   RDLM_TIMEOUT_INFINITE waits forever; any other value is a relative timeout.
+ *   A timed-out request leaves nothing queued.
+ */
+#ifndef RDLM_H
+#define RDLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdlm/export.h>
+#include <rdlm/status.h>
+#include <rdlm/version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Longest object name in bytes, without the terminating NUL. */
+#define RDLM_NAME_MAX 47
+/** Wait without a time limit. */
+#define RDLM_TIMEOUT_INFINITE UINT64_MAX
+
+typedef struct rdlm_ctx *rdlm_ctx_h;
+typedef struct rdlm_lock *rdlm_lock_h;
+typedef struct rdlm_rwlock *rdlm_rwlock_h;
+typedef struct rdlm_counter *rdlm_counter_h;
+typedef struct rdlm_barrier *rdlm_barrier_h;
+
+/** Fields of rdlm_ctx_params_t that the caller set. */
+enum rdlm_ctx_field {
+    RDLM_CTX_FIELD_JOB = 1u << 0,      /**< job */
+    RDLM_CTX_FIELD_CAPACITY = 1u << 1, /**< capacity */
+};
+
+/** Context parameters; unset fields take their RDLM_* environment value. */
+typedef struct rdlm_ctx_params {
+    uint64_t field_mask; /**< OR of enum rdlm_ctx_field */
+    /** Job or service instance name (letters, digits, '.', '_', '-'; at most 32
+     *  bytes). Default: $RDLM_JOB, else $SLURM_JOB_ID, else $OMPI_MCA_ess_base_jobid,
+     *  else "default". Processes of the same user and job share one segment. */
+    const char *job;
+    /** Objects the node segment holds; only the creator's value counts.
+     *  Default: $RDLM_CAPACITY (65536). */
+    uint32_t capacity;
+} rdlm_ctx_params_t;
+
+/** Library version as "major.minor.patch"; constant, thread-safe. */
+RDLM_EXPORT const char *rdlm_get_version(void);
+
+/**
+ * Attach the calling process to the node segment of its job, creating the segment if
+ * it does not exist or replacing it if it is stale (no live process attached, or a
+ * different layout). Blocking (takes a per-job file lock), not async-signal-safe.
+ * params may be NULL. Errors: RDLM_ERR_INVALID_ARG (bad job name, capacity),
+ * RDLM_ERR_BAD_CONFIG (bad RDLM_* variable), RDLM_ERR_PERMISSION (segment owned by
+ * another user), RDLM_ERR_NO_RESOURCE (all process slots in use), RDLM_ERR_IO.
+ * On success *ctx_p is set; on error it is untouched.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
+                                          rdlm_ctx_h *ctx_p);
+
+/**
+ * Detach: releases every lock the context still holds (the next holder sees a
+ * normal hand-off), closes every handle, and removes the segment if this was the
+ * last live process attached. NULL is ignored.
+ */
+RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
+
+/* ---- exclusive locks ------------------------------------------------------------ */
+
+/**
+ * Open (creating if needed) the lock named name. Non-blocking apart from a bounded
+ * wait for a concurrent creator. Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_NAME_TOO_LONG,
+ * RDLM_ERR_KIND_MISMATCH, RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_MEMORY.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
+                                         rdlm_lock_h *lock_p);
+
+/**
+ * Acquire exclusively, FIFO among waiters. Acquire ordering on success: everything
+ * the previous holder wrote before its release is visible.
+ * Returns RDLM_OK or RDLM_OWNER_DEAD (held in both cases; *token_p set if token_p is
+ * not NULL), RDLM_ERR_BUSY (timeout_ns == 0 and held), RDLM_ERR_TIMEOUT,
+ * RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE (this context already
+ * waits on too many locks at once).
+ * Re-acquiring a lock the context holds waits for itself: locks are not recursive.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns,
+                                            uint64_t *token_p);
+
+/**
+ * Release; release ordering. Wakes the next waiter only. Errors: RDLM_ERR_NOT_OWNER
+ * (not held by this context, including a second release), RDLM_ERR_BAD_HANDLE,
+ * RDLM_ERR_CLOSED. On error nothing changes.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_lock_release(rdlm_lock_h lock);
+
+/** Close the handle (the lock itself lives on in the segment). A held lock is
+ *  released first. Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED. */
+RDLM_EXPORT rdlm_status_t rdlm_lock_close(rdlm_lock_h lock);
+
+/** A snapshot of a lock's state, for tools and tests. */
+typedef struct rdlm_lock_info {
+    uint32_t waiters;    /**< requests queued behind the holder */
+    int held;            /**< 1 if some context holds it */
+    int held_by_me;      /**< 1 if this context holds it */
+    uint64_t last_token; /**< the last token issued */
+} rdlm_lock_info_t;
+
+/** Fill *info_p; non-blocking. Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED. */
+RDLM_EXPORT rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p);
+
+/* ---- reader-writer locks -------------------------------------------------------- */
+
+/** Open a reader-writer lock; errors as rdlm_lock_open. */
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_open(rdlm_ctx_h ctx, const char *name,
+                                           rdlm_rwlock_h *rw_p);
+
+/**
+ * Acquire shared. Requests are served in arrival order, so a waiting writer is not
+ * overtaken by later readers (writers are not starved). Returns RDLM_OK or
+ * RDLM_OWNER_DEAD, RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_NO_RESOURCE (this
+ * context holds too many shared locks at once), handle errors.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw,
+                                                   uint64_t timeout_ns);
+
+/** Release shared. RDLM_ERR_NOT_OWNER if this context holds no shared lock on it. */
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw);
+
+/** Acquire exclusive; waits for current readers to leave. Returns as
+ *  rdlm_lock_acquire, with a fencing token. */
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw,
+                                                    uint64_t timeout_ns,
+                                                    uint64_t *token_p);
+
+/** Release exclusive. Errors as rdlm_lock_release. */
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw);
+
+/** Close the handle, releasing what this context holds on it. */
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_close(rdlm_rwlock_h rw);
+
+/* ---- counters ------------------------------------------------------------------- */
+
+/** Open a 64-bit signed counter (starts at 0); errors as rdlm_lock_open. */
+RDLM_EXPORT rdlm_status_t rdlm_counter_open(rdlm_ctx_h ctx, const char *name,
+                                            rdlm_counter_h *counter_p);
+
+/** Atomically add delta (wrapping); *old_p (if not NULL) gets the previous value.
+ *  Sequentially consistent. Non-blocking. */
+RDLM_EXPORT rdlm_status_t rdlm_counter_fetch_add(rdlm_counter_h counter, int64_t delta,
+                                                 int64_t *old_p);
+
+/** Read the current value. Non-blocking. */
+RDLM_EXPORT rdlm_status_t rdlm_counter_read(rdlm_counter_h counter, int64_t *value_p);
+
+/** Close the handle. */
+RDLM_EXPORT rdlm_status_t rdlm_counter_close(rdlm_counter_h counter);
+
+/* ---- barriers ------------------------------------------------------------------- */
+
+/**
+ * Open a barrier for nprocs participants (>= 1). Every process must pass the same
+ * nprocs: a different value gives RDLM_ERR_MISMATCH. Reusable: generation-based.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_barrier_open(rdlm_ctx_h ctx, const char *name,
+                                            uint32_t nprocs, rdlm_barrier_h *barrier_p);
+
+/**
+ * Arrive and wait until nprocs participants have arrived in this generation. Writes
+ * before the wait in any participant are visible after it in all of them.
+ * On RDLM_ERR_TIMEOUT the arrival is withdrawn (the barrier is as if this call never
+ * happened) unless the barrier completed meanwhile, in which case RDLM_OK is returned.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns);
+
+/** Close the handle. */
+RDLM_EXPORT rdlm_status_t rdlm_barrier_close(rdlm_barrier_h barrier);
+
+/* ---- introspection -------------------------------------------------------------- */
+
+/** Per-context statistics since rdlm_ctx_create. */
+typedef struct rdlm_stats {
+    uint64_t acquires;    /**< successful exclusive and shared acquires */
+    uint64_t contended;   /**< acquires that had to wait */
+    uint64_t parks;       /**< futex sleeps */
+    uint64_t wakes;       /**< futex wake calls issued */
+    uint64_t timeouts;    /**< acquires or waits that timed out */
+    uint64_t recoveries;  /**< locks recovered from a dead holder */
+    uint64_t skips;       /**< abandoned queue places passed over */
+} rdlm_stats_t;
+
+/** Copy the statistics; non-blocking, approximate under concurrent use. */
+RDLM_EXPORT rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p);
+
+/** Facts about the attached segment. */
+typedef struct rdlm_segment_info {
+    uint32_t capacity;     /**< objects it can hold */
+    uint32_t used;         /**< objects created */
+    uint32_t max_procs;    /**< process slots */
+    uint32_t live_procs;   /**< slots held by live processes */
+    uint64_t bytes;        /**< size of the shared mapping */
+    uint32_t epoch;        /**< token epoch of this segment incarnation */
+    int created;           /**< 1 if this context created the segment */
+    int replaced_stale;    /**< 1 if it replaced a stale one */
+} rdlm_segment_info_t;
+
+/** Fill *info_p. Non-blocking. */
+RDLM_EXPORT rdlm_status_t rdlm_ctx_segment_info(rdlm_ctx_h ctx,
+                                                rdlm_segment_info_t *info_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
