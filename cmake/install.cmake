@@ -21,5 +21,8 @@ install(FILES ${PROJECT_BINARY_DIR}/rdlmConfig.cmake
               ${PROJECT_BINARY_DIR}/rdlmConfigVersion.cmake
         DESTINATION ${RDLM_CMAKE_DIR})
 
+# Relocatable: the prefix is found from the .pc file's own place (${pcfiledir}).
+file(RELATIVE_PATH RDLM_PC_TO_PREFIX
+     /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(cmake/rdlm.pc.in ${PROJECT_BINARY_DIR}/rdlm.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/rdlm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package rdlm needs to build, test and benchmark.
+# Run as root. Skips apt-get entirely when everything is already installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libhwloc-dev libibverbs-dev librdmacm-dev libucx-dev ucx-utils
+  libopenmpi-dev openmpi-bin gfortran
+  libcmocka-dev libraft-dev libuv1-dev
+  spin gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing ${missing[*]}; run as root to install them" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The README's main-job command: install dependencies, build (Release), run the
+# multi-process example and the on-node benchmark against its baselines on this
+# machine. Results go to ./bench-results (CSV, JSON, plot).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release > build-release.configure.log 2>&1 ||
+  { cat build-release.configure.log; exit 1; }
+cmake --build build-release -j "$(nproc)"
+echo "== example: 4 processes share a lock, a counter and a barrier"
+./build-release/examples/local_lock 4
+echo "== benchmark"
+bash bench/run_local.sh ./bench-results ./build-release

@@ -1,0 +1,93 @@
+/* Configuration table: defaults, valid overrides, and every kind of bad value is
+ * rejected with RDLM_ERR_BAD_CONFIG and leaves the output untouched. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "log.h"
+
+static void defaults_without_environment(void **state)
+{
+    const char *env[] = {NULL};
+    rdlm_config_t cfg;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_int_equal(cfg.log_level, RDLM_LOG_WARN);
+    assert_int_equal(cfg.capacity, 65536);
+    assert_int_equal(cfg.max_procs, 256);
+    assert_string_equal(cfg.job, "");
+    assert_int_equal(cfg.stats, 0);
+}
+
+static void valid_values_override_defaults(void **state)
+{
+    const char *env[] = {"RDLM_LOG=debug", "RDLM_CAPACITY=1000", "RDLM_JOB=job-1.a_b",
+                         "RDLM_STATS=1", "PATH=/bin", "RDLM_UCX_TLS=tcp", NULL};
+    rdlm_config_t cfg;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_int_equal(cfg.log_level, RDLM_LOG_DEBUG);
+    assert_int_equal(cfg.capacity, 1000);
+    assert_string_equal(cfg.job, "job-1.a_b");
+    assert_int_equal(cfg.stats, 1);
+}
+
+static void each_bad_value_is_rejected_and_output_untouched(void **state)
+{
+    static const char *bad[] = {
+        "RDLM_LOG=loud",        "RDLM_LOG=",          "RDLM_CAPACITY=abc",
+        "RDLM_CAPACITY=-5",     "RDLM_CAPACITY=15",   "RDLM_CAPACITY=99999999999",
+        "RDLM_CAPACITY=12x",    "RDLM_SPIN= 5",       "RDLM_STATS=yes",
+        "RDLM_JOB=a/b",         "RDLM_JOB=../etc",    "RDLM_MAX_PROCS=1",
+        "RDLM_JOB=0123456789012345678901234567890123456789",
+    };
+    rdlm_config_t cfg;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *env[] = {bad[i], NULL};
+
+        memset(&cfg, 0xab, sizeof(cfg));
+        assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_ERR_BAD_CONFIG);
+        assert_int_equal(cfg.capacity, 0xabababab);
+    }
+}
+
+static void unknown_rdlm_variable_is_only_a_warning(void **state)
+{
+    const char *env[] = {"RDLM_NO_SUCH_THING=1", NULL};
+    rdlm_config_t cfg;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+}
+
+static void job_names(void **state)
+{
+    (void)state;
+    assert_true(rdlm_config_job_valid("a"));
+    assert_true(rdlm_config_job_valid("12345678901234567890123456789012"));
+    assert_false(rdlm_config_job_valid("123456789012345678901234567890123"));
+    assert_false(rdlm_config_job_valid(""));
+    assert_false(rdlm_config_job_valid("a b"));
+    assert_false(rdlm_config_job_valid("a/b"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults_without_environment),
+        cmocka_unit_test(valid_values_override_defaults),
+        cmocka_unit_test(each_bad_value_is_rejected_and_output_untouched),
+        cmocka_unit_test(unknown_rdlm_variable_is_only_a_warning),
+        cmocka_unit_test(job_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
