@@ -48,8 +48,8 @@ rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
 {
     rdlm_status_t status = rdlm_obj_check(lock, RDLM_KIND_LOCK, __func__);
     const rdlm_entry_t *e;
-    uint32_t next, serving;
-    uint64_t owner;
+    uint64_t w;
+    uint16_t queued;
 
     if (status != RDLM_OK) {
         return status;
@@ -59,13 +59,12 @@ rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
         return RDLM_ERR_INVALID_ARG;
     }
     e = &RDLM_OBJ(lock)->ctx->local.seg.entries[RDLM_OBJ(lock)->index];
-    serving = rdlm_load(&e->serving, RDLM_ACQUIRE);
-    next = rdlm_load(&e->next, RDLM_ACQUIRE);
-    owner = rdlm_load(&e->owner, RDLM_ACQUIRE);
-    info_p->held = owner != 0;
-    info_p->held_by_me = owner == RDLM_OBJ(lock)->ctx->local.seg.self_owner;
-    /* Tickets after the one being served; the served one is the holder's. */
-    info_p->waiters = (next - serving > 0) ? next - serving - 1 : 0;
+    w = rdlm_load(&e->word, RDLM_ACQUIRE);
+    info_p->held = !RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w));
+    info_p->held_by_me = RDLM_WORD_OWNER(w) == RDLM_OBJ(lock)->ctx->local.seg.self_owner;
+    /* Tickets handed out and not yet served, less the holder's own. */
+    queued = (uint16_t)(RDLM_WORD_NEXT(w) - RDLM_WORD_SERVING(w));
+    info_p->waiters = (queued > 0) ? queued - 1u : 0;
     info_p->last_token = rdlm_load(&e->token, RDLM_ACQUIRE);
     return RDLM_OK;
 }

@@ -1,6 +1,6 @@
 /*
  * The on-node barrier: one word `aux64 = generation << 32 | arrived`; the last
- * arriver opens the next generation and mirrors it into `serving`, the futex word the
+ * arriver opens the next generation and mirrors it into `wake32`, the futex word the
  * others sleep on. Nothing is reset between rounds. docs/local-locks.md ("Barrier").
  */
 #include "local.h"
@@ -30,13 +30,13 @@ rdlm_status_t rdlm_barrier_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t t
 
     if ((uint32_t)v + 1 == nprocs) {
         rdlm_store(&e->aux64, (uint64_t)(gen + 1) << 32, RDLM_SEQ_CST);
-        rdlm_store(&e->serving, gen + 1, RDLM_SEQ_CST);
-        rdlm_wait_wake(&e->serving, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
+        rdlm_store(&e->wake32, gen + 1, RDLM_SEQ_CST);
+        rdlm_wait_wake(&e->wake32, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
         return RDLM_OK;
     }
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, timeout_ns);
     while (RDLM_BARRIER_GEN(rdlm_load(&e->aux64, RDLM_ACQUIRE)) == gen) {
-        if (rdlm_wait_step(&w, &e->serving, gen, RDLM_WAIT_ALL_BITS, &e->parked) ==
+        if (rdlm_wait_step(&w, &e->wake32, gen, RDLM_WAIT_ALL_BITS, &e->parked) ==
                 RDLM_WAIT_TIMEDOUT &&
             rdlm_barrier_withdraw(e, gen)) {
             rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);

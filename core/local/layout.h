@@ -56,16 +56,41 @@ typedef struct rdlm_slot {
 typedef struct rdlm_entry {
     rdlm_atomic_u64_t key;
     rdlm_atomic_u32_t meta;
-    rdlm_atomic_u32_t next;
-    rdlm_atomic_u32_t serving;
-    rdlm_atomic_u32_t parked;
-    rdlm_atomic_u64_t owner;
-    rdlm_atomic_u64_t token;
-    rdlm_atomic_u32_t died;
-    rdlm_atomic_u32_t aux32;
-    rdlm_atomic_u64_t creator;
+    rdlm_atomic_u32_t parked;  /* sleepers on word or wake32 */
+    rdlm_atomic_u64_t word;    /* lock word: next | serving | owner */
+    rdlm_atomic_u64_t token;   /* last token issued; written by the holder only */
+    rdlm_atomic_u64_t creator; /* owner word of the creating context */
     rdlm_atomic_u64_t aux64;
+    rdlm_atomic_u32_t aux32;
+    rdlm_atomic_u32_t wake32;
+    uint64_t spare;
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_entry_t;
+
+/*
+ * Lock word:
+ *  63          48 47          32 31                                 0
+ * +--------------+--------------+------------------------------------+
+ * |  next (16)   | serving (16) |  owner: gen (19) | slot + 1 (13)   |
+ * +--------------+--------------+------------------------------------+
+ * The upper half is the futex word (little-endian: at byte offset 4).
+ */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the lock word's futex half assumes a little-endian machine"
+#endif
+#define RDLM_WORD_NEXT(w) ((uint16_t)((w) >> 48))
+#define RDLM_WORD_SERVING(w) ((uint16_t)((w) >> 32))
+#define RDLM_WORD_OWNER(w) ((uint32_t)(w))
+#define RDLM_WORD_HIGH(w) ((uint32_t)((w) >> 32))
+#define RDLM_WORD_NEXT_ONE (1ull << 48)
+#define RDLM_WORD_MAKE(next, serving, owner)                                             \
+    (((uint64_t)(uint16_t)(next) << 48) | ((uint64_t)(uint16_t)(serving) << 32) |        \
+     (uint32_t)(owner))
+
+/* The futex half of an entry's lock word. */
+static inline rdlm_atomic_u32_t *rdlm_word_futex(rdlm_atomic_u64_t *word)
+{
+    return (rdlm_atomic_u32_t *)(void *)((char *)word + 4);
+}
 
 _Static_assert(sizeof(rdlm_entry_t) == RDLM_CACHE_LINE, "an entry is one cache line");
 _Static_assert(sizeof(rdlm_slot_t) % RDLM_CACHE_LINE == 0, "slots are line-aligned");
@@ -85,9 +110,16 @@ enum rdlm_rec_state { RDLM_REC_FREE = 0, RDLM_REC_PENDING, RDLM_REC_WAITING, RDL
 #define RDLM_REC_TICKET(r) ((uint32_t)(r))
 #define RDLM_ENTRY_INDEX_MAX 0x0fffffffu
 
-/* Owner words: gen << 32 | (slot index + 1); 0 means nobody. */
-#define RDLM_OWNER_MAKE(slot, gen) (((uint64_t)(gen) << 32) | ((uint64_t)(slot) + 1))
-#define RDLM_OWNER_SLOT(o) ((uint32_t)(o) - 1)
-#define RDLM_OWNER_GEN(o) ((uint32_t)((o) >> 32))
+/* Owner words (32 bit): (gen mod 2^19) << 13 | (slot index + 1). 0 means nobody;
+ * RDLM_OWNER_DIED means nobody, and the last holder died. */
+#define RDLM_OWNER_SLOT_BITS 13
+#define RDLM_OWNER_SLOT_MASK ((1u << RDLM_OWNER_SLOT_BITS) - 1)
+#define RDLM_OWNER_MAKE(slot, gen)                                                       \
+    ((((uint32_t)(gen) & 0x7ffffu) << RDLM_OWNER_SLOT_BITS) | ((uint32_t)(slot) + 1))
+#define RDLM_OWNER_SLOT(o) (((uint32_t)(o) & RDLM_OWNER_SLOT_MASK) - 1)
+#define RDLM_OWNER_GEN(o) ((uint32_t)(o) >> RDLM_OWNER_SLOT_BITS)
+#define RDLM_OWNER_DIED RDLM_OWNER_SLOT_MASK
+#define RDLM_OWNER_IS_NOBODY(o) ((o) == 0 || (o) == RDLM_OWNER_DIED)
+#define RDLM_MAX_PROCS 4095 /* slots x records stay below 2^16 tickets */
 
 #endif

@@ -4,7 +4,7 @@
  * READ record. Arrival order through the gate means a waiting writer is never
  * overtaken by later readers. docs/local-locks.md ("Reader-writer lock").
  *
- * Entry words used: those of the gate (qlock.c), aux32 (reader departures, the futex
+ * Entry words used: those of the gate (qlock.c), wake32 (reader departures, the futex
  * word a writer sleeps on), parked.
  */
 #include "clock.h"
@@ -40,8 +40,8 @@ rdlm_status_t rdlm_rwlock_local_read_release(rdlm_local_t *lc, uint32_t idx)
         uint64_t expected = read;
 
         if (rdlm_cas(rdlm_rec_at(seg, r), &expected, 0, RDLM_RELEASE)) {
-            rdlm_fetch_add(&e->aux32, 1, RDLM_SEQ_CST);
-            rdlm_wait_wake(&e->aux32, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
+            rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST);
+            rdlm_wait_wake(&e->wake32, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
             return RDLM_OK;
         }
     }
@@ -74,12 +74,12 @@ static rdlm_status_t rdlm_rwlock_drain_readers(rdlm_local_t *lc, uint32_t idx,
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait,
                    deadline == UINT64_MAX ? UINT64_MAX : (deadline > now ? deadline - now : 0));
     for (;;) {
-        uint32_t departures = rdlm_load(&e->aux32, RDLM_SEQ_CST);
+        uint32_t departures = rdlm_load(&e->wake32, RDLM_SEQ_CST);
 
         if (rdlm_rec_count_readers(seg, idx, 0) == 0) {
             return RDLM_OK;
         }
-        switch (rdlm_wait_step(&w, &e->aux32, departures, RDLM_WAIT_ALL_BITS, &e->parked)) {
+        switch (rdlm_wait_step(&w, &e->wake32, departures, RDLM_WAIT_ALL_BITS, &e->parked)) {
         case RDLM_WAIT_AGAIN:
             break;
         case RDLM_WAIT_CHECK: /* dead readers' records do not count */

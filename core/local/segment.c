@@ -225,16 +225,16 @@ uint32_t rdlm_segment_live_procs(const rdlm_segment_t *seg)
     return live;
 }
 
-int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint64_t owner)
+int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint32_t owner)
 {
     uint32_t idx = RDLM_OWNER_SLOT(owner);
     const rdlm_slot_t *slot;
 
-    if (owner == 0 || idx >= seg->hdr->max_procs) {
+    if (RDLM_OWNER_IS_NOBODY(owner) || idx >= seg->hdr->max_procs) {
         return 0;
     }
     slot = &seg->slots[idx];
-    return rdlm_load(&slot->gen, RDLM_ACQUIRE) == RDLM_OWNER_GEN(owner) &&
+    return RDLM_OWNER_MAKE(idx, rdlm_load(&slot->gen, RDLM_ACQUIRE)) == owner &&
            rdlm_slot_alive(slot);
 }
 

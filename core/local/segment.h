@@ -19,7 +19,7 @@ typedef struct rdlm_segment {
     rdlm_entry_t *entries;
     char (*names)[RDLM_NAME_BYTES];
     uint32_t self_slot;  /* index of this context's slot */
-    uint64_t self_owner; /* owner word naming this context */
+    uint32_t self_owner; /* owner word naming this context */
     int created;         /* this attach created the segment */
     int replaced_stale;  /* ... replacing a stale one */
     char shm_name[64];   /* "/rdlm-<uid>-<job>" */
@@ -46,7 +46,7 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
 void rdlm_segment_detach(rdlm_segment_t *seg);
 
 /** 1 if the owner word names a slot whose process is alive (slow: reads /proc). */
-int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint64_t owner);
+int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint32_t owner);
 
 /** Number of slots held by live processes (slow). */
 uint32_t rdlm_segment_live_procs(const rdlm_segment_t *seg);

@@ -36,14 +36,12 @@ static void rdlm_table_init_entry(rdlm_segment_t *seg, uint32_t idx, const char 
 
     strncpy(seg->names[idx], name, RDLM_NAME_BYTES - 1);
     seg->names[idx][RDLM_NAME_BYTES - 1] = '\0';
-    rdlm_store(&e->next, 0, RDLM_RELAXED);
-    rdlm_store(&e->serving, 0, RDLM_RELAXED);
     rdlm_store(&e->parked, 0, RDLM_RELAXED);
-    rdlm_store(&e->owner, 0, RDLM_RELAXED);
+    rdlm_store(&e->word, 0, RDLM_RELAXED);
     rdlm_store(&e->token, (uint64_t)seg->hdr->epoch << 40, RDLM_RELAXED);
-    rdlm_store(&e->died, 0, RDLM_RELAXED);
-    rdlm_store(&e->aux32, aux32_init, RDLM_RELAXED);
     rdlm_store(&e->aux64, 0, RDLM_RELAXED);
+    rdlm_store(&e->aux32, aux32_init, RDLM_RELAXED);
+    rdlm_store(&e->wake32, 0, RDLM_RELAXED);
     rdlm_store(&e->meta, kind | RDLM_META_READY, RDLM_RELEASE);
 }
 
@@ -59,7 +57,7 @@ static uint32_t rdlm_table_wait_ready(rdlm_segment_t *seg, uint32_t idx, const c
     while (!((meta = rdlm_load(&e->meta, RDLM_ACQUIRE)) & RDLM_META_READY)) {
         uint64_t creator = rdlm_load(&e->creator, RDLM_ACQUIRE);
 
-        if (rdlm_clock_now_ns() < deadline || rdlm_segment_owner_alive(seg, creator)) {
+        if (rdlm_clock_now_ns() < deadline || rdlm_segment_owner_alive(seg, (uint32_t)creator)) {
             sched_yield();
             continue;
         }

@@ -52,13 +52,13 @@ rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint3
         return RDLM_WAIT_AGAIN;
     }
     until = (w->deadline - now > p->park_slice_ns) ? now + p->park_slice_ns : w->deadline;
-    /* Dekker with rdlm_wait_wake: parked++ then re-read word, against word change then
-     * read parked; both seq_cst, so one of the two sides sees the other. */
+    /* Dekker with rdlm_wait_wake: parked++ then the kernel's atomic compare of *word
+     * with seen, against "change word, then read parked" (both seq_cst): either the
+     * waker sees parked != 0 and wakes, or the kernel sees the new value and returns.
+     * (No user-space re-read: word may be half of a 64-bit atomic.) */
     rdlm_fetch_add(parked, 1, RDLM_SEQ_CST);
-    if (rdlm_load(word, RDLM_SEQ_CST) == seen) {
-        rdlm_fetch_add(&w->stats->parks, 1, RDLM_RELAXED);
-        rdlm_futex_sleep(word, seen, bitset, until);
-    }
+    rdlm_fetch_add(&w->stats->parks, 1, RDLM_RELAXED);
+    rdlm_futex_sleep(word, seen, bitset, until);
     rdlm_fetch_sub(parked, 1, RDLM_SEQ_CST);
     return RDLM_WAIT_CHECK;
 }

@@ -47,7 +47,9 @@ void rdlm_wait_init(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
 /**
  * One step of waiting while *word == seen. Spins first, then yields, then sleeps on
  * the futex with the given bitset (incrementing *parked around the sleep, seq_cst, so
- * that a waker that changes *word and then reads *parked never misses us). Returns
+ * that a waker that changes *word and then reads *parked never misses us). *word is
+ * only handed to the kernel, never read here, so it may be half of a 64-bit atomic
+ * word. Returns
  * CHECK once when the spin phase ends and after each sleep slice.
  */
 rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint32_t seen,

@@ -22,7 +22,7 @@
       "job name shared by the processes of one job (default: SLURM or Open MPI job id)") \
     X(capacity, "RDLM_CAPACITY", UINT, "65536", 16, 16777216,                            \
       "objects the node segment holds (set by its creator)")                            \
-    X(max_procs, "RDLM_MAX_PROCS", UINT, "256", 2, 4096,                                 \
+    X(max_procs, "RDLM_MAX_PROCS", UINT, "256", 2, 4095,                                 \
       "process slots in the node segment (set by its creator)")                         \
     X(spin, "RDLM_SPIN", UINT, "4000", 0, 100000000,                                     \
       "busy-wait iterations before a waiter yields")                                    \
