@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "mapping.h"
 #include "proc.h"
 
 #define RDLM_HEADER_BYTES 4096u
@@ -118,6 +119,7 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
 {
     rdlm_seg_layout_t l = rdlm_segment_layout(params->capacity, params->max_procs);
     rdlm_seg_header_t *hdr;
+    struct stat st;
     void *base;
     int fd;
 
@@ -131,8 +133,7 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
                    strerror(errno));
         goto err_unlink;
     }
-    base = mmap(NULL, l.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (base == MAP_FAILED) {
+    if (fstat(fd, &st) != 0 || (base = rdlm_mapping_get(fd, &st, l.bytes)) == NULL) {
         rdlm_error("mmap(%s): %s", seg->shm_name, strerror(errno));
         goto err_unlink;
     }
@@ -195,10 +196,16 @@ static rdlm_status_t rdlm_segment_open_existing(rdlm_segment_t *seg)
         probe.bytes != rdlm_segment_bytes(probe.capacity, probe.max_procs)) {
         goto out_close;
     }
-    base = mmap(NULL, probe.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (base == MAP_FAILED) {
+    base = rdlm_mapping_get(fd, &st, probe.bytes);
+    if (base == NULL) {
         rdlm_error("mmap(%s): %s", seg->shm_name, strerror(errno));
         status = RDLM_ERR_IO;
+        goto out_close;
+    }
+    /* Acquire the creator's header writes through the mapping (its release store of
+     * the magic), not only through the flock the kernel orders. */
+    if (rdlm_load(&((rdlm_seg_header_t *)base)->magic, RDLM_ACQUIRE) != RDLM_SEG_MAGIC) {
+        rdlm_mapping_put(base);
         goto out_close;
     }
     rdlm_segment_map_views(seg, base);
@@ -274,7 +281,7 @@ static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
 
 static void rdlm_segment_unmap(rdlm_segment_t *seg)
 {
-    munmap(seg->hdr, seg->hdr->bytes);
+    rdlm_mapping_put(seg->hdr);
     seg->hdr = NULL;
 }
 
