@@ -99,8 +99,10 @@ RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 
 /**
  * Open (creating if needed) the lock named name. Non-blocking apart from a bounded
- * wait for a concurrent creator. Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_NAME_TOO_LONG,
- * RDLM_ERR_KIND_MISMATCH, RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_MEMORY.
+ * wait for a concurrent creator. Errors: RDLM_ERR_BAD_HANDLE (NULL ctx),
+ * RDLM_ERR_INVALID_ARG (NULL name or lock_p), RDLM_ERR_NAME_TOO_LONG (empty or longer
+ * than RDLM_NAME_MAX), RDLM_ERR_KIND_MISMATCH, RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_MEMORY.
+ * The same errors apply to the other *_open functions.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
                                          rdlm_lock_h *lock_p);
@@ -130,13 +132,15 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_close(rdlm_lock_h lock);
 
 /** A snapshot of a lock's state, for tools and tests. */
 typedef struct rdlm_lock_info {
-    uint32_t waiters;    /**< requests queued behind the holder */
+    uint32_t waiters;    /**< requests queued by live processes (timed-out and
+                              dead ones excluded) */
     int held;            /**< 1 if some context holds it */
     int held_by_me;      /**< 1 if this context holds it */
     uint64_t last_token; /**< the last token issued */
 } rdlm_lock_info_t;
 
-/** Fill *info_p; non-blocking. Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED. */
+/** Fill *info_p; non-blocking, scans the segment's process slots (not for hot
+ *  paths). Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_INVALID_ARG. */
 RDLM_EXPORT rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p);
 
 /* ---- reader-writer locks -------------------------------------------------------- */
@@ -158,7 +162,9 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw,
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw);
 
 /** Acquire exclusive; waits for current readers to leave. Returns as
- *  rdlm_lock_acquire, with a fencing token. */
+ *  rdlm_lock_acquire, with a fencing token. RDLM_OWNER_DEAD reports a dead exclusive
+ *  holder; a reader that died holding a shared lock is passed over silently (its
+ *  share ends with it), and so it is for read_acquire. */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw,
                                                     uint64_t timeout_ns,
                                                     uint64_t *token_p);
@@ -168,6 +174,20 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw);
 
 /** Close the handle, releasing what this context holds on it. */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_close(rdlm_rwlock_h rw);
+
+/** A snapshot of a reader-writer lock's state. */
+typedef struct rdlm_rwlock_info {
+    uint32_t waiters;          /**< queued requests, readers and writers */
+    uint32_t readers;          /**< shared holders among live processes */
+    uint32_t reads_held_by_me; /**< shared holds of this context */
+    int write_held;            /**< 1 if a writer holds it (or a reader is passing
+                                    the FIFO gate at this instant) */
+    int write_held_by_me;      /**< 1 if this context holds it exclusively */
+    uint64_t last_token;       /**< the last token issued */
+} rdlm_rwlock_info_t;
+
+/** Fill *info_p; as rdlm_lock_query. */
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_query(rdlm_rwlock_h rw, rdlm_rwlock_info_t *info_p);
 
 /* ---- counters ------------------------------------------------------------------- */
 

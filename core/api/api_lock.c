@@ -47,9 +47,7 @@ rdlm_status_t rdlm_lock_close(rdlm_lock_h lock)
 rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
 {
     rdlm_status_t status = rdlm_obj_check(lock, RDLM_KIND_LOCK, __func__);
-    const rdlm_entry_t *e;
-    uint64_t w;
-    uint16_t queued;
+    rdlm_lock_snapshot_t snap;
 
     if (status != RDLM_OK) {
         return status;
@@ -58,14 +56,11 @@ rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
         rdlm_warn("rdlm_lock_query: NULL info_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    e = &RDLM_OBJ(lock)->ctx->local.seg.entries[RDLM_OBJ(lock)->index];
-    w = rdlm_load(&e->word, RDLM_ACQUIRE);
-    info_p->held = !RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w));
-    info_p->held_by_me = RDLM_WORD_OWNER(w) == RDLM_OBJ(lock)->ctx->local.seg.self_owner;
-    /* Tickets handed out and not yet served, less the holder's own. */
-    queued = (uint16_t)(RDLM_WORD_NEXT(w) - RDLM_WORD_SERVING(w));
-    info_p->waiters = (queued > 0) ? queued - 1u : 0;
-    info_p->last_token = rdlm_load(&e->token, RDLM_ACQUIRE);
+    rdlm_qlock_snapshot(&RDLM_OBJ(lock)->ctx->local, RDLM_OBJ(lock)->index, &snap);
+    info_p->waiters = snap.waiters;
+    info_p->held = snap.held;
+    info_p->held_by_me = snap.held_by_me;
+    info_p->last_token = snap.last_token;
     return RDLM_OK;
 }
 
@@ -126,6 +121,29 @@ rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)
         return status;
     }
     return rdlm_qlock_release(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index);
+}
+
+rdlm_status_t rdlm_rwlock_query(rdlm_rwlock_h rw, rdlm_rwlock_info_t *info_p)
+{
+    rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
+    rdlm_lock_snapshot_t snap;
+
+    if (status != RDLM_OK) {
+        return status;
+    }
+    if (info_p == NULL) {
+        rdlm_warn("rdlm_rwlock_query: NULL info_p");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    rdlm_qlock_snapshot(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index, &snap);
+    info_p->waiters = snap.waiters;
+    info_p->readers = snap.readers;
+    info_p->reads_held_by_me = snap.reads_held_by_me;
+    /* Readers hold the gate only while passing it; a writer keeps it. */
+    info_p->write_held = snap.held;
+    info_p->write_held_by_me = snap.held_by_me;
+    info_p->last_token = snap.last_token;
+    return RDLM_OK;
 }
 
 rdlm_status_t rdlm_rwlock_close(rdlm_rwlock_h rw)

@@ -36,6 +36,18 @@ rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx);
 /** 1 if this context holds the lock (or rwlock write side). */
 int rdlm_qlock_held_by_me(const rdlm_local_t *lc, uint32_t idx);
 
+/** A lock's or rwlock's state, for queries (scans the slots' records). */
+typedef struct rdlm_lock_snapshot {
+    uint32_t waiters;          /* queued requests of live processes */
+    uint32_t readers;          /* shared holders of live processes (rwlock) */
+    uint32_t reads_held_by_me; /* shared holds of this context (rwlock) */
+    int held;                  /* exclusively held */
+    int held_by_me;
+    uint64_t last_token;
+} rdlm_lock_snapshot_t;
+
+void rdlm_qlock_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapshot_t *snap);
+
 /* Reader-writer lock: rwlock.c. */
 rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
                                              uint64_t timeout_ns);

@@ -221,3 +221,18 @@ int rdlm_qlock_held_by_me(const rdlm_local_t *lc, uint32_t idx)
     return RDLM_WORD_OWNER(rdlm_load(&lc->seg.entries[idx].word, RDLM_ACQUIRE)) ==
            lc->seg.self_owner;
 }
+
+void rdlm_qlock_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapshot_t *snap)
+{
+    const rdlm_segment_t *seg = &lc->seg;
+    uint64_t w = rdlm_load(&seg->entries[idx].word, RDLM_ACQUIRE);
+
+    snap->held = !RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w));
+    snap->held_by_me = RDLM_WORD_OWNER(w) == seg->self_owner;
+    /* Counted from live processes' records, not tickets: an abandoned ticket, or one
+     * of a dead process, is nobody's request. */
+    snap->waiters = rdlm_rec_count(seg, idx, RDLM_REC_WAITING, 1);
+    snap->readers = rdlm_rec_count(seg, idx, RDLM_REC_READ, 1);
+    snap->reads_held_by_me = rdlm_rwlock_local_reads_held(lc, idx);
+    snap->last_token = rdlm_load(&seg->entries[idx].token, RDLM_ACQUIRE);
+}

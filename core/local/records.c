@@ -83,27 +83,29 @@ rdlm_claimant_t rdlm_rec_find_claimant(const rdlm_segment_t *seg, uint32_t idx,
     return search.found;
 }
 
-typedef struct rdlm_reader_count {
+typedef struct rdlm_rec_tally {
+    unsigned state;
     int check_alive;
     uint32_t n;
-} rdlm_reader_count_t;
+} rdlm_rec_tally_t;
 
-static int rdlm_rec_visit_reader(const rdlm_segment_t *seg, const rdlm_slot_t *slot,
-                                 uint64_t rec, void *arg)
+static int rdlm_rec_visit_tally(const rdlm_segment_t *seg, const rdlm_slot_t *slot,
+                                uint64_t rec, void *arg)
 {
-    rdlm_reader_count_t *count = arg;
+    rdlm_rec_tally_t *tally = arg;
 
-    if (RDLM_REC_STATE(rec) == RDLM_REC_READ &&
-        (!count->check_alive || rdlm_rec_slot_alive(seg, slot))) {
-        count->n++;
+    if (RDLM_REC_STATE(rec) == tally->state &&
+        (!tally->check_alive || rdlm_rec_slot_alive(seg, slot))) {
+        tally->n++;
     }
     return 0;
 }
 
-uint32_t rdlm_rec_count_readers(const rdlm_segment_t *seg, uint32_t idx, int check_alive)
+uint32_t rdlm_rec_count(const rdlm_segment_t *seg, uint32_t idx, unsigned state,
+                        int check_alive)
 {
-    rdlm_reader_count_t count = {.check_alive = check_alive, .n = 0};
+    rdlm_rec_tally_t tally = {.state = state, .check_alive = check_alive, .n = 0};
 
-    rdlm_rec_scan(seg, idx, rdlm_rec_visit_reader, &count);
-    return count.n;
+    rdlm_rec_scan(seg, idx, rdlm_rec_visit_tally, &tally);
+    return tally.n;
 }

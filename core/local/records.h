@@ -29,7 +29,9 @@ typedef enum rdlm_claimant {
 rdlm_claimant_t rdlm_rec_find_claimant(const rdlm_segment_t *seg, uint32_t idx,
                                        uint32_t ticket);
 
-/** READ records for idx in active slots; with check_alive, only in live ones (slow). */
-uint32_t rdlm_rec_count_readers(const rdlm_segment_t *seg, uint32_t idx, int check_alive);
+/** Records of lock idx in state (READ: shared holders; WAITING: queued requests) in
+ *  active slots; with check_alive, only in slots whose process lives (slow). */
+uint32_t rdlm_rec_count(const rdlm_segment_t *seg, uint32_t idx, unsigned state,
+                        int check_alive);
 
 #endif

@@ -76,14 +76,14 @@ static rdlm_status_t rdlm_rwlock_drain_readers(rdlm_local_t *lc, uint32_t idx,
     for (;;) {
         uint32_t departures = rdlm_load(&e->wake32, RDLM_SEQ_CST);
 
-        if (rdlm_rec_count_readers(seg, idx, 0) == 0) {
+        if (rdlm_rec_count(seg, idx, RDLM_REC_READ, 0) == 0) {
             return RDLM_OK;
         }
         switch (rdlm_wait_step(&w, &e->wake32, departures, RDLM_WAIT_ALL_BITS, &e->parked)) {
         case RDLM_WAIT_AGAIN:
             break;
         case RDLM_WAIT_CHECK: /* dead readers' records do not count */
-            if (rdlm_rec_count_readers(seg, idx, 1) == 0) {
+            if (rdlm_rec_count(seg, idx, RDLM_REC_READ, 1) == 0) {
                 return RDLM_OK;
             }
             break;

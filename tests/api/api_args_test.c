@@ -1,0 +1,472 @@
+/*
+ * Public API: bad input and misuse.
+ *
+ * Every call with a bad argument or made at the wrong time returns its documented
+ * status, and leaves the object as it was: after each misuse the lock still reports
+ * the same state through rdlm_lock_query, and acquire/release still succeed.
+ *
+ * Where rdlm.h names no status for a case (NULL name, NULL output pointer), the
+ * test accepts RDLM_ERR_INVALID_ARG, the status for "invalid argument" (and, for a
+ * NULL name, RDLM_ERR_NAME_TOO_LONG, whose text covers "name empty").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api_util.h"
+
+/** A name of exactly len bytes. */
+static void make_name(char *buf, size_t len, char fill)
+{
+    memset(buf, fill, len);
+    buf[len] = '\0';
+}
+
+static void test_status_strings_and_version_are_constant_text(void **state)
+{
+    (void)state;
+    assert_string_equal(rdlm_status_name(RDLM_ERR_TIMEOUT), "RDLM_ERR_TIMEOUT");
+    assert_string_equal(rdlm_status_str(RDLM_ERR_TIMEOUT), "timed out");
+    assert_string_equal(rdlm_status_name(RDLM_OK), "RDLM_OK");
+    assert_string_equal(rdlm_status_name(RDLM_OWNER_DEAD), "RDLM_OWNER_DEAD");
+    assert_string_equal(rdlm_status_str((rdlm_status_t)-9999), "unknown status");
+    assert_string_equal(rdlm_status_name((rdlm_status_t)-9999), "RDLM_?");
+    assert_string_equal(rdlm_get_version(), RDLM_VERSION_STRING);
+}
+
+static void test_ctx_create_rejects_bad_job_names(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h sentinel = (rdlm_ctx_h)(uintptr_t)0x5eed;
+    rdlm_ctx_h ctx = sentinel;
+    rdlm_ctx_params_t params = api_params(fx->job);
+    char job[64];
+    char path[128];
+
+    params.job = "bad/job";
+    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_INVALID_ARG);
+    assert_ptr_equal(ctx, sentinel); /* untouched on error */
+
+    params.job = "bad job";
+    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_INVALID_ARG);
+
+    make_name(job, 33, 'j');
+    params.job = job;
+    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_INVALID_ARG);
+    assert_ptr_equal(ctx, sentinel);
+
+    /* Exactly 32 bytes is allowed. */
+    snprintf(job, sizeof(job), "t-%ld-", (long)getpid());
+    memset(job + strlen(job), 'x', 32 - strlen(job));
+    job[32] = '\0';
+    assert_int_equal(strlen(job), 32);
+    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_OK);
+    assert_ptr_not_equal(ctx, sentinel);
+    rdlm_ctx_destroy(ctx);
+    api_segment_path(path, sizeof(path), job);
+    assert_false(api_path_exists(path));
+}
+
+static void test_ctx_create_rejects_bad_capacity_and_null_output(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h sentinel = (rdlm_ctx_h)(uintptr_t)0x5eed;
+    rdlm_ctx_h ctx = sentinel;
+    rdlm_ctx_params_t params = api_params(fx->job);
+
+    params.capacity = 0;
+    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_INVALID_ARG);
+    assert_ptr_equal(ctx, sentinel);
+
+    params = api_params(fx->job);
+    assert_status(rdlm_ctx_create(&params, NULL), RDLM_ERR_INVALID_ARG);
+}
+
+static void test_ctx_create_rejects_bad_environment(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h sentinel = (rdlm_ctx_h)(uintptr_t)0x5eed;
+    rdlm_ctx_h ctx = sentinel;
+    rdlm_ctx_params_t params = {.field_mask = RDLM_CTX_FIELD_JOB, .job = fx->job};
+    rdlm_status_t st;
+
+    /* Job taken from $RDLM_JOB when the field is not set. */
+    setenv("RDLM_JOB", "bad/job", 1);
+    st = rdlm_ctx_create(NULL, &ctx);
+    unsetenv("RDLM_JOB");
+    assert_status(st, RDLM_ERR_BAD_CONFIG);
+    assert_ptr_equal(ctx, sentinel);
+
+    /* Capacity taken from $RDLM_CAPACITY when the field is not set. */
+    setenv("RDLM_CAPACITY", "lots", 1);
+    st = rdlm_ctx_create(&params, &ctx);
+    unsetenv("RDLM_CAPACITY");
+    assert_status(st, RDLM_ERR_BAD_CONFIG);
+    assert_ptr_equal(ctx, sentinel);
+}
+
+static void test_null_handles_are_bad_handle(void **state)
+{
+    rdlm_lock_info_t info;
+    rdlm_stats_t stats;
+    rdlm_segment_info_t seg;
+    rdlm_lock_h lock;
+    rdlm_rwlock_h rw;
+    rdlm_counter_h counter;
+    rdlm_barrier_h barrier;
+    int64_t v;
+
+    (void)state;
+    assert_status(rdlm_lock_open(NULL, "x", &lock), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_rwlock_open(NULL, "x", &rw), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_counter_open(NULL, "x", &counter), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_barrier_open(NULL, "x", 2, &barrier), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_lock_acquire(NULL, 0, NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_lock_release(NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_lock_query(NULL, &info), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_lock_close(NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_rwlock_read_acquire(NULL, 0), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_rwlock_read_release(NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_rwlock_write_acquire(NULL, 0, NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_rwlock_write_release(NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_rwlock_close(NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_counter_fetch_add(NULL, 1, &v), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_counter_read(NULL, &v), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_counter_close(NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_barrier_wait(NULL, 0), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_barrier_close(NULL), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_stats(NULL, &stats), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_segment_info(NULL, &seg), RDLM_ERR_BAD_HANDLE);
+    rdlm_ctx_destroy(NULL); /* ignored */
+}
+
+static void test_null_output_pointers_are_invalid_arg(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h ctx = api_ctx(fx, 0);
+    rdlm_lock_h lock;
+    rdlm_counter_h counter;
+    rdlm_lock_info_t before;
+
+    assert_status(rdlm_lock_open(ctx, "lock", NULL), RDLM_ERR_INVALID_ARG);
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_query(lock, &before), RDLM_OK);
+    assert_status(rdlm_lock_query(lock, NULL), RDLM_ERR_INVALID_ARG);
+    assert_status(rdlm_ctx_stats(ctx, NULL), RDLM_ERR_INVALID_ARG);
+    assert_status(rdlm_ctx_segment_info(ctx, NULL), RDLM_ERR_INVALID_ARG);
+    assert_status(rdlm_counter_open(ctx, "counter", &counter), RDLM_OK);
+    assert_status(rdlm_counter_read(counter, NULL), RDLM_ERR_INVALID_ARG);
+    /* fetch_add's old_p is optional. */
+    assert_status(rdlm_counter_fetch_add(counter, 1, NULL), RDLM_OK);
+    api_assert_lock_unchanged_and_usable(lock, &before);
+}
+
+static void test_open_rejects_bad_names(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h ctx = api_ctx(fx, 0);
+    char name[RDLM_NAME_MAX + 2];
+    rdlm_lock_h lock;
+    rdlm_lock_h longest;
+    rdlm_rwlock_h rw;
+    rdlm_counter_h counter;
+    rdlm_barrier_h barrier;
+    rdlm_lock_info_t before;
+    rdlm_segment_info_t seg;
+    rdlm_status_t st;
+
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_query(lock, &before), RDLM_OK);
+
+    st = rdlm_lock_open(ctx, NULL, &longest);
+    assert_true(st == RDLM_ERR_INVALID_ARG || st == RDLM_ERR_NAME_TOO_LONG);
+    assert_status(rdlm_lock_open(ctx, "", &longest), RDLM_ERR_NAME_TOO_LONG);
+
+    make_name(name, RDLM_NAME_MAX + 1, 'n');
+    assert_status(rdlm_lock_open(ctx, name, &longest), RDLM_ERR_NAME_TOO_LONG);
+    assert_status(rdlm_rwlock_open(ctx, name, &rw), RDLM_ERR_NAME_TOO_LONG);
+    assert_status(rdlm_counter_open(ctx, name, &counter), RDLM_ERR_NAME_TOO_LONG);
+    assert_status(rdlm_barrier_open(ctx, name, 1, &barrier), RDLM_ERR_NAME_TOO_LONG);
+    /* Failed opens create nothing. */
+    assert_status(rdlm_ctx_segment_info(ctx, &seg), RDLM_OK);
+    assert_int_equal(seg.used, 1);
+
+    /* Exactly RDLM_NAME_MAX bytes works, and is a different object from its prefix. */
+    make_name(name, RDLM_NAME_MAX, 'n');
+    assert_status(rdlm_lock_open(ctx, name, &longest), RDLM_OK);
+    assert_status(rdlm_lock_acquire(longest, 0, NULL), RDLM_OK);
+    name[RDLM_NAME_MAX - 1] = '\0';
+    assert_status(rdlm_lock_open(ctx, name, &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+    assert_status(rdlm_lock_release(longest), RDLM_OK);
+
+    /* And the first lock was not disturbed. */
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    api_assert_lock_unchanged_and_usable(lock, &before);
+}
+
+static void test_open_as_another_kind_is_kind_mismatch(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h a = api_ctx(fx, 0);
+    rdlm_ctx_h b = api_ctx(fx, 1);
+    rdlm_lock_h lock;
+    rdlm_rwlock_h rw;
+    rdlm_counter_h counter;
+    rdlm_barrier_h barrier;
+    rdlm_lock_info_t before;
+
+    assert_status(rdlm_lock_open(a, "kind", &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_query(lock, &before), RDLM_OK);
+
+    assert_status(rdlm_counter_open(a, "kind", &counter), RDLM_ERR_KIND_MISMATCH);
+    assert_status(rdlm_rwlock_open(a, "kind", &rw), RDLM_ERR_KIND_MISMATCH);
+    assert_status(rdlm_barrier_open(a, "kind", 2, &barrier), RDLM_ERR_KIND_MISMATCH);
+    assert_status(rdlm_counter_open(b, "kind", &counter), RDLM_ERR_KIND_MISMATCH);
+
+    api_assert_lock_unchanged_and_usable(lock, &before);
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+    before.held = 0;
+    before.held_by_me = 0;
+    api_assert_lock_unchanged_and_usable(lock, &before);
+
+    /* The other direction: a counter's name opened as a lock. */
+    assert_status(rdlm_counter_open(a, "count", &counter), RDLM_OK);
+    assert_status(rdlm_lock_open(b, "count", &lock), RDLM_ERR_KIND_MISMATCH);
+}
+
+static void test_barrier_open_with_other_nprocs_is_mismatch(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h a = api_ctx(fx, 0);
+    rdlm_ctx_h b = api_ctx(fx, 1);
+    rdlm_barrier_h b2;
+    rdlm_barrier_h other;
+
+    assert_status(rdlm_barrier_open(a, "bar", 0, &b2), RDLM_ERR_INVALID_ARG);
+    assert_status(rdlm_barrier_open(a, "bar", 2, &b2), RDLM_OK);
+    assert_status(rdlm_barrier_open(b, "bar", 3, &other), RDLM_ERR_MISMATCH);
+    assert_status(rdlm_barrier_open(a, "bar", 1, &other), RDLM_ERR_MISMATCH);
+    assert_status(rdlm_barrier_open(b, "bar", 2, &other), RDLM_OK);
+    /* The failed opens left no arrival behind: one participant alone times out. */
+    assert_status(rdlm_barrier_wait(other, 10 * API_NSEC_PER_MSEC), RDLM_ERR_TIMEOUT);
+}
+
+static void test_release_without_holding_is_not_owner(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h ctx = api_ctx(fx, 0);
+    rdlm_lock_h lock;
+    rdlm_lock_info_t before;
+
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_query(lock, &before), RDLM_OK);
+    assert_int_equal(before.held, 0);
+
+    /* Never held. */
+    assert_status(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER);
+    api_assert_lock_unchanged_and_usable(lock, &before);
+
+    /* Double release. */
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+    assert_status(rdlm_lock_query(lock, &before), RDLM_OK);
+    assert_status(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER);
+    api_assert_lock_unchanged_and_usable(lock, &before);
+}
+
+static void test_rwlock_release_in_wrong_mode_is_not_owner(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h ctx = api_ctx(fx, 0);
+    rdlm_rwlock_h rw;
+
+    assert_status(rdlm_rwlock_open(ctx, "rw", &rw), RDLM_OK);
+    assert_status(rdlm_rwlock_read_release(rw), RDLM_ERR_NOT_OWNER);
+    assert_status(rdlm_rwlock_write_release(rw), RDLM_ERR_NOT_OWNER);
+
+    /* Holding shared is not holding exclusive, and the other way round. */
+    assert_status(rdlm_rwlock_read_acquire(rw, 0), RDLM_OK);
+    assert_status(rdlm_rwlock_write_release(rw), RDLM_ERR_NOT_OWNER);
+    assert_status(rdlm_rwlock_read_release(rw), RDLM_OK);
+    assert_status(rdlm_rwlock_read_release(rw), RDLM_ERR_NOT_OWNER);
+
+    assert_status(rdlm_rwlock_write_acquire(rw, 0, NULL), RDLM_OK);
+    assert_status(rdlm_rwlock_read_release(rw), RDLM_ERR_NOT_OWNER);
+    assert_status(rdlm_rwlock_write_release(rw), RDLM_OK);
+    assert_status(rdlm_rwlock_write_release(rw), RDLM_ERR_NOT_OWNER);
+
+    /* Still works both ways. */
+    assert_status(rdlm_rwlock_write_acquire(rw, 0, NULL), RDLM_OK);
+    assert_status(rdlm_rwlock_write_release(rw), RDLM_OK);
+    assert_status(rdlm_rwlock_read_acquire(rw, 0), RDLM_OK);
+    assert_status(rdlm_rwlock_read_release(rw), RDLM_OK);
+}
+
+static void test_release_by_other_context_is_not_owner(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h a = api_ctx(fx, 0);
+    rdlm_ctx_h b = api_ctx(fx, 1);
+    rdlm_lock_h la;
+    rdlm_lock_h lb;
+    rdlm_lock_info_t before;
+    rdlm_lock_info_t seen_by_b;
+
+    assert_status(rdlm_lock_open(a, "lock", &la), RDLM_OK);
+    assert_status(rdlm_lock_open(b, "lock", &lb), RDLM_OK);
+    assert_status(rdlm_lock_acquire(la, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_query(la, &before), RDLM_OK);
+    assert_int_equal(before.held_by_me, 1);
+
+    assert_status(rdlm_lock_release(lb), RDLM_ERR_NOT_OWNER);
+    assert_status(rdlm_lock_query(lb, &seen_by_b), RDLM_OK);
+    assert_int_equal(seen_by_b.held, 1);
+    assert_int_equal(seen_by_b.held_by_me, 0);
+    assert_status(rdlm_lock_acquire(lb, 0, NULL), RDLM_ERR_BUSY);
+    api_assert_lock_unchanged_and_usable(la, &before);
+
+    assert_status(rdlm_lock_release(la), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lb, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_release(lb), RDLM_OK);
+}
+
+typedef struct foreign_release_arg {
+    const char *job;
+} foreign_release_arg_t;
+
+/* Child: exit 0 iff release of a lock held by the parent says NOT_OWNER and a try
+ * says BUSY. */
+static int foreign_release_child(void *argp)
+{
+    foreign_release_arg_t *arg = argp;
+    rdlm_ctx_params_t params = api_params(arg->job);
+    rdlm_ctx_h ctx;
+    rdlm_lock_h lock;
+    int rc = 0;
+
+    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+        return 10;
+    }
+    if (rdlm_lock_open(ctx, "lock", &lock) != RDLM_OK) {
+        rc = 11;
+    } else if (rdlm_lock_release(lock) != RDLM_ERR_NOT_OWNER) {
+        rc = 12;
+    } else if (rdlm_lock_acquire(lock, 0, NULL) != RDLM_ERR_BUSY) {
+        rc = 13;
+    }
+    rdlm_ctx_destroy(ctx);
+    return rc;
+}
+
+static void test_release_by_other_process_is_not_owner(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h ctx = api_ctx(fx, 0);
+    foreign_release_arg_t arg = {.job = fx->job};
+    rdlm_lock_h lock;
+    rdlm_lock_info_t before;
+    pid_t pid;
+
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_query(lock, &before), RDLM_OK);
+
+    pid = api_fork(fx, foreign_release_child, &arg);
+    assert_int_equal(api_wait_child(fx, pid, 10 * API_NSEC_PER_SEC), 0);
+
+    api_assert_lock_unchanged_and_usable(lock, &before);
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+}
+
+static void test_closed_lock_handle_returns_closed(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h ctx = api_ctx(fx, 0);
+    rdlm_lock_h lock;
+    rdlm_lock_h again;
+    rdlm_lock_info_t info;
+    rdlm_lock_info_t before;
+    uint64_t token;
+
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, &token), RDLM_OK);
+    /* Closing a held lock releases it first. */
+    assert_status(rdlm_lock_close(lock), RDLM_OK);
+
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_ERR_CLOSED);
+    assert_status(rdlm_lock_release(lock), RDLM_ERR_CLOSED);
+    assert_status(rdlm_lock_query(lock, &info), RDLM_ERR_CLOSED);
+    assert_status(rdlm_lock_close(lock), RDLM_ERR_CLOSED);
+
+    assert_status(rdlm_lock_open(ctx, "lock", &again), RDLM_OK);
+    before = (rdlm_lock_info_t){.waiters = 0, .held = 0, .held_by_me = 0, .last_token = token};
+    api_assert_lock_unchanged_and_usable(again, &before);
+}
+
+static void test_closed_handles_of_other_kinds_return_closed(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h ctx = api_ctx(fx, 0);
+    rdlm_rwlock_h rw;
+    rdlm_counter_h counter;
+    rdlm_barrier_h barrier;
+    int64_t v = 0;
+
+    assert_status(rdlm_rwlock_open(ctx, "rw", &rw), RDLM_OK);
+    assert_status(rdlm_rwlock_read_acquire(rw, 0), RDLM_OK);
+    assert_status(rdlm_rwlock_close(rw), RDLM_OK); /* releases the shared hold */
+    assert_status(rdlm_rwlock_read_acquire(rw, 0), RDLM_ERR_CLOSED);
+    assert_status(rdlm_rwlock_read_release(rw), RDLM_ERR_CLOSED);
+    assert_status(rdlm_rwlock_write_acquire(rw, 0, NULL), RDLM_ERR_CLOSED);
+    assert_status(rdlm_rwlock_write_release(rw), RDLM_ERR_CLOSED);
+    assert_status(rdlm_rwlock_close(rw), RDLM_ERR_CLOSED);
+    assert_status(rdlm_rwlock_open(ctx, "rw", &rw), RDLM_OK);
+    assert_status(rdlm_rwlock_write_acquire(rw, 0, NULL), RDLM_OK); /* no reader left */
+    assert_status(rdlm_rwlock_write_release(rw), RDLM_OK);
+
+    assert_status(rdlm_counter_open(ctx, "counter", &counter), RDLM_OK);
+    assert_status(rdlm_counter_fetch_add(counter, 7, NULL), RDLM_OK);
+    assert_status(rdlm_counter_close(counter), RDLM_OK);
+    assert_status(rdlm_counter_fetch_add(counter, 1, &v), RDLM_ERR_CLOSED);
+    assert_status(rdlm_counter_read(counter, &v), RDLM_ERR_CLOSED);
+    assert_status(rdlm_counter_close(counter), RDLM_ERR_CLOSED);
+    assert_status(rdlm_counter_open(ctx, "counter", &counter), RDLM_OK);
+    assert_status(rdlm_counter_read(counter, &v), RDLM_OK);
+    assert_int_equal(v, 7);
+
+    assert_status(rdlm_barrier_open(ctx, "barrier", 1, &barrier), RDLM_OK);
+    assert_status(rdlm_barrier_close(barrier), RDLM_OK);
+    assert_status(rdlm_barrier_wait(barrier, 0), RDLM_ERR_CLOSED);
+    assert_status(rdlm_barrier_close(barrier), RDLM_ERR_CLOSED);
+    assert_status(rdlm_barrier_open(ctx, "barrier", 1, &barrier), RDLM_OK);
+    assert_status(rdlm_barrier_wait(barrier, API_NSEC_PER_SEC), RDLM_OK);
+}
+
+#define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        API_TEST(test_status_strings_and_version_are_constant_text),
+        API_TEST(test_ctx_create_rejects_bad_job_names),
+        API_TEST(test_ctx_create_rejects_bad_capacity_and_null_output),
+        API_TEST(test_ctx_create_rejects_bad_environment),
+        API_TEST(test_null_handles_are_bad_handle),
+        API_TEST(test_null_output_pointers_are_invalid_arg),
+        API_TEST(test_open_rejects_bad_names),
+        API_TEST(test_open_as_another_kind_is_kind_mismatch),
+        API_TEST(test_barrier_open_with_other_nprocs_is_mismatch),
+        API_TEST(test_release_without_holding_is_not_owner),
+        API_TEST(test_rwlock_release_in_wrong_mode_is_not_owner),
+        API_TEST(test_release_by_other_context_is_not_owner),
+        API_TEST(test_release_by_other_process_is_not_owner),
+        API_TEST(test_closed_lock_handle_returns_closed),
+        API_TEST(test_closed_handles_of_other_kinds_return_closed),
+    };
+
+    return cmocka_run_group_tests_name("api.args", tests, NULL, NULL);
+}

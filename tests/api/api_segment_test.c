@@ -1,0 +1,356 @@
+/*
+ * Public API: the node segment behind contexts.
+ *
+ * Proves: two contexts of one process attach to one segment and see the same
+ * objects; rdlm_ctx_segment_info reports who created it, how many objects are used
+ * and the creator's capacity; the segment file is /dev/shm/rdlm-<uid>-<job> with
+ * mode 0600 and disappears with the last rdlm_ctx_destroy; a segment whose processes
+ * all died (exit without destroy, or SIGKILL while holding a lock) is replaced by the
+ * next create, with replaced_stale == 1 and a larger epoch, so fencing tokens keep
+ * increasing across incarnations; a live segment is never replaced; a segment file
+ * with group/other permission bits is refused; a full object table and full process
+ * slots are reported (RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE) without harm to
+ * what exists.
+ *
+ * Children report through shared memory and exit codes; only the parent asserts.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api_util.h"
+
+static void test_two_contexts_in_one_process_share_objects(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_params_t params = api_params(fx->job);
+    rdlm_segment_info_t ia;
+    rdlm_segment_info_t ib;
+    rdlm_ctx_h a;
+    rdlm_ctx_h b;
+    rdlm_counter_h ca;
+    rdlm_counter_h cb;
+    rdlm_lock_h la;
+    int64_t v;
+
+    a = api_ctx(fx, 0);
+    assert_status(rdlm_ctx_segment_info(a, &ia), RDLM_OK);
+    assert_int_equal(ia.created, 1);
+    assert_int_equal(ia.replaced_stale, 0);
+    assert_int_equal(ia.capacity, params.capacity);
+    assert_int_equal(ia.used, 0);
+    assert_true(ia.live_procs >= 1);
+    assert_true(ia.max_procs >= 2);
+    assert_true(ia.bytes > 0);
+
+    /* Only the creator's capacity counts. */
+    params.capacity = 2 * params.capacity;
+    assert_status(rdlm_ctx_create(&params, &fx->ctx[1]), RDLM_OK);
+    b = fx->ctx[1];
+    assert_status(rdlm_ctx_segment_info(b, &ib), RDLM_OK);
+    assert_int_equal(ib.created, 0);
+    assert_int_equal(ib.replaced_stale, 0);
+    assert_int_equal(ib.capacity, ia.capacity);
+    assert_int_equal(ib.epoch, ia.epoch);
+    assert_int_equal(ib.bytes, ia.bytes);
+
+    assert_status(rdlm_counter_open(a, "shared", &ca), RDLM_OK);
+    assert_status(rdlm_counter_fetch_add(ca, 42, NULL), RDLM_OK);
+    assert_status(rdlm_counter_open(b, "shared", &cb), RDLM_OK);
+    assert_status(rdlm_counter_read(cb, &v), RDLM_OK);
+    assert_int_equal(v, 42);
+    assert_status(rdlm_ctx_segment_info(b, &ib), RDLM_OK);
+    assert_int_equal(ib.used, 1); /* opening an existing object creates nothing */
+
+    assert_status(rdlm_lock_open(a, "lock", &la), RDLM_OK);
+    assert_status(rdlm_ctx_segment_info(a, &ia), RDLM_OK);
+    assert_int_equal(ia.used, 2);
+}
+
+static void test_segment_file_is_private_and_removed_by_last_destroy(void **state)
+{
+    api_fixture_t *fx = *state;
+    char path[128];
+    char lock_path[160];
+    struct stat st;
+
+    api_segment_path(path, sizeof(path), fx->job);
+    snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+    assert_false(api_path_exists(path));
+
+    api_ctx(fx, 0);
+    api_ctx(fx, 1);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    assert_int_equal(st.st_uid, getuid());
+
+    api_ctx_destroy(fx, 0);
+    assert_true(api_path_exists(path)); /* the other context is still attached */
+    api_ctx_destroy(fx, 1);
+    assert_false(api_path_exists(path));
+    assert_false(api_path_exists(lock_path));
+}
+
+typedef struct stale_shared {
+    _Atomic uint32_t epoch;
+    _Atomic uint64_t token;
+    _Atomic int32_t status;
+    _Atomic int32_t ready;
+    _Atomic int32_t created;
+    _Atomic int32_t replaced_stale;
+} stale_shared_t;
+
+typedef struct stale_arg {
+    const char *job;
+    stale_shared_t *sh;
+    int hold_lock; /* acquire a lock and wait to be killed, instead of _exit */
+} stale_arg_t;
+
+/* Attach, report the epoch, then die without rdlm_ctx_destroy. */
+static int stale_child(void *argp)
+{
+    stale_arg_t *arg = argp;
+    rdlm_ctx_params_t params = api_params(arg->job);
+    rdlm_segment_info_t info;
+    rdlm_ctx_h ctx;
+    rdlm_lock_h lock;
+    uint64_t token = 0;
+    rdlm_status_t st;
+
+    st = rdlm_ctx_create(&params, &ctx);
+    if (st == RDLM_OK) {
+        st = rdlm_ctx_segment_info(ctx, &info);
+    }
+    if (st == RDLM_OK && arg->hold_lock) {
+        st = rdlm_lock_open(ctx, "lock", &lock);
+        if (st == RDLM_OK) {
+            st = rdlm_lock_acquire(lock, 0, &token);
+        }
+    }
+    if (st == RDLM_OK) {
+        atomic_store(&arg->sh->epoch, info.epoch);
+        atomic_store(&arg->sh->created, info.created);
+        atomic_store(&arg->sh->replaced_stale, info.replaced_stale);
+    }
+    atomic_store(&arg->sh->token, token);
+    atomic_store(&arg->sh->status, st);
+    atomic_store(&arg->sh->ready, 1);
+    if (arg->hold_lock && st == RDLM_OK) {
+        for (;;) {
+            pause(); /* until SIGKILL */
+        }
+    }
+    return st == RDLM_OK ? 0 : 1; /* _exit: no rdlm_ctx_destroy */
+}
+
+static void check_replaced(api_fixture_t *fx, const stale_shared_t *sh)
+{
+    rdlm_segment_info_t info;
+    char path[128];
+    rdlm_ctx_h ctx;
+
+    api_segment_path(path, sizeof(path), fx->job);
+    assert_true(api_path_exists(path)); /* left behind by the dead process */
+
+    ctx = api_ctx(fx, 0);
+    assert_status(rdlm_ctx_segment_info(ctx, &info), RDLM_OK);
+    assert_int_equal(info.created, 1);
+    assert_int_equal(info.replaced_stale, 1);
+    assert_true(info.epoch > atomic_load(&sh->epoch));
+    assert_int_equal(info.used, 0); /* a fresh segment */
+
+    api_ctx_destroy(fx, 0);
+    assert_false(api_path_exists(path));
+}
+
+static void test_segment_left_by_exit_without_destroy_is_replaced(void **state)
+{
+    api_fixture_t *fx = *state;
+    stale_shared_t *sh = api_shared(fx, sizeof(*sh));
+    stale_arg_t arg = {.job = fx->job, .sh = sh, .hold_lock = 0};
+    pid_t pid;
+
+    pid = api_fork(fx, stale_child, &arg);
+    assert_int_equal(api_wait_child(fx, pid, 10 * API_NSEC_PER_SEC), 0);
+    assert_status((rdlm_status_t)atomic_load(&sh->status), RDLM_OK);
+    assert_int_equal(atomic_load(&sh->created), 1);
+    check_replaced(fx, sh);
+}
+
+static void test_segment_left_by_killed_holder_is_replaced_and_tokens_grow(void **state)
+{
+    api_fixture_t *fx = *state;
+    stale_shared_t *sh = api_shared(fx, sizeof(*sh));
+    stale_arg_t arg = {.job = fx->job, .sh = sh, .hold_lock = 1};
+    uint64_t deadline = api_now_ns() + 10 * API_NSEC_PER_SEC;
+    rdlm_segment_info_t info;
+    rdlm_ctx_h ctx;
+    rdlm_lock_h lock;
+    uint64_t token = 0;
+    pid_t pid;
+
+    pid = api_fork(fx, stale_child, &arg);
+    while (!atomic_load(&sh->ready) && api_now_ns() < deadline) {
+        api_sleep_ms(1);
+    }
+    assert_int_equal(atomic_load(&sh->ready), 1);
+    assert_status((rdlm_status_t)atomic_load(&sh->status), RDLM_OK);
+    kill(pid, SIGKILL);
+    assert_int_equal(api_wait_child(fx, pid, 10 * API_NSEC_PER_SEC), -1);
+
+    ctx = api_ctx(fx, 0);
+    assert_status(rdlm_ctx_segment_info(ctx, &info), RDLM_OK);
+    assert_int_equal(info.replaced_stale, 1);
+    assert_true(info.epoch > atomic_load(&sh->epoch));
+    /* A new incarnation: the lock is free, and its tokens exceed the old ones. */
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, &token), RDLM_OK);
+    assert_true(token > atomic_load(&sh->token));
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+}
+
+static void test_live_segment_is_not_replaced(void **state)
+{
+    api_fixture_t *fx = *state;
+    stale_shared_t *sh = api_shared(fx, sizeof(*sh));
+    stale_arg_t arg = {.job = fx->job, .sh = sh, .hold_lock = 0};
+    rdlm_segment_info_t info;
+    rdlm_ctx_h ctx = api_ctx(fx, 0);
+    rdlm_counter_h counter;
+    int64_t v;
+    pid_t pid;
+
+    assert_status(rdlm_ctx_segment_info(ctx, &info), RDLM_OK);
+    assert_status(rdlm_counter_open(ctx, "c", &counter), RDLM_OK);
+    assert_status(rdlm_counter_fetch_add(counter, 1, NULL), RDLM_OK);
+
+    /* The child attaches to ours (and exits without destroy: our slot keeps the
+     * segment live). */
+    pid = api_fork(fx, stale_child, &arg);
+    assert_int_equal(api_wait_child(fx, pid, 10 * API_NSEC_PER_SEC), 0);
+    assert_status((rdlm_status_t)atomic_load(&sh->status), RDLM_OK);
+    assert_int_equal(atomic_load(&sh->created), 0);
+    assert_int_equal(atomic_load(&sh->replaced_stale), 0);
+    assert_int_equal(atomic_load(&sh->epoch), info.epoch);
+
+    /* A second context of ours attaches to the same, intact segment. */
+    ctx = api_ctx(fx, 1);
+    assert_status(rdlm_ctx_segment_info(ctx, &info), RDLM_OK);
+    assert_int_equal(info.created, 0);
+    assert_int_equal(info.replaced_stale, 0);
+    assert_status(rdlm_counter_open(ctx, "c", &counter), RDLM_OK);
+    assert_status(rdlm_counter_read(counter, &v), RDLM_OK);
+    assert_int_equal(v, 1);
+}
+
+static void test_segment_with_group_or_other_bits_is_refused(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_params_t params = api_params(fx->job);
+    rdlm_ctx_h sentinel = (rdlm_ctx_h)(uintptr_t)0x5eed;
+    rdlm_ctx_h ctx = sentinel;
+    char path[128];
+    int fd;
+
+    api_segment_path(path, sizeof(path), fx->job);
+    fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 4096), 0);
+    assert_int_equal(fchmod(fd, 0644), 0);
+    close(fd);
+
+    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_PERMISSION);
+    assert_ptr_equal(ctx, sentinel);
+    assert_true(api_path_exists(path)); /* refused, not replaced */
+    /* teardown removes the file */
+}
+
+static void test_table_full_after_capacity_objects(void **state)
+{
+    enum { CAPACITY = 16 }; /* the smallest allowed */
+    api_fixture_t *fx = *state;
+    rdlm_ctx_params_t params = api_params(fx->job);
+    rdlm_counter_h counters[CAPACITY];
+    rdlm_counter_h extra;
+    rdlm_lock_h lock;
+    rdlm_segment_info_t info;
+    char name[32];
+    int64_t v;
+
+    params.capacity = CAPACITY;
+    assert_status(rdlm_ctx_create(&params, &fx->ctx[0]), RDLM_OK);
+    for (int i = 0; i < CAPACITY; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        assert_status(rdlm_counter_open(fx->ctx[0], name, &counters[i]), RDLM_OK);
+        assert_status(rdlm_counter_fetch_add(counters[i], i + 1, NULL), RDLM_OK);
+    }
+    assert_status(rdlm_counter_open(fx->ctx[0], "one-too-many", &extra), RDLM_ERR_TABLE_FULL);
+    assert_status(rdlm_lock_open(fx->ctx[0], "another", &lock), RDLM_ERR_TABLE_FULL);
+    assert_status(rdlm_ctx_segment_info(fx->ctx[0], &info), RDLM_OK);
+    assert_int_equal(info.used, CAPACITY);
+
+    /* Every object is still its own (names that collide in the hash stay apart),
+     * and existing names still open when the table is full. */
+    for (int i = 0; i < CAPACITY; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        assert_status(rdlm_counter_read(counters[i], &v), RDLM_OK);
+        assert_int_equal(v, i + 1);
+        assert_status(rdlm_counter_open(fx->ctx[0], name, &extra), RDLM_OK);
+        assert_status(rdlm_counter_read(extra, &v), RDLM_OK);
+        assert_int_equal(v, i + 1);
+    }
+}
+
+static void test_ctx_create_with_all_process_slots_used_is_no_resource(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_params_t params = api_params(fx->job);
+    rdlm_ctx_h sentinel = (rdlm_ctx_h)(uintptr_t)0x5eed;
+    rdlm_ctx_h ctx = sentinel;
+    rdlm_segment_info_t info;
+    rdlm_status_t st;
+
+    setenv("RDLM_MAX_PROCS", "2", 1);
+    st = rdlm_ctx_create(&params, &fx->ctx[0]);
+    if (st == RDLM_OK) {
+        st = rdlm_ctx_create(&params, &fx->ctx[1]);
+    }
+    if (st == RDLM_OK) {
+        st = rdlm_ctx_create(&params, &ctx);
+    }
+    unsetenv("RDLM_MAX_PROCS");
+    assert_non_null(fx->ctx[0]);
+    assert_non_null(fx->ctx[1]);
+    assert_status(st, RDLM_ERR_NO_RESOURCE);
+    assert_ptr_equal(ctx, sentinel);
+    assert_status(rdlm_ctx_segment_info(fx->ctx[0], &info), RDLM_OK);
+    assert_int_equal(info.max_procs, 2);
+
+    /* A slot freed by destroy is reused. */
+    api_ctx_destroy(fx, 1);
+    api_ctx(fx, 1);
+}
+
+#define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        API_TEST(test_two_contexts_in_one_process_share_objects),
+        API_TEST(test_segment_file_is_private_and_removed_by_last_destroy),
+        API_TEST(test_segment_left_by_exit_without_destroy_is_replaced),
+        API_TEST(test_segment_left_by_killed_holder_is_replaced_and_tokens_grow),
+        API_TEST(test_live_segment_is_not_replaced),
+        API_TEST(test_segment_with_group_or_other_bits_is_refused),
+        API_TEST(test_table_full_after_capacity_objects),
+        API_TEST(test_ctx_create_with_all_process_slots_used_is_no_resource),
+    };
+
+    return cmocka_run_group_tests_name("api.segment", tests, NULL, NULL);
+}

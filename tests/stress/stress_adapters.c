@@ -1,0 +1,270 @@
+/*
+ * Adapters from the stress validator's ops table to each lock kind; see
+ * stress_adapter.h. Each adapter is a handful of lines: anything that needs checking
+ * belongs in the validator, not here.
+ */
+#include "stress_adapter.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "stress_util.h"
+
+/* ---- rdlm exclusive lock -------------------------------------------------------- */
+
+static rdlm_status_t lock_open(rdlm_ctx_h ctx, const char *name, void *scratch,
+                               void **lock_p)
+{
+    (void)scratch;
+    return rdlm_lock_open(ctx, name, (rdlm_lock_h *)lock_p);
+}
+
+static rdlm_status_t lock_acquire(void *lock, stress_mode_t mode, uint64_t timeout_ns,
+                                  uint64_t *token_p)
+{
+    (void)mode;
+    return rdlm_lock_acquire(lock, timeout_ns, token_p);
+}
+
+static rdlm_status_t lock_release(void *lock, stress_mode_t mode)
+{
+    (void)mode;
+    return rdlm_lock_release(lock);
+}
+
+static rdlm_status_t lock_waiters(void *lock, uint32_t *waiters_p)
+{
+    rdlm_lock_info_t info;
+    rdlm_status_t st = rdlm_lock_query(lock, &info);
+
+    *waiters_p = st == RDLM_OK ? info.waiters : 0;
+    return st;
+}
+
+static void lock_close(void *lock)
+{
+    rdlm_lock_close(lock);
+}
+
+static const stress_adapter_ops_t lock_ops = {
+    .name = "lock",
+    .description = "rdlm exclusive lock",
+    .caps = STRESS_CAP_TOKENS | STRESS_CAP_FIFO,
+    .read_pct = 0,
+    .open = lock_open,
+    .acquire = lock_acquire,
+    .release = lock_release,
+    .waiters = lock_waiters,
+    .close = lock_close,
+};
+
+/* ---- rdlm reader-writer lock ---------------------------------------------------- */
+
+static rdlm_status_t rwlock_open(rdlm_ctx_h ctx, const char *name, void *scratch,
+                                 void **lock_p)
+{
+    (void)scratch;
+    return rdlm_rwlock_open(ctx, name, (rdlm_rwlock_h *)lock_p);
+}
+
+static rdlm_status_t rwlock_acquire(void *rw, stress_mode_t mode, uint64_t timeout_ns,
+                                    uint64_t *token_p)
+{
+    if (mode == STRESS_SHARED) {
+        return rdlm_rwlock_read_acquire(rw, timeout_ns);
+    }
+    return rdlm_rwlock_write_acquire(rw, timeout_ns, token_p);
+}
+
+static rdlm_status_t rwlock_release(void *rw, stress_mode_t mode)
+{
+    if (mode == STRESS_SHARED) {
+        return rdlm_rwlock_read_release(rw);
+    }
+    return rdlm_rwlock_write_release(rw);
+}
+
+static void rwlock_close(void *rw)
+{
+    rdlm_rwlock_close(rw);
+}
+
+static const stress_adapter_ops_t rwlock_write_ops = {
+    .name = "rwlock_write",
+    .description = "rdlm reader-writer lock, write mode only",
+    .caps = STRESS_CAP_TOKENS,
+    .read_pct = 0,
+    .open = rwlock_open,
+    .acquire = rwlock_acquire,
+    .release = rwlock_release,
+    .close = rwlock_close,
+};
+
+static const stress_adapter_ops_t rwlock_mixed_ops = {
+    .name = "rwlock_mixed",
+    .description = "rdlm reader-writer lock, 75% readers / 25% writers",
+    .caps = STRESS_CAP_TOKENS | STRESS_CAP_SHARED,
+    .read_pct = 75,
+    .open = rwlock_open,
+    .acquire = rwlock_acquire,
+    .release = rwlock_release,
+    .close = rwlock_close,
+};
+
+/* ---- deliberately broken lock --------------------------------------------------- */
+
+/*
+ * A test-then-set "lock" whose test and set are two separate steps with a
+ * sched_yield() between them, so two processes that both see the word free both
+ * "acquire". Its token is a non-atomic read-increment-write, so tokens can repeat.
+ * Exists only to prove that the validator reports what it claims to check.
+ */
+typedef struct broken_lock {
+    _Atomic uint64_t word;  /* 1 while "held" */
+    _Atomic uint64_t token; /* last token handed out */
+} broken_lock_t;
+
+_Static_assert(sizeof(broken_lock_t) <= STRESS_ADAPTER_SCRATCH, "scratch too small");
+
+static rdlm_status_t broken_open(rdlm_ctx_h ctx, const char *name, void *scratch,
+                                 void **lock_p)
+{
+    (void)ctx;
+    (void)name;
+    *lock_p = scratch;
+    return RDLM_OK;
+}
+
+static rdlm_status_t broken_acquire(void *lock, stress_mode_t mode, uint64_t timeout_ns,
+                                    uint64_t *token_p)
+{
+    broken_lock_t *b = lock;
+    uint64_t deadline = stress_now_ns() + timeout_ns;
+    uint64_t t;
+
+    (void)mode;
+    while (atomic_load_explicit(&b->word, memory_order_acquire) != 0) { /* test */
+        if (stress_now_ns() > deadline) {
+            return RDLM_ERR_TIMEOUT;
+        }
+        sched_yield();
+    }
+    sched_yield(); /* widen the window: another process may test now too */
+    atomic_store_explicit(&b->word, 1, memory_order_relaxed); /* set */
+    atomic_thread_fence(memory_order_seq_cst);
+    t = atomic_load_explicit(&b->token, memory_order_relaxed) + 1;
+    atomic_store_explicit(&b->token, t, memory_order_relaxed);
+    if (token_p != NULL) {
+        *token_p = t;
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t broken_release(void *lock, stress_mode_t mode)
+{
+    broken_lock_t *b = lock;
+
+    (void)mode;
+    atomic_store_explicit(&b->word, 0, memory_order_release);
+    return RDLM_OK;
+}
+
+static void broken_close(void *lock)
+{
+    (void)lock;
+}
+
+static const stress_adapter_ops_t broken_ops = {
+    .name = "broken",
+    .description = "DELIBERATELY BROKEN non-atomic test-then-set lock",
+    .caps = STRESS_CAP_TOKENS | STRESS_CAP_BROKEN,
+    .read_pct = 0,
+    .open = broken_open,
+    .acquire = broken_acquire,
+    .release = broken_release,
+    .close = broken_close,
+};
+
+/* ---- correct but unfair lock ---------------------------------------------------- */
+
+/*
+ * An atomic test-and-set spinlock (exchange, sched_yield() while held): mutually
+ * exclusive, with tokens taken inside the critical section, but with no order among
+ * waiters. It must pass every safety check and fail the FIFO check, which proves
+ * that check can fire.
+ */
+typedef struct tas_lock {
+    _Atomic uint64_t word;
+    _Atomic uint64_t token;
+    _Atomic uint32_t spinners; /* requests started and not yet granted */
+} tas_lock_t;
+
+_Static_assert(sizeof(tas_lock_t) <= STRESS_ADAPTER_SCRATCH, "scratch too small");
+
+static rdlm_status_t tas_acquire(void *lock, stress_mode_t mode, uint64_t timeout_ns,
+                                 uint64_t *token_p)
+{
+    tas_lock_t *t = lock;
+    uint64_t deadline = stress_now_ns() + timeout_ns;
+
+    (void)mode;
+    atomic_fetch_add(&t->spinners, 1);
+    while (atomic_exchange_explicit(&t->word, 1, memory_order_acquire) != 0) {
+        if (stress_now_ns() > deadline) {
+            atomic_fetch_sub(&t->spinners, 1);
+            return RDLM_ERR_TIMEOUT;
+        }
+        sched_yield();
+    }
+    atomic_fetch_sub(&t->spinners, 1);
+    if (token_p != NULL) {
+        *token_p = atomic_fetch_add_explicit(&t->token, 1, memory_order_relaxed) + 1;
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t tas_release(void *lock, stress_mode_t mode)
+{
+    tas_lock_t *t = lock;
+
+    (void)mode;
+    atomic_store_explicit(&t->word, 0, memory_order_release);
+    return RDLM_OK;
+}
+
+static rdlm_status_t tas_waiters(void *lock, uint32_t *waiters_p)
+{
+    tas_lock_t *t = lock;
+
+    *waiters_p = atomic_load(&t->spinners);
+    return RDLM_OK;
+}
+
+static const stress_adapter_ops_t tas_ops = {
+    .name = "tas",
+    .description = "test-and-set spinlock: exclusive but NOT FIFO",
+    .caps = STRESS_CAP_TOKENS | STRESS_CAP_FIFO | STRESS_CAP_BROKEN,
+    .read_pct = 0,
+    .open = broken_open,
+    .acquire = tas_acquire,
+    .release = tas_release,
+    .waiters = tas_waiters,
+    .close = broken_close,
+};
+
+/* ---- registry ------------------------------------------------------------------- */
+
+const stress_adapter_ops_t *const stress_adapters[] = {
+    &lock_ops, &rwlock_write_ops, &rwlock_mixed_ops, &broken_ops, &tas_ops, NULL,
+};
+
+const stress_adapter_ops_t *stress_adapter_find(const char *name)
+{
+    for (int i = 0; stress_adapters[i] != NULL; i++) {
+        if (strcmp(stress_adapters[i]->name, name) == 0) {
+            return stress_adapters[i];
+        }
+    }
+    return NULL;
+}
