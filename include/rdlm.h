@@ -155,8 +155,7 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_open(rdlm_ctx_h ctx, const char *name,
  * RDLM_OWNER_DEAD, RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_NO_RESOURCE (this
  * context holds too many shared locks at once), handle errors.
  */
-RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw,
-                                                   uint64_t timeout_ns);
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns);
 
 /** Release shared. RDLM_ERR_NOT_OWNER if this context holds no shared lock on it. */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw);
@@ -165,8 +164,7 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw);
  *  rdlm_lock_acquire, with a fencing token. RDLM_OWNER_DEAD reports a dead exclusive
  *  holder; a reader that died holding a shared lock is passed over silently (its
  *  share ends with it), and so it is for read_acquire. */
-RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw,
-                                                    uint64_t timeout_ns,
+RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
                                                     uint64_t *token_p);
 
 /** Release exclusive. Errors as rdlm_lock_release. */
@@ -230,13 +228,13 @@ RDLM_EXPORT rdlm_status_t rdlm_barrier_close(rdlm_barrier_h barrier);
 
 /** Per-context statistics since rdlm_ctx_create. */
 typedef struct rdlm_stats {
-    uint64_t acquires;    /**< successful exclusive and shared acquires */
-    uint64_t contended;   /**< acquires that had to wait */
-    uint64_t parks;       /**< futex sleeps */
-    uint64_t wakes;       /**< futex wake calls issued */
-    uint64_t timeouts;    /**< acquires or waits that timed out */
-    uint64_t recoveries;  /**< locks recovered from a dead holder */
-    uint64_t skips;       /**< abandoned queue places passed over */
+    uint64_t acquires;   /**< successful exclusive and shared acquires */
+    uint64_t contended;  /**< acquires that had to wait */
+    uint64_t parks;      /**< futex sleeps */
+    uint64_t wakes;      /**< futex wake calls issued */
+    uint64_t timeouts;   /**< acquires or waits that timed out */
+    uint64_t recoveries; /**< locks recovered from a dead holder */
+    uint64_t skips;      /**< abandoned queue places passed over */
 } rdlm_stats_t;
 
 /** Copy the statistics; non-blocking, approximate under concurrent use. */
@@ -244,14 +242,14 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p);
 
 /** Facts about the attached segment. */
 typedef struct rdlm_segment_info {
-    uint32_t capacity;     /**< objects it can hold */
-    uint32_t used;         /**< objects created */
-    uint32_t max_procs;    /**< process slots */
-    uint32_t live_procs;   /**< slots held by live processes */
-    uint64_t bytes;        /**< size of the shared mapping */
-    uint32_t epoch;        /**< token epoch of this segment incarnation */
-    int created;           /**< 1 if this context created the segment */
-    int replaced_stale;    /**< 1 if it replaced a stale one */
+    uint32_t capacity;   /**< objects it can hold */
+    uint32_t used;       /**< objects created */
+    uint32_t max_procs;  /**< process slots */
+    uint32_t live_procs; /**< slots held by live processes */
+    uint64_t bytes;      /**< size of the shared mapping */
+    uint32_t epoch;      /**< token epoch of this segment incarnation */
+    int created;         /**< 1 if this context created the segment */
+    int replaced_stale;  /**< 1 if it replaced a stale one */
 } rdlm_segment_info_t;
 
 /** Fill *info_p. Non-blocking. */

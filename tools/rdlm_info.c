@@ -34,7 +34,8 @@ int main(int argc, char **argv)
     printf("rdlm %s\n", rdlm_get_version());
     printf("build options:\n  %s\n", RDLM_BUILD_OPTIONS);
     printf("transports:\n");
-    printf("  shm   usable  on-node, CPU atomics on the shared segment (atomic domain: CPU)\n");
+    printf("  shm   usable  on-node, CPU atomics on the shared segment (atomic domain: "
+           "CPU)\n");
     printf("topology:\n");
     if (rdlm_topo_discover(&topo) == RDLM_OK) {
         rdlm_topo_print(&topo, stdout);

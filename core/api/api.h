@@ -40,8 +40,8 @@ struct rdlm_ctx {
 rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func);
 
 /** Open name as kind (aux32 as in rdlm_table_open) and return its handle. */
-rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind,
-                            uint32_t aux32, rdlm_obj_t **obj_p);
+rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
+                            rdlm_obj_t **obj_p);
 
 /** Release what the context holds on obj, mark it closed. Handle errors as check. */
 rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func);

@@ -88,7 +88,7 @@ rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
         return status;
     }
     return rdlm_rwlock_local_read_acquire(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index,
-                                         timeout_ns);
+                                          timeout_ns);
 }
 
 rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
@@ -110,7 +110,7 @@ rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
         return status;
     }
     return rdlm_rwlock_local_write_acquire(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index,
-                                          timeout_ns, token_p);
+                                           timeout_ns, token_p);
 }
 
 rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)

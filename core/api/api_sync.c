@@ -45,8 +45,8 @@ rdlm_status_t rdlm_counter_read(rdlm_counter_h counter, int64_t *value_p)
         rdlm_warn("rdlm_counter_read: NULL value_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    *value_p = rdlm_counter_local_read(&RDLM_OBJ(counter)->ctx->local,
-                                       RDLM_OBJ(counter)->index);
+    *value_p =
+        rdlm_counter_local_read(&RDLM_OBJ(counter)->ctx->local, RDLM_OBJ(counter)->index);
     return RDLM_OK;
 }
 
@@ -88,8 +88,8 @@ rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns)
     if (status != RDLM_OK) {
         return status;
     }
-    return rdlm_barrier_local_wait(&RDLM_OBJ(barrier)->ctx->local,
-                                   RDLM_OBJ(barrier)->index, timeout_ns);
+    return rdlm_barrier_local_wait(&RDLM_OBJ(barrier)->ctx->local, RDLM_OBJ(barrier)->index,
+                                   timeout_ns);
 }
 
 rdlm_status_t rdlm_barrier_close(rdlm_barrier_h barrier)

@@ -14,8 +14,8 @@ const char *rdlm_get_version(void)
 }
 
 /* The job name: params, then RDLM_JOB, then the launcher's job id, then "default". */
-static rdlm_status_t rdlm_ctx_job(const rdlm_ctx_params_t *params,
-                                  const rdlm_config_t *cfg, char *job)
+static rdlm_status_t rdlm_ctx_job(const rdlm_ctx_params_t *params, const rdlm_config_t *cfg,
+                                  char *job)
 {
     static const char *const launcher_vars[] = {"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid",
                                                 "PMIX_NAMESPACE"};
@@ -102,8 +102,8 @@ static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
     rdlm_ctx_stats(ctx, &s);
     fprintf(stderr,
             "rdlm[%d] stats: acquires %" PRIu64 " contended %" PRIu64 " parks %" PRIu64
-            " wakes %" PRIu64 " timeouts %" PRIu64 " recoveries %" PRIu64
-            " skips %" PRIu64 "\n",
+            " wakes %" PRIu64 " timeouts %" PRIu64 " recoveries %" PRIu64 " skips %" PRIu64
+            "\n",
             (int)getpid(), s.acquires, s.contended, s.parks, s.wakes, s.timeouts,
             s.recoveries, s.skips);
 }

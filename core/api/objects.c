@@ -41,8 +41,8 @@ static rdlm_status_t rdlm_obj_check_name(const char *name, const char *func)
     return RDLM_OK;
 }
 
-rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind,
-                            uint32_t aux32, rdlm_obj_t **obj_p)
+rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
+                            rdlm_obj_t **obj_p)
 {
     rdlm_status_t status;
     rdlm_obj_t *obj;

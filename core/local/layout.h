@@ -18,23 +18,28 @@
 #define RDLM_NAME_BYTES 48
 
 /* Object kinds (entry meta, low byte). */
-enum rdlm_kind { RDLM_KIND_LOCK = 1, RDLM_KIND_RWLOCK, RDLM_KIND_COUNTER, RDLM_KIND_BARRIER };
+enum rdlm_kind {
+    RDLM_KIND_LOCK = 1,
+    RDLM_KIND_RWLOCK,
+    RDLM_KIND_COUNTER,
+    RDLM_KIND_BARRIER
+};
 #define RDLM_META_READY 0x100u
 
 /* Slot states. */
 enum rdlm_slot_state { RDLM_SLOT_FREE = 0, RDLM_SLOT_ACTIVE = 1 };
 
 typedef struct rdlm_seg_header {
-    rdlm_atomic_u64_t magic;  /* published last by the creator (release) */
+    rdlm_atomic_u64_t magic; /* published last by the creator (release) */
     uint32_t layout;
-    uint32_t capacity;        /* objects */
-    uint32_t table_size;      /* entries: capacity * 10 / 9 + 1 */
+    uint32_t capacity;   /* objects */
+    uint32_t table_size; /* entries: capacity * 10 / 9 + 1 */
     uint32_t max_procs;
-    uint64_t bytes;           /* size of the mapping */
+    uint64_t bytes; /* size of the mapping */
     uint64_t slots_offset;
     uint64_t entries_offset;
     uint64_t names_offset;
-    uint32_t epoch;           /* token epoch of this incarnation */
+    uint32_t epoch; /* token epoch of this incarnation */
     int32_t creator_pid;
     uint64_t creator_start;
     rdlm_atomic_u32_t used;     /* objects created */
@@ -82,8 +87,8 @@ typedef struct rdlm_entry {
 #define RDLM_WORD_OWNER(w) ((uint32_t)(w))
 #define RDLM_WORD_HIGH(w) ((uint32_t)((w) >> 32))
 #define RDLM_WORD_NEXT_ONE (1ull << 48)
-#define RDLM_WORD_MAKE(next, serving, owner)                                             \
-    (((uint64_t)(uint16_t)(next) << 48) | ((uint64_t)(uint16_t)(serving) << 32) |        \
+#define RDLM_WORD_MAKE(next, serving, owner)                                               \
+    (((uint64_t)(uint16_t)(next) << 48) | ((uint64_t)(uint16_t)(serving) << 32) |          \
      (uint32_t)(owner))
 
 /* The futex half of an entry's lock word. */
@@ -102,8 +107,13 @@ _Static_assert(sizeof(rdlm_slot_t) % RDLM_CACHE_LINE == 0, "slots are line-align
  * | state  |   entry index (28 bit) |     ticket (32 bit)    |
  * +--------+------------------------+------------------------+
  */
-enum rdlm_rec_state { RDLM_REC_FREE = 0, RDLM_REC_PENDING, RDLM_REC_WAITING, RDLM_REC_READ };
-#define RDLM_REC_MAKE(state, entry, ticket)                                              \
+enum rdlm_rec_state {
+    RDLM_REC_FREE = 0,
+    RDLM_REC_PENDING,
+    RDLM_REC_WAITING,
+    RDLM_REC_READ
+};
+#define RDLM_REC_MAKE(state, entry, ticket)                                                \
     (((uint64_t)(state) << 60) | ((uint64_t)(entry) << 32) | (uint32_t)(ticket))
 #define RDLM_REC_STATE(r) ((unsigned)((r) >> 60))
 #define RDLM_REC_ENTRY(r) ((uint32_t)(((r) >> 32) & 0x0fffffffu))
@@ -114,9 +124,9 @@ enum rdlm_rec_state { RDLM_REC_FREE = 0, RDLM_REC_PENDING, RDLM_REC_WAITING, RDL
  * RDLM_OWNER_DIED means nobody, and the last holder died. */
 #define RDLM_OWNER_SLOT_BITS 13
 #define RDLM_OWNER_SLOT_MASK ((1u << RDLM_OWNER_SLOT_BITS) - 1)
-#define RDLM_OWNER_MAKE(slot, gen)                                                       \
-    ((((uint32_t)(gen) & 0x7ffffu) << RDLM_OWNER_SLOT_BITS) | ((uint32_t)(slot) + 1))
-#define RDLM_OWNER_SLOT(o) (((uint32_t)(o) & RDLM_OWNER_SLOT_MASK) - 1)
+#define RDLM_OWNER_MAKE(slot, gen)                                                         \
+    ((((uint32_t)(gen)&0x7ffffu) << RDLM_OWNER_SLOT_BITS) | ((uint32_t)(slot) + 1))
+#define RDLM_OWNER_SLOT(o) (((uint32_t)(o)&RDLM_OWNER_SLOT_MASK) - 1)
 #define RDLM_OWNER_GEN(o) ((uint32_t)(o) >> RDLM_OWNER_SLOT_BITS)
 #define RDLM_OWNER_DIED RDLM_OWNER_SLOT_MASK
 #define RDLM_OWNER_IS_NOBODY(o) ((o) == 0 || (o) == RDLM_OWNER_DIED)

@@ -40,8 +40,12 @@ void *rdlm_mapping_get(int fd, const struct stat *st, size_t bytes)
         base = NULL;
         goto out;
     }
-    *m = (rdlm_mapping_t){.next = rdlm_mappings, .dev = st->st_dev, .ino = st->st_ino,
-                          .base = base, .bytes = bytes, .refs = 1};
+    *m = (rdlm_mapping_t){.next = rdlm_mappings,
+                          .dev = st->st_dev,
+                          .ino = st->st_ino,
+                          .base = base,
+                          .bytes = bytes,
+                          .refs = 1};
     rdlm_mappings = m;
 out:
     pthread_mutex_unlock(&rdlm_mappings_lock);

@@ -65,7 +65,8 @@ static int rdlm_qlock_recover(rdlm_local_t *lc, uint32_t idx)
                   RDLM_OWNER_SLOT(o));
         return 1;
     }
-    if (s == RDLM_WORD_NEXT(w) || rdlm_rec_find_claimant(seg, idx, s) != RDLM_CLAIMANT_NONE ||
+    if (s == RDLM_WORD_NEXT(w) ||
+        rdlm_rec_find_claimant(seg, idx, s) != RDLM_CLAIMANT_NONE ||
         !rdlm_qlock_pass(lc, e, s, o, o)) {
         return 0;
     }
@@ -111,8 +112,7 @@ static int rdlm_qlock_claim(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t t,
     uint64_t w = rdlm_load(&e->word, RDLM_ACQUIRE);
 
     while (RDLM_WORD_SERVING(w) == t && RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w))) {
-        if (rdlm_cas(&e->word, &w,
-                     RDLM_WORD_MAKE(RDLM_WORD_NEXT(w), t, lc->seg.self_owner),
+        if (rdlm_cas(&e->word, &w, RDLM_WORD_MAKE(RDLM_WORD_NEXT(w), t, lc->seg.self_owner),
                      RDLM_SEQ_CST)) {
             *prev_owner_p = RDLM_WORD_OWNER(w);
             return 1;
@@ -181,7 +181,8 @@ rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeou
 
     if (!rdlm_qlock_try_fast(lc, e, &prev_owner)) {
         if (timeout_ns == 0) {
-            if (!(rdlm_qlock_try_recover(lc, idx) && rdlm_qlock_try_fast(lc, e, &prev_owner))) {
+            if (!(rdlm_qlock_try_recover(lc, idx) &&
+                  rdlm_qlock_try_fast(lc, e, &prev_owner))) {
                 return RDLM_ERR_BUSY;
             }
         } else {

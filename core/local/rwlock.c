@@ -72,14 +72,16 @@ static rdlm_status_t rdlm_rwlock_drain_readers(rdlm_local_t *lc, uint32_t idx,
     rdlm_wait_t w;
 
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait,
-                   deadline == UINT64_MAX ? UINT64_MAX : (deadline > now ? deadline - now : 0));
+                   deadline == UINT64_MAX ? UINT64_MAX
+                                          : (deadline > now ? deadline - now : 0));
     for (;;) {
         uint32_t departures = rdlm_load(&e->wake32, RDLM_SEQ_CST);
 
         if (rdlm_rec_count(seg, idx, RDLM_REC_READ, 0) == 0) {
             return RDLM_OK;
         }
-        switch (rdlm_wait_step(&w, &e->wake32, departures, RDLM_WAIT_ALL_BITS, &e->parked)) {
+        switch (
+            rdlm_wait_step(&w, &e->wake32, departures, RDLM_WAIT_ALL_BITS, &e->parked)) {
         case RDLM_WAIT_AGAIN:
             break;
         case RDLM_WAIT_CHECK: /* dead readers' records do not count */

@@ -38,7 +38,8 @@ static rdlm_seg_layout_t rdlm_segment_layout(uint32_t capacity, uint32_t max_pro
     l.entries_offset =
         rdlm_align_up(l.slots_offset + (uint64_t)max_procs * sizeof(rdlm_slot_t), 4096);
     l.names_offset = l.entries_offset + (uint64_t)l.table_size * sizeof(rdlm_entry_t);
-    l.bytes = rdlm_align_up(l.names_offset + (uint64_t)l.table_size * RDLM_NAME_BYTES, 4096);
+    l.bytes =
+        rdlm_align_up(l.names_offset + (uint64_t)l.table_size * RDLM_NAME_BYTES, 4096);
     return l;
 }
 
@@ -75,8 +76,8 @@ static int rdlm_segment_lock(const rdlm_segment_t *seg, rdlm_status_t *status_p)
 
         if (fd < 0) {
             rdlm_error("open(%s): %s", seg->lock_path, strerror(errno));
-            *status_p = (errno == EACCES || errno == ELOOP) ? RDLM_ERR_PERMISSION
-                                                             : RDLM_ERR_IO;
+            *status_p =
+                (errno == EACCES || errno == ELOOP) ? RDLM_ERR_PERMISSION : RDLM_ERR_IO;
             return -1;
         }
         *status_p = rdlm_segment_check_owner(fd, seg->lock_path);
@@ -102,7 +103,7 @@ static void rdlm_segment_map_views(rdlm_segment_t *seg, void *base)
     seg->hdr = base;
     seg->slots = (rdlm_slot_t *)((char *)base + seg->hdr->slots_offset);
     seg->entries = (rdlm_entry_t *)((char *)base + seg->hdr->entries_offset);
-    seg->names = (char (*)[RDLM_NAME_BYTES])((char *)base + seg->hdr->names_offset);
+    seg->names = (char(*)[RDLM_NAME_BYTES])((char *)base + seg->hdr->names_offset);
 }
 
 static uint32_t rdlm_segment_new_epoch(uint32_t stale_epoch)

@@ -57,7 +57,8 @@ static uint32_t rdlm_table_wait_ready(rdlm_segment_t *seg, uint32_t idx, const c
     while (!((meta = rdlm_load(&e->meta, RDLM_ACQUIRE)) & RDLM_META_READY)) {
         uint64_t creator = rdlm_load(&e->creator, RDLM_ACQUIRE);
 
-        if (rdlm_clock_now_ns() < deadline || rdlm_segment_owner_alive(seg, (uint32_t)creator)) {
+        if (rdlm_clock_now_ns() < deadline ||
+            rdlm_segment_owner_alive(seg, (uint32_t)creator)) {
             sched_yield();
             continue;
         }

@@ -10,7 +10,7 @@ typedef struct rdlm_topo {
     int packages;
     int numa_nodes;
     int cores;
-    int pus; /* hardware threads */
+    int pus;        /* hardware threads */
     int from_hwloc; /* 0: hwloc not built in, counts from sysconf */
 } rdlm_topo_t;
 

@@ -25,8 +25,8 @@ typedef _Atomic int64_t rdlm_atomic_i64_t;
 #define rdlm_fetch_sub(p, v, mo) atomic_fetch_sub_explicit((p), (v), (mo))
 #define rdlm_exchange(p, v, mo) atomic_exchange_explicit((p), (v), (mo))
 /* Strong CAS; on failure *expected_p receives the current value (relaxed). */
-#define rdlm_cas(p, expected_p, desired, mo)                                             \
-    atomic_compare_exchange_strong_explicit((p), (expected_p), (desired), (mo),          \
+#define rdlm_cas(p, expected_p, desired, mo)                                               \
+    atomic_compare_exchange_strong_explicit((p), (expected_p), (desired), (mo),            \
                                             memory_order_relaxed)
 
 /** A CPU hint inside spin loops. */

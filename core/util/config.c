@@ -130,16 +130,17 @@ rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
     const char *value;
 
     memset(&cfg, 0, sizeof(cfg));
-#define RDLM_CONFIG_PARSE_(field, var, type, def, min, max, help)                        \
-    if (!rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), def, min, max)) {                            \
-        rdlm_error("built-in default of %s is invalid", var);                            \
-        return RDLM_ERR_BAD_CONFIG;                                                      \
-    }                                                                                    \
-    value = rdlm_config_lookup(envp, var);                                               \
-    if (value != NULL && !rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), value, min, max)) {         \
-        rdlm_error("%s=\"%s\" is invalid: expected %s [%u..%u] (%s)", var, value,        \
-                   rdlm_config_allowed_##type, (unsigned)(min), (unsigned)(max), help);  \
-        return RDLM_ERR_BAD_CONFIG;                                                      \
+#define RDLM_CONFIG_PARSE_(field, var, type, def, min, max, help)                          \
+    if (!rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), def, min, max)) {      \
+        rdlm_error("built-in default of %s is invalid", var);                              \
+        return RDLM_ERR_BAD_CONFIG;                                                        \
+    }                                                                                      \
+    value = rdlm_config_lookup(envp, var);                                                 \
+    if (value != NULL &&                                                                   \
+        !rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), value, min, max)) {    \
+        rdlm_error("%s=\"%s\" is invalid: expected %s [%u..%u] (%s)", var, value,          \
+                   rdlm_config_allowed_##type, (unsigned)(min), (unsigned)(max), help);    \
+        return RDLM_ERR_BAD_CONFIG;                                                        \
     }
     RDLM_CONFIG_LIST(RDLM_CONFIG_PARSE_)
 #undef RDLM_CONFIG_PARSE_
@@ -164,16 +165,17 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
     return status;
 }
 
-#define RDLM_CONFIG_SHOW_LEVEL(out, v) fputs(rdlm_log_level_name((rdlm_log_level_t)(v)), out)
+#define RDLM_CONFIG_SHOW_LEVEL(out, v)                                                     \
+    fputs(rdlm_log_level_name((rdlm_log_level_t)(v)), out)
 #define RDLM_CONFIG_SHOW_UINT(out, v) fprintf(out, "%u", (unsigned)(v))
 #define RDLM_CONFIG_SHOW_BOOL(out, v) fprintf(out, "%d", (v))
 #define RDLM_CONFIG_SHOW_JOB(out, v) fputs((v), out)
 
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out)
 {
-#define RDLM_CONFIG_PRINT_(field, var, type, def, min, max, help)                        \
-    fprintf(out, "  %-20s = ", var);                                                     \
-    RDLM_CONFIG_SHOW_##type(out, cfg->field);                                            \
+#define RDLM_CONFIG_PRINT_(field, var, type, def, min, max, help)                          \
+    fprintf(out, "  %-20s = ", var);                                                       \
+    RDLM_CONFIG_SHOW_##type(out, cfg->field);                                              \
     fprintf(out, "\t# %s\n", help);
     RDLM_CONFIG_LIST(RDLM_CONFIG_PRINT_)
 #undef RDLM_CONFIG_PRINT_

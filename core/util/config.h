@@ -15,24 +15,25 @@
 
 /* X(field, variable, type, default, min, max, help)
  * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1). */
-#define RDLM_CONFIG_LIST(X)                                                              \
-    X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                        \
-      "log threshold: error, warn, info, debug, trace")                                  \
-    X(job, "RDLM_JOB", JOB, "", 0, 0,                                                    \
-      "job name shared by the processes of one job (default: SLURM or Open MPI job id)") \
-    X(capacity, "RDLM_CAPACITY", UINT, "65536", 16, 16777216,                            \
-      "objects the node segment holds (set by its creator)")                            \
-    X(max_procs, "RDLM_MAX_PROCS", UINT, "256", 2, 4095,                                 \
-      "process slots in the node segment (set by its creator)")                         \
-    X(spin, "RDLM_SPIN", UINT, "4000", 0, 100000000,                                     \
-      "busy-wait iterations before a waiter yields")                                    \
-    X(yield, "RDLM_YIELD", UINT, "4", 0, 1000000,                                        \
-      "sched_yield calls before a waiter sleeps on a futex")                            \
-    X(park_slice_ms, "RDLM_PARK_SLICE_MS", UINT, "20", 1, 10000,                         \
-      "futex sleep slice; dead holders are looked for once per slice")                  \
+#define RDLM_CONFIG_LIST(X)                                                                \
+    X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
+      "log threshold: error, warn, info, debug, trace")                                    \
+    X(job, "RDLM_JOB", JOB, "", 0, 0,                                                      \
+      "job name shared by the processes of one job (default: SLURM or Open MPI job id)")   \
+    X(capacity, "RDLM_CAPACITY", UINT, "65536", 16, 16777216,                              \
+      "objects the node segment holds (set by its creator)")                               \
+    X(max_procs, "RDLM_MAX_PROCS", UINT, "256", 2, 4095,                                   \
+      "process slots in the node segment (set by its creator)")                            \
+    X(spin, "RDLM_SPIN", UINT, "4000", 0, 100000000,                                       \
+      "busy-wait iterations before a waiter yields")                                       \
+    X(yield, "RDLM_YIELD", UINT, "4", 0, 1000000,                                          \
+      "sched_yield calls before a waiter sleeps on a futex")                               \
+    X(park_slice_ms, "RDLM_PARK_SLICE_MS", UINT, "20", 1, 10000,                           \
+      "futex sleep slice; dead holders are looked for once per slice")                     \
     X(stats, "RDLM_STATS", BOOL, "0", 0, 1, "print statistics at rdlm_ctx_destroy")
 
-#define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help) RDLM_CONFIG_DECL_##type(field)
+#define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help)                          \
+    RDLM_CONFIG_DECL_##type(field)
 #define RDLM_CONFIG_DECL_LEVEL(f) unsigned f;
 #define RDLM_CONFIG_DECL_UINT(f) uint32_t f;
 #define RDLM_CONFIG_DECL_BOOL(f) int f;

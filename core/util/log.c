@@ -41,6 +41,6 @@ void rdlm_log_write(rdlm_log_level_t level, const char *file, int line, const ch
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     /* One fprintf per line so that lines of concurrent processes do not interleave. */
-    fprintf(stderr, "rdlm[%d] %s %s:%d: %s\n", (int)getpid(),
-            rdlm_log_level_name(level), base ? base + 1 : file, line, msg);
+    fprintf(stderr, "rdlm[%d] %s %s:%d: %s\n", (int)getpid(), rdlm_log_level_name(level),
+            base ? base + 1 : file, line, msg);
 }

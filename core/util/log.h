@@ -27,10 +27,10 @@ const char *rdlm_log_level_name(rdlm_log_level_t level);
 void rdlm_log_write(rdlm_log_level_t level, const char *file, int line, const char *fmt,
                     ...) __attribute__((format(printf, 4, 5)));
 
-#define rdlm_log(level, ...)                                                             \
-    do {                                                                                 \
-        if ((level) <= rdlm_log_get_level())                                             \
-            rdlm_log_write((level), __FILE__, __LINE__, __VA_ARGS__);                    \
+#define rdlm_log(level, ...)                                                               \
+    do {                                                                                   \
+        if ((level) <= rdlm_log_get_level())                                               \
+            rdlm_log_write((level), __FILE__, __LINE__, __VA_ARGS__);                      \
     } while (0)
 #define rdlm_error(...) rdlm_log(RDLM_LOG_ERROR, __VA_ARGS__)
 #define rdlm_warn(...) rdlm_log(RDLM_LOG_WARN, __VA_ARGS__)

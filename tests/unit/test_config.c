@@ -27,8 +27,13 @@ static void defaults_without_environment(void **state)
 
 static void valid_values_override_defaults(void **state)
 {
-    const char *env[] = {"RDLM_LOG=debug", "RDLM_CAPACITY=1000", "RDLM_JOB=job-1.a_b",
-                         "RDLM_STATS=1", "PATH=/bin", "RDLM_UCX_TLS=tcp", NULL};
+    const char *env[] = {"RDLM_LOG=debug",
+                         "RDLM_CAPACITY=1000",
+                         "RDLM_JOB=job-1.a_b",
+                         "RDLM_STATS=1",
+                         "PATH=/bin",
+                         "RDLM_UCX_TLS=tcp",
+                         NULL};
     rdlm_config_t cfg;
 
     (void)state;
@@ -42,10 +47,18 @@ static void valid_values_override_defaults(void **state)
 static void each_bad_value_is_rejected_and_output_untouched(void **state)
 {
     static const char *bad[] = {
-        "RDLM_LOG=loud",        "RDLM_LOG=",          "RDLM_CAPACITY=abc",
-        "RDLM_CAPACITY=-5",     "RDLM_CAPACITY=15",   "RDLM_CAPACITY=99999999999",
-        "RDLM_CAPACITY=12x",    "RDLM_SPIN= 5",       "RDLM_STATS=yes",
-        "RDLM_JOB=a/b",         "RDLM_JOB=../etc",    "RDLM_MAX_PROCS=1",
+        "RDLM_LOG=loud",
+        "RDLM_LOG=",
+        "RDLM_CAPACITY=abc",
+        "RDLM_CAPACITY=-5",
+        "RDLM_CAPACITY=15",
+        "RDLM_CAPACITY=99999999999",
+        "RDLM_CAPACITY=12x",
+        "RDLM_SPIN= 5",
+        "RDLM_STATS=yes",
+        "RDLM_JOB=a/b",
+        "RDLM_JOB=../etc",
+        "RDLM_MAX_PROCS=1",
         "RDLM_JOB=0123456789012345678901234567890123456789",
     };
     rdlm_config_t cfg;

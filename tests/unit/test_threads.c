@@ -27,9 +27,9 @@ static int iterations(void)
 typedef struct shared {
     rdlm_ctx_h common; /* NULL: each thread makes its own context */
     char job[32];
-    uint64_t counter;  /* plain: protected by the lock */
+    uint64_t counter; /* plain: protected by the lock */
     uint64_t last_token;
-    int errors;        /* written under the lock */
+    int errors;                                 /* written under the lock */
     int readers_inside, writer_inside, overlap; /* under the rwlock's rules */
     int round_seen[THREADS];
 } shared_t;

@@ -25,7 +25,8 @@ static void spin_phase_ends_with_one_check(void **state)
     (void)state;
     rdlm_wait_init(&w, &policy, &stats, UINT64_MAX);
     for (uint32_t i = 0; i < policy.spin; i++) {
-        checks += rdlm_wait_step(&w, &word, 0, RDLM_WAIT_ALL_BITS, &parked) == RDLM_WAIT_CHECK;
+        checks +=
+            rdlm_wait_step(&w, &word, 0, RDLM_WAIT_ALL_BITS, &parked) == RDLM_WAIT_CHECK;
     }
     assert_int_equal(checks, 1);
 }
@@ -59,7 +60,8 @@ static void *changer(void *arg)
 
 static void sleeper_is_woken_by_change(void **state)
 {
-    rdlm_wait_policy_t long_slices = {.spin = 1, .yield = 0, .park_slice_ns = 10000000000ull};
+    rdlm_wait_policy_t long_slices = {
+        .spin = 1, .yield = 0, .park_slice_ns = 10000000000ull};
     uint64_t parks_before = rdlm_load(&stats.parks, RDLM_RELAXED);
     uint64_t start = rdlm_clock_now_ns();
     pthread_t t;
