@@ -11,4 +11,4 @@ cmake --build build-release -j "$(nproc)"
 echo "== example: 4 processes share a lock, a counter and a barrier"
 ./build-release/examples/local_lock 4
 echo "== benchmark"
-bash bench/run_local.sh ./bench-results ./build-release
+BUILD_DIR=./build-release bash bench/run_local.sh ./bench-results
