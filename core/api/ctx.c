@@ -82,6 +82,7 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
     ctx->local.policy.spin = ctx->config.spin;
     ctx->local.policy.yield = ctx->config.yield;
     ctx->local.policy.park_slice_ns = (uint64_t)ctx->config.park_slice_ms * 1000000ull;
+    ctx->local.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
     status = rdlm_segment_attach(&seg_params, &ctx->local.seg);
     if (status != RDLM_OK) {
         goto err_free;

@@ -12,7 +12,7 @@
 #include "atomics.h"
 
 #define RDLM_SEG_MAGIC 0x6d6c64722d73686dull /* "mhs-rldm" */
-#define RDLM_SEG_LAYOUT 1u
+#define RDLM_SEG_LAYOUT 2u
 #define RDLM_CACHE_LINE 64
 #define RDLM_SLOT_RECORDS 16
 #define RDLM_NAME_BYTES 48
@@ -44,6 +44,7 @@ typedef struct rdlm_seg_header {
     uint64_t creator_start;
     rdlm_atomic_u32_t used;     /* objects created */
     rdlm_atomic_u32_t slot_hwm; /* 1 + highest slot index ever claimed */
+    rdlm_atomic_u32_t attached; /* ACTIVE slots (dead ones until reclaimed) */
 } rdlm_seg_header_t;
 
 /* One per attached context (process). */

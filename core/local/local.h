@@ -25,6 +25,7 @@ typedef struct rdlm_local_stats {
 typedef struct rdlm_local {
     rdlm_segment_t seg;
     rdlm_wait_policy_t policy;
+    uint32_t cpus; /* online CPUs: more attached processes than this = oversubscribed */
     rdlm_local_stats_t stats;
     rdlm_atomic_u64_t next_try_check_ns; /* rate limit of dead-holder checks by try */
 } rdlm_local_t;

@@ -23,15 +23,13 @@ static void rdlm_qlock_wake(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t ticket)
 }
 
 /*
- * CAS the word from (serving == s, owner == from) to (s + 1, to), whatever `next`
+ * CAS the word from w (serving == s, owner == from) to (s + 1, to), whatever `next`
  * does meanwhile, and wake ticket s + 1. Fails (returns 0) as soon as serving or
- * owner differ from what is expected.
+ * owner differ from what is expected. w is the caller's last look at the word.
  */
-static int rdlm_qlock_pass(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t s, uint32_t from,
-                           uint32_t to)
+static int rdlm_qlock_pass_from(rdlm_local_t *lc, rdlm_entry_t *e, uint64_t w, uint16_t s,
+                                uint32_t from, uint32_t to)
 {
-    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
-
     while (RDLM_WORD_SERVING(w) == s && RDLM_WORD_OWNER(w) == from) {
         if (rdlm_cas(&e->word, &w, RDLM_WORD_MAKE(RDLM_WORD_NEXT(w), s + 1, to),
                      RDLM_SEQ_CST)) {
@@ -40,6 +38,12 @@ static int rdlm_qlock_pass(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t s, uint32
         }
     }
     return 0;
+}
+
+static int rdlm_qlock_pass(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t s, uint32_t from,
+                           uint32_t to)
+{
+    return rdlm_qlock_pass_from(lc, e, rdlm_load(&e->word, RDLM_RELAXED), s, from, to);
 }
 
 /*
@@ -145,10 +149,20 @@ static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t t
     rdlm_store(rec, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, t), RDLM_SEQ_CST);
     rdlm_fetch_add(&lc->stats.contended, 1, RDLM_RELAXED);
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, timeout_ns);
+    /* More processes than CPUs: a spinning waiter takes the CPU the holder (or the
+     * next in line) needs. Yield at once instead. */
+    if (rdlm_load(&seg->hdr->attached, RDLM_RELAXED) > lc->cpus) {
+        rdlm_wait_stop_spinning(&w);
+    }
     while (!rdlm_qlock_claim(lc, e, t, prev_owner_p)) {
         word = rdlm_load(&e->word, RDLM_ACQUIRE);
         if (RDLM_WORD_SERVING(word) == t) {
             continue; /* served, claim raced with an arrival: retry the claim */
+        }
+        /* Only the next in line spins; the others yield, then sleep (and look for
+         * dead holders after each sleep slice). */
+        if ((uint16_t)(t - RDLM_WORD_SERVING(word)) > 1) {
+            rdlm_wait_stop_spinning(&w);
         }
         switch (rdlm_wait_step(&w, rdlm_word_futex(&e->word), RDLM_WORD_HIGH(word),
                                rdlm_wait_ticket_bit(t), &e->parked)) {
@@ -195,7 +209,9 @@ rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeou
     /* Only the holder writes the token: no read-modify-write needed. */
     token = rdlm_load(&e->token, RDLM_RELAXED) + 1;
     rdlm_store(&e->token, token, RDLM_RELAXED);
-    rdlm_fetch_add(&lc->stats.acquires, 1, RDLM_RELAXED);
+    /* Statistics are approximate under concurrent use: no lock prefix here. */
+    rdlm_store(&lc->stats.acquires, rdlm_load(&lc->stats.acquires, RDLM_RELAXED) + 1,
+               RDLM_RELAXED);
     if (token_p != NULL) {
         *token_p = token;
     }
@@ -208,8 +224,7 @@ rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx)
     rdlm_entry_t *e = &seg->entries[idx];
     uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
 
-    if (RDLM_WORD_OWNER(w) != seg->self_owner ||
-        !rdlm_qlock_pass(lc, e, RDLM_WORD_SERVING(w), seg->self_owner, 0)) {
+    if (!rdlm_qlock_pass_from(lc, e, w, RDLM_WORD_SERVING(w), seg->self_owner, 0)) {
         rdlm_warn("lock \"%s\": release by a context that does not hold it",
                   seg->names[idx]);
         return RDLM_ERR_NOT_OWNER;

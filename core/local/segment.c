@@ -258,6 +258,9 @@ static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
         if (i < hwm && rdlm_slot_alive(slot)) {
             continue;
         }
+        if (rdlm_load(&slot->state, RDLM_RELAXED) != RDLM_SLOT_ACTIVE) {
+            rdlm_fetch_add(&hdr->attached, 1, RDLM_RELAXED); /* not a dead one's slot */
+        }
         /* Records of a dead process go with it: waiters treat them as gone. */
         for (int r = 0; r < RDLM_SLOT_RECORDS; r++) {
             rdlm_store(&slot->rec[r], 0, RDLM_RELAXED);
@@ -343,6 +346,7 @@ void rdlm_segment_detach(rdlm_segment_t *seg)
     int lock_fd = rdlm_segment_lock(seg, &status);
 
     rdlm_store(&slot->state, RDLM_SLOT_FREE, RDLM_RELEASE);
+    rdlm_fetch_sub(&seg->hdr->attached, 1, RDLM_RELAXED);
     if (lock_fd >= 0 && rdlm_segment_live_procs(seg) == 0) {
         shm_unlink(seg->shm_name);
         unlink(seg->lock_path);

@@ -63,6 +63,13 @@ rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint3
     return RDLM_WAIT_CHECK;
 }
 
+void rdlm_wait_stop_spinning(rdlm_wait_t *w)
+{
+    if (w->spins < w->policy->spin) {
+        w->spins = w->policy->spin;
+    }
+}
+
 void rdlm_wait_wake(rdlm_atomic_u32_t *word, uint32_t bitset, rdlm_atomic_u32_t *parked,
                     rdlm_wait_stats_t *stats)
 {

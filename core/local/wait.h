@@ -55,6 +55,11 @@ void rdlm_wait_init(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
 rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint32_t seen,
                                   uint32_t bitset, rdlm_atomic_u32_t *parked);
 
+/** End the spin phase now (a waiter far back in a queue, or on an oversubscribed
+ *  node, gains nothing by spinning and takes CPU from the holder). The first
+ *  RDLM_WAIT_CHECK then comes after the first sleep slice. */
+void rdlm_wait_stop_spinning(rdlm_wait_t *w);
+
 /** After changing *word (seq_cst): wake the sleepers matching bitset, if any. */
 void rdlm_wait_wake(rdlm_atomic_u32_t *word, uint32_t bitset, rdlm_atomic_u32_t *parked,
                     rdlm_wait_stats_t *stats);

@@ -1,0 +1,27 @@
+/*
+ * The benchmark definitions: each is a name, a title, the process counts it runs at
+ * and a run function that measures through the engine (workers, rounds, report).
+ */
+#ifndef RDLM_BENCH_BENCHMARKS_H
+#define RDLM_BENCH_BENCHMARKS_H
+
+#include <stdint.h>
+
+#include "report.h"
+
+typedef struct rdlm_bench_def {
+    const char *name;
+    const char *title;
+    /** Default process counts, replaced by -p; NULL: always one process. */
+    const uint32_t *default_procs;
+    uint32_t ndefault_procs;
+    /** Add measurements, comparisons and notes to the report; 0, or -1 on failure. */
+    int (*run)(rdlm_bench_report_t *report);
+} rdlm_bench_def_t;
+
+extern const rdlm_bench_def_t rdlm_bench_def_lock_latency;
+extern const rdlm_bench_def_t rdlm_bench_def_lock_contended;
+extern const rdlm_bench_def_t rdlm_bench_def_barrier;
+extern const rdlm_bench_def_t rdlm_bench_def_memory;
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * One adapter per lock implementation, so every lock benchmark is written once and
+ * run over rdlm and its baselines alike (the Concurrency Kit pattern).
+ *
+ *   parent:  shared_init(shared)           the lock's words in the data mapping
+ *   worker:  attach(shared, job) -> lock   per process (rdlm: a context per process)
+ *            acquire(lock) / release(lock) the measured calls: 0, or a code that
+ *                                          error_name(code) names
+ *            stats(lock, &s)               0 if the implementation keeps statistics
+ *            detach(lock)
+ *   parent:  shared_fini(shared)
+ */
+#ifndef RDLM_BENCH_LOCK_OPS_H
+#define RDLM_BENCH_LOCK_OPS_H
+
+#include <stddef.h>
+
+#include <rdlm.h>
+
+typedef struct rdlm_bench_lock_ops {
+    const char *name;        /**< short name used in tables and files */
+    const char *description; /**< one line for the section header */
+    size_t shared_size;      /**< bytes it needs in the shared data mapping */
+    int (*shared_init)(void *shared);
+    void (*shared_fini)(void *shared);
+    int (*attach)(void *shared, const char *job, void **lock_p, char *err, size_t errlen);
+    int (*acquire)(void *lock);
+    int (*release)(void *lock);
+    const char *(*error_name)(int code);
+    int (*stats)(void *lock, rdlm_stats_t *stats_p);
+    void (*detach)(void *lock);
+} rdlm_bench_lock_ops_t;
+
+/** rdlm exclusive lock: a context per process, one named lock. */
+extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm;
+/** Test-and-test-and-set spinlock on one C11 atomic word, pause while spinning. */
+extern const rdlm_bench_lock_ops_t rdlm_bench_lock_tas;
+/** Default pthread_mutex_t, PTHREAD_PROCESS_SHARED, in the shared mapping. */
+extern const rdlm_bench_lock_ops_t rdlm_bench_lock_pmutex;
+
+/* Stubs for adapters that have nothing to do or report. */
+int rdlm_bench_lock_nop_init(void *shared);
+void rdlm_bench_lock_nop_fini(void *shared);
+int rdlm_bench_lock_no_stats(void *lock, rdlm_stats_t *stats_p);
+void rdlm_bench_lock_nop_detach(void *lock);
+
+#endif

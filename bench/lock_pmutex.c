@@ -1,0 +1,95 @@
+/*
+ * Baseline: a default (PTHREAD_MUTEX_NORMAL) pthread_mutex_t made
+ * PTHREAD_PROCESS_SHARED, living in the shared mapping. Stubs for every adapter.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lock_ops.h"
+
+typedef struct rdlm_bench_pmutex {
+    _Alignas(64) pthread_mutex_t mutex;
+} rdlm_bench_pmutex_t;
+
+static int rdlm_bench_pmutex_init(void *shared)
+{
+    rdlm_bench_pmutex_t *m = shared;
+    pthread_mutexattr_t attr;
+    int rc;
+
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    rc = pthread_mutex_init(&m->mutex, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return rc == 0 ? 0 : -1;
+}
+
+static void rdlm_bench_pmutex_fini(void *shared)
+{
+    pthread_mutex_destroy(&((rdlm_bench_pmutex_t *)shared)->mutex);
+}
+
+static int rdlm_bench_pmutex_attach(void *shared, const char *job, void **lock_p,
+                                    char *err, size_t errlen)
+{
+    (void)job;
+    (void)err;
+    (void)errlen;
+    *lock_p = &((rdlm_bench_pmutex_t *)shared)->mutex;
+    return 0;
+}
+
+static int rdlm_bench_pmutex_acquire(void *lock)
+{
+    return pthread_mutex_lock(lock);
+}
+
+static int rdlm_bench_pmutex_release(void *lock)
+{
+    return pthread_mutex_unlock(lock);
+}
+
+static const char *rdlm_bench_pmutex_error_name(int code)
+{
+    return strerror(code);
+}
+
+const rdlm_bench_lock_ops_t rdlm_bench_lock_pmutex = {
+    .name = "pthread_mutex",
+    .description = "pthread_mutex_t, PTHREAD_PROCESS_SHARED, default type",
+    .shared_size = sizeof(rdlm_bench_pmutex_t),
+    .shared_init = rdlm_bench_pmutex_init,
+    .shared_fini = rdlm_bench_pmutex_fini,
+    .attach = rdlm_bench_pmutex_attach,
+    .acquire = rdlm_bench_pmutex_acquire,
+    .release = rdlm_bench_pmutex_release,
+    .error_name = rdlm_bench_pmutex_error_name,
+    .stats = rdlm_bench_lock_no_stats,
+    .detach = rdlm_bench_lock_nop_detach,
+};
+
+/* ---- stubs shared by the adapters --------------------------------------------------- */
+
+int rdlm_bench_lock_nop_init(void *shared)
+{
+    (void)shared;
+    return 0;
+}
+
+void rdlm_bench_lock_nop_fini(void *shared)
+{
+    (void)shared;
+}
+
+int rdlm_bench_lock_no_stats(void *lock, rdlm_stats_t *stats_p)
+{
+    (void)lock;
+    (void)stats_p;
+    return -1;
+}
+
+void rdlm_bench_lock_nop_detach(void *lock)
+{
+    (void)lock;
+}

@@ -1,0 +1,161 @@
+/*
+ * rdlm-bench: the benchmark engine's entry point. Parses the command line, prints
+ * the header, runs the selected benchmark definitions in order (one progress line
+ * each on stderr), prints each one's section and the final comparison table on
+ * stdout, and writes the CSV and JSON files.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "benchmarks.h"
+#include "clock.h"
+#include "noise.h"
+#include "options.h"
+#include "report.h"
+
+/* Say how much other work shared the machine during one benchmark (a note in its
+ * section) and return that share, or -1 if unknown. */
+static double rdlm_bench_noise_note(rdlm_bench_report_t *report, const char *bench,
+                                    const rdlm_bench_noise_snap_t *from)
+{
+    rdlm_bench_noise_snap_t to;
+    double steal;
+    double others;
+
+    rdlm_bench_noise_take(&to);
+    others = rdlm_bench_noise_others(from, &to, &steal);
+    if (others < 0) {
+        rdlm_bench_report_note(report, bench, RDLM_BENCH_NOTE_INFO,
+                               "machine: other processes' CPU use not known (benchmark "
+                               "shorter than 1 s)");
+        return -1;
+    }
+    rdlm_bench_report_note(report, bench, RDLM_BENCH_NOTE_INFO,
+                           "machine: other processes used %.0f%% of the CPUs (hypervisor "
+                           "steal %.0f%%) during this benchmark%s",
+                           others * 100.0, steal * 100.0,
+                           others + steal > 0.10 ? ": NOISY, re-run on a quiet machine"
+                                                 : "");
+    return others + steal;
+}
+
+static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
+    &rdlm_bench_def_lock_latency,
+    &rdlm_bench_def_lock_contended,
+    &rdlm_bench_def_barrier,
+    &rdlm_bench_def_memory,
+};
+#define RDLM_BENCH_NDEFS (sizeof(rdlm_bench_defs) / sizeof(rdlm_bench_defs[0]))
+
+/* "lock-latency 1; lock-contended 2,16; ..." for the selected benchmarks. */
+static void rdlm_bench_processes_text(const rdlm_bench_opts_t *opts, char *buf, size_t len)
+{
+    const uint32_t *procs;
+    uint32_t nprocs;
+    size_t used = 0;
+    uint32_t k;
+    uint32_t j;
+
+    buf[0] = '\0';
+    for (k = 0; k < RDLM_BENCH_NDEFS && used + 1 < len; k++) {
+        const rdlm_bench_def_t *d = rdlm_bench_defs[k];
+
+        if (!rdlm_bench_opts_selects(opts, d->name)) {
+            continue;
+        }
+        used += (size_t)snprintf(buf + used, len - used, "%s%s ", used ? "; " : "", d->name);
+        if (d->default_procs == NULL) {
+            used += (size_t)snprintf(buf + used, len - used, "1");
+            continue;
+        }
+        nprocs = rdlm_bench_opts_procs(opts, d->default_procs, d->ndefault_procs, &procs);
+        for (j = 0; j < nprocs && used + 1 < len; j++) {
+            used += (size_t)snprintf(buf + used, len - used, "%s%u", j ? "," : "", procs[j]);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *names[RDLM_BENCH_NDEFS + 1];
+    rdlm_bench_report_t *report;
+    rdlm_bench_opts_t opts;
+    char processes[160];
+    uint32_t selected = 0;
+    uint32_t done = 0;
+    int failed = 0;
+    rdlm_bench_noise_snap_t snap;
+    double noise;
+    uint64_t t0;
+    uint32_t k;
+
+    for (k = 0; k < RDLM_BENCH_NDEFS; k++) {
+        names[k] = rdlm_bench_defs[k]->name;
+    }
+    names[RDLM_BENCH_NDEFS] = NULL;
+    switch (rdlm_bench_opts_parse(argc, argv, names, &opts)) {
+    case RDLM_BENCH_PARSE_HELP:
+        return 0;
+    case RDLM_BENCH_PARSE_USAGE:
+        return 2;
+    default:
+        break;
+    }
+    report = calloc(1, sizeof(*report));
+    if (report == NULL) {
+        fprintf(stderr, "rdlm-bench: out of memory\n");
+        return 1;
+    }
+    report->opts = &opts;
+    report->noise_max = -1;
+    rdlm_bench_processes_text(&opts, processes, sizeof(processes));
+    rdlm_bench_header_fill(&report->header, &opts, argc, argv, processes);
+    rdlm_bench_header_print(&report->header, stdout);
+
+    for (k = 0; k < RDLM_BENCH_NDEFS; k++) {
+        selected += (uint32_t)rdlm_bench_opts_selects(&opts, rdlm_bench_defs[k]->name);
+    }
+    for (k = 0; k < RDLM_BENCH_NDEFS; k++) {
+        const rdlm_bench_def_t *d = rdlm_bench_defs[k];
+        int rc;
+
+        if (!rdlm_bench_opts_selects(&opts, d->name)) {
+            continue;
+        }
+        fflush(stdout);
+        fprintf(stderr, "rdlm-bench: [%u/%u] %-15s ...%s", ++done, selected, d->name,
+                opts.verbose ? "\n" : "");
+        t0 = rdlm_bench_now_ns();
+        rdlm_bench_noise_take(&snap);
+        rc = d->run(report);
+        noise = rdlm_bench_noise_note(report, d->name, &snap);
+        if (noise > report->noise_max) {
+            report->noise_max = noise;
+            snprintf(report->noise_bench, sizeof(report->noise_bench), "%s", d->name);
+        }
+        fprintf(stderr, "%s%s in %.1f s", opts.verbose ? "rdlm-bench:   " : " ",
+                rc == 0 ? "done" : "FAILED", (double)(rdlm_bench_now_ns() - t0) / 1e9);
+        if (noise >= 0) {
+            fprintf(stderr, ", other load %.0f%%%s", noise * 100.0,
+                    noise > 0.10 ? " (noisy)" : "");
+        }
+        fprintf(stderr, "\n");
+        if (rc != 0) {
+            failed = 1;
+            rdlm_bench_report_note(report, d->name, RDLM_BENCH_NOTE_SKIP,
+                                   "measurement failed (reason on stderr)");
+        }
+        rdlm_bench_report_section(report, d->name, d->title, stdout);
+    }
+    rdlm_bench_report_table(report, stdout);
+    fflush(stdout);
+    if (opts.csv_path != NULL && rdlm_bench_report_write_csv(report, opts.csv_path) != 0) {
+        failed = 1;
+    }
+    if (opts.json_path != NULL && rdlm_bench_report_write_json(report, opts.json_path) != 0) {
+        failed = 1;
+    }
+    free(report);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Run rdlm's on-node benchmarks (rdlm-bench, default set, 10-30 s on 2 cores) and
+# keep the results.
+#
+#   bench/run_local.sh [RESULTS_DIR] [rdlm-bench flags...]
+#
+# RESULTS_DIR defaults to ./bench-results. rdlm-bench is taken from $BENCH_BIN, else
+# $BUILD_DIR/bench/rdlm-bench, else build/bench/rdlm-bench in this repository, else
+# PATH. (Not RDLM_* names: librdlm warns about RDLM_* variables it does not know.)
+# Prints one progress line per benchmark, then the header and the comparison table.
+# Writes into RESULTS_DIR:
+#   local.txt       the full output: header, per-benchmark sections, comparison table
+#   local.csv       every measurement and comparison (columns: bench/README.md)
+#   local.json      the same, with the header
+#   contended.png   lock-contended throughput vs processes: rdlm, pthread_mutex, TAS
+#                   (gnuplot; installed with apt-get as root if missing and available,
+#                   unless BENCH_NO_INSTALL=1; otherwise the plot is skipped)
+# Exit status: rdlm-bench's (0 ran, 1 a measurement failed, 2 bad flags).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+
+out=./bench-results
+if [[ $# -gt 0 && $1 != -* ]]; then
+    out=$1
+    shift
+fi
+
+find_bench() {
+    local c
+    for c in "${BENCH_BIN:-}" "${BUILD_DIR:+$BUILD_DIR/bench/rdlm-bench}" \
+             "$repo/build/bench/rdlm-bench"; do
+        if [[ -n $c && -x $c ]]; then
+            echo "$c"
+            return 0
+        fi
+    done
+    command -v rdlm-bench || return 1
+}
+
+if ! bench=$(find_bench); then
+    echo "run_local.sh: rdlm-bench not found; build it first, e.g." >&2
+    echo "  cmake -S $repo -B $repo/build && cmake --build $repo/build -j2" >&2
+    echo "or point BENCH_BIN at the binary / BUILD_DIR at the build directory" >&2
+    exit 2
+fi
+
+mkdir -p "$out"
+txt=$out/local.txt
+csv=$out/local.csv
+json=$out/local.json
+png=$out/contended.png
+
+echo "run_local.sh: $bench -> $out"
+status=0
+"$bench" --csv "$csv" --json "$json" "$@" >"$txt" || status=$?
+
+# The header and the comparison table (the sections are in local.txt).
+sed -n '1,/^# command:/p' "$txt"
+sed -n '/^# Comparison/,$p' "$txt"
+
+# ---- plot ----------------------------------------------------------------------------
+have_gnuplot() { command -v gnuplot >/dev/null 2>&1; }
+
+# (Outputs are captured before matching: with pipefail, `cmd | grep -q` fails when
+# grep exits first.)
+if ! have_gnuplot && [[ ${BENCH_NO_INSTALL:-0} != 1 && $(id -u) == 0 ]] &&
+    command -v apt-get >/dev/null 2>&1; then
+    policy=$(apt-cache policy gnuplot-nox 2>/dev/null || true)
+    if [[ $policy == *"Candidate: "[0-9]* ]]; then
+        echo "run_local.sh: installing gnuplot-nox for the plot"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox >/dev/null 2>&1 ||
+            echo "run_local.sh: apt-get install gnuplot-nox failed"
+    fi
+fi
+
+data=$out/contended.dat
+if [[ -s $csv ]]; then
+    # procs rdlm pthread_mutex tas (medians, Mops/s), one row per process count.
+    awk -F, '$1 == "measure" && $2 == "lock-contended" && $3 == "throughput" {
+                 v[$4 "," $5] = $7; p[$4] = 1 }
+             END { for (n in p) printf "%s %s %s %s\n", n,
+                       (n ",rdlm" in v) ? v[n ",rdlm"] : "NaN",
+                       (n ",pthread_mutex" in v) ? v[n ",pthread_mutex"] : "NaN",
+                       (n ",tas" in v) ? v[n ",tas"] : "NaN" }' "$csv" |
+        sort -n >"$data"
+fi
+
+if [[ ! -s ${data:-/nonexistent} ]]; then
+    echo "run_local.sh: no lock-contended results; plot skipped"
+elif ! have_gnuplot; then
+    echo "run_local.sh: gnuplot not installed (apt-get install gnuplot-nox); plot skipped"
+else
+    term=png
+    terminals=$(gnuplot -e 'set terminal' 2>&1 || true)
+    if [[ $terminals == *pngcairo* ]]; then
+        term=pngcairo
+    fi
+    xtics=$(awk '{printf "%s%s", (NR > 1 ? "," : ""), $1}' "$data")
+    xrange=$(awk 'NR == 1 {lo = $1} {hi = $1} END {printf "[%g:%g]", lo / 1.3, hi * 1.3}' "$data")
+    # Head room above the highest point for the key.
+    ymax=$(awk '{for (i = 2; i <= 4; i++) if ($i != "NaN" && $i + 0 > m) m = $i + 0}
+                END {print (m > 0 ? m * 1.45 : 1)}' "$data")
+    if gnuplot <<GP; then
+set terminal $term size 900,540 noenhanced
+set output '$png'
+set title 'rdlm-bench lock-contended: throughput vs processes ($(nproc) CPUs, medians)'
+set xlabel 'processes'
+set ylabel 'Mops/s'
+set logscale x 2
+set xrange $xrange
+set xtics ($xtics)
+set yrange [0:$ymax]
+set grid
+set key inside top right opaque box
+plot '$data' using 1:2 with linespoints lw 2 pt 7 title 'rdlm', \
+     '' using 1:3 with linespoints lw 2 pt 5 title 'pthread_mutex (pshared)', \
+     '' using 1:4 with linespoints lw 2 pt 9 title 'TAS spinlock'
+GP
+        echo "run_local.sh: plot: $png"
+    else
+        echo "run_local.sh: gnuplot failed; plot skipped"
+    fi
+fi
+echo "run_local.sh: results in $out (local.txt, local.csv, local.json)"
+exit "$status"
