@@ -1,0 +1,680 @@
+/*
+ * The transport conformance suite: one program, instantiated per backend by ctest.
+ * It forks --procs ranks that meet through the TCP bootstrap (the parent creates the
+ * listening socket, so parallel ctest runs never collide on a port), open the backend
+ * and check, each check skipped by capability (never by backend name):
+ *
+ *   ops_tables_have_no_null_entry
+ *   fetching_atomics_return_old_values       fadd/cswap(hit, miss)/swap on one word
+ *   fadd_hammer_exact_and_distinct           N*iters fetch-adds: final value exact,
+ *                                            every returned old value distinct
+ *   posted_fadd_exact_after_flush
+ *   cswap_increment_no_lost_update           CAS-retry increments: final value exact
+ *   put_get_round_trip                       per-rank slots, also read by every rank
+ *   am_delivery_intact                       every message once, payload intact;
+ *                                            per-sender order reported, not required
+ *   bad_keys_give_errors                     malformed blob, released key, offset out
+ *                                            of range or misaligned
+ *
+ * Exit: 0 all passed, 77 skipped (backend unusable here: message says why), 1 failed.
+ * Every wait is bounded (--timeout-sec); the parent kills ranks that overrun.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include "clock.h"
+#include "transport.h"
+
+#define SKIP_CODE 77
+#define AM_ID 3
+#define AM_PER_PEER_MAX 256
+
+/* Offsets in rank 0's region. */
+#define OFF_OLDVAL 0
+#define OFF_FADD 64
+#define OFF_POST 128
+#define OFF_CSWAP 192
+#define OFF_SLOTS 4096
+#define SLOT_BYTES 256
+#define REGION_BYTES (OFF_SLOTS + 64 * SLOT_BYTES)
+
+typedef struct opts {
+    const char *backend;
+    unsigned procs, iters, am_msgs, timeout_sec;
+    int progress_thread;
+    int missing_rank; /* bootstrap_missing_peer_times_out: the last rank never starts */
+} opts_t;
+
+static unsigned g_rank;
+static uint64_t g_deadline;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "tl_conformance rank %u: FAIL: ", g_rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+#define CHECK_OK(call)                                                                     \
+    do {                                                                                   \
+        rdlm_status_t st_ = (call);                                                        \
+        if (st_ != RDLM_OK)                                                                \
+            fail("%s: %s (%s:%d)", #call, rdlm_status_name(st_), __FILE__, __LINE__);      \
+    } while (0)
+
+static void check_deadline(const char *what)
+{
+    if (rdlm_clock_now_ns() > g_deadline)
+        fail("timed out in %s", what);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ---- the active-message receiver ------------------------------------------------------ */
+
+typedef struct am_state {
+    unsigned size, expected;
+    unsigned *count;    /* per source */
+    unsigned *next_seq; /* per source: for the order report */
+    unsigned out_of_order, corrupt;
+} am_state_t;
+
+typedef struct am_msg {
+    uint32_t src, seq;
+    uint8_t pattern[48];
+} am_msg_t;
+
+static void am_handler(void *arg, uint32_t src, const void *data, size_t len)
+{
+    am_state_t *s = arg;
+    am_msg_t m;
+    unsigned i;
+
+    if (len != sizeof(m) || src >= s->size) {
+        s->corrupt++;
+        return;
+    }
+    memcpy(&m, data, sizeof(m));
+    if (m.src != src)
+        s->corrupt++;
+    for (i = 0; i < sizeof(m.pattern); i++)
+        if (m.pattern[i] != (uint8_t)(m.src * 31 + m.seq + i))
+            s->corrupt++;
+    if (m.seq != s->next_seq[src])
+        s->out_of_order++;
+    s->next_seq[src] = m.seq + 1;
+    s->count[src]++;
+}
+
+/* ---- one rank ------------------------------------------------------------------------- */
+
+typedef struct rank_ctx {
+    const opts_t *o;
+    unsigned rank, n;
+    const rdlm_tl_bootstrap_t *b;
+    rdlm_tl_ctx_h ctx;
+    rdlm_tl_caps_t caps;
+    rdlm_tl_idle_t idle;
+    rdlm_tl_mem_h mem;  /* rank 0 */
+    rdlm_tl_rkey_h rk;  /* rank 0's region */
+    int active;         /* this rank issues remote operations */
+    unsigned writers;   /* ranks that do */
+} rank_ctx_t;
+
+static void barrier(rank_ctx_t *t)
+{
+    CHECK_OK(t->b->barrier(t->b->arg, &t->idle));
+}
+
+/* The word at off in rank 0's region, read by rank 0 (through the transport when it
+ * can, else by the CPU after everyone flushed: only a check, never an update). */
+static uint64_t read_word0(rank_ctx_t *t, uint64_t off)
+{
+    uint64_t v;
+    void *addr;
+    size_t len;
+
+    if (t->active && (t->caps.flags & RDLM_TL_CAP_AMO64)) {
+        CHECK_OK(t->ctx->amo->fadd64(t->ctx, t->rk, off, 0, &v));
+        return v;
+    }
+    CHECK_OK(t->ctx->mem->addr(t->ctx, t->mem, &addr, &len));
+    memcpy(&v, (char *)addr + off, sizeof(v));
+    return v;
+}
+
+static void test_fetching_old_values(rank_ctx_t *t)
+{
+    rdlm_tl_ctx_h c = t->ctx;
+    uint64_t old;
+
+    if (t->rank == (t->active ? 0u : 1u)) {
+        CHECK_OK(c->amo->fadd64(c, t->rk, OFF_OLDVAL, 5, &old));
+        if (old != 0)
+            fail("fadd64 returned %" PRIu64 ", expected 0", old);
+        CHECK_OK(c->amo->cswap64(c, t->rk, OFF_OLDVAL, 5, 9, &old));
+        if (old != 5)
+            fail("cswap64 (hit) returned %" PRIu64 ", expected 5", old);
+        CHECK_OK(c->amo->cswap64(c, t->rk, OFF_OLDVAL, 5, 1, &old));
+        if (old != 9)
+            fail("cswap64 (miss) returned %" PRIu64 ", expected 9", old);
+        CHECK_OK(c->amo->swap64(c, t->rk, OFF_OLDVAL, 42, &old));
+        if (old != 9)
+            fail("swap64 returned %" PRIu64 ", expected 9 (did the missed cswap write?)",
+                 old);
+        CHECK_OK(c->amo->fadd64(c, t->rk, OFF_OLDVAL, 0, &old));
+        if (old != 42)
+            fail("word holds %" PRIu64 " after swap64(42)", old);
+        printf("PASS fetching_atomics_return_old_values (rank %u)\n", t->rank);
+    }
+    barrier(t);
+}
+
+static void test_fadd_hammer(rank_ctx_t *t)
+{
+    unsigned iters = t->o->iters, n = t->n;
+    uint64_t *olds = calloc(iters ? iters : 1, sizeof(*olds));
+    uint64_t *all = calloc((size_t)(iters ? iters : 1) * n, sizeof(*all));
+    uint64_t i, total = (uint64_t)t->writers * iters, *mine, t0, t1;
+
+    if (olds == NULL || all == NULL)
+        fail("out of memory");
+    t0 = rdlm_clock_now_ns();
+    if (t->active)
+        for (i = 0; i < iters; i++) {
+            CHECK_OK(t->ctx->amo->fadd64(t->ctx, t->rk, OFF_FADD, 1, &olds[i]));
+            if ((i & 255) == 0)
+                check_deadline("fadd hammer");
+        }
+    t1 = rdlm_clock_now_ns();
+    if (t->active && iters > 0)
+        printf("rank %u: fetch-add mean latency %.2f us (%u ranks contending)\n", t->rank,
+               (double)(t1 - t0) / 1e3 / iters, t->writers);
+    CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
+    CHECK_OK(t->b->allgather(t->b->arg, olds, all, sizeof(*olds) * (iters ? iters : 1),
+                             &t->idle));
+    if (t->rank == 0) {
+        mine = all + (t->active ? 0 : iters); /* the writers' blocks */
+        qsort(mine, total, sizeof(*mine), cmp_u64);
+        for (i = 0; i < total; i++)
+            if (mine[i] != i)
+                fail("fetch-add old values are not a permutation of 0..%" PRIu64
+                     ": sorted position %" PRIu64 " holds %" PRIu64,
+                     total - 1, i, mine[i]);
+        i = read_word0(t, OFF_FADD);
+        if (i != total)
+            fail("fetch-add word is %" PRIu64 ", expected %" PRIu64, i, total);
+        printf("PASS fadd_hammer_exact_and_distinct (%u x %u)\n", t->writers, iters);
+    }
+    free(olds);
+    free(all);
+    barrier(t);
+}
+
+static void test_posted_fadd(rank_ctx_t *t)
+{
+    uint64_t i, v;
+
+    if (!(t->caps.flags & RDLM_TL_CAP_AMO64_POST)) {
+        if (t->rank == 0)
+            printf("SKIP (capability) posted_fadd_exact_after_flush: no posted atomics\n");
+        return;
+    }
+    if (t->active)
+        for (i = 0; i < t->o->iters; i++)
+            CHECK_OK(t->ctx->amo->fadd64_post(t->ctx, t->rk, OFF_POST, 3));
+    CHECK_OK(t->ctx->setup->flush(t->ctx, 0));
+    barrier(t);
+    if (t->rank == 0) {
+        v = read_word0(t, OFF_POST);
+        if (v != (uint64_t)3 * t->writers * t->o->iters)
+            fail("posted fetch-add word is %" PRIu64 ", expected %" PRIu64, v,
+                 (uint64_t)3 * t->writers * t->o->iters);
+        printf("PASS posted_fadd_exact_after_flush\n");
+    }
+    barrier(t);
+}
+
+static void test_cswap_increment(rank_ctx_t *t)
+{
+    uint64_t guess = 0, old, done = 0, retries = 0, v;
+
+    if (t->active)
+        while (done < t->o->iters) {
+            CHECK_OK(t->ctx->amo->cswap64(t->ctx, t->rk, OFF_CSWAP, guess, guess + 1, &old));
+            if (old == guess) {
+                done++;
+                guess++;
+            } else {
+                guess = old;
+                retries++;
+            }
+            if ((done & 255) == 0)
+                check_deadline("cswap increments");
+        }
+    CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
+    barrier(t);
+    if (t->rank == 0) {
+        v = read_word0(t, OFF_CSWAP);
+        if (v != (uint64_t)t->writers * t->o->iters)
+            fail("cswap-incremented word is %" PRIu64 ", expected %" PRIu64
+                 " (lost update)",
+                 v, (uint64_t)t->writers * t->o->iters);
+        printf("PASS cswap_increment_no_lost_update (rank 0 retried %" PRIu64 " times)\n",
+               retries);
+    }
+    barrier(t);
+}
+
+static void fill_slot(unsigned char *buf, unsigned owner)
+{
+    unsigned i;
+
+    for (i = 0; i < SLOT_BYTES; i++)
+        buf[i] = (unsigned char)(owner * 7 + i * 13 + 1);
+}
+
+static void test_put_get(rank_ctx_t *t)
+{
+    unsigned char out[SLOT_BYTES], in[SLOT_BYTES];
+    unsigned r;
+
+    if (!(t->caps.flags & RDLM_TL_CAP_RMA)) {
+        if (t->rank == 0)
+            printf("SKIP (capability) put_get_round_trip: no put/get\n");
+        return;
+    }
+    if (t->active) {
+        fill_slot(out, t->rank);
+        CHECK_OK(t->ctx->rma->put(t->ctx, t->rk, OFF_SLOTS + (uint64_t)t->rank * SLOT_BYTES,
+                                  out, sizeof(out)));
+        CHECK_OK(t->ctx->setup->flush(t->ctx, 0));
+        memset(in, 0, sizeof(in));
+        CHECK_OK(t->ctx->rma->get(t->ctx, t->rk, OFF_SLOTS + (uint64_t)t->rank * SLOT_BYTES,
+                                  in, sizeof(in)));
+        if (memcmp(in, out, sizeof(in)) != 0)
+            fail("get after put+flush returned other bytes");
+    }
+    barrier(t);
+    if (t->active)
+        for (r = 0; r < t->n; r++) {
+            if (r == 0 && !(t->caps.flags & RDLM_TL_CAP_LOOPBACK))
+                continue;
+            fill_slot(out, r);
+            CHECK_OK(t->ctx->rma->get(t->ctx, t->rk, OFF_SLOTS + (uint64_t)r * SLOT_BYTES,
+                                      in, sizeof(in)));
+            if (memcmp(in, out, sizeof(in)) != 0)
+                fail("rank %u's slot read back wrong", r);
+        }
+    barrier(t);
+    if (t->rank == 0)
+        printf("PASS put_get_round_trip\n");
+}
+
+static void test_am(rank_ctx_t *t)
+{
+    am_state_t s = {.size = t->n};
+    unsigned msgs = t->o->am_msgs, r, i, total;
+    uint64_t got;
+
+    if (!(t->caps.flags & RDLM_TL_CAP_AM) || t->caps.am_max_payload < sizeof(am_msg_t)) {
+        if (t->rank == 0)
+            printf("SKIP (capability) am_delivery_intact: no active messages\n");
+        return;
+    }
+    s.count = calloc(t->n, sizeof(unsigned));
+    s.next_seq = calloc(t->n, sizeof(unsigned));
+    if (s.count == NULL || s.next_seq == NULL)
+        fail("out of memory");
+    CHECK_OK(t->ctx->am->set_handler(t->ctx, AM_ID, am_handler, &s));
+    barrier(t); /* every handler is in place before anyone sends */
+    for (i = 0; i < msgs; i++)
+        for (r = 0; r < t->n; r++) {
+            am_msg_t m = {.src = t->rank, .seq = i};
+            unsigned k;
+
+            for (k = 0; k < sizeof(m.pattern); k++)
+                m.pattern[k] = (uint8_t)(m.src * 31 + m.seq + k);
+            CHECK_OK(t->ctx->am->send(t->ctx, r, AM_ID, &m, sizeof(m)));
+        }
+    total = msgs * t->n;
+    for (;;) {
+        for (got = 0, r = 0; r < t->n; r++)
+            got += s.count[r];
+        if (got >= total)
+            break;
+        if (t->ctx->setup->progress(t->ctx) == 0 && t->caps.progress_thread)
+            nanosleep(&(struct timespec){0, 100000}, NULL);
+        check_deadline("active-message delivery");
+    }
+    barrier(t); /* nobody sends any more: the counts are final */
+    for (r = 0; r < t->n; r++)
+        if (s.count[r] != msgs)
+            fail("received %u messages from rank %u, expected %u", s.count[r], r, msgs);
+    if (s.corrupt)
+        fail("%u corrupt active messages", s.corrupt);
+    printf("PASS am_delivery_intact (rank %u: %u messages, %u out of per-sender order)\n",
+           t->rank, total, s.out_of_order);
+    CHECK_OK(t->ctx->am->set_handler(t->ctx, AM_ID, NULL, NULL));
+    barrier(t);
+    free(s.count);
+    free(s.next_seq);
+}
+
+static void expect_status(rdlm_status_t got, rdlm_status_t want, const char *what)
+{
+    if (got != want)
+        fail("%s: got %s, expected %s", what, rdlm_status_name(got), rdlm_status_name(want));
+}
+
+static void test_bad_keys(rank_ctx_t *t, const unsigned char *key0)
+{
+    rdlm_tl_ctx_h c = t->ctx;
+    unsigned char junk[64];
+    rdlm_tl_rkey_h k2;
+    uint64_t old;
+
+    memset(junk, 0xa5, sizeof(junk));
+    expect_status(c->mem->rkey_unpack(c, 0, junk, sizeof(junk), &k2), RDLM_ERR_INVALID_ARG,
+                  "unpacking a malformed key");
+    expect_status(c->mem->rkey_unpack(c, 0, key0, 4, &k2), RDLM_ERR_INVALID_ARG,
+                  "unpacking a truncated key");
+    if (t->caps.flags & RDLM_TL_CAP_AMO64) {
+        expect_status(c->amo->fadd64(c, 0, 0, 1, &old), RDLM_ERR_BAD_HANDLE,
+                      "fadd64 with a never-issued key");
+        expect_status(c->amo->fadd64(c, t->rk, REGION_BYTES, 1, &old), RDLM_ERR_INVALID_ARG,
+                      "fadd64 past the region");
+        expect_status(c->amo->fadd64(c, t->rk, 4, 1, &old), RDLM_ERR_INVALID_ARG,
+                      "fadd64 at a misaligned offset");
+        expect_status(c->amo->fadd64(c, t->rk, UINT64_MAX - 3, 1, &old),
+                      RDLM_ERR_INVALID_ARG, "fadd64 at an overflowing offset");
+        CHECK_OK(c->mem->rkey_unpack(c, 0, key0, RDLM_TL_RKEY_MAX, &k2));
+        CHECK_OK(c->mem->rkey_release(c, k2));
+        expect_status(c->amo->fadd64(c, k2, OFF_FADD, 1, &old), RDLM_ERR_BAD_HANDLE,
+                      "fadd64 with a released key");
+        expect_status(c->mem->rkey_release(c, k2), RDLM_ERR_BAD_HANDLE,
+                      "releasing a key twice");
+    }
+    if (t->rank == 0) {
+        printf("PASS bad_keys_give_errors (malformed, truncated, never issued, released, "
+               "out of range, misaligned)\n");
+        printf("SKIP target_deregistered_key: the target's deregistration is not "
+               "visible to a peer holding its key (UCX keeps no remote validity state: "
+               "shared-memory keys stay mapped, emulated atomics would touch freed "
+               "memory); the caller must barrier before dereg\n");
+    }
+    barrier(t);
+}
+
+/* bootstrap_missing_peer_times_out: rank size-1 is never started. Rank 0 must give
+ * RDLM_ERR_TIMEOUT (with a log line naming the missing rank) within the timeout; the
+ * others connect, then their first collective fails (rank 0 went away) instead of
+ * hanging. */
+static int run_missing(const opts_t *o, unsigned rank, int listen_fd, uint16_t port)
+{
+    rdlm_tl_boot_tcp_params_t bp = {.rank = rank,
+                                    .size = o->procs,
+                                    .port = port,
+                                    .listen_fd = rank == 0 ? listen_fd : -1,
+                                    .timeout_ms = o->timeout_sec * 1000};
+    rdlm_tl_boot_tcp_t *boot = NULL;
+    const rdlm_tl_bootstrap_t *b;
+    uint64_t t0 = rdlm_clock_now_ns();
+    rdlm_status_t st = rdlm_tl_boot_tcp_create(&bp, &boot);
+
+    g_rank = rank;
+    if (rank == 0) {
+        expect_status(st, RDLM_ERR_TIMEOUT, "rank 0 waiting for a rank that never starts");
+        printf("PASS bootstrap_missing_peer_times_out (rank 0 gave up after %.1f s)\n",
+               (double)(rdlm_clock_now_ns() - t0) / 1e9);
+        return 0;
+    }
+    CHECK_OK(st);
+    b = rdlm_tl_boot_tcp_get(boot);
+    st = b->barrier(b->arg, NULL);
+    if (st != RDLM_ERR_PEER_DEAD && st != RDLM_ERR_TIMEOUT)
+        fail("barrier without rank 0 returned %s", rdlm_status_name(st));
+    rdlm_tl_boot_tcp_destroy(boot);
+    return 0;
+}
+
+static int run_rank(const opts_t *o, unsigned rank, int listen_fd, uint16_t port)
+{
+    rdlm_tl_boot_tcp_params_t bp = {.rank = rank,
+                                    .size = o->procs,
+                                    .host = "127.0.0.1",
+                                    .port = port,
+                                    .listen_fd = rank == 0 ? listen_fd : -1,
+                                    .timeout_ms = o->timeout_sec * 1000};
+    rdlm_tl_params_t tp = {.thread_mode = RDLM_TL_THREAD_SINGLE,
+                           .progress_thread = o->progress_thread};
+    rank_ctx_t t = {.o = o, .rank = rank, .n = o->procs};
+    unsigned char *keys, mykey[RDLM_TL_RKEY_MAX] = {0};
+    rdlm_tl_boot_tcp_t *boot;
+    rdlm_tl_stats_t stats;
+    size_t klen = 0;
+    rdlm_status_t st;
+
+    g_rank = rank;
+    g_deadline = rdlm_clock_deadline((uint64_t)o->timeout_sec * 1000000000u);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    CHECK_OK(rdlm_tl_boot_tcp_create(&bp, &boot));
+    t.b = rdlm_tl_boot_tcp_get(boot);
+    tp.bootstrap = t.b;
+    st = rdlm_tl_open(o->backend, &tp, &t.ctx);
+    if (st == RDLM_ERR_UNSUPPORTED || st == RDLM_ERR_NOT_FOUND) {
+        if (rank == 0)
+            printf("SKIP: backend '%s' is not usable here (%s): see the log line above\n",
+                   o->backend, rdlm_status_name(st));
+        rdlm_tl_boot_tcp_destroy(boot);
+        return SKIP_CODE;
+    }
+    CHECK_OK(st);
+    t.idle = (rdlm_tl_idle_t){rdlm_tl_progress_idle, t.ctx};
+
+    if (!rdlm_tl_ops_complete(t.ctx))
+        fail("an ops table has a NULL entry");
+    CHECK_OK(t.ctx->setup->query(t.ctx, &t.caps));
+    if (t.caps.rank != rank || t.caps.size != t.n)
+        fail("query: rank/size %u/%u, expected %u/%u", t.caps.rank, t.caps.size, rank, t.n);
+    if (o->progress_thread && !t.caps.progress_thread)
+        fail("progress thread requested but not reported running");
+    if (rank == 0)
+        printf("PASS ops_tables_have_no_null_entry\n"
+               "caps: backend=%s ranks=%u atomics=%s needs_target_progress=%d "
+               "thread_mode=%s serialized_by_rdlm=%d progress_thread=%d am_max=%zu\n",
+               t.caps.backend, t.n, rdlm_tl_atomic_domain_str(t.caps.atomic_domain),
+               t.caps.amo_needs_target_progress,
+               t.caps.thread_mode == RDLM_TL_THREAD_MULTI ? "multi" : "single",
+               t.caps.serialized_by_rdlm, t.caps.progress_thread, t.caps.am_max_payload);
+
+    /* Rank 0's region (allocated by the transport, so shared-memory atomics work) and
+     * its key, published to all. */
+    if (rank == 0) {
+        CHECK_OK(t.ctx->mem->reg(t.ctx, NULL, REGION_BYTES, &t.mem));
+        CHECK_OK(t.ctx->mem->rkey_pack(t.ctx, t.mem, mykey, sizeof(mykey), &klen));
+    }
+    keys = malloc((size_t)RDLM_TL_RKEY_MAX * t.n);
+    if (keys == NULL)
+        fail("out of memory");
+    CHECK_OK(t.b->allgather(t.b->arg, mykey, keys, RDLM_TL_RKEY_MAX, &t.idle));
+    CHECK_OK(t.ctx->mem->rkey_unpack(t.ctx, 0, keys, RDLM_TL_RKEY_MAX, &t.rk));
+    t.active = rank != 0 || (t.caps.flags & RDLM_TL_CAP_LOOPBACK);
+    t.writers = (t.caps.flags & RDLM_TL_CAP_LOOPBACK) ? t.n : t.n - 1;
+    if (!(t.caps.flags & RDLM_TL_CAP_LOOPBACK) && rank == 0)
+        printf("SKIP (capability) loopback: rank 0 does not reach its own region through "
+               "the transport and takes no part in remote operations\n");
+
+    if (t.caps.flags & RDLM_TL_CAP_AMO64) {
+        test_fetching_old_values(&t);
+        test_fadd_hammer(&t);
+        test_posted_fadd(&t);
+        test_cswap_increment(&t);
+    } else if (rank == 0) {
+        printf("SKIP (capability) atomics: no remote 64-bit atomics\n");
+    }
+    test_put_get(&t);
+    test_am(&t);
+    test_bad_keys(&t, keys);
+
+    rdlm_tl_stats_read(t.ctx, &stats);
+    printf("rank %u stats: amo=%" PRIu64 " puts=%" PRIu64 " gets=%" PRIu64
+           " am_sent=%" PRIu64 " am_recv=%" PRIu64 " progress=%" PRIu64 "\n",
+           rank, stats.amo, stats.puts, stats.gets, stats.am_sent, stats.am_recv,
+           stats.progress);
+
+    CHECK_OK(t.ctx->mem->rkey_release(t.ctx, t.rk));
+    barrier(&t); /* nobody touches rank 0's region any more */
+    if (rank == 0)
+        CHECK_OK(t.ctx->mem->dereg(t.ctx, t.mem));
+    t.ctx->setup->destroy(t.ctx);
+    rdlm_tl_boot_tcp_destroy(boot);
+    free(keys);
+    (void)klen;
+    return 0;
+}
+
+/* ---- the launcher ------------------------------------------------------------------------ */
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: tl_conformance --backend NAME [--procs N] [--iters N] "
+                    "[--am-msgs N] [--progress-thread] [--timeout-sec S]\n"
+                    "       tl_conformance --missing-rank --procs N (>= 3) "
+                    "[--timeout-sec S]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o = {.backend = NULL, .procs = 2, .iters = 1000, .am_msgs = 50,
+                .timeout_sec = 100};
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t salen = sizeof(sa);
+    pid_t *pids;
+    int lfd, i, failed = 0, skipped = 0, passed = 0;
+    uint64_t deadline;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
+            o.backend = argv[++i];
+        else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc)
+            o.procs = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
+            o.iters = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--am-msgs") == 0 && i + 1 < argc)
+            o.am_msgs = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--timeout-sec") == 0 && i + 1 < argc)
+            o.timeout_sec = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--progress-thread") == 0)
+            o.progress_thread = 1;
+        else if (strcmp(argv[i], "--missing-rank") == 0)
+            o.missing_rank = 1;
+        else
+            usage();
+    }
+    if (o.missing_rank)
+        o.backend = "none";
+    if (o.backend == NULL || o.procs < 1 || (o.missing_rank && o.procs < 3) || o.procs > 64 || o.timeout_sec == 0)
+        usage();
+
+    /* The rendezvous socket exists before any rank does: no port race. */
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(lfd, 64) != 0 || getsockname(lfd, (struct sockaddr *)&sa, &salen) != 0) {
+        perror("tl_conformance: rendezvous socket");
+        return 1;
+    }
+    fflush(stdout);
+    pids = calloc(o.procs, sizeof(*pids));
+    for (i = 0; i < (int)o.procs - o.missing_rank; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0) {
+            perror("fork");
+            return 1;
+        }
+        if (pids[i] == 0) {
+            int rc = o.missing_rank ? run_missing(&o, (unsigned)i, lfd, ntohs(sa.sin_port))
+                                    : run_rank(&o, (unsigned)i, lfd, ntohs(sa.sin_port));
+            exit(rc); /* not _exit: LeakSanitizer checks the rank at exit */
+        }
+    }
+    close(lfd);
+    /* Reap with a deadline a little beyond the ranks' own. */
+    deadline = rdlm_clock_deadline((uint64_t)(o.timeout_sec + 10) * 1000000000u);
+    for (int left = (int)o.procs - o.missing_rank; left > 0;) {
+        int status;
+        pid_t p = waitpid(-1, &status, WNOHANG);
+
+        if (p == 0) {
+            if (rdlm_clock_now_ns() > deadline) {
+                fprintf(stderr, "tl_conformance: ranks overran; killing them\n");
+                for (i = 0; i < (int)o.procs; i++)
+                    if (pids[i] > 0)
+                        kill(pids[i], SIGKILL);
+                failed++;
+                deadline = UINT64_MAX;
+            }
+            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+            continue;
+        }
+        if (p < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (i = 0; i < (int)o.procs; i++)
+            if (pids[i] == p)
+                pids[i] = 0;
+        left--;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            passed++;
+        else if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_CODE)
+            skipped++;
+        else {
+            failed++;
+            fprintf(stderr, "tl_conformance: a rank %s %d\n",
+                    WIFEXITED(status) ? "exited with" : "died of signal",
+                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            /* The others would wait for it in a collective until their timeout. */
+            for (i = 0; i < (int)o.procs && !o.missing_rank; i++)
+                if (pids[i] > 0)
+                    kill(pids[i], SIGTERM);
+        }
+    }
+    free(pids);
+    if (failed) {
+        printf("tl_conformance %s x%u: FAILED\n", o.backend, o.procs);
+        return 1;
+    }
+    if (skipped) {
+        printf("tl_conformance %s x%u: SKIPPED\n", o.backend, o.procs);
+        return SKIP_CODE;
+    }
+    printf("tl_conformance %s x%u: all %d ranks passed\n", o.backend, o.procs, passed);
+    return 0;
+}

@@ -1,0 +1,73 @@
+/*
+ * Bootstrap: the out-of-band collectives a transport needs to wire itself up (worker
+ * address exchange at open, a barrier at destroy), given as callbacks like UCC's OOB.
+ * Implementations: the standalone TCP rendezvous here (bootstrap_tcp.c), and the MPI
+ * one in mpi/ (PMPI_* only; not built yet).
+ *
+ * While a collective waits it calls idle (if not NULL) at least every millisecond, so
+ * that the caller's transport keeps progressing: over UCX/TCP a peer's emulated
+ * atomics on our memory complete only while we progress, and a barrier that blocked in
+ * recv() would deadlock against them.
+ */
+#ifndef RDLM_TL_BOOTSTRAP_H
+#define RDLM_TL_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdlm/status.h>
+
+/** Called while a collective waits; returns the number of events it handled (the
+ *  bootstrap then polls again without sleeping). */
+typedef int (*rdlm_tl_idle_func_t)(void *arg);
+
+typedef struct rdlm_tl_idle {
+    rdlm_tl_idle_func_t func;
+    void *arg;
+} rdlm_tl_idle_t;
+
+/** Every rank passes len bytes in send; recv (size * len bytes) receives rank r's
+ *  block at r * len. Collective, blocking, bounded by the bootstrap's timeout
+ *  (RDLM_ERR_TIMEOUT), RDLM_ERR_PEER_DEAD if a peer went away. */
+typedef rdlm_status_t (*rdlm_tl_allgather_func_t)(void *arg, const void *send, void *recv,
+                                                  size_t len, const rdlm_tl_idle_t *idle);
+/** Returns once every rank has entered. Same errors as allgather. */
+typedef rdlm_status_t (*rdlm_tl_barrier_func_t)(void *arg, const rdlm_tl_idle_t *idle);
+
+typedef struct rdlm_tl_bootstrap {
+    uint32_t rank;
+    uint32_t size;
+    void *arg; /**< passed to the callbacks */
+    rdlm_tl_allgather_func_t allgather;
+    rdlm_tl_barrier_func_t barrier;
+} rdlm_tl_bootstrap_t;
+
+/* ---- the standalone TCP bootstrap ---------------------------------------------------- */
+
+typedef struct rdlm_tl_boot_tcp rdlm_tl_boot_tcp_t;
+
+typedef struct rdlm_tl_boot_tcp_params {
+    uint32_t rank;
+    uint32_t size;
+    const char *host; /**< IPv4 address of rank 0 (NULL: 127.0.0.1) */
+    uint16_t port;    /**< rank 0 listens here (ignored with listen_fd >= 0) */
+    int listen_fd;    /**< rank 0 only: an already listening socket, or -1 */
+    uint32_t timeout_ms; /**< bound for connect-up and for every collective (0: 30000) */
+} rdlm_tl_boot_tcp_params_t;
+
+/**
+ * Connect ranks 0..size-1: rank 0 accepts size-1 peers, the others connect to it
+ * (retrying until the timeout). A peer that never shows up gives RDLM_ERR_TIMEOUT and
+ * an error log naming the missing ranks. On success *boot_p is usable as a bootstrap
+ * through rdlm_tl_boot_tcp_get. Not thread-safe.
+ */
+rdlm_status_t rdlm_tl_boot_tcp_create(const rdlm_tl_boot_tcp_params_t *params,
+                                      rdlm_tl_boot_tcp_t **boot_p);
+
+/** The callback struct of a TCP bootstrap (valid until destroy). */
+const rdlm_tl_bootstrap_t *rdlm_tl_boot_tcp_get(const rdlm_tl_boot_tcp_t *boot);
+
+/** Close the sockets and free; NULL is a no-op. */
+void rdlm_tl_boot_tcp_destroy(rdlm_tl_boot_tcp_t *boot);
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * The standalone TCP bootstrap (bootstrap.h): a star around rank 0. Every socket is
+ * non-blocking and every wait is a poll() bounded by the deadline of the current step,
+ * so a missing or stuck peer gives RDLM_ERR_TIMEOUT, never a hang.
+ *
+ * Wire format (host byte order: the peers run the same build):
+ *   hello      {magic, rank, size}                          peer -> rank 0, once
+ *   collective {magic, seq, len(64)} + len bytes            both directions
+ * allgather: every peer sends its block to rank 0; rank 0 answers each with all
+ * blocks. barrier: an allgather of one byte.
+ */
+#include "bootstrap.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+
+#define RDLM_BOOT_MAGIC 0x52444c42u /* "RDLB" */
+#define RDLM_BOOT_DEFAULT_TIMEOUT_MS 30000u
+
+typedef struct rdlm_boot_hello {
+    uint32_t magic, rank, size;
+} rdlm_boot_hello_t;
+
+typedef struct rdlm_boot_frame {
+    uint32_t magic, seq;
+    uint64_t len;
+} rdlm_boot_frame_t;
+
+struct rdlm_tl_boot_tcp {
+    rdlm_tl_bootstrap_t cb;
+    uint64_t timeout_ns;
+    uint32_t seq;
+    int *fds; /* rank 0: fds[r] for r >= 1; others: fds[0] is the link to rank 0 */
+};
+
+static int rdlm_boot_ms_left(uint64_t deadline)
+{
+    uint64_t now = rdlm_clock_now_ns();
+    uint64_t ms;
+
+    if (now >= deadline)
+        return 0;
+    ms = (deadline - now + 999999) / 1000000;
+    return ms > 100 ? 100 : (int)ms;
+}
+
+/* Wait until fd is ready for events, calling idle meanwhile. */
+static rdlm_status_t rdlm_boot_wait(int fd, short events, uint64_t deadline,
+                                    const rdlm_tl_idle_t *idle)
+{
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = events};
+        int busy = 0, tmo, n;
+
+        if (idle != NULL && idle->func != NULL)
+            busy = idle->func(idle->arg);
+        if (rdlm_clock_now_ns() >= deadline)
+            return RDLM_ERR_TIMEOUT;
+        if (idle != NULL && idle->func != NULL) {
+            /* Come back soon: a peer's emulated atomic may be waiting for our
+             * progress. 100 us sleeps, not a spin. */
+            struct timespec ts = {0, busy ? 0 : 100000};
+            n = ppoll(&p, 1, &ts, NULL);
+        } else {
+            tmo = rdlm_boot_ms_left(deadline);
+            n = poll(&p, 1, tmo);
+        }
+        if (n > 0)
+            return RDLM_OK;
+        if (n < 0 && errno != EINTR)
+            return RDLM_ERR_IO;
+    }
+}
+
+static rdlm_status_t rdlm_boot_send(int fd, const void *buf, size_t len, uint64_t deadline,
+                                    const rdlm_tl_idle_t *idle)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            rdlm_status_t st = rdlm_boot_wait(fd, POLLOUT, deadline, idle);
+            if (st != RDLM_OK)
+                return st;
+        } else {
+            return (n < 0 && errno != EPIPE && errno != ECONNRESET) ? RDLM_ERR_IO
+                                                                    : RDLM_ERR_PEER_DEAD;
+        }
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_boot_recv(int fd, void *buf, size_t len, uint64_t deadline,
+                                    const rdlm_tl_idle_t *idle)
+{
+    char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = recv(fd, p, len, 0);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+        } else if (n == 0) {
+            return RDLM_ERR_PEER_DEAD;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+            rdlm_status_t st = rdlm_boot_wait(fd, POLLIN, deadline, idle);
+            if (st != RDLM_OK)
+                return st;
+        } else {
+            return errno == ECONNRESET ? RDLM_ERR_PEER_DEAD : RDLM_ERR_IO;
+        }
+    }
+    return RDLM_OK;
+}
+
+static void rdlm_boot_tune(int fd)
+{
+    int one = 1;
+
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static void rdlm_boot_log_failure(const rdlm_tl_boot_tcp_t *b, rdlm_status_t st,
+                                  uint32_t peer, const char *what)
+{
+    if (st == RDLM_ERR_TIMEOUT)
+        rdlm_error("bootstrap: rank %u: timed out after %llu ms in %s waiting for rank %u",
+                   b->cb.rank, (unsigned long long)(b->timeout_ns / 1000000), what, peer);
+    else
+        rdlm_error("bootstrap: rank %u: %s with rank %u failed: %s", b->cb.rank, what,
+                   peer, rdlm_status_str(st));
+}
+
+static rdlm_status_t rdlm_boot_allgather(void *arg, const void *send, void *recv,
+                                         size_t len, const rdlm_tl_idle_t *idle)
+{
+    rdlm_tl_boot_tcp_t *b = arg;
+    uint64_t deadline = rdlm_clock_deadline(b->timeout_ns);
+    uint32_t size = b->cb.size, seq = ++b->seq, r;
+    rdlm_boot_frame_t f;
+    rdlm_status_t st = RDLM_OK;
+
+    memcpy((char *)recv + (size_t)b->cb.rank * len, send, len);
+    if (size == 1)
+        return RDLM_OK;
+    if (b->cb.rank != 0) {
+        f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, len};
+        st = rdlm_boot_send(b->fds[0], &f, sizeof(f), deadline, idle);
+        if (st == RDLM_OK)
+            st = rdlm_boot_send(b->fds[0], send, len, deadline, idle);
+        if (st == RDLM_OK)
+            st = rdlm_boot_recv(b->fds[0], &f, sizeof(f), deadline, idle);
+        if (st == RDLM_OK &&
+            (f.magic != RDLM_BOOT_MAGIC || f.seq != seq || f.len != (uint64_t)len * size)) {
+            rdlm_error("bootstrap: rank %u: collective %u out of step with rank 0 "
+                       "(seq %u, %llu bytes)",
+                       b->cb.rank, seq, f.seq, (unsigned long long)f.len);
+            return RDLM_ERR_MISMATCH;
+        }
+        if (st == RDLM_OK)
+            st = rdlm_boot_recv(b->fds[0], recv, (size_t)len * size, deadline, idle);
+        if (st != RDLM_OK)
+            rdlm_boot_log_failure(b, st, 0, "collective");
+        return st;
+    }
+    for (r = 1; r < size; r++) {
+        st = rdlm_boot_recv(b->fds[r], &f, sizeof(f), deadline, idle);
+        if (st == RDLM_OK && (f.magic != RDLM_BOOT_MAGIC || f.seq != seq || f.len != len)) {
+            rdlm_error("bootstrap: rank 0: rank %u out of step in collective %u "
+                       "(seq %u, %llu bytes, expected %zu)",
+                       r, seq, f.seq, (unsigned long long)f.len, len);
+            return RDLM_ERR_MISMATCH;
+        }
+        if (st == RDLM_OK)
+            st = rdlm_boot_recv(b->fds[r], (char *)recv + (size_t)r * len, len, deadline,
+                                idle);
+        if (st != RDLM_OK) {
+            rdlm_boot_log_failure(b, st, r, "collective");
+            return st;
+        }
+    }
+    f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, (uint64_t)len * size};
+    for (r = 1; r < size; r++) {
+        st = rdlm_boot_send(b->fds[r], &f, sizeof(f), deadline, idle);
+        if (st == RDLM_OK)
+            st = rdlm_boot_send(b->fds[r], recv, (size_t)len * size, deadline, idle);
+        if (st != RDLM_OK) {
+            rdlm_boot_log_failure(b, st, r, "collective");
+            return st;
+        }
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_boot_barrier(void *arg, const rdlm_tl_idle_t *idle)
+{
+    rdlm_tl_boot_tcp_t *b = arg;
+    char one = 1, *all = malloc(b->cb.size);
+    rdlm_status_t st;
+
+    if (all == NULL)
+        return RDLM_ERR_NO_MEMORY;
+    st = rdlm_boot_allgather(arg, &one, all, 1, idle);
+    free(all);
+    return st;
+}
+
+static rdlm_status_t rdlm_boot_connect(rdlm_tl_boot_tcp_t *b,
+                                       const rdlm_tl_boot_tcp_params_t *p, uint64_t deadline)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(p->port)};
+    rdlm_boot_hello_t h = {RDLM_BOOT_MAGIC, p->rank, p->size};
+    const char *host = p->host ? p->host : "127.0.0.1";
+
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+        rdlm_error("bootstrap: '%s' is not an IPv4 address", host);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
+        socklen_t elen = sizeof(err);
+        rdlm_status_t st;
+
+        if (fd < 0) {
+            rdlm_error("bootstrap: socket: %s", strerror(errno));
+            return RDLM_ERR_IO;
+        }
+        rdlm_boot_tune(fd);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+            if (errno == EINPROGRESS) {
+                st = rdlm_boot_wait(fd, POLLOUT, deadline, NULL);
+                if (st == RDLM_OK)
+                    (void)getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+                else
+                    err = ETIMEDOUT;
+            } else {
+                err = errno;
+            }
+        }
+        if (err == 0) {
+            st = rdlm_boot_send(fd, &h, sizeof(h), deadline, NULL);
+            if (st == RDLM_OK) {
+                b->fds[0] = fd;
+                return RDLM_OK;
+            }
+            err = ECONNRESET;
+        }
+        close(fd);
+        if (rdlm_clock_now_ns() >= deadline) {
+            rdlm_error("bootstrap: rank %u: timed out after %llu ms connecting to rank 0 "
+                       "at %s:%u (%s)",
+                       p->rank, (unsigned long long)(b->timeout_ns / 1000000), host,
+                       (unsigned)p->port, strerror(err));
+            return RDLM_ERR_TIMEOUT;
+        }
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL); /* rank 0 not up yet */
+    }
+}
+
+static rdlm_status_t rdlm_boot_accept(rdlm_tl_boot_tcp_t *b,
+                                      const rdlm_tl_boot_tcp_params_t *p, uint64_t deadline)
+{
+    int lfd = p->listen_fd;
+    uint32_t joined = 0, r;
+    rdlm_status_t st = RDLM_OK;
+
+    if (lfd < 0) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(p->port)};
+        const char *host = p->host ? p->host : "127.0.0.1";
+        int one = 1;
+
+        if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+            rdlm_error("bootstrap: '%s' is not an IPv4 address", host);
+            return RDLM_ERR_INVALID_ARG;
+        }
+        lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+            bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 64) != 0) {
+            rdlm_error("bootstrap: rank 0: cannot listen on %s:%u: %s", host,
+                       (unsigned)p->port, strerror(errno));
+            if (lfd >= 0)
+                close(lfd);
+            return RDLM_ERR_IO;
+        }
+    }
+    (void)fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
+    while (joined < p->size - 1) {
+        rdlm_boot_hello_t h;
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+                errno != ECONNABORTED) {
+                rdlm_error("bootstrap: rank 0: accept: %s", strerror(errno));
+                st = RDLM_ERR_IO;
+                break;
+            }
+            st = rdlm_boot_wait(lfd, POLLIN, deadline, NULL);
+            if (st == RDLM_OK)
+                continue;
+            break;
+        }
+        rdlm_boot_tune(fd);
+        st = rdlm_boot_recv(fd, &h, sizeof(h), deadline, NULL);
+        if (st != RDLM_OK || h.magic != RDLM_BOOT_MAGIC || h.size != p->size ||
+            h.rank == 0 || h.rank >= p->size || b->fds[h.rank] >= 0) {
+            rdlm_warn("bootstrap: rank 0: dropped a bad hello (rank %u, size %u, %s)",
+                      st == RDLM_OK ? h.rank : 0, st == RDLM_OK ? h.size : 0,
+                      rdlm_status_str(st));
+            close(fd);
+            if (st == RDLM_ERR_TIMEOUT)
+                break;
+            st = RDLM_OK;
+            continue;
+        }
+        b->fds[h.rank] = fd;
+        joined++;
+    }
+    if (p->listen_fd < 0)
+        close(lfd);
+    if (st == RDLM_ERR_TIMEOUT) {
+        char missing[256];
+        size_t off = 0;
+
+        missing[0] = '\0';
+        for (r = 1; r < p->size && off < sizeof(missing) - 16; r++)
+            if (b->fds[r] < 0)
+                off += (size_t)snprintf(missing + off, sizeof(missing) - off, " %u", r);
+        rdlm_error("bootstrap: rank 0: timed out after %llu ms: %u of %u ranks never "
+                   "connected (missing:%s)",
+                   (unsigned long long)(b->timeout_ns / 1000000), p->size - 1 - joined,
+                   p->size - 1, missing);
+    }
+    return st;
+}
+
+rdlm_status_t rdlm_tl_boot_tcp_create(const rdlm_tl_boot_tcp_params_t *params,
+                                      rdlm_tl_boot_tcp_t **boot_p)
+{
+    rdlm_tl_boot_tcp_t *b;
+    uint64_t deadline;
+    rdlm_status_t st;
+    uint32_t r;
+
+    if (params == NULL || boot_p == NULL || params->size == 0 ||
+        params->rank >= params->size) {
+        rdlm_error("bootstrap: invalid rank/size");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    b = calloc(1, sizeof(*b));
+    if (b == NULL || (b->fds = malloc(sizeof(int) * params->size)) == NULL) {
+        free(b);
+        return RDLM_ERR_NO_MEMORY;
+    }
+    for (r = 0; r < params->size; r++)
+        b->fds[r] = -1;
+    b->timeout_ns = (uint64_t)(params->timeout_ms ? params->timeout_ms
+                                                  : RDLM_BOOT_DEFAULT_TIMEOUT_MS) *
+                    1000000u;
+    b->cb = (rdlm_tl_bootstrap_t){.rank = params->rank,
+                                  .size = params->size,
+                                  .arg = b,
+                                  .allgather = rdlm_boot_allgather,
+                                  .barrier = rdlm_boot_barrier};
+    deadline = rdlm_clock_deadline(b->timeout_ns);
+    if (params->size == 1)
+        st = RDLM_OK;
+    else if (params->rank == 0)
+        st = rdlm_boot_accept(b, params, deadline);
+    else
+        st = rdlm_boot_connect(b, params, deadline);
+    if (st != RDLM_OK) {
+        rdlm_tl_boot_tcp_destroy(b);
+        return st;
+    }
+    *boot_p = b;
+    return RDLM_OK;
+}
+
+const rdlm_tl_bootstrap_t *rdlm_tl_boot_tcp_get(const rdlm_tl_boot_tcp_t *boot)
+{
+    return &boot->cb;
+}
+
+void rdlm_tl_boot_tcp_destroy(rdlm_tl_boot_tcp_t *boot)
+{
+    uint32_t r;
+
+    if (boot == NULL)
+        return;
+    for (r = 0; r < boot->cb.size; r++)
+        if (boot->fds[r] >= 0)
+            close(boot->fds[r]);
+    free(boot->fds);
+    free(boot);
+}

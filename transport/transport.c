@@ -1,0 +1,173 @@
+/* Backend selection, the completeness check of the ops tables, the remote-key table
+ * and the statistics (transport.h, tl_internal.h). */
+#include "tl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#if RDLM_HAVE_UCX
+extern const rdlm_tl_backend_t rdlm_tl_ucx_backend;
+#endif
+#if RDLM_HAVE_VERBS
+extern const rdlm_tl_backend_t rdlm_tl_verbs_backend;
+#endif
+
+static const rdlm_tl_backend_t *const rdlm_tl_backend_list[] = {
+#if RDLM_HAVE_UCX
+    &rdlm_tl_ucx_backend,
+#endif
+#if RDLM_HAVE_VERBS
+    &rdlm_tl_verbs_backend,
+#endif
+    NULL};
+
+const rdlm_tl_backend_t *const *rdlm_tl_backends(void)
+{
+    return rdlm_tl_backend_list;
+}
+
+int rdlm_tl_ops_complete(const rdlm_tl_ctx_t *ctx)
+{
+    const rdlm_tl_setup_ops_t *s = ctx->setup;
+    const rdlm_tl_mem_ops_t *m = ctx->mem;
+    const rdlm_tl_amo_ops_t *a = ctx->amo;
+    const rdlm_tl_rma_ops_t *r = ctx->rma;
+    const rdlm_tl_am_ops_t *am = ctx->am;
+
+    return s && s->query && s->progress && s->flush && s->destroy && m && m->reg &&
+           m->addr && m->rkey_pack && m->rkey_unpack && m->rkey_release && m->dereg && a &&
+           a->cswap64 && a->fadd64 && a->swap64 && a->fadd64_post && r && r->put &&
+           r->get && am && am->set_handler && am->send;
+}
+
+rdlm_status_t rdlm_tl_open(const char *name, const rdlm_tl_params_t *params,
+                           rdlm_tl_ctx_h *ctx_p)
+{
+    const rdlm_tl_backend_t *const *b;
+    rdlm_tl_ctx_h ctx;
+    rdlm_status_t st;
+
+    if (name == NULL || params == NULL || params->bootstrap == NULL || ctx_p == NULL) {
+        rdlm_error("transport: open: NULL argument");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    for (b = rdlm_tl_backend_list; *b != NULL; b++)
+        if (strcmp((*b)->name, name) == 0)
+            break;
+    if (*b == NULL) {
+        rdlm_error("transport: backend '%s' is not compiled in", name);
+        return RDLM_ERR_NOT_FOUND;
+    }
+    st = (*b)->open(params, &ctx);
+    if (st != RDLM_OK)
+        return st;
+    if (!rdlm_tl_ops_complete(ctx)) {
+        rdlm_error("transport: backend '%s' left an ops entry NULL", name);
+        ctx->setup->destroy(ctx);
+        return RDLM_ERR_CORRUPT;
+    }
+    *ctx_p = ctx;
+    return RDLM_OK;
+}
+
+void rdlm_tl_stats_read(const rdlm_tl_ctx_t *ctx, rdlm_tl_stats_t *stats_p)
+{
+    const rdlm_tl_stats_t *s = &ctx->stats;
+
+    stats_p->amo = __atomic_load_n(&s->amo, __ATOMIC_RELAXED);
+    stats_p->puts = __atomic_load_n(&s->puts, __ATOMIC_RELAXED);
+    stats_p->gets = __atomic_load_n(&s->gets, __ATOMIC_RELAXED);
+    stats_p->am_sent = __atomic_load_n(&s->am_sent, __ATOMIC_RELAXED);
+    stats_p->am_recv = __atomic_load_n(&s->am_recv, __ATOMIC_RELAXED);
+    stats_p->bytes = __atomic_load_n(&s->bytes, __ATOMIC_RELAXED);
+    stats_p->progress = __atomic_load_n(&s->progress, __ATOMIC_RELAXED);
+}
+
+const char *rdlm_tl_atomic_domain_str(rdlm_tl_atomic_domain_t domain)
+{
+    switch (domain) {
+    case RDLM_TL_ATOMIC_CPU:
+        return "cpu";
+    case RDLM_TL_ATOMIC_DEVICE:
+        return "device";
+    default:
+        return "none";
+    }
+}
+
+int rdlm_tl_progress_idle(void *ctx)
+{
+    rdlm_tl_ctx_h c = ctx;
+
+    return (int)c->setup->progress(c);
+}
+
+rdlm_status_t rdlm_tl_rkey_table_init(rdlm_tl_rkey_table_t *t, uint32_t capacity)
+{
+    t->capacity = capacity ? capacity : 1024;
+    t->slots = calloc(t->capacity, sizeof(*t->slots));
+    if (t->slots == NULL)
+        return RDLM_ERR_NO_MEMORY;
+    pthread_mutex_init(&t->lock, NULL);
+    return RDLM_OK;
+}
+
+void rdlm_tl_rkey_table_fini(rdlm_tl_rkey_table_t *t, void (*release)(void *, void *),
+                             void *arg)
+{
+    uint32_t i;
+
+    if (t->slots == NULL)
+        return;
+    for (i = 0; i < t->capacity; i++)
+        if (rdlm_load(&t->slots[i].gen, RDLM_RELAXED) & 1u)
+            release(t->slots[i].backend, arg);
+    free(t->slots);
+    t->slots = NULL;
+    pthread_mutex_destroy(&t->lock);
+}
+
+rdlm_status_t rdlm_tl_rkey_table_add(rdlm_tl_rkey_table_t *t, uint32_t peer, uint64_t base,
+                                     uint64_t len, void *backend, rdlm_tl_rkey_h *rkey_p)
+{
+    uint32_t i, gen;
+
+    pthread_mutex_lock(&t->lock);
+    for (i = 0; i < t->capacity; i++)
+        if ((rdlm_load(&t->slots[i].gen, RDLM_RELAXED) & 1u) == 0)
+            break;
+    if (i == t->capacity) {
+        pthread_mutex_unlock(&t->lock);
+        rdlm_error("transport: all %u remote-key slots in use", t->capacity);
+        return RDLM_ERR_NO_RESOURCE;
+    }
+    t->slots[i].peer = peer;
+    t->slots[i].base = base;
+    t->slots[i].len = len;
+    t->slots[i].backend = backend;
+    gen = rdlm_load(&t->slots[i].gen, RDLM_RELAXED) + 1u; /* odd: in use */
+    rdlm_store(&t->slots[i].gen, gen, RDLM_RELEASE);
+    pthread_mutex_unlock(&t->lock);
+    *rkey_p = (uint64_t)gen << 32 | (i + 1u);
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_tl_rkey_table_remove(rdlm_tl_rkey_table_t *t, rdlm_tl_rkey_h h,
+                                        void **backend_p)
+{
+    uint32_t idx = (uint32_t)h - 1u;
+    rdlm_status_t st = RDLM_ERR_BAD_HANDLE;
+
+    pthread_mutex_lock(&t->lock);
+    if (idx < t->capacity &&
+        rdlm_load(&t->slots[idx].gen, RDLM_RELAXED) == (uint32_t)(h >> 32) &&
+        ((h >> 32) & 1u)) {
+        *backend_p = t->slots[idx].backend;
+        rdlm_store(&t->slots[idx].gen, (uint32_t)(h >> 32) + 1u, RDLM_RELEASE);
+        st = RDLM_OK;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}

@@ -1,0 +1,1034 @@
+/*
+ * The UCX backend: one ucp context and one worker per rdlm transport context.
+ *
+ * - Context: ucp_config_read("RDLM", ...) so RDLM_UCX_* tunes rdlm's UCX apart from
+ *   MPI's; features AMO64 | RMA | AM | WAKEUP.
+ * - Worker: thread mode MULTI is requested when the caller asked for it or a progress
+ *   thread runs; ucp_worker_query tells what was granted (a UCX built without
+ *   --enable-mt downgrades silently). If MULTI was needed and not granted, every
+ *   worker call goes through ctx->lock (recursive) instead.
+ * - Wire-up: worker addresses are allgathered through the bootstrap at open;
+ *   endpoints are created on first use per peer.
+ * - Completion: every blocking call progresses the worker until its request is done;
+ *   the optional progress thread sleeps on the worker's event fd (ucp_worker_arm +
+ *   poll) and handles peers' emulated atomics and messages while the owner computes.
+ * - Capabilities: read from the endpoint lanes (ucp_ep_print_info): an "amo" lane on
+ *   a shared-memory or self transport means CPU atomics; on a NIC transport, device
+ *   atomics; no amo lane means UCP emulates atomics with messages that the target
+ *   executes (with CPU atomics) inside its progress.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ucp/api/ucp.h>
+
+#include "log.h"
+#include "tl_internal.h"
+
+#define RDLM_UCX_RKEY_MAGIC 0x52444c55u /* "RDLU" */
+#define RDLM_UCX_AM_MAX 1024u         /* payload bytes: eager on every transport */
+
+/* A packed key as rdlm sends it: this header, then ucp_rkey_pack's bytes. */
+typedef struct rdlm_ucx_rkey_wire {
+    uint32_t magic;
+    uint32_t ucp_len;
+    uint64_t base;
+    uint64_t len;
+} rdlm_ucx_rkey_wire_t;
+
+typedef struct rdlm_ucx_ctx rdlm_ucx_ctx_t;
+
+typedef struct rdlm_ucx_am_slot {
+    rdlm_ucx_ctx_t *ctx;
+    rdlm_tl_am_handler_func_t func;
+    void *arg;
+} rdlm_ucx_am_slot_t;
+
+struct rdlm_tl_mem {
+    ucp_mem_h memh;
+    void *addr;
+    size_t len;
+};
+
+struct rdlm_ucx_ctx {
+    rdlm_tl_ctx_t super;
+    rdlm_tl_bootstrap_t boot;
+    ucp_context_h context;
+    ucp_worker_h worker;
+    char *addrs;     /* size records of addr_len bytes: the peers' worker addresses */
+    size_t addr_len;
+    _Atomic(ucp_ep_h) *eps;
+    pthread_mutex_t lock; /* recursive: endpoint creation; every worker call if serialize */
+    int serialize;
+    ucs_thread_mode_t granted;
+    rdlm_tl_atomic_domain_t domain;
+    int needs_progress;
+    rdlm_tl_rkey_table_t rkeys;
+    rdlm_ucx_am_slot_t am[RDLM_TL_AM_ID_MAX];
+    pthread_t thread;
+    int thread_running;
+    rdlm_atomic_u32_t stop;
+};
+
+static rdlm_status_t rdlm_ucx_status(ucs_status_t s)
+{
+    switch (s) {
+    case UCS_OK:
+        return RDLM_OK;
+    case UCS_INPROGRESS:
+        return RDLM_INPROGRESS;
+    case UCS_ERR_NO_MEMORY:
+        return RDLM_ERR_NO_MEMORY;
+    case UCS_ERR_INVALID_PARAM:
+        return RDLM_ERR_INVALID_ARG;
+    case UCS_ERR_UNSUPPORTED:
+        return RDLM_ERR_UNSUPPORTED;
+    case UCS_ERR_TIMED_OUT:
+        return RDLM_ERR_TIMEOUT;
+    case UCS_ERR_NO_RESOURCE:
+        return RDLM_ERR_NO_RESOURCE;
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_CANCELED:
+        return RDLM_ERR_PEER_DEAD;
+    default:
+        return RDLM_ERR_IO;
+    }
+}
+
+static inline void rdlm_ucx_lock(rdlm_ucx_ctx_t *c)
+{
+    if (c->serialize)
+        pthread_mutex_lock(&c->lock);
+}
+
+static inline void rdlm_ucx_unlock(rdlm_ucx_ctx_t *c)
+{
+    if (c->serialize)
+        pthread_mutex_unlock(&c->lock);
+}
+
+static unsigned rdlm_ucx_progress(rdlm_tl_ctx_h ctx)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    unsigned n;
+
+    rdlm_ucx_lock(c);
+    n = ucp_worker_progress(c->worker);
+    rdlm_ucx_unlock(c);
+    rdlm_tl_stat_add(&c->super.stats.progress, 1);
+    return n;
+}
+
+/* Wait for a request by progressing; frees it. */
+static rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, ucs_status_ptr_t req, const char *what)
+{
+    ucs_status_t s;
+
+    if (req == NULL)
+        return RDLM_OK;
+    if (UCS_PTR_IS_ERR(req)) {
+        s = UCS_PTR_STATUS(req);
+    } else {
+        for (;;) {
+            rdlm_ucx_lock(c);
+            ucp_worker_progress(c->worker);
+            s = ucp_request_check_status(req);
+            if (s != UCS_INPROGRESS)
+                ucp_request_free(req);
+            rdlm_ucx_unlock(c);
+            if (s != UCS_INPROGRESS)
+                break;
+        }
+    }
+    if (s == UCS_OK)
+        return RDLM_OK;
+    rdlm_error("ucx: %s failed: %s", what, ucs_status_string(s));
+    return rdlm_ucx_status(s);
+}
+
+static void rdlm_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)ep;
+    rdlm_error("ucx: endpoint to rank %u failed: %s", (unsigned)(uintptr_t)arg,
+               ucs_status_string(status));
+}
+
+/* The endpoint to peer, created on first use. */
+static rdlm_status_t rdlm_ucx_ep(rdlm_ucx_ctx_t *c, uint32_t peer, ucp_ep_h *ep_p)
+{
+    ucp_ep_h ep = atomic_load_explicit(&c->eps[peer], memory_order_acquire);
+    ucp_ep_params_t p;
+    ucs_status_t s;
+
+    if (ep != NULL) {
+        *ep_p = ep;
+        return RDLM_OK;
+    }
+    if (peer >= c->super.size)
+        return RDLM_ERR_INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    ep = atomic_load_explicit(&c->eps[peer], memory_order_relaxed);
+    if (ep == NULL) {
+        p = (ucp_ep_params_t){
+            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                          UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
+            .address = (const ucp_address_t *)(c->addrs + (size_t)peer * c->addr_len),
+            /* PEER mode would report dead peers, but UCX 1.13's shared-memory
+             * transports have no peer failure handler and refuse it. */
+            .err_mode = UCP_ERR_HANDLING_MODE_NONE,
+            .err_handler = {.cb = rdlm_ucx_ep_error, .arg = (void *)(uintptr_t)peer},
+        };
+        s = ucp_ep_create(c->worker, &p, &ep);
+        if (s != UCS_OK) {
+            pthread_mutex_unlock(&c->lock);
+            rdlm_error("ucx: endpoint to rank %u: %s", peer, ucs_status_string(s));
+            return rdlm_ucx_status(s);
+        }
+        atomic_store_explicit(&c->eps[peer], ep, memory_order_release);
+    }
+    pthread_mutex_unlock(&c->lock);
+    *ep_p = ep;
+    return RDLM_OK;
+}
+
+/* ---- capabilities from the endpoint lanes --------------------------------------------- */
+
+/* Transports whose atomics are CPU atomics on the target's memory. */
+static int rdlm_ucx_tl_is_cpu(const char *tl, size_t n)
+{
+    static const char *const cpu[] = {"self", "posix", "sysv", "xpmem", "knem", "cma"};
+    size_t i;
+
+    for (i = 0; i < sizeof(cpu) / sizeof(cpu[0]); i++)
+        if (strlen(cpu[i]) == n && strncmp(tl, cpu[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Read one endpoint's lanes: "lane[0]:  1:sysv/memory.0 md[1] -> ... amo#0 am ...". */
+static void rdlm_ucx_inspect_ep(ucp_ep_h ep, int *has_amo_p, int *device_p)
+{
+    char *text = NULL, *line, *save = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+
+    *has_amo_p = 0;
+    if (f == NULL)
+        return;
+    ucp_ep_print_info(ep, f);
+    fclose(f);
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *tl, *slash;
+
+        if (strstr(line, "lane[") == NULL || strstr(line, " amo#") == NULL)
+            continue;
+        tl = strchr(strstr(line, "]:") + 2, ':');
+        if (tl == NULL)
+            continue;
+        tl++;
+        slash = strchr(tl, '/');
+        if (slash == NULL)
+            continue;
+        *has_amo_p = 1;
+        if (!rdlm_ucx_tl_is_cpu(tl, (size_t)(slash - tl)))
+            *device_p = 1;
+    }
+    free(text);
+}
+
+/* Conservative: device atomics if any endpoint looked at uses a NIC for them; target
+ * progress needed if one emulates them, or if the context could reach some peer over
+ * TCP (which has no hardware atomics). */
+static rdlm_status_t rdlm_ucx_detect_caps(rdlm_ucx_ctx_t *c)
+{
+    uint32_t peers[2] = {c->super.rank, (c->super.rank + 1) % c->super.size};
+    int device = 0, needs = 0, i;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f;
+
+    for (i = 0; i < 2; i++) {
+        ucp_ep_h ep;
+        int has_amo;
+        rdlm_status_t st = rdlm_ucx_ep(c, peers[i], &ep);
+
+        if (st != RDLM_OK)
+            return st;
+        rdlm_ucx_lock(c);
+        rdlm_ucx_inspect_ep(ep, &has_amo, &device);
+        rdlm_ucx_unlock(c);
+        if (!has_amo)
+            needs = 1;
+    }
+    f = open_memstream(&text, &size);
+    if (f != NULL) {
+        ucp_context_print_info(c->context, f);
+        fclose(f);
+        if (c->super.size > 1 && strstr(text, " tcp/") != NULL)
+            needs = 1;
+        free(text);
+    }
+    c->domain = device ? RDLM_TL_ATOMIC_DEVICE : RDLM_TL_ATOMIC_CPU;
+    c->needs_progress = needs;
+    return RDLM_OK;
+}
+
+/* ---- setup ops --------------------------------------------------------------------------- */
+
+static rdlm_status_t rdlm_ucx_query(rdlm_tl_ctx_h ctx, rdlm_tl_caps_t *caps_p)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+
+    *caps_p = (rdlm_tl_caps_t){
+        .backend = "ucx",
+        .flags = RDLM_TL_CAP_AMO64 | RDLM_TL_CAP_AMO64_POST | RDLM_TL_CAP_RMA |
+                 RDLM_TL_CAP_AM | RDLM_TL_CAP_LOOPBACK,
+        .atomic_domain = c->domain,
+        .amo_needs_target_progress = c->needs_progress,
+        .thread_mode = c->granted == UCS_THREAD_MODE_MULTI ? RDLM_TL_THREAD_MULTI
+                                                           : RDLM_TL_THREAD_SINGLE,
+        .serialized_by_rdlm = c->serialize,
+        .progress_thread = c->thread_running,
+        .am_max_payload = RDLM_UCX_AM_MAX,
+        .rank = c->super.rank,
+        .size = c->super.size,
+    };
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_ucx_flush(rdlm_tl_ctx_h ctx, uint32_t peer)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    ucp_request_param_t p = {.op_attr_mask = 0};
+    ucs_status_ptr_t req;
+    ucp_ep_h ep;
+    rdlm_status_t st;
+
+    if (peer == RDLM_TL_PEER_ALL) {
+        rdlm_ucx_lock(c);
+        req = ucp_worker_flush_nbx(c->worker, &p);
+        rdlm_ucx_unlock(c);
+        return rdlm_ucx_wait(c, req, "worker flush");
+    }
+    if (peer >= c->super.size)
+        return RDLM_ERR_INVALID_ARG;
+    ep = atomic_load_explicit(&c->eps[peer], memory_order_acquire);
+    if (ep == NULL)
+        return RDLM_OK; /* nothing was ever posted to it */
+    st = RDLM_OK;
+    rdlm_ucx_lock(c);
+    req = ucp_ep_flush_nbx(ep, &p);
+    rdlm_ucx_unlock(c);
+    st = rdlm_ucx_wait(c, req, "endpoint flush");
+    return st;
+}
+
+static void *rdlm_ucx_progress_main(void *arg)
+{
+    rdlm_ucx_ctx_t *c = arg;
+    int efd = -1;
+    ucs_status_t s;
+
+    rdlm_ucx_lock(c);
+    s = ucp_worker_get_efd(c->worker, &efd);
+    rdlm_ucx_unlock(c);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: progress thread: ucp_worker_get_efd: %s", ucs_status_string(s));
+        return NULL;
+    }
+    while (!rdlm_load(&c->stop, RDLM_ACQUIRE)) {
+        struct pollfd pfd = {.fd = efd, .events = POLLIN};
+
+        if (rdlm_ucx_progress(&c->super) != 0)
+            continue;
+        rdlm_ucx_lock(c);
+        s = ucp_worker_arm(c->worker);
+        rdlm_ucx_unlock(c);
+        if (s == UCS_ERR_BUSY)
+            continue; /* events arrived meanwhile: progress again */
+        if (s != UCS_OK) {
+            rdlm_error("ucx: progress thread: ucp_worker_arm: %s", ucs_status_string(s));
+            break;
+        }
+        /* Sleep until the worker has an event or destroy signals; the timeout only
+         * bounds a lost wake-up. */
+        if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
+            rdlm_error("ucx: progress thread: poll: %s", strerror(errno));
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void rdlm_ucx_release_rkey(void *backend, void *arg)
+{
+    (void)arg;
+    ucp_rkey_destroy(backend);
+}
+
+/* Close every endpoint: issue all closes, then progress until each completes (a close
+ * may need the peer's progress, so they must not wait one after another). */
+static void rdlm_ucx_close_eps(rdlm_ucx_ctx_t *c)
+{
+    ucp_request_param_t p = {.op_attr_mask = 0}; /* flush mode: FORCE needs PEER mode */
+    ucs_status_ptr_t *reqs;
+    uint32_t r;
+
+    if (c->eps == NULL)
+        return;
+    reqs = calloc(c->super.size, sizeof(*reqs));
+    for (r = 0; r < c->super.size; r++) {
+        ucp_ep_h ep = atomic_load_explicit(&c->eps[r], memory_order_relaxed);
+        ucs_status_ptr_t req;
+
+        if (ep == NULL)
+            continue;
+        atomic_store_explicit(&c->eps[r], NULL, memory_order_relaxed);
+        rdlm_ucx_lock(c);
+        req = ucp_ep_close_nbx(ep, &p);
+        rdlm_ucx_unlock(c);
+        if (reqs != NULL)
+            reqs[r] = req;
+        else
+            (void)rdlm_ucx_wait(c, req, "endpoint close");
+    }
+    if (reqs == NULL)
+        return;
+    for (r = 0; r < c->super.size; r++)
+        (void)rdlm_ucx_wait(c, reqs[r], "endpoint close");
+    free(reqs);
+}
+
+/* Tear down whatever exists (also for a half-opened context). Keys go before the
+ * endpoints they were unpacked on. */
+static void rdlm_ucx_free(rdlm_ucx_ctx_t *c)
+{
+    if (c->thread_running) {
+        rdlm_store(&c->stop, 1, RDLM_RELEASE);
+        ucp_worker_signal(c->worker);
+        pthread_join(c->thread, NULL);
+        c->thread_running = 0;
+    }
+    rdlm_tl_rkey_table_fini(&c->rkeys, rdlm_ucx_release_rkey, c);
+    rdlm_ucx_close_eps(c);
+    if (c->worker != NULL)
+        ucp_worker_destroy(c->worker);
+    if (c->context != NULL)
+        ucp_cleanup(c->context);
+    free(c->eps);
+    free(c->addrs);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* Collective. Two barriers, both progressing the worker: the first lets peers finish
+ * their (possibly emulated) operations on our memory; the second keeps every worker
+ * alive until every peer has closed its endpoints to it. */
+static void rdlm_ucx_destroy(rdlm_tl_ctx_h ctx)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, ctx};
+
+    if (c == NULL)
+        return;
+    (void)rdlm_ucx_flush(ctx, RDLM_TL_PEER_ALL);
+    if (c->boot.barrier(c->boot.arg, &idle) != RDLM_OK)
+        rdlm_warn("ucx: destroy: bootstrap barrier failed; closing anyway");
+    rdlm_tl_rkey_table_fini(&c->rkeys, rdlm_ucx_release_rkey, c);
+    rdlm_ucx_close_eps(c);
+    if (c->boot.barrier(c->boot.arg, &idle) != RDLM_OK)
+        rdlm_warn("ucx: destroy: bootstrap barrier failed after closing endpoints");
+    rdlm_ucx_free(c);
+}
+
+/* ---- memory ------------------------------------------------------------------------------- */
+
+static rdlm_status_t rdlm_ucx_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
+                                      rdlm_tl_mem_h *mem_p)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    ucp_mem_map_params_t p = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+        .address = addr,
+        .length = len,
+        .flags = addr == NULL ? UCP_MEM_MAP_ALLOCATE : 0,
+    };
+    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS |
+                                         UCP_MEM_ATTR_FIELD_LENGTH};
+    struct rdlm_tl_mem *m;
+    ucs_status_t s;
+
+    if (len == 0 || mem_p == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return RDLM_ERR_NO_MEMORY;
+    s = ucp_mem_map(c->context, &p, &m->memh);
+    if (s != UCS_OK)
+        goto err_free;
+    s = ucp_mem_query(m->memh, &attr);
+    if (s != UCS_OK)
+        goto err_unmap;
+    m->addr = attr.address;
+    m->len = len;
+    if (addr == NULL)
+        memset(m->addr, 0, len);
+    *mem_p = m;
+    return RDLM_OK;
+
+err_unmap:
+    ucp_mem_unmap(c->context, m->memh);
+err_free:
+    free(m);
+    rdlm_error("ucx: registering %zu bytes: %s", len, ucs_status_string(s));
+    return rdlm_ucx_status(s);
+}
+
+static rdlm_status_t rdlm_ucx_mem_addr(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, void **addr_p,
+                                       size_t *len_p)
+{
+    (void)ctx;
+    if (mem == NULL)
+        return RDLM_ERR_BAD_HANDLE;
+    *addr_p = mem->addr;
+    *len_p = mem->len;
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_ucx_rkey_pack(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, void *buf,
+                                        size_t buf_len, size_t *len_p)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    rdlm_ucx_rkey_wire_t w;
+    void *packed = NULL;
+    size_t plen = 0;
+    ucs_status_t s;
+
+    if (mem == NULL)
+        return RDLM_ERR_BAD_HANDLE;
+#if UCP_API_VERSION >= UCP_VERSION(1, 14)
+    {
+        ucp_memh_pack_params_t pp = {.field_mask = 0};
+        s = ucp_memh_pack(mem->memh, &pp, &packed, &plen);
+    }
+#else
+    s = ucp_rkey_pack(c->context, mem->memh, &packed, &plen);
+#endif
+    if (s != UCS_OK) {
+        rdlm_error("ucx: packing a remote key: %s", ucs_status_string(s));
+        return rdlm_ucx_status(s);
+    }
+    if (sizeof(w) + plen > buf_len) {
+        rdlm_error("ucx: packed remote key needs %zu bytes, buffer has %zu",
+                   sizeof(w) + plen, buf_len);
+#if UCP_API_VERSION >= UCP_VERSION(1, 14)
+        ucp_memh_buffer_release(packed, &(ucp_memh_buffer_release_params_t){0});
+#else
+        ucp_rkey_buffer_release(packed);
+#endif
+        return RDLM_ERR_NO_RESOURCE;
+    }
+    (void)c;
+    w = (rdlm_ucx_rkey_wire_t){RDLM_UCX_RKEY_MAGIC, (uint32_t)plen,
+                               (uint64_t)(uintptr_t)mem->addr, mem->len};
+    memcpy(buf, &w, sizeof(w));
+    memcpy((char *)buf + sizeof(w), packed, plen);
+#if UCP_API_VERSION >= UCP_VERSION(1, 14)
+    ucp_memh_buffer_release(packed, &(ucp_memh_buffer_release_params_t){0});
+#else
+    ucp_rkey_buffer_release(packed);
+#endif
+    *len_p = sizeof(w) + plen;
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_ucx_rkey_unpack(rdlm_tl_ctx_h ctx, uint32_t peer, const void *buf,
+                                          size_t len, rdlm_tl_rkey_h *rkey_p)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    rdlm_ucx_rkey_wire_t w;
+    ucp_rkey_h rkey;
+    ucp_ep_h ep;
+    ucs_status_t s;
+    rdlm_status_t st;
+
+    if (buf == NULL || rkey_p == NULL || peer >= c->super.size)
+        return RDLM_ERR_INVALID_ARG;
+    if (len < sizeof(w))
+        goto bad;
+    memcpy(&w, buf, sizeof(w));
+    if (w.magic != RDLM_UCX_RKEY_MAGIC || w.ucp_len == 0 || w.ucp_len > len - sizeof(w) ||
+        w.len == 0)
+        goto bad;
+    st = rdlm_ucx_ep(c, peer, &ep);
+    if (st != RDLM_OK)
+        return st;
+    rdlm_ucx_lock(c);
+    s = ucp_ep_rkey_unpack(ep, (const char *)buf + sizeof(w), &rkey);
+    rdlm_ucx_unlock(c);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: unpacking rank %u's remote key: %s", peer, ucs_status_string(s));
+        return rdlm_ucx_status(s);
+    }
+    st = rdlm_tl_rkey_table_add(&c->rkeys, peer, w.base, w.len, rkey, rkey_p);
+    if (st != RDLM_OK)
+        ucp_rkey_destroy(rkey);
+    return st;
+bad:
+    rdlm_error("ucx: rank %u's remote key is malformed (%zu bytes)", peer, len);
+    return RDLM_ERR_INVALID_ARG;
+}
+
+static rdlm_status_t rdlm_ucx_rkey_release(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    void *backend;
+    rdlm_status_t st = rdlm_tl_rkey_table_remove(&c->rkeys, rkey, &backend);
+
+    if (st != RDLM_OK)
+        return st;
+    rdlm_ucx_lock(c);
+    ucp_rkey_destroy(backend);
+    rdlm_ucx_unlock(c);
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_ucx_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    ucs_status_t s;
+
+    if (mem == NULL)
+        return RDLM_ERR_BAD_HANDLE;
+    s = ucp_mem_unmap(c->context, mem->memh);
+    free(mem);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: deregistering: %s", ucs_status_string(s));
+        return rdlm_ucx_status(s);
+    }
+    return RDLM_OK;
+}
+
+/* ---- atomics ---------------------------------------------------------------------------- */
+
+/* Resolve (rkey, offset) to (endpoint, remote address, ucp key). */
+static inline rdlm_status_t rdlm_ucx_target(rdlm_ucx_ctx_t *c, rdlm_tl_rkey_h h,
+                                            uint64_t offset, uint64_t len, uint64_t align,
+                                            ucp_ep_h *ep_p, uint64_t *raddr_p,
+                                            ucp_rkey_h *rkey_p)
+{
+    rdlm_tl_rkey_slot_t *s;
+    rdlm_status_t st = rdlm_tl_rkey_lookup(&c->rkeys, h, offset, len, align, &s);
+
+    if (st != RDLM_OK)
+        return st;
+    st = rdlm_ucx_ep(c, s->peer, ep_p);
+    if (st != RDLM_OK)
+        return st;
+    *raddr_p = s->base + offset;
+    *rkey_p = s->backend;
+    return RDLM_OK;
+}
+
+/* One fetching atomic. For CSWAP, buffer is the compare value and reply_buffer holds
+ * the swap value on input and the old value on output (ucp.h). */
+static rdlm_status_t rdlm_ucx_amo(rdlm_tl_ctx_h ctx, ucp_atomic_op_t op, rdlm_tl_rkey_h h,
+                                  uint64_t offset, uint64_t operand, uint64_t reply_in,
+                                  uint64_t *old_p)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    uint64_t raddr, reply = reply_in;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+        .datatype = ucp_dt_make_contig(sizeof(uint64_t)),
+        .reply_buffer = &reply,
+    };
+    ucs_status_ptr_t req;
+    ucp_rkey_h rkey;
+    ucp_ep_h ep;
+    rdlm_status_t st = rdlm_ucx_target(c, h, offset, 8, 8, &ep, &raddr, &rkey);
+
+    if (st != RDLM_OK)
+        return st;
+    rdlm_tl_stat_add(&c->super.stats.amo, 1);
+    rdlm_ucx_lock(c);
+    req = ucp_atomic_op_nbx(ep, op, &operand, 1, raddr, rkey, &p);
+    rdlm_ucx_unlock(c);
+    st = rdlm_ucx_wait(c, req, "remote atomic");
+    if (st == RDLM_OK)
+        *old_p = reply;
+    return st;
+}
+
+static rdlm_status_t rdlm_ucx_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                      uint64_t offset, uint64_t compare, uint64_t swap,
+                                      uint64_t *old_p)
+{
+    return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_CSWAP, rkey, offset, compare, swap, old_p);
+}
+
+static rdlm_status_t rdlm_ucx_fadd64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                     uint64_t add, uint64_t *old_p)
+{
+    return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_ADD, rkey, offset, add, 0, old_p);
+}
+
+static rdlm_status_t rdlm_ucx_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                     uint64_t value, uint64_t *old_p)
+{
+    return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_SWAP, rkey, offset, value, 0, old_p);
+}
+
+/* Posted: UCP copies the 8-byte operand when the request is created, so the request
+ * is released at once (UCX frees it when it completes); flush completes it. */
+static rdlm_status_t rdlm_ucx_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                          uint64_t offset, uint64_t add)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+                             .datatype = ucp_dt_make_contig(sizeof(uint64_t))};
+    ucs_status_ptr_t req;
+    uint64_t raddr;
+    ucp_rkey_h urkey;
+    ucp_ep_h ep;
+    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, 8, 8, &ep, &raddr, &urkey);
+
+    if (st != RDLM_OK)
+        return st;
+    rdlm_tl_stat_add(&c->super.stats.amo, 1);
+    rdlm_ucx_lock(c);
+    req = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &add, 1, raddr, urkey, &p);
+    if (UCS_PTR_IS_PTR(req))
+        ucp_request_free(req);
+    rdlm_ucx_unlock(c);
+    if (UCS_PTR_IS_ERR(req)) {
+        rdlm_error("ucx: posted atomic failed: %s", ucs_status_string(UCS_PTR_STATUS(req)));
+        return rdlm_ucx_status(UCS_PTR_STATUS(req));
+    }
+    return RDLM_OK;
+}
+
+/* ---- put / get ----------------------------------------------------------------------- */
+
+static rdlm_status_t rdlm_ucx_put(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                  const void *buf, size_t len)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    ucp_request_param_t p = {.op_attr_mask = 0};
+    ucs_status_ptr_t req;
+    uint64_t raddr;
+    ucp_rkey_h urkey;
+    ucp_ep_h ep;
+    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, len, 1, &ep, &raddr, &urkey);
+
+    if (st != RDLM_OK)
+        return st;
+    rdlm_tl_stat_add(&c->super.stats.puts, 1);
+    rdlm_tl_stat_add(&c->super.stats.bytes, len);
+    rdlm_ucx_lock(c);
+    req = ucp_put_nbx(ep, buf, len, raddr, urkey, &p);
+    rdlm_ucx_unlock(c);
+    return rdlm_ucx_wait(c, req, "put");
+}
+
+static rdlm_status_t rdlm_ucx_get(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                  void *buf, size_t len)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    ucp_request_param_t p = {.op_attr_mask = 0};
+    ucs_status_ptr_t req;
+    uint64_t raddr;
+    ucp_rkey_h urkey;
+    ucp_ep_h ep;
+    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, len, 1, &ep, &raddr, &urkey);
+
+    if (st != RDLM_OK)
+        return st;
+    rdlm_tl_stat_add(&c->super.stats.gets, 1);
+    rdlm_tl_stat_add(&c->super.stats.bytes, len);
+    rdlm_ucx_lock(c);
+    req = ucp_get_nbx(ep, buf, len, raddr, urkey, &p);
+    rdlm_ucx_unlock(c);
+    return rdlm_ucx_wait(c, req, "get");
+}
+
+/* ---- active messages --------------------------------------------------------------------- */
+
+/* The header of every message carries the sender's rank. */
+static ucs_status_t rdlm_ucx_am_recv(void *arg, const void *header, size_t header_length,
+                                     void *data, size_t length,
+                                     const ucp_am_recv_param_t *param)
+{
+    rdlm_ucx_am_slot_t *slot = arg;
+    uint32_t src;
+
+    if (header_length != sizeof(src) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        rdlm_warn("ucx: dropped a malformed active message (%zu-byte header)",
+                  header_length);
+        return UCS_OK;
+    }
+    memcpy(&src, header, sizeof(src));
+    if (slot->func == NULL) {
+        rdlm_debug("ucx: dropped a message from rank %u: no handler", src);
+        return UCS_OK;
+    }
+    rdlm_tl_stat_add(&slot->ctx->super.stats.am_recv, 1);
+    slot->func(slot->arg, src, data, length);
+    return UCS_OK;
+}
+
+static rdlm_status_t rdlm_ucx_am_set_handler(rdlm_tl_ctx_h ctx, unsigned id,
+                                             rdlm_tl_am_handler_func_t func, void *arg)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    ucp_am_handler_param_t p = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
+        .id = id,
+        .cb = rdlm_ucx_am_recv,
+        .arg = &c->am[id < RDLM_TL_AM_ID_MAX ? id : 0],
+        .flags = UCP_AM_FLAG_WHOLE_MSG,
+    };
+    ucs_status_t s;
+
+    if (id >= RDLM_TL_AM_ID_MAX)
+        return RDLM_ERR_INVALID_ARG;
+    /* The slot is written before the worker call, which takes the worker's lock (or
+     * ours); the receive callback runs under the same lock. */
+    pthread_mutex_lock(&c->lock);
+    c->am[id].func = func;
+    c->am[id].arg = arg;
+    pthread_mutex_unlock(&c->lock);
+    rdlm_ucx_lock(c);
+    s = ucp_worker_set_am_recv_handler(c->worker, &p);
+    rdlm_ucx_unlock(c);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: setting handler %u: %s", id, ucs_status_string(s));
+        return rdlm_ucx_status(s);
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_ucx_am_send(rdlm_tl_ctx_h ctx, uint32_t peer, unsigned id,
+                                      const void *data, size_t len)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    uint32_t src = c->super.rank;
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = UCP_AM_SEND_FLAG_EAGER};
+    ucs_status_ptr_t req;
+    ucp_ep_h ep;
+    rdlm_status_t st;
+
+    if (id >= RDLM_TL_AM_ID_MAX || len > RDLM_UCX_AM_MAX || (data == NULL && len > 0))
+        return RDLM_ERR_INVALID_ARG;
+    st = rdlm_ucx_ep(c, peer, &ep);
+    if (st != RDLM_OK)
+        return st;
+    rdlm_tl_stat_add(&c->super.stats.am_sent, 1);
+    rdlm_tl_stat_add(&c->super.stats.bytes, len);
+    rdlm_ucx_lock(c);
+    req = ucp_am_send_nbx(ep, id, &src, sizeof(src), data, len, &p);
+    rdlm_ucx_unlock(c);
+    return rdlm_ucx_wait(c, req, "active message");
+}
+
+/* ---- tables and open ------------------------------------------------------------------- */
+
+static const rdlm_tl_setup_ops_t rdlm_ucx_setup_ops = {
+    .query = rdlm_ucx_query,
+    .progress = rdlm_ucx_progress,
+    .flush = rdlm_ucx_flush,
+    .destroy = rdlm_ucx_destroy,
+};
+
+static const rdlm_tl_mem_ops_t rdlm_ucx_mem_ops = {
+    .reg = rdlm_ucx_mem_reg,
+    .addr = rdlm_ucx_mem_addr,
+    .rkey_pack = rdlm_ucx_rkey_pack,
+    .rkey_unpack = rdlm_ucx_rkey_unpack,
+    .rkey_release = rdlm_ucx_rkey_release,
+    .dereg = rdlm_ucx_mem_dereg,
+};
+
+static const rdlm_tl_amo_ops_t rdlm_ucx_amo_ops = {
+    .cswap64 = rdlm_ucx_cswap64,
+    .fadd64 = rdlm_ucx_fadd64,
+    .swap64 = rdlm_ucx_swap64,
+    .fadd64_post = rdlm_ucx_fadd64_post,
+};
+
+static const rdlm_tl_rma_ops_t rdlm_ucx_rma_ops = {
+    .put = rdlm_ucx_put,
+    .get = rdlm_ucx_get,
+};
+
+static const rdlm_tl_am_ops_t rdlm_ucx_am_ops = {
+    .set_handler = rdlm_ucx_am_set_handler,
+    .send = rdlm_ucx_am_send,
+};
+
+static const char *rdlm_ucx_thread_mode_str(ucs_thread_mode_t m)
+{
+    return m == UCS_THREAD_MODE_MULTI        ? "multi"
+           : m == UCS_THREAD_MODE_SERIALIZED ? "serialized"
+                                             : "single";
+}
+
+/* Allgather the worker addresses: first their lengths, then padded records. */
+static rdlm_status_t rdlm_ucx_wireup(rdlm_ucx_ctx_t *c)
+{
+    const rdlm_tl_bootstrap_t *b = &c->boot;
+    ucp_worker_attr_t attr = {.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS};
+    uint64_t mine, *lens = NULL;
+    char *rec = NULL;
+    rdlm_status_t st;
+    ucs_status_t s;
+    uint32_t r;
+
+    s = ucp_worker_query(c->worker, &attr);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: worker address: %s", ucs_status_string(s));
+        return rdlm_ucx_status(s);
+    }
+    mine = attr.address_length;
+    lens = malloc(sizeof(*lens) * b->size);
+    if (lens == NULL) {
+        st = RDLM_ERR_NO_MEMORY;
+        goto out;
+    }
+    st = b->allgather(b->arg, &mine, lens, sizeof(mine), NULL);
+    if (st != RDLM_OK)
+        goto out;
+    c->addr_len = 0;
+    for (r = 0; r < b->size; r++)
+        if (lens[r] > c->addr_len)
+            c->addr_len = lens[r];
+    rec = calloc(1, c->addr_len);
+    c->addrs = malloc(c->addr_len * b->size);
+    if (rec == NULL || c->addrs == NULL) {
+        st = RDLM_ERR_NO_MEMORY;
+        goto out;
+    }
+    memcpy(rec, attr.address, mine);
+    st = b->allgather(b->arg, rec, c->addrs, c->addr_len, NULL);
+out:
+    if (st != RDLM_OK && st != RDLM_ERR_NO_MEMORY)
+        rdlm_error("ucx: worker address exchange failed: %s", rdlm_status_str(st));
+    free(rec);
+    free(lens);
+    ucp_worker_release_address(c->worker, attr.address);
+    return st;
+}
+
+static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h *ctx_p)
+{
+    const rdlm_tl_bootstrap_t *b = params->bootstrap;
+    int want_multi = params->thread_mode == RDLM_TL_THREAD_MULTI || params->progress_thread;
+    ucp_params_t up = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                      UCP_PARAM_FIELD_NAME,
+        .features = UCP_FEATURE_AMO64 | UCP_FEATURE_RMA | UCP_FEATURE_AM |
+                    UCP_FEATURE_WAKEUP,
+        .mt_workers_shared = 0,
+        .name = "rdlm",
+    };
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = want_multi ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE,
+    };
+    ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE};
+    pthread_mutexattr_t ma;
+    ucp_config_t *config;
+    rdlm_ucx_ctx_t *c;
+    rdlm_status_t st;
+    ucs_status_t s;
+    unsigned i;
+
+    c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return RDLM_ERR_NO_MEMORY;
+    c->super = (rdlm_tl_ctx_t){.setup = &rdlm_ucx_setup_ops,
+                               .mem = &rdlm_ucx_mem_ops,
+                               .amo = &rdlm_ucx_amo_ops,
+                               .rma = &rdlm_ucx_rma_ops,
+                               .am = &rdlm_ucx_am_ops,
+                               .backend = "ucx",
+                               .rank = b->rank,
+                               .size = b->size};
+    c->boot = *b;
+    for (i = 0; i < RDLM_TL_AM_ID_MAX; i++)
+        c->am[i].ctx = c;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&c->lock, &ma);
+    pthread_mutexattr_destroy(&ma);
+    c->eps = calloc(b->size, sizeof(*c->eps));
+    st = c->eps ? rdlm_tl_rkey_table_init(&c->rkeys, params->max_rkeys) : RDLM_ERR_NO_MEMORY;
+    if (st != RDLM_OK)
+        goto err;
+
+    /* "RDLM": UCX reads RDLM_UCX_* (over UCX_*) for this context. */
+    s = ucp_config_read("RDLM", NULL, &config);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: reading RDLM_UCX_* configuration: %s", ucs_status_string(s));
+        st = RDLM_ERR_BAD_CONFIG;
+        goto err;
+    }
+    s = ucp_init(&up, config, &c->context);
+    ucp_config_release(config);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: ucp_init: %s", ucs_status_string(s));
+        st = RDLM_ERR_UNSUPPORTED;
+        goto err;
+    }
+    s = ucp_worker_create(c->context, &wp, &c->worker);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: ucp_worker_create: %s", ucs_status_string(s));
+        st = rdlm_ucx_status(s);
+        goto err;
+    }
+    s = ucp_worker_query(c->worker, &wa);
+    c->granted = s == UCS_OK ? wa.thread_mode : UCS_THREAD_MODE_SINGLE;
+    if (want_multi && c->granted != UCS_THREAD_MODE_MULTI) {
+        c->serialize = 1;
+        rdlm_info("ucx: asked for a multi-threaded worker, UCX granted '%s' (built "
+                  "without --enable-mt?): rdlm serialises worker calls",
+                  rdlm_ucx_thread_mode_str(c->granted));
+    }
+    st = rdlm_ucx_wireup(c);
+    if (st != RDLM_OK)
+        goto err;
+    st = rdlm_ucx_detect_caps(c);
+    if (st != RDLM_OK)
+        goto err;
+    if (params->progress_thread) {
+        if (pthread_create(&c->thread, NULL, rdlm_ucx_progress_main, c) != 0) {
+            rdlm_error("ucx: cannot start the progress thread: %s", strerror(errno));
+            st = RDLM_ERR_NO_RESOURCE;
+            goto err;
+        }
+        c->thread_running = 1;
+    }
+    rdlm_debug("ucx: rank %u/%u up: atomics %s%s, worker thread mode %s",
+               c->super.rank, c->super.size, rdlm_tl_atomic_domain_str(c->domain),
+               c->needs_progress ? " (target progress needed)" : "",
+               rdlm_ucx_thread_mode_str(c->granted));
+    *ctx_p = &c->super;
+    return RDLM_OK;
+
+err:
+    /* Not collective on failure: free without the destroy barrier. */
+    rdlm_ucx_free(c);
+    return st;
+}
+
+const rdlm_tl_backend_t rdlm_tl_ucx_backend = {.name = "ucx", .open = rdlm_ucx_open};
