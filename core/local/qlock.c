@@ -4,7 +4,7 @@
  * moment exists at which a held lock names no holder. Waiters sleep on the word's
  * futex half with a per-ticket bit, so a release wakes the next waiter only.
  * Recovery passes over dead holders and abandoned tickets. Protocol and proof
- * sketch: docs/local-locks.md ("Exclusive lock"); model: tests/model/.
+ * sketch: docs/local-locks.md ("Exclusive lock"); spin model: tests/model/lock_word.pml.
  */
 #include <stddef.h>
 
