@@ -26,7 +26,7 @@
       "process slots in the node segment (set by its creator)")                            \
     X(spin, "RDLM_SPIN", UINT, "4000", 0, 100000000,                                       \
       "busy-wait iterations before a waiter yields")                                       \
-    X(yield, "RDLM_YIELD", UINT, "4", 0, 1000000,                                          \
+    X(yield, "RDLM_YIELD", UINT, "256", 0, 1000000,                                          \
       "sched_yield calls before a waiter sleeps on a futex")                               \
     X(park_slice_ms, "RDLM_PARK_SLICE_MS", UINT, "20", 1, 10000,                           \
       "futex sleep slice; dead holders are looked for once per slice")                     \
