@@ -70,12 +70,9 @@ void rdlm_wait_stop_spinning(rdlm_wait_t *w)
     }
 }
 
-void rdlm_wait_wake(rdlm_atomic_u32_t *word, uint32_t bitset, rdlm_atomic_u32_t *parked,
-                    rdlm_wait_stats_t *stats)
+void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
+                             rdlm_wait_stats_t *stats)
 {
-    if (rdlm_load(parked, RDLM_SEQ_CST) == 0) {
-        return;
-    }
     rdlm_fetch_add(&stats->wakes, 1, RDLM_RELAXED);
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, bitset);
 }

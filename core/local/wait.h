@@ -60,9 +60,19 @@ rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint3
  *  RDLM_WAIT_CHECK then comes after the first sleep slice. */
 void rdlm_wait_stop_spinning(rdlm_wait_t *w);
 
-/** After changing *word (seq_cst): wake the sleepers matching bitset, if any. */
-void rdlm_wait_wake(rdlm_atomic_u32_t *word, uint32_t bitset, rdlm_atomic_u32_t *parked,
-                    rdlm_wait_stats_t *stats);
+/** The system call behind rdlm_wait_wake (there are sleepers). */
+void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
+                             rdlm_wait_stats_t *stats);
+
+/** After changing *word (seq_cst): wake the sleepers matching bitset, if any. Inline
+ *  because a release calls it every time and nobody sleeps most of the time. */
+static inline void rdlm_wait_wake(rdlm_atomic_u32_t *word, uint32_t bitset,
+                                  rdlm_atomic_u32_t *parked, rdlm_wait_stats_t *stats)
+{
+    if (rdlm_load(parked, RDLM_SEQ_CST) != 0) {
+        rdlm_wait_wake_sleepers(word, bitset, stats);
+    }
+}
 
 /** The futex bit of a ticket. */
 static inline uint32_t rdlm_wait_ticket_bit(uint32_t ticket)
