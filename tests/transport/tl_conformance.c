@@ -620,7 +620,8 @@ int main(int argc, char **argv)
         if (pids[i] == 0) {
             int rc = o.missing_rank ? run_missing(&o, (unsigned)i, lfd, ntohs(sa.sin_port))
                                     : run_rank(&o, (unsigned)i, lfd, ntohs(sa.sin_port));
-            exit(rc); /* not _exit: LeakSanitizer checks the rank at exit */
+            free(pids); /* the parent's bookkeeping, inherited */
+            exit(rc);   /* not _exit: LeakSanitizer checks the rank at exit */
         }
     }
     close(lfd);
