@@ -16,6 +16,20 @@
  *   bad_keys_give_errors                     malformed blob, released key, offset out
  *                                            of range or misaligned
  *
+ * --busy-target-ms MS runs one other check instead (busy_target_atomics_complete):
+ * rank 0 registers a word, then computes for MS ms in a loop that never calls the
+ * library, while ranks 1..N-1 run fetching fetch-adds on that word (each completion
+ * timestamped with CLOCK_MONOTONIC) until MS + 300 ms after they started. The
+ * timestamps are compared with rank 0's busy window after the fact, through the
+ * bootstrap. The final value must be exact. With --progress-thread at least
+ * BUSY_MIN_DURING fetch-adds must complete inside the window (the progress thread runs
+ * the emulated atomics of UCX over TCP). Without it the counts are only printed: over
+ * TCP they stall until rank 0 returns to the library, over shared memory they do not.
+ *
+ * --rank R --size N --connect ADDR:PORT runs a single rank in this process instead of
+ * forking: rank 0 listens on ADDR:PORT, the others connect to it. netns_pair.sh uses it
+ * to put rank 0 and rank 1 in two network namespaces joined by a veth pair.
+ *
  * Exit: 0 all passed, 77 skipped (backend unusable here: message says why), 1 failed.
  * Every wait is bounded (--timeout-sec); the parent kills ranks that overrun.
  */
@@ -46,6 +60,7 @@
 #define OFF_FADD 64
 #define OFF_POST 128
 #define OFF_CSWAP 192
+#define OFF_BUSY 256
 #define OFF_SLOTS 4096
 #define SLOT_BYTES 256
 #define REGION_BYTES (OFF_SLOTS + 64 * SLOT_BYTES)
@@ -55,7 +70,19 @@ typedef struct opts {
     unsigned procs, iters, am_msgs, timeout_sec;
     int progress_thread;
     int missing_rank; /* bootstrap_missing_peer_times_out: the last rank never starts */
+    unsigned busy_ms; /* busy_target_atomics_complete instead of the suite; 0: off */
+    int rank;         /* single-rank mode (--rank/--size/--connect); -1: fork all */
+    const char *host; /* single-rank mode: rank 0's rendezvous address */
+    uint16_t port;
 } opts_t;
+
+/* busy_target_atomics_complete: with the progress thread, at least this many fetch-adds
+ * (over all issuing ranks) must complete while rank 0 computes. Over TCP on these
+ * machines a fetch-add takes about 15-40 us, so 2 s give thousands: 100 is far from
+ * the noise. */
+#define BUSY_MIN_DURING 100u
+#define BUSY_TAIL_NS 300000000u /* issuing ranks go on this long after the window */
+#define BUSY_MAX_OPS 1000000u
 
 static unsigned g_rank;
 static uint64_t g_deadline;
@@ -429,6 +456,147 @@ static void test_bad_keys(rank_ctx_t *t, const unsigned char *key0)
     barrier(t);
 }
 
+/* ---- busy target ----------------------------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* What an issuing rank reports about its completions, relative to rank 0's window. */
+typedef struct busy_report {
+    uint64_t total;       /* fetch-adds completed in the measured loop */
+    uint64_t during;      /* ... of which completed inside [start, end) */
+    uint64_t after;       /* ... completed at or after end */
+    uint64_t first_ns;    /* first completion after start, relative to start */
+    uint64_t max_gap_ns;  /* longest time without a completion inside the window */
+} busy_report_t;
+
+static void test_busy_target(rank_ctx_t *t)
+{
+    uint64_t busy_ns = (uint64_t)t->o->busy_ms * 1000000u, old, w0, i, prev, v, expect;
+    uint64_t win[2] = {0, 0}, *allwin, *ts = NULL, sum_during = 0, sum_total = 0;
+    busy_report_t rep = {0}, *reps;
+    volatile uint64_t sink = 0;
+    size_t nts = 0;
+    unsigned r;
+
+    if (!(t->caps.flags & RDLM_TL_CAP_AMO64)) {
+        if (t->rank == 0)
+            printf("SKIP (capability) busy_target_atomics_complete: no remote atomics\n");
+        return;
+    }
+    if (t->n < 2)
+        fail("busy target needs at least 2 ranks");
+    allwin = calloc((size_t)t->n * 2, sizeof(*allwin));
+    reps = calloc(t->n, sizeof(*reps));
+    if (t->rank != 0)
+        ts = malloc(sizeof(*ts) * BUSY_MAX_OPS);
+    if (allwin == NULL || reps == NULL || (t->rank != 0 && ts == NULL))
+        fail("out of memory");
+    /* Warm-up: every issuing rank connects and completes one fetch-add while rank 0
+     * still progresses (in the barrier's idle callback), so the window measures
+     * atomics, not endpoint wire-up. */
+    if (t->rank != 0)
+        CHECK_OK(t->ctx->amo->fadd64(t->ctx, t->rk, OFF_BUSY, 1, &old));
+    barrier(t);
+    if (t->rank == 0) {
+        /* Compute without calling the library (not even the clock wrapper). */
+        uint64_t x = 88172645463325252u;
+
+        win[0] = mono_ns();
+        do {
+            for (i = 0; i < 4096; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+            }
+            sink += x;
+            win[1] = mono_ns();
+        } while (win[1] - win[0] < busy_ns);
+    } else {
+        w0 = mono_ns();
+        while (nts < BUSY_MAX_OPS && mono_ns() - w0 < busy_ns + BUSY_TAIL_NS) {
+            CHECK_OK(t->ctx->amo->fadd64(t->ctx, t->rk, OFF_BUSY, 1, &old));
+            ts[nts++] = mono_ns();
+            if ((nts & 255) == 0)
+                check_deadline("busy-target fetch-adds");
+        }
+    }
+    CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
+    barrier(t);
+    /* Rank 0's window to everyone, then everyone's report to rank 0. */
+    CHECK_OK(t->b->allgather(t->b->arg, win, allwin, sizeof(win), &t->idle));
+    win[0] = allwin[0];
+    win[1] = allwin[1];
+    if (t->rank != 0) {
+        rep.total = nts;
+        rep.first_ns = UINT64_MAX;
+        prev = win[0];
+        for (i = 0; i < nts; i++) {
+            if (ts[i] < win[0])
+                continue;
+            if (ts[i] >= win[1]) {
+                rep.after++;
+                continue;
+            }
+            if (rep.during++ == 0)
+                rep.first_ns = ts[i] - win[0];
+            if (ts[i] - prev > rep.max_gap_ns)
+                rep.max_gap_ns = ts[i] - prev;
+            prev = ts[i];
+        }
+        if (win[1] - prev > rep.max_gap_ns)
+            rep.max_gap_ns = win[1] - prev;
+    }
+    CHECK_OK(t->b->allgather(t->b->arg, &rep, reps, sizeof(rep), &t->idle));
+    if (t->rank == 0) {
+        for (r = 1; r < t->n; r++) {
+            printf("busy target: rank %u: %" PRIu64 " fetch-adds, %" PRIu64
+                   " completed during rank 0's %.2f s of computing, %" PRIu64
+                   " after; first during %s%.1f ms after the start; longest gap in the "
+                   "window %.1f ms%s\n",
+                   r, reps[r].total, reps[r].during, (double)(win[1] - win[0]) / 1e9,
+                   reps[r].after, reps[r].during ? "" : "(none) ",
+                   reps[r].during ? (double)reps[r].first_ns / 1e6 : 0.0,
+                   (double)reps[r].max_gap_ns / 1e6,
+                   reps[r].total >= BUSY_MAX_OPS ? " (stopped early at the op cap)" : "");
+            sum_during += reps[r].during;
+            sum_total += reps[r].total;
+        }
+        expect = sum_total + (t->n - 1); /* plus one warm-up fetch-add per rank */
+        v = read_word0(t, OFF_BUSY);
+        if (v != expect)
+            fail("busy-target word is %" PRIu64 ", expected %" PRIu64, v, expect);
+        printf("busy target: %s progress thread, needs_target_progress=%d: %" PRIu64
+               " of %" PRIu64 " fetch-adds completed while rank 0 computed\n",
+               t->caps.progress_thread ? "with" : "without",
+               t->caps.amo_needs_target_progress, sum_during, sum_total);
+        if (t->caps.progress_thread) {
+            if (sum_during < BUSY_MIN_DURING)
+                fail("only %" PRIu64 " fetch-adds completed while rank 0 computed for "
+                     "%.2f s with the progress thread (at least %u expected)",
+                     sum_during, (double)(win[1] - win[0]) / 1e9, BUSY_MIN_DURING);
+            printf("PASS busy_target_atomics_complete (>= %u during the window, final "
+                   "value exact)\n", BUSY_MIN_DURING);
+        } else {
+            printf("PASS busy_target_atomics_complete (informational without the progress "
+                   "thread: %s; final value exact)\n",
+                   sum_during == 0 ? "the fetch-adds stalled until rank 0 returned to the "
+                                     "library"
+                                   : "some completed anyway");
+        }
+    }
+    (void)sink;
+    free(ts);
+    free(allwin);
+    free(reps);
+    barrier(t);
+}
+
 /* bootstrap_missing_peer_times_out: rank size-1 is never started. Rank 0 must give
  * RDLM_ERR_TIMEOUT (with a log line naming the missing rank) within the timeout; the
  * others connect, then their first collective fails (rank 0 went away) instead of
@@ -461,11 +629,12 @@ static int run_missing(const opts_t *o, unsigned rank, int listen_fd, uint16_t p
     return 0;
 }
 
-static int run_rank(const opts_t *o, unsigned rank, int listen_fd, uint16_t port)
+static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *host,
+                    uint16_t port)
 {
     rdlm_tl_boot_tcp_params_t bp = {.rank = rank,
                                     .size = o->procs,
-                                    .host = "127.0.0.1",
+                                    .host = host,
                                     .port = port,
                                     .listen_fd = rank == 0 ? listen_fd : -1,
                                     .timeout_ms = o->timeout_sec * 1000};
@@ -528,7 +697,9 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, uint16_t port
         printf("SKIP (capability) loopback: rank 0 does not reach its own region through "
                "the transport and takes no part in remote operations\n");
 
-    if (t.caps.flags & RDLM_TL_CAP_AMO64) {
+    if (o->busy_ms > 0) {
+        test_busy_target(&t);
+    } else if (t.caps.flags & RDLM_TL_CAP_AMO64) {
         test_fetching_old_values(&t);
         test_fadd_hammer(&t);
         test_posted_fadd(&t);
@@ -536,9 +707,11 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, uint16_t port
     } else if (rank == 0) {
         printf("SKIP (capability) atomics: no remote 64-bit atomics\n");
     }
-    test_put_get(&t);
-    test_am(&t);
-    test_bad_keys(&t, keys);
+    if (o->busy_ms == 0) {
+        test_put_get(&t);
+        test_am(&t);
+        test_bad_keys(&t, keys);
+    }
 
     rdlm_tl_stats_read(t.ctx, &stats);
     printf("rank %u stats: amo=%" PRIu64 " puts=%" PRIu64 " gets=%" PRIu64
@@ -562,7 +735,9 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, uint16_t port
 static void usage(void)
 {
     fprintf(stderr, "usage: tl_conformance --backend NAME [--procs N] [--iters N] "
-                    "[--am-msgs N] [--progress-thread] [--timeout-sec S]\n"
+                    "[--am-msgs N] [--progress-thread] [--busy-target-ms MS]\n"
+                    "                      [--timeout-sec S] [--rank R --size N "
+                    "--connect ADDR:PORT]\n"
                     "       tl_conformance --missing-rank --procs N (>= 3) "
                     "[--timeout-sec S]\n");
     exit(2);
@@ -571,7 +746,8 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     opts_t o = {.backend = NULL, .procs = 2, .iters = 1000, .am_msgs = 50,
-                .timeout_sec = 100};
+                .timeout_sec = 100, .rank = -1};
+    const char *connect = NULL;
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t salen = sizeof(sa);
     pid_t *pids;
@@ -593,8 +769,33 @@ int main(int argc, char **argv)
             o.progress_thread = 1;
         else if (strcmp(argv[i], "--missing-rank") == 0)
             o.missing_rank = 1;
+        else if (strcmp(argv[i], "--busy-target-ms") == 0 && i + 1 < argc)
+            o.busy_ms = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--rank") == 0 && i + 1 < argc)
+            o.rank = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
+            o.procs = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--connect") == 0 && i + 1 < argc)
+            connect = argv[++i];
         else
             usage();
+    }
+    if (o.rank >= 0 || connect != NULL) {
+        /* One rank in this process: the caller starts the others (netns_pair.sh). */
+        static char host[64];
+        const char *colon = connect ? strrchr(connect, ':') : NULL;
+        long port = colon ? strtol(colon + 1, NULL, 10) : 0;
+
+        if (o.backend == NULL || o.missing_rank || o.rank < 0 || o.procs < 1 ||
+            o.procs > 64 || (unsigned)o.rank >= o.procs || o.timeout_sec == 0 ||
+            colon == NULL || (size_t)(colon - connect) >= sizeof(host) || port <= 0 ||
+            port > 65535)
+            usage();
+        memcpy(host, connect, (size_t)(colon - connect));
+        host[colon - connect] = '\0';
+        o.host = host;
+        o.port = (uint16_t)port;
+        return run_rank(&o, (unsigned)o.rank, -1, o.host, o.port);
     }
     if (o.missing_rank)
         o.backend = "none";
@@ -619,7 +820,8 @@ int main(int argc, char **argv)
         }
         if (pids[i] == 0) {
             int rc = o.missing_rank ? run_missing(&o, (unsigned)i, lfd, ntohs(sa.sin_port))
-                                    : run_rank(&o, (unsigned)i, lfd, ntohs(sa.sin_port));
+                                    : run_rank(&o, (unsigned)i, lfd, "127.0.0.1",
+                                               ntohs(sa.sin_port));
             free(pids); /* the parent's bookkeeping, inherited */
             exit(rc);   /* not _exit: LeakSanitizer checks the rank at exit */
         }

@@ -1,0 +1,123 @@
+#!/bin/bash
+# The transport conformance suite between two network namespaces (ctest:
+# transport.ucx_tcp_two_netns). Usage:
+#
+#   netns_pair.sh TL_CONFORMANCE [suite options, e.g. --iters 1000 --timeout-sec 60]
+#
+# Creates two namespaces rdlm-tl-a-$$ and rdlm-tl-b-$$ joined by a veth pair with
+# 10.213.X.1/30 (A) and 10.213.X.2/30 (B); these addresses exist only inside the two
+# namespaces, which hold nothing but lo and their veth end, so no traffic can leave
+# them. Rank 0 runs in A and listens for the TCP bootstrap on A's veth address; rank 1
+# runs in B and connects to it. Both use UCX_TLS=tcp,self and UCX_NET_DEVICES=<own veth
+# end>, so remote atomics are UCX's software emulation over a real (virtual) link.
+#
+# Exit: 0 both ranks passed; 77 skipped (not root, or no `ip netns`/veth here: the
+# message says what is needed); 1 otherwise. The namespaces are always deleted (trap
+# EXIT); every wait is bounded by `timeout` (RDLM_NETNS_TIMEOUT seconds, default 60).
+# Namespaces left by an earlier run that was killed with SIGKILL (their creator's pid is
+# gone) are removed first.
+set -u
+
+BIN=${1:?usage: netns_pair.sh TL_CONFORMANCE [suite options]}
+shift
+LIMIT=${RDLM_NETNS_TIMEOUT:-60}
+PREFIX=rdlm-tl
+NS_A=$PREFIX-a-$$
+NS_B=$PREFIX-b-$$
+VETH_A=rdtla$$ # interface names: at most 15 characters
+VETH_B=rdtlb$$
+NET=10.213.$(($$ % 250 + 1))
+ADDR_A=$NET.1
+ADDR_B=$NET.2
+PORT=$((20000 + $$ % 20000))
+PIDS=()
+LOGDIR=
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+
+cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do
+        kill -TERM "$p" 2>/dev/null
+    done
+    for p in "${PIDS[@]}"; do
+        wait "$p" 2>/dev/null
+    done
+    ip netns del "$NS_A" 2>/dev/null
+    ip netns del "$NS_B" 2>/dev/null
+    ip link del "$VETH_A" 2>/dev/null # only if it never left the root namespace
+    [ -n "$LOGDIR" ] && rm -rf "$LOGDIR"
+    if ip netns list 2>/dev/null | grep -qE "^($NS_A|$NS_B)( |$)"; then
+        echo "netns_pair: could not delete $NS_A/$NS_B" >&2
+    fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+[ "$(id -u)" = 0 ] || skip "needs root to create network namespaces and a veth pair" \
+    "(ip netns add, ip link add type veth); run as root"
+command -v ip >/dev/null || skip "needs iproute2 ('ip')"
+command -v timeout >/dev/null || skip "needs coreutils 'timeout'"
+[ -x "$BIN" ] || { echo "netns_pair: $BIN is not an executable" >&2; exit 1; }
+
+# Leftovers of runs killed before their trap ran: ours by name, creator gone.
+for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$PREFIX-[ab]-[0-9]+$"); do
+    pid=${ns##*-}
+    kill -0 "$pid" 2>/dev/null || ip netns del "$ns" 2>/dev/null
+done
+
+ip netns add "$NS_A" || skip "'ip netns add' failed: needs network-namespace support (CAP_SYS_ADMIN, /run/netns)"
+ip netns add "$NS_B" || skip "'ip netns add' failed for the second namespace"
+ip link add "$VETH_A" type veth peer name "$VETH_B" ||
+    skip "'ip link add type veth' failed: needs the veth driver"
+
+set -e
+ip link set "$VETH_A" netns "$NS_A"
+ip link set "$VETH_B" netns "$NS_B"
+ip -n "$NS_A" addr add "$ADDR_A/30" dev "$VETH_A"
+ip -n "$NS_B" addr add "$ADDR_B/30" dev "$VETH_B"
+for ns in "$NS_A" "$NS_B"; do
+    ip -n "$ns" link set lo up
+done
+ip -n "$NS_A" link set "$VETH_A" up
+ip -n "$NS_B" link set "$VETH_B" up
+set +e
+echo "netns_pair: $NS_A ($VETH_A $ADDR_A/30, rank 0) <-> $NS_B ($VETH_B $ADDR_B/30, rank 1)," \
+    "rendezvous $ADDR_A:$PORT, UCX_TLS=tcp,self"
+
+LOGDIR=$(mktemp -d /tmp/rdlm-netns.XXXXXX)
+OPTS=("$@")
+# timeout is the direct child (PIDS), so cleanup's SIGTERM reaches the rank through it.
+for r in 0 1; do
+    if [ $r = 0 ]; then ns=$NS_A dev=$VETH_A; else ns=$NS_B dev=$VETH_B; fi
+    timeout -k 5 "$LIMIT" ip netns exec "$ns" env UCX_TLS=tcp,self UCX_NET_DEVICES="$dev" \
+        "$BIN" --backend ucx --rank $r --size 2 --connect "$ADDR_A:$PORT" "${OPTS[@]}" \
+        >"$LOGDIR/rank$r.log" 2>&1 &
+    PIDS+=($!)
+done
+wait "${PIDS[0]}"
+RC0=$?
+wait "${PIDS[1]}"
+RC1=$?
+PIDS=()
+for r in 0 1; do
+    sed "s/^/[rank $r] /" "$LOGDIR/rank$r.log"
+done
+# Evidence that the ranks talked over the veth pair (bytes through A's end).
+read -r RXB TXB < <(ip -n "$NS_A" -s -j link show "$VETH_A" 2>/dev/null |
+    sed -n 's/.*"rx":{"bytes":\([0-9]*\).*"tx":{"bytes":\([0-9]*\).*/\1 \2/p')
+echo "netns_pair: $VETH_A carried ${RXB:-?} bytes in, ${TXB:-?} bytes out"
+echo "netns_pair: rank 0 exited $RC0, rank 1 exited $RC1 (124: timed out after ${LIMIT}s)"
+if [ "$RC0" = 0 ] && [ "$RC1" = 0 ]; then
+    echo "netns_pair: PASS (tl_conformance ${OPTS[*]} between two network namespaces)"
+    exit 0
+fi
+if [ "$RC0" = 77 ] && [ "$RC1" = 77 ]; then
+    echo "SKIP: the ucx backend is not usable here (see above)"
+    exit 77
+fi
+echo "netns_pair: FAIL"
+exit 1
