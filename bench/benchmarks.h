@@ -23,5 +23,8 @@ extern const rdlm_bench_def_t rdlm_bench_def_lock_latency;
 extern const rdlm_bench_def_t rdlm_bench_def_lock_contended;
 extern const rdlm_bench_def_t rdlm_bench_def_barrier;
 extern const rdlm_bench_def_t rdlm_bench_def_memory;
+#if RDLM_BENCH_HAVE_UCX
+extern const rdlm_bench_def_t rdlm_bench_def_tl_fadd;
+#endif
 
 #endif

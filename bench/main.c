@@ -45,6 +45,9 @@ static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
     &rdlm_bench_def_lock_contended,
     &rdlm_bench_def_barrier,
     &rdlm_bench_def_memory,
+#if RDLM_BENCH_HAVE_UCX
+    &rdlm_bench_def_tl_fadd,
+#endif
 };
 #define RDLM_BENCH_NDEFS (sizeof(rdlm_bench_defs) / sizeof(rdlm_bench_defs[0]))
 

@@ -2,9 +2,12 @@
  * and the statistics (transport.h, tl_internal.h). */
 #include "tl_internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "config.h"
 #include "log.h"
 
 #if RDLM_HAVE_UCX
@@ -68,8 +71,37 @@ rdlm_status_t rdlm_tl_open(const char *name, const rdlm_tl_params_t *params,
         ctx->setup->destroy(ctx);
         return RDLM_ERR_CORRUPT;
     }
+    ctx->print_stats = params->print_stats;
     *ctx_p = ctx;
     return RDLM_OK;
+}
+
+void rdlm_tl_params_from_config(const struct rdlm_config *cfg, rdlm_tl_params_t *params_p)
+{
+    params_p->progress_thread = cfg->progress == RDLM_PROGRESS_THREAD;
+    params_p->print_stats = cfg->stats;
+}
+
+void rdlm_tl_destroy(rdlm_tl_ctx_h ctx)
+{
+    if (ctx == NULL)
+        return;
+    if (ctx->print_stats)
+        rdlm_tl_stats_print(ctx, stderr);
+    ctx->setup->destroy(ctx);
+}
+
+void rdlm_tl_stats_print(const rdlm_tl_ctx_t *ctx, FILE *out)
+{
+    rdlm_tl_stats_t s;
+
+    rdlm_tl_stats_read(ctx, &s);
+    fprintf(out,
+            "rdlm[%d] transport %s rank %" PRIu32 "/%" PRIu32 " stats: amo %" PRIu64
+            " puts %" PRIu64 " gets %" PRIu64 " am_sent %" PRIu64 " am_recv %" PRIu64
+            " bytes %" PRIu64 " progress %" PRIu64 "\n",
+            (int)getpid(), ctx->backend, ctx->rank, ctx->size, s.amo, s.puts, s.gets,
+            s.am_sent, s.am_recv, s.bytes, s.progress);
 }
 
 void rdlm_tl_stats_read(const rdlm_tl_ctx_t *ctx, rdlm_tl_stats_t *stats_p)
@@ -95,6 +127,35 @@ const char *rdlm_tl_atomic_domain_str(rdlm_tl_atomic_domain_t domain)
     default:
         return "none";
     }
+}
+
+static rdlm_status_t rdlm_tl_self_allgather(void *arg, const void *send, void *recv,
+                                            size_t len, const rdlm_tl_idle_t *idle)
+{
+    (void)arg;
+    (void)idle;
+    memmove(recv, send, len);
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_tl_self_barrier(void *arg, const rdlm_tl_idle_t *idle)
+{
+    (void)arg;
+    (void)idle;
+    return RDLM_OK;
+}
+
+static const rdlm_tl_bootstrap_t rdlm_tl_self_bootstrap = {
+    .rank = 0,
+    .size = 1,
+    .arg = NULL,
+    .allgather = rdlm_tl_self_allgather,
+    .barrier = rdlm_tl_self_barrier,
+};
+
+const rdlm_tl_bootstrap_t *rdlm_tl_bootstrap_self(void)
+{
+    return &rdlm_tl_self_bootstrap;
 }
 
 int rdlm_tl_progress_idle(void *ctx)

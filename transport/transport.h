@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rdlm/status.h>
 
@@ -239,6 +240,9 @@ struct rdlm_tl_ctx {
     uint32_t rank;
     uint32_t size;
     rdlm_tl_stats_t stats; /* updated with relaxed atomic adds */
+    /** Print the counters at rdlm_tl_destroy (params.print_stats; set by rdlm_tl_open
+     *  after the backend's open, so backends need not copy it). */
+    int print_stats;
 };
 
 typedef struct rdlm_tl_params {
@@ -251,7 +255,16 @@ typedef struct rdlm_tl_params {
     int progress_thread;
     /** Capacity of the unpacked-key table (0: 1024). */
     uint32_t max_rkeys;
+    /** Print the statistics on stderr at rdlm_tl_destroy (RDLM_STATS=1). */
+    int print_stats;
 } rdlm_tl_params_t;
+
+struct rdlm_config;
+
+/** Set the fields of *params_p that the RDLM_* configuration decides:
+ *  progress_thread (RDLM_PROGRESS=thread) and print_stats (RDLM_STATS=1). The other
+ *  fields are left as they are. */
+void rdlm_tl_params_from_config(const struct rdlm_config *cfg, rdlm_tl_params_t *params_p);
 
 typedef rdlm_status_t (*rdlm_tl_open_func_t)(const rdlm_tl_params_t *params,
                                              rdlm_tl_ctx_h *ctx_p);
@@ -273,14 +286,29 @@ const rdlm_tl_backend_t *const *rdlm_tl_backends(void);
 rdlm_status_t rdlm_tl_open(const char *name, const rdlm_tl_params_t *params,
                            rdlm_tl_ctx_h *ctx_p);
 
+/** Collective (as setup->destroy): print the statistics first if ctx was opened with
+ *  print_stats, then destroy. ctx == NULL is a no-op. Prefer this to calling
+ *  ctx->setup->destroy directly. */
+void rdlm_tl_destroy(rdlm_tl_ctx_h ctx);
+
 /** 1 if every entry of every table of ctx is non-NULL. */
 int rdlm_tl_ops_complete(const rdlm_tl_ctx_t *ctx);
 
-/** Snapshot of the counters. */
+/** Snapshot of the counters (each read with a relaxed load: a consistent total per
+ *  counter, not across counters while other threads run). Thread-safe. */
 void rdlm_tl_stats_read(const rdlm_tl_ctx_t *ctx, rdlm_tl_stats_t *stats_p);
+
+/** One line "rdlm[pid] transport ucx rank r/n stats: amo .. puts .. gets .. am_sent ..
+ *  am_recv .. bytes .. progress .." on out. Thread-safe; not for hot paths. */
+void rdlm_tl_stats_print(const rdlm_tl_ctx_t *ctx, FILE *out);
 
 /** "none", "cpu", "device". */
 const char *rdlm_tl_atomic_domain_str(rdlm_tl_atomic_domain_t domain);
+
+/** A bootstrap of one process (rank 0, size 1): allgather copies send to recv, barrier
+ *  returns at once. For opening a context alone (rdlm_info, loopback tests). Static;
+ *  thread-safe. */
+const rdlm_tl_bootstrap_t *rdlm_tl_bootstrap_self(void);
 
 /** A bootstrap idle callback that calls ctx's progress: pass
  *  {rdlm_tl_progress_idle, ctx} so that collectives progress the transport. */

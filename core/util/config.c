@@ -40,6 +40,34 @@ static int rdlm_config_set_LEVEL(unsigned *out, const char *value, uint32_t min,
     return 0;
 }
 
+static const char *const rdlm_config_progress_names[] = {
+#define RDLM_PROGRESS_NAME_(sym, name) name,
+    RDLM_PROGRESS_LIST(RDLM_PROGRESS_NAME_)
+#undef RDLM_PROGRESS_NAME_
+};
+
+const char *rdlm_config_progress_name(rdlm_progress_mode_t mode)
+{
+    if ((unsigned)mode >= RDLM_PROGRESS_MODE_COUNT) {
+        return NULL;
+    }
+    return rdlm_config_progress_names[mode];
+}
+
+static int rdlm_config_set_PROGRESS(rdlm_progress_mode_t *out, const char *value,
+                                    uint32_t min, uint32_t max)
+{
+    (void)min;
+    (void)max;
+    for (unsigned m = 0; m < RDLM_PROGRESS_MODE_COUNT; m++) {
+        if (strcmp(value, rdlm_config_progress_names[m]) == 0) {
+            *out = (rdlm_progress_mode_t)m;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int rdlm_config_set_UINT(uint32_t *out, const char *value, uint32_t min,
                                 uint32_t max)
 {
@@ -118,11 +146,13 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_UINT(f) (&(f))
 #define RDLM_CONFIG_DEST_BOOL(f) (&(f))
 #define RDLM_CONFIG_DEST_JOB(f) (f)
+#define RDLM_CONFIG_DEST_PROGRESS(f) (&(f))
 
 static const char rdlm_config_allowed_LEVEL[] = "one of error, warn, info, debug, trace";
 static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
 static const char rdlm_config_allowed_BOOL[] = "0 or 1";
 static const char rdlm_config_allowed_JOB[] = "1-32 of [A-Za-z0-9._-]";
+static const char rdlm_config_allowed_PROGRESS[] = "one of poll, thread";
 
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
@@ -170,6 +200,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_SHOW_UINT(out, v) fprintf(out, "%u", (unsigned)(v))
 #define RDLM_CONFIG_SHOW_BOOL(out, v) fprintf(out, "%d", (v))
 #define RDLM_CONFIG_SHOW_JOB(out, v) fputs((v), out)
+#define RDLM_CONFIG_SHOW_PROGRESS(out, v) fputs(rdlm_config_progress_name(v), out)
 
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out)
 {

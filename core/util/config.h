@@ -13,8 +13,23 @@
 
 #define RDLM_JOB_MAX 32
 
+/* How a transport context completes operations that need the target's help (UCX over
+ * TCP emulates remote atomics in the target's progress): name list of RDLM_PROGRESS.
+ * X(enum suffix, name) */
+#define RDLM_PROGRESS_LIST(X)                                                              \
+    X(POLL, "poll")     /* progress only inside the process's own calls */                 \
+    X(THREAD, "thread") /* plus a progress thread sleeping on the worker's event fd */
+
+typedef enum rdlm_progress_mode {
+#define RDLM_PROGRESS_ENUM_(sym, name) RDLM_PROGRESS_##sym,
+    RDLM_PROGRESS_LIST(RDLM_PROGRESS_ENUM_)
+#undef RDLM_PROGRESS_ENUM_
+    RDLM_PROGRESS_MODE_COUNT
+} rdlm_progress_mode_t;
+
 /* X(field, variable, type, default, min, max, help)
- * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1). */
+ * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1),
+ * PROGRESS (a name of RDLM_PROGRESS_LIST). */
 #define RDLM_CONFIG_LIST(X)                                                                \
     X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
       "log threshold: error, warn, info, debug, trace")                                    \
@@ -30,7 +45,12 @@
       "sched_yield calls before a waiter sleeps on a futex")                               \
     X(park_slice_ms, "RDLM_PARK_SLICE_MS", UINT, "20", 1, 10000,                           \
       "futex sleep slice; dead holders are looked for once per slice")                     \
-    X(stats, "RDLM_STATS", BOOL, "0", 0, 1, "print statistics at rdlm_ctx_destroy")
+    X(stats, "RDLM_STATS", BOOL, "0", 0, 1,                                                \
+      "print statistics at rdlm_ctx_destroy and at transport context destroy")             \
+    X(progress, "RDLM_PROGRESS", PROGRESS, "poll", 0, 0,                                   \
+      "transport progress: poll (inside rdlm calls only) or thread (also a progress "      \
+      "thread, so emulated remote atomics on this process's memory complete while it "    \
+      "computes)")
 
 #define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help)                          \
     RDLM_CONFIG_DECL_##type(field)
@@ -38,6 +58,7 @@
 #define RDLM_CONFIG_DECL_UINT(f) uint32_t f;
 #define RDLM_CONFIG_DECL_BOOL(f) int f;
 #define RDLM_CONFIG_DECL_JOB(f) char f[RDLM_JOB_MAX + 1];
+#define RDLM_CONFIG_DECL_PROGRESS(f) rdlm_progress_mode_t f;
 
 /** The effective configuration. */
 typedef struct rdlm_config {
@@ -56,6 +77,9 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
 
 /** 1 if name is a valid job name ([A-Za-z0-9._-], 1..RDLM_JOB_MAX bytes). */
 int rdlm_config_job_valid(const char *name);
+
+/** Name of a progress mode ("poll", "thread"); NULL if out of range. */
+const char *rdlm_config_progress_name(rdlm_progress_mode_t mode);
 
 /** Print "NAME=value  # help" for every entry. */
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out);

@@ -23,6 +23,7 @@ static void defaults_without_environment(void **state)
     assert_int_equal(cfg.max_procs, 256);
     assert_string_equal(cfg.job, "");
     assert_int_equal(cfg.stats, 0);
+    assert_int_equal(cfg.progress, RDLM_PROGRESS_POLL);
 }
 
 static void valid_values_override_defaults(void **state)
@@ -33,6 +34,7 @@ static void valid_values_override_defaults(void **state)
                          "RDLM_STATS=1",
                          "PATH=/bin",
                          "RDLM_UCX_TLS=tcp",
+                         "RDLM_PROGRESS=thread",
                          NULL};
     rdlm_config_t cfg;
 
@@ -42,6 +44,7 @@ static void valid_values_override_defaults(void **state)
     assert_int_equal(cfg.capacity, 1000);
     assert_string_equal(cfg.job, "job-1.a_b");
     assert_int_equal(cfg.stats, 1);
+    assert_int_equal(cfg.progress, RDLM_PROGRESS_THREAD);
 }
 
 static void each_bad_value_is_rejected_and_output_untouched(void **state)
@@ -60,6 +63,9 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_JOB=../etc",
         "RDLM_MAX_PROCS=1",
         "RDLM_JOB=0123456789012345678901234567890123456789",
+        "RDLM_PROGRESS=threads",
+        "RDLM_PROGRESS=",
+        "RDLM_PROGRESS=POLL",
     };
     rdlm_config_t cfg;
 
@@ -82,6 +88,14 @@ static void unknown_rdlm_variable_is_only_a_warning(void **state)
     assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
 }
 
+static void progress_names_round_trip(void **state)
+{
+    (void)state;
+    assert_string_equal(rdlm_config_progress_name(RDLM_PROGRESS_POLL), "poll");
+    assert_string_equal(rdlm_config_progress_name(RDLM_PROGRESS_THREAD), "thread");
+    assert_null(rdlm_config_progress_name(RDLM_PROGRESS_MODE_COUNT));
+}
+
 static void job_names(void **state)
 {
     (void)state;
@@ -100,6 +114,7 @@ int main(void)
         cmocka_unit_test(valid_values_override_defaults),
         cmocka_unit_test(each_bad_value_is_rejected_and_output_untouched),
         cmocka_unit_test(unknown_rdlm_variable_is_only_a_warning),
+        cmocka_unit_test(progress_names_round_trip),
         cmocka_unit_test(job_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
