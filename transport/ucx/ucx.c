@@ -52,6 +52,7 @@ struct rdlm_tl_mem {
     ucp_mem_h memh;
     void *addr;
     size_t len;
+    struct rdlm_tl_mem *prev, *next; /* the context's regions, released at destroy */
 };
 
 struct rdlm_ucx_ctx {
@@ -68,6 +69,7 @@ struct rdlm_ucx_ctx {
     rdlm_tl_atomic_domain_t domain;
     int needs_progress;
     rdlm_tl_rkey_table_t rkeys;
+    struct rdlm_tl_mem *mems; /* registered regions (guarded by lock) */
     rdlm_ucx_am_slot_t am[RDLM_TL_AM_ID_MAX];
     pthread_t thread;
     int thread_running;
@@ -406,8 +408,11 @@ static void rdlm_ucx_close_eps(rdlm_ucx_ctx_t *c)
     free(reqs);
 }
 
+static rdlm_status_t rdlm_ucx_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem);
+
 /* Tear down whatever exists (also for a half-opened context). Keys go before the
- * endpoints they were unpacked on. */
+ * endpoints they were unpacked on; regions the caller left registered go before the
+ * context (UCX aborts on a context with regions in use). */
 static void rdlm_ucx_free(rdlm_ucx_ctx_t *c)
 {
     if (c->thread_running) {
@@ -420,6 +425,8 @@ static void rdlm_ucx_free(rdlm_ucx_ctx_t *c)
     rdlm_ucx_close_eps(c);
     if (c->worker != NULL)
         ucp_worker_destroy(c->worker);
+    while (c->mems != NULL) /* regions the caller did not deregister */
+        rdlm_ucx_mem_dereg(&c->super, c->mems);
     if (c->context != NULL)
         ucp_cleanup(c->context);
     free(c->eps);
@@ -481,6 +488,12 @@ static rdlm_status_t rdlm_ucx_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
     m->len = len;
     if (addr == NULL)
         memset(m->addr, 0, len);
+    pthread_mutex_lock(&c->lock);
+    m->next = c->mems;
+    if (c->mems != NULL)
+        c->mems->prev = m;
+    c->mems = m;
+    pthread_mutex_unlock(&c->lock);
     *mem_p = m;
     return RDLM_OK;
 
@@ -608,6 +621,14 @@ static rdlm_status_t rdlm_ucx_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
     if (mem == NULL)
         return RDLM_ERR_BAD_HANDLE;
+    pthread_mutex_lock(&c->lock);
+    if (mem->prev != NULL)
+        mem->prev->next = mem->next;
+    else
+        c->mems = mem->next;
+    if (mem->next != NULL)
+        mem->next->prev = mem->prev;
+    pthread_mutex_unlock(&c->lock);
     s = ucp_mem_unmap(c->context, mem->memh);
     free(mem);
     if (s != UCS_OK) {
