@@ -2,7 +2,7 @@
  * Bootstrap: the out-of-band collectives a transport needs to wire itself up (worker
  * address exchange at open, a barrier at destroy), given as callbacks like UCC's OOB.
  * Implementations: the standalone TCP rendezvous here (bootstrap_tcp.c), and the MPI
- * one in mpi/ (PMPI_* only; not built yet).
+ * one in mpi/bootstrap_mpi.c (PMPI_* only, non-blocking collectives that call idle).
  *
  * While a collective waits it calls idle (if not NULL) at least every millisecond, so
  * that the caller's transport keeps progressing: over UCX/TCP a peer's emulated
