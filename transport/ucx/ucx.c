@@ -161,17 +161,15 @@ static void rdlm_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
                ucs_status_string(status));
 }
 
-/* The endpoint to peer, created on first use. */
-static rdlm_status_t rdlm_ucx_ep(rdlm_ucx_ctx_t *c, uint32_t peer, ucp_ep_h *ep_p)
+/* Slow path of rdlm_ucx_ep: create the endpoint to peer (once). */
+static __attribute__((noinline)) rdlm_status_t rdlm_ucx_ep_create(rdlm_ucx_ctx_t *c,
+                                                                  uint32_t peer,
+                                                                  ucp_ep_h *ep_p)
 {
-    ucp_ep_h ep = atomic_load_explicit(&c->eps[peer], memory_order_acquire);
     ucp_ep_params_t p;
+    ucp_ep_h ep;
     ucs_status_t s;
 
-    if (ep != NULL) {
-        *ep_p = ep;
-        return RDLM_OK;
-    }
     if (peer >= c->super.size)
         return RDLM_ERR_INVALID_ARG;
     pthread_mutex_lock(&c->lock);
@@ -198,6 +196,21 @@ static rdlm_status_t rdlm_ucx_ep(rdlm_ucx_ctx_t *c, uint32_t peer, ucp_ep_h *ep_
     pthread_mutex_unlock(&c->lock);
     *ep_p = ep;
     return RDLM_OK;
+}
+
+/* The endpoint to peer, created on first use; the common case is one load, inline. */
+static inline rdlm_status_t rdlm_ucx_ep(rdlm_ucx_ctx_t *c, uint32_t peer, ucp_ep_h *ep_p)
+{
+    ucp_ep_h ep;
+
+    if (__builtin_expect(peer < c->super.size, 1)) {
+        ep = atomic_load_explicit(&c->eps[peer], memory_order_acquire);
+        if (__builtin_expect(ep != NULL, 1)) {
+            *ep_p = ep;
+            return RDLM_OK;
+        }
+    }
+    return rdlm_ucx_ep_create(c, peer, ep_p);
 }
 
 /* ---- capabilities from the endpoint lanes --------------------------------------------- */
@@ -659,11 +672,51 @@ static inline rdlm_status_t rdlm_ucx_target(rdlm_ucx_ctx_t *c, rdlm_tl_rkey_h h,
     return RDLM_OK;
 }
 
-/* One fetching atomic. For CSWAP, buffer is the compare value and reply_buffer holds
- * the swap value on input and the old value on output (ucp.h). */
-static rdlm_status_t rdlm_ucx_amo(rdlm_tl_ctx_h ctx, ucp_atomic_op_t op, rdlm_tl_rkey_h h,
-                                  uint64_t offset, uint64_t operand, uint64_t reply_in,
-                                  uint64_t *old_p)
+/* Fetching atomics. For CSWAP, operand is the compare value and the reply buffer holds
+ * the swap value on input and the old value on output (ucp.h). *old_p is written only
+ * on success.
+ *
+ * Whether worker calls need rdlm's lock is decided at open (c->serialize, constant
+ * afterwards): the hot path checks it once and, in the usual case (a MULTI worker or a
+ * single-threaded context), makes no lock call at all. The reply buffer is a local and
+ * UCP_OP_ATTR_FLAG_NO_IMM_CMPL is off, so over shared memory ucp_atomic_op_nbx
+ * typically completes at once (returns NULL); otherwise the loop is progress + check. */
+
+/* Failure of a fetching atomic (cold). */
+static __attribute__((noinline, cold)) rdlm_status_t rdlm_ucx_amo_failed(ucs_status_t s)
+{
+    rdlm_error("ucx: remote atomic failed: %s", ucs_status_string(s));
+    return rdlm_ucx_status(s);
+}
+
+/* Serialised variant: every worker call under c->lock (recursive). */
+static __attribute__((noinline)) rdlm_status_t
+rdlm_ucx_amo_serialized(rdlm_ucx_ctx_t *c, ucp_atomic_op_t op, ucp_ep_h ep, uint64_t raddr,
+                        ucp_rkey_h rkey, uint64_t operand, uint64_t reply_in,
+                        uint64_t *old_p)
+{
+    uint64_t reply = reply_in;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+        .datatype = ucp_dt_make_contig(sizeof(uint64_t)),
+        .reply_buffer = &reply,
+    };
+    ucs_status_ptr_t req;
+    rdlm_status_t st;
+
+    rdlm_ucx_lock(c);
+    req = ucp_atomic_op_nbx(ep, op, &operand, 1, raddr, rkey, &p);
+    rdlm_ucx_unlock(c);
+    st = rdlm_ucx_wait(c, req, "remote atomic");
+    if (st == RDLM_OK)
+        *old_p = reply;
+    return st;
+}
+
+/* The shared body of cswap64 / fadd64 / swap64; op is a constant in each caller. */
+static inline __attribute__((always_inline)) rdlm_status_t
+rdlm_ucx_amo(rdlm_tl_ctx_h ctx, ucp_atomic_op_t op, rdlm_tl_rkey_h h, uint64_t offset,
+             uint64_t operand, uint64_t reply_in, uint64_t *old_p)
 {
     rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
     uint64_t raddr, reply = reply_in;
@@ -673,20 +726,30 @@ static rdlm_status_t rdlm_ucx_amo(rdlm_tl_ctx_h ctx, ucp_atomic_op_t op, rdlm_tl
         .reply_buffer = &reply,
     };
     ucs_status_ptr_t req;
+    ucs_status_t s;
     ucp_rkey_h rkey;
     ucp_ep_h ep;
     rdlm_status_t st = rdlm_ucx_target(c, h, offset, 8, 8, &ep, &raddr, &rkey);
 
-    if (st != RDLM_OK)
+    if (__builtin_expect(st != RDLM_OK, 0))
         return st;
     rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    rdlm_ucx_lock(c);
+    if (__builtin_expect(c->serialize, 0))
+        return rdlm_ucx_amo_serialized(c, op, ep, raddr, rkey, operand, reply_in, old_p);
     req = ucp_atomic_op_nbx(ep, op, &operand, 1, raddr, rkey, &p);
-    rdlm_ucx_unlock(c);
-    st = rdlm_ucx_wait(c, req, "remote atomic");
-    if (st == RDLM_OK)
-        *old_p = reply;
-    return st;
+    if (__builtin_expect(req != NULL, 0)) { /* NULL: completed at once (UCS_OK) */
+        if (UCS_PTR_IS_ERR(req))
+            return rdlm_ucx_amo_failed(UCS_PTR_STATUS(req));
+        do {
+            ucp_worker_progress(c->worker);
+            s = ucp_request_check_status(req);
+        } while (s == UCS_INPROGRESS);
+        ucp_request_free(req);
+        if (s != UCS_OK)
+            return rdlm_ucx_amo_failed(s);
+    }
+    *old_p = reply;
+    return RDLM_OK;
 }
 
 static rdlm_status_t rdlm_ucx_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
