@@ -147,12 +147,10 @@ static void rdlm_info_transports(const rdlm_config_t *cfg)
     const char *chosen = NULL;
     size_t k;
 
-    printf("  built : shm (the on-node segment, always)");
+    printf("  built :");
     for (b = rdlm_tl_backends(); *b != NULL; b++)
-        printf(", %s", (*b)->name);
-    printf("\n");
-    printf("  shm   : usable; on-node, CPU atomics on the shared segment (atomic domain: "
-           "cpu)\n");
+        printf(" %s", (*b)->name);
+    printf("  (plus the on-node lock segment, which needs no transport)\n");
     for (b = rdlm_tl_backends(); *b != NULL; b++) {
         rdlm_tl_ctx_h ctx = NULL;
         const char *why = NULL;
@@ -190,7 +188,7 @@ static void rdlm_info_transports(const rdlm_config_t *cfg)
             if (!rdlm_info_probe((*b)->name, &ctx, &why))
                 break;
             chosen = (*b)->name;
-            printf("  chosen: %s between nodes (preference verbs, ucx; shm on the node)\n",
+            printf("  chosen: %s between nodes (preference verbs, ucx; shm within one)\n",
                    chosen);
             rdlm_info_caps(ctx);
             rdlm_tl_destroy(ctx);

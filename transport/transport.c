@@ -10,6 +10,9 @@
 #include "config.h"
 #include "log.h"
 
+#if RDLM_HAVE_SHM
+extern const rdlm_tl_backend_t rdlm_tl_shm_backend;
+#endif
 #if RDLM_HAVE_UCX
 extern const rdlm_tl_backend_t rdlm_tl_ucx_backend;
 #endif
@@ -18,6 +21,9 @@ extern const rdlm_tl_backend_t rdlm_tl_verbs_backend;
 #endif
 
 static const rdlm_tl_backend_t *const rdlm_tl_backend_list[] = {
+#if RDLM_HAVE_SHM
+    &rdlm_tl_shm_backend,
+#endif
 #if RDLM_HAVE_UCX
     &rdlm_tl_ucx_backend,
 #endif
