@@ -4,7 +4,9 @@ set(CMAKE_C_FLAGS_ASAN "${_rdlm_common} -fsanitize=address,undefined -fno-saniti
     CACHE STRING "C flags for Asan builds" FORCE)
 set(CMAKE_EXE_LINKER_FLAGS_ASAN "-fsanitize=address,undefined" CACHE STRING "" FORCE)
 set(CMAKE_SHARED_LINKER_FLAGS_ASAN "-fsanitize=address,undefined" CACHE STRING "" FORCE)
-set(CMAKE_C_FLAGS_TSAN "${_rdlm_common} -fsanitize=thread" CACHE STRING "C flags for Tsan builds" FORCE)
+# -Wno-tsan: GCC warns that TSan does not model atomic_thread_fence; the shm transport's
+# put/get need their fences. TSan runs the unit tests (no transport) in CI.
+set(CMAKE_C_FLAGS_TSAN "${_rdlm_common} -fsanitize=thread -Wno-tsan" CACHE STRING "C flags for Tsan builds" FORCE)
 set(CMAKE_EXE_LINKER_FLAGS_TSAN "-fsanitize=thread" CACHE STRING "" FORCE)
 set(CMAKE_SHARED_LINKER_FLAGS_TSAN "-fsanitize=thread" CACHE STRING "" FORCE)
 mark_as_advanced(CMAKE_C_FLAGS_ASAN CMAKE_EXE_LINKER_FLAGS_ASAN CMAKE_SHARED_LINKER_FLAGS_ASAN
