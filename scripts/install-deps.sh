@@ -8,7 +8,7 @@ packages=(
   libhwloc-dev libibverbs-dev librdmacm-dev libucx-dev ucx-utils
   libopenmpi-dev openmpi-bin gfortran
   libcmocka-dev libraft-dev libuv1-dev
-  spin gnuplot-nox
+  spin gnuplot-nox iproute2
 )
 
 missing=()
