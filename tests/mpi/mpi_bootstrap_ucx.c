@@ -28,7 +28,6 @@
  * Exit 77 on every rank if the UCX backend is not compiled in or not usable here.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +36,7 @@
 
 #include "bootstrap_mpi.h"
 #include "clock.h"
+#include "tl_checks.h"
 #include "transport.h"
 
 #define SKIP_CODE 77
@@ -45,9 +45,8 @@
 #define OFF_FADD 0
 #define OFF_CSWAP 64
 #define OFF_SLOTS 4096
-#define SLOT_BYTES 256
 #define MAX_RANKS 64
-#define REGION_BYTES (OFF_SLOTS + MAX_RANKS * SLOT_BYTES)
+#define REGION_BYTES (OFF_SLOTS + MAX_RANKS * TL_CHECKS_SLOT_BYTES)
 
 typedef struct opts {
     unsigned iters, timeout_sec;
@@ -56,219 +55,51 @@ typedef struct opts {
     int peer_skips_barrier;
 } opts_t;
 
-static int g_rank;
+static void die(void) __attribute__((noreturn));
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void fail(const char *fmt, ...)
+/* A failing rank aborts the whole job: the others never hang. */
+static void die(void)
 {
-    va_list ap;
-
-    fprintf(stderr, "mpi_bootstrap_ucx rank %d: FAIL: ", g_rank);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     abort(); /* not reached */
 }
 
-#define CHECK_OK(call)                                                                     \
-    do {                                                                                   \
-        rdlm_status_t st_ = (call);                                                        \
-        if (st_ != RDLM_OK)                                                                \
-            fail("%s: %s (%s:%d)", #call, rdlm_status_name(st_), __FILE__, __LINE__);      \
-    } while (0)
+/* fail() and CHECK_OK() outside the shared checks: the same FAIL line (rank set in
+ * main). */
+static tl_checks_t g_fail = {.prog = "mpi_bootstrap_ucx", .die = die};
+#define fail(...) tl_checks_fail(&g_fail, __VA_ARGS__)
+#define CHECK_OK(call) TL_CHECK_OK(&g_fail, call)
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-typedef struct rank_ctx {
-    const opts_t *o;
-    unsigned rank, n;
-    rdlm_tl_bootstrap_t bs;
-    rdlm_tl_ctx_h ctx;
-    rdlm_tl_caps_t caps;
-    rdlm_tl_idle_t idle;
-    rdlm_tl_mem_h mem; /* rank 0 */
-    rdlm_tl_rkey_h rk; /* rank 0's region */
-    int active;        /* this rank issues remote operations */
-    unsigned writers;  /* ranks that do */
-    uint64_t deadline;
-} rank_ctx_t;
-
-static void barrier(rank_ctx_t *t)
-{
-    CHECK_OK(t->bs.barrier(t->bs.arg, &t->idle));
-}
-
-static void check_deadline(const rank_ctx_t *t, const char *what)
-{
-    if (rdlm_clock_now_ns() > t->deadline)
-        fail("timed out in %s", what);
-}
-
-/* Rank 0's word: through the transport when this rank is active, else by the CPU
- * (after everyone flushed and passed a barrier: a check, never an update). */
-static uint64_t read_word0(rank_ctx_t *t, uint64_t off)
-{
-    uint64_t v;
-    void *addr;
-    size_t len;
-
-    if (t->active) {
-        CHECK_OK(rdlm_tl_fadd64(t->ctx, t->rk, off, 0, &v));
-        return v;
-    }
-    CHECK_OK(t->ctx->mem->addr(t->ctx, t->mem, &addr, &len));
-    memcpy(&v, (char *)addr + off, sizeof(v));
-    return v;
-}
-
-static void check_env(rank_ctx_t *t)
+static void check_env(const tl_checks_t *t, const opts_t *o)
 {
     const char *tls = getenv("UCX_TLS");
 
-    if (t->o->expect_tls != NULL && (tls == NULL || strcmp(tls, t->o->expect_tls) != 0))
+    if (o->expect_tls != NULL && (tls == NULL || strcmp(tls, o->expect_tls) != 0))
         fail("UCX_TLS is '%s' in this rank, expected '%s': mpirun did not forward it "
              "(use -x UCX_TLS)",
-             tls ? tls : "(unset)", t->o->expect_tls);
-    if (t->o->expect_target_progress >= 0 &&
-        t->caps.amo_needs_target_progress != t->o->expect_target_progress)
+             tls ? tls : "(unset)", o->expect_tls);
+    if (o->expect_target_progress >= 0 &&
+        t->caps.amo_needs_target_progress != o->expect_target_progress)
         fail("transport reports amo_needs_target_progress=%d, expected %d (UCX_TLS=%s)",
-             t->caps.amo_needs_target_progress, t->o->expect_target_progress,
+             t->caps.amo_needs_target_progress, o->expect_target_progress,
              tls ? tls : "(unset)");
-    barrier(t);
+    tl_checks_barrier(t);
     if (t->rank == 0)
         printf("PASS mpi_env_reaches_every_rank (UCX_TLS=%s, needs_target_progress=%d)\n",
                tls ? tls : "(unset)", t->caps.amo_needs_target_progress);
 }
 
-static void test_fadd_hammer(rank_ctx_t *t)
-{
-    unsigned iters = t->o->iters ? t->o->iters : 1, n = t->n;
-    uint64_t *olds = calloc(iters, sizeof(*olds));
-    uint64_t *all = calloc((size_t)iters * n, sizeof(*all));
-    uint64_t i, total = (uint64_t)t->writers * iters, *mine, v, t0, t1;
-
-    if (olds == NULL || all == NULL)
-        fail("out of memory");
-    t0 = rdlm_clock_now_ns();
-    if (t->active)
-        for (i = 0; i < iters; i++) {
-            CHECK_OK(rdlm_tl_fadd64(t->ctx, t->rk, OFF_FADD, 1, &olds[i]));
-            if ((i & 255) == 0)
-                check_deadline(t, "fadd hammer");
-        }
-    t1 = rdlm_clock_now_ns();
-    if (t->active)
-        printf("rank %u: fetch-add mean latency %.2f us (%u ranks contending)\n", t->rank,
-               (double)(t1 - t0) / 1e3 / iters, t->writers);
-    CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
-    /* Rank 0 may still be the target of others' emulated atomics here: the allgather
-     * must progress the transport while it waits. */
-    CHECK_OK(t->bs.allgather(t->bs.arg, olds, all, sizeof(*olds) * iters, &t->idle));
-    if (t->rank == 0) {
-        mine = all + (t->active ? 0 : iters); /* the writers' blocks */
-        qsort(mine, total, sizeof(*mine), cmp_u64);
-        for (i = 0; i < total; i++)
-            if (mine[i] != i)
-                fail("fetch-add old values are not a permutation of 0..%" PRIu64
-                     ": sorted position %" PRIu64 " holds %" PRIu64,
-                     total - 1, i, mine[i]);
-        v = read_word0(t, OFF_FADD);
-        if (v != total)
-            fail("fetch-add word is %" PRIu64 ", expected %" PRIu64, v, total);
-        printf("PASS fadd_hammer_exact_and_distinct (%u x %u)\n", t->writers, iters);
-    }
-    free(olds);
-    free(all);
-    barrier(t);
-}
-
-static void test_cswap_increment(rank_ctx_t *t)
-{
-    uint64_t guess = 0, old, done = 0, retries = 0, v;
-
-    if (t->active)
-        while (done < t->o->iters) {
-            CHECK_OK(rdlm_tl_cswap64(t->ctx, t->rk, OFF_CSWAP, guess, guess + 1, &old));
-            if (old == guess) {
-                done++;
-                guess++;
-            } else {
-                guess = old;
-                retries++;
-            }
-            if ((done & 255) == 0)
-                check_deadline(t, "cswap increments");
-        }
-    CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
-    barrier(t);
-    if (t->rank == 0) {
-        v = read_word0(t, OFF_CSWAP);
-        if (v != (uint64_t)t->writers * t->o->iters)
-            fail("cswap-incremented word is %" PRIu64 ", expected %" PRIu64
-                 " (lost update)",
-                 v, (uint64_t)t->writers * t->o->iters);
-        printf("PASS cswap_increment_no_lost_update (rank 0 retried %" PRIu64 " times)\n",
-               retries);
-    }
-    barrier(t);
-}
-
-static void fill_slot(unsigned char *buf, unsigned owner)
-{
-    unsigned i;
-
-    for (i = 0; i < SLOT_BYTES; i++)
-        buf[i] = (unsigned char)(owner * 7 + i * 13 + 1);
-}
-
-static void test_put_get(rank_ctx_t *t)
-{
-    unsigned char out[SLOT_BYTES], in[SLOT_BYTES];
-    unsigned r;
-
-    if (!(t->caps.flags & RDLM_TL_CAP_RMA)) {
-        if (t->rank == 0)
-            printf("SKIP (capability) put_get_round_trip: no put/get\n");
-        return;
-    }
-    if (t->active) {
-        fill_slot(out, t->rank);
-        CHECK_OK(t->ctx->rma->put(t->ctx, t->rk, OFF_SLOTS + (uint64_t)t->rank * SLOT_BYTES,
-                                  out, sizeof(out)));
-        CHECK_OK(t->ctx->setup->flush(t->ctx, 0));
-        memset(in, 0, sizeof(in));
-        CHECK_OK(t->ctx->rma->get(t->ctx, t->rk, OFF_SLOTS + (uint64_t)t->rank * SLOT_BYTES,
-                                  in, sizeof(in)));
-        if (memcmp(in, out, sizeof(in)) != 0)
-            fail("get after put+flush returned other bytes");
-    }
-    barrier(t);
-    if (t->active)
-        for (r = 0; r < t->n; r++) {
-            if (r == 0 && !(t->caps.flags & RDLM_TL_CAP_LOOPBACK))
-                continue;
-            fill_slot(out, r);
-            CHECK_OK(t->ctx->rma->get(t->ctx, t->rk, OFF_SLOTS + (uint64_t)r * SLOT_BYTES,
-                                      in, sizeof(in)));
-            if (memcmp(in, out, sizeof(in)) != 0)
-                fail("rank %u's slot read back wrong", r);
-        }
-    barrier(t);
-    if (t->rank == 0)
-        printf("PASS put_get_round_trip\n");
-}
-
 static int run_transport(const opts_t *o, unsigned rank, unsigned n)
 {
-    rank_ctx_t t = {.o = o, .rank = rank, .n = n};
+    tl_checks_t t = {.rank = rank,
+                     .n = n,
+                     .iters = o->iters,
+                     .off_fadd = OFF_FADD,
+                     .off_cswap = OFF_CSWAP,
+                     .off_slots = OFF_SLOTS,
+                     .prog = "mpi_bootstrap_ucx",
+                     .die = die};
+    rdlm_tl_bootstrap_t bs;
     rdlm_tl_params_t tp = {.thread_mode = RDLM_TL_THREAD_SINGLE};
     unsigned char *keys, mykey[RDLM_TL_RKEY_MAX] = {0};
     size_t klen = 0;
@@ -277,16 +108,17 @@ static int run_transport(const opts_t *o, unsigned rank, unsigned n)
     if (n > MAX_RANKS)
         fail("at most %d ranks", MAX_RANKS);
     t.deadline = rdlm_clock_deadline((uint64_t)o->timeout_sec * 1000000000u);
-    CHECK_OK(rdlm_mpi_bootstrap_init(MPI_COMM_WORLD, &t.bs));
-    CHECK_OK(rdlm_mpi_bootstrap_set_timeout(&t.bs, o->timeout_sec * 1000));
-    if (t.bs.rank != rank || t.bs.size != n)
-        fail("bootstrap rank/size %u/%u, MPI says %u/%u", t.bs.rank, t.bs.size, rank, n);
-    tp.bootstrap = &t.bs;
+    CHECK_OK(rdlm_mpi_bootstrap_init(MPI_COMM_WORLD, &bs));
+    CHECK_OK(rdlm_mpi_bootstrap_set_timeout(&bs, o->timeout_sec * 1000));
+    if (bs.rank != rank || bs.size != n)
+        fail("bootstrap rank/size %u/%u, MPI says %u/%u", bs.rank, bs.size, rank, n);
+    t.b = &bs;
+    tp.bootstrap = &bs;
     st = rdlm_tl_open("ucx", &tp, &t.ctx);
     if (st == RDLM_ERR_UNSUPPORTED || st == RDLM_ERR_NOT_FOUND) {
         if (rank == 0)
             printf("SKIP: the ucx backend is not usable here (%s)\n", rdlm_status_name(st));
-        rdlm_mpi_bootstrap_fini(&t.bs);
+        rdlm_mpi_bootstrap_fini(&bs);
         MPI_Finalize();
         return SKIP_CODE;
     }
@@ -301,7 +133,7 @@ static int run_transport(const opts_t *o, unsigned rank, unsigned n)
         printf("caps: backend=%s ranks=%u atomics=%s needs_target_progress=%d\n",
                t.caps.backend, n, rdlm_tl_atomic_domain_str(t.caps.atomic_domain),
                t.caps.amo_needs_target_progress);
-    check_env(&t);
+    check_env(&t, o);
 
     if (rank == 0) {
         CHECK_OK(t.ctx->mem->reg(t.ctx, NULL, REGION_BYTES, &t.mem));
@@ -310,21 +142,21 @@ static int run_transport(const opts_t *o, unsigned rank, unsigned n)
     keys = malloc((size_t)RDLM_TL_RKEY_MAX * n);
     if (keys == NULL)
         fail("out of memory");
-    CHECK_OK(t.bs.allgather(t.bs.arg, mykey, keys, RDLM_TL_RKEY_MAX, &t.idle));
+    CHECK_OK(bs.allgather(bs.arg, mykey, keys, RDLM_TL_RKEY_MAX, &t.idle));
     CHECK_OK(t.ctx->mem->rkey_unpack(t.ctx, 0, keys, RDLM_TL_RKEY_MAX, &t.rk));
     t.active = rank != 0 || (t.caps.flags & RDLM_TL_CAP_LOOPBACK);
     t.writers = (t.caps.flags & RDLM_TL_CAP_LOOPBACK) ? n : n - 1;
 
-    test_fadd_hammer(&t);
-    test_cswap_increment(&t);
-    test_put_get(&t);
+    tl_checks_fadd_hammer(&t, o->iters ? o->iters : 1);
+    tl_checks_cswap_increment(&t);
+    tl_checks_put_get(&t);
 
     CHECK_OK(t.ctx->mem->rkey_release(t.ctx, t.rk));
-    barrier(&t); /* nobody touches rank 0's region any more */
+    tl_checks_barrier(&t); /* nobody touches rank 0's region any more */
     if (rank == 0)
         CHECK_OK(t.ctx->mem->dereg(t.ctx, t.mem));
     t.ctx->setup->destroy(t.ctx); /* collective over the MPI bootstrap */
-    rdlm_mpi_bootstrap_fini(&t.bs);
+    rdlm_mpi_bootstrap_fini(&bs);
     free(keys);
     if (rank == 0)
         printf("mpi_bootstrap_ucx x%u: all ranks passed\n", n);
@@ -413,7 +245,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    g_rank = rank;
+    g_fail.rank = (unsigned)rank;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)

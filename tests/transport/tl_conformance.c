@@ -37,7 +37,6 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +48,7 @@
 #include <arpa/inet.h>
 
 #include "clock.h"
+#include "tl_checks.h"
 #include "transport.h"
 
 #define SKIP_CODE 77
@@ -62,8 +62,7 @@
 #define OFF_CSWAP 192
 #define OFF_BUSY 256
 #define OFF_SLOTS 4096
-#define SLOT_BYTES 256
-#define REGION_BYTES (OFF_SLOTS + 64 * SLOT_BYTES)
+#define REGION_BYTES (OFF_SLOTS + 64 * TL_CHECKS_SLOT_BYTES)
 
 typedef struct opts {
     const char *backend;
@@ -84,41 +83,19 @@ typedef struct opts {
 #define BUSY_TAIL_NS 300000000u /* issuing ranks go on this long after the window */
 #define BUSY_MAX_OPS 1000000u
 
-static unsigned g_rank;
-static uint64_t g_deadline;
+static void die(void) __attribute__((noreturn));
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void fail(const char *fmt, ...)
+/* A failing rank exits: the parent sees it and stops the others. */
+static void die(void)
 {
-    va_list ap;
-
-    fprintf(stderr, "tl_conformance rank %u: FAIL: ", g_rank);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
     exit(1);
 }
 
-#define CHECK_OK(call)                                                                     \
-    do {                                                                                   \
-        rdlm_status_t st_ = (call);                                                        \
-        if (st_ != RDLM_OK)                                                                \
-            fail("%s: %s (%s:%d)", #call, rdlm_status_name(st_), __FILE__, __LINE__);      \
-    } while (0)
-
-static void check_deadline(const char *what)
-{
-    if (rdlm_clock_now_ns() > g_deadline)
-        fail("timed out in %s", what);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+/* fail() and CHECK_OK() outside the shared checks: the same FAIL line (rank set when
+ * the rank starts). */
+static tl_checks_t g_fail = {.prog = "tl_conformance", .die = die};
+#define fail(...) tl_checks_fail(&g_fail, __VA_ARGS__)
+#define CHECK_OK(call) TL_CHECK_OK(&g_fail, call)
 
 /* ---- the active-message receiver ------------------------------------------------------ */
 
@@ -158,39 +135,12 @@ static void am_handler(void *arg, uint32_t src, const void *data, size_t len)
 
 /* ---- one rank ------------------------------------------------------------------------- */
 
-typedef struct rank_ctx {
-    const opts_t *o;
-    unsigned rank, n;
-    const rdlm_tl_bootstrap_t *b;
-    rdlm_tl_ctx_h ctx;
-    rdlm_tl_caps_t caps;
-    rdlm_tl_idle_t idle;
-    rdlm_tl_mem_h mem;  /* rank 0 */
-    rdlm_tl_rkey_h rk;  /* rank 0's region */
-    int active;         /* this rank issues remote operations */
-    unsigned writers;   /* ranks that do */
-} rank_ctx_t;
+/* The shared checks' context; user points at the opts_t. */
+typedef tl_checks_t rank_ctx_t;
 
-static void barrier(rank_ctx_t *t)
+static const opts_t *opts_of(const rank_ctx_t *t)
 {
-    CHECK_OK(t->b->barrier(t->b->arg, &t->idle));
-}
-
-/* The word at off in rank 0's region, read by rank 0 (through the transport when it
- * can, else by the CPU after everyone flushed: only a check, never an update). */
-static uint64_t read_word0(rank_ctx_t *t, uint64_t off)
-{
-    uint64_t v;
-    void *addr;
-    size_t len;
-
-    if (t->active && (t->caps.flags & RDLM_TL_CAP_AMO64)) {
-        CHECK_OK(t->ctx->amo->fadd64(t->ctx, t->rk, off, 0, &v));
-        return v;
-    }
-    CHECK_OK(t->ctx->mem->addr(t->ctx, t->mem, &addr, &len));
-    memcpy(&v, (char *)addr + off, sizeof(v));
-    return v;
+    return t->user;
 }
 
 static void test_fetching_old_values(rank_ctx_t *t)
@@ -217,48 +167,7 @@ static void test_fetching_old_values(rank_ctx_t *t)
             fail("word holds %" PRIu64 " after swap64(42)", old);
         printf("PASS fetching_atomics_return_old_values (rank %u)\n", t->rank);
     }
-    barrier(t);
-}
-
-static void test_fadd_hammer(rank_ctx_t *t)
-{
-    unsigned iters = t->o->iters, n = t->n;
-    uint64_t *olds = calloc(iters ? iters : 1, sizeof(*olds));
-    uint64_t *all = calloc((size_t)(iters ? iters : 1) * n, sizeof(*all));
-    uint64_t i, total = (uint64_t)t->writers * iters, *mine, t0, t1;
-
-    if (olds == NULL || all == NULL)
-        fail("out of memory");
-    t0 = rdlm_clock_now_ns();
-    if (t->active)
-        for (i = 0; i < iters; i++) {
-            CHECK_OK(t->ctx->amo->fadd64(t->ctx, t->rk, OFF_FADD, 1, &olds[i]));
-            if ((i & 255) == 0)
-                check_deadline("fadd hammer");
-        }
-    t1 = rdlm_clock_now_ns();
-    if (t->active && iters > 0)
-        printf("rank %u: fetch-add mean latency %.2f us (%u ranks contending)\n", t->rank,
-               (double)(t1 - t0) / 1e3 / iters, t->writers);
-    CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
-    CHECK_OK(t->b->allgather(t->b->arg, olds, all, sizeof(*olds) * (iters ? iters : 1),
-                             &t->idle));
-    if (t->rank == 0) {
-        mine = all + (t->active ? 0 : iters); /* the writers' blocks */
-        qsort(mine, total, sizeof(*mine), cmp_u64);
-        for (i = 0; i < total; i++)
-            if (mine[i] != i)
-                fail("fetch-add old values are not a permutation of 0..%" PRIu64
-                     ": sorted position %" PRIu64 " holds %" PRIu64,
-                     total - 1, i, mine[i]);
-        i = read_word0(t, OFF_FADD);
-        if (i != total)
-            fail("fetch-add word is %" PRIu64 ", expected %" PRIu64, i, total);
-        printf("PASS fadd_hammer_exact_and_distinct (%u x %u)\n", t->writers, iters);
-    }
-    free(olds);
-    free(all);
-    barrier(t);
+    tl_checks_barrier(t);
 }
 
 static void test_posted_fadd(rank_ctx_t *t)
@@ -271,100 +180,24 @@ static void test_posted_fadd(rank_ctx_t *t)
         return;
     }
     if (t->active)
-        for (i = 0; i < t->o->iters; i++)
+        for (i = 0; i < t->iters; i++)
             CHECK_OK(t->ctx->amo->fadd64_post(t->ctx, t->rk, OFF_POST, 3));
     CHECK_OK(t->ctx->setup->flush(t->ctx, 0));
-    barrier(t);
+    tl_checks_barrier(t);
     if (t->rank == 0) {
-        v = read_word0(t, OFF_POST);
-        if (v != (uint64_t)3 * t->writers * t->o->iters)
+        v = tl_checks_read_word0(t, OFF_POST);
+        if (v != (uint64_t)3 * t->writers * t->iters)
             fail("posted fetch-add word is %" PRIu64 ", expected %" PRIu64, v,
-                 (uint64_t)3 * t->writers * t->o->iters);
+                 (uint64_t)3 * t->writers * t->iters);
         printf("PASS posted_fadd_exact_after_flush\n");
     }
-    barrier(t);
-}
-
-static void test_cswap_increment(rank_ctx_t *t)
-{
-    uint64_t guess = 0, old, done = 0, retries = 0, v;
-
-    if (t->active)
-        while (done < t->o->iters) {
-            CHECK_OK(t->ctx->amo->cswap64(t->ctx, t->rk, OFF_CSWAP, guess, guess + 1, &old));
-            if (old == guess) {
-                done++;
-                guess++;
-            } else {
-                guess = old;
-                retries++;
-            }
-            if ((done & 255) == 0)
-                check_deadline("cswap increments");
-        }
-    CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
-    barrier(t);
-    if (t->rank == 0) {
-        v = read_word0(t, OFF_CSWAP);
-        if (v != (uint64_t)t->writers * t->o->iters)
-            fail("cswap-incremented word is %" PRIu64 ", expected %" PRIu64
-                 " (lost update)",
-                 v, (uint64_t)t->writers * t->o->iters);
-        printf("PASS cswap_increment_no_lost_update (rank 0 retried %" PRIu64 " times)\n",
-               retries);
-    }
-    barrier(t);
-}
-
-static void fill_slot(unsigned char *buf, unsigned owner)
-{
-    unsigned i;
-
-    for (i = 0; i < SLOT_BYTES; i++)
-        buf[i] = (unsigned char)(owner * 7 + i * 13 + 1);
-}
-
-static void test_put_get(rank_ctx_t *t)
-{
-    unsigned char out[SLOT_BYTES], in[SLOT_BYTES];
-    unsigned r;
-
-    if (!(t->caps.flags & RDLM_TL_CAP_RMA)) {
-        if (t->rank == 0)
-            printf("SKIP (capability) put_get_round_trip: no put/get\n");
-        return;
-    }
-    if (t->active) {
-        fill_slot(out, t->rank);
-        CHECK_OK(t->ctx->rma->put(t->ctx, t->rk, OFF_SLOTS + (uint64_t)t->rank * SLOT_BYTES,
-                                  out, sizeof(out)));
-        CHECK_OK(t->ctx->setup->flush(t->ctx, 0));
-        memset(in, 0, sizeof(in));
-        CHECK_OK(t->ctx->rma->get(t->ctx, t->rk, OFF_SLOTS + (uint64_t)t->rank * SLOT_BYTES,
-                                  in, sizeof(in)));
-        if (memcmp(in, out, sizeof(in)) != 0)
-            fail("get after put+flush returned other bytes");
-    }
-    barrier(t);
-    if (t->active)
-        for (r = 0; r < t->n; r++) {
-            if (r == 0 && !(t->caps.flags & RDLM_TL_CAP_LOOPBACK))
-                continue;
-            fill_slot(out, r);
-            CHECK_OK(t->ctx->rma->get(t->ctx, t->rk, OFF_SLOTS + (uint64_t)r * SLOT_BYTES,
-                                      in, sizeof(in)));
-            if (memcmp(in, out, sizeof(in)) != 0)
-                fail("rank %u's slot read back wrong", r);
-        }
-    barrier(t);
-    if (t->rank == 0)
-        printf("PASS put_get_round_trip\n");
+    tl_checks_barrier(t);
 }
 
 static void test_am(rank_ctx_t *t)
 {
     am_state_t s = {.size = t->n};
-    unsigned msgs = t->o->am_msgs, r, i, total;
+    unsigned msgs = opts_of(t)->am_msgs, r, i, total;
     uint64_t got;
 
     if (!(t->caps.flags & RDLM_TL_CAP_AM) || t->caps.am_max_payload < sizeof(am_msg_t)) {
@@ -377,7 +210,7 @@ static void test_am(rank_ctx_t *t)
     if (s.count == NULL || s.next_seq == NULL)
         fail("out of memory");
     CHECK_OK(t->ctx->am->set_handler(t->ctx, AM_ID, am_handler, &s));
-    barrier(t); /* every handler is in place before anyone sends */
+    tl_checks_barrier(t); /* every handler is in place before anyone sends */
     for (i = 0; i < msgs; i++)
         for (r = 0; r < t->n; r++) {
             am_msg_t m = {.src = t->rank, .seq = i};
@@ -395,9 +228,9 @@ static void test_am(rank_ctx_t *t)
             break;
         if (t->ctx->setup->progress(t->ctx) == 0 && t->caps.progress_thread)
             nanosleep(&(struct timespec){0, 100000}, NULL);
-        check_deadline("active-message delivery");
+        tl_checks_deadline(t, "active-message delivery");
     }
-    barrier(t); /* nobody sends any more: the counts are final */
+    tl_checks_barrier(t); /* nobody sends any more: the counts are final */
     for (r = 0; r < t->n; r++)
         if (s.count[r] != msgs)
             fail("received %u messages from rank %u, expected %u", s.count[r], r, msgs);
@@ -406,7 +239,7 @@ static void test_am(rank_ctx_t *t)
     printf("PASS am_delivery_intact (rank %u: %u messages, %u out of per-sender order)\n",
            t->rank, total, s.out_of_order);
     CHECK_OK(t->ctx->am->set_handler(t->ctx, AM_ID, NULL, NULL));
-    barrier(t);
+    tl_checks_barrier(t);
     free(s.count);
     free(s.next_seq);
 }
@@ -453,7 +286,7 @@ static void test_bad_keys(rank_ctx_t *t, const unsigned char *key0)
                "shared-memory keys stay mapped, emulated atomics would touch freed "
                "memory); the caller must barrier before dereg\n");
     }
-    barrier(t);
+    tl_checks_barrier(t);
 }
 
 /* ---- busy target ----------------------------------------------------------------------- */
@@ -477,7 +310,8 @@ typedef struct busy_report {
 
 static void test_busy_target(rank_ctx_t *t)
 {
-    uint64_t busy_ns = (uint64_t)t->o->busy_ms * 1000000u, old, w0, i, prev, v, expect;
+    uint64_t busy_ns = (uint64_t)opts_of(t)->busy_ms * 1000000u, old, w0, i, prev, v;
+    uint64_t expect;
     uint64_t win[2] = {0, 0}, *allwin, *ts = NULL, sum_during = 0, sum_total = 0;
     busy_report_t rep = {0}, *reps;
     volatile uint64_t sink = 0;
@@ -502,7 +336,7 @@ static void test_busy_target(rank_ctx_t *t)
      * atomics, not endpoint wire-up. */
     if (t->rank != 0)
         CHECK_OK(t->ctx->amo->fadd64(t->ctx, t->rk, OFF_BUSY, 1, &old));
-    barrier(t);
+    tl_checks_barrier(t);
     if (t->rank == 0) {
         /* Compute without calling the library (not even the clock wrapper). */
         uint64_t x = 88172645463325252u;
@@ -523,11 +357,11 @@ static void test_busy_target(rank_ctx_t *t)
             CHECK_OK(t->ctx->amo->fadd64(t->ctx, t->rk, OFF_BUSY, 1, &old));
             ts[nts++] = mono_ns();
             if ((nts & 255) == 0)
-                check_deadline("busy-target fetch-adds");
+                tl_checks_deadline(t, "busy-target fetch-adds");
         }
     }
     CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
-    barrier(t);
+    tl_checks_barrier(t);
     /* Rank 0's window to everyone, then everyone's report to rank 0. */
     CHECK_OK(t->b->allgather(t->b->arg, win, allwin, sizeof(win), &t->idle));
     win[0] = allwin[0];
@@ -568,7 +402,7 @@ static void test_busy_target(rank_ctx_t *t)
             sum_total += reps[r].total;
         }
         expect = sum_total + (t->n - 1); /* plus one warm-up fetch-add per rank */
-        v = read_word0(t, OFF_BUSY);
+        v = tl_checks_read_word0(t, OFF_BUSY);
         if (v != expect)
             fail("busy-target word is %" PRIu64 ", expected %" PRIu64, v, expect);
         printf("busy target: %s progress thread, needs_target_progress=%d: %" PRIu64
@@ -594,7 +428,7 @@ static void test_busy_target(rank_ctx_t *t)
     free(ts);
     free(allwin);
     free(reps);
-    barrier(t);
+    tl_checks_barrier(t);
 }
 
 /* bootstrap_missing_peer_times_out: rank size-1 is never started. Rank 0 must give
@@ -613,7 +447,7 @@ static int run_missing(const opts_t *o, unsigned rank, int listen_fd, uint16_t p
     uint64_t t0 = rdlm_clock_now_ns();
     rdlm_status_t st = rdlm_tl_boot_tcp_create(&bp, &boot);
 
-    g_rank = rank;
+    g_fail.rank = rank;
     if (rank == 0) {
         expect_status(st, RDLM_ERR_TIMEOUT, "rank 0 waiting for a rank that never starts");
         printf("PASS bootstrap_missing_peer_times_out (rank 0 gave up after %.1f s)\n",
@@ -640,15 +474,23 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
                                     .timeout_ms = o->timeout_sec * 1000};
     rdlm_tl_params_t tp = {.thread_mode = RDLM_TL_THREAD_SINGLE,
                            .progress_thread = o->progress_thread};
-    rank_ctx_t t = {.o = o, .rank = rank, .n = o->procs};
+    rank_ctx_t t = {.rank = rank,
+                    .n = o->procs,
+                    .iters = o->iters,
+                    .off_fadd = OFF_FADD,
+                    .off_cswap = OFF_CSWAP,
+                    .off_slots = OFF_SLOTS,
+                    .prog = "tl_conformance",
+                    .die = die,
+                    .user = o};
     unsigned char *keys, mykey[RDLM_TL_RKEY_MAX] = {0};
     rdlm_tl_boot_tcp_t *boot;
     rdlm_tl_stats_t stats;
     size_t klen = 0;
     rdlm_status_t st;
 
-    g_rank = rank;
-    g_deadline = rdlm_clock_deadline((uint64_t)o->timeout_sec * 1000000000u);
+    g_fail.rank = rank;
+    t.deadline = rdlm_clock_deadline((uint64_t)o->timeout_sec * 1000000000u);
     setvbuf(stdout, NULL, _IOLBF, 0);
     CHECK_OK(rdlm_tl_boot_tcp_create(&bp, &boot));
     t.b = rdlm_tl_boot_tcp_get(boot);
@@ -701,14 +543,14 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
         test_busy_target(&t);
     } else if (t.caps.flags & RDLM_TL_CAP_AMO64) {
         test_fetching_old_values(&t);
-        test_fadd_hammer(&t);
+        tl_checks_fadd_hammer(&t, o->iters);
         test_posted_fadd(&t);
-        test_cswap_increment(&t);
+        tl_checks_cswap_increment(&t);
     } else if (rank == 0) {
         printf("SKIP (capability) atomics: no remote 64-bit atomics\n");
     }
     if (o->busy_ms == 0) {
-        test_put_get(&t);
+        tl_checks_put_get(&t);
         test_am(&t);
         test_bad_keys(&t, keys);
     }
@@ -720,7 +562,7 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
            stats.progress);
 
     CHECK_OK(t.ctx->mem->rkey_release(t.ctx, t.rk));
-    barrier(&t); /* nobody touches rank 0's region any more */
+    tl_checks_barrier(&t); /* nobody touches rank 0's region any more */
     if (rank == 0)
         CHECK_OK(t.ctx->mem->dereg(t.ctx, t.mem));
     /* A region left registered: destroy must release it (UCX aborts otherwise). */
