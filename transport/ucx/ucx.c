@@ -802,8 +802,9 @@ static rdlm_status_t rdlm_ucx_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey
 
 /* ---- put / get ----------------------------------------------------------------------- */
 
-static rdlm_status_t rdlm_ucx_put(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
-                                  const void *buf, size_t len)
+/* One RMA transfer: put (is_put) or get, counted, progressed to completion. */
+static rdlm_status_t rdlm_ucx_rma(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                  void *buf, size_t len, int is_put)
 {
     rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
     ucp_request_param_t p = {.op_attr_mask = 0};
@@ -815,33 +816,26 @@ static rdlm_status_t rdlm_ucx_put(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64
 
     if (st != RDLM_OK)
         return st;
-    rdlm_tl_stat_add(&c->super.stats.puts, 1);
+    rdlm_tl_stat_add(is_put ? &c->super.stats.puts : &c->super.stats.gets, 1);
     rdlm_tl_stat_add(&c->super.stats.bytes, len);
     rdlm_ucx_lock(c);
-    req = ucp_put_nbx(ep, buf, len, raddr, urkey, &p);
+    req = is_put ? ucp_put_nbx(ep, buf, len, raddr, urkey, &p)
+                 : ucp_get_nbx(ep, buf, len, raddr, urkey, &p);
     rdlm_ucx_unlock(c);
-    return rdlm_ucx_wait(c, req, "put");
+    return rdlm_ucx_wait(c, req, is_put ? "put" : "get");
+}
+
+static rdlm_status_t rdlm_ucx_put(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                  const void *buf, size_t len)
+{
+    /* ucp_put_nbx only reads buf; the shared helper takes it non-const for get. */
+    return rdlm_ucx_rma(ctx, rkey, offset, (void *)(uintptr_t)buf, len, 1);
 }
 
 static rdlm_status_t rdlm_ucx_get(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
                                   void *buf, size_t len)
 {
-    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
-    ucp_request_param_t p = {.op_attr_mask = 0};
-    ucs_status_ptr_t req;
-    uint64_t raddr;
-    ucp_rkey_h urkey;
-    ucp_ep_h ep;
-    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, len, 1, &ep, &raddr, &urkey);
-
-    if (st != RDLM_OK)
-        return st;
-    rdlm_tl_stat_add(&c->super.stats.gets, 1);
-    rdlm_tl_stat_add(&c->super.stats.bytes, len);
-    rdlm_ucx_lock(c);
-    req = ucp_get_nbx(ep, buf, len, raddr, urkey, &p);
-    rdlm_ucx_unlock(c);
-    return rdlm_ucx_wait(c, req, "get");
+    return rdlm_ucx_rma(ctx, rkey, offset, buf, len, 0);
 }
 
 /* ---- active messages --------------------------------------------------------------------- */
