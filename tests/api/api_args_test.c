@@ -309,15 +309,12 @@ static void test_rwlock_release_in_wrong_mode_is_not_owner(void **state)
 static void test_release_by_other_context_is_not_owner(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_h a = api_ctx(fx, 0);
-    rdlm_ctx_h b = api_ctx(fx, 1);
     rdlm_lock_h la;
     rdlm_lock_h lb;
     rdlm_lock_info_t before;
     rdlm_lock_info_t seen_by_b;
 
-    assert_status(rdlm_lock_open(a, "lock", &la), RDLM_OK);
-    assert_status(rdlm_lock_open(b, "lock", &lb), RDLM_OK);
+    api_lock_pair(fx, "lock", &la, &lb);
     assert_status(rdlm_lock_acquire(la, 0, NULL), RDLM_OK);
     assert_status(rdlm_lock_query(la, &before), RDLM_OK);
     assert_int_equal(before.held_by_me, 1);

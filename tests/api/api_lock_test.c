@@ -24,15 +24,12 @@
 static void test_try_acquire_on_held_lock_is_busy(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_h a = api_ctx(fx, 0);
-    rdlm_ctx_h b = api_ctx(fx, 1);
     rdlm_lock_h la;
     rdlm_lock_h lb;
     rdlm_lock_info_t info;
     uint64_t token;
 
-    assert_status(rdlm_lock_open(a, LOCK_NAME, &la), RDLM_OK);
-    assert_status(rdlm_lock_open(b, LOCK_NAME, &lb), RDLM_OK);
+    api_lock_pair(fx, LOCK_NAME, &la, &lb);
     assert_status(rdlm_lock_acquire(la, 0, &token), RDLM_OK);
     for (int i = 0; i < 3; i++) {
         assert_status(rdlm_lock_acquire(lb, 0, NULL), RDLM_ERR_BUSY);
@@ -50,8 +47,6 @@ static void test_try_acquire_on_held_lock_is_busy(void **state)
 static void test_timed_acquire_on_held_lock_times_out_and_later_acquires_work(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_h a = api_ctx(fx, 0);
-    rdlm_ctx_h b = api_ctx(fx, 1);
     rdlm_lock_h la;
     rdlm_lock_h lb;
     rdlm_lock_info_t info;
@@ -60,8 +55,7 @@ static void test_timed_acquire_on_held_lock_times_out_and_later_acquires_work(vo
     uint64_t t0;
     uint64_t dt;
 
-    assert_status(rdlm_lock_open(a, LOCK_NAME, &la), RDLM_OK);
-    assert_status(rdlm_lock_open(b, LOCK_NAME, &lb), RDLM_OK);
+    api_lock_pair(fx, LOCK_NAME, &la, &lb);
     assert_status(rdlm_lock_acquire(la, 0, &token_a), RDLM_OK);
 
     for (int i = 0; i < 3; i++) {
@@ -95,14 +89,11 @@ static void test_timed_acquire_on_held_lock_times_out_and_later_acquires_work(vo
 static void test_timed_out_request_is_not_counted_as_waiter(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_h a = api_ctx(fx, 0);
-    rdlm_ctx_h b = api_ctx(fx, 1);
     rdlm_lock_h la;
     rdlm_lock_h lb;
     rdlm_lock_info_t info;
 
-    assert_status(rdlm_lock_open(a, LOCK_NAME, &la), RDLM_OK);
-    assert_status(rdlm_lock_open(b, LOCK_NAME, &lb), RDLM_OK);
+    api_lock_pair(fx, LOCK_NAME, &la, &lb);
     assert_status(rdlm_lock_acquire(la, 0, NULL), RDLM_OK);
     assert_status(rdlm_lock_acquire(lb, 10 * API_NSEC_PER_MSEC, NULL), RDLM_ERR_TIMEOUT);
     assert_status(rdlm_lock_query(la, &info), RDLM_OK);

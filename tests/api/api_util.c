@@ -110,6 +110,13 @@ rdlm_ctx_h api_ctx(api_fixture_t *fx, int i)
     return fx->ctx[i];
 }
 
+void api_lock_pair(api_fixture_t *fx, const char *name, rdlm_lock_h *la_p,
+                   rdlm_lock_h *lb_p)
+{
+    assert_status(rdlm_lock_open(api_ctx(fx, 0), name, la_p), RDLM_OK);
+    assert_status(rdlm_lock_open(api_ctx(fx, 1), name, lb_p), RDLM_OK);
+}
+
 void api_ctx_destroy(api_fixture_t *fx, int i)
 {
     rdlm_ctx_destroy(fx->ctx[i]);

@@ -41,6 +41,11 @@ rdlm_ctx_params_t api_params(const char *job);
 /** Create fx->ctx[i] in the fixture's job; asserts success. */
 rdlm_ctx_h api_ctx(api_fixture_t *fx, int i);
 
+/** Create contexts 0 and 1 and open the lock name in each (the same lock seen by two
+ *  owners); asserts success. */
+void api_lock_pair(api_fixture_t *fx, const char *name, rdlm_lock_h *la_p,
+                   rdlm_lock_h *lb_p);
+
 /** Destroy fx->ctx[i] now (NULL is fine). */
 void api_ctx_destroy(api_fixture_t *fx, int i);
 
