@@ -268,6 +268,36 @@ static void crash_check_segment_gone(const char *job)
     stress_segment_cleanup(job);
 }
 
+/** Fork the holder H and wait until it reports holding the lock (*rep_p: its report,
+ *  with its token); 0 on success. *pid_p is set either way, for the caller's cleanup. */
+static int crash_start_holder(void *h_arg, int report_fd, pid_t *pid_p,
+                              crash_report_t *rep_p)
+{
+    *pid_p = stress_fork(crash_holder, h_arg);
+    if (crash_read_full(report_fd, rep_p, sizeof(*rep_p), CRASH_PIPE_TIMEOUT_MS) != 0 ||
+        rep_p->status != RDLM_OK) {
+        crash_check(0, "holder H acquired");
+        return -1;
+    }
+    return 0;
+}
+
+/** The parent's own context and handle on the test lock; 0 on success. */
+static int crash_parent_attach(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p,
+                               rdlm_lock_h *lock_p)
+{
+    rdlm_status_t st = rdlm_ctx_create(params, ctx_p);
+
+    if (st == RDLM_OK) {
+        st = rdlm_lock_open(*ctx_p, CRASH_LOCK_NAME, lock_p);
+    }
+    if (st != RDLM_OK) {
+        crash_check(0, "parent attach: %s", rdlm_status_name(st));
+        return -1;
+    }
+    return 0;
+}
+
 /** Poll rdlm_lock_query until waiters >= n; 0 on success. */
 static int crash_wait_waiters(rdlm_lock_h lock, uint32_t n, uint64_t timeout_ns)
 {
@@ -447,21 +477,13 @@ static void crash_queued_waiter_killed(const char *job)
     c_arg.cmd_fd = c_cmd[0];
     c_arg.sh = sh;
 
-    pids[0] = stress_fork(crash_holder, &h_arg);
-    if (crash_read_full(h_report[0], &rep, sizeof(rep), CRASH_PIPE_TIMEOUT_MS) != 0 ||
-        rep.status != RDLM_OK) {
-        crash_check(0, "holder H acquired");
+    if (crash_start_holder(&h_arg, h_report[0], &pids[0], &rep) != 0) {
         goto out_children;
     }
     pids[1] = stress_fork(crash_waiter, &w_arg);
     pids[2] = stress_fork(crash_successor, &c_arg);
 
-    st = rdlm_ctx_create(&params, &ctx);
-    if (st == RDLM_OK) {
-        st = rdlm_lock_open(ctx, CRASH_LOCK_NAME, &lock);
-    }
-    if (st != RDLM_OK) {
-        crash_check(0, "parent attach: %s", rdlm_status_name(st));
+    if (crash_parent_attach(&params, &ctx, &lock) != 0) {
         goto out_children;
     }
     crash_check(crash_wait_waiters(lock, 1, 10 * STRESS_NSEC_PER_SEC) == 0,
@@ -556,19 +578,11 @@ static void crash_holder_killed_under_waiter(const char *job)
     c_arg.cmd_fd = c_cmd[0];
     c_arg.sh = sh;
 
-    pids[0] = stress_fork(crash_holder, &h_arg);
-    if (crash_read_full(h_report[0], &rep, sizeof(rep), CRASH_PIPE_TIMEOUT_MS) != 0 ||
-        rep.status != RDLM_OK) {
-        crash_check(0, "holder H acquired");
+    if (crash_start_holder(&h_arg, h_report[0], &pids[0], &rep) != 0) {
         goto out;
     }
     pids[1] = stress_fork(crash_successor, &c_arg);
-    st = rdlm_ctx_create(&params, &ctx);
-    if (st == RDLM_OK) {
-        st = rdlm_lock_open(ctx, CRASH_LOCK_NAME, &lock);
-    }
-    if (st != RDLM_OK) {
-        crash_check(0, "parent attach: %s", rdlm_status_name(st));
+    if (crash_parent_attach(&params, &ctx, &lock) != 0) {
         goto out;
     }
     crash_write_full(c_cmd[1], &go, 1);
