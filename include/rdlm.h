@@ -4,7 +4,9 @@
  *
  * Model
  *   A context (rdlm_ctx_h) attaches the calling process to the node's shared
- *   segment of one job. Objects are opened by name inside a context; the same name
+ *   segment of one job. A distributed context (rdlm_mpi_ctx_create in rdlm/mpi.h,
+ *   or rdlm_ctx_create with RDLM_CTX_FIELD_PEERS) also joins the processes of the
+ *   job across nodes: its exclusive locks are then job-wide (see "Across nodes"). Objects are opened by name inside a context; the same name
  *   in the same job names the same object in every process. An object is a lock, a
  *   reader-writer lock, a counter or a barrier; a name is bound to its kind by the
  *   first open.
@@ -24,6 +26,20 @@
  *   Every successful exclusive acquire returns a 64-bit token strictly greater than
  *   every token issued before for that lock (epoch << 40 | sequence). Pass it to the
  *   resource you protect and have the resource reject smaller tokens.
+ *
+ * Across nodes
+ *   In a distributed context every lock has a home process (one per node, chosen by
+ *   hashing the name) whose registered memory holds the lock's global word, touched
+ *   only through the transport's remote atomics. A process takes the node-local lock
+ *   first; only the node's holder touches the global word, and on release the lock
+ *   goes to a waiter on the same node without any remote operation, up to
+ *   RDLM_COHORT_BOUND hand-offs (default 64), then to the next node in the global
+ *   FIFO queue. An uncontended acquire costs 1 remote atomic and a release 1. All
+ *   processes of the job must create and destroy the context together (collective);
+ *   over UCX/TCP every process must keep progressing (RDLM_PROGRESS, default auto =
+ *   a progress thread when the transport needs one). Exclusive locks are job-wide;
+ *   reader-writer locks, counters and barriers are not distributed yet and return
+ *   RDLM_ERR_UNSUPPORTED in a distributed context. docs/distributed-locks.md.
  *
  * Timeouts
  *   Acquire and wait functions take timeout_ns: 0 tries once without waiting,
@@ -59,6 +75,7 @@ typedef struct rdlm_barrier *rdlm_barrier_h;
 enum rdlm_ctx_field {
     RDLM_CTX_FIELD_JOB = 1u << 0,      /**< job */
     RDLM_CTX_FIELD_CAPACITY = 1u << 1, /**< capacity */
+    RDLM_CTX_FIELD_PEERS = 1u << 2,    /**< rank, size, rendezvous */
 };
 
 /** Context parameters; unset fields take their RDLM_* environment value. */
@@ -71,6 +88,16 @@ typedef struct rdlm_ctx_params {
     /** Objects the node segment holds; only the creator's value counts.
      *  Default: $RDLM_CAPACITY (65536). */
     uint32_t capacity;
+    /** With RDLM_CTX_FIELD_PEERS (or $RDLM_RENDEZVOUS set), rdlm_ctx_create joins
+     *  `size` processes, this one being `rank` (0..size-1), into one distributed
+     *  context through a TCP rendezvous: rank 0 listens on `rendezvous`
+     *  ("a.b.c.d:port"), the others connect to it. Defaults: $RDLM_RANK, $RDLM_SIZE,
+     *  $RDLM_RENDEZVOUS. Processes on the same host (and network namespace) form one
+     *  node. Collective: blocks until every rank joined (bounded: RDLM_ERR_TIMEOUT
+     *  after 30 s, naming the missing ranks). */
+    uint32_t rank;
+    uint32_t size;
+    const char *rendezvous;
 } rdlm_ctx_params_t;
 
 /** Library version as "major.minor.patch"; constant, thread-safe. */
@@ -91,7 +118,12 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
 /**
  * Detach: releases every lock the context still holds (the next holder sees a
  * normal hand-off), closes every handle, and removes the segment if this was the
- * last live process attached. NULL is ignored.
+ * last live process attached. NULL is ignored. For a distributed context this is
+ * collective: it waits (progressing) until every process of the job destroys its
+ * context, so that no peer still uses this process's memory. Later calls through
+ * its handles return RDLM_ERR_CLOSED (handle memory is kept for that and reused by
+ * later opens). Other threads waiting in an acquire of this context give up their
+ * place and return RDLM_ERR_CLOSED.
  */
 RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 
@@ -136,7 +168,11 @@ typedef struct rdlm_lock_info {
                               dead ones excluded) */
     int held;            /**< 1 if some context holds it */
     int held_by_me;      /**< 1 if this context holds it */
-    uint64_t last_token; /**< the last token issued */
+    uint64_t last_token; /**< the last token issued (on this node) */
+    /* Distributed contexts: */
+    int32_t home_node;   /**< node whose home process holds the global word; -1 in a
+                              node-only context */
+    int node_holds_global; /**< 1 if this node's cohort holds the global word */
 } rdlm_lock_info_t;
 
 /** Fill *info_p; non-blocking, scans the segment's process slots (not for hot
@@ -235,6 +271,13 @@ typedef struct rdlm_stats {
     uint64_t timeouts;   /**< acquires or waits that timed out */
     uint64_t recoveries; /**< locks recovered from a dead holder */
     uint64_t skips;      /**< abandoned queue places passed over */
+    /* Distributed contexts only (0 otherwise): */
+    uint64_t global_acquires; /**< acquires that took the global word */
+    uint64_t local_handoffs;  /**< acquires that found the node already holding it */
+    uint64_t home_ops;        /**< remote operations on home words (open, acquire,
+                                   release) */
+    uint64_t peer_ops;        /**< remote operations on other processes' queue
+                                   nodes (link, grant, pass) */
 } rdlm_stats_t;
 
 /** Copy the statistics; non-blocking, approximate under concurrent use. */
@@ -255,6 +298,39 @@ typedef struct rdlm_segment_info {
 /** Fill *info_p. Non-blocking. */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_segment_info(rdlm_ctx_h ctx,
                                                 rdlm_segment_info_t *info_p);
+
+/** Where a distributed context runs. */
+typedef struct rdlm_ctx_dist_info {
+    int distributed;       /**< 0 for a node-only context (the rest is then 0) */
+    uint32_t rank;         /**< this process in the job */
+    uint32_t size;         /**< processes in the job */
+    uint32_t node;         /**< this process's node (0..nodes-1) */
+    uint32_t nodes;        /**< nodes, virtual ones included (RDLM_VIRTUAL_NODES) */
+    uint32_t local_rank;   /**< this process among its node's */
+    uint32_t local_size;   /**< processes on its node */
+    uint32_t cohort_bound; /**< RDLM_COHORT_BOUND */
+    uint32_t token_epoch;  /**< epoch of the tokens issued in this job */
+    const char *transport; /**< "ucx", ...; static string */
+    int progress_thread;   /**< 1 if a progress thread runs */
+} rdlm_ctx_dist_info_t;
+
+/** Fill *info_p. Non-blocking. Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_INVALID_ARG. */
+RDLM_EXPORT rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p);
+
+/* ---- fencing: the resource side --------------------------------------------------- */
+
+/**
+ * Resource-side token check: atomically, if token >= *highest, raise *highest to
+ * token and return RDLM_OK (the write guarded by token may proceed); else leave
+ * *highest unchanged and return RDLM_ERR_STALE_TOKEN (a holder that lost the lock is
+ * writing late: reject the write). Equal tokens pass, so one holder may write many
+ * times. *highest starts at 0 and must be 8-byte aligned; it may live in memory
+ * shared between processes. RDLM_ERR_INVALID_ARG if highest is NULL. Lock-free,
+ * thread-safe, no context needed. The check and the write it guards must themselves
+ * be serialised by the resource (e.g. under the resource's own mutex) when the write
+ * is not a single atomic store.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_fence_check(uint64_t *highest, uint64_t token);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,9 @@
 
 #include <rdlm.h>
 
+#include "bootstrap.h"
 #include "config.h"
+#include "dist.h"
 #include "local.h"
 
 #define RDLM_OBJ_MAGIC_OPEN 0x6f626a31u   /* "obj1" */
@@ -29,12 +31,32 @@ typedef struct rdlm_obj {
 /* A public handle (rdlm_lock_h, ...) is an rdlm_obj_t. */
 #define RDLM_OBJ(h) ((rdlm_obj_t *)(void *)(h))
 
+/** Called once at rdlm_ctx_destroy after the distributed part is closed, to free
+ *  what the creator of the bootstrap owns (the MPI glue, the TCP rendezvous). */
+typedef void (*rdlm_ctx_fini_func_t)(void *arg);
+
 struct rdlm_ctx {
     rdlm_local_t local;
     rdlm_config_t config;
     pthread_mutex_t objs_lock; /* guards objs */
     rdlm_obj_t *objs;
+    rdlm_dist_t *dist; /* NULL for a node-only context */
+    rdlm_ctx_fini_func_t fini;
+    void *fini_arg;
 };
+
+/**
+ * Create a distributed context over bootstrap (collective over it; see
+ * rdlm_mpi_ctx_create and rdlm_ctx_create for the contracts). hostkey names the
+ * process's host (processes with equal keys share a node; NULL: hostname, boot id and
+ * network namespace). fini(fini_arg) runs at
+ * rdlm_ctx_destroy after the transport is closed, and also here if creation fails
+ * (so the caller frees the bootstrap in one place).
+ */
+rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
+                                   const rdlm_tl_bootstrap_t *bootstrap, const char *hostkey,
+                                   rdlm_ctx_fini_func_t fini, void *fini_arg,
+                                   rdlm_ctx_h *ctx_p);
 
 /** Validate h as an open handle of kind. Logs and returns an error otherwise. */
 rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func);
@@ -45,6 +67,10 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
 
 /** Release what the context holds on obj, mark it closed. Handle errors as check. */
 rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func);
+
+/** At context destroy: mark obj closed and keep it for reuse (never freed), so that
+ *  stale handles answer RDLM_ERR_CLOSED. */
+void rdlm_obj_retire(rdlm_obj_t *obj);
 
 /** Release what the context holds on obj (at close and destroy). */
 void rdlm_obj_release_held(rdlm_obj_t *obj);

@@ -25,6 +25,10 @@ rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t 
     if (status != RDLM_OK) {
         return status;
     }
+    if (RDLM_OBJ(lock)->ctx->dist != NULL) {
+        return rdlm_dist_lock_acquire(RDLM_OBJ(lock)->ctx->dist, &RDLM_OBJ(lock)->ctx->local,
+                                      RDLM_OBJ(lock)->index, timeout_ns, token_p);
+    }
     return rdlm_qlock_acquire(&RDLM_OBJ(lock)->ctx->local, RDLM_OBJ(lock)->index,
                               timeout_ns, token_p);
 }
@@ -35,6 +39,10 @@ rdlm_status_t rdlm_lock_release(rdlm_lock_h lock)
 
     if (status != RDLM_OK) {
         return status;
+    }
+    if (RDLM_OBJ(lock)->ctx->dist != NULL) {
+        return rdlm_dist_lock_release(RDLM_OBJ(lock)->ctx->dist, &RDLM_OBJ(lock)->ctx->local,
+                                      RDLM_OBJ(lock)->index);
     }
     return rdlm_qlock_release(&RDLM_OBJ(lock)->ctx->local, RDLM_OBJ(lock)->index);
 }
@@ -61,6 +69,15 @@ rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
     info_p->held = snap.held;
     info_p->held_by_me = snap.held_by_me;
     info_p->last_token = snap.last_token;
+    info_p->home_node = -1;
+    info_p->node_holds_global = 0;
+    if (RDLM_OBJ(lock)->ctx->dist != NULL) {
+        const rdlm_local_t *lc = &RDLM_OBJ(lock)->ctx->local;
+        uint64_t id = rdlm_load(&lc->seg.entries[RDLM_OBJ(lock)->index].key, RDLM_RELAXED);
+
+        info_p->home_node = (int32_t)rdlm_dist_home_node(RDLM_OBJ(lock)->ctx->dist, id);
+        info_p->node_holds_global = rdlm_dist_lock_node_holds(lc, RDLM_OBJ(lock)->index);
+    }
     return RDLM_OK;
 }
 

@@ -43,9 +43,96 @@ static rdlm_status_t rdlm_ctx_job(const rdlm_ctx_params_t *params, const rdlm_co
     return RDLM_OK;
 }
 
-rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p)
+/* Allocate a context and read the configuration and job name into it. */
+static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
+                                    rdlm_ctx_h *ctx_p)
+{
+    rdlm_status_t status;
+    rdlm_ctx_h ctx = calloc(1, sizeof(*ctx));
+
+    if (ctx == NULL) {
+        rdlm_error("rdlm_ctx_create: out of memory");
+        return RDLM_ERR_NO_MEMORY;
+    }
+    status = rdlm_config_load(&ctx->config);
+    if (status == RDLM_OK) {
+        status = rdlm_ctx_job(params, &ctx->config, job);
+    }
+    if (status == RDLM_OK && params != NULL &&
+        (params->field_mask & RDLM_CTX_FIELD_CAPACITY)) {
+        if (params->capacity < 16 || params->capacity > RDLM_ENTRY_INDEX_MAX / 2) {
+            rdlm_error("rdlm_ctx_create: capacity %u outside 16..%u", params->capacity,
+                       RDLM_ENTRY_INDEX_MAX / 2);
+            status = RDLM_ERR_INVALID_ARG;
+        } else {
+            ctx->config.capacity = params->capacity;
+        }
+    }
+    if (status != RDLM_OK) {
+        free(ctx);
+        return status;
+    }
+    ctx->local.policy.spin = ctx->config.spin;
+    ctx->local.policy.yield = ctx->config.yield;
+    ctx->local.policy.park_slice_ns = (uint64_t)ctx->config.park_slice_ms * 1000000ull;
+    ctx->local.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+    pthread_mutex_init(&ctx->objs_lock, NULL);
+    *ctx_p = ctx;
+    return RDLM_OK;
+}
+
+static void rdlm_ctx_free(rdlm_ctx_h ctx)
+{
+    pthread_mutex_destroy(&ctx->objs_lock);
+    free(ctx);
+}
+
+/* Attach the node segment of job. */
+static rdlm_status_t rdlm_ctx_attach(rdlm_ctx_h ctx, const char *job)
 {
     rdlm_segment_params_t seg_params;
+
+    seg_params.job = job;
+    seg_params.capacity = ctx->config.capacity;
+    seg_params.max_procs = ctx->config.max_procs;
+    return rdlm_segment_attach(&seg_params, &ctx->local.seg);
+}
+
+/* Standalone rendezvous: rank, size and address from params or RDLM_*. */
+static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
+                                                const rdlm_config_t *cfg, rdlm_ctx_h *ctx_p)
+{
+    int given = params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS);
+    const char *addr = given ? params->rendezvous : cfg->rendezvous;
+    rdlm_tl_boot_tcp_params_t bp = {
+        .rank = given ? params->rank : cfg->rank,
+        .size = given ? params->size : cfg->size,
+        .listen_fd = -1,
+    };
+    char host[RDLM_ADDR_MAX + 1];
+    rdlm_tl_boot_tcp_t *boot;
+    rdlm_status_t status;
+    uint32_t ip;
+
+    if (addr == NULL || !rdlm_config_addr_parse(addr, &ip, &bp.port) || bp.size == 0 ||
+        bp.rank >= bp.size) {
+        rdlm_error("rdlm_ctx_create: peers need rank < size and a rendezvous a.b.c.d:port "
+                   "(rank %u size %u rendezvous \"%s\")",
+                   bp.rank, bp.size, addr != NULL ? addr : "(null)");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    snprintf(host, sizeof(host), "%.*s", (int)strcspn(addr, ":"), addr);
+    bp.host = host;
+    status = rdlm_tl_boot_tcp_create(&bp, &boot);
+    if (status != RDLM_OK) {
+        return status;
+    }
+    return rdlm_ctx_create_dist(params, rdlm_tl_boot_tcp_get(boot), NULL,
+                                (rdlm_ctx_fini_func_t)rdlm_tl_boot_tcp_destroy, boot, ctx_p);
+}
+
+rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p)
+{
     char job[RDLM_JOB_MAX + 1];
     rdlm_status_t status;
     rdlm_ctx_h ctx;
@@ -54,46 +141,73 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
         rdlm_error("rdlm_ctx_create: NULL ctx_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    ctx = calloc(1, sizeof(*ctx));
-    if (ctx == NULL) {
-        rdlm_error("rdlm_ctx_create: out of memory");
-        return RDLM_ERR_NO_MEMORY;
-    }
-    status = rdlm_config_load(&ctx->config);
+    status = rdlm_ctx_alloc(params, job, &ctx);
     if (status != RDLM_OK) {
-        goto err_free;
+        return status;
     }
-    status = rdlm_ctx_job(params, &ctx->config, job);
+    if ((params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS)) ||
+        ctx->config.rendezvous[0] != '\0') {
+        rdlm_config_t cfg = ctx->config;
+
+        rdlm_ctx_free(ctx);
+        return rdlm_ctx_create_standalone(params, &cfg, ctx_p);
+    }
+    status = rdlm_ctx_attach(ctx, job);
     if (status != RDLM_OK) {
-        goto err_free;
+        rdlm_ctx_free(ctx);
+        return status;
     }
-    seg_params.job = job;
-    seg_params.capacity = ctx->config.capacity;
-    seg_params.max_procs = ctx->config.max_procs;
-    if (params != NULL && (params->field_mask & RDLM_CTX_FIELD_CAPACITY)) {
-        if (params->capacity < 16 || params->capacity > RDLM_ENTRY_INDEX_MAX / 2) {
-            rdlm_error("rdlm_ctx_create: capacity %u outside 16..%u", params->capacity,
-                       RDLM_ENTRY_INDEX_MAX / 2);
-            status = RDLM_ERR_INVALID_ARG;
-            goto err_free;
-        }
-        seg_params.capacity = params->capacity;
-    }
-    ctx->local.policy.spin = ctx->config.spin;
-    ctx->local.policy.yield = ctx->config.yield;
-    ctx->local.policy.park_slice_ns = (uint64_t)ctx->config.park_slice_ms * 1000000ull;
-    ctx->local.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
-    status = rdlm_segment_attach(&seg_params, &ctx->local.seg);
-    if (status != RDLM_OK) {
-        goto err_free;
-    }
-    pthread_mutex_init(&ctx->objs_lock, NULL);
     *ctx_p = ctx;
     return RDLM_OK;
+}
 
-err_free:
-    free(ctx);
-    return status;
+rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
+                                   const rdlm_tl_bootstrap_t *bootstrap, const char *hostkey,
+                                   rdlm_ctx_fini_func_t fini, void *fini_arg,
+                                   rdlm_ctx_h *ctx_p)
+{
+    rdlm_dist_params_t dp;
+    char job[RDLM_JOB_MAX + 1], node_job[RDLM_JOB_MAX + 16];
+    rdlm_status_t status;
+    rdlm_ctx_h ctx = NULL;
+
+    status = rdlm_ctx_alloc(params, job, &ctx);
+    if (status == RDLM_OK) {
+        memset(&dp, 0, sizeof(dp));
+        dp.bootstrap = bootstrap;
+        dp.transport = ctx->config.transport;
+        rdlm_tl_params_from_config(&ctx->config, &dp.tl);
+        dp.tl.progress_thread = ctx->config.progress != RDLM_PROGRESS_POLL;
+        dp.virtual_nodes = ctx->config.virtual_nodes;
+        dp.cohort_bound = ctx->config.cohort_bound;
+        dp.home_slots = ctx->config.capacity;
+        dp.job = job;
+        dp.hostkey = hostkey;
+        status = rdlm_dist_create(&dp, &ctx->dist);
+    }
+    if (status == RDLM_OK) {
+        /* One segment per (virtual) node, named after rank 0's job. */
+        snprintf(node_job, sizeof(node_job), "%.24s.n%u", ctx->dist->job,
+                 ctx->dist->nodes.node);
+        status = rdlm_ctx_attach(ctx, node_job);
+        if (status != RDLM_OK) {
+            rdlm_dist_quiesce(ctx->dist);
+            rdlm_dist_destroy(ctx->dist);
+        }
+    }
+    if (status != RDLM_OK) {
+        if (ctx != NULL) {
+            rdlm_ctx_free(ctx);
+        }
+        if (fini != NULL) {
+            fini(fini_arg);
+        }
+        return status;
+    }
+    ctx->fini = fini;
+    ctx->fini_arg = fini_arg;
+    *ctx_p = ctx;
+    return RDLM_OK;
 }
 
 static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
@@ -104,9 +218,11 @@ static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
     fprintf(stderr,
             "rdlm[%d] stats: acquires %" PRIu64 " contended %" PRIu64 " parks %" PRIu64
             " wakes %" PRIu64 " timeouts %" PRIu64 " recoveries %" PRIu64 " skips %" PRIu64
-            "\n",
+            " global_acquires %" PRIu64 " local_handoffs %" PRIu64 " home_ops %" PRIu64
+            " peer_ops %" PRIu64 "\n",
             (int)getpid(), s.acquires, s.contended, s.parks, s.wakes, s.timeouts,
-            s.recoveries, s.skips);
+            s.recoveries, s.skips, s.global_acquires, s.local_handoffs, s.home_ops,
+            s.peer_ops);
 }
 
 void rdlm_ctx_destroy(rdlm_ctx_h ctx)
@@ -117,6 +233,10 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
     if (ctx->config.stats) {
         rdlm_ctx_print_stats(ctx);
     }
+    if (ctx->dist != NULL) {
+        rdlm_store(&ctx->local.closing, 1, RDLM_SEQ_CST);
+        rdlm_dist_quiesce(ctx->dist);
+    }
     while (ctx->objs != NULL) {
         rdlm_obj_t *obj = ctx->objs;
 
@@ -124,11 +244,14 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
         if (obj->magic == RDLM_OBJ_MAGIC_OPEN) {
             rdlm_obj_release_held(obj);
         }
-        free(obj);
+        rdlm_obj_retire(obj);
     }
+    rdlm_dist_destroy(ctx->dist); /* collective */
     rdlm_segment_detach(&ctx->local.seg);
-    pthread_mutex_destroy(&ctx->objs_lock);
-    free(ctx);
+    if (ctx->fini != NULL) {
+        ctx->fini(ctx->fini_arg);
+    }
+    rdlm_ctx_free(ctx);
 }
 
 rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
@@ -147,6 +270,45 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     stats_p->timeouts = rdlm_load(&s->timeouts, RDLM_RELAXED);
     stats_p->recoveries = rdlm_load(&s->recoveries, RDLM_RELAXED);
     stats_p->skips = rdlm_load(&s->skips, RDLM_RELAXED);
+    stats_p->global_acquires = 0;
+    stats_p->local_handoffs = 0;
+    stats_p->home_ops = 0;
+    stats_p->peer_ops = 0;
+    if (ctx->dist != NULL) {
+        const rdlm_dist_stats_t *d = &ctx->dist->stats;
+
+        stats_p->global_acquires = rdlm_load(&d->global_acquires, RDLM_RELAXED);
+        stats_p->local_handoffs = rdlm_load(&d->local_handoffs, RDLM_RELAXED);
+        stats_p->home_ops = rdlm_load(&d->home_ops, RDLM_RELAXED);
+        stats_p->peer_ops = rdlm_load(&d->peer_ops, RDLM_RELAXED);
+    }
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)
+{
+    const rdlm_dist_t *d;
+
+    if (ctx == NULL || info_p == NULL) {
+        rdlm_warn("rdlm_ctx_dist_info: NULL argument");
+        return ctx == NULL ? RDLM_ERR_BAD_HANDLE : RDLM_ERR_INVALID_ARG;
+    }
+    memset(info_p, 0, sizeof(*info_p));
+    d = ctx->dist;
+    if (d == NULL) {
+        return RDLM_OK;
+    }
+    info_p->distributed = 1;
+    info_p->rank = d->rank;
+    info_p->size = d->nodes.size;
+    info_p->node = d->nodes.node;
+    info_p->nodes = d->nodes.nodes;
+    info_p->local_rank = d->nodes.local_rank;
+    info_p->local_size = d->nodes.local_size;
+    info_p->cohort_bound = d->cohort_bound;
+    info_p->token_epoch = d->epoch;
+    info_p->transport = d->caps.backend;
+    info_p->progress_thread = d->caps.progress_thread;
     return RDLM_OK;
 }
 

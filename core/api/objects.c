@@ -41,6 +41,36 @@ static rdlm_status_t rdlm_obj_check_name(const char *name, const char *func)
     return RDLM_OK;
 }
 
+/* Handles of destroyed contexts: kept (closed) for the life of the process, so that a
+ * call through a stale handle answers RDLM_ERR_CLOSED instead of touching freed
+ * memory, and reused by later opens (the list never grows past the most handles ever
+ * open at once). */
+static pthread_mutex_t rdlm_obj_retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static rdlm_obj_t *rdlm_obj_retired;
+
+void rdlm_obj_retire(rdlm_obj_t *obj)
+{
+    pthread_mutex_lock(&rdlm_obj_retired_lock);
+    obj->magic = RDLM_OBJ_MAGIC_CLOSED;
+    obj->ctx = NULL;
+    obj->next = rdlm_obj_retired;
+    rdlm_obj_retired = obj;
+    pthread_mutex_unlock(&rdlm_obj_retired_lock);
+}
+
+static rdlm_obj_t *rdlm_obj_new(void)
+{
+    rdlm_obj_t *obj;
+
+    pthread_mutex_lock(&rdlm_obj_retired_lock);
+    obj = rdlm_obj_retired;
+    if (obj != NULL) {
+        rdlm_obj_retired = obj->next;
+    }
+    pthread_mutex_unlock(&rdlm_obj_retired_lock);
+    return obj != NULL ? obj : calloc(1, sizeof(*obj));
+}
+
 rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
                             rdlm_obj_t **obj_p)
 {
@@ -56,7 +86,16 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     if (status != RDLM_OK) {
         return status;
     }
+    if (ctx->dist != NULL && kind != RDLM_KIND_LOCK) {
+        rdlm_warn("open \"%s\": only exclusive locks are distributed yet; reader-writer "
+                  "locks, counters and barriers need a node-only context",
+                  name);
+        return RDLM_ERR_UNSUPPORTED;
+    }
     status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
+    if (status == RDLM_OK && ctx->dist != NULL) {
+        status = rdlm_dist_lock_open(ctx->dist, &ctx->local, index);
+    }
     if (status != RDLM_OK) {
         return status;
     }
@@ -67,7 +106,7 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
         }
     }
     if (obj == NULL) {
-        obj = calloc(1, sizeof(*obj));
+        obj = rdlm_obj_new();
         if (obj == NULL) {
             pthread_mutex_unlock(&ctx->objs_lock);
             rdlm_error("open \"%s\": out of memory", name);
@@ -96,7 +135,11 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
     }
     if ((obj->kind == RDLM_KIND_LOCK || obj->kind == RDLM_KIND_RWLOCK) &&
         rdlm_qlock_held_by_me(lc, obj->index)) {
-        rdlm_qlock_release(lc, obj->index);
+        if (obj->ctx->dist != NULL) {
+            rdlm_dist_lock_release(obj->ctx->dist, lc, obj->index);
+        } else {
+            rdlm_qlock_release(lc, obj->index);
+        }
     }
 }
 

@@ -27,6 +27,9 @@ typedef struct rdlm_local {
     rdlm_wait_policy_t policy;
     uint32_t cpus; /* online CPUs: more attached processes than this = oversubscribed */
     rdlm_local_stats_t stats;
+    /* Set when the context is being destroyed: waiters give up their places and
+     * return RDLM_ERR_CLOSED (checked after every wait step). */
+    rdlm_atomic_u32_t closing;
     rdlm_atomic_u64_t next_try_check_ns; /* rate limit of dead-holder checks by try */
 } rdlm_local_t;
 
@@ -36,6 +39,13 @@ rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeou
 rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx);
 /** 1 if this context holds the lock (or rwlock write side). */
 int rdlm_qlock_held_by_me(const rdlm_local_t *lc, uint32_t idx);
+/** 1 if places were taken behind the current holder (live or abandoned ones). */
+int rdlm_qlock_has_waiters(const rdlm_local_t *lc, uint32_t idx);
+/** After leaving a lock (release, timeout): passes over abandoned places at its
+ *  head, then returns 1 if nobody holds the lock and no live waiter is about to
+ *  take it, 0 if someone holds it or a live waiter will. The cross-node layer runs it
+ *  so that a node never keeps a global lock nobody on the node uses. */
+int rdlm_qlock_idle(rdlm_local_t *lc, uint32_t idx);
 
 /** A lock's or rwlock's state, for queries (scans the slots' records). */
 typedef struct rdlm_lock_snapshot {

@@ -133,6 +133,7 @@ static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t t
     rdlm_segment_t *seg = &lc->seg;
     rdlm_entry_t *e = &seg->entries[idx];
     rdlm_atomic_u64_t *rec;
+    rdlm_wait_result_t step;
     rdlm_wait_t w;
     uint64_t word;
     uint16_t t;
@@ -164,8 +165,12 @@ static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t t
         if ((uint16_t)(t - RDLM_WORD_SERVING(word)) > 1) {
             rdlm_wait_stop_spinning(&w);
         }
-        switch (rdlm_wait_step(&w, rdlm_word_futex(&e->word), RDLM_WORD_HIGH(word),
-                               rdlm_wait_ticket_bit(t), &e->parked)) {
+        step = rdlm_wait_step(&w, rdlm_word_futex(&e->word), RDLM_WORD_HIGH(word),
+                              rdlm_wait_ticket_bit(t), &e->parked);
+        if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
+            step = RDLM_WAIT_TIMEDOUT;
+        }
+        switch (step) {
         case RDLM_WAIT_AGAIN:
             break;
         case RDLM_WAIT_CHECK:
@@ -177,6 +182,9 @@ static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t t
             word = rdlm_load(&e->word, RDLM_ACQUIRE);
             if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word))) {
                 rdlm_qlock_pass(lc, e, t, RDLM_WORD_OWNER(word), RDLM_WORD_OWNER(word));
+            }
+            if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
+                return RDLM_ERR_CLOSED;
             }
             rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
             return RDLM_ERR_TIMEOUT;
@@ -236,6 +244,39 @@ int rdlm_qlock_held_by_me(const rdlm_local_t *lc, uint32_t idx)
 {
     return RDLM_WORD_OWNER(rdlm_load(&lc->seg.entries[idx].word, RDLM_ACQUIRE)) ==
            lc->seg.self_owner;
+}
+
+int rdlm_qlock_has_waiters(const rdlm_local_t *lc, uint32_t idx)
+{
+    uint64_t w = rdlm_load(&lc->seg.entries[idx].word, RDLM_ACQUIRE);
+
+    return (uint16_t)(RDLM_WORD_NEXT(w) - RDLM_WORD_SERVING(w)) > 1;
+}
+
+int rdlm_qlock_idle(rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+
+    /* Each pass-over moves serving up by one, so next - serving bounds the loop. */
+    for (unsigned i = 0; i <= UINT16_MAX; i++) {
+        uint64_t w = rdlm_load(&e->word, RDLM_ACQUIRE);
+        uint32_t o = RDLM_WORD_OWNER(w);
+        uint16_t s = RDLM_WORD_SERVING(w);
+
+        if (!RDLM_OWNER_IS_NOBODY(o)) {
+            return 0;
+        }
+        if (s == RDLM_WORD_NEXT(w)) {
+            return 1;
+        }
+        if (rdlm_rec_find_claimant(&lc->seg, idx, s) != RDLM_CLAIMANT_NONE) {
+            return 0;
+        }
+        if (rdlm_qlock_pass(lc, e, s, o, o)) {
+            rdlm_fetch_add(&lc->stats.skips, 1, RDLM_RELAXED);
+        }
+    }
+    return 0;
 }
 
 void rdlm_qlock_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapshot_t *snap)

@@ -23,6 +23,8 @@ typedef _Atomic int64_t rdlm_atomic_i64_t;
 #define rdlm_store(p, v, mo) atomic_store_explicit((p), (v), (mo))
 #define rdlm_fetch_add(p, v, mo) atomic_fetch_add_explicit((p), (v), (mo))
 #define rdlm_fetch_sub(p, v, mo) atomic_fetch_sub_explicit((p), (v), (mo))
+#define rdlm_fetch_or(p, v, mo) atomic_fetch_or_explicit((p), (v), (mo))
+#define rdlm_fetch_and(p, v, mo) atomic_fetch_and_explicit((p), (v), (mo))
 #define rdlm_exchange(p, v, mo) atomic_exchange_explicit((p), (v), (mo))
 /* Strong CAS; on failure *expected_p receives the current value (relaxed). */
 #define rdlm_cas(p, expected_p, desired, mo)                                               \

@@ -1,6 +1,7 @@
 /* The RDLM_* configuration table and its parser (see config.h). */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,42 @@ static int rdlm_config_set_JOB(char *out, const char *value, uint32_t min, uint3
     return 1;
 }
 
+int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p)
+{
+    char host[RDLM_ADDR_MAX + 1];
+    const char *colon = strrchr(text, ':');
+    struct in_addr ip;
+    uint32_t port;
+
+    if (colon == NULL || (size_t)(colon - text) > RDLM_ADDR_MAX - 6 ||
+        !rdlm_config_set_UINT(&port, colon + 1, 1, 65535)) {
+        return 0;
+    }
+    memcpy(host, text, (size_t)(colon - text));
+    host[colon - text] = '\0';
+    if (inet_pton(AF_INET, host, &ip) != 1) {
+        return 0;
+    }
+    if (ip_p != NULL) {
+        *ip_p = ip.s_addr;
+    }
+    if (port_p != NULL) {
+        *port_p = (uint16_t)port;
+    }
+    return 1;
+}
+
+static int rdlm_config_set_ADDR(char *out, const char *value, uint32_t min, uint32_t max)
+{
+    (void)min;
+    (void)max;
+    if (value[0] != '\0' && !rdlm_config_addr_parse(value, NULL, NULL)) {
+        return 0;
+    }
+    strcpy(out, value); /* length bounded by the parse */
+    return 1;
+}
+
 /* The value of name in envp, or NULL. */
 static const char *rdlm_config_lookup(const char *const *envp, const char *name)
 {
@@ -147,12 +184,14 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_BOOL(f) (&(f))
 #define RDLM_CONFIG_DEST_JOB(f) (f)
 #define RDLM_CONFIG_DEST_PROGRESS(f) (&(f))
+#define RDLM_CONFIG_DEST_ADDR(f) (f)
 
 static const char rdlm_config_allowed_LEVEL[] = "one of error, warn, info, debug, trace";
 static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
 static const char rdlm_config_allowed_BOOL[] = "0 or 1";
 static const char rdlm_config_allowed_JOB[] = "1-32 of [A-Za-z0-9._-]";
-static const char rdlm_config_allowed_PROGRESS[] = "one of poll, thread";
+static const char rdlm_config_allowed_PROGRESS[] = "one of auto, poll, thread";
+static const char rdlm_config_allowed_ADDR[] = "IPv4 address:port, e.g. 10.0.0.1:7000";
 
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
@@ -201,6 +240,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_SHOW_BOOL(out, v) fprintf(out, "%d", (v))
 #define RDLM_CONFIG_SHOW_JOB(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_PROGRESS(out, v) fputs(rdlm_config_progress_name(v), out)
+#define RDLM_CONFIG_SHOW_ADDR(out, v) fputs((v), out)
 
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out)
 {

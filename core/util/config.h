@@ -12,11 +12,13 @@
 #include <rdlm/status.h>
 
 #define RDLM_JOB_MAX 32
+#define RDLM_ADDR_MAX 21 /* "255.255.255.255:65535" */
 
 /* How a transport context completes operations that need the target's help (UCX over
  * TCP emulates remote atomics in the target's progress): name list of RDLM_PROGRESS.
  * X(enum suffix, name) */
 #define RDLM_PROGRESS_LIST(X)                                                              \
+    X(AUTO, "auto")     /* thread for distributed contexts, poll for a transport alone */  \
     X(POLL, "poll")     /* progress only inside the process's own calls */                 \
     X(THREAD, "thread") /* plus a progress thread sleeping on the worker's event fd */
 
@@ -29,7 +31,7 @@ typedef enum rdlm_progress_mode {
 
 /* X(field, variable, type, default, min, max, help)
  * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1),
- * PROGRESS (a name of RDLM_PROGRESS_LIST). */
+ * PROGRESS (a name of RDLM_PROGRESS_LIST), ADDR (empty or IPv4 "a.b.c.d:port"). */
 #define RDLM_CONFIG_LIST(X)                                                                \
     X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
       "log threshold: error, warn, info, debug, trace")                                    \
@@ -47,10 +49,22 @@ typedef enum rdlm_progress_mode {
       "futex sleep slice; dead holders are looked for once per slice")                     \
     X(stats, "RDLM_STATS", BOOL, "0", 0, 1,                                                \
       "print statistics at rdlm_ctx_destroy and at transport context destroy")             \
-    X(progress, "RDLM_PROGRESS", PROGRESS, "poll", 0, 0,                                   \
-      "transport progress: poll (inside rdlm calls only) or thread (also a progress "      \
+    X(progress, "RDLM_PROGRESS", PROGRESS, "auto", 0, 0,                                   \
+      "transport progress: poll (inside rdlm calls only), thread (also a progress "        \
       "thread, so emulated remote atomics on this process's memory complete while it "    \
-      "computes)")
+      "computes), auto (thread in distributed contexts)")                                  \
+    X(transport, "RDLM_TRANSPORT", JOB, "ucx", 0, 0,                                       \
+      "transport of distributed contexts: ucx, verbs or shm (rdlm_info lists them)")       \
+    X(virtual_nodes, "RDLM_VIRTUAL_NODES", UINT, "1", 1, 4096,                             \
+      "split each host's processes into this many nodes (tests on one machine)")           \
+    X(cohort_bound, "RDLM_COHORT_BOUND", UINT, "64", 0, 1000000,                           \
+      "local hand-offs of a global lock before it passes to another node")                 \
+    X(rank, "RDLM_RANK", UINT, "0", 0, 16777214,                                           \
+      "this process's rank for the standalone rendezvous (with RDLM_RENDEZVOUS)")          \
+    X(size, "RDLM_SIZE", UINT, "0", 0, 16777215,                                           \
+      "processes joining the standalone rendezvous (with RDLM_RENDEZVOUS)")                \
+    X(rendezvous, "RDLM_RENDEZVOUS", ADDR, "", 0, 0,                                       \
+      "a.b.c.d:port where rank 0 listens: rdlm_ctx_create joins a distributed context")
 
 #define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help)                          \
     RDLM_CONFIG_DECL_##type(field)
@@ -59,6 +73,7 @@ typedef enum rdlm_progress_mode {
 #define RDLM_CONFIG_DECL_BOOL(f) int f;
 #define RDLM_CONFIG_DECL_JOB(f) char f[RDLM_JOB_MAX + 1];
 #define RDLM_CONFIG_DECL_PROGRESS(f) rdlm_progress_mode_t f;
+#define RDLM_CONFIG_DECL_ADDR(f) char f[RDLM_ADDR_MAX + 1];
 
 /** The effective configuration. */
 typedef struct rdlm_config {
@@ -74,6 +89,10 @@ rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p);
 
 /** rdlm_config_parse(environ) and apply the log level. */
 rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
+
+/** 1 if text is "a.b.c.d:port" (port 1..65535); *ip_p (network order) and *port_p
+ *  are set if not NULL. */
+int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p);
 
 /** 1 if name is a valid job name ([A-Za-z0-9._-], 1..RDLM_JOB_MAX bytes). */
 int rdlm_config_job_valid(const char *name);

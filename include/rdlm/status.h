@@ -31,6 +31,7 @@
     X(RDLM_ERR_TABLE_FULL, -103, "lock table is full")                                   \
     X(RDLM_ERR_NO_RESOURCE, -104, "per-process resource exhausted")                      \
     X(RDLM_ERR_MISMATCH, -105, "object exists with different parameters")                \
+    X(RDLM_ERR_STALE_TOKEN, -106, "fencing token older than one already accepted")       \
     X(RDLM_ERR_PEER_DEAD, -200, "a participating process died")                          \
     X(RDLM_ERR_IO, -201, "system call failed")                                           \
     X(RDLM_ERR_NO_MEMORY, -300, "out of memory")                                         \

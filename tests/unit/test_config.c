@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <arpa/inet.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -23,7 +24,7 @@ static void defaults_without_environment(void **state)
     assert_int_equal(cfg.max_procs, 256);
     assert_string_equal(cfg.job, "");
     assert_int_equal(cfg.stats, 0);
-    assert_int_equal(cfg.progress, RDLM_PROGRESS_POLL);
+    assert_int_equal(cfg.progress, RDLM_PROGRESS_AUTO);
 }
 
 static void valid_values_override_defaults(void **state)
@@ -47,6 +48,28 @@ static void valid_values_override_defaults(void **state)
     assert_int_equal(cfg.progress, RDLM_PROGRESS_THREAD);
 }
 
+static void distributed_variables(void **state)
+{
+    const char *env[] = {"RDLM_VIRTUAL_NODES=4", "RDLM_COHORT_BOUND=0",
+                         "RDLM_RENDEZVOUS=10.1.2.3:7000", "RDLM_RANK=3", "RDLM_SIZE=4",
+                         "RDLM_TRANSPORT=shm", NULL};
+    rdlm_config_t cfg;
+    uint32_t ip = 0;
+    uint16_t port = 0;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_int_equal(cfg.virtual_nodes, 4);
+    assert_int_equal(cfg.cohort_bound, 0);
+    assert_string_equal(cfg.rendezvous, "10.1.2.3:7000");
+    assert_int_equal(cfg.rank, 3);
+    assert_int_equal(cfg.size, 4);
+    assert_string_equal(cfg.transport, "shm");
+    assert_true(rdlm_config_addr_parse(cfg.rendezvous, &ip, &port));
+    assert_int_equal(port, 7000);
+    assert_int_equal(ip, htonl(0x0a010203));
+}
+
 static void each_bad_value_is_rejected_and_output_untouched(void **state)
 {
     static const char *bad[] = {
@@ -66,6 +89,14 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_PROGRESS=threads",
         "RDLM_PROGRESS=",
         "RDLM_PROGRESS=POLL",
+        "RDLM_VIRTUAL_NODES=0",
+        "RDLM_COHORT_BOUND=-1",
+        "RDLM_RENDEZVOUS=10.0.0.1",
+        "RDLM_RENDEZVOUS=10.0.0.1:0",
+        "RDLM_RENDEZVOUS=10.0.0.1:65536",
+        "RDLM_RENDEZVOUS=host.example:7000",
+        "RDLM_RENDEZVOUS=10.0.0.256:7000",
+        "RDLM_TRANSPORT=u c x",
     };
     rdlm_config_t cfg;
 
@@ -91,6 +122,7 @@ static void unknown_rdlm_variable_is_only_a_warning(void **state)
 static void progress_names_round_trip(void **state)
 {
     (void)state;
+    assert_string_equal(rdlm_config_progress_name(RDLM_PROGRESS_AUTO), "auto");
     assert_string_equal(rdlm_config_progress_name(RDLM_PROGRESS_POLL), "poll");
     assert_string_equal(rdlm_config_progress_name(RDLM_PROGRESS_THREAD), "thread");
     assert_null(rdlm_config_progress_name(RDLM_PROGRESS_MODE_COUNT));
@@ -112,6 +144,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_without_environment),
         cmocka_unit_test(valid_values_override_defaults),
+        cmocka_unit_test(distributed_variables),
         cmocka_unit_test(each_bad_value_is_rejected_and_output_untouched),
         cmocka_unit_test(unknown_rdlm_variable_is_only_a_warning),
         cmocka_unit_test(progress_names_round_trip),

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,16 @@ static unsigned rdlm_ucx_progress(rdlm_tl_ctx_h ctx)
     return n;
 }
 
+/* Inside a wait loop: after RDLM_UCX_SPINS rounds without completion, give the CPU
+ * away on every round. With more processes than cores (and a progress thread per
+ * process), the target that must run our emulated atomic often waits for our CPU. */
+#define RDLM_UCX_SPINS 64
+static inline void rdlm_ucx_backoff(unsigned *spins)
+{
+    if (++*spins > RDLM_UCX_SPINS)
+        sched_yield();
+}
+
 /* Wait for a request by progressing; frees it. */
 static rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, ucs_status_ptr_t req, const char *what)
 {
@@ -137,6 +148,8 @@ static rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, ucs_status_ptr_t req, cons
     if (UCS_PTR_IS_ERR(req)) {
         s = UCS_PTR_STATUS(req);
     } else {
+        unsigned spins = 0;
+
         for (;;) {
             rdlm_ucx_lock(c);
             ucp_worker_progress(c->worker);
@@ -146,6 +159,7 @@ static rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, ucs_status_ptr_t req, cons
             rdlm_ucx_unlock(c);
             if (s != UCS_INPROGRESS)
                 break;
+            rdlm_ucx_backoff(&spins);
         }
     }
     if (s == UCS_OK)
@@ -740,10 +754,15 @@ rdlm_ucx_amo(rdlm_tl_ctx_h ctx, ucp_atomic_op_t op, rdlm_tl_rkey_h h, uint64_t o
     if (__builtin_expect(req != NULL, 0)) { /* NULL: completed at once (UCS_OK) */
         if (UCS_PTR_IS_ERR(req))
             return rdlm_ucx_amo_failed(UCS_PTR_STATUS(req));
-        do {
+        unsigned spins = 0;
+
+        for (;;) {
             ucp_worker_progress(c->worker);
             s = ucp_request_check_status(req);
-        } while (s == UCS_INPROGRESS);
+            if (s != UCS_INPROGRESS)
+                break;
+            rdlm_ucx_backoff(&spins);
+        }
         ucp_request_free(req);
         if (s != UCS_OK)
             return rdlm_ucx_amo_failed(s);

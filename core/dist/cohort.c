@@ -1,0 +1,181 @@
+/*
+ * Cohort locks: the node-local lock (core/local qlock) in front of the global queue
+ * lock (glock.c). Only the node's holder touches the global word; on release it
+ * hands the lock to a waiter of its own node, with no remote operation, up to the
+ * cohort bound, then passes the global word on.
+ *
+ * Entry fields of a distributed lock (the node-local lock protects aux32, wake32 and
+ * token):
+ *   aux64   home slot + 1 (0: not resolved yet; set once, by CAS, by any process)
+ *   aux32   queue node id + 1 that stands for this node in the global queue (0: the
+ *           node does not hold the global word)
+ *   wake32  local hand-offs since the node took the global word
+ *   token   the last token issued on this node: epoch << 40 | sequence
+ *
+ * Settling: a process that leaves the node-local lock free (a release that handed
+ * off to a waiter that then timed out, or a waiter that timed out) checks whether
+ * the node still holds the global word with nobody left to use it, and passes it on.
+ */
+#include "glock.h"
+
+#include "clock.h"
+#include "log.h"
+
+static void rdlm_dist_word_of(const rdlm_dist_t *d, const rdlm_entry_t *e,
+                              rdlm_dist_word_t *w)
+{
+    w->node = rdlm_dist_home_node(d, rdlm_load(&e->key, RDLM_RELAXED));
+    w->offset = (rdlm_load(&e->aux64, RDLM_ACQUIRE) - 1) * RDLM_DIST_SLOT_BYTES + 8;
+}
+
+rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t cached = 0;
+    uint32_t slot;
+    rdlm_status_t s;
+
+    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+        return RDLM_OK;
+    }
+    s = rdlm_dist_home_open(d, rdlm_load(&e->key, RDLM_RELAXED), &slot);
+    if (s == RDLM_OK) {
+        /* A concurrent opener found the same slot (same id, same probe sequence). */
+        rdlm_cas(&e->aux64, &cached, slot, RDLM_RELEASE);
+    }
+    return s;
+}
+
+/* Pass the node's global word on (holding the node-local lock). */
+static rdlm_status_t rdlm_dist_node_pass(rdlm_dist_t *d, rdlm_entry_t *e)
+{
+    uint32_t g = rdlm_load(&e->aux32, RDLM_RELAXED);
+    rdlm_dist_word_t w;
+
+    rdlm_store(&e->aux32, 0, RDLM_RELAXED);
+    rdlm_store(&e->wake32, 0, RDLM_RELAXED);
+    rdlm_dist_word_of(d, e, &w);
+    return rdlm_glock_pass(d, &w, (uint64_t)g - 1,
+                           rdlm_load(&e->token, RDLM_RELAXED) & RDLM_DIST_SEQ_MASK);
+}
+
+static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    rdlm_status_t s;
+
+    if (rdlm_load(&e->aux32, RDLM_ACQUIRE) == 0 || !rdlm_qlock_idle(lc, idx)) {
+        return;
+    }
+    s = rdlm_qlock_acquire(lc, idx, 0, NULL);
+    if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
+        return; /* someone else took it: their release decides */
+    }
+    if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0) {
+        rdlm_debug("dist: lock \"%s\": nobody left on this node; passing it on",
+                   lc->seg.names[idx]);
+        rdlm_dist_node_pass(d, e);
+    }
+    rdlm_qlock_release(lc, idx);
+}
+
+/* The global part of an acquire (holding the node-local lock; the node does not
+ * hold the global word). */
+static rdlm_status_t rdlm_dist_global_acquire(rdlm_dist_t *d, rdlm_entry_t *e,
+                                              uint64_t timeout_ns, uint64_t deadline_ns,
+                                              uint64_t *token_p)
+{
+    rdlm_dist_word_t w;
+    uint64_t qid, seq, token;
+    rdlm_status_t s;
+
+    rdlm_dist_word_of(d, e, &w);
+    if (timeout_ns == 0) {
+        /* The local acquire raised the node's token by one: undo for the guess. */
+        s = rdlm_glock_try(d, &w, rdlm_load(&e->token, RDLM_RELAXED) - 1, &qid, &seq);
+    } else {
+        s = rdlm_glock_acquire(d, &w, deadline_ns, &qid, &seq);
+    }
+    if (s != RDLM_OK) {
+        return s;
+    }
+    token = ((uint64_t)d->epoch << RDLM_DIST_SEQ_BITS) | seq;
+    rdlm_store(&e->token, token, RDLM_RELAXED);
+    rdlm_store(&e->aux32, (uint32_t)qid + 1, RDLM_RELAXED);
+    rdlm_store(&e->wake32, 0, RDLM_RELAXED);
+    rdlm_fetch_add(&d->stats.global_acquires, 1, RDLM_RELAXED);
+    *token_p = token;
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                     uint64_t timeout_ns, uint64_t *token_p)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t deadline = timeout_ns == UINT64_MAX || timeout_ns > UINT64_MAX / 2
+                            ? UINT64_MAX
+                            : rdlm_clock_now_ns() + timeout_ns;
+    rdlm_status_t s, local;
+    uint64_t token;
+
+    if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        rdlm_warn("lock \"%s\": context is being destroyed", lc->seg.names[idx]);
+        return RDLM_ERR_CLOSED;
+    }
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
+    local = rdlm_qlock_acquire(lc, idx, timeout_ns, &token);
+    if (local != RDLM_OK && local != RDLM_OWNER_DEAD) {
+        if (local == RDLM_ERR_TIMEOUT) {
+            rdlm_dist_settle(d, lc, idx);
+        }
+        s = local;
+    } else if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0) {
+        rdlm_fetch_add(&d->stats.local_handoffs, 1, RDLM_RELAXED);
+        s = local;
+    } else {
+        s = rdlm_dist_global_acquire(d, e, timeout_ns, deadline, &token);
+        if (s != RDLM_OK) {
+            rdlm_qlock_release(lc, idx); /* the node holds nothing: plain release */
+        } else {
+            s = local;
+        }
+    }
+    if ((s == RDLM_OK || s == RDLM_OWNER_DEAD) && token_p != NULL) {
+        *token_p = token;
+    }
+    rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+    return s;
+}
+
+rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    rdlm_status_t s = RDLM_OK, r;
+    uint32_t handoffs;
+
+    if (!rdlm_qlock_held_by_me(lc, idx)) {
+        rdlm_warn("lock \"%s\": release by a context that does not hold it",
+                  lc->seg.names[idx]);
+        return RDLM_ERR_NOT_OWNER;
+    }
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
+    handoffs = rdlm_load(&e->wake32, RDLM_RELAXED);
+    if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0 && handoffs < d->cohort_bound &&
+        rdlm_qlock_has_waiters(lc, idx)) {
+        rdlm_store(&e->wake32, handoffs + 1, RDLM_RELAXED);
+        r = rdlm_qlock_release(lc, idx);
+        rdlm_dist_settle(d, lc, idx);
+    } else {
+        if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0) {
+            s = rdlm_dist_node_pass(d, e);
+        }
+        r = rdlm_qlock_release(lc, idx);
+    }
+    rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+    return s != RDLM_OK ? s : r;
+}
+
+int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx)
+{
+    return rdlm_load(&lc->seg.entries[idx].aux32, RDLM_ACQUIRE) != 0;
+}

@@ -1,0 +1,221 @@
+/* Distributed context: create and destroy (see dist.h). */
+#include "dist.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+
+#define RDLM_DIST_EPOCH_BASE 1704067200 /* 2024-01-01T00:00:00Z */
+#define RDLM_DIST_DRAIN_NS 10000000000ull
+
+/* What every process tells the others first. */
+typedef struct rdlm_dist_hello {
+    char hostkey[RDLM_HOSTKEY_LEN];
+    char job[64];
+    uint32_t epoch;
+    uint32_t pad;
+} rdlm_dist_hello_t;
+
+/* The job-start token epoch: minutes since 2024 on rank 0, in the 24 bits above the
+ * sequence, so a later job's tokens are larger than an earlier one's. Replaced by the
+ * lease authority's committed epoch (issue 6). */
+static uint32_t rdlm_dist_job_epoch(void)
+{
+    uint64_t minutes = ((uint64_t)time(NULL) - RDLM_DIST_EPOCH_BASE) / 60;
+
+    return (uint32_t)(minutes % ((1u << (64 - RDLM_DIST_SEQ_BITS)) - 1)) + 1;
+}
+
+static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p)
+{
+    const rdlm_tl_bootstrap_t *bs = p->bootstrap;
+    rdlm_dist_hello_t mine, *all;
+    rdlm_status_t s;
+
+    memset(&mine, 0, sizeof(mine));
+    if (p->hostkey != NULL) {
+        snprintf(mine.hostkey, sizeof(mine.hostkey), "%s", p->hostkey);
+    } else {
+        rdlm_nodes_hostkey(mine.hostkey);
+    }
+    snprintf(mine.job, sizeof(mine.job), "%s", p->job);
+    mine.epoch = rdlm_dist_job_epoch();
+    all = calloc(bs->size, sizeof(*all));
+    if (all == NULL) {
+        return RDLM_ERR_NO_MEMORY;
+    }
+    s = bs->allgather(bs->arg, &mine, all, sizeof(mine), NULL);
+    if (s == RDLM_OK) {
+        char *keys = malloc((size_t)bs->size * RDLM_HOSTKEY_LEN);
+
+        if (keys == NULL) {
+            s = RDLM_ERR_NO_MEMORY;
+        } else {
+            for (uint32_t r = 0; r < bs->size; r++) {
+                memcpy(keys + (size_t)r * RDLM_HOSTKEY_LEN, all[r].hostkey, RDLM_HOSTKEY_LEN);
+            }
+            s = rdlm_nodes_compute(keys, bs->size, bs->rank, p->virtual_nodes, &d->nodes);
+            free(keys);
+        }
+        snprintf(d->job, sizeof(d->job), "%s", all[0].job);
+        d->epoch = all[0].epoch;
+    }
+    free(all);
+    return s;
+}
+
+/* Pack this process's keys (queue nodes; home region or none) and gather everyone's. */
+static rdlm_status_t rdlm_dist_exchange_keys(rdlm_dist_t *d, const rdlm_tl_bootstrap_t *bs)
+{
+    const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
+    char packed[2][RDLM_TL_RKEY_MAX];
+    size_t len[2] = {0, 0};
+    uint64_t maxlen = 0, *lens;
+    rdlm_status_t s;
+    char *mine;
+
+    s = d->tl->mem->rkey_pack(d->tl, d->qmem, packed[0], sizeof(packed[0]), &len[0]);
+    if (s == RDLM_OK && d->homemem != NULL) {
+        s = d->tl->mem->rkey_pack(d->tl, d->homemem, packed[1], sizeof(packed[1]), &len[1]);
+    }
+    if (s != RDLM_OK) {
+        return s;
+    }
+    lens = calloc(bs->size, sizeof(*lens));
+    if (lens == NULL) {
+        return RDLM_ERR_NO_MEMORY;
+    }
+    maxlen = len[0] > len[1] ? len[0] : len[1];
+    s = bs->allgather(bs->arg, &maxlen, lens, sizeof(maxlen), &idle);
+    for (uint32_t r = 0; s == RDLM_OK && r < bs->size; r++) {
+        maxlen = lens[r] > maxlen ? lens[r] : maxlen;
+    }
+    free(lens);
+    if (s != RDLM_OK) {
+        return s;
+    }
+    d->blob_len = maxlen;
+    mine = calloc(2, maxlen + 8);
+    d->blobs = calloc((size_t)bs->size * 2, maxlen + 8);
+    if (mine == NULL || d->blobs == NULL) {
+        free(mine);
+        return RDLM_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < 2; i++) {
+        uint64_t l = len[i];
+
+        memcpy(mine + (size_t)i * (maxlen + 8), &l, sizeof(l));
+        memcpy(mine + (size_t)i * (maxlen + 8) + 8, packed[i], len[i]);
+    }
+    s = bs->allgather(bs->arg, mine, d->blobs, 2 * (maxlen + 8), &idle);
+    free(mine);
+    return s;
+}
+
+static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_params_t *p)
+{
+    rdlm_tl_params_t tlp = p->tl;
+    rdlm_status_t s;
+    void *addr;
+    size_t len;
+
+    tlp.bootstrap = p->bootstrap;
+    tlp.thread_mode = RDLM_TL_THREAD_MULTI;
+    s = rdlm_tl_open(p->transport, &tlp, &d->tl);
+    if (s != RDLM_OK) {
+        return s;
+    }
+    d->tl->setup->query(d->tl, &d->caps);
+    if ((d->caps.flags & (RDLM_TL_CAP_AMO64 | RDLM_TL_CAP_RMA)) !=
+        (RDLM_TL_CAP_AMO64 | RDLM_TL_CAP_RMA)) {
+        rdlm_error("dist: transport %s lacks remote atomics or put/get", d->caps.backend);
+        return RDLM_ERR_UNSUPPORTED;
+    }
+    if (d->caps.amo_needs_target_progress && !d->caps.progress_thread) {
+        rdlm_warn("dist: transport %s needs every process to progress and no progress "
+                  "thread runs (RDLM_PROGRESS=poll): a process that computes without "
+                  "calling rdlm stalls the locks homed on it",
+                  d->caps.backend);
+    }
+    s = d->tl->mem->reg(d->tl, NULL, RDLM_DIST_QNODES * RDLM_DIST_QNODE_BYTES, &d->qmem);
+    if (s == RDLM_OK) {
+        s = d->tl->mem->addr(d->tl, d->qmem, &addr, &len);
+        d->qn = addr;
+    }
+    if (s == RDLM_OK && d->nodes.leader_of[d->nodes.node] == d->rank) {
+        s = d->tl->mem->reg(d->tl, NULL, (size_t)d->home_slots * RDLM_DIST_SLOT_BYTES,
+                            &d->homemem);
+    }
+    return s;
+}
+
+rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p)
+{
+    rdlm_dist_t *d = calloc(1, sizeof(*d));
+    rdlm_status_t s;
+
+    if (d == NULL) {
+        return RDLM_ERR_NO_MEMORY;
+    }
+    d->rank = params->bootstrap->rank;
+    d->cohort_bound = params->cohort_bound;
+    d->home_slots = params->home_slots;
+    pthread_mutex_init(&d->keys_lock, NULL);
+    s = rdlm_dist_hello(d, params);
+    if (s == RDLM_OK) {
+        s = rdlm_dist_open_transport(d, params);
+    }
+    if (s == RDLM_OK) {
+        s = rdlm_dist_exchange_keys(d, params->bootstrap);
+    }
+    if (s == RDLM_OK) {
+        d->qkeys = calloc(params->bootstrap->size, sizeof(*d->qkeys));
+        d->homekeys = calloc(d->nodes.nodes, sizeof(*d->homekeys));
+        s = d->qkeys && d->homekeys ? RDLM_OK : RDLM_ERR_NO_MEMORY;
+    }
+    if (s != RDLM_OK) {
+        rdlm_error("dist: creating the distributed context failed: %s", rdlm_status_str(s));
+        rdlm_dist_destroy(d);
+        return s;
+    }
+    rdlm_info("dist: rank %u/%u node %u/%u (local %u/%u) over %s, epoch %u",
+              d->rank, params->bootstrap->size, d->nodes.node, d->nodes.nodes,
+              d->nodes.local_rank, d->nodes.local_size, d->caps.backend, d->epoch);
+    *dist_p = d;
+    return RDLM_OK;
+}
+
+void rdlm_dist_quiesce(rdlm_dist_t *d)
+{
+    uint64_t until = rdlm_clock_now_ns() + RDLM_DIST_DRAIN_NS;
+
+    rdlm_store(&d->closing, 1, RDLM_SEQ_CST);
+    while (rdlm_load(&d->active, RDLM_ACQUIRE) != 0 && rdlm_clock_now_ns() < until) {
+        if (d->tl != NULL) {
+            rdlm_tl_progress(d->tl);
+        }
+        sched_yield();
+    }
+    if (rdlm_load(&d->active, RDLM_ACQUIRE) != 0) {
+        rdlm_warn("dist: %u calls still running after 10 s at destroy",
+                  rdlm_load(&d->active, RDLM_ACQUIRE));
+    }
+}
+
+void rdlm_dist_destroy(rdlm_dist_t *d)
+{
+    if (d == NULL) {
+        return;
+    }
+    rdlm_tl_destroy(d->tl); /* collective; releases regions and keys */
+    rdlm_nodes_fini(&d->nodes);
+    pthread_mutex_destroy(&d->keys_lock);
+    free(d->blobs);
+    free(d->qkeys);
+    free(d->homekeys);
+    free(d);
+}

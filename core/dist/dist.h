@@ -1,0 +1,129 @@
+/*
+ * core/dist: the cross-node lock manager. A process's distributed state: the job's
+ * nodes, the transport context, its home region (node leaders only) and its queue
+ * nodes, and the operations the public API calls for exclusive locks.
+ *
+ * Protocol (docs/distributed-locks.md; spin model tests/model/dist_lock.pml):
+ *   global word W at the home   FREE(seq) or HELD(tail qnode)    remote atomics only
+ *   queue node q of a process   state: IDLE | WAITING | ABANDONED | GRANTED(seq)
+ *                               next:  0 or the successor's qnode id
+ *   acquire   q := WAITING; old := SWAP(W, HELD(q)); FREE(s): token s+1;
+ *             HELD(p): PUT p.next := q, wait for GRANTED(s) in q (own memory)
+ *   release   n := Q.next; none: CAS(W, HELD(Q) -> FREE(s)), else wait for next;
+ *             CAS(n.state, WAITING -> GRANTED(s+1)); ABANDONED: pass over n too
+ *   cohorts   (cohort.c) the node-local lock comes first; the node's holder alone
+ *             touches W, and passes it to a local waiter up to the cohort bound.
+ */
+#ifndef RDLM_DIST_H
+#define RDLM_DIST_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <rdlm/status.h>
+
+#include "atomics.h"
+#include "local.h"
+#include "nodes.h"
+#include "transport.h"
+
+/* Queue nodes per process: a process waits on at most this many locks at once
+ * (threads x locks), plus abandoned nodes not yet passed over. */
+#define RDLM_DIST_QNODES 32u
+#define RDLM_DIST_QNODE_BYTES 16u
+/* Home slots: [tag 8 | word 8]; the tag is the name's id (remote open addressing). */
+#define RDLM_DIST_SLOT_BYTES 16u
+#define RDLM_DIST_PROBES 64u
+#define RDLM_DIST_SEQ_BITS 40
+#define RDLM_DIST_SEQ_MASK ((1ull << RDLM_DIST_SEQ_BITS) - 1)
+
+/* Words (dist.c documents the encodings). */
+#define RDLM_W_HELD (1ull << 63)
+#define RDLM_Q_IDLE 0ull
+#define RDLM_Q_WAITING 1ull
+#define RDLM_Q_ABANDONED 2ull
+#define RDLM_Q_GRANTED (3ull << 56)
+#define RDLM_QID(rank, q) (((uint64_t)(rank) << 8) | (q))
+#define RDLM_QID_RANK(id) ((uint32_t)(((id) & ~RDLM_W_HELD) >> 8))
+#define RDLM_QID_INDEX(id) ((uint32_t)((id)&0xffu))
+
+typedef struct rdlm_dist_stats {
+    rdlm_atomic_u64_t global_acquires;
+    rdlm_atomic_u64_t local_handoffs;
+    rdlm_atomic_u64_t home_ops;
+    rdlm_atomic_u64_t peer_ops;
+} rdlm_dist_stats_t;
+
+typedef struct rdlm_dist_params {
+    const rdlm_tl_bootstrap_t *bootstrap; /* kept until rdlm_dist_destroy returns */
+    const char *transport;                /* backend name */
+    rdlm_tl_params_t tl;                  /* progress_thread, print_stats */
+    int progress_auto;                    /* thread if the transport needs one */
+    uint32_t virtual_nodes;
+    uint32_t cohort_bound;
+    uint32_t home_slots;
+    const char *job;     /* this process's job name; rank 0's wins */
+    const char *hostkey; /* NULL: rdlm_nodes_hostkey */
+} rdlm_dist_params_t;
+
+typedef struct rdlm_dist {
+    rdlm_nodes_t nodes;
+    uint32_t rank;
+    uint32_t cohort_bound;
+    uint32_t home_slots;
+    uint32_t epoch;
+    char job[64]; /* rank 0's job name */
+    rdlm_tl_ctx_h tl;
+    rdlm_tl_caps_t caps;
+    rdlm_tl_mem_h qmem;     /* own queue nodes */
+    rdlm_atomic_u64_t *qn;  /* their words: [2 * RDLM_DIST_QNODES] */
+    rdlm_tl_mem_h homemem;  /* home slots (leaders only) */
+    char *blobs;            /* packed keys: per rank, [qnode key | home key] */
+    size_t blob_len;        /* per key */
+    pthread_mutex_t keys_lock;
+    rdlm_tl_rkey_h *qkeys;    /* [size], unpacked lazily */
+    rdlm_tl_rkey_h *homekeys; /* [nodes], unpacked lazily */
+    rdlm_atomic_u32_t qclaim; /* own queue nodes being claimed (bitmap) */
+    rdlm_atomic_u32_t active; /* calls in progress (destroy waits for 0) */
+    rdlm_atomic_u32_t closing;
+    rdlm_dist_stats_t stats;
+} rdlm_dist_t;
+
+/**
+ * Collective over params->bootstrap: discover nodes, open the transport, register
+ * the queue nodes (and, on node leaders, params->home_slots home slots), exchange
+ * keys, agree on rank 0's job name and token epoch. Errors are logged; a peer that
+ * fails makes the others time out in the bootstrap (bounded), never hang.
+ */
+rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p);
+
+/** Refuse new acquires (RDLM_ERR_CLOSED) and make this process's waiters give up
+ *  their places and return RDLM_ERR_CLOSED; returns when no call of this process is
+ *  running any more (bounded: 10 s, then a warning). Not collective. */
+void rdlm_dist_quiesce(rdlm_dist_t *dist);
+
+/** Collectively close the transport (after rdlm_dist_quiesce and after this process
+ *  released what it holds) and free. dist == NULL is a no-op. */
+void rdlm_dist_destroy(rdlm_dist_t *dist);
+
+/* ---- remote words (word.c) ----------------------------------------------------------- */
+
+/** The slot of name's global word at its home, found or claimed by remote open
+ *  addressing (cached per node in the entry by the caller). *slot_p = slot + 1.
+ *  RDLM_ERR_TABLE_FULL after RDLM_DIST_PROBES probes. */
+rdlm_status_t rdlm_dist_home_open(rdlm_dist_t *d, uint64_t id, uint32_t *slot_p);
+
+/** Home node of a name's id. */
+uint32_t rdlm_dist_home_node(const rdlm_dist_t *d, uint64_t id);
+
+/* ---- exclusive locks (cohort.c) -------------------------------------------------------- */
+
+/** Resolve the home slot of lock entry idx (cached in the entry). */
+rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                     uint64_t timeout_ns, uint64_t *token_p);
+rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+/** 1 if this node's cohort holds lock idx's global word. */
+int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * Remote words of the cross-node layer: home slots (tag + global word) and queue
+ * nodes (state + next), each reached through the transport with the peer's key,
+ * unpacked on first use. A process's own queue-node state is touched with CPU atomics
+ * only when the transport's atomics are CPU-coherent (design invariant 3); otherwise
+ * through the transport too (loopback). Home words always go through the transport.
+ * Every remote operation is counted (home_ops, peer_ops).
+ */
+#include "word.h"
+
+#include "log.h"
+
+/* Unpack (once) the key in rank's blob at position which (0: qnodes, 1: home). */
+static rdlm_status_t rdlm_dist_key(rdlm_dist_t *d, uint32_t rank, int which,
+                                   rdlm_tl_rkey_h *cache, rdlm_tl_rkey_h *key_p)
+{
+    rdlm_status_t s = RDLM_OK;
+    rdlm_tl_rkey_h k = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    const char *blob;
+    uint64_t len;
+
+    if (k != 0) {
+        *key_p = k;
+        return RDLM_OK;
+    }
+    pthread_mutex_lock(&d->keys_lock);
+    k = *cache;
+    if (k == 0) {
+        blob = d->blobs + ((size_t)rank * 2 + (size_t)which) * (d->blob_len + 8);
+        memcpy(&len, blob, sizeof(len));
+        if (len == 0 || len > d->blob_len) {
+            rdlm_error("dist: rank %u has no %s key", rank, which ? "home" : "queue");
+            s = RDLM_ERR_CORRUPT;
+        } else {
+            s = d->tl->mem->rkey_unpack(d->tl, rank, blob + 8, len, &k);
+        }
+        if (s == RDLM_OK) {
+            __atomic_store_n(cache, k, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&d->keys_lock);
+    *key_p = k;
+    return s;
+}
+
+static rdlm_status_t rdlm_dist_qkey(rdlm_dist_t *d, uint32_t rank, rdlm_tl_rkey_h *key_p)
+{
+    return rdlm_dist_key(d, rank, 0, &d->qkeys[rank], key_p);
+}
+
+static rdlm_status_t rdlm_dist_homekey(rdlm_dist_t *d, uint32_t node, rdlm_tl_rkey_h *key_p)
+{
+    return rdlm_dist_key(d, d->nodes.leader_of[node], 1, &d->homekeys[node], key_p);
+}
+
+static void rdlm_dist_count(rdlm_atomic_u64_t *counter)
+{
+    rdlm_fetch_add(counter, 1, RDLM_RELAXED);
+}
+
+uint32_t rdlm_dist_home_node(const rdlm_dist_t *d, uint64_t id)
+{
+    return (uint32_t)((id >> 17) % d->nodes.nodes);
+}
+
+rdlm_status_t rdlm_dist_home_open(rdlm_dist_t *d, uint64_t id, uint32_t *slot_p)
+{
+    uint32_t node = rdlm_dist_home_node(d, id);
+    uint32_t start = (uint32_t)(id % d->home_slots);
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s = rdlm_dist_homekey(d, node, &key);
+
+    for (uint32_t i = 0; s == RDLM_OK && i < RDLM_DIST_PROBES && i < d->home_slots; i++) {
+        uint32_t slot = (start + i) % d->home_slots;
+        uint64_t old;
+
+        s = rdlm_tl_cswap64(d->tl, key, (uint64_t)slot * RDLM_DIST_SLOT_BYTES, 0, id, &old);
+        rdlm_dist_count(&d->stats.home_ops);
+        if (s == RDLM_OK && (old == 0 || old == id)) {
+            *slot_p = slot + 1;
+            return RDLM_OK;
+        }
+    }
+    if (s == RDLM_OK) {
+        rdlm_error("dist: home node %u has no free slot near %u (RDLM_CAPACITY at the "
+                   "home's creator sets the slots)",
+                   node, start);
+        s = RDLM_ERR_TABLE_FULL;
+    }
+    return s;
+}
+
+rdlm_status_t rdlm_dist_w_swap(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value,
+                               uint64_t *old_p)
+{
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_count(&d->stats.home_ops);
+    return d->tl->amo->swap64(d->tl, key, w->offset, value, old_p);
+}
+
+rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t compare,
+                              uint64_t swap, uint64_t *old_p)
+{
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_count(&d->stats.home_ops);
+    return rdlm_tl_cswap64(d->tl, key, w->offset, compare, swap, old_p);
+}
+
+static int rdlm_dist_q_mine(const rdlm_dist_t *d, uint64_t qid)
+{
+    return RDLM_QID_RANK(qid) == d->rank && d->caps.atomic_domain == RDLM_TL_ATOMIC_CPU;
+}
+
+rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, uint64_t swap,
+                              uint64_t *old_p)
+{
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s;
+
+    if (rdlm_dist_q_mine(d, qid)) {
+        uint64_t expected = compare;
+
+        rdlm_cas(rdlm_dist_q_state(d, RDLM_QID_INDEX(qid)), &expected, swap, RDLM_SEQ_CST);
+        *old_p = expected;
+        return RDLM_OK;
+    }
+    s = rdlm_dist_qkey(d, RDLM_QID_RANK(qid), &key);
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_count(&d->stats.peer_ops);
+    return rdlm_tl_cswap64(d->tl, key, (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES,
+                           compare, swap, old_p);
+}
+
+rdlm_status_t rdlm_dist_q_set_state(rdlm_dist_t *d, uint64_t qid, uint64_t value)
+{
+    rdlm_tl_rkey_h key;
+    uint64_t old;
+    rdlm_status_t s;
+
+    if (rdlm_dist_q_mine(d, qid)) {
+        rdlm_store(rdlm_dist_q_state(d, RDLM_QID_INDEX(qid)), value, RDLM_SEQ_CST);
+        return RDLM_OK;
+    }
+    s = rdlm_dist_qkey(d, RDLM_QID_RANK(qid), &key);
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_count(&d->stats.peer_ops);
+    return d->tl->amo->swap64(d->tl, key,
+                              (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES, value,
+                              &old);
+}
+
+rdlm_status_t rdlm_dist_q_put_next(rdlm_dist_t *d, uint64_t qid, uint64_t next)
+{
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s;
+
+    if (RDLM_QID_RANK(qid) == d->rank) {
+        rdlm_store(rdlm_dist_q_next(d, RDLM_QID_INDEX(qid)), next, RDLM_SEQ_CST);
+        return RDLM_OK;
+    }
+    s = rdlm_dist_qkey(d, RDLM_QID_RANK(qid), &key);
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_count(&d->stats.peer_ops);
+    s = d->tl->rma->put(d->tl, key,
+                        (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8, &next,
+                        sizeof(next));
+    /* The waiter behind us is blocked on this write: complete it now. */
+    return s == RDLM_OK ? d->tl->setup->flush(d->tl, RDLM_QID_RANK(qid)) : s;
+}
+
+rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p)
+{
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s;
+
+    if (RDLM_QID_RANK(qid) == d->rank) {
+        *next_p = rdlm_load(rdlm_dist_q_next(d, RDLM_QID_INDEX(qid)), RDLM_ACQUIRE);
+        return RDLM_OK;
+    }
+    s = rdlm_dist_qkey(d, RDLM_QID_RANK(qid), &key);
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_count(&d->stats.peer_ops);
+    return d->tl->rma->get(d->tl, key,
+                           (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8, next_p,
+                           sizeof(*next_p));
+}

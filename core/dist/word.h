@@ -1,0 +1,47 @@
+/*
+ * Remote words of the cross-node layer (word.c): a lock's global word at its home,
+ * and queue nodes of any process (this one included). Each call is one remote
+ * operation, or none when the word is this process's own and may be touched with
+ * CPU atomics. Blocking; thread-safe.
+ */
+#ifndef RDLM_DIST_WORD_H
+#define RDLM_DIST_WORD_H
+
+#include <string.h>
+
+#include "dist.h"
+
+/** A lock's global word: home node and byte offset in the home's region. */
+typedef struct rdlm_dist_word {
+    uint32_t node;
+    uint64_t offset;
+} rdlm_dist_word_t;
+
+/** Own queue node q's state and next words (in the registered region). */
+static inline rdlm_atomic_u64_t *rdlm_dist_q_state(rdlm_dist_t *d, uint32_t q)
+{
+    return &d->qn[2 * q];
+}
+
+static inline rdlm_atomic_u64_t *rdlm_dist_q_next(rdlm_dist_t *d, uint32_t q)
+{
+    return &d->qn[2 * q + 1];
+}
+
+rdlm_status_t rdlm_dist_w_swap(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value,
+                               uint64_t *old_p);
+rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t compare,
+                              uint64_t swap, uint64_t *old_p);
+
+/** CAS on queue node qid's state. */
+rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, uint64_t swap,
+                              uint64_t *old_p);
+/** Write queue node qid's state (a swap: the state word is only ever written by
+ *  atomics of one engine). */
+rdlm_status_t rdlm_dist_q_set_state(rdlm_dist_t *d, uint64_t qid, uint64_t value);
+/** Write qid's next word (a put, completed before return). */
+rdlm_status_t rdlm_dist_q_put_next(rdlm_dist_t *d, uint64_t qid, uint64_t next);
+/** Read qid's next word. */
+rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * rdlm for MPI programs: a distributed context over an MPI communicator.
+ *
+ * Thread levels: the context may be created under any thread level; rdlm's own calls
+ * into MPI (at create and destroy only) are made by the calling thread. The rdlm API
+ * itself is thread-safe whatever the level; under MPI_THREAD_SINGLE/FUNNELED, create
+ * and destroy must be called by the thread that may call MPI. docs/mpi.md.
+ */
+#ifndef RDLM_MPI_H
+#define RDLM_MPI_H
+
+#include <mpi.h>
+
+#include <rdlm.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Collective over comm: join every rank of comm into one distributed context.
+ * Nodes come from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), each split into
+ * $RDLM_VIRTUAL_NODES virtual nodes (for tests on one machine); addresses are
+ * exchanged with PMPI_Allgather (rdlm never calls MPI_* itself, only PMPI_*). The
+ * context is destroyed at MPI_Finalize if the program did not destroy it (an
+ * attribute on MPI_COMM_SELF), so create it after MPI_Init and before MPI_Finalize.
+ * params may be NULL; RDLM_CTX_FIELD_PEERS is refused (RDLM_ERR_INVALID_ARG). The job
+ * name is rank 0's. Errors: those of rdlm_ctx_create, RDLM_ERR_INVALID_ARG
+ * (MPI_COMM_NULL, an intercommunicator, MPI not initialised), RDLM_ERR_TIMEOUT (a rank
+ * never joined), RDLM_ERR_UNSUPPORTED (no usable transport). On error on any rank the
+ * others return an error too (no hang), and *ctx_p is untouched.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
+                                              rdlm_ctx_h *ctx_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

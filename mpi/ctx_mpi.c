@@ -1,0 +1,127 @@
+/*
+ * rdlm_mpi_ctx_create (rdlm/mpi.h): a distributed context over an MPI communicator.
+ * Only PMPI_* is called (mpi/README.md).
+ *
+ * Lifetime: the glue (bootstrap + keyval) is owned by the context and freed by its
+ * fini hook. If the program never destroys the context, the delete callback of an
+ * attribute on MPI_COMM_SELF does it at MPI_Finalize (MPI runs those callbacks
+ * first, while MPI is still fully usable, so the collective destroy can run):
+ *
+ *   rdlm_ctx_destroy (program)  -> fini: free bootstrap, delete attribute
+ *                                  (callback sees `destroying`, does nothing), free
+ *   MPI_Finalize                -> callback: rdlm_ctx_destroy -> fini: free bootstrap
+ *                                  (attribute is being deleted by MPI); callback frees
+ */
+#include <rdlm/mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api.h"
+#include "bootstrap_mpi.h"
+#include "log.h"
+
+typedef struct rdlm_mpi_glue {
+    rdlm_tl_bootstrap_t bs;
+    int keyval;
+    int destroying;  /* fini ran: the callback must not destroy again */
+    int in_callback; /* MPI_Finalize's attribute deletion is destroying the context */
+    rdlm_ctx_h ctx;
+} rdlm_mpi_glue_t;
+
+static int rdlm_mpi_finalize_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    rdlm_mpi_glue_t *g = attr;
+
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    if (g->destroying) {
+        return MPI_SUCCESS;
+    }
+    rdlm_info("rdlm_mpi: MPI_Finalize destroys the context the program left open");
+    g->in_callback = 1;
+    rdlm_ctx_destroy(g->ctx);
+    free(g);
+    return MPI_SUCCESS;
+}
+
+static void rdlm_mpi_glue_fini(void *arg)
+{
+    rdlm_mpi_glue_t *g = arg;
+
+    g->destroying = 1;
+    rdlm_mpi_bootstrap_fini(&g->bs);
+    if (g->keyval != MPI_KEYVAL_INVALID) {
+        if (!g->in_callback) {
+            PMPI_Comm_delete_attr(MPI_COMM_SELF, g->keyval);
+        }
+        PMPI_Comm_free_keyval(&g->keyval);
+    }
+    if (!g->in_callback) {
+        free(g);
+    }
+}
+
+/* Host key from the shared-memory split: the comm rank of the node's lowest rank. */
+static rdlm_status_t rdlm_mpi_hostkey(MPI_Comm comm, char *key, size_t len)
+{
+    MPI_Comm shared;
+    int rank, leader;
+
+    PMPI_Comm_rank(comm, &rank);
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared) !=
+        MPI_SUCCESS) {
+        rdlm_error("rdlm_mpi_ctx_create: MPI_Comm_split_type failed");
+        return RDLM_ERR_IO;
+    }
+    PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shared);
+    PMPI_Comm_free(&shared);
+    snprintf(key, len, "mpi-node-%d", leader);
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
+                                  rdlm_ctx_h *ctx_p)
+{
+    char key[RDLM_HOSTKEY_LEN];
+    rdlm_mpi_glue_t *g;
+    rdlm_status_t s;
+    int inter = 0, initialized = 0, finalized = 0;
+
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (ctx_p == NULL || comm == MPI_COMM_NULL || !initialized || finalized ||
+        (params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS)) ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        rdlm_error("rdlm_mpi_ctx_create: needs an intracommunicator, MPI initialised and "
+                   "not finalised, a ctx_p, and no RDLM_CTX_FIELD_PEERS");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    s = rdlm_mpi_hostkey(comm, key, sizeof(key));
+    if (s != RDLM_OK) {
+        return s;
+    }
+    g = calloc(1, sizeof(*g));
+    if (g == NULL) {
+        return RDLM_ERR_NO_MEMORY;
+    }
+    g->keyval = MPI_KEYVAL_INVALID;
+    s = rdlm_mpi_bootstrap_init(comm, &g->bs);
+    if (s != RDLM_OK) {
+        free(g);
+        return s;
+    }
+    s = rdlm_ctx_create_dist(params, &g->bs, key, rdlm_mpi_glue_fini, g, &g->ctx);
+    if (s != RDLM_OK) {
+        return s; /* the fini hook freed g */
+    }
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, rdlm_mpi_finalize_cb, &g->keyval,
+                                NULL) != MPI_SUCCESS ||
+        PMPI_Comm_set_attr(MPI_COMM_SELF, g->keyval, g) != MPI_SUCCESS) {
+        rdlm_warn("rdlm_mpi_ctx_create: no MPI_Finalize hook; destroy the context before "
+                  "MPI_Finalize");
+    }
+    *ctx_p = g->ctx;
+    return RDLM_OK;
+}

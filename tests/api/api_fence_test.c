@@ -1,0 +1,191 @@
+/*
+ * Fencing on the resource side (rdlm_fence_check), stale handles of a destroyed
+ * context, and the standalone distributed context of one process (the TCP rendezvous
+ * path of rdlm_ctx_create, over UCX's loopback).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api_util.h"
+
+#define FENCE_THREADS 4
+#define FENCE_TOKENS 20000
+
+static void test_fence_check_accepts_equal_and_newer_rejects_older(void **state)
+{
+    uint64_t highest = 0;
+
+    (void)state;
+    assert_int_equal(rdlm_fence_check(&highest, 5), RDLM_OK);
+    assert_int_equal(highest, 5);
+    assert_int_equal(rdlm_fence_check(&highest, 5), RDLM_OK); /* the same holder again */
+    assert_int_equal(rdlm_fence_check(&highest, 4), RDLM_ERR_STALE_TOKEN);
+    assert_int_equal(highest, 5); /* unchanged by a rejection */
+    assert_int_equal(rdlm_fence_check(&highest, (1ull << 40) | 1), RDLM_OK); /* new epoch */
+    assert_int_equal(rdlm_fence_check(&highest, 6), RDLM_ERR_STALE_TOKEN);
+    assert_int_equal(rdlm_fence_check(NULL, 1), RDLM_ERR_INVALID_ARG);
+}
+
+typedef struct fence_arg {
+    uint64_t *highest;
+    unsigned first;
+    unsigned accepted_after_higher; /* accepted though a higher one was accepted before
+                                       by this thread: must stay 0 */
+} fence_arg_t;
+
+static void *fence_thread(void *p)
+{
+    fence_arg_t *a = p;
+    uint64_t mine_max = 0;
+
+    for (unsigned i = 0; i < FENCE_TOKENS; i++) {
+        uint64_t token = (uint64_t)(i * FENCE_THREADS + a->first);
+
+        if (rdlm_fence_check(a->highest, token) == RDLM_OK) {
+            if (token < mine_max) {
+                a->accepted_after_higher++;
+            }
+            mine_max = token;
+        }
+    }
+    return NULL;
+}
+
+static void test_fence_check_is_an_atomic_max_under_threads(void **state)
+{
+    pthread_t th[FENCE_THREADS];
+    fence_arg_t args[FENCE_THREADS];
+    uint64_t highest = 0;
+
+    (void)state;
+    for (unsigned t = 0; t < FENCE_THREADS; t++) {
+        args[t] = (fence_arg_t){.highest = &highest, .first = t};
+        assert_int_equal(pthread_create(&th[t], NULL, fence_thread, &args[t]), 0);
+    }
+    for (unsigned t = 0; t < FENCE_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(args[t].accepted_after_higher, 0);
+    }
+    assert_int_equal(highest, (uint64_t)(FENCE_TOKENS - 1) * FENCE_THREADS + FENCE_THREADS - 1);
+}
+
+static void test_handles_of_a_destroyed_context_return_closed(void **state)
+{
+    api_fixture_t *f = *state;
+    rdlm_ctx_params_t p = api_params(f->job);
+    rdlm_lock_h lock;
+    rdlm_counter_h counter;
+    rdlm_ctx_h ctx;
+
+    assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_OK);
+    assert_int_equal(rdlm_lock_open(ctx, "l", &lock), RDLM_OK);
+    assert_int_equal(rdlm_counter_open(ctx, "c", &counter), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
+    rdlm_ctx_destroy(ctx); /* releases the lock */
+    assert_int_equal(rdlm_lock_acquire(lock, 0, NULL), RDLM_ERR_CLOSED);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_ERR_CLOSED);
+    assert_int_equal(rdlm_counter_fetch_add(counter, 1, NULL), RDLM_ERR_CLOSED);
+}
+
+static void test_node_only_context_reports_not_distributed(void **state)
+{
+    api_fixture_t *f = *state;
+    rdlm_ctx_params_t p = api_params(f->job);
+    rdlm_ctx_dist_info_t info;
+    rdlm_lock_info_t li;
+    rdlm_lock_h lock;
+
+    assert_int_equal(rdlm_ctx_create(&p, &f->ctx[0]), RDLM_OK);
+    memset(&info, 0xff, sizeof(info));
+    assert_int_equal(rdlm_ctx_dist_info(f->ctx[0], &info), RDLM_OK);
+    assert_int_equal(info.distributed, 0);
+    assert_int_equal(info.nodes, 0);
+    assert_int_equal(rdlm_ctx_dist_info(NULL, &info), RDLM_ERR_BAD_HANDLE);
+    assert_int_equal(rdlm_ctx_dist_info(f->ctx[0], NULL), RDLM_ERR_INVALID_ARG);
+    assert_int_equal(rdlm_lock_open(f->ctx[0], "l", &lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_query(lock, &li), RDLM_OK);
+    assert_int_equal(li.home_node, -1);
+}
+
+static void test_standalone_peers_are_validated(void **state)
+{
+    api_fixture_t *f = *state;
+    rdlm_ctx_params_t p = api_params(f->job);
+    rdlm_ctx_h ctx = NULL;
+
+    p.field_mask |= RDLM_CTX_FIELD_PEERS;
+    p.rank = 1;
+    p.size = 1;
+    p.rendezvous = "127.0.0.1:7000";
+    assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_ERR_INVALID_ARG);
+    p.rank = 0;
+    p.rendezvous = "localhost:7000";
+    assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_ERR_INVALID_ARG);
+    p.rendezvous = NULL;
+    assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_ERR_INVALID_ARG);
+    assert_null(ctx);
+}
+
+static void test_standalone_context_of_one_process(void **state)
+{
+    api_fixture_t *f = *state;
+    rdlm_ctx_params_t p = api_params(f->job);
+    rdlm_ctx_dist_info_t info;
+    rdlm_lock_info_t li;
+    rdlm_stats_t s;
+    rdlm_lock_h lock;
+    uint64_t t1, t2;
+    char addr[32];
+
+    /* A port from the pid: tests run one at a time per build, and a clash only makes
+     * this test fail, never hang (the rendezvous is bounded). */
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+    p.field_mask |= RDLM_CTX_FIELD_PEERS;
+    p.rank = 0;
+    p.size = 1;
+    p.rendezvous = addr;
+    assert_int_equal(rdlm_ctx_create(&p, &f->ctx[0]), RDLM_OK);
+    assert_int_equal(rdlm_ctx_dist_info(f->ctx[0], &info), RDLM_OK);
+    assert_int_equal(info.distributed, 1);
+    assert_int_equal(info.size, 1);
+    assert_int_equal(info.nodes, 1);
+    assert_int_equal(info.cohort_bound, 64);
+    assert_true(info.token_epoch > 0);
+    assert_int_equal(rdlm_lock_open(f->ctx[0], "l", &lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &t1), RDLM_OK);
+    assert_int_equal(t1 >> 40, info.token_epoch);
+    assert_int_equal(t1 & ((1ull << 40) - 1), 1); /* first global sequence */
+    assert_int_equal(rdlm_lock_query(lock, &li), RDLM_OK);
+    assert_int_equal(li.home_node, 0);
+    assert_int_equal(li.node_holds_global, 1);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER);
+    assert_int_equal(rdlm_lock_acquire(lock, 0, &t2), RDLM_OK); /* try: guess is right */
+    assert_true(t2 > t1);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    assert_int_equal(rdlm_ctx_stats(f->ctx[0], &s), RDLM_OK);
+    assert_int_equal(s.global_acquires, 2);
+    /* open (1 probe) + acquire/release (2) + try/release (2) */
+    assert_int_equal(s.home_ops, 5);
+    assert_int_equal(s.peer_ops, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fence_check_accepts_equal_and_newer_rejects_older),
+        cmocka_unit_test(test_fence_check_is_an_atomic_max_under_threads),
+        cmocka_unit_test_setup_teardown(test_handles_of_a_destroyed_context_return_closed,
+                                        api_setup, api_teardown),
+        cmocka_unit_test_setup_teardown(test_node_only_context_reports_not_distributed,
+                                        api_setup, api_teardown),
+        cmocka_unit_test_setup_teardown(test_standalone_peers_are_validated, api_setup,
+                                        api_teardown),
+        cmocka_unit_test_setup_teardown(test_standalone_context_of_one_process, api_setup,
+                                        api_teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,591 @@
+/*
+ * rdlm_dist_stress — the cross-node lock validator (issue 4). Every process joins one
+ * distributed context, under mpirun (rdlm_mpi_ctx_create) or standalone (--standalone:
+ * rdlm_ctx_create with RDLM_RANK / RDLM_SIZE / RDLM_RENDEZVOUS, as in the network-
+ * namespace test). The processes run on one machine, so the state the locks protect
+ * lives in a shared file (--shm NAME, created by rank 0) and is deliberately plain:
+ *
+ *   counter[l]   read, pause, write: a lost update shows as a final value below the
+ *                number of acquires
+ *   inside[l]    an atomic detector of overlapping critical sections
+ *   log[l]       (token, rank, node, request time, grant time) of every acquire
+ *
+ * Checks by rank 0 after the run (mode "stress"):
+ *   1. counter[l] == acquires of lock l, and no overlap seen
+ *   2. tokens of lock l strictly increase in grant order (sorted by token, grant
+ *      times never go backwards; no two equal) and each process's own tokens increase
+ *   3. with --fair-bound B: in grant order, at most B local hand-offs (grants that did
+ *      not take the global word) follow each global acquire before the next global
+ *      one: the cohort bound. Each acquire knows which it was from the statistics.
+ *      (A bound on waiting time measured with timestamps would count the time a
+ *      process is descheduled before it queues, which on 2 oversubscribed cores is
+ *      tens of milliseconds.)
+ * --broken skips the acquire on every 4th iteration (a lock that lets a second holder
+ * in): with --expect-violation the run passes only if a check fired.
+ *
+ * Other modes: "timeout" (timed and try acquires on a held lock, queue intact after),
+ * "accounting" (remote operations per acquire+release from the statistics),
+ * "badinput" (documented statuses, nothing changed), "finalize" (the context left for
+ * MPI_Finalize to destroy). Exit: 0 pass, 1 a check failed, 2 the run failed.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+#include <rdlm.h>
+#include <rdlm/mpi.h>
+
+#define MAX_LOCKS 4
+#define MAX_PROCS 64
+
+typedef struct rec {
+    uint64_t token;
+    uint64_t t_req, t_acq;
+    uint32_t rank, node;
+    uint32_t global; /* the acquire took the global word (statistics delta) */
+    uint32_t pad;
+} rec_t;
+
+typedef struct shared {
+    atomic_uint arrived[4]; /* barrier generations for --standalone */
+    atomic_uint violations;
+    uint64_t counter[MAX_LOCKS];
+    atomic_uint inside[MAX_LOCKS];
+    uint64_t hold_token; /* timeout mode: rank 0's token */
+    rec_t log[];         /* [lock][rank][iter] */
+} shared_t;
+
+static struct {
+    const char *mode, *shm;
+    int standalone, broken, expect_violation;
+    uint32_t iters, locks, fair_bound, timeout_sec;
+} opt = {"stress", NULL, 0, 0, 0, 400, 2, 0, 100};
+
+static uint32_t g_rank, g_size, g_node;
+static shared_t *g_sh;
+static rdlm_ctx_h g_ctx;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fprintf(stderr, "rank %u: ERROR: ", g_rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    if (!opt.standalone) {
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    _exit(2);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "ERROR: run exceeded --timeout-sec\n";
+    if (write(2, msg, sizeof(msg) - 1) < 0) {
+        _exit(2);
+    }
+    _exit(2);
+}
+
+static void check(int ok, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (ok) {
+        return;
+    }
+    va_start(ap, fmt);
+    fprintf(stderr, "rank %u: FAILED CHECK: ", g_rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    atomic_fetch_add(&g_sh->violations, 1);
+}
+
+static void expect_status(rdlm_status_t got, rdlm_status_t want, const char *what)
+{
+    check(got == want, "%s: got %s, want %s", what, rdlm_status_name(got),
+          rdlm_status_name(want));
+}
+
+/* A barrier that does not use the lock under test: MPI's, or a generation counter in
+ * the shared file (standalone; bounded by the alarm). */
+static void barrier(void)
+{
+    static unsigned gen;
+
+    if (!opt.standalone) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    gen++;
+    atomic_fetch_add(&g_sh->arrived[gen % 4], 1);
+    while (atomic_load(&g_sh->arrived[gen % 4]) < g_size * ((gen + 3) / 4)) {
+        usleep(100);
+    }
+}
+
+static size_t shared_bytes(void)
+{
+    return sizeof(shared_t) + sizeof(rec_t) * MAX_LOCKS * MAX_PROCS * opt.iters;
+}
+
+static rec_t *log_at(uint32_t lock, uint32_t rank, uint32_t i)
+{
+    return &g_sh->log[((size_t)lock * MAX_PROCS + rank) * opt.iters + i];
+}
+
+static void map_shared(void)
+{
+    char path[256];
+    int fd;
+
+    snprintf(path, sizeof(path), "/dev/shm/%s", opt.shm);
+    if (g_rank == 0) {
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t)shared_bytes()) != 0) {
+            die("cannot create %s", path);
+        }
+        close(fd);
+    }
+    if (!opt.standalone) {
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        for (int i = 0; i < 10000 && access(path, F_OK) != 0; i++) {
+            usleep(1000);
+        }
+    }
+    fd = open(path, O_RDWR);
+    if (fd < 0) {
+        die("cannot open %s", path);
+    }
+    g_sh = mmap(NULL, shared_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (g_sh == MAP_FAILED) {
+        die("mmap failed");
+    }
+}
+
+/* ---- stress --------------------------------------------------------------------------- */
+
+static rdlm_stats_t stats_now(void)
+{
+    rdlm_stats_t s;
+
+    if (rdlm_ctx_stats(g_ctx, &s) != RDLM_OK) {
+        die("stats");
+    }
+    return s;
+}
+
+static void critical_section(uint32_t l, int widen)
+{
+    if (atomic_fetch_add(&g_sh->inside[l], 1) != 0) {
+        check(0, "lock %u: two holders inside", l);
+    }
+    uint64_t v = *(volatile uint64_t *)&g_sh->counter[l];
+    for (volatile int k = 0; k < 200; k++) {
+    }
+    if (widen) {
+        sched_yield(); /* widen the window: overlaps show as lost updates */
+    }
+    *(volatile uint64_t *)&g_sh->counter[l] = v + 1;
+    atomic_fetch_sub(&g_sh->inside[l], 1);
+}
+
+static void run_stress(void)
+{
+    rdlm_lock_h lock[MAX_LOCKS];
+    char name[32];
+
+    for (uint32_t l = 0; l < opt.locks; l++) {
+        snprintf(name, sizeof(name), "stress-%u", l);
+        if (rdlm_lock_open(g_ctx, name, &lock[l]) != RDLM_OK) {
+            die("open %s", name);
+        }
+    }
+    barrier();
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        uint32_t l = i % opt.locks;
+        int skip = opt.broken && i % 4 == 3;
+        rec_t *r = log_at(l, g_rank, i);
+        rdlm_status_t s = RDLM_OK;
+
+        uint64_t globals = stats_now().global_acquires;
+
+        r->t_req = now_ns();
+        if (!skip) {
+            s = rdlm_lock_acquire(lock[l], RDLM_TIMEOUT_INFINITE, &r->token);
+            if (s != RDLM_OK) {
+                die("acquire: %s", rdlm_status_name(s));
+            }
+        }
+        r->t_acq = now_ns();
+        r->rank = g_rank;
+        r->node = g_node;
+        r->global = stats_now().global_acquires != globals;
+        critical_section(l, skip || i % 8 == 0);
+        if (!skip && (s = rdlm_lock_release(lock[l])) != RDLM_OK) {
+            die("release: %s", rdlm_status_name(s));
+        }
+    }
+    barrier();
+}
+
+static int cmp_token(const void *a, const void *b)
+{
+    const rec_t *x = a, *y = b;
+
+    return x->token < y->token ? -1 : x->token > y->token;
+}
+
+static void check_stress(void)
+{
+    rec_t *all = malloc(sizeof(rec_t) * g_size * opt.iters);
+
+    for (uint32_t l = 0; l < opt.locks; l++) {
+        size_t n = 0;
+        uint32_t worst = 0;
+
+        for (uint32_t r = 0; r < g_size; r++) {
+            uint64_t last = 0;
+
+            for (uint32_t i = l; i < opt.iters; i += opt.locks) {
+                rec_t *x = log_at(l, r, i);
+
+                if (x->token == 0) {
+                    continue; /* --broken: no acquire, no token */
+                }
+                check(x->token > last, "lock %u rank %u: own tokens not increasing", l, r);
+                last = x->token;
+                all[n++] = *x;
+            }
+        }
+        uint64_t want = 0;
+        for (uint32_t i = l; i < opt.iters; i += opt.locks) {
+            want += g_size;
+        }
+        check(g_sh->counter[l] == want, "lock %u: counter %" PRIu64 " != %" PRIu64
+              " acquires (lost updates)", l, g_sh->counter[l], want);
+        qsort(all, n, sizeof(*all), cmp_token);
+        for (size_t k = 1; k < n; k++) {
+            check(all[k].token != all[k - 1].token, "lock %u: token %#" PRIx64 " issued twice",
+                  l, all[k].token);
+        }
+        /* Cohort bound: local hand-offs between two global acquires. */
+        for (size_t k = 0, run = 0; opt.fair_bound != 0 && k < n; k++) {
+            run = all[k].global ? 0 : run + 1;
+            worst = run > worst ? (uint32_t)run : worst;
+        }
+        if (opt.fair_bound != 0) {
+            printf("lock %u: at most %u local hand-offs in a row (cohort bound %u)\n", l,
+                   worst, opt.fair_bound);
+            check(worst <= opt.fair_bound, "lock %u: %u local hand-offs in a row (cohort "
+                  "bound %u)", l, worst, opt.fair_bound);
+        }
+        printf("lock %u: %zu tokens, counter %" PRIu64 "\n", l, n, g_sh->counter[l]);
+    }
+    free(all);
+}
+
+/* ---- timeout / accounting / bad input --------------------------------------------------- */
+
+static void stats(rdlm_stats_t *s)
+{
+    *s = stats_now();
+}
+
+/* A lock homed on a node other than `avoid` (or any when avoid < 0). */
+static rdlm_lock_h open_homed_away(const char *prefix, int64_t avoid)
+{
+    rdlm_lock_info_t info;
+    rdlm_lock_h lock;
+    char name[32];
+
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "%s-%d", prefix, i);
+        if (rdlm_lock_open(g_ctx, name, &lock) != RDLM_OK ||
+            rdlm_lock_query(lock, &info) != RDLM_OK) {
+            die("open %s", name);
+        }
+        if (info.home_node != avoid) {
+            return lock;
+        }
+    }
+    die("no lock name homed away from node %" PRId64, avoid);
+    return NULL;
+}
+
+static void run_timeout(void)
+{
+    rdlm_lock_h lock = open_homed_away("tmo", -1);
+    uint32_t last = g_size - 1;
+    rdlm_stats_t a, b;
+    uint64_t t0, token;
+    rdlm_status_t s;
+
+    if (g_rank == 0) {
+        expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &g_sh->hold_token),
+                      RDLM_OK, "rank 0 acquire");
+    }
+    barrier();
+    if (g_rank == last || g_rank == 1) {
+        /* last: another node, queued globally then abandoned; 1: rank 0's node (with
+         * 2 virtual nodes of 4 ranks), a local timeout while rank 0 holds. */
+        t0 = now_ns();
+        s = rdlm_lock_acquire(lock, 10000000, &token);
+        t0 = now_ns() - t0;
+        expect_status(s, RDLM_ERR_TIMEOUT, "10 ms timed acquire on a held lock");
+        check(t0 >= 10000000 && t0 < 2000000000ull, "timed acquire took %" PRIu64 " ns", t0);
+    }
+    if (g_rank == last) {
+        stats(&a);
+        expect_status(rdlm_lock_acquire(lock, 0, &token), RDLM_ERR_BUSY, "try on a held lock");
+        stats(&b);
+        check(b.home_ops - a.home_ops == 1 && b.peer_ops == a.peer_ops,
+              "try cost %" PRIu64 " home + %" PRIu64 " peer operations (want 1 + 0)",
+              b.home_ops - a.home_ops, b.peer_ops - a.peer_ops);
+    }
+    barrier();
+    if (g_rank == 0) {
+        expect_status(rdlm_lock_release(lock), RDLM_OK, "rank 0 release");
+    }
+    barrier();
+    /* The queue is intact: everybody gets the lock, with tokens above rank 0's. */
+    expect_status(rdlm_lock_acquire(lock, 5000000000ull, &token), RDLM_OK, "later acquire");
+    check(token > g_sh->hold_token, "token %#" PRIx64 " not above the earlier %#" PRIx64,
+          token, g_sh->hold_token);
+    expect_status(rdlm_lock_release(lock), RDLM_OK, "later release");
+    barrier();
+}
+
+static void run_accounting(void)
+{
+    rdlm_ctx_dist_info_t di;
+    rdlm_stats_t a, b;
+    rdlm_lock_h lock;
+
+    rdlm_ctx_dist_info(g_ctx, &di);
+    /* Uncontended, homed on another node: 2 remote operations per cycle. */
+    if (g_rank == g_size - 1) {
+        lock = open_homed_away("acct", g_node);
+        stats(&a);
+        for (int i = 0; i < 100; i++) {
+            expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK, "acq");
+            expect_status(rdlm_lock_release(lock), RDLM_OK, "rel");
+        }
+        stats(&b);
+        printf("uncontended: %.2f home + %.2f peer operations per acquire+release\n",
+               (double)(b.home_ops - a.home_ops) / 100, (double)(b.peer_ops - a.peer_ops) / 100);
+        check(b.home_ops - a.home_ops == 200 && b.peer_ops == a.peer_ops,
+              "uncontended cycle: %" PRIu64 " home ops per 100 (want 200)",
+              b.home_ops - a.home_ops);
+    }
+    barrier();
+    /* Contended across nodes: home operations per acquire+release, summed. */
+    if (rdlm_lock_open(g_ctx, "acct-contended", &lock) != RDLM_OK) {
+        die("open");
+    }
+    barrier();
+    stats(&a);
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK, "acq");
+        expect_status(rdlm_lock_release(lock), RDLM_OK, "rel");
+    }
+    stats(&b);
+    uint64_t mine[3] = {b.home_ops - a.home_ops, b.acquires - a.acquires,
+                        b.global_acquires - a.global_acquires}, sum[3] = {0, 0, 0};
+    barrier();
+    if (opt.standalone) {
+        die("accounting mode needs mpirun");
+    }
+    MPI_Reduce(mine, sum, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        double per = (double)sum[0] / (double)sum[1];
+
+        printf("contended (%u nodes): %.2f home operations per acquire+release, %" PRIu64
+               " of %" PRIu64 " acquires global\n", di.nodes, per, sum[2], sum[1]);
+        check(per <= 3.0, "contended: %.2f home operations per acquire+release (> 3)", per);
+    }
+}
+
+static void run_badinput(void)
+{
+    rdlm_lock_h lock, closed;
+    rdlm_rwlock_h rw;
+    rdlm_lock_info_t info;
+    rdlm_counter_h c;
+
+    if (rdlm_lock_open(g_ctx, "bad", &lock) != RDLM_OK ||
+        rdlm_lock_open(g_ctx, "bad-closed", &closed) != RDLM_OK) {
+        die("open");
+    }
+    expect_status(rdlm_lock_close(closed), RDLM_OK, "close");
+    expect_status(rdlm_lock_acquire(closed, 0, NULL), RDLM_ERR_CLOSED, "acquire closed handle");
+    expect_status(rdlm_lock_acquire(NULL, 0, NULL), RDLM_ERR_BAD_HANDLE, "acquire NULL");
+    expect_status(rdlm_rwlock_open(g_ctx, "bad-rw", &rw), RDLM_ERR_UNSUPPORTED,
+                  "rwlock in a distributed context");
+    expect_status(rdlm_counter_open(g_ctx, "bad-c", &c), RDLM_ERR_UNSUPPORTED,
+                  "counter in a distributed context");
+    expect_status(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER, "release never acquired");
+    if (g_rank == 0) {
+        expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK, "acq");
+    }
+    barrier();
+    if (g_rank != 0) {
+        expect_status(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER, "release by a non-owner");
+    }
+    barrier();
+    if (g_rank == 0) {
+        rdlm_lock_query(lock, &info);
+        check(info.held_by_me && info.node_holds_global, "holder lost the lock to a "
+              "non-owner's release");
+        expect_status(rdlm_lock_release(lock), RDLM_OK, "release");
+        expect_status(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER, "double release");
+        rdlm_lock_query(lock, &info);
+        check(!info.held && !info.node_holds_global, "state changed by a double release");
+    }
+    barrier();
+    /* Still a working lock for everybody. */
+    expect_status(rdlm_lock_acquire(lock, 5000000000ull, NULL), RDLM_OK, "acquire after");
+    expect_status(rdlm_lock_release(lock), RDLM_OK, "release after");
+    barrier();
+    rdlm_ctx_destroy(g_ctx);
+    g_ctx = NULL;
+    expect_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_ERR_CLOSED,
+                  "acquire after the context was destroyed");
+    if (!opt.standalone) {
+        rdlm_ctx_h ctx;
+        expect_status(rdlm_mpi_ctx_create(MPI_COMM_NULL, NULL, &ctx), RDLM_ERR_INVALID_ARG,
+                      "MPI_COMM_NULL");
+    }
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static void parse(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (!strcmp(a, "--standalone")) {
+            opt.standalone = 1;
+        } else if (!strcmp(a, "--broken")) {
+            opt.broken = 1;
+        } else if (!strcmp(a, "--expect-violation")) {
+            opt.expect_violation = 1;
+        } else if (v != NULL && !strcmp(a, "--mode")) {
+            opt.mode = argv[++i];
+        } else if (v != NULL && !strcmp(a, "--shm")) {
+            opt.shm = argv[++i];
+        } else if (v != NULL && !strcmp(a, "--iters")) {
+            opt.iters = (uint32_t)atoi(argv[++i]);
+        } else if (v != NULL && !strcmp(a, "--locks")) {
+            opt.locks = (uint32_t)atoi(argv[++i]);
+        } else if (v != NULL && !strcmp(a, "--fair-bound")) {
+            opt.fair_bound = (uint32_t)atoi(argv[++i]);
+        } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
+            opt.timeout_sec = (uint32_t)atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: %s [--standalone] [--mode stress|timeout|accounting|"
+                            "badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
+                            "[--fair-bound B] [--broken --expect-violation] "
+                            "[--timeout-sec S]\n", argv[0]);
+            exit(2);
+        }
+    }
+    if (opt.shm == NULL || opt.locks == 0 || opt.locks > MAX_LOCKS || opt.iters == 0) {
+        fprintf(stderr, "need --shm NAME, 1..%d locks and iterations\n", MAX_LOCKS);
+        exit(2);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    rdlm_ctx_dist_info_t di;
+    rdlm_status_t s;
+    int fail;
+
+    parse(argc, argv);
+    signal(SIGALRM, on_alarm);
+    alarm(opt.timeout_sec);
+    if (opt.standalone) {
+        s = rdlm_ctx_create(NULL, &g_ctx);
+    } else {
+        MPI_Init(&argc, &argv);
+        s = rdlm_mpi_ctx_create(MPI_COMM_WORLD, NULL, &g_ctx);
+    }
+    if (s != RDLM_OK) {
+        die("context: %s", rdlm_status_name(s));
+    }
+    rdlm_ctx_dist_info(g_ctx, &di);
+    g_rank = di.rank;
+    g_size = di.size;
+    g_node = di.node;
+    if (!di.distributed || g_size > MAX_PROCS) {
+        die("not a distributed context of at most %d processes", MAX_PROCS);
+    }
+    if (g_rank == 0) {
+        printf("%u processes, %u nodes, transport %s, cohort bound %u, mode %s\n", g_size,
+               di.nodes, di.transport, di.cohort_bound, opt.mode);
+    }
+    map_shared();
+    barrier();
+    if (!strcmp(opt.mode, "stress")) {
+        run_stress();
+        if (g_rank == 0) {
+            check_stress();
+        }
+    } else if (!strcmp(opt.mode, "timeout")) {
+        run_timeout();
+    } else if (!strcmp(opt.mode, "accounting")) {
+        run_accounting();
+    } else if (!strcmp(opt.mode, "badinput")) {
+        run_badinput();
+    } else if (strcmp(opt.mode, "finalize") != 0) {
+        die("unknown mode %s", opt.mode);
+    }
+    barrier();
+    fail = atomic_load(&g_sh->violations) != 0;
+    if (!strcmp(opt.mode, "finalize")) {
+        g_ctx = NULL; /* left for MPI_Finalize's hook */
+    }
+    rdlm_ctx_destroy(g_ctx);
+    if (g_rank == 0) {
+        char path[256];
+
+        snprintf(path, sizeof(path), "/dev/shm/%s", opt.shm);
+        unlink(path);
+        if (opt.expect_violation) {
+            printf(fail ? "PASS: the broken variant was caught\n"
+                        : "FAILED: the broken variant was NOT caught\n");
+        } else {
+            printf(fail ? "FAILED\n" : "PASS\n");
+        }
+    }
+    if (!opt.standalone) {
+        MPI_Finalize();
+    }
+    return fail == opt.expect_violation ? 0 : 1;
+}
