@@ -1,26 +1,33 @@
 #!/bin/bash
-# The transport conformance suite between two network namespaces (ctest:
-# transport.ucx_tcp_two_netns). Usage:
+# A program between two network namespaces (ctest: transport.ucx_tcp_two_netns, the
+# transport conformance suite; dist.two_netns, the cross-node lock validator). Usage:
 #
-#   netns_pair.sh TL_CONFORMANCE [suite options, e.g. --iters 1000 --timeout-sec 60]
+#   netns_pair.sh PROGRAM [program options, e.g. --iters 1000 --timeout-sec 60]
+#
+# RDLM_NETNS_PER_NS=k runs k processes per namespace (default 1); RDLM_NETNS_STYLE
+# says how a process learns its rank: "args" (default: --backend ucx --rank R --size N
+# --connect A:PORT, the conformance suite) or "env" (RDLM_RANK, RDLM_SIZE,
+# RDLM_RENDEZVOUS: rdlm_ctx_create's standalone rendezvous).
 #
 # Creates two namespaces rdlm-tl-a-$$ and rdlm-tl-b-$$ joined by a veth pair with
 # 10.213.X.1/30 (A) and 10.213.X.2/30 (B); these addresses exist only inside the two
 # namespaces, which hold nothing but lo and their veth end, so no traffic can leave
-# them. Rank 0 runs in A and listens for the TCP bootstrap on A's veth address; rank 1
-# runs in B and connects to it. Both use UCX_TLS=tcp,self and UCX_NET_DEVICES=<own veth
+# them. Rank 0 runs in A and listens for the TCP bootstrap on A's veth address; the
+# ranks in B connect to it. All use UCX_TLS=tcp,self and UCX_NET_DEVICES=<own veth
 # end>, so remote atomics are UCX's software emulation over a real (virtual) link.
 #
-# Exit: 0 both ranks passed; 77 skipped (not root, or no `ip netns`/veth here: the
+# Exit: 0 all ranks passed; 77 skipped (not root, or no `ip netns`/veth here: the
 # message says what is needed); 1 otherwise. The namespaces are always deleted (trap
 # EXIT); every wait is bounded by `timeout` (RDLM_NETNS_TIMEOUT seconds, default 60).
 # Namespaces left by an earlier run that was killed with SIGKILL (their creator's pid is
 # gone) are removed first.
 set -u
 
-BIN=${1:?usage: netns_pair.sh TL_CONFORMANCE [suite options]}
+BIN=${1:?usage: netns_pair.sh PROGRAM [program options]}
 shift
 LIMIT=${RDLM_NETNS_TIMEOUT:-60}
+PER_NS=${RDLM_NETNS_PER_NS:-1} # processes per namespace: ranks 0..k-1 in A, k..2k-1 in B
+STYLE=${RDLM_NETNS_STYLE:-args} # args: --rank --size --connect; env: RDLM_RANK/SIZE/RENDEZVOUS
 PREFIX=rdlm-tl
 NS_A=$PREFIX-a-$$
 NS_B=$PREFIX-b-$$
@@ -85,37 +92,44 @@ done
 ip -n "$NS_A" link set "$VETH_A" up
 ip -n "$NS_B" link set "$VETH_B" up
 set +e
-echo "netns_pair: $NS_A ($VETH_A $ADDR_A/30, rank 0) <-> $NS_B ($VETH_B $ADDR_B/30, rank 1)," \
+echo "netns_pair: $NS_A ($VETH_A $ADDR_A/30, ranks 0-$((PER_NS - 1))) <->" \
+    "$NS_B ($VETH_B $ADDR_B/30, ranks $PER_NS-$((2 * PER_NS - 1)))," \
     "rendezvous $ADDR_A:$PORT, UCX_TLS=tcp,self"
 
 LOGDIR=$(mktemp -d /tmp/rdlm-netns.XXXXXX)
 OPTS=("$@")
+NRANKS=$((2 * PER_NS))
 # timeout is the direct child (PIDS), so cleanup's SIGTERM reaches the rank through it.
-for r in 0 1; do
-    if [ $r = 0 ]; then ns=$NS_A dev=$VETH_A; else ns=$NS_B dev=$VETH_B; fi
+for ((r = 0; r < NRANKS; r++)); do
+    if [ $r -lt "$PER_NS" ]; then ns=$NS_A dev=$VETH_A; else ns=$NS_B dev=$VETH_B; fi
+    if [ "$STYLE" = env ]; then
+        set -- env RDLM_RANK=$r RDLM_SIZE=$NRANKS RDLM_RENDEZVOUS="$ADDR_A:$PORT" "$BIN"
+    else
+        set -- "$BIN" --backend ucx --rank $r --size $NRANKS --connect "$ADDR_A:$PORT"
+    fi
     timeout -k 5 "$LIMIT" ip netns exec "$ns" env UCX_TLS=tcp,self UCX_NET_DEVICES="$dev" \
-        "$BIN" --backend ucx --rank $r --size 2 --connect "$ADDR_A:$PORT" "${OPTS[@]}" \
-        >"$LOGDIR/rank$r.log" 2>&1 &
+        "$@" "${OPTS[@]}" >"$LOGDIR/rank$r.log" 2>&1 &
     PIDS+=($!)
 done
-wait "${PIDS[0]}"
-RC0=$?
-wait "${PIDS[1]}"
-RC1=$?
+RCS=()
+for ((r = 0; r < NRANKS; r++)); do
+    wait "${PIDS[$r]}"
+    RCS+=($?)
+done
 PIDS=()
-for r in 0 1; do
+for ((r = 0; r < NRANKS; r++)); do
     sed "s/^/[rank $r] /" "$LOGDIR/rank$r.log"
 done
 # Evidence that the ranks talked over the veth pair (bytes through A's end).
 read -r RXB TXB < <(ip -n "$NS_A" -s -j link show "$VETH_A" 2>/dev/null |
     sed -n 's/.*"rx":{"bytes":\([0-9]*\).*"tx":{"bytes":\([0-9]*\).*/\1 \2/p')
 echo "netns_pair: $VETH_A carried ${RXB:-?} bytes in, ${TXB:-?} bytes out"
-echo "netns_pair: rank 0 exited $RC0, rank 1 exited $RC1 (124: timed out after ${LIMIT}s)"
-if [ "$RC0" = 0 ] && [ "$RC1" = 0 ]; then
-    echo "netns_pair: PASS (tl_conformance ${OPTS[*]} between two network namespaces)"
+echo "netns_pair: ranks exited ${RCS[*]} (124: timed out after ${LIMIT}s)"
+if [ -z "$(printf '%s\n' "${RCS[@]}" | grep -v '^0$')" ]; then
+    echo "netns_pair: PASS ($(basename "$BIN") ${OPTS[*]} between two network namespaces)"
     exit 0
 fi
-if [ "$RC0" = 77 ] && [ "$RC1" = 77 ]; then
+if [ -z "$(printf '%s\n' "${RCS[@]}" | grep -v '^77$')" ]; then
     echo "SKIP: the ucx backend is not usable here (see above)"
     exit 77
 fi
