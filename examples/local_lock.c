@@ -2,9 +2,9 @@
  * local_lock: N processes on one node share a lock, a counter and a barrier.
  *
  * Each worker takes the lock 1000 times and writes "token worker" to a file under
- * it. The file is a fenced resource: it accepts a write only if the token is larger
- * than the last one it accepted (kept in its first 8 bytes), and the example checks
- * that every write passes that test. Then all workers meet at a barrier, and
+ * it. The file is a fenced resource (fenced_file.c): it accepts a write only if
+ * rdlm_fence_check passes the token against the highest one it accepted, and the
+ * example checks that every write passes that test. Then all workers meet at a barrier, and
  * one of them prints the counter and the file's summary.
  *
  * usage: local_lock [processes (default 4)]
@@ -19,33 +19,9 @@
 
 #include <rdlm.h>
 
+#include "fenced_file.h"
+
 #define ROUNDS 1000
-
-/* The resource: a file whose first 8 bytes hold the last accepted token, followed by
- * the records. A write with a token not above the stored one is rejected. */
-static int fenced_write(int fd, uint64_t token, int worker)
-{
-    uint64_t last = 0;
-    char line[48];
-    int n;
-
-    if (pread(fd, &last, sizeof(last), 0) < 0) {
-        perror("pread");
-        return -1;
-    }
-    if (token <= last) {
-        fprintf(stderr, "worker %d: stale token %" PRIu64 " <= %" PRIu64 " rejected\n",
-                worker, token, last);
-        return -1;
-    }
-    n = snprintf(line, sizeof(line), "%" PRIu64 " %d\n", token, worker);
-    if (pwrite(fd, &token, sizeof(token), 0) != (ssize_t)sizeof(token) ||
-        pwrite(fd, line, (size_t)n, lseek(fd, 0, SEEK_END)) != n) {
-        perror("write");
-        return -1;
-    }
-    return 0;
-}
 
 static int worker(int id, int nprocs, const char *path, const char *job)
 {
@@ -84,7 +60,12 @@ static int worker(int id, int nprocs, const char *path, const char *job)
             failures++;
             break;
         }
-        failures += fenced_write(fd, token, id) != 0;
+        status = fenced_file_write(fd, token, id);
+        if (status != RDLM_OK) {
+            fprintf(stderr, "worker %d: write with token %" PRIu64 ": %s\n", id, token,
+                    rdlm_status_str(status));
+            failures++;
+        }
         rdlm_counter_fetch_add(writes, 1, NULL);
         rdlm_lock_release(lock);
     }
@@ -117,13 +98,9 @@ int main(int argc, char **argv)
     }
     snprintf(path, sizeof(path), "/tmp/rdlm-example-%d.log", (int)getpid());
     snprintf(job, sizeof(job), "example-%d", (int)getpid());
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    uint64_t zero = 0;
-    if (fd < 0 || write(fd, &zero, sizeof(zero)) != (ssize_t)sizeof(zero)) {
-        perror(path);
+    if (fenced_file_create(path) != 0) {
         return 1;
     }
-    close(fd);
     for (int i = 0; i < nprocs; i++) {
         pid_t pid = fork();
         if (pid == 0) {
