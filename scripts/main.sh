@@ -10,5 +10,11 @@ cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release > build-release.configure
 cmake --build build-release -j "$(nproc)"
 echo "== example: 4 processes share a lock, a counter and a barrier"
 ./build-release/examples/local_lock 4
+if [ -x ./build-release/examples/mpi_lock ]; then
+  echo "== example: 4 MPI ranks on 2 virtual nodes share a job-wide lock (UCX over TCP)"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun -np 4 --oversubscribe --bind-to none -x RDLM_VIRTUAL_NODES=2 -x UCX_TLS=tcp,self \
+    ./build-release/examples/mpi_lock
+fi
 echo "== benchmark"
 BUILD_DIR=./build-release bash bench/run_local.sh ./bench-results
