@@ -37,9 +37,11 @@
  *   FIFO queue. An uncontended acquire costs 1 remote atomic and a release 1. All
  *   processes of the job must create and destroy the context together (collective);
  *   over UCX/TCP every process must keep progressing (RDLM_PROGRESS, default auto =
- *   a progress thread when the transport needs one). Exclusive locks are job-wide;
- *   reader-writer locks, counters and barriers are not distributed yet and return
- *   RDLM_ERR_UNSUPPORTED in a distributed context. docs/distributed-locks.md.
+ *   a progress thread when the transport needs one). Exclusive and reader-writer
+ *   locks are job-wide (a shared acquire costs 1 remote fetch-add, or none when a
+ *   process of the same node already reads); counters and barriers are not
+ *   distributed yet: their open returns RDLM_ERR_UNSUPPORTED in a distributed
+ *   context. docs/distributed-locks.md.
  *
  * Timeouts
  *   Acquire and wait functions take timeout_ns: 0 tries once without waiting,

@@ -104,6 +104,10 @@ rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
     if (status != RDLM_OK) {
         return status;
     }
+    if (RDLM_OBJ(rw)->ctx->dist != NULL) {
+        return rdlm_dist_rwlock_read_acquire(RDLM_OBJ(rw)->ctx->dist, &RDLM_OBJ(rw)->ctx->local,
+                                             RDLM_OBJ(rw)->index, timeout_ns);
+    }
     return rdlm_rwlock_local_read_acquire(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index,
                                           timeout_ns);
 }
@@ -114,6 +118,10 @@ rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
 
     if (status != RDLM_OK) {
         return status;
+    }
+    if (RDLM_OBJ(rw)->ctx->dist != NULL) {
+        return rdlm_dist_rwlock_read_release(RDLM_OBJ(rw)->ctx->dist, &RDLM_OBJ(rw)->ctx->local,
+                                             RDLM_OBJ(rw)->index);
     }
     return rdlm_rwlock_local_read_release(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index);
 }
@@ -126,6 +134,11 @@ rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
     if (status != RDLM_OK) {
         return status;
     }
+    if (RDLM_OBJ(rw)->ctx->dist != NULL) {
+        return rdlm_dist_rwlock_write_acquire(RDLM_OBJ(rw)->ctx->dist,
+                                              &RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index,
+                                              timeout_ns, token_p);
+    }
     return rdlm_rwlock_local_write_acquire(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index,
                                            timeout_ns, token_p);
 }
@@ -136,6 +149,10 @@ rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)
 
     if (status != RDLM_OK) {
         return status;
+    }
+    if (RDLM_OBJ(rw)->ctx->dist != NULL) {
+        return rdlm_dist_rwlock_write_release(RDLM_OBJ(rw)->ctx->dist,
+                                              &RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index);
     }
     return rdlm_qlock_release(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index);
 }

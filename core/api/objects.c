@@ -86,15 +86,16 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     if (status != RDLM_OK) {
         return status;
     }
-    if (ctx->dist != NULL && kind != RDLM_KIND_LOCK) {
-        rdlm_warn("open \"%s\": only exclusive locks are distributed yet; reader-writer "
-                  "locks, counters and barriers need a node-only context",
+    if (ctx->dist != NULL && kind != RDLM_KIND_LOCK && kind != RDLM_KIND_RWLOCK) {
+        rdlm_warn("open \"%s\": counters and barriers are not distributed yet; they need "
+                  "a node-only context",
                   name);
         return RDLM_ERR_UNSUPPORTED;
     }
     status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
     if (status == RDLM_OK && ctx->dist != NULL) {
-        status = rdlm_dist_lock_open(ctx->dist, &ctx->local, index);
+        status = kind == RDLM_KIND_LOCK ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
+                                        : rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index);
     }
     if (status != RDLM_OK) {
         return status;
@@ -128,17 +129,25 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
 {
     rdlm_local_t *lc = &obj->ctx->local;
 
+    rdlm_dist_t *d = obj->ctx->dist;
+
     if (obj->kind == RDLM_KIND_RWLOCK) {
         for (uint32_t n = rdlm_rwlock_local_reads_held(lc, obj->index); n > 0; n--) {
-            rdlm_rwlock_local_read_release(lc, obj->index);
+            if (d != NULL) {
+                rdlm_dist_rwlock_read_release(d, lc, obj->index);
+            } else {
+                rdlm_rwlock_local_read_release(lc, obj->index);
+            }
         }
     }
     if ((obj->kind == RDLM_KIND_LOCK || obj->kind == RDLM_KIND_RWLOCK) &&
         rdlm_qlock_held_by_me(lc, obj->index)) {
-        if (obj->ctx->dist != NULL) {
-            rdlm_dist_lock_release(obj->ctx->dist, lc, obj->index);
-        } else {
+        if (d == NULL) {
             rdlm_qlock_release(lc, obj->index);
+        } else if (obj->kind == RDLM_KIND_LOCK) {
+            rdlm_dist_lock_release(d, lc, obj->index);
+        } else {
+            rdlm_dist_rwlock_write_release(d, lc, obj->index);
         }
     }
 }

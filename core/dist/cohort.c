@@ -24,8 +24,8 @@
 static void rdlm_dist_word_of(const rdlm_dist_t *d, const rdlm_entry_t *e,
                               rdlm_dist_word_t *w)
 {
-    w->node = rdlm_dist_home_node(d, rdlm_load(&e->key, RDLM_RELAXED));
-    w->offset = (rdlm_load(&e->aux64, RDLM_ACQUIRE) - 1) * RDLM_DIST_SLOT_BYTES + 8;
+    rdlm_dist_word_at(d, rdlm_load(&e->key, RDLM_RELAXED), rdlm_load(&e->aux64, RDLM_ACQUIRE),
+                      w);
 }
 
 rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)

@@ -126,4 +126,17 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
 /** 1 if this node's cohort holds lock idx's global word. */
 int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
 
+/* ---- reader-writer locks (rwlock.c) ----------------------------------------------------- */
+
+/** Resolve the two home words (writer queue, reader count) of rwlock entry idx. */
+rdlm_status_t rdlm_dist_rwlock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                            uint64_t timeout_ns);
+rdlm_status_t rdlm_dist_rwlock_read_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+/** The node-count part of a shared release (before the READ record goes). */
+void rdlm_dist_rwlock_read_leave(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                             uint64_t timeout_ns, uint64_t *token_p);
+rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+
 #endif

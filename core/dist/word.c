@@ -90,6 +90,26 @@ rdlm_status_t rdlm_dist_home_open(rdlm_dist_t *d, uint64_t id, uint32_t *slot_p)
     return s;
 }
 
+void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
+                       rdlm_dist_word_t *w)
+{
+    w->node = rdlm_dist_home_node(d, id);
+    w->offset = (slot1 - 1) * RDLM_DIST_SLOT_BYTES + 8;
+}
+
+rdlm_status_t rdlm_dist_w_fadd(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t add,
+                               uint64_t *old_p)
+{
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_count(&d->stats.home_ops);
+    return rdlm_tl_fadd64(d->tl, key, w->offset, add, old_p);
+}
+
 rdlm_status_t rdlm_dist_w_swap(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value,
                                uint64_t *old_p)
 {

@@ -28,6 +28,15 @@ static inline rdlm_atomic_u64_t *rdlm_dist_q_next(rdlm_dist_t *d, uint32_t q)
     return &d->qn[2 * q + 1];
 }
 
+/** The global word of the name id in home slot slot1 - 1 (slot1 as returned by
+ *  rdlm_dist_home_open). */
+void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
+                       rdlm_dist_word_t *w);
+
+/** Fetch-add on a global word (reader counts). */
+rdlm_status_t rdlm_dist_w_fadd(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t add,
+                               uint64_t *old_p);
+
 rdlm_status_t rdlm_dist_w_swap(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value,
                                uint64_t *old_p);
 rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t compare,

@@ -69,7 +69,7 @@ typedef struct rdlm_entry {
     rdlm_atomic_u64_t aux64;
     rdlm_atomic_u32_t aux32;
     rdlm_atomic_u32_t wake32;
-    uint64_t spare;
+    rdlm_atomic_u64_t aux64b; /* second word for kinds that need one (cross-node rwlock) */
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_entry_t;
 
 /*

@@ -12,22 +12,30 @@
 #include "log.h"
 #include "records.h"
 
+rdlm_status_t rdlm_rwlock_local_read_enter(rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_segment_t *seg = &lc->seg;
+
+    if (rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_READ, idx, 0)) < 0) {
+        rdlm_error("rwlock \"%s\": this context holds too many shared locks (%d records)",
+                   seg->names[idx], RDLM_SLOT_RECORDS);
+        return RDLM_ERR_NO_RESOURCE;
+    }
+    return RDLM_OK;
+}
+
 rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
                                              uint64_t timeout_ns)
 {
-    rdlm_segment_t *seg = &lc->seg;
     rdlm_status_t status = rdlm_qlock_acquire(lc, idx, timeout_ns, NULL);
+    rdlm_status_t entered;
 
     if (status != RDLM_OK && status != RDLM_OWNER_DEAD) {
         return status;
     }
-    if (rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_READ, idx, 0)) < 0) {
-        rdlm_error("rwlock \"%s\": this context holds too many shared locks (%d records)",
-                   seg->names[idx], RDLM_SLOT_RECORDS);
-        status = RDLM_ERR_NO_RESOURCE;
-    }
+    entered = rdlm_rwlock_local_read_enter(lc, idx);
     rdlm_qlock_release(lc, idx);
-    return status;
+    return entered != RDLM_OK ? entered : status;
 }
 
 rdlm_status_t rdlm_rwlock_local_read_release(rdlm_local_t *lc, uint32_t idx)

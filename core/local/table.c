@@ -40,6 +40,7 @@ static void rdlm_table_init_entry(rdlm_segment_t *seg, uint32_t idx, const char 
     rdlm_store(&e->word, 0, RDLM_RELAXED);
     rdlm_store(&e->token, (uint64_t)seg->hdr->epoch << 40, RDLM_RELAXED);
     rdlm_store(&e->aux64, 0, RDLM_RELAXED);
+    rdlm_store(&e->aux64b, 0, RDLM_RELAXED);
     rdlm_store(&e->aux32, aux32_init, RDLM_RELAXED);
     rdlm_store(&e->wake32, 0, RDLM_RELAXED);
     rdlm_store(&e->meta, kind | RDLM_META_READY, RDLM_RELEASE);

@@ -23,6 +23,13 @@
  * --broken skips the acquire on every 4th iteration (a lock that lets a second holder
  * in): with --expect-violation the run passes only if a check fired.
  *
+ * Mode "rwstress": reader-writer locks, 3 reads to 1 write per process; a writer checks
+ * that nobody else is inside, a reader that no writer is inside and that the counter
+ * does not change under it; the counter equals the writes, write tokens increase.
+ * --broken skips the shared acquire on every 4th read.
+ *
+ * Mode "rwstarve": a writer gets in against a stream of readers on another node.
+ *
  * Other modes: "timeout" (timed and try acquires on a held lock, queue intact after),
  * "accounting" (remote operations per acquire+release from the statistics),
  * "badinput" (documented statuses, nothing changed), "finalize" (the context left for
@@ -60,7 +67,9 @@ typedef struct shared {
     atomic_uint arrived[4]; /* barrier generations for --standalone */
     atomic_uint violations;
     uint64_t counter[MAX_LOCKS];
-    atomic_uint inside[MAX_LOCKS];
+    atomic_uint inside[MAX_LOCKS];  /* exclusive holders (writers) */
+    atomic_uint readers[MAX_LOCKS]; /* shared holders (rwstress) */
+    atomic_ulong writes[MAX_LOCKS]; /* write acquires (rwstress) */
     uint64_t hold_token; /* timeout mode: rank 0's token */
     rec_t log[];         /* [lock][rank][iter] */
 } shared_t;
@@ -253,6 +262,61 @@ static void run_stress(void)
     barrier();
 }
 
+static void read_section(uint32_t l, int widen)
+{
+    atomic_fetch_add(&g_sh->readers[l], 1);
+    check(atomic_load(&g_sh->inside[l]) == 0, "lock %u: a reader saw a writer inside", l);
+    uint64_t v = *(volatile uint64_t *)&g_sh->counter[l];
+    if (widen) {
+        sched_yield();
+    }
+    check(*(volatile uint64_t *)&g_sh->counter[l] == v, "lock %u: the counter changed "
+          "under a reader", l);
+    atomic_fetch_sub(&g_sh->readers[l], 1);
+}
+
+static void run_rwstress(void)
+{
+    rdlm_rwlock_h rw[MAX_LOCKS];
+    char name[32];
+
+    for (uint32_t l = 0; l < opt.locks; l++) {
+        snprintf(name, sizeof(name), "rw-%u", l);
+        if (rdlm_rwlock_open(g_ctx, name, &rw[l]) != RDLM_OK) {
+            die("open %s", name);
+        }
+    }
+    barrier();
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        uint32_t l = i % opt.locks;
+        rec_t *r = log_at(l, g_rank, i);
+        rdlm_status_t s;
+
+        if ((i + g_rank) % 4 == 0) {
+            if ((s = rdlm_rwlock_write_acquire(rw[l], RDLM_TIMEOUT_INFINITE, &r->token)) !=
+                RDLM_OK) {
+                die("write acquire: %s", rdlm_status_name(s));
+            }
+            check(atomic_load(&g_sh->readers[l]) == 0, "lock %u: a writer saw readers", l);
+            atomic_fetch_add(&g_sh->writes[l], 1);
+            critical_section(l, i % 8 == 0);
+            if ((s = rdlm_rwlock_write_release(rw[l])) != RDLM_OK) {
+                die("write release: %s", rdlm_status_name(s));
+            }
+            continue;
+        }
+        int skip = opt.broken && (i / 4) % 4 == 3;
+        if (!skip && (s = rdlm_rwlock_read_acquire(rw[l], RDLM_TIMEOUT_INFINITE)) != RDLM_OK) {
+            die("read acquire: %s", rdlm_status_name(s));
+        }
+        read_section(l, skip || i % 8 == 1);
+        if (!skip && (s = rdlm_rwlock_read_release(rw[l])) != RDLM_OK) {
+            die("read release: %s", rdlm_status_name(s));
+        }
+    }
+    barrier();
+}
+
 static int cmp_token(const void *a, const void *b)
 {
     const rec_t *x = a, *y = b;
@@ -260,50 +324,104 @@ static int cmp_token(const void *a, const void *b)
     return x->token < y->token ? -1 : x->token > y->token;
 }
 
-static void check_stress(void)
+/* Tokens of lock l: each process's increase, none issued twice, and (with
+ * --fair-bound) the cohort bound. Records without a token (reads, --broken skips)
+ * are left out. Returns the number of tokens. */
+static size_t check_tokens(uint32_t l, rec_t *all)
+{
+    uint32_t worst = 0;
+    size_t n = 0;
+
+    for (uint32_t r = 0; r < g_size; r++) {
+        uint64_t last = 0;
+
+        for (uint32_t i = l; i < opt.iters; i += opt.locks) {
+            rec_t *x = log_at(l, r, i);
+
+            if (x->token == 0) {
+                continue;
+            }
+            check(x->token > last, "lock %u rank %u: own tokens not increasing", l, r);
+            last = x->token;
+            all[n++] = *x;
+        }
+    }
+    qsort(all, n, sizeof(*all), cmp_token);
+    for (size_t k = 1; k < n; k++) {
+        check(all[k].token != all[k - 1].token, "lock %u: token %#" PRIx64 " issued twice", l,
+              all[k].token);
+    }
+    /* Cohort bound: local hand-offs between two global acquires. */
+    for (size_t k = 0, run = 0; opt.fair_bound != 0 && k < n; k++) {
+        run = all[k].global ? 0 : run + 1;
+        worst = run > worst ? (uint32_t)run : worst;
+    }
+    if (opt.fair_bound != 0) {
+        printf("lock %u: at most %u local hand-offs in a row (cohort bound %u)\n", l, worst,
+               opt.fair_bound);
+        check(worst <= opt.fair_bound, "lock %u: %u local hand-offs in a row (cohort "
+              "bound %u)", l, worst, opt.fair_bound);
+    }
+    return n;
+}
+
+/* Writers are not starved: every rank but the last reads, holding each read for 1 ms
+ * (the reads of a node overlap, so its registration never drops on its own); the last
+ * rank, on another node, must get a 2 s timed write acquire. Readers stop when it is
+ * done. With an unbounded cohort bound the readers' node never re-checks for a
+ * waiting writer, and the writer times out (the broken variant). */
+static void run_rwstarve(void)
+{
+    rdlm_rwlock_h rw;
+    rdlm_status_t s;
+    uint64_t token, t0;
+
+    if (rdlm_rwlock_open(g_ctx, "starve", &rw) != RDLM_OK) {
+        die("open");
+    }
+    barrier();
+    if (g_rank == g_size - 1) {
+        usleep(200000); /* let the readers get going */
+        t0 = now_ns();
+        s = rdlm_rwlock_write_acquire(rw, 2000000000ull, &token);
+        expect_status(s, RDLM_OK, "write acquire against a stream of readers");
+        printf("the write acquire returned %s after %.1f ms of readers\n",
+               rdlm_status_name(s), (double)(now_ns() - t0) / 1e6);
+        if (s == RDLM_OK) {
+            check(atomic_load(&g_sh->readers[0]) == 0, "a writer saw readers");
+            rdlm_rwlock_write_release(rw);
+        }
+        atomic_store(&g_sh->writes[0], 1);
+    } else {
+        for (uint32_t i = 0; atomic_load(&g_sh->writes[0]) == 0 && i < 1000000; i++) {
+            if ((s = rdlm_rwlock_read_acquire(rw, RDLM_TIMEOUT_INFINITE)) != RDLM_OK) {
+                die("read acquire: %s", rdlm_status_name(s));
+            }
+            read_section(0, 0);
+            usleep(1000);
+            rdlm_rwlock_read_release(rw);
+        }
+    }
+    barrier();
+}
+
+static void check_stress(int rw)
 {
     rec_t *all = malloc(sizeof(rec_t) * g_size * opt.iters);
 
     for (uint32_t l = 0; l < opt.locks; l++) {
-        size_t n = 0;
-        uint32_t worst = 0;
+        uint64_t want = 0;
+        size_t n = check_tokens(l, all);
 
-        for (uint32_t r = 0; r < g_size; r++) {
-            uint64_t last = 0;
-
+        if (rw) {
+            want = atomic_load(&g_sh->writes[l]);
+        } else {
             for (uint32_t i = l; i < opt.iters; i += opt.locks) {
-                rec_t *x = log_at(l, r, i);
-
-                if (x->token == 0) {
-                    continue; /* --broken: no acquire, no token */
-                }
-                check(x->token > last, "lock %u rank %u: own tokens not increasing", l, r);
-                last = x->token;
-                all[n++] = *x;
+                want += g_size;
             }
         }
-        uint64_t want = 0;
-        for (uint32_t i = l; i < opt.iters; i += opt.locks) {
-            want += g_size;
-        }
         check(g_sh->counter[l] == want, "lock %u: counter %" PRIu64 " != %" PRIu64
-              " acquires (lost updates)", l, g_sh->counter[l], want);
-        qsort(all, n, sizeof(*all), cmp_token);
-        for (size_t k = 1; k < n; k++) {
-            check(all[k].token != all[k - 1].token, "lock %u: token %#" PRIx64 " issued twice",
-                  l, all[k].token);
-        }
-        /* Cohort bound: local hand-offs between two global acquires. */
-        for (size_t k = 0, run = 0; opt.fair_bound != 0 && k < n; k++) {
-            run = all[k].global ? 0 : run + 1;
-            worst = run > worst ? (uint32_t)run : worst;
-        }
-        if (opt.fair_bound != 0) {
-            printf("lock %u: at most %u local hand-offs in a row (cohort bound %u)\n", l,
-                   worst, opt.fair_bound);
-            check(worst <= opt.fair_bound, "lock %u: %u local hand-offs in a row (cohort "
-                  "bound %u)", l, worst, opt.fair_bound);
-        }
+              " exclusive acquires (lost updates)", l, g_sh->counter[l], want);
         printf("lock %u: %zu tokens, counter %" PRIu64 "\n", l, n, g_sh->counter[l]);
     }
     free(all);
@@ -401,6 +519,23 @@ static void run_accounting(void)
         check(b.home_ops - a.home_ops == 200 && b.peer_ops == a.peer_ops,
               "uncontended cycle: %" PRIu64 " home ops per 100 (want 200)",
               b.home_ops - a.home_ops);
+
+        /* A shared acquire + release, nobody else reading: one fetch-add each. */
+        rdlm_rwlock_h rw;
+        if (rdlm_rwlock_open(g_ctx, "acct-rw", &rw) != RDLM_OK) {
+            die("open rw");
+        }
+        stats(&a);
+        for (int i = 0; i < 100; i++) {
+            expect_status(rdlm_rwlock_read_acquire(rw, RDLM_TIMEOUT_INFINITE), RDLM_OK, "racq");
+            expect_status(rdlm_rwlock_read_release(rw), RDLM_OK, "rrel");
+        }
+        stats(&b);
+        printf("uncontended shared: %.2f home operations per acquire+release\n",
+               (double)(b.home_ops - a.home_ops) / 100);
+        check(b.home_ops - a.home_ops == 200 && b.peer_ops == a.peer_ops,
+              "uncontended shared cycle: %" PRIu64 " home ops per 100 (want 200)",
+              b.home_ops - a.home_ops);
     }
     barrier();
     /* Contended across nodes: home operations per acquire+release, summed. */
@@ -444,8 +579,9 @@ static void run_badinput(void)
     expect_status(rdlm_lock_close(closed), RDLM_OK, "close");
     expect_status(rdlm_lock_acquire(closed, 0, NULL), RDLM_ERR_CLOSED, "acquire closed handle");
     expect_status(rdlm_lock_acquire(NULL, 0, NULL), RDLM_ERR_BAD_HANDLE, "acquire NULL");
-    expect_status(rdlm_rwlock_open(g_ctx, "bad-rw", &rw), RDLM_ERR_UNSUPPORTED,
-                  "rwlock in a distributed context");
+    expect_status(rdlm_rwlock_open(g_ctx, "bad-rw", &rw), RDLM_OK, "rwlock open");
+    expect_status(rdlm_rwlock_read_release(rw), RDLM_ERR_NOT_OWNER, "shared release unheld");
+    expect_status(rdlm_rwlock_write_release(rw), RDLM_ERR_NOT_OWNER, "write release unheld");
     expect_status(rdlm_counter_open(g_ctx, "bad-c", &c), RDLM_ERR_UNSUPPORTED,
                   "counter in a distributed context");
     expect_status(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER, "release never acquired");
@@ -508,8 +644,8 @@ static void parse(int argc, char **argv)
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--standalone] [--mode stress|timeout|accounting|"
-                            "badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
+            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|timeout|"
+                            "accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--broken --expect-violation] "
                             "[--timeout-sec S]\n", argv[0]);
             exit(2);
@@ -555,8 +691,15 @@ int main(int argc, char **argv)
     if (!strcmp(opt.mode, "stress")) {
         run_stress();
         if (g_rank == 0) {
-            check_stress();
+            check_stress(0);
         }
+    } else if (!strcmp(opt.mode, "rwstress")) {
+        run_rwstress();
+        if (g_rank == 0) {
+            check_stress(1);
+        }
+    } else if (!strcmp(opt.mode, "rwstarve")) {
+        run_rwstarve();
     } else if (!strcmp(opt.mode, "timeout")) {
         run_timeout();
     } else if (!strcmp(opt.mode, "accounting")) {

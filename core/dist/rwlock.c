@@ -1,0 +1,324 @@
+/*
+ * Cross-node reader-writer locks: the node-local rwlock (core/local: a FIFO gate and
+ * READ records) in front of two global words at the homes:
+ *
+ *   W   the writers' FIFO queue lock (glock.c): writers hold it for their whole
+ *       critical section; readers that meet a writer queue in it too, so they are
+ *       served in arrival order after that writer
+ *   R   WRITER bit (63) | registered reader nodes (low 32 bits)
+ *
+ * Readers of one node share one registration in R: the first reader of the node
+ * (node count 0 -> 1, counted in the entry) adds 1 to R, the last one removes it.
+ * A registration that finds WRITER set backs off (-1) and waits in W behind the
+ * writer. A writer takes W, sets WRITER, and waits until R's reader count drains to 0
+ * (polling R with growing pauses: one poller per lock, the W holder). So a shared
+ * acquire costs 1 remote fetch-add when uncontended (0 if the node already reads),
+ * and writers are not starved: once WRITER is set, new registrations queue behind
+ * it, and readers that join their node's registration re-check R every
+ * RDLM_COHORT_BOUND joins.
+ *
+ * Entry fields (rwlock kind, distributed): aux64 = W slot + 1 | (R slot + 1) << 32;
+ * aux64b = node readers (low 32) | joins since the last check of R (high 32);
+ * aux32 = the writer's W queue node + 1; token = the last write token.
+ */
+#include "glock.h"
+
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+
+#define RDLM_R_WRITER (1ull << 63)
+#define RDLM_R_READERS(v) ((uint32_t)(v))
+#define RDLM_NR_ONE 1ull
+#define RDLM_NR_JOIN (1ull << 32)
+#define RDLM_NR_COUNT(v) ((uint32_t)(v))
+#define RDLM_NR_JOINS(v) ((uint32_t)((v) >> 32))
+#define RDLM_RW_POLL_MAX_NS 1000000ull
+
+/* R's name id: a second home word for the same name. */
+static uint64_t rdlm_rw_rid(uint64_t id)
+{
+    uint64_t r = id ^ 0x9e3779b97f4a7c15ull;
+
+    return r != 0 ? r : 1;
+}
+
+static void rdlm_rw_words(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *w,
+                          rdlm_dist_word_t *r)
+{
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
+    uint64_t slots = rdlm_load(&e->aux64, RDLM_ACQUIRE);
+
+    rdlm_dist_word_at(d, id, (uint32_t)slots, w);
+    rdlm_dist_word_at(d, rdlm_rw_rid(id), slots >> 32, r);
+}
+
+rdlm_status_t rdlm_dist_rwlock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0;
+    uint32_t wslot, rslot;
+    rdlm_status_t s;
+
+    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+        return RDLM_OK;
+    }
+    s = rdlm_dist_home_open(d, id, &wslot);
+    if (s == RDLM_OK) {
+        s = rdlm_dist_home_open(d, rdlm_rw_rid(id), &rslot);
+    }
+    if (s == RDLM_OK) {
+        rdlm_cas(&e->aux64, &cached, wslot | (uint64_t)rslot << 32, RDLM_RELEASE);
+    }
+    return s;
+}
+
+/* Holding W (taken with sequence seq) only to let a writer ahead finish: pass it on
+ * without using a sequence number. */
+static rdlm_status_t rdlm_rw_pass_unused(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                         uint64_t qid, uint64_t seq)
+{
+    return rdlm_glock_pass(d, w, qid, seq - 1);
+}
+
+/* Wait in W behind the writer(s) ahead; then, if `add`, register in R (no writer can
+ * be inside while we hold W), and pass W on. */
+static rdlm_status_t rdlm_rw_wait_writers(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                          const rdlm_dist_word_t *r, uint64_t deadline,
+                                          int add)
+{
+    uint64_t qid, seq, old;
+    rdlm_status_t s = rdlm_glock_acquire(d, w, deadline, &qid, &seq);
+
+    if (s != RDLM_OK) {
+        return s;
+    }
+    if (add) {
+        s = rdlm_dist_w_fadd(d, r, 1, &old);
+    }
+    rdlm_status_t p = rdlm_rw_pass_unused(d, w, qid, seq);
+    return s != RDLM_OK ? s : p;
+}
+
+/* Holding the gate: make this node a registered reader (first reader of the node). */
+static rdlm_status_t rdlm_rw_register(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                      const rdlm_dist_word_t *r, uint64_t deadline,
+                                      int try_only)
+{
+    uint64_t old;
+    rdlm_status_t s = rdlm_dist_w_fadd(d, r, 1, &old);
+
+    if (s != RDLM_OK || !(old & RDLM_R_WRITER)) {
+        return s;
+    }
+    s = rdlm_dist_w_fadd(d, r, (uint64_t)-1, &old); /* a writer is in or draining: back off */
+    if (s != RDLM_OK) {
+        return s;
+    }
+    return try_only ? RDLM_ERR_BUSY : rdlm_rw_wait_writers(d, w, r, deadline, 1);
+}
+
+/* Holding the gate, the node already registered: join, re-checking R for a waiting
+ * writer every cohort_bound joins. The join is a CAS on the node count so that it
+ * never revives a registration the last reader is dropping. */
+static rdlm_status_t rdlm_rw_join(rdlm_dist_t *d, rdlm_entry_t *e, const rdlm_dist_word_t *w,
+                                  const rdlm_dist_word_t *r, uint64_t deadline, int try_only)
+{
+    uint64_t v = rdlm_load(&e->aux64b, RDLM_ACQUIRE), old;
+    rdlm_status_t s;
+
+    if (RDLM_NR_COUNT(v) != 0 && RDLM_NR_JOINS(v) >= d->cohort_bound) {
+        s = rdlm_dist_w_fadd(d, r, 0, &old);
+        if (s != RDLM_OK) {
+            return s;
+        }
+        if (old & RDLM_R_WRITER) {
+            if (try_only) {
+                return RDLM_ERR_BUSY;
+            }
+            /* Let the writer in: wait behind it (the node's readers drain meanwhile;
+             * new ones wait at the gate behind us). */
+            s = rdlm_rw_wait_writers(d, w, r, deadline, 0);
+            if (s != RDLM_OK) {
+                return s;
+            }
+        }
+        rdlm_fetch_and(&e->aux64b, 0xffffffffull, RDLM_ACQ_REL); /* joins := 0 */
+        v = rdlm_load(&e->aux64b, RDLM_ACQUIRE);
+    }
+    while (RDLM_NR_COUNT(v) != 0) {
+        if (rdlm_cas(&e->aux64b, &v, v + RDLM_NR_ONE + RDLM_NR_JOIN, RDLM_ACQ_REL)) {
+            return RDLM_OK;
+        }
+    }
+    s = rdlm_rw_register(d, w, r, deadline, try_only);
+    if (s == RDLM_OK) {
+        rdlm_fetch_add(&e->aux64b, RDLM_NR_ONE, RDLM_ACQ_REL);
+    }
+    return s;
+}
+
+rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                            uint64_t timeout_ns)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns);
+    rdlm_dist_word_t w, r;
+    rdlm_status_t s, gate;
+
+    if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        return RDLM_ERR_CLOSED;
+    }
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
+    gate = rdlm_qlock_acquire(lc, idx, timeout_ns, NULL);
+    if (gate != RDLM_OK && gate != RDLM_OWNER_DEAD) {
+        rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+        return gate;
+    }
+    rdlm_rw_words(d, e, &w, &r);
+    s = rdlm_rw_join(d, e, &w, &r, deadline, timeout_ns == 0);
+    if (s == RDLM_OK) {
+        s = rdlm_rwlock_local_read_enter(lc, idx);
+        if (s != RDLM_OK) {
+            rdlm_dist_rwlock_read_leave(d, lc, idx); /* undo the node count */
+        }
+    }
+    rdlm_qlock_release(lc, idx);
+    rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+    return s != RDLM_OK ? s : gate;
+}
+
+void rdlm_dist_rwlock_read_leave(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    rdlm_dist_word_t w, r;
+    uint64_t old;
+
+    /* The node's last reader drops the registration before its READ record goes,
+     * so a local writer that saw the records drain also sees R drained of us. */
+    if (RDLM_NR_COUNT(rdlm_fetch_sub(&e->aux64b, RDLM_NR_ONE, RDLM_ACQ_REL)) == 1) {
+        rdlm_rw_words(d, e, &w, &r);
+        if (rdlm_dist_w_fadd(d, &r, (uint64_t)-1, &old) != RDLM_OK) {
+            rdlm_error("rwlock \"%s\": dropping the node's registration failed; writers "
+                       "will wait", lc->seg.names[idx]);
+        }
+    }
+}
+
+rdlm_status_t rdlm_dist_rwlock_read_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    if (rdlm_rwlock_local_reads_held(lc, idx) == 0) {
+        rdlm_warn("rwlock \"%s\": shared release by a context that holds no shared lock",
+                  lc->seg.names[idx]);
+        return RDLM_ERR_NOT_OWNER;
+    }
+    rdlm_dist_rwlock_read_leave(d, lc, idx);
+    return rdlm_rwlock_local_read_release(lc, idx);
+}
+
+/* Holding W with WRITER set: wait until no node is registered as reader. */
+static rdlm_status_t rdlm_rw_drain(rdlm_dist_t *d, const rdlm_dist_word_t *r, uint64_t old,
+                                   uint64_t deadline, int try_only)
+{
+    uint64_t pause = 20000;
+    rdlm_status_t s = RDLM_OK;
+
+    while (s == RDLM_OK && RDLM_R_READERS(old) != 0) {
+        struct timespec ts = {0, (long)pause};
+
+        if (try_only) {
+            return RDLM_ERR_BUSY;
+        }
+        if (deadline != UINT64_MAX && rdlm_clock_now_ns() >= deadline) {
+            return RDLM_ERR_TIMEOUT;
+        }
+        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
+            return RDLM_ERR_CLOSED;
+        }
+        rdlm_tl_progress(d->tl);
+        nanosleep(&ts, NULL);
+        pause = pause * 2 < RDLM_RW_POLL_MAX_NS ? pause * 2 : RDLM_RW_POLL_MAX_NS;
+        s = rdlm_dist_w_fadd(d, r, 0, &old);
+    }
+    return s;
+}
+
+rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                             uint64_t timeout_ns, uint64_t *token_p)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns), qid, seq, old, token;
+    rdlm_dist_word_t w, r;
+    rdlm_status_t s, local;
+
+    if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        return RDLM_ERR_CLOSED;
+    }
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
+    /* The gate, and no reader left on this node. */
+    local = rdlm_rwlock_local_write_acquire(lc, idx, timeout_ns, NULL);
+    if (local != RDLM_OK && local != RDLM_OWNER_DEAD) {
+        rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+        return local;
+    }
+    rdlm_rw_words(d, e, &w, &r);
+    if (timeout_ns == 0) {
+        s = rdlm_glock_try(d, &w, rdlm_load(&e->token, RDLM_RELAXED), &qid, &seq);
+    } else {
+        s = rdlm_glock_acquire(d, &w, deadline, &qid, &seq);
+    }
+    if (s == RDLM_OK) {
+        s = rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old);
+        if (s == RDLM_OK) {
+            s = rdlm_rw_drain(d, &r, old, deadline, timeout_ns == 0);
+            if (s != RDLM_OK) {
+                rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */
+            }
+        }
+        if (s != RDLM_OK) {
+            rdlm_rw_pass_unused(d, &w, qid, seq);
+        }
+    }
+    if (s != RDLM_OK) {
+        rdlm_qlock_release(lc, idx);
+        rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+        return s;
+    }
+    token = ((uint64_t)d->epoch << RDLM_DIST_SEQ_BITS) | seq;
+    rdlm_store(&e->token, token, RDLM_RELAXED);
+    rdlm_store(&e->aux32, (uint32_t)qid + 1, RDLM_RELAXED);
+    rdlm_fetch_add(&d->stats.global_acquires, 1, RDLM_RELAXED);
+    if (token_p != NULL) {
+        *token_p = token;
+    }
+    rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+    return local;
+}
+
+rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint32_t g = rdlm_load(&e->aux32, RDLM_RELAXED);
+    rdlm_dist_word_t w, r;
+    rdlm_status_t s;
+    uint64_t old;
+
+    if (!rdlm_qlock_held_by_me(lc, idx) || g == 0) {
+        rdlm_warn("rwlock \"%s\": write release by a context that does not hold it",
+                  lc->seg.names[idx]);
+        return RDLM_ERR_NOT_OWNER;
+    }
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
+    rdlm_rw_words(d, e, &w, &r);
+    rdlm_store(&e->aux32, 0, RDLM_RELAXED);
+    atomic_thread_fence(memory_order_seq_cst);
+    s = rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */
+    if (s == RDLM_OK) {
+        s = rdlm_glock_pass(d, &w, (uint64_t)g - 1,
+                            rdlm_load(&e->token, RDLM_RELAXED) & RDLM_DIST_SEQ_MASK);
+    }
+    rdlm_status_t l = rdlm_qlock_release(lc, idx);
+    rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+    return s != RDLM_OK ? s : l;
+}
