@@ -182,9 +182,11 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
         rdlm_dist_destroy(d);
         return s;
     }
-    rdlm_info("dist: rank %u/%u node %u/%u (local %u/%u) over %s, epoch %u",
+    rdlm_info("dist: rank %u/%u node %u/%u (local %u/%u) over %s, epoch %u, packed keys "
+              "%zu bytes per rank",
               d->rank, params->bootstrap->size, d->nodes.node, d->nodes.nodes,
-              d->nodes.local_rank, d->nodes.local_size, d->caps.backend, d->epoch);
+              d->nodes.local_rank, d->nodes.local_size, d->caps.backend, d->epoch,
+              2 * (d->blob_len + 8));
     *dist_p = d;
     return RDLM_OK;
 }
