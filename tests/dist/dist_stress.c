@@ -20,6 +20,7 @@
  *      (A bound on waiting time measured with timestamps would count the time a
  *      process is descheduled before it queues, which on 2 oversubscribed cores is
  *      tens of milliseconds.)
+ * --threads T runs T threads per process on the same handles (MPI_THREAD_MULTIPLE).
  * --broken skips the acquire on every 4th iteration (a lock that lets a second holder
  * in): with --expect-violation the run passes only if a check fired.
  *
@@ -37,6 +38,7 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -53,7 +55,8 @@
 #include <rdlm/mpi.h>
 
 #define MAX_LOCKS 4
-#define MAX_PROCS 64
+#define MAX_PROCS 64 /* log slots: processes x threads */
+#define MAX_THREADS 8
 
 typedef struct rec {
     uint64_t token;
@@ -77,8 +80,8 @@ typedef struct shared {
 static struct {
     const char *mode, *shm;
     int standalone, broken, expect_violation;
-    uint32_t iters, locks, fair_bound, timeout_sec;
-} opt = {"stress", NULL, 0, 0, 0, 400, 2, 0, 100};
+    uint32_t iters, locks, fair_bound, timeout_sec, threads;
+} opt = {"stress", NULL, 0, 0, 0, 400, 2, 0, 100, 1};
 
 static uint32_t g_rank, g_size, g_node;
 static shared_t *g_sh;
@@ -223,22 +226,18 @@ static void critical_section(uint32_t l, int widen)
     atomic_fetch_sub(&g_sh->inside[l], 1);
 }
 
-static void run_stress(void)
-{
-    rdlm_lock_h lock[MAX_LOCKS];
-    char name[32];
+static rdlm_lock_h g_lock[MAX_LOCKS];
 
-    for (uint32_t l = 0; l < opt.locks; l++) {
-        snprintf(name, sizeof(name), "stress-%u", l);
-        if (rdlm_lock_open(g_ctx, name, &lock[l]) != RDLM_OK) {
-            die("open %s", name);
-        }
-    }
-    barrier();
+/* One thread's loop; slot = rank * threads + thread names its log. */
+static void *stress_loop(void *arg)
+{
+    uint32_t slot = (uint32_t)(uintptr_t)arg;
+    rdlm_lock_h *lock = g_lock;
+
     for (uint32_t i = 0; i < opt.iters; i++) {
         uint32_t l = i % opt.locks;
         int skip = opt.broken && i % 4 == 3;
-        rec_t *r = log_at(l, g_rank, i);
+        rec_t *r = log_at(l, slot, i);
         rdlm_status_t s = RDLM_OK;
 
         uint64_t globals = stats_now().global_acquires;
@@ -258,6 +257,30 @@ static void run_stress(void)
         if (!skip && (s = rdlm_lock_release(lock[l])) != RDLM_OK) {
             die("release: %s", rdlm_status_name(s));
         }
+    }
+    return NULL;
+}
+
+static void run_stress(void)
+{
+    pthread_t th[MAX_THREADS];
+    char name[32];
+
+    for (uint32_t l = 0; l < opt.locks; l++) {
+        snprintf(name, sizeof(name), "stress-%u", l);
+        if (rdlm_lock_open(g_ctx, name, &g_lock[l]) != RDLM_OK) {
+            die("open %s", name);
+        }
+    }
+    barrier();
+    for (uint32_t t = 0; t < opt.threads; t++) {
+        if (pthread_create(&th[t], NULL, stress_loop,
+                           (void *)(uintptr_t)(g_rank * opt.threads + t)) != 0) {
+            die("pthread_create");
+        }
+    }
+    for (uint32_t t = 0; t < opt.threads; t++) {
+        pthread_join(th[t], NULL);
     }
     barrier();
 }
@@ -332,7 +355,7 @@ static size_t check_tokens(uint32_t l, rec_t *all)
     uint32_t worst = 0;
     size_t n = 0;
 
-    for (uint32_t r = 0; r < g_size; r++) {
+    for (uint32_t r = 0; r < g_size * opt.threads; r++) {
         uint64_t last = 0;
 
         for (uint32_t i = l; i < opt.iters; i += opt.locks) {
@@ -407,7 +430,7 @@ static void run_rwstarve(void)
 
 static void check_stress(int rw)
 {
-    rec_t *all = malloc(sizeof(rec_t) * g_size * opt.iters);
+    rec_t *all = malloc(sizeof(rec_t) * g_size * opt.threads * opt.iters);
 
     for (uint32_t l = 0; l < opt.locks; l++) {
         uint64_t want = 0;
@@ -417,7 +440,7 @@ static void check_stress(int rw)
             want = atomic_load(&g_sh->writes[l]);
         } else {
             for (uint32_t i = l; i < opt.iters; i += opt.locks) {
-                want += g_size;
+                want += g_size * opt.threads;
             }
         }
         check(g_sh->counter[l] == want, "lock %u: counter %" PRIu64 " != %" PRIu64
@@ -641,18 +664,24 @@ static void parse(int argc, char **argv)
             opt.locks = (uint32_t)atoi(argv[++i]);
         } else if (v != NULL && !strcmp(a, "--fair-bound")) {
             opt.fair_bound = (uint32_t)atoi(argv[++i]);
+        } else if (v != NULL && !strcmp(a, "--threads")) {
+            opt.threads = (uint32_t)atoi(argv[++i]);
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
             fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|timeout|"
                             "accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
-                            "[--fair-bound B] [--broken --expect-violation] "
+                            "[--fair-bound B] [--threads T] [--broken --expect-violation] "
                             "[--timeout-sec S]\n", argv[0]);
             exit(2);
         }
     }
-    if (opt.shm == NULL || opt.locks == 0 || opt.locks > MAX_LOCKS || opt.iters == 0) {
-        fprintf(stderr, "need --shm NAME, 1..%d locks and iterations\n", MAX_LOCKS);
+    if (opt.shm == NULL || opt.locks == 0 || opt.locks > MAX_LOCKS || opt.iters == 0 ||
+        opt.threads == 0 || opt.threads > MAX_THREADS ||
+        (opt.threads > 1 && (opt.fair_bound != 0 || strcmp(opt.mode, "stress") != 0))) {
+        fprintf(stderr, "need --shm NAME, 1..%d locks, iterations, 1..%d threads (more than "
+                        "one only in mode stress without --fair-bound)\n",
+                MAX_LOCKS, MAX_THREADS);
         exit(2);
     }
 }
@@ -669,7 +698,14 @@ int main(int argc, char **argv)
     if (opt.standalone) {
         s = rdlm_ctx_create(NULL, &g_ctx);
     } else {
-        MPI_Init(&argc, &argv);
+        int provided;
+
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (opt.threads > 1 && provided != MPI_THREAD_MULTIPLE) {
+            fprintf(stderr, "SKIP: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+            MPI_Finalize();
+            return 77;
+        }
         s = rdlm_mpi_ctx_create(MPI_COMM_WORLD, NULL, &g_ctx);
     }
     if (s != RDLM_OK) {
@@ -679,7 +715,7 @@ int main(int argc, char **argv)
     g_rank = di.rank;
     g_size = di.size;
     g_node = di.node;
-    if (!di.distributed || g_size > MAX_PROCS) {
+    if (!di.distributed || g_size * opt.threads > MAX_PROCS) {
         die("not a distributed context of at most %d processes", MAX_PROCS);
     }
     if (g_rank == 0) {
