@@ -31,6 +31,9 @@
  *
  * Mode "rwstarve": a writer gets in against a stream of readers on another node.
  *
+ * Mode "cancel": destroying a context makes its waiting threads return
+ * RDLM_ERR_CLOSED.
+ *
  * Other modes: "timeout" (timed and try acquires on a held lock, queue intact after),
  * "accounting" (remote operations per acquire+release from the statistics),
  * "badinput" (documented statuses, nothing changed), "finalize" (the context left for
@@ -521,6 +524,50 @@ static void run_timeout(void)
     barrier();
 }
 
+/* Destroying a context cancels its waiters: rank 0 holds a lock; every other rank
+ * waits for it in a second thread (queued locally, or globally from another node)
+ * while its main thread destroys the context. The waiter must return
+ * RDLM_ERR_CLOSED, and rank 0's release (passing over the abandoned places) and
+ * everyone's collective destroy must complete. */
+static rdlm_lock_h g_cancel_lock;
+static rdlm_status_t g_cancel_status;
+
+static void *cancel_waiter(void *arg)
+{
+    (void)arg;
+    g_cancel_status = rdlm_lock_acquire(g_cancel_lock, RDLM_TIMEOUT_INFINITE, NULL);
+    return NULL;
+}
+
+static void run_cancel(void)
+{
+    pthread_t th;
+
+    if (rdlm_lock_open(g_ctx, "cancel", &g_cancel_lock) != RDLM_OK) {
+        die("open");
+    }
+    if (g_rank == 0) {
+        expect_status(rdlm_lock_acquire(g_cancel_lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK,
+                      "rank 0 acquire");
+    }
+    barrier();
+    if (g_rank != 0) {
+        pthread_create(&th, NULL, cancel_waiter, NULL);
+        usleep(200000); /* the waiter queues */
+    }
+    barrier();
+    if (g_rank == 0) {
+        usleep(100000); /* the others are destroying now */
+        expect_status(rdlm_lock_release(g_cancel_lock), RDLM_OK, "rank 0 release");
+    }
+    rdlm_ctx_destroy(g_ctx); /* collective */
+    g_ctx = NULL;
+    if (g_rank != 0) {
+        pthread_join(th, NULL);
+        expect_status(g_cancel_status, RDLM_ERR_CLOSED, "waiter of a destroyed context");
+    }
+}
+
 static void run_accounting(void)
 {
     rdlm_ctx_dist_info_t di;
@@ -669,8 +716,8 @@ static void parse(int argc, char **argv)
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|timeout|"
-                            "accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
+            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|cancel|"
+                            "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
                             "[--timeout-sec S]\n", argv[0]);
             exit(2);
@@ -734,6 +781,8 @@ int main(int argc, char **argv)
         if (g_rank == 0) {
             check_stress(1);
         }
+    } else if (!strcmp(opt.mode, "cancel")) {
+        run_cancel();
     } else if (!strcmp(opt.mode, "rwstarve")) {
         run_rwstarve();
     } else if (!strcmp(opt.mode, "timeout")) {
