@@ -167,7 +167,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                    rdlm_ctx_h *ctx_p)
 {
     rdlm_dist_params_t dp;
-    char job[RDLM_JOB_MAX + 1], node_job[RDLM_JOB_MAX + 16];
+    char job[RDLM_JOB_MAX + 1], node_job[RDLM_JOB_MAX + 24];
     rdlm_status_t status;
     rdlm_ctx_h ctx = NULL;
 
@@ -186,9 +186,9 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         status = rdlm_dist_create(&dp, &ctx->dist);
     }
     if (status == RDLM_OK) {
-        /* One segment per (virtual) node, named after rank 0's job. */
-        snprintf(node_job, sizeof(node_job), "%.24s.n%u", ctx->dist->job,
-                 ctx->dist->nodes.node);
+        /* One segment per (virtual) node and context, named after rank 0's job. */
+        snprintf(node_job, sizeof(node_job), "%.20s.c%u.n%u", ctx->dist->job,
+                 ctx->dist->seq, ctx->dist->nodes.node);
         status = rdlm_ctx_attach(ctx, node_job);
         if (status != RDLM_OK) {
             rdlm_dist_quiesce(ctx->dist);

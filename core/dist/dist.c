@@ -17,8 +17,13 @@ typedef struct rdlm_dist_hello {
     char hostkey[RDLM_HOSTKEY_LEN];
     char job[64];
     uint32_t epoch;
-    uint32_t pad;
+    uint32_t seq; /* distributed contexts this process created before */
 } rdlm_dist_hello_t;
+
+/* Distributed contexts created by this process: rank 0's count names the context, so
+ * two contexts of one job (two communicators, or one after another) never share a
+ * node segment (their homes differ). */
+static rdlm_atomic_u32_t rdlm_dist_created;
 
 /* The job-start token epoch: minutes since 2024 on rank 0, in the 24 bits above the
  * sequence, so a later job's tokens are larger than an earlier one's. Replaced by the
@@ -44,6 +49,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
     }
     snprintf(mine.job, sizeof(mine.job), "%s", p->job);
     mine.epoch = rdlm_dist_job_epoch();
+    mine.seq = rdlm_fetch_add(&rdlm_dist_created, 1, RDLM_RELAXED);
     all = calloc(bs->size, sizeof(*all));
     if (all == NULL) {
         return RDLM_ERR_NO_MEMORY;
@@ -63,6 +69,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
         }
         snprintf(d->job, sizeof(d->job), "%s", all[0].job);
         d->epoch = all[0].epoch;
+        d->seq = all[0].seq;
     }
     free(all);
     return s;

@@ -72,6 +72,7 @@ typedef struct rdlm_dist {
     uint32_t cohort_bound;
     uint32_t home_slots;
     uint32_t epoch;
+    uint32_t seq; /* rank 0's count of distributed contexts created before this one */
     char job[64]; /* rank 0's job name */
     rdlm_tl_ctx_h tl;
     rdlm_tl_caps_t caps;

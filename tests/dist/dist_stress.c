@@ -34,6 +34,8 @@
  * Mode "cancel": destroying a context makes its waiting threads return
  * RDLM_ERR_CLOSED.
  *
+ * Mode "twoctx": two contexts of one job are separate namespaces.
+ *
  * Other modes: "timeout" (timed and try acquires on a held lock, queue intact after),
  * "accounting" (remote operations per acquire+release from the statistics),
  * "badinput" (documented statuses, nothing changed), "finalize" (the context left for
@@ -568,6 +570,38 @@ static void run_cancel(void)
     }
 }
 
+/* Two distributed contexts of one job are separate namespaces with separate node
+ * segments: "x" held in the first does not make "x" of the second busy. */
+static void run_twoctx(void)
+{
+    rdlm_lock_h a, b;
+    rdlm_ctx_h second;
+
+    if (opt.standalone) {
+        die("twoctx needs mpirun");
+    }
+    expect_status(rdlm_mpi_ctx_create(MPI_COMM_WORLD, NULL, &second), RDLM_OK, "second ctx");
+    if (rdlm_lock_open(g_ctx, "x", &a) != RDLM_OK || rdlm_lock_open(second, "x", &b) != RDLM_OK) {
+        die("open");
+    }
+    if (g_rank == 0) {
+        expect_status(rdlm_lock_acquire(a, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK, "acquire a");
+        /* The same process, the same name, the other context: free. */
+        expect_status(rdlm_lock_acquire(b, 0, NULL), RDLM_OK, "x free in context 2");
+    }
+    barrier();
+    if (g_rank != 0) {
+        expect_status(rdlm_lock_acquire(a, 0, NULL), RDLM_ERR_BUSY, "x held in context 1");
+        expect_status(rdlm_lock_acquire(b, 0, NULL), RDLM_ERR_BUSY, "x held in context 2");
+    }
+    barrier();
+    if (g_rank == 0) {
+        expect_status(rdlm_lock_release(a), RDLM_OK, "release a");
+        expect_status(rdlm_lock_release(b), RDLM_OK, "release b");
+    }
+    rdlm_ctx_destroy(second);
+}
+
 static void run_accounting(void)
 {
     rdlm_ctx_dist_info_t di;
@@ -716,7 +750,7 @@ static void parse(int argc, char **argv)
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|cancel|"
+            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|cancel|twoctx|"
                             "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
                             "[--timeout-sec S]\n", argv[0]);
@@ -781,6 +815,8 @@ int main(int argc, char **argv)
         if (g_rank == 0) {
             check_stress(1);
         }
+    } else if (!strcmp(opt.mode, "twoctx")) {
+        run_twoctx();
     } else if (!strcmp(opt.mode, "cancel")) {
         run_cancel();
     } else if (!strcmp(opt.mode, "rwstarve")) {
