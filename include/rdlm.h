@@ -280,6 +280,9 @@ typedef struct rdlm_stats {
                                    release) */
     uint64_t peer_ops;        /**< remote operations on other processes' queue
                                    nodes (link, grant, pass) */
+    uint64_t barriers;        /**< collective barriers completed (rdlm_ctx_barrier) */
+    uint64_t barrier_msgs;    /**< remote writes this process sent for them (node
+                                   leaders: ceil(log2 nodes) per barrier) */
 } rdlm_stats_t;
 
 /** Copy the statistics; non-blocking, approximate under concurrent use. */
@@ -318,6 +321,30 @@ typedef struct rdlm_ctx_dist_info {
 
 /** Fill *info_p. Non-blocking. Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_INVALID_ARG. */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p);
+
+/* ---- collective barrier (distributed contexts) ----------------------------------- */
+
+/**
+ * Barrier over every process of a distributed context: returns once all of them
+ * called it (for this generation); writes made before it by any process are visible
+ * after it in every process (for memory shared between them; data sent through other
+ * channels must be complete before). On-node fan-in over per-process padded words,
+ * then a dissemination exchange among node leaders (ceil(log2 nodes) remote writes
+ * each, stamped with the generation), then on-node release. Blocks without a time
+ * limit; one thread per process at a time. Errors: RDLM_ERR_BAD_HANDLE,
+ * RDLM_ERR_UNSUPPORTED (node-only context: use a named rdlm_barrier_*),
+ * RDLM_ERR_CLOSED (the context is being destroyed).
+ */
+RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx);
+
+/**
+ * Split phase of rdlm_ctx_barrier: arrive never blocks (it announces this process);
+ * wait returns once every process arrived. Work between the two overlaps the
+ * barrier. RDLM_ERR_MISMATCH for arrive twice without wait, or wait without arrive
+ * (state unchanged); other errors as rdlm_ctx_barrier.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier_arrive(rdlm_ctx_h ctx);
+RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier_wait(rdlm_ctx_h ctx);
 
 /* ---- fencing: the resource side --------------------------------------------------- */
 

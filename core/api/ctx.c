@@ -190,6 +190,12 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         snprintf(node_job, sizeof(node_job), "%.20s.c%u.n%u", ctx->dist->job,
                  ctx->dist->seq, ctx->dist->nodes.node);
         status = rdlm_ctx_attach(ctx, node_job);
+        if (status == RDLM_OK) {
+            status = rdlm_dist_attach_node(ctx->dist, &ctx->local);
+            if (status != RDLM_OK) {
+                rdlm_segment_detach(&ctx->local.seg);
+            }
+        }
         if (status != RDLM_OK) {
             rdlm_dist_quiesce(ctx->dist);
             rdlm_dist_destroy(ctx->dist);
@@ -219,10 +225,10 @@ static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
             "rdlm[%d] stats: acquires %" PRIu64 " contended %" PRIu64 " parks %" PRIu64
             " wakes %" PRIu64 " timeouts %" PRIu64 " recoveries %" PRIu64 " skips %" PRIu64
             " global_acquires %" PRIu64 " local_handoffs %" PRIu64 " home_ops %" PRIu64
-            " peer_ops %" PRIu64 "\n",
+            " peer_ops %" PRIu64 " barriers %" PRIu64 " barrier_msgs %" PRIu64 "\n",
             (int)getpid(), s.acquires, s.contended, s.parks, s.wakes, s.timeouts,
             s.recoveries, s.skips, s.global_acquires, s.local_handoffs, s.home_ops,
-            s.peer_ops);
+            s.peer_ops, s.barriers, s.barrier_msgs);
 }
 
 void rdlm_ctx_destroy(rdlm_ctx_h ctx)
@@ -270,6 +276,8 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     stats_p->timeouts = rdlm_load(&s->timeouts, RDLM_RELAXED);
     stats_p->recoveries = rdlm_load(&s->recoveries, RDLM_RELAXED);
     stats_p->skips = rdlm_load(&s->skips, RDLM_RELAXED);
+    stats_p->barriers = 0;
+    stats_p->barrier_msgs = 0;
     stats_p->global_acquires = 0;
     stats_p->local_handoffs = 0;
     stats_p->home_ops = 0;
@@ -277,12 +285,50 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     if (ctx->dist != NULL) {
         const rdlm_dist_stats_t *d = &ctx->dist->stats;
 
+        stats_p->barriers = rdlm_load(&d->barriers, RDLM_RELAXED);
+        stats_p->barrier_msgs = rdlm_load(&d->barrier_msgs, RDLM_RELAXED);
         stats_p->global_acquires = rdlm_load(&d->global_acquires, RDLM_RELAXED);
         stats_p->local_handoffs = rdlm_load(&d->local_handoffs, RDLM_RELAXED);
         stats_p->home_ops = rdlm_load(&d->home_ops, RDLM_RELAXED);
         stats_p->peer_ops = rdlm_load(&d->peer_ops, RDLM_RELAXED);
     }
     return RDLM_OK;
+}
+
+/* The collective barrier of a distributed context. */
+static rdlm_status_t rdlm_ctx_check_dist(rdlm_ctx_h ctx, const char *func)
+{
+    if (ctx == NULL) {
+        rdlm_warn("%s: NULL context", func);
+        return RDLM_ERR_BAD_HANDLE;
+    }
+    if (ctx->dist == NULL) {
+        rdlm_warn("%s: a node-only context has no collective barrier (named barriers "
+                  "are rdlm_barrier_*)", func);
+        return RDLM_ERR_UNSUPPORTED;
+    }
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_ctx_barrier_arrive(rdlm_ctx_h ctx)
+{
+    rdlm_status_t s = rdlm_ctx_check_dist(ctx, __func__);
+
+    return s != RDLM_OK ? s : rdlm_dist_barrier_arrive(ctx->dist, &ctx->local);
+}
+
+rdlm_status_t rdlm_ctx_barrier_wait(rdlm_ctx_h ctx)
+{
+    rdlm_status_t s = rdlm_ctx_check_dist(ctx, __func__);
+
+    return s != RDLM_OK ? s : rdlm_dist_barrier_wait(ctx->dist, &ctx->local);
+}
+
+rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx)
+{
+    rdlm_status_t s = rdlm_ctx_barrier_arrive(ctx);
+
+    return s != RDLM_OK ? s : rdlm_ctx_barrier_wait(ctx);
 }
 
 rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)

@@ -11,6 +11,7 @@
 
 #define RDLM_DIST_EPOCH_BASE 1704067200 /* 2024-01-01T00:00:00Z */
 #define RDLM_DIST_DRAIN_NS 10000000000ull
+#define RDLM_DIST_SPINS 200 /* polls (with progress) before yielding */
 
 /* What every process tells the others first. */
 typedef struct rdlm_dist_hello {
@@ -154,7 +155,10 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
         d->qn = addr;
     }
     if (s == RDLM_OK && d->nodes.leader_of[d->nodes.node] == d->rank) {
-        s = d->tl->mem->reg(d->tl, NULL, (size_t)d->home_slots * RDLM_DIST_SLOT_BYTES,
+        /* Home slots, then the barrier's dissemination flags. */
+        s = d->tl->mem->reg(d->tl, NULL,
+                            (size_t)d->home_slots * RDLM_DIST_SLOT_BYTES +
+                                RDLM_DIST_ROUNDS * sizeof(uint64_t),
                             &d->homemem);
     }
     return s;
@@ -169,6 +173,7 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
         return RDLM_ERR_NO_MEMORY;
     }
     d->rank = params->bootstrap->rank;
+    d->bootstrap = params->bootstrap;
     d->cohort_bound = params->cohort_bound;
     d->home_slots = params->home_slots;
     pthread_mutex_init(&d->keys_lock, NULL);
@@ -196,6 +201,24 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
               2 * (d->blob_len + 8));
     *dist_p = d;
     return RDLM_OK;
+}
+
+void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins)
+{
+    if (!d->caps.progress_thread) {
+        rdlm_tl_progress(d->tl);
+    }
+    if (*spins < RDLM_DIST_SPINS) {
+        (*spins)++;
+        rdlm_cpu_relax();
+    } else if (*spins < 2 * RDLM_DIST_SPINS) {
+        (*spins)++;
+        sched_yield();
+    } else {
+        struct timespec ts = {0, 20000};
+
+        nanosleep(&ts, NULL);
+    }
 }
 
 void rdlm_dist_quiesce(rdlm_dist_t *d)
@@ -226,5 +249,6 @@ void rdlm_dist_destroy(rdlm_dist_t *d)
     free(d->blobs);
     free(d->qkeys);
     free(d->homekeys);
+    free(d->local_slots);
     free(d);
 }

@@ -47,7 +47,13 @@
 #define RDLM_QID_RANK(id) ((uint32_t)(((id) & ~RDLM_W_HELD) >> 8))
 #define RDLM_QID_INDEX(id) ((uint32_t)((id)&0xffu))
 
+/* Dissemination rounds of the collective barrier: enough for 2^32 nodes. The flags
+ * live after the home slots in each leader's home region. */
+#define RDLM_DIST_ROUNDS 32u
+
 typedef struct rdlm_dist_stats {
+    rdlm_atomic_u64_t barriers;
+    rdlm_atomic_u64_t barrier_msgs;
     rdlm_atomic_u64_t global_acquires;
     rdlm_atomic_u64_t local_handoffs;
     rdlm_atomic_u64_t home_ops;
@@ -67,6 +73,7 @@ typedef struct rdlm_dist_params {
 } rdlm_dist_params_t;
 
 typedef struct rdlm_dist {
+    const rdlm_tl_bootstrap_t *bootstrap; /* kept for collectives after create */
     rdlm_nodes_t nodes;
     uint32_t rank;
     uint32_t cohort_bound;
@@ -88,6 +95,10 @@ typedef struct rdlm_dist {
     rdlm_atomic_u32_t active; /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
     rdlm_dist_stats_t stats;
+    /* Collective barrier (barrier.c): one thread at a time per process. */
+    uint32_t *local_slots; /* segment slots of this node's processes, by local rank */
+    uint64_t barrier_gen;  /* barriers this process arrived at */
+    int barrier_arrived;   /* split phase: arrived, wait pending */
 } rdlm_dist_t;
 
 /**
@@ -97,6 +108,11 @@ typedef struct rdlm_dist {
  * fails makes the others time out in the bootstrap (bounded), never hang.
  */
 rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p);
+
+/** One step of a wait for a word that another process writes into our memory:
+ *  progress the transport, then spin, yield, and after a while sleep 20 us (the
+ *  writer may need our CPU on an oversubscribed node). *spins starts at 0. */
+void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins);
 
 /** Refuse new acquires (RDLM_ERR_CLOSED) and make this process's waiters give up
  *  their places and return RDLM_ERR_CLOSED; returns when no call of this process is
@@ -126,6 +142,20 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
 rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
 /** 1 if this node's cohort holds lock idx's global word. */
 int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
+
+/* ---- collective barrier (barrier.c) ------------------------------------------------------ */
+
+/** Collective, after the node segment is attached: learn which segment slots this
+ *  node's processes hold (the leader's fan-in reads them). */
+rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc);
+
+/** Split-phase collective barrier over every process of the context: arrive never
+ *  blocks; wait returns once every process arrived at this generation. Writes before
+ *  arrive (in any process) are visible after wait (in all). One thread per process;
+ *  RDLM_ERR_MISMATCH for arrive twice or wait without arrive; RDLM_ERR_CLOSED while
+ *  destroying. */
+rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc);
+rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc);
 
 /* ---- reader-writer locks (rwlock.c) ----------------------------------------------------- */
 

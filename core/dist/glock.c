@@ -11,13 +11,9 @@
  */
 #include "glock.h"
 
-#include <sched.h>
-#include <time.h>
-
 #include "clock.h"
 #include "log.h"
 
-#define RDLM_GLOCK_SPINS 200 /* polls (with progress) before yielding */
 
 /* Claim an IDLE own queue node: reset its next, mark it WAITING. */
 static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint32_t *q_p)
@@ -56,24 +52,6 @@ static int rdlm_glock_abandon(rdlm_dist_t *d, uint64_t qid, uint64_t *seq_p)
     }
     *seq_p = old & RDLM_DIST_SEQ_MASK;
     return 0;
-}
-
-/* One waiting step: progress, then pause; yield after a while, then sleep briefly
- * (a grant needs the releaser's CPU on an oversubscribed node). */
-static void rdlm_glock_pause(rdlm_dist_t *d, unsigned *spins)
-{
-    rdlm_tl_progress(d->tl);
-    if (*spins < RDLM_GLOCK_SPINS) {
-        (*spins)++;
-        rdlm_cpu_relax();
-    } else if (*spins < 2 * RDLM_GLOCK_SPINS) {
-        (*spins)++;
-        sched_yield();
-    } else {
-        struct timespec ts = {0, 20000};
-
-        nanosleep(&ts, NULL);
-    }
 }
 
 rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w,
@@ -119,7 +97,7 @@ rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w,
             }
             return rdlm_load(&d->closing, RDLM_RELAXED) ? RDLM_ERR_CLOSED : RDLM_ERR_TIMEOUT;
         }
-        rdlm_glock_pause(d, &spins);
+        rdlm_dist_pause(d, &spins);
     }
 }
 
@@ -165,7 +143,7 @@ static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t
         if (s != RDLM_OK || *next_p != 0) {
             return s;
         }
-        rdlm_glock_pause(d, &spins);
+        rdlm_dist_pause(d, &spins);
     }
 }
 

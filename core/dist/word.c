@@ -136,6 +136,18 @@ rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
     return rdlm_tl_cswap64(d->tl, key, w->offset, compare, swap, old_p);
 }
 
+rdlm_status_t rdlm_dist_home_put(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value)
+{
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+
+    if (s != RDLM_OK) {
+        return s;
+    }
+    s = d->tl->rma->put(d->tl, key, w->offset, &value, sizeof(value));
+    return s == RDLM_OK ? d->tl->setup->flush(d->tl, d->nodes.leader_of[w->node]) : s;
+}
+
 static int rdlm_dist_q_mine(const rdlm_dist_t *d, uint64_t qid)
 {
     return RDLM_QID_RANK(qid) == d->rank && d->caps.atomic_domain == RDLM_TL_ATOMIC_CPU;

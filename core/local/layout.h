@@ -12,7 +12,7 @@
 #include "atomics.h"
 
 #define RDLM_SEG_MAGIC 0x6d6c64722d73686dull /* "mhs-rldm" */
-#define RDLM_SEG_LAYOUT 2u
+#define RDLM_SEG_LAYOUT 3u
 #define RDLM_CACHE_LINE 64
 #define RDLM_SLOT_RECORDS 16
 #define RDLM_NAME_BYTES 48
@@ -45,6 +45,10 @@ typedef struct rdlm_seg_header {
     rdlm_atomic_u32_t used;     /* objects created */
     rdlm_atomic_u32_t slot_hwm; /* 1 + highest slot index ever claimed */
     rdlm_atomic_u32_t attached; /* ACTIVE slots (dead ones until reclaimed) */
+    /* Collective barrier of a distributed context (core/dist/barrier.c): the node
+     * leader's release generation (futex word) and its sleepers. */
+    rdlm_atomic_u32_t coll_release;
+    rdlm_atomic_u32_t coll_parked;
 } rdlm_seg_header_t;
 
 /* One per attached context (process). */
@@ -56,6 +60,9 @@ typedef struct rdlm_slot {
     rdlm_atomic_u64_t start_time; /* /proc/pid/stat field 22 */
     rdlm_atomic_u64_t rand_id;
     rdlm_atomic_u64_t rec[RDLM_SLOT_RECORDS];
+    /* Collective barrier: the last generation this process arrived at (its own
+     * padded word: the leader's fan-in reads one line per process). */
+    rdlm_atomic_u64_t coll;
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_slot_t;
 
 /* One object: one cache line. Field use per kind in docs/local-locks.md. */

@@ -34,6 +34,8 @@
  * Mode "cancel": destroying a context makes its waiting threads return
  * RDLM_ERR_CLOSED.
  *
+ * Mode "barrier": the collective barrier (rdlm_ctx_barrier, split phase).
+ *
  * Mode "twoctx": two contexts of one job are separate namespaces.
  *
  * Other modes: "timeout" (timed and try acquires on a held lock, queue intact after),
@@ -602,6 +604,90 @@ static void run_twoctx(void)
     rdlm_ctx_destroy(second);
 }
 
+/* Collective barrier: before barrier i each rank stamps its arrival time and writes
+ * i into its own word of the shared file; after it, it stamps its departure and
+ * checks that every rank's word reached i (writes before are visible after). Rank 0
+ * then checks that no rank left barrier i before the last one arrived at it. Every
+ * third barrier is split-phase with work between arrive and wait. --broken: the last
+ * rank skips barrier 3 (and makes it up at the end). */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void run_barrier(void)
+{
+    uint64_t *seen = (uint64_t *)(void *)g_sh->log; /* [rank] */
+    uint64_t *times = seen + MAX_PROCS;             /* [iter][rank][2] */
+    rdlm_status_t s;
+
+    barrier();
+    for (uint32_t i = 1; i <= opt.iters; i++) {
+        uint64_t *t = times + ((size_t)i * MAX_PROCS + g_rank) * 2;
+        int skip = opt.broken && i == 3 && g_rank == g_size - 1;
+
+        t[0] = now_ns();
+        __atomic_store_n(&seen[g_rank], i, __ATOMIC_RELAXED);
+        if (skip) {
+            s = RDLM_OK;
+        } else if (i % 3 == 0) {
+            s = rdlm_ctx_barrier_arrive(g_ctx);
+            for (volatile int k = 0; k < 1000; k++) {
+            }
+            if (s == RDLM_OK) {
+                s = rdlm_ctx_barrier_wait(g_ctx);
+            }
+        } else {
+            s = rdlm_ctx_barrier(g_ctx);
+        }
+        if (s != RDLM_OK) {
+            die("barrier: %s", rdlm_status_name(s));
+        }
+        t[1] = now_ns();
+        for (uint32_t r = 0; r < g_size; r++) {
+            if (__atomic_load_n(&seen[r], __ATOMIC_RELAXED) < i) {
+                check(0, "barrier %u: rank %u's write not visible after it", i, r);
+                break;
+            }
+        }
+    }
+    if (opt.broken && g_rank == g_size - 1) {
+        rdlm_ctx_barrier(g_ctx);
+    }
+    barrier();
+    if (g_rank == 0) {
+        uint32_t early = 0;
+
+        for (uint32_t i = 1; i <= opt.iters; i++) {
+            uint64_t last_arrival = 0, first_departure = UINT64_MAX;
+
+            for (uint32_t r = 0; r < g_size; r++) {
+                uint64_t *t = times + ((size_t)i * MAX_PROCS + r) * 2;
+
+                last_arrival = t[0] > last_arrival ? t[0] : last_arrival;
+                first_departure = t[1] < first_departure ? t[1] : first_departure;
+            }
+            early += first_departure < last_arrival;
+        }
+        check(early == 0, "%u barriers let a rank leave before the last one arrived", early);
+        /* For information: rank 0's time in barrier, median and 99th percentile. */
+        uint64_t *d = malloc(sizeof(uint64_t) * opt.iters);
+        for (uint32_t i = 1; i <= opt.iters; i++) {
+            uint64_t *t = times + (size_t)i * MAX_PROCS * 2;
+            d[i - 1] = t[1] - t[0];
+        }
+        qsort(d, opt.iters, sizeof(*d), cmp_u64);
+        printf("rank 0 in barrier: median %.1f us, p99 %.1f us\n", d[opt.iters / 2] / 1e3,
+               d[opt.iters * 99 / 100] / 1e3);
+        free(d);
+        rdlm_stats_t st = stats_now();
+        printf("%u barriers checked; rank 0 sent %" PRIu64 " messages for %" PRIu64
+               " barriers\n", opt.iters, st.barrier_msgs, st.barriers);
+    }
+}
+
 static void run_accounting(void)
 {
     rdlm_ctx_dist_info_t di;
@@ -750,7 +836,7 @@ static void parse(int argc, char **argv)
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|cancel|twoctx|"
+            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|barrier|cancel|twoctx|"
                             "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
                             "[--timeout-sec S]\n", argv[0]);
@@ -815,6 +901,8 @@ int main(int argc, char **argv)
         if (g_rank == 0) {
             check_stress(1);
         }
+    } else if (!strcmp(opt.mode, "barrier")) {
+        run_barrier();
     } else if (!strcmp(opt.mode, "twoctx")) {
         run_twoctx();
     } else if (!strcmp(opt.mode, "cancel")) {
