@@ -32,10 +32,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <ucp/api/ucp.h>
-
 #include "benchmarks.h"
 #include "clock.h"
+#include "raw_ucp.h"
 #include "rounds.h"
 #include "transport.h"
 #include "workers.h"
@@ -86,16 +85,6 @@ typedef struct rdlm_bench_tlf_data {
     rdlm_tl_stats_t stats; /* rank 1's rdlm transport counters */
 } rdlm_bench_tlf_data_t;
 
-/* A minimal raw ucp side. */
-typedef struct rdlm_bench_tlf_raw {
-    ucp_context_h context;
-    ucp_worker_h worker;
-    ucp_ep_h ep;       /* rank 1 -> rank 0 */
-    ucp_mem_h memh;    /* rank 0's word */
-    ucp_rkey_h rkey;   /* rank 1: rank 0's word */
-    uint64_t raddr;
-} rdlm_bench_tlf_raw_t;
-
 /* Everything one worker holds. */
 typedef struct rdlm_bench_tlf_proc {
     rdlm_bench_worker_t *w;
@@ -107,9 +96,8 @@ typedef struct rdlm_bench_tlf_proc {
     rdlm_tl_mem_h mem;
     rdlm_tl_rkey_h rkey;
     volatile uint64_t *rdlm_word; /* rank 0: its own word, read at the end */
-    rdlm_bench_tlf_raw_t raw;
-    void *raw_addr; /* rank 0: the raw word */
-    double *batch;  /* rank 1: batch samples of one timed loop */
+    rdlm_bench_ucp_t raw;
+    double *batch; /* rank 1: batch samples of one timed loop */
 } rdlm_bench_tlf_proc_t;
 
 /* The key blob allgathered for each side: address, length, packed key. */
@@ -133,150 +121,51 @@ static int rdlm_bench_tlf_idle(void *arg)
     return n;
 }
 
-/* Progress the raw worker until req is done; frees it. */
-static ucs_status_t rdlm_bench_tlf_raw_wait(ucp_worker_h worker, ucs_status_ptr_t req)
-{
-    ucs_status_t s;
-
-    if (req == NULL)
-        return UCS_OK;
-    if (UCS_PTR_IS_ERR(req))
-        return UCS_PTR_STATUS(req);
-    do {
-        ucp_worker_progress(worker);
-        s = ucp_request_check_status(req);
-    } while (s == UCS_INPROGRESS);
-    ucp_request_free(req);
-    return s;
-}
-
-/* The raw fetch-add: the same call and completion loop the transport makes. */
-static inline ucs_status_t rdlm_bench_tlf_raw_fadd(rdlm_bench_tlf_raw_t *r, uint64_t add,
-                                                   uint64_t *old_p)
-{
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
-        .datatype = ucp_dt_make_contig(sizeof(uint64_t)),
-        .reply_buffer = old_p,
-    };
-
-    return rdlm_bench_tlf_raw_wait(
-        r->worker, ucp_atomic_op_nbx(r->ep, UCP_ATOMIC_OP_ADD, &add, 1, r->raddr, r->rkey,
-                                     &p));
-}
-
-/* Raw side set-up: context, worker, addresses, rank 0's word and its key. */
+/* Raw side set-up (raw_ucp.h), wired up through the bootstrap: worker addresses,
+ * rank 0's word and its key. */
 static int rdlm_bench_tlf_raw_open(rdlm_bench_tlf_proc_t *p)
 {
-    rdlm_bench_tlf_raw_t *r = &p->raw;
+    rdlm_bench_ucp_t *r = &p->raw;
     rdlm_tl_idle_t idle = {rdlm_bench_tlf_idle, p};
-    ucp_params_t up = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                       .features = UCP_FEATURE_AMO64 | UCP_FEATURE_RMA | UCP_FEATURE_AM |
-                                   UCP_FEATURE_WAKEUP};
-    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-                              .thread_mode = UCS_THREAD_MODE_SINGLE};
-    ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS};
     rdlm_bench_tlf_key_t mine, *keys = NULL;
     uint64_t lens[2], alen;
     char *addrs = NULL, *rec = NULL;
-    ucp_config_t *config;
-    ucs_status_t s;
+    char why[200] = "raw UCX wire-up through the bootstrap failed";
+    size_t key_len;
     int rc = -1;
 
-    s = ucp_config_read(NULL, NULL, &config);
-    if (s != UCS_OK)
-        return rdlm_bench_worker_fail(p->w, "raw ucp_config_read: %s", ucs_status_string(s));
-    s = ucp_init(&up, config, &r->context);
-    ucp_config_release(config);
-    if (s != UCS_OK)
-        return rdlm_bench_worker_fail(p->w, "raw ucp_init: %s", ucs_status_string(s));
-    s = ucp_worker_create(r->context, &wp, &r->worker);
-    if (s != UCS_OK)
-        return rdlm_bench_worker_fail(p->w, "raw ucp_worker_create: %s",
-                                      ucs_status_string(s));
-    s = ucp_worker_query(r->worker, &wa);
-    if (s != UCS_OK)
-        return rdlm_bench_worker_fail(p->w, "raw worker address: %s", ucs_status_string(s));
-    alen = wa.address_length;
+    if (rdlm_bench_ucp_open(r, why, sizeof(why)) != 0)
+        return rdlm_bench_worker_fail(p->w, "%s", why);
+    alen = r->address_len;
     if (p->b->allgather(p->b->arg, &alen, lens, sizeof(alen), &idle) != RDLM_OK)
-        goto out_address;
+        goto out;
     alen = lens[0] > lens[1] ? lens[0] : lens[1];
     rec = calloc(1, alen);
     addrs = malloc(2 * alen);
     keys = malloc(2 * sizeof(*keys));
     if (rec == NULL || addrs == NULL || keys == NULL)
-        goto out_address;
-    memcpy(rec, wa.address, wa.address_length);
+        goto out;
+    memcpy(rec, r->address, r->address_len);
     if (p->b->allgather(p->b->arg, rec, addrs, alen, &idle) != RDLM_OK)
-        goto out_address;
-
+        goto out;
     memset(&mine, 0, sizeof(mine));
     if (p->w->rank == 0) {
-        ucp_mem_map_params_t mp = {
-            .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                          UCP_MEM_MAP_PARAM_FIELD_FLAGS,
-            .address = NULL,
-            .length = 64,
-            .flags = UCP_MEM_MAP_ALLOCATE,
-        };
-        ucp_mem_attr_t ma = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
-        void *packed;
-        size_t plen;
-
-        s = ucp_mem_map(r->context, &mp, &r->memh);
-        if (s == UCS_OK)
-            s = ucp_mem_query(r->memh, &ma);
-        if (s != UCS_OK) {
-            rdlm_bench_worker_fail(p->w, "raw ucp_mem_map: %s", ucs_status_string(s));
-            goto out_address;
-        }
-        p->raw_addr = ma.address;
-        memset(p->raw_addr, 0, 8);
-#if UCP_API_VERSION >= UCP_VERSION(1, 14)
-        {
-            ucp_memh_pack_params_t pp = {.field_mask = 0};
-            s = ucp_memh_pack(r->memh, &pp, &packed, &plen);
-        }
-#else
-        s = ucp_rkey_pack(r->context, r->memh, &packed, &plen);
-#endif
-        if (s != UCS_OK || plen > sizeof(mine.key)) {
-            rdlm_bench_worker_fail(p->w, "raw key pack: %s (%zu bytes)",
-                                   ucs_status_string(s), s == UCS_OK ? plen : 0);
-            goto out_address;
-        }
-        mine.addr = (uint64_t)(uintptr_t)p->raw_addr;
-        mine.len = 64;
-        mine.key_len = plen;
-        memcpy(mine.key, packed, plen);
-#if UCP_API_VERSION >= UCP_VERSION(1, 14)
-        ucp_memh_buffer_release(packed, &(ucp_memh_buffer_release_params_t){0});
-#else
-        ucp_rkey_buffer_release(packed);
-#endif
+        if (rdlm_bench_ucp_map_word(r, mine.key, sizeof(mine.key), &key_len, &mine.addr, why,
+                                    sizeof(why)) != 0)
+            goto out;
+        mine.len = RDLM_BENCH_UCP_WORD_BYTES;
+        mine.key_len = key_len;
     }
     if (p->b->allgather(p->b->arg, &mine, keys, sizeof(mine), &idle) != RDLM_OK)
-        goto out_address;
-    if (p->w->rank == 1) {
-        ucp_ep_params_t ep = {
-            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-            .address = (const ucp_address_t *)addrs, /* rank 0's record */
-        };
-
-        s = ucp_ep_create(r->worker, &ep, &r->ep);
-        if (s == UCS_OK)
-            s = ucp_ep_rkey_unpack(r->ep, keys[0].key, &r->rkey);
-        if (s != UCS_OK) {
-            rdlm_bench_worker_fail(p->w, "raw endpoint / key: %s", ucs_status_string(s));
-            goto out_address;
-        }
-        r->raddr = keys[0].addr;
-    }
+        goto out;
+    if (p->w->rank == 1 &&
+        rdlm_bench_ucp_connect(r, addrs /* rank 0's record */, keys[0].key, keys[0].addr,
+                               why, sizeof(why)) != 0)
+        goto out;
     rc = 0;
-out_address:
-    if (rc != 0 && !p->w->slot->failed)
-        rdlm_bench_worker_fail(p->w, "raw UCX wire-up through the bootstrap failed");
-    ucp_worker_release_address(r->worker, wa.address);
+out:
+    if (rc != 0)
+        rdlm_bench_worker_fail(p->w, "%s", why);
     free(keys);
     free(addrs);
     free(rec);
@@ -286,23 +175,12 @@ out_address:
 /* Raw side tear-down; rank 1 closes its endpoint while rank 0 progresses (phase). */
 static void rdlm_bench_tlf_raw_close(rdlm_bench_tlf_proc_t *p)
 {
-    rdlm_bench_tlf_raw_t *r = &p->raw;
     rdlm_tl_idle_t idle = {rdlm_bench_tlf_idle, p};
-    ucp_request_param_t cp = {.op_attr_mask = 0};
 
-    if (r->rkey != NULL)
-        ucp_rkey_destroy(r->rkey);
-    if (r->ep != NULL)
-        (void)rdlm_bench_tlf_raw_wait(r->worker, ucp_ep_close_nbx(r->ep, &cp));
-    if (r->worker != NULL)
+    rdlm_bench_ucp_disconnect(&p->raw);
+    if (p->raw.worker != NULL)
         (void)p->b->barrier(p->b->arg, &idle);
-    if (r->memh != NULL)
-        ucp_mem_unmap(r->context, r->memh);
-    if (r->worker != NULL)
-        ucp_worker_destroy(r->worker);
-    if (r->context != NULL)
-        ucp_cleanup(r->context);
-    memset(r, 0, sizeof(*r));
+    rdlm_bench_ucp_close(&p->raw);
 }
 
 /* rdlm side set-up: a context, rank 0's word, its key at rank 1. */
@@ -376,7 +254,7 @@ static int rdlm_bench_tlf_round(uint32_t impl, uint32_t round, void *arg)
                 return rdlm_bench_worker_fail(p->w, "rdlm_tl_fadd64: %s",
                                               rdlm_status_str(st));
         } else {
-            ucs_status_t s = rdlm_bench_tlf_raw_fadd(&p->raw, 1, &old);
+            ucs_status_t s = rdlm_bench_ucp_amo(&p->raw, UCP_ATOMIC_OP_ADD, 1, &old);
 
             if (s != UCS_OK)
                 return rdlm_bench_worker_fail(p->w, "ucp_atomic_op_nbx: %s",
@@ -457,7 +335,7 @@ static int rdlm_bench_tlf_body(rdlm_bench_worker_t *w)
                 ucp_worker_progress(p.raw.worker);
         }
         p.d->final[RDLM_BENCH_TLF_RDLM] = *p.rdlm_word;
-        p.d->final[RDLM_BENCH_TLF_RAW] = *(volatile uint64_t *)p.raw_addr;
+        p.d->final[RDLM_BENCH_TLF_RAW] = *(volatile uint64_t *)p.raw.word;
         rdlm_bench_worker_end(w, 0);
         rc = 0;
     }

@@ -15,6 +15,8 @@ typedef struct rdlm_bench_def {
     /** Default process counts, replaced by -p; NULL: always one process. */
     const uint32_t *default_procs;
     uint32_t ndefault_procs;
+    /** 1: run only when named (-b or an operand), not in the default set. */
+    int opt_in;
     /** Add measurements, comparisons and notes to the report; 0, or -1 on failure. */
     int (*run)(rdlm_bench_report_t *report);
 } rdlm_bench_def_t;
@@ -23,6 +25,9 @@ extern const rdlm_bench_def_t rdlm_bench_def_lock_latency;
 extern const rdlm_bench_def_t rdlm_bench_def_lock_contended;
 extern const rdlm_bench_def_t rdlm_bench_def_barrier;
 extern const rdlm_bench_def_t rdlm_bench_def_memory;
+extern const rdlm_bench_def_t rdlm_bench_def_dist_lock;
+extern const rdlm_bench_def_t rdlm_bench_def_dist_contended;
+extern const rdlm_bench_def_t rdlm_bench_def_dist_memory;
 #if RDLM_BENCH_HAVE_UCX
 extern const rdlm_bench_def_t rdlm_bench_def_tl_fadd;
 #endif

@@ -48,8 +48,17 @@ static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
 #if RDLM_BENCH_HAVE_UCX
     &rdlm_bench_def_tl_fadd,
 #endif
+    &rdlm_bench_def_dist_lock,
+    &rdlm_bench_def_dist_contended,
+    &rdlm_bench_def_dist_memory,
 };
 #define RDLM_BENCH_NDEFS (sizeof(rdlm_bench_defs) / sizeof(rdlm_bench_defs[0]))
+
+/* 1 if d runs: named on the command line, or nothing named and d not opt-in. */
+static int rdlm_bench_runs(const rdlm_bench_opts_t *opts, const rdlm_bench_def_t *d)
+{
+    return rdlm_bench_opts_selects(opts, d->name) && (opts->nselected > 0 || !d->opt_in);
+}
 
 /* "lock-latency 1; lock-contended 2,16; ..." for the selected benchmarks. */
 static void rdlm_bench_processes_text(const rdlm_bench_opts_t *opts, char *buf, size_t len)
@@ -64,7 +73,7 @@ static void rdlm_bench_processes_text(const rdlm_bench_opts_t *opts, char *buf, 
     for (k = 0; k < RDLM_BENCH_NDEFS && used + 1 < len; k++) {
         const rdlm_bench_def_t *d = rdlm_bench_defs[k];
 
-        if (!rdlm_bench_opts_selects(opts, d->name)) {
+        if (!rdlm_bench_runs(opts, d)) {
             continue;
         }
         used += (size_t)snprintf(buf + used, len - used, "%s%s ", used ? "; " : "", d->name);
@@ -117,13 +126,13 @@ int main(int argc, char **argv)
     rdlm_bench_header_print(&report->header, stdout);
 
     for (k = 0; k < RDLM_BENCH_NDEFS; k++) {
-        selected += (uint32_t)rdlm_bench_opts_selects(&opts, rdlm_bench_defs[k]->name);
+        selected += (uint32_t)rdlm_bench_runs(&opts, rdlm_bench_defs[k]);
     }
     for (k = 0; k < RDLM_BENCH_NDEFS; k++) {
         const rdlm_bench_def_t *d = rdlm_bench_defs[k];
         int rc;
 
-        if (!rdlm_bench_opts_selects(&opts, d->name)) {
+        if (!rdlm_bench_runs(&opts, d)) {
             continue;
         }
         fflush(stdout);

@@ -1,4 +1,4 @@
-/* mpirun launcher for the MPI_Barrier baseline; see mpi_launch.h. */
+/* mpirun launcher of rdlm-bench's MPI programs; see mpi_launch.h. */
 #include "mpi_launch.h"
 
 #include <errno.h>
@@ -14,38 +14,95 @@
 #include "clock.h"
 
 #define RDLM_BENCH_MPI_TIMEOUT_S 60
-#define RDLM_BENCH_MPI_OUT_MAX 8192
+#define RDLM_BENCH_MPI_OUT_MAX 65536
+#define RDLM_BENCH_MPI_ARGV_MAX 96
 
-#if defined(RDLM_BENCH_MPIRUN) && defined(RDLM_BENCH_MPI_BASELINE)
+#if defined(RDLM_BENCH_MPIRUN)
 #define RDLM_BENCH_HAVE_MPI 1
 static const char rdlm_bench_mpirun[] = RDLM_BENCH_MPIRUN;
-static const char rdlm_bench_mpi_prog[] = RDLM_BENCH_MPI_BASELINE;
 #else
 #define RDLM_BENCH_HAVE_MPI 0
 #endif
 
-int rdlm_bench_mpi_available(char *why, size_t whylen)
+int rdlm_bench_mpi_can_run(const char *program, char *why, size_t whylen)
 {
 #if RDLM_BENCH_HAVE_MPI
     if (rdlm_bench_mpirun[0] == '\0' || access(rdlm_bench_mpirun, X_OK) != 0) {
         snprintf(why, whylen, "mpirun not found (configure found '%s')", rdlm_bench_mpirun);
         return 0;
     }
-    if (access(rdlm_bench_mpi_prog, X_OK) != 0) {
-        snprintf(why, whylen, "%s not built", rdlm_bench_mpi_prog);
+    if (program == NULL || access(program, X_OK) != 0) {
+        snprintf(why, whylen, "%s not built", program ? program : "the MPI program");
         return 0;
     }
     return 1;
 #else
+    (void)program;
     snprintf(why, whylen, "built without MPI (RDLM_WITH_MPI=OFF or mpirun not found at "
                           "configure time)");
     return 0;
 #endif
 }
 
-const char *rdlm_bench_mpi_describe(void)
+/* mpirun's argv for job in argv (at most RDLM_BENCH_MPI_ARGV_MAX entries, NULL-ended);
+ * np holds the process count's text. Returns the count, or -1 if it does not fit. */
+static int rdlm_bench_mpi_argv(const rdlm_bench_mpi_job_t *job, const char *mpirun,
+                               char *np, size_t nplen, const char **argv)
 {
-    return "mpirun -np N --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader";
+    static const char *const fixed[] = {"--oversubscribe", "--bind-to", "none"};
+    int n = 0;
+    size_t k;
+
+    snprintf(np, nplen, "%u", job->nprocs);
+    argv[n++] = mpirun;
+    argv[n++] = "-np";
+    argv[n++] = np;
+    for (k = 0; k < sizeof(fixed) / sizeof(fixed[0]); k++) {
+        argv[n++] = fixed[k];
+    }
+    for (k = 0; job->mca != NULL && job->mca[k] != NULL && job->mca[k + 1] != NULL; k += 2) {
+        if (n + 3 >= RDLM_BENCH_MPI_ARGV_MAX) {
+            return -1;
+        }
+        argv[n++] = "--mca";
+        argv[n++] = job->mca[k];
+        argv[n++] = job->mca[k + 1];
+    }
+    for (k = 0; job->env != NULL && job->env[k] != NULL; k++) {
+        if (n + 2 >= RDLM_BENCH_MPI_ARGV_MAX) {
+            return -1;
+        }
+        argv[n++] = "-x";
+        argv[n++] = job->env[k];
+    }
+    argv[n++] = job->program;
+    for (k = 0; job->args != NULL && job->args[k] != NULL; k++) {
+        if (n + 1 >= RDLM_BENCH_MPI_ARGV_MAX) {
+            return -1;
+        }
+        argv[n++] = job->args[k];
+    }
+    argv[n] = NULL;
+    return n;
+}
+
+void rdlm_bench_mpi_command(const rdlm_bench_mpi_job_t *job, char *buf, size_t len)
+{
+    const char *argv[RDLM_BENCH_MPI_ARGV_MAX];
+    const char *base;
+    char np[16];
+    size_t used = 0;
+    int k;
+
+    buf[0] = '\0';
+    if (rdlm_bench_mpi_argv(job, "mpirun", np, sizeof(np), argv) < 0) {
+        return;
+    }
+    for (k = 0; argv[k] != NULL && used + 1 < len; k++) {
+        base = argv[k] == job->program && strrchr(argv[k], '/') ? strrchr(argv[k], '/') + 1
+                                                               : argv[k];
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? " " : "", base);
+    }
 }
 
 #if RDLM_BENCH_HAVE_MPI
@@ -100,56 +157,34 @@ static int rdlm_bench_mpi_read(int fd, char *buf, size_t cap, uint64_t deadline_
     }
 }
 
-static int rdlm_bench_mpi_parse(const char *out, rdlm_bench_mpi_result_t *res)
-{
-    const char *line = strstr(out, "RESULT mpi_barrier ");
-    unsigned nprocs;
-    uint64_t iters;
-
-    if (line == NULL) {
-        return -1;
-    }
-    if (sscanf(line,
-               "RESULT mpi_barrier nprocs=%u iters=%" SCNu64
-               " us_max=%lf p50_us=%lf p90_us=%lf p99_us=%lf done=%" SCNu64,
-               &nprocs, &iters, &res->us_max, &res->p50_us, &res->p90_us, &res->p99_us,
-               &res->done) != 7) {
-        return -1;
-    }
-    return 0;
-}
 #endif
 
-int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup,
-                           uint32_t cap_ms, int verbose, rdlm_bench_mpi_result_t *result_p,
-                           char *why, size_t whylen)
+int rdlm_bench_mpi_run(const rdlm_bench_mpi_job_t *job, char **out_p, char *why,
+                       size_t whylen)
 {
 #if RDLM_BENCH_HAVE_MPI
-    char np[16], iters[32], wu[32], cap[16];
-    char *argv[] = {(char *)rdlm_bench_mpirun, "-np", np, "--oversubscribe", "--bind-to",
-                    "none", "--mca", "pml", "ob1", "--mca", "btl", "self,vader",
-                    (char *)rdlm_bench_mpi_prog, "-i", iters, "-x", wu, "-t", cap, NULL};
-    uint64_t deadline_ns = rdlm_bench_now_ns() + RDLM_BENCH_MPI_TIMEOUT_S * 1000000000ull;
-    rdlm_bench_mpi_result_t res;
+    const char *argv[RDLM_BENCH_MPI_ARGV_MAX];
+    uint32_t timeout_s = job->timeout_s ? job->timeout_s : RDLM_BENCH_MPI_TIMEOUT_S;
+    uint64_t deadline_ns = rdlm_bench_now_ns() + timeout_s * 1000000000ull;
+    char np[16];
     char *out;
     int fds[2];
     int status = 0;
     int rc;
+    int k;
     pid_t pid;
 
-    snprintf(np, sizeof(np), "%u", nprocs);
-    snprintf(iters, sizeof(iters), "%" PRIu64, iterations);
-    snprintf(wu, sizeof(wu), "%" PRIu64, warmup);
-    snprintf(cap, sizeof(cap), "%u", cap_ms);
+    if (rdlm_bench_mpi_argv(job, rdlm_bench_mpirun, np, sizeof(np), argv) < 0) {
+        snprintf(why, whylen, "mpirun command line too long");
+        return -1;
+    }
     out = calloc(1, RDLM_BENCH_MPI_OUT_MAX);
     if (out == NULL || pipe(fds) != 0) {
         snprintf(why, whylen, "cannot set up mpirun: %s", strerror(errno));
         free(out);
         return -1;
     }
-    if (verbose) {
-        int k;
-
+    if (job->verbose) {
         fprintf(stderr, "rdlm-bench:   OMPI_ALLOW_RUN_AS_ROOT=1 "
                         "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
         for (k = 0; argv[k] != NULL; k++) {
@@ -167,8 +202,11 @@ int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup
         close(fds[1]);
         setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
         setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+        for (k = 0; job->unset_env != NULL && job->unset_env[k] != NULL; k++) {
+            unsetenv(job->unset_env[k]);
+        }
         rdlm_bench_mpi_no_leak_check();
-        execv(rdlm_bench_mpirun, argv);
+        execv(rdlm_bench_mpirun, (char *const *)argv);
         fprintf(stderr, "exec %s: %s\n", rdlm_bench_mpirun, strerror(errno));
         _exit(127);
     }
@@ -188,28 +226,151 @@ int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (rc != 0) {
-        snprintf(why, whylen, "mpirun did not finish within %d s; killed",
-                 RDLM_BENCH_MPI_TIMEOUT_S);
-        rc = -1;
-    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-               rdlm_bench_mpi_parse(out, &res) != 0) {
+        snprintf(why, whylen, "mpirun did not finish within %u s; killed; its output: %.600s",
+                 timeout_s, out);
+        free(out);
+        return -1;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         snprintf(why, whylen, "mpirun failed (status %d); its output: %.600s",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
-        rc = -1;
-    } else {
-        *result_p = res;
-        rc = 0;
+        free(out);
+        return -1;
     }
-    free(out);
-    return rc;
+    *out_p = out;
+    return 0;
 #else
-    (void)nprocs;
-    (void)iterations;
-    (void)warmup;
-    (void)cap_ms;
-    (void)verbose;
-    (void)result_p;
-    rdlm_bench_mpi_available(why, whylen);
+    (void)out_p;
+    rdlm_bench_mpi_can_run(job->program, why, whylen);
     return -1;
 #endif
+}
+
+const char *rdlm_bench_mpi_result(const char *out, const char *kind, const char **cursor_p)
+{
+    const char *p = *cursor_p != NULL ? *cursor_p : out;
+    size_t klen = strlen(kind);
+
+    for (p = strstr(p, "RESULT "); p != NULL; p = strstr(p + 1, "RESULT ")) {
+        if ((p == out || p[-1] == '\n') && strncmp(p + 7, kind, klen) == 0 &&
+            p[7 + klen] == ' ') {
+            const char *eol = strchr(p, '\n');
+
+            *cursor_p = eol != NULL ? eol : p + strlen(p);
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* The start of key's value in line, or NULL. */
+static const char *rdlm_bench_mpi_value(const char *line, const char *key)
+{
+    const char *eol = strchr(line, '\n');
+    size_t klen = strlen(key);
+    const char *p;
+
+    for (p = strstr(line, key); p != NULL && (eol == NULL || p < eol);
+         p = strstr(p + 1, key)) {
+        if (p > line && p[-1] == ' ' && p[klen] == '=') {
+            return p + klen + 1;
+        }
+    }
+    return NULL;
+}
+
+int rdlm_bench_mpi_field(const char *line, const char *key, double *value_p)
+{
+    const char *v = rdlm_bench_mpi_value(line, key);
+    char *end = NULL;
+    double d;
+
+    if (v == NULL) {
+        return -1;
+    }
+    d = strtod(v, &end);
+    if (end == v) {
+        return -1;
+    }
+    *value_p = d;
+    return 0;
+}
+
+int rdlm_bench_mpi_field_str(const char *line, const char *key, char *buf, size_t len)
+{
+    const char *v = rdlm_bench_mpi_value(line, key);
+    size_t n;
+
+    if (v == NULL || len == 0) {
+        return -1;
+    }
+    n = strcspn(v, " \n");
+    if (n >= len) {
+        n = len - 1;
+    }
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    return 0;
+}
+
+/* ---- the MPI_Barrier baseline ----------------------------------------------------- */
+
+#if RDLM_BENCH_HAVE_MPI && defined(RDLM_BENCH_MPI_BASELINE)
+static const char rdlm_bench_mpi_barrier_prog[] = RDLM_BENCH_MPI_BASELINE;
+#else
+static const char *const rdlm_bench_mpi_barrier_prog = NULL;
+#endif
+
+int rdlm_bench_mpi_available(char *why, size_t whylen)
+{
+    return rdlm_bench_mpi_can_run(rdlm_bench_mpi_barrier_prog, why, whylen);
+}
+
+const char *rdlm_bench_mpi_describe(void)
+{
+    return "mpirun -np N --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader";
+}
+
+int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup,
+                           uint32_t cap_ms, int verbose, rdlm_bench_mpi_result_t *result_p,
+                           char *why, size_t whylen)
+{
+    static const char *const mca[] = {"pml", "ob1", "btl", "self,vader", NULL};
+    char iters[32], wu[32], cap[16];
+    const char *const args[] = {"-i", iters, "-x", wu, "-t", cap, NULL};
+    rdlm_bench_mpi_job_t job = {
+        .program = rdlm_bench_mpi_barrier_prog,
+        .nprocs = nprocs,
+        .args = args,
+        .mca = mca,
+        .verbose = verbose,
+    };
+    const char *cursor = NULL;
+    const char *line;
+    double v[5];
+    char *out;
+
+    if (!rdlm_bench_mpi_can_run(job.program, why, whylen)) {
+        return -1;
+    }
+    snprintf(iters, sizeof(iters), "%" PRIu64, iterations);
+    snprintf(wu, sizeof(wu), "%" PRIu64, warmup);
+    snprintf(cap, sizeof(cap), "%u", cap_ms);
+    if (rdlm_bench_mpi_run(&job, &out, why, whylen) != 0) {
+        return -1;
+    }
+    line = rdlm_bench_mpi_result(out, "mpi_barrier", &cursor);
+    if (line == NULL || rdlm_bench_mpi_field(line, "us_max", &v[0]) != 0 ||
+        rdlm_bench_mpi_field(line, "p50_us", &v[1]) != 0 ||
+        rdlm_bench_mpi_field(line, "p90_us", &v[2]) != 0 ||
+        rdlm_bench_mpi_field(line, "p99_us", &v[3]) != 0 ||
+        rdlm_bench_mpi_field(line, "done", &v[4]) != 0) {
+        snprintf(why, whylen, "no RESULT mpi_barrier line; output: %.600s", out);
+        free(out);
+        return -1;
+    }
+    *result_p = (rdlm_bench_mpi_result_t){.us_max = v[0], .p50_us = v[1], .p90_us = v[2],
+                                          .p99_us = v[3], .done = (uint64_t)v[4]};
+    free(out);
+    return 0;
 }

@@ -1,13 +1,54 @@
 /*
- * Runs the MPI_Barrier baseline (rdlm-mpi-barrier-baseline) under the mpirun found
- * at configure time, with Open MPI's run-as-root variables, over shared memory
- * (pml ob1, btl self,vader), and parses its RESULT line.
+ * Runs rdlm-bench's MPI programs under the mpirun found at configure time, with Open
+ * MPI's run-as-root variables, --oversubscribe and --bind-to none (rdlm's processes
+ * are not bound either), the job's MCA parameters and exported variables, and
+ * collects their output, from which the caller parses the RESULT lines:
+ *
+ *   RESULT <kind> key=value key=value ...
+ *
+ * The MPI_Barrier baseline (rdlm-mpi-barrier-baseline, over shared memory: pml ob1,
+ * btl self,vader) has its own entry point below.
  */
 #ifndef RDLM_BENCH_MPI_LAUNCH_H
 #define RDLM_BENCH_MPI_LAUNCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/** One mpirun. */
+typedef struct rdlm_bench_mpi_job {
+    const char *program;          /**< path of the MPI program */
+    uint32_t nprocs;              /**< -np */
+    const char *const *args;      /**< the program's arguments, NULL-terminated */
+    const char *const *mca;       /**< MCA name, value, name, value, ..., NULL */
+    const char *const *env;       /**< "NAME=value" exported to the ranks (-x), NULL-ended */
+    const char *const *unset_env; /**< names removed from mpirun's environment, NULL-ended */
+    uint32_t timeout_s;           /**< kill mpirun and its ranks after this (0: 60 s) */
+    int verbose;                  /**< print the command on stderr */
+} rdlm_bench_mpi_job_t;
+
+/** 1 if mpirun and program can be run; else 0 and why names what is missing. */
+int rdlm_bench_mpi_can_run(const char *program, char *why, size_t whylen);
+
+/** The command line of job (without the run-as-root variables), for notes. */
+void rdlm_bench_mpi_command(const rdlm_bench_mpi_job_t *job, char *buf, size_t len);
+
+/** Run job once. 0 and *out_p (malloc'ed, NUL-terminated stdout and stderr, the
+ *  caller frees) when mpirun exited with 0; else -1 with why (the output's start). */
+int rdlm_bench_mpi_run(const rdlm_bench_mpi_job_t *job, char **out_p, char *why,
+                       size_t whylen);
+
+/** The next line of out at or after *cursor_p that starts with "RESULT <kind> ";
+ *  NULL when none is left. *cursor_p moves past it. */
+const char *rdlm_bench_mpi_result(const char *out, const char *kind, const char **cursor_p);
+
+/** The value of key=value in line (up to its end): 0 and *value_p, or -1. */
+int rdlm_bench_mpi_field(const char *line, const char *key, double *value_p);
+
+/** The same for a word value, copied into buf (at most len - 1 bytes). */
+int rdlm_bench_mpi_field_str(const char *line, const char *key, char *buf, size_t len);
+
+/* ---- the MPI_Barrier baseline ----------------------------------------------------- */
 
 typedef struct rdlm_bench_mpi_result {
     double us_max;  /**< max over ranks of elapsed / iterations, us per barrier */

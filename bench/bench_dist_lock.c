@@ -1,0 +1,670 @@
+/*
+ * dist-lock, dist-contended, dist-memory: rdlm's cross-node exclusive lock, measured by
+ * rdlm-mpi-lock-bench (mpi_lock_bench.c, which documents the measurements) under
+ * mpirun on one machine split into 2 virtual nodes (RDLM_VIRTUAL_NODES=2; dist-memory:
+ * one node per rank), over TCP for everything: rdlm's and the raw baseline's UCX
+ * (UCX_TLS=tcp,self) and Open MPI's one-sided baselines (pml ob1, btl self,tcp, osc pt2pt).
+ * Targets (issue 4):
+ *
+ *   dist-lock       rdlm acquire+release, lock homed on the other node
+ *                     <= 1.2 x two raw fetching ucp atomics (SWAP + CSWAP)
+ *                     <= 1/3 x MPI_Win_lock(EXCLUSIVE) + MPI_Fetch_and_op + unlock
+ *                     <= 1/2 x an MPI_Compare_and_swap spinlock
+ *                   hand-off inside the node (its cohort holds the global word)
+ *                     <= 1.5 x the same hand-off on a node-only rdlm lock,
+ *                     with 0 remote operations in those acquires
+ *   dist-contended  throughput of N ranks (default 4 = 2 nodes x 2) on one lock:
+ *                     RDLM_COHORT_BOUND default (64) >= 2 x RDLM_COHORT_BOUND=1;
+ *                     home-side remote operations per acquire+release reported
+ *   dist-memory     (reported, no target) home bytes per lock; resident growth of
+ *                     rdlm_mpi_ctx_create and after using locks homed on more nodes
+ *
+ * dist-lock is one mpirun, which alternates rdlm and the baselines round by round
+ * itself. The cohort bound is read at context creation, so dist-contended runs one
+ * mpirun per round and bound, alternating the bounds (default, 1), (1, default), ...
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "benchmarks.h"
+#include "mpi_launch.h"
+#include "rounds.h"
+
+#define RDLM_BENCH_DL_ITERATIONS 1000u
+#define RDLM_BENCH_DL_WARMUP 100u
+#define RDLM_BENCH_DL_CAP_MS 2000u
+#define RDLM_BENCH_DC_DURATION_MS 500u
+#define RDLM_BENCH_DC_WARMUP 100u
+#define RDLM_BENCH_DC_TIMEOUT_S 60u
+#define RDLM_BENCH_DC_COHORT_TARGET 2.0
+#define RDLM_BENCH_DL_NIMPL 7u
+
+#if defined(RDLM_BENCH_MPI_LOCK_BENCH)
+static const char rdlm_bench_dist_prog[] = RDLM_BENCH_MPI_LOCK_BENCH;
+#else
+static const char *const rdlm_bench_dist_prog = NULL;
+#endif
+
+static const uint32_t rdlm_bench_dist_procs[] = {4};
+
+/* Everything over TCP: Open MPI's one-sided operations through ob1/tcp and the
+ * pt2pt component (Debian's openmpi-mca-params.conf disables it: named here). */
+static const char *const rdlm_bench_dist_mca[] = {"pml", "ob1",   "btl", "self,tcp",
+                                                  "osc", "pt2pt", NULL};
+
+/* The program's implementations: its name, ours in the report, the metric. */
+static const struct rdlm_bench_dl_impl {
+    const char *key;
+    const char *impl;
+    const char *metric;
+} rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
+    {"rdlm", "rdlm", "acq+rel remote home"},
+    {"ucp_amo", "ucp SWAP+CSWAP", "acq+rel remote home"},
+    {"ucp_amo_wake", "ucp, target fd", "acq+rel remote home"},
+    {"mpi_win_lock", "MPI_Win_lock", "acq+rel remote home"},
+    {"mpi_cas_spin", "MPI CAS spin", "acq+rel remote home"},
+    {"rdlm_cohort", "rdlm", "hand-off in node"},
+    {"rdlm_node", "rdlm node-only", "hand-off in node"},
+};
+
+enum {
+    RDLM_BENCH_DL_RDLM,
+    RDLM_BENCH_DL_UCP,
+    RDLM_BENCH_DL_UCP_WAKE,
+    RDLM_BENCH_DL_WIN,
+    RDLM_BENCH_DL_CAS,
+    RDLM_BENCH_DL_COHORT,
+    RDLM_BENCH_DL_NODE
+};
+
+/* The fields of the program's "RESULT stats" lines that the report uses. */
+#define RDLM_BENCH_DIST_STATS(X)                                                           \
+    X(ACQ, "acquires")                                                                     \
+    X(GLOBAL, "global_acquires")                                                           \
+    X(LOCAL, "local_handoffs")                                                             \
+    X(HOME, "home_ops")                                                                    \
+    X(PEER, "peer_ops")                                                                    \
+    X(HANDOFFS, "handoffs")                                                                \
+    X(GLOBAL_NS, "global_ns")                                                              \
+    X(CHECK_LOCAL, "check_local")                                                          \
+    X(CHECK_REMOTE, "check_remote_ops")                                                    \
+    X(CHECK_HANDOFFS, "check_handoffs")
+
+#define RDLM_BENCH_DIST_STAT_ENUM(e, s) RDLM_BENCH_DS_##e,
+#define RDLM_BENCH_DIST_STAT_KEY(e, s) s,
+enum { RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_ENUM) RDLM_BENCH_DIST_NSTATS };
+static const char *const rdlm_bench_dist_stat_keys[RDLM_BENCH_DIST_NSTATS] = {
+    RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_KEY)};
+
+/* The stats line of impl key in out, as doubles in enum order: 0, or -1 if missing. */
+static int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
+{
+    const char *cursor = NULL;
+    const char *line;
+    char impl[32];
+    int k;
+
+    while ((line = rdlm_bench_mpi_result(out, "stats", &cursor)) != NULL) {
+        if (rdlm_bench_mpi_field_str(line, "impl", impl, sizeof(impl)) != 0 ||
+            strcmp(impl, key) != 0) {
+            continue;
+        }
+        for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
+            if (rdlm_bench_mpi_field(line, rdlm_bench_dist_stat_keys[k], &v[k]) != 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* One round line's figure and percentiles; 0, or -1 if malformed. */
+static int rdlm_bench_dist_round(const char *line, double *value_p,
+                                 rdlm_bench_summary_t *pct)
+{
+    memset(pct, 0, sizeof(*pct));
+    return rdlm_bench_mpi_field(line, "value", value_p) == 0 &&
+                   rdlm_bench_mpi_field(line, "p50_us", &pct->p50) == 0 &&
+                   rdlm_bench_mpi_field(line, "p90_us", &pct->p90) == 0 &&
+                   rdlm_bench_mpi_field(line, "p99_us", &pct->p99) == 0
+               ? 0
+               : -1;
+}
+
+/* A figure measured once (remote operations per operation, bytes), with no target: in
+ * the final table alone, or beside the same figure of "rdlm bound=1" (base >= 0). */
+static void rdlm_bench_dist_row(rdlm_bench_report_t *r, const char *bench,
+                                const char *metric, const char *unit, uint32_t procs,
+                                double ours, double base)
+{
+    rdlm_bench_measure_t *m =
+        rdlm_bench_report_measure(r, bench, metric, "rdlm", procs, unit);
+    rdlm_bench_measure_t *b = NULL;
+
+    if (m == NULL) {
+        return;
+    }
+    rdlm_bench_measure_round(m, ours, NULL);
+    rdlm_bench_measure_finish(m);
+    if (base >= 0) {
+        b = rdlm_bench_report_measure(r, bench, metric, "rdlm bound=1", procs, unit);
+        if (b == NULL) {
+            return;
+        }
+        rdlm_bench_measure_round(b, base, NULL);
+        rdlm_bench_measure_finish(b);
+    }
+    rdlm_bench_report_compare(r, m, b, NULL, RDLM_BENCH_TARGET_NONE, 0);
+}
+
+/* ---- dist-lock -------------------------------------------------------------------- */
+
+/* The run's facts and rdlm's remote operations, as notes. */
+static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_t procs)
+{
+    const char *bench = rdlm_bench_def_dist_lock.name;
+    const char *cursor = NULL;
+    const char *info = rdlm_bench_mpi_result(out, "info", &cursor);
+    char lock[48] = "?", transport[16] = "?";
+    double home = -1, target = -1, partner = -1, thread = -1, bound = -1;
+    double s[RDLM_BENCH_DIST_NSTATS];
+
+    if (info != NULL) {
+        rdlm_bench_mpi_field_str(info, "lock", lock, sizeof(lock));
+        rdlm_bench_mpi_field_str(info, "transport", transport, sizeof(transport));
+        rdlm_bench_mpi_field(info, "home_node", &home);
+        rdlm_bench_mpi_field(info, "target", &target);
+        rdlm_bench_mpi_field(info, "partner", &partner);
+        rdlm_bench_mpi_field(info, "progress_thread", &thread);
+        rdlm_bench_mpi_field(info, "cohort_bound", &bound);
+    }
+    rdlm_bench_report_note(
+        r, bench, RDLM_BENCH_NOTE_INFO,
+        "%u ranks, 2 nodes: origin rank 0 (node 0), lock %s homed on node "
+        "%.0f, baselines' target rank %.0f (its leader), partner rank "
+        "%.0f; rdlm transport %s, progress thread %s, cohort bound %.0f",
+        procs, lock, home, target, partner, transport, thread > 0 ? "yes" : "no", bound);
+    if (rdlm_bench_dist_stats(out, "rdlm", s) == 0 && s[RDLM_BENCH_DS_ACQ] > 0) {
+        double per = (s[RDLM_BENCH_DS_HOME] + s[RDLM_BENCH_DS_PEER]) / s[RDLM_BENCH_DS_ACQ];
+
+        rdlm_bench_report_note(
+            r, bench, RDLM_BENCH_NOTE_INFO,
+            "rdlm remote home: %.2f remote operations per acquire+release "
+            "(home %.0f, peer %.0f over %.0f cycles; design: 2), global "
+            "acquires %.0f",
+            per, s[RDLM_BENCH_DS_HOME], s[RDLM_BENCH_DS_PEER], s[RDLM_BENCH_DS_ACQ],
+            s[RDLM_BENCH_DS_GLOBAL]);
+        rdlm_bench_dist_row(r, bench, "remote ops/acq+rel", "ops", procs, per, -1);
+    }
+    if (rdlm_bench_dist_stats(out, "rdlm_cohort", s) == 0) {
+        double local = s[RDLM_BENCH_DS_CHECK_LOCAL];
+        double rest = s[RDLM_BENCH_DS_CHECK_HANDOFFS] - local;
+
+        rdlm_bench_report_note(
+            r, bench, RDLM_BENCH_NOTE_INFO,
+            "rdlm hand-off in node: %.0f acquires taken over inside the "
+            "node made %.0f remote operations (must be 0: %s); %.0f other "
+            "hand-offs went through the global word (cohort bound), mean "
+            "%.1f us, not in the figure",
+            local, s[RDLM_BENCH_DS_CHECK_REMOTE],
+            s[RDLM_BENCH_DS_CHECK_REMOTE] == 0 && local > 0 ? "yes" : "NO", rest,
+            rest > 0 ? s[RDLM_BENCH_DS_GLOBAL_NS] / rest / 1000.0 : 0.0);
+        rdlm_bench_dist_row(r, bench, "remote ops/handoff", "ops", procs,
+                            local > 0 ? s[RDLM_BENCH_DS_CHECK_REMOTE] / local : -1, -1);
+    }
+}
+
+/* The comparisons of dist-lock: ours, baseline, target (ratio at most; 0: none). */
+static const struct {
+    uint32_t ours, base;
+    double target;
+} rdlm_bench_dl_targets[] = {
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_UCP, 1.2},
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_UCP_WAKE, 0},
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_WIN, 1.0 / 3.0},
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_CAS, 0.5},
+    {RDLM_BENCH_DL_COHORT, RDLM_BENCH_DL_NODE, 1.5},
+};
+
+static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
+{
+    const rdlm_bench_opts_t *o = r->opts;
+    const char *bench = rdlm_bench_def_dist_lock.name;
+    char iters[24], warm[24], rounds[16], cap[16], cmd[512], why[1024];
+    const char *const args[] = {"--mode", "uncontended", "-i", iters, "-x", warm,
+                                "-r",     rounds,        "-t", cap,   NULL};
+    static const char *const env[] = {"UCX_TLS=tcp,self", "RDLM_VIRTUAL_NODES=2", NULL};
+    static const char *const unset_env[] = {"RDLM_UCX_TLS", NULL};
+    rdlm_bench_mpi_job_t job = {
+        .program = rdlm_bench_dist_prog,
+        .nprocs = procs,
+        .args = args,
+        .mca = rdlm_bench_dist_mca,
+        .env = env,
+        .unset_env = unset_env,
+        /* worst case: every measurement hits its cap */
+        .timeout_s =
+            60 + o->rounds * RDLM_BENCH_DL_NIMPL * (RDLM_BENCH_DL_CAP_MS / 1000 + 2),
+        .verbose = o->verbose,
+    };
+    rdlm_bench_measure_t *m[RDLM_BENCH_DL_NIMPL];
+    rdlm_bench_summary_t pct;
+    const char *cursor = NULL;
+    const char *line;
+    char key[32];
+    double value;
+    char *out;
+    uint32_t k;
+
+    snprintf(iters, sizeof(iters), "%" PRIu64,
+             o->iterations ? o->iterations : RDLM_BENCH_DL_ITERATIONS);
+    snprintf(warm, sizeof(warm), "%" PRIu64,
+             o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DL_WARMUP);
+    snprintf(rounds, sizeof(rounds), "%u", o->rounds);
+    snprintf(cap, sizeof(cap), "%u", RDLM_BENCH_DL_CAP_MS);
+    rdlm_bench_mpi_command(&job, cmd, sizeof(cmd));
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
+    for (k = 0; k < RDLM_BENCH_DL_NIMPL; k++) {
+        m[k] = rdlm_bench_report_measure(r, bench, rdlm_bench_dl_impls[k].metric,
+                                         rdlm_bench_dl_impls[k].impl, procs, "us");
+        if (m[k] == NULL) {
+            return -1;
+        }
+    }
+    if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
+        fprintf(stderr, "rdlm-bench: dist-lock: %s\n", why);
+        return -1;
+    }
+    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
+        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
+            rdlm_bench_dist_round(line, &value, &pct) != 0) {
+            continue;
+        }
+        for (k = 0; k < RDLM_BENCH_DL_NIMPL; k++) {
+            if (strcmp(key, rdlm_bench_dl_impls[k].key) == 0) {
+                rdlm_bench_measure_round(m[k], value, &pct);
+            }
+        }
+        if (o->verbose) {
+            fprintf(stderr, "rdlm-bench:   %.*s\n", (int)strcspn(line, "\n"), line);
+        }
+    }
+    for (k = 0; k < RDLM_BENCH_DL_NIMPL; k++) {
+        rdlm_bench_measure_finish(m[k]);
+    }
+    if (m[RDLM_BENCH_DL_RDLM]->nrounds == 0 || m[RDLM_BENCH_DL_UCP]->nrounds == 0) {
+        fprintf(stderr, "rdlm-bench: dist-lock: no rounds in the output: %.600s\n", out);
+        free(out);
+        return -1;
+    }
+    for (k = 0; k < sizeof(rdlm_bench_dl_targets) / sizeof(rdlm_bench_dl_targets[0]); k++) {
+        const rdlm_bench_measure_t *ours = m[rdlm_bench_dl_targets[k].ours];
+        const rdlm_bench_measure_t *base = m[rdlm_bench_dl_targets[k].base];
+
+        if (ours->nrounds == 0 || base->nrounds == 0) {
+            rdlm_bench_report_note(
+                r, bench, RDLM_BENCH_NOTE_SKIP,
+                "%s vs %s: not measured (no second rank on rank 0's node)", ours->metric,
+                base->impl);
+            continue;
+        }
+        rdlm_bench_report_compare(r, ours, base, NULL,
+                                  rdlm_bench_dl_targets[k].target > 0
+                                      ? RDLM_BENCH_TARGET_AT_MOST
+                                      : RDLM_BENCH_TARGET_NONE,
+                                  rdlm_bench_dl_targets[k].target);
+    }
+    rdlm_bench_dl_notes(r, out, procs);
+    free(out);
+    return 0;
+}
+
+static int rdlm_bench_dl_run(rdlm_bench_report_t *r)
+{
+    const char *bench = rdlm_bench_def_dist_lock.name;
+    const uint32_t *procs;
+    uint32_t n, k;
+    char why[256];
+    int rc = 0;
+
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
+        return 0;
+    }
+    rdlm_bench_report_note(
+        r, bench, RDLM_BENCH_NOTE_PARAMS,
+        "one machine as 2 nodes; rdlm and baselines alternate in every "
+        "round inside one mpirun; single-origin figures: us per cycle, "
+        "p99 over 10-cycle batches; hand-off: mean release-to-acquire "
+        "latency of the pair on rank 0's node, p99 over single hand-offs");
+    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_dist_procs,
+                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
+    for (k = 0; k < n; k++) {
+        if (procs[k] < 2) {
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                                   "%u processes: needs at least 2 (one per node)",
+                                   procs[k]);
+            continue;
+        }
+        rc |= rdlm_bench_dl_procs(r, procs[k]);
+    }
+    return rc;
+}
+
+const rdlm_bench_def_t rdlm_bench_def_dist_lock = {
+    .name = "dist-lock",
+    .title = "cross-node lock (2 virtual nodes, TCP) vs raw ucp atomics, MPI_Win_lock, MPI "
+             "CAS spinlock; hand-off in node vs node-only lock",
+    .default_procs = rdlm_bench_dist_procs,
+    .ndefault_procs = sizeof(rdlm_bench_dist_procs) / sizeof(rdlm_bench_dist_procs[0]),
+    .opt_in = 1,
+    .run = rdlm_bench_dl_run,
+};
+
+/* ---- dist-contended ------------------------------------------------------------------ */
+
+enum { RDLM_BENCH_DC_DEFAULT, RDLM_BENCH_DC_BOUND1, RDLM_BENCH_DC_NIMPL };
+
+typedef struct rdlm_bench_dc_ctx {
+    rdlm_bench_report_t *report;
+    uint32_t procs;
+    rdlm_bench_measure_t *measure[RDLM_BENCH_DC_NIMPL];
+    rdlm_bench_measure_t *handoffs[RDLM_BENCH_DC_NIMPL];       /* hand-offs per second */
+    double stats[RDLM_BENCH_DC_NIMPL][RDLM_BENCH_DIST_NSTATS]; /* summed over rounds */
+    double bound[RDLM_BENCH_DC_NIMPL]; /* as the program reported it */
+    char cmd[512];
+} rdlm_bench_dc_ctx_t;
+
+/* One mpirun: the default bound or RDLM_COHORT_BOUND=1. */
+static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
+{
+    rdlm_bench_dc_ctx_t *c = arg;
+    const rdlm_bench_opts_t *o = c->report->opts;
+    char dur[16], warm[24], iters[24], why[1024];
+    const char *const args[] = {"--mode", "contended", "-r",
+                                "1",      "-d",        dur,
+                                "-x",     warm,        o->iterations ? "-i" : NULL,
+                                iters,    NULL};
+    static const char *const env_default[] = {"UCX_TLS=tcp,self", "RDLM_VIRTUAL_NODES=2",
+                                              NULL};
+    static const char *const env_bound1[] = {"UCX_TLS=tcp,self", "RDLM_VIRTUAL_NODES=2",
+                                             "RDLM_COHORT_BOUND=1", NULL};
+    static const char *const unset_env[] = {"RDLM_UCX_TLS", "RDLM_COHORT_BOUND", NULL};
+    rdlm_bench_mpi_job_t job = {
+        .program = rdlm_bench_dist_prog,
+        .nprocs = c->procs,
+        .args = args,
+        .mca = rdlm_bench_dist_mca,
+        .env = impl == RDLM_BENCH_DC_DEFAULT ? env_default : env_bound1,
+        .unset_env = unset_env,
+        .timeout_s = RDLM_BENCH_DC_TIMEOUT_S,
+        .verbose = o->verbose,
+    };
+    double s[RDLM_BENCH_DIST_NSTATS];
+    rdlm_bench_summary_t pct;
+    const char *cursor = NULL;
+    const char *info, *line;
+    double value, handoffs = 0, bound = -1;
+    char *out;
+    int k;
+
+    snprintf(dur, sizeof(dur), "%u",
+             o->duration_ms ? o->duration_ms : RDLM_BENCH_DC_DURATION_MS);
+    snprintf(warm, sizeof(warm), "%" PRIu64,
+             o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DC_WARMUP);
+    snprintf(iters, sizeof(iters), "%" PRIu64, o->iterations);
+    if (round == 0 && impl == RDLM_BENCH_DC_DEFAULT) {
+        rdlm_bench_mpi_command(&job, c->cmd, sizeof(c->cmd));
+    }
+    if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
+        fprintf(stderr, "rdlm-bench: dist-contended: %s\n", why);
+        return -1;
+    }
+    info = rdlm_bench_mpi_result(out, "info", &cursor);
+    line = rdlm_bench_mpi_result(out, "round", &cursor);
+    if (info == NULL || line == NULL || rdlm_bench_dist_round(line, &value, &pct) != 0 ||
+        rdlm_bench_mpi_field(line, "handoff_kops", &handoffs) != 0 ||
+        rdlm_bench_mpi_field(info, "cohort_bound", &bound) != 0 ||
+        rdlm_bench_dist_stats(out, "rdlm", s) != 0) {
+        fprintf(stderr, "rdlm-bench: dist-contended: malformed output: %.600s\n", out);
+        free(out);
+        return -1;
+    }
+    if (impl == RDLM_BENCH_DC_BOUND1 && bound != 1) {
+        fprintf(stderr,
+                "rdlm-bench: dist-contended: RDLM_COHORT_BOUND=1 was not applied "
+                "(the ranks report %.0f)\n",
+                bound);
+        free(out);
+        return -1;
+    }
+    c->bound[impl] = bound;
+    rdlm_bench_measure_round(c->measure[impl], value, &pct);
+    rdlm_bench_measure_round(c->handoffs[impl], handoffs, NULL);
+    for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
+        c->stats[impl][k] += s[k];
+    }
+    if (o->verbose) {
+        fprintf(stderr,
+                "rdlm-bench:   round %u cohort bound %.0f: %.2f kops/s (hand-offs %.2f "
+                "kops/s), p99 %.1f us\n",
+                round + 1, bound, value, handoffs, pct.p99);
+    }
+    free(out);
+    return 0;
+}
+
+static void rdlm_bench_dc_finish(rdlm_bench_dc_ctx_t *c)
+{
+    rdlm_bench_report_t *r = c->report;
+    const char *bench = rdlm_bench_def_dist_contended.name;
+    double per[RDLM_BENCH_DC_NIMPL];
+    uint32_t k;
+
+    for (k = 0; k < RDLM_BENCH_DC_NIMPL; k++) {
+        rdlm_bench_measure_finish(c->measure[k]);
+        rdlm_bench_measure_finish(c->handoffs[k]);
+    }
+    rdlm_bench_report_compare(r, c->measure[RDLM_BENCH_DC_DEFAULT],
+                              c->measure[RDLM_BENCH_DC_BOUND1], "rdlm bound=1",
+                              RDLM_BENCH_TARGET_AT_LEAST, RDLM_BENCH_DC_COHORT_TARGET);
+    rdlm_bench_report_compare(r, c->handoffs[RDLM_BENCH_DC_DEFAULT],
+                              c->handoffs[RDLM_BENCH_DC_BOUND1], "rdlm bound=1",
+                              RDLM_BENCH_TARGET_NONE, 0);
+    for (k = 0; k < RDLM_BENCH_DC_NIMPL; k++) {
+        const double *s = c->stats[k];
+        double acq = s[RDLM_BENCH_DS_ACQ] > 0 ? s[RDLM_BENCH_DS_ACQ] : 1;
+
+        per[k] = s[RDLM_BENCH_DS_HOME] / acq;
+        rdlm_bench_report_note(
+            r, bench, RDLM_BENCH_NOTE_INFO,
+            "%u ranks, cohort bound %.0f: home ops per acquire+release "
+            "%.3f, peer ops %.3f; acquires %.0f: global %.0f%%, local "
+            "hand-offs %.0f%%; critical sections after another rank's %.0f%%",
+            c->procs, c->bound[k], per[k], s[RDLM_BENCH_DS_PEER] / acq,
+            s[RDLM_BENCH_DS_ACQ], 100.0 * s[RDLM_BENCH_DS_GLOBAL] / acq,
+            100.0 * s[RDLM_BENCH_DS_LOCAL] / acq, 100.0 * s[RDLM_BENCH_DS_HANDOFFS] / acq);
+    }
+    rdlm_bench_dist_row(r, bench, "home ops/acq+rel", "ops", c->procs,
+                        per[RDLM_BENCH_DC_DEFAULT], per[RDLM_BENCH_DC_BOUND1]);
+}
+
+static int rdlm_bench_dc_run(rdlm_bench_report_t *r)
+{
+    const char *bench = rdlm_bench_def_dist_contended.name;
+    const rdlm_bench_opts_t *o = r->opts;
+    const uint32_t *procs;
+    uint32_t n, k;
+    char why[256];
+
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
+        return 0;
+    }
+    n = rdlm_bench_opts_procs(o, rdlm_bench_dist_procs,
+                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
+    for (k = 0; k < n; k++) {
+        rdlm_bench_dc_ctx_t *c;
+
+        if (procs[k] < 4) {
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                                   "%u processes: needs at least 4 (2 nodes x 2)",
+                                   procs[k]);
+            continue;
+        }
+        c = calloc(1, sizeof(*c));
+        if (c == NULL) {
+            return -1;
+        }
+        c->report = r;
+        c->procs = procs[k];
+        c->measure[RDLM_BENCH_DC_DEFAULT] =
+            rdlm_bench_report_measure(r, bench, "throughput", "rdlm", procs[k], "kops/s");
+        c->measure[RDLM_BENCH_DC_BOUND1] = rdlm_bench_report_measure(
+            r, bench, "throughput", "rdlm bound=1", procs[k], "kops/s");
+        c->handoffs[RDLM_BENCH_DC_DEFAULT] =
+            rdlm_bench_report_measure(r, bench, "hand-offs", "rdlm", procs[k], "kops/s");
+        c->handoffs[RDLM_BENCH_DC_BOUND1] = rdlm_bench_report_measure(
+            r, bench, "hand-offs", "rdlm bound=1", procs[k], "kops/s");
+        if (c->measure[0] == NULL || c->measure[1] == NULL || c->handoffs[0] == NULL ||
+            c->handoffs[1] == NULL ||
+            rdlm_bench_alternate(RDLM_BENCH_DC_NIMPL, o->rounds, rdlm_bench_dc_round, c) !=
+                0) {
+            free(c);
+            return -1;
+        }
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
+                               "per round and bound: %s; second run with -x "
+                               "RDLM_COHORT_BOUND=1",
+                               c->cmd);
+        rdlm_bench_dc_finish(c);
+        free(c);
+    }
+    return 0;
+}
+
+const rdlm_bench_def_t rdlm_bench_def_dist_contended = {
+    .name = "dist-contended",
+    .title = "cross-node lock throughput, 2 virtual nodes (TCP): cohort bound 64 vs 1",
+    .default_procs = rdlm_bench_dist_procs,
+    .ndefault_procs = sizeof(rdlm_bench_dist_procs) / sizeof(rdlm_bench_dist_procs[0]),
+    .opt_in = 1,
+    .run = rdlm_bench_dc_run,
+};
+
+/* ---- dist-memory --------------------------------------------------------------------- */
+
+/* A home slot is [tag 8 | word 8] (RDLM_DIST_SLOT_BYTES in core/dist/dist.h); the
+ * public API does not expose it, so this is the design's figure, not a measurement. */
+#define RDLM_BENCH_DM_HOME_BYTES 16.0
+
+static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
+{
+    const rdlm_bench_opts_t *o = r->opts;
+    const char *bench = rdlm_bench_def_dist_memory.name;
+    static const char *const args[] = {"--mode", "memory", NULL};
+    static const char *const unset_env[] = {"RDLM_UCX_TLS", NULL};
+    char nodes_env[40], cmd[512], why[1024];
+    const char *const env[] = {"UCX_TLS=tcp,self", nodes_env, NULL};
+    rdlm_bench_mpi_job_t job = {
+        .program = rdlm_bench_dist_prog,
+        .nprocs = procs,
+        .args = args,
+        .mca = rdlm_bench_dist_mca,
+        .env = env,
+        .unset_env = unset_env,
+        .verbose = o->verbose,
+    };
+    const char *cursor = NULL;
+    const char *line;
+    double ctx = -1, ctx_max = -1, used = 0, kib = 0, home = -1;
+    char *out;
+
+    snprintf(nodes_env, sizeof(nodes_env), "RDLM_VIRTUAL_NODES=%u", procs);
+    rdlm_bench_mpi_command(&job, cmd, sizeof(cmd));
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
+    if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
+        fprintf(stderr, "rdlm-bench: dist-memory: %s\n", why);
+        return -1;
+    }
+    line = rdlm_bench_mpi_result(out, "memory", &cursor);
+    if (line == NULL || rdlm_bench_mpi_field(line, "ctx_kib", &ctx) != 0 ||
+        rdlm_bench_mpi_field(line, "ctx_kib_max", &ctx_max) != 0) {
+        fprintf(stderr, "rdlm-bench: dist-memory: malformed output: %.600s\n", out);
+        free(out);
+        return -1;
+    }
+    while ((line = rdlm_bench_mpi_result(out, "memory_node", &cursor)) != NULL) {
+        if (rdlm_bench_mpi_field(line, "used", &used) != 0 ||
+            rdlm_bench_mpi_field(line, "kib", &kib) != 0) {
+            continue;
+        }
+        rdlm_bench_mpi_field(line, "home_node", &home);
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                               "%u ranks, %u nodes: rank 0 after using locks homed on %.0f "
+                               "remote node(s) (last: node %.0f): +%.0f KiB since its "
+                               "context was created",
+                               procs, procs, used, home, kib);
+    }
+    free(out);
+    rdlm_bench_report_note(
+        r, bench, RDLM_BENCH_NOTE_INFO,
+        "home memory per lock: %.0f bytes by design (a home slot, [tag 8 "
+        "| word 8]); the API does not expose it: not a measurement",
+        RDLM_BENCH_DM_HOME_BYTES);
+    rdlm_bench_dist_row(r, bench, "home bytes/lock", "B", procs, RDLM_BENCH_DM_HOME_BYTES,
+                        -1);
+    rdlm_bench_dist_row(r, bench, "ctx create, max rank", "KiB", procs, ctx_max, -1);
+    if (used > 0) {
+        char metric[32];
+
+        snprintf(metric, sizeof(metric), "+after %.0f rem. nodes", used);
+        rdlm_bench_dist_row(r, bench, metric, "KiB", procs, kib, -1);
+    }
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                           "resident growth across rdlm_mpi_ctx_create: rank 0 %.0f KiB, "
+                           "largest over ranks %.0f KiB",
+                           ctx, ctx_max);
+    return 0;
+}
+
+static int rdlm_bench_dm_run(rdlm_bench_report_t *r)
+{
+    const char *bench = rdlm_bench_def_dist_memory.name;
+    const uint32_t *procs;
+    uint32_t n, k;
+    char why[256];
+    int rc = 0;
+
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
+        return 0;
+    }
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
+                           "one machine, every rank its own virtual node; VmRSS from "
+                           "/proc/self/status; one run (sizes do not need rounds)");
+    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_dist_procs,
+                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
+    for (k = 0; k < n; k++) {
+        if (procs[k] < 2) {
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                                   "%u processes: needs at least 2", procs[k]);
+            continue;
+        }
+        rc |= rdlm_bench_dm_procs(r, procs[k]);
+    }
+    return rc;
+}
+
+const rdlm_bench_def_t rdlm_bench_def_dist_memory = {
+    .name = "dist-memory",
+    .title =
+        "cross-node lock memory: home bytes per lock, resident memory against nodes used",
+    .default_procs = rdlm_bench_dist_procs,
+    .ndefault_procs = sizeof(rdlm_bench_dist_procs) / sizeof(rdlm_bench_dist_procs[0]),
+    .opt_in = 1,
+    .run = rdlm_bench_dm_run,
+};

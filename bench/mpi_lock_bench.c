@@ -1,0 +1,1206 @@
+/*
+ * rdlm-mpi-lock-bench: rdlm's cross-node exclusive lock against its baselines, in
+ * one MPI job, on the same ranks, in alternating rounds (A B C ..., then ... C B A).
+ * Run by rdlm-bench (-b dist-lock, -b dist-contended); by hand, on one machine:
+ *
+ *   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 4 \
+ *     --oversubscribe --bind-to none --mca pml ob1 --mca btl self,tcp --mca osc pt2pt \
+ *     -x UCX_TLS=tcp,self -x RDLM_VIRTUAL_NODES=2 \
+ *     rdlm-mpi-lock-bench --mode uncontended [-i N] [-x N] [-r N] [-t MS]
+ *
+ * --mode uncontended (rank 0 = the origin, on node n0; the lock is the first
+ * "bench-lock-K" whose home node is not n0; the target is the home node's leader,
+ * where rdlm keeps the lock's global word; the partner is another rank of n0):
+ *
+ *   impl          origin (and partner)                     target          others
+ *   rdlm          acquire + release, lock homed remotely    (rdlm's own     sleep
+ *                                                            progress)
+ *   ucp_amo       SWAP(w, HELD) + CSWAP(w, HELD -> 0), raw   ucp progress    sleep
+ *                 ucp_atomic_op_nbx, fetching: the two       (spinning)
+ *                 atomics of rdlm's uncontended cycle
+ *   ucp_amo_wake  the same                                   ucp progress    sleep
+ *                                                            from the event
+ *                                                            fd, as rdlm's
+ *                                                            progress thread
+ *   mpi_win_lock  MPI_Win_lock(EXCLUSIVE) + MPI_Fetch_and_op MPI progress    sleep
+ *                 + MPI_Win_unlock (window word at target)
+ *   mpi_cas_spin  MPI_Compare_and_swap 0 -> 1 + flush until MPI progress    sleep
+ *                 it succeeds; MPI_Fetch_and_op(REPLACE 0)
+ *                 + flush (in one MPI_Win_lock_all epoch)
+ *   rdlm_cohort   origin and partner hand the lock of the distributed context to
+ *                 each other: each holds it until the other waits for it
+ *                 (rdlm_lock_query), stamps the clock and releases; the waiter's
+ *                 acquire returns with the lock taken over inside the node, whose
+ *                 cohort already holds the global word (FIFO makes them alternate)
+ *   rdlm_node     the same two ranks, the same hand-offs, on a lock of a node-only
+ *                 rdlm context (rdlm_ctx_create): the on-node lock
+ *
+ *   Single-origin impls: -x warm-up cycles (at most 0.5 s), then -i cycles (at most
+ *   -t ms), timed in batches of 10; figure: us per cycle; percentiles over batches.
+ *   Pair impls: -i acquires per rank (at most -t ms); figure: mean latency from the
+ *   holder's release to the waiter's return from acquire (one machine, one clock);
+ *   percentiles over single hand-offs. rdlm_ctx_stats is read around every
+ *   rdlm_cohort acquire (outside the timed interval): the remote operations inside
+ *   acquires that counted as local hand-offs must be 0.
+ *
+ * --mode contended: every rank loops acquire / critical section / release / local
+ * work on one rdlm lock for -d ms (or -i loops) after -x warm-up loops; figure: all
+ * ranks' acquires / max elapsed, in kops/s; p99: wait in acquire, 1 acquire in 16.
+ * RDLM_COHORT_BOUND is read at context creation, so rdlm-bench runs this mode once
+ * per bound.
+ *
+ * --mode memory (RDLM_VIRTUAL_NODES = ranks, say): every rank's VmRSS growth across
+ * rdlm_mpi_ctx_create; then rank 0 uses locks homed on one more remote node at a time
+ * and reports its growth against the number of remote nodes used.
+ *
+ * Every critical section increments a plain counter in memory shared by the ranks of
+ * one machine (POSIX shm): after every phase it must equal the critical sections
+ * run there, or two holders were inside at once. Phases are separated by the job's
+ * MPI barrier (MPI_Ibarrier + MPI_Test; never the lock under test): ranks with nothing
+ * to serve sleep 200 us between tests, targets of the baselines keep progressing.
+ * Any error aborts the job (MPI_Abort), so no rank hangs. Output (rank 0), parsed by
+ * rdlm-bench:
+ *
+ *   RESULT info mode=M nprocs=N nodes=.. home_node=.. origin=0 target=.. partner=..
+ *          lock=NAME cohort_bound=.. transport=.. progress_thread=.. ucx_tls=..
+ *   RESULT round impl=I round=R value=V unit=us|kops/s p50_us= p90_us= p99_us= ops=
+ *          handoff_kops=   (critical sections entered after another rank's, per
+ *          second over the longest elapsed: contended mode)
+ *   RESULT stats impl=I acquires= global_acquires= local_handoffs= home_ops= peer_ops=
+ *          handoffs= ops= measured= handoff_ns= global_ns= check_local=
+ *          check_remote_ops= check_handoffs=   (rdlm and rdlm_cohort; contended:
+ *          rdlm), summed over ranks and rounds; handoffs: critical sections entered
+ *          after another rank's; measured: the pair's hand-offs inside the node, the
+ *          ones the figure averages (handoff_ns); global_ns: the others')
+ *   RESULT memory nodes= ctx_kib= ctx_kib_max= rss_kib=        (memory)
+ *   RESULT memory_node used=K home_node= kib=                   (memory)
+ *   RESULT done
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdlm.h>
+#include <rdlm/mpi.h>
+
+#include "clock.h"
+#include "lock_bench.h"
+#include "options.h"
+#include "raw_ucp.h"
+#include "rounds.h"
+#include "stats.h"
+
+#define RDLM_MLB_ACQUIRE_TIMEOUT_NS 30000000000ull /* fail, never hang */
+#define RDLM_MLB_WARMUP_CAP_NS 500000000ull
+#define RDLM_MLB_BATCH 10u        /* cycles per percentile sample (single origin) */
+#define RDLM_MLB_SAMPLE_EVERY 16u /* loops: one timed acquire in 16 (power of two) */
+#define RDLM_MLB_SAMPLES 4096u    /* per rank and loop phase */
+#define RDLM_MLB_LOCK_PROBES 64u  /* names tried to find a remotely homed lock */
+#define RDLM_MLB_IDLE_NS 200000L  /* sleep of a rank with nothing to serve */
+#define RDLM_MLB_HELD (1ull << 63)
+#define RDLM_MLB_CAS_TRIES 100000u /* the origin is the CAS spinlock's only user */
+#define RDLM_MLB_KEY_MAX 512u
+
+enum rdlm_mlb_mode { RDLM_MLB_UNCONTENDED, RDLM_MLB_CONTENDED, RDLM_MLB_MEMORY };
+
+enum rdlm_mlb_impl {
+    RDLM_MLB_RDLM,
+    RDLM_MLB_UCP,
+    RDLM_MLB_UCP_WAKE,
+    RDLM_MLB_WIN_LOCK,
+    RDLM_MLB_CAS_SPIN,
+    RDLM_MLB_COHORT,
+    RDLM_MLB_NODE,
+    RDLM_MLB_NIMPL
+};
+
+static const char *const rdlm_mlb_impl_names[RDLM_MLB_NIMPL] = {
+    "rdlm",         "ucp_amo",     "ucp_amo_wake", "mpi_win_lock",
+    "mpi_cas_spin", "rdlm_cohort", "rdlm_node"};
+
+/* What a phase adds up over ranks (one MPI_Reduce) and rank 0 over rounds. */
+enum {
+    RDLM_MLB_ST_ACQUIRES, /* rdlm_ctx_stats deltas of the distributed context */
+    RDLM_MLB_ST_GLOBAL,
+    RDLM_MLB_ST_LOCAL,
+    RDLM_MLB_ST_HOME,
+    RDLM_MLB_ST_PEER,
+    RDLM_MLB_ST_HANDOFFS,     /* critical sections entered after another rank's */
+    RDLM_MLB_ST_OPS,          /* acquires of the timed runs */
+    RDLM_MLB_ST_MEASURED,     /* pair: hand-offs inside the node (node lock: all) */
+    RDLM_MLB_ST_HANDOFF_NS,   /* pair: their summed release-to-acquire latencies */
+    RDLM_MLB_ST_GLOBAL_NS,    /* pair: the same for hand-offs through the global word */
+    RDLM_MLB_ST_CHECK_LOCAL,  /* pair, distributed lock: hand-offs that were local */
+    RDLM_MLB_ST_CHECK_REMOTE, /* ... the remote operations made in their acquires */
+    RDLM_MLB_ST_CHECK_ACQ,    /* ... and every hand-off checked */
+    RDLM_MLB_ST_N
+};
+
+static const char *const rdlm_mlb_stat_names[RDLM_MLB_ST_N] = {
+    "acquires",      "global_acquires", "local_handoffs",
+    "home_ops",      "peer_ops",        "handoffs",
+    "ops",           "measured",        "handoff_ns",
+    "global_ns",     "check_local",     "check_remote_ops",
+    "check_handoffs"};
+
+/* The page the ranks of one machine share. */
+typedef struct rdlm_mlb_shared {
+    rdlm_bench_cs_t cs; /* the critical section's line (under the lock) */
+    uint64_t t_release; /* pair: the holder's clock just before release (under it) */
+    _Alignas(64) _Atomic uint64_t stopped; /* pair: runs finished, 2 per run */
+} rdlm_mlb_shared_t;
+
+/* The target's raw word and how to reach it (sent to the origin). */
+typedef struct rdlm_mlb_ucp_key {
+    uint64_t addr;
+    uint64_t key_len;
+    uint64_t address_len;
+    unsigned char key[RDLM_MLB_KEY_MAX];
+} rdlm_mlb_ucp_key_t;
+
+typedef struct rdlm_mlb {
+    /* options */
+    enum rdlm_mlb_mode mode;
+    uint64_t iterations;
+    uint64_t warmup;
+    uint32_t rounds;
+    uint64_t cap_ns;
+    uint64_t duration_ns;
+    /* the job */
+    int rank;
+    int size;
+    MPI_Comm shm; /* the ranks of this machine */
+    int shm_rank;
+    rdlm_mlb_shared_t *sh; /* shared by the ranks of shm */
+    uint64_t pair_runs;    /* pair runs this rank did */
+    rdlm_ctx_h ctx;
+    rdlm_ctx_dist_info_t info;
+    uint32_t *node_of; /* [size] */
+    rdlm_lock_h lock;
+    char lock_name[RDLM_NAME_MAX + 1];
+    int32_t home_node;
+    int target;  /* leader of the home node */
+    int partner; /* another rank of rank 0's node, or -1 */
+    /* baselines */
+    rdlm_ctx_h node_ctx; /* origin and partner: node-only context */
+    rdlm_lock_h node_lock;
+    rdlm_bench_ucp_t ucp; /* origin and target */
+    MPI_Win win;          /* 2 words per rank: [0] fetch-and-op, [1] CAS lock */
+    uint64_t *win_base;
+    /* per-impl progress of the origin, for the value checks */
+    uint64_t issued[RDLM_MLB_NIMPL];
+    uint64_t last_token;
+    /* results (rank 0) */
+    double value[RDLM_MLB_NIMPL][RDLM_BENCH_MAX_ROUNDS];
+    double pct[RDLM_MLB_NIMPL][RDLM_BENCH_MAX_ROUNDS][3];
+    uint64_t ops[RDLM_MLB_NIMPL][RDLM_BENCH_MAX_ROUNDS];
+    double handoff_rate[RDLM_MLB_NIMPL][RDLM_BENCH_MAX_ROUNDS]; /* contended, kops/s */
+    uint64_t stats[RDLM_MLB_NIMPL][RDLM_MLB_ST_N];
+    /* scratch */
+    double *batch;
+    uint32_t *samples;
+} rdlm_mlb_t;
+
+static void rdlm_mlb_die(const rdlm_mlb_t *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+static void rdlm_mlb_die(const rdlm_mlb_t *m, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "rdlm-mpi-lock-bench: rank %d: ", m->rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+/* ---- synchronisation of the harness ---------------------------------------------- */
+
+enum rdlm_mlb_wait { RDLM_MLB_SLEEP, RDLM_MLB_SPIN, RDLM_MLB_WAKE };
+
+/* Serve worker until its event fd stays quiet for a millisecond, sleeping in poll as
+ * rdlm's progress thread does (ucp_worker_arm: nothing left to progress). */
+static void rdlm_mlb_serve_wake(ucp_worker_h worker)
+{
+    struct pollfd pfd = {.events = POLLIN};
+
+    while (ucp_worker_progress(worker) != 0) {
+    }
+    if (ucp_worker_get_efd(worker, &pfd.fd) == UCS_OK && ucp_worker_arm(worker) == UCS_OK) {
+        poll(&pfd, 1, 1);
+    }
+}
+
+/*
+ * The job's barrier, waited for without blocking in MPI:
+ *   SLEEP  sleep between tests: a rank with nothing to serve leaves the cores to the
+ *          measured ones;
+ *   SPIN   keep calling MPI (the target of MPI one-sided operations) and, with worker,
+ *          ucp_worker_progress (the target of raw ucp atomics, which UCP emulates in
+ *          the target's progress over TCP);
+ *   WAKE   with worker: serve it from its event fd (rdlm_mlb_serve_wake).
+ */
+static void rdlm_mlb_sync(enum rdlm_mlb_wait how, ucp_worker_h worker)
+{
+    const struct timespec idle = {.tv_sec = 0, .tv_nsec = RDLM_MLB_IDLE_NS};
+    MPI_Request req;
+    int done = 0;
+    int k;
+
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    while (!done) {
+        if (worker != NULL && how == RDLM_MLB_WAKE) {
+            rdlm_mlb_serve_wake(worker);
+        } else if (worker != NULL) {
+            for (k = 0; k < 64; k++) {
+                ucp_worker_progress(worker);
+            }
+        } else if (how == RDLM_MLB_SLEEP) {
+            nanosleep(&idle, NULL);
+        }
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    }
+}
+
+/* ---- set-up --------------------------------------------------------------------- */
+
+/* A decimal count, the whole of text; 0 or -1. */
+static int rdlm_mlb_parse_u64(const char *text, uint64_t *value_p)
+{
+    char tail;
+
+    return text[0] >= '0' && text[0] <= '9' &&
+                   sscanf(text, "%" SCNu64 "%c", value_p, &tail) == 1
+               ? 0
+               : -1;
+}
+
+static const char rdlm_mlb_usage[] =
+    "Usage: mpirun -np N rdlm-mpi-lock-bench --mode uncontended|contended|memory\n"
+    "         [-i ITER] [-x WARMUP] [-r ROUNDS] [-t CAP_MS] [-d DURATION_MS]\n"
+    "  uncontended: rdlm lock homed on another node vs raw ucp atomics, MPI_Win_lock,\n"
+    "               an MPI CAS spinlock; same-node hand-off vs the on-node lock\n"
+    "               (defaults -i 1000 -x 100 -r 5 -t 2000)\n"
+    "  contended:   every rank loops on one lock for -d ms (defaults -d 500 -x 100\n"
+    "               -r 1 -i 10000000)\n"
+    "  memory:      resident memory of the context, and its growth as rank 0 uses\n"
+    "               locks homed on more nodes\n";
+
+/* One option; 0, or -1 for a bad value. */
+static int rdlm_mlb_option(rdlm_mlb_t *m, int c, const char *arg, uint64_t *v)
+{
+    switch (c) {
+    case 'm':
+        v[0] = strcmp(arg, "uncontended") == 0 || strcmp(arg, "contended") == 0 ||
+               strcmp(arg, "memory") == 0;
+        m->mode = arg[0] == 'u'   ? RDLM_MLB_UNCONTENDED
+                  : arg[0] == 'c' ? RDLM_MLB_CONTENDED
+                                  : RDLM_MLB_MEMORY;
+        return v[0] ? 0 : -1;
+    case 'i':
+        return rdlm_mlb_parse_u64(arg, &v[1]) == 0 && v[1] > 0 ? 0 : -1;
+    case 'x':
+        return rdlm_mlb_parse_u64(arg, &v[2]);
+    case 'r':
+        return rdlm_mlb_parse_u64(arg, &v[3]) == 0 && v[3] > 0 &&
+                       v[3] <= RDLM_BENCH_MAX_ROUNDS
+                   ? 0
+                   : -1;
+    case 't':
+        return rdlm_mlb_parse_u64(arg, &v[4]) == 0 && v[4] > 0 ? 0 : -1;
+    case 'd':
+        return rdlm_mlb_parse_u64(arg, &v[5]) == 0 && v[5] > 0 ? 0 : -1;
+    default:
+        return -1;
+    }
+}
+
+/* -1 to run, else the exit status (usage printed by rank 0). */
+static int rdlm_mlb_options(rdlm_mlb_t *m, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"mode", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    /* mode given, iterations, warm-up, rounds, cap ms, duration ms */
+    uint64_t v[6] = {0, 0, 100, 0, 2000, 500};
+    int uncontended;
+    int c;
+
+    while ((c = getopt_long(argc, argv, "m:i:x:r:t:d:h", longopts, NULL)) != -1) {
+        if (c != 'h' && rdlm_mlb_option(m, c, optarg, v) == 0) {
+            continue;
+        }
+        if (m->rank == 0) {
+            fputs(rdlm_mlb_usage, c == 'h' ? stdout : stderr);
+        }
+        return c == 'h' ? 0 : 2;
+    }
+    if (!v[0] || optind != argc) {
+        if (m->rank == 0) {
+            fputs(rdlm_mlb_usage, stderr);
+        }
+        return 2;
+    }
+    uncontended = m->mode == RDLM_MLB_UNCONTENDED;
+    m->iterations = v[1] ? v[1] : uncontended ? 1000 : 10000000;
+    m->warmup = v[2];
+    m->rounds = (uint32_t)(v[3] ? v[3] : uncontended ? 5 : 1);
+    m->cap_ns = v[4] * 1000000ull;
+    m->duration_ns = v[5] * 1000000ull;
+    return -1;
+}
+
+/* The critical section's cache line, shared by the ranks of this machine: the
+ * machine's first rank creates it, the others open it by name. */
+static void rdlm_mlb_shared_map(rdlm_mlb_t *m)
+{
+    char name[64];
+    int fd = -1;
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL,
+                        &m->shm);
+    MPI_Comm_rank(m->shm, &m->shm_rank);
+    if (m->shm_rank == 0) {
+        snprintf(name, sizeof(name), "/rdlm-mlb-%ld", (long)getpid());
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 || ftruncate(fd, sizeof(rdlm_mlb_shared_t)) != 0) {
+            rdlm_mlb_die(m, "shm_open %s: %s", name, strerror(errno));
+        }
+    }
+    MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, m->shm);
+    if (m->shm_rank != 0 && (fd = shm_open(name, O_RDWR, 0)) < 0) {
+        rdlm_mlb_die(m, "shm_open %s: %s", name, strerror(errno));
+    }
+    m->sh =
+        mmap(NULL, sizeof(rdlm_mlb_shared_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m->sh == MAP_FAILED) {
+        rdlm_mlb_die(m, "mmap: %s", strerror(errno));
+    }
+    MPI_Barrier(m->shm);
+    if (m->shm_rank == 0) {
+        shm_unlink(name);
+    }
+}
+
+/* The distributed context and the node map. */
+static void rdlm_mlb_ctx_open(rdlm_mlb_t *m)
+{
+    rdlm_status_t st;
+
+    st = rdlm_mpi_ctx_create(MPI_COMM_WORLD, NULL, &m->ctx);
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "rdlm_mpi_ctx_create: %s", rdlm_status_str(st));
+    }
+    st = rdlm_ctx_dist_info(m->ctx, &m->info);
+    if (st != RDLM_OK || !m->info.distributed) {
+        rdlm_mlb_die(m, "rdlm_ctx_dist_info: %s",
+                     st ? rdlm_status_str(st) : "not distributed");
+    }
+    m->node_of = malloc(sizeof(*m->node_of) * (size_t)m->size);
+    if (m->node_of == NULL) {
+        rdlm_mlb_die(m, "out of memory");
+    }
+    MPI_Allgather(&m->info.node, 1, MPI_UINT32_T, m->node_of, 1, MPI_UINT32_T,
+                  MPI_COMM_WORLD);
+}
+
+/* The lock: the first bench-lock-K homed on another node than rank 0's (any, in
+ * contended mode); the baselines' target and the partner. Every rank opens the same
+ * names in the same order; rank 0 decides. */
+static void rdlm_mlb_lock_choose(rdlm_mlb_t *m)
+{
+    rdlm_lock_info_t li;
+    rdlm_status_t st;
+    int32_t choice[2];
+    uint32_t k;
+    int r;
+
+    for (k = 0; k < RDLM_MLB_LOCK_PROBES; k++) {
+        snprintf(m->lock_name, sizeof(m->lock_name), "bench-lock-%u", k);
+        st = rdlm_lock_open(m->ctx, m->lock_name, &m->lock);
+        if (st == RDLM_OK) {
+            st = rdlm_lock_query(m->lock, &li);
+        }
+        if (st != RDLM_OK) {
+            rdlm_mlb_die(m, "%s: %s", m->lock_name, rdlm_status_str(st));
+        }
+        choice[0] = li.home_node;
+        choice[1] = m->mode == RDLM_MLB_CONTENDED || li.home_node != (int32_t)m->node_of[0];
+        MPI_Bcast(choice, 2, MPI_INT32_T, 0, MPI_COMM_WORLD);
+        if (choice[1]) {
+            break;
+        }
+        rdlm_lock_close(m->lock);
+    }
+    if (k == RDLM_MLB_LOCK_PROBES || choice[0] < 0) {
+        rdlm_mlb_die(m,
+                     "no lock homed on another node than rank 0's among %u names "
+                     "(RDLM_VIRTUAL_NODES unset and one machine?)",
+                     RDLM_MLB_LOCK_PROBES);
+    }
+    m->home_node = choice[0];
+    m->target = -1;
+    m->partner = -1;
+    for (r = m->size - 1; r >= 0; r--) { /* the lowest ones win */
+        if (m->node_of[r] == (uint32_t)m->home_node) {
+            m->target = r;
+        }
+        if (r != 0 && m->node_of[r] == m->node_of[0]) {
+            m->partner = r;
+        }
+    }
+}
+
+/* The baselines' resources: node-only context (origin, partner), raw ucp (origin,
+ * target), MPI window (everyone). */
+static void rdlm_mlb_baselines_open(rdlm_mlb_t *m)
+{
+    rdlm_ctx_params_t cp = {.field_mask = RDLM_CTX_FIELD_JOB};
+    rdlm_mlb_ucp_key_t key;
+    char job[RDLM_BENCH_JOB_MAX];
+    char why[256];
+    char *peer = NULL;
+    rdlm_status_t st;
+    long job_id = (long)getpid();
+    size_t len;
+
+    MPI_Bcast(&job_id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (m->rank == 0 || m->rank == m->partner) {
+        snprintf(job, sizeof(job), "mlb-node-%ld", job_id);
+        cp.job = job;
+        st = rdlm_ctx_create(&cp, &m->node_ctx);
+        if (st == RDLM_OK) {
+            st = rdlm_lock_open(m->node_ctx, "bench-node-lock", &m->node_lock);
+        }
+        if (st != RDLM_OK) {
+            rdlm_mlb_die(m, "node-only context %s: %s", job, rdlm_status_str(st));
+        }
+    }
+    if (m->rank == 0 || m->rank == m->target) {
+        if (rdlm_bench_ucp_open(&m->ucp, why, sizeof(why)) != 0) {
+            rdlm_mlb_die(m, "%s", why);
+        }
+    }
+    if (m->rank == m->target) {
+        memset(&key, 0, sizeof(key));
+        if (rdlm_bench_ucp_map_word(&m->ucp, key.key, sizeof(key.key), &len, &key.addr, why,
+                                    sizeof(why)) != 0) {
+            rdlm_mlb_die(m, "%s", why);
+        }
+        key.key_len = len;
+        key.address_len = m->ucp.address_len;
+        MPI_Send(&key, sizeof(key), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        MPI_Send(m->ucp.address, (int)m->ucp.address_len, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+    } else if (m->rank == 0) {
+        MPI_Recv(&key, sizeof(key), MPI_BYTE, m->target, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        peer = malloc(key.address_len);
+        if (peer == NULL) {
+            rdlm_mlb_die(m, "out of memory");
+        }
+        MPI_Recv(peer, (int)key.address_len, MPI_BYTE, m->target, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        if (rdlm_bench_ucp_connect(&m->ucp, peer, key.key, key.addr, why, sizeof(why)) !=
+            0) {
+            rdlm_mlb_die(m, "%s", why);
+        }
+        free(peer);
+    }
+    MPI_Win_allocate(2 * sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &m->win_base, &m->win);
+    m->win_base[0] = 0;
+    m->win_base[1] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void rdlm_mlb_baselines_close(rdlm_mlb_t *m)
+{
+    if (m->rank == 0) {
+        rdlm_bench_ucp_disconnect(&m->ucp); /* the target progresses in the sync */
+    }
+    rdlm_mlb_sync(m->rank == m->target ? RDLM_MLB_SPIN : RDLM_MLB_SLEEP,
+                  m->rank == m->target ? m->ucp.worker : NULL);
+    rdlm_bench_ucp_close(&m->ucp);
+    MPI_Win_free(&m->win);
+    if (m->node_ctx != NULL) {
+        rdlm_ctx_destroy(m->node_ctx);
+    }
+}
+
+/* ---- single-origin cycles ------------------------------------------------------------ */
+
+static void rdlm_mlb_cycle_rdlm(rdlm_mlb_t *m)
+{
+    uint64_t token = 0;
+    rdlm_status_t st;
+
+    st = rdlm_lock_acquire(m->lock, RDLM_MLB_ACQUIRE_TIMEOUT_NS, &token);
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "rdlm_lock_acquire(%s): %s", m->lock_name, rdlm_status_str(st));
+    }
+    if (token <= m->last_token) {
+        rdlm_mlb_die(m, "token %" PRIu64 " after %" PRIu64, token, m->last_token);
+    }
+    m->last_token = token;
+    st = rdlm_lock_release(m->lock);
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "rdlm_lock_release(%s): %s", m->lock_name, rdlm_status_str(st));
+    }
+}
+
+static void rdlm_mlb_cycle_ucp(rdlm_mlb_t *m)
+{
+    uint64_t old = 0;
+    ucs_status_t s;
+
+    s = rdlm_bench_ucp_amo(&m->ucp, UCP_ATOMIC_OP_SWAP, RDLM_MLB_HELD, &old);
+    if (s != UCS_OK || old != 0) {
+        rdlm_mlb_die(m, "raw SWAP: %s, old %#" PRIx64, ucs_status_string(s), old);
+    }
+    old = 0; /* CSWAP: compare with HELD, swap in 0 */
+    s = rdlm_bench_ucp_amo(&m->ucp, UCP_ATOMIC_OP_CSWAP, RDLM_MLB_HELD, &old);
+    if (s != UCS_OK || old != RDLM_MLB_HELD) {
+        rdlm_mlb_die(m, "raw CSWAP: %s, old %#" PRIx64, ucs_status_string(s), old);
+    }
+}
+
+static void rdlm_mlb_cycle_win_lock(rdlm_mlb_t *m)
+{
+    const uint64_t one = 1;
+    uint64_t old = 0;
+
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, m->target, 0, m->win);
+    MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, m->target, 0, MPI_SUM, m->win);
+    MPI_Win_unlock(m->target, m->win);
+    if (old != m->issued[RDLM_MLB_WIN_LOCK]) {
+        rdlm_mlb_die(m, "MPI_Fetch_and_op returned %" PRIu64 ", expected %" PRIu64, old,
+                     m->issued[RDLM_MLB_WIN_LOCK]);
+    }
+}
+
+static void rdlm_mlb_cycle_cas_spin(rdlm_mlb_t *m)
+{
+    const uint64_t held = 1, free_word = 0;
+    uint64_t old, tries = 0;
+
+    do {
+        if (++tries > RDLM_MLB_CAS_TRIES) { /* nobody else takes it: a stuck word */
+            rdlm_mlb_die(m, "MPI CAS spinlock still held after %" PRIu64 " tries", tries);
+        }
+        MPI_Compare_and_swap(&held, &free_word, &old, MPI_UINT64_T, m->target, 1, m->win);
+        MPI_Win_flush(m->target, m->win);
+    } while (old != 0);
+    MPI_Fetch_and_op(&free_word, &old, MPI_UINT64_T, m->target, 1, MPI_REPLACE, m->win);
+    MPI_Win_flush(m->target, m->win);
+    if (old != held) {
+        rdlm_mlb_die(m, "MPI CAS spinlock released a word holding %" PRIu64, old);
+    }
+}
+
+static void rdlm_mlb_cycle(rdlm_mlb_t *m, uint32_t impl)
+{
+    switch (impl) {
+    case RDLM_MLB_RDLM:
+        rdlm_mlb_cycle_rdlm(m);
+        break;
+    case RDLM_MLB_UCP:
+    case RDLM_MLB_UCP_WAKE:
+        rdlm_mlb_cycle_ucp(m);
+        break;
+    case RDLM_MLB_WIN_LOCK:
+        rdlm_mlb_cycle_win_lock(m);
+        break;
+    default:
+        rdlm_mlb_cycle_cas_spin(m);
+        break;
+    }
+    m->issued[impl]++;
+}
+
+static void rdlm_mlb_stats_sub(const rdlm_stats_t *a, const rdlm_stats_t *b, uint64_t *out)
+{
+    out[RDLM_MLB_ST_ACQUIRES] += a->acquires - b->acquires;
+    out[RDLM_MLB_ST_GLOBAL] += a->global_acquires - b->global_acquires;
+    out[RDLM_MLB_ST_LOCAL] += a->local_handoffs - b->local_handoffs;
+    out[RDLM_MLB_ST_HOME] += a->home_ops - b->home_ops;
+    out[RDLM_MLB_ST_PEER] += a->peer_ops - b->peer_ops;
+}
+
+/* Origin: warm-up, then the timed cycles of impl in batches; figure and batch
+ * percentiles into the round's slots. */
+static void rdlm_mlb_origin(rdlm_mlb_t *m, uint32_t impl, uint32_t round)
+{
+    rdlm_bench_summary_t sum;
+    rdlm_stats_t before, after;
+    uint64_t t0, tb, t, k;
+    size_t nbatch = 0;
+
+    if (impl == RDLM_MLB_CAS_SPIN) {
+        MPI_Win_lock_all(0, m->win);
+    }
+    t0 = rdlm_bench_now_ns();
+    for (k = 0; k < m->warmup && rdlm_bench_now_ns() - t0 < RDLM_MLB_WARMUP_CAP_NS; k++) {
+        rdlm_mlb_cycle(m, impl);
+    }
+    rdlm_ctx_stats(m->ctx, &before);
+    t0 = tb = rdlm_bench_now_ns();
+    for (k = 0; k < m->iterations;) {
+        rdlm_mlb_cycle(m, impl);
+        if (++k % RDLM_MLB_BATCH == 0) {
+            t = rdlm_bench_now_ns();
+            m->batch[nbatch++] = (double)(t - tb) / RDLM_MLB_BATCH / 1000.0;
+            tb = t;
+            if (t - t0 > m->cap_ns) {
+                break;
+            }
+        }
+    }
+    t = rdlm_bench_now_ns();
+    rdlm_ctx_stats(m->ctx, &after);
+    if (impl == RDLM_MLB_CAS_SPIN) {
+        MPI_Win_unlock_all(m->win);
+    }
+    if (impl == RDLM_MLB_RDLM) {
+        rdlm_mlb_stats_sub(&after, &before, m->stats[impl]);
+    }
+    rdlm_bench_summarize(m->batch, nbatch, &sum);
+    m->value[impl][round] = (double)(t - t0) / (double)k / 1000.0;
+    m->pct[impl][round][0] = sum.p50;
+    m->pct[impl][round][1] = sum.p90;
+    m->pct[impl][round][2] = sum.p99;
+    m->ops[impl][round] = k;
+}
+
+/* ---- several ranks on one lock ---------------------------------------------------- */
+
+/* Where the local work's result goes, so that the compiler keeps it. */
+static _Atomic uint64_t rdlm_mlb_sink;
+
+/* Local work between two acquires, about 0.1 us, that the compiler keeps. */
+static uint64_t rdlm_mlb_local_work(uint64_t x)
+{
+    int k;
+
+    for (k = 0; k < 48; k++) {
+        x ^= x << 7;
+        x ^= x >> 9;
+    }
+    return x;
+}
+
+/* What one rank did in one run (warm-up or timed) of a loop phase. */
+typedef struct rdlm_mlb_loop {
+    uint64_t ops;        /* acquires in the timed run */
+    uint64_t cs;         /* critical sections, warm-up included */
+    uint64_t handoffs;   /* critical sections entered after another rank's */
+    uint64_t measured;   /* pair: hand-offs inside the node (node lock: all) */
+    uint64_t handoff_ns; /* pair: their summed release-to-acquire latencies */
+    uint64_t global_ns;  /* pair: the same for the other hand-offs (cohort bound) */
+    uint64_t elapsed_ns;
+    uint64_t sink;
+    uint64_t check[3]; /* RDLM_MLB_ST_CHECK_LOCAL, _REMOTE, _ACQ */
+} rdlm_mlb_loop_t;
+
+typedef void (*rdlm_mlb_run_func_t)(rdlm_mlb_t *m, rdlm_lock_h lock, uint64_t n,
+                                    uint64_t cap_ns, rdlm_bench_sampler_t *sampler,
+                                    rdlm_mlb_loop_t *out);
+
+static void rdlm_mlb_acquire(const rdlm_mlb_t *m, rdlm_lock_h lock)
+{
+    rdlm_status_t st = rdlm_lock_acquire(lock, RDLM_MLB_ACQUIRE_TIMEOUT_NS, NULL);
+
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "rdlm_lock_acquire: %s", rdlm_status_str(st));
+    }
+}
+
+static void rdlm_mlb_release(const rdlm_mlb_t *m, rdlm_lock_h lock)
+{
+    rdlm_status_t st = rdlm_lock_release(lock);
+
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "rdlm_lock_release: %s", rdlm_status_str(st));
+    }
+}
+
+/* The critical section: the plain counter and the last holder, in the shared line;
+ * returns 1 if another rank held the lock before. */
+static int rdlm_mlb_cs(rdlm_mlb_t *m)
+{
+    int other = m->sh->cs.last_rank != (uint64_t)m->rank;
+
+    m->sh->cs.counter++;
+    m->sh->cs.last_rank = (uint64_t)m->rank;
+    return other;
+}
+
+/* Contended: loop { acquire; critical section; release; local work }, up to n times
+ * or cap_ns; with sampler, one acquire in RDLM_MLB_SAMPLE_EVERY is timed. */
+static void rdlm_mlb_run_loop(rdlm_mlb_t *m, rdlm_lock_h lock, uint64_t n, uint64_t cap_ns,
+                              rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
+{
+    uint64_t t0 = rdlm_bench_now_ns();
+    uint64_t ta = 0;
+    uint64_t k;
+
+    for (k = 0; k < n; k++) {
+        int timed = sampler != NULL && (k & (RDLM_MLB_SAMPLE_EVERY - 1)) == 0;
+
+        if (rdlm_bench_now_ns() - t0 > cap_ns) { /* a clock read: ~20 ns, an acquire: us */
+            break;
+        }
+        if (timed) {
+            ta = rdlm_bench_now_ns();
+        }
+        rdlm_mlb_acquire(m, lock);
+        if (timed) {
+            rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
+        }
+        out->handoffs += (uint64_t)rdlm_mlb_cs(m);
+        rdlm_mlb_release(m, lock);
+        out->sink = rdlm_mlb_local_work(out->sink);
+    }
+    out->cs += k;
+    out->ops = k;
+    out->elapsed_ns = rdlm_bench_now_ns() - t0;
+}
+
+/* 1 while the holder should keep the lock: the other rank of the pair is still in
+ * this run, has not queued yet, and the run's time is not up. */
+static int rdlm_mlb_pair_hold(rdlm_mlb_t *m, rdlm_lock_h lock, uint64_t deadline_ns)
+{
+    rdlm_lock_info_t li;
+
+    if (atomic_load_explicit(&m->sh->stopped, memory_order_acquire) > 2 * m->pair_runs ||
+        rdlm_bench_now_ns() > deadline_ns) {
+        return 0;
+    }
+    return rdlm_lock_query(lock, &li) == RDLM_OK && li.waiters == 0;
+}
+
+/*
+ * Pair hand-offs: acquire; if the other rank held the lock last, one sample: now -
+ * the time it stamped just before its release (same machine, same clock); hold the
+ * lock until the other rank waits for it (rdlm_lock_query), stamp, release. The locks
+ * are FIFO, so the two alternate and every acquire but the first finds the lock held
+ * (in a distributed context: the node's cohort holding the global word). For the
+ * distributed lock, rdlm_ctx_stats around every acquire (outside the timed interval,
+ * which starts at the other's release) counts the remote operations of acquires
+ * that were local hand-offs. m->sh->stopped counts finished runs of the pair.
+ */
+static void rdlm_mlb_run_pair(rdlm_mlb_t *m, rdlm_lock_h lock, uint64_t n, uint64_t cap_ns,
+                              rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
+{
+    rdlm_ctx_h ctx = lock == m->lock ? m->ctx : NULL;
+    uint64_t t0 = rdlm_bench_now_ns();
+    uint64_t t, lat;
+    rdlm_stats_t a, b;
+    uint64_t k;
+
+    for (k = 0; k < n && rdlm_bench_now_ns() - t0 <= cap_ns; k++) {
+        if (ctx != NULL) {
+            rdlm_ctx_stats(ctx, &a);
+        }
+        rdlm_mlb_acquire(m, lock);
+        t = rdlm_bench_now_ns();
+        if (ctx != NULL) {
+            rdlm_ctx_stats(ctx, &b);
+        }
+        if (rdlm_mlb_cs(m) && m->sh->t_release >= t0) { /* released in this run */
+            int local = ctx == NULL || b.local_handoffs != a.local_handoffs;
+
+            lat = t - m->sh->t_release;
+            out->handoffs++;
+            if (local) {
+                out->measured++;
+                out->handoff_ns += lat;
+                if (sampler != NULL) {
+                    rdlm_bench_sampler_add(sampler, lat);
+                }
+            } else {
+                out->global_ns += lat;
+            }
+            if (ctx != NULL) {
+                out->check[0] += (uint64_t)local;
+                out->check[1] +=
+                    local ? (b.home_ops - a.home_ops) + (b.peer_ops - a.peer_ops) : 0;
+                out->check[2]++;
+            }
+        }
+        while (rdlm_mlb_pair_hold(m, lock, t0 + cap_ns)) {
+            rdlm_bench_pause();
+        }
+        m->sh->t_release = rdlm_bench_now_ns();
+        rdlm_mlb_release(m, lock);
+    }
+    atomic_fetch_add_explicit(&m->sh->stopped, 1, memory_order_release);
+    m->pair_runs++;
+    out->cs += k;
+    out->ops = k;
+    out->elapsed_ns = rdlm_bench_now_ns() - t0;
+}
+
+/* Gather every rank's samples at rank 0 and summarise them (us). */
+static void rdlm_mlb_gather_samples(rdlm_mlb_t *m, const rdlm_bench_sampler_t *sampler,
+                                    rdlm_bench_summary_t *pct)
+{
+    int nsamples = (int)sampler->len, total = 0, k;
+    int *counts = NULL, *displs = NULL;
+    uint32_t *all = NULL;
+    double *us = NULL;
+
+    if (m->rank == 0) {
+        counts = malloc(sizeof(*counts) * (size_t)m->size);
+        displs = malloc(sizeof(*displs) * (size_t)m->size);
+        all = malloc(sizeof(*all) * RDLM_MLB_SAMPLES * (size_t)m->size);
+        us = malloc(sizeof(*us) * RDLM_MLB_SAMPLES * (size_t)m->size);
+        if (counts == NULL || displs == NULL || all == NULL || us == NULL) {
+            rdlm_mlb_die(m, "out of memory");
+        }
+    }
+    MPI_Gather(&nsamples, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (m->rank == 0) {
+        for (k = 0; k < m->size; k++) {
+            displs[k] = total;
+            total += counts[k];
+        }
+    }
+    MPI_Gatherv(sampler->buf, nsamples, MPI_UINT32_T, all, counts, displs, MPI_UINT32_T, 0,
+                MPI_COMM_WORLD);
+    if (m->rank == 0) {
+        for (k = 0; k < total; k++) {
+            us[k] = all[k] / 1000.0;
+        }
+        rdlm_bench_summarize(us, (size_t)total, pct);
+    }
+    free(us);
+    free(all);
+    free(displs);
+    free(counts);
+}
+
+/*
+ * One phase of several ranks on lock: the ranks taking part (in) warm up, meet, run
+ * the timed run, meet again; then the machine's counter is checked and rank 0 gets
+ * the round's figure (contended: all acquires / max elapsed, kops/s; pair: mean
+ * hand-off latency, us), the sampled percentiles and the summed statistics.
+ */
+static void rdlm_mlb_phase(rdlm_mlb_t *m, uint32_t impl, uint32_t round, int in,
+                           rdlm_lock_h lock, rdlm_mlb_run_func_t run, uint64_t cap_ns)
+{
+    rdlm_bench_sampler_t sampler = {.buf = m->samples,
+                                    .cap = RDLM_MLB_SAMPLES,
+                                    .rng = 0x9e3779b97f4a7c15ull * (uint64_t)(m->rank + 1)};
+    rdlm_mlb_loop_t loop = {.sink = (uint64_t)m->rank + 1};
+    uint64_t mine[RDLM_MLB_ST_N] = {0}, sum[RDLM_MLB_ST_N];
+    uint64_t c0 = m->sh->cs.counter, cs_sum = 0, elapsed_max = 0;
+    rdlm_stats_t before, after;
+    rdlm_bench_summary_t pct;
+    int k;
+
+    rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL); /* nobody is in a critical section: c0 holds */
+    if (in) {
+        run(m, lock, m->warmup, RDLM_MLB_WARMUP_CAP_NS, NULL, &loop);
+    }
+    rdlm_mlb_sync(in ? RDLM_MLB_SPIN : RDLM_MLB_SLEEP, NULL);
+    if (in) {
+        memset(loop.check, 0, sizeof(loop.check));
+        loop.handoffs = loop.measured = loop.handoff_ns = loop.global_ns = 0;
+        rdlm_ctx_stats(m->ctx, &before);
+        run(m, lock, m->iterations, cap_ns, &sampler, &loop);
+        rdlm_ctx_stats(m->ctx, &after);
+        if (lock == m->lock) {
+            rdlm_mlb_stats_sub(&after, &before, mine);
+        }
+        mine[RDLM_MLB_ST_HANDOFFS] = loop.handoffs;
+        mine[RDLM_MLB_ST_OPS] = loop.ops;
+        mine[RDLM_MLB_ST_MEASURED] = loop.measured;
+        mine[RDLM_MLB_ST_HANDOFF_NS] = loop.handoff_ns;
+        mine[RDLM_MLB_ST_GLOBAL_NS] = loop.global_ns;
+        memcpy(&mine[RDLM_MLB_ST_CHECK_LOCAL], loop.check, sizeof(loop.check));
+    }
+    rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
+    atomic_store_explicit(&rdlm_mlb_sink, loop.sink, memory_order_relaxed);
+
+    /* Mutual exclusion: the machine's counter grew by its critical sections. */
+    MPI_Reduce(&loop.cs, &cs_sum, 1, MPI_UINT64_T, MPI_SUM, 0, m->shm);
+    if (m->shm_rank == 0 && m->sh->cs.counter - c0 != cs_sum) {
+        rdlm_mlb_die(m,
+                     "%s: counter grew by %" PRIu64 " after %" PRIu64
+                     " critical sections: two holders at once",
+                     rdlm_mlb_impl_names[impl], m->sh->cs.counter - c0, cs_sum);
+    }
+    MPI_Reduce(mine, sum, RDLM_MLB_ST_N, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&loop.elapsed_ns, &elapsed_max, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    rdlm_mlb_gather_samples(m, &sampler, &pct);
+    if (m->rank != 0) {
+        return;
+    }
+    m->ops[impl][round] = sum[RDLM_MLB_ST_OPS];
+    m->handoff_rate[impl][round] =
+        (double)sum[RDLM_MLB_ST_HANDOFFS] / ((double)elapsed_max / 1e9) / 1000.0;
+    if (run == rdlm_mlb_run_pair) {
+        m->value[impl][round] =
+            (double)sum[RDLM_MLB_ST_HANDOFF_NS] /
+            (double)(sum[RDLM_MLB_ST_MEASURED] ? sum[RDLM_MLB_ST_MEASURED] : 1) / 1000.0;
+    } else {
+        m->value[impl][round] =
+            (double)sum[RDLM_MLB_ST_OPS] / ((double)elapsed_max / 1e9) / 1000.0;
+    }
+    m->pct[impl][round][0] = pct.p50;
+    m->pct[impl][round][1] = pct.p90;
+    m->pct[impl][round][2] = pct.p99;
+    for (k = 0; k < RDLM_MLB_ST_N; k++) {
+        m->stats[impl][k] += sum[k];
+    }
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+/* VmRSS of this process in KiB (/proc/self/status), or 0. */
+static uint64_t rdlm_mlb_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    unsigned long long kib = 0;
+    char line[256];
+
+    if (f == NULL) {
+        return 0;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "VmRSS: %llu kB", &kib) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+    return kib;
+}
+
+/*
+ * Resident memory: every rank's growth across rdlm_mpi_ctx_create (rank 0 gets its
+ * own and the largest); then rank 0 opens lock names one by one and, each time one is
+ * homed on a remote node it has not used yet, acquires and releases it (endpoint,
+ * keys) and reports its growth since the context existed against the number of
+ * remote nodes used. The other ranks sleep (their progress threads serve).
+ */
+static void rdlm_mlb_memory(rdlm_mlb_t *m)
+{
+    uint64_t rss0 = rdlm_mlb_rss_kib(), rss1, grow, grow_max = 0;
+    rdlm_lock_h locks[RDLM_MLB_LOCK_PROBES];
+    uint32_t nlocks = 0, used = 0, k;
+    rdlm_lock_info_t li;
+    char name[RDLM_NAME_MAX + 1];
+    unsigned char *seen;
+    rdlm_status_t st;
+
+    rdlm_mlb_ctx_open(m);
+    rss1 = rdlm_mlb_rss_kib();
+    grow = rss1 - rss0;
+    MPI_Reduce(&grow, &grow_max, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (m->rank != 0) {
+        rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
+        return;
+    }
+    printf("RESULT memory nodes=%u ctx_kib=%" PRIu64 " ctx_kib_max=%" PRIu64
+           " rss_kib=%" PRIu64 "\n",
+           m->info.nodes, grow, grow_max, rss1);
+    seen = calloc(m->info.nodes, 1);
+    if (seen == NULL) {
+        rdlm_mlb_die(m, "out of memory");
+    }
+    seen[m->info.node] = 1;
+    for (k = 0; k < 16 * RDLM_MLB_LOCK_PROBES && nlocks < RDLM_MLB_LOCK_PROBES &&
+                used + 1 < m->info.nodes;
+         k++) {
+        snprintf(name, sizeof(name), "bench-mem-%u", k);
+        st = rdlm_lock_open(m->ctx, name, &locks[nlocks]);
+        if (st == RDLM_OK) {
+            st = rdlm_lock_query(locks[nlocks], &li);
+        }
+        if (st != RDLM_OK || li.home_node < 0 || (uint32_t)li.home_node >= m->info.nodes) {
+            rdlm_mlb_die(m, "%s: %s", name, st ? rdlm_status_str(st) : "bad home node");
+        }
+        if (seen[li.home_node]) {
+            rdlm_lock_close(locks[nlocks]);
+            continue;
+        }
+        seen[li.home_node] = 1;
+        used++;
+        st = rdlm_lock_acquire(locks[nlocks], RDLM_MLB_ACQUIRE_TIMEOUT_NS, NULL);
+        if (st == RDLM_OK) {
+            st = rdlm_lock_release(locks[nlocks]);
+        }
+        if (st != RDLM_OK) {
+            rdlm_mlb_die(m, "%s: %s", name, rdlm_status_str(st));
+        }
+        printf("RESULT memory_node used=%u home_node=%d kib=%" PRIu64 "\n", used,
+               li.home_node, rdlm_mlb_rss_kib() - rss1);
+        nlocks++;
+    }
+    printf("RESULT done\n");
+    fflush(stdout);
+    while (nlocks > 0) {
+        rdlm_lock_close(locks[--nlocks]);
+    }
+    free(seen);
+    rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
+}
+
+/* ---- rounds ------------------------------------------------------------------------- */
+
+static int rdlm_mlb_uncontended_round(uint32_t impl, uint32_t round, void *arg)
+{
+    rdlm_mlb_t *m = arg;
+    int pair = m->rank == 0 || m->rank == m->partner;
+
+    switch (impl) {
+    case RDLM_MLB_COHORT:
+    case RDLM_MLB_NODE:
+        if (m->partner < 0) {
+            return 0;
+        }
+        rdlm_mlb_phase(m, impl, round, pair,
+                       impl == RDLM_MLB_COHORT ? m->lock : m->node_lock, rdlm_mlb_run_pair,
+                       m->cap_ns);
+        return 0;
+    default:
+        rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
+        if (m->rank == 0) {
+            rdlm_mlb_origin(m, impl, round);
+            rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
+        } else if (m->rank == m->target && impl != RDLM_MLB_RDLM) {
+            /* MPI one-sided over ob1/pt2pt and raw ucp atomics over TCP run in the
+             * target's progress; rdlm has its own progress thread. */
+            rdlm_mlb_sync(impl == RDLM_MLB_UCP_WAKE ? RDLM_MLB_WAKE : RDLM_MLB_SPIN,
+                          impl == RDLM_MLB_WIN_LOCK || impl == RDLM_MLB_CAS_SPIN
+                              ? NULL
+                              : m->ucp.worker);
+        } else {
+            rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
+        }
+        return 0;
+    }
+}
+
+static int rdlm_mlb_contended_round(uint32_t impl, uint32_t round, void *arg)
+{
+    rdlm_mlb_t *m = arg;
+
+    rdlm_mlb_phase(m, impl, round, 1, m->lock, rdlm_mlb_run_loop, m->duration_ns);
+    return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+static void rdlm_mlb_print(const rdlm_mlb_t *m, uint32_t first, uint32_t nimpl)
+{
+    const char *tls = getenv("UCX_TLS");
+    uint32_t impl, round;
+    int k;
+
+    printf("RESULT info mode=%s nprocs=%d nodes=%u home_node=%d origin=0 target=%d "
+           "partner=%d lock=%s cohort_bound=%u transport=%s progress_thread=%d "
+           "ucx_tls=%s\n",
+           m->mode == RDLM_MLB_CONTENDED ? "contended" : "uncontended", m->size,
+           m->info.nodes, m->home_node, m->target, m->partner, m->lock_name,
+           m->info.cohort_bound, m->info.transport ? m->info.transport : "?",
+           m->info.progress_thread, tls ? tls : "(unset)");
+    for (impl = first; impl < first + nimpl; impl++) {
+        if ((impl == RDLM_MLB_COHORT || impl == RDLM_MLB_NODE) && m->partner < 0) {
+            continue;
+        }
+        for (round = 0; round < m->rounds; round++) {
+            printf("RESULT round impl=%s round=%u value=%.6f unit=%s p50_us=%.6f "
+                   "p90_us=%.6f p99_us=%.6f ops=%" PRIu64 " handoff_kops=%.6f\n",
+                   rdlm_mlb_impl_names[impl], round, m->value[impl][round],
+                   m->mode == RDLM_MLB_CONTENDED ? "kops/s" : "us", m->pct[impl][round][0],
+                   m->pct[impl][round][1], m->pct[impl][round][2], m->ops[impl][round],
+                   m->handoff_rate[impl][round]);
+        }
+        if (impl == RDLM_MLB_RDLM || impl == RDLM_MLB_COHORT) {
+            printf("RESULT stats impl=%s", rdlm_mlb_impl_names[impl]);
+            for (k = 0; k < RDLM_MLB_ST_N; k++) {
+                printf(" %s=%" PRIu64, rdlm_mlb_stat_names[k], m->stats[impl][k]);
+            }
+            printf("\n");
+        }
+    }
+    printf("RESULT done\n");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    rdlm_mlb_t *m = calloc(1, sizeof(*m));
+    int rc;
+
+    MPI_Init(&argc, &argv);
+    if (m == NULL) {
+        fprintf(stderr, "rdlm-mpi-lock-bench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+    rc = rdlm_mlb_options(m, argc, argv);
+    if (rc >= 0) {
+        MPI_Finalize();
+        free(m);
+        return rc;
+    }
+    if (m->size < 2) {
+        rdlm_mlb_die(m, "needs at least 2 ranks on 2 nodes (RDLM_VIRTUAL_NODES=2 on one "
+                        "machine)");
+    }
+    m->batch = malloc(sizeof(*m->batch) * (m->iterations / RDLM_MLB_BATCH + 1));
+    m->samples = malloc(sizeof(*m->samples) * RDLM_MLB_SAMPLES);
+    if (m->batch == NULL || m->samples == NULL) {
+        rdlm_mlb_die(m, "out of memory");
+    }
+    rdlm_mlb_shared_map(m);
+    if (m->mode == RDLM_MLB_MEMORY) {
+        rdlm_mlb_memory(m);
+        goto out;
+    }
+    rdlm_mlb_ctx_open(m);
+    rdlm_mlb_lock_choose(m);
+    if (m->mode == RDLM_MLB_UNCONTENDED) {
+        rdlm_mlb_baselines_open(m);
+        rdlm_bench_alternate(RDLM_MLB_NIMPL, m->rounds, rdlm_mlb_uncontended_round, m);
+        rdlm_mlb_baselines_close(m);
+    } else {
+        rdlm_bench_alternate(1, m->rounds, rdlm_mlb_contended_round, m);
+    }
+    if (m->rank == 0) {
+        rdlm_mlb_print(m, RDLM_MLB_RDLM,
+                       m->mode == RDLM_MLB_CONTENDED ? 1 : RDLM_MLB_NIMPL);
+    }
+    rdlm_lock_close(m->lock);
+out:
+    rdlm_ctx_destroy(m->ctx);
+    munmap(m->sh, sizeof(*m->sh));
+    MPI_Comm_free(&m->shm);
+    free(m->node_of);
+    free(m->samples);
+    free(m->batch);
+    free(m);
+    MPI_Finalize();
+    return 0;
+}
