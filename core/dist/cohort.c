@@ -125,7 +125,9 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     local = rdlm_qlock_acquire(lc, idx, timeout_ns, &token);
     if (local != RDLM_OK && local != RDLM_OWNER_DEAD) {
-        if (local == RDLM_ERR_TIMEOUT) {
+        if (local == RDLM_ERR_TIMEOUT || local == RDLM_ERR_CLOSED) {
+            /* A waiter that gives up may have been counted by a releaser that kept
+             * the global word for it (spin model: BUG_NO_SETTLE_ON_GIVEUP). */
             rdlm_dist_settle(d, lc, idx);
         }
         s = local;

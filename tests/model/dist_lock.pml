@@ -1,0 +1,485 @@
+/*
+ * dist_lock.pml -- spin model of the cross-node exclusive lock of core/dist/
+ * (protocol: dist.h; global queue lock: glock.c; cohorts: cohort.c): one
+ * global word W per lock at its home, an MCS-like queue of queue nodes
+ * ("qnodes") threaded through the processes' memory, tokens carried in the
+ * grant, abandonment by timed-out waiters, and node cohorts (the node-local
+ * lock in front of the global queue, local hand-off up to the cohort bound,
+ * and the "settle" step). One lock; NP processes in two nodes (node 0:
+ * processes 0 .. NA-1, node 1: the others) or three (-DNB=: node 1 has NB,
+ * node 2 the rest); each acquires and releases the lock LOOPS times.
+ *
+ * Words (every access to a shared word is ONE step, as one remote atomic, put
+ * or get is):
+ *   W         one byte: HELD(t) = t (the tail qnode id, 1 .. NQ), or
+ *             FREE(s) = FREEB + s (s = sequence of the last token issued);
+ *             initially FREE(0).
+ *   qstate[q] IDLE 0, WAITING 1, ABANDONED 2, GRANTED(s) = 3 + s.
+ *   qnext[q]  NONE 0 or a qnode id.
+ *   Qnode id q is 1 .. NQ (array index q - 1); process p owns 2p+1, 2p+2.
+ *
+ * Global acquire by P (rdlm_glock_acquire; P holds its node lock):
+ *   1. claim an IDLE own qnode q (the lowest, as rdlm_glock_claim does;
+ *      -DANY_QNODE: any IDLE one; none IDLE: wait):
+ *      q.next := NONE; q.state := WAITING     (one step: q is P's own and
+ *      nobody refers to it -- which (c) checks at exactly this step)
+ *   2. old := SWAP(W, HELD(q))
+ *   3. FREE(s): holds, token s+1
+ *   4. HELD(p): PUT p.next := q; wait until q.state != WAITING: GRANTED(s) ->
+ *      holds, token s. With a deadline (budget TIMEOUTS per run, chosen at the
+ *      SWAP), the deadline may expire at any point of the wait:
+ *      CAS(q.state, WAITING -> ABANDONED); success: timeout (q stays in the
+ *      queue until a passer sets it IDLE), failure: GRANTED(s), holds.
+ *
+ * Global release, pass(Q, s) (rdlm_glock_pass), by the node's holder or a
+ * settler, holding the node lock:
+ *   loop: n := Q.next
+ *         NONE: CAS(W, HELD(Q) -> FREE(s)); success: Q.state := IDLE, return;
+ *               failure: wait until Q.next != NONE, n := Q.next
+ *         old := CAS(n.state, WAITING -> GRANTED(s+1)); Q.state := IDLE
+ *         WAITING: return;  ABANDONED: Q := n, loop (same s)
+ *
+ * Cohorts (cohort.c). The node-local lock is abstract: a mutex word `lheld`
+ * (0 or the holder's pid+1) plus `lwait`, the number of processes that have
+ * asked for it and not yet taken it or given up (the qlock's tickets beyond
+ * the one served). Acquiring it is two steps: register (lwait++), then take
+ * it when free (lwait--, lheld := me). Any registered waiter may take it,
+ * newcomers included: no FIFO order, a superset of the qlock's schedules.
+ * "Idle" (rdlm_qlock_idle) and try-lock succeed iff lheld == 0 and lwait ==
+ * 0. Node state, touched only under the node lock and so merged into the
+ * neighbouring step: gq (the node's qnode in the global queue, aux32), the
+ * hand-off count (wake32), seq (the token sequence, token & SEQ_MASK).
+ *   acquire: lock; gq != NONE: seq++, holds (local hand-off, no remote op);
+ *            else global acquire (timeout: unlock, return).
+ *   release: read lwait (one step: rdlm_qlock_has_waiters) and decide:
+ *            gq != NONE && handoffs < BOUND && lwait > 0: handoffs++,
+ *              unlock (keeping gq), then settle;
+ *            else pass(gq, seq), gq := NONE, handoffs := 0, unlock.
+ *   settle (rdlm_dist_settle; after an unlock that kept gq, and after a
+ *            local-wait timeout): gq != NONE and the node lock idle (two
+ *            unlocked reads); try-lock (seq++, as every local acquire bumps
+ *            the token); re-read gq under the lock: != NONE -> pass(gq, seq),
+ *            gq := NONE, handoffs := 0; unlock.
+ *   The decision's read of lwait and the unlock are separate steps, so a
+ *   waiter counted by the decision may time out before the unlock: that is
+ *   the case settle exists for. (The qlock counts a timed-out waiter's ticket
+ *   until someone passes over it, even after the waiter left; that is the
+ *   same as the waiter leaving after the decision, which is modelled.)
+ *   Local timeouts: LTIMEOUTS per run, any registered waiter, at any point of
+ *   its wait.
+ *
+ * Tokens: the token of a critical section is its node's seq; FREE(s) and
+ * GRANTED(s+1) carry it across nodes.
+ *
+ * Interleaving is sequentially consistent. Each step touches one shared word
+ * (W, one qnode word, or the node-local lock) plus node state under the node
+ * lock, ghosts and locals.
+ *
+ * Properties:
+ *   (a) mutual exclusion: at most one process in the critical section;
+ *   (b) tokens strictly increase over successive critical sections;
+ *   (c) a qnode is never re-enqueued while referenced: at step 1, q is IDLE,
+ *       W != HELD(q), no non-IDLE qnode's next is q, and no passer will still
+ *       touch q (ghost gpass: the passer's Q from its first access to its
+ *       last). One exception to "no next is q": once the grant CAS on n
+ *       succeeded, the passer's Q stays non-IDLE for one more step with
+ *       Q.next == n, but nobody reads that next again, so n may meanwhile be
+ *       passed on, set IDLE and re-enqueued (ghost gdone marks that Q);
+ *   (d) no invalid end state: every process finishes all its acquires (the
+ *       timed-out ones return) -- no lost grant, no stall; and once all have
+ *       finished (process Final): W == FREE(x), every qnode IDLE, gq NONE,
+ *       node locks free;
+ *   (e) fairness: while a process of one node waits in the global queue
+ *       (from its SWAP returning HELD until it holds or abandons), the other
+ *       nodes complete at most (nodes - 1) * (BOUND + 1) critical sections
+ *       (ghosts gw, ovt): one cohort session each. With two nodes the bound
+ *       BOUND + 1 is tight (spin finds a run reaching it).
+ *
+ * Planted bugs (-DBUG_...), each must be caught:
+ *   BUG_NO_WAIT_NEXT   pass: when the CAS on W fails, do not wait for Q.next
+ *       (the successor has swapped but not yet PUT): the passer takes the
+ *       NONE as "nobody behind", sets Q IDLE and returns -> the successor
+ *       is never granted: (d) stall.
+ *   BUG_GRANT_PUT      pass: grant by a plain write of GRANTED(s+1), not a CAS
+ *       from WAITING: an abandoned waiter is "granted", nobody holds and
+ *       nobody passes -> (d) stall (or W left HELD at the end).
+ *   BUG_ABANDON_STORE  timeout: plain store of ABANDONED instead of the CAS: a
+ *       grant that arrived is overwritten and the waiter returns timeout ->
+ *       (d) stall (nobody holds W).
+ *   BUG_IDLE_EARLY     pass: Q.state := IDLE at the top of each iteration,
+ *       before reading Q.next and the CAS on W. For the node's own Q this is
+ *       harmless (its owner needs the node lock the passer holds: with
+ *       -DTIMEOUTS=0 spin finds no error); for an abandoned Q of another
+ *       node, its owner re-enqueues it while W still names it -> (c).
+ *   BUG_REUSE_ABANDONED  a timed-out process reuses its ABANDONED qnode
+ *       without waiting for IDLE -> (c).
+ *   BUG_NO_BOUND       release: a local hand-off whenever a local waiter
+ *       exists, ignoring BOUND -> (e).
+ *   BUG_NO_SETTLE      no settle step. Needs LTIMEOUTS >= 1 (without local
+ *       timeouts settle never finds anything to do): a waiter counted by a
+ *       releaser that kept gq times out of its local wait; the node keeps W
+ *       forever -> (d).
+ *   BUG_NO_SETTLE_ON_GIVEUP  (needs LTIMEOUTS >= 1) only the releaser
+ *       settles, a local waiter that gives up does not: the releaser's settle
+ *       ran while the waiter was still registered (and so did nothing) ->
+ *       (d). Both settles are needed.
+ *   BUG_SETTLE_NO_RECHECK  settle trusts its unlocked read of gq instead of
+ *       re-reading it under the node lock: the holder it raced with has
+ *       passed meanwhile, and the settler passes a stale Q -> (d) stall
+ *       (or (a)/(c)).
+ */
+
+#ifndef NA
+#define NA 2            /* processes on node 0: 0 .. NA-1 */
+#endif
+#ifndef NP
+#define NP 3            /* processes in all */
+#endif
+#ifndef NB
+#define NB (NP - NA)    /* on node 1: NA .. NA+NB-1; the rest on node 2 */
+#endif
+#ifndef LOOPS
+#define LOOPS 2
+#endif
+#ifndef BOUND
+#define BOUND 1         /* cohort bound (RDLM_COHORT_BOUND): local hand-offs
+                           per global hold, i.e. BOUND + 1 critical sections */
+#endif
+#ifndef TIMEOUTS
+#define TIMEOUTS 1      /* global-wait deadlines per run */
+#endif
+#ifndef LTIMEOUTS
+#define LTIMEOUTS 0     /* node-local-wait deadlines per run */
+#endif
+
+#define NQ (2 * NP)
+#define NONE 0
+#define FREEB 64
+#define FREEW(s) (FREEB + (s))
+#define IS_FREE(w) ((w) >= FREEB)
+#define IDLE 0
+#define WAITING 1
+#define ABANDONED 2
+#define GRANTED(s) (3 + (s))
+#define IS_GRANTED(x) ((x) >= 3)
+
+#define ME (_pid + 1)
+#define NODE(p) ((p) < NA -> 0 : ((p) < NA + NB -> 1 : 2))
+#define NN (NP > NA + NB -> 3 : 2)      /* nodes */
+
+/* shared words */
+byte W = FREEW(0);
+byte qstate[NQ];
+byte qnext[NQ];
+
+/* per node: the node-local lock word and the cohort state it protects */
+byte lheld[3];
+byte lwait[3];
+byte gq[3];
+byte handoffs[3];
+byte seq[3];
+
+/* environment */
+byte gtimeouts = TIMEOUTS;
+byte ltimeouts = LTIMEOUTS;
+
+/* ghosts */
+byte cs;                /* ME of the process in the CS, 0 = none (a) */
+byte last_token;        /* (b) */
+byte gpass[3];          /* per node: the Q its passer is still using (c) */
+byte gdone[3];          /* per node: the passer's Q whose successor it has
+                           granted; Q.next is dead until Q turns IDLE (c) */
+bit  gw[3];             /* per node: a process waits in the global queue (e) */
+byte ovt[3];            /* CSes of other nodes since that wait began (e) */
+byte finished;          /* processes done (d) */
+
+/* (c): q may be (re)enqueued: nothing refers to it */
+inline check_unreferenced(q) {
+    assert(W != q);
+    assert(gpass[0] != q && gpass[1] != q && gpass[2] != q);
+    i = 0;
+    do
+    :: i == NQ -> break
+    :: i < NQ ->
+        assert(qstate[i] == IDLE || qnext[i] != q ||
+               gdone[0] == i + 1 || gdone[1] == i + 1 || gdone[2] == i + 1);
+        i++
+    od;
+    i = 0;
+    assert(qstate[q - 1] == IDLE)
+}
+
+/* the grant: CAS(n.state, WAITING -> GRANTED(s+1)); o := the old state */
+#ifdef BUG_GRANT_PUT
+#define GRANT \
+    o = qstate[n - 1]; qstate[n - 1] = GRANTED(s + 1); o = WAITING; \
+    gdone[nd] = Q
+#else
+#define GRANT \
+    o = qstate[n - 1]; \
+    assert(o == WAITING || o == ABANDONED); \
+    if \
+    :: o == WAITING -> qstate[n - 1] = GRANTED(s + 1); gdone[nd] = Q \
+    :: else -> skip \
+    fi
+#endif
+
+/* Q.state := IDLE (BUG_IDLE_EARLY: done already at the top of the loop).
+   gpass[nd] is cleared with the passer's last access to Q: the IDLE write,
+   or under BUG_IDLE_EARLY (LAST_Q) the last read of Q.next / CAS on W. */
+#ifdef BUG_IDLE_EARLY
+#define SET_IDLE(x) skip
+#define LAST_Q      gpass[nd] = 0
+#else
+#define SET_IDLE(x) qstate[(x) - 1] = IDLE
+#define LAST_Q      skip
+#endif
+
+/* settle's gq: read once without the lock (the bug) or re-read under it */
+#ifdef BUG_SETTLE_NO_RECHECK
+#define STALE_Q(x) Q = (x)
+#define RECHECK_Q  skip
+#else
+#define STALE_Q(x) skip
+#define RECHECK_Q  Q = gq[nd]
+#endif
+
+/* the caller of pass holds the node lock and, in its last step, set
+   Q := gq[nd], s := seq[nd] (PASS_BEGIN) */
+#define PASS_BEGIN  Q = gq[nd]; s = seq[nd]; gpass[nd] = Q; assert(Q != NONE)
+
+/*
+ * pass(Q, s): hand the global lock on from the node's qnode Q with token
+ * sequence s. Leaves Q, n, o, s, c zero.
+ */
+inline pass() {
+    do
+    ::
+#ifdef BUG_IDLE_EARLY
+        atomic { qstate[Q - 1] = IDLE };                /* bug: too early */
+#endif
+        atomic { n = qnext[Q - 1]; if :: n != NONE -> LAST_Q :: else fi };
+        if
+        :: atomic { n != NONE -> GRANT }
+        :: atomic {
+               n == NONE ->                 /* CAS(W, HELD(Q) -> FREE(s)) */
+               if
+               :: W == Q -> W = FREEW(s); c = 1; LAST_Q
+               :: else -> skip
+               fi
+           };
+           if
+           :: atomic { c -> SET_IDLE(Q); gpass[nd] = 0;
+                            Q = NONE; s = 0; c = 0 };
+              break                                     /* W is free */
+#ifdef BUG_NO_WAIT_NEXT
+           :: atomic { !c -> qstate[Q - 1] = IDLE; gpass[nd] = 0;
+                             Q = NONE; s = 0 };
+              break                         /* bug: "nobody behind" */
+#else
+           :: atomic { !c && qnext[Q - 1] != NONE -> n = qnext[Q - 1];
+                              LAST_Q };
+              atomic { GRANT }
+#endif
+           fi
+        fi;
+        if
+        :: atomic { o == WAITING ->         /* granted: done */
+               SET_IDLE(Q); gpass[nd] = 0; gdone[nd] = 0;
+               Q = NONE; n = NONE; o = 0; s = 0 };
+           break
+        :: atomic { o != WAITING ->         /* abandoned: pass over n too */
+               SET_IDLE(Q); gdone[nd] = 0;
+               Q = n; gpass[nd] = Q; n = NONE; o = 0 }
+        fi
+    od
+}
+
+/*
+ * settle (rdlm_dist_settle): after leaving the node lock free with gq possibly
+ * set. (1) gq != NONE? (2) is the node lock idle (free, nobody registered)?
+ * -- both read without the lock; (3) try-lock, which bumps the node's token
+ * like any local acquire; under the lock re-read gq: != NONE -> pass; unlock.
+ * BUG_SETTLE_NO_RECHECK trusts the gq read in (1) instead of re-reading it.
+ */
+inline settle() {
+#ifndef BUG_NO_SETTLE
+    if
+    :: atomic { gq[nd] != NONE -> STALE_Q(gq[nd]) };
+       if
+       :: atomic { lheld[nd] == 0 && lwait[nd] == 0 };     /* idle */
+          if
+          :: atomic { lheld[nd] == 0 && lwait[nd] == 0 ->  /* try-lock */
+                      lheld[nd] = ME; seq[nd]++; RECHECK_Q;
+                      if
+                      :: Q != NONE -> s = seq[nd]; gpass[nd] = Q
+                      :: else -> skip
+                      fi };
+             if
+             :: Q != NONE ->
+                pass();
+                atomic { gq[nd] = NONE; handoffs[nd] = 0; lheld[nd] = 0 }
+             :: else -> atomic { lheld[nd] = 0 }
+             fi
+          :: else -> Q = NONE              /* taken: its release decides */
+          fi
+       :: else -> Q = NONE
+       fi
+    :: else -> skip
+    fi
+#else
+    skip                                    /* bug: no settle step */
+#endif
+}
+
+active [NP] proctype P()
+{
+    byte it, nd, q, Q, n, o, s, tok, i;
+    bit dl, c;
+
+    nd = NODE(_pid);
+    for (it : 1 .. LOOPS) {
+        /* node-local lock: register, then take it (or time out) */
+        atomic { lwait[nd]++ };
+        do
+        :: atomic {
+               lheld[nd] == 0 -> lheld[nd] = ME; lwait[nd]--;
+               if
+               :: gq[nd] != NONE ->     /* local hand-off */
+                   seq[nd]++; tok = seq[nd]; goto hold
+               :: else -> skip
+               fi
+           };
+           break
+        :: atomic { ltimeouts > 0 -> ltimeouts--; lwait[nd]-- };
+#ifndef BUG_NO_SETTLE_ON_GIVEUP
+           settle();
+#endif
+           goto next
+        od;
+
+        /* global acquire, step 1 (with (c)): an IDLE own qnode */
+        atomic {
+            if
+            :: qstate[2 * _pid] == IDLE -> q = 2 * _pid + 1
+#ifdef BUG_REUSE_ABANDONED
+            :: qstate[2 * _pid] == ABANDONED -> q = 2 * _pid + 1
+            :: qstate[2 * _pid] != IDLE && qstate[2 * _pid] != ABANDONED &&
+               (qstate[2 * _pid + 1] == IDLE || qstate[2 * _pid + 1] == ABANDONED) ->
+                q = 2 * _pid + 2
+#elif defined(ANY_QNODE)
+            :: qstate[2 * _pid + 1] == IDLE -> q = 2 * _pid + 2
+#else
+            :: qstate[2 * _pid] != IDLE && qstate[2 * _pid + 1] == IDLE ->
+                q = 2 * _pid + 2
+#endif
+            fi;
+            check_unreferenced(q);
+            qnext[q - 1] = NONE; qstate[q - 1] = WAITING
+        };
+        /* 2. SWAP(W, HELD(q)) */
+        atomic {
+            o = W; W = q;
+            if
+            :: IS_FREE(o) ->                /* 3. free: token s+1 */
+                seq[nd] = o - FREEB + 1; tok = seq[nd]; gq[nd] = q;
+                q = 0; o = 0; goto hold
+            :: else ->
+                gw[nd] = 1; ovt[nd] = 0;
+                if
+                :: gtimeouts > 0 -> gtimeouts--; dl = 1
+                :: true -> skip
+                fi
+            fi
+        };
+        /* 4. PUT p.next := q, then wait */
+        atomic { qnext[o - 1] = q; o = 0 };
+        do
+        :: atomic {
+               IS_GRANTED(qstate[q - 1]) ->
+               seq[nd] = qstate[q - 1] - GRANTED(0); tok = seq[nd];
+               gq[nd] = q; gw[nd] = 0; q = 0; dl = 0; goto hold
+           }
+#ifdef BUG_ABANDON_STORE
+        :: atomic { dl -> qstate[q - 1] = ABANDONED;   /* bug: a store */
+                    gw[nd] = 0; q = 0; dl = 0 };
+           goto timed_out
+#else
+        :: atomic {                         /* deadline: CAS WAITING -> ABANDONED */
+               dl ->
+               if
+               :: qstate[q - 1] == WAITING ->
+                   qstate[q - 1] = ABANDONED; gw[nd] = 0; q = 0; dl = 0;
+                   goto timed_out
+               :: else ->                   /* granted after all: take it */
+                   assert(IS_GRANTED(qstate[q - 1]));
+                   seq[nd] = qstate[q - 1] - GRANTED(0); tok = seq[nd];
+                   gq[nd] = q; gw[nd] = 0; q = 0; dl = 0; goto hold
+               fi
+           }
+#endif
+        od;
+
+timed_out:  /* q stays ABANDONED in the queue; unlock (gq is NONE) */
+        atomic { lheld[nd] = 0 };
+        goto next;
+
+hold:   /* enter the critical section with token tok */
+        atomic {
+            assert(cs == 0);                            /* (a) */
+            assert(tok > last_token);                   /* (b) */
+            cs = ME; last_token = tok; tok = 0;
+            i = 0;
+            do
+            :: i == 3 -> break
+            :: i < 3 && i != nd && gw[i] ->
+                ovt[i]++;
+                assert(ovt[i] <= (NN - 1) * (BOUND + 1)); /* (e) */
+                i++
+            :: i < 3 && (i == nd || !gw[i]) -> i++
+            od;
+            i = 0
+        };
+        /* leave it; release: decide (reads the node lock word) */
+        atomic {
+            assert(cs == ME); cs = 0;
+            assert(lheld[nd] == ME && gq[nd] != NONE);
+            if
+#ifdef BUG_NO_BOUND
+            :: lwait[nd] > 0 ->
+#else
+            :: handoffs[nd] < BOUND && lwait[nd] > 0 ->
+#endif
+                handoffs[nd]++                  /* local hand-off: keep gq */
+            :: else ->
+                PASS_BEGIN; goto release_global
+            fi
+        };
+        atomic { lheld[nd] = 0 };
+        settle();
+        goto next;
+release_global:
+        pass();
+        atomic { gq[nd] = NONE; handoffs[nd] = 0; lheld[nd] = 0 };
+next:
+        skip
+    }
+    atomic { finished++; it = 0; nd = 0 }
+}
+
+/* (d) at the end of a run where everybody finished */
+active proctype Final()
+{
+    byte i;
+    atomic {
+        finished == NP ->
+        assert(IS_FREE(W));
+        assert(gq[0] == NONE && gq[1] == NONE && gq[2] == NONE);
+        assert(lheld[0] == 0 && lheld[1] == 0 && lheld[2] == 0);
+        i = 0;
+        do
+        :: i == NQ -> break
+        :: i < NQ -> assert(qstate[i] == IDLE); i++
+        od
+    }
+}
