@@ -11,9 +11,14 @@
  *                                  (callback sees `destroying`, does nothing), free
  *   MPI_Finalize                -> callback: rdlm_ctx_destroy -> fini: free bootstrap
  *                                  (attribute is being deleted by MPI); callback frees
+ *
+ * rdlm_mpi_barrier caches a context on the communicator with a second attribute; its
+ * delete callback (at MPI_Comm_free) destroys the context the same way, and the
+ * context's fini deletes whichever of the two attributes is not being deleted.
  */
 #include <rdlm/mpi.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -23,24 +28,29 @@
 
 typedef struct rdlm_mpi_glue {
     rdlm_tl_bootstrap_t bs;
-    int keyval;
-    int destroying;  /* fini ran: the callback must not destroy again */
-    int in_callback; /* MPI_Finalize's attribute deletion is destroying the context */
+    int keyval;       /* MPI_COMM_SELF attribute (finalize hook) */
+    int cache_keyval; /* rdlm_mpi_barrier's attribute on cache_comm, or INVALID */
+    MPI_Comm cache_comm;
+    int destroying;  /* fini ran: the callbacks must not destroy again */
+    int in_callback; /* an attribute deletion by MPI is destroying the context */
+    int callback_keyval; /* ... the attribute of this keyval */
     rdlm_ctx_h ctx;
 } rdlm_mpi_glue_t;
 
-static int rdlm_mpi_finalize_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
+/* Delete callback of both attributes: destroy the context unless that is what is
+ * deleting the attribute. */
+static int rdlm_mpi_attr_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     rdlm_mpi_glue_t *g = attr;
 
-    (void)comm;
-    (void)keyval;
     (void)extra;
     if (g->destroying) {
         return MPI_SUCCESS;
     }
-    rdlm_info("rdlm_mpi: MPI_Finalize destroys the context the program left open");
+    rdlm_info("rdlm_mpi: %s destroys an rdlm context",
+              comm == MPI_COMM_SELF ? "MPI_Finalize" : "MPI_Comm_free");
     g->in_callback = 1;
+    g->callback_keyval = keyval;
     rdlm_ctx_destroy(g->ctx);
     free(g);
     return MPI_SUCCESS;
@@ -53,10 +63,14 @@ static void rdlm_mpi_glue_fini(void *arg)
     g->destroying = 1;
     rdlm_mpi_bootstrap_fini(&g->bs);
     if (g->keyval != MPI_KEYVAL_INVALID) {
-        if (!g->in_callback) {
+        if (!g->in_callback || g->callback_keyval != g->keyval) {
             PMPI_Comm_delete_attr(MPI_COMM_SELF, g->keyval);
         }
         PMPI_Comm_free_keyval(&g->keyval);
+    }
+    if (g->cache_keyval != MPI_KEYVAL_INVALID &&
+        (!g->in_callback || g->callback_keyval != g->cache_keyval)) {
+        PMPI_Comm_delete_attr(g->cache_comm, g->cache_keyval);
     }
     if (!g->in_callback) {
         free(g);
@@ -81,8 +95,9 @@ static rdlm_status_t rdlm_mpi_hostkey(MPI_Comm comm, char *key, size_t len)
     return RDLM_OK;
 }
 
-rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
-                                  rdlm_ctx_h *ctx_p)
+/* Create a context over comm and its glue (see rdlm_mpi_ctx_create). */
+static rdlm_status_t rdlm_mpi_glue_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
+                                          rdlm_mpi_glue_t **g_p)
 {
     char key[RDLM_HOSTKEY_LEN];
     rdlm_mpi_glue_t *g;
@@ -91,11 +106,11 @@ rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params
 
     PMPI_Initialized(&initialized);
     PMPI_Finalized(&finalized);
-    if (ctx_p == NULL || comm == MPI_COMM_NULL || !initialized || finalized ||
+    if (comm == MPI_COMM_NULL || !initialized || finalized ||
         (params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS)) ||
         PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
-        rdlm_error("rdlm_mpi_ctx_create: needs an intracommunicator, MPI initialised and "
-                   "not finalised, a ctx_p, and no RDLM_CTX_FIELD_PEERS");
+        rdlm_error("rdlm_mpi: needs an intracommunicator, MPI initialised and not "
+                   "finalised, and no RDLM_CTX_FIELD_PEERS");
         return RDLM_ERR_INVALID_ARG;
     }
     s = rdlm_mpi_hostkey(comm, key, sizeof(key));
@@ -107,6 +122,7 @@ rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params
         return RDLM_ERR_NO_MEMORY;
     }
     g->keyval = MPI_KEYVAL_INVALID;
+    g->cache_keyval = MPI_KEYVAL_INVALID;
     s = rdlm_mpi_bootstrap_init(comm, &g->bs);
     if (s != RDLM_OK) {
         free(g);
@@ -116,12 +132,78 @@ rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params
     if (s != RDLM_OK) {
         return s; /* the fini hook freed g */
     }
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, rdlm_mpi_finalize_cb, &g->keyval,
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, rdlm_mpi_attr_delete_cb, &g->keyval,
                                 NULL) != MPI_SUCCESS ||
         PMPI_Comm_set_attr(MPI_COMM_SELF, g->keyval, g) != MPI_SUCCESS) {
-        rdlm_warn("rdlm_mpi_ctx_create: no MPI_Finalize hook; destroy the context before "
+        rdlm_warn("rdlm_mpi: no MPI_Finalize hook; destroy the context before "
                   "MPI_Finalize");
+    }
+    *g_p = g;
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
+                                  rdlm_ctx_h *ctx_p)
+{
+    rdlm_mpi_glue_t *g;
+    rdlm_status_t s;
+
+    if (ctx_p == NULL) {
+        rdlm_error("rdlm_mpi_ctx_create: NULL ctx_p");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    s = rdlm_mpi_glue_create(comm, params, &g);
+    if (s == RDLM_OK) {
+        *ctx_p = g->ctx;
+    }
+    return s;
+}
+
+/* The keyval of rdlm_mpi_barrier's cache, created once per process. */
+static int rdlm_mpi_barrier_keyval = MPI_KEYVAL_INVALID;
+static pthread_mutex_t rdlm_mpi_barrier_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The context cached on comm, created (collectively) on first use. */
+static rdlm_status_t rdlm_mpi_barrier_ctx(MPI_Comm comm, rdlm_ctx_h *ctx_p)
+{
+    rdlm_mpi_glue_t *g = NULL;
+    rdlm_status_t s = RDLM_OK;
+    int found = 0;
+
+    pthread_mutex_lock(&rdlm_mpi_barrier_lock);
+    if (rdlm_mpi_barrier_keyval == MPI_KEYVAL_INVALID &&
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, rdlm_mpi_attr_delete_cb,
+                                &rdlm_mpi_barrier_keyval, NULL) != MPI_SUCCESS) {
+        s = RDLM_ERR_IO;
+    }
+    pthread_mutex_unlock(&rdlm_mpi_barrier_lock);
+    if (s != RDLM_OK) {
+        rdlm_error("rdlm_mpi_barrier: MPI_Comm_create_keyval failed");
+        return s;
+    }
+    PMPI_Comm_get_attr(comm, rdlm_mpi_barrier_keyval, &g, &found);
+    if (!found) {
+        s = rdlm_mpi_glue_create(comm, NULL, &g);
+        if (s != RDLM_OK) {
+            return s;
+        }
+        g->cache_comm = comm;
+        g->cache_keyval = rdlm_mpi_barrier_keyval;
+        if (PMPI_Comm_set_attr(comm, rdlm_mpi_barrier_keyval, g) != MPI_SUCCESS) {
+            rdlm_error("rdlm_mpi_barrier: MPI_Comm_set_attr failed");
+            g->cache_keyval = MPI_KEYVAL_INVALID;
+            rdlm_ctx_destroy(g->ctx);
+            return RDLM_ERR_IO;
+        }
     }
     *ctx_p = g->ctx;
     return RDLM_OK;
+}
+
+rdlm_status_t rdlm_mpi_barrier(MPI_Comm comm)
+{
+    rdlm_ctx_h ctx;
+    rdlm_status_t s = rdlm_mpi_barrier_ctx(comm, &ctx);
+
+    return s != RDLM_OK ? s : rdlm_ctx_barrier(ctx);
 }

@@ -75,10 +75,11 @@ typedef struct rdlm_tl_caps {
     /** 1 if a remote atomic completes only while the target calls progress (UCX over
      *  TCP emulates atomics with messages). Conservative: 1 when unsure. */
     int amo_needs_target_progress;
-    /** What the backend really granted (UCX may downgrade a MULTI request). */
+    /** What the context supports: MULTI if the backend granted it or rdlm
+     *  serialises calls itself (serialized_by_rdlm). */
     rdlm_tl_thread_mode_t thread_mode;
-    /** 1 if rdlm serialises calls into the backend with its own lock because the
-     *  backend did not grant MULTI. */
+    /** 1 if rdlm serialises calls into the backend with its own lock (UCX: always
+     *  when several threads may call, see ucx.c). */
     int serialized_by_rdlm;
     int progress_thread;   /**< 1 if a progress thread is running */
     size_t am_max_payload; /**< bytes; 0 without RDLM_TL_CAP_AM */

@@ -205,9 +205,7 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
 
 void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins)
 {
-    if (!d->caps.progress_thread) {
-        rdlm_tl_progress(d->tl);
-    }
+    rdlm_tl_progress(d->tl); /* the progress thread stands back meanwhile */
     if (*spins < RDLM_DIST_SPINS) {
         (*spins)++;
         rdlm_cpu_relax();

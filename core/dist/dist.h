@@ -110,8 +110,9 @@ typedef struct rdlm_dist {
 rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p);
 
 /** One step of a wait for a word that another process writes into our memory:
- *  progress the transport, then spin, yield, and after a while sleep 20 us (the
- *  writer may need our CPU on an oversubscribed node). *spins starts at 0. */
+ *  progress the transport (a progress thread stands back while we do), then spin,
+ *  yield, and after a while sleep 20 us (the writer may need our CPU on an
+ *  oversubscribed node). *spins starts at 0. */
 void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins);
 
 /** Refuse new acquires (RDLM_ERR_CLOSED) and make this process's waiters give up

@@ -64,7 +64,10 @@ typedef enum rdlm_progress_mode {
     X(size, "RDLM_SIZE", UINT, "0", 0, 16777215,                                           \
       "processes joining the standalone rendezvous (with RDLM_RENDEZVOUS)")                \
     X(rendezvous, "RDLM_RENDEZVOUS", ADDR, "", 0, 0,                                       \
-      "a.b.c.d:port where rank 0 listens: rdlm_ctx_create joins a distributed context")
+      "a.b.c.d:port where rank 0 listens: rdlm_ctx_create joins a distributed context")  \
+    X(pmpi_barrier, "RDLM_PMPI_BARRIER", BOOL, "1", 0, 1,                                  \
+      "librdlm_pmpi.so: 1 replaces MPI_Barrier with the rdlm barrier, 0 calls "           \
+      "PMPI_Barrier")
 
 #define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help)                          \
     RDLM_CONFIG_DECL_##type(field)

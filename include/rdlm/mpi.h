@@ -33,6 +33,17 @@ extern "C" {
 RDLM_EXPORT rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
                                               rdlm_ctx_h *ctx_p);
 
+/**
+ * Barrier over any intracommunicator with the rdlm collective barrier
+ * (rdlm_ctx_barrier): collective over comm like MPI_Barrier. The first call on a
+ * communicator creates a distributed context over it (collective, a few milliseconds)
+ * and caches it on the communicator with an attribute; MPI_Comm_free (or
+ * MPI_Finalize) destroys it. One thread at a time per communicator, as for MPI
+ * collectives. Errors: those of rdlm_mpi_ctx_create (an intercommunicator is
+ * RDLM_ERR_INVALID_ARG: use MPI_Barrier), RDLM_ERR_IO if MPI refuses the attribute.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_mpi_barrier(MPI_Comm comm);
+
 #ifdef __cplusplus
 }
 #endif
