@@ -38,10 +38,11 @@
  *   processes of the job must create and destroy the context together (collective);
  *   over UCX/TCP every process must keep progressing (RDLM_PROGRESS, default auto =
  *   a progress thread when the transport needs one). Exclusive and reader-writer
- *   locks are job-wide (a shared acquire costs 1 remote fetch-add, or none when a
- *   process of the same node already reads); counters and barriers are not
- *   distributed yet: their open returns RDLM_ERR_UNSUPPORTED in a distributed
- *   context. docs/distributed-locks.md.
+ *   locks and counters are job-wide (a shared acquire costs 1 remote fetch-add, or
+ *   none when a process of the same node already reads; a counter fetch-add 1, shared
+ *   by the node's concurrent ones); rdlm_ctx_barrier is the job-wide barrier. Named
+ *   barriers are not distributed yet: their open returns RDLM_ERR_UNSUPPORTED in a
+ *   distributed context. docs/distributed-locks.md.
  *
  * Timeouts
  *   Acquire and wait functions take timeout_ns: 0 tries once without waiting,
@@ -231,8 +232,21 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_query(rdlm_rwlock_h rw, rdlm_rwlock_info_t
 RDLM_EXPORT rdlm_status_t rdlm_counter_open(rdlm_ctx_h ctx, const char *name,
                                             rdlm_counter_h *counter_p);
 
-/** Atomically add delta (wrapping); *old_p (if not NULL) gets the previous value.
- *  Sequentially consistent. Non-blocking. */
+/**
+ * Open a sharded counter: in a distributed context each node adds to its own shard
+ * (no remote operation to another node), and rdlm_counter_read sums the shards (one
+ * remote fetch-add per node; not a snapshot while others add). fetch_add's *old_p is
+ * then the shard's previous value. In a node-only context it is a plain counter.
+ * RDLM_ERR_MISMATCH if the name exists as a counter of the other sort.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_counter_open_sharded(rdlm_ctx_h ctx, const char *name,
+                                                    rdlm_counter_h *counter_p);
+
+/** Atomically add delta (wrapping); *old_p (if not NULL) gets the previous value,
+ *  distinct for every fetch-add (a non-sharded counter). Sequentially consistent.
+ *  Node-only: non-blocking. Distributed: one remote fetch-add at the counter's home,
+ *  shared by the concurrent fetch-adds of the node (node-level combining); blocks for
+ *  that round trip; transport errors are returned (RDLM_ERR_IO, ...). */
 RDLM_EXPORT rdlm_status_t rdlm_counter_fetch_add(rdlm_counter_h counter, int64_t delta,
                                                  int64_t *old_p);
 
@@ -280,6 +294,8 @@ typedef struct rdlm_stats {
                                    release) */
     uint64_t peer_ops;        /**< remote operations on other processes' queue
                                    nodes (link, grant, pass) */
+    uint64_t combined;        /**< counter fetch-adds of other processes this one
+                                   served in its combined remote operation */
     uint64_t barriers;        /**< collective barriers completed (rdlm_ctx_barrier) */
     uint64_t barrier_msgs;    /**< remote writes this process sent for them (node
                                    leaders: ceil(log2 nodes) per barrier) */

@@ -18,6 +18,23 @@ rdlm_status_t rdlm_counter_open(rdlm_ctx_h ctx, const char *name, rdlm_counter_h
     return status;
 }
 
+rdlm_status_t rdlm_counter_open_sharded(rdlm_ctx_h ctx, const char *name,
+                                        rdlm_counter_h *counter_p)
+{
+    rdlm_obj_t *obj;
+    rdlm_status_t status;
+
+    if (counter_p == NULL) {
+        rdlm_warn("rdlm_counter_open_sharded: NULL counter_p");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    status = rdlm_obj_open(ctx, name, RDLM_KIND_COUNTER, RDLM_DIST_COUNTER_SHARDED, &obj);
+    if (status == RDLM_OK) {
+        *counter_p = (rdlm_counter_h)(void *)obj;
+    }
+    return status;
+}
+
 rdlm_status_t rdlm_counter_fetch_add(rdlm_counter_h counter, int64_t delta, int64_t *old_p)
 {
     rdlm_status_t status = rdlm_obj_check(counter, RDLM_KIND_COUNTER, __func__);
@@ -26,12 +43,18 @@ rdlm_status_t rdlm_counter_fetch_add(rdlm_counter_h counter, int64_t delta, int6
     if (status != RDLM_OK) {
         return status;
     }
-    old = rdlm_counter_local_fetch_add(&RDLM_OBJ(counter)->ctx->local,
-                                       RDLM_OBJ(counter)->index, delta);
-    if (old_p != NULL) {
+    if (RDLM_OBJ(counter)->ctx->dist != NULL) {
+        status = rdlm_dist_counter_fetch_add(RDLM_OBJ(counter)->ctx->dist,
+                                             &RDLM_OBJ(counter)->ctx->local,
+                                             RDLM_OBJ(counter)->index, delta, &old);
+    } else {
+        old = rdlm_counter_local_fetch_add(&RDLM_OBJ(counter)->ctx->local,
+                                           RDLM_OBJ(counter)->index, delta);
+    }
+    if (old_p != NULL && status == RDLM_OK) {
         *old_p = old;
     }
-    return RDLM_OK;
+    return status;
 }
 
 rdlm_status_t rdlm_counter_read(rdlm_counter_h counter, int64_t *value_p)
@@ -44,6 +67,11 @@ rdlm_status_t rdlm_counter_read(rdlm_counter_h counter, int64_t *value_p)
     if (value_p == NULL) {
         rdlm_warn("rdlm_counter_read: NULL value_p");
         return RDLM_ERR_INVALID_ARG;
+    }
+    if (RDLM_OBJ(counter)->ctx->dist != NULL) {
+        return rdlm_dist_counter_read(RDLM_OBJ(counter)->ctx->dist,
+                                      &RDLM_OBJ(counter)->ctx->local, RDLM_OBJ(counter)->index,
+                                      value_p);
     }
     *value_p =
         rdlm_counter_local_read(&RDLM_OBJ(counter)->ctx->local, RDLM_OBJ(counter)->index);

@@ -225,10 +225,11 @@ static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
             "rdlm[%d] stats: acquires %" PRIu64 " contended %" PRIu64 " parks %" PRIu64
             " wakes %" PRIu64 " timeouts %" PRIu64 " recoveries %" PRIu64 " skips %" PRIu64
             " global_acquires %" PRIu64 " local_handoffs %" PRIu64 " home_ops %" PRIu64
-            " peer_ops %" PRIu64 " barriers %" PRIu64 " barrier_msgs %" PRIu64 "\n",
+            " peer_ops %" PRIu64 " combined %" PRIu64 " barriers %" PRIu64
+            " barrier_msgs %" PRIu64 "\n",
             (int)getpid(), s.acquires, s.contended, s.parks, s.wakes, s.timeouts,
             s.recoveries, s.skips, s.global_acquires, s.local_handoffs, s.home_ops,
-            s.peer_ops, s.barriers, s.barrier_msgs);
+            s.peer_ops, s.combined, s.barriers, s.barrier_msgs);
 }
 
 void rdlm_ctx_destroy(rdlm_ctx_h ctx)
@@ -276,6 +277,7 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     stats_p->timeouts = rdlm_load(&s->timeouts, RDLM_RELAXED);
     stats_p->recoveries = rdlm_load(&s->recoveries, RDLM_RELAXED);
     stats_p->skips = rdlm_load(&s->skips, RDLM_RELAXED);
+    stats_p->combined = 0;
     stats_p->barriers = 0;
     stats_p->barrier_msgs = 0;
     stats_p->global_acquires = 0;
@@ -285,6 +287,7 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     if (ctx->dist != NULL) {
         const rdlm_dist_stats_t *d = &ctx->dist->stats;
 
+        stats_p->combined = rdlm_load(&d->combined, RDLM_RELAXED);
         stats_p->barriers = rdlm_load(&d->barriers, RDLM_RELAXED);
         stats_p->barrier_msgs = rdlm_load(&d->barrier_msgs, RDLM_RELAXED);
         stats_p->global_acquires = rdlm_load(&d->global_acquires, RDLM_RELAXED);

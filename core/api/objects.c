@@ -86,16 +86,23 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     if (status != RDLM_OK) {
         return status;
     }
-    if (ctx->dist != NULL && kind != RDLM_KIND_LOCK && kind != RDLM_KIND_RWLOCK) {
-        rdlm_warn("open \"%s\": counters and barriers are not distributed yet; they need "
-                  "a node-only context",
+    if (ctx->dist != NULL && kind == RDLM_KIND_BARRIER) {
+        rdlm_warn("open \"%s\": named barriers are not distributed yet (use "
+                  "rdlm_ctx_barrier, or a node-only context)",
                   name);
         return RDLM_ERR_UNSUPPORTED;
     }
     status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
+    if (status == RDLM_OK && kind == RDLM_KIND_COUNTER &&
+        rdlm_load(&ctx->local.seg.entries[index].aux32, RDLM_ACQUIRE) != aux32) {
+        rdlm_error("open \"%s\": the counter exists %s sharded", name,
+                   aux32 != 0 ? "not" : "");
+        return RDLM_ERR_MISMATCH;
+    }
     if (status == RDLM_OK && ctx->dist != NULL) {
-        status = kind == RDLM_KIND_LOCK ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
-                                        : rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index);
+        status = kind == RDLM_KIND_LOCK     ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
+                 : kind == RDLM_KIND_RWLOCK ? rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index)
+                                            : rdlm_dist_counter_open(ctx->dist, &ctx->local, index);
     }
     if (status != RDLM_OK) {
         return status;

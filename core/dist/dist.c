@@ -177,6 +177,7 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
     d->cohort_bound = params->cohort_bound;
     d->home_slots = params->home_slots;
     pthread_mutex_init(&d->keys_lock, NULL);
+    pthread_mutex_init(&d->combine_lock, NULL);
     s = rdlm_dist_hello(d, params);
     if (s == RDLM_OK) {
         s = rdlm_dist_open_transport(d, params);
@@ -244,6 +245,7 @@ void rdlm_dist_destroy(rdlm_dist_t *d)
     rdlm_tl_destroy(d->tl); /* collective; releases regions and keys */
     rdlm_nodes_fini(&d->nodes);
     pthread_mutex_destroy(&d->keys_lock);
+    pthread_mutex_destroy(&d->combine_lock);
     free(d->blobs);
     free(d->qkeys);
     free(d->homekeys);

@@ -51,7 +51,11 @@
  * live after the home slots in each leader's home region. */
 #define RDLM_DIST_ROUNDS 32u
 
+/* Counter entry flag (aux32): one shard per node. */
+#define RDLM_DIST_COUNTER_SHARDED 1u
+
 typedef struct rdlm_dist_stats {
+    rdlm_atomic_u64_t combined; /* counter requests served in another's batch */
     rdlm_atomic_u64_t barriers;
     rdlm_atomic_u64_t barrier_msgs;
     rdlm_atomic_u64_t global_acquires;
@@ -95,6 +99,7 @@ typedef struct rdlm_dist {
     rdlm_atomic_u32_t active; /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
     rdlm_dist_stats_t stats;
+    pthread_mutex_t combine_lock; /* this process's counter request slot */
     /* Collective barrier (barrier.c): one thread at a time per process. */
     uint32_t *local_slots; /* segment slots of this node's processes, by local rank */
     uint64_t barrier_gen;  /* barriers this process arrived at */
@@ -131,6 +136,10 @@ void rdlm_dist_destroy(rdlm_dist_t *dist);
  *  RDLM_ERR_TABLE_FULL after RDLM_DIST_PROBES probes. */
 rdlm_status_t rdlm_dist_home_open(rdlm_dist_t *d, uint64_t id, uint32_t *slot_p);
 
+/** The same at the home process of a given node (per-node shards). */
+rdlm_status_t rdlm_dist_home_open_at(rdlm_dist_t *d, uint32_t node, uint64_t id,
+                                     uint32_t *slot_p);
+
 /** Home node of a name's id. */
 uint32_t rdlm_dist_home_node(const rdlm_dist_t *d, uint64_t id);
 
@@ -157,6 +166,19 @@ rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc);
  *  destroying. */
 rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc);
 rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc);
+
+/* ---- counters (counter.c) ------------------------------------------------------------------ */
+
+/** Resolve counter entry idx's word (the home's, or this node's shard). */
+rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+/** Add delta (wrapping); *old_p = the value before, distinct for every fetch-add of a
+ *  non-sharded counter (the shard's value for a sharded one). One remote fetch-add,
+ *  shared with the concurrent fetch-adds of the node (combining). */
+rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                          int64_t delta, int64_t *old_p);
+/** The value (a sharded counter: the sum over the nodes' shards, not a snapshot). */
+rdlm_status_t rdlm_dist_counter_read(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                     int64_t *value_p);
 
 /* ---- reader-writer locks (rwlock.c) ----------------------------------------------------- */
 

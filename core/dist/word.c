@@ -65,7 +65,12 @@ uint32_t rdlm_dist_home_node(const rdlm_dist_t *d, uint64_t id)
 
 rdlm_status_t rdlm_dist_home_open(rdlm_dist_t *d, uint64_t id, uint32_t *slot_p)
 {
-    uint32_t node = rdlm_dist_home_node(d, id);
+    return rdlm_dist_home_open_at(d, rdlm_dist_home_node(d, id), id, slot_p);
+}
+
+rdlm_status_t rdlm_dist_home_open_at(rdlm_dist_t *d, uint32_t node, uint64_t id,
+                                     uint32_t *slot_p)
+{
     uint32_t start = (uint32_t)(id % d->home_slots);
     rdlm_tl_rkey_h key;
     rdlm_status_t s = rdlm_dist_homekey(d, node, &key);

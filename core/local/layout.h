@@ -63,6 +63,11 @@ typedef struct rdlm_slot {
     /* Collective barrier: the last generation this process arrived at (its own
      * padded word: the leader's fan-in reads one line per process). */
     rdlm_atomic_u64_t coll;
+    /* Counter combining (core/dist/counter.c): this process's request
+     * (entry + 1) << 2 | state, its delta, and the old value the combiner hands back. */
+    rdlm_atomic_u64_t creq;
+    rdlm_atomic_u64_t cdelta;
+    rdlm_atomic_u64_t cresult;
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_slot_t;
 
 /* One object: one cache line. Field use per kind in docs/local-locks.md. */
@@ -107,6 +112,7 @@ static inline rdlm_atomic_u32_t *rdlm_word_futex(rdlm_atomic_u64_t *word)
 
 _Static_assert(sizeof(rdlm_entry_t) == RDLM_CACHE_LINE, "an entry is one cache line");
 _Static_assert(sizeof(rdlm_slot_t) % RDLM_CACHE_LINE == 0, "slots are line-aligned");
+_Static_assert(sizeof(rdlm_slot_t) == 3 * RDLM_CACHE_LINE, "a slot is three lines");
 
 /*
  * Slot records:

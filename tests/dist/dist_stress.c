@@ -34,6 +34,8 @@
  * Mode "cancel": destroying a context makes its waiting threads return
  * RDLM_ERR_CLOSED.
  *
+ * Mode "counter": job-wide counters (distinct old values, signed deltas, sharded).
+ *
  * Mode "barrier": the collective barrier (rdlm_ctx_barrier, split phase).
  *
  * Mode "twoctx": two contexts of one job are separate namespaces.
@@ -610,6 +612,81 @@ static void run_twoctx(void)
  * then checks that no rank left barrier i before the last one arrived at it. Every
  * third barrier is split-phase with work between arrive and wait. --broken: the last
  * rank skips barrier 3 (and makes it up at the end). */
+static int cmp_u64(const void *a, const void *b);
+
+/* Counters: every rank fetch-adds 1 to "c" --iters times, logging the old values;
+ * then signed deltas on "c2" and +1 on the sharded "c3". Rank 0 checks that c ends at
+ * ranks * iters and that the old values are exactly 0 .. ranks*iters-1 (distinct, none
+ * lost), that c2 ends at the sum of the deltas, and that c3 reads ranks * iters.
+ * --broken: the last rank adds to c without the counter (a plain read + write of the
+ * value it reads), which the old-value check must catch. */
+static void run_counter(void)
+{
+    uint64_t *olds = (uint64_t *)(void *)g_sh->log; /* [rank][iter] */
+    rdlm_counter_h c, c2, c3;
+    int64_t old, v;
+    rdlm_stats_t a, b;
+
+    if (rdlm_counter_open(g_ctx, "c", &c) != RDLM_OK ||
+        rdlm_counter_open(g_ctx, "c2", &c2) != RDLM_OK ||
+        rdlm_counter_open_sharded(g_ctx, "c3", &c3) != RDLM_OK) {
+        die("open counters");
+    }
+    expect_status(rdlm_counter_open_sharded(g_ctx, "c", &c2), RDLM_ERR_MISMATCH,
+                  "c as sharded");
+    barrier();
+    a = stats_now();
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        if (opt.broken && g_rank == g_size - 1 && i % 2 == 0) {
+            expect_status(rdlm_counter_read(c, &old), RDLM_OK, "read");
+            sched_yield();
+            /* "increment" by adding what we think the difference is: a lost update */
+            expect_status(rdlm_counter_fetch_add(c, 0, NULL), RDLM_OK, "fetch_add 0");
+        } else {
+            expect_status(rdlm_counter_fetch_add(c, 1, &old), RDLM_OK, "fetch_add");
+        }
+        olds[(size_t)g_rank * opt.iters + i] = (uint64_t)old;
+        expect_status(rdlm_counter_fetch_add(c2, (i + g_rank) % 2 ? 3 : -1, NULL), RDLM_OK,
+                      "fetch_add signed");
+        expect_status(rdlm_counter_fetch_add(c3, 1, NULL), RDLM_OK, "fetch_add sharded");
+    }
+    b = stats_now();
+    barrier();
+    uint64_t mine[3] = {b.home_ops - a.home_ops, 3ull * opt.iters, b.combined - a.combined};
+    uint64_t sum[3] = {0, 0, 0};
+    if (!opt.standalone) {
+        MPI_Reduce(mine, sum, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    }
+    if (g_rank != 0) {
+        return;
+    }
+    uint64_t n = (uint64_t)g_size * opt.iters;
+    int64_t want2 = 0;
+
+    expect_status(rdlm_counter_read(c, &v), RDLM_OK, "read c");
+    check(v == (int64_t)n, "c = %" PRId64 ", want %" PRIu64, v, n);
+    qsort(olds, n, sizeof(*olds), cmp_u64);
+    for (uint64_t k = 0; k < n; k++) {
+        if (olds[k] != k) {
+            check(0, "old values are not 0..%" PRIu64 ": position %" PRIu64 " holds %" PRIu64,
+                  n - 1, k, olds[k]);
+            break;
+        }
+    }
+    for (uint32_t r = 0; r < g_size; r++) {
+        for (uint32_t i = 0; i < opt.iters; i++) {
+            want2 += (i + r) % 2 ? 3 : -1;
+        }
+    }
+    expect_status(rdlm_counter_read(c2, &v), RDLM_OK, "read c2");
+    check(v == want2, "c2 = %" PRId64 ", want %" PRId64, v, want2);
+    expect_status(rdlm_counter_read(c3, &v), RDLM_OK, "read c3");
+    check(v == (int64_t)n, "sharded c3 = %" PRId64 ", want %" PRIu64, v, n);
+    printf("%" PRIu64 " fetch-adds, %" PRIu64 " home operations (%.2f per fetch-add), %" PRIu64
+           " requests served in another process's batch\n",
+           sum[1], sum[0], (double)sum[0] / (double)sum[1], sum[2]);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -772,8 +849,11 @@ static void run_badinput(void)
     expect_status(rdlm_rwlock_open(g_ctx, "bad-rw", &rw), RDLM_OK, "rwlock open");
     expect_status(rdlm_rwlock_read_release(rw), RDLM_ERR_NOT_OWNER, "shared release unheld");
     expect_status(rdlm_rwlock_write_release(rw), RDLM_ERR_NOT_OWNER, "write release unheld");
-    expect_status(rdlm_counter_open(g_ctx, "bad-c", &c), RDLM_ERR_UNSUPPORTED,
-                  "counter in a distributed context");
+    rdlm_barrier_h nb;
+    expect_status(rdlm_barrier_open(g_ctx, "bad-b", 2, &nb), RDLM_ERR_UNSUPPORTED,
+                  "named barrier in a distributed context");
+    expect_status(rdlm_counter_open(g_ctx, "bad-c", &c), RDLM_OK, "counter open");
+    expect_status(rdlm_counter_fetch_add(c, 1, NULL), RDLM_OK, "counter fetch_add");
     expect_status(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER, "release never acquired");
     if (g_rank == 0) {
         expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK, "acq");
@@ -836,7 +916,7 @@ static void parse(int argc, char **argv)
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|barrier|cancel|twoctx|"
+            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|counter|barrier|cancel|twoctx|"
                             "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
                             "[--timeout-sec S]\n", argv[0]);
@@ -901,6 +981,8 @@ int main(int argc, char **argv)
         if (g_rank == 0) {
             check_stress(1);
         }
+    } else if (!strcmp(opt.mode, "counter")) {
+        run_counter();
     } else if (!strcmp(opt.mode, "barrier")) {
         run_barrier();
     } else if (!strcmp(opt.mode, "twoctx")) {

@@ -1,0 +1,172 @@
+/*
+ * Cross-node counters: one 64-bit word at the name's home; fetch-add and read are one
+ * remote fetch-add each. Concurrent fetch-adds of one node are combined (flat
+ * combining): each process posts its request in its own segment slot (creq, cdelta);
+ * whoever takes the entry's combiner lock collects every pending request of the
+ * counter, adds their sum with ONE remote fetch-add, and hands each requester
+ * base + (sum of the deltas collected before it) -- so every fetch-add still gets a
+ * distinct old value, in a total order. A sharded counter keeps one word per node at
+ * the node's own leader (a fetch-add stays on the node; read sums the shards).
+ *
+ * Entry fields (counter kind, distributed): aux64 = home slot + 1 (the shard's slot
+ * on this node's leader if sharded); aux32 = RDLM_DIST_COUNTER_SHARDED flag, fixed by
+ * the first open; word = the combiner lock (the holder's owner word, 0 when free).
+ * Request states: PENDING (posted) -> TAKEN (in a combiner's batch) -> DONE.
+ */
+#include "word.h"
+
+#include "log.h"
+
+#define RDLM_CREQ_PENDING 1u
+#define RDLM_CREQ_TAKEN 3u
+#define RDLM_CREQ_DONE 2u
+#define RDLM_CREQ(idx, state) ((((uint64_t)(idx) + 1) << 2) | (state))
+
+static int rdlm_dist_counter_sharded(const rdlm_entry_t *e)
+{
+    return (rdlm_load(&e->aux32, RDLM_RELAXED) & RDLM_DIST_COUNTER_SHARDED) != 0;
+}
+
+/* The word this process adds to: the counter's home, or this node's shard. */
+static void rdlm_dist_counter_word(const rdlm_dist_t *d, const rdlm_entry_t *e,
+                                   rdlm_dist_word_t *w)
+{
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
+
+    rdlm_dist_word_at(d, id, rdlm_load(&e->aux64, RDLM_ACQUIRE), w);
+    if (rdlm_dist_counter_sharded(e)) {
+        w->node = d->nodes.node;
+    }
+}
+
+rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0;
+    uint32_t slot;
+    rdlm_status_t s;
+
+    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+        return RDLM_OK;
+    }
+    s = rdlm_dist_counter_sharded(e) ? rdlm_dist_home_open_at(d, d->nodes.node, id, &slot)
+                                     : rdlm_dist_home_open(d, id, &slot);
+    if (s == RDLM_OK) {
+        rdlm_cas(&e->aux64, &cached, slot, RDLM_RELEASE);
+    }
+    return s;
+}
+
+/* Holding the combiner lock: serve every pending request of counter idx. */
+static rdlm_status_t rdlm_dist_combine(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_segment_t *seg = &lc->seg;
+    uint32_t hwm = rdlm_load(&seg->hdr->slot_hwm, RDLM_ACQUIRE);
+    uint64_t total = 0, base, prefix = 0;
+    rdlm_dist_word_t w;
+    rdlm_status_t s;
+
+    for (uint32_t i = 0; i < hwm; i++) {
+        uint64_t r = RDLM_CREQ(idx, RDLM_CREQ_PENDING);
+
+        if (rdlm_cas(&seg->slots[i].creq, &r, RDLM_CREQ(idx, RDLM_CREQ_TAKEN), RDLM_ACQUIRE)) {
+            total += rdlm_load(&seg->slots[i].cdelta, RDLM_RELAXED);
+            if (i != seg->self_slot) {
+                rdlm_fetch_add(&d->stats.combined, 1, RDLM_RELAXED);
+            }
+        }
+    }
+    rdlm_dist_counter_word(d, &seg->entries[idx], &w);
+    s = rdlm_dist_w_fadd(d, &w, total, &base);
+    for (uint32_t i = 0; i < hwm; i++) {
+        rdlm_slot_t *slot = &seg->slots[i];
+
+        if (rdlm_load(&slot->creq, RDLM_RELAXED) == RDLM_CREQ(idx, RDLM_CREQ_TAKEN)) {
+            /* On a failed fetch-add the result is meaningless: the requester sees the
+             * status through cresult's companion below. */
+            rdlm_store(&slot->cresult, s == RDLM_OK ? base + prefix : (uint64_t)s, RDLM_RELAXED);
+            prefix += rdlm_load(&slot->cdelta, RDLM_RELAXED);
+            rdlm_store(&slot->creq,
+                       s == RDLM_OK ? RDLM_CREQ(idx, RDLM_CREQ_DONE) : RDLM_CREQ(idx, 0),
+                       RDLM_RELEASE);
+        }
+    }
+    return s;
+}
+
+rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                          int64_t delta, int64_t *old_p)
+{
+    rdlm_segment_t *seg = &lc->seg;
+    rdlm_entry_t *e = &seg->entries[idx];
+    rdlm_slot_t *mine = &seg->slots[seg->self_slot];
+    rdlm_dist_word_t w;
+    rdlm_status_t s = RDLM_OK;
+    unsigned spins = 0;
+    uint64_t old;
+
+    if (pthread_mutex_trylock(&d->combine_lock) != 0) {
+        /* Another thread of this process has the slot's request: go direct. */
+        rdlm_dist_counter_word(d, e, &w);
+        s = rdlm_dist_w_fadd(d, &w, (uint64_t)delta, &old);
+        *old_p = (int64_t)old;
+        return s;
+    }
+    rdlm_store(&mine->cdelta, (uint64_t)delta, RDLM_RELAXED);
+    rdlm_store(&mine->creq, RDLM_CREQ(idx, RDLM_CREQ_PENDING), RDLM_RELEASE);
+    for (;;) {
+        uint64_t r = rdlm_load(&mine->creq, RDLM_ACQUIRE), free_lock = 0;
+
+        if (r == RDLM_CREQ(idx, RDLM_CREQ_DONE) || r == RDLM_CREQ(idx, 0)) {
+            s = r == RDLM_CREQ(idx, RDLM_CREQ_DONE)
+                    ? RDLM_OK
+                    : (rdlm_status_t)(int64_t)rdlm_load(&mine->cresult, RDLM_RELAXED);
+            *old_p = (int64_t)rdlm_load(&mine->cresult, RDLM_RELAXED);
+            break;
+        }
+        if (rdlm_cas(&e->word, &free_lock, seg->self_owner, RDLM_ACQUIRE)) {
+            rdlm_dist_combine(d, lc, idx);
+            rdlm_store(&e->word, 0, RDLM_RELEASE);
+            continue; /* our own request was pending: it is served now */
+        }
+        if (free_lock != 0 && spins > 1000 &&
+            !rdlm_segment_owner_alive(seg, (uint32_t)free_lock)) {
+            /* The combiner died: take its lock over (its batch is lost to it, not to
+             * us: our request is still PENDING or was served before). */
+            rdlm_cas(&e->word, &free_lock, 0, RDLM_RELAXED);
+        }
+        rdlm_dist_pause(d, &spins);
+    }
+    rdlm_store(&mine->creq, 0, RDLM_RELAXED);
+    pthread_mutex_unlock(&d->combine_lock);
+    return s;
+}
+
+rdlm_status_t rdlm_dist_counter_read(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                     int64_t *value_p)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), sum = 0, v;
+    rdlm_dist_word_t w;
+    rdlm_status_t s = RDLM_OK;
+
+    if (!rdlm_dist_counter_sharded(e)) {
+        rdlm_dist_counter_word(d, e, &w);
+        s = rdlm_dist_w_fadd(d, &w, 0, &v);
+        *value_p = (int64_t)v;
+        return s;
+    }
+    for (uint32_t n = 0; s == RDLM_OK && n < d->nodes.nodes; n++) {
+        uint32_t slot;
+
+        s = rdlm_dist_home_open_at(d, n, id, &slot);
+        if (s == RDLM_OK) {
+            rdlm_dist_word_at(d, id, slot, &w);
+            w.node = n;
+            s = rdlm_dist_w_fadd(d, &w, 0, &v);
+            sum += v;
+        }
+    }
+    *value_p = (int64_t)sum;
+    return s;
+}
