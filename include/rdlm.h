@@ -73,6 +73,7 @@ typedef struct rdlm_lock *rdlm_lock_h;
 typedef struct rdlm_rwlock *rdlm_rwlock_h;
 typedef struct rdlm_counter *rdlm_counter_h;
 typedef struct rdlm_barrier *rdlm_barrier_h;
+typedef struct rdlm_sem *rdlm_sem_h;
 
 /** Fields of rdlm_ctx_params_t that the caller set. */
 enum rdlm_ctx_field {
@@ -255,6 +256,40 @@ RDLM_EXPORT rdlm_status_t rdlm_counter_read(rdlm_counter_h counter, int64_t *val
 
 /** Close the handle. */
 RDLM_EXPORT rdlm_status_t rdlm_counter_close(rdlm_counter_h counter);
+
+/* ---- semaphores ------------------------------------------------------------------ */
+
+/** Largest number of permits of a semaphore. */
+#define RDLM_SEM_PERMITS_MAX 0x7fffffffu
+
+/**
+ * Open a counting semaphore with `permits` permits (1..RDLM_SEM_PERMITS_MAX), fixed by
+ * the first open job-wide: another value gives RDLM_ERR_MISMATCH. Errors otherwise as
+ * rdlm_lock_open.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32_t permits,
+                                        rdlm_sem_h *sem_p);
+
+/**
+ * Take k permits (1..permits) at once, FIFO: requests are served in arrival order, so a
+ * large request is not overtaken by later small ones. The permits held never exceed
+ * the semaphore's size. timeout_ns as for locks (0: one try, RDLM_ERR_BUSY); a timeout
+ * takes nothing. Distributed: the node-local FIFO gate, then the global one, then one
+ * remote fetch-add (3 remote operations when uncontended); a head waiting for permits
+ * polls the count with pauses growing to 1 ms. Errors: RDLM_ERR_INVALID_ARG (k),
+ * RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED, handle errors.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t timeout_ns);
+
+/** Give back k permits this handle holds (RDLM_ERR_NOT_OWNER if it holds fewer;
+ *  nothing changes then). Wakes the head waiter. Distributed: one remote fetch-add. */
+RDLM_EXPORT rdlm_status_t rdlm_sem_release(rdlm_sem_h sem, uint32_t k);
+
+/** Permits free at this instant (a snapshot). */
+RDLM_EXPORT rdlm_status_t rdlm_sem_available(rdlm_sem_h sem, uint32_t *available_p);
+
+/** Close the handle, giving back the permits it holds. */
+RDLM_EXPORT rdlm_status_t rdlm_sem_close(rdlm_sem_h sem);
 
 /* ---- barriers ------------------------------------------------------------------- */
 

@@ -26,6 +26,7 @@ typedef struct rdlm_obj {
     uint32_t index;
     struct rdlm_ctx *ctx;
     struct rdlm_obj *next; /* the context's list */
+    rdlm_atomic_u64_t held; /* semaphore permits this handle holds */
 } rdlm_obj_t;
 
 /* A public handle (rdlm_lock_h, ...) is an rdlm_obj_t. */

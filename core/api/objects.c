@@ -100,9 +100,10 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
         return RDLM_ERR_MISMATCH;
     }
     if (status == RDLM_OK && ctx->dist != NULL) {
-        status = kind == RDLM_KIND_LOCK     ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
-                 : kind == RDLM_KIND_RWLOCK ? rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index)
-                                            : rdlm_dist_counter_open(ctx->dist, &ctx->local, index);
+        status = kind == RDLM_KIND_LOCK      ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
+                 : kind == RDLM_KIND_RWLOCK  ? rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index)
+                 : kind == RDLM_KIND_COUNTER ? rdlm_dist_counter_open(ctx->dist, &ctx->local, index)
+                                             : rdlm_dist_sem_open(ctx->dist, &ctx->local, index);
     }
     if (status != RDLM_OK) {
         return status;
@@ -125,6 +126,7 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     }
     obj->kind = kind;
     obj->index = index;
+    rdlm_store(&obj->held, 0, RDLM_RELAXED);
     obj->ctx = ctx;
     obj->magic = RDLM_OBJ_MAGIC_OPEN;
     pthread_mutex_unlock(&ctx->objs_lock);
@@ -137,6 +139,15 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
     rdlm_local_t *lc = &obj->ctx->local;
 
     rdlm_dist_t *d = obj->ctx->dist;
+    uint64_t permits = rdlm_exchange(&obj->held, 0, RDLM_ACQ_REL);
+
+    if (obj->kind == RDLM_KIND_SEMAPHORE && permits != 0) {
+        if (d != NULL) {
+            rdlm_dist_sem_release(d, lc, obj->index, (uint32_t)permits);
+        } else {
+            rdlm_sem_local_release(lc, obj->index, (uint32_t)permits);
+        }
+    }
 
     if (obj->kind == RDLM_KIND_RWLOCK) {
         for (uint32_t n = rdlm_rwlock_local_reads_held(lc, obj->index); n > 0; n--) {

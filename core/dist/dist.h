@@ -180,6 +180,15 @@ rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint
 rdlm_status_t rdlm_dist_counter_read(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
                                      int64_t *value_p);
 
+/* ---- semaphores (semaphore.c) --------------------------------------------------------------- */
+
+rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx, uint32_t k,
+                                    uint64_t timeout_ns);
+rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx, uint32_t k);
+rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                      uint32_t *available_p);
+
 /* ---- reader-writer locks (rwlock.c) ----------------------------------------------------- */
 
 /** Resolve the two home words (writer queue, reader count) of rwlock entry idx. */

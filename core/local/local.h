@@ -76,6 +76,23 @@ uint32_t rdlm_rwlock_local_reads_held(const rdlm_local_t *lc, uint32_t idx);
 int64_t rdlm_counter_local_fetch_add(rdlm_local_t *lc, uint32_t idx, int64_t delta);
 int64_t rdlm_counter_local_read(const rdlm_local_t *lc, uint32_t idx);
 
+/* Semaphore: semaphore.c. aux32 = permits (fixed by the first open). */
+/** FIFO: pass the gate (the entry's ticket lock) in arrival order, then wait, holding
+ *  it, until k permits are free and take them at once. timeout_ns 0 = one try. A
+ *  timeout takes nothing. k must be 1..permits (the caller checks). */
+rdlm_status_t rdlm_sem_local_acquire(rdlm_local_t *lc, uint32_t idx, uint32_t k,
+                                     uint64_t timeout_ns);
+/** Give k permits back and wake the gate's holder. The caller checks it holds k. */
+void rdlm_sem_local_release(rdlm_local_t *lc, uint32_t idx, uint32_t k);
+/** Permits free now. */
+uint32_t rdlm_sem_local_available(const rdlm_local_t *lc, uint32_t idx);
+
+/** Holding the gate: wait until `ready(arg)` (re-checked after every wake of the
+ *  entry's wake32 word, which releases bump) or the deadline. The shared waiting
+ *  loop of the local and the cross-node semaphore. */
+rdlm_status_t rdlm_sem_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t deadline,
+                                  int (*ready)(void *arg), void *arg);
+
 /* Barrier: barrier.c. */
 rdlm_status_t rdlm_barrier_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns);
 

@@ -36,6 +36,8 @@
  *
  * Mode "counter": job-wide counters (distinct old values, signed deltas, sharded).
  *
+ * Mode "sem": semaphores (never more than N permits held, timeouts take nothing).
+ *
  * Mode "barrier": the collective barrier (rdlm_ctx_barrier, split phase).
  *
  * Mode "twoctx": two contexts of one job are separate namespaces.
@@ -614,6 +616,59 @@ static void run_twoctx(void)
  * rank skips barrier 3 (and makes it up at the end). */
 static int cmp_u64(const void *a, const void *b);
 
+/* Semaphores: N = 3 permits; every rank takes 1 or 2 permits --iters times, holds them
+ * briefly and gives them back; a shared gauge of permits held must never exceed N.
+ * Then rank 0 holds all N and the last rank's 10 ms timed acquire of 1 must time out
+ * and take nothing (available stays 0 until rank 0 releases, then N).
+ * --broken: the last rank skips the acquire on every 4th round (the gauge must show). */
+static void run_sem(void)
+{
+    atomic_uint *gauge = &g_sh->readers[0];
+    uint32_t permits = 3, avail;
+    rdlm_sem_h sem, other;
+
+    if (rdlm_sem_open(g_ctx, "sem", permits, &sem) != RDLM_OK) {
+        die("open sem");
+    }
+    expect_status(rdlm_sem_open(g_ctx, "sem", permits + 1, &other), RDLM_ERR_MISMATCH,
+                  "other size");
+    expect_status(rdlm_sem_acquire(sem, permits + 1, 0), RDLM_ERR_INVALID_ARG, "k > N");
+    expect_status(rdlm_sem_release(sem, 1), RDLM_ERR_NOT_OWNER, "release unheld");
+    barrier();
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        uint32_t k = 1 + (i + g_rank) % 2;
+        int skip = opt.broken && g_rank == g_size - 1 && i % 4 == 3;
+
+        if (!skip) {
+            expect_status(rdlm_sem_acquire(sem, k, RDLM_TIMEOUT_INFINITE), RDLM_OK, "acquire");
+        }
+        uint32_t now = atomic_fetch_add(gauge, k) + k;
+        check(now <= permits, "%u permits held at once (N = %u)", now, permits);
+        sched_yield();
+        atomic_fetch_sub(gauge, k);
+        if (!skip) {
+            expect_status(rdlm_sem_release(sem, k), RDLM_OK, "release");
+        }
+    }
+    barrier();
+    if (g_rank == 0) {
+        expect_status(rdlm_sem_acquire(sem, permits, RDLM_TIMEOUT_INFINITE), RDLM_OK, "all");
+    }
+    barrier();
+    if (g_rank == g_size - 1) {
+        expect_status(rdlm_sem_acquire(sem, 1, 10000000), RDLM_ERR_TIMEOUT, "timed, none free");
+        expect_status(rdlm_sem_acquire(sem, 1, 0), RDLM_ERR_BUSY, "try, none free");
+        expect_status(rdlm_sem_available(sem, &avail), RDLM_OK, "available");
+        check(avail == 0, "a timed-out acquire kept permits: %u available", avail);
+    }
+    barrier();
+    if (g_rank == 0) {
+        expect_status(rdlm_sem_release(sem, permits), RDLM_OK, "release all");
+        expect_status(rdlm_sem_available(sem, &avail), RDLM_OK, "available");
+        check(avail == permits, "%u available after all came back, want %u", avail, permits);
+    }
+}
+
 /* Counters: every rank fetch-adds 1 to "c" --iters times, logging the old values;
  * then signed deltas on "c2" and +1 on the sharded "c3". Rank 0 checks that c ends at
  * ranks * iters and that the old values are exactly 0 .. ranks*iters-1 (distinct, none
@@ -916,7 +971,8 @@ static void parse(int argc, char **argv)
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|counter|barrier|cancel|twoctx|"
+            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|counter|sem|barrier|cancel|"
+                            "twoctx|"
                             "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
                             "[--timeout-sec S]\n", argv[0]);
@@ -981,6 +1037,8 @@ int main(int argc, char **argv)
         if (g_rank == 0) {
             check_stress(1);
         }
+    } else if (!strcmp(opt.mode, "sem")) {
+        run_sem();
     } else if (!strcmp(opt.mode, "counter")) {
         run_counter();
     } else if (!strcmp(opt.mode, "barrier")) {

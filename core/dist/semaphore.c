@@ -1,0 +1,172 @@
+/*
+ * Cross-node semaphores: N permits, `taken` in a word P at the home, and the same two
+ * FIFO gates as the cross-node writers: the node-local ticket lock, then the global
+ * queue lock W (glock.c). The process at the head of both takes k permits with one
+ * fetch-add on P (undone if fewer than k were free) and, while too few are free, polls
+ * P with pauses growing to 1 ms: one poller per semaphore, the rest queue. A release is
+ * one fetch-add. N is fixed job-wide by the first open (a third home word, CAS from 0).
+ *
+ * Entry fields (semaphore kind, distributed): aux64 = W slot + 1 | (P slot + 1) << 32;
+ * aux32 = N.
+ */
+#include "glock.h"
+
+#include <time.h>
+
+#include "clock.h"
+#include "log.h"
+
+#define RDLM_SEM_POLL_MAX_NS 1000000ull
+
+static uint64_t rdlm_sem_pid(uint64_t id)
+{
+    uint64_t r = id ^ 0xc2b2ae3d27d4eb4full;
+
+    return r != 0 ? r : 2;
+}
+
+static uint64_t rdlm_sem_nid(uint64_t id)
+{
+    uint64_t r = id ^ 0x165667b19e3779f9ull;
+
+    return r != 0 ? r : 3;
+}
+
+static void rdlm_sem_words(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *w,
+                           rdlm_dist_word_t *p)
+{
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
+    uint64_t slots = rdlm_load(&e->aux64, RDLM_ACQUIRE);
+
+    rdlm_dist_word_at(d, id, (uint32_t)slots, w);
+    rdlm_dist_word_at(d, rdlm_sem_pid(id), slots >> 32, p);
+}
+
+rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0, old;
+    uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED), wslot, pslot, nslot;
+    rdlm_dist_word_t n;
+    rdlm_status_t s;
+
+    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+        return RDLM_OK;
+    }
+    s = rdlm_dist_home_open(d, id, &wslot);
+    if (s == RDLM_OK) {
+        s = rdlm_dist_home_open(d, rdlm_sem_pid(id), &pslot);
+    }
+    if (s == RDLM_OK) {
+        s = rdlm_dist_home_open(d, rdlm_sem_nid(id), &nslot);
+    }
+    if (s == RDLM_OK) {
+        rdlm_dist_word_at(d, rdlm_sem_nid(id), nslot, &n);
+        s = rdlm_dist_w_cas(d, &n, 0, permits, &old);
+        if (s == RDLM_OK && old != 0 && old != permits) {
+            rdlm_error("semaphore \"%s\" exists with %llu permits on another node, opened "
+                       "with %u", lc->seg.names[idx], (unsigned long long)old, permits);
+            return RDLM_ERR_MISMATCH;
+        }
+    }
+    if (s == RDLM_OK) {
+        rdlm_cas(&e->aux64, &cached, wslot | (uint64_t)pslot << 32, RDLM_RELEASE);
+    }
+    return s;
+}
+
+/* Holding both gates: take k of the permits, waiting for them until deadline. */
+static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p, uint32_t permits,
+                                   uint32_t k, uint64_t deadline, int try_only)
+{
+    uint64_t pause = 20000, old;
+    rdlm_status_t s;
+
+    for (;;) {
+        s = rdlm_dist_w_fadd(d, p, k, &old);
+        if (s != RDLM_OK || old + k <= permits) {
+            return s;
+        }
+        s = rdlm_dist_w_fadd(d, p, (uint64_t) - (int64_t)k, &old); /* undo */
+        old -= k; /* the count without our k */
+        /* Wait until enough are free (reads), then try again. */
+        while (s == RDLM_OK && old + k > permits) {
+            struct timespec ts = {0, (long)pause};
+
+            if (try_only) {
+                return RDLM_ERR_BUSY;
+            }
+            if (deadline != UINT64_MAX && rdlm_clock_now_ns() >= deadline) {
+                return RDLM_ERR_TIMEOUT;
+            }
+            if (rdlm_load(&d->closing, RDLM_RELAXED)) {
+                return RDLM_ERR_CLOSED;
+            }
+            rdlm_tl_progress(d->tl);
+            nanosleep(&ts, NULL);
+            pause = pause * 2 < RDLM_SEM_POLL_MAX_NS ? pause * 2 : RDLM_SEM_POLL_MAX_NS;
+            s = rdlm_dist_w_fadd(d, p, 0, &old);
+        }
+        if (s != RDLM_OK) {
+            return s;
+        }
+    }
+}
+
+rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx, uint32_t k,
+                                    uint64_t timeout_ns)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns), qid, seq;
+    rdlm_dist_word_t w, p;
+    rdlm_status_t s;
+
+    if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        return RDLM_ERR_CLOSED;
+    }
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
+    s = rdlm_qlock_acquire(lc, idx, timeout_ns, NULL); /* the node's FIFO gate */
+    if (s == RDLM_OWNER_DEAD) {
+        s = RDLM_OK;
+    }
+    if (s == RDLM_OK) {
+        rdlm_sem_words(d, e, &w, &p);
+        s = timeout_ns == 0 ? rdlm_glock_try(d, &w, 0, &qid, &seq)
+                            : rdlm_glock_acquire(d, &w, deadline, &qid, &seq);
+        if (s == RDLM_OK) {
+            s = rdlm_sem_take(d, &p, rdlm_load(&e->aux32, RDLM_RELAXED), k, deadline,
+                              timeout_ns == 0);
+            /* W only orders the takers: pass it on without using a sequence. */
+            rdlm_glock_pass(d, &w, qid, seq - 1);
+        }
+        rdlm_qlock_release(lc, idx);
+    }
+    if (s == RDLM_ERR_TIMEOUT) {
+        rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
+    }
+    rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+    return s;
+}
+
+rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx, uint32_t k)
+{
+    rdlm_dist_word_t w, p;
+    uint64_t old;
+
+    rdlm_sem_words(d, &lc->seg.entries[idx], &w, &p);
+    return rdlm_dist_w_fadd(d, &p, (uint64_t) - (int64_t)k, &old);
+}
+
+rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                      uint32_t *available_p)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    rdlm_dist_word_t w, p;
+    uint64_t taken;
+    rdlm_status_t s;
+
+    rdlm_sem_words(d, e, &w, &p);
+    s = rdlm_dist_w_fadd(d, &p, 0, &taken);
+    *available_p = rdlm_load(&e->aux32, RDLM_RELAXED) - (uint32_t)taken;
+    return s;
+}
