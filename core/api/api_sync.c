@@ -116,6 +116,11 @@ rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns)
     if (status != RDLM_OK) {
         return status;
     }
+    if (RDLM_OBJ(barrier)->ctx->dist != NULL) {
+        return rdlm_dist_nbarrier_wait(RDLM_OBJ(barrier)->ctx->dist,
+                                       &RDLM_OBJ(barrier)->ctx->local, RDLM_OBJ(barrier)->index,
+                                       timeout_ns);
+    }
     return rdlm_barrier_local_wait(&RDLM_OBJ(barrier)->ctx->local, RDLM_OBJ(barrier)->index,
                                    timeout_ns);
 }

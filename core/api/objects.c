@@ -86,12 +86,6 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     if (status != RDLM_OK) {
         return status;
     }
-    if (ctx->dist != NULL && kind == RDLM_KIND_BARRIER) {
-        rdlm_warn("open \"%s\": named barriers are not distributed yet (use "
-                  "rdlm_ctx_barrier, or a node-only context)",
-                  name);
-        return RDLM_ERR_UNSUPPORTED;
-    }
     status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
     if (status == RDLM_OK && kind == RDLM_KIND_COUNTER &&
         rdlm_load(&ctx->local.seg.entries[index].aux32, RDLM_ACQUIRE) != aux32) {
@@ -103,6 +97,7 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
         status = kind == RDLM_KIND_LOCK      ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
                  : kind == RDLM_KIND_RWLOCK  ? rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index)
                  : kind == RDLM_KIND_COUNTER ? rdlm_dist_counter_open(ctx->dist, &ctx->local, index)
+                 : kind == RDLM_KIND_BARRIER ? rdlm_dist_nbarrier_open(ctx->dist, &ctx->local, index)
                                              : rdlm_dist_sem_open(ctx->dist, &ctx->local, index);
     }
     if (status != RDLM_OK) {

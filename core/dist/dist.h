@@ -180,6 +180,14 @@ rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint
 rdlm_status_t rdlm_dist_counter_read(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
                                      int64_t *value_p);
 
+/* ---- named barriers (nbarrier.c) ------------------------------------------------------------- */
+
+rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+/** Arrive at and wait for the named barrier entry idx (aux32 participants). On
+ *  RDLM_ERR_TIMEOUT the arrival is withdrawn unless the barrier completed meanwhile. */
+rdlm_status_t rdlm_dist_nbarrier_wait(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                      uint64_t timeout_ns);
+
 /* ---- semaphores (semaphore.c) --------------------------------------------------------------- */
 
 rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);

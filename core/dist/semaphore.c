@@ -46,8 +46,7 @@ rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0, old;
-    uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED), wslot, pslot, nslot;
-    rdlm_dist_word_t n;
+    uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED), wslot, pslot;
     rdlm_status_t s;
 
     if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
@@ -58,12 +57,8 @@ rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
         s = rdlm_dist_home_open(d, rdlm_sem_pid(id), &pslot);
     }
     if (s == RDLM_OK) {
-        s = rdlm_dist_home_open(d, rdlm_sem_nid(id), &nslot);
-    }
-    if (s == RDLM_OK) {
-        rdlm_dist_word_at(d, rdlm_sem_nid(id), nslot, &n);
-        s = rdlm_dist_w_cas(d, &n, 0, permits, &old);
-        if (s == RDLM_OK && old != 0 && old != permits) {
+        s = rdlm_dist_home_fix(d, rdlm_sem_nid(id), permits, &old);
+        if (s == RDLM_OK && old != permits) {
             rdlm_error("semaphore \"%s\" exists with %llu permits on another node, opened "
                        "with %u", lc->seg.names[idx], (unsigned long long)old, permits);
             return RDLM_ERR_MISMATCH;

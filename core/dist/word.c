@@ -95,6 +95,24 @@ rdlm_status_t rdlm_dist_home_open_at(rdlm_dist_t *d, uint32_t node, uint64_t id,
     return s;
 }
 
+rdlm_status_t rdlm_dist_home_fix(rdlm_dist_t *d, uint64_t id, uint64_t value,
+                                 uint64_t *existing_p)
+{
+    rdlm_dist_word_t w;
+    uint32_t slot;
+    rdlm_status_t s = rdlm_dist_home_open(d, id, &slot);
+
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_word_at(d, id, slot, &w);
+    s = rdlm_dist_w_cas(d, &w, 0, value, existing_p);
+    if (s == RDLM_OK && *existing_p == 0) {
+        *existing_p = value;
+    }
+    return s;
+}
+
 void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
                        rdlm_dist_word_t *w)
 {

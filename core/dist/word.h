@@ -33,6 +33,13 @@ static inline rdlm_atomic_u64_t *rdlm_dist_q_next(rdlm_dist_t *d, uint32_t q)
 void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
                        rdlm_dist_word_t *w);
 
+/** A job-wide constant of a named object (a semaphore's or barrier's size): set the
+ *  home word of id to value if it is still 0; *existing_p = the value it holds now
+ *  (the caller compares: another value means another process opened the name with
+ *  another size). value must not be 0. */
+rdlm_status_t rdlm_dist_home_fix(rdlm_dist_t *d, uint64_t id, uint64_t value,
+                                 uint64_t *existing_p);
+
 /** Fetch-add on a global word (reader counts). */
 rdlm_status_t rdlm_dist_w_fadd(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t add,
                                uint64_t *old_p);

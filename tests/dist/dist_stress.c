@@ -40,6 +40,10 @@
  *
  * Mode "barrier": the collective barrier (rdlm_ctx_barrier, split phase).
  *
+ * Mode "nbarrier": a named barrier of ranks 1..size-1 (rank 0 does not take part);
+ * a participant that never arrives makes the others time out, and the barrier works
+ * afterwards.
+ *
  * Mode "twoctx": two contexts of one job are separate namespaces.
  *
  * Other modes: "timeout" (timed and try acquires on a held lock, queue intact after),
@@ -608,12 +612,6 @@ static void run_twoctx(void)
     rdlm_ctx_destroy(second);
 }
 
-/* Collective barrier: before barrier i each rank stamps its arrival time and writes
- * i into its own word of the shared file; after it, it stamps its departure and
- * checks that every rank's word reached i (writes before are visible after). Rank 0
- * then checks that no rank left barrier i before the last one arrived at it. Every
- * third barrier is split-phase with work between arrive and wait. --broken: the last
- * rank skips barrier 3 (and makes it up at the end). */
 static int cmp_u64(const void *a, const void *b);
 
 /* Semaphores: N = 3 permits; every rank takes 1 or 2 permits --iters times, holds them
@@ -749,36 +747,33 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void run_barrier(void)
+/* Barrier rounds shared by the collective and the named barrier. Participants are
+ * ranks first..size-1. Before round i each stamps its arrival time and writes i into
+ * its own word of the shared file; after it, it stamps its departure and checks that
+ * every participant's word reached i (writes before are visible after). Rank 0 then
+ * checks that no participant left round i before the last one arrived at it.
+ * --broken: the last rank skips round 3 (and makes it up at the end). */
+typedef rdlm_status_t (*barrier_fn_t)(uint32_t round, void *arg);
+
+static void barrier_rounds(uint32_t first, barrier_fn_t fn, void *arg)
 {
     uint64_t *seen = (uint64_t *)(void *)g_sh->log; /* [rank] */
     uint64_t *times = seen + MAX_PROCS;             /* [iter][rank][2] */
     rdlm_status_t s;
 
     barrier();
-    for (uint32_t i = 1; i <= opt.iters; i++) {
+    for (uint32_t i = 1; g_rank >= first && i <= opt.iters; i++) {
         uint64_t *t = times + ((size_t)i * MAX_PROCS + g_rank) * 2;
         int skip = opt.broken && i == 3 && g_rank == g_size - 1;
 
         t[0] = now_ns();
         __atomic_store_n(&seen[g_rank], i, __ATOMIC_RELAXED);
-        if (skip) {
-            s = RDLM_OK;
-        } else if (i % 3 == 0) {
-            s = rdlm_ctx_barrier_arrive(g_ctx);
-            for (volatile int k = 0; k < 1000; k++) {
-            }
-            if (s == RDLM_OK) {
-                s = rdlm_ctx_barrier_wait(g_ctx);
-            }
-        } else {
-            s = rdlm_ctx_barrier(g_ctx);
-        }
+        s = skip ? RDLM_OK : fn(i, arg);
         if (s != RDLM_OK) {
             die("barrier: %s", rdlm_status_name(s));
         }
         t[1] = now_ns();
-        for (uint32_t r = 0; r < g_size; r++) {
+        for (uint32_t r = first; r < g_size; r++) {
             if (__atomic_load_n(&seen[r], __ATOMIC_RELAXED) < i) {
                 check(0, "barrier %u: rank %u's write not visible after it", i, r);
                 break;
@@ -786,7 +781,7 @@ static void run_barrier(void)
         }
     }
     if (opt.broken && g_rank == g_size - 1) {
-        rdlm_ctx_barrier(g_ctx);
+        fn(opt.iters + 1, arg);
     }
     barrier();
     if (g_rank == 0) {
@@ -795,7 +790,7 @@ static void run_barrier(void)
         for (uint32_t i = 1; i <= opt.iters; i++) {
             uint64_t last_arrival = 0, first_departure = UINT64_MAX;
 
-            for (uint32_t r = 0; r < g_size; r++) {
+            for (uint32_t r = first; r < g_size; r++) {
                 uint64_t *t = times + ((size_t)i * MAX_PROCS + r) * 2;
 
                 last_arrival = t[0] > last_arrival ? t[0] : last_arrival;
@@ -804,19 +799,73 @@ static void run_barrier(void)
             early += first_departure < last_arrival;
         }
         check(early == 0, "%u barriers let a rank leave before the last one arrived", early);
-        /* For information: rank 0's time in barrier, median and 99th percentile. */
+        /* For information: the first participant's time in barrier. */
         uint64_t *d = malloc(sizeof(uint64_t) * opt.iters);
         for (uint32_t i = 1; i <= opt.iters; i++) {
-            uint64_t *t = times + (size_t)i * MAX_PROCS * 2;
+            uint64_t *t = times + ((size_t)i * MAX_PROCS + first) * 2;
             d[i - 1] = t[1] - t[0];
         }
         qsort(d, opt.iters, sizeof(*d), cmp_u64);
-        printf("rank 0 in barrier: median %.1f us, p99 %.1f us\n", d[opt.iters / 2] / 1e3,
-               d[opt.iters * 99 / 100] / 1e3);
+        printf("rank %u in barrier: median %.1f us, p99 %.1f us\n", first,
+               d[opt.iters / 2] / 1e3, d[opt.iters * 99 / 100] / 1e3);
         free(d);
+    }
+}
+
+/* The collective barrier; every third round split-phase with work in between. */
+static rdlm_status_t collective_round(uint32_t round, void *arg)
+{
+    rdlm_status_t s;
+
+    (void)arg;
+    if (round % 3 != 0) {
+        return rdlm_ctx_barrier(g_ctx);
+    }
+    s = rdlm_ctx_barrier_arrive(g_ctx);
+    for (volatile int k = 0; k < 1000; k++) {
+    }
+    return s == RDLM_OK ? rdlm_ctx_barrier_wait(g_ctx) : s;
+}
+
+static void run_barrier(void)
+{
+    barrier_rounds(0, collective_round, NULL);
+    if (g_rank == 0) {
         rdlm_stats_t st = stats_now();
+
         printf("%u barriers checked; rank 0 sent %" PRIu64 " messages for %" PRIu64
                " barriers\n", opt.iters, st.barrier_msgs, st.barriers);
+    }
+}
+
+/* A named barrier of ranks 1..size-1 (rank 0 is not a participant). */
+static rdlm_status_t named_round(uint32_t round, void *arg)
+{
+    (void)round;
+    return rdlm_barrier_wait(*(rdlm_barrier_h *)arg, RDLM_TIMEOUT_INFINITE);
+}
+
+static void run_nbarrier(void)
+{
+    rdlm_barrier_h b = NULL, other;
+    rdlm_status_t s;
+
+    if (g_rank != 0) {
+        expect_status(rdlm_barrier_open(g_ctx, "nb", g_size - 1, &b), RDLM_OK, "open");
+        expect_status(rdlm_barrier_open(g_ctx, "nb", g_size, &other), RDLM_ERR_MISMATCH,
+                      "open with another count");
+    }
+    barrier_rounds(1, named_round, &b);
+    /* A participant that never arrives: the others time out (their arrivals are
+     * withdrawn), then everybody meets again and the barrier completes. */
+    barrier();
+    if (g_rank != 0 && g_rank != g_size - 1) {
+        s = rdlm_barrier_wait(b, 200000000);
+        expect_status(s, RDLM_ERR_TIMEOUT, "named barrier with a missing participant");
+    }
+    barrier();
+    if (g_rank != 0) {
+        expect_status(rdlm_barrier_wait(b, 10000000000ull), RDLM_OK, "barrier after timeouts");
     }
 }
 
@@ -905,8 +954,8 @@ static void run_badinput(void)
     expect_status(rdlm_rwlock_read_release(rw), RDLM_ERR_NOT_OWNER, "shared release unheld");
     expect_status(rdlm_rwlock_write_release(rw), RDLM_ERR_NOT_OWNER, "write release unheld");
     rdlm_barrier_h nb;
-    expect_status(rdlm_barrier_open(g_ctx, "bad-b", 2, &nb), RDLM_ERR_UNSUPPORTED,
-                  "named barrier in a distributed context");
+    expect_status(rdlm_barrier_open(g_ctx, "bad-b", 0, &nb), RDLM_ERR_INVALID_ARG,
+                  "named barrier of 0 participants");
     expect_status(rdlm_counter_open(g_ctx, "bad-c", &c), RDLM_OK, "counter open");
     expect_status(rdlm_counter_fetch_add(c, 1, NULL), RDLM_OK, "counter fetch_add");
     expect_status(rdlm_lock_release(lock), RDLM_ERR_NOT_OWNER, "release never acquired");
@@ -971,7 +1020,8 @@ static void parse(int argc, char **argv)
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|counter|sem|barrier|cancel|"
+            fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|counter|sem|barrier|"
+                            "nbarrier|cancel|"
                             "twoctx|"
                             "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
@@ -1043,6 +1093,8 @@ int main(int argc, char **argv)
         run_counter();
     } else if (!strcmp(opt.mode, "barrier")) {
         run_barrier();
+    } else if (!strcmp(opt.mode, "nbarrier")) {
+        run_nbarrier();
     } else if (!strcmp(opt.mode, "twoctx")) {
         run_twoctx();
     } else if (!strcmp(opt.mode, "cancel")) {
