@@ -15,6 +15,10 @@ if [ -x ./build-release/examples/mpi_lock ]; then
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     mpirun -np 4 --oversubscribe --bind-to none -x RDLM_VIRTUAL_NODES=2 -x UCX_TLS=tcp,self \
     ./build-release/examples/mpi_lock
+  echo "== example: the same ranks share a counter and a semaphore"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun -np 4 --oversubscribe --bind-to none -x RDLM_VIRTUAL_NODES=2 -x UCX_TLS=tcp,self \
+    ./build-release/examples/counter
 fi
 echo "== benchmark"
 BUILD_DIR=./build-release bash bench/run_local.sh ./bench-results
