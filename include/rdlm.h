@@ -6,10 +6,10 @@
  *   A context (rdlm_ctx_h) attaches the calling process to the node's shared
  *   segment of one job. A distributed context (rdlm_mpi_ctx_create in rdlm/mpi.h,
  *   or rdlm_ctx_create with RDLM_CTX_FIELD_PEERS) also joins the processes of the
- *   job across nodes: its exclusive locks are then job-wide (see "Across nodes"). Objects are opened by name inside a context; the same name
- *   in the same job names the same object in every process. An object is a lock, a
- *   reader-writer lock, a counter or a barrier; a name is bound to its kind by the
- *   first open.
+ *   job across nodes: its objects are then job-wide (see "Across nodes"). Objects
+ *   are opened by name inside a context; the same name in the same job names the
+ *   same object in every process. An object is a lock, a reader-writer lock, a
+ *   counter, a semaphore or a barrier; a name is bound to its kind by the first open.
  *
  * Ownership
  *   Locks are owned by the context that acquired them. Any thread of that context
@@ -37,12 +37,11 @@
  *   FIFO queue. An uncontended acquire costs 1 remote atomic and a release 1. All
  *   processes of the job must create and destroy the context together (collective);
  *   over UCX/TCP every process must keep progressing (RDLM_PROGRESS, default auto =
- *   a progress thread when the transport needs one). Exclusive and reader-writer
- *   locks and counters are job-wide (a shared acquire costs 1 remote fetch-add, or
- *   none when a process of the same node already reads; a counter fetch-add 1, shared
- *   by the node's concurrent ones); rdlm_ctx_barrier is the job-wide barrier. Named
- *   barriers are not distributed yet: their open returns RDLM_ERR_UNSUPPORTED in a
- *   distributed context. docs/distributed-locks.md.
+ *   a progress thread when the transport needs one). Every kind of object is then
+ *   job-wide: locks and reader-writer locks (a shared acquire costs 1 remote
+ *   fetch-add, or none when a process of the same node already reads), counters (1
+ *   fetch-add, shared by the node's concurrent ones), semaphores, and named barriers;
+ *   rdlm_ctx_barrier is the barrier over all processes. docs/distributed-locks.md.
  *
  * Timeouts
  *   Acquire and wait functions take timeout_ns: 0 tries once without waiting,
