@@ -49,8 +49,8 @@ rdlm_status_t rdlm_dist_w_swap(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64
 rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t compare,
                               uint64_t swap, uint64_t *old_p);
 
-/** Write value into a home process's region at w's offset (a put, completed before
- *  return): the barrier's dissemination flags. */
+/** Write value into a home process's region at w's offset (a put, not flushed: it
+ *  completes while the caller keeps progressing): the barrier's dissemination flags. */
 rdlm_status_t rdlm_dist_home_put(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value);
 
 /** CAS on queue node qid's state. */

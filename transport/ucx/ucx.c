@@ -134,8 +134,11 @@ static unsigned rdlm_ucx_progress(rdlm_tl_ctx_h ctx)
  * away on every round. With more processes than cores (and a progress thread per
  * process), the target that must run our emulated atomic often waits for our CPU. */
 #define RDLM_UCX_SPINS 64
-/* The progress thread's pause while another thread progresses the worker. */
-#define RDLM_UCX_YIELD_NS 50000
+/* The progress thread's pause while another thread progresses the worker: from 50 us,
+ * doubling up to 1 ms while that goes on (it wakes the CPU the poller needs as seldom
+ * as it can, and takes over within 1 ms once the poller stops). */
+#define RDLM_UCX_YIELD_NS 50000ull
+#define RDLM_UCX_YIELD_MAX_NS 1000000ull
 static inline void rdlm_ucx_backoff(unsigned *spins)
 {
     if (++*spins > RDLM_UCX_SPINS)
@@ -378,6 +381,7 @@ static void *rdlm_ucx_progress_main(void *arg)
         return NULL;
     }
     uint64_t seen = rdlm_load(&c->super.stats.progress, RDLM_RELAXED);
+    uint64_t pause = RDLM_UCX_YIELD_NS;
 
     while (!rdlm_load(&c->stop, RDLM_ACQUIRE)) {
         struct pollfd pfd = {.fd = efd, .events = POLLIN};
@@ -387,12 +391,14 @@ static void *rdlm_ucx_progress_main(void *arg)
          * rdlm call): stay out of its way instead of contending for the worker and
          * the CPU; take over once it stops. */
         if (now != seen) {
-            struct timespec ts = {0, RDLM_UCX_YIELD_NS};
+            struct timespec ts = {0, (long)pause};
 
             seen = now;
             nanosleep(&ts, NULL);
+            pause = pause * 2 < RDLM_UCX_YIELD_MAX_NS ? pause * 2 : RDLM_UCX_YIELD_MAX_NS;
             continue;
         }
+        pause = RDLM_UCX_YIELD_NS;
         seen++; /* our own progress call below */
         if (rdlm_ucx_progress(&c->super) != 0)
             continue;
