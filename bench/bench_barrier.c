@@ -3,7 +3,8 @@
  * after every one. Figure: max over processes of elapsed / iterations (us per
  * barrier); p99: max over processes of each one's p99 of single barriers. Baseline:
  * MPI_Barrier on N ranks (Open MPI, shared memory), measured the same way by
- * rdlm-mpi-barrier-baseline under mpirun, alternating with rdlm round by round.
+ * rdlm-mpi-barrier-bench --impls mpi under mpirun, alternating with rdlm round by
+ * round.
  * Target (issue): 2 processes, rdlm <= 1.0 x MPI_Barrier.
  *
  * Time caps (2 s measured, 0.5 s warm-up; the MPI baseline has the same): a barrier
@@ -254,8 +255,8 @@ static int rdlm_bench_bar_run(rdlm_bench_report_t *r)
                            o->rounds);
     if (have_mpi) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
-                               "baseline: %s rdlm-mpi-barrier-baseline (rdlm processes are "
-                               "not bound either)",
+                               "baseline: %s rdlm-mpi-barrier-bench --impls mpi (rdlm "
+                               "processes are not bound either)",
                                rdlm_bench_mpi_describe());
     } else {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,

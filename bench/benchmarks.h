@@ -24,10 +24,12 @@ typedef struct rdlm_bench_def {
 extern const rdlm_bench_def_t rdlm_bench_def_lock_latency;
 extern const rdlm_bench_def_t rdlm_bench_def_lock_contended;
 extern const rdlm_bench_def_t rdlm_bench_def_barrier;
+extern const rdlm_bench_def_t rdlm_bench_def_dist_barrier;
 extern const rdlm_bench_def_t rdlm_bench_def_memory;
 extern const rdlm_bench_def_t rdlm_bench_def_dist_lock;
 extern const rdlm_bench_def_t rdlm_bench_def_dist_contended;
 extern const rdlm_bench_def_t rdlm_bench_def_dist_memory;
+extern const rdlm_bench_def_t rdlm_bench_def_services;
 #if RDLM_BENCH_HAVE_UCX
 extern const rdlm_bench_def_t rdlm_bench_def_tl_fadd;
 #endif

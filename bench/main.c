@@ -44,10 +44,12 @@ static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
     &rdlm_bench_def_lock_latency,
     &rdlm_bench_def_lock_contended,
     &rdlm_bench_def_barrier,
+    &rdlm_bench_def_dist_barrier,
     &rdlm_bench_def_memory,
 #if RDLM_BENCH_HAVE_UCX
     &rdlm_bench_def_tl_fadd,
 #endif
+    &rdlm_bench_def_services,
     &rdlm_bench_def_dist_lock,
     &rdlm_bench_def_dist_contended,
     &rdlm_bench_def_dist_memory,

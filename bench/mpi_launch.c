@@ -313,13 +313,34 @@ int rdlm_bench_mpi_field_str(const char *line, const char *key, char *buf, size_
     return 0;
 }
 
+int rdlm_bench_mpi_round(const char *line, double *value_p, rdlm_bench_summary_t *pct_p)
+{
+    static const char *const keys[] = {"value", "p50_us", "p90_us", "p99_us"};
+    double v[4];
+    size_t k;
+
+    for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        if (rdlm_bench_mpi_field(line, keys[k], &v[k]) != 0) {
+            return -1;
+        }
+    }
+    *value_p = v[0];
+    *pct_p = (rdlm_bench_summary_t){.p50 = v[1], .p90 = v[2], .p99 = v[3]};
+    return 0;
+}
+
 /* ---- the MPI_Barrier baseline ----------------------------------------------------- */
 
-#if RDLM_BENCH_HAVE_MPI && defined(RDLM_BENCH_MPI_BASELINE)
-static const char rdlm_bench_mpi_barrier_prog[] = RDLM_BENCH_MPI_BASELINE;
+#if RDLM_BENCH_HAVE_MPI && defined(RDLM_BENCH_MPI_BARRIER_BENCH)
+static const char rdlm_bench_mpi_barrier_prog[] = RDLM_BENCH_MPI_BARRIER_BENCH;
 #else
 static const char *const rdlm_bench_mpi_barrier_prog = NULL;
 #endif
+
+const char *rdlm_bench_mpi_barrier_program(void)
+{
+    return rdlm_bench_mpi_barrier_prog;
+}
 
 int rdlm_bench_mpi_available(char *why, size_t whylen)
 {
@@ -337,7 +358,8 @@ int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup
 {
     static const char *const mca[] = {"pml", "ob1", "btl", "self,vader", NULL};
     char iters[32], wu[32], cap[16];
-    const char *const args[] = {"-i", iters, "-x", wu, "-t", cap, NULL};
+    const char *const args[] = {"--impls", "mpi", "-r", "1",  "-i",
+                                iters,     "-x",  wu,   "-t", cap, NULL};
     rdlm_bench_mpi_job_t job = {
         .program = rdlm_bench_mpi_barrier_prog,
         .nprocs = nprocs,
@@ -345,9 +367,10 @@ int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup
         .mca = mca,
         .verbose = verbose,
     };
+    rdlm_bench_summary_t pct;
     const char *cursor = NULL;
     const char *line;
-    double v[5];
+    double us, done;
     char *out;
 
     if (!rdlm_bench_mpi_can_run(job.program, why, whylen)) {
@@ -359,18 +382,15 @@ int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup
     if (rdlm_bench_mpi_run(&job, &out, why, whylen) != 0) {
         return -1;
     }
-    line = rdlm_bench_mpi_result(out, "mpi_barrier", &cursor);
-    if (line == NULL || rdlm_bench_mpi_field(line, "us_max", &v[0]) != 0 ||
-        rdlm_bench_mpi_field(line, "p50_us", &v[1]) != 0 ||
-        rdlm_bench_mpi_field(line, "p90_us", &v[2]) != 0 ||
-        rdlm_bench_mpi_field(line, "p99_us", &v[3]) != 0 ||
-        rdlm_bench_mpi_field(line, "done", &v[4]) != 0) {
-        snprintf(why, whylen, "no RESULT mpi_barrier line; output: %.600s", out);
+    line = rdlm_bench_mpi_result(out, "round", &cursor);
+    if (line == NULL || rdlm_bench_mpi_round(line, &us, &pct) != 0 ||
+        rdlm_bench_mpi_field(line, "done", &done) != 0) {
+        snprintf(why, whylen, "no RESULT round line; output: %.600s", out);
         free(out);
         return -1;
     }
-    *result_p = (rdlm_bench_mpi_result_t){.us_max = v[0], .p50_us = v[1], .p90_us = v[2],
-                                          .p99_us = v[3], .done = (uint64_t)v[4]};
+    *result_p = (rdlm_bench_mpi_result_t){.us_max = us, .p50_us = pct.p50, .p90_us = pct.p90,
+                                          .p99_us = pct.p99, .done = (uint64_t)done};
     free(out);
     return 0;
 }

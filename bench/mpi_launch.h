@@ -6,14 +6,21 @@
  *
  *   RESULT <kind> key=value key=value ...
  *
- * The MPI_Barrier baseline (rdlm-mpi-barrier-baseline, over shared memory: pml ob1,
- * btl self,vader) has its own entry point below.
+ * The MPI programs print their rounds as
+ *
+ *   RESULT round impl=<name> round=R value=V p50_us=A p90_us=B p99_us=C ...
+ *
+ * (rdlm_bench_mpi_round reads one). The MPI_Barrier baseline of the `barrier`
+ * benchmark (rdlm-mpi-barrier-bench --impls mpi, over shared memory: pml ob1, btl
+ * self,vader) has its own entry point below.
  */
 #ifndef RDLM_BENCH_MPI_LAUNCH_H
 #define RDLM_BENCH_MPI_LAUNCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "stats.h"
 
 /** One mpirun. */
 typedef struct rdlm_bench_mpi_job {
@@ -47,6 +54,13 @@ int rdlm_bench_mpi_field(const char *line, const char *key, double *value_p);
 
 /** The same for a word value, copied into buf (at most len - 1 bytes). */
 int rdlm_bench_mpi_field_str(const char *line, const char *key, char *buf, size_t len);
+
+/** A round line's value and its p50/p90/p99 (us) into *pct_p (other fields 0): 0, or
+ *  -1 if one is missing. */
+int rdlm_bench_mpi_round(const char *line, double *value_p, rdlm_bench_summary_t *pct_p);
+
+/** The path of rdlm-mpi-barrier-bench (mpi_barrier_bench.c), or NULL if not built. */
+const char *rdlm_bench_mpi_barrier_program(void);
 
 /* ---- the MPI_Barrier baseline ----------------------------------------------------- */
 

@@ -144,6 +144,17 @@ static const char *rdlm_bench_fmt(char *buf, size_t len, int width, double v)
     return buf;
 }
 
+/* A ratio: as rdlm_bench_fmt, but below 0.01 in two significant digits ("3.1e-05":
+ * rdlm against a lock service is thousands of times faster). */
+static const char *rdlm_bench_fmt_ratio(char *buf, size_t len, int width, double v)
+{
+    if (!isnan(v) && v > 0 && v < 0.01) {
+        snprintf(buf, len, "%*.2g", width, v);
+        return buf;
+    }
+    return rdlm_bench_fmt(buf, len, width, v);
+}
+
 void rdlm_bench_report_section(const rdlm_bench_report_t *r, const char *bench,
                                const char *title, FILE *out)
 {
@@ -229,7 +240,7 @@ void rdlm_bench_report_table(const rdlm_bench_report_t *r, FILE *out)
                 rdlm_bench_fmt(b, sizeof(b), 8, cmp->ours->p99), cmp->base_label,
                 rdlm_bench_fmt(c, sizeof(c), 9, cmp->base ? cmp->base->median : NAN),
                 rdlm_bench_fmt(d, sizeof(d), 8, cmp->base ? cmp->base->p99 : NAN),
-                rdlm_bench_fmt(e, sizeof(e), 6, cmp->ratio),
+                rdlm_bench_fmt_ratio(e, sizeof(e), 6, cmp->ratio),
                 rdlm_bench_target_text(cmp, t, sizeof(t)),
                 cmp->met < 0 ? "-" : cmp->met ? "yes" : "NO");
         if (cmp->met >= 0) {

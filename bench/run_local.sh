@@ -15,6 +15,10 @@
 #   contended.png   lock-contended throughput vs processes: rdlm, pthread_mutex, TAS
 #                   (gnuplot; installed with apt-get as root if missing and available,
 #                   unless BENCH_NO_INSTALL=1; otherwise the plot is skipped)
+# The `services` benchmark's baselines (Redis, etcd, ZooKeeper locks on loopback) run
+# under bench/services.sh, which installs (as root, unless BENCH_NO_INSTALL=1), starts
+# and stops the servers around rdlm-bench (a few seconds); BENCH_NO_SERVICES=1, or -b
+# without `services`, runs without them (the benchmark then says SKIP).
 # Exit status: rdlm-bench's (0 ran, 1 a measurement failed, 2 bad flags).
 set -euo pipefail
 
@@ -52,9 +56,24 @@ csv=$out/local.csv
 json=$out/local.json
 png=$out/contended.png
 
+# Start the lock servers around the run unless they are not wanted.
+wants_services() {
+    local a named=0
+    [[ ${BENCH_NO_SERVICES:-0} == 1 ]] && return 1
+    for a in "$@"; do
+        [[ $a == *services* ]] && return 0
+        [[ $a == -b || $a == --bench* || $a == -b?* ]] && named=1
+    done
+    return "$named"
+}
+wrap=()
+if wants_services "$@"; then
+    wrap=("$here/services.sh" run --)
+fi
+
 echo "run_local.sh: $bench -> $out"
 status=0
-"$bench" --csv "$csv" --json "$json" "$@" >"$txt" || status=$?
+"${wrap[@]}" "$bench" --csv "$csv" --json "$json" "$@" >"$txt" || status=$?
 
 # The header and the comparison table (the sections are in local.txt).
 sed -n '1,/^# command:/p' "$txt"

@@ -1,0 +1,609 @@
+/*
+ * services: rdlm's on-node lock against the classic lock services on loopback, in
+ * the same run: Redis (SET NX PX + compare-and-delete), etcd (v3 Lock API) and
+ * ZooKeeper (ephemeral sequential recipe). The adapters are in lock_redis.c,
+ * lock_etcd.c and lock_zk.c; bench/services.sh starts the servers and exports
+ * RDLMBENCH_REDIS / RDLMBENCH_ETCD / RDLMBENCH_ZK.
+ *
+ *   latency:    1 process, uncontended acquire+release, us per pair; rdlm in
+ *               100-pair batches as lock-latency, a service pair by pair with each
+ *               measurement also ending after RDLM_BENCH_SVC_CAP_MS
+ *   contended:  2 processes loop { acquire; counter++; release } for -d ms,
+ *               kops/s and hand-offs/s; the counter must equal the critical
+ *               sections run (lost updates fail the run, services included)
+ *
+ * A service is skipped, with a note saying why, when its client library was not
+ * found at configure time, its variable is unset, or one acquire+release through
+ * it fails (a probe in a child process before the rounds). With no service
+ * available the benchmark measures nothing and only says why.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "benchmarks.h"
+#include "clock.h"
+#include "lock_bench.h"
+#include "lock_services.h"
+#include "rounds.h"
+
+#define RDLM_BENCH_SVC_RDLM_ITERATIONS 200000u
+#define RDLM_BENCH_SVC_RDLM_WARMUP 10000u
+#define RDLM_BENCH_SVC_ITERATIONS 2000u /* per measurement, at most */
+#define RDLM_BENCH_SVC_WARMUP 20u
+#define RDLM_BENCH_SVC_CAP_MS 300u /* a service's latency measurement, at most */
+#define RDLM_BENCH_SVC_RDLM_BATCH 100u
+#define RDLM_BENCH_SVC_SAMPLES 65536u
+#define RDLM_BENCH_SVC_CONT_WARMUP 5u
+#define RDLM_BENCH_SVC_CONT_MS 300u
+#define RDLM_BENCH_SVC_RDLM_SAMPLE_EVERY 16u /* power of two; a service: every acquire */
+#define RDLM_BENCH_SVC_PROBE_S 20u
+#define RDLM_BENCH_SVC_MAX 4 /* rdlm + 3 services */
+
+static const uint32_t rdlm_bench_svc_procs[] = {2};
+
+typedef struct rdlm_bench_service {
+    const char *name;
+    const char *env;
+    const rdlm_bench_lock_ops_t *ops; /* NULL: not built */
+    const char *library;              /* what was missing at configure time */
+} rdlm_bench_service_t;
+
+static const rdlm_bench_service_t rdlm_bench_services[] = {
+    {"redis", RDLM_BENCH_ENV_REDIS,
+#if RDLM_BENCH_HAVE_REDIS
+     &rdlm_bench_lock_redis,
+#else
+     NULL,
+#endif
+     "hiredis (libhiredis-dev)"},
+    {"etcd", RDLM_BENCH_ENV_ETCD,
+#if RDLM_BENCH_HAVE_ETCD
+     &rdlm_bench_lock_etcd,
+#else
+     NULL,
+#endif
+     "libcurl (libcurl4-openssl-dev)"},
+    {"zookeeper", RDLM_BENCH_ENV_ZK,
+#if RDLM_BENCH_HAVE_ZK
+     &rdlm_bench_lock_zk,
+#else
+     NULL,
+#endif
+     "the ZooKeeper C client (libzookeeper-mt-dev)"},
+};
+#define RDLM_BENCH_NSERVICES (sizeof(rdlm_bench_services) / sizeof(rdlm_bench_services[0]))
+
+/* ---- helpers the adapters share -------------------------------------------------- */
+
+const char *rdlm_bench_service_error_name(int code)
+{
+    switch (code) {
+    case RDLM_BENCH_SERVICE_ECONN:
+        return "connection or I/O error";
+    case RDLM_BENCH_SERVICE_EREPLY:
+        return "unexpected reply";
+    case RDLM_BENCH_SERVICE_ELOST:
+        return "lock not held at release (expired or taken)";
+    case RDLM_BENCH_SERVICE_ETIME:
+        return "timed out";
+    default:
+        return "unknown error";
+    }
+}
+
+int rdlm_bench_service_addr(const char *addr, char *host_p, size_t len, int *port_p)
+{
+    const char *colon = strrchr(addr, ':');
+    char *end;
+    long port;
+
+    if (colon == NULL || colon == addr || (size_t)(colon - addr) >= len) {
+        return -1;
+    }
+    port = strtol(colon + 1, &end, 10);
+    if (*end != '\0' || port < 1 || port > 65535) {
+        return -1;
+    }
+    memcpy(host_p, addr, (size_t)(colon - addr));
+    host_p[colon - addr] = '\0';
+    *port_p = (int)port;
+    return 0;
+}
+
+/* ---- probe ------------------------------------------------------------------------ */
+
+/* One attach + acquire + release + detach in a child process (so no client library
+ * state or thread is left in rdlm-bench), bounded by alarm(). 0, or -1 with why. */
+static int rdlm_bench_svc_probe(const rdlm_bench_lock_ops_t *ops, const char *addr,
+                                char *why, size_t whylen)
+{
+    char *msg;
+    pid_t pid;
+    int status = 0;
+    int rc = -1;
+
+    msg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (msg == MAP_FAILED) {
+        snprintf(why, whylen, "mmap failed");
+        return -1;
+    }
+    msg[0] = '\0';
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        snprintf(why, whylen, "fork failed");
+        goto out_unmap;
+    }
+    if (pid == 0) {
+        char job[RDLM_BENCH_JOB_MAX];
+        void *lock;
+        int code;
+
+        alarm(RDLM_BENCH_SVC_PROBE_S);
+        snprintf(job, sizeof(job), "probe-%ld", (long)getpid());
+        if (ops->attach(NULL, job, &lock, msg, 4000) != 0) {
+            _exit(1);
+        }
+        if ((code = ops->acquire(lock)) != 0 || (code = ops->release(lock)) != 0) {
+            snprintf(msg, 4000, "acquire+release: %s", ops->error_name(code));
+            ops->detach(lock);
+            _exit(1);
+        }
+        ops->detach(lock);
+        _exit(0);
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        rc = 0;
+    } else if (WIFSIGNALED(status)) {
+        snprintf(why, whylen, "probe at %s %s", addr,
+                 WTERMSIG(status) == SIGALRM ? "timed out" : "crashed");
+    } else {
+        snprintf(why, whylen, "%s", msg[0] ? msg : "probe failed");
+    }
+out_unmap:
+    munmap(msg, 4096);
+    return rc;
+}
+
+/* ---- measurements ----------------------------------------------------------------- */
+
+typedef struct rdlm_bench_svc_arg {
+    rdlm_bench_lock_arg_t lock; /* first: the lock plumbing reads w->arg as this */
+    uint32_t batch;             /* latency: pairs per sample */
+    uint64_t cap_ns;      /* latency: end the measurement after this long (0: never) */
+    uint64_t sample_mask; /* contended: time acquire when (ops & mask) == 0 */
+} rdlm_bench_svc_arg_t;
+
+static int rdlm_bench_svc_lat_body(rdlm_bench_worker_t *w)
+{
+    const rdlm_bench_svc_arg_t *a = w->arg;
+    const rdlm_bench_lock_ops_t *ops = a->lock.ops;
+    uint64_t done = 0;
+    uint64_t t_prev;
+    uint64_t t;
+    uint64_t k;
+    uint32_t b;
+    void *lock;
+    int rc;
+
+    if (rdlm_bench_lock_attach(w, &lock) != 0) {
+        return -1;
+    }
+    for (k = 0; k < a->lock.warmup; k++) {
+        if ((rc = ops->acquire(lock)) != 0) {
+            goto err_acquire;
+        }
+        if ((rc = ops->release(lock)) != 0) {
+            goto err_release;
+        }
+    }
+    if (rdlm_bench_worker_start(w) != 0) {
+        goto err_detach;
+    }
+    t_prev = w->slot->t_start_ns;
+    while (done + a->batch <= a->lock.iterations) {
+        for (b = 0; b < a->batch; b++) {
+            if ((rc = ops->acquire(lock)) != 0) {
+                goto err_acquire;
+            }
+            if ((rc = ops->release(lock)) != 0) {
+                goto err_release;
+            }
+        }
+        done += a->batch;
+        t = rdlm_bench_now_ns();
+        rdlm_bench_sampler_add(&w->sampler, t - t_prev);
+        t_prev = t;
+        if (a->cap_ns && t - w->slot->t_start_ns >= a->cap_ns) {
+            break;
+        }
+    }
+    rdlm_bench_worker_end(w, done);
+    ops->detach(lock);
+    return 0;
+
+err_acquire:
+    rdlm_bench_lock_failed(w, "acquire", rc);
+    goto err_detach;
+err_release:
+    rdlm_bench_lock_failed(w, "release", rc);
+err_detach:
+    ops->detach(lock);
+    return -1;
+}
+
+static int rdlm_bench_svc_cont_body(rdlm_bench_worker_t *w)
+{
+    const rdlm_bench_svc_arg_t *a = w->arg;
+    const rdlm_bench_lock_ops_t *ops = a->lock.ops;
+    rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, &a->lock);
+    uint64_t ops_done = 0;
+    uint64_t handoffs = 0;
+    uint64_t t0;
+    void *lock;
+    uint64_t k;
+    int rc;
+
+    if (rdlm_bench_lock_attach(w, &lock) != 0) {
+        return -1;
+    }
+    for (k = 0; k < a->lock.warmup; k++) {
+        if ((rc = ops->acquire(lock)) != 0) {
+            goto err_acquire;
+        }
+        cs->counter++;
+        cs->last_rank = w->rank;
+        if ((rc = ops->release(lock)) != 0) {
+            goto err_release;
+        }
+    }
+    if (rdlm_bench_worker_start(w) != 0) {
+        goto err_detach;
+    }
+    while (!rdlm_bench_worker_stopped(w)) {
+        if ((ops_done & a->sample_mask) == 0) {
+            t0 = rdlm_bench_now_ns();
+            rc = ops->acquire(lock);
+            rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
+        } else {
+            rc = ops->acquire(lock);
+        }
+        if (rc != 0) {
+            goto err_acquire;
+        }
+        cs->counter++;
+        handoffs += cs->last_rank != w->rank;
+        cs->last_rank = w->rank;
+        if ((rc = ops->release(lock)) != 0) {
+            goto err_release;
+        }
+        ops_done++;
+    }
+    rdlm_bench_worker_end(w, ops_done);
+    w->slot->values[0] = (double)a->lock.warmup;
+    w->slot->values[1] = (double)handoffs;
+    ops->detach(lock);
+    return 0;
+
+err_acquire:
+    rdlm_bench_lock_failed(w, "acquire", rc);
+    goto err_detach;
+err_release:
+    rdlm_bench_lock_failed(w, "release", rc);
+err_detach:
+    ops->detach(lock);
+    return -1;
+}
+
+/* Every critical section must show in the counter. */
+static int rdlm_bench_svc_check(void *data, const void *arg,
+                                const rdlm_bench_outcome_t *out, char *why, size_t whylen)
+{
+    const rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(data, arg);
+    uint64_t expected = 0;
+    uint32_t k;
+
+    for (k = 0; k < out->nprocs; k++) {
+        expected += out->slots[k].ops + (uint64_t)out->slots[k].values[0];
+    }
+    if (cs->counter != expected) {
+        snprintf(why, whylen,
+                 "%s: counter %" PRIu64 " != %" PRIu64 " critical sections: lost updates",
+                 ((const rdlm_bench_lock_arg_t *)arg)->ops->name, cs->counter, expected);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct rdlm_bench_svc_ctx {
+    rdlm_bench_report_t *report;
+    const rdlm_bench_lock_ops_t *impls[RDLM_BENCH_SVC_MAX]; /* [0] rdlm */
+    uint32_t nimpl;
+    uint32_t nprocs;      /* contended */
+    uint32_t duration_ms; /* contended */
+    rdlm_bench_measure_t *measure[RDLM_BENCH_SVC_MAX];
+    rdlm_bench_measure_t *handoffs[RDLM_BENCH_SVC_MAX];
+    uint64_t pairs[RDLM_BENCH_SVC_MAX]; /* latency: pairs measured, over rounds */
+} rdlm_bench_svc_ctx_t;
+
+/* Iteration and warm-up counts of impl (0 is rdlm) under the command line. */
+static void rdlm_bench_svc_counts(const rdlm_bench_opts_t *o, uint32_t impl,
+                                  rdlm_bench_svc_arg_t *a)
+{
+    int rdlm = impl == 0;
+
+    a->lock.iterations = o->iterations ? o->iterations
+                         : rdlm        ? RDLM_BENCH_SVC_RDLM_ITERATIONS
+                                       : RDLM_BENCH_SVC_ITERATIONS;
+    a->lock.warmup = o->warmup != UINT64_MAX ? o->warmup
+                     : rdlm                  ? RDLM_BENCH_SVC_RDLM_WARMUP
+                                             : RDLM_BENCH_SVC_WARMUP;
+    a->batch = rdlm && a->lock.iterations >= RDLM_BENCH_SVC_RDLM_BATCH
+                   ? RDLM_BENCH_SVC_RDLM_BATCH
+                   : 1;
+    a->cap_ns = rdlm ? 0 : (uint64_t)RDLM_BENCH_SVC_CAP_MS * 1000000u;
+}
+
+static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
+{
+    rdlm_bench_svc_ctx_t *c = ctx;
+    rdlm_bench_svc_arg_t arg = {.lock = {.ops = c->impls[impl]}};
+    rdlm_bench_run_params_t p = {
+        .nprocs = 1,
+        .sample_cap = RDLM_BENCH_SVC_SAMPLES,
+        .timeout_s = 60,
+        .body = rdlm_bench_svc_lat_body,
+        .arg = &arg,
+        .verbose = c->report->opts->verbose,
+    };
+    rdlm_bench_outcome_t out;
+    rdlm_bench_summary_t pct;
+    double us;
+
+    rdlm_bench_svc_counts(c->report->opts, impl, &arg);
+    p.data_size = rdlm_bench_lock_data_size(&arg.lock);
+    p.data_init = rdlm_bench_lock_data_init;
+    p.data_fini = rdlm_bench_lock_data_fini;
+    if (rdlm_bench_run(&p, &out) != 0) {
+        return -1;
+    }
+    if (out.ops == 0) {
+        fprintf(stderr, "rdlm-bench: services: %s measured no pair\n", arg.lock.ops->name);
+        rdlm_bench_outcome_free(&out);
+        return -1;
+    }
+    us = (double)out.max_elapsed_ns / (double)out.ops / 1000.0;
+    rdlm_bench_outcome_percentiles(&out, 1.0 / (1000.0 * arg.batch), 0, &pct);
+    rdlm_bench_measure_round(c->measure[impl], us, &pct);
+    c->pairs[impl] += out.ops;
+    if (c->report->opts->verbose) {
+        fprintf(stderr,
+                "rdlm-bench:   round %u %-14s %.3f us per pair (%" PRIu64 " pairs)\n",
+                round + 1, arg.lock.ops->name, us, out.ops);
+    }
+    rdlm_bench_outcome_free(&out);
+    return 0;
+}
+
+static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
+{
+    rdlm_bench_svc_ctx_t *c = ctx;
+    const rdlm_bench_opts_t *o = c->report->opts;
+    rdlm_bench_svc_arg_t arg = {
+        .lock = {.ops = c->impls[impl],
+                 .warmup =
+                     o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SVC_CONT_WARMUP},
+        .sample_mask = impl == 0 ? RDLM_BENCH_SVC_RDLM_SAMPLE_EVERY - 1 : 0,
+    };
+    rdlm_bench_run_params_t p = {
+        .nprocs = c->nprocs,
+        .duration_ms = c->duration_ms,
+        .sample_cap = RDLM_BENCH_SVC_SAMPLES,
+        .timeout_s = 60 + c->duration_ms / 1000,
+        .data_size = rdlm_bench_lock_data_size(&arg.lock),
+        .data_init = rdlm_bench_lock_data_init,
+        .data_check = rdlm_bench_svc_check,
+        .data_fini = rdlm_bench_lock_data_fini,
+        .body = rdlm_bench_svc_cont_body,
+        .arg = &arg,
+        .verbose = o->verbose,
+    };
+    rdlm_bench_outcome_t out;
+    rdlm_bench_summary_t pct;
+    double kops;
+    double handoffs = 0;
+    uint32_t k;
+
+    if (rdlm_bench_run(&p, &out) != 0) {
+        return -1;
+    }
+    for (k = 0; k < out.nprocs; k++) {
+        handoffs += out.slots[k].values[1];
+    }
+    kops = out.window_ns > 0 ? (double)out.ops * 1e6 / (double)out.window_ns : 0.0;
+    rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 0, &pct);
+    rdlm_bench_measure_round(c->measure[impl], kops, &pct);
+    rdlm_bench_measure_round(
+        c->handoffs[impl], out.window_ns > 0 ? handoffs * 1e6 / (double)out.window_ns : 0.0,
+        NULL);
+    if (o->verbose) {
+        fprintf(stderr,
+                "rdlm-bench:   round %u %-14s %2u procs %.2f kops/s (%" PRIu64
+                " ops, %.0f hand-offs in %.1f ms)\n",
+                round + 1, arg.lock.ops->name, c->nprocs, kops, out.ops, handoffs,
+                (double)out.window_ns / 1e6);
+    }
+    rdlm_bench_outcome_free(&out);
+    return 0;
+}
+
+/* Decide which services run; SKIP notes for the others. Returns how many run. */
+static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
+                                      rdlm_bench_svc_ctx_t *c)
+{
+    char why[200];
+    char skipvar[48];
+    uint32_t k;
+
+    c->impls[0] = &rdlm_bench_lock_rdlm;
+    c->nimpl = 1;
+    for (k = 0; k < RDLM_BENCH_NSERVICES; k++) {
+        const rdlm_bench_service_t *s = &rdlm_bench_services[k];
+        const char *addr = getenv(s->env);
+        const char *reason;
+
+        if (s->ops == NULL) {
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                                   "%s: built without %s; install it and re-run cmake",
+                                   s->name, s->library);
+            continue;
+        }
+        if (addr == NULL || addr[0] == '\0') {
+            snprintf(skipvar, sizeof(skipvar), "%s_SKIP", s->env);
+            reason = getenv(skipvar);
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)",
+                                   s->name, s->env,
+                                   reason != NULL && reason[0] != '\0'
+                                       ? reason
+                                       : "start the servers: bench/services.sh run -- "
+                                         "rdlm-bench -b services");
+            continue;
+        }
+        if (rdlm_bench_svc_probe(s->ops, addr, why, sizeof(why)) != 0) {
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s", s->name, why);
+            continue;
+        }
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s at %s: %s", s->name,
+                               addr, s->ops->description);
+        c->impls[c->nimpl++] = s->ops;
+    }
+    return c->nimpl - 1;
+}
+
+static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
+                                  rdlm_bench_svc_ctx_t *c)
+{
+    const rdlm_bench_opts_t *o = r->opts;
+    char text[200];
+    size_t used = 0;
+    uint32_t k;
+
+    for (k = 0; k < c->nimpl; k++) {
+        c->measure[k] = rdlm_bench_report_measure(r, bench, "acquire+release",
+                                                  c->impls[k]->name, 1, "us");
+        if (c->measure[k] == NULL) {
+            return -1;
+        }
+    }
+    if (rdlm_bench_alternate(c->nimpl, o->rounds, rdlm_bench_svc_lat_round, c) != 0) {
+        return -1;
+    }
+    text[0] = '\0';
+    for (k = 0; k < c->nimpl; k++) {
+        rdlm_bench_measure_finish(c->measure[k]);
+        if (k == 0) {
+            continue;
+        }
+        rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
+                                  RDLM_BENCH_TARGET_NONE, 0);
+        if (used < sizeof(text)) {
+            used += (size_t)snprintf(
+                text + used, sizeof(text) - used, "%s%s %.0fx (%" PRIu64 " pairs)",
+                k > 1 ? ", " : "", c->impls[k]->name,
+                c->measure[k]->median / c->measure[0]->median, c->pairs[k]);
+        }
+    }
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                           "uncontended acquire+release, service / rdlm: %s", text);
+    return 0;
+}
+
+static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
+                                    rdlm_bench_svc_ctx_t *c)
+{
+    const rdlm_bench_opts_t *o = r->opts;
+    const uint32_t *procs;
+    uint32_t nprocs;
+    uint32_t n;
+    uint32_t k;
+
+    nprocs = rdlm_bench_opts_procs(o, rdlm_bench_svc_procs,
+                                   sizeof(rdlm_bench_svc_procs) / sizeof(uint32_t), &procs);
+    for (n = 0; n < nprocs; n++) {
+        c->nprocs = procs[n];
+        for (k = 0; k < c->nimpl; k++) {
+            c->measure[k] = rdlm_bench_report_measure(
+                r, bench, "throughput", c->impls[k]->name, procs[n], "kops/s");
+            c->handoffs[k] = rdlm_bench_report_measure(r, bench, "hand-offs",
+                                                       c->impls[k]->name, procs[n], "k/s");
+            if (c->measure[k] == NULL || c->handoffs[k] == NULL) {
+                return -1;
+            }
+        }
+        if (rdlm_bench_alternate(c->nimpl, o->rounds, rdlm_bench_svc_cont_round, c) != 0) {
+            return -1;
+        }
+        for (k = 0; k < c->nimpl; k++) {
+            rdlm_bench_measure_finish(c->measure[k]);
+            rdlm_bench_measure_finish(c->handoffs[k]);
+            if (k > 0) {
+                rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
+                                          RDLM_BENCH_TARGET_NONE, 0);
+            }
+        }
+    }
+    return 0;
+}
+
+static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
+{
+    const rdlm_bench_opts_t *o = r->opts;
+    const char *bench = rdlm_bench_def_services.name;
+    rdlm_bench_svc_ctx_t c = {
+        .report = r,
+        .duration_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_SVC_CONT_MS,
+    };
+
+    if (rdlm_bench_svc_select(r, bench, &c) == 0) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                               "no lock service available: nothing measured");
+        return 0;
+    }
+    rdlm_bench_report_note(
+        r, bench, RDLM_BENCH_NOTE_PARAMS,
+        "latency: 1 process, %u rounds; rdlm %" PRIu64 " pairs (p99 over %u-pair batches), "
+        "a service up to %" PRIu64 " pairs or %u ms (p99 per pair), us per pair",
+        o->rounds, o->iterations ? o->iterations : RDLM_BENCH_SVC_RDLM_ITERATIONS,
+        RDLM_BENCH_SVC_RDLM_BATCH,
+        o->iterations ? o->iterations : RDLM_BENCH_SVC_ITERATIONS, RDLM_BENCH_SVC_CAP_MS);
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
+                           "contended: %u ms window, loop { acquire; counter++; release }; "
+                           "kops/s over all processes; p99: wait in acquire (rdlm 1 in %u, "
+                           "a service every one); hand-offs: sections after another's",
+                           c.duration_ms, RDLM_BENCH_SVC_RDLM_SAMPLE_EVERY);
+    if (rdlm_bench_svc_latency(r, bench, &c) != 0 ||
+        rdlm_bench_svc_contended(r, bench, &c) != 0) {
+        return -1;
+    }
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                           "durability: redis as started by bench/services.sh keeps no "
+                           "log (no fsync); etcd and ZooKeeper fsync every write (their "
+                           "defaults): a lock's create and delete each wait for the disk");
+    return 0;
+}
+
+const rdlm_bench_def_t rdlm_bench_def_services = {
+    .name = "services",
+    .title = "rdlm's on-node lock vs lock services on loopback: Redis, etcd, ZooKeeper",
+    .default_procs = rdlm_bench_svc_procs,
+    .ndefault_procs = sizeof(rdlm_bench_svc_procs) / sizeof(rdlm_bench_svc_procs[0]),
+    .run = rdlm_bench_svc_run,
+};
