@@ -139,6 +139,16 @@ static unsigned rdlm_ucx_progress(rdlm_tl_ctx_h ctx)
  * as it can, and takes over within 1 ms once the poller stops). */
 #define RDLM_UCX_YIELD_NS 50000ull
 #define RDLM_UCX_YIELD_MAX_NS 1000000ull
+/* The progress thread keeps polling this long after it handled an event. */
+#define RDLM_UCX_LINGER_NS 100000ull
+
+static uint64_t rdlm_ucx_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 static inline void rdlm_ucx_backoff(unsigned *spins)
 {
     if (++*spins > RDLM_UCX_SPINS)
@@ -381,7 +391,7 @@ static void *rdlm_ucx_progress_main(void *arg)
         return NULL;
     }
     uint64_t seen = rdlm_load(&c->super.stats.progress, RDLM_RELAXED);
-    uint64_t pause = RDLM_UCX_YIELD_NS;
+    uint64_t pause = RDLM_UCX_YIELD_NS, busy_until = 0;
 
     while (!rdlm_load(&c->stop, RDLM_ACQUIRE)) {
         struct pollfd pfd = {.fd = efd, .events = POLLIN};
@@ -400,8 +410,17 @@ static void *rdlm_ucx_progress_main(void *arg)
         }
         pause = RDLM_UCX_YIELD_NS;
         seen++; /* our own progress call below */
-        if (rdlm_ucx_progress(&c->super) != 0)
+        if (rdlm_ucx_progress(&c->super) != 0) {
+            busy_until = rdlm_ucx_now_ns() + RDLM_UCX_LINGER_NS;
             continue;
+        }
+        /* Operations come in bursts (an acquire, then its release a few microseconds
+         * later): keep polling briefly after one before sleeping, so the next one
+         * does not pay a wake-up. */
+        if (rdlm_ucx_now_ns() < busy_until) {
+            sched_yield();
+            continue;
+        }
         rdlm_ucx_lock(c);
         s = ucp_worker_arm(c->worker);
         rdlm_ucx_unlock(c);
