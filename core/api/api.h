@@ -66,6 +66,12 @@ rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func);
 rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
                             rdlm_obj_t **obj_p);
 
+/** Open name as kind with a size fixed by the first open (barrier participants,
+ *  semaphore permits, counter sharding) in aux32: another size is RDLM_ERR_MISMATCH
+ *  (logged, handle closed). */
+rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kind,
+                                  uint32_t size, rdlm_obj_t **obj_p);
+
 /** Release what the context holds on obj, mark it closed. Handle errors as check. */
 rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func);
 

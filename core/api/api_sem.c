@@ -7,26 +7,17 @@ rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32_t permits,
 {
     rdlm_obj_t *obj;
     rdlm_status_t status;
-    uint32_t fixed;
 
     if (sem_p == NULL || permits == 0 || permits > RDLM_SEM_PERMITS_MAX) {
         rdlm_warn("rdlm_sem_open: %s", sem_p == NULL ? "NULL sem_p"
                                                      : "permits must be 1..2^31-1");
         return RDLM_ERR_INVALID_ARG;
     }
-    status = rdlm_obj_open(ctx, name, RDLM_KIND_SEMAPHORE, permits, &obj);
-    if (status != RDLM_OK) {
-        return status;
+    status = rdlm_obj_open_sized(ctx, name, RDLM_KIND_SEMAPHORE, permits, &obj);
+    if (status == RDLM_OK) {
+        *sem_p = (rdlm_sem_h)(void *)obj;
     }
-    fixed = rdlm_load(&ctx->local.seg.entries[obj->index].aux32, RDLM_ACQUIRE);
-    if (fixed != permits) {
-        rdlm_error("semaphore \"%s\" exists with %u permits, opened with %u", name, fixed,
-                   permits);
-        rdlm_obj_close(obj, RDLM_KIND_SEMAPHORE, __func__);
-        return RDLM_ERR_MISMATCH;
-    }
-    *sem_p = (rdlm_sem_h)(void *)obj;
-    return RDLM_OK;
+    return status;
 }
 
 /* Validate a handle and a permit count k against the semaphore's size. */

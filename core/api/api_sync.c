@@ -2,37 +2,33 @@
 #include "api.h"
 #include "log.h"
 
-rdlm_status_t rdlm_counter_open(rdlm_ctx_h ctx, const char *name, rdlm_counter_h *counter_p)
+/* A counter, plain (sharded 0) or sharded: which one is fixed by the first open. */
+static rdlm_status_t rdlm_counter_open_as(rdlm_ctx_h ctx, const char *name, uint32_t sharded,
+                                          rdlm_counter_h *counter_p, const char *func)
 {
     rdlm_obj_t *obj;
     rdlm_status_t status;
 
     if (counter_p == NULL) {
-        rdlm_warn("rdlm_counter_open: NULL counter_p");
+        rdlm_warn("%s: NULL counter_p", func);
         return RDLM_ERR_INVALID_ARG;
     }
-    status = rdlm_obj_open(ctx, name, RDLM_KIND_COUNTER, 0, &obj);
+    status = rdlm_obj_open_sized(ctx, name, RDLM_KIND_COUNTER, sharded, &obj);
     if (status == RDLM_OK) {
         *counter_p = (rdlm_counter_h)(void *)obj;
     }
     return status;
 }
 
+rdlm_status_t rdlm_counter_open(rdlm_ctx_h ctx, const char *name, rdlm_counter_h *counter_p)
+{
+    return rdlm_counter_open_as(ctx, name, 0, counter_p, __func__);
+}
+
 rdlm_status_t rdlm_counter_open_sharded(rdlm_ctx_h ctx, const char *name,
                                         rdlm_counter_h *counter_p)
 {
-    rdlm_obj_t *obj;
-    rdlm_status_t status;
-
-    if (counter_p == NULL) {
-        rdlm_warn("rdlm_counter_open_sharded: NULL counter_p");
-        return RDLM_ERR_INVALID_ARG;
-    }
-    status = rdlm_obj_open(ctx, name, RDLM_KIND_COUNTER, RDLM_DIST_COUNTER_SHARDED, &obj);
-    if (status == RDLM_OK) {
-        *counter_p = (rdlm_counter_h)(void *)obj;
-    }
-    return status;
+    return rdlm_counter_open_as(ctx, name, RDLM_DIST_COUNTER_SHARDED, counter_p, __func__);
 }
 
 rdlm_status_t rdlm_counter_fetch_add(rdlm_counter_h counter, int64_t delta, int64_t *old_p)
@@ -88,25 +84,16 @@ rdlm_status_t rdlm_barrier_open(rdlm_ctx_h ctx, const char *name, uint32_t nproc
 {
     rdlm_obj_t *obj;
     rdlm_status_t status;
-    uint32_t fixed;
 
     if (barrier_p == NULL || nprocs == 0) {
         rdlm_warn("rdlm_barrier_open: %s", nprocs == 0 ? "nprocs is 0" : "NULL barrier_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    status = rdlm_obj_open(ctx, name, RDLM_KIND_BARRIER, nprocs, &obj);
-    if (status != RDLM_OK) {
-        return status;
+    status = rdlm_obj_open_sized(ctx, name, RDLM_KIND_BARRIER, nprocs, &obj);
+    if (status == RDLM_OK) {
+        *barrier_p = (rdlm_barrier_h)(void *)obj;
     }
-    fixed = rdlm_load(&ctx->local.seg.entries[obj->index].aux32, RDLM_ACQUIRE);
-    if (fixed != nprocs) {
-        rdlm_error("barrier \"%s\" exists for %u processes, opened for %u", name, fixed,
-                   nprocs);
-        rdlm_obj_close(obj, RDLM_KIND_BARRIER, __func__);
-        return RDLM_ERR_MISMATCH;
-    }
-    *barrier_p = (rdlm_barrier_h)(void *)obj;
-    return RDLM_OK;
+    return status;
 }
 
 rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns)

@@ -87,12 +87,6 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
         return status;
     }
     status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
-    if (status == RDLM_OK && kind == RDLM_KIND_COUNTER &&
-        rdlm_load(&ctx->local.seg.entries[index].aux32, RDLM_ACQUIRE) != aux32) {
-        rdlm_error("open \"%s\": the counter exists %s sharded", name,
-                   aux32 != 0 ? "not" : "");
-        return RDLM_ERR_MISMATCH;
-    }
     if (status == RDLM_OK && ctx->dist != NULL) {
         status = kind == RDLM_KIND_LOCK      ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
                  : kind == RDLM_KIND_RWLOCK  ? rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index)
@@ -126,6 +120,24 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     obj->magic = RDLM_OBJ_MAGIC_OPEN;
     pthread_mutex_unlock(&ctx->objs_lock);
     *obj_p = obj;
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kind,
+                                  uint32_t size, rdlm_obj_t **obj_p)
+{
+    rdlm_status_t status = rdlm_obj_open(ctx, name, kind, size, obj_p);
+    uint32_t fixed;
+
+    if (status != RDLM_OK) {
+        return status;
+    }
+    fixed = rdlm_load(&ctx->local.seg.entries[(*obj_p)->index].aux32, RDLM_ACQUIRE);
+    if (fixed != size) {
+        rdlm_error("\"%s\" exists with size %u, opened with %u", name, fixed, size);
+        rdlm_obj_close(*obj_p, kind, __func__);
+        return RDLM_ERR_MISMATCH;
+    }
     return RDLM_OK;
 }
 

@@ -12,7 +12,7 @@
  *
  * Entry barriers, exit barriers and double barriers are successive waits of one
  * reusable barrier (docs/distributed-locks.md). N is fixed job-wide by the first open
- * (a second home word, rdlm_dist_home_fix).
+ * (companion word 2, rdlm_dist_home_fix).
  *
  * Entry fields (barrier kind, distributed): aux64 = B slot + 1; aux32 = N; word = the
  * node poller's owner word (0: no poller); wake32 = the last generation the node saw
@@ -20,21 +20,11 @@
  */
 #include "word.h"
 
-#include <time.h>
-
 #include "clock.h"
 #include "log.h"
 
-#define RDLM_NB_POLL_MAX_NS 1000000ull
 #define RDLM_NB_GEN(v) ((uint32_t)((v) >> 32))
 #define RDLM_NB_ARRIVED(v) ((uint32_t)(v))
-
-static uint64_t rdlm_nb_nid(uint64_t id)
-{
-    uint64_t r = id ^ 0x27d4eb2f165667c5ull;
-
-    return r != 0 ? r : 4;
-}
 
 static void rdlm_nb_word(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *w)
 {
@@ -52,7 +42,7 @@ rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
     if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_dist_home_fix(d, rdlm_nb_nid(id), n, &fixed);
+    s = rdlm_dist_home_fix(d, rdlm_dist_sub_id(id, 2), n, &fixed);
     if (s == RDLM_OK && fixed != n) {
         rdlm_error("barrier \"%s\" exists for %llu participants on another node, opened "
                    "for %u", lc->seg.names[idx], (unsigned long long)fixed, n);
@@ -87,12 +77,10 @@ static int rdlm_nb_done(const rdlm_entry_t *e, uint32_t g)
 static rdlm_status_t rdlm_nb_poll(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_t *e,
                                   const rdlm_dist_word_t *w, uint32_t g, uint64_t deadline)
 {
-    uint64_t pause = 20000, v;
+    uint64_t pause = RDLM_DIST_POLL_FIRST_NS, v;
     rdlm_status_t s;
 
     for (;;) {
-        struct timespec ts = {0, (long)pause};
-
         s = rdlm_dist_w_fadd(d, w, 0, &v);
         if (s != RDLM_OK) {
             return s;
@@ -104,15 +92,10 @@ static rdlm_status_t rdlm_nb_poll(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_t
         if (rdlm_nb_done(e, g)) {
             return RDLM_OK; /* a local last arriver posted it */
         }
-        if (deadline != UINT64_MAX && rdlm_clock_now_ns() >= deadline) {
-            return RDLM_ERR_TIMEOUT;
+        s = rdlm_dist_poll_pause(d, &pause, deadline, 0);
+        if (s != RDLM_OK) {
+            return s;
         }
-        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
-            return RDLM_ERR_CLOSED;
-        }
-        rdlm_tl_progress(d->tl);
-        nanosleep(&ts, NULL);
-        pause = pause * 2 < RDLM_NB_POLL_MAX_NS ? pause * 2 : RDLM_NB_POLL_MAX_NS;
     }
 }
 
@@ -121,11 +104,9 @@ static rdlm_status_t rdlm_nb_poll(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_t
 static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_t *e,
                                    const rdlm_dist_word_t *w, uint32_t g, uint64_t deadline)
 {
-    uint64_t now = rdlm_clock_now_ns();
     rdlm_wait_t wt;
 
-    rdlm_wait_init(&wt, &lc->policy, &lc->stats.wait,
-                   deadline == UINT64_MAX ? UINT64_MAX : (deadline > now ? deadline - now : 0));
+    rdlm_wait_init_until(&wt, &lc->policy, &lc->stats.wait, deadline);
     for (;;) {
         uint32_t seen = rdlm_load(&e->wake32, RDLM_ACQUIRE);
         uint64_t nobody = 0;

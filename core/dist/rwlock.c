@@ -17,13 +17,12 @@
  * it, and readers that join their node's registration re-check R every
  * RDLM_COHORT_BOUND joins.
  *
- * Entry fields (rwlock kind, distributed): aux64 = W slot + 1 | (R slot + 1) << 32;
+ * Entry fields (rwlock kind, distributed): aux64 = W slot + 1 | (R slot + 1) << 32
+ * (rdlm_dist_open_pair: R is companion word 1);
  * aux64b = node readers (low 32) | joins since the last check of R (high 32);
  * aux32 = the writer's W queue node + 1; token = the last write token.
  */
 #include "glock.h"
-
-#include <time.h>
 
 #include "clock.h"
 #include "log.h"
@@ -34,44 +33,10 @@
 #define RDLM_NR_JOIN (1ull << 32)
 #define RDLM_NR_COUNT(v) ((uint32_t)(v))
 #define RDLM_NR_JOINS(v) ((uint32_t)((v) >> 32))
-#define RDLM_RW_POLL_MAX_NS 1000000ull
-
-/* R's name id: a second home word for the same name. */
-static uint64_t rdlm_rw_rid(uint64_t id)
-{
-    uint64_t r = id ^ 0x9e3779b97f4a7c15ull;
-
-    return r != 0 ? r : 1;
-}
-
-static void rdlm_rw_words(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *w,
-                          rdlm_dist_word_t *r)
-{
-    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
-    uint64_t slots = rdlm_load(&e->aux64, RDLM_ACQUIRE);
-
-    rdlm_dist_word_at(d, id, (uint32_t)slots, w);
-    rdlm_dist_word_at(d, rdlm_rw_rid(id), slots >> 32, r);
-}
 
 rdlm_status_t rdlm_dist_rwlock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
-    rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0;
-    uint32_t wslot, rslot;
-    rdlm_status_t s;
-
-    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
-        return RDLM_OK;
-    }
-    s = rdlm_dist_home_open(d, id, &wslot);
-    if (s == RDLM_OK) {
-        s = rdlm_dist_home_open(d, rdlm_rw_rid(id), &rslot);
-    }
-    if (s == RDLM_OK) {
-        rdlm_cas(&e->aux64, &cached, wslot | (uint64_t)rslot << 32, RDLM_RELEASE);
-    }
-    return s;
+    return rdlm_dist_open_pair(d, &lc->seg.entries[idx]);
 }
 
 /* Holding W (taken with sequence seq) only to let a writer ahead finish: pass it on
@@ -176,7 +141,7 @@ rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, ui
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return gate;
     }
-    rdlm_rw_words(d, e, &w, &r);
+    rdlm_dist_pair_words(d, e, &w, &r);
     s = rdlm_rw_join(d, e, &w, &r, deadline, timeout_ns == 0);
     if (s == RDLM_OK) {
         s = rdlm_rwlock_local_read_enter(lc, idx);
@@ -198,7 +163,7 @@ void rdlm_dist_rwlock_read_leave(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
     /* The node's last reader drops the registration before its READ record goes,
      * so a local writer that saw the records drain also sees R drained of us. */
     if (RDLM_NR_COUNT(rdlm_fetch_sub(&e->aux64b, RDLM_NR_ONE, RDLM_ACQ_REL)) == 1) {
-        rdlm_rw_words(d, e, &w, &r);
+        rdlm_dist_pair_words(d, e, &w, &r);
         if (rdlm_dist_w_fadd(d, &r, (uint64_t)-1, &old) != RDLM_OK) {
             rdlm_error("rwlock \"%s\": dropping the node's registration failed; writers "
                        "will wait", lc->seg.names[idx]);
@@ -221,25 +186,14 @@ rdlm_status_t rdlm_dist_rwlock_read_release(rdlm_dist_t *d, rdlm_local_t *lc, ui
 static rdlm_status_t rdlm_rw_drain(rdlm_dist_t *d, const rdlm_dist_word_t *r, uint64_t old,
                                    uint64_t deadline, int try_only)
 {
-    uint64_t pause = 20000;
+    uint64_t pause = RDLM_DIST_POLL_FIRST_NS;
     rdlm_status_t s = RDLM_OK;
 
     while (s == RDLM_OK && RDLM_R_READERS(old) != 0) {
-        struct timespec ts = {0, (long)pause};
-
-        if (try_only) {
-            return RDLM_ERR_BUSY;
+        s = rdlm_dist_poll_pause(d, &pause, deadline, try_only);
+        if (s == RDLM_OK) {
+            s = rdlm_dist_w_fadd(d, r, 0, &old);
         }
-        if (deadline != UINT64_MAX && rdlm_clock_now_ns() >= deadline) {
-            return RDLM_ERR_TIMEOUT;
-        }
-        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
-            return RDLM_ERR_CLOSED;
-        }
-        rdlm_tl_progress(d->tl);
-        nanosleep(&ts, NULL);
-        pause = pause * 2 < RDLM_RW_POLL_MAX_NS ? pause * 2 : RDLM_RW_POLL_MAX_NS;
-        s = rdlm_dist_w_fadd(d, r, 0, &old);
     }
     return s;
 }
@@ -262,7 +216,7 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return local;
     }
-    rdlm_rw_words(d, e, &w, &r);
+    rdlm_dist_pair_words(d, e, &w, &r);
     if (timeout_ns == 0) {
         s = rdlm_glock_try(d, &w, rdlm_load(&e->token, RDLM_RELAXED), &qid, &seq);
     } else {
@@ -310,7 +264,7 @@ rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, u
         return RDLM_ERR_NOT_OWNER;
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
-    rdlm_rw_words(d, e, &w, &r);
+    rdlm_dist_pair_words(d, e, &w, &r);
     rdlm_store(&e->aux32, 0, RDLM_RELAXED);
     atomic_thread_fence(memory_order_seq_cst);
     s = rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */

@@ -6,75 +6,40 @@
  * P with pauses growing to 1 ms: one poller per semaphore, the rest queue. A release is
  * one fetch-add. N is fixed job-wide by the first open (a third home word, CAS from 0).
  *
- * Entry fields (semaphore kind, distributed): aux64 = W slot + 1 | (P slot + 1) << 32;
+ * Entry fields (semaphore kind, distributed): aux64 = W slot + 1 | (P slot + 1) << 32
+ * (rdlm_dist_open_pair: P is companion word 1; N is fixed in companion word 2);
  * aux32 = N.
  */
 #include "glock.h"
 
-#include <time.h>
-
 #include "clock.h"
 #include "log.h"
-
-#define RDLM_SEM_POLL_MAX_NS 1000000ull
-
-static uint64_t rdlm_sem_pid(uint64_t id)
-{
-    uint64_t r = id ^ 0xc2b2ae3d27d4eb4full;
-
-    return r != 0 ? r : 2;
-}
-
-static uint64_t rdlm_sem_nid(uint64_t id)
-{
-    uint64_t r = id ^ 0x165667b19e3779f9ull;
-
-    return r != 0 ? r : 3;
-}
-
-static void rdlm_sem_words(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *w,
-                           rdlm_dist_word_t *p)
-{
-    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
-    uint64_t slots = rdlm_load(&e->aux64, RDLM_ACQUIRE);
-
-    rdlm_dist_word_at(d, id, (uint32_t)slots, w);
-    rdlm_dist_word_at(d, rdlm_sem_pid(id), slots >> 32, p);
-}
 
 rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0, old;
-    uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED), wslot, pslot;
+    uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED);
+    uint64_t fixed;
     rdlm_status_t s;
 
     if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_dist_home_open(d, id, &wslot);
-    if (s == RDLM_OK) {
-        s = rdlm_dist_home_open(d, rdlm_sem_pid(id), &pslot);
+    s = rdlm_dist_home_fix(d, rdlm_dist_sub_id(rdlm_load(&e->key, RDLM_RELAXED), 2), permits,
+                           &fixed);
+    if (s == RDLM_OK && fixed != permits) {
+        rdlm_error("semaphore \"%s\" exists with %llu permits on another node, opened with "
+                   "%u", lc->seg.names[idx], (unsigned long long)fixed, permits);
+        return RDLM_ERR_MISMATCH;
     }
-    if (s == RDLM_OK) {
-        s = rdlm_dist_home_fix(d, rdlm_sem_nid(id), permits, &old);
-        if (s == RDLM_OK && old != permits) {
-            rdlm_error("semaphore \"%s\" exists with %llu permits on another node, opened "
-                       "with %u", lc->seg.names[idx], (unsigned long long)old, permits);
-            return RDLM_ERR_MISMATCH;
-        }
-    }
-    if (s == RDLM_OK) {
-        rdlm_cas(&e->aux64, &cached, wslot | (uint64_t)pslot << 32, RDLM_RELEASE);
-    }
-    return s;
+    return s != RDLM_OK ? s : rdlm_dist_open_pair(d, e);
 }
 
 /* Holding both gates: take k of the permits, waiting for them until deadline. */
 static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p, uint32_t permits,
                                    uint32_t k, uint64_t deadline, int try_only)
 {
-    uint64_t pause = 20000, old;
+    uint64_t pause = RDLM_DIST_POLL_FIRST_NS, old;
     rdlm_status_t s;
 
     for (;;) {
@@ -86,21 +51,10 @@ static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p, ui
         old -= k; /* the count without our k */
         /* Wait until enough are free (reads), then try again. */
         while (s == RDLM_OK && old + k > permits) {
-            struct timespec ts = {0, (long)pause};
-
-            if (try_only) {
-                return RDLM_ERR_BUSY;
+            s = rdlm_dist_poll_pause(d, &pause, deadline, try_only);
+            if (s == RDLM_OK) {
+                s = rdlm_dist_w_fadd(d, p, 0, &old);
             }
-            if (deadline != UINT64_MAX && rdlm_clock_now_ns() >= deadline) {
-                return RDLM_ERR_TIMEOUT;
-            }
-            if (rdlm_load(&d->closing, RDLM_RELAXED)) {
-                return RDLM_ERR_CLOSED;
-            }
-            rdlm_tl_progress(d->tl);
-            nanosleep(&ts, NULL);
-            pause = pause * 2 < RDLM_SEM_POLL_MAX_NS ? pause * 2 : RDLM_SEM_POLL_MAX_NS;
-            s = rdlm_dist_w_fadd(d, p, 0, &old);
         }
         if (s != RDLM_OK) {
             return s;
@@ -125,7 +79,7 @@ rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
         s = RDLM_OK;
     }
     if (s == RDLM_OK) {
-        rdlm_sem_words(d, e, &w, &p);
+        rdlm_dist_pair_words(d, e, &w, &p);
         s = timeout_ns == 0 ? rdlm_glock_try(d, &w, 0, &qid, &seq)
                             : rdlm_glock_acquire(d, &w, deadline, &qid, &seq);
         if (s == RDLM_OK) {
@@ -148,7 +102,7 @@ rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
     rdlm_dist_word_t w, p;
     uint64_t old;
 
-    rdlm_sem_words(d, &lc->seg.entries[idx], &w, &p);
+    rdlm_dist_pair_words(d, &lc->seg.entries[idx], &w, &p);
     return rdlm_dist_w_fadd(d, &p, (uint64_t) - (int64_t)k, &old);
 }
 
@@ -160,7 +114,7 @@ rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
     uint64_t taken;
     rdlm_status_t s;
 
-    rdlm_sem_words(d, e, &w, &p);
+    rdlm_dist_pair_words(d, e, &w, &p);
     s = rdlm_dist_w_fadd(d, &p, 0, &taken);
     *available_p = rdlm_load(&e->aux32, RDLM_RELAXED) - (uint32_t)taken;
     return s;

@@ -8,6 +8,9 @@
  */
 #include "word.h"
 
+#include <time.h>
+
+#include "clock.h"
 #include "log.h"
 
 /* Unpack (once) the key in rank's blob at position which (0: qnodes, 1: home). */
@@ -120,8 +123,12 @@ void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
     w->offset = (slot1 - 1) * RDLM_DIST_SLOT_BYTES + 8;
 }
 
-rdlm_status_t rdlm_dist_w_fadd(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t add,
-                               uint64_t *old_p)
+typedef enum rdlm_dist_amo { RDLM_DIST_FADD, RDLM_DIST_SWAP, RDLM_DIST_CAS } rdlm_dist_amo_t;
+
+/* One remote atomic on a home word, counted. */
+static rdlm_status_t rdlm_dist_home_amo(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                        rdlm_dist_amo_t op, uint64_t a, uint64_t b,
+                                        uint64_t *old_p)
 {
     rdlm_tl_rkey_h key;
     rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
@@ -130,33 +137,89 @@ rdlm_status_t rdlm_dist_w_fadd(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64
         return s;
     }
     rdlm_dist_count(&d->stats.home_ops);
-    return rdlm_tl_fadd64(d->tl, key, w->offset, add, old_p);
+    switch (op) {
+    case RDLM_DIST_FADD:
+        return rdlm_tl_fadd64(d->tl, key, w->offset, a, old_p);
+    case RDLM_DIST_SWAP:
+        return d->tl->amo->swap64(d->tl, key, w->offset, a, old_p);
+    default:
+        return rdlm_tl_cswap64(d->tl, key, w->offset, a, b, old_p);
+    }
+}
+
+rdlm_status_t rdlm_dist_w_fadd(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t add,
+                               uint64_t *old_p)
+{
+    return rdlm_dist_home_amo(d, w, RDLM_DIST_FADD, add, 0, old_p);
 }
 
 rdlm_status_t rdlm_dist_w_swap(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value,
                                uint64_t *old_p)
 {
-    rdlm_tl_rkey_h key;
-    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
-
-    if (s != RDLM_OK) {
-        return s;
-    }
-    rdlm_dist_count(&d->stats.home_ops);
-    return d->tl->amo->swap64(d->tl, key, w->offset, value, old_p);
+    return rdlm_dist_home_amo(d, w, RDLM_DIST_SWAP, value, 0, old_p);
 }
 
 rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t compare,
                               uint64_t swap, uint64_t *old_p)
 {
-    rdlm_tl_rkey_h key;
-    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+    return rdlm_dist_home_amo(d, w, RDLM_DIST_CAS, compare, swap, old_p);
+}
 
-    if (s != RDLM_OK) {
-        return s;
+uint64_t rdlm_dist_sub_id(uint64_t id, unsigned n)
+{
+    static const uint64_t mix[] = {0, 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full};
+    uint64_t r = id ^ mix[n];
+
+    return r != 0 ? r : n;
+}
+
+rdlm_status_t rdlm_dist_open_pair(rdlm_dist_t *d, rdlm_entry_t *e)
+{
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0;
+    uint32_t first, second;
+    rdlm_status_t s;
+
+    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+        return RDLM_OK;
     }
-    rdlm_dist_count(&d->stats.home_ops);
-    return rdlm_tl_cswap64(d->tl, key, w->offset, compare, swap, old_p);
+    s = rdlm_dist_home_open(d, id, &first);
+    if (s == RDLM_OK) {
+        s = rdlm_dist_home_open(d, rdlm_dist_sub_id(id, 1), &second);
+    }
+    if (s == RDLM_OK) {
+        rdlm_cas(&e->aux64, &cached, first | (uint64_t)second << 32, RDLM_RELEASE);
+    }
+    return s;
+}
+
+void rdlm_dist_pair_words(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *first,
+                          rdlm_dist_word_t *second)
+{
+    uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
+    uint64_t slots = rdlm_load(&e->aux64, RDLM_ACQUIRE);
+
+    rdlm_dist_word_at(d, id, (uint32_t)slots, first);
+    rdlm_dist_word_at(d, rdlm_dist_sub_id(id, 1), slots >> 32, second);
+}
+
+rdlm_status_t rdlm_dist_poll_pause(rdlm_dist_t *d, uint64_t *pause_p, uint64_t deadline,
+                                   int try_only)
+{
+    struct timespec ts = {0, (long)*pause_p};
+
+    if (try_only) {
+        return RDLM_ERR_BUSY;
+    }
+    if (deadline != UINT64_MAX && rdlm_clock_now_ns() >= deadline) {
+        return RDLM_ERR_TIMEOUT;
+    }
+    if (rdlm_load(&d->closing, RDLM_RELAXED)) {
+        return RDLM_ERR_CLOSED;
+    }
+    rdlm_tl_progress(d->tl);
+    nanosleep(&ts, NULL);
+    *pause_p = *pause_p * 2 < RDLM_DIST_POLL_MAX_NS ? *pause_p * 2 : RDLM_DIST_POLL_MAX_NS;
+    return RDLM_OK;
 }
 
 rdlm_status_t rdlm_dist_home_put(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value)

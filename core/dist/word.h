@@ -40,6 +40,28 @@ void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
 rdlm_status_t rdlm_dist_home_fix(rdlm_dist_t *d, uint64_t id, uint64_t value,
                                  uint64_t *existing_p);
 
+/** The n-th companion word's name id of name id (n = 1, 2; never 0): objects with
+ *  more than one home word (rwlock, semaphore, named barrier) key them so. */
+uint64_t rdlm_dist_sub_id(uint64_t id, unsigned n);
+
+/** Resolve (once per node) the home slots of an object with two words: its own (id)
+ *  and companion 1, cached in the entry's aux64 as first | second << 32. */
+rdlm_status_t rdlm_dist_open_pair(rdlm_dist_t *d, rdlm_entry_t *e);
+
+/** The two words of such an object. */
+void rdlm_dist_pair_words(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *first,
+                          rdlm_dist_word_t *second);
+
+/** Polling a home word: the pause between two reads grows from 20 us to 1 ms. */
+#define RDLM_DIST_POLL_FIRST_NS 20000ull
+#define RDLM_DIST_POLL_MAX_NS 1000000ull
+
+/** One pause of such a poll: RDLM_ERR_BUSY for a try, RDLM_ERR_TIMEOUT past
+ *  deadline, RDLM_ERR_CLOSED while destroying; else progress, sleep *pause_p, double
+ *  it (up to the maximum) and return RDLM_OK (poll again). */
+rdlm_status_t rdlm_dist_poll_pause(rdlm_dist_t *d, uint64_t *pause_p, uint64_t deadline,
+                                   int try_only);
+
 /** Fetch-add on a global word (reader counts). */
 rdlm_status_t rdlm_dist_w_fadd(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t add,
                                uint64_t *old_p);

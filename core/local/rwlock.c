@@ -76,12 +76,9 @@ static rdlm_status_t rdlm_rwlock_drain_readers(rdlm_local_t *lc, uint32_t idx,
 {
     rdlm_segment_t *seg = &lc->seg;
     rdlm_entry_t *e = &seg->entries[idx];
-    uint64_t now = rdlm_clock_now_ns();
     rdlm_wait_t w;
 
-    rdlm_wait_init(&w, &lc->policy, &lc->stats.wait,
-                   deadline == UINT64_MAX ? UINT64_MAX
-                                          : (deadline > now ? deadline - now : 0));
+    rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait, deadline);
     for (;;) {
         uint32_t departures = rdlm_load(&e->wake32, RDLM_SEQ_CST);
 

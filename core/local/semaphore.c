@@ -14,11 +14,9 @@ rdlm_status_t rdlm_sem_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
                                   int (*ready)(void *arg), void *arg)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint64_t now = rdlm_clock_now_ns();
     rdlm_wait_t w;
 
-    rdlm_wait_init(&w, &lc->policy, &lc->stats.wait,
-                   deadline == UINT64_MAX ? UINT64_MAX : (deadline > now ? deadline - now : 0));
+    rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait, deadline);
     for (;;) {
         uint32_t releases = rdlm_load(&e->wake32, RDLM_SEQ_CST);
 

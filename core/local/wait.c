@@ -14,9 +14,15 @@
 void rdlm_wait_init(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
                     rdlm_wait_stats_t *stats, uint64_t timeout_ns)
 {
+    rdlm_wait_init_until(w, policy, stats, rdlm_clock_deadline(timeout_ns));
+}
+
+void rdlm_wait_init_until(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
+                          rdlm_wait_stats_t *stats, uint64_t deadline)
+{
     w->policy = policy;
     w->stats = stats;
-    w->deadline = rdlm_clock_deadline(timeout_ns);
+    w->deadline = deadline;
     w->spins = 0;
     w->yields = 0;
 }

@@ -43,6 +43,10 @@ typedef enum rdlm_wait_result {
 
 void rdlm_wait_init(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
                     rdlm_wait_stats_t *stats, uint64_t timeout_ns);
+/** The same with an absolute deadline (rdlm_clock_now_ns; UINT64_MAX: none), for a
+ *  wait that is the second part of one timed call. */
+void rdlm_wait_init_until(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
+                          rdlm_wait_stats_t *stats, uint64_t deadline);
 
 /**
  * One step of waiting while *word == seen. Spins first, then yields, then sleeps on
