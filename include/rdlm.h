@@ -354,6 +354,23 @@ typedef struct rdlm_segment_info {
 RDLM_EXPORT rdlm_status_t rdlm_ctx_segment_info(rdlm_ctx_h ctx,
                                                 rdlm_segment_info_t *info_p);
 
+/** The transport's counters of a distributed context (this process). */
+typedef struct rdlm_transport_stats {
+    uint64_t amo;      /**< remote atomics issued (fetching and posted) */
+    uint64_t puts;     /**< remote writes */
+    uint64_t gets;     /**< remote reads */
+    uint64_t am_sent;  /**< active messages sent */
+    uint64_t am_recv;  /**< active messages handled */
+    uint64_t bytes;    /**< payload bytes of puts, gets and messages */
+    uint64_t progress; /**< progress calls (callers and the progress thread) */
+} rdlm_transport_stats_t;
+
+/** Copy the transport's counters (also printed at destroy with RDLM_STATS=1).
+ *  Non-blocking. RDLM_ERR_UNSUPPORTED for a node-only context (no transport);
+ *  RDLM_ERR_BAD_HANDLE, RDLM_ERR_INVALID_ARG. */
+RDLM_EXPORT rdlm_status_t rdlm_ctx_transport_stats(rdlm_ctx_h ctx,
+                                                   rdlm_transport_stats_t *stats_p);
+
 /** Where a distributed context runs. */
 typedef struct rdlm_ctx_dist_info {
     int distributed;       /**< 0 for a node-only context (the rest is then 0) */

@@ -298,7 +298,7 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     return RDLM_OK;
 }
 
-/* The collective barrier of a distributed context. */
+/* ctx is a distributed context (for the calls that only those have). */
 static rdlm_status_t rdlm_ctx_check_dist(rdlm_ctx_h ctx, const char *func)
 {
     if (ctx == NULL) {
@@ -306,8 +306,8 @@ static rdlm_status_t rdlm_ctx_check_dist(rdlm_ctx_h ctx, const char *func)
         return RDLM_ERR_BAD_HANDLE;
     }
     if (ctx->dist == NULL) {
-        rdlm_warn("%s: a node-only context has no collective barrier (named barriers "
-                  "are rdlm_barrier_*)", func);
+        rdlm_warn("%s: needs a distributed context (rdlm_mpi_ctx_create, or peers); "
+                  "a node-only one has neither a collective barrier nor a transport", func);
         return RDLM_ERR_UNSUPPORTED;
     }
     return RDLM_OK;
@@ -332,6 +332,29 @@ rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx)
     rdlm_status_t s = rdlm_ctx_barrier_arrive(ctx);
 
     return s != RDLM_OK ? s : rdlm_ctx_barrier_wait(ctx);
+}
+
+rdlm_status_t rdlm_ctx_transport_stats(rdlm_ctx_h ctx, rdlm_transport_stats_t *stats_p)
+{
+    rdlm_tl_stats_t t;
+    rdlm_status_t s = rdlm_ctx_check_dist(ctx, __func__);
+
+    if (s != RDLM_OK) {
+        return s;
+    }
+    if (stats_p == NULL) {
+        rdlm_warn("rdlm_ctx_transport_stats: NULL stats_p");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    rdlm_tl_stats_read(ctx->dist->tl, &t);
+    *stats_p = (rdlm_transport_stats_t){.amo = t.amo,
+                                        .puts = t.puts,
+                                        .gets = t.gets,
+                                        .am_sent = t.am_sent,
+                                        .am_recv = t.am_recv,
+                                        .bytes = t.bytes,
+                                        .progress = t.progress};
+    return RDLM_OK;
 }
 
 rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)

@@ -104,6 +104,8 @@ static void test_node_only_context_reports_not_distributed(void **state)
     assert_int_equal(info.nodes, 0);
     assert_int_equal(rdlm_ctx_dist_info(NULL, &info), RDLM_ERR_BAD_HANDLE);
     assert_int_equal(rdlm_ctx_dist_info(f->ctx[0], NULL), RDLM_ERR_INVALID_ARG);
+    rdlm_transport_stats_t ts;
+    assert_int_equal(rdlm_ctx_transport_stats(f->ctx[0], &ts), RDLM_ERR_UNSUPPORTED);
     assert_int_equal(rdlm_lock_open(f->ctx[0], "l", &lock), RDLM_OK);
     assert_int_equal(rdlm_lock_query(lock, &li), RDLM_OK);
     assert_int_equal(li.home_node, -1);
@@ -170,6 +172,12 @@ static void test_standalone_context_of_one_process(void **state)
     /* open (1 probe) + acquire/release (2) + try/release (2) */
     assert_int_equal(s.home_ops, 5);
     assert_int_equal(s.peer_ops, 0);
+    /* Every home operation was a remote atomic through the transport (loopback). */
+    rdlm_transport_stats_t ts;
+    assert_int_equal(rdlm_ctx_transport_stats(f->ctx[0], &ts), RDLM_OK);
+    assert_int_equal(ts.amo, 5);
+    assert_int_equal(ts.puts, 0);
+    assert_int_equal(rdlm_ctx_transport_stats(f->ctx[0], NULL), RDLM_ERR_INVALID_ARG);
 }
 
 int main(void)
