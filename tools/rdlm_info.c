@@ -22,11 +22,6 @@
 #include <infiniband/verbs.h>
 #endif
 
-/* Preference among usable backends for traffic between nodes: native verbs gives the
- * lowest latency on InfiniBand/RoCE, UCX runs everywhere. The cross-node context
- * (issue 4) will own this choice; rdlm_info applies the same order. */
-static const char *const rdlm_info_preference[] = {"verbs", "ucx"};
-
 #if RDLM_INFO_HAVE_UCX
 /* 1 if the n bytes at word are one of the space-separated words of list. */
 static int rdlm_info_listed(const char *list, const char *word, size_t n)
@@ -144,18 +139,18 @@ static void rdlm_info_caps(rdlm_tl_ctx_h ctx)
 static void rdlm_info_transports(const rdlm_config_t *cfg)
 {
     const rdlm_tl_backend_t *const *b;
-    const char *chosen = NULL;
-    size_t k;
+    rdlm_tl_ctx_h ctx = NULL;
+    const char *why = NULL;
 
     printf("  built :");
     for (b = rdlm_tl_backends(); *b != NULL; b++)
         printf(" %s", (*b)->name);
     printf("  (plus the on-node lock segment, which needs no transport)\n");
     for (b = rdlm_tl_backends(); *b != NULL; b++) {
-        rdlm_tl_ctx_h ctx = NULL;
-        const char *why = NULL;
         int ok;
 
+        ctx = NULL;
+        why = NULL;
         fflush(stdout);
         ok = rdlm_info_probe((*b)->name, &ctx, &why);
         printf("  %-6s: %s", (*b)->name, ok ? "usable" : "not usable: ");
@@ -173,30 +168,23 @@ static void rdlm_info_transports(const rdlm_config_t *cfg)
         }
 #endif
         printf("\n");
-        if (ctx != NULL)
-            rdlm_tl_destroy(ctx);
+        rdlm_tl_destroy(ctx); /* NULL-safe */
+        ctx = NULL;
     }
-    for (k = 0; k < sizeof(rdlm_info_preference) / sizeof(rdlm_info_preference[0]) &&
-                chosen == NULL;
-         k++) {
-        rdlm_tl_ctx_h ctx = NULL;
-        const char *why;
-
-        for (b = rdlm_tl_backends(); *b != NULL; b++) {
-            if (strcmp((*b)->name, rdlm_info_preference[k]) != 0)
-                continue;
-            if (!rdlm_info_probe((*b)->name, &ctx, &why))
-                break;
-            chosen = (*b)->name;
-            printf("  chosen: %s between nodes (preference verbs, ucx; shm within one)\n",
-                   chosen);
-            rdlm_info_caps(ctx);
-            rdlm_tl_destroy(ctx);
-            break;
-        }
+    /* Distributed contexts open RDLM_TRANSPORT; nothing falls back silently. */
+    for (b = rdlm_tl_backends(); *b != NULL && strcmp((*b)->name, cfg->transport) != 0; b++) {
     }
-    if (chosen == NULL)
-        printf("  chosen: shm only (no usable network transport: one node)\n");
+    if (*b == NULL) {
+        printf("  chosen: RDLM_TRANSPORT=%s is not built: distributed contexts will fail\n",
+               cfg->transport);
+    } else if (!rdlm_info_probe((*b)->name, &ctx, &why)) {
+        printf("  chosen: RDLM_TRANSPORT=%s, not usable here: distributed contexts will "
+               "fail (%s)\n", cfg->transport, why);
+    } else {
+        printf("  chosen: RDLM_TRANSPORT=%s for distributed contexts\n", cfg->transport);
+        rdlm_info_caps(ctx);
+        rdlm_tl_destroy(ctx);
+    }
     printf("  progress: RDLM_PROGRESS=%s\n", rdlm_config_progress_name(cfg->progress));
 }
 
