@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 jobs=$(nproc)
-build() { # dir, build type
-  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE="$2" -DRDLM_WERROR=ON > "$1.configure.log" 2>&1 ||
+build() { # dir, build type, extra cmake arguments
+  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE="$2" -DRDLM_WERROR=ON "${@:3}" > "$1.configure.log" 2>&1 ||
     { cat "$1.configure.log"; exit 1; }
   cmake --build "$1" -j "$jobs"
 }
@@ -25,7 +25,10 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
     ctest --test-dir build-asan --output-on-failure --timeout 900 -L 'unit|api|stress|transport'
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 900 -L dist
-  build build-tsan Tsan
+  # Without UCX: libucm interposes madvise() and takes a pthread rwlock in it, which
+  # crashes ThreadSanitizer when glibc calls madvise for an exiting thread's stack.
+  # The TSan suite covers the on-node code (label unit), which needs no transport.
+  build build-tsan Tsan -DRDLM_WITH_UCX=OFF
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L unit
 fi
 echo "scripts/test.sh: all suites passed"
