@@ -22,14 +22,17 @@
  * dist-lock is one mpirun, which alternates rdlm and the baselines round by round
  * itself. The cohort bound is read at context creation, so dist-contended runs one
  * mpirun per round and bound, alternating the bounds (default, 1), (1, default), ...
+ *
+ * This file also holds what these share with dist-counter (bench_dist_counter.c):
+ * bench_dist.h.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_dist.h"
 #include "benchmarks.h"
-#include "mpi_launch.h"
 #include "rounds.h"
 
 #define RDLM_BENCH_DL_ITERATIONS 1000u
@@ -53,13 +56,12 @@ static const uint32_t rdlm_bench_dist_procs[] = {4};
  * pt2pt component (Debian's openmpi-mca-params.conf disables it: named here). */
 static const char *const rdlm_bench_dist_mca[] = {"pml", "ob1",   "btl", "self,tcp",
                                                   "osc", "pt2pt", NULL};
+static const char *const rdlm_bench_dist_env[] = {"UCX_TLS=tcp,self",
+                                                  "RDLM_VIRTUAL_NODES=2", NULL};
+static const char *const rdlm_bench_dist_unset_env[] = {"RDLM_UCX_TLS", NULL};
 
 /* The program's implementations: its name, ours in the report, the metric. */
-static const struct rdlm_bench_dl_impl {
-    const char *key;
-    const char *impl;
-    const char *metric;
-} rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
+static const rdlm_bench_dist_impl_t rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
     {"rdlm", "rdlm", "acq+rel remote home"},
     {"ucp_amo", "ucp SWAP+CSWAP", "acq+rel remote home"},
     {"ucp_amo_wake", "ucp, target fd", "acq+rel remote home"},
@@ -79,27 +81,11 @@ enum {
     RDLM_BENCH_DL_NODE
 };
 
-/* The fields of the program's "RESULT stats" lines that the report uses. */
-#define RDLM_BENCH_DIST_STATS(X)                                                           \
-    X(ACQ, "acquires")                                                                     \
-    X(GLOBAL, "global_acquires")                                                           \
-    X(LOCAL, "local_handoffs")                                                             \
-    X(HOME, "home_ops")                                                                    \
-    X(PEER, "peer_ops")                                                                    \
-    X(HANDOFFS, "handoffs")                                                                \
-    X(GLOBAL_NS, "global_ns")                                                              \
-    X(CHECK_LOCAL, "check_local")                                                          \
-    X(CHECK_REMOTE, "check_remote_ops")                                                    \
-    X(CHECK_HANDOFFS, "check_handoffs")
-
-#define RDLM_BENCH_DIST_STAT_ENUM(e, s) RDLM_BENCH_DS_##e,
 #define RDLM_BENCH_DIST_STAT_KEY(e, s) s,
-enum { RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_ENUM) RDLM_BENCH_DIST_NSTATS };
 static const char *const rdlm_bench_dist_stat_keys[RDLM_BENCH_DIST_NSTATS] = {
     RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_KEY)};
 
-/* The stats line of impl key in out, as doubles in enum order: 0, or -1 if missing. */
-static int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
+int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
 {
     const char *cursor = NULL;
     const char *line;
@@ -121,41 +107,134 @@ static int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
     return -1;
 }
 
-/* One round line's figure and percentiles; 0, or -1 if malformed. */
-static int rdlm_bench_dist_round(const char *line, double *value_p,
-                                 rdlm_bench_summary_t *pct)
+rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint32_t procs,
+                                                const char *const *args, uint32_t timeout_s)
 {
-    memset(pct, 0, sizeof(*pct));
-    return rdlm_bench_mpi_field(line, "value", value_p) == 0 &&
-                   rdlm_bench_mpi_field(line, "p50_us", &pct->p50) == 0 &&
-                   rdlm_bench_mpi_field(line, "p90_us", &pct->p90) == 0 &&
-                   rdlm_bench_mpi_field(line, "p99_us", &pct->p99) == 0
-               ? 0
-               : -1;
+    return (rdlm_bench_mpi_job_t){
+        .program = rdlm_bench_dist_prog,
+        .nprocs = procs,
+        .args = args,
+        .mca = rdlm_bench_dist_mca,
+        .env = rdlm_bench_dist_env,
+        .unset_env = rdlm_bench_dist_unset_env,
+        .timeout_s = timeout_s,
+        .verbose = o->verbose,
+    };
 }
 
-/* A figure measured once (remote operations per operation, bytes), with no target: in
- * the final table alone, or beside the same figure of "rdlm bound=1" (base >= 0). */
+int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
+                        const rdlm_bench_mpi_job_t *job,
+                        const rdlm_bench_dist_impl_t *impls, uint32_t nimpl, uint32_t procs,
+                        const char *unit, rdlm_bench_measure_t **m, char **out_p)
+{
+    rdlm_bench_summary_t pct;
+    const char *cursor = NULL;
+    const char *line;
+    char cmd[512], why[1024], key[32];
+    double value;
+    char *out;
+    uint32_t k;
+
+    rdlm_bench_mpi_command(job, cmd, sizeof(cmd));
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
+    for (k = 0; k < nimpl; k++) {
+        m[k] = rdlm_bench_report_measure(r, bench, impls[k].metric, impls[k].impl, procs,
+                                         unit);
+        if (m[k] == NULL) {
+            return -1;
+        }
+    }
+    if (rdlm_bench_mpi_run(job, &out, why, sizeof(why)) != 0) {
+        fprintf(stderr, "rdlm-bench: %s: %s\n", bench, why);
+        return -1;
+    }
+    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
+        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
+            rdlm_bench_mpi_round(line, &value, &pct) != 0) {
+            continue;
+        }
+        for (k = 0; k < nimpl; k++) {
+            if (strcmp(key, impls[k].key) == 0) {
+                rdlm_bench_measure_round(m[k], value, &pct);
+            }
+        }
+        if (job->verbose) {
+            fprintf(stderr, "rdlm-bench:   %.*s\n", (int)strcspn(line, "\n"), line);
+        }
+    }
+    for (k = 0; k < nimpl; k++) {
+        rdlm_bench_measure_finish(m[k]);
+    }
+    if (m[0]->nrounds == 0) {
+        fprintf(stderr, "rdlm-bench: %s: no rounds in the output: %.600s\n", bench, out);
+        free(out);
+        return -1;
+    }
+    *out_p = out;
+    return 0;
+}
+
+rdlm_bench_measure_t *rdlm_bench_dist_figure(rdlm_bench_report_t *r, const char *bench,
+                                             const char *metric, const char *impl,
+                                             uint32_t procs, const char *unit, double value)
+{
+    rdlm_bench_measure_t *m =
+        rdlm_bench_report_measure(r, bench, metric, impl, procs, unit);
+
+    if (m != NULL) {
+        rdlm_bench_measure_round(m, value, NULL);
+        rdlm_bench_measure_finish(m);
+    }
+    return m;
+}
+
+int rdlm_bench_dist_each(rdlm_bench_report_t *r, const char *bench, uint32_t min_procs,
+                         const char *params,
+                         int (*run_procs)(rdlm_bench_report_t *r, uint32_t procs))
+{
+    const uint32_t *procs;
+    uint32_t n, k;
+    char why[256];
+    int rc = 0;
+
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
+        return 0;
+    }
+    if (params != NULL) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", params);
+    }
+    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_dist_procs,
+                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
+    for (k = 0; k < n; k++) {
+        if (procs[k] < min_procs) {
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                                   "%u processes: needs at least %u", procs[k], min_procs);
+            continue;
+        }
+        rc |= run_procs(r, procs[k]);
+    }
+    return rc;
+}
+
+/* A figure measured once, with no target: in the final table alone, or beside the
+ * same figure of "rdlm bound=1" (base >= 0). */
 static void rdlm_bench_dist_row(rdlm_bench_report_t *r, const char *bench,
                                 const char *metric, const char *unit, uint32_t procs,
                                 double ours, double base)
 {
     rdlm_bench_measure_t *m =
-        rdlm_bench_report_measure(r, bench, metric, "rdlm", procs, unit);
+        rdlm_bench_dist_figure(r, bench, metric, "rdlm", procs, unit, ours);
     rdlm_bench_measure_t *b = NULL;
 
     if (m == NULL) {
         return;
     }
-    rdlm_bench_measure_round(m, ours, NULL);
-    rdlm_bench_measure_finish(m);
     if (base >= 0) {
-        b = rdlm_bench_report_measure(r, bench, metric, "rdlm bound=1", procs, unit);
+        b = rdlm_bench_dist_figure(r, bench, metric, "rdlm bound=1", procs, unit, base);
         if (b == NULL) {
             return;
         }
-        rdlm_bench_measure_round(b, base, NULL);
-        rdlm_bench_measure_finish(b);
     }
     rdlm_bench_report_compare(r, m, b, NULL, RDLM_BENCH_TARGET_NONE, 0);
 }
@@ -233,29 +312,14 @@ static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
 {
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_lock.name;
-    char iters[24], warm[24], rounds[16], cap[16], cmd[512], why[1024];
+    char iters[24], warm[24], rounds[16], cap[16];
     const char *const args[] = {"--mode", "uncontended", "-i", iters, "-x", warm,
                                 "-r",     rounds,        "-t", cap,   NULL};
-    static const char *const env[] = {"UCX_TLS=tcp,self", "RDLM_VIRTUAL_NODES=2", NULL};
-    static const char *const unset_env[] = {"RDLM_UCX_TLS", NULL};
-    rdlm_bench_mpi_job_t job = {
-        .program = rdlm_bench_dist_prog,
-        .nprocs = procs,
-        .args = args,
-        .mca = rdlm_bench_dist_mca,
-        .env = env,
-        .unset_env = unset_env,
-        /* worst case: every measurement hits its cap */
-        .timeout_s =
-            60 + o->rounds * RDLM_BENCH_DL_NIMPL * (RDLM_BENCH_DL_CAP_MS / 1000 + 2),
-        .verbose = o->verbose,
-    };
+    /* worst case: every measurement hits its cap */
+    rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
+        o, procs, args,
+        60 + o->rounds * RDLM_BENCH_DL_NIMPL * (RDLM_BENCH_DL_CAP_MS / 1000 + 2));
     rdlm_bench_measure_t *m[RDLM_BENCH_DL_NIMPL];
-    rdlm_bench_summary_t pct;
-    const char *cursor = NULL;
-    const char *line;
-    char key[32];
-    double value;
     char *out;
     uint32_t k;
 
@@ -265,38 +329,13 @@ static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
              o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DL_WARMUP);
     snprintf(rounds, sizeof(rounds), "%u", o->rounds);
     snprintf(cap, sizeof(cap), "%u", RDLM_BENCH_DL_CAP_MS);
-    rdlm_bench_mpi_command(&job, cmd, sizeof(cmd));
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
-    for (k = 0; k < RDLM_BENCH_DL_NIMPL; k++) {
-        m[k] = rdlm_bench_report_measure(r, bench, rdlm_bench_dl_impls[k].metric,
-                                         rdlm_bench_dl_impls[k].impl, procs, "us");
-        if (m[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
-        fprintf(stderr, "rdlm-bench: dist-lock: %s\n", why);
+    if (rdlm_bench_dist_job(r, bench, &job, rdlm_bench_dl_impls, RDLM_BENCH_DL_NIMPL, procs,
+                            "us", m, &out) != 0) {
         return -1;
     }
-    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
-            rdlm_bench_dist_round(line, &value, &pct) != 0) {
-            continue;
-        }
-        for (k = 0; k < RDLM_BENCH_DL_NIMPL; k++) {
-            if (strcmp(key, rdlm_bench_dl_impls[k].key) == 0) {
-                rdlm_bench_measure_round(m[k], value, &pct);
-            }
-        }
-        if (o->verbose) {
-            fprintf(stderr, "rdlm-bench:   %.*s\n", (int)strcspn(line, "\n"), line);
-        }
-    }
-    for (k = 0; k < RDLM_BENCH_DL_NIMPL; k++) {
-        rdlm_bench_measure_finish(m[k]);
-    }
-    if (m[RDLM_BENCH_DL_RDLM]->nrounds == 0 || m[RDLM_BENCH_DL_UCP]->nrounds == 0) {
-        fprintf(stderr, "rdlm-bench: dist-lock: no rounds in the output: %.600s\n", out);
+    if (m[RDLM_BENCH_DL_UCP]->nrounds == 0) {
+        fprintf(stderr, "rdlm-bench: dist-lock: no raw ucp rounds in the output: %.600s\n",
+                out);
         free(out);
         return -1;
     }
@@ -324,34 +363,13 @@ static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
 
 static int rdlm_bench_dl_run(rdlm_bench_report_t *r)
 {
-    const char *bench = rdlm_bench_def_dist_lock.name;
-    const uint32_t *procs;
-    uint32_t n, k;
-    char why[256];
-    int rc = 0;
-
-    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
-        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
-        return 0;
-    }
-    rdlm_bench_report_note(
-        r, bench, RDLM_BENCH_NOTE_PARAMS,
+    return rdlm_bench_dist_each(
+        r, rdlm_bench_def_dist_lock.name, 2,
         "one machine as 2 nodes; rdlm and baselines alternate in every "
         "round inside one mpirun; single-origin figures: us per cycle, "
         "p99 over 10-cycle batches; hand-off: mean release-to-acquire "
-        "latency of the pair on rank 0's node, p99 over single hand-offs");
-    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_dist_procs,
-                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
-    for (k = 0; k < n; k++) {
-        if (procs[k] < 2) {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
-                                   "%u processes: needs at least 2 (one per node)",
-                                   procs[k]);
-            continue;
-        }
-        rc |= rdlm_bench_dl_procs(r, procs[k]);
-    }
-    return rc;
+        "latency of the pair on rank 0's node, p99 over single hand-offs",
+        rdlm_bench_dl_procs);
 }
 
 const rdlm_bench_def_t rdlm_bench_def_dist_lock = {
@@ -388,21 +406,11 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
                                 "1",      "-d",        dur,
                                 "-x",     warm,        o->iterations ? "-i" : NULL,
                                 iters,    NULL};
-    static const char *const env_default[] = {"UCX_TLS=tcp,self", "RDLM_VIRTUAL_NODES=2",
-                                              NULL};
     static const char *const env_bound1[] = {"UCX_TLS=tcp,self", "RDLM_VIRTUAL_NODES=2",
                                              "RDLM_COHORT_BOUND=1", NULL};
     static const char *const unset_env[] = {"RDLM_UCX_TLS", "RDLM_COHORT_BOUND", NULL};
-    rdlm_bench_mpi_job_t job = {
-        .program = rdlm_bench_dist_prog,
-        .nprocs = c->procs,
-        .args = args,
-        .mca = rdlm_bench_dist_mca,
-        .env = impl == RDLM_BENCH_DC_DEFAULT ? env_default : env_bound1,
-        .unset_env = unset_env,
-        .timeout_s = RDLM_BENCH_DC_TIMEOUT_S,
-        .verbose = o->verbose,
-    };
+    rdlm_bench_mpi_job_t job =
+        rdlm_bench_dist_job_2nodes(o, c->procs, args, RDLM_BENCH_DC_TIMEOUT_S);
     double s[RDLM_BENCH_DIST_NSTATS];
     rdlm_bench_summary_t pct;
     const char *cursor = NULL;
@@ -416,6 +424,8 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
     snprintf(warm, sizeof(warm), "%" PRIu64,
              o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DC_WARMUP);
     snprintf(iters, sizeof(iters), "%" PRIu64, o->iterations);
+    job.env = impl == RDLM_BENCH_DC_DEFAULT ? job.env : env_bound1;
+    job.unset_env = unset_env;
     if (round == 0 && impl == RDLM_BENCH_DC_DEFAULT) {
         rdlm_bench_mpi_command(&job, c->cmd, sizeof(c->cmd));
     }
@@ -425,7 +435,7 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
     }
     info = rdlm_bench_mpi_result(out, "info", &cursor);
     line = rdlm_bench_mpi_result(out, "round", &cursor);
-    if (info == NULL || line == NULL || rdlm_bench_dist_round(line, &value, &pct) != 0 ||
+    if (info == NULL || line == NULL || rdlm_bench_mpi_round(line, &value, &pct) != 0 ||
         rdlm_bench_mpi_field(line, "handoff_kops", &handoffs) != 0 ||
         rdlm_bench_mpi_field(info, "cohort_bound", &bound) != 0 ||
         rdlm_bench_dist_stats(out, "rdlm", s) != 0) {
@@ -492,58 +502,45 @@ static void rdlm_bench_dc_finish(rdlm_bench_dc_ctx_t *c)
                         per[RDLM_BENCH_DC_DEFAULT], per[RDLM_BENCH_DC_BOUND1]);
 }
 
-static int rdlm_bench_dc_run(rdlm_bench_report_t *r)
+static int rdlm_bench_dc_procs(rdlm_bench_report_t *r, uint32_t procs)
 {
     const char *bench = rdlm_bench_def_dist_contended.name;
-    const rdlm_bench_opts_t *o = r->opts;
-    const uint32_t *procs;
-    uint32_t n, k;
-    char why[256];
+    rdlm_bench_dc_ctx_t *c = calloc(1, sizeof(*c));
 
-    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
-        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
-        return 0;
+    if (c == NULL) {
+        return -1;
     }
-    n = rdlm_bench_opts_procs(o, rdlm_bench_dist_procs,
-                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
-    for (k = 0; k < n; k++) {
-        rdlm_bench_dc_ctx_t *c;
-
-        if (procs[k] < 4) {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
-                                   "%u processes: needs at least 4 (2 nodes x 2)",
-                                   procs[k]);
-            continue;
-        }
-        c = calloc(1, sizeof(*c));
-        if (c == NULL) {
-            return -1;
-        }
-        c->report = r;
-        c->procs = procs[k];
-        c->measure[RDLM_BENCH_DC_DEFAULT] =
-            rdlm_bench_report_measure(r, bench, "throughput", "rdlm", procs[k], "kops/s");
-        c->measure[RDLM_BENCH_DC_BOUND1] = rdlm_bench_report_measure(
-            r, bench, "throughput", "rdlm bound=1", procs[k], "kops/s");
-        c->handoffs[RDLM_BENCH_DC_DEFAULT] =
-            rdlm_bench_report_measure(r, bench, "hand-offs", "rdlm", procs[k], "kops/s");
-        c->handoffs[RDLM_BENCH_DC_BOUND1] = rdlm_bench_report_measure(
-            r, bench, "hand-offs", "rdlm bound=1", procs[k], "kops/s");
-        if (c->measure[0] == NULL || c->measure[1] == NULL || c->handoffs[0] == NULL ||
-            c->handoffs[1] == NULL ||
-            rdlm_bench_alternate(RDLM_BENCH_DC_NIMPL, o->rounds, rdlm_bench_dc_round, c) !=
-                0) {
-            free(c);
-            return -1;
-        }
-        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
-                               "per round and bound: %s; second run with -x "
-                               "RDLM_COHORT_BOUND=1",
-                               c->cmd);
-        rdlm_bench_dc_finish(c);
+    c->report = r;
+    c->procs = procs;
+    c->measure[RDLM_BENCH_DC_DEFAULT] =
+        rdlm_bench_report_measure(r, bench, "throughput", "rdlm", procs, "kops/s");
+    c->measure[RDLM_BENCH_DC_BOUND1] =
+        rdlm_bench_report_measure(r, bench, "throughput", "rdlm bound=1", procs, "kops/s");
+    c->handoffs[RDLM_BENCH_DC_DEFAULT] =
+        rdlm_bench_report_measure(r, bench, "hand-offs", "rdlm", procs, "kops/s");
+    c->handoffs[RDLM_BENCH_DC_BOUND1] =
+        rdlm_bench_report_measure(r, bench, "hand-offs", "rdlm bound=1", procs, "kops/s");
+    if (c->measure[0] == NULL || c->measure[1] == NULL || c->handoffs[0] == NULL ||
+        c->handoffs[1] == NULL ||
+        rdlm_bench_alternate(RDLM_BENCH_DC_NIMPL, r->opts->rounds, rdlm_bench_dc_round,
+                             c) != 0) {
         free(c);
+        return -1;
     }
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
+                           "per round and bound: %s; second run with -x "
+                           "RDLM_COHORT_BOUND=1",
+                           c->cmd);
+    rdlm_bench_dc_finish(c);
+    free(c);
     return 0;
+}
+
+static int rdlm_bench_dc_run(rdlm_bench_report_t *r)
+{
+    /* 4: 2 nodes x 2 ranks, so that hand-offs inside a node can happen */
+    return rdlm_bench_dist_each(r, rdlm_bench_def_dist_contended.name, 4, NULL,
+                                rdlm_bench_dc_procs);
 }
 
 const rdlm_bench_def_t rdlm_bench_def_dist_contended = {
@@ -566,24 +563,16 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_memory.name;
     static const char *const args[] = {"--mode", "memory", NULL};
-    static const char *const unset_env[] = {"RDLM_UCX_TLS", NULL};
     char nodes_env[40], cmd[512], why[1024];
     const char *const env[] = {"UCX_TLS=tcp,self", nodes_env, NULL};
-    rdlm_bench_mpi_job_t job = {
-        .program = rdlm_bench_dist_prog,
-        .nprocs = procs,
-        .args = args,
-        .mca = rdlm_bench_dist_mca,
-        .env = env,
-        .unset_env = unset_env,
-        .verbose = o->verbose,
-    };
+    rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(o, procs, args, 0);
     const char *cursor = NULL;
     const char *line;
     double ctx = -1, ctx_max = -1, used = 0, kib = 0, home = -1;
     char *out;
 
     snprintf(nodes_env, sizeof(nodes_env), "RDLM_VIRTUAL_NODES=%u", procs);
+    job.env = env; /* one node per rank */
     rdlm_bench_mpi_command(&job, cmd, sizeof(cmd));
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
     if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
@@ -633,30 +622,10 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
 
 static int rdlm_bench_dm_run(rdlm_bench_report_t *r)
 {
-    const char *bench = rdlm_bench_def_dist_memory.name;
-    const uint32_t *procs;
-    uint32_t n, k;
-    char why[256];
-    int rc = 0;
-
-    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
-        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
-        return 0;
-    }
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
-                           "one machine, every rank its own virtual node; VmRSS from "
-                           "/proc/self/status; one run (sizes do not need rounds)");
-    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_dist_procs,
-                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
-    for (k = 0; k < n; k++) {
-        if (procs[k] < 2) {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
-                                   "%u processes: needs at least 2", procs[k]);
-            continue;
-        }
-        rc |= rdlm_bench_dm_procs(r, procs[k]);
-    }
-    return rc;
+    return rdlm_bench_dist_each(r, rdlm_bench_def_dist_memory.name, 2,
+                                "one machine, every rank its own virtual node; VmRSS from "
+                                "/proc/self/status; one run (sizes do not need rounds)",
+                                rdlm_bench_dm_procs);
 }
 
 const rdlm_bench_def_t rdlm_bench_def_dist_memory = {

@@ -53,6 +53,7 @@ static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
     &rdlm_bench_def_dist_lock,
     &rdlm_bench_def_dist_contended,
     &rdlm_bench_def_dist_memory,
+    &rdlm_bench_def_dist_counter,
 };
 #define RDLM_BENCH_NDEFS (sizeof(rdlm_bench_defs) / sizeof(rdlm_bench_defs[0]))
 

@@ -1,7 +1,8 @@
 /*
  * rdlm-mpi-lock-bench: rdlm's cross-node exclusive lock against its baselines, in
  * one MPI job, on the same ranks, in alternating rounds (A B C ..., then ... C B A).
- * Run by rdlm-bench (-b dist-lock, -b dist-contended); by hand, on one machine:
+ * Run by rdlm-bench (-b dist-lock, -b dist-contended, -b dist-counter); by hand, on
+ * one machine:
  *
  *   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 4 \
  *     --oversubscribe --bind-to none --mca pml ob1 --mca btl self,tcp --mca osc pt2pt \
@@ -53,6 +54,28 @@
  * rdlm_mpi_ctx_create; then rank 0 uses locks homed on one more remote node at a time
  * and reports its growth against the number of remote nodes used.
  *
+ * --mode counter: every rank loops one operation for -d ms (or -i operations) after -x
+ * warm-up operations (at most 0.5 s), the implementations alternating round by round:
+ *
+ *   impl          one operation                              checked after each phase
+ *   rdlm_fadd     rdlm_counter_fetch_add(c, 1, &old)         c = fetch-adds so far, the
+ *                                                            olds distinct (their sum)
+ *   mpi_fetch_op  MPI_Fetch_and_op(1, MPI_SUM) on a window   the same, on the word
+ *                 word at the target + MPI_Win_flush, in one
+ *                 MPI_Win_lock_all epoch per phase (not timed)
+ *   rdlm_sharded  the same on rdlm_counter_open_sharded      c = fetch-adds so far
+ *   rdlm_sem      rdlm_sem_acquire(s, 1) + rdlm_sem_release   at most 2 holders at once
+ *                 (s, 1), 2 permits                           (every operation); all
+ *                                                            permits free after
+ *
+ *   The target is the lowest rank of the node that holds rdlm_fadd's counter word (the
+ *   home of its name, asked of a lock of that name in a probe context), so both words
+ *   sit in the same process. Figure: all ranks' operations / longest elapsed, kops/s,
+ *   and the part of it made by the ranks off that node; p99: one operation in 16, all
+ *   ranks. Every rank's old values must increase. With osc pt2pt the target applies
+ *   the MPI operations in its own MPI calls: it issues its own fetch-adds, and spins in
+ *   MPI_Test while the phase ends; rdlm's homes are served by rdlm's progress threads.
+ *
  * Every critical section increments a plain counter in memory shared by the ranks of
  * one machine (POSIX shm): after every phase it must equal the critical sections
  * run there, or two holders were inside at once. Phases are separated by the job's
@@ -62,16 +85,23 @@
  * rdlm-bench:
  *
  *   RESULT info mode=M nprocs=N nodes=.. home_node=.. origin=0 target=.. partner=..
+ *          (counter: the home node of rdlm's counter, the rank of the MPI word)
  *          lock=NAME cohort_bound=.. transport=.. progress_thread=.. ucx_tls=..
  *   RESULT round impl=I round=R value=V unit=us|kops/s p50_us= p90_us= p99_us= ops=
  *          handoff_kops=   (critical sections entered after another rank's, per
  *          second over the longest elapsed: contended mode)
+ *          offnode_kops=   (counter mode: the part of the figure made by the ranks
+ *          off the node of rdlm's (non-sharded) counter word and the MPI word)
  *   RESULT stats impl=I acquires= global_acquires= local_handoffs= home_ops= peer_ops=
- *          handoffs= ops= measured= handoff_ns= global_ns= check_local=
+ *          combined= handoffs= ops= measured= handoff_ns= global_ns= check_local=
  *          check_remote_ops= check_handoffs=   (rdlm and rdlm_cohort; contended:
- *          rdlm), summed over ranks and rounds; handoffs: critical sections entered
- *          after another rank's; measured: the pair's hand-offs inside the node, the
- *          ones the figure averages (handoff_ns); global_ns: the others')
+ *          rdlm; counter: rdlm_fadd, rdlm_sharded, rdlm_sem), summed over ranks and
+ *          rounds; handoffs: critical sections entered after another rank's; measured:
+ *          the pair's hand-offs inside the node, the ones the figure averages
+ *          (handoff_ns); global_ns: the others')
+ *   RESULT check impl=I ops= value= base=   (counter: after the last phase, every rank's
+ *          operations, the value read (the semaphore: permits free) and the counter's
+ *          value before the first phase)
  *   RESULT memory nodes= ctx_kib= ctx_kib_max= rss_kib=        (memory)
  *   RESULT memory_node used=K home_node= kib=                   (memory)
  *   RESULT done
@@ -111,8 +141,18 @@
 #define RDLM_MLB_HELD (1ull << 63)
 #define RDLM_MLB_CAS_TRIES 100000u /* the origin is the CAS spinlock's only user */
 #define RDLM_MLB_KEY_MAX 512u
+#define RDLM_MLB_SEM_PERMITS 2u
 
-enum rdlm_mlb_mode { RDLM_MLB_UNCONTENDED, RDLM_MLB_CONTENDED, RDLM_MLB_MEMORY };
+enum rdlm_mlb_mode {
+    RDLM_MLB_UNCONTENDED,
+    RDLM_MLB_CONTENDED,
+    RDLM_MLB_MEMORY,
+    RDLM_MLB_COUNTER,
+    RDLM_MLB_NMODES
+};
+
+static const char *const rdlm_mlb_mode_names[RDLM_MLB_NMODES] = {"uncontended", "contended",
+                                                                 "memory", "counter"};
 
 enum rdlm_mlb_impl {
     RDLM_MLB_RDLM,
@@ -122,12 +162,19 @@ enum rdlm_mlb_impl {
     RDLM_MLB_CAS_SPIN,
     RDLM_MLB_COHORT,
     RDLM_MLB_NODE,
+    RDLM_MLB_FADD, /* counter mode, in this order */
+    RDLM_MLB_MPI_FOP,
+    RDLM_MLB_SHARDED,
+    RDLM_MLB_SEM,
     RDLM_MLB_NIMPL
 };
 
+#define RDLM_MLB_LOCK_NIMPL (RDLM_MLB_NODE + 1) /* uncontended mode's */
+#define RDLM_MLB_COUNTER_NIMPL (RDLM_MLB_NIMPL - RDLM_MLB_FADD)
+
 static const char *const rdlm_mlb_impl_names[RDLM_MLB_NIMPL] = {
-    "rdlm",         "ucp_amo",     "ucp_amo_wake", "mpi_win_lock",
-    "mpi_cas_spin", "rdlm_cohort", "rdlm_node"};
+    "rdlm",      "ucp_amo",   "ucp_amo_wake", "mpi_win_lock", "mpi_cas_spin", "rdlm_cohort",
+    "rdlm_node", "rdlm_fadd", "mpi_fetch_op", "rdlm_sharded", "rdlm_sem"};
 
 /* What a phase adds up over ranks (one MPI_Reduce) and rank 0 over rounds. */
 enum {
@@ -136,6 +183,7 @@ enum {
     RDLM_MLB_ST_LOCAL,
     RDLM_MLB_ST_HOME,
     RDLM_MLB_ST_PEER,
+    RDLM_MLB_ST_COMBINED,
     RDLM_MLB_ST_HANDOFFS,     /* critical sections entered after another rank's */
     RDLM_MLB_ST_OPS,          /* acquires of the timed runs */
     RDLM_MLB_ST_MEASURED,     /* pair: hand-offs inside the node (node lock: all) */
@@ -148,18 +196,29 @@ enum {
 };
 
 static const char *const rdlm_mlb_stat_names[RDLM_MLB_ST_N] = {
-    "acquires",      "global_acquires", "local_handoffs",
-    "home_ops",      "peer_ops",        "handoffs",
-    "ops",           "measured",        "handoff_ns",
-    "global_ns",     "check_local",     "check_remote_ops",
-    "check_handoffs"};
+    "acquires",         "global_acquires", "local_handoffs", "home_ops",
+    "peer_ops",         "combined",        "handoffs",       "ops",
+    "measured",         "handoff_ns",      "global_ns",      "check_local",
+    "check_remote_ops", "check_handoffs"};
 
 /* The page the ranks of one machine share. */
 typedef struct rdlm_mlb_shared {
     rdlm_bench_cs_t cs; /* the critical section's line (under the lock) */
     uint64_t t_release; /* pair: the holder's clock just before release (under it) */
-    _Alignas(64) _Atomic uint64_t stopped; /* pair: runs finished, 2 per run */
+    _Alignas(64) _Atomic uint64_t stopped;  /* pair: runs finished, 2 per run */
+    _Alignas(64) _Atomic uint64_t sem_held; /* counter mode: semaphore holders */
 } rdlm_mlb_shared_t;
+
+/* Counter mode, per implementation: what its checks count. */
+typedef struct rdlm_mlb_count {
+    int64_t base;     /* the counter's value before the first phase */
+    int64_t last_old; /* this rank's last old value (they must increase) */
+    uint64_t done;    /* this rank's operations, warm-up included */
+    uint64_t last;    /* ... in its last run (after a phase: the timed one) */
+    uint64_t old_sum; /* the sum of their old values */
+    uint64_t total;   /* after the last check: every rank's operations */
+    int64_t value;    /* ... and the value read then (semaphore: permits free) */
+} rdlm_mlb_count_t;
 
 /* The target's raw word and how to reach it (sent to the origin). */
 typedef struct rdlm_mlb_ucp_key {
@@ -198,6 +257,12 @@ typedef struct rdlm_mlb {
     rdlm_bench_ucp_t ucp; /* origin and target */
     MPI_Win win;          /* 2 words per rank: [0] fetch-and-op, [1] CAS lock */
     uint64_t *win_base;
+    /* counter mode: the objects, the running phase's impl, what the checks count */
+    rdlm_counter_h counter;
+    rdlm_counter_h sharded;
+    rdlm_sem_h sem;
+    uint32_t impl;
+    rdlm_mlb_count_t count[RDLM_MLB_NIMPL];
     /* per-impl progress of the origin, for the value checks */
     uint64_t issued[RDLM_MLB_NIMPL];
     uint64_t last_token;
@@ -206,6 +271,7 @@ typedef struct rdlm_mlb {
     double pct[RDLM_MLB_NIMPL][RDLM_BENCH_MAX_ROUNDS][3];
     uint64_t ops[RDLM_MLB_NIMPL][RDLM_BENCH_MAX_ROUNDS];
     double handoff_rate[RDLM_MLB_NIMPL][RDLM_BENCH_MAX_ROUNDS]; /* contended, kops/s */
+    double offnode_rate[RDLM_MLB_NIMPL][RDLM_BENCH_MAX_ROUNDS]; /* counter, kops/s */
     uint64_t stats[RDLM_MLB_NIMPL][RDLM_MLB_ST_N];
     /* scratch */
     double *batch;
@@ -291,7 +357,7 @@ static int rdlm_mlb_parse_u64(const char *text, uint64_t *value_p)
 }
 
 static const char rdlm_mlb_usage[] =
-    "Usage: mpirun -np N rdlm-mpi-lock-bench --mode uncontended|contended|memory\n"
+    "Usage: mpirun -np N rdlm-mpi-lock-bench --mode uncontended|contended|memory|counter\n"
     "         [-i ITER] [-x WARMUP] [-r ROUNDS] [-t CAP_MS] [-d DURATION_MS]\n"
     "  uncontended: rdlm lock homed on another node vs raw ucp atomics, MPI_Win_lock,\n"
     "               an MPI CAS spinlock; same-node hand-off vs the on-node lock\n"
@@ -299,19 +365,26 @@ static const char rdlm_mlb_usage[] =
     "  contended:   every rank loops on one lock for -d ms (defaults -d 500 -x 100\n"
     "               -r 1 -i 10000000)\n"
     "  memory:      resident memory of the context, and its growth as rank 0 uses\n"
-    "               locks homed on more nodes\n";
+    "               locks homed on more nodes\n"
+    "  counter:     every rank loops rdlm_counter_fetch_add, MPI_Fetch_and_op, a sharded\n"
+    "               counter's fetch-add, a semaphore's acquire+release, alternating, for\n"
+    "               -d ms each (defaults -d 500 -x 100 -r 5 -i 10000000)\n";
 
 /* One option; 0, or -1 for a bad value. */
 static int rdlm_mlb_option(rdlm_mlb_t *m, int c, const char *arg, uint64_t *v)
 {
+    uint32_t k;
+
     switch (c) {
     case 'm':
-        v[0] = strcmp(arg, "uncontended") == 0 || strcmp(arg, "contended") == 0 ||
-               strcmp(arg, "memory") == 0;
-        m->mode = arg[0] == 'u'   ? RDLM_MLB_UNCONTENDED
-                  : arg[0] == 'c' ? RDLM_MLB_CONTENDED
-                                  : RDLM_MLB_MEMORY;
-        return v[0] ? 0 : -1;
+        for (k = 0; k < RDLM_MLB_NMODES; k++) {
+            if (strcmp(arg, rdlm_mlb_mode_names[k]) == 0) {
+                m->mode = (enum rdlm_mlb_mode)k;
+                v[0] = 1;
+                return 0;
+            }
+        }
+        return -1;
     case 'i':
         return rdlm_mlb_parse_u64(arg, &v[1]) == 0 && v[1] > 0 ? 0 : -1;
     case 'x':
@@ -361,7 +434,7 @@ static int rdlm_mlb_options(rdlm_mlb_t *m, int argc, char **argv)
     uncontended = m->mode == RDLM_MLB_UNCONTENDED;
     m->iterations = v[1] ? v[1] : uncontended ? 1000 : 10000000;
     m->warmup = v[2];
-    m->rounds = (uint32_t)(v[3] ? v[3] : uncontended ? 5 : 1);
+    m->rounds = (uint32_t)(v[3] ? v[3] : m->mode == RDLM_MLB_CONTENDED ? 1 : 5);
     m->cap_ns = v[4] * 1000000ull;
     m->duration_ns = v[5] * 1000000ull;
     return -1;
@@ -642,6 +715,7 @@ static void rdlm_mlb_stats_sub(const rdlm_stats_t *a, const rdlm_stats_t *b, uin
     out[RDLM_MLB_ST_LOCAL] += a->local_handoffs - b->local_handoffs;
     out[RDLM_MLB_ST_HOME] += a->home_ops - b->home_ops;
     out[RDLM_MLB_ST_PEER] += a->peer_ops - b->peer_ops;
+    out[RDLM_MLB_ST_COMBINED] += a->combined - b->combined;
 }
 
 /* Origin: warm-up, then the timed cycles of impl in batches; figure and batch
@@ -898,10 +972,11 @@ static void rdlm_mlb_gather_samples(rdlm_mlb_t *m, const rdlm_bench_sampler_t *s
 }
 
 /*
- * One phase of several ranks on lock: the ranks taking part (in) warm up, meet, run
- * the timed run, meet again; then the machine's counter is checked and rank 0 gets
- * the round's figure (contended: all acquires / max elapsed, kops/s; pair: mean
- * hand-off latency, us), the sampled percentiles and the summed statistics.
+ * One phase of several ranks on lock (counter mode: NULL): the ranks taking part (in)
+ * warm up, meet, run the timed run, meet again; then the machine's counter is checked
+ * and rank 0 gets the round's figure (contended and counter: all operations / max
+ * elapsed, kops/s; pair: mean hand-off latency, us), the sampled percentiles and the
+ * summed statistics.
  */
 static void rdlm_mlb_phase(rdlm_mlb_t *m, uint32_t impl, uint32_t round, int in,
                            rdlm_lock_h lock, rdlm_mlb_run_func_t run, uint64_t cap_ns)
@@ -927,7 +1002,7 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, uint32_t impl, uint32_t round, int in,
         rdlm_ctx_stats(m->ctx, &before);
         run(m, lock, m->iterations, cap_ns, &sampler, &loop);
         rdlm_ctx_stats(m->ctx, &after);
-        if (lock == m->lock) {
+        if (lock == m->lock) { /* the distributed lock, or counter mode (no lock) */
             rdlm_mlb_stats_sub(&after, &before, mine);
         }
         mine[RDLM_MLB_ST_HANDOFFS] = loop.handoffs;
@@ -937,7 +1012,11 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, uint32_t impl, uint32_t round, int in,
         mine[RDLM_MLB_ST_GLOBAL_NS] = loop.global_ns;
         memcpy(&mine[RDLM_MLB_ST_CHECK_LOCAL], loop.check, sizeof(loop.check));
     }
-    rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
+    /* The target of MPI one-sided operations (osc pt2pt) serves them in its MPI calls:
+     * it keeps calling MPI until the others' last ones are done. */
+    rdlm_mlb_sync(in && impl == RDLM_MLB_MPI_FOP && m->rank == m->target ? RDLM_MLB_SPIN
+                                                                         : RDLM_MLB_SLEEP,
+                  NULL);
     atomic_store_explicit(&rdlm_mlb_sink, loop.sink, memory_order_relaxed);
 
     /* Mutual exclusion: the machine's counter grew by its critical sections. */
@@ -971,6 +1050,265 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, uint32_t impl, uint32_t round, int in,
     for (k = 0; k < RDLM_MLB_ST_N; k++) {
         m->stats[impl][k] += sum[k];
     }
+}
+
+/* ---- counter mode ------------------------------------------------------------------ */
+
+typedef void (*rdlm_mlb_op_func_t)(rdlm_mlb_t *m);
+
+/* A fetch-add's old value: every rank's must increase (the counter only grows). */
+static void rdlm_mlb_old(rdlm_mlb_t *m, rdlm_status_t st, int64_t old)
+{
+    rdlm_mlb_count_t *c = &m->count[m->impl];
+
+    if (st != RDLM_OK || old <= c->last_old) {
+        rdlm_mlb_die(m, "%s: %s, old value %" PRId64 " after %" PRId64,
+                     rdlm_mlb_impl_names[m->impl], rdlm_status_str(st), old, c->last_old);
+    }
+    c->last_old = old;
+    c->old_sum += (uint64_t)old;
+}
+
+static void rdlm_mlb_op_fadd(rdlm_mlb_t *m)
+{
+    int64_t old = -1;
+    rdlm_status_t st = rdlm_counter_fetch_add(m->counter, 1, &old);
+
+    rdlm_mlb_old(m, st, old);
+}
+
+static void rdlm_mlb_op_sharded(rdlm_mlb_t *m)
+{
+    int64_t old = -1;
+    rdlm_status_t st = rdlm_counter_fetch_add(m->sharded, 1, &old);
+
+    rdlm_mlb_old(m, st, old);
+}
+
+static void rdlm_mlb_op_mpi_fop(rdlm_mlb_t *m)
+{
+    const uint64_t one = 1;
+    uint64_t old = 0;
+
+    MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, m->target, 0, MPI_SUM, m->win);
+    MPI_Win_flush(m->target, m->win);
+    rdlm_mlb_old(m, RDLM_OK, (int64_t)old);
+}
+
+/* Acquire and release one permit; between them, count the holders of this machine. */
+static void rdlm_mlb_op_sem(rdlm_mlb_t *m)
+{
+    rdlm_status_t st = rdlm_sem_acquire(m->sem, 1, RDLM_MLB_ACQUIRE_TIMEOUT_NS);
+    uint64_t held;
+
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "rdlm_sem_acquire: %s", rdlm_status_str(st));
+    }
+    held = atomic_fetch_add_explicit(&m->sh->sem_held, 1, memory_order_acq_rel) + 1;
+    if (held > RDLM_MLB_SEM_PERMITS) {
+        rdlm_mlb_die(m, "%" PRIu64 " holders of a semaphore of %u permits", held,
+                     RDLM_MLB_SEM_PERMITS);
+    }
+    atomic_fetch_sub_explicit(&m->sh->sem_held, 1, memory_order_release);
+    st = rdlm_sem_release(m->sem, 1);
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "rdlm_sem_release: %s", rdlm_status_str(st));
+    }
+}
+
+static const rdlm_mlb_op_func_t rdlm_mlb_counter_ops[RDLM_MLB_COUNTER_NIMPL] = {
+    [RDLM_MLB_FADD - RDLM_MLB_FADD] = rdlm_mlb_op_fadd,
+    [RDLM_MLB_MPI_FOP - RDLM_MLB_FADD] = rdlm_mlb_op_mpi_fop,
+    [RDLM_MLB_SHARDED - RDLM_MLB_FADD] = rdlm_mlb_op_sharded,
+    [RDLM_MLB_SEM - RDLM_MLB_FADD] = rdlm_mlb_op_sem,
+};
+
+/* Counter mode: loop { one operation of m->impl } up to n times or cap_ns; with
+ * sampler, one operation in RDLM_MLB_SAMPLE_EVERY is timed. */
+static void rdlm_mlb_run_ops(rdlm_mlb_t *m, rdlm_lock_h lock, uint64_t n, uint64_t cap_ns,
+                             rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
+{
+    rdlm_mlb_op_func_t op = rdlm_mlb_counter_ops[m->impl - RDLM_MLB_FADD];
+    uint64_t t0 = rdlm_bench_now_ns(), ta = 0, k;
+
+    (void)lock;
+    for (k = 0; k < n && rdlm_bench_now_ns() - t0 <= cap_ns; k++) {
+        int timed = sampler != NULL && (k & (RDLM_MLB_SAMPLE_EVERY - 1)) == 0;
+
+        if (timed) {
+            ta = rdlm_bench_now_ns();
+        }
+        op(m);
+        if (timed) {
+            rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
+        }
+    }
+    m->count[m->impl].done += k;
+    m->count[m->impl].last = k;
+    out->ops = k;
+    out->elapsed_ns = rdlm_bench_now_ns() - t0;
+}
+
+/*
+ * The home node of name: rdlm homes every object on the node its name hashes to
+ * (rdlm.h, "Across nodes"), and the API tells it for locks only, so a lock of that
+ * name is asked in a second context of another job name (collective).
+ */
+static int32_t rdlm_mlb_home_of(rdlm_mlb_t *m, const char *name)
+{
+    rdlm_ctx_params_t cp = {.field_mask = RDLM_CTX_FIELD_JOB};
+    rdlm_lock_info_t li = {.home_node = -1};
+    char job[RDLM_BENCH_JOB_MAX];
+    long job_id = (long)getpid();
+    rdlm_ctx_h probe;
+    rdlm_lock_h lock;
+    rdlm_status_t st;
+
+    MPI_Bcast(&job_id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    snprintf(job, sizeof(job), "mlb-probe-%ld", job_id);
+    cp.job = job;
+    st = rdlm_mpi_ctx_create(MPI_COMM_WORLD, &cp, &probe);
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "probe context %s: %s", job, rdlm_status_str(st));
+    }
+    st = rdlm_lock_open(probe, name, &lock);
+    if (st == RDLM_OK) {
+        st = rdlm_lock_query(lock, &li);
+        rdlm_lock_close(lock);
+    }
+    rdlm_ctx_destroy(probe);
+    if (st != RDLM_OK || li.home_node < 0 || (uint32_t)li.home_node >= m->info.nodes) {
+        rdlm_mlb_die(m, "home of %s: %s", name, st ? rdlm_status_str(st) : "bad home node");
+    }
+    return li.home_node;
+}
+
+/* The counters, the semaphore, the MPI window (a word at the target: the lowest rank
+ * of the node that holds rdlm's counter word), and the values the counters start from. */
+static void rdlm_mlb_counter_open(rdlm_mlb_t *m)
+{
+    rdlm_status_t st;
+    int64_t base[2] = {0, 0};
+    int r;
+
+    m->home_node = rdlm_mlb_home_of(m, "bench-counter");
+    st = rdlm_counter_open(m->ctx, "bench-counter", &m->counter);
+    if (st == RDLM_OK) {
+        st = rdlm_counter_open_sharded(m->ctx, "bench-counter-sharded", &m->sharded);
+    }
+    if (st == RDLM_OK) {
+        st = rdlm_sem_open(m->ctx, "bench-sem", RDLM_MLB_SEM_PERMITS, &m->sem);
+    }
+    if (st == RDLM_OK && m->rank == 0) {
+        st = rdlm_counter_read(m->counter, &base[0]);
+        if (st == RDLM_OK) {
+            st = rdlm_counter_read(m->sharded, &base[1]);
+        }
+    }
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "counter mode objects: %s", rdlm_status_str(st));
+    }
+    MPI_Bcast(base, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    for (r = 0; r < RDLM_MLB_NIMPL; r++) {
+        m->count[r] = (rdlm_mlb_count_t){.last_old = -1};
+    }
+    m->count[RDLM_MLB_FADD].base = base[0];
+    m->count[RDLM_MLB_SHARDED].base = base[1];
+    m->partner = -1;
+    m->target = -1;
+    for (r = m->size - 1; r >= 0; r--) {
+        if (m->node_of[r] == (uint32_t)m->home_node) {
+            m->target = r;
+        }
+    }
+    if (m->info.nodes < 2 || m->target < 0) {
+        rdlm_mlb_die(m,
+                     "%u node(s), home node %d (RDLM_VIRTUAL_NODES unset on one "
+                     "machine?)",
+                     m->info.nodes, m->home_node);
+    }
+    MPI_Win_allocate(sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &m->win_base, &m->win);
+    m->win_base[0] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void rdlm_mlb_counter_close(rdlm_mlb_t *m)
+{
+    MPI_Win_free(&m->win);
+    rdlm_sem_close(m->sem);
+    rdlm_counter_close(m->sharded);
+    rdlm_counter_close(m->counter);
+}
+
+/* The value to check after a phase of impl, read by the rank that returns 1: the
+ * counter (rank 0), the window word (its target, under a shared lock of its own), the
+ * semaphore's free permits (rank 0). */
+static int rdlm_mlb_counter_value(rdlm_mlb_t *m, uint32_t impl, int64_t *value_p)
+{
+    rdlm_status_t st = RDLM_OK;
+    uint64_t word = 0;
+    uint32_t avail = 0;
+
+    if (m->rank != (impl == RDLM_MLB_MPI_FOP ? m->target : 0)) {
+        return 0;
+    }
+    switch (impl) {
+    case RDLM_MLB_MPI_FOP:
+        MPI_Win_lock(MPI_LOCK_SHARED, m->target, 0, m->win);
+        MPI_Fetch_and_op(NULL, &word, MPI_UINT64_T, m->target, 0, MPI_NO_OP, m->win);
+        MPI_Win_unlock(m->target, m->win);
+        *value_p = (int64_t)word;
+        return 1;
+    case RDLM_MLB_SEM:
+        st = rdlm_sem_available(m->sem, &avail);
+        *value_p = avail;
+        break;
+    default:
+        st = rdlm_counter_read(impl == RDLM_MLB_FADD ? m->counter : m->sharded, value_p);
+        break;
+    }
+    if (st != RDLM_OK) {
+        rdlm_mlb_die(m, "%s: reading the value: %s", rdlm_mlb_impl_names[impl],
+                     rdlm_status_str(st));
+    }
+    return 1;
+}
+
+/*
+ * After a phase of impl (every rank): the counter equals its start plus every rank's
+ * fetch-adds so far, and (one counter word) the old values returned were distinct,
+ * base .. base + n - 1, whose sum is n * base + n (n - 1) / 2 (mod 2^64); the
+ * semaphore has all its permits free. Rank 0 keeps the figures for the output.
+ */
+static void rdlm_mlb_counter_check(rdlm_mlb_t *m, uint32_t impl)
+{
+    rdlm_mlb_count_t *c = &m->count[impl];
+    uint64_t mine[2] = {c->done, c->old_sum}, all[2], n, expect_sum;
+    int64_t value = 0, expect;
+    int reader = rdlm_mlb_counter_value(m, impl, &value);
+
+    MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    n = all[0];
+    expect = impl == RDLM_MLB_SEM ? (int64_t)RDLM_MLB_SEM_PERMITS : c->base + (int64_t)n;
+    expect_sum = n * (uint64_t)c->base + (n % 2 == 0 ? n / 2 * (n - 1) : (n - 1) / 2 * n);
+    if (reader && value != expect) {
+        rdlm_mlb_die(m,
+                     "%s: %s %" PRId64 " after %" PRIu64 " operations, expected %" PRId64,
+                     rdlm_mlb_impl_names[impl],
+                     impl == RDLM_MLB_SEM ? "permits free" : "counter", value, n, expect);
+    }
+    if (reader && (impl == RDLM_MLB_FADD || impl == RDLM_MLB_MPI_FOP) &&
+        all[1] != expect_sum) {
+        rdlm_mlb_die(m,
+                     "%s: the old values sum to %" PRIu64 ", not %" PRIu64
+                     ": two fetch-adds returned the same",
+                     rdlm_mlb_impl_names[impl], all[1], expect_sum);
+    }
+    MPI_Bcast(&value, 1, MPI_INT64_T, impl == RDLM_MLB_MPI_FOP ? m->target : 0,
+              MPI_COMM_WORLD);
+    c->total = n;
+    c->value = value;
 }
 
 /* ---- memory ------------------------------------------------------------------------ */
@@ -1108,6 +1446,45 @@ static int rdlm_mlb_contended_round(uint32_t impl, uint32_t round, void *arg)
     return 0;
 }
 
+static int rdlm_mlb_counter_round(uint32_t k, uint32_t round, void *arg)
+{
+    rdlm_mlb_t *m = arg;
+    uint32_t impl = RDLM_MLB_FADD + k;
+    uint64_t off, off_sum = 0;
+
+    m->impl = impl;
+    if (impl == RDLM_MLB_MPI_FOP) {
+        MPI_Win_lock_all(0, m->win);
+    }
+    rdlm_mlb_phase(m, impl, round, 1, NULL, rdlm_mlb_run_ops, m->duration_ns);
+    if (impl == RDLM_MLB_MPI_FOP) {
+        MPI_Win_unlock_all(m->win);
+    }
+    rdlm_mlb_counter_check(m, impl);
+    /* The share of the figure that crossed nodes: the ranks off the word's node. */
+    off = m->node_of[m->rank] != (uint32_t)m->home_node ? m->count[impl].last : 0;
+    MPI_Reduce(&off, &off_sum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (m->rank == 0 && m->ops[impl][round] > 0) {
+        m->offnode_rate[impl][round] =
+            m->value[impl][round] * (double)off_sum / (double)m->ops[impl][round];
+    }
+    return 0;
+}
+
+/* What the measuring modes alternate: their implementations and their round. */
+typedef struct rdlm_mlb_mode_def {
+    uint32_t first;
+    uint32_t nimpl;
+    rdlm_bench_round_func_t round;
+} rdlm_mlb_mode_def_t;
+
+static const rdlm_mlb_mode_def_t rdlm_mlb_mode_defs[RDLM_MLB_NMODES] = {
+    [RDLM_MLB_UNCONTENDED] = {RDLM_MLB_RDLM, RDLM_MLB_LOCK_NIMPL,
+                              rdlm_mlb_uncontended_round},
+    [RDLM_MLB_CONTENDED] = {RDLM_MLB_RDLM, 1, rdlm_mlb_contended_round},
+    [RDLM_MLB_COUNTER] = {RDLM_MLB_FADD, RDLM_MLB_COUNTER_NIMPL, rdlm_mlb_counter_round},
+};
+
 /* ---- output ------------------------------------------------------------------------- */
 
 static void rdlm_mlb_print(const rdlm_mlb_t *m, uint32_t first, uint32_t nimpl)
@@ -1119,28 +1496,37 @@ static void rdlm_mlb_print(const rdlm_mlb_t *m, uint32_t first, uint32_t nimpl)
     printf("RESULT info mode=%s nprocs=%d nodes=%u home_node=%d origin=0 target=%d "
            "partner=%d lock=%s cohort_bound=%u transport=%s progress_thread=%d "
            "ucx_tls=%s\n",
-           m->mode == RDLM_MLB_CONTENDED ? "contended" : "uncontended", m->size,
-           m->info.nodes, m->home_node, m->target, m->partner, m->lock_name,
-           m->info.cohort_bound, m->info.transport ? m->info.transport : "?",
-           m->info.progress_thread, tls ? tls : "(unset)");
+           rdlm_mlb_mode_names[m->mode], m->size, m->info.nodes, m->home_node, m->target,
+           m->partner, m->lock_name[0] ? m->lock_name : "-", m->info.cohort_bound,
+           m->info.transport ? m->info.transport : "?", m->info.progress_thread,
+           tls ? tls : "(unset)");
     for (impl = first; impl < first + nimpl; impl++) {
         if ((impl == RDLM_MLB_COHORT || impl == RDLM_MLB_NODE) && m->partner < 0) {
             continue;
         }
         for (round = 0; round < m->rounds; round++) {
             printf("RESULT round impl=%s round=%u value=%.6f unit=%s p50_us=%.6f "
-                   "p90_us=%.6f p99_us=%.6f ops=%" PRIu64 " handoff_kops=%.6f\n",
+                   "p90_us=%.6f p99_us=%.6f ops=%" PRIu64 " handoff_kops=%.6f "
+                   "offnode_kops=%.6f\n",
                    rdlm_mlb_impl_names[impl], round, m->value[impl][round],
-                   m->mode == RDLM_MLB_CONTENDED ? "kops/s" : "us", m->pct[impl][round][0],
-                   m->pct[impl][round][1], m->pct[impl][round][2], m->ops[impl][round],
-                   m->handoff_rate[impl][round]);
+                   m->mode == RDLM_MLB_UNCONTENDED ? "us" : "kops/s",
+                   m->pct[impl][round][0], m->pct[impl][round][1], m->pct[impl][round][2],
+                   m->ops[impl][round], m->handoff_rate[impl][round],
+                   m->offnode_rate[impl][round]);
         }
-        if (impl == RDLM_MLB_RDLM || impl == RDLM_MLB_COHORT) {
+        if (impl == RDLM_MLB_RDLM || impl == RDLM_MLB_COHORT ||
+            (impl >= RDLM_MLB_FADD && impl != RDLM_MLB_MPI_FOP)) {
             printf("RESULT stats impl=%s", rdlm_mlb_impl_names[impl]);
             for (k = 0; k < RDLM_MLB_ST_N; k++) {
                 printf(" %s=%" PRIu64, rdlm_mlb_stat_names[k], m->stats[impl][k]);
             }
             printf("\n");
+        }
+        if (impl >= RDLM_MLB_FADD) {
+            printf("RESULT check impl=%s ops=%" PRIu64 " value=%" PRId64 " base=%" PRId64
+                   "\n",
+                   rdlm_mlb_impl_names[impl], m->count[impl].total, m->count[impl].value,
+                   m->count[impl].base);
         }
     }
     printf("RESULT done\n");
@@ -1150,6 +1536,7 @@ static void rdlm_mlb_print(const rdlm_mlb_t *m, uint32_t first, uint32_t nimpl)
 int main(int argc, char **argv)
 {
     rdlm_mlb_t *m = calloc(1, sizeof(*m));
+    const rdlm_mlb_mode_def_t *def;
     int rc;
 
     MPI_Init(&argc, &argv);
@@ -1180,19 +1567,27 @@ int main(int argc, char **argv)
         goto out;
     }
     rdlm_mlb_ctx_open(m);
-    rdlm_mlb_lock_choose(m);
+    def = &rdlm_mlb_mode_defs[m->mode];
+    if (m->mode == RDLM_MLB_COUNTER) {
+        rdlm_mlb_counter_open(m);
+    } else {
+        rdlm_mlb_lock_choose(m);
+    }
     if (m->mode == RDLM_MLB_UNCONTENDED) {
         rdlm_mlb_baselines_open(m);
-        rdlm_bench_alternate(RDLM_MLB_NIMPL, m->rounds, rdlm_mlb_uncontended_round, m);
+    }
+    rdlm_bench_alternate(def->nimpl, m->rounds, def->round, m);
+    if (m->mode == RDLM_MLB_UNCONTENDED) {
         rdlm_mlb_baselines_close(m);
-    } else {
-        rdlm_bench_alternate(1, m->rounds, rdlm_mlb_contended_round, m);
+    } else if (m->mode == RDLM_MLB_COUNTER) {
+        rdlm_mlb_counter_close(m);
     }
     if (m->rank == 0) {
-        rdlm_mlb_print(m, RDLM_MLB_RDLM,
-                       m->mode == RDLM_MLB_CONTENDED ? 1 : RDLM_MLB_NIMPL);
+        rdlm_mlb_print(m, def->first, def->nimpl);
     }
-    rdlm_lock_close(m->lock);
+    if (m->lock != NULL) {
+        rdlm_lock_close(m->lock);
+    }
 out:
     rdlm_ctx_destroy(m->ctx);
     munmap(m->sh, sizeof(*m->sh));

@@ -1,0 +1,78 @@
+/*
+ * What the cross-node benchmarks share (bench_dist_lock.c: dist-lock, dist-contended,
+ * dist-memory; bench_dist_counter.c: dist-counter): the MPI program that measures
+ * them, rdlm-mpi-lock-bench (mpi_lock_bench.c, which documents the measurements), run
+ * under mpirun on one machine split into virtual nodes with everything over TCP, and
+ * the reading of its output into the report.
+ */
+#ifndef RDLM_BENCH_DIST_H
+#define RDLM_BENCH_DIST_H
+
+#include <stdint.h>
+
+#include "mpi_launch.h"
+#include "report.h"
+
+/** The job of rdlm-mpi-lock-bench on procs ranks as 2 virtual nodes, everything over
+ *  TCP (UCX_TLS=tcp,self; Open MPI pml ob1, btl self,tcp, osc pt2pt), with args
+ *  (NULL-ended, not copied) and a time limit (0: the launcher's); -v from o. */
+rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint32_t procs,
+                                                const char *const *args,
+                                                uint32_t timeout_s);
+
+/** The fields of the program's "RESULT stats" lines that the reports use. */
+#define RDLM_BENCH_DIST_STATS(X)                                                           \
+    X(ACQ, "acquires")                                                                     \
+    X(GLOBAL, "global_acquires")                                                           \
+    X(LOCAL, "local_handoffs")                                                             \
+    X(HOME, "home_ops")                                                                    \
+    X(PEER, "peer_ops")                                                                    \
+    X(COMBINED, "combined")                                                                \
+    X(HANDOFFS, "handoffs")                                                                \
+    X(OPS, "ops")                                                                          \
+    X(GLOBAL_NS, "global_ns")                                                              \
+    X(CHECK_LOCAL, "check_local")                                                          \
+    X(CHECK_REMOTE, "check_remote_ops")                                                    \
+    X(CHECK_HANDOFFS, "check_handoffs")
+
+#define RDLM_BENCH_DIST_STAT_ENUM(e, s) RDLM_BENCH_DS_##e,
+enum { RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_ENUM) RDLM_BENCH_DIST_NSTATS };
+
+/** The stats line of the program's implementation key in out, as doubles in enum
+ *  order into v: 0, or -1 if it is missing. */
+int rdlm_bench_dist_stats(const char *out, const char *key, double *v);
+
+/** One implementation the program measures: its name there (key), the report's
+ *  implementation name and metric. */
+typedef struct rdlm_bench_dist_impl {
+    const char *key;
+    const char *impl;
+    const char *metric;
+} rdlm_bench_dist_impl_t;
+
+/**
+ * Run job once for bench (its command noted as a parameter) and add the round lines
+ * of every impls[k] to m[k], created here for procs in unit and finished. 0 and
+ * *out_p (the program's output, for notes; the caller frees it), or -1 with the
+ * reason on stderr (also when impls[0] has no round).
+ */
+int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
+                        const rdlm_bench_mpi_job_t *job,
+                        const rdlm_bench_dist_impl_t *impls, uint32_t nimpl, uint32_t procs,
+                        const char *unit, rdlm_bench_measure_t **m, char **out_p);
+
+/** A figure measured once (operations per operation, bytes): a measurement of one
+ *  round, finished; NULL when the report is full. */
+rdlm_bench_measure_t *rdlm_bench_dist_figure(rdlm_bench_report_t *r, const char *bench,
+                                             const char *metric, const char *impl,
+                                             uint32_t procs, const char *unit,
+                                             double value);
+
+/** Measure bench at every process count (-p, default 4) of at least min_procs with
+ *  run_procs, after noting params (if not NULL); a SKIP note instead when the program
+ *  cannot run. 0, or -1 if a measurement failed. */
+int rdlm_bench_dist_each(rdlm_bench_report_t *r, const char *bench, uint32_t min_procs,
+                         const char *params,
+                         int (*run_procs)(rdlm_bench_report_t *r, uint32_t procs));
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * dist-counter: rdlm's cross-node counter (and semaphore) throughput beside Open MPI's
+ * MPI_Fetch_and_op, measured by rdlm-mpi-lock-bench --mode counter (mpi_lock_bench.c,
+ * which documents the measurement) in one mpirun that alternates them round by round,
+ * on one machine split into 2 virtual nodes (RDLM_VIRTUAL_NODES=2), everything over
+ * TCP (UCX_TLS=tcp,self; pml ob1, btl self,tcp, osc pt2pt). Every rank loops one
+ * operation for a window; figure: all ranks' operations per second. Issue 5:
+ *
+ *   C1  rdlm_counter_fetch_add(c, 1)  >= 3 x  MPI_Fetch_and_op(1, MPI_SUM) +
+ *       MPI_Win_flush on a word at one rank (MPI_Win_lock_all epoch), with rdlm's home
+ *       operations per fetch-add and the requests served combined (rdlm_ctx_stats
+ *       summed over ranks): node-level combining
+ *   C2  the same on a sharded counter, beside the same baseline (no target)
+ *   C3  rdlm_sem_acquire(1) + rdlm_sem_release(1), 2 permits (no target)
+ *
+ * The program fails the run if a counter differs from the fetch-adds made, if two
+ * fetch-adds got the same old value, or if the semaphore let a third holder in.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_dist.h"
+#include "benchmarks.h"
+
+#define RDLM_BENCH_DK_DURATION_MS 500u
+#define RDLM_BENCH_DK_WARMUP 100u
+#define RDLM_BENCH_DK_TARGET 3.0 /* rdlm / MPI_Fetch_and_op, at least */
+#define RDLM_BENCH_DK_NIMPL 4u
+
+static const uint32_t rdlm_bench_dk_procs_default[] = {4};
+
+enum { RDLM_BENCH_DK_FADD, RDLM_BENCH_DK_MPI, RDLM_BENCH_DK_SHARDED, RDLM_BENCH_DK_SEM };
+
+static const rdlm_bench_dist_impl_t rdlm_bench_dk_impls[RDLM_BENCH_DK_NIMPL] = {
+    {"rdlm_fadd", "rdlm", "fetch-add"},
+    {"mpi_fetch_op", "MPI_Fetch_and_op", "fetch-add"},
+    {"rdlm_sharded", "rdlm", "sharded fetch-add"},
+    {"rdlm_sem", "rdlm", "sem acq+rel, N=2"},
+};
+
+/* The rows of rdlm's remote operations per operation of implementation k: home
+ * operations, then (counters) requests served combined. */
+static const char *const rdlm_bench_dk_ops_metrics[RDLM_BENCH_DK_NIMPL][2] = {
+    [RDLM_BENCH_DK_FADD] = {"home ops/fetch-add", "combined/fetch-add"},
+    [RDLM_BENCH_DK_SHARDED] = {"sharded home ops/op", "sharded combined/op"},
+    [RDLM_BENCH_DK_SEM] = {"sem home ops/acq+rel", NULL},
+};
+
+/* rdlm's remote operations per operation of implementation k, from its stats line
+ * (timed operations only, all ranks and rounds): rows and a note. */
+static void rdlm_bench_dk_remote_ops(rdlm_bench_report_t *r, const char *out,
+                                     uint32_t procs, uint32_t k)
+{
+    const char *bench = rdlm_bench_def_dist_counter.name;
+    const rdlm_bench_dist_impl_t *d = &rdlm_bench_dk_impls[k];
+    const char *const *metric = rdlm_bench_dk_ops_metrics[k];
+    double s[RDLM_BENCH_DIST_NSTATS];
+    double ops, home, peer, combined;
+
+    if (rdlm_bench_dist_stats(out, d->key, s) != 0 || s[RDLM_BENCH_DS_OPS] <= 0) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s %s: no statistics",
+                               d->impl, d->metric);
+        return;
+    }
+    ops = s[RDLM_BENCH_DS_OPS];
+    home = s[RDLM_BENCH_DS_HOME] / ops;
+    peer = s[RDLM_BENCH_DS_PEER] / ops;
+    combined = s[RDLM_BENCH_DS_COMBINED] / ops;
+    rdlm_bench_report_compare(
+        r, rdlm_bench_dist_figure(r, bench, metric[0], d->impl, procs, "ops", home), NULL,
+        NULL, RDLM_BENCH_TARGET_NONE, 0);
+    if (metric[1] == NULL) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                               "%s %s: %.0f timed, each %.3f home and %.3f peer operations",
+                               d->impl, d->metric, ops, home, peer);
+        return;
+    }
+    rdlm_bench_report_compare(
+        r, rdlm_bench_dist_figure(r, bench, metric[1], d->impl, procs, "ops", combined),
+        NULL, NULL, RDLM_BENCH_TARGET_NONE, 0);
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                           "%s %s: %.0f timed; each %.3f home operations and %.3f requests "
+                           "served in another rank's combined one (%.3f together; no "
+                           "combining: 1 and 0)",
+                           d->impl, d->metric, ops, home, combined, home + combined);
+}
+
+/* The part of the fetch-add figures made by the ranks off the node of the counter
+ * word (rdlm's and MPI's are in the same process): what crossed nodes. */
+static void rdlm_bench_dk_offnode(rdlm_bench_report_t *r, const char *out, uint32_t procs)
+{
+    static const uint32_t which[2] = {RDLM_BENCH_DK_FADD, RDLM_BENCH_DK_MPI};
+    const char *bench = rdlm_bench_def_dist_counter.name;
+    rdlm_bench_measure_t *m[2];
+    const char *cursor = NULL;
+    const char *line;
+    char key[32];
+    double v;
+    uint32_t k;
+
+    for (k = 0; k < 2; k++) {
+        m[k] =
+            rdlm_bench_report_measure(r, bench, "fetch-add off-node",
+                                      rdlm_bench_dk_impls[which[k]].impl, procs, "kops/s");
+        if (m[k] == NULL) {
+            return;
+        }
+    }
+    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
+        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
+            rdlm_bench_mpi_field(line, "offnode_kops", &v) != 0) {
+            continue;
+        }
+        for (k = 0; k < 2; k++) {
+            if (strcmp(key, rdlm_bench_dk_impls[which[k]].key) == 0) {
+                rdlm_bench_measure_round(m[k], v, NULL);
+            }
+        }
+    }
+    rdlm_bench_measure_finish(m[0]);
+    rdlm_bench_measure_finish(m[1]);
+    rdlm_bench_report_compare(r, m[0], m[1], NULL, RDLM_BENCH_TARGET_NONE, 0);
+}
+
+/* The run's facts and the checks the program made, as notes. */
+static void rdlm_bench_dk_notes(rdlm_bench_report_t *r, const char *out, uint32_t procs)
+{
+    const char *bench = rdlm_bench_def_dist_counter.name;
+    const char *cursor = NULL;
+    const char *info = rdlm_bench_mpi_result(out, "info", &cursor);
+    const char *line;
+    char transport[16] = "?", impl[32];
+    double home = -1, target = -1, thread = -1, ops, value, base;
+
+    if (info != NULL) {
+        rdlm_bench_mpi_field_str(info, "transport", transport, sizeof(transport));
+        rdlm_bench_mpi_field(info, "home_node", &home);
+        rdlm_bench_mpi_field(info, "target", &target);
+        rdlm_bench_mpi_field(info, "progress_thread", &thread);
+    }
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                           "%u ranks, 2 nodes; rdlm's counter homed on node %.0f, at rank "
+                           "%.0f, where the MPI window word is too; off-node: the ranks of "
+                           "the other node; rdlm transport %s, progress thread %s",
+                           procs, home, target, transport, thread > 0 ? "yes" : "no");
+    cursor = NULL;
+    while ((line = rdlm_bench_mpi_result(out, "check", &cursor)) != NULL) {
+        if (rdlm_bench_mpi_field_str(line, "impl", impl, sizeof(impl)) != 0 ||
+            rdlm_bench_mpi_field(line, "ops", &ops) != 0 ||
+            rdlm_bench_mpi_field(line, "value", &value) != 0 ||
+            rdlm_bench_mpi_field(line, "base", &base) != 0) {
+            continue;
+        }
+        if (strcmp(impl, "rdlm_sem") == 0) {
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                                   "check %s: never more than 2 holders; %.0f permits free "
+                                   "after %.0f acquire+release of all ranks",
+                                   impl, value, ops);
+            continue;
+        }
+        rdlm_bench_report_note(
+            r, bench, RDLM_BENCH_NOTE_INFO,
+            "check %s (after every phase): value %.0f = start %.0f + "
+            "%.0f fetch-adds of all ranks, warm-ups included; old values "
+            "increasing per rank%s",
+            impl, value, base, ops,
+            strcmp(impl, "rdlm_sharded") == 0 ? "" : ", all distinct");
+    }
+}
+
+static int rdlm_bench_dk_procs(rdlm_bench_report_t *r, uint32_t procs)
+{
+    const rdlm_bench_opts_t *o = r->opts;
+    const char *bench = rdlm_bench_def_dist_counter.name;
+    uint32_t dur_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_DK_DURATION_MS;
+    char dur[16], warm[24], rounds[16], iters[24];
+    const char *const args[] = {"--mode", "counter", "-r",
+                                rounds,   "-d",      dur,
+                                "-x",     warm,      o->iterations ? "-i" : NULL,
+                                iters,    NULL};
+    /* every phase: its window, at most 0.5 s of warm-up, the checks */
+    rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
+        o, procs, args, 60 + o->rounds * RDLM_BENCH_DK_NIMPL * (dur_ms / 1000 + 3));
+    rdlm_bench_measure_t *m[RDLM_BENCH_DK_NIMPL];
+    char *out;
+
+    snprintf(dur, sizeof(dur), "%u", dur_ms);
+    snprintf(warm, sizeof(warm), "%" PRIu64,
+             o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DK_WARMUP);
+    snprintf(rounds, sizeof(rounds), "%u", o->rounds);
+    snprintf(iters, sizeof(iters), "%" PRIu64, o->iterations);
+    if (rdlm_bench_dist_job(r, bench, &job, rdlm_bench_dk_impls, RDLM_BENCH_DK_NIMPL, procs,
+                            "kops/s", m, &out) != 0) {
+        return -1;
+    }
+    rdlm_bench_report_compare(r, m[RDLM_BENCH_DK_FADD], m[RDLM_BENCH_DK_MPI], NULL,
+                              RDLM_BENCH_TARGET_AT_LEAST, RDLM_BENCH_DK_TARGET);
+    rdlm_bench_dk_offnode(r, out, procs);
+    rdlm_bench_report_compare(r, m[RDLM_BENCH_DK_SHARDED], m[RDLM_BENCH_DK_MPI], NULL,
+                              RDLM_BENCH_TARGET_NONE, 0);
+    rdlm_bench_report_compare(r, m[RDLM_BENCH_DK_SEM], NULL, NULL, RDLM_BENCH_TARGET_NONE,
+                              0);
+    rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_FADD);
+    rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_SHARDED);
+    rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_SEM);
+    rdlm_bench_dk_notes(r, out, procs);
+    free(out);
+    return 0;
+}
+
+static int rdlm_bench_dk_run(rdlm_bench_report_t *r)
+{
+    return rdlm_bench_dist_each(
+        r, rdlm_bench_def_dist_counter.name, 2,
+        "one machine as 2 nodes; every rank loops one operation for the window; rdlm and "
+        "MPI alternate in every round inside one mpirun; figure: all ranks' operations / "
+        "longest elapsed; p99: one operation in 16",
+        rdlm_bench_dk_procs);
+}
+
+const rdlm_bench_def_t rdlm_bench_def_dist_counter = {
+    .name = "dist-counter",
+    .title = "cross-node counter throughput (2 virtual nodes, TCP) vs MPI_Fetch_and_op; "
+             "sharded counter; semaphore",
+    .default_procs = rdlm_bench_dk_procs_default,
+    .ndefault_procs = 1,
+    .opt_in = 1,
+    .run = rdlm_bench_dk_run,
+};
