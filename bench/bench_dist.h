@@ -3,7 +3,9 @@
  * dist-memory; bench_dist_counter.c: dist-counter): the MPI program that measures
  * them, rdlm-mpi-lock-bench (mpi_lock_bench.c, which documents the measurements), run
  * under mpirun on one machine split into virtual nodes with everything over TCP, and
- * the reading of its output into the report.
+ * the reading of its output into the report. Running an MPI program and reading its
+ * round lines also serve dist-barrier (bench_dist_barrier.c), whose program,
+ * rdlm-mpi-barrier-bench, prints the same lines.
  */
 #ifndef RDLM_BENCH_DIST_H
 #define RDLM_BENCH_DIST_H
@@ -12,6 +14,10 @@
 
 #include "mpi_launch.h"
 #include "report.h"
+
+/** The default process count of the benchmarks of rdlm-mpi-lock-bench (-p replaces
+ *  it): 2 nodes x 2 ranks. */
+extern const uint32_t rdlm_bench_dist_procs[1];
 
 /** The job of rdlm-mpi-lock-bench on procs ranks as 2 virtual nodes, everything over
  *  TCP (UCX_TLS=tcp,self; Open MPI pml ob1, btl self,tcp, osc pt2pt), with args
@@ -43,12 +49,23 @@ enum { RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_ENUM) RDLM_BENCH_DIST_NSTATS }
 int rdlm_bench_dist_stats(const char *out, const char *key, double *v);
 
 /** One implementation the program measures: its name there (key), the report's
- *  implementation name and metric. */
+ *  implementation name and metric (NULL where the caller picks the metric). */
 typedef struct rdlm_bench_dist_impl {
     const char *key;
     const char *impl;
     const char *metric;
 } rdlm_bench_dist_impl_t;
+
+/** Run job once: its output (the caller frees it), or NULL after saying why on stderr
+ *  as "rdlm-bench: <what>: ...". */
+char *rdlm_bench_dist_run(const char *what, const rdlm_bench_mpi_job_t *job);
+
+/** Every round line of out (a program's output) for impls[k].key, k < nimpl, into
+ *  m[k]: the line's value and percentiles, or with field (not NULL) that field's
+ *  value alone. verbose: every line read on stderr. */
+void rdlm_bench_dist_rounds(const char *out, const rdlm_bench_dist_impl_t *impls,
+                            uint32_t nimpl, const char *field, int verbose,
+                            rdlm_bench_measure_t *const *m);
 
 /**
  * Run job once for bench (its command noted as a parameter) and add the round lines

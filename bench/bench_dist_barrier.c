@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_dist.h"
 #include "benchmarks.h"
-#include "mpi_launch.h"
 #include "rounds.h"
 
 #define RDLM_BENCH_DB_ITER_SHM 10000u
@@ -53,15 +53,13 @@ static const char *const rdlm_bench_db_mca_shm[] = {"pml", "ob1", "btl", "self,v
 static const char *const rdlm_bench_db_mca_tcp[] = {"pml", "ob1", "btl", "self,tcp", NULL};
 static const char *const rdlm_bench_db_unset_env[] = {"RDLM_UCX_TLS", "LD_PRELOAD", NULL};
 
-/* The program's implementations (its --impls names) and ours in the report. */
-static const struct rdlm_bench_db_impl {
-    const char *key;
-    const char *impl;
-} rdlm_bench_db_impls[RDLM_BENCH_DB_NIMPL] = {
-    {"rdlm", "rdlm"},
-    {"mpi", "MPI_Barrier"},
-    {"rdlm_split", "rdlm split"},
-    {"mpi_ibarrier", "MPI_Ibarrier"},
+/* The program's implementations (its --impls names) and ours in the report; the
+ * metric is the setup's. */
+static const rdlm_bench_dist_impl_t rdlm_bench_db_impls[RDLM_BENCH_DB_NIMPL] = {
+    {"rdlm", "rdlm", NULL},
+    {"mpi", "MPI_Barrier", NULL},
+    {"rdlm_split", "rdlm split", NULL},
+    {"mpi_ibarrier", "MPI_Ibarrier", NULL},
 };
 
 enum { RDLM_BENCH_DB_RDLM, RDLM_BENCH_DB_MPI, RDLM_BENCH_DB_SPLIT, RDLM_BENCH_DB_IBARRIER };
@@ -88,33 +86,6 @@ static void rdlm_bench_db_counts(const rdlm_bench_opts_t *o, int tcp, char *iter
              o->warmup != UINT64_MAX
                  ? o->warmup
                  : (uint64_t)(tcp ? RDLM_BENCH_DB_WARMUP_TCP : RDLM_BENCH_DB_WARMUP_SHM));
-}
-
-/* Every round line of out into the measure of its impl (m[k] for impls[k]). */
-static void rdlm_bench_db_rounds(const rdlm_bench_report_t *r, const char *out,
-                                 rdlm_bench_measure_t *const *m)
-{
-    rdlm_bench_summary_t pct;
-    const char *cursor = NULL;
-    const char *line;
-    char key[32];
-    double value;
-    uint32_t k;
-
-    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
-            rdlm_bench_mpi_round(line, &value, &pct) != 0) {
-            continue;
-        }
-        for (k = 0; k < RDLM_BENCH_DB_NIMPL; k++) {
-            if (m[k] != NULL && strcmp(key, rdlm_bench_db_impls[k].key) == 0) {
-                rdlm_bench_measure_round(m[k], value, &pct);
-            }
-        }
-        if (r->opts->verbose) {
-            fprintf(stderr, "rdlm-bench:   %.*s\n", (int)strcspn(line, "\n"), line);
-        }
-    }
 }
 
 /* A figure measured once, beside its design value (target: at most that). */
@@ -213,7 +184,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_barrier.name;
     char iters[24], warm[24], rounds[16], cap[16], compute[16];
-    char nodes_env[40], split_metric[32], cmd[512], why[1024];
+    char nodes_env[40], split_metric[32], cmd[512];
     const char *const args[] = {
         "--impls", s->split ? "rdlm,mpi,rdlm_split,mpi_ibarrier" : "rdlm,mpi",
         "-i",      iters,
@@ -260,8 +231,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
             return -1;
         }
     }
-    if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
-        fprintf(stderr, "rdlm-bench: dist-barrier: %s\n", why);
+    if ((out = rdlm_bench_dist_run(bench, &job)) == NULL) {
         return -1;
     }
     info = rdlm_bench_mpi_result(out, "info", &cursor);
@@ -274,7 +244,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
         free(out);
         return -1;
     }
-    rdlm_bench_db_rounds(r, out, m);
+    rdlm_bench_dist_rounds(out, rdlm_bench_db_impls, nimpl, NULL, o->verbose, m);
     for (k = 0; k < nimpl; k++) {
         rdlm_bench_measure_finish(m[k]);
     }
@@ -312,7 +282,7 @@ static int rdlm_bench_db_pmpi_round(uint32_t impl, uint32_t round, void *arg)
 {
     rdlm_bench_db_pmpi_ctx_t *c = arg;
     const rdlm_bench_opts_t *o = c->report->opts;
-    char iters[24], warm[24], cap[16], preload[1100], lib[128] = "?", why[1024];
+    char iters[24], warm[24], cap[16], preload[1100], lib[128] = "?";
     const char *const args[] = {"--impls", "mpi", "-r", "1", "-i", iters,
                                 "-x",      warm,  "-t", cap, NULL};
     const char *const env_preload[] = {"RDLM_VIRTUAL_NODES=1", preload, NULL};
@@ -340,8 +310,7 @@ static int rdlm_bench_db_pmpi_round(uint32_t impl, uint32_t round, void *arg)
     if (round == 0 && impl == RDLM_BENCH_DB_PLAIN) {
         rdlm_bench_mpi_command(&job, c->cmd, sizeof(c->cmd));
     }
-    if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
-        fprintf(stderr, "rdlm-bench: dist-barrier (preload): %s\n", why);
+    if ((out = rdlm_bench_dist_run("dist-barrier (preload)", &job)) == NULL) {
         return -1;
     }
     info = rdlm_bench_mpi_result(out, "info", &cursor);

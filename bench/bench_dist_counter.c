@@ -29,8 +29,6 @@
 #define RDLM_BENCH_DK_TARGET 3.0 /* rdlm / MPI_Fetch_and_op, at least */
 #define RDLM_BENCH_DK_NIMPL 4u
 
-static const uint32_t rdlm_bench_dk_procs_default[] = {4};
-
 enum { RDLM_BENCH_DK_FADD, RDLM_BENCH_DK_MPI, RDLM_BENCH_DK_SHARDED, RDLM_BENCH_DK_SEM };
 
 static const rdlm_bench_dist_impl_t rdlm_bench_dk_impls[RDLM_BENCH_DK_NIMPL] = {
@@ -91,34 +89,18 @@ static void rdlm_bench_dk_remote_ops(rdlm_bench_report_t *r, const char *out,
  * word (rdlm's and MPI's are in the same process): what crossed nodes. */
 static void rdlm_bench_dk_offnode(rdlm_bench_report_t *r, const char *out, uint32_t procs)
 {
-    static const uint32_t which[2] = {RDLM_BENCH_DK_FADD, RDLM_BENCH_DK_MPI};
     const char *bench = rdlm_bench_def_dist_counter.name;
-    rdlm_bench_measure_t *m[2];
-    const char *cursor = NULL;
-    const char *line;
-    char key[32];
-    double v;
+    rdlm_bench_measure_t *m[2]; /* of impls [0] and [1]: rdlm and MPI fetch-add */
     uint32_t k;
 
     for (k = 0; k < 2; k++) {
-        m[k] =
-            rdlm_bench_report_measure(r, bench, "fetch-add off-node",
-                                      rdlm_bench_dk_impls[which[k]].impl, procs, "kops/s");
+        m[k] = rdlm_bench_report_measure(r, bench, "fetch-add off-node",
+                                         rdlm_bench_dk_impls[k].impl, procs, "kops/s");
         if (m[k] == NULL) {
             return;
         }
     }
-    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
-            rdlm_bench_mpi_field(line, "offnode_kops", &v) != 0) {
-            continue;
-        }
-        for (k = 0; k < 2; k++) {
-            if (strcmp(key, rdlm_bench_dk_impls[which[k]].key) == 0) {
-                rdlm_bench_measure_round(m[k], v, NULL);
-            }
-        }
-    }
+    rdlm_bench_dist_rounds(out, rdlm_bench_dk_impls, 2, "offnode_kops", 0, m);
     rdlm_bench_measure_finish(m[0]);
     rdlm_bench_measure_finish(m[1]);
     rdlm_bench_report_compare(r, m[0], m[1], NULL, RDLM_BENCH_TARGET_NONE, 0);
@@ -224,8 +206,8 @@ const rdlm_bench_def_t rdlm_bench_def_dist_counter = {
     .name = "dist-counter",
     .title = "cross-node counter throughput (2 virtual nodes, TCP) vs MPI_Fetch_and_op; "
              "sharded counter; semaphore",
-    .default_procs = rdlm_bench_dk_procs_default,
-    .ndefault_procs = 1,
+    .default_procs = rdlm_bench_dist_procs,
+    .ndefault_procs = sizeof(rdlm_bench_dist_procs) / sizeof(rdlm_bench_dist_procs[0]),
     .opt_in = 1,
     .run = rdlm_bench_dk_run,
 };

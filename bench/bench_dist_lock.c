@@ -23,13 +23,11 @@
  * itself. The cohort bound is read at context creation, so dist-contended runs one
  * mpirun per round and bound, alternating the bounds (default, 1), (1, default), ...
  *
- * This file also holds what these share with dist-counter (bench_dist_counter.c):
- * bench_dist.h.
+ * What these share with dist-counter (bench_dist_counter.c) is in bench_dist.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench_dist.h"
 #include "benchmarks.h"
@@ -43,22 +41,6 @@
 #define RDLM_BENCH_DC_TIMEOUT_S 60u
 #define RDLM_BENCH_DC_COHORT_TARGET 2.0
 #define RDLM_BENCH_DL_NIMPL 7u
-
-#if defined(RDLM_BENCH_MPI_LOCK_BENCH)
-static const char rdlm_bench_dist_prog[] = RDLM_BENCH_MPI_LOCK_BENCH;
-#else
-static const char *const rdlm_bench_dist_prog = NULL;
-#endif
-
-static const uint32_t rdlm_bench_dist_procs[] = {4};
-
-/* Everything over TCP: Open MPI's one-sided operations through ob1/tcp and the
- * pt2pt component (Debian's openmpi-mca-params.conf disables it: named here). */
-static const char *const rdlm_bench_dist_mca[] = {"pml", "ob1",   "btl", "self,tcp",
-                                                  "osc", "pt2pt", NULL};
-static const char *const rdlm_bench_dist_env[] = {"UCX_TLS=tcp,self",
-                                                  "RDLM_VIRTUAL_NODES=2", NULL};
-static const char *const rdlm_bench_dist_unset_env[] = {"RDLM_UCX_TLS", NULL};
 
 /* The program's implementations: its name, ours in the report, the metric. */
 static const rdlm_bench_dist_impl_t rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
@@ -80,142 +62,6 @@ enum {
     RDLM_BENCH_DL_COHORT,
     RDLM_BENCH_DL_NODE
 };
-
-#define RDLM_BENCH_DIST_STAT_KEY(e, s) s,
-static const char *const rdlm_bench_dist_stat_keys[RDLM_BENCH_DIST_NSTATS] = {
-    RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_KEY)};
-
-int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
-{
-    const char *cursor = NULL;
-    const char *line;
-    char impl[32];
-    int k;
-
-    while ((line = rdlm_bench_mpi_result(out, "stats", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", impl, sizeof(impl)) != 0 ||
-            strcmp(impl, key) != 0) {
-            continue;
-        }
-        for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
-            if (rdlm_bench_mpi_field(line, rdlm_bench_dist_stat_keys[k], &v[k]) != 0) {
-                return -1;
-            }
-        }
-        return 0;
-    }
-    return -1;
-}
-
-rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint32_t procs,
-                                                const char *const *args, uint32_t timeout_s)
-{
-    return (rdlm_bench_mpi_job_t){
-        .program = rdlm_bench_dist_prog,
-        .nprocs = procs,
-        .args = args,
-        .mca = rdlm_bench_dist_mca,
-        .env = rdlm_bench_dist_env,
-        .unset_env = rdlm_bench_dist_unset_env,
-        .timeout_s = timeout_s,
-        .verbose = o->verbose,
-    };
-}
-
-int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
-                        const rdlm_bench_mpi_job_t *job,
-                        const rdlm_bench_dist_impl_t *impls, uint32_t nimpl, uint32_t procs,
-                        const char *unit, rdlm_bench_measure_t **m, char **out_p)
-{
-    rdlm_bench_summary_t pct;
-    const char *cursor = NULL;
-    const char *line;
-    char cmd[512], why[1024], key[32];
-    double value;
-    char *out;
-    uint32_t k;
-
-    rdlm_bench_mpi_command(job, cmd, sizeof(cmd));
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
-    for (k = 0; k < nimpl; k++) {
-        m[k] = rdlm_bench_report_measure(r, bench, impls[k].metric, impls[k].impl, procs,
-                                         unit);
-        if (m[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_mpi_run(job, &out, why, sizeof(why)) != 0) {
-        fprintf(stderr, "rdlm-bench: %s: %s\n", bench, why);
-        return -1;
-    }
-    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
-            rdlm_bench_mpi_round(line, &value, &pct) != 0) {
-            continue;
-        }
-        for (k = 0; k < nimpl; k++) {
-            if (strcmp(key, impls[k].key) == 0) {
-                rdlm_bench_measure_round(m[k], value, &pct);
-            }
-        }
-        if (job->verbose) {
-            fprintf(stderr, "rdlm-bench:   %.*s\n", (int)strcspn(line, "\n"), line);
-        }
-    }
-    for (k = 0; k < nimpl; k++) {
-        rdlm_bench_measure_finish(m[k]);
-    }
-    if (m[0]->nrounds == 0) {
-        fprintf(stderr, "rdlm-bench: %s: no rounds in the output: %.600s\n", bench, out);
-        free(out);
-        return -1;
-    }
-    *out_p = out;
-    return 0;
-}
-
-rdlm_bench_measure_t *rdlm_bench_dist_figure(rdlm_bench_report_t *r, const char *bench,
-                                             const char *metric, const char *impl,
-                                             uint32_t procs, const char *unit, double value)
-{
-    rdlm_bench_measure_t *m =
-        rdlm_bench_report_measure(r, bench, metric, impl, procs, unit);
-
-    if (m != NULL) {
-        rdlm_bench_measure_round(m, value, NULL);
-        rdlm_bench_measure_finish(m);
-    }
-    return m;
-}
-
-int rdlm_bench_dist_each(rdlm_bench_report_t *r, const char *bench, uint32_t min_procs,
-                         const char *params,
-                         int (*run_procs)(rdlm_bench_report_t *r, uint32_t procs))
-{
-    const uint32_t *procs;
-    uint32_t n, k;
-    char why[256];
-    int rc = 0;
-
-    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
-        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
-        return 0;
-    }
-    if (params != NULL) {
-        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", params);
-    }
-    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_dist_procs,
-                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
-    for (k = 0; k < n; k++) {
-        if (procs[k] < min_procs) {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
-                                   "%u processes: needs at least %u", procs[k], min_procs);
-            continue;
-        }
-        rc |= run_procs(r, procs[k]);
-    }
-    return rc;
-}
 
 /* A figure measured once, with no target: in the final table alone, or beside the
  * same figure of "rdlm bound=1" (base >= 0). */
@@ -401,7 +247,7 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
 {
     rdlm_bench_dc_ctx_t *c = arg;
     const rdlm_bench_opts_t *o = c->report->opts;
-    char dur[16], warm[24], iters[24], why[1024];
+    char dur[16], warm[24], iters[24];
     const char *const args[] = {"--mode", "contended", "-r",
                                 "1",      "-d",        dur,
                                 "-x",     warm,        o->iterations ? "-i" : NULL,
@@ -429,8 +275,7 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
     if (round == 0 && impl == RDLM_BENCH_DC_DEFAULT) {
         rdlm_bench_mpi_command(&job, c->cmd, sizeof(c->cmd));
     }
-    if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
-        fprintf(stderr, "rdlm-bench: dist-contended: %s\n", why);
+    if ((out = rdlm_bench_dist_run("dist-contended", &job)) == NULL) {
         return -1;
     }
     info = rdlm_bench_mpi_result(out, "info", &cursor);
@@ -563,7 +408,7 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_memory.name;
     static const char *const args[] = {"--mode", "memory", NULL};
-    char nodes_env[40], cmd[512], why[1024];
+    char nodes_env[40], cmd[512];
     const char *const env[] = {"UCX_TLS=tcp,self", nodes_env, NULL};
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(o, procs, args, 0);
     const char *cursor = NULL;
@@ -575,8 +420,7 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
     job.env = env; /* one node per rank */
     rdlm_bench_mpi_command(&job, cmd, sizeof(cmd));
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
-    if (rdlm_bench_mpi_run(&job, &out, why, sizeof(why)) != 0) {
-        fprintf(stderr, "rdlm-bench: dist-memory: %s\n", why);
+    if ((out = rdlm_bench_dist_run(bench, &job)) == NULL) {
         return -1;
     }
     line = rdlm_bench_mpi_result(out, "memory", &cursor);

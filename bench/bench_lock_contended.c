@@ -50,7 +50,6 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
     rdlm_stats_t after;
     uint64_t ops_done = 0;
     uint64_t handoffs = 0;
-    uint64_t t0;
     int have_stats;
     void *lock;
     uint64_t k;
@@ -60,13 +59,8 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
         return -1;
     }
     for (k = 0; k < a->warmup; k++) {
-        if ((rc = ops->acquire(lock)) != 0) {
-            goto err_acquire;
-        }
-        cs->counter++;
-        cs->last_rank = w->rank;
-        if ((rc = ops->release(lock)) != 0) {
-            goto err_release;
+        if (rdlm_bench_lock_section(w, ops, lock, cs, 0) < 0) {
+            goto err_detach;
         }
         sink = rdlm_bench_cont_ncs(sink);
     }
@@ -75,22 +69,12 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
         goto err_detach;
     }
     while (!rdlm_bench_worker_stopped(w)) {
-        if ((ops_done & (RDLM_BENCH_CONT_SAMPLE_EVERY - 1)) == 0) {
-            t0 = rdlm_bench_now_ns();
-            rc = ops->acquire(lock);
-            rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
-        } else {
-            rc = ops->acquire(lock);
+        rc = rdlm_bench_lock_section(w, ops, lock, cs,
+                                     (ops_done & (RDLM_BENCH_CONT_SAMPLE_EVERY - 1)) == 0);
+        if (rc < 0) {
+            goto err_detach;
         }
-        if (rc != 0) {
-            goto err_acquire;
-        }
-        cs->counter++;
-        handoffs += cs->last_rank != w->rank;
-        cs->last_rank = w->rank;
-        if ((rc = ops->release(lock)) != 0) {
-            goto err_release;
-        }
+        handoffs += (uint64_t)rc;
         sink = rdlm_bench_cont_ncs(sink);
         ops_done++;
     }
@@ -104,35 +88,9 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
     ops->detach(lock);
     return 0;
 
-err_acquire:
-    rdlm_bench_lock_failed(w, "acquire", rc);
-    goto err_detach;
-err_release:
-    rdlm_bench_lock_failed(w, "release", rc);
 err_detach:
     ops->detach(lock);
     return -1;
-}
-
-/* Every critical section must show in the counter: a lock that let two holders in
- * at once loses increments. */
-static int rdlm_bench_cont_check(void *data, const void *arg,
-                                 const rdlm_bench_outcome_t *out, char *why, size_t whylen)
-{
-    const rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(data, arg);
-    uint64_t expected = 0;
-    uint32_t k;
-
-    for (k = 0; k < out->nprocs; k++) {
-        expected += out->slots[k].ops + (uint64_t)out->slots[k].values[0];
-    }
-    if (cs->counter != expected) {
-        snprintf(why, whylen,
-                 "%s: counter %" PRIu64 " != %" PRIu64 " critical sections: lost updates",
-                 ((const rdlm_bench_lock_arg_t *)arg)->ops->name, cs->counter, expected);
-        return -1;
-    }
-    return 0;
 }
 
 typedef struct rdlm_bench_cont_ctx {
@@ -156,7 +114,7 @@ static int rdlm_bench_cont_round(uint32_t impl, uint32_t round, void *ctx)
         .timeout_s = 60 + c->duration_ms / 1000,
         .data_size = rdlm_bench_lock_data_size(&arg),
         .data_init = rdlm_bench_lock_data_init,
-        .data_check = rdlm_bench_cont_check,
+        .data_check = rdlm_bench_lock_check,
         .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_cont_body,
         .arg = &arg,

@@ -31,21 +31,14 @@ static int rdlm_bench_lat_body(rdlm_bench_worker_t *w)
     uint64_t t_prev;
     uint64_t t;
     uint64_t n;
-    uint64_t k;
     int have_stats;
     void *lock;
-    int rc;
 
     if (rdlm_bench_lock_attach(w, &lock) != 0) {
         return -1;
     }
-    for (k = 0; k < a->warmup; k++) {
-        if ((rc = ops->acquire(lock)) != 0) {
-            goto err_acquire;
-        }
-        if ((rc = ops->release(lock)) != 0) {
-            goto err_release;
-        }
+    if (rdlm_bench_lock_pairs(w, ops, lock, a->warmup) != 0) {
+        goto err_detach;
     }
     have_stats = ops->stats(lock, &before) == 0;
     if (rdlm_bench_worker_start(w) != 0) {
@@ -55,13 +48,8 @@ static int rdlm_bench_lat_body(rdlm_bench_worker_t *w)
     for (done = 0; done < a->iterations; done += n) {
         n = a->iterations - done < RDLM_BENCH_LAT_BATCH ? a->iterations - done
                                                         : RDLM_BENCH_LAT_BATCH;
-        for (k = 0; k < n; k++) {
-            if ((rc = ops->acquire(lock)) != 0) {
-                goto err_acquire;
-            }
-            if ((rc = ops->release(lock)) != 0) {
-                goto err_release;
-            }
+        if (rdlm_bench_lock_pairs(w, ops, lock, n) != 0) {
+            goto err_detach;
         }
         t = rdlm_bench_now_ns();
         if (n == RDLM_BENCH_LAT_BATCH) {
@@ -76,11 +64,6 @@ static int rdlm_bench_lat_body(rdlm_bench_worker_t *w)
     ops->detach(lock);
     return 0;
 
-err_acquire:
-    rdlm_bench_lock_failed(w, "acquire", rc);
-    goto err_detach;
-err_release:
-    rdlm_bench_lock_failed(w, "release", rc);
 err_detach:
     ops->detach(lock);
     return -1;

@@ -21,7 +21,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,43 +77,6 @@ static const rdlm_bench_service_t rdlm_bench_services[] = {
      "the ZooKeeper C client (libzookeeper-mt-dev)"},
 };
 #define RDLM_BENCH_NSERVICES (sizeof(rdlm_bench_services) / sizeof(rdlm_bench_services[0]))
-
-/* ---- helpers the adapters share -------------------------------------------------- */
-
-const char *rdlm_bench_service_error_name(int code)
-{
-    switch (code) {
-    case RDLM_BENCH_SERVICE_ECONN:
-        return "connection or I/O error";
-    case RDLM_BENCH_SERVICE_EREPLY:
-        return "unexpected reply";
-    case RDLM_BENCH_SERVICE_ELOST:
-        return "lock not held at release (expired or taken)";
-    case RDLM_BENCH_SERVICE_ETIME:
-        return "timed out";
-    default:
-        return "unknown error";
-    }
-}
-
-int rdlm_bench_service_addr(const char *addr, char *host_p, size_t len, int *port_p)
-{
-    const char *colon = strrchr(addr, ':');
-    char *end;
-    long port;
-
-    if (colon == NULL || colon == addr || (size_t)(colon - addr) >= len) {
-        return -1;
-    }
-    port = strtol(colon + 1, &end, 10);
-    if (*end != '\0' || port < 1 || port > 65535) {
-        return -1;
-    }
-    memcpy(host_p, addr, (size_t)(colon - addr));
-    host_p[colon - addr] = '\0';
-    *port_p = (int)port;
-    return 0;
-}
 
 /* ---- probe ------------------------------------------------------------------------ */
 
@@ -189,34 +151,21 @@ static int rdlm_bench_svc_lat_body(rdlm_bench_worker_t *w)
     uint64_t done = 0;
     uint64_t t_prev;
     uint64_t t;
-    uint64_t k;
-    uint32_t b;
     void *lock;
-    int rc;
 
     if (rdlm_bench_lock_attach(w, &lock) != 0) {
         return -1;
     }
-    for (k = 0; k < a->lock.warmup; k++) {
-        if ((rc = ops->acquire(lock)) != 0) {
-            goto err_acquire;
-        }
-        if ((rc = ops->release(lock)) != 0) {
-            goto err_release;
-        }
+    if (rdlm_bench_lock_pairs(w, ops, lock, a->lock.warmup) != 0) {
+        goto err_detach;
     }
     if (rdlm_bench_worker_start(w) != 0) {
         goto err_detach;
     }
     t_prev = w->slot->t_start_ns;
     while (done + a->batch <= a->lock.iterations) {
-        for (b = 0; b < a->batch; b++) {
-            if ((rc = ops->acquire(lock)) != 0) {
-                goto err_acquire;
-            }
-            if ((rc = ops->release(lock)) != 0) {
-                goto err_release;
-            }
+        if (rdlm_bench_lock_pairs(w, ops, lock, a->batch) != 0) {
+            goto err_detach;
         }
         done += a->batch;
         t = rdlm_bench_now_ns();
@@ -230,11 +179,6 @@ static int rdlm_bench_svc_lat_body(rdlm_bench_worker_t *w)
     ops->detach(lock);
     return 0;
 
-err_acquire:
-    rdlm_bench_lock_failed(w, "acquire", rc);
-    goto err_detach;
-err_release:
-    rdlm_bench_lock_failed(w, "release", rc);
 err_detach:
     ops->detach(lock);
     return -1;
@@ -247,7 +191,6 @@ static int rdlm_bench_svc_cont_body(rdlm_bench_worker_t *w)
     rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, &a->lock);
     uint64_t ops_done = 0;
     uint64_t handoffs = 0;
-    uint64_t t0;
     void *lock;
     uint64_t k;
     int rc;
@@ -256,35 +199,19 @@ static int rdlm_bench_svc_cont_body(rdlm_bench_worker_t *w)
         return -1;
     }
     for (k = 0; k < a->lock.warmup; k++) {
-        if ((rc = ops->acquire(lock)) != 0) {
-            goto err_acquire;
-        }
-        cs->counter++;
-        cs->last_rank = w->rank;
-        if ((rc = ops->release(lock)) != 0) {
-            goto err_release;
+        if (rdlm_bench_lock_section(w, ops, lock, cs, 0) < 0) {
+            goto err_detach;
         }
     }
     if (rdlm_bench_worker_start(w) != 0) {
         goto err_detach;
     }
     while (!rdlm_bench_worker_stopped(w)) {
-        if ((ops_done & a->sample_mask) == 0) {
-            t0 = rdlm_bench_now_ns();
-            rc = ops->acquire(lock);
-            rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
-        } else {
-            rc = ops->acquire(lock);
+        rc = rdlm_bench_lock_section(w, ops, lock, cs, (ops_done & a->sample_mask) == 0);
+        if (rc < 0) {
+            goto err_detach;
         }
-        if (rc != 0) {
-            goto err_acquire;
-        }
-        cs->counter++;
-        handoffs += cs->last_rank != w->rank;
-        cs->last_rank = w->rank;
-        if ((rc = ops->release(lock)) != 0) {
-            goto err_release;
-        }
+        handoffs += (uint64_t)rc;
         ops_done++;
     }
     rdlm_bench_worker_end(w, ops_done);
@@ -293,34 +220,9 @@ static int rdlm_bench_svc_cont_body(rdlm_bench_worker_t *w)
     ops->detach(lock);
     return 0;
 
-err_acquire:
-    rdlm_bench_lock_failed(w, "acquire", rc);
-    goto err_detach;
-err_release:
-    rdlm_bench_lock_failed(w, "release", rc);
 err_detach:
     ops->detach(lock);
     return -1;
-}
-
-/* Every critical section must show in the counter. */
-static int rdlm_bench_svc_check(void *data, const void *arg,
-                                const rdlm_bench_outcome_t *out, char *why, size_t whylen)
-{
-    const rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(data, arg);
-    uint64_t expected = 0;
-    uint32_t k;
-
-    for (k = 0; k < out->nprocs; k++) {
-        expected += out->slots[k].ops + (uint64_t)out->slots[k].values[0];
-    }
-    if (cs->counter != expected) {
-        snprintf(why, whylen,
-                 "%s: counter %" PRIu64 " != %" PRIu64 " critical sections: lost updates",
-                 ((const rdlm_bench_lock_arg_t *)arg)->ops->name, cs->counter, expected);
-        return -1;
-    }
-    return 0;
 }
 
 typedef struct rdlm_bench_svc_ctx {
@@ -410,7 +312,7 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
         .timeout_s = 60 + c->duration_ms / 1000,
         .data_size = rdlm_bench_lock_data_size(&arg.lock),
         .data_init = rdlm_bench_lock_data_init,
-        .data_check = rdlm_bench_svc_check,
+        .data_check = rdlm_bench_lock_check,
         .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_svc_cont_body,
         .arg = &arg,

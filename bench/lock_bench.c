@@ -1,6 +1,9 @@
 /* Plumbing shared by the lock benchmarks; see lock_bench.h. */
 #include "lock_bench.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+
 #define RDLM_BENCH_LINE 64
 
 static size_t rdlm_bench_cs_offset(const rdlm_bench_lock_arg_t *arg)
@@ -51,4 +54,23 @@ int rdlm_bench_lock_failed(rdlm_bench_worker_t *w, const char *what, int code)
 
     return rdlm_bench_worker_fail(w, "%s %s: %s (%d)", a->ops->name, what,
                                   a->ops->error_name(code), code);
+}
+
+int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_t *out,
+                          char *why, size_t whylen)
+{
+    const rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(data, arg);
+    uint64_t expected = 0;
+    uint32_t k;
+
+    for (k = 0; k < out->nprocs; k++) {
+        expected += out->slots[k].ops + (uint64_t)out->slots[k].values[0];
+    }
+    if (cs->counter != expected) {
+        snprintf(why, whylen,
+                 "%s: counter %" PRIu64 " != %" PRIu64 " critical sections: lost updates",
+                 ((const rdlm_bench_lock_arg_t *)arg)->ops->name, cs->counter, expected);
+        return -1;
+    }
+    return 0;
 }

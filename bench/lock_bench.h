@@ -1,7 +1,8 @@
 /*
  * Plumbing shared by the lock benchmarks: their parameters, the layout of the data
- * mapping (the lock's words, then the critical section's own cache line), and the
- * per-worker attach that turns adapter errors into worker failures.
+ * mapping (the lock's words, then the critical section's own cache line), the
+ * per-worker attach that turns adapter errors into worker failures, and the two
+ * measured steps their loops are made of (inline: they are the hot path).
  *
  *   data mapping:  [ lock words (ops->shared_size), padded ][ cs: 1 cache line ]
  */
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "lock_ops.h"
 #include "workers.h"
 
@@ -44,5 +46,61 @@ int rdlm_bench_lock_attach(rdlm_bench_worker_t *w, void **lock_p);
 
 /** Record a failed acquire/release in the slot; returns -1. */
 int rdlm_bench_lock_failed(rdlm_bench_worker_t *w, const char *what, int code);
+
+/** data_check of the contended benchmarks: the counter must equal the critical
+ *  sections run, every worker's ops plus its warm-up (which it keeps in values[0]);
+ *  a lock that let two holders in at once loses increments. */
+int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_t *out,
+                          char *why, size_t whylen);
+
+/** n uncontended acquire+release pairs through ops on lock: 0, or -1 after
+ *  rdlm_bench_lock_failed (the caller detaches). */
+static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,
+                                        const rdlm_bench_lock_ops_t *ops, void *lock,
+                                        uint64_t n)
+{
+    uint64_t k;
+    int rc;
+
+    for (k = 0; k < n; k++) {
+        if ((rc = ops->acquire(lock)) != 0) {
+            return rdlm_bench_lock_failed(w, "acquire", rc);
+        }
+        if ((rc = ops->release(lock)) != 0) {
+            return rdlm_bench_lock_failed(w, "release", rc);
+        }
+    }
+    return 0;
+}
+
+/** One critical section: acquire (with timed, its wait goes into the sampler),
+ *  counter++ and last_rank in cs, release. 1 if the section came after another
+ *  worker's (a hand-off), 0 if after this one's, -1 after rdlm_bench_lock_failed. */
+static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
+                                          const rdlm_bench_lock_ops_t *ops, void *lock,
+                                          rdlm_bench_cs_t *cs, int timed)
+{
+    uint64_t t0;
+    int handoff;
+    int rc;
+
+    if (timed) {
+        t0 = rdlm_bench_now_ns();
+        rc = ops->acquire(lock);
+        rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
+    } else {
+        rc = ops->acquire(lock);
+    }
+    if (rc != 0) {
+        return rdlm_bench_lock_failed(w, "acquire", rc);
+    }
+    cs->counter++;
+    handoff = cs->last_rank != w->rank;
+    cs->last_rank = w->rank;
+    if ((rc = ops->release(lock)) != 0) {
+        return rdlm_bench_lock_failed(w, "release", rc);
+    }
+    return handoff;
+}
 
 #endif

@@ -138,22 +138,14 @@ static int rdlm_bench_etcd_field(const rdlm_bench_etcd_lock_t *l, const char *fi
 static int rdlm_bench_etcd_attach(void *shared, const char *job, void **lock_p, char *err,
                                   size_t errlen)
 {
-    const char *addr = getenv(RDLM_BENCH_ENV_ETCD);
+    rdlm_bench_service_addr_t addr;
     rdlm_bench_etcd_lock_t *l;
     char name[80];
     char body[64];
-    char host[128];
-    int port;
 
     (void)shared;
-    if (addr == NULL || rdlm_bench_service_addr(addr, host, sizeof(host), &port) != 0) {
-        snprintf(err, errlen, "%s %s (want host:port)", RDLM_BENCH_ENV_ETCD,
-                 addr == NULL ? "not set" : "malformed");
-        return -1;
-    }
-    l = calloc(1, sizeof(*l));
+    l = rdlm_bench_service_new(RDLM_BENCH_ENV_ETCD, sizeof(*l), &addr, err, errlen);
     if (l == NULL) {
-        snprintf(err, errlen, "out of memory");
         return -1;
     }
     if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK) {
@@ -166,7 +158,7 @@ static int rdlm_bench_etcd_attach(void *shared, const char *job, void **lock_p, 
         snprintf(err, errlen, "curl_easy_init failed");
         goto err_curl;
     }
-    snprintf(l->base, sizeof(l->base), "http://%s:%d", host, port);
+    snprintf(l->base, sizeof(l->base), "http://%s:%d", addr.host, addr.port);
     curl_easy_setopt(l->curl, CURLOPT_HTTPHEADER, l->headers);
     curl_easy_setopt(l->curl, CURLOPT_WRITEFUNCTION, rdlm_bench_etcd_write);
     curl_easy_setopt(l->curl, CURLOPT_WRITEDATA, l);

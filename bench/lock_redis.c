@@ -45,39 +45,31 @@ typedef struct rdlm_bench_redis_lock {
 static int rdlm_bench_redis_attach(void *shared, const char *job, void **lock_p, char *err,
                                    size_t errlen)
 {
-    const char *addr = getenv(RDLM_BENCH_ENV_REDIS);
+    rdlm_bench_service_addr_t addr;
     struct timeval tv = {.tv_sec = RDLM_BENCH_SERVICE_WAIT_MS / 1000};
     rdlm_bench_redis_lock_t *l;
     redisReply *reply;
     uint64_t rnd;
-    char host[128];
-    int port;
 
     (void)shared;
-    if (addr == NULL || rdlm_bench_service_addr(addr, host, sizeof(host), &port) != 0) {
-        snprintf(err, errlen, "%s %s (want host:port)", RDLM_BENCH_ENV_REDIS,
-                 addr == NULL ? "not set" : "malformed");
-        return -1;
-    }
-    l = calloc(1, sizeof(*l));
+    l = rdlm_bench_service_new(RDLM_BENCH_ENV_REDIS, sizeof(*l), &addr, err, errlen);
     if (l == NULL) {
-        snprintf(err, errlen, "out of memory");
         return -1;
     }
-    l->c = redisConnectWithTimeout(host, port, tv);
+    l->c = redisConnectWithTimeout(addr.host, addr.port, tv);
     if (l->c == NULL || l->c->err) {
-        snprintf(err, errlen, "redis at %s: connect: %s", addr,
+        snprintf(err, errlen, "redis at %s: connect: %s", addr.text,
                  l->c ? l->c->errstr : "out of memory");
         goto err_free;
     }
     if (redisSetTimeout(l->c, tv) != REDIS_OK) {
-        snprintf(err, errlen, "redis at %s: set timeout: %s", addr, l->c->errstr);
+        snprintf(err, errlen, "redis at %s: set timeout: %s", addr.text, l->c->errstr);
         goto err_free;
     }
     reply = redisCommand(l->c, "SCRIPT LOAD %s", rdlm_bench_redis_script);
     if (reply == NULL || reply->type != REDIS_REPLY_STRING ||
         reply->len >= (int)sizeof(l->sha)) {
-        snprintf(err, errlen, "redis at %s: SCRIPT LOAD: %s", addr,
+        snprintf(err, errlen, "redis at %s: SCRIPT LOAD: %s", addr.text,
                  reply == NULL                      ? l->c->errstr
                  : reply->type == REDIS_REPLY_ERROR ? reply->str
                                                     : "unexpected reply");

@@ -40,8 +40,18 @@ enum rdlm_bench_service_err {
 /** The name of an rdlm_bench_service_err. */
 const char *rdlm_bench_service_error_name(int code);
 
-/** Split "host:port" (port 1..65535) into host_p (len bytes) and port_p; 0 or -1. */
-int rdlm_bench_service_addr(const char *addr, char *host_p, size_t len, int *port_p);
+/** A server's address, from its variable. */
+typedef struct rdlm_bench_service_addr {
+    const char *text; /**< "host:port" as the variable has it */
+    char host[128];
+    int port; /**< 1..65535 */
+} rdlm_bench_service_addr_t;
+
+/** What every adapter's attach starts with: the server's address from variable env
+ *  into *addr_p, and size zeroed bytes for the adapter's state (free them with
+ *  free()). The state, or NULL with why in err (unset, malformed, out of memory). */
+void *rdlm_bench_service_new(const char *env, size_t size,
+                             rdlm_bench_service_addr_t *addr_p, char *err, size_t errlen);
 
 #if RDLM_BENCH_HAVE_REDIS
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_redis;

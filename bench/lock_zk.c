@@ -27,6 +27,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include "clock.h"
 #include "lock_services.h"
 
 #define RDLM_BENCH_ZK_ROOT "/rdlmbench"
@@ -41,21 +42,6 @@ typedef struct rdlm_bench_zk_lock {
     char dir[RDLM_BENCH_ZK_PATH_MAX];
     char node[RDLM_BENCH_ZK_PATH_MAX]; /* ours while held (full path) */
 } rdlm_bench_zk_lock_t;
-
-/* Deadline in `ms` from now on CLOCK_REALTIME, for pthread_cond_timedwait. */
-static struct timespec rdlm_bench_zk_deadline(int ms)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
 
 /* Session events (the completion thread). */
 static void rdlm_bench_zk_session_watcher(zhandle_t *zh, int type, int state,
@@ -105,41 +91,33 @@ static int rdlm_bench_zk_mkdir(rdlm_bench_zk_lock_t *l, const char *path, int mo
 static int rdlm_bench_zk_attach(void *shared, const char *job, void **lock_p, char *err,
                                 size_t errlen)
 {
-    const char *addr = getenv(RDLM_BENCH_ENV_ZK);
+    rdlm_bench_service_addr_t addr;
     rdlm_bench_zk_lock_t *l;
     struct timespec until;
-    char host[128];
-    int port;
     int rc = 0;
 
     (void)shared;
-    if (addr == NULL || rdlm_bench_service_addr(addr, host, sizeof(host), &port) != 0) {
-        snprintf(err, errlen, "%s %s (want host:port)", RDLM_BENCH_ENV_ZK,
-                 addr == NULL ? "not set" : "malformed");
-        return -1;
-    }
-    l = calloc(1, sizeof(*l));
+    l = rdlm_bench_service_new(RDLM_BENCH_ENV_ZK, sizeof(*l), &addr, err, errlen);
     if (l == NULL) {
-        snprintf(err, errlen, "out of memory");
         return -1;
     }
     pthread_mutex_init(&l->mutex, NULL);
     pthread_cond_init(&l->cond, NULL);
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    l->zh = zookeeper_init(addr, rdlm_bench_zk_session_watcher, RDLM_BENCH_SERVICE_TTL_MS,
-                           NULL, l, 0);
+    l->zh = zookeeper_init(addr.text, rdlm_bench_zk_session_watcher,
+                           RDLM_BENCH_SERVICE_TTL_MS, NULL, l, 0);
     if (l->zh == NULL) {
-        snprintf(err, errlen, "zookeeper_init(%s): %s", addr, strerror(errno));
+        snprintf(err, errlen, "zookeeper_init(%s): %s", addr.text, strerror(errno));
         goto err_free;
     }
-    until = rdlm_bench_zk_deadline(5000);
+    until = rdlm_bench_deadline_ts(CLOCK_REALTIME, 5000);
     pthread_mutex_lock(&l->mutex);
     while (!l->connected && rc != ETIMEDOUT) {
         rc = pthread_cond_timedwait(&l->cond, &l->mutex, &until);
     }
     pthread_mutex_unlock(&l->mutex);
     if (rc == ETIMEDOUT) {
-        snprintf(err, errlen, "zookeeper at %s: no session within 5 s", addr);
+        snprintf(err, errlen, "zookeeper at %s: no session within 5 s", addr.text);
         goto err_close;
     }
     snprintf(l->dir, sizeof(l->dir), RDLM_BENCH_ZK_ROOT "/%s", job);
@@ -225,7 +203,7 @@ static int rdlm_bench_zk_acquire(void *lock)
         return rdlm_bench_zk_failed("create", path, rc);
     }
     mine = l->node + strlen(l->dir) + 1;
-    until = rdlm_bench_zk_deadline(RDLM_BENCH_SERVICE_WAIT_MS);
+    until = rdlm_bench_deadline_ts(CLOCK_REALTIME, RDLM_BENCH_SERVICE_WAIT_MS);
     for (;;) {
         rc = zoo_get_children(l->zh, l->dir, 0, &kids);
         if (rc != ZOK) {

@@ -6,9 +6,10 @@
 #   RDLM_BENCH_HAVE_ETCD   libcurl          (Debian: libcurl4-openssl-dev) lock_etcd.c
 #   RDLM_BENCH_HAVE_ZK     zookeeper_mt     (Debian: libzookeeper-mt-dev)  lock_zk.c
 #
-# The servers are not needed to build: bench/services.sh installs and starts them.
+# What the adapters share (lock_services.c) is always built. The servers are not
+# needed to build: bench/services.sh installs and starts them.
 
-target_sources(rdlm-bench PRIVATE bench_services.c)
+target_sources(rdlm-bench PRIVATE bench_services.c lock_services.c)
 
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
@@ -17,33 +18,30 @@ if(PkgConfig_FOUND)
 endif()
 find_path(RDLM_BENCH_ZK_INCLUDE_DIR zookeeper/zookeeper.h)
 find_library(RDLM_BENCH_ZK_LIBRARY zookeeper_mt)
-
-set(_rdlm_bench_services "")
-if(RDLM_BENCH_HIREDIS_FOUND)
-  target_sources(rdlm-bench PRIVATE lock_redis.c)
-  target_link_libraries(rdlm-bench PRIVATE PkgConfig::RDLM_BENCH_HIREDIS)
-  target_compile_definitions(rdlm-bench PRIVATE RDLM_BENCH_HAVE_REDIS=1)
-  list(APPEND _rdlm_bench_services redis)
-else()
-  target_compile_definitions(rdlm-bench PRIVATE RDLM_BENCH_HAVE_REDIS=0)
-endif()
-if(RDLM_BENCH_CURL_FOUND)
-  target_sources(rdlm-bench PRIVATE lock_etcd.c)
-  target_link_libraries(rdlm-bench PRIVATE PkgConfig::RDLM_BENCH_CURL)
-  target_compile_definitions(rdlm-bench PRIVATE RDLM_BENCH_HAVE_ETCD=1)
-  list(APPEND _rdlm_bench_services etcd)
-else()
-  target_compile_definitions(rdlm-bench PRIVATE RDLM_BENCH_HAVE_ETCD=0)
-endif()
 if(RDLM_BENCH_ZK_INCLUDE_DIR AND RDLM_BENCH_ZK_LIBRARY)
-  target_sources(rdlm-bench PRIVATE lock_zk.c)
+  set(RDLM_BENCH_ZK_FOUND TRUE)
   target_include_directories(rdlm-bench SYSTEM PRIVATE ${RDLM_BENCH_ZK_INCLUDE_DIR})
-  target_link_libraries(rdlm-bench PRIVATE ${RDLM_BENCH_ZK_LIBRARY})
-  target_compile_definitions(rdlm-bench PRIVATE RDLM_BENCH_HAVE_ZK=1)
-  list(APPEND _rdlm_bench_services zookeeper)
-else()
-  target_compile_definitions(rdlm-bench PRIVATE RDLM_BENCH_HAVE_ZK=0)
 endif()
+
+# One baseline: when the variable named found is true, its adapter (source) linked
+# with the libraries that follow, RDLM_BENCH_HAVE_<define>=1 and its name in the
+# status message; else RDLM_BENCH_HAVE_<define>=0.
+set(_rdlm_bench_services "")
+function(rdlm_bench_service name define found source)
+  if(${found})
+    target_sources(rdlm-bench PRIVATE ${source})
+    target_link_libraries(rdlm-bench PRIVATE ${ARGN})
+    target_compile_definitions(rdlm-bench PRIVATE RDLM_BENCH_HAVE_${define}=1)
+    set(_rdlm_bench_services ${_rdlm_bench_services} ${name} PARENT_SCOPE)
+  else()
+    target_compile_definitions(rdlm-bench PRIVATE RDLM_BENCH_HAVE_${define}=0)
+  endif()
+endfunction()
+rdlm_bench_service(redis REDIS RDLM_BENCH_HIREDIS_FOUND lock_redis.c
+                   PkgConfig::RDLM_BENCH_HIREDIS)
+rdlm_bench_service(etcd ETCD RDLM_BENCH_CURL_FOUND lock_etcd.c PkgConfig::RDLM_BENCH_CURL)
+rdlm_bench_service(zookeeper ZK RDLM_BENCH_ZK_FOUND lock_zk.c ${RDLM_BENCH_ZK_LIBRARY})
+
 if(_rdlm_bench_services)
   string(REPLACE ";" ", " _rdlm_bench_services "${_rdlm_bench_services}")
   message(STATUS "rdlm-bench: lock-service baselines: ${_rdlm_bench_services}")

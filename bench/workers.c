@@ -255,15 +255,8 @@ static int rdlm_bench_await_start(const rdlm_bench_run_params_t *params,
 
 static void rdlm_bench_sleep_ms(uint32_t ms)
 {
-    struct timespec until;
+    struct timespec until = rdlm_bench_deadline_ts(CLOCK_MONOTONIC, ms);
 
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {
     }
 }

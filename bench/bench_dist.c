@@ -1,0 +1,180 @@
+/* What the cross-node benchmarks share; see bench_dist.h. */
+#include "bench_dist.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(RDLM_BENCH_MPI_LOCK_BENCH)
+static const char rdlm_bench_dist_prog[] = RDLM_BENCH_MPI_LOCK_BENCH;
+#else
+static const char *const rdlm_bench_dist_prog = NULL;
+#endif
+
+const uint32_t rdlm_bench_dist_procs[1] = {4};
+
+/* Everything over TCP: Open MPI's one-sided operations through ob1/tcp and the
+ * pt2pt component (Debian's openmpi-mca-params.conf disables it: named here). */
+static const char *const rdlm_bench_dist_mca[] = {"pml", "ob1",   "btl", "self,tcp",
+                                                  "osc", "pt2pt", NULL};
+static const char *const rdlm_bench_dist_env[] = {"UCX_TLS=tcp,self",
+                                                  "RDLM_VIRTUAL_NODES=2", NULL};
+static const char *const rdlm_bench_dist_unset_env[] = {"RDLM_UCX_TLS", NULL};
+
+#define RDLM_BENCH_DIST_STAT_KEY(e, s) s,
+static const char *const rdlm_bench_dist_stat_keys[RDLM_BENCH_DIST_NSTATS] = {
+    RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_KEY)};
+
+int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
+{
+    const char *cursor = NULL;
+    const char *line;
+    char impl[32];
+    int k;
+
+    while ((line = rdlm_bench_mpi_result(out, "stats", &cursor)) != NULL) {
+        if (rdlm_bench_mpi_field_str(line, "impl", impl, sizeof(impl)) != 0 ||
+            strcmp(impl, key) != 0) {
+            continue;
+        }
+        for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
+            if (rdlm_bench_mpi_field(line, rdlm_bench_dist_stat_keys[k], &v[k]) != 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    return -1;
+}
+
+rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint32_t procs,
+                                                const char *const *args, uint32_t timeout_s)
+{
+    return (rdlm_bench_mpi_job_t){
+        .program = rdlm_bench_dist_prog,
+        .nprocs = procs,
+        .args = args,
+        .mca = rdlm_bench_dist_mca,
+        .env = rdlm_bench_dist_env,
+        .unset_env = rdlm_bench_dist_unset_env,
+        .timeout_s = timeout_s,
+        .verbose = o->verbose,
+    };
+}
+
+char *rdlm_bench_dist_run(const char *what, const rdlm_bench_mpi_job_t *job)
+{
+    char why[1024];
+    char *out;
+
+    if (rdlm_bench_mpi_run(job, &out, why, sizeof(why)) != 0) {
+        fprintf(stderr, "rdlm-bench: %s: %s\n", what, why);
+        return NULL;
+    }
+    return out;
+}
+
+void rdlm_bench_dist_rounds(const char *out, const rdlm_bench_dist_impl_t *impls,
+                            uint32_t nimpl, const char *field, int verbose,
+                            rdlm_bench_measure_t *const *m)
+{
+    rdlm_bench_summary_t pct;
+    const char *cursor = NULL;
+    const char *line;
+    char key[32];
+    double value;
+    uint32_t k;
+
+    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
+        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
+            (field != NULL ? rdlm_bench_mpi_field(line, field, &value)
+                           : rdlm_bench_mpi_round(line, &value, &pct)) != 0) {
+            continue;
+        }
+        for (k = 0; k < nimpl; k++) {
+            if (strcmp(key, impls[k].key) == 0) {
+                rdlm_bench_measure_round(m[k], value, field != NULL ? NULL : &pct);
+            }
+        }
+        if (verbose) {
+            fprintf(stderr, "rdlm-bench:   %.*s\n", (int)strcspn(line, "\n"), line);
+        }
+    }
+}
+
+int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
+                        const rdlm_bench_mpi_job_t *job,
+                        const rdlm_bench_dist_impl_t *impls, uint32_t nimpl, uint32_t procs,
+                        const char *unit, rdlm_bench_measure_t **m, char **out_p)
+{
+    char cmd[512];
+    char *out;
+    uint32_t k;
+
+    rdlm_bench_mpi_command(job, cmd, sizeof(cmd));
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
+    for (k = 0; k < nimpl; k++) {
+        m[k] = rdlm_bench_report_measure(r, bench, impls[k].metric, impls[k].impl, procs,
+                                         unit);
+        if (m[k] == NULL) {
+            return -1;
+        }
+    }
+    if ((out = rdlm_bench_dist_run(bench, job)) == NULL) {
+        return -1;
+    }
+    rdlm_bench_dist_rounds(out, impls, nimpl, NULL, job->verbose, m);
+    for (k = 0; k < nimpl; k++) {
+        rdlm_bench_measure_finish(m[k]);
+    }
+    if (m[0]->nrounds == 0) {
+        fprintf(stderr, "rdlm-bench: %s: no rounds in the output: %.600s\n", bench, out);
+        free(out);
+        return -1;
+    }
+    *out_p = out;
+    return 0;
+}
+
+rdlm_bench_measure_t *rdlm_bench_dist_figure(rdlm_bench_report_t *r, const char *bench,
+                                             const char *metric, const char *impl,
+                                             uint32_t procs, const char *unit, double value)
+{
+    rdlm_bench_measure_t *m =
+        rdlm_bench_report_measure(r, bench, metric, impl, procs, unit);
+
+    if (m != NULL) {
+        rdlm_bench_measure_round(m, value, NULL);
+        rdlm_bench_measure_finish(m);
+    }
+    return m;
+}
+
+int rdlm_bench_dist_each(rdlm_bench_report_t *r, const char *bench, uint32_t min_procs,
+                         const char *params,
+                         int (*run_procs)(rdlm_bench_report_t *r, uint32_t procs))
+{
+    const uint32_t *procs;
+    uint32_t n, k;
+    char why[256];
+    int rc = 0;
+
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
+        return 0;
+    }
+    if (params != NULL) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", params);
+    }
+    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_dist_procs,
+                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
+    for (k = 0; k < n; k++) {
+        if (procs[k] < min_procs) {
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                                   "%u processes: needs at least %u", procs[k], min_procs);
+            continue;
+        }
+        rc |= run_procs(r, procs[k]);
+    }
+    return rc;
+}
