@@ -196,12 +196,13 @@ static void map_shared(void)
         }
         close(fd);
     }
+    /* Nobody opens the file before rank 0 sized it (a file that exists but is still
+     * short would fault on access). Standalone, the only collective there is yet is
+     * the context's own barrier. */
     if (!opt.standalone) {
         MPI_Barrier(MPI_COMM_WORLD);
-    } else {
-        for (int i = 0; i < 10000 && access(path, F_OK) != 0; i++) {
-            usleep(1000);
-        }
+    } else if (rdlm_ctx_barrier(g_ctx) != RDLM_OK) {
+        die("barrier after creating %s", path);
     }
     fd = open(path, O_RDWR);
     if (fd < 0) {

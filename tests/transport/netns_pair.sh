@@ -4,7 +4,7 @@
 #
 #   netns_pair.sh PROGRAM [program options, e.g. --iters 1000 --timeout-sec 60]
 #
-# RDLM_NETNS_PER_NS=k runs k processes per namespace (default 1); RDLM_NETNS_STYLE
+# RDLMTEST_NETNS_PER_NS=k runs k processes per namespace (default 1); RDLMTEST_NETNS_STYLE
 # says how a process learns its rank: "args" (default: --backend ucx --rank R --size N
 # --connect A:PORT, the conformance suite) or "env" (RDLM_RANK, RDLM_SIZE,
 # RDLM_RENDEZVOUS: rdlm_ctx_create's standalone rendezvous).
@@ -18,16 +18,16 @@
 #
 # Exit: 0 all ranks passed; 77 skipped (not root, or no `ip netns`/veth here: the
 # message says what is needed); 1 otherwise. The namespaces are always deleted (trap
-# EXIT); every wait is bounded by `timeout` (RDLM_NETNS_TIMEOUT seconds, default 60).
+# EXIT); every wait is bounded by `timeout` (RDLMTEST_NETNS_TIMEOUT seconds, default 60).
 # Namespaces left by an earlier run that was killed with SIGKILL (their creator's pid is
 # gone) are removed first.
 set -u
 
 BIN=${1:?usage: netns_pair.sh PROGRAM [program options]}
 shift
-LIMIT=${RDLM_NETNS_TIMEOUT:-60}
-PER_NS=${RDLM_NETNS_PER_NS:-1} # processes per namespace: ranks 0..k-1 in A, k..2k-1 in B
-STYLE=${RDLM_NETNS_STYLE:-args} # args: --rank --size --connect; env: RDLM_RANK/SIZE/RENDEZVOUS
+LIMIT=${RDLMTEST_NETNS_TIMEOUT:-60}
+PER_NS=${RDLMTEST_NETNS_PER_NS:-1} # processes per namespace: ranks 0..k-1 in A, k..2k-1 in B
+STYLE=${RDLMTEST_NETNS_STYLE:-args} # args: --rank --size --connect; env: RDLM_RANK/SIZE/RENDEZVOUS
 PREFIX=rdlm-tl
 NS_A=$PREFIX-a-$$
 NS_B=$PREFIX-b-$$
