@@ -23,6 +23,8 @@ typedef struct rdlm_bench_def {
 
 extern const rdlm_bench_def_t rdlm_bench_def_lock_latency;
 extern const rdlm_bench_def_t rdlm_bench_def_lock_contended;
+extern const rdlm_bench_def_t rdlm_bench_def_try_lock;
+extern const rdlm_bench_def_t rdlm_bench_def_rwlock_ratio;
 extern const rdlm_bench_def_t rdlm_bench_def_barrier;
 extern const rdlm_bench_def_t rdlm_bench_def_dist_barrier;
 extern const rdlm_bench_def_t rdlm_bench_def_memory;

@@ -53,6 +53,11 @@ int rdlm_bench_lock_failed(rdlm_bench_worker_t *w, const char *what, int code);
 int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_t *out,
                           char *why, size_t whylen);
 
+/** The counter check itself: 0 if the critical section's counter equals expected,
+ *  else -1 with why filled (names the implementation). */
+int rdlm_bench_lock_check_count(void *data, const void *arg, uint64_t expected, char *why,
+                                size_t whylen);
+
 /** n uncontended acquire+release pairs through ops on lock: 0, or -1 after
  *  rdlm_bench_lock_failed (the caller detaches). */
 static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,

@@ -241,6 +241,7 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_etcd = {
     .attach = rdlm_bench_etcd_attach,
     .acquire = rdlm_bench_etcd_acquire,
     .release = rdlm_bench_etcd_release,
+    .try_acquire = rdlm_bench_lock_no_try,
     .error_name = rdlm_bench_service_error_name,
     .stats = rdlm_bench_lock_no_stats,
     .detach = rdlm_bench_etcd_detach,

@@ -6,6 +6,8 @@
  *   worker:  attach(shared, job) -> lock   per process (rdlm: a context per process)
  *            acquire(lock) / release(lock) the measured calls: 0, or a code that
  *                                          error_name(code) names
+ *            try_acquire(lock, &busy)      one attempt: 0 with busy 0 (held now) or
+ *                                          1 (held by another, not taken), or a code
  *            stats(lock, &s)               0 if the implementation keeps statistics
  *            detach(lock)
  *   parent:  shared_fini(shared)
@@ -26,6 +28,7 @@ typedef struct rdlm_bench_lock_ops {
     int (*attach)(void *shared, const char *job, void **lock_p, char *err, size_t errlen);
     int (*acquire)(void *lock);
     int (*release)(void *lock);
+    int (*try_acquire)(void *lock, int *busy_p);
     const char *(*error_name)(int code);
     int (*stats)(void *lock, rdlm_stats_t *stats_p);
     void (*detach)(void *lock);
@@ -38,9 +41,24 @@ extern const rdlm_bench_lock_ops_t rdlm_bench_lock_tas;
 /** Default pthread_mutex_t, PTHREAD_PROCESS_SHARED, in the shared mapping. */
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_pmutex;
 
+/** A reader-writer lock: lock is its exclusive (write) side, so every lock helper
+ *  applies to it; read_acquire/read_release are the shared side. */
+typedef struct rdlm_bench_rwlock_ops {
+    rdlm_bench_lock_ops_t lock;
+    int (*read_acquire)(void *lock);
+    int (*read_release)(void *lock);
+} rdlm_bench_rwlock_ops_t;
+
+/** rdlm reader-writer lock: a context per process, one named rwlock. */
+extern const rdlm_bench_rwlock_ops_t rdlm_bench_rwlock_rdlm;
+/** Default pthread_rwlock_t, PTHREAD_PROCESS_SHARED, in the shared mapping. */
+extern const rdlm_bench_rwlock_ops_t rdlm_bench_rwlock_pthread;
+
 /* Stubs for adapters that have nothing to do or report. */
 int rdlm_bench_lock_nop_init(void *shared);
 void rdlm_bench_lock_nop_fini(void *shared);
+/** try_acquire of a lock that has no single-attempt form: returns ENOSYS. */
+int rdlm_bench_lock_no_try(void *lock, int *busy_p);
 int rdlm_bench_lock_no_stats(void *lock, rdlm_stats_t *stats_p);
 void rdlm_bench_lock_nop_detach(void *lock);
 

@@ -2,6 +2,7 @@
  * Baseline: a default (PTHREAD_MUTEX_NORMAL) pthread_mutex_t made
  * PTHREAD_PROCESS_SHARED, living in the shared mapping. Stubs for every adapter.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +51,14 @@ static int rdlm_bench_pmutex_release(void *lock)
     return pthread_mutex_unlock(lock);
 }
 
+static int rdlm_bench_pmutex_try_acquire(void *lock, int *busy_p)
+{
+    int rc = pthread_mutex_trylock(lock);
+
+    *busy_p = rc == EBUSY;
+    return rc == EBUSY ? 0 : rc;
+}
+
 static const char *rdlm_bench_pmutex_error_name(int code)
 {
     return strerror(code);
@@ -64,6 +73,7 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_pmutex = {
     .attach = rdlm_bench_pmutex_attach,
     .acquire = rdlm_bench_pmutex_acquire,
     .release = rdlm_bench_pmutex_release,
+    .try_acquire = rdlm_bench_pmutex_try_acquire,
     .error_name = rdlm_bench_pmutex_error_name,
     .stats = rdlm_bench_lock_no_stats,
     .detach = rdlm_bench_lock_nop_detach,
@@ -80,6 +90,13 @@ int rdlm_bench_lock_nop_init(void *shared)
 void rdlm_bench_lock_nop_fini(void *shared)
 {
     (void)shared;
+}
+
+int rdlm_bench_lock_no_try(void *lock, int *busy_p)
+{
+    (void)lock;
+    *busy_p = 0;
+    return ENOSYS;
 }
 
 int rdlm_bench_lock_no_stats(void *lock, rdlm_stats_t *stats_p)

@@ -1,7 +1,7 @@
 /*
- * rdlm's exclusive lock behind the adapter: each worker process attaches its own
- * context to the run's job and opens the lock by name. Nothing lives in the data
- * mapping; the lock is in rdlm's segment.
+ * rdlm's exclusive lock and its reader-writer lock behind the adapters: each worker
+ * process attaches its own context to the run's job and opens the lock by name.
+ * Nothing lives in the data mapping; the lock is in rdlm's segment.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,20 +9,23 @@
 #include "lock_ops.h"
 
 #define RDLM_BENCH_LOCK_NAME "bench.lock"
+#define RDLM_BENCH_RWLOCK_NAME "bench.rwlock"
 
+/* One of lock, rw is open, as the adapter says. */
 typedef struct rdlm_bench_rdlm_lock {
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
+    rdlm_rwlock_h rw;
 } rdlm_bench_rdlm_lock_t;
 
-static int rdlm_bench_rdlm_attach(void *shared, const char *job, void **lock_p, char *err,
-                                  size_t errlen)
+/* A context on job, then the exclusive lock (rw 0) or the reader-writer lock. */
+static int rdlm_bench_rdlm_open(const char *job, int rw, void **lock_p, char *err,
+                                size_t errlen)
 {
     rdlm_ctx_params_t params = {.field_mask = RDLM_CTX_FIELD_JOB, .job = job};
     rdlm_bench_rdlm_lock_t *l;
     rdlm_status_t st;
 
-    (void)shared;
     l = calloc(1, sizeof(*l));
     if (l == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -33,9 +36,11 @@ static int rdlm_bench_rdlm_attach(void *shared, const char *job, void **lock_p, 
         snprintf(err, errlen, "rdlm_ctx_create(job %s): %s", job, rdlm_status_name(st));
         goto err_free;
     }
-    st = rdlm_lock_open(l->ctx, RDLM_BENCH_LOCK_NAME, &l->lock);
+    st = rw ? rdlm_rwlock_open(l->ctx, RDLM_BENCH_RWLOCK_NAME, &l->rw)
+            : rdlm_lock_open(l->ctx, RDLM_BENCH_LOCK_NAME, &l->lock);
     if (st != RDLM_OK) {
-        snprintf(err, errlen, "rdlm_lock_open: %s", rdlm_status_name(st));
+        snprintf(err, errlen, "%s: %s", rw ? "rdlm_rwlock_open" : "rdlm_lock_open",
+                 rdlm_status_name(st));
         goto err_destroy_ctx;
     }
     *lock_p = l;
@@ -46,6 +51,13 @@ err_destroy_ctx:
 err_free:
     free(l);
     return -1;
+}
+
+static int rdlm_bench_rdlm_attach(void *shared, const char *job, void **lock_p, char *err,
+                                  size_t errlen)
+{
+    (void)shared;
+    return rdlm_bench_rdlm_open(job, 0, lock_p, err, errlen);
 }
 
 /* RDLM_OWNER_DEAD counts as a failure here: no worker of a benchmark should die. */
@@ -60,6 +72,16 @@ static int rdlm_bench_rdlm_release(void *lock)
     return (int)rdlm_lock_release(((rdlm_bench_rdlm_lock_t *)lock)->lock);
 }
 
+/* One attempt, with a token as a caller that fences would ask for. */
+static int rdlm_bench_rdlm_try_acquire(void *lock, int *busy_p)
+{
+    uint64_t token;
+    rdlm_status_t st = rdlm_lock_acquire(((rdlm_bench_rdlm_lock_t *)lock)->lock, 0, &token);
+
+    *busy_p = st == RDLM_ERR_BUSY;
+    return st == RDLM_ERR_BUSY ? 0 : (int)st;
+}
+
 static const char *rdlm_bench_rdlm_error_name(int code)
 {
     return rdlm_status_name((rdlm_status_t)code);
@@ -71,11 +93,16 @@ static int rdlm_bench_rdlm_stats(void *lock, rdlm_stats_t *stats_p)
                                                                                      : -1;
 }
 
+/* Closes whichever of lock, rw is open. */
 static void rdlm_bench_rdlm_detach(void *lock)
 {
     rdlm_bench_rdlm_lock_t *l = lock;
 
-    rdlm_lock_close(l->lock);
+    if (l->rw != NULL) {
+        rdlm_rwlock_close(l->rw);
+    } else {
+        rdlm_lock_close(l->lock);
+    }
     rdlm_ctx_destroy(l->ctx);
     free(l);
 }
@@ -89,7 +116,69 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm = {
     .attach = rdlm_bench_rdlm_attach,
     .acquire = rdlm_bench_rdlm_acquire,
     .release = rdlm_bench_rdlm_release,
+    .try_acquire = rdlm_bench_rdlm_try_acquire,
     .error_name = rdlm_bench_rdlm_error_name,
     .stats = rdlm_bench_rdlm_stats,
     .detach = rdlm_bench_rdlm_detach,
+};
+
+/* ---- reader-writer lock ------------------------------------------------------------ */
+
+static int rdlm_bench_rdlm_rw_attach(void *shared, const char *job, void **lock_p,
+                                     char *err, size_t errlen)
+{
+    (void)shared;
+    return rdlm_bench_rdlm_open(job, 1, lock_p, err, errlen);
+}
+
+static int rdlm_bench_rdlm_write_acquire(void *lock)
+{
+    return (int)rdlm_rwlock_write_acquire(((rdlm_bench_rdlm_lock_t *)lock)->rw,
+                                          RDLM_TIMEOUT_INFINITE, NULL);
+}
+
+static int rdlm_bench_rdlm_write_release(void *lock)
+{
+    return (int)rdlm_rwlock_write_release(((rdlm_bench_rdlm_lock_t *)lock)->rw);
+}
+
+static int rdlm_bench_rdlm_write_try(void *lock, int *busy_p)
+{
+    rdlm_status_t st = rdlm_rwlock_write_acquire(((rdlm_bench_rdlm_lock_t *)lock)->rw, 0,
+                                                 NULL);
+
+    *busy_p = st == RDLM_ERR_BUSY;
+    return st == RDLM_ERR_BUSY ? 0 : (int)st;
+}
+
+static int rdlm_bench_rdlm_read_acquire(void *lock)
+{
+    return (int)rdlm_rwlock_read_acquire(((rdlm_bench_rdlm_lock_t *)lock)->rw,
+                                         RDLM_TIMEOUT_INFINITE);
+}
+
+static int rdlm_bench_rdlm_read_release(void *lock)
+{
+    return (int)rdlm_rwlock_read_release(((rdlm_bench_rdlm_lock_t *)lock)->rw);
+}
+
+const rdlm_bench_rwlock_ops_t rdlm_bench_rwlock_rdlm = {
+    .lock =
+        {
+            .name = "rdlm",
+            .description = "rdlm_rwlock_read/write_acquire/release, one context per "
+                           "process",
+            .shared_size = 0,
+            .shared_init = rdlm_bench_lock_nop_init,
+            .shared_fini = rdlm_bench_lock_nop_fini,
+            .attach = rdlm_bench_rdlm_rw_attach,
+            .acquire = rdlm_bench_rdlm_write_acquire,
+            .release = rdlm_bench_rdlm_write_release,
+            .try_acquire = rdlm_bench_rdlm_write_try,
+            .error_name = rdlm_bench_rdlm_error_name,
+            .stats = rdlm_bench_rdlm_stats,
+            .detach = rdlm_bench_rdlm_detach,
+        },
+    .read_acquire = rdlm_bench_rdlm_read_acquire,
+    .read_release = rdlm_bench_rdlm_read_release,
 };

@@ -184,6 +184,7 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_redis = {
     .attach = rdlm_bench_redis_attach,
     .acquire = rdlm_bench_redis_acquire,
     .release = rdlm_bench_redis_release,
+    .try_acquire = rdlm_bench_lock_no_try,
     .error_name = rdlm_bench_service_error_name,
     .stats = rdlm_bench_lock_no_stats,
     .detach = rdlm_bench_redis_detach,

@@ -46,6 +46,14 @@ static int rdlm_bench_tas_release(void *lock)
     return 0;
 }
 
+static int rdlm_bench_tas_try_acquire(void *lock, int *busy_p)
+{
+    rdlm_bench_tas_t *t = lock;
+
+    *busy_p = atomic_exchange_explicit(&t->word, 1, memory_order_acquire) != 0;
+    return 0;
+}
+
 static const char *rdlm_bench_tas_error_name(int code)
 {
     (void)code;
@@ -61,6 +69,7 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_tas = {
     .attach = rdlm_bench_tas_attach,
     .acquire = rdlm_bench_tas_acquire,
     .release = rdlm_bench_tas_release,
+    .try_acquire = rdlm_bench_tas_try_acquire,
     .error_name = rdlm_bench_tas_error_name,
     .stats = rdlm_bench_lock_no_stats,
     .detach = rdlm_bench_lock_nop_detach,

@@ -43,6 +43,8 @@ static double rdlm_bench_noise_note(rdlm_bench_report_t *report, const char *ben
 static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
     &rdlm_bench_def_lock_latency,
     &rdlm_bench_def_lock_contended,
+    &rdlm_bench_def_try_lock,
+    &rdlm_bench_def_rwlock_ratio,
     &rdlm_bench_def_barrier,
     &rdlm_bench_def_dist_barrier,
     &rdlm_bench_def_memory,
