@@ -99,7 +99,7 @@ static int rdlm_qlock_try_fast(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev
  * not stay busy forever for callers that only ever try. */
 static int rdlm_qlock_try_recover(rdlm_local_t *lc, uint32_t idx)
 {
-    uint64_t now = rdlm_clock_coarse_ns(); /* every failed try reads it */
+    uint64_t now = rdlm_clock_now_ns();
     uint64_t due = rdlm_load(&lc->next_try_check_ns, RDLM_RELAXED);
 
     if (now < due || !rdlm_cas(&lc->next_try_check_ns, &due,

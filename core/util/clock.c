@@ -17,17 +17,6 @@ uint64_t rdlm_clock_now_ns(void)
     return rdlm_clock_source();
 }
 
-uint64_t rdlm_clock_coarse_ns(void)
-{
-    struct timespec ts;
-
-    if (rdlm_clock_source != rdlm_clock_monotonic) {
-        return rdlm_clock_source();
-    }
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void rdlm_clock_set_source(rdlm_clock_func_t source)
 {
     rdlm_clock_source = source ? source : rdlm_clock_monotonic;

@@ -12,11 +12,6 @@ typedef uint64_t (*rdlm_clock_func_t)(void);
 /** Nanoseconds from CLOCK_MONOTONIC (or the injected source). Thread-safe. */
 uint64_t rdlm_clock_now_ns(void);
 
-/** The same clock read cheaply at the kernel tick's resolution (CLOCK_MONOTONIC_COARSE,
- *  a few milliseconds): for rate limits on hot paths. An injected source is used as
- *  it is. Thread-safe. */
-uint64_t rdlm_clock_coarse_ns(void);
-
 /** Replace the time source; NULL restores CLOCK_MONOTONIC. Not thread-safe: call
  *  before other threads use the library. */
 void rdlm_clock_set_source(rdlm_clock_func_t source);
