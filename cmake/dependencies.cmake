@@ -28,3 +28,15 @@ if(RDLM_BUILD_TESTS)
   # cmocka 1.1.5 sets CMOCKA_INCLUDE_DIR / CMOCKA_LIBRARIES only.
   find_package(cmocka REQUIRED CONFIG)
 endif()
+
+# The lease authority (core/lease, rdlmd): libraft 0.15 with its libuv I/O.
+# MUNGE (session authentication in service mode) is used when libmunge-dev is found.
+set(RDLM_HAVE_MUNGE 0)
+if(RDLM_WITH_AUTHORITY)
+  pkg_check_modules(RAFT REQUIRED IMPORTED_TARGET raft)
+  pkg_check_modules(LIBUV REQUIRED IMPORTED_TARGET libuv)
+endif()
+pkg_check_modules(MUNGE QUIET IMPORTED_TARGET munge)
+if(MUNGE_FOUND)
+  set(RDLM_HAVE_MUNGE 1)
+endif()

@@ -9,6 +9,8 @@ packages=(
   libopenmpi-dev openmpi-bin gfortran
   libcmocka-dev libraft-dev libuv1-dev
   spin gnuplot-nox iproute2
+  # the lease authority: MUNGE session credentials; nftables for partition tests
+  munge libmunge-dev nftables
   # rdlm-bench's lock-service baselines (bench/services.sh): client libraries and the
   # small servers; zookeeperd (Java, about 30 MB) is installed by bench/services.sh only
   libhiredis-dev libcurl4-openssl-dev libzookeeper-mt-dev redis-server etcd-server

@@ -32,8 +32,14 @@
     X(RDLM_ERR_NO_RESOURCE, -104, "per-process resource exhausted")                      \
     X(RDLM_ERR_MISMATCH, -105, "object exists with different parameters")                \
     X(RDLM_ERR_STALE_TOKEN, -106, "fencing token older than one already accepted")       \
+    X(RDLM_ERR_LEASE_EXPIRED, -107, "session lease expired or unknown; open a new session") \
+    X(RDLM_ERR_QUOTA, -108, "per-session quota exceeded")                                \
+    X(RDLM_ERR_AUTH, -109, "credential missing, forged or refused")                      \
     X(RDLM_ERR_PEER_DEAD, -200, "a participating process died")                          \
     X(RDLM_ERR_IO, -201, "system call failed")                                           \
+    X(RDLM_ERR_NOT_LEADER, -202, "authority replica is not the leader")                  \
+    X(RDLM_ERR_UNAVAILABLE, -203, "no authority leader reachable")                       \
+    X(RDLM_ERR_PROTOCOL, -204, "malformed or unexpected wire message")                   \
     X(RDLM_ERR_NO_MEMORY, -300, "out of memory")                                         \
     X(RDLM_ERR_PERMISSION, -301, "segment belongs to another user or has unsafe mode")   \
     X(RDLM_ERR_CORRUPT, -302, "shared segment is inconsistent")

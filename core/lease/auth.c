@@ -1,0 +1,1 @@
+/* auth.c: written in this change */

@@ -1,0 +1,1 @@
+/* client.c: written in this change */

@@ -1,0 +1,1 @@
+/* cmd.c: written in this change */

@@ -1,0 +1,92 @@
+/*
+ * Lease-authority commands (cmd.c): the payload of a client request and, once the
+ * leader validated it, of a Raft log entry. One encoding for both, so a logged entry is
+ * decoded by the same code that checked the request.
+ *
+ * Encoding (little-endian, fixed order, no padding):
+ *
+ *   u8 op | u8 flags | u16 name_len | u32 ttl_ms | u32 timeout_ms | u32 uid | u32 gid
+ *   u64 session | u64 seq | u64 nonce | u64 token
+ *   u16 cred_len | name[name_len] | cred[cred_len]
+ *
+ * A decoded command is fully validated: known op, flags known for that op, name
+ * 1..RDLM_LEASE_NAME_MAX printable bytes where the op needs a name (ACQUIRE, RELEASE,
+ * CANCEL), 0..RDLM_LEASE_NAME_MAX on OPEN (the session's namespace), 0 otherwise,
+ * ttl in [RDLM_LEASE_TTL_MIN_MS, RDLM_LEASE_TTL_MAX_MS] for OPEN, cred only on OPEN,
+ * total length exact. Anything else is RDLM_ERR_PROTOCOL (never a crash, never a read
+ * past len).
+ */
+#ifndef RDLM_LEASE_CMD_H
+#define RDLM_LEASE_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdlm/status.h>
+
+/** Longest lock name inside the authority (client name plus the "uid/job/" prefix
+ *  the server adds in authenticated mode). */
+#define RDLM_LEASE_NAME_MAX 127
+/** Longest credential (a MUNGE credential is about 200 bytes). */
+#define RDLM_LEASE_CRED_MAX 1024
+#define RDLM_LEASE_TTL_MIN_MS 100u
+#define RDLM_LEASE_TTL_MAX_MS 600000u
+/** Encoded size of the fixed part. */
+#define RDLM_LEASE_CMD_FIXED 54u
+/** Largest encoded command. */
+#define RDLM_LEASE_CMD_MAX (RDLM_LEASE_CMD_FIXED + RDLM_LEASE_NAME_MAX + RDLM_LEASE_CRED_MAX)
+
+/** Operations. "log" ones become Raft entries; "client" ones are answered by the
+ *  replica without a log entry. */
+typedef enum rdlm_lease_op {
+    RDLM_LEASE_OP_OPEN = 1,    /**< log: nonce, ttl_ms, name = namespace, (cred)
+                                    -> new session id */
+    RDLM_LEASE_OP_RENEW = 2,   /**< client: session; leader resets its timer, no log */
+    RDLM_LEASE_OP_CLOSE = 3,   /**< log: session, seq; releases its locks, drops waits */
+    RDLM_LEASE_OP_ACQUIRE = 4, /**< log: session, seq, name, flags, timeout_ms */
+    RDLM_LEASE_OP_RELEASE = 5, /**< log: session, seq, name, token */
+    RDLM_LEASE_OP_CANCEL = 6,  /**< log: session, seq, name; drops a wait or the hold
+                                    that the acquire with this seq obtained */
+    RDLM_LEASE_OP_EPOCH = 7,   /**< log: session, seq; bumps the epoch, returns it */
+    RDLM_LEASE_OP_STATUS = 8,  /**< client: leader, term, epoch, sessions */
+    RDLM_LEASE_OP_EXPIRE = 9,  /**< log, leader timer only (refused from clients):
+                                    session */
+    RDLM_LEASE_OP_MAX_ = 9
+} rdlm_lease_op_t;
+
+/** ACQUIRE flags. */
+#define RDLM_LEASE_ACQ_TRY 0x01u /**< never queue: busy -> RDLM_ERR_BUSY */
+
+typedef struct rdlm_lease_cmd {
+    uint8_t op;          /**< rdlm_lease_op_t */
+    uint8_t flags;       /**< RDLM_LEASE_ACQ_* for ACQUIRE, 0 otherwise */
+    uint16_t name_len;   /**< bytes in name, without NUL */
+    uint32_t ttl_ms;     /**< OPEN */
+    uint32_t timeout_ms; /**< ACQUIRE: how long the leader keeps the waiter */
+    uint32_t uid, gid;   /**< OPEN as logged: set by the server after authentication;
+                              the server overwrites whatever a client sent */
+    uint64_t session;    /**< every op but OPEN and STATUS */
+    uint64_t seq;        /**< per-session request number, strictly increasing */
+    uint64_t nonce;      /**< OPEN: the client's random id (re-sent OPEN -> same session) */
+    uint64_t token;      /**< RELEASE: the token the acquire returned */
+    uint16_t cred_len;   /**< OPEN from a client only; 0 in the log */
+    const uint8_t *cred; /**< points into the decoded buffer (not owned) */
+    char name[RDLM_LEASE_NAME_MAX + 1]; /**< NUL-terminated */
+} rdlm_lease_cmd_t;
+
+/** Encode cmd into buf (cap bytes). Returns the encoded length, or 0 if cap is too
+ *  small or cmd is not valid by the rules above (nothing is logged; pure function). */
+size_t rdlm_lease_cmd_encode(const rdlm_lease_cmd_t *cmd, uint8_t *buf, size_t cap);
+
+/** Decode and validate len bytes into *cmd_p. RDLM_OK, or RDLM_ERR_PROTOCOL with
+ *  *cmd_p unspecified. Pure: no logging, no allocation (cmd_p->cred points into buf). */
+rdlm_status_t rdlm_lease_cmd_decode(const uint8_t *buf, size_t len, rdlm_lease_cmd_t *cmd_p);
+
+/** True for ops that become log entries (OPEN CLOSE ACQUIRE RELEASE CANCEL EPOCH
+ *  EXPIRE). */
+int rdlm_lease_op_is_logged(unsigned op);
+
+/** Constant name of an op ("ACQUIRE"), "?" if unknown. */
+const char *rdlm_lease_op_name(unsigned op);
+
+#endif

@@ -1,0 +1,1 @@
+/* conn.c: written in this change */

@@ -1,0 +1,1 @@
+/* fsm.c: written in this change */

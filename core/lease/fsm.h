@@ -1,0 +1,28 @@
+/*
+ * libraft glue for the state machine (fsm.c): a struct raft_fsm whose apply, snapshot
+ * and restore call sm.h. Used by the replica (replica.c, raft_uv) and by the
+ * deterministic simulation (tests/lease, raft/fixture.h), so both run the same code.
+ *
+ * apply() hands libraft a pointer to a result stored in the adapter (valid until the
+ * next apply), never a heap block: followers have no request to free it.
+ */
+#ifndef RDLM_LEASE_FSM_H
+#define RDLM_LEASE_FSM_H
+
+#include <raft.h>
+
+#include "sm.h"
+
+typedef struct rdlm_lease_fsm {
+    rdlm_lease_sm_t *sm;         /**< owned */
+    rdlm_lease_result_t last;    /**< result of the last apply */
+    uint64_t applied;            /**< entries applied through this adapter */
+} rdlm_lease_fsm_t;
+
+/** Create the state (limits as sm.h) and fill fsm (version 1, apply, snapshot,
+ *  restore; fsm->data = a). RDLM_ERR_NO_MEMORY. */
+rdlm_status_t rdlm_lease_fsm_init(rdlm_lease_fsm_t *a, struct raft_fsm *fsm,
+                                  const rdlm_lease_limits_t *limits);
+void rdlm_lease_fsm_close(rdlm_lease_fsm_t *a);
+
+#endif

@@ -1,0 +1,1 @@
+/* replica.c: written in this change */

@@ -1,0 +1,1 @@
+/* server.c: written in this change */

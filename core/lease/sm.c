@@ -1,0 +1,1 @@
+/* sm.c: written in this change */

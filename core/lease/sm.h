@@ -1,0 +1,126 @@
+/*
+ * The lease authority's replicated state machine (sm.c): pure, deterministic, total.
+ *
+ * State
+ *   epoch          current fencing epoch (starts at 1; EPOCH bumps it)
+ *   grant_seq      sequence of the last grant, over all locks (never decreases)
+ *   sessions       id -> {nonce, ttl_ms, uid, gid, ns, last_seq, held, waiting}
+ *                  ids are assigned from a counter in apply order (1, 2, ...);
+ *                  ns is the OPEN's name (the "uid/job" namespace the server sets in
+ *                  authenticated mode, "" otherwise)
+ *   locks          name -> {holder session, holder_seq (the acquire's seq), token,
+ *                  broken flag, FIFO of waiters (session, seq)}; a lock with no
+ *                  holder and no waiter is removed
+ *
+ * Rules
+ *   - apply() never reads a clock, never allocates unboundedly (limits below), and
+ *     never asserts: an entry that does not decode or does not fit the state gives an
+ *     error result and changes nothing.
+ *   - Tokens: grant -> grant_seq += 1, token = epoch << 40 | grant_seq. Neither
+ *     ever decreases and both are in the log and the snapshot, so tokens strictly
+ *     increase, for every lock (even one whose record was removed), across leader
+ *     changes and full restarts.
+ *   - CANCEL names the seq of the ACQUIRE it cancels and is not de-duplicated (it
+ *     is idempotent): it drops that wait, or releases the hold that acquire got
+ *     (holder_seq == seq), or does nothing; it never touches last_seq.
+ *   - De-duplication: a request whose seq is <= the session's last_seq is not applied
+ *     again: ACQUIRE answers from the current state (held by it with that seq -> OK
+ *     + token; still waiting -> RDLM_INPROGRESS), the others answer RDLM_OK if seq ==
+ *     last_seq, and RDLM_ERR_INVALID_ARG if older.
+ *   - EXPIRE and CLOSE remove the session: its held locks go to their next waiter
+ *     (the grant is marked broken=1 for EXPIRE: the holder did not release) and its
+ *     waits are dropped.
+ *   - RELEASE by a session that does not hold the lock, or with another token:
+ *     RDLM_ERR_NOT_OWNER, nothing changes (double release included).
+ *   - Quotas (limits): sessions, locks, held locks and waits per session ->
+ *     RDLM_ERR_QUOTA.
+ */
+#ifndef RDLM_LEASE_SM_H
+#define RDLM_LEASE_SM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd.h"
+
+typedef struct rdlm_lease_sm rdlm_lease_sm_t;
+
+typedef struct rdlm_lease_limits {
+    uint32_t max_sessions;          /**< default 4096 */
+    uint32_t max_locks;             /**< default 65536 */
+    uint32_t max_held_per_session;  /**< default 1024 */
+    uint32_t max_waits_per_session; /**< default 64 */
+} rdlm_lease_limits_t;
+
+/** What one apply (or a check) decided. */
+typedef struct rdlm_lease_result {
+    rdlm_status_t status; /**< RDLM_OK, RDLM_INPROGRESS (ACQUIRE queued), or error */
+    uint64_t session;     /**< OPEN: the session id */
+    uint64_t token;       /**< ACQUIRE granted: epoch << 40 | lock_seq */
+    uint64_t epoch;       /**< current epoch after the apply (EPOCH: the new one) */
+    uint8_t broken;       /**< ACQUIRE granted after the previous holder expired */
+} rdlm_lease_result_t;
+
+/** Called during apply for every waiter granted because of another entry (a RELEASE,
+ *  CANCEL, CLOSE or EXPIRE), so the leader can answer the waiting client. */
+typedef void (*rdlm_lease_grant_func_t)(void *arg, uint64_t session, uint64_t seq,
+                                        const char *name, uint64_t token, int broken);
+
+/** New empty state (epoch 1). limits NULL or zero fields: defaults.
+ *  RDLM_ERR_NO_MEMORY. */
+rdlm_status_t rdlm_lease_sm_create(const rdlm_lease_limits_t *limits,
+                                   rdlm_lease_sm_t **sm_p);
+void rdlm_lease_sm_destroy(rdlm_lease_sm_t *sm);
+
+/** Grant notifications (NULL to stop). */
+void rdlm_lease_sm_set_grant_cb(rdlm_lease_sm_t *sm, rdlm_lease_grant_func_t cb,
+                                void *arg);
+
+/** Apply one committed entry (any bytes). Total: an undecodable entry gives
+ *  RDLM_ERR_PROTOCOL in *res_p and changes nothing. */
+void rdlm_lease_sm_apply(rdlm_lease_sm_t *sm, const void *entry, size_t len,
+                         rdlm_lease_result_t *res_p);
+
+/**
+ * Validate a decoded client command against the current state before it is logged.
+ * Returns RDLM_OK when it should be logged; any other status is the answer to send
+ * without logging (errors, and for a duplicate ACQUIRE its current outcome with
+ * *res_p filled). apply() re-checks everything: the state may change in between.
+ */
+rdlm_status_t rdlm_lease_sm_check(const rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *cmd,
+                                  rdlm_lease_result_t *res_p);
+
+/** Canonical serialisation (sorted, so equal states give equal bytes). *buf_p is
+ *  malloc'd; the caller frees it. RDLM_ERR_NO_MEMORY. */
+rdlm_status_t rdlm_lease_sm_snapshot(const rdlm_lease_sm_t *sm, void **buf_p,
+                                     size_t *len_p);
+
+/** Replace the state by a snapshot. The bytes are validated completely first; on any
+ *  error (RDLM_ERR_PROTOCOL, RDLM_ERR_NO_MEMORY) the state is unchanged. */
+rdlm_status_t rdlm_lease_sm_restore(rdlm_lease_sm_t *sm, const void *buf, size_t len);
+
+/** 64-bit hash of the canonical serialisation (equal states, equal hash). */
+uint64_t rdlm_lease_sm_hash(const rdlm_lease_sm_t *sm);
+
+uint64_t rdlm_lease_sm_epoch(const rdlm_lease_sm_t *sm);
+size_t rdlm_lease_sm_session_count(const rdlm_lease_sm_t *sm);
+size_t rdlm_lease_sm_lock_count(const rdlm_lease_sm_t *sm);
+
+/** 1 and *ttl_ms_p if the session exists, else 0. ns_p (may be NULL, at least
+ *  RDLM_LEASE_NAME_MAX + 1 bytes) receives its namespace. */
+int rdlm_lease_sm_session_ttl(const rdlm_lease_sm_t *sm, uint64_t session,
+                              uint32_t *ttl_ms_p, char *ns_p);
+
+/** Calls fn for every session in id order (the leader arms its timers with it). */
+void rdlm_lease_sm_foreach_session(const rdlm_lease_sm_t *sm,
+                                   void (*fn)(void *arg, uint64_t session,
+                                              uint32_t ttl_ms),
+                                   void *arg);
+
+/** Holder (0: free), last token and number of waiters of a lock.
+ *  RDLM_ERR_NOT_FOUND if the authority has no record of it. */
+rdlm_status_t rdlm_lease_sm_lock_info(const rdlm_lease_sm_t *sm, const char *name,
+                                      uint64_t *holder_p, uint64_t *token_p,
+                                      size_t *waiters_p);
+
+#endif

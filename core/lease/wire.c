@@ -1,0 +1,1 @@
+/* wire.c: written in this change */

@@ -1,0 +1,128 @@
+/*
+ * rdlm lease sessions: a client of the replicated lease authority (rdlmd, or the
+ * replicas a job runs). Include <rdlm.h> first.
+ *
+ * Model
+ *   A session is opened at the authority with a TTL. A small thread renews it with
+ *   the leader (one round trip, no disk write at the authority). The session is valid
+ *   until t_send + TTL * (1 - drift), t_send being the time the last successful
+ *   renewal was sent; after that instant the client considers the lease lost, calls
+ *   the lease-lost callback once, and every call on the session returns
+ *   RDLM_ERR_LEASE_EXPIRED, forever: open a new session. The authority expires a
+ *   session whose leader has not heard a renewal for TTL (a committed decision), and
+ *   only then gives its locks to their next waiters.
+ *
+ * Locks held through a session
+ *   rdlm_session_lock is a lock kept by the authority itself (FIFO, fenced): safe for
+ *   clients outside one MPI job (workflow tools, I/O services, several jobs). It costs
+ *   one committed log entry per acquire and per release. Tokens are epoch << 40 |
+ *   sequence and strictly increase per lock, across leader changes and full restarts
+ *   of the authority. When the previous holder's lease expired, the acquire returns
+ *   RDLM_OWNER_DEAD (the lock IS held) after the optional lock delay.
+ *
+ * Authority addresses
+ *   "host:port[,host:port...]": the client ports of the replicas. Any replica answers
+ *   with the leader's address; the client follows it and retries other replicas while
+ *   no leader is known, until the call's deadline (RDLM_ERR_UNAVAILABLE).
+ *
+ * Thread safety: every function may be called from any thread; calls on one session
+ * are serialised. rdlm_session_close must not race with other calls on that session.
+ */
+#ifndef RDLM_LEASE_H
+#define RDLM_LEASE_H
+
+#include <stdint.h>
+
+#include <rdlm/export.h>
+#include <rdlm/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rdlm_session *rdlm_session_h;
+
+/** Called once, from the renewal thread, when the session's lease is lost. */
+typedef void (*rdlm_lease_lost_func_t)(void *arg, rdlm_session_h session);
+
+enum rdlm_session_field {
+    RDLM_SESSION_FIELD_TTL = 1u << 0,        /**< ttl_ms */
+    RDLM_SESSION_FIELD_DRIFT = 1u << 1,      /**< drift_ppm */
+    RDLM_SESSION_FIELD_LOST_CB = 1u << 2,    /**< lost_cb, lost_arg */
+    RDLM_SESSION_FIELD_JOB = 1u << 3,        /**< job */
+    RDLM_SESSION_FIELD_LOCK_DELAY = 1u << 4, /**< lock_delay_ms */
+    RDLM_SESSION_FIELD_TIMEOUT = 1u << 5     /**< connect_timeout_ms */
+};
+
+typedef struct rdlm_session_params {
+    uint64_t field_mask;      /**< RDLM_SESSION_FIELD_* that are set */
+    uint32_t ttl_ms;          /**< lease TTL; default 5000, range 100..600000 */
+    uint32_t drift_ppm;       /**< rho in parts per million; default 100000 (0.1) */
+    rdlm_lease_lost_func_t lost_cb;
+    void *lost_arg;
+    const char *job;          /**< job name for authenticated mode; default RDLM_JOB */
+    uint32_t lock_delay_ms;   /**< wait this long before returning RDLM_OWNER_DEAD;
+                                   default 0 */
+    uint32_t connect_timeout_ms; /**< how long to look for a leader; default 10000 */
+} rdlm_session_params_t;
+
+/** Open a session at the authority (blocking). params may be NULL.
+ *  RDLM_ERR_INVALID_ARG, RDLM_ERR_UNAVAILABLE, RDLM_ERR_AUTH, RDLM_ERR_QUOTA,
+ *  RDLM_ERR_NO_MEMORY. */
+RDLM_EXPORT rdlm_status_t rdlm_session_open(const char *authority,
+                                            const rdlm_session_params_t *params,
+                                            rdlm_session_h *session_p);
+
+/** Close: releases its locks at the authority (best effort) and frees the handle. */
+RDLM_EXPORT void rdlm_session_close(rdlm_session_h session);
+
+/** The authority's id of the session. */
+RDLM_EXPORT uint64_t rdlm_session_id(rdlm_session_h session);
+
+/** RDLM_OK while the lease is valid, else RDLM_ERR_LEASE_EXPIRED. Non-blocking. */
+RDLM_EXPORT rdlm_status_t rdlm_session_check(rdlm_session_h session);
+
+/** CLOCK_MONOTONIC time in ns until which the lease is valid (0 once lost). */
+RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session);
+
+/**
+ * Acquire the authority-kept lock name (1..RDLM_NAME_MAX bytes), blocking up to
+ * timeout_ns (0: try once; RDLM_TIMEOUT_INFINITE). RDLM_OK or RDLM_OWNER_DEAD with
+ * *token_p; RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT (nothing left queued),
+ * RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_UNAVAILABLE, RDLM_ERR_QUOTA,
+ * RDLM_ERR_NAME_TOO_LONG.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_session_lock(rdlm_session_h session, const char *name,
+                                            uint64_t timeout_ns, uint64_t *token_p);
+
+/** Release a lock held with token. RDLM_ERR_NOT_OWNER if not held with that token
+ *  (double release included); RDLM_ERR_LEASE_EXPIRED. */
+RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char *name,
+                                              uint64_t token);
+
+/** Commit a new fencing epoch at the authority and return it: strictly greater than
+ *  every epoch returned before, across restarts. */
+RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session,
+                                                 uint64_t *epoch_p);
+
+/** What rdlmctl status prints, asked from one replica (no session needed). */
+typedef struct rdlm_authority_status {
+    int is_leader;
+    uint64_t term;
+    uint64_t leader_id;
+    char leader_addr[64];
+    uint64_t epoch;
+    uint64_t sessions;
+    uint64_t locks;
+    uint64_t commit; /**< last applied index */
+} rdlm_authority_status_t;
+
+/** Ask the replica at address (host:port) for its status. RDLM_ERR_UNAVAILABLE,
+ *  RDLM_ERR_PROTOCOL. */
+RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t timeout_ms,
+                                                rdlm_authority_status_t *status_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
