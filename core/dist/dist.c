@@ -26,9 +26,9 @@ typedef struct rdlm_dist_hello {
  * node segment (their homes differ). */
 static rdlm_atomic_u32_t rdlm_dist_created;
 
-/* The job-start token epoch: minutes since 2024 on rank 0, in the 24 bits above the
- * sequence, so a later job's tokens are larger than an earlier one's. Replaced by the
- * lease authority's committed epoch (issue 6). */
+/* The job-start token epoch without a lease authority: minutes since 2024 on rank 0,
+ * in the 24 bits above the sequence, so a later job's tokens are larger than an
+ * earlier one's. With RDLM_AUTHORITY, rank 0 brings an epoch committed there. */
 static uint32_t rdlm_dist_job_epoch(void)
 {
     uint64_t minutes = ((uint64_t)time(NULL) - RDLM_DIST_EPOCH_BASE) / 60;
@@ -49,7 +49,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
         rdlm_nodes_hostkey(mine.hostkey);
     }
     snprintf(mine.job, sizeof(mine.job), "%s", p->job);
-    mine.epoch = rdlm_dist_job_epoch();
+    mine.epoch = p->epoch != 0 ? p->epoch : rdlm_dist_job_epoch();
     mine.seq = rdlm_fetch_add(&rdlm_dist_created, 1, RDLM_RELAXED);
     all = calloc(bs->size, sizeof(*all));
     if (all == NULL) {

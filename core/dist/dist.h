@@ -74,6 +74,8 @@ typedef struct rdlm_dist_params {
     uint32_t home_slots;
     const char *job;     /* this process's job name; rank 0's wins */
     const char *hostkey; /* NULL: rdlm_nodes_hostkey */
+    uint32_t epoch;      /* token epoch committed by the lease authority (rank 0's
+                            wins); 0: the job-start clock epoch */
 } rdlm_dist_params_t;
 
 typedef struct rdlm_dist {

@@ -145,6 +145,46 @@ static int rdlm_config_set_ADDR(char *out, const char *value, uint32_t min, uint
     return 1;
 }
 
+int rdlm_config_addrs_parse(const char *text, char out[][RDLM_ADDR_MAX + 1], unsigned max,
+                            unsigned *n_p)
+{
+    unsigned n = 0;
+
+    while (*text != '\0') {
+        size_t len = strcspn(text, ",");
+
+        if (n == max || len == 0 || len > RDLM_ADDR_MAX) {
+            return 0;
+        }
+        memcpy(out[n], text, len);
+        out[n][len] = '\0';
+        if (!rdlm_config_addr_parse(out[n], NULL, NULL)) {
+            return 0;
+        }
+        n++;
+        text += len;
+        if (*text == ',' && *++text == '\0') {
+            return 0; /* trailing comma */
+        }
+    }
+    *n_p = n;
+    return n > 0;
+}
+
+static int rdlm_config_set_ADDRS(char *out, const char *value, uint32_t min, uint32_t max)
+{
+    char addrs[RDLM_ADDRS_COUNT][RDLM_ADDR_MAX + 1];
+    unsigned n;
+
+    (void)min;
+    (void)max;
+    if (value[0] != '\0' && !rdlm_config_addrs_parse(value, addrs, RDLM_ADDRS_COUNT, &n)) {
+        return 0;
+    }
+    strcpy(out, value); /* at most RDLM_ADDRS_COUNT addresses and commas: fits */
+    return 1;
+}
+
 /* The value of name in envp, or NULL. */
 static const char *rdlm_config_lookup(const char *const *envp, const char *name)
 {
@@ -185,6 +225,7 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_JOB(f) (f)
 #define RDLM_CONFIG_DEST_PROGRESS(f) (&(f))
 #define RDLM_CONFIG_DEST_ADDR(f) (f)
+#define RDLM_CONFIG_DEST_ADDRS(f) (f)
 
 static const char rdlm_config_allowed_LEVEL[] = "one of error, warn, info, debug, trace";
 static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
@@ -192,6 +233,8 @@ static const char rdlm_config_allowed_BOOL[] = "0 or 1";
 static const char rdlm_config_allowed_JOB[] = "1-32 of [A-Za-z0-9._-]";
 static const char rdlm_config_allowed_PROGRESS[] = "one of auto, poll, thread";
 static const char rdlm_config_allowed_ADDR[] = "IPv4 address:port, e.g. 10.0.0.1:7000";
+static const char rdlm_config_allowed_ADDRS[] =
+    "1-7 comma-separated IPv4 address:port, e.g. 10.0.0.1:7000,10.0.0.2:7000";
 
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
@@ -241,6 +284,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_SHOW_JOB(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_PROGRESS(out, v) fputs(rdlm_config_progress_name(v), out)
 #define RDLM_CONFIG_SHOW_ADDR(out, v) fputs((v), out)
+#define RDLM_CONFIG_SHOW_ADDRS(out, v) fputs((v), out)
 
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out)
 {

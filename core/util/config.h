@@ -13,6 +13,8 @@
 
 #define RDLM_JOB_MAX 32
 #define RDLM_ADDR_MAX 21 /* "255.255.255.255:65535" */
+#define RDLM_ADDRS_COUNT 7 /* addresses in an ADDRS list */
+#define RDLM_ADDRS_MAX (RDLM_ADDRS_COUNT * (RDLM_ADDR_MAX + 1))
 
 /* How a transport context completes operations that need the target's help (UCX over
  * TCP emulates remote atomics in the target's progress): name list of RDLM_PROGRESS.
@@ -31,7 +33,8 @@ typedef enum rdlm_progress_mode {
 
 /* X(field, variable, type, default, min, max, help)
  * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1),
- * PROGRESS (a name of RDLM_PROGRESS_LIST), ADDR (empty or IPv4 "a.b.c.d:port"). */
+ * PROGRESS (a name of RDLM_PROGRESS_LIST), ADDR (empty or IPv4 "a.b.c.d:port"),
+ * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated ADDRs). */
 #define RDLM_CONFIG_LIST(X)                                                                \
     X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
       "log threshold: error, warn, info, debug, trace")                                    \
@@ -67,7 +70,12 @@ typedef enum rdlm_progress_mode {
       "a.b.c.d:port where rank 0 listens: rdlm_ctx_create joins a distributed context")  \
     X(pmpi_barrier, "RDLM_PMPI_BARRIER", BOOL, "1", 0, 1,                                  \
       "librdlm_pmpi.so: 1 replaces MPI_Barrier with the rdlm barrier, 0 calls "           \
-      "PMPI_Barrier")
+      "PMPI_Barrier")                                                                      \
+    X(authority, "RDLM_AUTHORITY", ADDRS, "", 0, 0,                                        \
+      "client addresses of the lease authority (rdlmd): every process of a context "      \
+      "holds a lease, and the token epoch is committed there")                             \
+    X(lease_ttl_ms, "RDLM_LEASE_TTL_MS", UINT, "5000", 100, 600000,                        \
+      "TTL of the context's lease at RDLM_AUTHORITY")
 
 #define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help)                          \
     RDLM_CONFIG_DECL_##type(field)
@@ -77,6 +85,7 @@ typedef enum rdlm_progress_mode {
 #define RDLM_CONFIG_DECL_JOB(f) char f[RDLM_JOB_MAX + 1];
 #define RDLM_CONFIG_DECL_PROGRESS(f) rdlm_progress_mode_t f;
 #define RDLM_CONFIG_DECL_ADDR(f) char f[RDLM_ADDR_MAX + 1];
+#define RDLM_CONFIG_DECL_ADDRS(f) char f[RDLM_ADDRS_MAX];
 
 /** The effective configuration. */
 typedef struct rdlm_config {
@@ -96,6 +105,11 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
 /** 1 if text is "a.b.c.d:port" (port 1..65535); *ip_p (network order) and *port_p
  *  are set if not NULL. */
 int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p);
+
+/** Split "a.b.c.d:port[,...]" into at most max addresses (each checked as
+ *  rdlm_config_addr_parse). 1 with *n_p set, 0 if empty, malformed or too many. */
+int rdlm_config_addrs_parse(const char *text, char out[][RDLM_ADDR_MAX + 1], unsigned max,
+                            unsigned *n_p);
 
 /** 1 if name is a valid job name ([A-Za-z0-9._-], 1..RDLM_JOB_MAX bytes). */
 int rdlm_config_job_valid(const char *name);

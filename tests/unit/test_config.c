@@ -97,6 +97,13 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_RENDEZVOUS=host.example:7000",
         "RDLM_RENDEZVOUS=10.0.0.256:7000",
         "RDLM_TRANSPORT=u c x",
+        "RDLM_AUTHORITY=10.0.0.1:7000,",
+        "RDLM_AUTHORITY=,10.0.0.1:7000",
+        "RDLM_AUTHORITY=10.0.0.1:7000,,10.0.0.2:7000",
+        "RDLM_AUTHORITY=10.0.0.1:7000;10.0.0.2:7000",
+        "RDLM_AUTHORITY=1.1.1.1:1,1.1.1.1:2,1.1.1.1:3,1.1.1.1:4,1.1.1.1:5,1.1.1.1:6,"
+        "1.1.1.1:7,1.1.1.1:8",
+        "RDLM_LEASE_TTL_MS=99",
     };
     rdlm_config_t cfg;
 
@@ -128,6 +135,28 @@ static void progress_names_round_trip(void **state)
     assert_null(rdlm_config_progress_name(RDLM_PROGRESS_MODE_COUNT));
 }
 
+static void authority_address_lists(void **state)
+{
+    const char *env[] = {"RDLM_AUTHORITY=255.255.255.255:65535,255.255.255.255:65534,"
+                         "255.255.255.255:65533,255.255.255.255:65532,255.255.255.255:1,"
+                         "255.255.255.255:2,255.255.255.255:3",
+                         NULL};
+    char addrs[RDLM_ADDRS_COUNT][RDLM_ADDR_MAX + 1];
+    rdlm_config_t cfg;
+    unsigned n = 0;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_true(rdlm_config_addrs_parse(cfg.authority, addrs, RDLM_ADDRS_COUNT, &n));
+    assert_int_equal(n, 7);
+    assert_string_equal(addrs[0], "255.255.255.255:65535");
+    assert_string_equal(addrs[6], "255.255.255.255:3");
+    assert_false(rdlm_config_addrs_parse("10.0.0.1:1,10.0.0.2:2", addrs, 1, &n));
+    assert_false(rdlm_config_addrs_parse("", addrs, 2, &n));
+    assert_true(rdlm_config_addrs_parse("10.0.0.1:1", addrs, 1, &n));
+    assert_int_equal(n, 1);
+}
+
 static void job_names(void **state)
 {
     (void)state;
@@ -148,6 +177,7 @@ int main(void)
         cmocka_unit_test(each_bad_value_is_rejected_and_output_untouched),
         cmocka_unit_test(unknown_rdlm_variable_is_only_a_warning),
         cmocka_unit_test(progress_names_round_trip),
+        cmocka_unit_test(authority_address_lists),
         cmocka_unit_test(job_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
