@@ -4,7 +4,8 @@
  * deterministic simulation (tests/lease, raft/fixture.h), so both run the same code.
  *
  * apply() hands libraft a pointer to a result stored in the adapter (valid until the
- * next apply), never a heap block: followers have no request to free it.
+ * next apply), never a heap block: followers have no request to free it. restore()
+ * frees the snapshot buffer only when it succeeds: on failure libraft 0.15 frees it.
  */
 #ifndef RDLM_LEASE_FSM_H
 #define RDLM_LEASE_FSM_H

@@ -33,7 +33,15 @@
  *   - RELEASE by a session that does not hold the lock, or with another token:
  *     RDLM_ERR_NOT_OWNER, nothing changes (double release included).
  *   - Quotas (limits): sessions, locks, held locks and waits per session ->
- *     RDLM_ERR_QUOTA.
+ *     RDLM_ERR_QUOTA. held + waiting counts against max_held_per_session, so a later
+ *     grant never exceeds it. The token space is a quota too: EPOCH at epoch 2^24-1,
+ *     and ACQUIRE once the 2^40-1 grant numbers are used or promised to waiters.
+ *   - Errors change nothing, last_seq included. seq 0 (CLOSE ACQUIRE RELEASE EPOCH):
+ *     RDLM_ERR_INVALID_ARG. ACQUIRE by the holder, or by a session that already waits
+ *     for that lock, and a duplicate ACQUIRE that neither holds nor waits any more:
+ *     RDLM_ERR_INVALID_ARG. Any op naming a session that does not exist (never
+ *     opened, closed, expired): RDLM_ERR_LEASE_EXPIRED. OPEN with the nonce of a live
+ *     session: that session if uid, gid and namespace match, else RDLM_ERR_AUTH.
  */
 #ifndef RDLM_LEASE_SM_H
 #define RDLM_LEASE_SM_H
@@ -72,7 +80,8 @@ rdlm_status_t rdlm_lease_sm_create(const rdlm_lease_limits_t *limits,
                                    rdlm_lease_sm_t **sm_p);
 void rdlm_lease_sm_destroy(rdlm_lease_sm_t *sm);
 
-/** Grant notifications (NULL to stop). */
+/** Grant notifications (NULL to stop). cb runs inside apply, in lock-name order for
+ *  a CLOSE or EXPIRE: it must not call back into sm. */
 void rdlm_lease_sm_set_grant_cb(rdlm_lease_sm_t *sm, rdlm_lease_grant_func_t cb,
                                 void *arg);
 
@@ -85,7 +94,10 @@ void rdlm_lease_sm_apply(rdlm_lease_sm_t *sm, const void *entry, size_t len,
  * Validate a decoded client command against the current state before it is logged.
  * Returns RDLM_OK when it should be logged; any other status is the answer to send
  * without logging (errors, and for a duplicate ACQUIRE its current outcome with
- * *res_p filled). apply() re-checks everything: the state may change in between.
+ * *res_p filled). A duplicate whose answer is RDLM_OK also returns RDLM_OK: logged
+ * again, apply answers it the same way. apply() re-checks everything: the state may
+ * change in between. RENEW and STATUS (not log entries): RDLM_ERR_PROTOCOL; refusing
+ * EXPIRE from clients is the server's job.
  */
 rdlm_status_t rdlm_lease_sm_check(const rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *cmd,
                                   rdlm_lease_result_t *res_p);
