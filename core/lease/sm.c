@@ -289,6 +289,10 @@ static void rdlm_lease_exec_cancel(rdlm_lease_sm_t *sm, rdlm_lease_session_t *se
     rdlm_lease_lock_t *lock = found ? sm->st.locks[i] : NULL;
     size_t k;
 
+    /* An ACQUIRE that commits after its CANCEL is then a duplicate: never granted. */
+    if (cmd->seq > ses->last_seq) {
+        ses->last_seq = cmd->seq;
+    }
     if (lock == NULL) {
         return;
     }

@@ -22,7 +22,9 @@
  *     changes and full restarts.
  *   - CANCEL names the seq of the ACQUIRE it cancels and is not de-duplicated (it
  *     is idempotent): it drops that wait, or releases the hold that acquire got
- *     (holder_seq == seq), or does nothing; it never touches last_seq.
+ *     (holder_seq == seq), or does nothing; it raises last_seq to seq, so an ACQUIRE
+ *     that commits after its CANCEL (a client gave up on it) is a duplicate and is
+ *     never granted.
  *   - De-duplication: a request whose seq is <= the session's last_seq is not applied
  *     again: ACQUIRE answers from the current state (held by it with that seq -> OK
  *     + token; still waiting -> RDLM_INPROGRESS), the others answer RDLM_OK if seq ==

@@ -400,9 +400,14 @@ static void cancel_drops_a_wait_or_releases_the_hold_of_that_acquire(void **stat
     assert_true(gs.g[0].session == c && gs.g[0].seq == 1 && gs.g[0].broken == 0);
     assert_true(holder_of(sm, "x", &waiters) == c);
     assert_int_equal(waiters, 0);
-    /* c holds it with seq 1: a cancel of seq 2 leaves it. */
-    cmd = lt_cmd(RDLM_LEASE_OP_CANCEL, c, 2, "x");
-    assert_refused_unchanged(sm, &cmd, RDLM_OK);
+    /* c holds it with seq 1: a cancel of seq 2 leaves it, and the ACQUIRE with seq 2
+     * that commits after its cancel (a client that gave up) is never queued. */
+    assert_int_equal(cancel(sm, c, 2, "y").status, RDLM_OK);
+    assert_true(holder_of(sm, "x", NULL) == c);
+    assert_int_equal(acquire(sm, c, 2, "y", 0).status, RDLM_ERR_INVALID_ARG);
+    assert_int_equal(rdlm_lease_sm_lock_info(sm, "y", &(uint64_t){0}, &(uint64_t){0},
+                                             &waiters),
+                     RDLM_ERR_NOT_FOUND);
     rdlm_lease_sm_destroy(sm);
 }
 
