@@ -1,1 +1,167 @@
-/* auth.c: written in this change */
+/*
+ * Session credentials (see auth.h). With MUNGE: the credential is munge_encode's
+ * base64 string carrying the job name as payload; munged binds the caller's uid and
+ * gid and, on decode, refuses forged, replayed, expired and rewound credentials.
+ *
+ * A job name is 0..RDLM_LEASE_JOB_MAX bytes of printable ASCII other than space and
+ * '/': the server builds lock names as "uid/job/name", so a '/' inside a job would
+ * let two jobs of one user name the same lock. create refuses a bad job with
+ * RDLM_ERR_INVALID_ARG, verify a credential carrying one with RDLM_ERR_AUTH.
+ *
+ * Both calls block for one round trip to munged over its UNIX socket (libmunge gives
+ * up after about 10 s when munged hangs, at once when it is not running). They are
+ * thread-safe: each call uses a MUNGE context of its own.
+ */
+#include "auth.h"
+
+#include <string.h>
+
+#include "cmd.h"
+#include "log.h"
+
+#if RDLM_HAVE_MUNGE
+#include <munge.h>
+#include <stdlib.h>
+
+#include "le.h"
+
+/* 1 if the len bytes of job form a valid job name (see the top of the file). */
+static int rdlm_lease_auth_job_valid(const void *job, size_t len)
+{
+    return len <= RDLM_LEASE_JOB_MAX && rdlm_le_printable(job, len) &&
+           (len == 0 || memchr(job, '/', len) == NULL);
+}
+
+/* munged's detail for a failed call, "" when it says no more than munge_strerror. */
+static const char *rdlm_lease_auth_detail(munge_ctx_t ctx, munge_err_t err)
+{
+    const char *detail = munge_ctx_strerror(ctx);
+    return detail == NULL || strcmp(detail, munge_strerror(err)) == 0 ? "" : detail;
+}
+
+int rdlm_lease_auth_available(void)
+{
+    return 1;
+}
+
+rdlm_status_t rdlm_lease_auth_create(const char *job, uint8_t *buf, size_t cap,
+                                     size_t *len_p)
+{
+    rdlm_status_t status = RDLM_OK;
+    munge_ctx_t ctx;
+    munge_err_t err;
+    char *cred = NULL;
+    size_t len;
+
+    if (job == NULL || !rdlm_lease_auth_job_valid(job, strlen(job))) {
+        rdlm_error("auth: a job name is at most %d printable bytes, no space or '/'",
+                   RDLM_LEASE_JOB_MAX);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    ctx = munge_ctx_create();
+    if (ctx == NULL) {
+        rdlm_error("auth: munge_ctx_create failed");
+        return RDLM_ERR_NO_MEMORY;
+    }
+    err = munge_encode(&cred, ctx, job, (int)strlen(job));
+    if (err != EMUNGE_SUCCESS) {
+        const char *detail = rdlm_lease_auth_detail(ctx, err);
+        rdlm_error("auth: munge_encode: %s%s%s", munge_strerror(err), *detail ? ": " : "",
+                   detail);
+        status = RDLM_ERR_AUTH;
+        goto out_ctx;
+    }
+    len = strlen(cred);
+    if (len > cap || len > RDLM_LEASE_CRED_MAX) {
+        rdlm_error("auth: credential of %zu bytes does not fit in %zu", len, cap);
+        status = RDLM_ERR_NO_RESOURCE;
+        goto out_cred;
+    }
+    memcpy(buf, cred, len);
+    *len_p = len;
+out_cred:
+    free(cred);
+out_ctx:
+    munge_ctx_destroy(ctx);
+    return status;
+}
+
+rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint32_t *uid_p,
+                                     uint32_t *gid_p, char job_p[RDLM_LEASE_JOB_MAX + 1])
+{
+    char text[RDLM_LEASE_CRED_MAX + 1];
+    rdlm_status_t status = RDLM_OK;
+    munge_ctx_t ctx;
+    munge_err_t err;
+    void *payload = NULL;
+    int payload_len = 0;
+    uid_t uid;
+    gid_t gid;
+
+    if (cred == NULL || len == 0 || len > RDLM_LEASE_CRED_MAX ||
+        memchr(cred, '\0', len) != NULL) {
+        rdlm_warn("auth: credential missing, longer than %d bytes or not a string",
+                  RDLM_LEASE_CRED_MAX);
+        return RDLM_ERR_AUTH;
+    }
+    memcpy(text, cred, len);
+    text[len] = '\0';
+
+    ctx = munge_ctx_create();
+    if (ctx == NULL) {
+        rdlm_error("auth: munge_ctx_create failed");
+        return RDLM_ERR_AUTH;
+    }
+    /* Payload memory is allocated for some errors too (EXPIRED, REWOUND, REPLAYED). */
+    err = munge_decode(text, ctx, &payload, &payload_len, &uid, &gid);
+    if (err != EMUNGE_SUCCESS) {
+        /* Credential faults are the client's; the others mean munged is unusable. */
+        const char *detail = rdlm_lease_auth_detail(ctx, err);
+        rdlm_log(err >= EMUNGE_BAD_CRED ? RDLM_LOG_WARN : RDLM_LOG_ERROR,
+                 "auth: credential refused: munge_decode: %s%s%s", munge_strerror(err),
+                 *detail ? ": " : "", detail);
+        status = RDLM_ERR_AUTH;
+        goto out_payload;
+    }
+    if (!rdlm_lease_auth_job_valid(payload, (size_t)payload_len)) {
+        rdlm_warn("auth: credential of uid %u refused: its payload is not a job name",
+                  (unsigned)uid);
+        status = RDLM_ERR_AUTH;
+        goto out_payload;
+    }
+    if (payload_len > 0) {
+        memcpy(job_p, payload, (size_t)payload_len);
+    }
+    job_p[payload_len] = '\0';
+    *uid_p = (uint32_t)uid;
+    *gid_p = (uint32_t)gid;
+out_payload:
+    free(payload);
+    munge_ctx_destroy(ctx);
+    return status;
+}
+
+#else /* !RDLM_HAVE_MUNGE */
+
+int rdlm_lease_auth_available(void)
+{
+    return 0;
+}
+
+rdlm_status_t rdlm_lease_auth_create(const char *job, uint8_t *buf, size_t cap,
+                                     size_t *len_p)
+{
+    (void)job, (void)buf, (void)cap, (void)len_p;
+    rdlm_error("auth: built without MUNGE (libmunge-dev was not found at configure time)");
+    return RDLM_ERR_UNSUPPORTED;
+}
+
+rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint32_t *uid_p,
+                                     uint32_t *gid_p, char job_p[RDLM_LEASE_JOB_MAX + 1])
+{
+    (void)cred, (void)len, (void)uid_p, (void)gid_p, (void)job_p;
+    rdlm_error("auth: built without MUNGE (libmunge-dev was not found at configure time)");
+    return RDLM_ERR_UNSUPPORTED;
+}
+
+#endif

@@ -1,1 +1,818 @@
-/* client.c: written in this change */
+/*
+ * Lease sessions at the replicated authority (rdlm/lease.h).
+ *
+ * Requests
+ *   A link is one connection at a time to one replica. A request is sent there and
+ *   its reply awaited; NOT_LEADER (or a leader answering UNAVAILABLE) moves the link
+ *   to the leader address the reply names, else to the next address round robin; a
+ *   connection that fails, times out or sends garbage is closed, so the one reply read
+ *   on a connection is always that of the request just sent on it. Attempts repeat,
+ *   with a backoff of 10..200 ms, until the request's deadline. Every attempt re-sends
+ *   the same command: the same seq (the authority de-duplicates, and answers a
+ *   duplicate ACQUIRE from its state), for OPEN the same nonce (a lost reply does not
+ *   create a second session) with a fresh MUNGE credential (munged refuses a replayed
+ *   one), for a queued ACQUIRE the time left until the wait should end.
+ *
+ * Threads
+ *   Calls on a session hold call_lock and use the call link. The renewal thread has its
+ *   own link, so a long queued ACQUIRE never delays a renewal. It renews every TTL/3;
+ *   a failed round (no answer before the next period or the end of the validity) is
+ *   retried after TTL/24. rdlm_session_close stops it before sending CLOSE; when called
+ *   from the lost callback, the thread detaches itself instead of being joined.
+ *
+ * Validity
+ *   valid_until = t + TTL * (1 - drift), t being the time the last successful RENEW
+ *   (or the OPEN) was first sent: the authority restarted its timer when it received
+ *   the request, later. It is 0 once lost: when it passes, when the authority answers
+ *   RDLM_ERR_LEASE_EXPIRED, or when rdlm_session_check saw it pass. Lost is final: the
+ *   renewal thread stops renewing, calls the lost callback once, and every call
+ *   returns RDLM_ERR_LEASE_EXPIRED before doing anything. Every wait for a reply ends
+ *   at valid_until too.
+ *
+ * Queued ACQUIRE
+ *   The authority keeps the waiter for timeout_ms (the time left, in chunks of at most
+ *   RDLM_LEASE_CHUNK_MS for long or infinite waits: a chunk that ends re-queues with a
+ *   new seq, since a seq whose wait the authority cancelled is answered from its state
+ *   and not queued again) and then answers RDLM_ERR_TIMEOUT, having cancelled the
+ *   wait. The client waits RDLM_LEASE_SLACK_NS longer; if it gives up without an
+ *   answer, it sends CANCEL of that seq so nothing stays queued or held.
+ *
+ * Test hook: with RDLMTEST_LEASE_NO_RENEW set in the environment when
+ * rdlm_session_open is called, that session never renews (its renewal thread only
+ * waits for the validity to pass), so tests can make a session expire.
+ */
+#include <rdlm.h>
+#include <rdlm/lease.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "atomics.h"
+#include "auth.h"
+#include "clock.h"
+#include "cmd.h"
+#include "config.h"
+#include "conn.h"
+#include "log.h"
+#include "wire.h"
+
+#define RDLM_LEASE_MS 1000000ull
+#define RDLM_LEASE_DEFAULT_TTL_MS 5000u
+#define RDLM_LEASE_DEFAULT_DRIFT_PPM 100000u
+#define RDLM_LEASE_MAX_DRIFT_PPM 500000u /* keeps TTL/3 inside TTL * (1 - drift) */
+#define RDLM_LEASE_DEFAULT_CONNECT_MS 10000u
+#define RDLM_LEASE_BACKOFF_MIN_NS (10 * RDLM_LEASE_MS)
+#define RDLM_LEASE_BACKOFF_MAX_NS (200 * RDLM_LEASE_MS)
+/** Longest wait for one reply to a request that is not a queued ACQUIRE. */
+#define RDLM_LEASE_ATTEMPT_NS (2000 * RDLM_LEASE_MS)
+/** Longest wait for CLOSE and for the CANCEL of an abandoned ACQUIRE. */
+#define RDLM_LEASE_CLEANUP_NS (2000 * RDLM_LEASE_MS)
+/** How long after the authority's end of a queued wait its answer may arrive. */
+#define RDLM_LEASE_SLACK_NS (2000 * RDLM_LEASE_MS)
+/** Longest wait one queued ACQUIRE asks the authority for. */
+#define RDLM_LEASE_CHUNK_MS 3600000u
+
+typedef struct rdlm_lease_link {
+    const rdlm_lease_addrs_t *addrs;
+    unsigned next;                       /* next address of the round robin */
+    char target[RDLM_WIRE_ADDR_MAX + 1]; /* replica in use or to try first; "": next */
+    int fd;                              /* connection to target, -1 if none */
+} rdlm_lease_link_t;
+
+/* One request and its answer. */
+typedef struct rdlm_lease_call {
+    rdlm_lease_cmd_t cmd;
+    uint64_t deadline;    /* give up when no answer came before this */
+    uint64_t attempt_ns;  /* longest wait for one reply before trying again */
+    uint64_t serve_until; /* queued ACQUIRE: when the authority should stop waiting */
+    int answered;         /* out: reply holds the authority's answer */
+    rdlm_lease_reply_t reply;
+} rdlm_lease_call_t;
+
+struct rdlm_session {
+    rdlm_lease_addrs_t addrs;
+    char authority[RDLM_LEASE_ADDRS_MAX * (RDLM_ADDR_MAX + 1)]; /* for messages */
+    uint64_t id;
+    uint32_t ttl_ms, drift_ppm, lock_delay_ms, connect_timeout_ms;
+    rdlm_lease_lost_func_t lost_cb;
+    void *lost_arg;
+    char job[RDLM_JOB_MAX + 1];
+    int auth;  /* send a MUNGE credential with OPEN */
+    int renew; /* 0: test hook RDLMTEST_LEASE_NO_RENEW */
+
+    pthread_mutex_t call_lock; /* serialises calls: link, seq */
+    rdlm_lease_link_t link;
+    uint64_t seq;
+
+    rdlm_atomic_u64_t valid_until; /* 0 once lost */
+    pthread_mutex_t state_lock;    /* with state_cond: stop and loss reach the thread */
+    pthread_cond_t state_cond;
+    int stop;
+    pthread_t renewer;
+    rdlm_lease_link_t renew_link;
+};
+
+static uint64_t rdlm_lease_add(uint64_t t, uint64_t d)
+{
+    return d > UINT64_MAX - t ? UINT64_MAX : t + d;
+}
+
+static uint64_t rdlm_lease_min(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+static void rdlm_lease_sleep_until(uint64_t t)
+{
+    uint64_t now = rdlm_clock_now_ns();
+
+    if (now < t) {
+        uint64_t d = t - now;
+        nanosleep(
+            &(struct timespec){(time_t)(d / 1000000000ull), (long)(d % 1000000000ull)},
+            NULL);
+    }
+}
+
+/* ---- validity ---------------------------------------------------------------- */
+
+/* Mark the lease lost (final) and wake the renewal thread to report it. */
+static void rdlm_session_lose(rdlm_session_h s)
+{
+    pthread_mutex_lock(&s->state_lock);
+    rdlm_store(&s->valid_until, 0, RDLM_RELEASE);
+    pthread_cond_signal(&s->state_cond);
+    pthread_mutex_unlock(&s->state_lock);
+}
+
+/* Extend the validity to until, unless the lease is lost. */
+static void rdlm_session_extend(rdlm_session_h s, uint64_t until)
+{
+    uint64_t old = rdlm_load(&s->valid_until, RDLM_ACQUIRE);
+
+    while (old != 0 && old < until && !rdlm_cas(&s->valid_until, &old, until, RDLM_ACQ_REL))
+        ;
+}
+
+/* Validity end of a lease renewed by a request first sent at t. */
+static uint64_t rdlm_session_validity(const struct rdlm_session *s, uint64_t t)
+{
+    uint64_t ttl_ns = (uint64_t)s->ttl_ms * RDLM_LEASE_MS;
+
+    return t + ttl_ns - ttl_ns / 1000000u * s->drift_ppm;
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+/* Close the link's connection; the next attempt goes to hint ("": the next address). */
+static void rdlm_lease_link_drop(rdlm_lease_link_t *link, const char *hint)
+{
+    rdlm_lease_conn_close(link->fd);
+    link->fd = -1;
+    snprintf(link->target, sizeof(link->target), "%s", hint);
+}
+
+/* Encode call->cmd for one attempt: OPEN gets a fresh credential, a queued ACQUIRE
+ * the time left until serve_until. Returns the length, 0 if the command is invalid. */
+static size_t rdlm_lease_encode_attempt(rdlm_session_h s, const rdlm_lease_call_t *call,
+                                        uint8_t buf[RDLM_LEASE_CMD_MAX])
+{
+    rdlm_lease_cmd_t cmd = call->cmd;
+    uint8_t cred[RDLM_LEASE_CRED_MAX];
+
+    if (cmd.op == RDLM_LEASE_OP_OPEN && s->auth) {
+        size_t len;
+        rdlm_status_t st = rdlm_lease_auth_create(s->job, cred, sizeof(cred), &len);
+
+        if (st == RDLM_OK) {
+            cmd.cred = cred;
+            cmd.cred_len = (uint16_t)len;
+        } else {
+            rdlm_debug("lease: no credential (%s): opening without one",
+                       rdlm_status_name(st));
+            s->auth = 0;
+        }
+    }
+    if (call->serve_until != 0) {
+        uint64_t now = rdlm_clock_now_ns();
+        uint64_t ms = call->serve_until > now
+                          ? (call->serve_until - now + RDLM_LEASE_MS - 1) / RDLM_LEASE_MS
+                          : 1;
+        cmd.timeout_ms = (uint32_t)rdlm_lease_min(ms, RDLM_LEASE_CHUNK_MS);
+    }
+    return rdlm_lease_cmd_encode(&cmd, buf, RDLM_LEASE_CMD_MAX);
+}
+
+/* Wait for a reply on link until wait_end, or until the validity of s passes. */
+static rdlm_status_t rdlm_lease_wait_reply(rdlm_session_h s, rdlm_lease_link_t *link,
+                                           uint64_t wait_end)
+{
+    for (;;) {
+        uint64_t valid = s != NULL ? rdlm_load(&s->valid_until, RDLM_ACQUIRE) : UINT64_MAX;
+        rdlm_status_t st;
+
+        if (valid == 0 || rdlm_clock_now_ns() >= valid)
+            return RDLM_ERR_LEASE_EXPIRED;
+        st = rdlm_lease_conn_wait(link->fd, rdlm_lease_min(wait_end, valid));
+        if (st != RDLM_ERR_TIMEOUT || rdlm_clock_now_ns() >= wait_end)
+            return st;
+    }
+}
+
+/*
+ * One attempt of call on link's current replica: connect if needed, send, wait for
+ * the reply until call->deadline or attempt_ns after sending, and not past the
+ * validity of s (NULL: no session). RDLM_OK with call->reply (any status); else the
+ * connection is closed and the result is RDLM_ERR_TIMEOUT, _UNAVAILABLE, _PROTOCOL,
+ * _IO, _LEASE_EXPIRED or _INVALID_ARG (the command does not encode; logged).
+ */
+static rdlm_status_t rdlm_lease_attempt(rdlm_session_h s, rdlm_lease_link_t *link,
+                                        rdlm_lease_call_t *call)
+{
+    uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
+    uint64_t wait_end;
+    uint32_t len;
+    size_t n;
+    rdlm_status_t st;
+
+    if (s != NULL && rdlm_session_check(s) != RDLM_OK)
+        return RDLM_ERR_LEASE_EXPIRED;
+    n = rdlm_lease_encode_attempt(s, call, buf);
+    if (n == 0) {
+        rdlm_error("lease: %s request not valid (name '%s')",
+                   rdlm_lease_op_name(call->cmd.op), call->cmd.name);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    if (link->fd < 0) {
+        if (link->target[0] == '\0') {
+            snprintf(link->target, sizeof(link->target), "%s",
+                     link->addrs->addr[link->next]);
+            link->next = (link->next + 1) % link->addrs->count;
+        }
+        st = rdlm_lease_conn_open(
+            link->target,
+            rdlm_lease_min(call->deadline, rdlm_clock_deadline(RDLM_LEASE_ATTEMPT_NS)),
+            &link->fd);
+        if (st != RDLM_OK)
+            goto err_drop;
+    }
+    wait_end = rdlm_lease_min(call->deadline, rdlm_clock_deadline(call->attempt_ns));
+    st = rdlm_lease_conn_send(link->fd, RDLM_WIRE_REQUEST, buf, (uint32_t)n, wait_end);
+    if (st == RDLM_OK)
+        st = rdlm_lease_wait_reply(s, link, wait_end);
+    if (st == RDLM_OK)
+        st = rdlm_lease_conn_recv(link->fd, RDLM_WIRE_REPLY, buf, &len, wait_end);
+    if (st == RDLM_OK && (rdlm_wire_reply_decode(buf, len, &call->reply) != RDLM_OK ||
+                          call->reply.seq != call->cmd.seq)) {
+        rdlm_warn("lease: malformed reply to %s from %s", rdlm_lease_op_name(call->cmd.op),
+                  link->target);
+        st = RDLM_ERR_PROTOCOL;
+    }
+    if (st == RDLM_OK)
+        return RDLM_OK;
+err_drop:
+    rdlm_debug("lease: %s at %s: %s", rdlm_lease_op_name(call->cmd.op), link->target,
+               rdlm_status_name(st));
+    rdlm_lease_link_drop(link, "");
+    return st;
+}
+
+/*
+ * Send call until a replica that is the leader answers it, or call->deadline passes.
+ * RDLM_OK with call->answered and call->reply; RDLM_ERR_LEASE_EXPIRED (validity of s
+ * passed), RDLM_ERR_INVALID_ARG; RDLM_ERR_TIMEOUT (given up while the leader had the
+ * request and did not answer) or RDLM_ERR_UNAVAILABLE (no leader reached). Logs at
+ * debug only: whether giving up is an error is the caller's decision.
+ */
+static rdlm_status_t rdlm_lease_rpc(rdlm_session_h s, rdlm_lease_link_t *link,
+                                    rdlm_lease_call_t *call)
+{
+    uint64_t backoff = RDLM_LEASE_BACKOFF_MIN_NS;
+    rdlm_status_t last = RDLM_ERR_UNAVAILABLE;
+    int redirected = 0;
+
+    call->answered = 0;
+    for (;;) {
+        rdlm_status_t st = rdlm_lease_attempt(s, link, call);
+        int32_t answer = call->reply.status;
+
+        if (st == RDLM_ERR_LEASE_EXPIRED || st == RDLM_ERR_INVALID_ARG)
+            return st;
+        if (st == RDLM_OK && answer != RDLM_ERR_NOT_LEADER &&
+            answer != RDLM_ERR_UNAVAILABLE && answer != RDLM_INPROGRESS) {
+            call->answered = 1;
+            return RDLM_OK;
+        }
+        if (st == RDLM_OK && answer == RDLM_INPROGRESS) {
+            last = RDLM_ERR_TIMEOUT; /* queued at the leader: poll it again */
+        } else if (st == RDLM_OK) {
+            int follow = call->reply.leader_addr[0] != '\0' &&
+                         strcmp(call->reply.leader_addr, link->target) != 0;
+
+            rdlm_lease_link_drop(link, follow ? call->reply.leader_addr : "");
+            if (follow && !redirected) {
+                redirected = 1;
+                continue;
+            }
+            last = RDLM_ERR_UNAVAILABLE;
+        } else {
+            last = st == RDLM_ERR_TIMEOUT ? RDLM_ERR_TIMEOUT : RDLM_ERR_UNAVAILABLE;
+        }
+        if (rdlm_clock_now_ns() >= call->deadline)
+            return last;
+        rdlm_lease_sleep_until(
+            rdlm_lease_min(call->deadline, rdlm_clock_deadline(backoff)));
+        backoff = rdlm_lease_min(2 * backoff, RDLM_LEASE_BACKOFF_MAX_NS);
+        redirected = 0;
+        if (rdlm_clock_now_ns() >= call->deadline)
+            return last;
+    }
+}
+
+/* A request of a call on s (call_lock held): the authority's answer, or why there is
+ * none (call->answered 0; giving up is logged). An RDLM_ERR_LEASE_EXPIRED answer
+ * marks the lease lost. */
+static rdlm_status_t rdlm_session_request(rdlm_session_h s, rdlm_lease_call_t *call)
+{
+    rdlm_status_t st;
+
+    call->cmd.session = s->id;
+    st = rdlm_lease_rpc(s, &s->link, call);
+    if (st == RDLM_OK)
+        st = (rdlm_status_t)call->reply.status;
+    if (st == RDLM_ERR_LEASE_EXPIRED)
+        rdlm_session_lose(s);
+    else if (!call->answered && st != RDLM_ERR_INVALID_ARG)
+        rdlm_warn("lease: %s '%s' at %s: no answer from a leader (%s)",
+                  rdlm_lease_op_name(call->cmd.op), call->cmd.name, s->authority,
+                  rdlm_status_name(st));
+    return st;
+}
+
+/* A call of op with the default deadline, the name (may be NULL) and, for the ops the
+ * authority de-duplicates, a new seq (call_lock held). */
+static rdlm_lease_call_t rdlm_session_call(rdlm_session_h s, unsigned op, const char *name)
+{
+    int numbered = op != RDLM_LEASE_OP_OPEN && op != RDLM_LEASE_OP_CANCEL;
+    rdlm_lease_call_t call = {
+        .cmd = {.op = (uint8_t)op, .seq = numbered ? ++s->seq : 0},
+        .deadline = rdlm_clock_deadline((uint64_t)s->connect_timeout_ms * RDLM_LEASE_MS),
+        .attempt_ns = RDLM_LEASE_ATTEMPT_NS};
+
+    if (name != NULL) {
+        call.cmd.name_len = (uint16_t)strlen(name);
+        memcpy(call.cmd.name, name, call.cmd.name_len + 1u);
+    }
+    return call;
+}
+
+/* ---- renewal thread ------------------------------------------------------------ */
+
+/* Sleep until t, a stop, or a loss. Returns 1 if the thread should stop. */
+static int rdlm_renewer_sleep(rdlm_session_h s, uint64_t t)
+{
+    int stop;
+
+    pthread_mutex_lock(&s->state_lock);
+    for (;;) {
+        uint64_t now = rdlm_clock_now_ns(),
+                 valid = rdlm_load(&s->valid_until, RDLM_ACQUIRE);
+        uint64_t until = rdlm_lease_min(t, valid), d;
+        struct timespec ts;
+
+        if (s->stop || valid == 0 || now >= until)
+            break;
+        d = until - now;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        d += (uint64_t)ts.tv_nsec;
+        ts.tv_sec += (time_t)(d / 1000000000ull);
+        ts.tv_nsec = (long)(d % 1000000000ull);
+        pthread_cond_timedwait(&s->state_cond, &s->state_lock, &ts);
+    }
+    stop = s->stop;
+    pthread_mutex_unlock(&s->state_lock);
+    return stop;
+}
+
+/* One renewal round, first sent at t0, ending at the next period at the latest.
+ * Returns RDLM_OK (renewed), RDLM_ERR_LEASE_EXPIRED, or the transient failure. */
+static rdlm_status_t rdlm_renewer_round(rdlm_session_h s, uint64_t t0, uint64_t period)
+{
+    rdlm_lease_call_t call = {
+        .cmd = {.op = RDLM_LEASE_OP_RENEW, .session = s->id},
+        .deadline = rdlm_lease_min(t0 + period, rdlm_load(&s->valid_until, RDLM_ACQUIRE)),
+        .attempt_ns = period / 2};
+    rdlm_status_t st = rdlm_lease_rpc(s, &s->renew_link, &call);
+
+    if (st != RDLM_OK)
+        return st;
+    if (call.reply.status == RDLM_OK)
+        rdlm_session_extend(s, rdlm_session_validity(s, t0));
+    return (rdlm_status_t)call.reply.status;
+}
+
+static void *rdlm_renewer_main(void *arg)
+{
+    rdlm_session_h s = arg;
+    uint64_t period = (uint64_t)s->ttl_ms * RDLM_LEASE_MS / 3;
+    uint64_t next = s->renew ? rdlm_clock_now_ns() + period : UINT64_MAX;
+
+    while (!rdlm_renewer_sleep(s, next)) {
+        uint64_t t0 = rdlm_clock_now_ns();
+        rdlm_status_t st;
+
+        if (rdlm_session_check(s) != RDLM_OK)
+            break;
+        st = rdlm_renewer_round(s, t0, period);
+        if (st == RDLM_OK) {
+            next = t0 + period;
+        } else if (st == RDLM_ERR_LEASE_EXPIRED) {
+            rdlm_session_lose(s);
+            break;
+        } else {
+            rdlm_debug("lease: session %llu: renewal failed (%s), retrying",
+                       (unsigned long long)s->id, rdlm_status_name(st));
+            next = rdlm_clock_now_ns() + period / 8;
+        }
+    }
+    if (rdlm_load(&s->valid_until, RDLM_ACQUIRE) == 0) {
+        rdlm_warn("lease: session %llu at %s lost its lease", (unsigned long long)s->id,
+                  s->authority);
+        if (s->lost_cb != NULL)
+            s->lost_cb(s->lost_arg, s);
+    }
+    return NULL;
+}
+
+/* ---- sessions ------------------------------------------------------------------ */
+
+/* Fill s from params (NULL: defaults). RDLM_ERR_INVALID_ARG, RDLM_ERR_BAD_CONFIG. */
+static rdlm_status_t rdlm_session_configure(rdlm_session_h s,
+                                            const rdlm_session_params_t *params)
+{
+    uint64_t mask = params != NULL ? params->field_mask : 0;
+    const char *job = NULL;
+
+    s->ttl_ms = mask & RDLM_SESSION_FIELD_TTL ? params->ttl_ms : RDLM_LEASE_DEFAULT_TTL_MS;
+    s->drift_ppm =
+        mask & RDLM_SESSION_FIELD_DRIFT ? params->drift_ppm : RDLM_LEASE_DEFAULT_DRIFT_PPM;
+    s->lock_delay_ms = mask & RDLM_SESSION_FIELD_LOCK_DELAY ? params->lock_delay_ms : 0;
+    s->connect_timeout_ms = mask & RDLM_SESSION_FIELD_TIMEOUT
+                                ? params->connect_timeout_ms
+                                : RDLM_LEASE_DEFAULT_CONNECT_MS;
+    if (mask & RDLM_SESSION_FIELD_LOST_CB) {
+        s->lost_cb = params->lost_cb;
+        s->lost_arg = params->lost_arg;
+    }
+    if (mask & RDLM_SESSION_FIELD_JOB)
+        job = params->job != NULL ? params->job : "";
+    if (s->ttl_ms < RDLM_LEASE_TTL_MIN_MS || s->ttl_ms > RDLM_LEASE_TTL_MAX_MS ||
+        s->drift_ppm > RDLM_LEASE_MAX_DRIFT_PPM || s->connect_timeout_ms == 0 ||
+        (job != NULL && job[0] != '\0' && !rdlm_config_job_valid(job))) {
+        rdlm_error("lease: session parameters out of range (ttl_ms %u in %u..%u, "
+                   "drift_ppm %u <= %u, connect_timeout_ms %u > 0, job a valid name)",
+                   s->ttl_ms, RDLM_LEASE_TTL_MIN_MS, RDLM_LEASE_TTL_MAX_MS, s->drift_ppm,
+                   RDLM_LEASE_MAX_DRIFT_PPM, s->connect_timeout_ms);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    s->auth = rdlm_lease_auth_available();
+    if (s->auth && job == NULL) {
+        rdlm_config_t cfg;
+        rdlm_status_t st = rdlm_config_load(&cfg);
+
+        if (st != RDLM_OK)
+            return st;
+        snprintf(s->job, sizeof(s->job), "%s", cfg.job);
+    } else if (job != NULL) {
+        snprintf(s->job, sizeof(s->job), "%s", job);
+    }
+    s->renew = getenv("RDLMTEST_LEASE_NO_RENEW") == NULL;
+    return RDLM_OK;
+}
+
+/* Open the session at the authority (call link). */
+static rdlm_status_t rdlm_session_open_remote(rdlm_session_h s)
+{
+    rdlm_lease_call_t call = rdlm_session_call(s, RDLM_LEASE_OP_OPEN, NULL);
+    uint64_t t0 = rdlm_clock_now_ns();
+    rdlm_status_t st;
+
+    do {
+        if (getrandom(&call.cmd.nonce, sizeof(call.cmd.nonce), 0) !=
+            sizeof(call.cmd.nonce)) {
+            rdlm_error("lease: getrandom: %s", strerror(errno));
+            return RDLM_ERR_IO;
+        }
+    } while (call.cmd.nonce == 0);
+    call.cmd.ttl_ms = s->ttl_ms;
+    st = rdlm_session_request(s, &call);
+    if (st != RDLM_OK) {
+        if (call.answered)
+            rdlm_error("lease: the authority at %s refused the session: %s", s->authority,
+                       rdlm_status_str(st));
+        return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
+    }
+    if (call.reply.session == 0 ||
+        (call.reply.ttl_ms != 0 && call.reply.ttl_ms < RDLM_LEASE_TTL_MIN_MS)) {
+        rdlm_error("lease: the authority at %s answered OPEN without a session",
+                   s->authority);
+        return RDLM_ERR_PROTOCOL;
+    }
+    s->id = call.reply.session;
+    if (call.reply.ttl_ms != 0 && call.reply.ttl_ms < s->ttl_ms)
+        s->ttl_ms = call.reply.ttl_ms; /* the authority's TTL, if shorter, rules */
+    rdlm_store(&s->valid_until, rdlm_session_validity(s, t0), RDLM_RELEASE);
+    return RDLM_OK;
+}
+
+/* Destroy what rdlm_session_alloc set up. */
+static void rdlm_session_free(rdlm_session_h s)
+{
+    rdlm_lease_conn_close(s->link.fd);
+    rdlm_lease_conn_close(s->renew_link.fd);
+    pthread_cond_destroy(&s->state_cond);
+    pthread_mutex_destroy(&s->state_lock);
+    pthread_mutex_destroy(&s->call_lock);
+    free(s);
+}
+
+static rdlm_status_t rdlm_session_alloc(const char *authority, rdlm_session_h *s_p)
+{
+    rdlm_session_h s = calloc(1, sizeof(*s));
+    pthread_condattr_t ca;
+    rdlm_status_t st;
+
+    if (s == NULL) {
+        rdlm_error("lease: out of memory for a session");
+        return RDLM_ERR_NO_MEMORY;
+    }
+    st = rdlm_lease_addrs_parse(authority, &s->addrs);
+    if (st != RDLM_OK) {
+        free(s);
+        return st;
+    }
+    snprintf(s->authority, sizeof(s->authority), "%s", authority);
+    s->link = (rdlm_lease_link_t){.addrs = &s->addrs, .fd = -1};
+    s->renew_link = s->link;
+    rdlm_store(&s->valid_until, UINT64_MAX, RDLM_RELAXED); /* until OPEN answers */
+    pthread_mutex_init(&s->call_lock, NULL);
+    pthread_mutex_init(&s->state_lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->state_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    *s_p = s;
+    return RDLM_OK;
+}
+
+/* Best-effort CLOSE (call_lock held). */
+static void rdlm_session_close_remote(rdlm_session_h s)
+{
+    rdlm_lease_call_t call = rdlm_session_call(s, RDLM_LEASE_OP_CLOSE, NULL);
+
+    call.deadline = rdlm_clock_deadline(rdlm_lease_min(
+        (uint64_t)s->connect_timeout_ms * RDLM_LEASE_MS, RDLM_LEASE_CLEANUP_NS));
+    (void)rdlm_session_request(s, &call);
+}
+
+RDLM_EXPORT rdlm_status_t rdlm_session_open(const char *authority,
+                                            const rdlm_session_params_t *params,
+                                            rdlm_session_h *session_p)
+{
+    rdlm_session_h s;
+    rdlm_status_t st;
+    int err;
+
+    if (session_p == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    st = rdlm_session_alloc(authority, &s);
+    if (st != RDLM_OK)
+        return st;
+    st = rdlm_session_configure(s, params);
+    if (st != RDLM_OK)
+        goto err_free;
+    st = rdlm_session_open_remote(s);
+    if (st != RDLM_OK)
+        goto err_free;
+    snprintf(s->renew_link.target, sizeof(s->renew_link.target), "%s", s->link.target);
+    err = pthread_create(&s->renewer, NULL, rdlm_renewer_main, s);
+    if (err != 0) {
+        rdlm_error("lease: cannot start the renewal thread: %s", strerror(err));
+        st = RDLM_ERR_NO_RESOURCE;
+        goto err_close;
+    }
+    rdlm_debug("lease: session %llu open at %s (ttl %u ms)", (unsigned long long)s->id,
+               s->link.target, s->ttl_ms);
+    *session_p = s;
+    return RDLM_OK;
+
+err_close:
+    rdlm_session_close_remote(s);
+err_free:
+    rdlm_session_free(s);
+    return st;
+}
+
+RDLM_EXPORT void rdlm_session_close(rdlm_session_h session)
+{
+    if (session == NULL)
+        return;
+    /* The renewal thread stops first: a renewal reaching the authority after the
+     * CLOSE would be answered RDLM_ERR_LEASE_EXPIRED, reported as a lost lease. */
+    pthread_mutex_lock(&session->state_lock);
+    session->stop = 1;
+    pthread_cond_signal(&session->state_cond);
+    pthread_mutex_unlock(&session->state_lock);
+    if (pthread_equal(pthread_self(), session->renewer))
+        pthread_detach(session->renewer); /* from the lost callback: it returns next */
+    else
+        pthread_join(session->renewer, NULL);
+    pthread_mutex_lock(&session->call_lock);
+    if (rdlm_session_check(session) == RDLM_OK)
+        rdlm_session_close_remote(session);
+    pthread_mutex_unlock(&session->call_lock);
+    rdlm_session_free(session);
+}
+
+RDLM_EXPORT uint64_t rdlm_session_id(rdlm_session_h session)
+{
+    return session != NULL ? session->id : 0;
+}
+
+RDLM_EXPORT rdlm_status_t rdlm_session_check(rdlm_session_h session)
+{
+    uint64_t valid;
+
+    if (session == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    valid = rdlm_load(&session->valid_until, RDLM_ACQUIRE);
+    if (valid != 0 && rdlm_clock_now_ns() < valid)
+        return RDLM_OK;
+    if (valid != 0)
+        rdlm_session_lose(session);
+    return RDLM_ERR_LEASE_EXPIRED;
+}
+
+RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session)
+{
+    return session != NULL ? rdlm_load(&session->valid_until, RDLM_ACQUIRE) : 0;
+}
+
+/* Cancel the ACQUIRE with seq that was abandoned without an answer (call_lock held).
+ * RDLM_OK once the authority applied it. */
+static rdlm_status_t rdlm_session_cancel(rdlm_session_h s, const char *name, uint64_t seq)
+{
+    rdlm_lease_call_t call = rdlm_session_call(s, RDLM_LEASE_OP_CANCEL, name);
+    rdlm_status_t st;
+
+    call.cmd.seq = seq;
+    call.deadline = rdlm_clock_deadline(RDLM_LEASE_CLEANUP_NS);
+    st = rdlm_session_request(s, &call);
+    if (st != RDLM_OK && call.answered)
+        rdlm_warn("lease: CANCEL of '%s' refused: %s", name, rdlm_status_name(st));
+    return st;
+}
+
+/* Acquire name (call_lock held): try once (timeout_ns 0) or wait at the authority, in
+ * chunks, until timeout_ns passes. The answer's status, with call->reply; an
+ * acquire given up without an answer is cancelled, and is RDLM_ERR_TIMEOUT only if
+ * the cancel was applied (nothing left queued), else RDLM_ERR_UNAVAILABLE. */
+static rdlm_status_t rdlm_session_acquire(rdlm_session_h s, const char *name,
+                                          uint64_t timeout_ns, rdlm_lease_call_t *call)
+{
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns);
+
+    for (;;) {
+        uint64_t chunk_end = rdlm_lease_min(
+            deadline, rdlm_clock_deadline((uint64_t)RDLM_LEASE_CHUNK_MS * RDLM_LEASE_MS));
+        rdlm_status_t st;
+
+        *call = rdlm_session_call(s, RDLM_LEASE_OP_ACQUIRE, name);
+        if (timeout_ns == 0) {
+            call->cmd.flags = RDLM_LEASE_ACQ_TRY;
+        } else {
+            call->serve_until = chunk_end;
+            call->deadline = rdlm_lease_add(chunk_end, RDLM_LEASE_SLACK_NS);
+            call->attempt_ns = UINT64_MAX;
+        }
+        st = rdlm_session_request(s, call);
+        if (!call->answered && st != RDLM_ERR_LEASE_EXPIRED && st != RDLM_ERR_INVALID_ARG) {
+            /* It may be queued, or even granted: make sure it is neither. */
+            rdlm_status_t cst = rdlm_session_cancel(s, name, call->cmd.seq);
+            return st == RDLM_ERR_TIMEOUT && cst == RDLM_OK && timeout_ns != 0
+                       ? RDLM_ERR_TIMEOUT
+                       : RDLM_ERR_UNAVAILABLE;
+        }
+        if (st != RDLM_ERR_TIMEOUT || timeout_ns == 0 || chunk_end >= deadline)
+            return st;
+    }
+}
+
+RDLM_EXPORT rdlm_status_t rdlm_session_lock(rdlm_session_h session, const char *name,
+                                            uint64_t timeout_ns, uint64_t *token_p)
+{
+    rdlm_lease_call_t call;
+    rdlm_status_t st;
+
+    if (session == NULL || name == NULL || token_p == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    if (name[0] == '\0' || strlen(name) > RDLM_NAME_MAX)
+        return RDLM_ERR_NAME_TOO_LONG;
+    pthread_mutex_lock(&session->call_lock);
+    st = rdlm_session_check(session);
+    if (st == RDLM_OK)
+        st = rdlm_session_acquire(session, name, timeout_ns, &call);
+    if (st == RDLM_OK && call.reply.broken) {
+        rdlm_lease_sleep_until(
+            rdlm_clock_deadline((uint64_t)session->lock_delay_ms * RDLM_LEASE_MS));
+        st = RDLM_OWNER_DEAD;
+    }
+    if ((st == RDLM_OK || st == RDLM_OWNER_DEAD) && rdlm_session_check(session) != RDLM_OK)
+        st = RDLM_ERR_LEASE_EXPIRED; /* granted, but not safely held any more */
+    if (st == RDLM_OK || st == RDLM_OWNER_DEAD)
+        *token_p = call.reply.token;
+    pthread_mutex_unlock(&session->call_lock);
+    return st;
+}
+
+RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char *name,
+                                              uint64_t token)
+{
+    rdlm_lease_call_t call;
+    rdlm_status_t st;
+
+    if (session == NULL || name == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    if (name[0] == '\0' || strlen(name) > RDLM_NAME_MAX)
+        return RDLM_ERR_NAME_TOO_LONG;
+    pthread_mutex_lock(&session->call_lock);
+    st = rdlm_session_check(session);
+    if (st == RDLM_OK) {
+        call = rdlm_session_call(session, RDLM_LEASE_OP_RELEASE, name);
+        call.cmd.token = token;
+        st = rdlm_session_request(session, &call);
+    }
+    pthread_mutex_unlock(&session->call_lock);
+    return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
+}
+
+RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session, uint64_t *epoch_p)
+{
+    rdlm_lease_call_t call;
+    rdlm_status_t st;
+
+    if (session == NULL || epoch_p == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    pthread_mutex_lock(&session->call_lock);
+    st = rdlm_session_check(session);
+    if (st == RDLM_OK) {
+        call = rdlm_session_call(session, RDLM_LEASE_OP_EPOCH, NULL);
+        st = rdlm_session_request(session, &call);
+        if (st == RDLM_OK)
+            *epoch_p = call.reply.epoch;
+    }
+    pthread_mutex_unlock(&session->call_lock);
+    return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
+}
+
+RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t timeout_ms,
+                                                rdlm_authority_status_t *status_p)
+{
+    rdlm_lease_addrs_t addrs = {.count = 1};
+    rdlm_lease_link_t link = {.addrs = &addrs, .fd = -1};
+    rdlm_lease_call_t call = {.cmd = {.op = RDLM_LEASE_OP_STATUS},
+                              .deadline =
+                                  rdlm_clock_deadline((uint64_t)timeout_ms * RDLM_LEASE_MS),
+                              .attempt_ns = UINT64_MAX};
+    rdlm_status_t st;
+
+    if (address == NULL || status_p == NULL ||
+        !rdlm_config_addr_parse(address, NULL, NULL)) {
+        rdlm_error("lease: status: '%s' is not a.b.c.d:port", address ? address : "(null)");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    snprintf(addrs.addr[0], sizeof(addrs.addr[0]), "%s", address);
+    st = rdlm_lease_attempt(NULL, &link, &call);
+    rdlm_lease_conn_close(link.fd);
+    if (st == RDLM_OK)
+        st = (rdlm_status_t)call.reply.status;
+    if (st != RDLM_OK) {
+        rdlm_warn("lease: status of %s: %s", address, rdlm_status_name(st));
+        return st == RDLM_ERR_PROTOCOL ? st : RDLM_ERR_UNAVAILABLE;
+    }
+    *status_p = (rdlm_authority_status_t){.is_leader = call.reply.is_leader,
+                                          .term = call.reply.term,
+                                          .leader_id = call.reply.leader_id,
+                                          .epoch = call.reply.epoch,
+                                          .sessions = call.reply.sessions,
+                                          .locks = call.reply.locks,
+                                          .commit = call.reply.commit};
+    snprintf(status_p->leader_addr, sizeof(status_p->leader_addr), "%s",
+             call.reply.leader_addr);
+    return RDLM_OK;
+}

@@ -1,1 +1,702 @@
-/* replica.c: written in this change */
+/*
+ * One lease-authority replica on libraft/raft_uv (replica.h): setup and shutdown,
+ * the leadership sample, the submit path, and the leader's lease timers.
+ *
+ * Entry framing: raft_uv 0.15 stores and sends entry data in 8-byte units (its segment
+ * writer asserts len % 8 == 0 and, with assertions compiled out as Debian ships it,
+ * misplaces every later entry of a batch on disk and on the wire). Each command is
+ * therefore padded to a multiple of 8 with n bytes of value n (1..8), and the
+ * padding is stripped before the state machine sees the entry; an entry that is not
+ * framed so reaches the state machine whole, which refuses it like any bad entry.
+ *
+ * The timers are an array sorted by session id (ids come from a counter, so an OPEN
+ * appends), allocated once for limits.max_sessions: arming never fails. The expiry
+ * scan runs only when the earliest deadline may have passed (renewals only move
+ * deadlines later, so next_due stays a lower bound).
+ */
+#include "replica.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <raft.h>
+#include <raft/uv.h>
+
+#include "clock.h"
+#include "fsm.h"
+#include "log.h"
+
+/* How often the leadership is sampled and the deadlines looked at. */
+#define RDLM_LEASE_TICK_MS 10u
+/* A snapshot sent to a follower and not acknowledged within this many election
+ * timeouts is sent again. */
+#define RDLM_LEASE_INSTALL_SNAPSHOT_ETS 5u
+
+typedef struct rdlm_lease_timer {
+    uint64_t session;
+    uint64_t deadline_ms;
+    int expiring; /* its EXPIRE is in flight */
+} rdlm_lease_timer_t;
+
+struct rdlm_lease_replica {
+    struct raft raft;
+    struct raft_io io;
+    struct raft_uv_transport transport;
+    struct raft_fsm fsm;
+    rdlm_lease_fsm_t adapter;
+    int (*fsm_apply)(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result);
+    uv_timer_t tick;
+    struct raft_barrier barrier;
+    struct raft_transfer transfer; /* leadership handed over when stopping */
+    int closes_left;               /* raft_close and the tick timer's uv_close */
+
+    rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX];
+    unsigned n_peers;
+    unsigned election_ms, heartbeat_ms;
+    const rdlm_lease_replica_ops_t *ops;
+    void *ops_arg;
+
+    uint64_t seen_term, seen_leader; /* last logged "leader= term=" */
+    int leading;                     /* sampled as leader of lead_term */
+    uint64_t lead_term;
+    int barrier_pending;
+    int ready;
+
+    rdlm_lease_timer_t *timers; /* sorted by session, room for limits.max_sessions */
+    size_t n_timers;
+    uint64_t next_due_ms;
+};
+
+/* One entry on its way through raft_apply. */
+typedef struct rdlm_lease_submit {
+    struct raft_apply req;
+    rdlm_lease_replica_t *rep;
+    rdlm_lease_done_func_t done;
+    void *arg;
+    uint8_t op;
+    uint64_t session;
+} rdlm_lease_submit_t;
+
+static void rdlm_lease_stub_leading(void *arg, int ready)
+{
+    (void)arg;
+    (void)ready;
+}
+
+static void rdlm_lease_stub_granted(void *arg, uint64_t session, uint64_t seq,
+                                    const char *name, uint64_t token, int broken)
+{
+    (void)arg;
+    (void)session;
+    (void)seq;
+    (void)name;
+    (void)token;
+    (void)broken;
+}
+
+static void rdlm_lease_stub_gone(void *arg, uint64_t session)
+{
+    (void)arg;
+    (void)session;
+}
+
+static const rdlm_lease_replica_ops_t rdlm_lease_stub_ops = {
+    .leading = rdlm_lease_stub_leading,
+    .granted = rdlm_lease_stub_granted,
+    .session_gone = rdlm_lease_stub_gone,
+};
+
+static uint64_t rdlm_lease_now_ms(void)
+{
+    return rdlm_clock_now_ns() / 1000000u;
+}
+
+static rdlm_status_t rdlm_lease_raft_status(int rv)
+{
+    switch (rv) {
+    case 0:
+        return RDLM_OK;
+    case RAFT_NOTLEADER:
+    case RAFT_LEADERSHIPLOST:
+    case RAFT_SHUTDOWN:
+        return RDLM_ERR_NOT_LEADER;
+    case RAFT_NOMEM:
+        return RDLM_ERR_NO_MEMORY;
+    default:
+        return RDLM_ERR_IO;
+    }
+}
+
+static const rdlm_lease_peer_t *rdlm_lease_peer(const rdlm_lease_replica_t *rep,
+                                                uint64_t id)
+{
+    for (unsigned i = 0; i < rep->n_peers; i++) {
+        if (rep->peers[i].id == id) {
+            return &rep->peers[i];
+        }
+    }
+    return NULL;
+}
+
+/* Ready leader right now: the sample may be up to a tick old, libraft is not. */
+static int rdlm_lease_is_ready(const rdlm_lease_replica_t *rep)
+{
+    struct raft *r = (struct raft *)&rep->raft; /* libraft's getters are not const */
+
+    return rep->ready && raft_state(r) == RAFT_LEADER && r->current_term == rep->lead_term;
+}
+
+/* ---- lease timers ---------------------------------------------------------------- */
+
+/* Position of session in the timers (where it would go if absent). */
+static size_t rdlm_lease_timer_pos(const rdlm_lease_replica_t *rep, uint64_t session,
+                                   int *found_p)
+{
+    size_t lo = 0, hi = rep->n_timers;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (rep->timers[mid].session < session) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *found_p = lo < rep->n_timers && rep->timers[lo].session == session;
+    return lo;
+}
+
+/* Deadline of session = max(its deadline, deadline_ms); a new timer if it has none
+ * (room for every session the state machine admits was allocated at start). */
+static void rdlm_lease_timer_arm(rdlm_lease_replica_t *rep, uint64_t session,
+                                 uint64_t deadline_ms)
+{
+    int found;
+    size_t i = rdlm_lease_timer_pos(rep, session, &found);
+    rdlm_lease_timer_t *t = &rep->timers[i];
+
+    if (found) {
+        t->deadline_ms = t->deadline_ms > deadline_ms ? t->deadline_ms : deadline_ms;
+        return;
+    }
+    memmove(t + 1, t, (rep->n_timers - i) * sizeof(*t));
+    *t = (rdlm_lease_timer_t){.session = session, .deadline_ms = deadline_ms};
+    rep->n_timers++;
+    if (deadline_ms < rep->next_due_ms) {
+        rep->next_due_ms = deadline_ms;
+    }
+}
+
+static void rdlm_lease_timer_drop(rdlm_lease_replica_t *rep, uint64_t session)
+{
+    int found;
+    size_t i = rdlm_lease_timer_pos(rep, session, &found);
+
+    if (found) {
+        memmove(&rep->timers[i], &rep->timers[i + 1],
+                (rep->n_timers - i - 1) * sizeof(rep->timers[0]));
+        rep->n_timers--;
+    }
+}
+
+/* foreach_session callback of a new ready leader: a full TTL plus the grace. */
+static void rdlm_lease_timer_arm_new_leader(void *arg, uint64_t session, uint32_t ttl_ms)
+{
+    rdlm_lease_replica_t *rep = arg;
+
+    rdlm_lease_timer_arm(rep, session,
+                         rdlm_lease_now_ms() + ttl_ms +
+                             RDLM_LEASE_REPLICA_GRACE(rep->election_ms, rep->heartbeat_ms));
+}
+
+static void rdlm_lease_expire_done(void *arg, rdlm_status_t status,
+                                   const rdlm_lease_result_t *res)
+{
+    (void)arg;
+    (void)status;
+    (void)res; /* the bookkeeping is in rdlm_lease_replica_applied_cb */
+}
+
+/* Submit the EXPIRE of t's session (its deadline passed). */
+static void rdlm_lease_timer_expire(rdlm_lease_replica_t *rep, rdlm_lease_timer_t *t,
+                                    uint64_t now_ms)
+{
+    rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_EXPIRE, .session = t->session};
+    rdlm_status_t s;
+
+    rdlm_warn("lease: expiring session %llu (not renewed for its TTL)",
+              (unsigned long long)t->session);
+    s = rdlm_lease_replica_submit(rep, &cmd, rdlm_lease_expire_done, rep);
+    if (s != RDLM_OK) {
+        rdlm_warn("lease: cannot submit the EXPIRE of session %llu (%s); retrying",
+                  (unsigned long long)t->session, rdlm_status_name(s));
+        t->deadline_ms = now_ms + rep->heartbeat_ms;
+        return;
+    }
+    t->expiring = 1;
+}
+
+/* Expire every session whose deadline passed. */
+static void rdlm_lease_timer_scan(rdlm_lease_replica_t *rep)
+{
+    uint64_t now = rdlm_lease_now_ms();
+    uint64_t next = UINT64_MAX;
+
+    if (now < rep->next_due_ms) {
+        return;
+    }
+    for (size_t i = 0; i < rep->n_timers; i++) {
+        rdlm_lease_timer_t *t = &rep->timers[i];
+
+        if (!t->expiring && t->deadline_ms <= now) {
+            rdlm_lease_timer_expire(rep, t, now);
+        }
+        if (!t->expiring && t->deadline_ms < next) {
+            next = t->deadline_ms;
+        }
+    }
+    rep->next_due_ms = next;
+}
+
+/* ---- leadership ---------------------------------------------------------------- */
+
+static void rdlm_lease_barrier_cb(struct raft_barrier *req, int status)
+{
+    rdlm_lease_replica_t *rep = req->data;
+
+    rep->barrier_pending = 0;
+    if (status != 0 || !rep->leading || rep->raft.current_term != rep->lead_term) {
+        return; /* stepped down: the tick notices */
+    }
+    rep->ready = 1;
+    rdlm_lease_sm_foreach_session(rep->adapter.sm, rdlm_lease_timer_arm_new_leader, rep);
+    rdlm_info("lease: leader ready in term %llu: %zu sessions armed for TTL + %u ms",
+              (unsigned long long)rep->lead_term, rep->n_timers,
+              RDLM_LEASE_REPLICA_GRACE(rep->election_ms, rep->heartbeat_ms));
+    rep->ops->leading(rep->ops_arg, 1);
+}
+
+/* Submit the barrier after which the new leader is ready (retried by the tick). */
+static void rdlm_lease_barrier_submit(rdlm_lease_replica_t *rep)
+{
+    int rv = raft_barrier(&rep->raft, &rep->barrier, rdlm_lease_barrier_cb);
+
+    if (rv != 0) {
+        rdlm_debug("lease: raft_barrier: %s (retrying)", raft_strerror(rv));
+        return;
+    }
+    rep->barrier_pending = 1;
+}
+
+static void rdlm_lease_step_down(rdlm_lease_replica_t *rep)
+{
+    rdlm_warn("lease: replica %llu stepping down (was leader of term %llu)",
+              (unsigned long long)rep->raft.id, (unsigned long long)rep->lead_term);
+    rep->leading = 0;
+    rep->ready = 0;
+    rep->n_timers = 0;
+    rep->next_due_ms = UINT64_MAX;
+    rep->ops->leading(rep->ops_arg, 0);
+}
+
+static void rdlm_lease_tick(uv_timer_t *handle)
+{
+    rdlm_lease_replica_t *rep = handle->data;
+    struct raft *r = &rep->raft;
+    int state = raft_state(r);
+    raft_id leader;
+    const char *addr;
+
+    raft_leader(r, &leader, &addr);
+    if (leader != rep->seen_leader || r->current_term != rep->seen_term) {
+        rep->seen_leader = leader;
+        rep->seen_term = r->current_term;
+        rdlm_info("rdlmd id=%llu leader=%llu term=%llu", (unsigned long long)r->id,
+                  (unsigned long long)leader, (unsigned long long)r->current_term);
+    }
+    if (rep->leading && (state != RAFT_LEADER || r->current_term != rep->lead_term)) {
+        rdlm_lease_step_down(rep);
+    }
+    if (!rep->leading && state == RAFT_LEADER) {
+        rep->leading = 1;
+        rep->lead_term = r->current_term;
+        rdlm_info("lease: replica %llu becoming leader of term %llu",
+                  (unsigned long long)r->id, (unsigned long long)rep->lead_term);
+    }
+    if (rep->leading && !rep->ready && !rep->barrier_pending) {
+        rdlm_lease_barrier_submit(rep);
+    }
+    if (rep->ready) {
+        rdlm_lease_timer_scan(rep);
+    }
+}
+
+/* ---- entry framing ---------------------------------------------------------------- */
+
+/* Bytes of padding after len bytes of command (1..8: the framing is never empty). */
+static size_t rdlm_lease_frame_pad(size_t len)
+{
+    return 8u - len % 8u;
+}
+
+/* The adapter's apply on the command inside a framed entry. */
+static int rdlm_lease_frame_apply(struct raft_fsm *fsm, const struct raft_buffer *buf,
+                                  void **result)
+{
+    rdlm_lease_replica_t *rep =
+        (rdlm_lease_replica_t *)((char *)fsm - offsetof(rdlm_lease_replica_t, fsm));
+    const uint8_t *bytes = buf->base;
+    struct raft_buffer cmd = *buf;
+
+    if (buf->len % 8u == 0 && buf->len > 0 && bytes[buf->len - 1] >= 1 &&
+        bytes[buf->len - 1] <= 8) {
+        cmd.len -= bytes[buf->len - 1];
+    }
+    return rep->fsm_apply(fsm, &cmd, result);
+}
+
+/* ---- submit path ---------------------------------------------------------------- */
+
+static void rdlm_lease_replica_applied_cb(struct raft_apply *req, int rv, void *result)
+{
+    rdlm_lease_submit_t *sub = req->data;
+    rdlm_lease_replica_t *rep = sub->rep;
+    const rdlm_lease_result_t *res = result;
+    rdlm_status_t status = rdlm_lease_raft_status(rv);
+    uint32_t ttl_ms;
+
+    if (status != RDLM_OK) {
+        if (sub->op == RDLM_LEASE_OP_EXPIRE) {
+            int found;
+            size_t i = rdlm_lease_timer_pos(rep, sub->session, &found);
+
+            if (found) {
+                rep->timers[i].expiring = 0; /* the next scan submits it again */
+                rep->next_due_ms = 0;
+            }
+        }
+        sub->done(sub->arg, status, NULL);
+        free(sub);
+        return;
+    }
+    if (sub->op == RDLM_LEASE_OP_OPEN && res->status == RDLM_OK &&
+        rdlm_lease_sm_session_ttl(rep->adapter.sm, res->session, &ttl_ms, NULL)) {
+        rdlm_lease_timer_arm(rep, res->session, rdlm_lease_now_ms() + ttl_ms);
+    }
+    if ((sub->op == RDLM_LEASE_OP_CLOSE || sub->op == RDLM_LEASE_OP_EXPIRE) &&
+        !rdlm_lease_sm_session_ttl(rep->adapter.sm, sub->session, &ttl_ms, NULL)) {
+        rdlm_lease_timer_drop(rep, sub->session);
+        rep->ops->session_gone(rep->ops_arg, sub->session);
+    }
+    sub->done(sub->arg, RDLM_OK, res);
+    free(sub);
+}
+
+rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
+                                        const rdlm_lease_cmd_t *cmd,
+                                        rdlm_lease_done_func_t done, void *arg)
+{
+    uint8_t enc[RDLM_LEASE_CMD_MAX];
+    size_t len = rdlm_lease_cmd_encode(cmd, enc, sizeof(enc));
+    size_t pad = rdlm_lease_frame_pad(len);
+    struct raft_buffer buf;
+    rdlm_lease_submit_t *sub;
+    int rv;
+
+    if (!rdlm_lease_is_ready(rep)) {
+        return RDLM_ERR_NOT_LEADER;
+    }
+    if (len == 0 || !rdlm_lease_op_is_logged(cmd->op)) {
+        return RDLM_ERR_INVALID_ARG;
+    }
+    sub = malloc(sizeof(*sub));
+    buf.base = raft_malloc(len + pad);
+    buf.len = len + pad;
+    if (sub == NULL || buf.base == NULL) {
+        free(sub);
+        raft_free(buf.base);
+        return RDLM_ERR_NO_MEMORY;
+    }
+    memcpy(buf.base, enc, len);
+    memset((uint8_t *)buf.base + len, (int)pad, pad);
+    *sub = (rdlm_lease_submit_t){
+        .rep = rep, .done = done, .arg = arg, .op = cmd->op, .session = cmd->session};
+    sub->req.data = sub;
+    rv = raft_apply(&rep->raft, &sub->req, &buf, 1, rdlm_lease_replica_applied_cb);
+    if (rv != 0) {
+        rdlm_debug("lease: raft_apply of %s: %s", rdlm_lease_op_name(cmd->op),
+                   raft_strerror(rv));
+        raft_free(buf.base);
+        free(sub);
+        return rdlm_lease_raft_status(rv);
+    }
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_lease_replica_renew(rdlm_lease_replica_t *rep, uint64_t session,
+                                       uint32_t *ttl_ms_p)
+{
+    int found;
+    size_t i;
+    uint32_t ttl_ms;
+
+    if (!rdlm_lease_is_ready(rep)) {
+        return RDLM_ERR_NOT_LEADER;
+    }
+    i = rdlm_lease_timer_pos(rep, session, &found);
+    if (!found || rep->timers[i].expiring ||
+        !rdlm_lease_sm_session_ttl(rep->adapter.sm, session, &ttl_ms, NULL)) {
+        return RDLM_ERR_LEASE_EXPIRED;
+    }
+    rdlm_lease_timer_arm(rep, session, rdlm_lease_now_ms() + ttl_ms);
+    *ttl_ms_p = ttl_ms;
+    return RDLM_OK;
+}
+
+/* ---- queries ---------------------------------------------------------------- */
+
+void rdlm_lease_replica_role(const rdlm_lease_replica_t *rep, rdlm_lease_role_t *role_p)
+{
+    struct raft *r = (struct raft *)&rep->raft; /* libraft's getters are not const */
+    const rdlm_lease_peer_t *leader;
+    raft_id id;
+    const char *addr;
+
+    raft_leader(r, &id, &addr);
+    leader = rdlm_lease_peer(rep, id);
+    role_p->is_leader = raft_state(r) == RAFT_LEADER;
+    role_p->ready = rdlm_lease_is_ready(rep);
+    role_p->starting = rep->leading && !rep->ready && role_p->is_leader &&
+                       r->current_term == rep->lead_term;
+    role_p->term = r->current_term;
+    role_p->leader_id = id;
+    role_p->leader_client_addr = leader != NULL ? leader->client_addr : "";
+}
+
+const rdlm_lease_sm_t *rdlm_lease_replica_sm(const rdlm_lease_replica_t *rep)
+{
+    return rep->adapter.sm;
+}
+
+uint64_t rdlm_lease_replica_applied(const rdlm_lease_replica_t *rep)
+{
+    return raft_last_applied((struct raft *)&rep->raft);
+}
+
+void rdlm_lease_replica_set_ops(rdlm_lease_replica_t *rep,
+                                const rdlm_lease_replica_ops_t *ops, void *arg)
+{
+    rep->ops = ops;
+    rep->ops_arg = arg;
+    rdlm_lease_sm_set_grant_cb(rep->adapter.sm, ops->granted, arg);
+}
+
+/* ---- lifecycle ---------------------------------------------------------------- */
+
+static void rdlm_lease_replica_free_if_closed(rdlm_lease_replica_t *rep)
+{
+    if (--rep->closes_left > 0) {
+        return;
+    }
+    raft_uv_close(&rep->io);
+    raft_uv_tcp_close(&rep->transport);
+    rdlm_lease_fsm_close(&rep->adapter);
+    free(rep->timers);
+    free(rep);
+}
+
+static void rdlm_lease_raft_closed(struct raft *r)
+{
+    rdlm_lease_replica_free_if_closed(r->data);
+}
+
+static void rdlm_lease_tick_closed(uv_handle_t *handle)
+{
+    rdlm_lease_replica_free_if_closed(handle->data);
+}
+
+static void rdlm_lease_replica_close(rdlm_lease_replica_t *rep)
+{
+    rep->closes_left = 2;
+    uv_close((uv_handle_t *)&rep->tick, rdlm_lease_tick_closed);
+    raft_close(&rep->raft, rdlm_lease_raft_closed);
+}
+
+static void rdlm_lease_transfer_done(struct raft_transfer *req)
+{
+    rdlm_lease_replica_t *rep = req->data;
+    raft_id leader;
+    const char *addr;
+
+    raft_leader(&rep->raft, &leader, &addr);
+    rdlm_info("lease: replica %llu: leader now %llu; closing",
+              (unsigned long long)rep->raft.id, (unsigned long long)leader);
+    rdlm_lease_replica_close(rep);
+}
+
+void rdlm_lease_replica_stop(rdlm_lease_replica_t *rep)
+{
+    rdlm_info("lease: replica %llu stopping", (unsigned long long)rep->raft.id);
+    uv_timer_stop(&rep->tick); /* no more timers, barriers or announcements */
+    rep->ready = 0;
+    rep->transfer.data = rep;
+    if (raft_state(&rep->raft) == RAFT_LEADER &&
+        raft_transfer(&rep->raft, &rep->transfer, 0, rdlm_lease_transfer_done) == 0) {
+        rdlm_info("lease: replica %llu handing leadership over before closing",
+                  (unsigned long long)rep->raft.id);
+        return; /* libraft calls back once another leads, or after an election timeout */
+    }
+    rdlm_lease_replica_close(rep);
+}
+
+/* Check params; the entry of params->id in *self_p. */
+static int rdlm_lease_params_valid(const rdlm_lease_replica_params_t *p,
+                                   const rdlm_lease_peer_t **self_p)
+{
+    *self_p = NULL;
+    if (p->n_peers == 0 || p->n_peers > RDLM_LEASE_PEERS_MAX || p->data_dir == NULL ||
+        p->heartbeat_ms == 0 || p->heartbeat_ms >= p->election_timeout_ms ||
+        p->snapshot_threshold == 0 || p->limits.max_sessions == 0) {
+        return 0;
+    }
+    for (unsigned i = 0; i < p->n_peers; i++) {
+        if (p->peers[i].id == 0) {
+            return 0;
+        }
+        for (unsigned j = 0; j < i; j++) {
+            if (p->peers[j].id == p->peers[i].id) {
+                return 0;
+            }
+        }
+        if (p->peers[i].id == p->id) {
+            *self_p = &p->peers[i];
+        }
+    }
+    return *self_p != NULL;
+}
+
+/* raft_bootstrap with every peer as a voter: RAFT_CANTBOOTSTRAP (already done) is 0. */
+static int rdlm_lease_bootstrap(rdlm_lease_replica_t *rep)
+{
+    struct raft_configuration conf;
+    int rv = 0;
+
+    raft_configuration_init(&conf);
+    for (unsigned i = 0; i < rep->n_peers && rv == 0; i++) {
+        rv = raft_configuration_add(&conf, rep->peers[i].id, rep->peers[i].raft_addr,
+                                    RAFT_VOTER);
+    }
+    if (rv == 0) {
+        rv = raft_bootstrap(&rep->raft, &conf);
+        if (rv == 0) {
+            rdlm_info("lease: bootstrapped a new data directory with %u replicas",
+                      rep->n_peers);
+        }
+    }
+    raft_configuration_close(&conf);
+    return rv == RAFT_CANTBOOTSTRAP ? 0 : rv;
+}
+
+rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
+                                       const rdlm_lease_replica_params_t *params,
+                                       rdlm_lease_replica_t **rep_p)
+{
+    const rdlm_lease_peer_t *self;
+    rdlm_lease_replica_t *rep;
+    rdlm_status_t s;
+    int rv;
+
+    if (!rdlm_lease_params_valid(params, &self)) {
+        rdlm_error("lease: invalid replica parameters (id among 1-%u unique peers, "
+                   "0 < heartbeat < election timeout, snapshot threshold and "
+                   "max_sessions > 0, data directory)",
+                   RDLM_LEASE_PEERS_MAX);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    rep = calloc(1, sizeof(*rep));
+    if (rep == NULL || (rep->timers = calloc(params->limits.max_sessions,
+                                             sizeof(rep->timers[0]))) == NULL) {
+        s = RDLM_ERR_NO_MEMORY;
+        goto err_free;
+    }
+    memcpy(rep->peers, params->peers, params->n_peers * sizeof(rep->peers[0]));
+    rep->n_peers = params->n_peers;
+    rep->election_ms = params->election_timeout_ms;
+    rep->heartbeat_ms = params->heartbeat_ms;
+    rep->ops = &rdlm_lease_stub_ops;
+    rep->barrier.data = rep;
+    rep->next_due_ms = UINT64_MAX;
+    s = rdlm_lease_fsm_init(&rep->adapter, &rep->fsm, &params->limits);
+    if (s != RDLM_OK) {
+        goto err_free;
+    }
+    rep->fsm_apply = rep->fsm.apply;
+    rep->fsm.apply = rdlm_lease_frame_apply;
+    rv = raft_uv_tcp_init(&rep->transport, loop);
+    if (rv != 0) {
+        rdlm_error("lease: raft_uv_tcp_init: %s", raft_strerror(rv));
+        s = rdlm_lease_raft_status(rv);
+        goto err_fsm;
+    }
+    rv = raft_uv_init(&rep->io, loop, params->data_dir, &rep->transport);
+    if (rv != 0) {
+        rdlm_error("lease: data directory %s: %s", params->data_dir, rep->io.errmsg);
+        s = RDLM_ERR_IO;
+        goto err_transport;
+    }
+    rv = raft_init(&rep->raft, &rep->io, &rep->fsm, params->id, self->raft_addr);
+    if (rv != 0) {
+        rdlm_error("lease: raft_init: %s", raft_errmsg(&rep->raft));
+        s = rdlm_lease_raft_status(rv);
+        goto err_io;
+    }
+    rep->raft.data = rep;
+    raft_set_election_timeout(&rep->raft, params->election_timeout_ms);
+    raft_set_heartbeat_timeout(&rep->raft, params->heartbeat_ms);
+    raft_set_snapshot_threshold(&rep->raft, params->snapshot_threshold);
+    raft_set_snapshot_trailing(&rep->raft, params->snapshot_threshold / 8);
+    /* libraft's default (30 s) leaves a restarted follower whose first snapshot was
+     * lost that long behind; the state's snapshot is at most a few MB */
+    raft_set_install_snapshot_timeout(&rep->raft, RDLM_LEASE_INSTALL_SNAPSHOT_ETS *
+                                                      params->election_timeout_ms);
+    rv = rdlm_lease_bootstrap(rep);
+    if (rv != 0) {
+        rdlm_error("lease: bootstrapping %s: %s (%s)", params->data_dir, raft_strerror(rv),
+                   rep->io.errmsg);
+    } else if ((rv = raft_start(&rep->raft)) != 0) {
+        rdlm_error("lease: starting raft (listening on %s): %s", self->raft_addr,
+                   raft_strerror(rv));
+    }
+    if (rv != 0) {
+        rep->closes_left = 1;
+        raft_close(&rep->raft, rdlm_lease_raft_closed);
+        return RDLM_ERR_IO;
+    }
+    uv_timer_init(loop, &rep->tick);
+    rep->tick.data = rep;
+    uv_timer_start(&rep->tick, rdlm_lease_tick, RDLM_LEASE_TICK_MS, RDLM_LEASE_TICK_MS);
+    rdlm_info("lease: replica %llu: raft %s, client %s, data %s, election %u ms, "
+              "heartbeat %u ms",
+              (unsigned long long)params->id, self->raft_addr, self->client_addr,
+              params->data_dir, params->election_timeout_ms, params->heartbeat_ms);
+    *rep_p = rep;
+    return RDLM_OK;
+
+err_io:
+    raft_uv_close(&rep->io);
+err_transport:
+    raft_uv_tcp_close(&rep->transport);
+err_fsm:
+    rdlm_lease_fsm_close(&rep->adapter);
+err_free:
+    if (s == RDLM_ERR_NO_MEMORY) {
+        rdlm_error("lease: no memory for the replica");
+    }
+    if (rep != NULL) {
+        free(rep->timers);
+    }
+    free(rep);
+    return s;
+}

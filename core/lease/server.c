@@ -1,1 +1,659 @@
-/* server.c: written in this change */
+/*
+ * The client port of a lease-authority replica (server.h).
+ *
+ * A connection's life: READING (a frame arrives) -> one of
+ *   WRITING      answered at once (STATUS, RENEW, refusals, errors)
+ *   DEFERRED     on a leader that is not ready yet; dispatched again when it is
+ *   APPLYING     submitted; the replica's done callback answers
+ *   PARKED       a queued ACQUIRE: its grant answers it, or its timer cancels it
+ *   CANCELLING   the timer's CANCEL is in flight; RDLM_ERR_TIMEOUT once applied
+ * -> WRITING -> READING. Reading stops at each complete frame, except while parked:
+ * then it goes on so that a closed connection is noticed (and cancels), holding at
+ * most the next frame's header until the answer is written. A closed connection stays
+ * allocated while entries it submitted are in flight (refs: its two handles plus one
+ * per submitted entry).
+ */
+#include "server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+
+#include "auth.h"
+#include "cmd.h"
+#include "log.h"
+#include "wire.h"
+
+#define RDLM_LEASE_LISTEN_BACKLOG 128
+#define RDLM_LEASE_KEEPALIVE_S 60
+
+typedef enum rdlm_lease_conn_state {
+    RDLM_CONN_READING,
+    RDLM_CONN_WRITING,
+    RDLM_CONN_DEFERRED,
+    RDLM_CONN_APPLYING,
+    RDLM_CONN_PARKED,
+    RDLM_CONN_CANCELLING
+} rdlm_lease_conn_state_t;
+
+typedef struct rdlm_lease_conn rdlm_lease_conn_t;
+
+struct rdlm_lease_server {
+    rdlm_lease_replica_t *rep;
+    uv_tcp_t listener;
+    rdlm_lease_auth_mode_t auth;
+    unsigned max_conns, n_conns;
+    int full_logged;          /* the connection limit was hit and said so */
+    rdlm_lease_conn_t *conns; /* open connections (closed ones are unlinked) */
+};
+
+struct rdlm_lease_conn {
+    rdlm_lease_server_t *srv;
+    rdlm_lease_conn_t *prev, *next;
+    uv_tcp_t tcp;
+    uv_timer_t timer; /* a parked ACQUIRE's timeout */
+    uv_write_t wreq;
+    rdlm_lease_conn_state_t state;
+    int refs;
+    int closing;
+    int warned; /* a bad frame from this client was logged at warn */
+    char peer[32];
+    size_t have, want;    /* bytes of the frame being read, and its full length */
+    rdlm_lease_cmd_t cmd; /* the request, as it is (or would be) logged */
+    uint8_t in[RDLM_WIRE_HEADER + RDLM_WIRE_MAX_PAYLOAD];
+    uint8_t out[RDLM_WIRE_HEADER + RDLM_WIRE_REPLY_FIXED + RDLM_WIRE_ADDR_MAX];
+};
+
+static void rdlm_lease_conn_close(rdlm_lease_conn_t *c);
+static void rdlm_lease_conn_frame(rdlm_lease_conn_t *c);
+
+/* ---- connection bookkeeping ------------------------------------------------------ */
+
+static void rdlm_lease_conn_unref(rdlm_lease_conn_t *c)
+{
+    if (--c->refs == 0) {
+        free(c);
+    }
+}
+
+static void rdlm_lease_conn_handle_closed(uv_handle_t *handle)
+{
+    rdlm_lease_conn_unref(handle->data);
+}
+
+static void rdlm_lease_conn_close_handles(rdlm_lease_conn_t *c)
+{
+    uv_close((uv_handle_t *)&c->tcp, rdlm_lease_conn_handle_closed);
+    uv_close((uv_handle_t *)&c->timer, rdlm_lease_conn_handle_closed);
+}
+
+/* A frame from this client was bad: warn the first time, then only at debug. */
+static void rdlm_lease_conn_bad_frame(rdlm_lease_conn_t *c, const char *what)
+{
+    if (!c->warned) {
+        rdlm_warn("lease: client %s: %s", c->peer, what);
+        c->warned = 1;
+    } else {
+        rdlm_debug("lease: client %s: %s", c->peer, what);
+    }
+}
+
+static void rdlm_lease_conn_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+    rdlm_lease_conn_t *c = handle->data;
+
+    (void)suggested;
+    *buf = uv_buf_init((char *)c->in + c->have, (unsigned)(c->want - c->have));
+}
+
+static void rdlm_lease_conn_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    rdlm_lease_conn_t *c = stream->data;
+
+    (void)buf;
+    if (nread < 0) {
+        if (nread != UV_EOF) {
+            rdlm_debug("lease: client %s: read: %s", c->peer, uv_strerror((int)nread));
+        }
+        rdlm_lease_conn_close(c);
+        return;
+    }
+    c->have += (size_t)nread;
+    if (c->have < c->want) {
+        return;
+    }
+    if (c->state != RDLM_CONN_READING) {
+        uv_read_stop(stream); /* the next header, held until the answer is written */
+        return;
+    }
+    rdlm_lease_conn_frame(c);
+}
+
+static void rdlm_lease_conn_read_start(rdlm_lease_conn_t *c)
+{
+    uv_read_start((uv_stream_t *)&c->tcp, rdlm_lease_conn_alloc, rdlm_lease_conn_read);
+}
+
+/* ---- replies ---------------------------------------------------------------- */
+
+static void rdlm_lease_conn_written(uv_write_t *req, int status)
+{
+    rdlm_lease_conn_t *c = req->data;
+
+    if (c->closing) {
+        return;
+    }
+    if (status < 0) {
+        rdlm_debug("lease: client %s: write: %s", c->peer, uv_strerror(status));
+        rdlm_lease_conn_close(c);
+        return;
+    }
+    c->state = RDLM_CONN_READING;
+    if (c->have == c->want) {
+        rdlm_lease_conn_frame(c); /* a header that arrived while parked */
+    } else {
+        rdlm_lease_conn_read_start(c);
+    }
+}
+
+/* A reply with status and what every reply carries: the replica's term and leader,
+ * the current epoch, the request's seq and session. */
+static rdlm_lease_reply_t rdlm_lease_reply_base(const rdlm_lease_conn_t *c,
+                                                rdlm_status_t status)
+{
+    rdlm_lease_role_t role;
+    rdlm_lease_reply_t r = {.status = status, .seq = c->cmd.seq, .session = c->cmd.session};
+
+    rdlm_lease_replica_role(c->srv->rep, &role);
+    r.is_leader = (uint8_t)role.is_leader;
+    r.term = role.term;
+    r.leader_id = role.leader_id;
+    snprintf(r.leader_addr, sizeof(r.leader_addr), "%s", role.leader_client_addr);
+    r.epoch = rdlm_lease_sm_epoch(rdlm_lease_replica_sm(c->srv->rep));
+    return r;
+}
+
+static void rdlm_lease_conn_send(rdlm_lease_conn_t *c, const rdlm_lease_reply_t *r)
+{
+    size_t len = rdlm_wire_reply_encode(r, c->out + RDLM_WIRE_HEADER,
+                                        sizeof(c->out) - RDLM_WIRE_HEADER);
+    uv_buf_t buf = uv_buf_init((char *)c->out, (unsigned)(RDLM_WIRE_HEADER + len));
+    int rv = UV_EINVAL;
+
+    if (c->closing) {
+        return;
+    }
+    rdlm_wire_header_encode(c->out, RDLM_WIRE_REPLY, (uint32_t)len);
+    c->state = RDLM_CONN_WRITING;
+    c->wreq.data = c;
+    if (len != 0) {
+        rv = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &buf, 1, rdlm_lease_conn_written);
+    }
+    if (rv != 0) {
+        rdlm_debug("lease: client %s: reply not sent: %s", c->peer, uv_strerror(rv));
+        rdlm_lease_conn_close(c);
+    }
+}
+
+static void rdlm_lease_conn_reply(rdlm_lease_conn_t *c, rdlm_status_t status)
+{
+    rdlm_lease_reply_t r = rdlm_lease_reply_base(c, status);
+
+    rdlm_lease_conn_send(c, &r);
+}
+
+/* The reply to a logged request: its applied result, or a check's refusal. */
+static void rdlm_lease_conn_reply_result(rdlm_lease_conn_t *c,
+                                         const rdlm_lease_result_t *res)
+{
+    rdlm_lease_reply_t r = rdlm_lease_reply_base(c, res->status);
+
+    r.session = res->session;
+    r.token = res->token;
+    r.broken = res->broken;
+    r.epoch = res->epoch;
+    if (c->cmd.op == RDLM_LEASE_OP_OPEN && res->status == RDLM_OK) {
+        rdlm_lease_sm_session_ttl(rdlm_lease_replica_sm(c->srv->rep), res->session,
+                                  &r.ttl_ms, NULL);
+    }
+    rdlm_lease_conn_send(c, &r);
+}
+
+static void rdlm_lease_conn_reply_status(rdlm_lease_conn_t *c)
+{
+    const rdlm_lease_sm_t *sm = rdlm_lease_replica_sm(c->srv->rep);
+    rdlm_lease_reply_t r = rdlm_lease_reply_base(c, RDLM_OK);
+
+    r.sessions = rdlm_lease_sm_session_count(sm);
+    r.locks = (uint32_t)rdlm_lease_sm_lock_count(sm);
+    r.commit = rdlm_lease_replica_applied(c->srv->rep);
+    rdlm_lease_conn_send(c, &r);
+}
+
+static void rdlm_lease_conn_reply_renew(rdlm_lease_conn_t *c)
+{
+    uint32_t ttl_ms = 0;
+    rdlm_status_t s = rdlm_lease_replica_renew(c->srv->rep, c->cmd.session, &ttl_ms);
+    rdlm_lease_reply_t r = rdlm_lease_reply_base(c, s);
+
+    r.ttl_ms = ttl_ms;
+    rdlm_lease_conn_send(c, &r);
+}
+
+/* ---- logged requests ---------------------------------------------------------- */
+
+static void rdlm_lease_conn_applied(void *arg, rdlm_status_t status,
+                                    const rdlm_lease_result_t *res);
+
+/* Submit cmd for c; the connection stays allocated until it is applied or failed. */
+static rdlm_status_t rdlm_lease_conn_submit(rdlm_lease_conn_t *c,
+                                            const rdlm_lease_cmd_t *cmd)
+{
+    rdlm_status_t s =
+        rdlm_lease_replica_submit(c->srv->rep, cmd, rdlm_lease_conn_applied, c);
+
+    if (s == RDLM_OK) {
+        c->refs++;
+    }
+    return s;
+}
+
+/* Submit the CANCEL of c's parked ACQUIRE (same session, seq and logged name). */
+static rdlm_status_t rdlm_lease_conn_cancel(rdlm_lease_conn_t *c)
+{
+    rdlm_lease_cmd_t cancel = {.op = RDLM_LEASE_OP_CANCEL,
+                               .session = c->cmd.session,
+                               .seq = c->cmd.seq,
+                               .name_len = c->cmd.name_len};
+
+    memcpy(cancel.name, c->cmd.name, sizeof(cancel.name));
+    uv_timer_stop(&c->timer);
+    return rdlm_lease_conn_submit(c, &cancel);
+}
+
+static void rdlm_lease_conn_park_expired(uv_timer_t *timer)
+{
+    rdlm_lease_conn_t *c = timer->data;
+    rdlm_status_t s = rdlm_lease_conn_cancel(c);
+
+    if (s != RDLM_OK) {
+        rdlm_lease_conn_reply(c, s);
+        return;
+    }
+    c->state = RDLM_CONN_CANCELLING;
+}
+
+static void rdlm_lease_conn_park(rdlm_lease_conn_t *c)
+{
+    c->state = RDLM_CONN_PARKED;
+    uv_timer_start(&c->timer, rdlm_lease_conn_park_expired, c->cmd.timeout_ms, 0);
+    rdlm_lease_conn_read_start(c);
+}
+
+static void rdlm_lease_conn_applied(void *arg, rdlm_status_t status,
+                                    const rdlm_lease_result_t *res)
+{
+    rdlm_lease_conn_t *c = arg;
+
+    if (c->closing) {
+        /* nobody to answer (a closed connection's CANCEL, or its request) */
+    } else if (status != RDLM_OK) {
+        rdlm_lease_conn_reply(c, status);
+    } else if (c->state == RDLM_CONN_CANCELLING) {
+        rdlm_lease_conn_reply(c, res->status == RDLM_OK ? RDLM_ERR_TIMEOUT : res->status);
+    } else if (c->cmd.op == RDLM_LEASE_OP_ACQUIRE && res->status == RDLM_INPROGRESS) {
+        rdlm_lease_conn_park(c);
+    } else {
+        rdlm_lease_conn_reply_result(c, res);
+    }
+    rdlm_lease_conn_unref(c); /* the submit's reference */
+}
+
+/* OPEN as it is logged: uid, gid and namespace from the credential (munge) or none. */
+static rdlm_status_t rdlm_lease_conn_authenticate(rdlm_lease_conn_t *c)
+{
+    rdlm_lease_cmd_t *cmd = &c->cmd;
+    char job[RDLM_LEASE_JOB_MAX + 1];
+    rdlm_status_t s;
+
+    cmd->uid = 0;
+    cmd->gid = 0;
+    cmd->name_len = 0;
+    cmd->name[0] = '\0';
+    if (c->srv->auth == RDLM_LEASE_AUTH_MUNGE) {
+        s = rdlm_lease_auth_verify(cmd->cred, cmd->cred_len, &cmd->uid, &cmd->gid, job);
+        if (s != RDLM_OK) {
+            return s;
+        }
+        cmd->name_len =
+            (uint16_t)snprintf(cmd->name, sizeof(cmd->name), "%u/%s", cmd->uid, job);
+    }
+    cmd->cred = NULL;
+    cmd->cred_len = 0;
+    return RDLM_OK;
+}
+
+/* The request as it is logged: OPEN authenticated, lock names in the namespace. */
+static rdlm_status_t rdlm_lease_conn_rewrite(rdlm_lease_conn_t *c)
+{
+    rdlm_lease_cmd_t *cmd = &c->cmd;
+    char ns[RDLM_LEASE_NAME_MAX + 1];
+    uint32_t ttl_ms;
+    size_t ns_len;
+
+    if (cmd->op == RDLM_LEASE_OP_OPEN) {
+        return rdlm_lease_conn_authenticate(c);
+    }
+    if ((cmd->op != RDLM_LEASE_OP_ACQUIRE && cmd->op != RDLM_LEASE_OP_RELEASE &&
+         cmd->op != RDLM_LEASE_OP_CANCEL) ||
+        !rdlm_lease_sm_session_ttl(rdlm_lease_replica_sm(c->srv->rep), cmd->session,
+                                   &ttl_ms, ns)) {
+        return RDLM_OK; /* no name, or no session: the check answers */
+    }
+    ns_len = strlen(ns);
+    if (ns_len == 0) {
+        return RDLM_OK;
+    }
+    if (ns_len + 1 + cmd->name_len > RDLM_LEASE_NAME_MAX) {
+        return RDLM_ERR_NAME_TOO_LONG;
+    }
+    memmove(cmd->name + ns_len + 1, cmd->name, cmd->name_len + 1u);
+    memcpy(cmd->name, ns, ns_len);
+    cmd->name[ns_len] = '/';
+    cmd->name_len = (uint16_t)(cmd->name_len + ns_len + 1);
+    return RDLM_OK;
+}
+
+/* Answer or start c's request (READING, or DEFERRED once the leader is ready). */
+static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
+{
+    rdlm_lease_role_t role;
+    rdlm_lease_result_t res;
+    rdlm_status_t s;
+
+    if (c->cmd.op == RDLM_LEASE_OP_STATUS) {
+        rdlm_lease_conn_reply_status(c);
+        return;
+    }
+    rdlm_lease_replica_role(c->srv->rep, &role);
+    if (role.starting) {
+        c->state = RDLM_CONN_DEFERRED;
+        return;
+    }
+    if (!role.ready) {
+        rdlm_lease_conn_reply(c, RDLM_ERR_NOT_LEADER);
+        return;
+    }
+    if (c->cmd.op == RDLM_LEASE_OP_RENEW) {
+        rdlm_lease_conn_reply_renew(c);
+        return;
+    }
+    s = rdlm_lease_conn_rewrite(c);
+    if (s != RDLM_OK) {
+        rdlm_lease_conn_reply(c, s);
+        return;
+    }
+    s = rdlm_lease_sm_check(rdlm_lease_replica_sm(c->srv->rep), &c->cmd, &res);
+    if (s == RDLM_INPROGRESS && c->cmd.op == RDLM_LEASE_OP_ACQUIRE) {
+        rdlm_lease_conn_park(c); /* a retry of an ACQUIRE still queued */
+        return;
+    }
+    if (s != RDLM_OK) {
+        rdlm_lease_conn_reply_result(c, &res);
+        return;
+    }
+    s = rdlm_lease_conn_submit(c, &c->cmd);
+    if (s != RDLM_OK) {
+        rdlm_lease_conn_reply(c, s);
+        return;
+    }
+    c->state = RDLM_CONN_APPLYING;
+}
+
+/* c->have == c->want while READING: a header to check, or a whole frame. */
+static void rdlm_lease_conn_frame(rdlm_lease_conn_t *c)
+{
+    size_t len;
+    uint32_t payload;
+
+    if (c->want == RDLM_WIRE_HEADER) {
+        if (rdlm_wire_header_decode(c->in, RDLM_WIRE_REQUEST, &payload) != RDLM_OK) {
+            rdlm_lease_conn_bad_frame(c, "bad frame header: connection closed");
+            rdlm_lease_conn_close(c);
+            return;
+        }
+        c->want += payload;
+        if (payload > 0) {
+            rdlm_lease_conn_read_start(c);
+            return;
+        }
+    }
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    len = c->want - RDLM_WIRE_HEADER;
+    c->have = 0;
+    c->want = RDLM_WIRE_HEADER;
+    if (rdlm_lease_cmd_decode(c->in + RDLM_WIRE_HEADER, len, &c->cmd) != RDLM_OK ||
+        c->cmd.op == RDLM_LEASE_OP_EXPIRE) {
+        memset(&c->cmd, 0, sizeof(c->cmd));
+        rdlm_lease_conn_bad_frame(c, "request does not decode (or is an EXPIRE): "
+                                     "answered RDLM_ERR_PROTOCOL");
+        rdlm_lease_conn_reply(c, RDLM_ERR_PROTOCOL);
+        return;
+    }
+    rdlm_lease_conn_dispatch(c);
+}
+
+static void rdlm_lease_conn_close(rdlm_lease_conn_t *c)
+{
+    rdlm_lease_server_t *srv = c->srv;
+
+    if (c->closing) {
+        return;
+    }
+    if (c->state == RDLM_CONN_PARKED && rdlm_lease_conn_cancel(c) != RDLM_OK) {
+        rdlm_debug("lease: client %s closed while queued; its wait stays queued "
+                   "(no leader to cancel it)",
+                   c->peer);
+    }
+    c->closing = 1;
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        srv->conns = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    srv->n_conns--;
+    rdlm_lease_conn_close_handles(c);
+}
+
+/* ---- the replica's callbacks ---------------------------------------------------- */
+
+static void rdlm_lease_server_leading(void *arg, int ready)
+{
+    rdlm_lease_server_t *srv = arg;
+    rdlm_lease_conn_t *c, *next;
+
+    for (c = srv->conns; c != NULL; c = next) {
+        next = c->next;
+        if (ready && c->state == RDLM_CONN_DEFERRED) {
+            rdlm_lease_conn_dispatch(c);
+        } else if (!ready &&
+                   (c->state == RDLM_CONN_DEFERRED || c->state == RDLM_CONN_PARKED)) {
+            uv_timer_stop(&c->timer);
+            rdlm_lease_conn_reply(c, RDLM_ERR_NOT_LEADER);
+        }
+    }
+}
+
+static void rdlm_lease_server_granted(void *arg, uint64_t session, uint64_t seq,
+                                      const char *name, uint64_t token, int broken)
+{
+    rdlm_lease_server_t *srv = arg;
+    rdlm_lease_conn_t *c, *next;
+
+    (void)name; /* (session, seq) names the ACQUIRE */
+    for (c = srv->conns; c != NULL; c = next) {
+        next = c->next;
+        if (c->state == RDLM_CONN_PARKED && c->cmd.session == session &&
+            c->cmd.seq == seq) {
+            rdlm_lease_reply_t r = rdlm_lease_reply_base(c, RDLM_OK);
+
+            uv_timer_stop(&c->timer);
+            r.token = token;
+            r.broken = (uint8_t)broken;
+            rdlm_lease_conn_send(c, &r);
+        }
+    }
+}
+
+static void rdlm_lease_server_session_gone(void *arg, uint64_t session)
+{
+    rdlm_lease_server_t *srv = arg;
+    rdlm_lease_conn_t *c, *next;
+
+    for (c = srv->conns; c != NULL; c = next) {
+        next = c->next;
+        if (c->state == RDLM_CONN_PARKED && c->cmd.session == session) {
+            uv_timer_stop(&c->timer);
+            rdlm_lease_conn_reply(c, RDLM_ERR_LEASE_EXPIRED);
+        }
+    }
+}
+
+static const rdlm_lease_replica_ops_t rdlm_lease_server_ops = {
+    .leading = rdlm_lease_server_leading,
+    .granted = rdlm_lease_server_granted,
+    .session_gone = rdlm_lease_server_session_gone,
+};
+
+/* ---- listener ---------------------------------------------------------------- */
+
+static void rdlm_lease_conn_name_peer(rdlm_lease_conn_t *c)
+{
+    struct sockaddr_storage ss;
+    struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+    int n = (int)sizeof(ss);
+    char ip[INET_ADDRSTRLEN];
+
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &n) == 0 &&
+        ss.ss_family == AF_INET && uv_ip4_name(sin, ip, sizeof(ip)) == 0) {
+        snprintf(c->peer, sizeof(c->peer), "%s:%u", ip, (unsigned)ntohs(sin->sin_port));
+    } else {
+        snprintf(c->peer, sizeof(c->peer), "?");
+    }
+}
+
+static void rdlm_lease_server_accept(uv_stream_t *listener, int status)
+{
+    rdlm_lease_server_t *srv = listener->data;
+    rdlm_lease_conn_t *c;
+
+    if (status < 0) {
+        rdlm_warn("lease: accepting a client: %s", uv_strerror(status));
+        return;
+    }
+    c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        rdlm_error("lease: no memory for a client connection");
+        return;
+    }
+    c->srv = srv;
+    c->refs = 2;
+    uv_tcp_init(listener->loop, &c->tcp);
+    uv_timer_init(listener->loop, &c->timer);
+    c->tcp.data = c;
+    c->timer.data = c;
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 ||
+        srv->n_conns >= srv->max_conns) {
+        if (srv->n_conns >= srv->max_conns && !srv->full_logged) {
+            rdlm_warn("lease: %u client connections open: refusing more until some close",
+                      srv->n_conns);
+            srv->full_logged = 1;
+        }
+        rdlm_lease_conn_close_handles(c);
+        return;
+    }
+    srv->full_logged = 0;
+    c->next = srv->conns;
+    if (srv->conns != NULL) {
+        srv->conns->prev = c;
+    }
+    srv->conns = c;
+    srv->n_conns++;
+    rdlm_lease_conn_name_peer(c);
+    uv_tcp_nodelay(&c->tcp, 1);
+    uv_tcp_keepalive(&c->tcp, 1, RDLM_LEASE_KEEPALIVE_S);
+    c->state = RDLM_CONN_READING;
+    c->want = RDLM_WIRE_HEADER;
+    rdlm_lease_conn_read_start(c);
+}
+
+static void rdlm_lease_server_free_on_close(uv_handle_t *handle)
+{
+    free(handle->data);
+}
+
+rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep,
+                                      const rdlm_lease_server_params_t *params,
+                                      rdlm_lease_server_t **srv_p)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    rdlm_lease_server_t *srv;
+    uint32_t ip;
+    uint16_t port;
+    int rv;
+
+    if (!rdlm_config_addr_parse(params->client_addr, &ip, &port) ||
+        params->max_connections == 0) {
+        rdlm_error("lease: client address '%s' is not a.b.c.d:port, or no connection "
+                   "allowed",
+                   params->client_addr);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    if (params->auth == RDLM_LEASE_AUTH_MUNGE && !rdlm_lease_auth_available()) {
+        rdlm_error("lease: MUNGE authentication asked for, but this build has no MUNGE");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    srv = calloc(1, sizeof(*srv));
+    if (srv == NULL) {
+        rdlm_error("lease: no memory for the client port");
+        return RDLM_ERR_NO_MEMORY;
+    }
+    srv->rep = rep;
+    srv->auth = params->auth;
+    srv->max_conns = params->max_connections;
+    uv_tcp_init(loop, &srv->listener);
+    srv->listener.data = srv;
+    sa.sin_addr.s_addr = ip;
+    sa.sin_port = htons(port);
+    rv = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&sa, 0);
+    if (rv == 0) {
+        rv = uv_listen((uv_stream_t *)&srv->listener, RDLM_LEASE_LISTEN_BACKLOG,
+                       rdlm_lease_server_accept);
+    }
+    if (rv != 0) {
+        rdlm_error("lease: client port %s: %s", params->client_addr, uv_strerror(rv));
+        uv_close((uv_handle_t *)&srv->listener, rdlm_lease_server_free_on_close);
+        return RDLM_ERR_IO;
+    }
+    rdlm_lease_replica_set_ops(rep, &rdlm_lease_server_ops, srv);
+    *srv_p = srv;
+    return RDLM_OK;
+}
+
+void rdlm_lease_server_stop(rdlm_lease_server_t *srv)
+{
+    uv_close((uv_handle_t *)&srv->listener, NULL);
+    while (srv->conns != NULL) {
+        rdlm_lease_conn_close(srv->conns);
+    }
+}
+
+void rdlm_lease_server_destroy(rdlm_lease_server_t *srv)
+{
+    free(srv);
+}

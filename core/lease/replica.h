@@ -1,0 +1,154 @@
+/*
+ * One replica of the lease authority (replica.c): libraft 0.15 over raft_uv (TCP, data
+ * directory) on a libuv loop, the state machine through the fsm adapter (fsm.h), and
+ * the leader's duties: lease timers and the entries only a leader submits.
+ *
+ * Leadership
+ *   A 10 ms timer compares raft_state and the term. On becoming leader the replica
+ *   submits a barrier; once it is applied (every entry of earlier terms is applied,
+ *   so sm_check sees the whole committed state and no EXPIRE of a previous leader can
+ *   still commit) the leader is "ready": it arms every session's timer and serves
+ *   requests. On stepping down it drops every timer; libraft fails the requests in
+ *   flight (their callbacks get RDLM_ERR_NOT_LEADER) and ops->leading(arg, 0) lets the
+ *   server answer the requests it keeps.
+ *
+ * Entries
+ *   Commands are padded for raft_uv, which keeps entry data in 8-byte units, and
+ *   unpadded before the state machine applies them (replica.c).
+ *
+ * Lease timers (leader only, CLOCK_MONOTONIC milliseconds)
+ *   deadline = max(deadline, now + TTL) on OPEN committed and on RENEW (no log entry,
+ *   no disk write); a deadline that passes submits a committed EXPIRE and logs
+ *   "expiring session X"; nothing is removed locally: the session leaves the timers
+ *   when its EXPIRE or CLOSE is applied. A session whose EXPIRE is in flight is not
+ *   renewed (RDLM_ERR_LEASE_EXPIRED).
+ *
+ * Why a renewal granted by a deposed leader is still safe
+ *   A client's lease is valid until t_send + TTL * (1 - drift), t_send <= the grant.
+ *   libraft 0.15 steps a leader down when a window of one election timeout ET (checked
+ *   on ticks of one heartbeat HB) passes without AppendEntries results from a majority,
+ *   and at once on any message of a higher term. Once a newer leader was elected at
+ *   t_e, a majority has the higher term, so the old leader's next full window fails:
+ *   it grants nothing after t_e + 2 * (ET + HB) (+ one message delay, < ET). The new
+ *   leader arms every session, when it becomes ready (after t_e), with
+ *   TTL + RDLM_LEASE_REPLICA_GRACE (3 * ET + 2 * HB), so no session expires before the
+ *   end of any lease an older leader granted. RENEW never shortens a deadline, so the
+ *   grace survives early renewals with the new leader. An EXPIRE an old leader
+ *   submitted either committed before the new leader is ready (the session is gone
+ *   before it grants any renewal) or never commits.
+ */
+#ifndef RDLM_LEASE_REPLICA_H
+#define RDLM_LEASE_REPLICA_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "config.h"
+#include "sm.h"
+
+/** Most replicas in one authority. */
+#define RDLM_LEASE_PEERS_MAX RDLM_ADDRS_COUNT
+
+/** Extra time a new leader gives every session on top of its TTL (see above). */
+#define RDLM_LEASE_REPLICA_GRACE(election_ms, heartbeat_ms)                                \
+    (3u * (election_ms) + 2u * (heartbeat_ms))
+
+typedef struct rdlm_lease_replica rdlm_lease_replica_t;
+
+/** One member of the authority: its Raft address and its client address. */
+typedef struct rdlm_lease_peer {
+    uint64_t id;                         /**< > 0, unique */
+    char raft_addr[RDLM_ADDR_MAX + 1];   /**< "a.b.c.d:port" */
+    char client_addr[RDLM_ADDR_MAX + 1]; /**< "a.b.c.d:port" */
+} rdlm_lease_peer_t;
+
+typedef struct rdlm_lease_replica_params {
+    uint64_t id;                    /**< this replica: one of peers */
+    const rdlm_lease_peer_t *peers; /**< the full configuration (bootstrapped) */
+    unsigned n_peers;               /**< 1..RDLM_LEASE_PEERS_MAX */
+    const char *data_dir;           /**< existing directory, this replica's alone */
+    unsigned election_timeout_ms;   /**< libraft randomises it in [1x, 2x) */
+    unsigned heartbeat_ms;          /**< < election_timeout_ms */
+    unsigned snapshot_threshold;    /**< entries between snapshots; 1/8 trail */
+    rdlm_lease_limits_t limits;     /**< of the state machine (sm.h); max_sessions
+                                         > 0: the timers are allocated for it */
+} rdlm_lease_replica_params_t;
+
+/** What the replica knows about leadership, as of the call. */
+typedef struct rdlm_lease_role {
+    int is_leader; /**< libraft state is leader */
+    int ready;     /**< leader that serves requests (see above) */
+    int starting;  /**< leader seen by the sample, not ready yet:
+                        requests wait for ops->leading */
+    uint64_t term;
+    uint64_t leader_id;             /**< 0 if unknown */
+    const char *leader_client_addr; /**< the leader's client address, "" if unknown */
+} rdlm_lease_role_t;
+
+/** Callbacks into the client port (server.c); all run on the loop thread. */
+typedef struct rdlm_lease_replica_ops {
+    /** ready = 1: this replica became a ready leader; 0: it stopped being leader. */
+    void (*leading)(void *arg, int ready);
+    /** A waiter was granted by another entry (sm.h), during apply, on every replica. */
+    rdlm_lease_grant_func_t granted;
+    /** session was closed or expired (its entry applied on this leader). */
+    void (*session_gone)(void *arg, uint64_t session);
+} rdlm_lease_replica_ops_t;
+
+/** Outcome of a submitted entry: status RDLM_OK with the state machine's result (res
+ *  valid during the call only), or RDLM_ERR_NOT_LEADER (leadership lost or shutting
+ *  down before it was applied: it may still commit later), RDLM_ERR_NO_MEMORY,
+ *  RDLM_ERR_IO, res NULL. */
+typedef void (*rdlm_lease_done_func_t)(void *arg, rdlm_status_t status,
+                                       const rdlm_lease_result_t *res);
+
+/**
+ * Create the replica on loop and start it: libraft's data in params->data_dir (the
+ * full configuration is bootstrapped when the directory is new), Raft port bound to
+ * this replica's raft_addr. Nothing runs until the loop runs. Errors (logged):
+ * RDLM_ERR_INVALID_ARG (params), RDLM_ERR_NO_MEMORY, RDLM_ERR_IO (libraft refused the
+ * directory or the address). On an error after libraft was initialised, handles are
+ * still closing: run the loop until it returns to release them.
+ */
+rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
+                                       const rdlm_lease_replica_params_t *params,
+                                       rdlm_lease_replica_t **rep_p);
+
+/** Install the client port's callbacks (once, before the loop runs). */
+void rdlm_lease_replica_set_ops(rdlm_lease_replica_t *rep,
+                                const rdlm_lease_replica_ops_t *ops, void *arg);
+
+/** Stop: a leader first hands leadership to an up-to-date follower (libraft's
+ *  transfer: the cluster does not wait for an election timeout; given up after one
+ *  election timeout), then libraft closes (requests in flight complete with
+ *  RDLM_ERR_NOT_LEADER) and the replica is freed; the loop returns when that is done.
+ *  Non-blocking; stop the server first (it no longer answers clients). */
+void rdlm_lease_replica_stop(rdlm_lease_replica_t *rep);
+
+/** Current leadership (fresh from libraft, not the 10 ms sample). */
+void rdlm_lease_replica_role(const rdlm_lease_replica_t *rep, rdlm_lease_role_t *role_p);
+
+/** The state machine, for checks and status (read-only: only apply changes it). */
+const rdlm_lease_sm_t *rdlm_lease_replica_sm(const rdlm_lease_replica_t *rep);
+
+/** Index of the last entry applied here. */
+uint64_t rdlm_lease_replica_applied(const rdlm_lease_replica_t *rep);
+
+/**
+ * Log cmd (a logged op, already validated against the state: rdlm_lease_sm_check) and
+ * call done once it was applied here, or failed. Requires a ready leader. RDLM_OK
+ * (done will be called, never from inside this call) or RDLM_ERR_NOT_LEADER,
+ * RDLM_ERR_INVALID_ARG (cmd does not encode), RDLM_ERR_NO_MEMORY, RDLM_ERR_IO (done
+ * is not called).
+ */
+rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
+                                        const rdlm_lease_cmd_t *cmd,
+                                        rdlm_lease_done_func_t done, void *arg);
+
+/** RENEW: restart session's timer on a ready leader. RDLM_OK with *ttl_ms_p,
+ *  RDLM_ERR_NOT_LEADER, RDLM_ERR_LEASE_EXPIRED (unknown, or its EXPIRE in flight). */
+rdlm_status_t rdlm_lease_replica_renew(rdlm_lease_replica_t *rep, uint64_t session,
+                                       uint32_t *ttl_ms_p);
+
+#endif

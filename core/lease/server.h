@@ -1,0 +1,76 @@
+/*
+ * The client port of a lease-authority replica (server.c): libuv TCP, frames of
+ * wire.h carrying commands of cmd.h, answered from the replica (replica.h).
+ *
+ * Connections
+ *   One request at a time per connection, answered in order: reading stops from a
+ *   complete frame until its reply is written. The header is checked before anything
+ *   of the payload is read (into a fixed per-connection buffer: nothing is allocated
+ *   per request). A bad header closes the connection; a sane header with a payload
+ *   that does not decode (or an EXPIRE, which only a leader's timer submits) is
+ *   answered RDLM_ERR_PROTOCOL. Either is logged at warn once per connection and
+ *   changes nothing. At most max_connections are open: more are closed at once.
+ *   TCP keepalive reaps the connections of dead client hosts.
+ *
+ * Requests
+ *   STATUS: any replica answers. Every other op on a replica that is not the leader:
+ *   RDLM_ERR_NOT_LEADER with the leader's id and client address (if known). On a
+ *   leader that is not ready yet (replica.h) the request waits until it is.
+ *   RENEW: the replica's timer, no log entry. Logged ops: decoded, rewritten (below),
+ *   checked with rdlm_lease_sm_check, and only then submitted; the reply is the result
+ *   of the applied entry. Every reply carries the replica's term and leader.
+ *   OPEN: auth none: uid = gid = 0, namespace ""; auth munge: the credential is
+ *   verified (RDLM_ERR_AUTH if missing or refused) and the logged OPEN carries its
+ *   uid, gid and the namespace "<uid>/<job>"; the credential itself is never logged.
+ *   ACQUIRE, RELEASE, CANCEL in a session with a namespace: the logged name is
+ *   "<ns>/<name>" (RDLM_ERR_NAME_TOO_LONG past RDLM_LEASE_NAME_MAX).
+ *
+ * Queued ACQUIRE
+ *   An ACQUIRE whose result is RDLM_INPROGRESS (or a retry of one still queued) parks
+ *   on its connection for its timeout_ms. The grant (reported by the state machine
+ *   while applying the RELEASE, CANCEL, CLOSE or EXPIRE that caused it) answers it:
+ *   RDLM_OK with the token and the broken flag. When timeout_ms passes first, a CANCEL
+ *   of (session, seq, name) is submitted and RDLM_ERR_TIMEOUT answered once it
+ *   committed; a grant that lands in between is undone by that CANCEL, never
+ *   answered. A connection closed while parked submits the CANCEL too. The session
+ *   closed or expired: RDLM_ERR_LEASE_EXPIRED. Leadership lost: RDLM_ERR_NOT_LEADER
+ *   (the wait stays queued in the state; the client retries the same seq at the new
+ *   leader, which parks it again).
+ */
+#ifndef RDLM_LEASE_SERVER_H
+#define RDLM_LEASE_SERVER_H
+
+#include <uv.h>
+
+#include "replica.h"
+
+typedef enum rdlm_lease_auth_mode {
+    RDLM_LEASE_AUTH_NONE, /**< no authentication, no namespaces */
+    RDLM_LEASE_AUTH_MUNGE /**< MUNGE credential on OPEN (auth.h) */
+} rdlm_lease_auth_mode_t;
+
+typedef struct rdlm_lease_server_params {
+    const char *client_addr; /**< "a.b.c.d:port" to listen on */
+    rdlm_lease_auth_mode_t auth;
+    unsigned max_connections; /**< > 0 */
+} rdlm_lease_server_params_t;
+
+typedef struct rdlm_lease_server rdlm_lease_server_t;
+
+/**
+ * Listen on params->client_addr for clients of rep (the server installs the replica's
+ * ops: call before the loop runs). RDLM_ERR_INVALID_ARG (address, limits, munge not
+ * built), RDLM_ERR_IO (bind or listen refused), RDLM_ERR_NO_MEMORY; logged.
+ */
+rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep,
+                                      const rdlm_lease_server_params_t *params,
+                                      rdlm_lease_server_t **srv_p);
+
+/** Stop listening and close every connection (parked ACQUIREs are cancelled).
+ *  Non-blocking; call before rdlm_lease_replica_stop. */
+void rdlm_lease_server_stop(rdlm_lease_server_t *srv);
+
+/** Free the server once the loop returned (every connection is gone by then). */
+void rdlm_lease_server_destroy(rdlm_lease_server_t *srv);
+
+#endif

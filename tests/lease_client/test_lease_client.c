@@ -1,0 +1,587 @@
+/*
+ * The lease client's public API (rdlm/lease.h) against three real rdlmd replicas on
+ * 127.0.0.1 (free ports, temporary data directories, --auth none): sessions, tokens,
+ * try/blocking/FIFO/timeout acquires, NOT_OWNER, lease expiry (the test hook
+ * RDLMTEST_LEASE_NO_RENEW stops a session's renewals) handing the lock on with
+ * RDLM_OWNER_DEAD, epochs, STATUS, and a kill -9 of the leader. Skipped when rdlmd is
+ * not built (RDLM_TEST_RDLMD empty). Every wait is bounded; the replicas are killed
+ * and their directories removed at the end whatever happened.
+ *
+ * Tunable: RDLMTEST_LEASE_ROUNDS (lock/unlock rounds of the token test, default 20).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdlm.h>
+#include <rdlm/lease.h>
+
+#ifndef RDLM_TEST_RDLMD
+#define RDLM_TEST_RDLMD ""
+#endif
+
+#define MS 1000000ull
+#define N_REPLICAS 3
+
+extern char **environ;
+
+typedef struct replica {
+    char raft[32], client[32], data[256], log[256];
+    pid_t pid;
+} replica_t;
+
+static struct cluster {
+    char dir[128];
+    char peers[256];
+    char authority[128];
+    replica_t r[N_REPLICAS];
+} C;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* 2 * N_REPLICAS free loopback ports, chosen by the kernel and released together. */
+static void free_ports(unsigned ports[2 * N_REPLICAS])
+{
+    int fds[2 * N_REPLICAS];
+
+    for (int i = 0; i < 2 * N_REPLICAS; i++) {
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_addr.s_addr = htonl(0x7f000001)};
+        socklen_t sl = sizeof(sa);
+
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fds[i] >= 0);
+        assert_int_equal(bind(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(getsockname(fds[i], (struct sockaddr *)&sa, &sl), 0);
+        ports[i] = ntohs(sa.sin_port);
+    }
+    for (int i = 0; i < 2 * N_REPLICAS; i++)
+        close(fds[i]);
+}
+
+static void replica_start(replica_t *r, int id)
+{
+    char id_s[16];
+    char *argv[] = {RDLM_TEST_RDLMD, "--id",  id_s,     "--peers", C.peers,
+                    "--data-dir",    r->data, "--auth", "none",    NULL};
+    posix_spawn_file_actions_t fa;
+
+    snprintf(id_s, sizeof(id_s), "%d", id);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    assert_int_equal(posix_spawn(&r->pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+/* Kill with sig and reap, bounded: SIGKILL after 10 s. */
+static void replica_kill(replica_t *r, int sig)
+{
+    uint64_t end = now_ns() + 10000 * MS;
+
+    if (r->pid <= 0)
+        return;
+    kill(r->pid, sig);
+    while (waitpid(r->pid, NULL, WNOHANG) == 0) {
+        if (now_ns() > end) {
+            kill(r->pid, SIGKILL);
+            waitpid(r->pid, NULL, 0);
+            break;
+        }
+        sleep_ms(10);
+    }
+    r->pid = 0;
+}
+
+/* Index of the replica that says it is the leader, waiting up to limit_ms; -1. */
+static int find_leader(unsigned limit_ms)
+{
+    uint64_t end = now_ns() + (uint64_t)limit_ms * MS;
+
+    do {
+        for (int i = 0; i < N_REPLICAS; i++) {
+            rdlm_authority_status_t st;
+
+            if (C.r[i].pid > 0 &&
+                rdlm_authority_status(C.r[i].client, 200, &st) == RDLM_OK && st.is_leader)
+                return i;
+        }
+        sleep_ms(50);
+    } while (now_ns() < end);
+    return -1;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static int cluster_up(void **state)
+{
+    unsigned ports[2 * N_REPLICAS];
+    size_t off = 0;
+
+    (void)state;
+    if (RDLM_TEST_RDLMD[0] == '\0')
+        return 0;
+    snprintf(C.dir, sizeof(C.dir), "%s/rdlm-lease-client.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (mkdtemp(C.dir) == NULL)
+        return -1;
+    free_ports(ports);
+    for (int i = 0; i < N_REPLICAS; i++) {
+        replica_t *r = &C.r[i];
+
+        snprintf(r->raft, sizeof(r->raft), "127.0.0.1:%u", ports[2 * i]);
+        snprintf(r->client, sizeof(r->client), "127.0.0.1:%u", ports[2 * i + 1]);
+        snprintf(r->data, sizeof(r->data), "%s/data%d", C.dir, i + 1);
+        snprintf(r->log, sizeof(r->log), "%s/rdlmd%d.log", C.dir, i + 1);
+        off += (size_t)snprintf(C.peers + off, sizeof(C.peers) - off, "%s%d=%s=%s",
+                                i ? "," : "", i + 1, r->raft, r->client);
+        snprintf(C.authority + strlen(C.authority),
+                 sizeof(C.authority) - strlen(C.authority), "%s%s", i ? "," : "",
+                 r->client);
+    }
+    for (int i = 0; i < N_REPLICAS; i++)
+        replica_start(&C.r[i], i + 1);
+    if (find_leader(20000) < 0) {
+        fprintf(stderr, "no rdlmd leader within 20 s; logs in %s\n", C.dir);
+        return -1;
+    }
+    return 0;
+}
+
+static int cluster_down(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N_REPLICAS; i++)
+        replica_kill(&C.r[i], SIGTERM);
+    if (C.dir[0] != '\0' && getenv("RDLMTEST_KEEP") == NULL)
+        nftw(C.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+static void need_rdlmd(void)
+{
+    if (RDLM_TEST_RDLMD[0] == '\0') {
+        print_message("skipped: rdlmd is not built (RDLM_WITH_AUTHORITY=OFF or no "
+                      "tools/rdlmd target)\n");
+        skip();
+    }
+}
+
+static rdlm_session_h open_session(uint32_t ttl_ms, rdlm_lease_lost_func_t cb, void *arg)
+{
+    rdlm_session_params_t p = {.field_mask =
+                                   RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_TIMEOUT,
+                               .ttl_ms = ttl_ms,
+                               .connect_timeout_ms = 15000};
+    rdlm_session_h s = NULL;
+
+    if (cb != NULL) {
+        p.field_mask |= RDLM_SESSION_FIELD_LOST_CB;
+        p.lost_cb = cb;
+        p.lost_arg = arg;
+    }
+    assert_int_equal(rdlm_session_open(C.authority, &p, &s), RDLM_OK);
+    assert_non_null(s);
+    return s;
+}
+
+/* A lock call made on another thread; the main thread checks the outcome. */
+typedef struct waiter {
+    rdlm_session_h s;
+    const char *name;
+    uint64_t timeout_ns;
+    uint64_t hold_ms;   /* then unlock */
+    atomic_uint *order; /* grant counter shared by the waiters */
+    pthread_t thread;
+    rdlm_status_t status, unlock_status;
+    uint64_t token, granted_at;
+    unsigned rank; /* value of *order at the grant */
+    atomic_int done;
+} waiter_t;
+
+static void *waiter_main(void *arg)
+{
+    waiter_t *w = arg;
+
+    w->status = rdlm_session_lock(w->s, w->name, w->timeout_ns, &w->token);
+    w->granted_at = now_ns();
+    if (w->order != NULL && (w->status == RDLM_OK || w->status == RDLM_OWNER_DEAD))
+        w->rank = atomic_fetch_add(w->order, 1) + 1;
+    if (w->hold_ms > 0 && (w->status == RDLM_OK || w->status == RDLM_OWNER_DEAD)) {
+        sleep_ms((unsigned)w->hold_ms);
+        w->unlock_status = rdlm_session_unlock(w->s, w->name, w->token);
+    }
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* A waiter on the heap (left allocated if its thread cannot be joined, so a failed
+ * test never frees what the thread still uses). */
+static waiter_t *waiter_new(const char *name, uint64_t timeout_ns)
+{
+    waiter_t *w = calloc(1, sizeof(*w));
+
+    assert_non_null(w);
+    w->name = name;
+    w->timeout_ns = timeout_ns;
+    w->s = open_session(5000, NULL, NULL);
+    return w;
+}
+
+static void waiter_start(waiter_t *w)
+{
+    assert_int_equal(pthread_create(&w->thread, NULL, waiter_main, w), 0);
+}
+
+static void waiter_join(waiter_t *w, unsigned limit_ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += limit_ms / 1000 + 1;
+    assert_int_equal(pthread_timedjoin_np(w->thread, NULL, &ts), 0);
+}
+
+static void waiter_free(waiter_t *w)
+{
+    rdlm_session_close(w->s);
+    free(w);
+}
+
+static void sessions_open_and_close(void **state)
+{
+    rdlm_session_h a, b;
+
+    (void)state;
+    need_rdlmd();
+    a = open_session(2000, NULL, NULL);
+    b = open_session(2000, NULL, NULL);
+    assert_true(rdlm_session_id(a) != 0);
+    assert_true(rdlm_session_id(b) != rdlm_session_id(a));
+    assert_int_equal(rdlm_session_check(a), RDLM_OK);
+    assert_true(rdlm_session_valid_until(a) > now_ns());
+    /* Renewals keep it valid past its TTL. */
+    sleep_ms(2500);
+    assert_int_equal(rdlm_session_check(a), RDLM_OK);
+    assert_int_equal(rdlm_session_check(b), RDLM_OK);
+    rdlm_session_close(a);
+    rdlm_session_close(b);
+}
+
+static void tokens_strictly_increase(void **state)
+{
+    const char *e = getenv("RDLMTEST_LEASE_ROUNDS");
+    int rounds = e != NULL ? atoi(e) : 20;
+    rdlm_session_h s;
+    uint64_t last = 0, token;
+
+    (void)state;
+    need_rdlmd();
+    s = open_session(5000, NULL, NULL);
+    for (int i = 0; i < rounds; i++) {
+        const char *name = i % 2 ? "tok-a" : "tok-b";
+
+        assert_int_equal(rdlm_session_lock(s, name, i % 3 ? 0 : 1000 * MS, &token),
+                         RDLM_OK);
+        assert_true(token > last);
+        last = token;
+        assert_int_equal(rdlm_session_unlock(s, name, token), RDLM_OK);
+    }
+    rdlm_session_close(s);
+}
+
+static void second_session_try_is_busy(void **state)
+{
+    rdlm_session_h a, b;
+    uint64_t ta, tb;
+
+    (void)state;
+    need_rdlmd();
+    a = open_session(5000, NULL, NULL);
+    b = open_session(5000, NULL, NULL);
+    assert_int_equal(rdlm_session_lock(a, "busy", 0, &ta), RDLM_OK);
+    assert_int_equal(rdlm_session_lock(b, "busy", 0, &tb), RDLM_ERR_BUSY);
+    assert_int_equal(rdlm_session_unlock(a, "busy", ta), RDLM_OK);
+    assert_int_equal(rdlm_session_lock(b, "busy", 0, &tb), RDLM_OK);
+    assert_true(tb > ta);
+    assert_int_equal(rdlm_session_unlock(b, "busy", tb), RDLM_OK);
+    rdlm_session_close(a);
+    rdlm_session_close(b);
+}
+
+static void blocking_acquire_is_granted_after_unlock(void **state)
+{
+    rdlm_session_h a;
+    waiter_t *w;
+    uint64_t ta, unlocked_at;
+
+    (void)state;
+    need_rdlmd();
+    a = open_session(5000, NULL, NULL);
+    w = waiter_new("block", 15000 * MS);
+    assert_int_equal(rdlm_session_lock(a, "block", 0, &ta), RDLM_OK);
+    waiter_start(w);
+    sleep_ms(500);
+    assert_int_equal(atomic_load(&w->done), 0); /* still queued */
+    unlocked_at = now_ns();
+    assert_int_equal(rdlm_session_unlock(a, "block", ta), RDLM_OK);
+    waiter_join(w, 16000);
+    assert_int_equal(w->status, RDLM_OK);
+    assert_true(w->token > ta);
+    assert_true(w->granted_at >= unlocked_at);
+    assert_int_equal(rdlm_session_unlock(w->s, "block", w->token), RDLM_OK);
+    waiter_free(w);
+    rdlm_session_close(a);
+}
+
+static void waiters_are_granted_in_fifo_order(void **state)
+{
+    static atomic_uint order;
+    rdlm_session_h a;
+    waiter_t *w[3];
+    uint64_t ta;
+
+    (void)state;
+    need_rdlmd();
+    atomic_store(&order, 0);
+    a = open_session(5000, NULL, NULL);
+    assert_int_equal(rdlm_session_lock(a, "fifo", 0, &ta), RDLM_OK);
+    for (int i = 0; i < 3; i++) {
+        w[i] = waiter_new("fifo", 20000 * MS);
+        w[i]->hold_ms = 100;
+        w[i]->order = &order;
+        waiter_start(w[i]);
+        sleep_ms(400); /* queued before the next one starts */
+    }
+    assert_int_equal(rdlm_session_unlock(a, "fifo", ta), RDLM_OK);
+    for (int i = 0; i < 3; i++)
+        waiter_join(w[i], 21000);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(w[i]->status, RDLM_OK);
+        assert_int_equal(w[i]->unlock_status, RDLM_OK);
+        assert_int_equal(w[i]->rank, (unsigned)i + 1);
+        assert_true(w[i]->token > (i ? w[i - 1]->token : ta));
+    }
+    for (int i = 0; i < 3; i++)
+        waiter_free(w[i]);
+    rdlm_session_close(a);
+}
+
+static void timed_out_acquire_leaves_nothing_queued(void **state)
+{
+    rdlm_session_h a, b, c;
+    uint64_t ta, tb, tc, t0, dt;
+
+    (void)state;
+    need_rdlmd();
+    a = open_session(5000, NULL, NULL);
+    b = open_session(5000, NULL, NULL);
+    c = open_session(5000, NULL, NULL);
+    assert_int_equal(rdlm_session_lock(a, "tmo", 0, &ta), RDLM_OK);
+    t0 = now_ns();
+    assert_int_equal(rdlm_session_lock(b, "tmo", 300 * MS, &tb), RDLM_ERR_TIMEOUT);
+    dt = now_ns() - t0;
+    assert_true(dt >= 300 * MS && dt < 5000 * MS);
+    assert_int_equal(rdlm_session_unlock(a, "tmo", ta), RDLM_OK);
+    /* Had b stayed queued, the unlock would have handed it the lock. */
+    assert_int_equal(rdlm_session_lock(c, "tmo", 0, &tc), RDLM_OK);
+    assert_true(tc > ta);
+    assert_int_equal(rdlm_session_unlock(c, "tmo", tc), RDLM_OK);
+    assert_int_equal(rdlm_session_lock(b, "tmo", 0, &tb), RDLM_OK);
+    assert_int_equal(rdlm_session_unlock(b, "tmo", tb), RDLM_OK);
+    rdlm_session_close(a);
+    rdlm_session_close(b);
+    rdlm_session_close(c);
+}
+
+static void second_unlock_is_not_owner(void **state)
+{
+    rdlm_session_h a, b;
+    uint64_t t;
+
+    (void)state;
+    need_rdlmd();
+    a = open_session(5000, NULL, NULL);
+    b = open_session(5000, NULL, NULL);
+    assert_int_equal(rdlm_session_lock(a, "twice", 0, &t), RDLM_OK);
+    assert_int_equal(rdlm_session_unlock(a, "twice", t + 1), RDLM_ERR_NOT_OWNER);
+    assert_int_equal(rdlm_session_unlock(b, "twice", t), RDLM_ERR_NOT_OWNER);
+    assert_int_equal(rdlm_session_unlock(a, "twice", t), RDLM_OK);
+    assert_int_equal(rdlm_session_unlock(a, "twice", t), RDLM_ERR_NOT_OWNER);
+    assert_int_equal(rdlm_session_unlock(a, "never-held", 1), RDLM_ERR_NOT_OWNER);
+    rdlm_session_close(a);
+    rdlm_session_close(b);
+}
+
+static void on_lost(void *arg, rdlm_session_h s)
+{
+    (void)s;
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+static void expired_session_hands_the_lock_on_as_owner_dead(void **state)
+{
+    static atomic_int lost;
+    rdlm_session_h dying;
+    waiter_t *w;
+    uint64_t td, t, end;
+
+    (void)state;
+    need_rdlmd();
+    atomic_store(&lost, 0);
+    setenv("RDLMTEST_LEASE_NO_RENEW", "1", 1);
+    dying = open_session(1000, on_lost, &lost);
+    unsetenv("RDLMTEST_LEASE_NO_RENEW");
+    assert_int_equal(rdlm_session_lock(dying, "dead", 0, &td), RDLM_OK);
+    w = waiter_new("dead", 20000 * MS);
+    waiter_start(w);
+    end = now_ns() + 5000 * MS;
+    while (atomic_load(&lost) == 0 && now_ns() < end)
+        sleep_ms(10);
+    assert_int_equal(atomic_load(&lost), 1);
+    assert_int_equal(rdlm_session_check(dying), RDLM_ERR_LEASE_EXPIRED);
+    assert_int_equal(rdlm_session_lock(dying, "other", 0, &t), RDLM_ERR_LEASE_EXPIRED);
+    assert_int_equal(rdlm_session_unlock(dying, "dead", td), RDLM_ERR_LEASE_EXPIRED);
+    waiter_join(w, 21000);
+    assert_int_equal(w->status, RDLM_OWNER_DEAD);
+    assert_true(w->token > td);
+    assert_int_equal(rdlm_session_unlock(w->s, "dead", w->token), RDLM_OK);
+    assert_int_equal(atomic_load(&lost), 1); /* once */
+    rdlm_session_close(dying);
+    waiter_free(w);
+}
+
+static void epochs_strictly_increase(void **state)
+{
+    rdlm_session_h a, b;
+    uint64_t last = 0, e;
+
+    (void)state;
+    need_rdlmd();
+    a = open_session(5000, NULL, NULL);
+    b = open_session(5000, NULL, NULL);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(rdlm_session_new_epoch(i % 2 ? a : b, &e), RDLM_OK);
+        assert_true(e > last);
+        last = e;
+    }
+    rdlm_session_close(a);
+    rdlm_session_close(b);
+}
+
+static void authority_status_describes_the_replicas(void **state)
+{
+    rdlm_authority_status_t st[N_REPLICAS];
+    rdlm_session_h s;
+    uint64_t epoch;
+    int leader, leaders = 0;
+
+    (void)state;
+    need_rdlmd();
+    s = open_session(5000, NULL, NULL);
+    assert_int_equal(rdlm_session_new_epoch(s, &epoch), RDLM_OK);
+    leader = find_leader(10000);
+    assert_true(leader >= 0);
+    for (int i = 0; i < N_REPLICAS; i++) {
+        assert_int_equal(rdlm_authority_status(C.r[i].client, 2000, &st[i]), RDLM_OK);
+        leaders += st[i].is_leader;
+    }
+    assert_int_equal(leaders, 1);
+    assert_true(st[leader].is_leader);
+    assert_string_equal(st[leader].leader_addr, C.r[leader].client);
+    assert_int_equal(st[leader].leader_id, (uint64_t)leader + 1);
+    assert_true(st[leader].term >= 1);
+    assert_true(st[leader].sessions >= 1);
+    assert_true(st[leader].epoch >= epoch);
+    assert_true(st[leader].commit >= 1);
+    for (int i = 0; i < N_REPLICAS; i++)
+        assert_true(st[i].term <= st[leader].term);
+    rdlm_session_close(s);
+}
+
+static void operations_continue_after_the_leader_is_killed(void **state)
+{
+    rdlm_session_h s;
+    uint64_t t1, t2, e1, e2;
+    int leader, next;
+
+    (void)state;
+    need_rdlmd();
+    s = open_session(5000, NULL, NULL);
+    assert_int_equal(rdlm_session_lock(s, "failover", 0, &t1), RDLM_OK);
+    assert_int_equal(rdlm_session_unlock(s, "failover", t1), RDLM_OK);
+    assert_int_equal(rdlm_session_new_epoch(s, &e1), RDLM_OK);
+    leader = find_leader(10000);
+    assert_true(leader >= 0);
+    replica_kill(&C.r[leader], SIGKILL);
+    assert_int_equal(rdlm_session_lock(s, "failover", 10000 * MS, &t2), RDLM_OK);
+    assert_true(t2 > t1);
+    assert_int_equal(rdlm_session_unlock(s, "failover", t2), RDLM_OK);
+    assert_int_equal(rdlm_session_new_epoch(s, &e2), RDLM_OK);
+    assert_true(e2 > e1);
+    assert_int_equal(rdlm_session_check(s), RDLM_OK);
+    next = find_leader(10000);
+    assert_true(next >= 0 && next != leader);
+    /* The killed replica comes back with its data and catches up. */
+    replica_start(&C.r[leader], leader + 1);
+    assert_int_equal(rdlm_session_lock(s, "failover", 0, &t1), RDLM_OK);
+    assert_true(t1 > t2);
+    assert_int_equal(rdlm_session_unlock(s, "failover", t1), RDLM_OK);
+    rdlm_session_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sessions_open_and_close),
+        cmocka_unit_test(tokens_strictly_increase),
+        cmocka_unit_test(second_session_try_is_busy),
+        cmocka_unit_test(blocking_acquire_is_granted_after_unlock),
+        cmocka_unit_test(waiters_are_granted_in_fifo_order),
+        cmocka_unit_test(timed_out_acquire_leaves_nothing_queued),
+        cmocka_unit_test(second_unlock_is_not_owner),
+        cmocka_unit_test(expired_session_hands_the_lock_on_as_owner_dead),
+        cmocka_unit_test(epochs_strictly_increase),
+        cmocka_unit_test(authority_status_describes_the_replicas),
+        cmocka_unit_test(operations_continue_after_the_leader_is_killed),
+    };
+    return cmocka_run_group_tests(tests, cluster_up, cluster_down);
+}

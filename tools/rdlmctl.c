@@ -1,0 +1,145 @@
+/*
+ * rdlmctl: look at a running lease authority through the public API
+ * (rdlm_authority_status of <rdlm/lease.h>).
+ *
+ *   rdlmctl status --authority a:p,b:p,c:p [--json] [--timeout-ms 1000]
+ *
+ * One line per replica: its address, its id if known (the leader's own id; a
+ * follower's is not in its answer), leader yes/no, term, epoch, sessions, locks and
+ * the last applied index, or why it did not answer. With --json, one JSON object
+ * per line. Exit 0 when a majority answered and exactly one of them is the leader,
+ * 1 otherwise, 2 on bad usage.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdlm.h>
+#include <rdlm/lease.h>
+
+#include "config.h"
+
+static void rdlm_ctl_usage(FILE *out)
+{
+    fputs("usage: rdlmctl status --authority a.b.c.d:port[,...] [--json] "
+          "[--timeout-ms 1000]\n"
+          "\n"
+          "Ask every replica of the authority for its status (client addresses, 1-7).\n"
+          "Exit 0 if a majority answered and exactly one of them is the leader, else 1;\n"
+          "2 on bad usage.\n",
+          out);
+}
+
+/* The replica's own id when it is the leader (its answer names itself). */
+static const char *rdlm_ctl_id(const char *addr, const rdlm_authority_status_t *st,
+                               char *buf, size_t len)
+{
+    if (st->leader_id != 0 && strcmp(st->leader_addr, addr) == 0) {
+        snprintf(buf, len, "%" PRIu64, st->leader_id);
+    } else {
+        snprintf(buf, len, "%s", "-");
+    }
+    return buf;
+}
+
+static void rdlm_ctl_print(const char *addr, rdlm_status_t s,
+                           const rdlm_authority_status_t *st, int json)
+{
+    char id[24];
+
+    if (s != RDLM_OK && json) {
+        printf("{\"address\":\"%s\",\"error\":\"%s\"}\n", addr, rdlm_status_name(s));
+    } else if (s != RDLM_OK) {
+        printf("%s no answer (%s)\n", addr, rdlm_status_name(s));
+    } else if (json) {
+        rdlm_ctl_id(addr, st, id, sizeof(id));
+        printf("{\"address\":\"%s\",\"id\":%s,\"leader\":%s,\"term\":%" PRIu64
+               ",\"leader_id\":%" PRIu64 ",\"leader_address\":\"%s\",\"epoch\":%" PRIu64
+               ",\"sessions\":%" PRIu64 ",\"locks\":%" PRIu64 ",\"commit\":%" PRIu64 "}\n",
+               addr, strcmp(id, "-") == 0 ? "null" : id, st->is_leader ? "true" : "false",
+               st->term, st->leader_id, st->leader_addr, st->epoch, st->sessions, st->locks,
+               st->commit);
+    } else {
+        printf("%s id=%s leader=%s term=%" PRIu64 " epoch=%" PRIu64 " sessions=%" PRIu64
+               " locks=%" PRIu64 " commit=%" PRIu64 "\n",
+               addr, rdlm_ctl_id(addr, st, id, sizeof(id)), st->is_leader ? "yes" : "no",
+               st->term, st->epoch, st->sessions, st->locks, st->commit);
+    }
+}
+
+static int rdlm_ctl_status(const char *authority, uint32_t timeout_ms, int json)
+{
+    char addrs[RDLM_ADDRS_COUNT][RDLM_ADDR_MAX + 1];
+    unsigned n, answered = 0, leaders = 0;
+
+    if (!rdlm_config_addrs_parse(authority, addrs, RDLM_ADDRS_COUNT, &n)) {
+        fprintf(stderr, "rdlmctl: --authority '%s' is not 1-%u a.b.c.d:port\n\n", authority,
+                RDLM_ADDRS_COUNT);
+        rdlm_ctl_usage(stderr);
+        return 2;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        rdlm_authority_status_t st;
+        rdlm_status_t s = rdlm_authority_status(addrs[i], timeout_ms, &st);
+
+        rdlm_ctl_print(addrs[i], s, &st, json);
+        answered += s == RDLM_OK;
+        leaders += s == RDLM_OK && st.is_leader;
+    }
+    if (!json) {
+        printf("%u of %u replicas answered, %u leader%s\n", answered, n, leaders,
+               leaders == 1 ? "" : "s");
+    }
+    return 2 * answered > n && leaders == 1 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_AUTHORITY = 256, OPT_JSON, OPT_TIMEOUT };
+    static const struct option longopts[] = {
+        {"authority", required_argument, NULL, OPT_AUTHORITY},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *authority = NULL;
+    unsigned long timeout_ms = 1000;
+    int json = 0, c;
+    char *end;
+
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_AUTHORITY:
+            authority = optarg;
+            break;
+        case OPT_JSON:
+            json = 1;
+            break;
+        case OPT_TIMEOUT:
+            timeout_ms = strtoul(optarg, &end, 10);
+            if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || timeout_ms == 0 ||
+                timeout_ms > 600000) {
+                fprintf(stderr, "rdlmctl: invalid --timeout-ms '%s'\n\n", optarg);
+                rdlm_ctl_usage(stderr);
+                return 2;
+            }
+            break;
+        case 'h':
+            rdlm_ctl_usage(stdout);
+            return 0;
+        default: /* getopt named the flag */
+            fputc('\n', stderr);
+            rdlm_ctl_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind + 1 != argc || strcmp(argv[optind], "status") != 0 || authority == NULL) {
+        fprintf(stderr, "rdlmctl: expected: status --authority LIST\n\n");
+        rdlm_ctl_usage(stderr);
+        return 2;
+    }
+    return rdlm_ctl_status(authority, (uint32_t)timeout_ms, json);
+}

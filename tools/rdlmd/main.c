@@ -1,0 +1,255 @@
+/*
+ * rdlmd: one replica of the rdlm lease authority (core/lease/replica.h) with its
+ * client port (core/lease/server.h), configured by flags only. SIGTERM or SIGINT
+ * closes it cleanly (exit 0); bad flags print the usage (exit 2); a replica that
+ * cannot start exits 1. Logs go to stderr (core/util/log.h); leadership changes,
+ * stepping down and expiries are logged at info or warn.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <uv.h>
+
+#include "log.h"
+#include "peers.h"
+#include "replica.h"
+#include "server.h"
+
+typedef struct rdlm_daemon_opts {
+    rdlm_lease_replica_params_t replica;
+    rdlm_lease_server_params_t server;
+    rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX];
+    rdlm_log_level_t log_level;
+} rdlm_daemon_opts_t;
+
+typedef struct rdlm_daemon {
+    uv_signal_t signals[2];
+    rdlm_lease_replica_t *rep;
+    rdlm_lease_server_t *srv;
+    int stopping;
+} rdlm_daemon_t;
+
+static void rdlm_daemon_usage(FILE *out)
+{
+    fputs("usage: rdlmd --id N --peers ID=RAFTADDR=CLIENTADDR[,...] --data-dir DIR\n"
+          "             [--election-timeout-ms 1000] [--heartbeat-ms 100]\n"
+          "             [--auth none|munge] [--max-sessions 4096]\n"
+          "             [--max-connections 1024] [--snapshot-threshold 1024]\n"
+          "             [--log-level error|warn|info|debug|trace]\n"
+          "\n"
+          "One replica of the rdlm lease authority. --peers lists every replica (the\n"
+          "same list on all of them, 1-7 entries) with its Raft address and its client\n"
+          "address, both IPv4 a.b.c.d:port; this replica's own addresses are those of\n"
+          "its --id. A new --data-dir is bootstrapped with the full list. Raft ports\n"
+          "carry no authentication: keep them on a private network. --auth munge makes\n"
+          "clients prove their uid and job with a MUNGE credential (needs munged).\n"
+          "SIGTERM or SIGINT stops it cleanly. Exit: 0 stopped, 1 failed, 2 usage.\n",
+          out);
+}
+
+/* Decimal in [min, max]. */
+static int rdlm_daemon_uint(const char *text, unsigned long min, unsigned long max,
+                            unsigned *out)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v < min ||
+        v > max) {
+        return 0;
+    }
+    *out = (unsigned)v;
+    return 1;
+}
+
+static int rdlm_daemon_level(const char *text, rdlm_log_level_t *level_p)
+{
+    for (int l = 0; l < RDLM_LOG_LEVEL_COUNT; l++) {
+        if (strcmp(text, rdlm_log_level_name((rdlm_log_level_t)l)) == 0) {
+            *level_p = (rdlm_log_level_t)l;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* 1: parsed; 0: --help printed; -1: bad flags (reported). */
+static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
+{
+    enum {
+        OPT_ID = 256,
+        OPT_PEERS,
+        OPT_DATA,
+        OPT_ELECTION,
+        OPT_HEARTBEAT,
+        OPT_AUTH,
+        OPT_SESSIONS,
+        OPT_CONNS,
+        OPT_SNAPSHOT,
+        OPT_LOG
+    };
+    static const struct option longopts[] = {
+        {"id", required_argument, NULL, OPT_ID},
+        {"peers", required_argument, NULL, OPT_PEERS},
+        {"data-dir", required_argument, NULL, OPT_DATA},
+        {"election-timeout-ms", required_argument, NULL, OPT_ELECTION},
+        {"heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT},
+        {"auth", required_argument, NULL, OPT_AUTH},
+        {"max-sessions", required_argument, NULL, OPT_SESSIONS},
+        {"max-connections", required_argument, NULL, OPT_CONNS},
+        {"snapshot-threshold", required_argument, NULL, OPT_SNAPSHOT},
+        {"log-level", required_argument, NULL, OPT_LOG},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    unsigned id = 0;
+    int c, ok = 1;
+
+    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_ID:
+            ok = rdlm_daemon_uint(optarg, 1, 1000000, &id);
+            o->replica.id = id;
+            break;
+        case OPT_PEERS:
+            ok = rdlm_daemon_peers_parse(optarg, o->peers, &o->replica.n_peers);
+            break;
+        case OPT_DATA:
+            o->replica.data_dir = optarg;
+            break;
+        case OPT_ELECTION:
+            ok = rdlm_daemon_uint(optarg, 10, 600000, &o->replica.election_timeout_ms);
+            break;
+        case OPT_HEARTBEAT:
+            ok = rdlm_daemon_uint(optarg, 1, 600000, &o->replica.heartbeat_ms);
+            break;
+        case OPT_AUTH:
+            ok = strcmp(optarg, "none") == 0 || strcmp(optarg, "munge") == 0;
+            o->server.auth =
+                strcmp(optarg, "munge") == 0 ? RDLM_LEASE_AUTH_MUNGE : RDLM_LEASE_AUTH_NONE;
+            break;
+        case OPT_SESSIONS:
+            ok = rdlm_daemon_uint(optarg, 1, 1u << 24, &o->replica.limits.max_sessions);
+            break;
+        case OPT_CONNS:
+            ok = rdlm_daemon_uint(optarg, 1, 1u << 20, &o->server.max_connections);
+            break;
+        case OPT_SNAPSHOT:
+            ok = rdlm_daemon_uint(optarg, 8, 1u << 30, &o->replica.snapshot_threshold);
+            break;
+        case OPT_LOG:
+            ok = rdlm_daemon_level(optarg, &o->log_level);
+            break;
+        case 'h':
+            rdlm_daemon_usage(stdout);
+            return 0;
+        default: /* getopt named the flag */
+            ok = 0;
+            break;
+        }
+        if (!ok && c != '?' && c != OPT_PEERS) {
+            fprintf(stderr, "rdlmd: invalid value '%s' for --%s\n", optarg,
+                    longopts[c - OPT_ID].name);
+        }
+    }
+    if (ok && (optind != argc || id == 0 || o->replica.n_peers == 0 ||
+               o->replica.data_dir == NULL)) {
+        fprintf(stderr, "rdlmd: --id, --peers and --data-dir are required, and nothing "
+                        "else\n");
+        ok = 0;
+    }
+    if (!ok) {
+        fputc('\n', stderr);
+        rdlm_daemon_usage(stderr);
+        return -1;
+    }
+    for (unsigned i = 0; i < o->replica.n_peers; i++) {
+        if (o->peers[i].id == o->replica.id) {
+            o->server.client_addr = o->peers[i].client_addr;
+        }
+    }
+    return 1;
+}
+
+static void rdlm_daemon_signal(uv_signal_t *handle, int signum)
+{
+    rdlm_daemon_t *d = handle->data;
+
+    if (d->stopping) {
+        return;
+    }
+    d->stopping = 1;
+    rdlm_info("rdlmd: %s: stopping", strsignal(signum));
+    rdlm_lease_server_stop(d->srv);
+    rdlm_lease_replica_stop(d->rep);
+    uv_close((uv_handle_t *)&d->signals[0], NULL);
+    uv_close((uv_handle_t *)&d->signals[1], NULL);
+}
+
+/* Data directory: created (0700) if missing. */
+static int rdlm_daemon_data_dir(const char *dir)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        rdlm_error("rdlmd: data directory %s: %s", dir, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    rdlm_daemon_opts_t o = {
+        .replica = {.election_timeout_ms = 1000,
+                    .heartbeat_ms = 100,
+                    .snapshot_threshold = 1024,
+                    .limits = {.max_sessions = 4096}},
+        .server = {.auth = RDLM_LEASE_AUTH_NONE, .max_connections = 1024},
+        .log_level = RDLM_LOG_INFO,
+    };
+    rdlm_daemon_t d = {0};
+    uv_loop_t loop;
+    rdlm_status_t s;
+    int parsed = rdlm_daemon_parse(argc, argv, &o);
+
+    if (parsed <= 0) {
+        return parsed == 0 ? 0 : 2;
+    }
+    o.replica.peers = o.peers;
+    rdlm_log_set_level(o.log_level);
+    signal(SIGPIPE, SIG_IGN);
+    if (!rdlm_daemon_data_dir(o.replica.data_dir) || uv_loop_init(&loop) != 0) {
+        return 1;
+    }
+    s = rdlm_lease_replica_start(&loop, &o.replica, &d.rep);
+    if (s == RDLM_OK) {
+        /* --id outside --peers was refused by the replica: client_addr is set */
+        s = rdlm_lease_server_start(&loop, d.rep, &o.server, &d.srv);
+        if (s != RDLM_OK) {
+            rdlm_lease_replica_stop(d.rep);
+        }
+    }
+    if (s == RDLM_OK) {
+        for (int i = 0; i < 2; i++) {
+            uv_signal_init(&loop, &d.signals[i]);
+            d.signals[i].data = &d;
+            uv_signal_start(&d.signals[i], rdlm_daemon_signal, i == 0 ? SIGTERM : SIGINT);
+        }
+    }
+    uv_run(&loop, UV_RUN_DEFAULT); /* until stopped, or until a failed start released */
+    if (d.srv != NULL) {
+        rdlm_lease_server_destroy(d.srv);
+    }
+    uv_loop_close(&loop);
+    if (s == RDLM_OK) {
+        rdlm_info("rdlmd: replica %u stopped", (unsigned)o.replica.id);
+        return 0;
+    }
+    return s == RDLM_ERR_INVALID_ARG ? 2 : 1;
+}

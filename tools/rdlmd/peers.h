@@ -1,0 +1,15 @@
+/*
+ * rdlmd's --peers list (peers.c): "ID=RAFTADDR=CLIENTADDR[,...]", addresses IPv4
+ * "a.b.c.d:port". Ids and the presence of this replica are checked by the replica.
+ */
+#ifndef RDLM_DAEMON_PEERS_H
+#define RDLM_DAEMON_PEERS_H
+
+#include "replica.h"
+
+/** Parse text into peers (at most RDLM_LEASE_PEERS_MAX). 1 with *n_p, or 0 with a
+ *  message naming the bad entry on stderr. */
+int rdlm_daemon_peers_parse(const char *text, rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX],
+                            unsigned *n_p);
+
+#endif
