@@ -333,6 +333,11 @@ typedef struct rdlm_stats {
     uint64_t barriers;        /**< collective barriers completed (rdlm_ctx_barrier) */
     uint64_t barrier_msgs;    /**< remote writes this process sent for them (node
                                    leaders: ceil(log2 nodes) per barrier) */
+    /* With a lease authority (RDLM_AUTHORITY) only (0 otherwise): */
+    uint64_t authority_requests; /**< requests this process sent to the authority,
+                                      renewals excluded (opening the lease and the
+                                      epoch; never a lock operation) */
+    uint64_t authority_renewals; /**< lease renewals sent (by the renewal thread) */
 } rdlm_stats_t;
 
 /** Copy the statistics; non-blocking, approximate under concurrent use. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <rdlm.h>
+#include <rdlm/lease.h>
 
 #include "bootstrap.h"
 #include "config.h"
@@ -44,6 +45,7 @@ struct rdlm_ctx {
     rdlm_dist_t *dist; /* NULL for a node-only context */
     rdlm_ctx_fini_func_t fini;
     void *fini_arg;
+    rdlm_session_h session; /* the lease at RDLM_AUTHORITY, or NULL */
 };
 
 /**
@@ -60,7 +62,30 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                    rdlm_ctx_h *ctx_p);
 
 /** Validate h as an open handle of kind. Logs and returns an error otherwise. */
+rdlm_status_t rdlm_obj_check_handle(const void *h, unsigned kind, const char *func);
+
+/** rdlm_obj_check_handle, then the context's lease: RDLM_ERR_LEASE_EXPIRED once it is
+ *  lost. Every operation but releases and closes starts with it. */
 rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func);
+
+/** Open the context's lease when RDLM_AUTHORITY is set (job: the session's job).
+ *  RDLM_OK without an authority. Errors of rdlm_session_open. */
+rdlm_status_t rdlm_ctx_lease_open(rdlm_ctx_h ctx, const char *job);
+
+/** A new token epoch committed at the authority (0 without one), fitting the bits
+ *  above the token sequence. */
+rdlm_status_t rdlm_ctx_lease_epoch(rdlm_ctx_h ctx, uint32_t *epoch_p);
+
+/** Close the lease (releases nothing else). */
+void rdlm_ctx_lease_close(rdlm_ctx_h ctx);
+
+/** RDLM_ERR_LEASE_EXPIRED if the context has a lease and it is lost, else RDLM_OK.
+ *  Non-blocking: one clock read. */
+rdlm_status_t rdlm_ctx_lease_check(const struct rdlm_ctx *ctx);
+
+/** The answer of an operation that completed (a release): status, or
+ *  RDLM_ERR_LEASE_EXPIRED in place of a success once the lease is lost. */
+rdlm_status_t rdlm_ctx_lease_answer(const struct rdlm_ctx *ctx, rdlm_status_t status);
 
 /** Open name as kind (aux32 as in rdlm_table_open) and return its handle. */
 rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,

@@ -18,33 +18,69 @@ rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name, rdlm_lock_h *lock
     return status;
 }
 
+/* Release the exclusive lock obj's context holds (handle already checked). */
+static rdlm_status_t rdlm_lock_release_obj(rdlm_obj_t *obj)
+{
+    if (obj->ctx->dist != NULL) {
+        return rdlm_dist_lock_release(obj->ctx->dist, &obj->ctx->local, obj->index);
+    }
+    return rdlm_qlock_release(&obj->ctx->local, obj->index);
+}
+
+static rdlm_status_t rdlm_rwlock_read_release_obj(rdlm_obj_t *obj)
+{
+    if (obj->ctx->dist != NULL) {
+        return rdlm_dist_rwlock_read_release(obj->ctx->dist, &obj->ctx->local, obj->index);
+    }
+    return rdlm_rwlock_local_read_release(&obj->ctx->local, obj->index);
+}
+
+static rdlm_status_t rdlm_rwlock_write_release_obj(rdlm_obj_t *obj)
+{
+    if (obj->ctx->dist != NULL) {
+        return rdlm_dist_rwlock_write_release(obj->ctx->dist, &obj->ctx->local, obj->index);
+    }
+    return rdlm_qlock_release(&obj->ctx->local, obj->index);
+}
+
+/* An acquire that succeeded while the context's lease was lost (it expired during
+ * the wait) is undone: the caller gets RDLM_ERR_LEASE_EXPIRED, never a success. */
+static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status,
+                                    rdlm_status_t (*release)(rdlm_obj_t *obj),
+                                    const char *func)
+{
+    if (status >= 0 && rdlm_ctx_lease_check(obj->ctx) != RDLM_OK) {
+        release(obj);
+        rdlm_warn("%s: the lease expired while acquiring; released", func);
+        return RDLM_ERR_LEASE_EXPIRED;
+    }
+    return status;
+}
+
 rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
 {
     rdlm_status_t status = rdlm_obj_check(lock, RDLM_KIND_LOCK, __func__);
+    rdlm_obj_t *obj = RDLM_OBJ(lock);
 
     if (status != RDLM_OK) {
         return status;
     }
-    if (RDLM_OBJ(lock)->ctx->dist != NULL) {
-        return rdlm_dist_lock_acquire(RDLM_OBJ(lock)->ctx->dist, &RDLM_OBJ(lock)->ctx->local,
-                                      RDLM_OBJ(lock)->index, timeout_ns, token_p);
-    }
-    return rdlm_qlock_acquire(&RDLM_OBJ(lock)->ctx->local, RDLM_OBJ(lock)->index,
-                              timeout_ns, token_p);
+    status = obj->ctx->dist != NULL
+                 ? rdlm_dist_lock_acquire(obj->ctx->dist, &obj->ctx->local, obj->index,
+                                          timeout_ns, token_p)
+                 : rdlm_qlock_acquire(&obj->ctx->local, obj->index, timeout_ns, token_p);
+    return rdlm_lock_keep(obj, status, rdlm_lock_release_obj, __func__);
 }
 
 rdlm_status_t rdlm_lock_release(rdlm_lock_h lock)
 {
-    rdlm_status_t status = rdlm_obj_check(lock, RDLM_KIND_LOCK, __func__);
+    rdlm_status_t status = rdlm_obj_check_handle(lock, RDLM_KIND_LOCK, __func__);
 
     if (status != RDLM_OK) {
         return status;
     }
-    if (RDLM_OBJ(lock)->ctx->dist != NULL) {
-        return rdlm_dist_lock_release(RDLM_OBJ(lock)->ctx->dist, &RDLM_OBJ(lock)->ctx->local,
-                                      RDLM_OBJ(lock)->index);
-    }
-    return rdlm_qlock_release(&RDLM_OBJ(lock)->ctx->local, RDLM_OBJ(lock)->index);
+    status = rdlm_lock_release_obj(RDLM_OBJ(lock));
+    return rdlm_ctx_lease_answer(RDLM_OBJ(lock)->ctx, status);
 }
 
 rdlm_status_t rdlm_lock_close(rdlm_lock_h lock)
@@ -100,61 +136,55 @@ rdlm_status_t rdlm_rwlock_open(rdlm_ctx_h ctx, const char *name, rdlm_rwlock_h *
 rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
 {
     rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
+    rdlm_obj_t *obj = RDLM_OBJ(rw);
 
     if (status != RDLM_OK) {
         return status;
     }
-    if (RDLM_OBJ(rw)->ctx->dist != NULL) {
-        return rdlm_dist_rwlock_read_acquire(RDLM_OBJ(rw)->ctx->dist, &RDLM_OBJ(rw)->ctx->local,
-                                             RDLM_OBJ(rw)->index, timeout_ns);
-    }
-    return rdlm_rwlock_local_read_acquire(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index,
-                                          timeout_ns);
+    status = obj->ctx->dist != NULL
+                 ? rdlm_dist_rwlock_read_acquire(obj->ctx->dist, &obj->ctx->local,
+                                                 obj->index, timeout_ns)
+                 : rdlm_rwlock_local_read_acquire(&obj->ctx->local, obj->index, timeout_ns);
+    return rdlm_lock_keep(obj, status, rdlm_rwlock_read_release_obj, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
 {
-    rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
+    rdlm_status_t status = rdlm_obj_check_handle(rw, RDLM_KIND_RWLOCK, __func__);
 
     if (status != RDLM_OK) {
         return status;
     }
-    if (RDLM_OBJ(rw)->ctx->dist != NULL) {
-        return rdlm_dist_rwlock_read_release(RDLM_OBJ(rw)->ctx->dist, &RDLM_OBJ(rw)->ctx->local,
-                                             RDLM_OBJ(rw)->index);
-    }
-    return rdlm_rwlock_local_read_release(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index);
+    status = rdlm_rwlock_read_release_obj(RDLM_OBJ(rw));
+    return rdlm_ctx_lease_answer(RDLM_OBJ(rw)->ctx, status);
 }
 
 rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
                                         uint64_t *token_p)
 {
     rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
+    rdlm_obj_t *obj = RDLM_OBJ(rw);
 
     if (status != RDLM_OK) {
         return status;
     }
-    if (RDLM_OBJ(rw)->ctx->dist != NULL) {
-        return rdlm_dist_rwlock_write_acquire(RDLM_OBJ(rw)->ctx->dist,
-                                              &RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index,
-                                              timeout_ns, token_p);
-    }
-    return rdlm_rwlock_local_write_acquire(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index,
-                                           timeout_ns, token_p);
+    status = obj->ctx->dist != NULL
+                 ? rdlm_dist_rwlock_write_acquire(obj->ctx->dist, &obj->ctx->local,
+                                                  obj->index, timeout_ns, token_p)
+                 : rdlm_rwlock_local_write_acquire(&obj->ctx->local, obj->index, timeout_ns,
+                                                   token_p);
+    return rdlm_lock_keep(obj, status, rdlm_rwlock_write_release_obj, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)
 {
-    rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
+    rdlm_status_t status = rdlm_obj_check_handle(rw, RDLM_KIND_RWLOCK, __func__);
 
     if (status != RDLM_OK) {
         return status;
     }
-    if (RDLM_OBJ(rw)->ctx->dist != NULL) {
-        return rdlm_dist_rwlock_write_release(RDLM_OBJ(rw)->ctx->dist,
-                                              &RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index);
-    }
-    return rdlm_qlock_release(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index);
+    status = rdlm_rwlock_write_release_obj(RDLM_OBJ(rw));
+    return rdlm_ctx_lease_answer(RDLM_OBJ(rw)->ctx, status);
 }
 
 rdlm_status_t rdlm_rwlock_query(rdlm_rwlock_h rw, rdlm_rwlock_info_t *info_p)

@@ -152,7 +152,13 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
         rdlm_ctx_free(ctx);
         return rdlm_ctx_create_standalone(params, &cfg, ctx_p);
     }
-    status = rdlm_ctx_attach(ctx, job);
+    status = rdlm_ctx_lease_open(ctx, job);
+    if (status == RDLM_OK) {
+        status = rdlm_ctx_attach(ctx, job);
+        if (status != RDLM_OK) {
+            rdlm_ctx_lease_close(ctx);
+        }
+    }
     if (status != RDLM_OK) {
         rdlm_ctx_free(ctx);
         return status;
@@ -167,13 +173,21 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                    rdlm_ctx_h *ctx_p)
 {
     rdlm_dist_params_t dp;
+    uint32_t epoch = 0;
     char job[RDLM_JOB_MAX + 1], node_job[RDLM_JOB_MAX + 24];
     rdlm_status_t status;
     rdlm_ctx_h ctx = NULL;
 
     status = rdlm_ctx_alloc(params, job, &ctx);
     if (status == RDLM_OK) {
+        status = rdlm_ctx_lease_open(ctx, job);
+        if (status == RDLM_OK && bootstrap->rank == 0) {
+            status = rdlm_ctx_lease_epoch(ctx, &epoch); /* rank 0's is the job's */
+        }
+    }
+    if (status == RDLM_OK) {
         memset(&dp, 0, sizeof(dp));
+        dp.epoch = epoch;
         dp.bootstrap = bootstrap;
         dp.transport = ctx->config.transport;
         rdlm_tl_params_from_config(&ctx->config, &dp.tl);
@@ -203,6 +217,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
     }
     if (status != RDLM_OK) {
         if (ctx != NULL) {
+            rdlm_ctx_lease_close(ctx);
             rdlm_ctx_free(ctx);
         }
         if (fini != NULL) {
@@ -226,10 +241,12 @@ static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
             " wakes %" PRIu64 " timeouts %" PRIu64 " recoveries %" PRIu64 " skips %" PRIu64
             " global_acquires %" PRIu64 " local_handoffs %" PRIu64 " home_ops %" PRIu64
             " peer_ops %" PRIu64 " combined %" PRIu64 " barriers %" PRIu64
-            " barrier_msgs %" PRIu64 "\n",
+            " barrier_msgs %" PRIu64 " authority_requests %" PRIu64
+            " authority_renewals %" PRIu64 "\n",
             (int)getpid(), s.acquires, s.contended, s.parks, s.wakes, s.timeouts,
             s.recoveries, s.skips, s.global_acquires, s.local_handoffs, s.home_ops,
-            s.peer_ops, s.combined, s.barriers, s.barrier_msgs);
+            s.peer_ops, s.combined, s.barriers, s.barrier_msgs, s.authority_requests,
+            s.authority_renewals);
 }
 
 void rdlm_ctx_destroy(rdlm_ctx_h ctx)
@@ -255,6 +272,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
     }
     rdlm_dist_destroy(ctx->dist); /* collective */
     rdlm_segment_detach(&ctx->local.seg);
+    rdlm_ctx_lease_close(ctx);
     if (ctx->fini != NULL) {
         ctx->fini(ctx->fini_arg);
     }
@@ -284,6 +302,15 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     stats_p->local_handoffs = 0;
     stats_p->home_ops = 0;
     stats_p->peer_ops = 0;
+    stats_p->authority_requests = 0;
+    stats_p->authority_renewals = 0;
+    if (ctx->session != NULL) {
+        rdlm_session_stats_t ls;
+
+        rdlm_session_stats(ctx->session, &ls);
+        stats_p->authority_requests = ls.requests;
+        stats_p->authority_renewals = ls.renewals;
+    }
     if (ctx->dist != NULL) {
         const rdlm_dist_stats_t *d = &ctx->dist->stats;
 

@@ -6,7 +6,7 @@
 #include "log.h"
 #include "table.h"
 
-rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func)
+rdlm_status_t rdlm_obj_check_handle(const void *h, unsigned kind, const char *func)
 {
     const rdlm_obj_t *obj = h;
 
@@ -23,6 +23,13 @@ rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func)
         return RDLM_ERR_BAD_HANDLE;
     }
     return RDLM_OK;
+}
+
+rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func)
+{
+    rdlm_status_t status = rdlm_obj_check_handle(h, kind, func);
+
+    return status == RDLM_OK ? rdlm_ctx_lease_check(((const rdlm_obj_t *)h)->ctx) : status;
 }
 
 static rdlm_status_t rdlm_obj_check_name(const char *name, const char *func)
@@ -180,7 +187,7 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
 rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func)
 {
     rdlm_obj_t *obj = h;
-    rdlm_status_t status = rdlm_obj_check(h, kind, func);
+    rdlm_status_t status = rdlm_obj_check_handle(h, kind, func);
 
     if (status != RDLM_OK) {
         return status;

@@ -98,6 +98,7 @@ struct rdlm_session {
     rdlm_lease_addrs_t addrs;
     char authority[RDLM_LEASE_ADDRS_MAX * (RDLM_ADDR_MAX + 1)]; /* for messages */
     uint64_t id;
+    uint64_t nonce; /* the OPEN's; every later request carries it (cmd.h) */
     uint32_t ttl_ms, drift_ppm, lock_delay_ms, connect_timeout_ms;
     rdlm_lease_lost_func_t lost_cb;
     void *lost_arg;
@@ -110,6 +111,8 @@ struct rdlm_session {
     uint64_t seq;
 
     rdlm_atomic_u64_t valid_until; /* 0 once lost */
+    rdlm_atomic_u64_t requests;    /* rdlm_session_stats */
+    rdlm_atomic_u64_t renewals;
     pthread_mutex_t state_lock;    /* with state_cond: stop and loss reach the thread */
     pthread_cond_t state_cond;
     int stop;
@@ -298,8 +301,13 @@ static rdlm_status_t rdlm_lease_rpc(rdlm_session_h s, rdlm_lease_link_t *link,
 
     call->answered = 0;
     for (;;) {
-        rdlm_status_t st = rdlm_lease_attempt(s, link, call);
-        int32_t answer = call->reply.status;
+        rdlm_status_t st;
+        int32_t answer;
+
+        rdlm_fetch_add(call->cmd.op == RDLM_LEASE_OP_RENEW ? &s->renewals : &s->requests, 1,
+                       RDLM_RELAXED);
+        st = rdlm_lease_attempt(s, link, call);
+        answer = call->reply.status;
 
         if (st == RDLM_ERR_LEASE_EXPIRED || st == RDLM_ERR_INVALID_ARG)
             return st;
@@ -342,6 +350,9 @@ static rdlm_status_t rdlm_session_request(rdlm_session_h s, rdlm_lease_call_t *c
     rdlm_status_t st;
 
     call->cmd.session = s->id;
+    if (call->cmd.op != RDLM_LEASE_OP_OPEN) {
+        call->cmd.nonce = s->nonce;
+    }
     st = rdlm_lease_rpc(s, &s->link, call);
     if (st == RDLM_OK)
         st = (rdlm_status_t)call->reply.status;
@@ -404,7 +415,7 @@ static int rdlm_renewer_sleep(rdlm_session_h s, uint64_t t)
 static rdlm_status_t rdlm_renewer_round(rdlm_session_h s, uint64_t t0, uint64_t period)
 {
     rdlm_lease_call_t call = {
-        .cmd = {.op = RDLM_LEASE_OP_RENEW, .session = s->id},
+        .cmd = {.op = RDLM_LEASE_OP_RENEW, .session = s->id, .nonce = s->nonce},
         .deadline = rdlm_lease_min(t0 + period, rdlm_load(&s->valid_until, RDLM_ACQUIRE)),
         .attempt_ns = period / 2};
     rdlm_status_t st = rdlm_lease_rpc(s, &s->renew_link, &call);
@@ -524,6 +535,7 @@ static rdlm_status_t rdlm_session_open_remote(rdlm_session_h s)
         return RDLM_ERR_PROTOCOL;
     }
     s->id = call.reply.session;
+    s->nonce = call.cmd.nonce;
     if (call.reply.ttl_ms != 0 && call.reply.ttl_ms < s->ttl_ms)
         s->ttl_ms = call.reply.ttl_ms; /* the authority's TTL, if shorter, rules */
     rdlm_store(&s->valid_until, rdlm_session_validity(s, t0), RDLM_RELEASE);
@@ -802,7 +814,8 @@ RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t ti
     if (st == RDLM_OK)
         st = (rdlm_status_t)call.reply.status;
     if (st != RDLM_OK) {
-        rdlm_warn("lease: status of %s: %s", address, rdlm_status_name(st));
+        /* The caller (rdlmctl) reports unreachable replicas itself. */
+        rdlm_debug("lease: status of %s: %s", address, rdlm_status_name(st));
         return st == RDLM_ERR_PROTOCOL ? st : RDLM_ERR_UNAVAILABLE;
     }
     *status_p = (rdlm_authority_status_t){.is_leader = call.reply.is_leader,
@@ -814,5 +827,16 @@ RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t ti
                                           .commit = call.reply.commit};
     snprintf(status_p->leader_addr, sizeof(status_p->leader_addr), "%s",
              call.reply.leader_addr);
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_session_stats(rdlm_session_h session, rdlm_session_stats_t *stats_p)
+{
+    if (session == NULL || stats_p == NULL) {
+        rdlm_warn("rdlm_session_stats: NULL argument");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    stats_p->requests = rdlm_load(&session->requests, RDLM_RELAXED);
+    stats_p->renewals = rdlm_load(&session->renewals, RDLM_RELAXED);
     return RDLM_OK;
 }

@@ -67,7 +67,11 @@ typedef struct rdlm_lease_cmd {
                               the server overwrites whatever a client sent */
     uint64_t session;    /**< every op but OPEN and STATUS */
     uint64_t seq;        /**< per-session request number, strictly increasing */
-    uint64_t nonce;      /**< OPEN: the client's random id (re-sent OPEN -> same session) */
+    uint64_t nonce;      /**< OPEN: the client's random id (re-sent OPEN -> same
+                              session); every later request of the session carries it
+                              too: the leader refuses a request whose nonce is not
+                              its session's (RDLM_ERR_AUTH), so a session id alone
+                              does not let another client act in that session */
     uint64_t token;      /**< RELEASE: the token the acquire returned */
     uint16_t cred_len;   /**< OPEN from a client only; 0 in the log */
     const uint8_t *cred; /**< points into the decoded buffer (not owned) */

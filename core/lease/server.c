@@ -386,6 +386,17 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
         rdlm_lease_conn_reply(c, RDLM_ERR_NOT_LEADER);
         return;
     }
+    if (c->cmd.op != RDLM_LEASE_OP_OPEN) {
+        s = rdlm_lease_sm_session_owner(rdlm_lease_replica_sm(c->srv->rep), c->cmd.session,
+                                        c->cmd.nonce);
+        if (s == RDLM_ERR_AUTH) {
+            rdlm_lease_conn_bad_frame(c, "request names a session it did not open");
+        }
+        if (s != RDLM_OK) {
+            rdlm_lease_conn_reply(c, s);
+            return;
+        }
+    }
     if (c->cmd.op == RDLM_LEASE_OP_RENEW) {
         rdlm_lease_conn_reply_renew(c);
         return;

@@ -125,6 +125,13 @@ size_t rdlm_lease_sm_lock_count(const rdlm_lease_sm_t *sm);
 int rdlm_lease_sm_session_ttl(const rdlm_lease_sm_t *sm, uint64_t session,
                               uint32_t *ttl_ms_p, char *ns_p);
 
+/** Whether a request naming session comes from its owner: RDLM_OK if the session
+ *  exists and nonce is the one it was opened with, RDLM_ERR_LEASE_EXPIRED if it does
+ *  not exist, RDLM_ERR_AUTH otherwise. The leader asks before answering or logging
+ *  any request but OPEN and STATUS. */
+rdlm_status_t rdlm_lease_sm_session_owner(const rdlm_lease_sm_t *sm, uint64_t session,
+                                          uint64_t nonce);
+
 /** Calls fn for every session in id order (the leader arms its timers with it). */
 void rdlm_lease_sm_foreach_session(const rdlm_lease_sm_t *sm,
                                    void (*fn)(void *arg, uint64_t session,

@@ -109,6 +109,17 @@ int rdlm_lease_sm_session_ttl(const rdlm_lease_sm_t *sm, uint64_t session,
     return 1;
 }
 
+rdlm_status_t rdlm_lease_sm_session_owner(const rdlm_lease_sm_t *sm, uint64_t session,
+                                          uint64_t nonce)
+{
+    const rdlm_lease_session_t *ses = rdlm_lease_state_session(&sm->st, session);
+
+    if (ses == NULL) {
+        return RDLM_ERR_LEASE_EXPIRED;
+    }
+    return ses->nonce == nonce ? RDLM_OK : RDLM_ERR_AUTH;
+}
+
 void rdlm_lease_sm_foreach_session(const rdlm_lease_sm_t *sm,
                                    void (*fn)(void *arg, uint64_t session, uint32_t ttl_ms),
                                    void *arg)

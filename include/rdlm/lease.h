@@ -105,6 +105,21 @@ RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char
 RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session,
                                                  uint64_t *epoch_p);
 
+/** Requests a session sent (every attempt, retries included). */
+typedef struct rdlm_session_stats {
+    uint64_t requests; /**< all but renewals */
+    uint64_t renewals; /**< renewals (from the renewal thread) */
+} rdlm_session_stats_t;
+
+/** Copy the session's counters. Non-blocking. RDLM_ERR_INVALID_ARG for NULL. */
+RDLM_EXPORT rdlm_status_t rdlm_session_stats(rdlm_session_h session,
+                                             rdlm_session_stats_t *stats_p);
+
+/** The lease a context holds when RDLM_AUTHORITY is set (NULL otherwise, or for a
+ *  NULL ctx). Owned by the context: do not close it. Every operation of the context
+ *  returns RDLM_ERR_LEASE_EXPIRED once this lease is lost; releases still release. */
+RDLM_EXPORT rdlm_session_h rdlm_ctx_session(struct rdlm_ctx *ctx);
+
 /** What rdlmctl status prints, asked from one replica (no session needed). */
 typedef struct rdlm_authority_status {
     int is_leader;

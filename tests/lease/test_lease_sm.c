@@ -345,6 +345,21 @@ static void expire_or_ops_on_an_unknown_session_change_nothing(void **state)
     rdlm_lease_sm_destroy(sm);
 }
 
+static void only_the_opening_nonce_owns_a_session(void **state)
+{
+    rdlm_lease_sm_t *sm = new_sm(NULL, NULL);
+    uint64_t a = open_session(sm, 0x1111), b = open_session(sm, 0x2222);
+
+    (void)state;
+    assert_int_equal(rdlm_lease_sm_session_owner(sm, a, 0x1111), RDLM_OK);
+    assert_int_equal(rdlm_lease_sm_session_owner(sm, b, 0x2222), RDLM_OK);
+    assert_int_equal(rdlm_lease_sm_session_owner(sm, a, 0x2222), RDLM_ERR_AUTH);
+    assert_int_equal(rdlm_lease_sm_session_owner(sm, a, 0), RDLM_ERR_AUTH);
+    assert_int_equal(rdlm_lease_sm_session_owner(sm, b + 1, 0x2222),
+                     RDLM_ERR_LEASE_EXPIRED);
+    rdlm_lease_sm_destroy(sm);
+}
+
 static void close_passes_held_locks_unbroken(void **state)
 {
     grants_t gs;
@@ -1028,6 +1043,7 @@ int main(void)
         cmocka_unit_test(release_by_non_owner_or_twice_is_not_owner_and_changes_nothing),
         cmocka_unit_test(expire_passes_held_locks_as_broken_and_drops_waits),
         cmocka_unit_test(expire_or_ops_on_an_unknown_session_change_nothing),
+        cmocka_unit_test(only_the_opening_nonce_owns_a_session),
         cmocka_unit_test(close_passes_held_locks_unbroken),
         cmocka_unit_test(cancel_drops_a_wait_or_releases_the_hold_of_that_acquire),
         cmocka_unit_test(every_op_is_deduplicated_by_seq_and_open_by_nonce),

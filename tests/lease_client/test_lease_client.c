@@ -568,6 +568,108 @@ static void operations_continue_after_the_leader_is_killed(void **state)
     rdlm_session_close(s);
 }
 
+/* ---- contexts with RDLM_AUTHORITY ---- */
+
+/* Point new contexts at the test authority (ttl_ms; renew 0: the test hook stops
+ * renewals) under a job name of their own. */
+static void ctx_env_set(const char *tag, unsigned ttl_ms, int renew)
+{
+    char job[64], ttl[16];
+
+    snprintf(job, sizeof(job), "t-lease-%s-%d", tag, (int)getpid());
+    snprintf(ttl, sizeof(ttl), "%u", ttl_ms);
+    setenv("RDLM_JOB", job, 1);
+    setenv("RDLM_AUTHORITY", C.authority, 1);
+    setenv("RDLM_LEASE_TTL_MS", ttl, 1);
+    if (!renew)
+        setenv("RDLMTEST_LEASE_NO_RENEW", "1", 1);
+}
+
+static void ctx_env_clear(void)
+{
+    unsetenv("RDLM_JOB");
+    unsetenv("RDLM_AUTHORITY");
+    unsetenv("RDLM_LEASE_TTL_MS");
+    unsetenv("RDLMTEST_LEASE_NO_RENEW");
+}
+
+/* n acquire/release rounds of lock send nothing to the authority. */
+static void lock_rounds_cost_no_authority_request(rdlm_ctx_h ctx, rdlm_lock_h lock, int n)
+{
+    rdlm_stats_t before, after;
+    uint64_t token;
+
+    assert_int_equal(rdlm_ctx_stats(ctx, &before), RDLM_OK);
+    assert_true(before.authority_requests > 0); /* the lease was opened there */
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &token), RDLM_OK);
+        assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    }
+    assert_int_equal(rdlm_ctx_stats(ctx, &after), RDLM_OK);
+    assert_true(after.authority_requests == before.authority_requests);
+}
+
+static void context_operations_fail_once_its_lease_is_lost(void **state)
+{
+    rdlm_lock_h held, other;
+    rdlm_lock_info_t info;
+    rdlm_ctx_h ctx = NULL;
+    uint64_t token, until;
+
+    (void)state;
+    need_rdlmd();
+    ctx_env_set("lost", 1000, 0);
+    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
+    ctx_env_clear();
+    assert_non_null(rdlm_ctx_session(ctx));
+    assert_int_equal(rdlm_lock_open(ctx, "held", &held), RDLM_OK);
+    assert_int_equal(rdlm_lock_open(ctx, "other", &other), RDLM_OK);
+    lock_rounds_cost_no_authority_request(ctx, other, 100);
+    assert_int_equal(rdlm_lock_acquire(held, 0, &token), RDLM_OK);
+    /* Not renewed: the lease ends at its validity, within TTL (bounded wait). */
+    until = rdlm_session_valid_until(rdlm_ctx_session(ctx));
+    for (int i = 0; i < 300 && rdlm_session_check(rdlm_ctx_session(ctx)) == RDLM_OK; i++)
+        sleep_ms(10);
+    assert_true(now_ns() >= until);
+    assert_int_equal(rdlm_lock_acquire(other, 0, &token), RDLM_ERR_LEASE_EXPIRED);
+    /* A release still releases, and says the lease is gone. */
+    assert_int_equal(rdlm_lock_release(held), RDLM_ERR_LEASE_EXPIRED);
+    assert_int_equal(rdlm_lock_query(held, &info), RDLM_ERR_LEASE_EXPIRED);
+    rdlm_ctx_destroy(ctx);
+}
+
+static void distributed_context_takes_its_epoch_from_the_authority(void **state)
+{
+    char rendezvous[32];
+    rdlm_ctx_params_t p = {.field_mask = RDLM_CTX_FIELD_PEERS, .rank = 0, .size = 1,
+                           .rendezvous = rendezvous};
+    rdlm_ctx_dist_info_t info;
+    rdlm_session_h s = open_session(5000, NULL, NULL);
+    rdlm_ctx_h ctx = NULL;
+    unsigned ports[2 * N_REPLICAS];
+    uint64_t before, token;
+    rdlm_lock_h lock;
+
+    (void)state;
+    need_rdlmd();
+    assert_int_equal(rdlm_session_new_epoch(s, &before), RDLM_OK);
+    free_ports(ports);
+    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%u", ports[0]);
+    ctx_env_set("epoch", 5000, 1);
+    assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_OK);
+    ctx_env_clear();
+    assert_int_equal(rdlm_ctx_dist_info(ctx, &info), RDLM_OK);
+    assert_int_equal(info.distributed, 1);
+    assert_true(info.token_epoch > before); /* committed after ours */
+    assert_int_equal(rdlm_lock_open(ctx, "epoch", &lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &token), RDLM_OK);
+    assert_true(token >> 40 == info.token_epoch);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    lock_rounds_cost_no_authority_request(ctx, lock, 100);
+    rdlm_ctx_destroy(ctx);
+    rdlm_session_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +683,8 @@ int main(void)
         cmocka_unit_test(expired_session_hands_the_lock_on_as_owner_dead),
         cmocka_unit_test(epochs_strictly_increase),
         cmocka_unit_test(authority_status_describes_the_replicas),
+        cmocka_unit_test(context_operations_fail_once_its_lease_is_lost),
+        cmocka_unit_test(distributed_context_takes_its_epoch_from_the_authority),
         cmocka_unit_test(operations_continue_after_the_leader_is_killed),
     };
     return cmocka_run_group_tests(tests, cluster_up, cluster_down);

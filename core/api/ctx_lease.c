@@ -1,0 +1,73 @@
+/*
+ * A context's lease at the lease authority (RDLM_AUTHORITY): every process of the
+ * context holds its own session; rank 0 commits the token epoch there; every
+ * operation checks the lease first (rdlm_obj_check), so a process whose lease is lost
+ * gets RDLM_ERR_LEASE_EXPIRED instead of a success.
+ */
+#include "api.h"
+#include "log.h"
+
+rdlm_status_t rdlm_ctx_lease_open(rdlm_ctx_h ctx, const char *job)
+{
+    rdlm_session_params_t sp = {
+        .field_mask = RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_JOB,
+        .ttl_ms = ctx->config.lease_ttl_ms,
+        .job = job,
+    };
+
+    if (ctx->config.authority[0] == '\0') {
+        return RDLM_OK;
+    }
+    return rdlm_session_open(ctx->config.authority, &sp, &ctx->session);
+}
+
+rdlm_status_t rdlm_ctx_lease_epoch(rdlm_ctx_h ctx, uint32_t *epoch_p)
+{
+    uint64_t epoch = 0;
+    rdlm_status_t status;
+
+    *epoch_p = 0;
+    if (ctx->session == NULL) {
+        return RDLM_OK;
+    }
+    status = rdlm_session_new_epoch(ctx->session, &epoch);
+    if (status != RDLM_OK) {
+        rdlm_error("rdlm_ctx_create: no token epoch from the authority: %s",
+                   rdlm_status_str(status));
+        return status;
+    }
+    if (epoch == 0 || epoch >= (1ull << (64 - RDLM_DIST_SEQ_BITS))) {
+        rdlm_error("rdlm_ctx_create: authority epoch %llu does not fit %d bits",
+                   (unsigned long long)epoch, 64 - RDLM_DIST_SEQ_BITS);
+        return RDLM_ERR_QUOTA;
+    }
+    *epoch_p = (uint32_t)epoch;
+    return RDLM_OK;
+}
+
+void rdlm_ctx_lease_close(rdlm_ctx_h ctx)
+{
+    rdlm_session_close(ctx->session);
+    ctx->session = NULL;
+}
+
+rdlm_status_t rdlm_ctx_lease_check(const struct rdlm_ctx *ctx)
+{
+    if (ctx->session == NULL) {
+        return RDLM_OK;
+    }
+    return rdlm_session_check(ctx->session);
+}
+
+rdlm_status_t rdlm_ctx_lease_answer(const struct rdlm_ctx *ctx, rdlm_status_t status)
+{
+    if (status < 0) {
+        return status;
+    }
+    return rdlm_ctx_lease_check(ctx) != RDLM_OK ? RDLM_ERR_LEASE_EXPIRED : status;
+}
+
+rdlm_session_h rdlm_ctx_session(rdlm_ctx_h ctx)
+{
+    return ctx != NULL ? ctx->session : NULL;
+}

@@ -1,0 +1,621 @@
+#!/usr/bin/env python3
+"""Hostile input for a running rdlmd's client port (run by hostile.sh).
+
+usage: hostile_client.py ADDR MODE [--pid PID] [--frames N] [--conns N] [--seed S]
+
+ADDR is the client address "a.b.c.d:port" of a 1-replica authority.
+MODE hostile_client: malformed, truncated, oversized and out-of-protocol frames,
+  requests the authority must refuse (renewal of an unknown or expired session,
+  release of a lock never acquired, double release, EXPIRE from a client), random
+  frames and many simultaneous connections.
+MODE auth_open (rdlmd --auth munge): OPEN without, with a forged, with a flipped and
+  with a replayed credential -> RDLM_ERR_AUTH; with a real one -> OK; lock names are
+  per job whatever namespace the client sends; a client without a credential cannot
+  act in another's session by naming its id (the real-credential part needs munged
+  and is skipped without it).
+After each case the daemon must still answer STATUS on a new connection, and its
+commit index must not have moved because of a refused request (a refused request is
+never logged). With --pid, the daemon's virtual memory peak must not grow by an
+oversized length header and the process must be alive at the end.
+
+Frames are encoded exactly as core/lease/wire.h and cmd.h say (little-endian).
+A refusal is an error reply (status < 0) or the daemon closing the connection.
+Exit: 0 all checks passed, 1 a check failed, 2 usage or setup error.
+"""
+import argparse
+import os
+import random
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+MAGIC, VERSION, HEADER = 0x4D4C4452, 1, 12
+REQUEST, REPLY = 1, 2
+MAX_PAYLOAD, REPLY_FIXED, ADDR_MAX = 2048, 80, 63
+OP_OPEN, OP_RENEW, OP_CLOSE, OP_ACQUIRE, OP_RELEASE = 1, 2, 3, 4, 5
+OP_CANCEL, OP_EPOCH, OP_STATUS, OP_EXPIRE = 6, 7, 8, 9
+LOGGED_OPS = {OP_OPEN, OP_CLOSE, OP_ACQUIRE, OP_RELEASE, OP_CANCEL, OP_EPOCH, OP_EXPIRE}
+# op flags name_len ttl_ms timeout_ms uid gid session seq nonce token cred_len
+CMD_FMT = "<BBHIIIIQQQQH"
+REPLY_FMT = "<iBBHQQQQQQQQII"
+assert struct.calcsize(CMD_FMT) == 54 and struct.calcsize(REPLY_FMT) == REPLY_FIXED
+
+ERR_BUSY, ERR_NOT_OWNER, ERR_LEASE_EXPIRED, ERR_AUTH = -100, -102, -107, -109
+ACQ_TRY = 0x01
+TTL_LONG = 600000  # the test's own sessions never expire during a run
+TIMEOUT = 5.0      # seconds for any one reply or close
+
+
+class Failure(Exception):
+    pass
+
+
+def header(length, kind=REQUEST, magic=MAGIC, version=VERSION, zero=0):
+    return struct.pack("<IBBHI", magic, version, kind, zero, length)
+
+
+def cmd(op, flags=0, ttl=0, timeout=0, uid=0, gid=0, session=0, seq=0, nonce=0, token=0,
+        name=b"", cred=b""):
+    return struct.pack(CMD_FMT, op, flags, len(name), ttl, timeout, uid, gid, session, seq,
+                       nonce, token, len(cred)) + name + cred
+
+
+def frame(payload):
+    return header(len(payload)) + payload
+
+
+def parse_reply(payload):
+    if len(payload) < REPLY_FIXED:
+        raise Failure("reply payload of %d bytes" % len(payload))
+    f = struct.unpack_from(REPLY_FMT, payload)
+    keys = ("status broken is_leader addr_len term session token epoch seq leader_id "
+            "sessions commit ttl_ms locks").split()
+    r = dict(zip(keys, f))
+    if len(payload) != REPLY_FIXED + r["addr_len"] or r["addr_len"] > ADDR_MAX:
+        raise Failure("reply of %d bytes with addr_len %d" % (len(payload), r["addr_len"]))
+    r["leader_addr"] = payload[REPLY_FIXED:].decode("ascii", "replace")
+    return r
+
+
+class Conn:
+    def __init__(self, addr):
+        host, port = addr.rsplit(":", 1)
+        self.s = socket.create_connection((host, int(port)), timeout=TIMEOUT)
+        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def send(self, data):
+        self.s.sendall(data)
+
+    def recv_exact(self, n):
+        """n bytes, or None if the daemon closed (or reset) the connection first."""
+        buf = b""
+        while len(buf) < n:
+            try:
+                chunk = self.s.recv(n - len(buf))
+            except ConnectionResetError:
+                return None
+            except socket.timeout:
+                raise Failure("no reply and no close within %.0f s" % TIMEOUT)
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def reply(self):
+        """The next reply, or None if the connection was closed."""
+        hdr = self.recv_exact(HEADER)
+        if hdr is None:
+            return None
+        magic, version, kind, zero, length = struct.unpack("<IBBHI", hdr)
+        if ((magic, version, kind, zero) != (MAGIC, VERSION, REPLY, 0) or
+                length > MAX_PAYLOAD):
+            raise Failure("bad reply header %s" % hdr.hex())
+        payload = self.recv_exact(length)
+        if payload is None:
+            raise Failure("reply cut short by a close")
+        return parse_reply(payload)
+
+    def call(self, payload):
+        self.send(frame(payload))
+        r = self.reply()
+        if r is None:
+            raise Failure("connection closed instead of a reply")
+        return r
+
+    def close(self):
+        self.s.close()
+
+
+class Daemon:
+    def __init__(self, args):
+        self.addr, self.pid = args.addr, args.pid
+        self.seq = 0
+
+    def status(self):
+        c = Conn(self.addr)
+        try:
+            r = c.call(cmd(OP_STATUS))
+        finally:
+            c.close()
+        if r["status"] != 0:
+            raise Failure("STATUS answered %d" % r["status"])
+        return r
+
+    def wait_leader(self, limit=15.0):
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            try:
+                r = self.status()
+                if r["is_leader"]:
+                    return r
+            except (OSError, Failure):
+                pass
+            time.sleep(0.1)
+        raise Failure("no leader after %.0f s" % limit)
+
+    def settled_commit(self):
+        """The commit index once it stopped moving (entries of our own legitimate
+        requests, or the leader's EXPIREs, may still be applying)."""
+        last = self.status()["commit"]
+        for _ in range(50):
+            time.sleep(0.05)
+            now = self.status()["commit"]
+            if now == last:
+                return now
+            last = now
+        raise Failure("commit index keeps moving: %d" % last)
+
+    def vm_peak_kb(self):
+        if not self.pid:
+            return None
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmPeak:"):
+                    return int(line.split()[1])
+        return None
+
+    def alive(self):
+        """The daemon process exists and is not a zombie (hostile.sh reaps it only
+        after this program ends)."""
+        if not self.pid:
+            return
+        try:
+            with open("/proc/%d/stat" % self.pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            state = "gone"
+        if state in ("Z", "X", "gone"):
+            raise Failure("rdlmd (pid %d) died" % self.pid)
+
+    def next_seq(self):
+        self.seq += 1
+        return self.seq
+
+
+class Session:
+    """A session opened by this program (its OPEN is logged: open it outside a case).
+    Its requests carry the OPEN's nonce too, so that a daemon which binds a session to
+    its nonce accepts them."""
+
+    def __init__(self, d, cred=b"", name=b"", ttl=TTL_LONG):
+        self.d = d
+        self.nonce = random.getrandbits(64)
+        self.conn = Conn(d.addr)
+        r = self.conn.call(cmd(OP_OPEN, ttl=ttl, nonce=self.nonce, name=name, cred=cred))
+        if r["status"] != 0 or r["session"] == 0:
+            self.conn.close()
+            raise Failure("OPEN answered %d" % r["status"])
+        self.id = r["session"]
+
+    def call(self, op, **kw):
+        return self.conn.call(cmd(op, session=self.id, seq=self.d.next_seq(),
+                                  nonce=self.nonce, **kw))
+
+    def close(self):
+        r = self.call(OP_CLOSE)
+        self.conn.close()
+        if r["status"] != 0:
+            raise Failure("CLOSE of session %d answered %d" % (self.id, r["status"]))
+
+
+def expect_status(r, status):
+    if r["status"] != status:
+        raise Failure("status %d, expected %d" % (r["status"], status))
+    return "status %d" % status
+
+
+def expect_refused(conn, status=None):
+    """The daemon refuses: error reply (exactly status if given) or close."""
+    r = conn.reply()
+    if r is None:
+        if status is not None:
+            raise Failure("connection closed, expected status %d" % status)
+        return "closed"
+    if status is not None and r["status"] != status:
+        raise Failure("status %d, expected %d" % (r["status"], status))
+    if r["status"] >= 0:
+        raise Failure("accepted (status %d)" % r["status"])
+    return "status %d" % r["status"]
+
+
+class Checks:
+    def __init__(self, daemon):
+        self.d = daemon
+        self.passed = 0
+
+    def case(self, name, fn, *args):
+        """Run one case; then the daemon answers STATUS and its commit has not moved."""
+        before = self.d.settled_commit()
+        try:
+            outcome = fn(*args)
+            self.d.alive()
+            after = self.d.settled_commit()
+        except (Failure, OSError) as e:
+            raise Failure("%s: %s" % (name, e))
+        if after != before:
+            raise Failure("%s: commit moved %d -> %d for refused requests" %
+                          (name, before, after))
+        self.ok(name, outcome or "")
+
+    def ok(self, name, outcome=""):
+        """A step that is not a refusal (logged, so not measured) went as expected."""
+        self.passed += 1
+        print("ok   %-48s %s" % (name, outcome), flush=True)
+
+    def expect_status(self, name, r, status):
+        try:
+            self.ok(name, expect_status(r, status))
+        except Failure as e:
+            raise Failure("%s: %s" % (name, e))
+
+    # --- framing ---------------------------------------------------------------------
+
+    def raw_then_close(self, data):
+        """Send data, half-close, and expect a refusal or a plain close."""
+        c = Conn(self.d.addr)
+        try:
+            try:
+                c.send(data)
+                c.s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass  # already refused and closed
+            return expect_refused(c)
+        finally:
+            c.close()
+
+    def raw_open(self, data):
+        """Send data and keep the connection open: the daemon must refuse it without
+        waiting for more bytes."""
+        c = Conn(self.d.addr)
+        try:
+            c.send(data)
+            return expect_refused(c)
+        finally:
+            c.close()
+
+    def oversized(self, length):
+        peak = self.d.vm_peak_kb()
+        outcome = self.raw_open(header(length))
+        grew = None if peak is None else self.d.vm_peak_kb() - peak
+        if grew is not None and grew > 64 * 1024:
+            raise Failure("rdlmd's VmPeak grew by %d kB" % grew)
+        return outcome + ("" if grew is None else ", VmPeak +%d kB" % grew)
+
+    def half_header_while_others_work(self):
+        """A connection stuck in the middle of a header does not block the others."""
+        c = Conn(self.d.addr)
+        try:
+            c.send(header(54)[:5])
+            self.d.status()
+            c.send(header(54)[5:] + cmd(OP_STATUS)[:20])
+            self.d.status()
+        finally:
+            c.close()
+        return "STATUS answered meanwhile"
+
+    def valid_then_garbage(self):
+        c = Conn(self.d.addr)
+        try:
+            r = c.call(cmd(OP_STATUS))
+            if r["status"] != 0:
+                raise Failure("STATUS before garbage: %d" % r["status"])
+            c.send(b"\xff" * 40)
+            return expect_refused(c)
+        finally:
+            c.close()
+
+    # --- protocol --------------------------------------------------------------------
+
+    def refused_command(self, payload, status=None):
+        c = Conn(self.d.addr)
+        try:
+            c.send(frame(payload))
+            return expect_refused(c, status)
+        finally:
+            c.close()
+
+    def expire_a_session(self):
+        """Open a session with the shortest TTL and wait until the leader expired it
+        (a logged EXPIRE: call this outside a case). Returns its id."""
+        before = self.d.status()["sessions"]
+        short = Session(self.d, ttl=100)
+        short.conn.close()
+        end = time.monotonic() + 10
+        while self.d.status()["sessions"] > before:
+            if time.monotonic() > end:
+                raise Failure("session with ttl 100 ms not expired after 10 s")
+            time.sleep(0.05)
+        return short.id
+
+    def renew(self, session, expect):
+        return self.refused_command(cmd(OP_RENEW, session=session, seq=1), expect)
+
+    def release_never_acquired(self, session):
+        r = session.call(OP_RELEASE, name=b"never", token=1)
+        return expect_status(r, ERR_NOT_OWNER)
+
+    def double_release(self, session, token):
+        r = session.call(OP_RELEASE, name=b"twice", token=token)
+        return expect_status(r, ERR_NOT_OWNER)
+
+    def client_expire(self, session):
+        """EXPIRE is the leader timer's op: refused from a client (on a connection of
+        its own, which the daemon may close), and the session stays alive."""
+        outcome = self.refused_command(cmd(OP_EXPIRE, session=session.id,
+                                           seq=self.d.next_seq(), nonce=session.nonce))
+        r = session.call(OP_RENEW)
+        if r["status"] != 0:
+            raise Failure("session gone after a refused EXPIRE: RENEW %d" % r["status"])
+        return outcome + ", session still renews"
+
+    # --- volume ----------------------------------------------------------------------
+
+    def random_frames(self, n, rng):
+        base = [frame(cmd(OP_STATUS)), frame(cmd(OP_RENEW, session=0xDEAD0000BEEF, seq=1))]
+        kinds = {"no reply": 0, "error": 0, "ok": 0}
+        for i in range(n):
+            k = rng.randrange(4)
+            if k == 0:    # random bytes, header included
+                data = rng.randbytes(rng.randrange(1, 80))
+            elif k == 1:  # valid header, random payload of the declared length
+                data = frame(rng.randbytes(rng.randrange(0, MAX_PAYLOAD + 1)))
+            elif k == 2:  # a valid request with 1-3 random bytes changed
+                data = bytearray(rng.choice(base))
+                for _ in range(rng.randrange(1, 4)):
+                    data[rng.randrange(len(data))] = rng.randrange(256)
+                data = bytes(data)
+            else:         # a header announcing more than is sent
+                payload = rng.randbytes(rng.randrange(1, 200))
+                data = header(len(payload) + rng.randrange(1, 100)) + payload
+            outcome = "no reply"
+            c = Conn(self.d.addr)
+            try:
+                # Send, half-close, read replies until the daemon closes.
+                try:
+                    c.send(data)
+                    c.s.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass  # already refused and closed: reply() reads what was sent
+                while True:
+                    r = c.reply()
+                    if r is None:
+                        break
+                    if r["status"] < 0:
+                        outcome = "error"
+                        continue
+                    outcome = "ok"
+                    op = data[HEADER] if len(data) > HEADER else 0
+                    if op in LOGGED_OPS:
+                        raise Failure("accepted as op %d" % op)
+            except Failure as e:
+                raise Failure("random frame %d (%s): %s" % (i, data[:80].hex(), e))
+            finally:
+                c.close()
+            kinds[outcome] += 1
+            if i % 100 == 99:
+                self.d.status()
+        return "%d frames: %d no reply, %d error replies, %d STATUS/RENEW ok" % (
+            n, kinds["no reply"], kinds["error"], kinds["ok"])
+
+    def many_connections(self, n):
+        conns = []
+        try:
+            for _ in range(n):
+                conns.append(Conn(self.d.addr))
+            for c in conns:
+                c.send(frame(cmd(OP_STATUS)))
+            for c in conns:
+                r = c.reply()
+                if r is None or r["status"] != 0:
+                    raise Failure("STATUS on one of %d connections: %s" % (n, r))
+            # and a STATUS from yet another connection while all n stay open and idle
+            self.d.status()
+        finally:
+            for c in conns:
+                c.close()
+        return "%d connections answered" % n
+
+    def many_half_frames(self, n):
+        conns = []
+        try:
+            for i in range(n):
+                c = Conn(self.d.addr)
+                c.send(frame(cmd(OP_STATUS))[: 1 + i % (HEADER + 53)])
+                conns.append(c)
+            self.d.status()
+        finally:
+            for c in conns:
+                c.close()
+        self.d.status()
+        return "%d stalled connections, STATUS answered" % n
+
+
+def run_hostile(d, args):
+    t = Checks(d)
+    rng = random.Random(args.seed)
+    print("seed %d" % args.seed)
+    status = cmd(OP_STATUS)
+
+    t.case("truncated header then close", t.raw_then_close, header(54)[:7])
+    t.case("wrong magic", t.raw_open, header(54, magic=0x4D4C4453) + status)
+    t.case("wrong version", t.raw_open, header(54, version=2) + status)
+    t.case("reply kind sent as a request", t.raw_open, header(54, kind=REPLY) + status)
+    t.case("unknown kind", t.raw_open, header(54, kind=7) + status)
+    t.case("nonzero reserved field", t.raw_open, header(54, zero=1) + status)
+    t.case("length cap + 1, no payload sent", t.oversized, MAX_PAYLOAD + 1)
+    t.case("length 0xffffffff, no payload sent", t.oversized, 0xFFFFFFFF)
+    t.case("length 0x7fffffff, no payload sent", t.oversized, 0x7FFFFFFF)
+    t.case("empty payload", t.raw_open, header(0))
+    t.case("valid header, garbage payload", t.raw_open, frame(b"\xa5" * 100))
+    t.case("valid header, cap-sized garbage", t.raw_open, frame(rng.randbytes(MAX_PAYLOAD)))
+    t.case("truncated payload then close", t.raw_then_close, header(54) + status[:30])
+    t.case("garbage after a valid frame", t.valid_then_garbage)
+    t.case("half header while others work", t.half_header_while_others_work)
+
+    bad_cmds = [
+        ("op 0", cmd(0)),
+        ("op 10", cmd(10)),
+        ("op 255", cmd(255)),
+        ("STATUS with a trailing byte", cmd(OP_STATUS) + b"x"),
+        ("STATUS with a name", cmd(OP_STATUS, name=b"x")),
+        ("name_len beyond the payload", status[:2] + b"\x10\x00" + status[4:]),
+        ("cred_len beyond the payload", status[:-2] + b"\xff\x03"),
+        ("OPEN with ttl 0", cmd(OP_OPEN, nonce=1)),
+        ("OPEN with ttl 99", cmd(OP_OPEN, ttl=99, nonce=1)),
+        ("OPEN with ttl 600001", cmd(OP_OPEN, ttl=600001, nonce=1)),
+        ("OPEN with a space in the namespace",
+         cmd(OP_OPEN, ttl=1000, nonce=1, name=b"a b")),
+        ("ACQUIRE with an empty name", cmd(OP_ACQUIRE, session=1, seq=1)),
+        ("ACQUIRE with a 128-byte name",
+         cmd(OP_ACQUIRE, session=1, seq=1, name=b"n" * 128)),
+        ("ACQUIRE with unknown flags", cmd(OP_ACQUIRE, flags=0x80, session=1, seq=1,
+                                           name=b"x")),
+        ("ACQUIRE with a NUL in the name", cmd(OP_ACQUIRE, session=1, seq=1, name=b"a\0b")),
+        ("RELEASE with session 0", cmd(OP_RELEASE, seq=1, name=b"x", token=1)),
+        ("RENEW with session 0", cmd(OP_RENEW, seq=1)),
+        ("RENEW with a credential", cmd(OP_RENEW, session=1, seq=1, cred=b"MUNGE:x:")),
+        ("EPOCH of an unknown session", cmd(OP_EPOCH, session=0xABCDEF, seq=1)),
+        ("CLOSE of an unknown session", cmd(OP_CLOSE, session=0xABCDEF, seq=1)),
+        ("ACQUIRE by an unknown session", cmd(OP_ACQUIRE, session=0xABCDEF, seq=1,
+                                              name=b"x")),
+        ("EXPIRE of an unknown session", cmd(OP_EXPIRE, session=0xABCDEF)),
+    ]
+    for what, payload in bad_cmds:
+        t.case(what, t.refused_command, payload)
+
+    t.case("RENEW of an unknown session", t.renew, 0x5EE5105, ERR_LEASE_EXPIRED)
+    expired = t.expire_a_session()
+    t.case("RENEW of an expired session", t.renew, expired, ERR_LEASE_EXPIRED)
+
+    session = Session(d)
+    t.case("RELEASE of a lock never acquired", t.release_never_acquired, session)
+    r = session.call(OP_ACQUIRE, name=b"twice")
+    t.expect_status("ACQUIRE", r, 0)
+    t.expect_status("first RELEASE", session.call(OP_RELEASE, name=b"twice",
+                                                  token=r["token"]), 0)
+    t.case("double RELEASE", t.double_release, session, r["token"])
+    t.case("EXPIRE sent by a client", t.client_expire, session)
+    session.close()
+
+    t.case("%d random frames" % args.frames, t.random_frames, args.frames, rng)
+    t.case("%d connections at once" % args.conns, t.many_connections, args.conns)
+    t.case("%d connections stalled mid-frame" % args.conns, t.many_half_frames, args.conns)
+    return t.passed
+
+
+def munge_cred(job):
+    """A real credential from the munge CLI carrying job, or None without munged."""
+    if shutil.which("munge") is None:
+        return None
+    p = subprocess.run(["munge", "-s", job], capture_output=True, timeout=10)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def run_auth_open(d, args):
+    t = Checks(d)
+
+    def open_refused(cred):
+        c = Conn(d.addr)
+        try:
+            c.send(frame(cmd(OP_OPEN, ttl=TTL_LONG, nonce=random.getrandbits(64),
+                             cred=cred)))
+            return expect_refused(c, ERR_AUTH)
+        finally:
+            c.close()
+
+    t.case("OPEN without a credential", open_refused, b"")
+    t.case("OPEN with a forged credential", open_refused,
+           b"MUNGE:AwQFAAD" + b"A" * 120 + b":")
+    t.case("OPEN with random bytes as credential", open_refused,
+           bytes(random.Random(args.seed).randrange(1, 256) for _ in range(200)))
+
+    real = munge_cred("4711")
+    if real is None:
+        print("SKIP real-credential checks: needs munged: bash scripts/munged.sh start")
+        return t.passed
+
+    flipped = bytearray(munge_cred("4711"))
+    mid = len(flipped) // 2
+    flipped[mid] = ord("B") if flipped[mid] == ord("A") else ord("A")
+    t.case("OPEN with a credential with one byte flipped", open_refused, bytes(flipped))
+    t.case("OPEN with a credential whose job has a '/'", open_refused, munge_cred("47/11"))
+
+    owner = Session(d, cred=real)
+    t.ok("OPEN with a real credential", "session %d" % owner.id)
+    t.expect_status("ACQUIRE in the authenticated session",
+                    owner.call(OP_ACQUIRE, name=b"x"), 0)
+    t.case("OPEN replaying that credential (new nonce)", open_refused, real)
+
+    # Lock names are per job: the server prefixes "uid/job/", whatever namespace the
+    # client sent with its OPEN.
+    other_job = Session(d, cred=munge_cred("4712"))
+    same_job = Session(d, cred=munge_cred("4711"))
+    claims_ns = Session(d, cred=munge_cred("4713"), name=b"%d/4711" % os.geteuid())
+    t.expect_status("another job takes the same name",
+                    other_job.call(OP_ACQUIRE, flags=ACQ_TRY, name=b"x"), 0)
+    t.expect_status("another session of the same job finds it busy",
+                    same_job.call(OP_ACQUIRE, flags=ACQ_TRY, name=b"x"), ERR_BUSY)
+    t.expect_status("a namespace sent with OPEN is ignored",
+                    claims_ns.call(OP_ACQUIRE, flags=ACQ_TRY, name=b"x"), 0)
+
+    # The session is bound to the credential that opened it: a client without one
+    # cannot act in it by naming its (small, sequential) id.
+    t.case("ACQUIRE in another's session, no credential", t.refused_command,
+           cmd(OP_ACQUIRE, session=owner.id, seq=d.next_seq(), name=b"y"))
+    t.case("CLOSE of another's session, no credential", t.refused_command,
+           cmd(OP_CLOSE, session=owner.id, seq=d.next_seq()))
+    for session in (owner, other_job, same_job, claims_ns):
+        session.close()
+    return t.passed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("addr")
+    ap.add_argument("mode", choices=["hostile_client", "auth_open"])
+    ap.add_argument("--pid", type=int, default=0)
+    ap.add_argument("--frames", type=int,
+                    default=int(os.environ.get("RDLMTEST_HOSTILE_FRAMES", 1000)))
+    ap.add_argument("--conns", type=int,
+                    default=int(os.environ.get("RDLMTEST_HOSTILE_CONNS", 200)))
+    ap.add_argument("--seed", type=int, default=int(time.time()))
+    args = ap.parse_args()
+
+    d = Daemon(args)
+    try:
+        d.wait_leader()
+        n = (run_hostile if args.mode == "hostile_client" else run_auth_open)(d, args)
+        d.alive()
+        d.status()
+    except (Failure, OSError) as e:
+        print("FAIL %s" % e, flush=True)
+        return 1
+    print("hostile_client: %s: %d checks passed" % (args.mode, n))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
