@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The README's test command: install dependencies, build with warnings as errors, run
 # the whole ctest suite, then the sanitizer builds (ASan+UBSan over unit, api, stress,
-# transport and the cross-node dist tests -- the latter under mpirun without leak
+# transport, lease (codecs, state machine, rdlmd, client) and the cross-node dist tests -- the latter under mpirun without leak
 # checking, since Open MPI keeps allocations past MPI_Finalize; TSan over the threaded
 # unit tests).
 # usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# MUNGE credentials for the lease authority's authenticated mode (tests skip without it)
+bash scripts/munged.sh start || echo "test.sh: munged not started: MUNGE tests will skip"
 
 jobs=$(nproc)
 build() { # dir, build type, extra cmake arguments
@@ -22,7 +24,7 @@ ctest --test-dir build --output-on-failure --timeout 600
 if [ "${1:-}" != "--no-sanitizers" ]; then
   build build-asan Asan
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure --timeout 900 -L 'unit|api|stress|transport'
+    ctest --test-dir build-asan --output-on-failure --timeout 900 -L 'unit|api|stress|transport|lease'
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 900 -L dist
   # Without UCX: libucm interposes madvise() and takes a pthread rwlock in it, which
