@@ -1,0 +1,64 @@
+#!/bin/bash
+# kill -9 the lock holder (ctest cluster.kill_holder; README.md).
+#
+# Three rdlmd replicas (nodes 1-3), fenced_store (node 4), worker w1 (node 5) holds
+# lock L1 and is killed with SIGKILL; worker w2 (node 6) waits for L1. Proves:
+#   - w2 acquires within TTL * (1 + rho) + 1 s of the kill (the authority expired
+#     w1's session: no renewal for a TTL), and is told RDLM_OWNER_DEAD;
+#   - w2's token is larger than every token granted before, and w2 got the lock only
+#     after w1's lease had ended as w1's own client computed it;
+#   - the store accepted no stale write, and both checkers pass on the histories.
+# Exit 0 pass, 1 fail, 77 skip (not root, no namespaces, a binary missing).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+TTL=2000      # ms
+RHO_PCT=10    # the client's default drift (rho = 0.1)
+cl_init kill_holder 100
+cl_net_up 6
+cl_replicas_start
+LEADER=$(cl_leader 20)
+cl_log "replicas up, leader: replica $LEADER"
+cl_store_start
+
+cl_worker 5 w1 --lock L1 --ttl-ms $TTL --stop-after-acquire --park-max-ms 60000 \
+    --check-every-ms 100
+REC=$(cl_wait_record w1 20 parked)
+T1=$(cl_field "$REC" token)
+cl_log "w1 holds L1 with token $T1"
+cl_worker 6 w2 --lock L1 --ttl-ms $TTL --iters 3 --hold-ms 200 --lock-timeout-ms 30000
+cl_wait_record w2 20 open --where status=RDLM_OK >/dev/null
+sleep 0.5
+[ "$(cl_q count "$CL_DIR/w2.jsonl" --op acquire)" = 0 ] ||
+    cl_fail "w2 got L1 while w1 held it"
+
+T_KILL=$(cl_now_ns)
+cl_signal w1 KILL
+cl_wait_exit w1 5
+cl_log "w1 killed (SIGKILL) while holding L1"
+
+REC=$(cl_wait_record w2 $((TTL * 3 / 1000 + 10)) acquire --where 'status=RDLM_OK|RDLM_OWNER_DEAD')
+DT_MS=$((($(cl_field "$REC" t_ns) - T_KILL) / 1000000))
+BOUND_MS=$((TTL * (100 + RHO_PCT) / 100 + 1000))
+STATUS=$(cl_field "$REC" status)
+T2=$(cl_field "$REC" token)
+cl_log "w2 acquired L1 $DT_MS ms after the kill (bound $BOUND_MS ms) with $STATUS," \
+    "token $T2 (w1's: $T1)"
+[ "$DT_MS" -le "$BOUND_MS" ] || cl_fail "takeover took $DT_MS ms > $BOUND_MS ms"
+[ "$STATUS" = RDLM_OWNER_DEAD ] || cl_fail "w2's acquire said $STATUS, not RDLM_OWNER_DEAD"
+# The authority gave L1 away only after w1's lease ended as w1's own client saw it.
+VU=$(cl_q max "$CL_DIR/w1.jsonl" --op check --field valid_until_ns --where status=RDLM_OK)
+MARGIN_MS=$((($(cl_field "$REC" t_ns) - VU) / 1000000))
+cl_log "w1's lease (by its last check) ended $MARGIN_MS ms before w2 got L1"
+[ "$MARGIN_MS" -gt 0 ] || cl_fail "w2 got L1 while w1's lease was still valid"
+MAX_BEFORE=$(cl_q max "$CL_DIR"/w*.jsonl --op acquire --field token \
+    --before-ns "$(cl_field "$REC" t_ns)")
+[ "$T2" -gt "$MAX_BEFORE" ] || cl_fail "w2's token $T2 is not above $MAX_BEFORE"
+
+cl_wait_exit w2 30
+[ "$CL_RC" = 0 ] || cl_fail "w2 exited $CL_RC (see w2.log / w2.jsonl)"
+COUNTS=$(cl_store_stop)
+cl_log "$COUNTS"
+cl_checkers
+cl_pass "takeover after kill -9 in $DT_MS ms (bound $BOUND_MS ms), $STATUS," \
+    "token $T2 > $T1; ${COUNTS#fenced_store: }"

@@ -1,0 +1,74 @@
+#!/bin/bash
+# SIGSTOP the lock holder past its lease (ctest cluster.sigstop_holder; README.md).
+#
+# Worker w1 (node 5) holds L1 and is stopped for 3 x TTL; w2 (node 6) waits for L1.
+# Proves:
+#   - w2 acquires within TTL * (1 + rho) + 1 s of the stop, with RDLM_OWNER_DEAD and a
+#     larger token, only after w1's lease had ended as w1's client computed it, and
+#     writes;
+#   - once continued, w1 writes with its old token and the store rejects it (STALE);
+#   - w1's next calls, rdlm_session_check and rdlm_session_lock, return
+#     RDLM_ERR_LEASE_EXPIRED;
+#   - the store accepted no stale write and rejected at least one; both checkers pass.
+# Exit 0 pass, 1 fail, 77 skip.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+TTL=2000
+RHO_PCT=10
+cl_init sigstop_holder 100
+cl_net_up 6
+cl_replicas_start
+LEADER=$(cl_leader 20)
+cl_log "replicas up, leader: replica $LEADER"
+cl_store_start
+
+cl_worker 5 w1 --lock L1 --ttl-ms $TTL --stop-after-acquire --write-after-resume \
+    --park-max-ms 60000 --check-every-ms 100
+REC=$(cl_wait_record w1 20 parked)
+T1=$(cl_field "$REC" token)
+cl_worker 6 w2 --lock L1 --ttl-ms $TTL --iters 1 --hold-ms 300 --lock-timeout-ms 30000
+cl_wait_record w2 20 open --where status=RDLM_OK >/dev/null
+sleep 0.5
+
+T_STOP=$(cl_now_ns)
+cl_signal w1 STOP
+cl_log "w1 (token $T1) stopped with SIGSTOP for $((3 * TTL)) ms"
+REC=$(cl_wait_record w2 $((TTL * 3 / 1000)) acquire --where 'status=RDLM_OK|RDLM_OWNER_DEAD')
+DT_MS=$((($(cl_field "$REC" t_ns) - T_STOP) / 1000000))
+BOUND_MS=$((TTL * (100 + RHO_PCT) / 100 + 1000))
+STATUS=$(cl_field "$REC" status)
+T2=$(cl_field "$REC" token)
+cl_log "w2 acquired L1 $DT_MS ms after the stop (bound $BOUND_MS ms) with $STATUS, token $T2"
+[ "$DT_MS" -le "$BOUND_MS" ] || cl_fail "takeover took $DT_MS ms > $BOUND_MS ms"
+[ "$STATUS" = RDLM_OWNER_DEAD ] || cl_fail "w2's acquire said $STATUS, not RDLM_OWNER_DEAD"
+# The authority gave L1 away only after w1's lease ended as w1's own client saw it.
+VU=$(cl_q max "$CL_DIR/w1.jsonl" --op check --field valid_until_ns --where status=RDLM_OK)
+MARGIN_MS=$((($(cl_field "$REC" t_ns) - VU) / 1000000))
+cl_log "w1's lease (by its last check) ended $MARGIN_MS ms before w2 got L1"
+[ "$MARGIN_MS" -gt 0 ] || cl_fail "w2 got L1 while w1's lease was still valid"
+[ "$T2" -gt "$T1" ] || cl_fail "w2's token $T2 is not above w1's $T1"
+cl_wait_record w2 5 write --where result=ok >/dev/null
+
+cl_sleep_until $((T_STOP + 3 * TTL * 1000000))
+cl_signal w1 CONT
+cl_log "w1 continued after $(cl_ms_since "$T_STOP") ms"
+cl_wait_exit w1 20
+REC=$(cl_wait_record w1 1 resumed)
+T_RES=$(cl_field "$REC" t_ns)
+W=$(cl_q get "$CL_DIR/w1.jsonl" --op write --after-ns "$T_RES" --field result) || W=none
+C=$(cl_q get "$CL_DIR/w1.jsonl" --op check --after-ns "$T_RES" --field status) || C=none
+A=$(cl_q get "$CL_DIR/w1.jsonl" --op acquire --after-ns "$T_RES" --field status) || A=none
+cl_log "w1 after SIGCONT: write with token $T1 -> $W; rdlm_session_check -> $C;" \
+    "rdlm_session_lock -> $A"
+[ "$W" = stale ] || cl_fail "the store answered w1's late write with '$W', not stale"
+[ "$C" = RDLM_ERR_LEASE_EXPIRED ] || cl_fail "w1's check returned $C"
+[ "$A" = RDLM_ERR_LEASE_EXPIRED ] || cl_fail "w1's lock returned $A"
+
+cl_wait_exit w2 20
+[ "$CL_RC" = 0 ] || cl_fail "w2 exited $CL_RC"
+COUNTS=$(cl_store_stop)
+cl_log "$COUNTS"
+cl_checkers --min-rejected 1
+cl_pass "takeover in $DT_MS ms (bound $BOUND_MS ms); the stopped holder's late write" \
+    "rejected, its next calls RDLM_ERR_LEASE_EXPIRED; ${COUNTS#fenced_store: }"
