@@ -57,7 +57,12 @@ enum rdlm_session_field {
 typedef struct rdlm_session_params {
     uint64_t field_mask;      /**< RDLM_SESSION_FIELD_* that are set */
     uint32_t ttl_ms;          /**< lease TTL; default 5000, range 100..600000 */
-    uint32_t drift_ppm;       /**< rho in parts per million; default 100000 (0.1) */
+    uint32_t drift_ppm;       /**< rho in parts per million; default 100000 (0.1).
+                                   rho bounds the rate difference between this
+                                   host's CLOCK_MONOTONIC and the authority leader's:
+                                   if each clock is within eps of real time, rho must
+                                   be >= 2*eps/(1+eps) (the default covers eps up to
+                                   5%; tests/model/lease_break.pml) */
     rdlm_lease_lost_func_t lost_cb;
     void *lost_arg;
     const char *job;          /**< job name for authenticated mode; default RDLM_JOB */
