@@ -557,7 +557,7 @@ static int rdlm_lease_params_valid(const rdlm_lease_replica_params_t *p,
 {
     *self_p = NULL;
     if (p->n_peers == 0 || p->n_peers > RDLM_LEASE_PEERS_MAX || p->data_dir == NULL ||
-        p->heartbeat_ms == 0 || p->heartbeat_ms >= p->election_timeout_ms ||
+        p->heartbeat_ms == 0 || 2 * p->heartbeat_ms >= p->election_timeout_ms ||
         p->snapshot_threshold == 0 || p->limits.max_sessions == 0) {
         return 0;
     }
@@ -653,7 +653,10 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
         goto err_io;
     }
     rep->raft.data = rep;
-    raft_set_election_timeout(&rep->raft, params->election_timeout_ms);
+    /* libraft waits a random time in [base, 2 base) before standing for election:
+     * base = half the configured timeout, so a follower stands within it. */
+    raft_set_election_timeout(&rep->raft, params->election_timeout_ms / 2);
+    raft_set_pre_vote(&rep->raft, true);
     raft_set_heartbeat_timeout(&rep->raft, params->heartbeat_ms);
     raft_set_snapshot_threshold(&rep->raft, params->snapshot_threshold);
     raft_set_snapshot_trailing(&rep->raft, params->snapshot_threshold / 8);

@@ -68,8 +68,10 @@ typedef struct rdlm_lease_replica_params {
     const rdlm_lease_peer_t *peers; /**< the full configuration (bootstrapped) */
     unsigned n_peers;               /**< 1..RDLM_LEASE_PEERS_MAX */
     const char *data_dir;           /**< existing directory, this replica's alone */
-    unsigned election_timeout_ms;   /**< libraft randomises it in [1x, 2x) */
-    unsigned heartbeat_ms;          /**< < election_timeout_ms */
+    unsigned election_timeout_ms;   /**< a follower that hears no leader stands for
+                                         election within it (libraft's base is half
+                                         of it, randomised in [base, 2 base)) */
+    unsigned heartbeat_ms;          /**< < election_timeout_ms / 2 */
     unsigned snapshot_threshold;    /**< entries between snapshots; 1/8 trail */
     rdlm_lease_limits_t limits;     /**< of the state machine (sm.h); max_sessions
                                          > 0: the timers are allocated for it */

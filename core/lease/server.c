@@ -2,16 +2,29 @@
  * The client port of a lease-authority replica (server.h).
  *
  * A connection's life: READING (a frame arrives) -> one of
- *   WRITING      answered at once (STATUS, RENEW, refusals, errors)
- *   DEFERRED     on a leader that is not ready yet; dispatched again when it is
- *   APPLYING     submitted; the replica's done callback answers
- *   PARKED       a queued ACQUIRE: its grant answers it, or its timer cancels it
- *   CANCELLING   the timer's CANCEL is in flight; RDLM_ERR_TIMEOUT once applied
+ *   WRITING         answered at once (STATUS, RENEW, refusals, errors)
+ *   DEFERRED        on a leader that is not ready yet; dispatched again when it is
+ *   AUTHENTICATING  an OPEN whose MUNGE credential is verified in libuv's thread pool;
+ *                   dispatched again (verified) or refused when that is done
+ *   APPLYING        submitted; the replica's done callback answers
+ *   PARKED          a queued ACQUIRE: its grant answers it, or its timer cancels it
+ *   CANCELLING      the timer's CANCEL is in flight; RDLM_ERR_TIMEOUT once applied
  * -> WRITING -> READING. Reading stops at each complete frame, except while parked:
  * then it goes on so that a closed connection is noticed (and cancels), holding at
  * most the next frame's header until the answer is written. A closed connection stays
- * allocated while entries it submitted are in flight (refs: its two handles plus one
- * per submitted entry).
+ * allocated while entries it submitted or a verification it waits for are in flight
+ * (refs: its two handles, one per submitted entry, one while queued for or in a
+ * verification).
+ *
+ * The connection's timer serves one state at a time: READING with nothing of a frame
+ * yet, the idle timeout; READING from a frame's first byte, or WRITING (the client
+ * must take its reply), the frame timeout; PARKED, the ACQUIRE's timeout. The others
+ * wait for the authority, not for the client: no timer.
+ *
+ * MUNGE verifications block a thread for a round trip to munged (about 10 s when it
+ * hangs). At most RDLM_LEASE_AUTH_INFLIGHT run at once, the rest wait in FIFO order:
+ * libraft's disk writes use the same thread pool (4 threads unless UV_THREADPOOL_SIZE
+ * says otherwise) and must keep threads of their own.
  */
 #include "server.h"
 
@@ -28,11 +41,15 @@
 
 #define RDLM_LEASE_LISTEN_BACKLOG 128
 #define RDLM_LEASE_KEEPALIVE_S 60
+#define RDLM_LEASE_AUTH_INFLIGHT 2      /* verifications in the thread pool at once */
+#define RDLM_LEASE_WARNS_PER_S 10       /* warn lines about clients, daemon-wide */
+#define RDLM_LEASE_WARN_REPORT_MS 10000 /* suppressed ones are counted this long */
 
 typedef enum rdlm_lease_conn_state {
     RDLM_CONN_READING,
     RDLM_CONN_WRITING,
     RDLM_CONN_DEFERRED,
+    RDLM_CONN_AUTHENTICATING,
     RDLM_CONN_APPLYING,
     RDLM_CONN_PARKED,
     RDLM_CONN_CANCELLING
@@ -43,23 +60,40 @@ typedef struct rdlm_lease_conn rdlm_lease_conn_t;
 struct rdlm_lease_server {
     rdlm_lease_replica_t *rep;
     uv_tcp_t listener;
+    uv_timer_t warn_timer; /* reports the warn lines that went to debug */
     rdlm_lease_auth_mode_t auth;
-    unsigned max_conns, n_conns;
+    unsigned max_conns, max_per_peer, n_conns;
+    unsigned frame_timeout_ms, idle_timeout_ms;
     int full_logged;          /* the connection limit was hit and said so */
     rdlm_lease_conn_t *conns; /* open connections (closed ones are unlinked) */
+    /* MUNGE verifications: running, and waiting for a turn (each holds a ref) */
+    unsigned auth_running;
+    rdlm_lease_conn_t *auth_head, *auth_tail;
+    /* warn lines about clients: at most RDLM_LEASE_WARNS_PER_S a second */
+    uint64_t warn_window;     /* uv_now when the current second began */
+    unsigned warns;           /* warn lines in it */
+    unsigned long suppressed; /* logged at debug instead, not yet reported */
 };
 
 struct rdlm_lease_conn {
     rdlm_lease_server_t *srv;
     rdlm_lease_conn_t *prev, *next;
     uv_tcp_t tcp;
-    uv_timer_t timer; /* a parked ACQUIRE's timeout */
+    uv_timer_t timer; /* idle, frame or parked ACQUIRE timeout (top of the file) */
     uv_write_t wreq;
     rdlm_lease_conn_state_t state;
     int refs;
     int closing;
-    int warned; /* a bad frame from this client was logged at warn */
+    int warned;       /* a line about this client's misbehaviour was logged */
+    int authed;       /* the OPEN in cmd carries its verified uid, gid and namespace */
+    uint32_t peer_ip; /* network order; 0 if unknown */
     char peer[32];
+    /* A verification: written by the thread pool, read on the loop once it is done. */
+    uv_work_t auth_work;
+    rdlm_lease_conn_t *auth_next; /* waiting for a turn */
+    rdlm_status_t auth_status;
+    uint32_t auth_uid, auth_gid;
+    char auth_job[RDLM_LEASE_JOB_MAX + 1];
     size_t have, want;    /* bytes of the frame being read, and its full length */
     rdlm_lease_cmd_t cmd; /* the request, as it is (or would be) logged */
     uint8_t in[RDLM_WIRE_HEADER + RDLM_WIRE_MAX_PAYLOAD];
@@ -89,15 +123,81 @@ static void rdlm_lease_conn_close_handles(rdlm_lease_conn_t *c)
     uv_close((uv_handle_t *)&c->timer, rdlm_lease_conn_handle_closed);
 }
 
-/* A frame from this client was bad: warn the first time, then only at debug. */
+static void rdlm_lease_server_warn_report(uv_timer_t *timer)
+{
+    rdlm_lease_server_t *srv = timer->data;
+
+    rdlm_warn("lease: %lu more warnings about clients went to debug (at most %d a "
+              "second at warn)",
+              srv->suppressed, RDLM_LEASE_WARNS_PER_S);
+    srv->suppressed = 0;
+}
+
+/* The level of a line about a misbehaving client: warn while this second has had
+ * fewer than RDLM_LEASE_WARNS_PER_S, else debug, counted and reported (at warn) at
+ * most RDLM_LEASE_WARN_REPORT_MS later. */
+static rdlm_log_level_t rdlm_lease_server_warn_level(rdlm_lease_server_t *srv)
+{
+    uint64_t now = uv_now(srv->listener.loop);
+
+    if (now - srv->warn_window >= 1000) {
+        srv->warn_window = now;
+        srv->warns = 0;
+    }
+    if (srv->warns < RDLM_LEASE_WARNS_PER_S) {
+        srv->warns++;
+        return RDLM_LOG_WARN;
+    }
+    if (srv->suppressed++ == 0) {
+        uv_timer_start(&srv->warn_timer, rdlm_lease_server_warn_report,
+                       RDLM_LEASE_WARN_REPORT_MS, 0);
+    }
+    return RDLM_LOG_DEBUG;
+}
+
+/* The level of a line about something c's client did wrong: warn the first time
+ * (within the daemon-wide limit), then only debug. */
+static rdlm_log_level_t rdlm_lease_conn_offence_level(rdlm_lease_conn_t *c)
+{
+    if (c->warned) {
+        return RDLM_LOG_DEBUG;
+    }
+    c->warned = 1;
+    return rdlm_lease_server_warn_level(c->srv);
+}
+
 static void rdlm_lease_conn_bad_frame(rdlm_lease_conn_t *c, const char *what)
 {
-    if (!c->warned) {
-        rdlm_warn("lease: client %s: %s", c->peer, what);
-        c->warned = 1;
+    rdlm_log_level_t level = rdlm_lease_conn_offence_level(c);
+
+    rdlm_log(level, "lease: client %s: %s", c->peer, what);
+}
+
+static void rdlm_lease_conn_timed_out(uv_timer_t *timer)
+{
+    rdlm_lease_conn_t *c = timer->data;
+    rdlm_log_level_t level;
+
+    if (c->state == RDLM_CONN_READING && c->have == 0) {
+        /* a client's right: its next request reconnects */
+        rdlm_debug("lease: client %s: idle for %u ms: connection closed", c->peer,
+                   c->srv->idle_timeout_ms);
     } else {
-        rdlm_debug("lease: client %s: %s", c->peer, what);
+        level = rdlm_lease_conn_offence_level(c);
+        rdlm_log(level, "lease: client %s: %s within %u ms: connection closed", c->peer,
+                 c->state == RDLM_CONN_WRITING ? "reply not taken" : "frame not complete",
+                 c->srv->frame_timeout_ms);
     }
+    rdlm_lease_conn_close(c);
+}
+
+/* Start c's timer for its state (READING or WRITING; top of the file). */
+static void rdlm_lease_conn_arm(rdlm_lease_conn_t *c)
+{
+    unsigned ms = c->state == RDLM_CONN_READING && c->have == 0 ? c->srv->idle_timeout_ms
+                                                                : c->srv->frame_timeout_ms;
+
+    uv_timer_start(&c->timer, rdlm_lease_conn_timed_out, ms, 0);
 }
 
 static void rdlm_lease_conn_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -111,6 +211,7 @@ static void rdlm_lease_conn_alloc(uv_handle_t *handle, size_t suggested, uv_buf_
 static void rdlm_lease_conn_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     rdlm_lease_conn_t *c = stream->data;
+    int started = c->have == 0 && nread > 0;
 
     (void)buf;
     if (nread < 0) {
@@ -121,6 +222,9 @@ static void rdlm_lease_conn_read(uv_stream_t *stream, ssize_t nread, const uv_bu
         return;
     }
     c->have += (size_t)nread;
+    if (started && c->state == RDLM_CONN_READING) {
+        rdlm_lease_conn_arm(c); /* no longer idle: the frame must complete in time */
+    }
     if (c->have < c->want) {
         return;
     }
@@ -151,6 +255,7 @@ static void rdlm_lease_conn_written(uv_write_t *req, int status)
         return;
     }
     c->state = RDLM_CONN_READING;
+    rdlm_lease_conn_arm(c);
     if (c->have == c->want) {
         rdlm_lease_conn_frame(c); /* a header that arrived while parked */
     } else {
@@ -187,6 +292,7 @@ static void rdlm_lease_conn_send(rdlm_lease_conn_t *c, const rdlm_lease_reply_t 
     }
     rdlm_wire_header_encode(c->out, RDLM_WIRE_REPLY, (uint32_t)len);
     c->state = RDLM_CONN_WRITING;
+    rdlm_lease_conn_arm(c);
     c->wreq.data = c;
     if (len != 0) {
         rv = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &buf, 1, rdlm_lease_conn_written);
@@ -311,31 +417,113 @@ static void rdlm_lease_conn_applied(void *arg, rdlm_status_t status,
     rdlm_lease_conn_unref(c); /* the submit's reference */
 }
 
-/* OPEN as it is logged: uid, gid and namespace from the credential (munge) or none. */
+/* ---- MUNGE verification ------------------------------------------------------- */
+
+static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c);
+
+/* In the thread pool: only the auth fields are written; cmd.cred points into c->in,
+ * which nothing writes while the connection is AUTHENTICATING (reading stopped). */
+static void rdlm_lease_conn_verify(uv_work_t *req)
+{
+    rdlm_lease_conn_t *c = req->data;
+
+    c->auth_status = rdlm_lease_auth_verify(c->cmd.cred, c->cmd.cred_len, &c->auth_uid,
+                                            &c->auth_gid, c->auth_job);
+}
+
+static void rdlm_lease_conn_verified(uv_work_t *req, int status);
+
+/* Start waiting verifications while fewer than RDLM_LEASE_AUTH_INFLIGHT run; those of
+ * connections closed meanwhile are dropped. */
+static void rdlm_lease_server_auth_run(rdlm_lease_server_t *srv)
+{
+    rdlm_lease_conn_t *c;
+
+    while (srv->auth_running < RDLM_LEASE_AUTH_INFLIGHT && srv->auth_head != NULL) {
+        c = srv->auth_head;
+        srv->auth_head = c->auth_next;
+        if (srv->auth_head == NULL) {
+            srv->auth_tail = NULL;
+        }
+        c->auth_next = NULL;
+        if (c->closing) {
+            rdlm_lease_conn_unref(c); /* the verification's reference */
+            continue;
+        }
+        c->auth_work.data = c;
+        /* fails only without a work callback */
+        (void)uv_queue_work(srv->listener.loop, &c->auth_work, rdlm_lease_conn_verify,
+                            rdlm_lease_conn_verified);
+        srv->auth_running++;
+    }
+}
+
+/* Queue the verification of c's credential; c is AUTHENTICATING until it is done. */
+static void rdlm_lease_conn_verify_start(rdlm_lease_conn_t *c)
+{
+    rdlm_lease_server_t *srv = c->srv;
+
+    c->refs++; /* the verification's reference, until it is done or dropped */
+    c->state = RDLM_CONN_AUTHENTICATING;
+    if (srv->auth_tail != NULL) {
+        srv->auth_tail->auth_next = c;
+    } else {
+        srv->auth_head = c;
+    }
+    srv->auth_tail = c;
+    rdlm_lease_server_auth_run(srv);
+}
+
+/* On the loop: the OPEN goes on with the verified identity, or is refused. */
+static void rdlm_lease_conn_verified(uv_work_t *req, int status)
+{
+    rdlm_lease_conn_t *c = req->data;
+    rdlm_lease_server_t *srv = c->srv;
+    rdlm_lease_cmd_t *cmd = &c->cmd;
+
+    (void)status; /* never cancelled */
+    srv->auth_running--;
+    if (c->closing) {
+        /* nobody to answer */
+    } else if (c->auth_status != RDLM_OK) {
+        rdlm_lease_conn_reply(c, c->auth_status);
+    } else {
+        cmd->uid = c->auth_uid;
+        cmd->gid = c->auth_gid;
+        cmd->name_len = (uint16_t)snprintf(cmd->name, sizeof(cmd->name), "%u/%s", cmd->uid,
+                                           c->auth_job);
+        c->authed = 1;
+        rdlm_lease_conn_dispatch(c);
+    }
+    rdlm_lease_conn_unref(c); /* the verification's reference */
+    rdlm_lease_server_auth_run(srv);
+}
+
+/* OPEN as it is logged: uid, gid and namespace from the verified credential (munge;
+ * RDLM_INPROGRESS while it is being verified) or none. */
 static rdlm_status_t rdlm_lease_conn_authenticate(rdlm_lease_conn_t *c)
 {
     rdlm_lease_cmd_t *cmd = &c->cmd;
-    char job[RDLM_LEASE_JOB_MAX + 1];
-    rdlm_status_t s;
 
-    cmd->uid = 0;
-    cmd->gid = 0;
-    cmd->name_len = 0;
-    cmd->name[0] = '\0';
-    if (c->srv->auth == RDLM_LEASE_AUTH_MUNGE) {
-        s = rdlm_lease_auth_verify(cmd->cred, cmd->cred_len, &cmd->uid, &cmd->gid, job);
-        if (s != RDLM_OK) {
-            return s;
-        }
-        cmd->name_len =
-            (uint16_t)snprintf(cmd->name, sizeof(cmd->name), "%u/%s", cmd->uid, job);
+    if (c->srv->auth == RDLM_LEASE_AUTH_MUNGE && !c->authed) {
+        rdlm_lease_conn_verify_start(c);
+        return RDLM_INPROGRESS;
+    }
+    if (c->srv->auth == RDLM_LEASE_AUTH_NONE) {
+        cmd->uid = 0;
+        cmd->gid = 0;
+        cmd->name_len = 0;
+        cmd->name[0] = '\0';
     }
     cmd->cred = NULL;
     cmd->cred_len = 0;
     return RDLM_OK;
 }
 
-/* The request as it is logged: OPEN authenticated, lock names in the namespace. */
+/* ---- dispatch ----------------------------------------------------------------- */
+
+/* The request as it is logged: OPEN authenticated (RDLM_INPROGRESS: being verified),
+ * lock names in the namespace. */
 static rdlm_status_t rdlm_lease_conn_rewrite(rdlm_lease_conn_t *c)
 {
     rdlm_lease_cmd_t *cmd = &c->cmd;
@@ -366,7 +554,8 @@ static rdlm_status_t rdlm_lease_conn_rewrite(rdlm_lease_conn_t *c)
     return RDLM_OK;
 }
 
-/* Answer or start c's request (READING, or DEFERRED once the leader is ready). */
+/* Answer or start c's request (READING, DEFERRED once the leader is ready, or
+ * AUTHENTICATING once verified). */
 static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
 {
     rdlm_lease_role_t role;
@@ -402,6 +591,9 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
         return;
     }
     s = rdlm_lease_conn_rewrite(c);
+    if (s == RDLM_INPROGRESS) {
+        return; /* AUTHENTICATING: dispatched again once verified */
+    }
     if (s != RDLM_OK) {
         rdlm_lease_conn_reply(c, s);
         return;
@@ -442,9 +634,11 @@ static void rdlm_lease_conn_frame(rdlm_lease_conn_t *c)
         }
     }
     uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_timer_stop(&c->timer); /* the authority's turn: no timeout */
     len = c->want - RDLM_WIRE_HEADER;
     c->have = 0;
     c->want = RDLM_WIRE_HEADER;
+    c->authed = 0;
     if (rdlm_lease_cmd_decode(c->in + RDLM_WIRE_HEADER, len, &c->cmd) != RDLM_OK ||
         c->cmd.op == RDLM_LEASE_OP_EXPIRE) {
         memset(&c->cmd, 0, sizeof(c->cmd));
@@ -553,18 +747,59 @@ static void rdlm_lease_conn_name_peer(rdlm_lease_conn_t *c)
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &n) == 0 &&
         ss.ss_family == AF_INET && uv_ip4_name(sin, ip, sizeof(ip)) == 0) {
         snprintf(c->peer, sizeof(c->peer), "%s:%u", ip, (unsigned)ntohs(sin->sin_port));
+        c->peer_ip = sin->sin_addr.s_addr;
     } else {
         snprintf(c->peer, sizeof(c->peer), "?");
     }
 }
 
+/* Open connections from the address ip (one scan per accepted connection). */
+static unsigned rdlm_lease_server_peer_conns(const rdlm_lease_server_t *srv, uint32_t ip)
+{
+    unsigned n = 0;
+
+    for (const rdlm_lease_conn_t *c = srv->conns; c != NULL; c = c->next) {
+        n += c->peer_ip == ip;
+    }
+    return n;
+}
+
+/* 1 if c may stay open: within max_connections, and within max_per_peer of its
+ * address. Refusals are logged (the first of a full port, each of a peer's excess
+ * within the daemon-wide warn limit). */
+static int rdlm_lease_server_admit(rdlm_lease_server_t *srv, const rdlm_lease_conn_t *c)
+{
+    rdlm_log_level_t level;
+    unsigned n;
+
+    if (srv->n_conns >= srv->max_conns) {
+        if (!srv->full_logged) {
+            rdlm_warn("lease: %u client connections open: refusing more until some close",
+                      srv->n_conns);
+            srv->full_logged = 1;
+        }
+        return 0;
+    }
+    srv->full_logged = 0;
+    n = rdlm_lease_server_peer_conns(srv, c->peer_ip);
+    if (n >= srv->max_per_peer) {
+        level = rdlm_lease_server_warn_level(srv);
+        rdlm_log(level, "lease: client %s: %u connections open from its address: refused",
+                 c->peer, n);
+        return 0;
+    }
+    return 1;
+}
+
 static void rdlm_lease_server_accept(uv_stream_t *listener, int status)
 {
     rdlm_lease_server_t *srv = listener->data;
+    rdlm_log_level_t level;
     rdlm_lease_conn_t *c;
 
     if (status < 0) {
-        rdlm_warn("lease: accepting a client: %s", uv_strerror(status));
+        level = rdlm_lease_server_warn_level(srv);
+        rdlm_log(level, "lease: accepting a client: %s", uv_strerror(status));
         return;
     }
     c = calloc(1, sizeof(*c));
@@ -578,28 +813,26 @@ static void rdlm_lease_server_accept(uv_stream_t *listener, int status)
     uv_timer_init(listener->loop, &c->timer);
     c->tcp.data = c;
     c->timer.data = c;
-    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 ||
-        srv->n_conns >= srv->max_conns) {
-        if (srv->n_conns >= srv->max_conns && !srv->full_logged) {
-            rdlm_warn("lease: %u client connections open: refusing more until some close",
-                      srv->n_conns);
-            srv->full_logged = 1;
-        }
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0) {
         rdlm_lease_conn_close_handles(c);
         return;
     }
-    srv->full_logged = 0;
+    rdlm_lease_conn_name_peer(c);
+    if (!rdlm_lease_server_admit(srv, c)) {
+        rdlm_lease_conn_close_handles(c);
+        return;
+    }
     c->next = srv->conns;
     if (srv->conns != NULL) {
         srv->conns->prev = c;
     }
     srv->conns = c;
     srv->n_conns++;
-    rdlm_lease_conn_name_peer(c);
     uv_tcp_nodelay(&c->tcp, 1);
     uv_tcp_keepalive(&c->tcp, 1, RDLM_LEASE_KEEPALIVE_S);
     c->state = RDLM_CONN_READING;
     c->want = RDLM_WIRE_HEADER;
+    rdlm_lease_conn_arm(c); /* idle */
     rdlm_lease_conn_read_start(c);
 }
 
@@ -618,11 +851,13 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
     uint16_t port;
     int rv;
 
-    if (!rdlm_config_addr_parse(params->client_addr, &ip, &port) ||
-        params->max_connections == 0) {
-        rdlm_error("lease: client address '%s' is not a.b.c.d:port, or no connection "
-                   "allowed",
-                   params->client_addr);
+    if (!rdlm_config_addr_parse(params->client_addr, &ip, &port)) {
+        rdlm_error("lease: client address '%s' is not a.b.c.d:port", params->client_addr);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    if (params->max_connections == 0 || params->max_connections_per_peer == 0 ||
+        params->frame_timeout_ms == 0 || params->idle_timeout_ms == 0) {
+        rdlm_error("lease: client port limits and timeouts must be > 0");
         return RDLM_ERR_INVALID_ARG;
     }
     if (params->auth == RDLM_LEASE_AUTH_MUNGE && !rdlm_lease_auth_available()) {
@@ -637,6 +872,9 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
     srv->rep = rep;
     srv->auth = params->auth;
     srv->max_conns = params->max_connections;
+    srv->max_per_peer = params->max_connections_per_peer;
+    srv->frame_timeout_ms = params->frame_timeout_ms;
+    srv->idle_timeout_ms = params->idle_timeout_ms;
     uv_tcp_init(loop, &srv->listener);
     srv->listener.data = srv;
     sa.sin_addr.s_addr = ip;
@@ -651,6 +889,8 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
         uv_close((uv_handle_t *)&srv->listener, rdlm_lease_server_free_on_close);
         return RDLM_ERR_IO;
     }
+    uv_timer_init(loop, &srv->warn_timer);
+    srv->warn_timer.data = srv;
     rdlm_lease_replica_set_ops(rep, &rdlm_lease_server_ops, srv);
     *srv_p = srv;
     return RDLM_OK;
@@ -659,6 +899,10 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
 void rdlm_lease_server_stop(rdlm_lease_server_t *srv)
 {
     uv_close((uv_handle_t *)&srv->listener, NULL);
+    if (srv->suppressed > 0) {
+        rdlm_lease_server_warn_report(&srv->warn_timer);
+    }
+    uv_close((uv_handle_t *)&srv->warn_timer, NULL);
     while (srv->conns != NULL) {
         rdlm_lease_conn_close(srv->conns);
     }

@@ -9,8 +9,15 @@
  *   per request). A bad header closes the connection; a sane header with a payload
  *   that does not decode (or an EXPIRE, which only a leader's timer submits) is
  *   answered RDLM_ERR_PROTOCOL. Either is logged at warn once per connection and
- *   changes nothing. At most max_connections are open: more are closed at once.
- *   TCP keepalive reaps the connections of dead client hosts.
+ *   changes nothing. At most max_connections are open, at most
+ *   max_connections_per_peer of them from one IPv4 address: more are closed at once
+ *   (logged). A frame must be complete frame_timeout_ms after its first
+ *   byte, and a reply taken by the client within frame_timeout_ms; a connection with
+ *   no frame begun and no request outstanding (a parked ACQUIRE is outstanding) is
+ *   closed after idle_timeout_ms (logged at debug: the client reconnects for its next
+ *   request). TCP keepalive reaps the connections of dead client hosts.
+ *   Warn lines about clients (bad frames, timeouts, refusals) are limited daemon-wide
+ *   to a few a second; the rest go to debug, and their number is reported at warn.
  *
  * Requests
  *   STATUS: any replica answers. Every other op on a replica that is not the leader:
@@ -22,6 +29,9 @@
  *   OPEN: auth none: uid = gid = 0, namespace ""; auth munge: the credential is
  *   verified (RDLM_ERR_AUTH if missing or refused) and the logged OPEN carries its
  *   uid, gid and the namespace "<uid>/<job>"; the credential itself is never logged.
+ *   Verification (a round trip to munged) runs in libuv's thread pool, never on the
+ *   loop: a slow or hung munged delays only the OPENs, not other clients, timers or
+ *   Raft.
  *   ACQUIRE, RELEASE, CANCEL in a session with a namespace: the logged name is
  *   "<ns>/<name>" (RDLM_ERR_NAME_TOO_LONG past RDLM_LEASE_NAME_MAX).
  *
@@ -52,7 +62,10 @@ typedef enum rdlm_lease_auth_mode {
 typedef struct rdlm_lease_server_params {
     const char *client_addr; /**< "a.b.c.d:port" to listen on */
     rdlm_lease_auth_mode_t auth;
-    unsigned max_connections; /**< > 0 */
+    unsigned max_connections;          /**< > 0 */
+    unsigned max_connections_per_peer; /**< > 0; from one client IPv4 address */
+    unsigned frame_timeout_ms;         /**< > 0; to complete a frame, to take a reply */
+    unsigned idle_timeout_ms;          /**< > 0; no frame begun, nothing outstanding */
 } rdlm_lease_server_params_t;
 
 typedef struct rdlm_lease_server rdlm_lease_server_t;
@@ -67,7 +80,8 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
                                       rdlm_lease_server_t **srv_p);
 
 /** Stop listening and close every connection (parked ACQUIREs are cancelled).
- *  Non-blocking; call before rdlm_lease_replica_stop. */
+ *  Non-blocking; call before rdlm_lease_replica_stop. The loop returns once MUNGE
+ *  verifications still running are done (their results are dropped). */
 void rdlm_lease_server_stop(rdlm_lease_server_t *srv);
 
 /** Free the server once the loop returned (every connection is gone by then). */

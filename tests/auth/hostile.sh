@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
 # A 1-replica rdlmd fed hostile input by hostile_client.py (ctest: lease.hostile_client,
-# lease.auth_open).
+# lease.auth_open, lease.limits, lease.auth_stall).
 #
-# usage: hostile.sh RDLMD hostile_client|auth_open [hostile_client.py options]
+# usage: hostile.sh RDLMD hostile_client|auth_open|limits|auth_stall
+#                   [hostile_client.py options]
 #
-#   hostile_client  rdlmd --auth none; malformed, oversized, out-of-protocol and random
-#                   frames, many connections (see hostile_client.py)
+#   hostile_client  rdlmd --auth none (no per-peer cap); malformed, oversized,
+#                   out-of-protocol and random frames, many connections (see
+#                   hostile_client.py)
 #   auth_open       rdlmd --auth munge; OPEN without, with a forged or replayed
 #                   credential -> RDLM_ERR_AUTH, with a real one -> OK (the real-
 #                   credential part is skipped when munged is not running)
+#   limits          rdlmd --frame-timeout-ms 500 --idle-timeout-ms 1500
+#                   --max-connections-per-peer 8: timeouts, the per-peer cap and the
+#                   daemon-wide limit on warn lines (read from its log)
+#   auth_stall      rdlmd --auth munge in a private mount namespace (unshare -m, or
+#                   -rm when not root) where /run/munge is a directory of the test's:
+#                   hostile_client.py serves munged's socket there and hangs, and the
+#                   daemon must go on answering others. The machine's munged is not
+#                   touched (stopping it would stall every other user of it, parallel
+#                   tests included). Skipped without unshare or without /run/munge.
 #
 # The daemon listens on two free loopback ports with a temporary data directory; its
 # log is printed when a check fails. It must survive every case and exit on SIGTERM
 # within 10 s without a crash. Exit: 0 passed, 1 failed, 77 skipped (no rdlmd binary,
-# no python3).
+# no python3, no MUNGE in this build for the munge modes).
 set -u
 
-RDLMD=${1:?usage: hostile.sh RDLMD hostile_client|auth_open [options]}
-MODE=${2:?usage: hostile.sh RDLMD hostile_client|auth_open [options]}
+USAGE="usage: hostile.sh RDLMD hostile_client|auth_open|limits|auth_stall [options]"
+RDLMD=${1:?$USAGE}
+MODE=${2:?$USAGE}
 shift 2
 HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=
@@ -48,10 +60,30 @@ fail() {
 
 [ -x "$RDLMD" ] || skip "no rdlmd binary at $RDLMD"
 command -v python3 >/dev/null || skip "needs python3"
+LAUNCH=()   # what rdlmd runs under
+LIMITS=()   # flags for rdlmd and hostile_client.py alike
 case "$MODE" in
-hostile_client) AUTH=none ;;
-auth_open) AUTH=munge ;;
+hostile_client | auth_open | limits) ;;
+auth_stall)
+    [ -d /run/munge ] || skip "no /run/munge (munge not installed)"
+    if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+        LAUNCH=(unshare -m)
+    elif unshare -rm true 2>/dev/null; then
+        LAUNCH=(unshare -rm)
+    else
+        skip "needs a private mount namespace (unshare -m or -rm)"
+    fi
+    ;;
 *) echo "unknown mode $MODE" >&2; exit 2 ;;
+esac
+case "$MODE" in
+auth_open | auth_stall) AUTH=munge ;;
+*) AUTH=none ;;
+esac
+case "$MODE" in
+# RDLMTEST_HOSTILE_CONNS may go up to --max-connections, all from 127.0.0.1
+hostile_client) LIMITS=(--max-connections-per-peer 1048576) ;;
+limits) LIMITS=(--frame-timeout-ms 500 --idle-timeout-ms 1500 --max-connections-per-peer 8) ;;
 esac
 
 # Two free loopback ports (the kernel picks them; released just before rdlmd binds).
@@ -64,14 +96,30 @@ DIR=$(mktemp -d "${TMPDIR:-/tmp}/rdlm-hostile.XXXXXX")
 mkdir "$DIR/data"
 CLIENT=127.0.0.1:$CLIENT_PORT
 
-"$RDLMD" --id 1 --peers "1=127.0.0.1:$RAFT_PORT=$CLIENT" --data-dir "$DIR/data" \
-    --auth "$AUTH" >"$DIR/rdlmd.log" 2>&1 &
-PID=$!
-echo "rdlmd pid $PID --auth $AUTH, client port $CLIENT, data $DIR/data"
-sleep 0.2
-kill -0 "$PID" 2>/dev/null || { wait "$PID"; fail "rdlmd exited at startup (status $?)"; }
+EXTRA=("${LIMITS[@]}")
+if [ "$MODE" = limits ]; then
+    EXTRA+=(--log "$DIR/rdlmd.log")
+elif [ "$MODE" = auth_stall ]; then
+    mkdir -m 0755 "$DIR/munge"
+    # unshare execs (no fork), and so does sh: $! is rdlmd's pid
+    # shellcheck disable=SC2016 # expanded by that sh
+    LAUNCH+=(sh -c 'mount --bind "$0" /run/munge && exec "$@"' "$DIR/munge")
+    EXTRA+=(--munge-socket "$DIR/munge/munge.socket.2")
+fi
 
-python3 "$HERE/hostile_client.py" "$CLIENT" "$MODE" --pid "$PID" "$@"
+"${LAUNCH[@]}" "$RDLMD" --id 1 --peers "1=127.0.0.1:$RAFT_PORT=$CLIENT" \
+    --data-dir "$DIR/data" --auth "$AUTH" "${LIMITS[@]}" >"$DIR/rdlmd.log" 2>&1 &
+PID=$!
+echo "rdlmd pid $PID --auth $AUTH ${LIMITS[*]}, client port $CLIENT, data $DIR/data"
+sleep 0.2
+if ! kill -0 "$PID" 2>/dev/null; then
+    wait "$PID"
+    st=$?
+    grep -q "this build has no MUNGE" "$DIR/rdlmd.log" && skip "rdlmd built without MUNGE"
+    fail "rdlmd exited at startup (status $st)"
+fi
+
+python3 "$HERE/hostile_client.py" "$CLIENT" "$MODE" --pid "$PID" "${EXTRA[@]}" "$@"
 rc=$?
 
 kill -0 "$PID" 2>/dev/null || { wait "$PID"; fail "rdlmd died during the run (status $?)"; }

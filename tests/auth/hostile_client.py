@@ -2,6 +2,8 @@
 """Hostile input for a running rdlmd's client port (run by hostile.sh).
 
 usage: hostile_client.py ADDR MODE [--pid PID] [--frames N] [--conns N] [--seed S]
+                          [--log FILE] [--frame-timeout-ms N] [--idle-timeout-ms N]
+                          [--max-connections-per-peer N] [--munge-socket PATH]
 
 ADDR is the client address "a.b.c.d:port" of a 1-replica authority.
 MODE hostile_client: malformed, truncated, oversized and out-of-protocol frames,
@@ -13,6 +15,19 @@ MODE auth_open (rdlmd --auth munge): OPEN without, with a forged, with a flipped
   per job whatever namespace the client sends; a client without a credential cannot
   act in another's session by naming its id (the real-credential part needs munged
   and is skipped without it).
+MODE limits (rdlmd started with the --frame-timeout-ms, --idle-timeout-ms and
+  --max-connections-per-peer given here, its log in --log): a burst of bad frames
+  logs at most RDLM_LEASE_WARNS_PER_S warn lines a second and the rest is reported
+  as a count; the connection after the per-peer cap is closed at once, and STATUS
+  works again once the others closed; a half-sent header, a header without its
+  payload and a frame sent one byte every 100 ms are closed within the frame
+  timeout; an idle connection (new, or after a reply) within the idle timeout; a
+  parked ACQUIRE is not idle and gets its RDLM_ERR_TIMEOUT.
+MODE auth_stall (rdlmd --auth munge whose munged socket is --munge-socket, served
+  here by a munged that hangs): while OPENs wait for it, STATUS on other
+  connections is answered within 200 ms and fewer than 4 verifications (libuv's
+  thread pool) are at munged at once; OPENs whose client left meanwhile are dropped,
+  the others refused with RDLM_ERR_AUTH once munged fails.
 After each case the daemon must still answer STATUS on a new connection, and its
 commit index must not have moved because of a refused request (a refused request is
 never logged). With --pid, the daemon's virtual memory peak must not grow by an
@@ -28,8 +43,10 @@ import random
 import shutil
 import socket
 import struct
+import select
 import subprocess
 import sys
+import threading
 import time
 
 MAGIC, VERSION, HEADER = 0x4D4C4452, 1, 12
@@ -43,10 +60,13 @@ CMD_FMT = "<BBHIIIIQQQQH"
 REPLY_FMT = "<iBBHQQQQQQQQII"
 assert struct.calcsize(CMD_FMT) == 54 and struct.calcsize(REPLY_FMT) == REPLY_FIXED
 
-ERR_BUSY, ERR_NOT_OWNER, ERR_LEASE_EXPIRED, ERR_AUTH = -100, -102, -107, -109
+ERR_BUSY, ERR_TIMEOUT, ERR_NOT_OWNER = -100, -101, -102
+ERR_LEASE_EXPIRED, ERR_AUTH = -107, -109
 ACQ_TRY = 0x01
 TTL_LONG = 600000  # the test's own sessions never expire during a run
 TIMEOUT = 5.0      # seconds for any one reply or close
+WARNS_PER_S = 10   # RDLM_LEASE_WARNS_PER_S in core/lease/server.c
+STALL_STATUS_S = 0.2  # slowest STATUS allowed while munged hangs
 
 
 class Failure(Exception):
@@ -213,6 +233,11 @@ class Session:
     def call(self, op, **kw):
         return self.conn.call(cmd(op, session=self.id, seq=self.d.next_seq(),
                                   nonce=self.nonce, **kw))
+
+    def reconnect(self):
+        """A new connection for the session (the daemon closed the old one idle)."""
+        self.conn.close()
+        self.conn = Conn(self.d.addr)
 
     def close(self):
         r = self.call(OP_CLOSE)
@@ -526,6 +551,268 @@ def run_hostile(d, args):
     return t.passed
 
 
+class Limits(Checks):
+    """Timeouts, the per-peer cap and the warn limit (mode limits)."""
+
+    def __init__(self, daemon, args):
+        super().__init__(daemon)
+        self.frame_s = args.frame_timeout_ms / 1000.0
+        self.idle_s = args.idle_timeout_ms / 1000.0
+        self.per_peer = args.max_connections_per_peer
+        self.log = args.log
+        self.flood_end = None
+
+    def closed_between(self, c, t0, lo, hi):
+        """The daemon closes c between lo and hi seconds after t0, sending nothing."""
+        c.s.settimeout(max(t0 + hi - time.monotonic(), 0.01))
+        try:
+            data = c.s.recv(1)
+        except ConnectionResetError:
+            data = b""
+        except socket.timeout:
+            raise Failure("still open %.2f s later" % hi)
+        took = time.monotonic() - t0
+        if data:
+            raise Failure("bytes instead of a close")
+        if took < lo:
+            raise Failure("closed after %.2f s, expected %.2f s at least" % (took, lo))
+        return "closed after %.2f s" % took
+
+    def warn_flood(self, n):
+        """n bad headers, each on a connection of its own: the daemon closes each, and
+        logs at most WARNS_PER_S warn lines a second about them."""
+        with open(self.log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            start = f.tell()
+        t0 = time.monotonic()
+        for _ in range(n):
+            c = Conn(self.d.addr)
+            try:
+                c.send(header(54, magic=0))
+                expect_refused(c)
+            finally:
+                c.close()
+        took = time.monotonic() - t0
+        self.flood_end = time.monotonic()
+        time.sleep(0.2)
+        with open(self.log, "rb") as f:
+            f.seek(start)
+            lines = f.read().decode("ascii", "replace").splitlines()
+        warns = [x for x in lines if " warn " in x and "lease: client" in x]
+        allowed = WARNS_PER_S * (int(took) + 2)  # the one-second windows it touched
+        if not warns or len(warns) > allowed:
+            raise Failure("%d warn lines for %d bad frames in %.2f s (1..%d allowed)" %
+                          (len(warns), n, took, allowed))
+        return "%d bad frames in %.2f s: %d warn lines" % (n, took, len(warns))
+
+    def warn_report(self):
+        """The warn lines the flood did not get are reported as a count at warn, about
+        10 s after the first of them (RDLM_LEASE_WARN_REPORT_MS)."""
+        end = self.flood_end + 13.0
+        while True:
+            with open(self.log, "rb") as f:
+                if b"warnings about clients went to debug" in f.read():
+                    return "reported %.1f s after the flood" % (
+                        time.monotonic() - self.flood_end)
+            if time.monotonic() > end:
+                raise Failure("no report of suppressed warnings 13 s after the flood")
+            time.sleep(0.2)
+
+    def per_peer_cap(self):
+        time.sleep(0.3)  # the daemon has seen the earlier STATUS connections close
+        conns = []
+        try:
+            for _ in range(self.per_peer):
+                conns.append(Conn(self.d.addr))
+                expect_status(conns[-1].call(cmd(OP_STATUS)), 0)
+            extra = Conn(self.d.addr)
+            try:
+                outcome = self.closed_between(extra, time.monotonic(), 0.0,
+                                              min(self.frame_s, self.idle_s) / 2)
+            finally:
+                extra.close()
+        finally:
+            for c in conns:
+                c.close()
+        time.sleep(0.3)
+        self.d.status()
+        return "%d admitted, the next %s; STATUS once they closed" % (self.per_peer,
+                                                                      outcome)
+
+    def partial_frame(self, data):
+        """data, a frame begun and not finished, is closed within the frame timeout."""
+        c = Conn(self.d.addr)
+        try:
+            t0 = time.monotonic()
+            c.send(data)
+            return self.closed_between(c, t0, self.frame_s * 0.9, self.frame_s + 1.5)
+        finally:
+            c.close()
+
+    def trickle(self, gap):
+        """A frame sent one byte every gap seconds is closed within the frame timeout
+        of its first byte, however long each byte keeps the connection busy."""
+        data = frame(cmd(OP_STATUS))
+        c = Conn(self.d.addr)
+        try:
+            t0 = time.monotonic()
+            for i in range(len(data)):
+                try:
+                    c.send(data[i:i + 1])
+                except OSError:
+                    break  # closed meanwhile
+                if select.select([c.s], [], [], gap)[0]:
+                    break
+            else:
+                raise Failure("a %d-byte frame trickled in %.1f s without a close" %
+                              (len(data), time.monotonic() - t0))
+            return self.closed_between(c, t0, self.frame_s * 0.9, self.frame_s + 1.5)
+        finally:
+            c.close()
+
+    def idle(self, after_status):
+        t0 = time.monotonic()
+        c = Conn(self.d.addr)
+        try:
+            if after_status:
+                expect_status(c.call(cmd(OP_STATUS)), 0)
+                t0 = time.monotonic()
+            return self.closed_between(c, t0, self.idle_s * 0.9, self.idle_s + 1.5)
+        finally:
+            c.close()
+
+    def parked_not_idle(self):
+        """An ACQUIRE parked longer than both timeouts gets its RDLM_ERR_TIMEOUT on its
+        connection (logged entries: not a case)."""
+        wait_ms = int((self.idle_s + self.frame_s) * 1000) + 1000
+        holder, waiter = Session(self.d), Session(self.d)
+        r = holder.call(OP_ACQUIRE, name=b"limits")
+        self.expect_status("ACQUIRE by the holder", r, 0)
+        t0 = time.monotonic()
+        w = waiter.call(OP_ACQUIRE, name=b"limits", timeout=wait_ms)
+        took = time.monotonic() - t0
+        if took < wait_ms / 1000.0 * 0.9:
+            raise Failure("parked ACQUIRE answered after %.2f s of %d ms" % (took, wait_ms))
+        self.expect_status("ACQUIRE parked %d ms > idle timeout" % wait_ms, w, ERR_TIMEOUT)
+        holder.reconnect()  # idle meanwhile
+        self.expect_status("RELEASE by the holder",
+                           holder.call(OP_RELEASE, name=b"limits", token=r["token"]), 0)
+        waiter.close()
+        holder.close()
+
+
+def run_limits(d, args):
+    t = Limits(d, args)
+    status = frame(cmd(OP_STATUS))
+    t.case("200 bad frames at once", t.warn_flood, 200)
+    t.case("connection %d from one address" % (args.max_connections_per_peer + 1),
+           t.per_peer_cap)
+    t.case("half a header ('RD')", t.partial_frame, status[:2])
+    t.case("a header without its payload", t.partial_frame, status[:HEADER])
+    t.case("a frame sent a byte every 100 ms", t.trickle, 0.1)
+    t.case("a new connection that sends nothing", t.idle, False)
+    t.case("a connection idle after a reply", t.idle, True)
+    t.parked_not_idle()
+    t.ok("suppressed warn lines reported", t.warn_report())
+    return t.passed
+
+
+class HungMunged(threading.Thread):
+    """A munged that hangs: it accepts connections and never answers, until release();
+    from then on it closes every connection at once (munged failing fast)."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(path)
+        os.chmod(path, 0o777)
+        self.srv.listen(64)
+        self.srv.settimeout(0.1)
+        self.lock = threading.Lock()
+        self.held, self.hanging = [], True
+
+    def run(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with self.lock:
+                if self.hanging:
+                    c.setblocking(False)
+                    self.held.append(c)
+                    continue
+            c.close()
+
+    def waiting(self):
+        """Connections whose client still waits (libmunge gives up on one after a
+        while and retries on a new one)."""
+        with self.lock:
+            for c in list(self.held):
+                try:
+                    while c.recv(4096):
+                        pass
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    pass
+                self.held.remove(c)  # the client closed it
+                c.close()
+            return len(self.held)
+
+    def release(self):
+        with self.lock:
+            self.hanging = False
+            for c in self.held:
+                c.close()
+
+
+def run_auth_stall(d, args):
+    t = Checks(d)
+    munged = HungMunged(args.munge_socket)
+    munged.start()
+    forged = b"MUNGE:AwQFAAD" + b"A" * 120 + b":"
+
+    def stall():
+        opens = []
+        for _ in range(4):
+            c = Conn(d.addr)
+            c.send(frame(cmd(OP_OPEN, ttl=TTL_LONG, nonce=random.getrandbits(64),
+                             cred=forged)))
+            opens.append(c)
+        end = time.monotonic() + TIMEOUT
+        while munged.waiting() == 0:
+            if time.monotonic() > end:
+                raise Failure("no OPEN reached munged within %.0f s" % TIMEOUT)
+            time.sleep(0.01)
+        worst, n = 0.0, 0
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            d.status()
+            worst = max(worst, time.monotonic() - t0)
+            n += 1
+            time.sleep(0.05)
+        if worst > STALL_STATUS_S:
+            raise Failure("a STATUS took %.0f ms while munged hung" % (worst * 1000))
+        at_munged = munged.waiting()
+        if at_munged >= 4:
+            raise Failure("%d verifications at munged at once" % at_munged)
+        opens[0].close()   # running: its result is dropped
+        opens[-1].close()  # waiting for a turn: dropped before it runs
+        munged.release()
+        for c in opens[1:-1]:
+            expect_refused(c, ERR_AUTH)
+            c.close()
+        return ("%d STATUS, slowest %.1f ms; %d of 4 OPENs at munged; 2 refused, "
+                "2 dropped" % (n, worst * 1000, at_munged))
+
+    t.case("OPENs while munged hangs", stall)
+    return t.passed
+
+
 def munge_cred(job):
     """A real credential from the munge CLI carrying job, or None without munged."""
     if shutil.which("munge") is None:
@@ -595,19 +882,29 @@ def run_auth_open(d, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("addr")
-    ap.add_argument("mode", choices=["hostile_client", "auth_open"])
+    ap.add_argument("mode", choices=["hostile_client", "auth_open", "limits", "auth_stall"])
     ap.add_argument("--pid", type=int, default=0)
     ap.add_argument("--frames", type=int,
                     default=int(os.environ.get("RDLMTEST_HOSTILE_FRAMES", 1000)))
     ap.add_argument("--conns", type=int,
                     default=int(os.environ.get("RDLMTEST_HOSTILE_CONNS", 200)))
     ap.add_argument("--seed", type=int, default=int(time.time()))
+    ap.add_argument("--log", help="rdlmd's log (limits)")
+    ap.add_argument("--frame-timeout-ms", type=int, default=5000)
+    ap.add_argument("--idle-timeout-ms", type=int, default=60000)
+    ap.add_argument("--max-connections-per-peer", type=int, default=256)
+    ap.add_argument("--munge-socket", help="where rdlmd's munged listens (auth_stall)")
     args = ap.parse_args()
+    if (args.mode == "limits" and not args.log or
+            args.mode == "auth_stall" and not args.munge_socket):
+        ap.error("limits needs --log, auth_stall --munge-socket")
+    modes = {"hostile_client": run_hostile, "auth_open": run_auth_open,
+             "limits": run_limits, "auth_stall": run_auth_stall}
 
     d = Daemon(args)
     try:
         d.wait_leader()
-        n = (run_hostile if args.mode == "hostile_client" else run_auth_open)(d, args)
+        n = modes[args.mode](d, args)
         d.alive()
         d.status()
     except (Failure, OSError) as e:

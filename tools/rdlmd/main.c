@@ -39,7 +39,9 @@ static void rdlm_daemon_usage(FILE *out)
     fputs("usage: rdlmd --id N --peers ID=RAFTADDR=CLIENTADDR[,...] --data-dir DIR\n"
           "             [--election-timeout-ms 1000] [--heartbeat-ms 100]\n"
           "             [--auth none|munge] [--max-sessions 4096]\n"
-          "             [--max-connections 1024] [--snapshot-threshold 1024]\n"
+          "             [--max-connections 1024] [--max-connections-per-peer 256]\n"
+          "             [--frame-timeout-ms 5000] [--idle-timeout-ms 60000]\n"
+          "             [--snapshot-threshold 1024]\n"
           "             [--log-level error|warn|info|debug|trace]\n"
           "\n"
           "One replica of the rdlm lease authority. --peers lists every replica (the\n"
@@ -48,6 +50,14 @@ static void rdlm_daemon_usage(FILE *out)
           "its --id. A new --data-dir is bootstrapped with the full list. Raft ports\n"
           "carry no authentication: keep them on a private network. --auth munge makes\n"
           "clients prove their uid and job with a MUNGE credential (needs munged).\n"
+          "A follower that hears no leader stands for election within\n"
+          "--election-timeout-ms (randomised between half and all of it); the\n"
+          "heartbeat must be under half of it.\n"
+          "Client connections: at most --max-connections, of which at most\n"
+          "--max-connections-per-peer from one IPv4 address (each process of a job\n"
+          "holds two); a frame must arrive and a reply be read within\n"
+          "--frame-timeout-ms; a connection idle for --idle-timeout-ms is closed\n"
+          "(clients reconnect; a queued acquire is not idle).\n"
           "SIGTERM or SIGINT stops it cleanly. Exit: 0 stopped, 1 failed, 2 usage.\n",
           out);
 }
@@ -92,6 +102,9 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         OPT_AUTH,
         OPT_SESSIONS,
         OPT_CONNS,
+        OPT_PEER_CONNS,
+        OPT_FRAME_TIMEOUT,
+        OPT_IDLE_TIMEOUT,
         OPT_SNAPSHOT,
         OPT_LOG
     };
@@ -104,6 +117,9 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         {"auth", required_argument, NULL, OPT_AUTH},
         {"max-sessions", required_argument, NULL, OPT_SESSIONS},
         {"max-connections", required_argument, NULL, OPT_CONNS},
+        {"max-connections-per-peer", required_argument, NULL, OPT_PEER_CONNS},
+        {"frame-timeout-ms", required_argument, NULL, OPT_FRAME_TIMEOUT},
+        {"idle-timeout-ms", required_argument, NULL, OPT_IDLE_TIMEOUT},
         {"snapshot-threshold", required_argument, NULL, OPT_SNAPSHOT},
         {"log-level", required_argument, NULL, OPT_LOG},
         {"help", no_argument, NULL, 'h'},
@@ -140,6 +156,15 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
             break;
         case OPT_CONNS:
             ok = rdlm_daemon_uint(optarg, 1, 1u << 20, &o->server.max_connections);
+            break;
+        case OPT_PEER_CONNS:
+            ok = rdlm_daemon_uint(optarg, 1, 1u << 20, &o->server.max_connections_per_peer);
+            break;
+        case OPT_FRAME_TIMEOUT:
+            ok = rdlm_daemon_uint(optarg, 10, 600000, &o->server.frame_timeout_ms);
+            break;
+        case OPT_IDLE_TIMEOUT:
+            ok = rdlm_daemon_uint(optarg, 10, 86400000, &o->server.idle_timeout_ms);
             break;
         case OPT_SNAPSHOT:
             ok = rdlm_daemon_uint(optarg, 8, 1u << 30, &o->replica.snapshot_threshold);
@@ -210,7 +235,11 @@ int main(int argc, char **argv)
                     .heartbeat_ms = 100,
                     .snapshot_threshold = 1024,
                     .limits = {.max_sessions = 4096}},
-        .server = {.auth = RDLM_LEASE_AUTH_NONE, .max_connections = 1024},
+        .server = {.auth = RDLM_LEASE_AUTH_NONE,
+                   .max_connections = 1024,
+                   .max_connections_per_peer = 256,
+                   .frame_timeout_ms = 5000,
+                   .idle_timeout_ms = 60000},
         .log_level = RDLM_LOG_INFO,
     };
     rdlm_daemon_t d = {0};
