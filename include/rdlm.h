@@ -333,7 +333,7 @@ typedef struct rdlm_stats {
     uint64_t barriers;        /**< collective barriers completed (rdlm_ctx_barrier) */
     uint64_t barrier_msgs;    /**< remote writes this process sent for them (node
                                    leaders: ceil(log2 nodes) per barrier) */
-    /* With a lease authority (RDLM_AUTHORITY) only (0 otherwise): */
+    /* With a lease authority (RDLM_AUTHORITY, RDLM_JOB_AUTHORITY) only (0 otherwise): */
     uint64_t authority_requests; /**< requests this process sent to the authority,
                                       renewals excluded (opening the lease and the
                                       epoch; never a lock operation) */

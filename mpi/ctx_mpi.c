@@ -97,7 +97,7 @@ static rdlm_status_t rdlm_mpi_hostkey(MPI_Comm comm, char *key, size_t len)
 
 /* Create a context over comm and its glue (see rdlm_mpi_ctx_create). */
 static rdlm_status_t rdlm_mpi_glue_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
-                                          rdlm_mpi_glue_t **g_p)
+                                          unsigned flags, rdlm_mpi_glue_t **g_p)
 {
     char key[RDLM_HOSTKEY_LEN];
     rdlm_mpi_glue_t *g;
@@ -128,7 +128,7 @@ static rdlm_status_t rdlm_mpi_glue_create(MPI_Comm comm, const rdlm_ctx_params_t
         free(g);
         return s;
     }
-    s = rdlm_ctx_create_dist(params, &g->bs, key, rdlm_mpi_glue_fini, g, &g->ctx);
+    s = rdlm_ctx_create_dist(params, &g->bs, key, flags, rdlm_mpi_glue_fini, g, &g->ctx);
     if (s != RDLM_OK) {
         return s; /* the fini hook freed g */
     }
@@ -152,7 +152,7 @@ rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params
         rdlm_error("rdlm_mpi_ctx_create: NULL ctx_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    s = rdlm_mpi_glue_create(comm, params, &g);
+    s = rdlm_mpi_glue_create(comm, params, 0, &g);
     if (s == RDLM_OK) {
         *ctx_p = g->ctx;
     }
@@ -183,7 +183,8 @@ static rdlm_status_t rdlm_mpi_barrier_ctx(MPI_Comm comm, rdlm_ctx_h *ctx_p)
     }
     PMPI_Comm_get_attr(comm, rdlm_mpi_barrier_keyval, &g, &found);
     if (!found) {
-        s = rdlm_mpi_glue_create(comm, NULL, &g);
+        /* a barrier needs no lease, and must not start an authority per communicator */
+        s = rdlm_mpi_glue_create(comm, NULL, RDLM_CTX_DIST_NO_LEASE, &g);
         if (s != RDLM_OK) {
             return s;
         }

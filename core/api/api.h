@@ -37,6 +37,9 @@ typedef struct rdlm_obj {
  *  what the creator of the bootstrap owns (the MPI glue, the TCP rendezvous). */
 typedef void (*rdlm_ctx_fini_func_t)(void *arg);
 
+/** rdlm_ctx_create_dist flag: no lease, no authority (see there). */
+#define RDLM_CTX_DIST_NO_LEASE 1u
+
 struct rdlm_ctx {
     rdlm_local_t local;
     rdlm_config_t config;
@@ -45,20 +48,26 @@ struct rdlm_ctx {
     rdlm_dist_t *dist; /* NULL for a node-only context */
     rdlm_ctx_fini_func_t fini;
     void *fini_arg;
-    rdlm_session_h session; /* the lease at RDLM_AUTHORITY, or NULL */
+    rdlm_session_h session; /* the lease at the authority, or NULL */
+    struct {                /* the authority the job runs itself (ctx_authority.c) */
+        const rdlm_tl_bootstrap_t *bs;  /* NULL without; outlives dist (fini frees it) */
+        struct rdlm_lease_embed *embed; /* the replica this process runs, or NULL */
+    } authority;
 };
 
 /**
  * Create a distributed context over bootstrap (collective over it; see
  * rdlm_mpi_ctx_create and rdlm_ctx_create for the contracts). hostkey names the
  * process's host (processes with equal keys share a node; NULL: hostname, boot id and
- * network namespace). fini(fini_arg) runs at
+ * network namespace). flags: RDLM_CTX_DIST_NO_LEASE makes a context that holds no
+ * lease and starts no authority whatever RDLM_AUTHORITY / RDLM_JOB_AUTHORITY say
+ * (rdlm_mpi_barrier's contexts). fini(fini_arg) runs at
  * rdlm_ctx_destroy after the transport is closed, and also here if creation fails
  * (so the caller frees the bootstrap in one place).
  */
 rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                    const rdlm_tl_bootstrap_t *bootstrap, const char *hostkey,
-                                   rdlm_ctx_fini_func_t fini, void *fini_arg,
+                                   unsigned flags, rdlm_ctx_fini_func_t fini, void *fini_arg,
                                    rdlm_ctx_h *ctx_p);
 
 /** Validate h as an open handle of kind. Logs and returns an error otherwise. */
@@ -68,13 +77,34 @@ rdlm_status_t rdlm_obj_check_handle(const void *h, unsigned kind, const char *fu
  *  lost. Every operation but releases and closes starts with it. */
 rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func);
 
-/** Open the context's lease when RDLM_AUTHORITY is set (job: the session's job).
- *  RDLM_OK without an authority. Errors of rdlm_session_open. */
-rdlm_status_t rdlm_ctx_lease_open(rdlm_ctx_h ctx, const char *job);
+/** Open the context's lease at authority ("a:p[,b:p...]"; job: the session's job).
+ *  RDLM_OK without a lease for "". Errors of rdlm_session_open. */
+rdlm_status_t rdlm_ctx_lease_open(rdlm_ctx_h ctx, const char *job, const char *authority);
 
-/** A new token epoch committed at the authority (0 without one), fitting the bits
- *  above the token sequence. */
-rdlm_status_t rdlm_ctx_lease_epoch(rdlm_ctx_h ctx, uint32_t *epoch_p);
+/** A new token epoch committed at the authority, at least floor (0 without a lease),
+ *  fitting the bits above the token sequence. Blocking. */
+rdlm_status_t rdlm_ctx_lease_epoch(rdlm_ctx_h ctx, uint32_t floor, uint32_t *epoch_p);
+
+/**
+ * RDLM_JOB_AUTHORITY (ctx_authority.c): start the authority the job runs itself and
+ * give the context its lease there. Collective over the context's bootstrap, once
+ * ctx->dist exists and before any token is issued: replicas start on the node leaders
+ * of the first nodes, every process opens its session (ctx->session), and rank 0's
+ * epoch, committed above the clock epoch, becomes every process's token epoch. A
+ * failure anywhere is returned on every process (the first failing rank's status),
+ * after everything this call started was stopped again (ctx->session and
+ * ctx->authority.bs are NULL then). Errors: RDLM_ERR_BAD_CONFIG (no address in
+ * RDLM_JOB_AUTHORITY_NET), RDLM_ERR_INVALID_ARG (TMPDIR too long), RDLM_ERR_IO (ports,
+ * data directory, libraft), RDLM_ERR_NO_MEMORY, RDLM_ERR_NO_RESOURCE,
+ * RDLM_ERR_UNAVAILABLE (no leader in time), RDLM_ERR_UNSUPPORTED (built without the
+ * authority), the bootstrap's errors.
+ */
+rdlm_status_t rdlm_ctx_authority_start(rdlm_ctx_h ctx, const char *job);
+
+/** At rdlm_ctx_destroy, after every process closed its session: collective (a
+ *  barrier, then the replicas stop and remove their data). No-op without the job's
+ *  authority. */
+void rdlm_ctx_authority_stop(rdlm_ctx_h ctx);
 
 /** Close the lease (releases nothing else). */
 void rdlm_ctx_lease_close(rdlm_ctx_h ctx);

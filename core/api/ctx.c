@@ -55,6 +55,12 @@ static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
         return RDLM_ERR_NO_MEMORY;
     }
     status = rdlm_config_load(&ctx->config);
+    if (status == RDLM_OK && ctx->config.job_authority &&
+        ctx->config.authority[0] != '\0') {
+        rdlm_error("rdlm_ctx_create: RDLM_JOB_AUTHORITY=1 runs the job's own lease "
+                   "authority; RDLM_AUTHORITY names another one: set one of them");
+        status = RDLM_ERR_BAD_CONFIG;
+    }
     if (status == RDLM_OK) {
         status = rdlm_ctx_job(params, &ctx->config, job);
     }
@@ -127,7 +133,7 @@ static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
     if (status != RDLM_OK) {
         return status;
     }
-    return rdlm_ctx_create_dist(params, rdlm_tl_boot_tcp_get(boot), NULL,
+    return rdlm_ctx_create_dist(params, rdlm_tl_boot_tcp_get(boot), NULL, 0,
                                 (rdlm_ctx_fini_func_t)rdlm_tl_boot_tcp_destroy, boot, ctx_p);
 }
 
@@ -152,7 +158,11 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
         rdlm_ctx_free(ctx);
         return rdlm_ctx_create_standalone(params, &cfg, ctx_p);
     }
-    status = rdlm_ctx_lease_open(ctx, job);
+    if (ctx->config.job_authority) {
+        rdlm_warn("rdlm_ctx_create: RDLM_JOB_AUTHORITY=1 needs a distributed context "
+                  "(rdlm_mpi_ctx_create, or peers): this node-only one holds no lease");
+    }
+    status = rdlm_ctx_lease_open(ctx, job, ctx->config.authority);
     if (status == RDLM_OK) {
         status = rdlm_ctx_attach(ctx, job);
         if (status != RDLM_OK) {
@@ -169,7 +179,7 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
 
 rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                    const rdlm_tl_bootstrap_t *bootstrap, const char *hostkey,
-                                   rdlm_ctx_fini_func_t fini, void *fini_arg,
+                                   unsigned flags, rdlm_ctx_fini_func_t fini, void *fini_arg,
                                    rdlm_ctx_h *ctx_p)
 {
     rdlm_dist_params_t dp;
@@ -179,10 +189,15 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
     rdlm_ctx_h ctx = NULL;
 
     status = rdlm_ctx_alloc(params, job, &ctx);
+    if (status == RDLM_OK && (flags & RDLM_CTX_DIST_NO_LEASE)) {
+        ctx->config.authority[0] = '\0';
+        ctx->config.job_authority = 0;
+    }
     if (status == RDLM_OK) {
-        status = rdlm_ctx_lease_open(ctx, job);
+        status = rdlm_ctx_lease_open(ctx, job, ctx->config.authority);
         if (status == RDLM_OK && bootstrap->rank == 0) {
-            status = rdlm_ctx_lease_epoch(ctx, &epoch); /* rank 0's is the job's */
+            /* rank 0's is the job's; above the clock epoch, as the job's own one */
+            status = rdlm_ctx_lease_epoch(ctx, rdlm_dist_clock_epoch(), &epoch);
         }
     }
     if (status == RDLM_OK) {
@@ -206,6 +221,9 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         status = rdlm_ctx_attach(ctx, node_job);
         if (status == RDLM_OK) {
             status = rdlm_dist_attach_node(ctx->dist, &ctx->local);
+            if (status == RDLM_OK && ctx->config.job_authority) {
+                status = rdlm_ctx_authority_start(ctx, job); /* the lease, the epoch */
+            }
             if (status != RDLM_OK) {
                 rdlm_segment_detach(&ctx->local.seg);
             }
@@ -273,6 +291,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
     rdlm_dist_destroy(ctx->dist); /* collective */
     rdlm_segment_detach(&ctx->local.seg);
     rdlm_ctx_lease_close(ctx);
+    rdlm_ctx_authority_stop(ctx); /* collective with the job's own authority */
     if (ctx->fini != NULL) {
         ctx->fini(ctx->fini_arg);
     }

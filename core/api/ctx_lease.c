@@ -1,13 +1,15 @@
 /*
- * A context's lease at the lease authority (RDLM_AUTHORITY): every process of the
- * context holds its own session; rank 0 commits the token epoch there; every
- * operation checks the lease first (rdlm_obj_check), so a process whose lease is lost
- * gets RDLM_ERR_LEASE_EXPIRED instead of a success.
+ * A context's lease at the lease authority (RDLM_AUTHORITY, or the one the job runs
+ * itself: ctx_authority.c): every process of the context holds its own session; rank
+ * 0 commits the token epoch there; every operation checks the lease first
+ * (rdlm_obj_check), so a process whose lease is lost gets RDLM_ERR_LEASE_EXPIRED
+ * instead of a success.
  */
 #include "api.h"
+#include "client_internal.h"
 #include "log.h"
 
-rdlm_status_t rdlm_ctx_lease_open(rdlm_ctx_h ctx, const char *job)
+rdlm_status_t rdlm_ctx_lease_open(rdlm_ctx_h ctx, const char *job, const char *authority)
 {
     rdlm_session_params_t sp = {
         .field_mask = RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_JOB,
@@ -15,13 +17,13 @@ rdlm_status_t rdlm_ctx_lease_open(rdlm_ctx_h ctx, const char *job)
         .job = job,
     };
 
-    if (ctx->config.authority[0] == '\0') {
+    if (authority[0] == '\0') {
         return RDLM_OK;
     }
-    return rdlm_session_open(ctx->config.authority, &sp, &ctx->session);
+    return rdlm_session_open(authority, &sp, &ctx->session);
 }
 
-rdlm_status_t rdlm_ctx_lease_epoch(rdlm_ctx_h ctx, uint32_t *epoch_p)
+rdlm_status_t rdlm_ctx_lease_epoch(rdlm_ctx_h ctx, uint32_t floor, uint32_t *epoch_p)
 {
     uint64_t epoch = 0;
     rdlm_status_t status;
@@ -30,7 +32,7 @@ rdlm_status_t rdlm_ctx_lease_epoch(rdlm_ctx_h ctx, uint32_t *epoch_p)
     if (ctx->session == NULL) {
         return RDLM_OK;
     }
-    status = rdlm_session_new_epoch(ctx->session, &epoch);
+    status = rdlm_lease_session_new_epoch_above(ctx->session, floor, &epoch);
     if (status != RDLM_OK) {
         rdlm_error("rdlm_ctx_create: no token epoch from the authority: %s",
                    rdlm_status_str(status));

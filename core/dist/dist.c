@@ -26,10 +26,7 @@ typedef struct rdlm_dist_hello {
  * node segment (their homes differ). */
 static rdlm_atomic_u32_t rdlm_dist_created;
 
-/* The job-start token epoch without a lease authority: minutes since 2024 on rank 0,
- * in the 24 bits above the sequence, so a later job's tokens are larger than an
- * earlier one's. With RDLM_AUTHORITY, rank 0 brings an epoch committed there. */
-static uint32_t rdlm_dist_job_epoch(void)
+uint32_t rdlm_dist_clock_epoch(void)
 {
     uint64_t minutes = ((uint64_t)time(NULL) - RDLM_DIST_EPOCH_BASE) / 60;
 
@@ -49,7 +46,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
         rdlm_nodes_hostkey(mine.hostkey);
     }
     snprintf(mine.job, sizeof(mine.job), "%s", p->job);
-    mine.epoch = p->epoch != 0 ? p->epoch : rdlm_dist_job_epoch();
+    mine.epoch = p->epoch != 0 ? p->epoch : rdlm_dist_clock_epoch();
     mine.seq = rdlm_fetch_add(&rdlm_dist_created, 1, RDLM_RELAXED);
     all = calloc(bs->size, sizeof(*all));
     if (all == NULL) {
@@ -202,6 +199,12 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
               2 * (d->blob_len + 8));
     *dist_p = d;
     return RDLM_OK;
+}
+
+void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch)
+{
+    rdlm_debug("dist: rank %u: token epoch %u (was %u)", d->rank, epoch, d->epoch);
+    d->epoch = epoch;
 }
 
 void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins)

@@ -75,7 +75,7 @@ typedef struct rdlm_dist_params {
     const char *job;     /* this process's job name; rank 0's wins */
     const char *hostkey; /* NULL: rdlm_nodes_hostkey */
     uint32_t epoch;      /* token epoch committed by the lease authority (rank 0's
-                            wins); 0: the job-start clock epoch */
+                            wins); 0: the clock epoch (rdlm_dist_clock_epoch) */
 } rdlm_dist_params_t;
 
 typedef struct rdlm_dist {
@@ -115,6 +115,18 @@ typedef struct rdlm_dist {
  * fails makes the others time out in the bootstrap (bounded), never hang.
  */
 rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p);
+
+/** The job-start token epoch without a lease authority: minutes since 2024, in
+ *  1..2^24 - 1 (the bits above the sequence), so a later job's tokens are larger than
+ *  an earlier one's. Rank 0's is the job's. An authority's epoch is committed above
+ *  it (a floor), so the same holds for jobs that take their epoch there. */
+uint32_t rdlm_dist_clock_epoch(void);
+
+/** Install epoch (1..2^24 - 1) as the token epoch, replacing the one agreed at
+ *  create: for an epoch that is known only once the context exists (the authority
+ *  the job runs itself). Every process installs the same one, before its context
+ *  issues any token (before the create returns); not thread-safe. */
+void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch);
 
 /** One step of a wait for a word that another process writes into our memory:
  *  progress the transport (a progress thread stands back while we do), then spin,

@@ -54,6 +54,7 @@
 
 #include "atomics.h"
 #include "auth.h"
+#include "client_internal.h"
 #include "clock.h"
 #include "cmd.h"
 #include "config.h"
@@ -773,23 +774,30 @@ RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char
     return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
 }
 
-RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session, uint64_t *epoch_p)
+rdlm_status_t rdlm_lease_session_new_epoch_above(rdlm_session_h session, uint64_t floor,
+                                                 uint64_t *epoch_p)
 {
     rdlm_lease_call_t call;
     rdlm_status_t st;
 
-    if (session == NULL || epoch_p == NULL)
+    if (session == NULL || epoch_p == NULL || floor > RDLM_LEASE_EPOCH_MAX)
         return RDLM_ERR_INVALID_ARG;
     pthread_mutex_lock(&session->call_lock);
     st = rdlm_session_check(session);
     if (st == RDLM_OK) {
         call = rdlm_session_call(session, RDLM_LEASE_OP_EPOCH, NULL);
+        call.cmd.token = floor;
         st = rdlm_session_request(session, &call);
         if (st == RDLM_OK)
             *epoch_p = call.reply.epoch;
     }
     pthread_mutex_unlock(&session->call_lock);
     return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
+}
+
+RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session, uint64_t *epoch_p)
+{
+    return rdlm_lease_session_new_epoch_above(session, 0, epoch_p);
 }
 
 RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t timeout_ms,

@@ -63,7 +63,8 @@ static int rdlm_lease_cmd_valid(const rdlm_lease_cmd_t *cmd)
             : (cmd->ttl_ms != 0 || cmd->cred_len != 0)) {
         return 0;
     }
-    if (cmd->cred_len != 0 && cmd->cred == NULL) {
+    if ((cmd->cred_len != 0 && cmd->cred == NULL) ||
+        (op == RDLM_LEASE_OP_EPOCH && cmd->token > RDLM_LEASE_EPOCH_MAX)) {
         return 0;
     }
     return is_open || op == RDLM_LEASE_OP_STATUS || cmd->session != 0;

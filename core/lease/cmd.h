@@ -13,8 +13,8 @@
  * 1..RDLM_LEASE_NAME_MAX printable bytes where the op needs a name (ACQUIRE, RELEASE,
  * CANCEL), 0..RDLM_LEASE_NAME_MAX on OPEN (the session's namespace), 0 otherwise,
  * ttl in [RDLM_LEASE_TTL_MIN_MS, RDLM_LEASE_TTL_MAX_MS] for OPEN, cred only on OPEN,
- * total length exact. Anything else is RDLM_ERR_PROTOCOL (never a crash, never a read
- * past len).
+ * an EPOCH's token (its floor) at most RDLM_LEASE_EPOCH_MAX, total length exact.
+ * Anything else is RDLM_ERR_PROTOCOL (never a crash, never a read past len).
  */
 #ifndef RDLM_LEASE_CMD_H
 #define RDLM_LEASE_CMD_H
@@ -31,6 +31,8 @@
 #define RDLM_LEASE_CRED_MAX 1024
 #define RDLM_LEASE_TTL_MIN_MS 100u
 #define RDLM_LEASE_TTL_MAX_MS 600000u
+/** Largest epoch: epoch << 40 must fit a token. */
+#define RDLM_LEASE_EPOCH_MAX ((UINT64_C(1) << 24) - 1)
 /** Encoded size of the fixed part. */
 #define RDLM_LEASE_CMD_FIXED 54u
 /** Largest encoded command. */
@@ -47,7 +49,8 @@ typedef enum rdlm_lease_op {
     RDLM_LEASE_OP_RELEASE = 5, /**< log: session, seq, name, token */
     RDLM_LEASE_OP_CANCEL = 6,  /**< log: session, seq, name; drops a wait or the hold
                                     that the acquire with this seq obtained */
-    RDLM_LEASE_OP_EPOCH = 7,   /**< log: session, seq; bumps the epoch, returns it */
+    RDLM_LEASE_OP_EPOCH = 7,   /**< log: session, seq, token = floor (0: none); the
+                                    epoch becomes max(epoch + 1, floor), returned */
     RDLM_LEASE_OP_STATUS = 8,  /**< client: leader, term, epoch, sessions */
     RDLM_LEASE_OP_EXPIRE = 9,  /**< log, leader timer only (refused from clients):
                                     session */
@@ -72,7 +75,8 @@ typedef struct rdlm_lease_cmd {
                               too: the leader refuses a request whose nonce is not
                               its session's (RDLM_ERR_AUTH), so a session id alone
                               does not let another client act in that session */
-    uint64_t token;      /**< RELEASE: the token the acquire returned */
+    uint64_t token;      /**< RELEASE: the token the acquire returned; EPOCH: the
+                              floor of the new epoch (<= RDLM_LEASE_EPOCH_MAX) */
     uint16_t cred_len;   /**< OPEN from a client only; 0 in the log */
     const uint8_t *cred; /**< points into the decoded buffer (not owned) */
     char name[RDLM_LEASE_NAME_MAX + 1]; /**< NUL-terminated */

@@ -334,8 +334,8 @@ static rdlm_status_t rdlm_lease_exec(rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t
     case RDLM_LEASE_OP_CANCEL:
         rdlm_lease_exec_cancel(sm, ses, cmd);
         return RDLM_OK;
-    default: /* RDLM_LEASE_OP_EPOCH */
-        st->epoch++;
+    default: /* RDLM_LEASE_OP_EPOCH: the floor is at most RDLM_LEASE_EPOCH_MAX (cmd.c) */
+        st->epoch = cmd->token > st->epoch + 1 ? cmd->token : st->epoch + 1;
         ses->last_seq = cmd->seq;
         return RDLM_OK;
     }

@@ -2,7 +2,8 @@
  * The lease authority's replicated state machine (sm.c): pure, deterministic, total.
  *
  * State
- *   epoch          current fencing epoch (starts at 1; EPOCH bumps it)
+ *   epoch          current fencing epoch (starts at 1; EPOCH bumps it to
+ *                  max(epoch + 1, floor), the floor coming from the entry)
  *   grant_seq      sequence of the last grant, over all locks (never decreases)
  *   sessions       id -> {nonce, ttl_ms, uid, gid, ns, last_seq, held, waiting}
  *                  ids are assigned from a counter in apply order (1, 2, ...);
@@ -17,9 +18,10 @@
  *     never asserts: an entry that does not decode or does not fit the state gives an
  *     error result and changes nothing.
  *   - Tokens: grant -> grant_seq += 1, token = epoch << 40 | grant_seq. Neither
- *     ever decreases and both are in the log and the snapshot, so tokens strictly
- *     increase, for every lock (even one whose record was removed), across leader
- *     changes and full restarts.
+ *     ever decreases (an EPOCH whose floor is below the next epoch just bumps it)
+ *     and both are in the log and the snapshot, so tokens strictly increase, for
+ *     every lock (even one whose record was removed), across leader changes and full
+ *     restarts.
  *   - CANCEL names the seq of the ACQUIRE it cancels and is not de-duplicated (it
  *     is idempotent): it drops that wait, or releases the hold that acquire got
  *     (holder_seq == seq), or does nothing; it raises last_seq to seq, so an ACQUIRE

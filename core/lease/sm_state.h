@@ -16,7 +16,6 @@
 
 #include "sm.h"
 
-#define RDLM_LEASE_EPOCH_MAX ((UINT64_C(1) << 24) - 1)
 #define RDLM_LEASE_GRANT_SEQ_MAX ((UINT64_C(1) << 40) - 1)
 
 typedef struct rdlm_lease_session {

@@ -145,6 +145,43 @@ static int rdlm_config_set_ADDR(char *out, const char *value, uint32_t min, uint
     return 1;
 }
 
+int rdlm_config_net_parse(const char *text, uint32_t *ip_p, unsigned *len_p)
+{
+    char host[RDLM_NET_MAX + 1];
+    size_t host_len = strcspn(text, "/");
+    uint32_t len = 32;
+    struct in_addr ip;
+
+    if (host_len > RDLM_ADDR_MAX - 6 ||
+        (text[host_len] == '/' &&
+         !rdlm_config_set_UINT(&len, text + host_len + 1, 0, 32))) {
+        return 0;
+    }
+    memcpy(host, text, host_len);
+    host[host_len] = '\0';
+    if (inet_pton(AF_INET, host, &ip) != 1) {
+        return 0;
+    }
+    if (ip_p != NULL) {
+        *ip_p = ip.s_addr;
+    }
+    if (len_p != NULL) {
+        *len_p = len;
+    }
+    return 1;
+}
+
+static int rdlm_config_set_NET(char *out, const char *value, uint32_t min, uint32_t max)
+{
+    (void)min;
+    (void)max;
+    if (value[0] != '\0' && !rdlm_config_net_parse(value, NULL, NULL)) {
+        return 0;
+    }
+    strcpy(out, value); /* length bounded by the parse */
+    return 1;
+}
+
 int rdlm_config_addrs_parse(const char *text, char out[][RDLM_ADDR_MAX + 1], unsigned max,
                             unsigned *n_p)
 {
@@ -226,6 +263,7 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_PROGRESS(f) (&(f))
 #define RDLM_CONFIG_DEST_ADDR(f) (f)
 #define RDLM_CONFIG_DEST_ADDRS(f) (f)
+#define RDLM_CONFIG_DEST_NET(f) (f)
 
 static const char rdlm_config_allowed_LEVEL[] = "one of error, warn, info, debug, trace";
 static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
@@ -235,6 +273,8 @@ static const char rdlm_config_allowed_PROGRESS[] = "one of auto, poll, thread";
 static const char rdlm_config_allowed_ADDR[] = "IPv4 address:port, e.g. 10.0.0.1:7000";
 static const char rdlm_config_allowed_ADDRS[] =
     "1-7 comma-separated IPv4 address:port, e.g. 10.0.0.1:7000,10.0.0.2:7000";
+static const char rdlm_config_allowed_NET[] =
+    "an IPv4 network a.b.c.d/len or address a.b.c.d, e.g. 10.1.0.0/16";
 
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
@@ -285,11 +325,12 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_SHOW_PROGRESS(out, v) fputs(rdlm_config_progress_name(v), out)
 #define RDLM_CONFIG_SHOW_ADDR(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_ADDRS(out, v) fputs((v), out)
+#define RDLM_CONFIG_SHOW_NET(out, v) fputs((v), out)
 
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out)
 {
 #define RDLM_CONFIG_PRINT_(field, var, type, def, min, max, help)                          \
-    fprintf(out, "  %-20s = ", var);                                                       \
+    fprintf(out, "  %-22s = ", var);                                                       \
     RDLM_CONFIG_SHOW_##type(out, cfg->field);                                              \
     fprintf(out, "\t# %s\n", help);
     RDLM_CONFIG_LIST(RDLM_CONFIG_PRINT_)

@@ -15,6 +15,7 @@
 #define RDLM_ADDR_MAX 21 /* "255.255.255.255:65535" */
 #define RDLM_ADDRS_COUNT 7 /* addresses in an ADDRS list */
 #define RDLM_ADDRS_MAX (RDLM_ADDRS_COUNT * (RDLM_ADDR_MAX + 1))
+#define RDLM_NET_MAX 18 /* "255.255.255.255/32" */
 
 /* How a transport context completes operations that need the target's help (UCX over
  * TCP emulates remote atomics in the target's progress): name list of RDLM_PROGRESS.
@@ -34,7 +35,8 @@ typedef enum rdlm_progress_mode {
 /* X(field, variable, type, default, min, max, help)
  * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1),
  * PROGRESS (a name of RDLM_PROGRESS_LIST), ADDR (empty or IPv4 "a.b.c.d:port"),
- * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated ADDRs). */
+ * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated ADDRs), NET (empty, or an IPv4
+ * network "a.b.c.d/len", or one address "a.b.c.d" meaning "/32"). */
 #define RDLM_CONFIG_LIST(X)                                                                \
     X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
       "log threshold: error, warn, info, debug, trace")                                    \
@@ -75,7 +77,15 @@ typedef enum rdlm_progress_mode {
       "client addresses of the lease authority (rdlmd): every process of a context "      \
       "holds a lease, and the token epoch is committed there")                             \
     X(lease_ttl_ms, "RDLM_LEASE_TTL_MS", UINT, "5000", 100, 600000,                        \
-      "TTL of the context's lease at RDLM_AUTHORITY")
+      "TTL of the context's lease at the authority")                                       \
+    X(job_authority, "RDLM_JOB_AUTHORITY", BOOL, "0", 0, 1,                                \
+      "run the lease authority inside the job: a replica in the node leader of each of "  \
+      "the first 3 nodes (1 with 1 or 2 nodes), each on its own thread; every process "   \
+      "of a distributed context holds a lease there (not with RDLM_AUTHORITY)")            \
+    X(job_authority_net, "RDLM_JOB_AUTHORITY_NET", NET, "", 0, 0,                          \
+      "where in-job replicas listen: their host's address in this IPv4 network "           \
+      "(a.b.c.d/len, or one address a.b.c.d); empty: the first address of an up "          \
+      "interface other than loopback, else 127.0.0.1")
 
 #define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help)                          \
     RDLM_CONFIG_DECL_##type(field)
@@ -86,6 +96,7 @@ typedef enum rdlm_progress_mode {
 #define RDLM_CONFIG_DECL_PROGRESS(f) rdlm_progress_mode_t f;
 #define RDLM_CONFIG_DECL_ADDR(f) char f[RDLM_ADDR_MAX + 1];
 #define RDLM_CONFIG_DECL_ADDRS(f) char f[RDLM_ADDRS_MAX];
+#define RDLM_CONFIG_DECL_NET(f) char f[RDLM_NET_MAX + 1];
 
 /** The effective configuration. */
 typedef struct rdlm_config {
@@ -110,6 +121,10 @@ int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p);
  *  rdlm_config_addr_parse). 1 with *n_p set, 0 if empty, malformed or too many. */
 int rdlm_config_addrs_parse(const char *text, char out[][RDLM_ADDR_MAX + 1], unsigned max,
                             unsigned *n_p);
+
+/** 1 if text is "a.b.c.d/len" (len 0..32) or "a.b.c.d" (len 32); *ip_p (network
+ *  order) and *len_p are set if not NULL. */
+int rdlm_config_net_parse(const char *text, uint32_t *ip_p, unsigned *len_p);
 
 /** 1 if name is a valid job name ([A-Za-z0-9._-], 1..RDLM_JOB_MAX bytes). */
 int rdlm_config_job_valid(const char *name);

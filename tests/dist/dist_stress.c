@@ -46,6 +46,14 @@
  *
  * Mode "twoctx": two contexts of one job are separate namespaces.
  *
+ * --authority (with RDLM_JOB_AUTHORITY=1, or RDLM_AUTHORITY): every rank holds a lease
+ * (rdlm_ctx_session), the token epoch is at least the clock epoch taken before the
+ * context was created, and the lock loop sends nothing to the authority (the
+ * authority_requests statistic does not move). In every mode, the tokens carry the
+ * context's token epoch in their top 24 bits.
+ * --create-error NAME: creating the context must fail with status NAME on every rank
+ * (a bad configuration of the in-job authority): exit 0 if it does.
+ *
  * Other modes: "timeout" (timed and try acquires on a held lock, queue intact after),
  * "accounting" (remote operations per acquire+release from the statistics),
  * "badinput" (documented statuses, nothing changed), "finalize" (the context left for
@@ -67,6 +75,7 @@
 
 #include <mpi.h>
 #include <rdlm.h>
+#include <rdlm/lease.h>
 #include <rdlm/mpi.h>
 
 #define MAX_LOCKS 4
@@ -93,12 +102,12 @@ typedef struct shared {
 } shared_t;
 
 static struct {
-    const char *mode, *shm;
-    int standalone, broken, expect_violation;
+    const char *mode, *shm, *create_error;
+    int standalone, broken, expect_violation, authority;
     uint32_t iters, locks, fair_bound, timeout_sec, threads;
-} opt = {"stress", NULL, 0, 0, 0, 400, 2, 0, 100, 1};
+} opt = {"stress", NULL, NULL, 0, 0, 0, 0, 400, 2, 0, 100, 1};
 
-static uint32_t g_rank, g_size, g_node;
+static uint32_t g_rank, g_size, g_node, g_epoch;
 static shared_t *g_sh;
 static rdlm_ctx_h g_ctx;
 
@@ -280,6 +289,7 @@ static void *stress_loop(void *arg)
 static void run_stress(void)
 {
     pthread_t th[MAX_THREADS];
+    uint64_t requests;
     char name[32];
 
     for (uint32_t l = 0; l < opt.locks; l++) {
@@ -289,6 +299,7 @@ static void run_stress(void)
         }
     }
     barrier();
+    requests = stats_now().authority_requests;
     for (uint32_t t = 0; t < opt.threads; t++) {
         if (pthread_create(&th[t], NULL, stress_loop,
                            (void *)(uintptr_t)(g_rank * opt.threads + t)) != 0) {
@@ -297,6 +308,13 @@ static void run_stress(void)
     }
     for (uint32_t t = 0; t < opt.threads; t++) {
         pthread_join(th[t], NULL);
+    }
+    check(stats_now().authority_requests == requests,
+          "the lock loop sent %" PRIu64 " requests to the authority",
+          stats_now().authority_requests - requests);
+    if (opt.authority) {
+        check(rdlm_session_check(rdlm_ctx_session(g_ctx)) == RDLM_OK,
+              "the lease was lost during the run");
     }
     barrier();
 }
@@ -381,6 +399,8 @@ static size_t check_tokens(uint32_t l, rec_t *all)
                 continue;
             }
             check(x->token > last, "lock %u rank %u: own tokens not increasing", l, r);
+            check(x->token >> 40 == g_epoch, "lock %u rank %u: token %#" PRIx64 " is not "
+                  "of the token epoch %u", l, r, x->token, g_epoch);
             last = x->token;
             all[n++] = *x;
         }
@@ -1002,6 +1022,44 @@ static void run_badinput(void)
     }
 }
 
+/* ---- lease authority ------------------------------------------------------------------- */
+
+/* The token epoch a job starting now takes from the clock (core/dist/dist.c). */
+static uint32_t clock_epoch(void)
+{
+    uint64_t minutes = ((uint64_t)time(NULL) - 1704067200u) / 60;
+
+    return (uint32_t)(minutes % ((1u << 24) - 1)) + 1;
+}
+
+static void check_authority(const rdlm_ctx_dist_info_t *di, uint32_t clock_before)
+{
+    check(rdlm_ctx_session(g_ctx) != NULL, "no lease session");
+    check(di->token_epoch >= clock_before, "token epoch %u below the clock epoch %u",
+          di->token_epoch, clock_before);
+    if (g_rank == 0) {
+        printf("lease on every rank; token epoch %u (clock epoch %u)\n", di->token_epoch,
+               clock_before);
+    }
+}
+
+/* --create-error: the create failed on this rank; it must have, with that status. */
+static int expect_create_error(rdlm_status_t s)
+{
+    int rank = 0;
+
+    if (!opt.standalone) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    }
+    if (s == RDLM_OK || strcmp(rdlm_status_name(s), opt.create_error) != 0) {
+        fprintf(stderr, "rank %d: FAILED: creating the context gave %s, want %s\n", rank,
+                rdlm_status_name(s), opt.create_error);
+        return 1;
+    }
+    printf("rank %d: PASS: creating the context failed with %s\n", rank, opt.create_error);
+    return 0;
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 static void parse(int argc, char **argv)
@@ -1015,6 +1073,10 @@ static void parse(int argc, char **argv)
             opt.broken = 1;
         } else if (!strcmp(a, "--expect-violation")) {
             opt.expect_violation = 1;
+        } else if (!strcmp(a, "--authority")) {
+            opt.authority = 1;
+        } else if (v != NULL && !strcmp(a, "--create-error")) {
+            opt.create_error = argv[++i];
         } else if (v != NULL && !strcmp(a, "--mode")) {
             opt.mode = argv[++i];
         } else if (v != NULL && !strcmp(a, "--shm")) {
@@ -1035,7 +1097,8 @@ static void parse(int argc, char **argv)
                             "twoctx|"
                             "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
-                            "[--timeout-sec S]\n", argv[0]);
+                            "[--authority] [--create-error STATUS] [--timeout-sec S]\n",
+                    argv[0]);
             exit(2);
         }
     }
@@ -1053,11 +1116,13 @@ int main(int argc, char **argv)
 {
     rdlm_ctx_dist_info_t di;
     rdlm_status_t s;
+    uint32_t clock_before;
     int fail;
 
     parse(argc, argv);
     signal(SIGALRM, on_alarm);
     alarm(opt.timeout_sec);
+    clock_before = clock_epoch();
     if (opt.standalone) {
         s = rdlm_ctx_create(NULL, &g_ctx);
     } else {
@@ -1071,6 +1136,13 @@ int main(int argc, char **argv)
         }
         s = rdlm_mpi_ctx_create(MPI_COMM_WORLD, NULL, &g_ctx);
     }
+    if (opt.create_error != NULL) {
+        fail = expect_create_error(s);
+        if (!opt.standalone) {
+            MPI_Finalize();
+        }
+        return fail;
+    }
     if (s != RDLM_OK) {
         die("context: %s", rdlm_status_name(s));
     }
@@ -1078,6 +1150,7 @@ int main(int argc, char **argv)
     g_rank = di.rank;
     g_size = di.size;
     g_node = di.node;
+    g_epoch = di.token_epoch;
     if (!di.distributed || g_size * opt.threads > MAX_PROCS) {
         die("not a distributed context of at most %d processes", MAX_PROCS);
     }
@@ -1087,6 +1160,9 @@ int main(int argc, char **argv)
     }
     map_shared();
     barrier();
+    if (opt.authority) {
+        check_authority(&di, clock_before);
+    }
     if (!strcmp(opt.mode, "stress")) {
         run_stress();
         if (g_rank == 0) {

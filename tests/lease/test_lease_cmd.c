@@ -18,6 +18,7 @@ enum {
     OFF_NAME_LEN = 2,
     OFF_TTL = 4,
     OFF_SESSION = 20,
+    OFF_TOKEN = 44,
     OFF_CRED_LEN = 52
 };
 
@@ -38,7 +39,7 @@ static rdlm_lease_cmd_t sample(unsigned op)
     c.uid = 1000;
     c.gid = 2000;
     c.nonce = 0x2122232425262728u;
-    c.token = 0x3132333435363738u;
+    c.token = op == RDLM_LEASE_OP_EPOCH ? RDLM_LEASE_EPOCH_MAX : 0x3132333435363738u;
     if (op == RDLM_LEASE_OP_OPEN) {
         c.ttl_ms = RDLM_LEASE_TTL_MAX_MS;
         c.cred = cred;
@@ -212,6 +213,12 @@ static void every_validation_rule_rejects(void **state)
     c.cred_len = 3;
     c.cred = NULL;
     assert_refused(&c);
+    /* An EPOCH's floor (its token) at most EPOCH_MAX. */
+    c = sample(RDLM_LEASE_OP_EPOCH);
+    c.token = RDLM_LEASE_EPOCH_MAX + 1;
+    assert_refused(&c);
+    assert_patched_refused(RDLM_LEASE_OP_EPOCH, OFF_TOKEN + 3, 0x01);
+    assert_patched_refused(RDLM_LEASE_OP_EPOCH, OFF_TOKEN + 7, 0x80);
     /* Session required but on OPEN and STATUS. */
     for (unsigned op = 1; op <= RDLM_LEASE_OP_MAX_; op++) {
         c = sample(op);

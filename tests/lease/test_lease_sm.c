@@ -242,6 +242,56 @@ static void tokens_strictly_increase_across_locks_epochs_and_removed_records(voi
     rdlm_lease_sm_destroy(sm);
 }
 
+/* EPOCH with a floor (its token): the epoch becomes max(epoch + 1, floor), so it
+ * still strictly increases; a retry is answered from the state whatever its floor; a
+ * floor past EPOCH_MAX is not a command at all. */
+static rdlm_lease_result_t epoch_above(rdlm_lease_sm_t *sm, uint64_t ses, uint64_t seq,
+                                       uint64_t floor)
+{
+    rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_EPOCH, ses, seq, NULL);
+
+    c.token = floor;
+    return apply_cmd(sm, &c);
+}
+
+static void epoch_rises_to_its_floor_and_never_falls(void **state)
+{
+    const uint64_t epoch_max = (UINT64_C(1) << 24) - 1;
+    const uint64_t floors[] = {0, 1000, 500, 1002, epoch_max};
+    const uint64_t want[] = {2, 1000, 1001, 1002, epoch_max};
+    rdlm_lease_sm_t *sm = new_sm(NULL, NULL);
+    uint64_t a = open_session(sm, 1), seq = 0, before;
+    uint8_t buf[RDLM_LEASE_CMD_MAX];
+    rdlm_lease_result_t r;
+    rdlm_lease_cmd_t c;
+    size_t n;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(floors) / sizeof(floors[0]); i++) {
+        r = epoch_above(sm, a, ++seq, floors[i]);
+        assert_int_equal(r.status, RDLM_OK);
+        assert_true(r.epoch == want[i] && rdlm_lease_sm_epoch(sm) == want[i]);
+        c = lt_cmd(RDLM_LEASE_OP_EPOCH, a, seq, NULL);
+        c.token = epoch_max;
+        assert_refused_unchanged(sm, &c, RDLM_OK); /* a retry: answered, not applied */
+        if (want[i] == 1000) {
+            r = acquire(sm, a, ++seq, "x", 0);
+            assert_true(r.status == RDLM_OK && r.token >> 40 == 1000);
+            assert_int_equal(release(sm, a, ++seq, "x", r.token).status, RDLM_OK);
+        }
+    }
+    c = lt_cmd(RDLM_LEASE_OP_EPOCH, a, ++seq, NULL);
+    assert_refused_unchanged(sm, &c, RDLM_ERR_QUOTA);
+    c.token = epoch_max;
+    n = lt_encode(&c, buf);
+    buf[47] = 0x01; /* the floor's fourth byte: above EPOCH_MAX */
+    before = rdlm_lease_sm_hash(sm);
+    rdlm_lease_sm_apply(sm, buf, n, &r);
+    assert_int_equal(r.status, RDLM_ERR_PROTOCOL);
+    assert_true(rdlm_lease_sm_hash(sm) == before);
+    rdlm_lease_sm_destroy(sm);
+}
+
 static void try_on_a_held_lock_is_busy_and_changes_nothing(void **state)
 {
     rdlm_lease_sm_t *sm = new_sm(NULL, NULL);
@@ -1039,6 +1089,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(free_lock_is_granted_and_waiters_follow_in_fifo_order),
         cmocka_unit_test(tokens_strictly_increase_across_locks_epochs_and_removed_records),
+        cmocka_unit_test(epoch_rises_to_its_floor_and_never_falls),
         cmocka_unit_test(try_on_a_held_lock_is_busy_and_changes_nothing),
         cmocka_unit_test(release_by_non_owner_or_twice_is_not_owner_and_changes_nothing),
         cmocka_unit_test(expire_passes_held_locks_as_broken_and_drops_waits),

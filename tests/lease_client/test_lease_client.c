@@ -661,6 +661,8 @@ static void distributed_context_takes_its_epoch_from_the_authority(void **state)
     assert_int_equal(rdlm_ctx_dist_info(ctx, &info), RDLM_OK);
     assert_int_equal(info.distributed, 1);
     assert_true(info.token_epoch > before); /* committed after ours */
+    /* and above the clock epoch (minutes since 2024), like a job without authority */
+    assert_true(info.token_epoch > ((uint64_t)time(NULL) - 1704067200u) / 60);
     assert_int_equal(rdlm_lock_open(ctx, "epoch", &lock), RDLM_OK);
     assert_int_equal(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &token), RDLM_OK);
     assert_true(token >> 40 == info.token_epoch);

@@ -25,6 +25,8 @@ static void defaults_without_environment(void **state)
     assert_string_equal(cfg.job, "");
     assert_int_equal(cfg.stats, 0);
     assert_int_equal(cfg.progress, RDLM_PROGRESS_AUTO);
+    assert_int_equal(cfg.job_authority, 0);
+    assert_string_equal(cfg.job_authority_net, "");
 }
 
 static void valid_values_override_defaults(void **state)
@@ -104,6 +106,13 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_AUTHORITY=1.1.1.1:1,1.1.1.1:2,1.1.1.1:3,1.1.1.1:4,1.1.1.1:5,1.1.1.1:6,"
         "1.1.1.1:7,1.1.1.1:8",
         "RDLM_LEASE_TTL_MS=99",
+        "RDLM_JOB_AUTHORITY=2",
+        "RDLM_JOB_AUTHORITY_NET=10.0.0.0/33",
+        "RDLM_JOB_AUTHORITY_NET=10.0.0.0/",
+        "RDLM_JOB_AUTHORITY_NET=10.0.0.0/8x",
+        "RDLM_JOB_AUTHORITY_NET=10.0.0/8",
+        "RDLM_JOB_AUTHORITY_NET=10.0.0.1:7000",
+        "RDLM_JOB_AUTHORITY_NET=255.255.255.255/32/1",
     };
     rdlm_config_t cfg;
 
@@ -157,6 +166,28 @@ static void authority_address_lists(void **state)
     assert_int_equal(n, 1);
 }
 
+static void job_authority_networks(void **state)
+{
+    const char *env[] = {"RDLM_JOB_AUTHORITY=1",
+                         "RDLM_JOB_AUTHORITY_NET=255.255.255.255/32", NULL};
+    rdlm_config_t cfg;
+    uint32_t ip = 0;
+    unsigned len = 99;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_int_equal(cfg.job_authority, 1);
+    assert_string_equal(cfg.job_authority_net, "255.255.255.255/32");
+    assert_true(rdlm_config_net_parse("10.1.0.0/16", &ip, &len));
+    assert_int_equal(ip, htonl(0x0a010000));
+    assert_int_equal(len, 16);
+    assert_true(rdlm_config_net_parse("127.0.0.1", &ip, &len));
+    assert_int_equal(len, 32);
+    assert_true(rdlm_config_net_parse("0.0.0.0/0", &ip, &len));
+    assert_int_equal(len, 0);
+    assert_false(rdlm_config_net_parse("", &ip, &len));
+}
+
 static void job_names(void **state)
 {
     (void)state;
@@ -178,6 +209,7 @@ int main(void)
         cmocka_unit_test(unknown_rdlm_variable_is_only_a_warning),
         cmocka_unit_test(progress_names_round_trip),
         cmocka_unit_test(authority_address_lists),
+        cmocka_unit_test(job_authority_networks),
         cmocka_unit_test(job_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,23 @@
+/*
+ * What the library itself asks of a lease session beyond rdlm/lease.h (client.c).
+ * Not part of the public API: core/api uses it for a context's token epoch.
+ */
+#ifndef RDLM_LEASE_CLIENT_INTERNAL_H
+#define RDLM_LEASE_CLIENT_INTERNAL_H
+
+#include <stdint.h>
+
+#include <rdlm.h>
+#include <rdlm/lease.h>
+
+/**
+ * rdlm_session_new_epoch with a floor: commit the epoch max(previous + 1, floor) and
+ * return it, so a context's tokens exceed those of earlier jobs that took their epoch
+ * from the clock even when the authority is new. Blocking; floor <= 2^24 - 1
+ * (RDLM_ERR_INVALID_ARG otherwise); errors as rdlm_session_new_epoch (an authority
+ * that predates floors ignores it: the epoch is then previous + 1).
+ */
+rdlm_status_t rdlm_lease_session_new_epoch_above(rdlm_session_h session, uint64_t floor,
+                                                 uint64_t *epoch_p);
+
+#endif

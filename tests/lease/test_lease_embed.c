@@ -1,0 +1,183 @@
+/* A replica embedded in a process (core/lease/embed.h): the host address inside a
+ * network, ports reserved against other binds until libuv takes them, a one-replica
+ * authority on its own thread that serves sessions and epochs with a floor, a stale
+ * data directory emptied and every data directory removed at stop, and failed starts
+ * that leave nothing running and nothing of the user's removed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "embed.h"
+#include "embed_addr.h"
+
+static char tmp[64]; /* a private directory for the data directories */
+
+static int tmp_up(void **state)
+{
+    (void)state;
+    snprintf(tmp, sizeof(tmp), "/tmp/rdlm-test-embed-XXXXXX");
+    return mkdtemp(tmp) != NULL ? 0 : -1;
+}
+
+static int tmp_down(void **state)
+{
+    (void)state;
+    return rmdir(tmp); /* fails if a test left something behind */
+}
+
+static void host_address_is_chosen_inside_the_network(void **state)
+{
+    char ip[INET_ADDRSTRLEN];
+    struct in_addr a;
+
+    (void)state;
+    assert_int_equal(rdlm_lease_host_ip("127.0.0.1", ip), RDLM_OK);
+    assert_string_equal(ip, "127.0.0.1");
+    assert_int_equal(rdlm_lease_host_ip("127.0.0.0/8", ip), RDLM_OK);
+    assert_string_equal(ip, "127.0.0.1");
+    assert_int_equal(rdlm_lease_host_ip("198.51.100.0/24", ip), RDLM_ERR_BAD_CONFIG);
+    assert_int_equal(rdlm_lease_host_ip("not-an-address", ip), RDLM_ERR_BAD_CONFIG);
+    assert_int_equal(rdlm_lease_host_ip("", ip), RDLM_OK); /* some address */
+    assert_int_equal(inet_pton(AF_INET, ip, &a), 1);
+}
+
+/* 0 if a socket without SO_REUSEADDR could bind addr ("a.b.c.d:port"), else errno. */
+static int plain_bind(const char *addr)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    char host[32];
+    int fd = socket(AF_INET, SOCK_STREAM, 0), err = 0;
+
+    snprintf(host, sizeof(host), "%.*s", (int)strcspn(addr, ":"), addr);
+    inet_pton(AF_INET, host, &sa.sin_addr);
+    sa.sin_port = htons((uint16_t)atoi(strchr(addr, ':') + 1));
+    if (bind(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        err = errno;
+    }
+    close(fd);
+    return err;
+}
+
+static void reserved_port_is_refused_to_other_binds_until_released(void **state)
+{
+    rdlm_lease_port_t port;
+
+    (void)state;
+    assert_int_equal(rdlm_lease_port_reserve("127.0.0.1", &port), RDLM_OK);
+    assert_true(port.fd >= 0);
+    assert_int_equal(plain_bind(port.addr), EADDRINUSE);
+    rdlm_lease_port_release(&port);
+    assert_int_equal(port.fd, -1);
+    rdlm_lease_port_release(&port); /* idempotent */
+    assert_int_equal(plain_bind(port.addr), 0);
+    assert_int_equal(rdlm_lease_port_reserve("localhost", &port), RDLM_ERR_INVALID_ARG);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+
+    return lstat(path, &st) == 0;
+}
+
+static void replica_serves_sessions_then_removes_its_data(void **state)
+{
+    rdlm_session_params_t sp = {.field_mask = RDLM_SESSION_FIELD_TTL, .ttl_ms = 2000};
+    rdlm_lease_embed_addrs_t addrs;
+    rdlm_lease_embed_t *h = NULL;
+    rdlm_session_h s = NULL;
+    char dir[128], junk[160];
+    uint64_t epoch = 0;
+    FILE *f;
+
+    (void)state;
+    assert_int_equal(rdlm_lease_embed_create("127.0.0.1", &h, &addrs), RDLM_OK);
+    assert_int_equal(plain_bind(addrs.raft), EADDRINUSE);
+    assert_int_equal(plain_bind(addrs.client), EADDRINUSE);
+    /* A directory of an earlier run (of this user) is emptied, not trusted. */
+    snprintf(dir, sizeof(dir), "%s/replica", tmp);
+    snprintf(junk, sizeof(junk), "%s/metadata1", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    f = fopen(junk, "w");
+    assert_non_null(f);
+    fputs("a configuration from another run", f);
+    fclose(f);
+    rdlm_lease_embed_params_t p = {.replicas = &addrs,
+                                   .n_replicas = 1,
+                                   .self = 0,
+                                   .data_dir = dir,
+                                   .election_timeout_ms = 200,
+                                   .heartbeat_ms = 20,
+                                   .max_clients = 4};
+    assert_int_equal(rdlm_lease_embed_start(h, &p), RDLM_OK);
+    assert_int_equal(rdlm_session_open(addrs.client, &sp, &s), RDLM_OK);
+    /* An epoch with a floor rises to it; without one it just bumps. */
+    assert_int_equal(rdlm_lease_session_new_epoch_above(s, 5000, &epoch), RDLM_OK);
+    assert_true(epoch == 5000);
+    assert_int_equal(rdlm_lease_session_new_epoch_above(s, 100, &epoch), RDLM_OK);
+    assert_true(epoch == 5001);
+    assert_int_equal(rdlm_session_new_epoch(s, &epoch), RDLM_OK);
+    assert_true(epoch == 5002);
+    assert_int_equal(rdlm_lease_session_new_epoch_above(s, 1u << 24, &epoch),
+                     RDLM_ERR_INVALID_ARG);
+    rdlm_session_close(s);
+    rdlm_lease_embed_stop(h);
+    assert_false(exists(dir));
+}
+
+static void failed_starts_leave_nothing_running_and_keep_what_is_not_theirs(void **state)
+{
+    rdlm_lease_embed_addrs_t addrs, other;
+    rdlm_lease_embed_t *h = NULL;
+    char path[128];
+    FILE *f;
+
+    (void)state;
+    assert_int_equal(rdlm_lease_embed_create("127.0.0.1", &h, &addrs), RDLM_OK);
+    other = addrs;
+    snprintf(other.client, sizeof(other.client), "127.0.0.1:1");
+    snprintf(path, sizeof(path), "%s/not-a-directory", tmp);
+    rdlm_lease_embed_params_t p = {.replicas = &other,
+                                   .n_replicas = 1,
+                                   .self = 0,
+                                   .data_dir = path,
+                                   .election_timeout_ms = 200,
+                                   .heartbeat_ms = 20,
+                                   .max_clients = 4};
+    /* Not its own reserved addresses. */
+    assert_int_equal(rdlm_lease_embed_start(h, &p), RDLM_ERR_INVALID_ARG);
+    /* A file where the data directory goes: refused, and left alone. */
+    p.replicas = &addrs;
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(rdlm_lease_embed_start(h, &p), RDLM_ERR_IO);
+    rdlm_lease_embed_stop(h);
+    assert_true(exists(path));
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(plain_bind(addrs.client), 0); /* the reservations are gone */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(host_address_is_chosen_inside_the_network),
+        cmocka_unit_test(reserved_port_is_refused_to_other_binds_until_released),
+        cmocka_unit_test(replica_serves_sessions_then_removes_its_data),
+        cmocka_unit_test(failed_starts_leave_nothing_running_and_keep_what_is_not_theirs),
+    };
+    return cmocka_run_group_tests(tests, tmp_up, tmp_down);
+}
