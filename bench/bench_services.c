@@ -1,9 +1,10 @@
 /*
  * services: rdlm's on-node lock against the classic lock services on loopback, in
- * the same run: Redis (SET NX PX + compare-and-delete), etcd (v3 Lock API) and
- * ZooKeeper (ephemeral sequential recipe). The adapters are in lock_redis.c,
- * lock_etcd.c and lock_zk.c; bench/services.sh starts the servers and exports
- * RDLMBENCH_REDIS / RDLMBENCH_ETCD / RDLMBENCH_ZK.
+ * the same run: Redis (SET NX PX + compare-and-delete), etcd (v3 Lock API),
+ * ZooKeeper (ephemeral sequential recipe), and rdlm's own lease authority (rdlmd,
+ * rdlm_session_lock). The adapters are in lock_redis.c, lock_etcd.c, lock_zk.c and
+ * lock_rdlmd.c; bench/services.sh starts the servers and exports RDLMBENCH_REDIS /
+ * RDLMBENCH_ETCD / RDLMBENCH_ZK / RDLMBENCH_RDLMD.
  *
  *   latency:    1 process, uncontended acquire+release, us per pair; rdlm in
  *               100-pair batches as lock-latency, a service pair by pair with each
@@ -42,7 +43,7 @@
 #define RDLM_BENCH_SVC_CONT_MS 300u
 #define RDLM_BENCH_SVC_RDLM_SAMPLE_EVERY 16u /* power of two; a service: every acquire */
 #define RDLM_BENCH_SVC_PROBE_S 20u
-#define RDLM_BENCH_SVC_MAX 4 /* rdlm + 3 services */
+#define RDLM_BENCH_SVC_MAX 5 /* rdlm + 4 services */
 
 static const uint32_t rdlm_bench_svc_procs[] = {2};
 
@@ -75,6 +76,7 @@ static const rdlm_bench_service_t rdlm_bench_services[] = {
      NULL,
 #endif
      "the ZooKeeper C client (libzookeeper-mt-dev)"},
+    {"rdlmd", RDLM_BENCH_ENV_RDLMD, &rdlm_bench_lock_rdlmd, "librdlm"},
 };
 #define RDLM_BENCH_NSERVICES (sizeof(rdlm_bench_services) / sizeof(rdlm_bench_services[0]))
 
@@ -352,7 +354,6 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
                                       rdlm_bench_svc_ctx_t *c)
 {
     char why[200];
-    char skipvar[48];
     uint32_t k;
 
     c->impls[0] = &rdlm_bench_lock_rdlm;
@@ -360,7 +361,6 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
     for (k = 0; k < RDLM_BENCH_NSERVICES; k++) {
         const rdlm_bench_service_t *s = &rdlm_bench_services[k];
         const char *addr = getenv(s->env);
-        const char *reason;
 
         if (s->ops == NULL) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
@@ -369,14 +369,11 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
             continue;
         }
         if (addr == NULL || addr[0] == '\0') {
-            snprintf(skipvar, sizeof(skipvar), "%s_SKIP", s->env);
-            reason = getenv(skipvar);
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)",
                                    s->name, s->env,
-                                   reason != NULL && reason[0] != '\0'
-                                       ? reason
-                                       : "start the servers: bench/services.sh run -- "
-                                         "rdlm-bench -b services");
+                                   rdlm_bench_service_skip_reason(
+                                       s->env, "start the servers: bench/services.sh "
+                                               "run -- rdlm-bench -b services"));
             continue;
         }
         if (rdlm_bench_svc_probe(s->ops, addr, why, sizeof(why)) != 0) {
@@ -388,6 +385,37 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
         c->impls[c->nimpl++] = s->ops;
     }
     return c->nimpl - 1;
+}
+
+/* The authority's lock against the other services: a note with rdlmd's figure /
+ * each other service's in c->measure (what names the figure); nothing without rdlmd
+ * or without another service. */
+static void rdlm_bench_svc_authority_note(rdlm_bench_report_t *r, const char *bench,
+                                          const rdlm_bench_svc_ctx_t *c, const char *what)
+{
+    char text[160];
+    size_t used = 0;
+    uint32_t a = 0;
+    uint32_t k;
+
+    for (k = 1; k < c->nimpl; k++) {
+        if (c->impls[k] == &rdlm_bench_lock_rdlmd) {
+            a = k;
+        }
+    }
+    if (a == 0 || c->nimpl < 3) {
+        return;
+    }
+    text[0] = '\0';
+    for (k = 1; k < c->nimpl && used < sizeof(text); k++) {
+        if (k != a) {
+            used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s %.2g",
+                                     used ? ", " : "", c->impls[k]->name,
+                                     c->measure[a]->median / c->measure[k]->median);
+        }
+    }
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                           "authority lock, rdlmd / service, %s: %s", what, text);
 }
 
 static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
@@ -425,6 +453,7 @@ static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
     }
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                            "uncontended acquire+release, service / rdlm: %s", text);
+    rdlm_bench_svc_authority_note(r, bench, c, "uncontended acquire+release time");
     return 0;
 }
 
@@ -434,6 +463,7 @@ static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
     const rdlm_bench_opts_t *o = r->opts;
     const uint32_t *procs;
     uint32_t nprocs;
+    char what[48];
     uint32_t n;
     uint32_t k;
 
@@ -461,6 +491,8 @@ static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
                                           RDLM_BENCH_TARGET_NONE, 0);
             }
         }
+        snprintf(what, sizeof(what), "throughput at %u processes", procs[n]);
+        rdlm_bench_svc_authority_note(r, bench, c, what);
     }
     return 0;
 }
@@ -497,14 +529,16 @@ static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
     }
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                            "durability: redis as started by bench/services.sh keeps no "
-                           "log (no fsync); etcd and ZooKeeper fsync every write (their "
-                           "defaults): a lock's create and delete each wait for the disk");
+                           "log (no fsync); etcd, ZooKeeper (their defaults) and rdlmd "
+                           "sync every write to disk: a lock's acquire and release each "
+                           "wait for the disk");
     return 0;
 }
 
 const rdlm_bench_def_t rdlm_bench_def_services = {
     .name = "services",
-    .title = "rdlm's on-node lock vs lock services on loopback: Redis, etcd, ZooKeeper",
+    .title = "rdlm's on-node lock vs lock services on loopback: Redis, etcd, ZooKeeper, "
+             "rdlmd",
     .default_procs = rdlm_bench_svc_procs,
     .ndefault_procs = sizeof(rdlm_bench_svc_procs) / sizeof(rdlm_bench_svc_procs[0]),
     .run = rdlm_bench_svc_run,

@@ -33,6 +33,7 @@ extern const rdlm_bench_def_t rdlm_bench_def_dist_contended;
 extern const rdlm_bench_def_t rdlm_bench_def_dist_memory;
 extern const rdlm_bench_def_t rdlm_bench_def_dist_counter;
 extern const rdlm_bench_def_t rdlm_bench_def_services;
+extern const rdlm_bench_def_t rdlm_bench_def_lease_renew;
 #if RDLM_BENCH_HAVE_UCX
 extern const rdlm_bench_def_t rdlm_bench_def_tl_fadd;
 #endif

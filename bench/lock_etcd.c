@@ -11,6 +11,15 @@
  *   release:  POST /v3/lock/unlock  {"key": the key}                 (a delete)
  *   detach:   POST /v3/lease/revoke {"ID":ID}
  *
+ * and lease-renew's baseline (renew_ops.h), on the same plumbing:
+ *
+ *   open:     POST /v3/lease/grant  {"TTL":30}                       -> lease ID
+ *   once:     POST /v3/lease/keepalive {"ID":ID}  -> {"result":{..."TTL":"30"}}
+ *             LeaseKeepAlive is a gRPC stream: the gateway turns each HTTP request
+ *             into a stream carrying one message. The leader renews the lease in
+ *             memory, without a raft entry.
+ *   close:    POST /v3/lease/revoke {"ID":ID}
+ *
  * Debian's etcd 3.4 serves the lock API on the gateway (checked), so the recipe is
  * etcd's own rather than a hand-made txn + watch. One curl handle per worker keeps
  * one HTTP/1.1 connection alive; proxies from the environment are ignored.
@@ -23,10 +32,11 @@
 #include <curl/curl.h>
 
 #include "lock_services.h"
+#include "renew_ops.h"
 
 #define RDLM_BENCH_ETCD_BODY_MAX 2048
 
-typedef struct rdlm_bench_etcd_lock {
+typedef struct rdlm_bench_etcd {
     CURL *curl;
     struct curl_slist *headers;
     char base[160];    /* http://host:port */
@@ -36,7 +46,7 @@ typedef struct rdlm_bench_etcd_lock {
     char reply[RDLM_BENCH_ETCD_BODY_MAX];
     size_t reply_len;
     int reply_cut;
-} rdlm_bench_etcd_lock_t;
+} rdlm_bench_etcd_t;
 
 static void rdlm_bench_etcd_b64(const char *in, char *out, size_t outlen)
 {
@@ -61,7 +71,7 @@ static void rdlm_bench_etcd_b64(const char *in, char *out, size_t outlen)
 
 static size_t rdlm_bench_etcd_write(char *ptr, size_t size, size_t nmemb, void *user)
 {
-    rdlm_bench_etcd_lock_t *l = user;
+    rdlm_bench_etcd_t *l = user;
     size_t n = size * nmemb;
     size_t room = sizeof(l->reply) - 1 - l->reply_len;
 
@@ -76,8 +86,8 @@ static size_t rdlm_bench_etcd_write(char *ptr, size_t size, size_t nmemb, void *
 
 /* POST body to base + path; 0 with the reply in l->reply on HTTP 200, else an
  * rdlm_bench_service_err after saying why on stderr (or into err). */
-static int rdlm_bench_etcd_post(rdlm_bench_etcd_lock_t *l, const char *path,
-                                const char *body, char *err, size_t errlen)
+static int rdlm_bench_etcd_post(rdlm_bench_etcd_t *l, const char *path, const char *body,
+                                char *err, size_t errlen)
 {
     char url[200];
     long status = 0;
@@ -113,8 +123,8 @@ static int rdlm_bench_etcd_post(rdlm_bench_etcd_lock_t *l, const char *path,
 }
 
 /* Copy the JSON string value of "field" in l->reply into out; 0 or -1. */
-static int rdlm_bench_etcd_field(const rdlm_bench_etcd_lock_t *l, const char *field,
-                                 char *out, size_t outlen)
+static int rdlm_bench_etcd_field(const rdlm_bench_etcd_t *l, const char *field, char *out,
+                                 size_t outlen)
 {
     char pat[40];
     const char *p;
@@ -135,18 +145,17 @@ static int rdlm_bench_etcd_field(const rdlm_bench_etcd_lock_t *l, const char *fi
     return 0;
 }
 
-static int rdlm_bench_etcd_attach(void *shared, const char *job, void **lock_p, char *err,
-                                  size_t errlen)
+/* A kept-alive connection to the etcd of RDLMBENCH_ETCD and a new lease: the state,
+ * or NULL with why in err. */
+static rdlm_bench_etcd_t *rdlm_bench_etcd_connect(char *err, size_t errlen)
 {
     rdlm_bench_service_addr_t addr;
-    rdlm_bench_etcd_lock_t *l;
-    char name[80];
+    rdlm_bench_etcd_t *l;
     char body[64];
 
-    (void)shared;
     l = rdlm_bench_service_new(RDLM_BENCH_ENV_ETCD, sizeof(*l), &addr, err, errlen);
     if (l == NULL) {
-        return -1;
+        return NULL;
     }
     if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK) {
         snprintf(err, errlen, "curl_global_init failed");
@@ -175,10 +184,7 @@ static int rdlm_bench_etcd_attach(void *shared, const char *job, void **lock_p, 
         snprintf(err, errlen, "etcd lease grant: no ID in %.120s", l->reply);
         goto err_curl;
     }
-    snprintf(name, sizeof(name), "rdlmbench/%s", job);
-    rdlm_bench_etcd_b64(name, l->name_b64, sizeof(l->name_b64));
-    *lock_p = l;
-    return 0;
+    return l;
 
 err_curl:
     curl_slist_free_all(l->headers);
@@ -188,12 +194,29 @@ err_curl:
     curl_global_cleanup();
 err_free:
     free(l);
-    return -1;
+    return NULL;
+}
+
+static int rdlm_bench_etcd_attach(void *shared, const char *job, void **lock_p, char *err,
+                                  size_t errlen)
+{
+    rdlm_bench_etcd_t *l;
+    char name[80];
+
+    (void)shared;
+    l = rdlm_bench_etcd_connect(err, errlen);
+    if (l == NULL) {
+        return -1;
+    }
+    snprintf(name, sizeof(name), "rdlmbench/%s", job);
+    rdlm_bench_etcd_b64(name, l->name_b64, sizeof(l->name_b64));
+    *lock_p = l;
+    return 0;
 }
 
 static int rdlm_bench_etcd_acquire(void *lock)
 {
-    rdlm_bench_etcd_lock_t *l = lock;
+    rdlm_bench_etcd_t *l = lock;
     char body[200];
     int rc;
 
@@ -212,7 +235,7 @@ static int rdlm_bench_etcd_acquire(void *lock)
 
 static int rdlm_bench_etcd_release(void *lock)
 {
-    rdlm_bench_etcd_lock_t *l = lock;
+    rdlm_bench_etcd_t *l = lock;
     char body[240];
 
     snprintf(body, sizeof(body), "{\"key\":\"%s\"}", l->key_b64);
@@ -221,7 +244,7 @@ static int rdlm_bench_etcd_release(void *lock)
 
 static void rdlm_bench_etcd_detach(void *lock)
 {
-    rdlm_bench_etcd_lock_t *l = lock;
+    rdlm_bench_etcd_t *l = lock;
     char body[64];
 
     snprintf(body, sizeof(body), "{\"ID\":\"%s\"}", l->lease);
@@ -245,4 +268,41 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_etcd = {
     .error_name = rdlm_bench_service_error_name,
     .stats = rdlm_bench_lock_no_stats,
     .detach = rdlm_bench_etcd_detach,
+};
+
+/* ---- lease-renew: the lease keepalive --------------------------------------------- */
+
+static int rdlm_bench_etcd_renew_open(const char *job, void **h_p, char *err, size_t errlen)
+{
+    (void)job;
+    *h_p = rdlm_bench_etcd_connect(err, errlen);
+    return *h_p != NULL ? 0 : -1;
+}
+
+static int rdlm_bench_etcd_keepalive(void *h)
+{
+    rdlm_bench_etcd_t *l = h;
+    char body[64];
+    char ttl[16];
+
+    snprintf(body, sizeof(body), "{\"ID\":\"%s\"}", l->lease);
+    if (rdlm_bench_etcd_post(l, "/v3/lease/keepalive", body, NULL, 0) != 0) {
+        return -1;
+    }
+    if (rdlm_bench_etcd_field(l, "TTL", ttl, sizeof(ttl)) != 0 || atoi(ttl) <= 0) {
+        fprintf(stderr, "rdlm-bench: etcd keepalive: lease not renewed: %.200s\n",
+                l->reply);
+        return -1;
+    }
+    return 0;
+}
+
+const rdlm_bench_renew_ops_t rdlm_bench_renew_etcd = {
+    .name = "etcd-keepalive",
+    .description = "etcd LeaseKeepAlive, POST /v3/lease/keepalive (HTTP/JSON gateway, "
+                   "libcurl, loopback)",
+    .env = RDLM_BENCH_ENV_ETCD,
+    .open = rdlm_bench_etcd_renew_open,
+    .once = rdlm_bench_etcd_keepalive,
+    .close = rdlm_bench_etcd_detach,
 };

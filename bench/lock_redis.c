@@ -11,9 +11,16 @@
  * The token is unique per acquire: 16 random hex digits per process and a counter.
  * The script is loaded once per connection (SCRIPT LOAD), as clients do; EVALSHA
  * sends the same script by its digest. One connection per worker process.
+ *
+ * And lease-renew's baseline (renew_ops.h), a TTL kept alive the Redis way:
+ *
+ *   open:     SETNX rdlmbench:renew:<job> 1, then once()
+ *   once:     PEXPIRE rdlmbench:renew:<job> 30000       1: renewed
+ *   close:    DEL the key
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +32,7 @@
 
 #include "clock.h"
 #include "lock_services.h"
+#include "renew_ops.h"
 
 #define RDLM_BENCH_REDIS_BACKOFF_MIN_NS 50000u
 #define RDLM_BENCH_REDIS_BACKOFF_MAX_NS 1000000u
@@ -42,29 +50,61 @@ typedef struct rdlm_bench_redis_lock {
     uint64_t seq;
 } rdlm_bench_redis_lock_t;
 
+/* A connection to the Redis of RDLMBENCH_REDIS, every wait bounded, and key
+ * rdlmbench:<what><job>: the state (addr_p: the server's address), or NULL with why
+ * in err. */
+static rdlm_bench_redis_lock_t *rdlm_bench_redis_connect(const char *what, const char *job,
+                                                         rdlm_bench_service_addr_t *addr_p,
+                                                         char *err, size_t errlen)
+{
+    struct timeval tv = {.tv_sec = RDLM_BENCH_SERVICE_WAIT_MS / 1000};
+    rdlm_bench_redis_lock_t *l;
+
+    l = rdlm_bench_service_new(RDLM_BENCH_ENV_REDIS, sizeof(*l), addr_p, err, errlen);
+    if (l == NULL) {
+        return NULL;
+    }
+    l->c = redisConnectWithTimeout(addr_p->host, addr_p->port, tv);
+    if (l->c == NULL || l->c->err) {
+        snprintf(err, errlen, "redis at %s: connect: %s", addr_p->text,
+                 l->c ? l->c->errstr : "out of memory");
+        goto err_free;
+    }
+    if (redisSetTimeout(l->c, tv) != REDIS_OK) {
+        snprintf(err, errlen, "redis at %s: set timeout: %s", addr_p->text, l->c->errstr);
+        goto err_free;
+    }
+    snprintf(l->key, sizeof(l->key), "rdlmbench:%s%s", what, job);
+    return l;
+
+err_free:
+    if (l->c != NULL) {
+        redisFree(l->c);
+    }
+    free(l);
+    return NULL;
+}
+
+static void rdlm_bench_redis_detach(void *lock)
+{
+    rdlm_bench_redis_lock_t *l = lock;
+
+    redisFree(l->c);
+    free(l);
+}
+
 static int rdlm_bench_redis_attach(void *shared, const char *job, void **lock_p, char *err,
                                    size_t errlen)
 {
     rdlm_bench_service_addr_t addr;
-    struct timeval tv = {.tv_sec = RDLM_BENCH_SERVICE_WAIT_MS / 1000};
     rdlm_bench_redis_lock_t *l;
     redisReply *reply;
     uint64_t rnd;
 
     (void)shared;
-    l = rdlm_bench_service_new(RDLM_BENCH_ENV_REDIS, sizeof(*l), &addr, err, errlen);
+    l = rdlm_bench_redis_connect("", job, &addr, err, errlen);
     if (l == NULL) {
         return -1;
-    }
-    l->c = redisConnectWithTimeout(addr.host, addr.port, tv);
-    if (l->c == NULL || l->c->err) {
-        snprintf(err, errlen, "redis at %s: connect: %s", addr.text,
-                 l->c ? l->c->errstr : "out of memory");
-        goto err_free;
-    }
-    if (redisSetTimeout(l->c, tv) != REDIS_OK) {
-        snprintf(err, errlen, "redis at %s: set timeout: %s", addr.text, l->c->errstr);
-        goto err_free;
     }
     reply = redisCommand(l->c, "SCRIPT LOAD %s", rdlm_bench_redis_script);
     if (reply == NULL || reply->type != REDIS_REPLY_STRING ||
@@ -74,7 +114,8 @@ static int rdlm_bench_redis_attach(void *shared, const char *job, void **lock_p,
                  : reply->type == REDIS_REPLY_ERROR ? reply->str
                                                     : "unexpected reply");
         freeReplyObject(reply);
-        goto err_free;
+        rdlm_bench_redis_detach(l);
+        return -1;
     }
     memcpy(l->sha, reply->str, (size_t)reply->len);
     freeReplyObject(reply);
@@ -82,16 +123,8 @@ static int rdlm_bench_redis_attach(void *shared, const char *job, void **lock_p,
         rnd = rdlm_bench_now_ns() ^ ((uint64_t)getpid() << 32);
     }
     snprintf(l->prefix, sizeof(l->prefix), "%016" PRIx64, rnd);
-    snprintf(l->key, sizeof(l->key), "rdlmbench:%s", job);
     *lock_p = l;
     return 0;
-
-err_free:
-    if (l->c != NULL) {
-        redisFree(l->c);
-    }
-    free(l);
-    return -1;
 }
 
 static void rdlm_bench_redis_sleep(uint64_t ns)
@@ -167,14 +200,6 @@ static int rdlm_bench_redis_release(void *lock)
     return rc;
 }
 
-static void rdlm_bench_redis_detach(void *lock)
-{
-    rdlm_bench_redis_lock_t *l = lock;
-
-    redisFree(l->c);
-    free(l);
-}
-
 const rdlm_bench_lock_ops_t rdlm_bench_lock_redis = {
     .name = "redis",
     .description = "Redis SET NX PX + compare-and-delete script (hiredis, loopback)",
@@ -188,4 +213,77 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_redis = {
     .error_name = rdlm_bench_service_error_name,
     .stats = rdlm_bench_lock_no_stats,
     .detach = rdlm_bench_redis_detach,
+};
+
+/* ---- lease-renew: a TTL kept alive ------------------------------------------------- */
+
+/* Run one command on l (a printf-style format for hiredis) that must answer the
+ * integer 1; 0, or -1 after saying why on stderr. */
+static int rdlm_bench_redis_one(rdlm_bench_redis_lock_t *l, const char *what,
+                                const char *format, ...)
+{
+    redisReply *reply;
+    va_list ap;
+    int rc;
+
+    va_start(ap, format);
+    reply = redisvCommand(l->c, format, ap);
+    va_end(ap);
+    if (reply == NULL) {
+        fprintf(stderr, "rdlm-bench: redis %s: %s\n", what, l->c->errstr);
+        return -1;
+    }
+    rc = reply->type == REDIS_REPLY_INTEGER && reply->integer == 1 ? 0 : -1;
+    if (rc != 0) {
+        fprintf(stderr, "rdlm-bench: redis %s: %s\n", what,
+                reply->type == REDIS_REPLY_ERROR ? reply->str : "key gone (expired?)");
+    }
+    freeReplyObject(reply);
+    return rc;
+}
+
+static int rdlm_bench_redis_pexpire(void *h)
+{
+    rdlm_bench_redis_lock_t *l = h;
+
+    return rdlm_bench_redis_one(l, "PEXPIRE", "PEXPIRE %s %d", l->key,
+                                RDLM_BENCH_SERVICE_TTL_MS);
+}
+
+static int rdlm_bench_redis_renew_open(const char *job, void **h_p, char *err,
+                                       size_t errlen)
+{
+    rdlm_bench_service_addr_t addr;
+    rdlm_bench_redis_lock_t *l =
+        rdlm_bench_redis_connect("renew:", job, &addr, err, errlen);
+
+    if (l == NULL) {
+        return -1;
+    }
+    if (rdlm_bench_redis_one(l, "SETNX", "SETNX %s 1", l->key) != 0 ||
+        rdlm_bench_redis_pexpire(l) != 0) {
+        snprintf(err, errlen, "redis at %s: could not set %s (reason on stderr)", addr.text,
+                 l->key);
+        rdlm_bench_redis_detach(l);
+        return -1;
+    }
+    *h_p = l;
+    return 0;
+}
+
+static void rdlm_bench_redis_renew_close(void *h)
+{
+    rdlm_bench_redis_lock_t *l = h;
+
+    (void)rdlm_bench_redis_one(l, "DEL", "DEL %s", l->key);
+    rdlm_bench_redis_detach(l);
+}
+
+const rdlm_bench_renew_ops_t rdlm_bench_renew_redis = {
+    .name = "redis-pexpire",
+    .description = "Redis PEXPIRE of a key, 30 s (hiredis, loopback)",
+    .env = RDLM_BENCH_ENV_REDIS,
+    .open = rdlm_bench_redis_renew_open,
+    .once = rdlm_bench_redis_pexpire,
+    .close = rdlm_bench_redis_renew_close,
 };

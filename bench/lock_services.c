@@ -21,6 +21,16 @@ const char *rdlm_bench_service_error_name(int code)
     }
 }
 
+const char *rdlm_bench_service_skip_reason(const char *env, const char *hint)
+{
+    char var[64];
+    const char *reason;
+
+    snprintf(var, sizeof(var), "%s_SKIP", env);
+    reason = getenv(var);
+    return reason != NULL && reason[0] != '\0' ? reason : hint;
+}
+
 /* Split "host:port" (port 1..65535) into host_p (len bytes) and port_p; 0 or -1. */
 static int rdlm_bench_service_split(const char *addr, char *host_p, size_t len, int *port_p)
 {

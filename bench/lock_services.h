@@ -10,10 +10,13 @@
  *   zk     ZooKeeper, its C client (libzookeeper_mt)
  *          acquire: create an EPHEMERAL|SEQUENTIAL child, lowest holds, else watch
  *          the predecessor; release: delete the child
+ *   rdlmd  rdlm's lease authority (3 replicas), the public API of <rdlm/lease.h>, a
+ *          session per process; acquire: rdlm_session_lock; release:
+ *          rdlm_session_unlock (one committed Raft entry each)
  *
- * Each adapter exists only when its client library was found at configure time
- * (RDLM_BENCH_HAVE_REDIS / _ETCD / _ZK); attach fails with a message when its
- * variable is unset or the server does not answer. The variables are RDLMBENCH_*,
+ * Each adapter but rdlmd's exists only when its client library was found at
+ * configure time (RDLM_BENCH_HAVE_REDIS / _ETCD / _ZK); attach fails with a message
+ * when its variable is unset or the server does not answer. The variables are RDLMBENCH_*,
  * not RDLM_*: librdlm warns about RDLM_* names it does not know.
  */
 #ifndef RDLM_BENCH_LOCK_SERVICES_H
@@ -24,6 +27,10 @@
 #define RDLM_BENCH_ENV_REDIS "RDLMBENCH_REDIS" /**< host:port */
 #define RDLM_BENCH_ENV_ETCD "RDLMBENCH_ETCD"   /**< host:port of the client URL (http) */
 #define RDLM_BENCH_ENV_ZK "RDLMBENCH_ZK"       /**< host:port */
+/** The authority's client addresses, a.b.c.d:port[,...] (lease.h) */
+#define RDLM_BENCH_ENV_RDLMD "RDLMBENCH_RDLMD"
+/** Its replicas' process ids, space-separated (lease-renew reads their disk writes) */
+#define RDLM_BENCH_ENV_RDLMD_PIDS "RDLMBENCH_RDLMD_PIDS"
 
 /** Lease / TTL of a service lock, and the longest one acquire may wait, in ms. */
 #define RDLM_BENCH_SERVICE_TTL_MS 30000
@@ -47,6 +54,10 @@ typedef struct rdlm_bench_service_addr {
     int port; /**< 1..65535 */
 } rdlm_bench_service_addr_t;
 
+/** Why variable env is unset: the reason bench/services.sh left in env_SKIP when it
+ *  did not start that server, else hint. */
+const char *rdlm_bench_service_skip_reason(const char *env, const char *hint);
+
 /** What every adapter's attach starts with: the server's address from variable env
  *  into *addr_p, and size zeroed bytes for the adapter's state (free them with
  *  free()). The state, or NULL with why in err (unset, malformed, out of memory). */
@@ -62,5 +73,6 @@ extern const rdlm_bench_lock_ops_t rdlm_bench_lock_etcd;
 #if RDLM_BENCH_HAVE_ZK
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_zk;
 #endif
+extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlmd;
 
 #endif

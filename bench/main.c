@@ -52,6 +52,7 @@ static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
     &rdlm_bench_def_tl_fadd,
 #endif
     &rdlm_bench_def_services,
+    &rdlm_bench_def_lease_renew,
     &rdlm_bench_def_dist_lock,
     &rdlm_bench_def_dist_contended,
     &rdlm_bench_def_dist_memory,

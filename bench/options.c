@@ -32,8 +32,13 @@ static const char rdlm_bench_usage_text[] =
     "                   memory growth per 10,000 locks opened\n"
     "  tl-fadd          remote fetch-add through the transport vs raw UCX, shared\n"
     "                   memory and TCP (built with UCX)\n"
-    "  services         rdlm vs Redis, etcd, ZooKeeper locks on loopback (started by\n"
-    "                   bench/services.sh; skipped when RDLMBENCH_REDIS/_ETCD/_ZK unset)\n"
+    "  services         rdlm vs Redis, etcd, ZooKeeper and rdlmd (lease authority)\n"
+    "                   locks on loopback (started by bench/services.sh; each skipped\n"
+    "                   when its RDLMBENCH_REDIS/_ETCD/_ZK/_RDLMD is unset)\n"
+    "  lease-renew      one lease renewal at the rdlmd leader vs etcd lease keepalive,\n"
+    "                   Redis PEXPIRE and a loopback round trip (us per request); log\n"
+    "                   entries and bytes written per renewal vs per lock+unlock pair\n"
+    "                   (bench/services.sh; skipped when RDLMBENCH_RDLMD is unset)\n"
     "\n"
     "Opt-in (only when named), one machine as virtual nodes, everything over TCP:\n"
     "  dist-lock        cross-node acquire+release vs raw ucp atomics, MPI_Win_lock,\n"
@@ -48,11 +53,12 @@ static const char rdlm_bench_usage_text[] =
     "  -i, --iterations N       measured iterations per process for lock-latency and\n"
     "                           try-lock (default 1000000), rwlock-ratio (100000),\n"
     "                           barrier and dist-barrier (default 10000; dist-barrier\n"
-    "                           over TCP 2000)\n"
+    "                           over TCP 2000), lease-renew requests per round, at most\n"
+    "                           (2000; also the renewals of its disk phase)\n"
     "  -x, --warmup N           warm-up iterations per process before each measurement\n"
     "                           (default 10000 lock-latency and try-lock, 200\n"
     "                           lock-contended, 1000 rwlock-ratio, barrier and\n"
-    "                           dist-barrier, 200 over TCP)\n"
+    "                           dist-barrier, 200 over TCP, 20 lease-renew)\n"
     "  -d, --duration MS        measured window of throughput benchmarks (default 300;\n"
     "                           dist-contended, dist-counter 500)\n"
     "  -r, --rounds N           rounds, each measuring rdlm and every baseline once in\n"
@@ -118,37 +124,42 @@ static int rdlm_bench_parse_procs(const char *text, rdlm_bench_opts_t *opts)
     return opts->nprocs_count > 0 ? 0 : -1;
 }
 
-static int rdlm_bench_known(const char *const *known_names, const char *name)
+/* The known name equal to the len bytes at name, or NULL. */
+static const char *rdlm_bench_known(const char *const *known_names, const char *name,
+                                    size_t len)
 {
     for (; *known_names != NULL; known_names++) {
-        if (strcmp(*known_names, name) == 0) {
-            return 1;
+        if (strlen(*known_names) == len && strncmp(*known_names, name, len) == 0) {
+            return *known_names;
         }
     }
-    return 0;
+    return NULL;
 }
 
-/* Add a comma-separated list of names; "all" selects everything. Keeps pointers into
- * argv, which lives as long as the program; the list is split in place. */
-static int rdlm_bench_select(char *list, const char *const *known_names,
+/* Add a comma-separated list of names; "all" selects everything. The list (argv,
+ * which the header echoes) is left as it is; the names kept are known_names'. */
+static int rdlm_bench_select(const char *list, const char *const *known_names,
                              rdlm_bench_opts_t *opts)
 {
-    char *save = NULL;
-    char *tok;
+    const char *name;
+    const char *tok;
+    size_t len;
 
-    for (tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-        if (strcmp(tok, "all") == 0) {
+    for (tok = list; *tok != '\0'; tok += len + (tok[len] == ',')) {
+        len = strcspn(tok, ",");
+        if (len == 0 || (len == 3 && strncmp(tok, "all", 3) == 0)) {
             continue;
         }
-        if (!rdlm_bench_known(known_names, tok)) {
-            fprintf(stderr, "rdlm-bench: unknown benchmark '%s'\n", tok);
+        name = rdlm_bench_known(known_names, tok, len);
+        if (name == NULL) {
+            fprintf(stderr, "rdlm-bench: unknown benchmark '%.*s'\n", (int)len, tok);
             return -1;
         }
         if (opts->nselected == RDLM_BENCH_MAX_SELECTED) {
             fprintf(stderr, "rdlm-bench: too many benchmark names\n");
             return -1;
         }
-        opts->selected[opts->nselected++] = tok;
+        opts->selected[opts->nselected++] = name;
     }
     return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run rdlm's on-node benchmarks (rdlm-bench, default set, 10-30 s on 2 cores) and
-# keep the results.
+# Run rdlm's on-node benchmarks (rdlm-bench, default set, about 35 s on 2 cores with
+# the lock servers) and keep the results.
 #
 #   bench/run_local.sh [RESULTS_DIR] [rdlm-bench flags...]
 #
@@ -15,10 +15,12 @@
 #   contended.png   lock-contended throughput vs processes: rdlm, pthread_mutex, TAS
 #                   (gnuplot; installed with apt-get as root if missing and available,
 #                   unless BENCH_NO_INSTALL=1; otherwise the plot is skipped)
-# The `services` benchmark's baselines (Redis, etcd, ZooKeeper locks on loopback) run
-# under bench/services.sh, which installs (as root, unless BENCH_NO_INSTALL=1), starts
-# and stops the servers around rdlm-bench (a few seconds); BENCH_NO_SERVICES=1, or -b
-# without `services`, runs without them (the benchmark then says SKIP).
+# The `services` benchmark's baselines (Redis, etcd, ZooKeeper locks on loopback, and
+# rdlm's lease authority, 3 rdlmd replicas from the same build tree) and
+# `lease-renew` run under bench/services.sh, which installs (as root, unless
+# BENCH_NO_INSTALL=1), starts and stops the servers around rdlm-bench (a few seconds);
+# BENCH_NO_SERVICES=1, or -b without `services` or `lease-renew`, runs without them
+# (the benchmarks then say SKIP).
 # Exit status: rdlm-bench's (0 ran, 1 a measurement failed, 2 bad flags).
 set -euo pipefail
 
@@ -61,7 +63,7 @@ wants_services() {
     local a named=0
     [[ ${BENCH_NO_SERVICES:-0} == 1 ]] && return 1
     for a in "$@"; do
-        [[ $a == *services* ]] && return 0
+        [[ $a == *services* || $a == *lease-renew* ]] && return 0
         [[ $a == -b || $a == --bench* || $a == -b?* ]] && named=1
     done
     return "$named"

@@ -6,10 +6,22 @@
 #   RDLM_BENCH_HAVE_ETCD   libcurl          (Debian: libcurl4-openssl-dev) lock_etcd.c
 #   RDLM_BENCH_HAVE_ZK     zookeeper_mt     (Debian: libzookeeper-mt-dev)  lock_zk.c
 #
-# What the adapters share (lock_services.c) is always built. The servers are not
-# needed to build: bench/services.sh installs and starts them.
+# What the adapters share (lock_services.c) is always built, and so are rdlm's own
+# lease authority's adapter (lock_rdlmd.c, the public API) and `lease-renew`
+# (bench_lease.c, renew_wire.c), which speaks the authority's wire protocol: the
+# internal lease objects (core/lease cmd.h, wire.h, conn.h) are linked into rdlm-bench
+# as tl-fadd links the transport's (so rdlm_session_* resolve to those objects, the
+# same code as librdlm.so's, rather than to librdlm.so). The servers are not needed to
+# build:
+# bench/services.sh installs and starts them, and starts rdlmd from this build tree
+# (built with rdlm-bench when the authority is).
 
-target_sources(rdlm-bench PRIVATE bench_services.c lock_services.c)
+target_sources(rdlm-bench PRIVATE bench_services.c lock_services.c lock_rdlmd.c
+                                  bench_lease.c renew_wire.c)
+target_link_libraries(rdlm-bench PRIVATE rdlm_lease rdlm_util)
+if(TARGET rdlmd)
+  add_dependencies(rdlm-bench rdlmd rdlmctl)
+endif()
 
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
@@ -54,8 +66,23 @@ if(RDLM_BUILD_TESTS)
   # Without the servers' variables the benchmark skips every service and exits 0.
   add_test(NAME bench.services_without_servers_skips
            COMMAND env -u RDLMBENCH_REDIS -u RDLMBENCH_ETCD -u RDLMBENCH_ZK
+                   -u RDLMBENCH_RDLMD
                    sh -c "out=$(\"$1\" -b services) && echo \"$out\" | grep -q 'SKIP: redis'"
                    sh $<TARGET_FILE:rdlm-bench>)
   set_tests_properties(bench.services_without_servers_skips
                        PROPERTIES LABELS bench TIMEOUT 60)
+  if(TARGET rdlmd)
+    # lease-renew against 3 rdlmd replicas that services.sh starts from this build
+    # (no other server): OPEN, RENEW, CLOSE over the wire, the echo floor, and the disk
+    # phase, whose renewals must have appended no log entry (target met: "yes").
+    add_test(NAME bench.lease_renew_renewal_appends_no_log_entry
+             COMMAND env BENCH_SERVICES=rdlmd BENCH_NO_INSTALL=1
+                     RDLMBENCH_RDLMD_BIN=$<TARGET_FILE:rdlmd>
+                     RDLMBENCH_RDLMCTL_BIN=$<TARGET_FILE:rdlmctl>
+                     sh -c "out=$(\"$1\" run -- \"$2\" -b lease-renew -i 200 -x 10 -r 1) && \
+                            echo \"$out\" && echo \"$out\" | grep -q 'log entries/op.* yes$'"
+                     sh ${CMAKE_CURRENT_SOURCE_DIR}/services.sh $<TARGET_FILE:rdlm-bench>)
+    set_tests_properties(bench.lease_renew_renewal_appends_no_log_entry
+                         PROPERTIES LABELS bench TIMEOUT 120)
+  endif()
 endif()

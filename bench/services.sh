@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Start Redis, etcd and ZooKeeper on 127.0.0.1 for `rdlm-bench -b services`: private
-# data directories under a temporary directory, non-default ports (the first free one
-# from a base), each waited for with a bound, and stopped again afterwards.
+# Start Redis, etcd, ZooKeeper and rdlm's lease authority (3 rdlmd replicas) on
+# 127.0.0.1 for `rdlm-bench -b services,lease-renew`: private data directories under a
+# temporary directory, non-default ports (the first free one from a base), each
+# waited for with a bound, and stopped again afterwards.
 #
 #   bench/services.sh run [--] COMMAND [ARG...]
 #       start the servers, run COMMAND with the variables below exported, stop the
@@ -14,27 +15,37 @@
 #
 # Exported (read by rdlm-bench; not RDLM_* names, which librdlm checks):
 #   RDLMBENCH_REDIS=127.0.0.1:PORT  RDLMBENCH_ETCD=127.0.0.1:PORT  RDLMBENCH_ZK=127.0.0.1:PORT
+#   RDLMBENCH_RDLMD=127.0.0.1:PORT,127.0.0.1:PORT,127.0.0.1:PORT  the replicas' client ports
 #   RDLMBENCH_SERVER_PIDS="pid ..."  the servers, whose CPU time rdlm-bench does not
 #                                    count as other load on the machine
+#   RDLMBENCH_<NAME>_PIDS="pid ..."  one server's processes (rdlmd: its replicas, whose
+#                                    disk writes lease-renew reads)
 #   RDLMBENCH_<NAME>_SKIP="why"      for a server that could not be started (the
 #                                    benchmark prints it in its SKIP note)
 #
 # Settings (environment):
-#   BENCH_SERVICES="redis etcd zookeeper"  which servers to start
+#   BENCH_SERVICES="redis etcd zookeeper rdlmd"  which servers to start
 #   BENCH_NO_INSTALL=1   never apt-get; a missing server is skipped
 #   BENCH_SERVICES_WAIT=20  seconds to wait for each server to answer
 #   BENCH_SERVICES_KEEP=1   keep the temporary directory (logs) after `run`
+#   RDLMBENCH_RDLMD_BIN, RDLMBENCH_RDLMCTL_BIN  rdlmd and rdlmctl; by default those of
+#                        the build tree of an rdlm-bench that COMMAND runs
+#                        (BUILD/bench/rdlm-bench: BUILD/tools/rdlmd/rdlmd and
+#                        BUILD/tools/rdlmctl), else of $BUILD_DIR, else of build/ in
+#                        this repository, else PATH's
 #
 # Missing servers are installed with apt-get when running as root (redis-server,
 # etcd-server, zookeeperd: about 10, 8 and 13 s on Debian 12 here; zookeeperd needs a
 # Java runtime, which this machine image already has, else apt brings one). Services
 # started by the packages' own init scripts, if any, use the default ports and are
-# left alone. Exit status: 0, or 2 for bad usage; a server that does not start is a
-# SKIP, not an error.
+# left alone. rdlmd is not installed but built (cmake --build BUILD --target rdlmd
+# rdlmctl; rdlm-bench's build makes both). Exit status: 0, or 2 for bad usage; a
+# server that does not start is a SKIP, not an error.
 set -euo pipefail
 
 wait_s=${BENCH_SERVICES_WAIT:-20}
-want=${BENCH_SERVICES:-redis etcd zookeeper}
+want=${BENCH_SERVICES:-redis etcd zookeeper rdlmd}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 say() { echo "services.sh: $*" >&2; }
 
@@ -90,42 +101,49 @@ free_port() {
     taken="$taken $port"
 }
 
-# Send $2 to 127.0.0.1:$1 and print the reply (at most 1 s).
+# Send $2 to $1 (host:port) and print the reply (at most 1 s).
 ask() {
     # shellcheck disable=SC2016 # $0 and $1 are the inner shell's
-    timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && printf "%b" "$1" >&3 && cat <&3' \
+    timeout 1 bash -c 'exec 3<>"/dev/tcp/${0%:*}/${0##*:}" && printf "%b" "$1" >&3 && cat <&3' \
         "$1" "$2" 2>/dev/null || true
 }
 
+# Each probe gets the address(es) the server's variable will hold.
 redis_ok() { [[ $(ask "$1" 'PING\r\nQUIT\r\n') == *PONG* ]]; }
 etcd_ok() { [[ $(ask "$1" 'GET /health HTTP/1.0\r\n\r\n') == *'"health":"true"'* ]]; }
 # (`ruok` answers imok before the server serves sessions; `srvr` names the mode only
 # once it does.)
 zk_ok() { [[ $(ask "$1" 'srvr') == *"Mode: standalone"* ]]; }
+# A majority of the replicas answers and exactly one of them leads.
+rdlmd_ok() { "$rdlmctl" status --authority "$1" --timeout-ms 500 >/dev/null 2>&1; }
 
-# Wait until "$probe $port" succeeds or the server process $pid died; bounded.
+# Wait until "$probe $addrs" succeeds or one of the server's processes ($pids,
+# comma-separated) died; bounded.
 await() {
-    local name=$1 probe=$2 port=$3 pid=$4 log=$5 t0=$SECONDS
+    local name=$1 probe=$2 addrs=$3 pids=$4 log=$5 t0=$SECONDS pid
     while ((SECONDS - t0 < wait_s)); do
-        if "$probe" "$port"; then
-            say "$name answers on 127.0.0.1:$port (pid $pid, $((SECONDS - t0)) s)"
+        if "$probe" "$addrs"; then
+            say "$name answers on $addrs (pid ${pids//,/ }, $((SECONDS - t0)) s)"
             return 0
         fi
-        if ! kill -0 "$pid" 2>/dev/null; then
-            say "$name exited at start; last lines of $log:"
-            tail -5 "$log" >&2 || true
-            return 1
-        fi
+        for pid in ${pids//,/ }; do
+            if ! kill -0 "$pid" 2>/dev/null; then
+                say "$name (pid $pid) exited at start; last lines of $log:"
+                tail -5 "$log" >&2 || true
+                return 1
+            fi
+        done
         sleep 0.1
     done
-    say "$name did not answer on 127.0.0.1:$port within $wait_s s; log: $log"
+    say "$name did not answer on $addrs within $wait_s s; log: $log"
     return 1
 }
 
 # ---- starting ---------------------------------------------------------------------------
 
-# Each start_* launches its server in the background and records "name pid port" in
-# $dir/started; await_all then probes them.
+# Each start_* launches its server in the background and records
+# "name pids addrs VAR log probe" in $dir/started (pids and addrs comma-separated);
+# start_all then probes them.
 start_redis() {
     local d=$dir/redis port
     install_missing redis-server || { skip REDIS "redis-server not installed"; return; }
@@ -133,7 +151,7 @@ start_redis() {
     mkdir -p "$d"
     redis-server --bind 127.0.0.1 --port "$port" --dir "$d" --save '' --appendonly no \
         --daemonize no --protected-mode yes --logfile "$d/redis.log" </dev/null >/dev/null 2>&1 &
-    echo "redis $! $port REDIS $d/redis.log redis_ok" >>"$dir/started"
+    echo "redis $! 127.0.0.1:$port REDIS $d/redis.log redis_ok" >>"$dir/started"
 }
 
 start_etcd() {
@@ -150,7 +168,7 @@ start_etcd() {
         --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
         --initial-cluster "rdlmbench=http://127.0.0.1:$peer" \
         --logger zap --log-level warn </dev/null >"$d/etcd.log" 2>&1 &
-    echo "etcd $! $port ETCD $d/etcd.log etcd_ok" >>"$dir/started"
+    echo "etcd $! 127.0.0.1:$port ETCD $d/etcd.log etcd_ok" >>"$dir/started"
 }
 
 start_zookeeper() {
@@ -174,7 +192,54 @@ EOF
     java -Xms64m -Xmx256m -Dzookeeper.log.dir="$d" -cp "/etc/zookeeper/conf:$jar" \
         org.apache.zookeeper.server.ZooKeeperServerMain "$d/zoo.cfg" \
         </dev/null >"$d/zookeeper.log" 2>&1 &
-    echo "zookeeper $! $port ZK $d/zookeeper.log zk_ok" >>"$dir/started"
+    echo "zookeeper $! 127.0.0.1:$port ZK $d/zookeeper.log zk_ok" >>"$dir/started"
+}
+
+# Print the executable $1 names (a variable's value; when set, it or nothing), else
+# the first of: $2 in the build tree of each rdlm-bench among the arguments of `run`
+# (BUILD/bench/rdlm-bench: BUILD/$2), of $BUILD_DIR, of build/ in this repository;
+# else $3 on PATH. 1 if none.
+find_bin() {
+    local a c
+    if [[ -n $1 ]]; then
+        [[ -x $1 && ! -d $1 ]] && echo "$1"
+        return
+    fi
+    for a in "${cmd_args[@]}" ${BUILD_DIR:+"$BUILD_DIR/bench/rdlm-bench"} \
+        "$repo/build/bench/rdlm-bench"; do
+        c=${a%/*}/../$2
+        if [[ ${a##*/} == rdlm-bench && $a == */* && -x $c && ! -d $c ]]; then
+            echo "$c"
+            return 0
+        fi
+    done
+    command -v "$3"
+}
+
+# The lease authority: 3 rdlmd replicas (libraft) with Raft ports from 12701 and
+# client ports from 12801, each with its data directory; the probe asks rdlmctl.
+start_rdlmd() {
+    local d=$dir/rdlmd i raft peers="" addrs="" pids=""
+    if ! rdlmd=$(find_bin "${RDLMBENCH_RDLMD_BIN:-}" tools/rdlmd/rdlmd rdlmd) ||
+        ! rdlmctl=$(find_bin "${RDLMBENCH_RDLMCTL_BIN:-}" tools/rdlmctl rdlmctl); then
+        skip RDLMD "rdlmd or rdlmctl not found (build them: cmake --build BUILD --target \
+rdlmd rdlmctl, or set RDLMBENCH_RDLMD_BIN and RDLMBENCH_RDLMCTL_BIN)"
+        return
+    fi
+    for i in 1 2 3; do
+        free_port 12701 || { skip RDLMD "no free port"; return; }
+        raft=$port
+        free_port 12801 || { skip RDLMD "no free port"; return; }
+        peers="$peers${peers:+,}$i=127.0.0.1:$raft=127.0.0.1:$port"
+        addrs="$addrs${addrs:+,}127.0.0.1:$port"
+    done
+    for i in 1 2 3; do
+        mkdir -p "$d/$i"
+        "$rdlmd" --id "$i" --peers "$peers" --data-dir "$d/$i" \
+            </dev/null >"$d/rdlmd-$i.log" 2>&1 &
+        pids="$pids${pids:+,}$!"
+    done
+    echo "rdlmd $pids $addrs RDLMD $d/rdlmd-1.log rdlmd_ok" >>"$dir/started"
 }
 
 skip() {
@@ -183,7 +248,7 @@ skip() {
 }
 
 start_all() {
-    local name pid port var log probe pids="" s
+    local name pids addrs var log probe all="" s
     mkdir -p "$dir"
     : >"$dir/started"
     : >"$dir/env"
@@ -191,40 +256,47 @@ start_all() {
     [[ " $want " == *" etcd "* ]] || skip ETCD "not started: BENCH_SERVICES=\"$want\""
     [[ " $want " == *" zookeeper "* || " $want " == *" zk "* ]] ||
         skip ZK "not started: BENCH_SERVICES=\"$want\""
+    [[ " $want " == *" rdlmd "* ]] || skip RDLMD "not started: BENCH_SERVICES=\"$want\""
     for s in $want; do
         case $s in
         redis) start_redis ;;
         etcd) start_etcd ;;
         zookeeper | zk) start_zookeeper ;;
-        *) say "unknown service '$s' (redis, etcd, zookeeper)" ;;
+        rdlmd) start_rdlmd ;;
+        *) say "unknown service '$s' (redis, etcd, zookeeper, rdlmd)" ;;
         esac
     done
-    while read -r -u 4 name pid port var log probe; do
-        pids="$pids $pid"
-        if await "$name" "$probe" "$port" "$pid" "$log"; then
-            echo "export RDLMBENCH_$var=127.0.0.1:$port" >>"$dir/env"
+    while read -r -u 4 name pids addrs var log probe; do
+        all="$all ${pids//,/ }"
+        if await "$name" "$probe" "$addrs" "$pids" "$log"; then
+            echo "export RDLMBENCH_$var=$addrs RDLMBENCH_${var}_PIDS=\"${pids//,/ }\"" \
+                >>"$dir/env"
         else
-            skip "$var" "$name did not start on 127.0.0.1:$port (see $log)"
+            skip "$var" "$name did not start on $addrs (see $log)"
         fi
     done 4<"$dir/started"
-    echo "export RDLMBENCH_SERVER_PIDS=\"${pids# }\"" >>"$dir/env"
+    echo "export RDLMBENCH_SERVER_PIDS=\"${all# }\"" >>"$dir/env"
 }
 
 stop_all() {
-    local name pid rest t0
+    local name pids rest t0 pid
     [[ -f $dir/started ]] || return 0
-    while read -r -u 4 name pid rest; do
-        kill "$pid" 2>/dev/null || true
+    while read -r -u 4 name pids rest; do
+        for pid in ${pids//,/ }; do
+            kill "$pid" 2>/dev/null || true
+        done
     done 4<"$dir/started"
     t0=$SECONDS
-    while read -r -u 4 name pid rest; do
-        while kill -0 "$pid" 2>/dev/null && ((SECONDS - t0 < 5)); do
-            sleep 0.1
+    while read -r -u 4 name pids rest; do
+        for pid in ${pids//,/ }; do
+            while kill -0 "$pid" 2>/dev/null && ((SECONDS - t0 < 5)); do
+                sleep 0.1
+            done
+            if kill -0 "$pid" 2>/dev/null; then
+                say "$name (pid $pid) still running after 5 s: SIGKILL"
+                kill -9 "$pid" 2>/dev/null || true
+            fi
         done
-        if kill -0 "$pid" 2>/dev/null; then
-            say "$name (pid $pid) still running after 5 s: SIGKILL"
-            kill -9 "$pid" 2>/dev/null || true
-        fi
     done 4<"$dir/started"
     : >"$dir/started"
     say "servers stopped"
@@ -245,6 +317,7 @@ cleanup() {
 
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift
+cmd_args=() # run: COMMAND and its arguments (find_bin looks for rdlm-bench among them)
 case $cmd in
 start)
     [[ $# -eq 1 ]] || usage
@@ -260,6 +333,7 @@ stop)
 run)
     [[ ${1:-} == -- ]] && shift
     [[ $# -gt 0 ]] || usage
+    cmd_args=("$@")
     dir=$(mktemp -d "${TMPDIR:-/tmp}/rdlm-services.XXXXXX")
     child=""
     trap cleanup EXIT
