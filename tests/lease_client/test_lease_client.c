@@ -154,6 +154,7 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 static int cluster_up(void **state)
 {
     unsigned ports[2 * N_REPLICAS];
+    char dir[sizeof(C.dir)];
     size_t off = 0;
 
     (void)state;
@@ -164,13 +165,14 @@ static int cluster_up(void **state)
     if (mkdtemp(C.dir) == NULL)
         return -1;
     free_ports(ports);
+    memcpy(dir, C.dir, sizeof(dir)); /* not C's own bytes: -Wrestrict under ASan */
     for (int i = 0; i < N_REPLICAS; i++) {
         replica_t *r = &C.r[i];
 
         snprintf(r->raft, sizeof(r->raft), "127.0.0.1:%u", ports[2 * i]);
         snprintf(r->client, sizeof(r->client), "127.0.0.1:%u", ports[2 * i + 1]);
-        snprintf(r->data, sizeof(r->data), "%s/data%d", C.dir, i + 1);
-        snprintf(r->log, sizeof(r->log), "%s/rdlmd%d.log", C.dir, i + 1);
+        snprintf(r->data, sizeof(r->data), "%s/data%d", dir, i + 1);
+        snprintf(r->log, sizeof(r->log), "%s/rdlmd%d.log", dir, i + 1);
         off += (size_t)snprintf(C.peers + off, sizeof(C.peers) - off, "%s%d=%s=%s",
                                 i ? "," : "", i + 1, r->raft, r->client);
         snprintf(C.authority + strlen(C.authority),
