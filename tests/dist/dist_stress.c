@@ -97,6 +97,7 @@ typedef struct shared {
     atomic_uint inside[MAX_LOCKS];  /* exclusive holders (writers) */
     atomic_uint readers[MAX_LOCKS]; /* shared holders (rwstress) */
     atomic_ulong writes[MAX_LOCKS]; /* write acquires (rwstress) */
+    atomic_uint holding[2]; /* rwstarve: readers holding, per node */
     uint64_t hold_token; /* timeout mode: rank 0's token */
     rec_t log[];         /* [lock][rank][iter] */
 } shared_t;
@@ -425,10 +426,30 @@ static size_t check_tokens(uint32_t l, rec_t *all)
 }
 
 /* Writers are not starved: every rank but the last reads, holding each read for 1 ms
- * (the reads of a node overlap, so its registration never drops on its own); the last
- * rank, on another node, must get a 2 s timed write acquire. Readers stop when it is
- * done. With an unbounded cohort bound the readers' node never re-checks for a
- * waiting writer, and the writer times out (the broken variant). */
+ * and then until another reader of its node holds too (at most 50 ms), so a node's
+ * registration does not drop on its own even when the scheduler parks readers; the
+ * last rank, on another node, must get a 2 s timed write acquire. Readers stop when it
+ * is done. With an unbounded cohort bound the readers' node never re-checks for a
+ * waiting writer, and the writer times out (the broken variant); with a bound, the
+ * joiners queue behind the writer and the last holder lets go after 50 ms. */
+/* Stop counting as a holder once another reader of the node holds, or after 50 ms. */
+static void rwstarve_let_go(atomic_uint *holding)
+{
+    uint64_t give_up = now_ns() + 50000000ull;
+    unsigned h = atomic_load(holding);
+
+    for (;;) {
+        if (h >= 2 || now_ns() >= give_up || atomic_load(&g_sh->writes[0]) != 0) {
+            if (atomic_compare_exchange_weak(holding, &h, h - 1)) {
+                return;
+            }
+            continue; /* h reloaded */
+        }
+        usleep(100);
+        h = atomic_load(holding);
+    }
+}
+
 static void run_rwstarve(void)
 {
     rdlm_rwlock_h rw;
@@ -457,7 +478,9 @@ static void run_rwstarve(void)
                 die("read acquire: %s", rdlm_status_name(s));
             }
             read_section(0, 0);
+            atomic_fetch_add(&g_sh->holding[g_node % 2], 1);
             usleep(1000);
+            rwstarve_let_go(&g_sh->holding[g_node % 2]);
             rdlm_rwlock_read_release(rw);
         }
     }
