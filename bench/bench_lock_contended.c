@@ -21,24 +21,12 @@
 #define RDLM_BENCH_CONT_WARMUP 200u
 #define RDLM_BENCH_CONT_SAMPLE_EVERY 16u /* power of two */
 #define RDLM_BENCH_CONT_SAMPLES 16384u
-#define RDLM_BENCH_CONT_NCS_STEPS 64 /* LCG steps of local work: about 0.1 us */
 
 static const uint32_t rdlm_bench_cont_procs[] = {2, 16};
 
 static const rdlm_bench_lock_ops_t *const rdlm_bench_cont_impls[] = {
     &rdlm_bench_lock_rdlm, &rdlm_bench_lock_pmutex, &rdlm_bench_lock_tas};
 #define RDLM_BENCH_CONT_NIMPL (sizeof(rdlm_bench_cont_impls) / sizeof(rdlm_bench_cont_impls[0]))
-
-/* Work outside the lock that the compiler cannot remove or shortcut. */
-static inline uint64_t rdlm_bench_cont_ncs(uint64_t x)
-{
-    int k;
-
-    for (k = 0; k < RDLM_BENCH_CONT_NCS_STEPS; k++) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-    }
-    return x;
-}
 
 static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
 {
@@ -62,7 +50,7 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
         if (rdlm_bench_lock_section(w, ops, lock, cs, 0) < 0) {
             goto err_detach;
         }
-        sink = rdlm_bench_cont_ncs(sink);
+        sink = rdlm_bench_local_work(sink);
     }
     have_stats = ops->stats(lock, &before) == 0;
     if (rdlm_bench_worker_start(w) != 0) {
@@ -75,7 +63,7 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
             goto err_detach;
         }
         handoffs += (uint64_t)rc;
-        sink = rdlm_bench_cont_ncs(sink);
+        sink = rdlm_bench_local_work(sink);
         ops_done++;
     }
     rdlm_bench_worker_end(w, ops_done);

@@ -25,6 +25,7 @@ extern const rdlm_bench_def_t rdlm_bench_def_lock_latency;
 extern const rdlm_bench_def_t rdlm_bench_def_lock_contended;
 extern const rdlm_bench_def_t rdlm_bench_def_try_lock;
 extern const rdlm_bench_def_t rdlm_bench_def_rwlock_ratio;
+extern const rdlm_bench_def_t rdlm_bench_def_sem;
 extern const rdlm_bench_def_t rdlm_bench_def_barrier;
 extern const rdlm_bench_def_t rdlm_bench_def_dist_barrier;
 extern const rdlm_bench_def_t rdlm_bench_def_memory;

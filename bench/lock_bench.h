@@ -58,6 +58,20 @@ int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_
 int rdlm_bench_lock_check_count(void *data, const void *arg, uint64_t expected, char *why,
                                 size_t whylen);
 
+#define RDLM_BENCH_LOCAL_WORK_STEPS 64 /**< LCG steps of local work: about 0.1 us */
+
+/** Work outside the lock (about 0.1 us) that the compiler cannot remove or shortcut;
+ *  feed the result back in and keep the last one alive. */
+static inline uint64_t rdlm_bench_local_work(uint64_t x)
+{
+    int k;
+
+    for (k = 0; k < RDLM_BENCH_LOCAL_WORK_STEPS; k++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    return x;
+}
+
 /** n uncontended acquire+release pairs through ops on lock: 0, or -1 after
  *  rdlm_bench_lock_failed (the caller detaches). */
 static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,

@@ -45,6 +45,7 @@ static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
     &rdlm_bench_def_lock_contended,
     &rdlm_bench_def_try_lock,
     &rdlm_bench_def_rwlock_ratio,
+    &rdlm_bench_def_sem,
     &rdlm_bench_def_barrier,
     &rdlm_bench_def_dist_barrier,
     &rdlm_bench_def_memory,

@@ -14,6 +14,7 @@
 #include "records.h"
 
 #define RDLM_TRY_CHECK_INTERVAL_NS 10000000ull /* try-acquire looks for dead holders */
+#define RDLM_TRY_CLOCK_EVERY 64u /* a failed try on an unchanged word reads the clock */
 
 /* Wake whoever holds ticket `ticket` (it may be asleep). */
 static void rdlm_qlock_wake(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t ticket)
@@ -95,13 +96,35 @@ static int rdlm_qlock_try_fast(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev
     return 1;
 }
 
-/* A failed try looks for a dead holder now and then: a lock whose holder died must
- * not stay busy forever for callers that only ever try. */
+/* What this thread's last failed try saw: the lock word when it last read the clock,
+ * and the failed tries since. Hints only (they pick when to read the clock), so one
+ * pair per thread serves every context and lock. */
+static _Thread_local uint64_t rdlm_qlock_try_word;
+static _Thread_local uint32_t rdlm_qlock_try_fails;
+
+/*
+ * A failed try looks for a dead holder now and then: a lock whose holder died must
+ * not stay busy forever for callers that only ever try. The check runs at most once
+ * per RDLM_TRY_CHECK_INTERVAL_NS per context, decided by the clock; the clock is read
+ * (about 20-40 ns, most of a failed try) only when the word differs from the one this
+ * thread saw at its last reading (the holder or the queue moved: a ticket abandoned
+ * by a timed-out waiter shows here at once) or on every RDLM_TRY_CLOCK_EVERY-th
+ * failed try (a dead holder leaves the word as it was: found after the interval and
+ * at most that many more tries).
+ */
 static int rdlm_qlock_try_recover(rdlm_local_t *lc, uint32_t idx)
 {
-    uint64_t now = rdlm_clock_now_ns();
-    uint64_t due = rdlm_load(&lc->next_try_check_ns, RDLM_RELAXED);
+    uint64_t w = rdlm_load(&lc->seg.entries[idx].word, RDLM_RELAXED);
+    uint64_t now;
+    uint64_t due;
 
+    if (w == rdlm_qlock_try_word && ++rdlm_qlock_try_fails % RDLM_TRY_CLOCK_EVERY != 0) {
+        return 0;
+    }
+    rdlm_qlock_try_word = w;
+    rdlm_qlock_try_fails = 0;
+    now = rdlm_clock_now_ns();
+    due = rdlm_load(&lc->next_try_check_ns, RDLM_RELAXED);
     if (now < due || !rdlm_cas(&lc->next_try_check_ns, &due,
                                now + RDLM_TRY_CHECK_INTERVAL_NS, RDLM_RELAXED)) {
         return 0;
