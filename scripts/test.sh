@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command: install dependencies, build with warnings as errors, run
 # the whole ctest suite, then the sanitizer builds (ASan+UBSan over unit, api, stress,
-# transport, lease (codecs, state machine, rdlmd, client) and the cross-node dist tests -- the latter under mpirun without leak
-# checking, since Open MPI keeps allocations past MPI_Finalize; TSan over the threaded
-# unit tests).
+# transport, lease (codecs, state machine, rdlmd, client) and the cross-node dist
+# tests -- the latter under mpirun without leak checking, since Open MPI keeps
+# allocations past MPI_Finalize; TSan over the threaded unit tests and the lease
+# authority).
 # usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +30,9 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
     ctest --test-dir build-asan --output-on-failure --timeout 900 -L dist
   # Without UCX: libucm interposes madvise() and takes a pthread rwlock in it, which
   # crashes ThreadSanitizer when glibc calls madvise for an exiting thread's stack.
-  # The TSan suite covers the on-node code (label unit), which needs no transport.
+  # The TSan suite covers the on-node code (label unit), which needs no transport, and
+  # the lease authority's threads (label lease: renewal threads, rdlmd, in-job replicas).
   build build-tsan Tsan -DRDLM_WITH_UCX=OFF
-  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L unit
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L 'unit|lease'
 fi
 echo "scripts/test.sh: all suites passed"
