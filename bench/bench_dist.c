@@ -150,10 +150,11 @@ rdlm_bench_measure_t *rdlm_bench_dist_figure(rdlm_bench_report_t *r, const char 
     return m;
 }
 
-int rdlm_bench_dist_each(rdlm_bench_report_t *r, const char *bench, uint32_t min_procs,
-                         const char *params,
+int rdlm_bench_dist_each(rdlm_bench_report_t *r, const rdlm_bench_def_t *def,
+                         uint32_t min_procs, const char *params,
                          int (*run_procs)(rdlm_bench_report_t *r, uint32_t procs))
 {
+    const char *bench = def->name;
     const uint32_t *procs;
     uint32_t n, k;
     char why[256];
@@ -166,8 +167,7 @@ int rdlm_bench_dist_each(rdlm_bench_report_t *r, const char *bench, uint32_t min
     if (params != NULL) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", params);
     }
-    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_dist_procs,
-                              sizeof(rdlm_bench_dist_procs) / sizeof(uint32_t), &procs);
+    n = rdlm_bench_opts_procs(r->opts, def->default_procs, def->ndefault_procs, &procs);
     for (k = 0; k < n; k++) {
         if (procs[k] < min_procs) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,

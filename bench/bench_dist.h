@@ -1,22 +1,24 @@
 /*
  * What the cross-node benchmarks share (bench_dist_lock.c: dist-lock, dist-contended,
- * dist-memory; bench_dist_counter.c: dist-counter): the MPI program that measures
- * them, rdlm-mpi-lock-bench (mpi_lock_bench.c, which documents the measurements), run
- * under mpirun on one machine split into virtual nodes with everything over TCP, and
- * the reading of its output into the report. Running an MPI program and reading its
- * round lines also serve dist-barrier (bench_dist_barrier.c), whose program,
- * rdlm-mpi-barrier-bench, prints the same lines.
+ * dist-memory; bench_dist_sweep.c: dist-sweep; bench_dist_counter.c: dist-counter):
+ * the MPI program that measures them, rdlm-mpi-lock-bench (mpi_lock_bench.c, which
+ * documents the measurements), run under mpirun on one machine split into virtual
+ * nodes with everything over TCP, and the reading of its output into the report.
+ * Running an MPI program and reading its round lines also serve dist-barrier
+ * (bench_dist_barrier.c), whose program, rdlm-mpi-barrier-bench, prints the same
+ * lines.
  */
 #ifndef RDLM_BENCH_DIST_H
 #define RDLM_BENCH_DIST_H
 
 #include <stdint.h>
 
+#include "benchmarks.h"
 #include "mpi_launch.h"
 #include "report.h"
 
-/** The default process count of the benchmarks of rdlm-mpi-lock-bench (-p replaces
- *  it): 2 nodes x 2 ranks. */
+/** The default process count of the benchmarks of rdlm-mpi-lock-bench but dist-sweep
+ *  (-p replaces it): 2 nodes x 2 ranks. */
 extern const uint32_t rdlm_bench_dist_procs[1];
 
 /** The job of rdlm-mpi-lock-bench on procs ranks as 2 virtual nodes, everything over
@@ -85,11 +87,11 @@ rdlm_bench_measure_t *rdlm_bench_dist_figure(rdlm_bench_report_t *r, const char 
                                              uint32_t procs, const char *unit,
                                              double value);
 
-/** Measure bench at every process count (-p, default 4) of at least min_procs with
- *  run_procs, after noting params (if not NULL); a SKIP note instead when the program
- *  cannot run. 0, or -1 if a measurement failed. */
-int rdlm_bench_dist_each(rdlm_bench_report_t *r, const char *bench, uint32_t min_procs,
-                         const char *params,
+/** Measure benchmark def at every process count (-p, else def's defaults) of at least
+ *  min_procs with run_procs, after noting params (if not NULL); a SKIP note instead
+ *  when the program cannot run. 0, or -1 if a measurement failed. */
+int rdlm_bench_dist_each(rdlm_bench_report_t *r, const rdlm_bench_def_t *def,
+                         uint32_t min_procs, const char *params,
                          int (*run_procs)(rdlm_bench_report_t *r, uint32_t procs));
 
 #endif

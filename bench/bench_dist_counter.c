@@ -195,7 +195,7 @@ static int rdlm_bench_dk_procs(rdlm_bench_report_t *r, uint32_t procs)
 static int rdlm_bench_dk_run(rdlm_bench_report_t *r)
 {
     return rdlm_bench_dist_each(
-        r, rdlm_bench_def_dist_counter.name, 2,
+        r, &rdlm_bench_def_dist_counter, 2,
         "one machine as 2 nodes; every rank loops one operation for the window; rdlm and "
         "MPI alternate in every round inside one mpirun; figure: all ranks' operations / "
         "longest elapsed; p99: one operation in 16",

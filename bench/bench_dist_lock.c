@@ -210,7 +210,7 @@ static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
 static int rdlm_bench_dl_run(rdlm_bench_report_t *r)
 {
     return rdlm_bench_dist_each(
-        r, rdlm_bench_def_dist_lock.name, 2,
+        r, &rdlm_bench_def_dist_lock, 2,
         "one machine as 2 nodes; rdlm and baselines alternate in every "
         "round inside one mpirun; single-origin figures: us per cycle, "
         "p99 over 10-cycle batches; hand-off: mean release-to-acquire "
@@ -248,10 +248,19 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
     rdlm_bench_dc_ctx_t *c = arg;
     const rdlm_bench_opts_t *o = c->report->opts;
     char dur[16], warm[24], iters[24];
-    const char *const args[] = {"--mode", "contended", "-r",
-                                "1",      "-d",        dur,
-                                "-x",     warm,        o->iterations ? "-i" : NULL,
-                                iters,    NULL};
+    const char *const args[] = {"--mode",
+                                "contended",
+                                "--impls",
+                                "rdlm",
+                                "-r",
+                                "1",
+                                "-d",
+                                dur,
+                                "-x",
+                                warm,
+                                o->iterations ? "-i" : NULL,
+                                iters,
+                                NULL};
     static const char *const env_bound1[] = {"UCX_TLS=tcp,self", "RDLM_VIRTUAL_NODES=2",
                                              "RDLM_COHORT_BOUND=1", NULL};
     static const char *const unset_env[] = {"RDLM_UCX_TLS", "RDLM_COHORT_BOUND", NULL};
@@ -384,7 +393,7 @@ static int rdlm_bench_dc_procs(rdlm_bench_report_t *r, uint32_t procs)
 static int rdlm_bench_dc_run(rdlm_bench_report_t *r)
 {
     /* 4: 2 nodes x 2 ranks, so that hand-offs inside a node can happen */
-    return rdlm_bench_dist_each(r, rdlm_bench_def_dist_contended.name, 4, NULL,
+    return rdlm_bench_dist_each(r, &rdlm_bench_def_dist_contended, 4, NULL,
                                 rdlm_bench_dc_procs);
 }
 
@@ -466,7 +475,7 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
 
 static int rdlm_bench_dm_run(rdlm_bench_report_t *r)
 {
-    return rdlm_bench_dist_each(r, rdlm_bench_def_dist_memory.name, 2,
+    return rdlm_bench_dist_each(r, &rdlm_bench_def_dist_memory, 2,
                                 "one machine, every rank its own virtual node; VmRSS from "
                                 "/proc/self/status; one run (sizes do not need rounds)",
                                 rdlm_bench_dm_procs);

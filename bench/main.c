@@ -46,6 +46,7 @@ static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
     &rdlm_bench_def_try_lock,
     &rdlm_bench_def_rwlock_ratio,
     &rdlm_bench_def_sem,
+    &rdlm_bench_def_cas_pingpong,
     &rdlm_bench_def_barrier,
     &rdlm_bench_def_dist_barrier,
     &rdlm_bench_def_memory,
@@ -56,6 +57,7 @@ static const rdlm_bench_def_t *const rdlm_bench_defs[] = {
     &rdlm_bench_def_lease_renew,
     &rdlm_bench_def_dist_lock,
     &rdlm_bench_def_dist_contended,
+    &rdlm_bench_def_dist_sweep,
     &rdlm_bench_def_dist_memory,
     &rdlm_bench_def_dist_counter,
 };

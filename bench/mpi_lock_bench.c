@@ -1,13 +1,16 @@
 /*
  * rdlm-mpi-lock-bench: rdlm's cross-node exclusive lock against its baselines, in
  * one MPI job, on the same ranks, in alternating rounds (A B C ..., then ... C B A).
- * Run by rdlm-bench (-b dist-lock, -b dist-contended, -b dist-counter); by hand, on
- * one machine:
+ * Run by rdlm-bench (-b dist-lock, dist-contended, dist-sweep, dist-counter); by hand,
+ * on one machine:
  *
  *   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 4 \
  *     --oversubscribe --bind-to none --mca pml ob1 --mca btl self,tcp --mca osc pt2pt \
  *     -x UCX_TLS=tcp,self -x RDLM_VIRTUAL_NODES=2 \
- *     rdlm-mpi-lock-bench --mode uncontended [-i N] [-x N] [-r N] [-t MS]
+ *     rdlm-mpi-lock-bench --mode uncontended [--impls LIST] [-i N] [-x N] [-r N] [-t MS]
+ *
+ * --impls: a comma-separated subset of the mode's implementations, alternated in that
+ * order (default: all of them, in the order of the tables below).
  *
  * --mode uncontended (rank 0 = the origin, on node n0; the lock is the first
  * "bench-lock-K" whose home node is not n0; the target is the home node's leader,
@@ -45,10 +48,24 @@
  *   acquires that counted as local hand-offs must be 0.
  *
  * --mode contended: every rank loops acquire / critical section / release / local
- * work on one rdlm lock for -d ms (or -i loops) after -x warm-up loops; figure: all
- * ranks' acquires / max elapsed, in kops/s; p99: wait in acquire, 1 acquire in 16.
- * RDLM_COHORT_BOUND is read at context creation, so rdlm-bench runs this mode once
- * per bound.
+ * work on one lock for -d ms (or -i loops) after -x warm-up loops, the
+ * implementations alternating round by round (the MPI words at the target, the
+ * lowest rank of the rdlm lock's home node):
+ *
+ *   impl          acquire                                    release
+ *   rdlm          rdlm_lock_acquire                          rdlm_lock_release
+ *   mpi_win_lock  MPI_Win_lock(EXCLUSIVE) + MPI_Fetch_and_op MPI_Win_unlock
+ *                 (SUM 1, word [0]) + MPI_Win_flush: granted
+ *                 once the fetch-add is back
+ *   mpi_cas_spin  MPI_Compare_and_swap 0 -> rank + 1 (word   MPI_Fetch_and_op(REPLACE 0)
+ *                 [1]) + flush until it finds 0, in one      + flush; the word must
+ *                 MPI_Win_lock_all epoch per phase           still be rank + 1
+ *
+ *   Figure: all ranks' acquires / max elapsed, in kops/s; p99: wait in acquire, 1
+ *   acquire in 16. After every mpi_win_lock phase its word must equal every rank's
+ *   fetch-adds, and every rank's old values must increase. RDLM_COHORT_BOUND is read
+ *   at context creation, so rdlm-bench's dist-contended runs this mode once per bound
+ *   (--impls rdlm); dist-sweep once per process and node count.
  *
  * --mode memory (RDLM_VIRTUAL_NODES = ranks, say): every rank's VmRSS growth across
  * rdlm_mpi_ctx_create; then rank 0 uses locks homed on one more remote node at a time
@@ -99,9 +116,9 @@
  *          rounds; handoffs: critical sections entered after another rank's; measured:
  *          the pair's hand-offs inside the node, the ones the figure averages
  *          (handoff_ns); global_ns: the others')
- *   RESULT check impl=I ops= value= base=   (counter: after the last phase, every rank's
- *          operations, the value read (the semaphore: permits free) and the counter's
- *          value before the first phase)
+ *   RESULT check impl=I ops= value= base=   (counter, and contended's mpi_win_lock: after
+ *          the last phase, every rank's operations, the value read (the semaphore:
+ *          permits free) and the counter's value before the first phase)
  *   RESULT memory nodes= ctx_kib= ctx_kib_max= rss_kib=        (memory)
  *   RESULT memory_node used=K home_node= kib=                   (memory)
  *   RESULT done
@@ -139,7 +156,6 @@
 #define RDLM_MLB_LOCK_PROBES 64u  /* names tried to find a remotely homed lock */
 #define RDLM_MLB_IDLE_NS 200000L  /* sleep of a rank with nothing to serve */
 #define RDLM_MLB_HELD (1ull << 63)
-#define RDLM_MLB_CAS_TRIES 100000u /* the origin is the CAS spinlock's only user */
 #define RDLM_MLB_KEY_MAX 512u
 #define RDLM_MLB_SEM_PERMITS 2u
 
@@ -169,12 +185,26 @@ enum rdlm_mlb_impl {
     RDLM_MLB_NIMPL
 };
 
-#define RDLM_MLB_LOCK_NIMPL (RDLM_MLB_NODE + 1) /* uncontended mode's */
 #define RDLM_MLB_COUNTER_NIMPL (RDLM_MLB_NIMPL - RDLM_MLB_FADD)
 
 static const char *const rdlm_mlb_impl_names[RDLM_MLB_NIMPL] = {
     "rdlm",      "ucp_amo",   "ucp_amo_wake", "mpi_win_lock", "mpi_cas_spin", "rdlm_cohort",
     "rdlm_node", "rdlm_fadd", "mpi_fetch_op", "rdlm_sharded", "rdlm_sem"};
+
+/* 1 for the MPI one-sided impls: with osc pt2pt their target applies them in its own
+ * MPI calls, so it keeps calling MPI while others may still be operating. */
+static int rdlm_mlb_is_mpi(uint32_t impl)
+{
+    return impl == RDLM_MLB_WIN_LOCK || impl == RDLM_MLB_CAS_SPIN ||
+           impl == RDLM_MLB_MPI_FOP;
+}
+
+/* 1 for the impls whose fetch-adds are counted on the window word [0] at the target
+ * (checked after every phase: rdlm_mlb_counter_check). */
+static int rdlm_mlb_on_window(uint32_t impl)
+{
+    return impl == RDLM_MLB_MPI_FOP || impl == RDLM_MLB_WIN_LOCK;
+}
 
 /* What a phase adds up over ranks (one MPI_Reduce) and rank 0 over rounds. */
 enum {
@@ -228,9 +258,20 @@ typedef struct rdlm_mlb_ucp_key {
     unsigned char key[RDLM_MLB_KEY_MAX];
 } rdlm_mlb_ucp_key_t;
 
+struct rdlm_mlb;
+struct rdlm_mlb_mode_def;
+
+/* A lock of contended mode: acquire (ordered before the critical section) and release
+ * (after it); both die on an error, so no rank hangs. */
+typedef struct rdlm_mlb_lock_ops {
+    void (*acquire)(struct rdlm_mlb *m, rdlm_lock_h lock);
+    void (*release)(struct rdlm_mlb *m, rdlm_lock_h lock);
+} rdlm_mlb_lock_ops_t;
+
 typedef struct rdlm_mlb {
     /* options */
     enum rdlm_mlb_mode mode;
+    const char *impls_arg; /* --impls, or NULL */
     uint64_t iterations;
     uint64_t warmup;
     uint32_t rounds;
@@ -257,11 +298,17 @@ typedef struct rdlm_mlb {
     rdlm_bench_ucp_t ucp; /* origin and target */
     MPI_Win win;          /* 2 words per rank: [0] fetch-and-op, [1] CAS lock */
     uint64_t *win_base;
-    /* counter mode: the objects, the running phase's impl, what the checks count */
+    /* what the mode alternates (--impls), in this order */
+    const struct rdlm_mlb_mode_def *def;
+    uint32_t impls[RDLM_MLB_NIMPL];
+    uint32_t nimpl;
+    /* counter and contended modes: the running phase's impl and lock, what the checks
+     * count; counter mode's objects */
+    uint32_t impl;
+    const rdlm_mlb_lock_ops_t *lock_ops;
     rdlm_counter_h counter;
     rdlm_counter_h sharded;
     rdlm_sem_h sem;
-    uint32_t impl;
     rdlm_mlb_count_t count[RDLM_MLB_NIMPL];
     /* per-impl progress of the origin, for the value checks */
     uint64_t issued[RDLM_MLB_NIMPL];
@@ -358,12 +405,15 @@ static int rdlm_mlb_parse_u64(const char *text, uint64_t *value_p)
 
 static const char rdlm_mlb_usage[] =
     "Usage: mpirun -np N rdlm-mpi-lock-bench --mode uncontended|contended|memory|counter\n"
-    "         [-i ITER] [-x WARMUP] [-r ROUNDS] [-t CAP_MS] [-d DURATION_MS]\n"
+    "         [--impls LIST] [-i ITER] [-x WARMUP] [-r ROUNDS] [-t CAP_MS]\n"
+    "         [-d DURATION_MS]\n"
+    "  --impls LIST  a comma-separated subset of the mode's implementations, in the\n"
+    "                order to alternate them (default: all)\n"
     "  uncontended: rdlm lock homed on another node vs raw ucp atomics, MPI_Win_lock,\n"
     "               an MPI CAS spinlock; same-node hand-off vs the on-node lock\n"
     "               (defaults -i 1000 -x 100 -r 5 -t 2000)\n"
-    "  contended:   every rank loops on one lock for -d ms (defaults -d 500 -x 100\n"
-    "               -r 1 -i 10000000)\n"
+    "  contended:   every rank loops on one lock for -d ms: rdlm, MPI_Win_lock, an MPI\n"
+    "               CAS spinlock, alternating (defaults -d 500 -x 100 -r 1 -i 10000000)\n"
     "  memory:      resident memory of the context, and its growth as rank 0 uses\n"
     "               locks homed on more nodes\n"
     "  counter:     every rank loops rdlm_counter_fetch_add, MPI_Fetch_and_op, a sharded\n"
@@ -398,6 +448,9 @@ static int rdlm_mlb_option(rdlm_mlb_t *m, int c, const char *arg, uint64_t *v)
         return rdlm_mlb_parse_u64(arg, &v[4]) == 0 && v[4] > 0 ? 0 : -1;
     case 'd':
         return rdlm_mlb_parse_u64(arg, &v[5]) == 0 && v[5] > 0 ? 0 : -1;
+    case 'I':
+        m->impls_arg = arg;
+        return 0;
     default:
         return -1;
     }
@@ -408,6 +461,7 @@ static int rdlm_mlb_options(rdlm_mlb_t *m, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"mode", required_argument, NULL, 'm'},
+        {"impls", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -542,8 +596,19 @@ static void rdlm_mlb_lock_choose(rdlm_mlb_t *m)
     }
 }
 
-/* The baselines' resources: node-only context (origin, partner), raw ucp (origin,
- * target), MPI window (everyone). */
+/* The MPI baselines' window (collective): 2 words per rank, [0] fetch-and-op, [1] the
+ * CAS lock, both 0. */
+static void rdlm_mlb_win_open(rdlm_mlb_t *m)
+{
+    MPI_Win_allocate(2 * sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &m->win_base, &m->win);
+    m->win_base[0] = 0;
+    m->win_base[1] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The other baselines' resources: node-only context (origin, partner), raw ucp
+ * (origin, target). */
 static void rdlm_mlb_baselines_open(rdlm_mlb_t *m)
 {
     rdlm_ctx_params_t cp = {.field_mask = RDLM_CTX_FIELD_JOB};
@@ -597,11 +662,6 @@ static void rdlm_mlb_baselines_open(rdlm_mlb_t *m)
         }
         free(peer);
     }
-    MPI_Win_allocate(2 * sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
-                     &m->win_base, &m->win);
-    m->win_base[0] = 0;
-    m->win_base[1] = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static void rdlm_mlb_baselines_close(rdlm_mlb_t *m)
@@ -612,7 +672,6 @@ static void rdlm_mlb_baselines_close(rdlm_mlb_t *m)
     rdlm_mlb_sync(m->rank == m->target ? RDLM_MLB_SPIN : RDLM_MLB_SLEEP,
                   m->rank == m->target ? m->ucp.worker : NULL);
     rdlm_bench_ucp_close(&m->ucp);
-    MPI_Win_free(&m->win);
     if (m->node_ctx != NULL) {
         rdlm_ctx_destroy(m->node_ctx);
     }
@@ -669,23 +728,53 @@ static void rdlm_mlb_cycle_win_lock(rdlm_mlb_t *m)
     }
 }
 
-static void rdlm_mlb_cycle_cas_spin(rdlm_mlb_t *m)
+/* The MPI CAS spinlock, word [1] at the target, inside an MPI_Win_lock_all epoch:
+ * MPI_Compare_and_swap 0 -> rank + 1 and a flush until it finds 0 (an acquire fence
+ * then orders the critical section after it); dies after RDLM_MLB_ACQUIRE_TIMEOUT_NS
+ * (a stuck word). lock: unused (a lock operation of contended mode). */
+static void rdlm_mlb_cas_acquire(rdlm_mlb_t *m, rdlm_lock_h lock)
 {
-    const uint64_t held = 1, free_word = 0;
-    uint64_t old, tries = 0;
+    const uint64_t mine = (uint64_t)m->rank + 1, free_word = 0;
+    uint64_t t0 = rdlm_bench_now_ns();
+    uint64_t old;
 
-    do {
-        if (++tries > RDLM_MLB_CAS_TRIES) { /* nobody else takes it: a stuck word */
-            rdlm_mlb_die(m, "MPI CAS spinlock still held after %" PRIu64 " tries", tries);
-        }
-        MPI_Compare_and_swap(&held, &free_word, &old, MPI_UINT64_T, m->target, 1, m->win);
+    (void)lock;
+    for (;;) {
+        MPI_Compare_and_swap(&mine, &free_word, &old, MPI_UINT64_T, m->target, 1, m->win);
         MPI_Win_flush(m->target, m->win);
-    } while (old != 0);
+        if (old == 0) {
+            break;
+        }
+        if (rdlm_bench_now_ns() - t0 > RDLM_MLB_ACQUIRE_TIMEOUT_NS) {
+            rdlm_mlb_die(m, "MPI CAS spinlock still held by rank %" PRIu64 " after %.0f s",
+                         old - 1, RDLM_MLB_ACQUIRE_TIMEOUT_NS / 1e9);
+        }
+    }
+    atomic_thread_fence(memory_order_acquire);
+}
+
+/* Release it: a release fence orders the critical section before an
+ * MPI_Fetch_and_op(REPLACE 0) + flush, which must find this rank's value. */
+static void rdlm_mlb_cas_release(rdlm_mlb_t *m, rdlm_lock_h lock)
+{
+    const uint64_t mine = (uint64_t)m->rank + 1, free_word = 0;
+    uint64_t old = 0;
+
+    (void)lock;
+    atomic_thread_fence(memory_order_release);
     MPI_Fetch_and_op(&free_word, &old, MPI_UINT64_T, m->target, 1, MPI_REPLACE, m->win);
     MPI_Win_flush(m->target, m->win);
-    if (old != held) {
-        rdlm_mlb_die(m, "MPI CAS spinlock released a word holding %" PRIu64, old);
+    if (old != mine) {
+        rdlm_mlb_die(m,
+                     "MPI CAS spinlock released a word holding %" PRIu64 ", not %" PRIu64,
+                     old, mine);
     }
+}
+
+static void rdlm_mlb_cycle_cas_spin(rdlm_mlb_t *m)
+{
+    rdlm_mlb_cas_acquire(m, NULL);
+    rdlm_mlb_cas_release(m, NULL);
 }
 
 static void rdlm_mlb_cycle(rdlm_mlb_t *m, uint32_t impl)
@@ -797,7 +886,7 @@ typedef void (*rdlm_mlb_run_func_t)(rdlm_mlb_t *m, rdlm_lock_h lock, uint64_t n,
                                     uint64_t cap_ns, rdlm_bench_sampler_t *sampler,
                                     rdlm_mlb_loop_t *out);
 
-static void rdlm_mlb_acquire(const rdlm_mlb_t *m, rdlm_lock_h lock)
+static void rdlm_mlb_acquire(rdlm_mlb_t *m, rdlm_lock_h lock)
 {
     rdlm_status_t st = rdlm_lock_acquire(lock, RDLM_MLB_ACQUIRE_TIMEOUT_NS, NULL);
 
@@ -806,7 +895,7 @@ static void rdlm_mlb_acquire(const rdlm_mlb_t *m, rdlm_lock_h lock)
     }
 }
 
-static void rdlm_mlb_release(const rdlm_mlb_t *m, rdlm_lock_h lock)
+static void rdlm_mlb_release(rdlm_mlb_t *m, rdlm_lock_h lock)
 {
     rdlm_status_t st = rdlm_lock_release(lock);
 
@@ -826,8 +915,9 @@ static int rdlm_mlb_cs(rdlm_mlb_t *m)
     return other;
 }
 
-/* Contended: loop { acquire; critical section; release; local work }, up to n times
- * or cap_ns; with sampler, one acquire in RDLM_MLB_SAMPLE_EVERY is timed. */
+/* Contended: loop { acquire; critical section; release; local work } with
+ * m->lock_ops, up to n times or cap_ns; with sampler, one acquire in
+ * RDLM_MLB_SAMPLE_EVERY is timed. */
 static void rdlm_mlb_run_loop(rdlm_mlb_t *m, rdlm_lock_h lock, uint64_t n, uint64_t cap_ns,
                               rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
 {
@@ -844,12 +934,12 @@ static void rdlm_mlb_run_loop(rdlm_mlb_t *m, rdlm_lock_h lock, uint64_t n, uint6
         if (timed) {
             ta = rdlm_bench_now_ns();
         }
-        rdlm_mlb_acquire(m, lock);
+        m->lock_ops->acquire(m, lock);
         if (timed) {
             rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
         }
         out->handoffs += (uint64_t)rdlm_mlb_cs(m);
-        rdlm_mlb_release(m, lock);
+        m->lock_ops->release(m, lock);
         out->sink = rdlm_mlb_local_work(out->sink);
     }
     out->cs += k;
@@ -1014,8 +1104,8 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, uint32_t impl, uint32_t round, int in,
     }
     /* The target of MPI one-sided operations (osc pt2pt) serves them in its MPI calls:
      * it keeps calling MPI until the others' last ones are done. */
-    rdlm_mlb_sync(in && impl == RDLM_MLB_MPI_FOP && m->rank == m->target ? RDLM_MLB_SPIN
-                                                                         : RDLM_MLB_SLEEP,
+    rdlm_mlb_sync(in && rdlm_mlb_is_mpi(impl) && m->rank == m->target ? RDLM_MLB_SPIN
+                                                                      : RDLM_MLB_SLEEP,
                   NULL);
     atomic_store_explicit(&rdlm_mlb_sink, loop.sink, memory_order_relaxed);
 
@@ -1183,8 +1273,8 @@ static int32_t rdlm_mlb_home_of(rdlm_mlb_t *m, const char *name)
     return li.home_node;
 }
 
-/* The counters, the semaphore, the MPI window (a word at the target: the lowest rank
- * of the node that holds rdlm's counter word), and the values the counters start from. */
+/* The counters, the semaphore, the MPI baselines' target (the lowest rank of the node
+ * that holds rdlm's counter word), and the values the counters start from. */
 static void rdlm_mlb_counter_open(rdlm_mlb_t *m)
 {
     rdlm_status_t st;
@@ -1209,9 +1299,6 @@ static void rdlm_mlb_counter_open(rdlm_mlb_t *m)
         rdlm_mlb_die(m, "counter mode objects: %s", rdlm_status_str(st));
     }
     MPI_Bcast(base, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
-    for (r = 0; r < RDLM_MLB_NIMPL; r++) {
-        m->count[r] = (rdlm_mlb_count_t){.last_old = -1};
-    }
     m->count[RDLM_MLB_FADD].base = base[0];
     m->count[RDLM_MLB_SHARDED].base = base[1];
     m->partner = -1;
@@ -1227,15 +1314,10 @@ static void rdlm_mlb_counter_open(rdlm_mlb_t *m)
                      "machine?)",
                      m->info.nodes, m->home_node);
     }
-    MPI_Win_allocate(sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
-                     &m->win_base, &m->win);
-    m->win_base[0] = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static void rdlm_mlb_counter_close(rdlm_mlb_t *m)
 {
-    MPI_Win_free(&m->win);
     rdlm_sem_close(m->sem);
     rdlm_counter_close(m->sharded);
     rdlm_counter_close(m->counter);
@@ -1250,11 +1332,12 @@ static int rdlm_mlb_counter_value(rdlm_mlb_t *m, uint32_t impl, int64_t *value_p
     uint64_t word = 0;
     uint32_t avail = 0;
 
-    if (m->rank != (impl == RDLM_MLB_MPI_FOP ? m->target : 0)) {
+    if (m->rank != (rdlm_mlb_on_window(impl) ? m->target : 0)) {
         return 0;
     }
     switch (impl) {
     case RDLM_MLB_MPI_FOP:
+    case RDLM_MLB_WIN_LOCK:
         MPI_Win_lock(MPI_LOCK_SHARED, m->target, 0, m->win);
         MPI_Fetch_and_op(NULL, &word, MPI_UINT64_T, m->target, 0, MPI_NO_OP, m->win);
         MPI_Win_unlock(m->target, m->win);
@@ -1298,18 +1381,55 @@ static void rdlm_mlb_counter_check(rdlm_mlb_t *m, uint32_t impl)
                      rdlm_mlb_impl_names[impl],
                      impl == RDLM_MLB_SEM ? "permits free" : "counter", value, n, expect);
     }
-    if (reader && (impl == RDLM_MLB_FADD || impl == RDLM_MLB_MPI_FOP) &&
+    if (reader && (impl == RDLM_MLB_FADD || rdlm_mlb_on_window(impl)) &&
         all[1] != expect_sum) {
         rdlm_mlb_die(m,
                      "%s: the old values sum to %" PRIu64 ", not %" PRIu64
                      ": two fetch-adds returned the same",
                      rdlm_mlb_impl_names[impl], all[1], expect_sum);
     }
-    MPI_Bcast(&value, 1, MPI_INT64_T, impl == RDLM_MLB_MPI_FOP ? m->target : 0,
+    MPI_Bcast(&value, 1, MPI_INT64_T, rdlm_mlb_on_window(impl) ? m->target : 0,
               MPI_COMM_WORLD);
     c->total = n;
     c->value = value;
 }
+
+/* ---- contended mode's locks ------------------------------------------------------- */
+
+/* MPI_Win_lock(EXCLUSIVE) at the target, then a fetch-add of its word [0] completed by
+ * a flush: MPI may take a lock lazily, but not later than the first operation under
+ * it, so the lock is held once the old value is back (an acquire fence then orders the
+ * critical section after it). The old value is counted for the checks of m->impl. */
+static void rdlm_mlb_win_acquire(rdlm_mlb_t *m, rdlm_lock_h lock)
+{
+    const uint64_t one = 1;
+    uint64_t old = 0;
+
+    (void)lock;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, m->target, 0, m->win);
+    MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, m->target, 0, MPI_SUM, m->win);
+    MPI_Win_flush(m->target, m->win);
+    atomic_thread_fence(memory_order_acquire);
+    rdlm_mlb_old(m, RDLM_OK, (int64_t)old);
+    m->count[m->impl].done++;
+}
+
+/* MPI_Win_unlock, after a release fence that orders the critical section before it. */
+static void rdlm_mlb_win_release(rdlm_mlb_t *m, rdlm_lock_h lock)
+{
+    (void)lock;
+    atomic_thread_fence(memory_order_release);
+    MPI_Win_unlock(m->target, m->win);
+}
+
+/* The locks of contended mode's impls (rdlm_mlb_contended_impls). */
+static const rdlm_mlb_lock_ops_t rdlm_mlb_lock_ops[RDLM_MLB_NIMPL] = {
+    [RDLM_MLB_RDLM] = {.acquire = rdlm_mlb_acquire, .release = rdlm_mlb_release},
+    [RDLM_MLB_WIN_LOCK] = {.acquire = rdlm_mlb_win_acquire,
+                           .release = rdlm_mlb_win_release},
+    [RDLM_MLB_CAS_SPIN] = {.acquire = rdlm_mlb_cas_acquire,
+                           .release = rdlm_mlb_cas_release},
+};
 
 /* ---- memory ------------------------------------------------------------------------ */
 
@@ -1404,21 +1524,20 @@ static void rdlm_mlb_memory(rdlm_mlb_t *m)
 
 /* ---- rounds ------------------------------------------------------------------------- */
 
-static int rdlm_mlb_uncontended_round(uint32_t impl, uint32_t round, void *arg)
+static void rdlm_mlb_uncontended_round(rdlm_mlb_t *m, uint32_t impl, uint32_t round)
 {
-    rdlm_mlb_t *m = arg;
     int pair = m->rank == 0 || m->rank == m->partner;
 
     switch (impl) {
     case RDLM_MLB_COHORT:
     case RDLM_MLB_NODE:
         if (m->partner < 0) {
-            return 0;
+            return;
         }
         rdlm_mlb_phase(m, impl, round, pair,
                        impl == RDLM_MLB_COHORT ? m->lock : m->node_lock, rdlm_mlb_run_pair,
                        m->cap_ns);
-        return 0;
+        return;
     default:
         rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
         if (m->rank == 0) {
@@ -1428,28 +1547,33 @@ static int rdlm_mlb_uncontended_round(uint32_t impl, uint32_t round, void *arg)
             /* MPI one-sided over ob1/pt2pt and raw ucp atomics over TCP run in the
              * target's progress; rdlm has its own progress thread. */
             rdlm_mlb_sync(impl == RDLM_MLB_UCP_WAKE ? RDLM_MLB_WAKE : RDLM_MLB_SPIN,
-                          impl == RDLM_MLB_WIN_LOCK || impl == RDLM_MLB_CAS_SPIN
-                              ? NULL
-                              : m->ucp.worker);
+                          rdlm_mlb_is_mpi(impl) ? NULL : m->ucp.worker);
         } else {
             rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
         }
-        return 0;
+        return;
     }
 }
 
-static int rdlm_mlb_contended_round(uint32_t impl, uint32_t round, void *arg)
+static void rdlm_mlb_contended_round(rdlm_mlb_t *m, uint32_t impl, uint32_t round)
 {
-    rdlm_mlb_t *m = arg;
-
-    rdlm_mlb_phase(m, impl, round, 1, m->lock, rdlm_mlb_run_loop, m->duration_ns);
-    return 0;
+    m->impl = impl;
+    m->lock_ops = &rdlm_mlb_lock_ops[impl];
+    if (impl == RDLM_MLB_CAS_SPIN) {
+        MPI_Win_lock_all(0, m->win);
+    }
+    rdlm_mlb_phase(m, impl, round, 1, impl == RDLM_MLB_RDLM ? m->lock : NULL,
+                   rdlm_mlb_run_loop, m->duration_ns);
+    if (impl == RDLM_MLB_CAS_SPIN) {
+        MPI_Win_unlock_all(m->win);
+    }
+    if (rdlm_mlb_on_window(impl)) {
+        rdlm_mlb_counter_check(m, impl);
+    }
 }
 
-static int rdlm_mlb_counter_round(uint32_t k, uint32_t round, void *arg)
+static void rdlm_mlb_counter_round(rdlm_mlb_t *m, uint32_t impl, uint32_t round)
 {
-    rdlm_mlb_t *m = arg;
-    uint32_t impl = RDLM_MLB_FADD + k;
     uint64_t off, off_sum = 0;
 
     m->impl = impl;
@@ -1468,29 +1592,85 @@ static int rdlm_mlb_counter_round(uint32_t k, uint32_t round, void *arg)
         m->offnode_rate[impl][round] =
             m->value[impl][round] * (double)off_sum / (double)m->ops[impl][round];
     }
+}
+
+/* What the measuring modes alternate: their implementations, in this order in a
+ * round, and one phase of one of them. */
+typedef struct rdlm_mlb_mode_def {
+    const uint32_t *impls;
+    uint32_t nimpl;
+    void (*round)(rdlm_mlb_t *m, uint32_t impl, uint32_t round);
+} rdlm_mlb_mode_def_t;
+
+static const uint32_t rdlm_mlb_uncontended_impls[] = {
+    RDLM_MLB_RDLM,     RDLM_MLB_UCP,    RDLM_MLB_UCP_WAKE, RDLM_MLB_WIN_LOCK,
+    RDLM_MLB_CAS_SPIN, RDLM_MLB_COHORT, RDLM_MLB_NODE};
+static const uint32_t rdlm_mlb_contended_impls[] = {RDLM_MLB_RDLM, RDLM_MLB_WIN_LOCK,
+                                                    RDLM_MLB_CAS_SPIN};
+static const uint32_t rdlm_mlb_counter_impls[] = {RDLM_MLB_FADD, RDLM_MLB_MPI_FOP,
+                                                  RDLM_MLB_SHARDED, RDLM_MLB_SEM};
+
+#define RDLM_MLB_IMPLS(list) list, sizeof(list) / sizeof(list[0])
+
+static const rdlm_mlb_mode_def_t rdlm_mlb_mode_defs[RDLM_MLB_NMODES] = {
+    [RDLM_MLB_UNCONTENDED] = {RDLM_MLB_IMPLS(rdlm_mlb_uncontended_impls),
+                              rdlm_mlb_uncontended_round},
+    [RDLM_MLB_CONTENDED] = {RDLM_MLB_IMPLS(rdlm_mlb_contended_impls),
+                            rdlm_mlb_contended_round},
+    [RDLM_MLB_COUNTER] = {RDLM_MLB_IMPLS(rdlm_mlb_counter_impls), rdlm_mlb_counter_round},
+};
+
+/* One phase of the mode's k-th implementation (a round function of rounds.h). */
+static int rdlm_mlb_round(uint32_t k, uint32_t round, void *arg)
+{
+    rdlm_mlb_t *m = arg;
+
+    m->def->round(m, m->impls[k], round);
     return 0;
 }
 
-/* What the measuring modes alternate: their implementations and their round. */
-typedef struct rdlm_mlb_mode_def {
-    uint32_t first;
-    uint32_t nimpl;
-    rdlm_bench_round_func_t round;
-} rdlm_mlb_mode_def_t;
+/* The implementations to alternate: the mode's, or (--impls) those named, in that
+ * order; 0, or -1 for a name that is not the mode's or is repeated. */
+static int rdlm_mlb_impls_select(rdlm_mlb_t *m)
+{
+    const rdlm_mlb_mode_def_t *def = &rdlm_mlb_mode_defs[m->mode];
+    char buf[128];
+    char *save = NULL;
+    char *tok;
+    uint32_t k, j;
 
-static const rdlm_mlb_mode_def_t rdlm_mlb_mode_defs[RDLM_MLB_NMODES] = {
-    [RDLM_MLB_UNCONTENDED] = {RDLM_MLB_RDLM, RDLM_MLB_LOCK_NIMPL,
-                              rdlm_mlb_uncontended_round},
-    [RDLM_MLB_CONTENDED] = {RDLM_MLB_RDLM, 1, rdlm_mlb_contended_round},
-    [RDLM_MLB_COUNTER] = {RDLM_MLB_FADD, RDLM_MLB_COUNTER_NIMPL, rdlm_mlb_counter_round},
-};
+    m->def = def;
+    m->nimpl = 0;
+    if (m->impls_arg == NULL) {
+        for (k = 0; k < def->nimpl; k++) {
+            m->impls[m->nimpl++] = def->impls[k];
+        }
+        return 0;
+    }
+    if (strlen(m->impls_arg) >= sizeof(buf)) {
+        return -1;
+    }
+    strcpy(buf, m->impls_arg);
+    for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        for (k = 0; k < def->nimpl && strcmp(tok, rdlm_mlb_impl_names[def->impls[k]]) != 0;
+             k++) {
+        }
+        for (j = 0; j < m->nimpl && k < def->nimpl && m->impls[j] != def->impls[k]; j++) {
+        }
+        if (k == def->nimpl || j < m->nimpl) {
+            return -1;
+        }
+        m->impls[m->nimpl++] = def->impls[k];
+    }
+    return m->nimpl > 0 ? 0 : -1;
+}
 
 /* ---- output ------------------------------------------------------------------------- */
 
-static void rdlm_mlb_print(const rdlm_mlb_t *m, uint32_t first, uint32_t nimpl)
+static void rdlm_mlb_print(const rdlm_mlb_t *m)
 {
     const char *tls = getenv("UCX_TLS");
-    uint32_t impl, round;
+    uint32_t impl, round, j;
     int k;
 
     printf("RESULT info mode=%s nprocs=%d nodes=%u home_node=%d origin=0 target=%d "
@@ -1500,7 +1680,8 @@ static void rdlm_mlb_print(const rdlm_mlb_t *m, uint32_t first, uint32_t nimpl)
            m->partner, m->lock_name[0] ? m->lock_name : "-", m->info.cohort_bound,
            m->info.transport ? m->info.transport : "?", m->info.progress_thread,
            tls ? tls : "(unset)");
-    for (impl = first; impl < first + nimpl; impl++) {
+    for (j = 0; j < m->nimpl; j++) {
+        impl = m->impls[j];
         if ((impl == RDLM_MLB_COHORT || impl == RDLM_MLB_NODE) && m->partner < 0) {
             continue;
         }
@@ -1522,7 +1703,8 @@ static void rdlm_mlb_print(const rdlm_mlb_t *m, uint32_t first, uint32_t nimpl)
             }
             printf("\n");
         }
-        if (impl >= RDLM_MLB_FADD) {
+        if (impl >= RDLM_MLB_FADD ||
+            (m->mode == RDLM_MLB_CONTENDED && rdlm_mlb_on_window(impl))) {
             printf("RESULT check impl=%s ops=%" PRIu64 " value=%" PRId64 " base=%" PRId64
                    "\n",
                    rdlm_mlb_impl_names[impl], m->count[impl].total, m->count[impl].value,
@@ -1536,7 +1718,7 @@ static void rdlm_mlb_print(const rdlm_mlb_t *m, uint32_t first, uint32_t nimpl)
 int main(int argc, char **argv)
 {
     rdlm_mlb_t *m = calloc(1, sizeof(*m));
-    const rdlm_mlb_mode_def_t *def;
+    uint32_t k;
     int rc;
 
     MPI_Init(&argc, &argv);
@@ -1547,6 +1729,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m->size);
     rc = rdlm_mlb_options(m, argc, argv);
+    if (rc < 0 && rdlm_mlb_impls_select(m) != 0) {
+        if (m->rank == 0) {
+            fprintf(stderr,
+                    "rdlm-mpi-lock-bench: --impls %s: not the names of %s mode's "
+                    "implementations\n%s",
+                    m->impls_arg, rdlm_mlb_mode_names[m->mode], rdlm_mlb_usage);
+        }
+        rc = 2;
+    }
     if (rc >= 0) {
         MPI_Finalize();
         free(m);
@@ -1567,7 +1758,9 @@ int main(int argc, char **argv)
         goto out;
     }
     rdlm_mlb_ctx_open(m);
-    def = &rdlm_mlb_mode_defs[m->mode];
+    for (k = 0; k < RDLM_MLB_NIMPL; k++) {
+        m->count[k] = (rdlm_mlb_count_t){.last_old = -1};
+    }
     if (m->mode == RDLM_MLB_COUNTER) {
         rdlm_mlb_counter_open(m);
     } else {
@@ -1576,14 +1769,16 @@ int main(int argc, char **argv)
     if (m->mode == RDLM_MLB_UNCONTENDED) {
         rdlm_mlb_baselines_open(m);
     }
-    rdlm_bench_alternate(def->nimpl, m->rounds, def->round, m);
+    rdlm_mlb_win_open(m);
+    rdlm_bench_alternate(m->nimpl, m->rounds, rdlm_mlb_round, m);
     if (m->mode == RDLM_MLB_UNCONTENDED) {
         rdlm_mlb_baselines_close(m);
     } else if (m->mode == RDLM_MLB_COUNTER) {
         rdlm_mlb_counter_close(m);
     }
+    MPI_Win_free(&m->win);
     if (m->rank == 0) {
-        rdlm_mlb_print(m, def->first, def->nimpl);
+        rdlm_mlb_print(m);
     }
     if (m->lock != NULL) {
         rdlm_lock_close(m->lock);

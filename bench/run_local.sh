@@ -15,6 +15,9 @@
 #   contended.png   lock-contended throughput vs processes: rdlm, pthread_mutex, TAS
 #                   (gnuplot; installed with apt-get as root if missing and available,
 #                   unless BENCH_NO_INSTALL=1; otherwise the plot is skipped)
+#   dist-sweep.png  with -b dist-sweep: cross-node lock throughput vs processes, one
+#                   line per (rdlm, MPI_Win_lock, MPI CAS spin) x virtual nodes, log y
+#                   (data: dist-sweep.dat)
 # The `services` benchmark's baselines (Redis, etcd, ZooKeeper locks on loopback, and
 # rdlm's lease authority, 3 rdlmd replicas from the same build tree) and
 # `lease-renew` run under bench/services.sh, which installs (as root, unless
@@ -96,6 +99,26 @@ if ! have_gnuplot && [[ ${BENCH_NO_INSTALL:-0} != 1 && $(id -u) == 0 ]] &&
     fi
 fi
 
+# gnuplot's PNG terminal: pngcairo if it has it.
+png_term() {
+    local terminals
+    terminals=$(gnuplot -e 'set terminal' 2>&1 || true)
+    if [[ $terminals == *pngcairo* ]]; then
+        echo pngcairo
+    else
+        echo png
+    fi
+}
+
+# The process axis (log 2) of a plot from column 1 of the data lines of file $1:
+# gnuplot's "set xrange" and "set xtics" lines.
+procs_axis() {
+    awk '!/^#/ && NF {print $1}' "$1" | sort -n -u |
+        awk 'NR == 1 {lo = $1} {hi = $1; t = t (NR > 1 ? "," : "") $1}
+             END {printf "set logscale x 2\nset xrange [%g:%g]\nset xtics (%s)\n",
+                         lo / 1.3, hi * 1.3, t}'
+}
+
 data=$out/contended.dat
 if [[ -s $csv ]]; then
     # procs rdlm pthread_mutex tas (medians, Mops/s), one row per process count.
@@ -113,25 +136,16 @@ if [[ ! -s ${data:-/nonexistent} ]]; then
 elif ! have_gnuplot; then
     echo "run_local.sh: gnuplot not installed (apt-get install gnuplot-nox); plot skipped"
 else
-    term=png
-    terminals=$(gnuplot -e 'set terminal' 2>&1 || true)
-    if [[ $terminals == *pngcairo* ]]; then
-        term=pngcairo
-    fi
-    xtics=$(awk '{printf "%s%s", (NR > 1 ? "," : ""), $1}' "$data")
-    xrange=$(awk 'NR == 1 {lo = $1} {hi = $1} END {printf "[%g:%g]", lo / 1.3, hi * 1.3}' "$data")
     # Head room above the highest point for the key.
     ymax=$(awk '{for (i = 2; i <= 4; i++) if ($i != "NaN" && $i + 0 > m) m = $i + 0}
                 END {print (m > 0 ? m * 1.45 : 1)}' "$data")
     if gnuplot <<GP; then
-set terminal $term size 900,540 noenhanced
+set terminal $(png_term) size 900,540 noenhanced
 set output '$png'
 set title 'rdlm-bench lock-contended: throughput vs processes ($(nproc) CPUs, medians)'
 set xlabel 'processes'
 set ylabel 'Mops/s'
-set logscale x 2
-set xrange $xrange
-set xtics ($xtics)
+$(procs_axis "$data")
 set yrange [0:$ymax]
 set grid
 set key inside top right opaque box
@@ -142,6 +156,68 @@ GP
         echo "run_local.sh: plot: $png"
     else
         echo "run_local.sh: gnuplot failed; plot skipped"
+    fi
+fi
+
+# dist-sweep: blocks "# IMPL, N node(s)" of "procs kops/s" lines (gnuplot's `index`),
+# one per implementation and node count.
+sweep_data=$out/dist-sweep.dat
+sweep_png=$out/dist-sweep.png
+if [[ -s $csv ]]; then
+    awk -F, '$1 == "measure" && $2 == "dist-sweep" && $3 ~ /^throughput [0-9]+ node/ {
+                 split($3, w, " "); printf "%s\t%s\t%s\t%s\n", $5, w[2], $4, $7 }' "$csv" |
+        LC_ALL=C sort -t$'\t' -k1,1 -k2,2n -k3,3n |
+        awk -F'\t' '($1 "," $2) != last {
+                        if (last != "") printf "\n\n"
+                        printf "# %s, %s node%s\n", $1, $2, ($2 > 1 ? "s" : "")
+                        last = $1 "," $2 }
+                    { print $3, $4 }' >"$sweep_data"
+    [[ -s $sweep_data ]] || rm -f "$sweep_data"
+fi
+
+# The plot clauses of the sweep: colour by implementation, dashes and points by nodes.
+sweep_clauses() {
+    local i=0 title impl nodes color style clauses=""
+    while IFS= read -r title; do
+        title=${title#\# }
+        impl=${title%, *}
+        nodes=${title##*, }
+        nodes=${nodes%% *}
+        case $impl in
+        rdlm) color='#d62728' ;;
+        MPI_Win_lock) color='#1f77b4' ;;
+        *) color='#2ca02c' ;;
+        esac
+        case $nodes in
+        1) style='dt 1 pt 7' ;;
+        2) style='dt 2 pt 5' ;;
+        *) style='dt 4 pt 9' ;;
+        esac
+        clauses+="${clauses:+, }'$sweep_data' index $i using 1:2 with linespoints"
+        clauses+=" lw 2 lc rgb '$color' $style title '$title'"
+        i=$((i + 1))
+    done < <(grep '^# ' "$sweep_data")
+    echo "$clauses"
+}
+
+if [[ -s $sweep_data ]]; then
+    if ! have_gnuplot; then
+        echo "run_local.sh: gnuplot not installed; dist-sweep plot skipped"
+    elif gnuplot <<GP; then
+set terminal $(png_term) size 1000,560 noenhanced
+set output '$sweep_png'
+set title 'rdlm-bench dist-sweep: cross-node lock throughput vs processes (TCP, $(nproc) CPUs, medians)'
+set xlabel 'processes'
+set ylabel 'kops/s (log scale)'
+$(procs_axis "$sweep_data")
+set logscale y 10
+set grid
+set key outside right top
+plot $(sweep_clauses)
+GP
+        echo "run_local.sh: plot: $sweep_png"
+    else
+        echo "run_local.sh: gnuplot failed; dist-sweep plot skipped"
     fi
 fi
 echo "run_local.sh: results in $out (local.txt, local.csv, local.json)"

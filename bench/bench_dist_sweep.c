@@ -1,0 +1,158 @@
+/*
+ * dist-sweep: contended throughput of rdlm's cross-node lock swept over processes
+ * (default 2, 4, 8; -p) and virtual nodes (1, 2, 4, at most one per process), with
+ * the MPI baselines in the same runs (issue 7). One mpirun of rdlm-mpi-lock-bench
+ * --mode contended (mpi_lock_bench.c, which documents the measurement) per point, on
+ * one machine split into RDLM_VIRTUAL_NODES nodes, everything over TCP (UCX_TLS=tcp,self;
+ * pml ob1, btl self,tcp, osc pt2pt), alternating round by round:
+ *
+ *   rdlm          rdlm_lock_acquire + rdlm_lock_release of one lock
+ *   MPI_Win_lock  MPI_Win_lock(EXCLUSIVE) + MPI_Fetch_and_op + flush ... MPI_Win_unlock
+ *   MPI CAS spin  an MPI_Compare_and_swap spinlock in an MPI_Win_lock_all epoch
+ *
+ * (the MPI words at the lowest rank of the lock's home node). Every rank loops
+ * { acquire; increment a plain counter in shared memory; release; ~0.1 us of local
+ * work } for -d ms (default 250) per phase; figure: all ranks' acquires / longest
+ * elapsed, kops/s, one row per (impl, nodes), and beside it the critical sections
+ * entered after another rank's (hand-offs: a lock that lets its holder take it
+ * straight back makes many acquires and few hand-offs); rdlm against the faster
+ * baseline of each point, no target. The program fails the run if the counter lost an
+ * increment (two holders at once), for every impl. bench/run_local.sh plots the rows
+ * (dist-sweep.png).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench_dist.h"
+#include "benchmarks.h"
+
+#define RDLM_BENCH_DSW_DURATION_MS 250u
+#define RDLM_BENCH_DSW_WARMUP 100u
+#define RDLM_BENCH_DSW_NIMPL 3u
+
+static const uint32_t rdlm_bench_dsw_procs[] = {2, 4, 8};
+static const uint32_t rdlm_bench_dsw_nodes[] = {1, 2, 4};
+
+enum { RDLM_BENCH_DSW_RDLM, RDLM_BENCH_DSW_WIN, RDLM_BENCH_DSW_CAS };
+
+/* The program's implementations and ours in the report (the metric is per point). */
+static const rdlm_bench_dist_impl_t rdlm_bench_dsw_impls[RDLM_BENCH_DSW_NIMPL] = {
+    {"rdlm", "rdlm", NULL},
+    {"mpi_win_lock", "MPI_Win_lock", NULL},
+    {"mpi_cas_spin", "MPI CAS spin", NULL},
+};
+
+/* rdlm's row x[RDLM] against the faster of the MPI locks' (no target). */
+static void rdlm_bench_dsw_compare(rdlm_bench_report_t *r, rdlm_bench_measure_t *const *x)
+{
+    const rdlm_bench_measure_t *win = x[RDLM_BENCH_DSW_WIN], *cas = x[RDLM_BENCH_DSW_CAS];
+
+    rdlm_bench_report_compare(r, x[RDLM_BENCH_DSW_RDLM],
+                              win->median >= cas->median ? win : cas, NULL,
+                              RDLM_BENCH_TARGET_NONE, 0);
+}
+
+/* One point: procs ranks as nodes virtual nodes, one mpirun; its rows and comparisons. */
+static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t nodes)
+{
+    const rdlm_bench_opts_t *o = r->opts;
+    const char *bench = rdlm_bench_def_dist_sweep.name;
+    uint32_t dur_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_DSW_DURATION_MS;
+    char dur[16], warm[24], rounds[16], iters[24], nodes_env[40], metric[32], hmetric[32];
+    const char *const args[] = {"--mode", "contended", "-r",
+                                rounds,   "-d",        dur,
+                                "-x",     warm,        o->iterations ? "-i" : NULL,
+                                iters,    NULL};
+    const char *const env[] = {"UCX_TLS=tcp,self", nodes_env, NULL};
+    /* every phase: its window, at most 0.5 s of warm-up, the checks */
+    rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
+        o, procs, args, 60 + o->rounds * RDLM_BENCH_DSW_NIMPL * (dur_ms / 1000 + 3));
+    rdlm_bench_dist_impl_t impls[RDLM_BENCH_DSW_NIMPL];
+    rdlm_bench_measure_t *m[RDLM_BENCH_DSW_NIMPL];
+    rdlm_bench_measure_t *h[RDLM_BENCH_DSW_NIMPL];
+    const char *cursor = NULL;
+    const char *info;
+    double got = -1;
+    char *out;
+    uint32_t k;
+
+    snprintf(dur, sizeof(dur), "%u", dur_ms);
+    snprintf(warm, sizeof(warm), "%" PRIu64,
+             o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DSW_WARMUP);
+    snprintf(rounds, sizeof(rounds), "%u", o->rounds);
+    snprintf(iters, sizeof(iters), "%" PRIu64, o->iterations);
+    snprintf(nodes_env, sizeof(nodes_env), "RDLM_VIRTUAL_NODES=%u", nodes);
+    snprintf(metric, sizeof(metric), "throughput %u node%s", nodes, nodes > 1 ? "s" : "");
+    snprintf(hmetric, sizeof(hmetric), "hand-offs %u node%s", nodes, nodes > 1 ? "s" : "");
+    job.env = env;
+    for (k = 0; k < RDLM_BENCH_DSW_NIMPL; k++) {
+        impls[k] = rdlm_bench_dsw_impls[k];
+        impls[k].metric = metric;
+    }
+    if (rdlm_bench_dist_job(r, bench, &job, impls, RDLM_BENCH_DSW_NIMPL, procs, "kops/s", m,
+                            &out) != 0) {
+        return -1;
+    }
+    info = rdlm_bench_mpi_result(out, "info", &cursor);
+    if (info == NULL || rdlm_bench_mpi_field(info, "nodes", &got) != 0 ||
+        got != (double)nodes || m[RDLM_BENCH_DSW_WIN]->nrounds == 0 ||
+        m[RDLM_BENCH_DSW_CAS]->nrounds == 0) {
+        fprintf(stderr,
+                "rdlm-bench: dist-sweep: %u processes, %u nodes: expected %u rdlm nodes "
+                "(the job has %.0f) and rounds of every implementation: %.600s\n",
+                procs, nodes, nodes, got, out);
+        free(out);
+        return -1;
+    }
+    for (k = 0; k < RDLM_BENCH_DSW_NIMPL; k++) {
+        h[k] = rdlm_bench_report_measure(r, bench, hmetric, impls[k].impl, procs, "kops/s");
+        if (h[k] == NULL) {
+            free(out);
+            return -1;
+        }
+    }
+    rdlm_bench_dist_rounds(out, impls, RDLM_BENCH_DSW_NIMPL, "handoff_kops", 0, h);
+    for (k = 0; k < RDLM_BENCH_DSW_NIMPL; k++) {
+        rdlm_bench_measure_finish(h[k]);
+    }
+    rdlm_bench_dsw_compare(r, m);
+    rdlm_bench_dsw_compare(r, h);
+    free(out);
+    return 0;
+}
+
+/* Every node count of the sweep that procs ranks can fill. */
+static int rdlm_bench_dsw_procs_run(rdlm_bench_report_t *r, uint32_t procs)
+{
+    uint32_t k;
+    int rc = 0;
+
+    for (k = 0; k < sizeof(rdlm_bench_dsw_nodes) / sizeof(rdlm_bench_dsw_nodes[0]); k++) {
+        if (rdlm_bench_dsw_nodes[k] <= procs) {
+            rc |= rdlm_bench_dsw_point(r, procs, rdlm_bench_dsw_nodes[k]);
+        }
+    }
+    return rc;
+}
+
+static int rdlm_bench_dsw_run(rdlm_bench_report_t *r)
+{
+    return rdlm_bench_dist_each(
+        r, &rdlm_bench_def_dist_sweep, 2,
+        "one machine as 1, 2, 4 virtual nodes (at most one per process), TCP; one mpirun "
+        "per point, rdlm and the MPI locks alternating in every round; figure: all ranks' "
+        "acquires / longest elapsed; p99: wait in acquire, 1 in 16; ratio: rdlm / the "
+        "faster MPI lock",
+        rdlm_bench_dsw_procs_run);
+}
+
+const rdlm_bench_def_t rdlm_bench_def_dist_sweep = {
+    .name = "dist-sweep",
+    .title = "cross-node lock throughput over processes and virtual nodes (TCP) vs "
+             "MPI_Win_lock, MPI CAS spinlock",
+    .default_procs = rdlm_bench_dsw_procs,
+    .ndefault_procs = sizeof(rdlm_bench_dsw_procs) / sizeof(rdlm_bench_dsw_procs[0]),
+    .opt_in = 1,
+    .run = rdlm_bench_dsw_run,
+};
