@@ -15,7 +15,7 @@ typedef struct rdlm_bench_header {
     char version[32];    /**< rdlm_get_version() */
     char transport[48];
     char waiting[160];   /**< RDLM_SPIN / RDLM_YIELD / RDLM_PARK_SLICE_MS or "default" */
-    char processes[160];
+    char processes[512];
     char date[40];       /**< UTC, ISO 8601 */
     char host[256];      /**< CPUs and kernel */
     char command[512];

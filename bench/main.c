@@ -4,6 +4,7 @@
  * each on stderr), prints each one's section and the final comparison table on
  * stdout, and writes the CSV and JSON files.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,26 @@ static int rdlm_bench_runs(const rdlm_bench_opts_t *opts, const rdlm_bench_def_t
     return rdlm_bench_opts_selects(opts, d->name) && (opts->nselected > 0 || !d->opt_in);
 }
 
+/* Append to buf (len bytes, used so far in *used_p); text that does not fit is cut,
+ * and *used_p never passes len - 1. */
+static void rdlm_bench_append(char *buf, size_t len, size_t *used_p, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void rdlm_bench_append(char *buf, size_t len, size_t *used_p, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*used_p + 1 >= len) {
+        return;
+    }
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *used_p, len - *used_p, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        *used_p = *used_p + (size_t)n < len ? *used_p + (size_t)n : len - 1;
+    }
+}
+
 /* "lock-latency 1; lock-contended 2,16; ..." for the selected benchmarks. */
 static void rdlm_bench_processes_text(const rdlm_bench_opts_t *opts, char *buf, size_t len)
 {
@@ -79,20 +100,20 @@ static void rdlm_bench_processes_text(const rdlm_bench_opts_t *opts, char *buf, 
     uint32_t j;
 
     buf[0] = '\0';
-    for (k = 0; k < RDLM_BENCH_NDEFS && used + 1 < len; k++) {
+    for (k = 0; k < RDLM_BENCH_NDEFS; k++) {
         const rdlm_bench_def_t *d = rdlm_bench_defs[k];
 
         if (!rdlm_bench_runs(opts, d)) {
             continue;
         }
-        used += (size_t)snprintf(buf + used, len - used, "%s%s ", used ? "; " : "", d->name);
+        rdlm_bench_append(buf, len, &used, "%s%s ", used ? "; " : "", d->name);
         if (d->default_procs == NULL) {
-            used += (size_t)snprintf(buf + used, len - used, "1");
+            rdlm_bench_append(buf, len, &used, "1");
             continue;
         }
         nprocs = rdlm_bench_opts_procs(opts, d->default_procs, d->ndefault_procs, &procs);
-        for (j = 0; j < nprocs && used + 1 < len; j++) {
-            used += (size_t)snprintf(buf + used, len - used, "%s%u", j ? "," : "", procs[j]);
+        for (j = 0; j < nprocs; j++) {
+            rdlm_bench_append(buf, len, &used, "%s%u", j ? "," : "", procs[j]);
         }
     }
 }
@@ -102,7 +123,7 @@ int main(int argc, char **argv)
     const char *names[RDLM_BENCH_NDEFS + 1];
     rdlm_bench_report_t *report;
     rdlm_bench_opts_t opts;
-    char processes[160];
+    char processes[512];
     uint32_t selected = 0;
     uint32_t done = 0;
     int failed = 0;
