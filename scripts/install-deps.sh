@@ -11,6 +11,8 @@ packages=(
   spin gnuplot-nox iproute2
   # the lease authority: MUNGE session credentials; nftables for partition tests
   munge libmunge-dev nftables
+  # tests/rxe: a qemu VM with a soft-RoCE device runs the verbs transport for real
+  qemu-system-x86 busybox-static ibverbs-utils
   # rdlm-bench's lock-service baselines (bench/services.sh): client libraries and the
   # small servers; zookeeperd (Java, about 30 MB) is installed by bench/services.sh only
   libhiredis-dev libcurl4-openssl-dev libzookeeper-mt-dev redis-server etcd-server
