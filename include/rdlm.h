@@ -148,7 +148,9 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
  * Returns RDLM_OK or RDLM_OWNER_DEAD (held in both cases; *token_p set if token_p is
  * not NULL), RDLM_ERR_BUSY (timeout_ns == 0 and held), RDLM_ERR_TIMEOUT,
  * RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE (this context already
- * waits on too many locks at once).
+ * waits on too many locks at once). In a distributed context also
+ * RDLM_ERR_PEER_DEAD (the process holding the lock's home word, or a queue neighbour
+ * the acquire must reach, died: see RDLM_PEER_FAILURE) and RDLM_ERR_LEASE_EXPIRED.
  * Re-acquiring a lock the context holds waits for itself: locks are not recursive.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns,

@@ -82,11 +82,15 @@ static void rdlm_info_ucx_resources(char *buf, size_t len)
 }
 #endif
 
-/* 1 if the backend name can be opened here (then *ctx_p is open), 0 with why_p set. */
-static int rdlm_info_probe(const char *name, rdlm_tl_ctx_h *ctx_p, const char **why_p)
+/* 1 if the backend name can be opened here with cfg's transport settings (then *ctx_p
+ * is open), 0 with why_p set. */
+static int rdlm_info_probe(const rdlm_config_t *cfg, const char *name, rdlm_tl_ctx_h *ctx_p,
+                           const char **why_p)
 {
     rdlm_tl_params_t params = {.bootstrap = rdlm_tl_bootstrap_self()};
     rdlm_status_t st;
+
+    rdlm_tl_params_from_config(cfg, &params);
 
 #if RDLM_INFO_HAVE_VERBS
     if (strcmp(name, "verbs") == 0) {
@@ -119,11 +123,13 @@ static void rdlm_info_caps(rdlm_tl_ctx_h ctx)
         printf("    capabilities: query failed\n");
         return;
     }
-    printf("    operations  :%s%s%s%s%s\n", caps.flags & RDLM_TL_CAP_AMO64 ? " amo64" : "",
+    printf("    operations  :%s%s%s%s%s%s\n",
+           caps.flags & RDLM_TL_CAP_AMO64 ? " amo64" : "",
            caps.flags & RDLM_TL_CAP_AMO64_POST ? " amo64-posted" : "",
            caps.flags & RDLM_TL_CAP_RMA ? " put/get" : "",
            caps.flags & RDLM_TL_CAP_AM ? " active-messages" : "",
-           caps.flags & RDLM_TL_CAP_LOOPBACK ? " loopback" : "");
+           caps.flags & RDLM_TL_CAP_LOOPBACK ? " loopback" : "",
+           caps.flags & RDLM_TL_CAP_PEER_FAILURE ? " peer-failure" : "");
     printf("    atomics     : domain %s; target progress needed: %s\n",
            rdlm_tl_atomic_domain_str(caps.atomic_domain),
            caps.amo_needs_target_progress ? "yes" : "no");
@@ -152,7 +158,7 @@ static void rdlm_info_transports(const rdlm_config_t *cfg)
         ctx = NULL;
         why = NULL;
         fflush(stdout);
-        ok = rdlm_info_probe((*b)->name, &ctx, &why);
+        ok = rdlm_info_probe(cfg, (*b)->name, &ctx, &why);
         printf("  %-6s: %s", (*b)->name, ok ? "usable" : "not usable: ");
         if (!ok)
             printf("%s", why);
@@ -167,6 +173,14 @@ static void rdlm_info_transports(const rdlm_config_t *cfg)
             }
         }
 #endif
+#if RDLM_INFO_HAVE_VERBS
+        if (strcmp((*b)->name, "verbs") == 0)
+            printf("; connections: RDLM_VERBS_CONNECT=%s (%s)",
+                   rdlm_config_verbs_connect_name(cfg->verbs_connect),
+                   cfg->verbs_connect == RDLM_VERBS_CONNECT_CM
+                       ? "librdmacm"
+                       : "queue-pair numbers through the bootstrap");
+#endif
         printf("\n");
         rdlm_tl_destroy(ctx); /* NULL-safe */
         ctx = NULL;
@@ -177,7 +191,7 @@ static void rdlm_info_transports(const rdlm_config_t *cfg)
     if (*b == NULL) {
         printf("  chosen: RDLM_TRANSPORT=%s is not built: distributed contexts will fail\n",
                cfg->transport);
-    } else if (!rdlm_info_probe((*b)->name, &ctx, &why)) {
+    } else if (!rdlm_info_probe(cfg, (*b)->name, &ctx, &why)) {
         printf("  chosen: RDLM_TRANSPORT=%s, not usable here: distributed contexts will "
                "fail (%s)\n", cfg->transport, why);
     } else {
@@ -186,6 +200,11 @@ static void rdlm_info_transports(const rdlm_config_t *cfg)
         rdlm_tl_destroy(ctx);
     }
     printf("  progress: RDLM_PROGRESS=%s\n", rdlm_config_progress_name(cfg->progress));
+    printf("  dead peers: RDLM_PEER_FAILURE=%s, RDLM_PEER_TIMEOUT_MS=%u (%s)\n",
+           rdlm_config_peer_failure_name(cfg->peer_failure), (unsigned)cfg->peer_timeout_ms,
+           cfg->peer_failure == RDLM_PEER_FAILURE_OFF
+               ? "not detected: an operation on a dead peer may hang"
+               : "an operation on a dead watched peer returns RDLM_ERR_PEER_DEAD");
 }
 
 static void rdlm_info_usage(FILE *out)

@@ -1,7 +1,9 @@
 /*
  * The standalone TCP bootstrap (bootstrap.h): a star around rank 0. Every socket is
  * non-blocking and every wait is a poll() bounded by the deadline of the current step,
- * so a missing or stuck peer gives RDLM_ERR_TIMEOUT, never a hang.
+ * so a missing or stuck peer gives RDLM_ERR_TIMEOUT, never a hang. A collective that
+ * fails at rank 0 (a rank died) makes rank 0 shut every link down, so that it, and
+ * every later one, fails on every rank at once rather than at each rank's timeout.
  *
  * Wire format (host byte order: the peers run the same build):
  *   hello      {magic, rank, size}                          peer -> rank 0, once
@@ -149,6 +151,17 @@ static void rdlm_boot_log_failure(const rdlm_tl_boot_tcp_t *b, rdlm_status_t st,
                    peer, rdlm_status_str(st));
 }
 
+/* Rank 0, once a collective failed (a rank died, timed out or is out of step): the
+ * others would wait for its answer until their own timeout, and the collectives are
+ * out of step from now on. Shutting every link down fails their collective, and every
+ * later one on every rank, at once. */
+static rdlm_status_t rdlm_boot_abort(rdlm_tl_boot_tcp_t *b, rdlm_status_t st)
+{
+    for (uint32_t r = 1; r < b->cb.size; r++)
+        (void)shutdown(b->fds[r], SHUT_RDWR);
+    return st;
+}
+
 static rdlm_status_t rdlm_boot_allgather(void *arg, const void *send, void *recv,
                                          size_t len, const rdlm_tl_idle_t *idle)
 {
@@ -187,14 +200,14 @@ static rdlm_status_t rdlm_boot_allgather(void *arg, const void *send, void *recv
             rdlm_error("bootstrap: rank 0: rank %u out of step in collective %u "
                        "(seq %u, %llu bytes, expected %zu)",
                        r, seq, f.seq, (unsigned long long)f.len, len);
-            return RDLM_ERR_MISMATCH;
+            return rdlm_boot_abort(b, RDLM_ERR_MISMATCH);
         }
         if (st == RDLM_OK)
             st = rdlm_boot_recv(b->fds[r], (char *)recv + (size_t)r * len, len, deadline,
                                 idle);
         if (st != RDLM_OK) {
             rdlm_boot_log_failure(b, st, r, "collective");
-            return st;
+            return rdlm_boot_abort(b, st);
         }
     }
     f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, (uint64_t)len * size};
@@ -204,7 +217,7 @@ static rdlm_status_t rdlm_boot_allgather(void *arg, const void *send, void *recv
             st = rdlm_boot_send(b->fds[r], recv, (size_t)len * size, deadline, idle);
         if (st != RDLM_OK) {
             rdlm_boot_log_failure(b, st, r, "collective");
-            return st;
+            return rdlm_boot_abort(b, st);
         }
     }
     return RDLM_OK;

@@ -86,6 +86,8 @@ void rdlm_tl_params_from_config(const struct rdlm_config *cfg, rdlm_tl_params_t 
 {
     params_p->progress_thread = cfg->progress == RDLM_PROGRESS_THREAD;
     params_p->print_stats = cfg->stats;
+    params_p->peer_failure = cfg->peer_failure;
+    params_p->peer_timeout_ms = cfg->peer_timeout_ms;
 }
 
 void rdlm_tl_destroy(rdlm_tl_ctx_h ctx)

@@ -33,6 +33,7 @@
 #include <rdlm/status.h>
 
 #include "bootstrap.h"
+#include "config.h"
 
 /** Largest packed remote key any backend produces (bytes); fixed so that keys can be
  *  exchanged with a fixed-size allgather. */
@@ -67,6 +68,12 @@ typedef enum rdlm_tl_thread_mode {
 #define RDLM_TL_CAP_RMA (1u << 2)        /**< put / get */
 #define RDLM_TL_CAP_AM (1u << 3)         /**< active messages */
 #define RDLM_TL_CAP_LOOPBACK (1u << 4)   /**< ops on one's own region via the fabric */
+/** Dead peers are reported: once a watched peer dies (params.peer_failure decides which
+ *  are watched: with auto, those not reached through shared memory), every operation
+ *  on it, a flush of it and a flush of all return RDLM_ERR_PEER_DEAD, within
+ *  params.peer_timeout_ms of its death at the latest, never hanging; the context stays
+ *  usable for the other peers. Set unless some process of the context turned it off. */
+#define RDLM_TL_CAP_PEER_FAILURE (1u << 5)
 
 typedef struct rdlm_tl_caps {
     const char *backend;                   /**< "ucx", "verbs"; static string */
@@ -258,13 +265,17 @@ typedef struct rdlm_tl_params {
     uint32_t max_rkeys;
     /** Print the statistics on stderr at rdlm_tl_destroy (RDLM_STATS=1). */
     int print_stats;
+    /** Which peers are watched for failure (RDLM_PEER_FAILURE; 0 is auto). */
+    rdlm_peer_failure_t peer_failure;
+    /** A watched peer that leaves an operation unanswered this long counts as dead
+     *  (RDLM_PEER_TIMEOUT_MS; 0: 10000, that variable's default). */
+    uint32_t peer_timeout_ms;
 } rdlm_tl_params_t;
 
-struct rdlm_config;
-
 /** Set the fields of *params_p that the RDLM_* configuration decides:
- *  progress_thread (RDLM_PROGRESS=thread) and print_stats (RDLM_STATS=1). The other
- *  fields are left as they are. */
+ *  progress_thread (RDLM_PROGRESS=thread), print_stats (RDLM_STATS=1), peer_failure
+ *  (RDLM_PEER_FAILURE) and peer_timeout_ms (RDLM_PEER_TIMEOUT_MS). The other fields are
+ *  left as they are. */
 void rdlm_tl_params_from_config(const struct rdlm_config *cfg, rdlm_tl_params_t *params_p);
 
 typedef rdlm_status_t (*rdlm_tl_open_func_t)(const rdlm_tl_params_t *params,

@@ -41,33 +41,48 @@ static int rdlm_config_set_LEVEL(unsigned *out, const char *value, uint32_t min,
     return 0;
 }
 
-static const char *const rdlm_config_progress_names[] = {
-#define RDLM_PROGRESS_NAME_(sym, name) name,
-    RDLM_PROGRESS_LIST(RDLM_PROGRESS_NAME_)
-#undef RDLM_PROGRESS_NAME_
-};
-
-const char *rdlm_config_progress_name(rdlm_progress_mode_t mode)
+/* The index of value among names[0..count), or -1: the parser of every name list. */
+static int rdlm_config_name_index(const char *const *names, unsigned count,
+                                  const char *value)
 {
-    if ((unsigned)mode >= RDLM_PROGRESS_MODE_COUNT) {
-        return NULL;
-    }
-    return rdlm_config_progress_names[mode];
-}
-
-static int rdlm_config_set_PROGRESS(rdlm_progress_mode_t *out, const char *value,
-                                    uint32_t min, uint32_t max)
-{
-    (void)min;
-    (void)max;
-    for (unsigned m = 0; m < RDLM_PROGRESS_MODE_COUNT; m++) {
-        if (strcmp(value, rdlm_config_progress_names[m]) == 0) {
-            *out = (rdlm_progress_mode_t)m;
-            return 1;
+    for (unsigned i = 0; i < count; i++) {
+        if (strcmp(value, names[i]) == 0) {
+            return (int)i;
         }
     }
-    return 0;
+    return -1;
 }
+
+/* For the enum type_t of name list LIST (config.h): its name table,
+ * rdlm_config_<lower>_name() (NULL out of range) and the parser of config type TYPE. */
+#define RDLM_CONFIG_NAMED_ENUM(type_t, TYPE, lower, LIST, count)                           \
+    static const char *const rdlm_config_##lower##_names[] = {                             \
+        LIST(RDLM_CONFIG_ENUM_NAME_)};                                                     \
+    const char *rdlm_config_##lower##_name(type_t v)                                       \
+    {                                                                                      \
+        return (unsigned)v < (count) ? rdlm_config_##lower##_names[v] : NULL;              \
+    }                                                                                      \
+    static int rdlm_config_set_##TYPE(type_t *out, const char *value, uint32_t min,        \
+                                      uint32_t max)                                        \
+    {                                                                                      \
+        int i = rdlm_config_name_index(rdlm_config_##lower##_names, (count), value);       \
+                                                                                           \
+        (void)min;                                                                         \
+        (void)max;                                                                         \
+        if (i < 0) {                                                                       \
+            return 0;                                                                      \
+        }                                                                                  \
+        *out = (type_t)i;                                                                  \
+        return 1;                                                                          \
+    }
+#define RDLM_CONFIG_ENUM_NAME_(sym, name) name,
+
+RDLM_CONFIG_NAMED_ENUM(rdlm_progress_mode_t, PROGRESS, progress, RDLM_PROGRESS_LIST,
+                       RDLM_PROGRESS_MODE_COUNT)
+RDLM_CONFIG_NAMED_ENUM(rdlm_verbs_connect_t, VERBS_CONNECT, verbs_connect,
+                       RDLM_VERBS_CONNECT_LIST, RDLM_VERBS_CONNECT_COUNT)
+RDLM_CONFIG_NAMED_ENUM(rdlm_peer_failure_t, PEER_FAILURE, peer_failure,
+                       RDLM_PEER_FAILURE_LIST, RDLM_PEER_FAILURE_COUNT)
 
 static int rdlm_config_set_UINT(uint32_t *out, const char *value, uint32_t min,
                                 uint32_t max)
@@ -131,6 +146,19 @@ int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p)
     if (port_p != NULL) {
         *port_p = (uint16_t)port;
     }
+    return 1;
+}
+
+static int rdlm_config_set_IP(char *out, const char *value, uint32_t min, uint32_t max)
+{
+    struct in_addr ip;
+
+    (void)min;
+    (void)max;
+    if (value[0] != '\0' && inet_pton(AF_INET, value, &ip) != 1) {
+        return 0;
+    }
+    strcpy(out, value); /* inet_pton accepts at most RDLM_IP_MAX characters */
     return 1;
 }
 
@@ -261,6 +289,9 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_BOOL(f) (&(f))
 #define RDLM_CONFIG_DEST_JOB(f) (f)
 #define RDLM_CONFIG_DEST_PROGRESS(f) (&(f))
+#define RDLM_CONFIG_DEST_VERBS_CONNECT(f) (&(f))
+#define RDLM_CONFIG_DEST_PEER_FAILURE(f) (&(f))
+#define RDLM_CONFIG_DEST_IP(f) (f)
 #define RDLM_CONFIG_DEST_ADDR(f) (f)
 #define RDLM_CONFIG_DEST_ADDRS(f) (f)
 #define RDLM_CONFIG_DEST_NET(f) (f)
@@ -270,6 +301,9 @@ static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
 static const char rdlm_config_allowed_BOOL[] = "0 or 1";
 static const char rdlm_config_allowed_JOB[] = "1-32 of [A-Za-z0-9._-]";
 static const char rdlm_config_allowed_PROGRESS[] = "one of auto, poll, thread";
+static const char rdlm_config_allowed_VERBS_CONNECT[] = "one of cm, exchange";
+static const char rdlm_config_allowed_PEER_FAILURE[] = "one of auto, on, off";
+static const char rdlm_config_allowed_IP[] = "an IPv4 address, e.g. 10.0.0.1";
 static const char rdlm_config_allowed_ADDR[] = "IPv4 address:port, e.g. 10.0.0.1:7000";
 static const char rdlm_config_allowed_ADDRS[] =
     "1-7 comma-separated IPv4 address:port, e.g. 10.0.0.1:7000,10.0.0.2:7000";
@@ -323,6 +357,9 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_SHOW_BOOL(out, v) fprintf(out, "%d", (v))
 #define RDLM_CONFIG_SHOW_JOB(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_PROGRESS(out, v) fputs(rdlm_config_progress_name(v), out)
+#define RDLM_CONFIG_SHOW_VERBS_CONNECT(out, v) fputs(rdlm_config_verbs_connect_name(v), out)
+#define RDLM_CONFIG_SHOW_PEER_FAILURE(out, v) fputs(rdlm_config_peer_failure_name(v), out)
+#define RDLM_CONFIG_SHOW_IP(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_ADDR(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_ADDRS(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_NET(out, v) fputs((v), out)

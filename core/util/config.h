@@ -12,6 +12,7 @@
 #include <rdlm/status.h>
 
 #define RDLM_JOB_MAX 32
+#define RDLM_IP_MAX 15   /* "255.255.255.255" */
 #define RDLM_ADDR_MAX 21 /* "255.255.255.255:65535" */
 #define RDLM_ADDRS_COUNT 7 /* addresses in an ADDRS list */
 #define RDLM_ADDRS_MAX (RDLM_ADDRS_COUNT * (RDLM_ADDR_MAX + 1))
@@ -32,9 +33,39 @@ typedef enum rdlm_progress_mode {
     RDLM_PROGRESS_MODE_COUNT
 } rdlm_progress_mode_t;
 
+/* How the verbs transport connects its queue pairs: name list of RDLM_VERBS_CONNECT.
+ * X(enum suffix, name) */
+#define RDLM_VERBS_CONNECT_LIST(X)                                                         \
+    X(CM, "cm")             /* librdmacm: address and route resolution, CM handshake */    \
+    X(EXCHANGE, "exchange") /* queue-pair records through the bootstrap, set by hand */
+
+typedef enum rdlm_verbs_connect {
+#define RDLM_VERBS_CONNECT_ENUM_(sym, name) RDLM_VERBS_CONNECT_##sym,
+    RDLM_VERBS_CONNECT_LIST(RDLM_VERBS_CONNECT_ENUM_)
+#undef RDLM_VERBS_CONNECT_ENUM_
+    RDLM_VERBS_CONNECT_COUNT
+} rdlm_verbs_connect_t;
+
+/* Which transport endpoints watch their peer for failure, so that a dead peer gives
+ * RDLM_ERR_PEER_DEAD instead of a hang: name list of RDLM_PEER_FAILURE.
+ * X(enum suffix, name) */
+#define RDLM_PEER_FAILURE_LIST(X)                                                          \
+    X(AUTO, "auto") /* peers not reached through shared memory (other hosts) */            \
+    X(ON, "on")     /* every other process, shared memory given up where it cannot */      \
+    X(OFF, "off")   /* none */
+
+typedef enum rdlm_peer_failure {
+#define RDLM_PEER_FAILURE_ENUM_(sym, name) RDLM_PEER_FAILURE_##sym,
+    RDLM_PEER_FAILURE_LIST(RDLM_PEER_FAILURE_ENUM_)
+#undef RDLM_PEER_FAILURE_ENUM_
+    RDLM_PEER_FAILURE_COUNT
+} rdlm_peer_failure_t;
+
 /* X(field, variable, type, default, min, max, help)
  * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1),
- * PROGRESS (a name of RDLM_PROGRESS_LIST), ADDR (empty or IPv4 "a.b.c.d:port"),
+ * PROGRESS (a name of RDLM_PROGRESS_LIST), VERBS_CONNECT (a name of
+ * RDLM_VERBS_CONNECT_LIST), PEER_FAILURE (a name of RDLM_PEER_FAILURE_LIST), IP (empty
+ * or an IPv4 address "a.b.c.d"), ADDR (empty or IPv4 "a.b.c.d:port"),
  * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated ADDRs), NET (empty, or an IPv4
  * network "a.b.c.d/len", or one address "a.b.c.d" meaning "/32"). */
 #define RDLM_CONFIG_LIST(X)                                                                \
@@ -58,8 +89,21 @@ typedef enum rdlm_progress_mode {
       "transport progress: poll (inside rdlm calls only), thread (also a progress "        \
       "thread, so emulated remote atomics on this process's memory complete while it "    \
       "computes), auto (thread in distributed contexts)")                                  \
+    X(peer_failure, "RDLM_PEER_FAILURE", PEER_FAILURE, "auto", 0, 0,                       \
+      "transport endpoints that report a dead peer as RDLM_ERR_PEER_DEAD instead of "      \
+      "hanging: auto (peers not reached through shared memory), on (all), off (none)")     \
+    X(peer_timeout_ms, "RDLM_PEER_TIMEOUT_MS", UINT, "10000", 100, 3600000,                \
+      "a watched peer that leaves a remote operation unanswered this long counts as "      \
+      "dead (a process that is stopped or whose host vanished)")                           \
     X(transport, "RDLM_TRANSPORT", JOB, "ucx", 0, 0,                                       \
       "transport of distributed contexts: ucx, verbs or shm (rdlm_info lists them)")       \
+    X(verbs_connect, "RDLM_VERBS_CONNECT", VERBS_CONNECT, "cm", 0, 0,                      \
+      "how the verbs transport connects its queue pairs: cm (librdmacm) or exchange "      \
+      "(queue-pair numbers through the bootstrap, moved to RTS by hand)")                  \
+    X(verbs_addr, "RDLM_VERBS_ADDR", IP, "", 0, 0,                                         \
+      "verbs with RDLM_VERBS_CONNECT=cm: this host's IPv4 address on the RDMA device's "   \
+      "interface, where librdmacm listens (empty: the first IPv4 address in the port's "   \
+      "GID table, i.e. of its RoCE interface)")                                            \
     X(virtual_nodes, "RDLM_VIRTUAL_NODES", UINT, "1", 1, 4096,                             \
       "split each host's processes into this many nodes (tests on one machine)")           \
     X(cohort_bound, "RDLM_COHORT_BOUND", UINT, "64", 0, 1000000,                           \
@@ -94,6 +138,9 @@ typedef enum rdlm_progress_mode {
 #define RDLM_CONFIG_DECL_BOOL(f) int f;
 #define RDLM_CONFIG_DECL_JOB(f) char f[RDLM_JOB_MAX + 1];
 #define RDLM_CONFIG_DECL_PROGRESS(f) rdlm_progress_mode_t f;
+#define RDLM_CONFIG_DECL_VERBS_CONNECT(f) rdlm_verbs_connect_t f;
+#define RDLM_CONFIG_DECL_PEER_FAILURE(f) rdlm_peer_failure_t f;
+#define RDLM_CONFIG_DECL_IP(f) char f[RDLM_IP_MAX + 1];
 #define RDLM_CONFIG_DECL_ADDR(f) char f[RDLM_ADDR_MAX + 1];
 #define RDLM_CONFIG_DECL_ADDRS(f) char f[RDLM_ADDRS_MAX];
 #define RDLM_CONFIG_DECL_NET(f) char f[RDLM_NET_MAX + 1];
@@ -131,6 +178,12 @@ int rdlm_config_job_valid(const char *name);
 
 /** Name of a progress mode ("poll", "thread"); NULL if out of range. */
 const char *rdlm_config_progress_name(rdlm_progress_mode_t mode);
+
+/** Name of a verbs connection method ("cm", "exchange"); NULL if out of range. */
+const char *rdlm_config_verbs_connect_name(rdlm_verbs_connect_t method);
+
+/** Name of a peer-failure setting ("auto", "on", "off"); NULL if out of range. */
+const char *rdlm_config_peer_failure_name(rdlm_peer_failure_t setting);
 
 /** Print "NAME=value  # help" for every entry. */
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out);

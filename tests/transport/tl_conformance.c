@@ -26,6 +26,15 @@
  * the emulated atomics of UCX over TCP). Without it the counts are only printed: over
  * TCP they stall until rank 0 returns to the library, over shared memory they do not.
  *
+ * --dead-peer VICTIM runs dead_peer_reported instead (tl_dead_peer.c): rank VICTIM
+ * dies by SIGKILL (--victim-stops: stops by SIGSTOP) while the others run remote
+ * atomics on its memory; they must get RDLM_ERR_PEER_DEAD within --bound-ms (default
+ * 10000) and go on with each other. The launcher counts the victim's SIGKILL as its
+ * success.
+ *
+ * The transport parameters come from the RDLM_* configuration (RDLM_PEER_FAILURE,
+ * RDLM_PEER_TIMEOUT_MS, RDLM_LOG...), then from the options.
+ *
  * --rank R --size N --connect ADDR:PORT runs a single rank in this process instead of
  * forking: rank 0 listens on ADDR:PORT, the others connect to it. netns_pair.sh uses it
  * to put rank 0 and rank 1 in two network namespaces joined by a veth pair.
@@ -48,7 +57,9 @@
 #include <arpa/inet.h>
 
 #include "clock.h"
+#include "config.h"
 #include "tl_checks.h"
+#include "tl_dead_peer.h"
 #include "transport.h"
 
 #define SKIP_CODE 77
@@ -70,6 +81,8 @@ typedef struct opts {
     int progress_thread;
     int missing_rank; /* bootstrap_missing_peer_times_out: the last rank never starts */
     unsigned busy_ms; /* busy_target_atomics_complete instead of the suite; 0: off */
+    int victim;       /* dead_peer_reported instead of the suite; -1: off */
+    tl_dead_peer_opts_t dead; /* its options (victim copied in) */
     int rank;         /* single-rank mode (--rank/--size/--connect); -1: fork all */
     const char *host; /* single-rank mode: rank 0's rendezvous address */
     uint16_t port;
@@ -474,6 +487,7 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
                                     .timeout_ms = o->timeout_sec * 1000};
     rdlm_tl_params_t tp = {.thread_mode = RDLM_TL_THREAD_SINGLE,
                            .progress_thread = o->progress_thread};
+    rdlm_config_t cfg;
     rank_ctx_t t = {.rank = rank,
                     .n = o->procs,
                     .iters = o->iters,
@@ -492,6 +506,9 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
     g_fail.rank = rank;
     t.deadline = rdlm_clock_deadline((uint64_t)o->timeout_sec * 1000000000u);
     setvbuf(stdout, NULL, _IOLBF, 0);
+    CHECK_OK(rdlm_config_load(&cfg));
+    rdlm_tl_params_from_config(&cfg, &tp);
+    tp.progress_thread = tp.progress_thread || o->progress_thread;
     CHECK_OK(rdlm_tl_boot_tcp_create(&bp, &boot));
     t.b = rdlm_tl_boot_tcp_get(boot);
     tp.bootstrap = t.b;
@@ -516,11 +533,18 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
     if (rank == 0)
         printf("PASS ops_tables_have_no_null_entry\n"
                "caps: backend=%s ranks=%u atomics=%s needs_target_progress=%d "
-               "thread_mode=%s serialized_by_rdlm=%d progress_thread=%d am_max=%zu\n",
+               "thread_mode=%s serialized_by_rdlm=%d progress_thread=%d am_max=%zu "
+               "peer_failure=%d\n",
                t.caps.backend, t.n, rdlm_tl_atomic_domain_str(t.caps.atomic_domain),
                t.caps.amo_needs_target_progress,
                t.caps.thread_mode == RDLM_TL_THREAD_MULTI ? "multi" : "single",
-               t.caps.serialized_by_rdlm, t.caps.progress_thread, t.caps.am_max_payload);
+               t.caps.serialized_by_rdlm, t.caps.progress_thread, t.caps.am_max_payload,
+               (t.caps.flags & RDLM_TL_CAP_PEER_FAILURE) != 0);
+    if (o->victim >= 0) {
+        tl_dead_peer_run(&t, &o->dead); /* destroys the context; the victim ends there */
+        rdlm_tl_boot_tcp_destroy(boot);
+        return 0;
+    }
 
     /* Rank 0's region (allocated by the transport, so shared-memory atomics work) and
      * its key, published to all. */
@@ -580,6 +604,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: tl_conformance --backend NAME [--procs N] [--iters N] "
                     "[--am-msgs N] [--progress-thread] [--busy-target-ms MS]\n"
+                    "                      [--dead-peer VICTIM [--victim-stops] "
+                    "[--bound-ms MS]]\n"
                     "                      [--timeout-sec S] [--rank R --size N "
                     "--connect ADDR:PORT]\n"
                     "       tl_conformance --missing-rank --procs N (>= 3) "
@@ -589,8 +615,14 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    opts_t o = {.backend = NULL, .procs = 2, .iters = 1000, .am_msgs = 50,
-                .timeout_sec = 100, .rank = -1};
+    opts_t o = {.backend = NULL,
+                .procs = 2,
+                .iters = 1000,
+                .am_msgs = 50,
+                .timeout_sec = 100,
+                .rank = -1,
+                .victim = -1,
+                .dead = {.bound_ms = 10000}};
     const char *connect = NULL;
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t salen = sizeof(sa);
@@ -615,6 +647,12 @@ int main(int argc, char **argv)
             o.missing_rank = 1;
         else if (strcmp(argv[i], "--busy-target-ms") == 0 && i + 1 < argc)
             o.busy_ms = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--dead-peer") == 0 && i + 1 < argc)
+            o.victim = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--victim-stops") == 0)
+            o.dead.stop = 1;
+        else if (strcmp(argv[i], "--bound-ms") == 0 && i + 1 < argc)
+            o.dead.bound_ms = (unsigned)atoi(argv[++i]);
         else if (strcmp(argv[i], "--rank") == 0 && i + 1 < argc)
             o.rank = atoi(argv[++i]);
         else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
@@ -624,6 +662,8 @@ int main(int argc, char **argv)
         else
             usage();
     }
+    if (o.victim >= 0)
+        o.dead.victim = (unsigned)o.victim;
     if (o.rank >= 0 || connect != NULL) {
         /* One rank in this process: the caller starts the others (netns_pair.sh). */
         static char host[64];
@@ -694,11 +734,14 @@ int main(int argc, char **argv)
                 continue;
             break;
         }
-        for (i = 0; i < (int)o.procs; i++)
-            if (pids[i] == p)
-                pids[i] = 0;
+        for (i = 0; i < (int)o.procs && pids[i] != p; i++) {
+        }
+        if (i < (int)o.procs)
+            pids[i] = 0;
         left--;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        if (i == o.victim && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+            passed++; /* dead_peer_reported's victim: that end is its success */
+        else if (i != o.victim && WIFEXITED(status) && WEXITSTATUS(status) == 0)
             passed++;
         else if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_CODE)
             skipped++;

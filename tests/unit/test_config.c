@@ -27,6 +27,8 @@ static void defaults_without_environment(void **state)
     assert_int_equal(cfg.progress, RDLM_PROGRESS_AUTO);
     assert_int_equal(cfg.job_authority, 0);
     assert_string_equal(cfg.job_authority_net, "");
+    assert_int_equal(cfg.verbs_connect, RDLM_VERBS_CONNECT_CM);
+    assert_string_equal(cfg.verbs_addr, "");
 }
 
 static void valid_values_override_defaults(void **state)
@@ -54,7 +56,8 @@ static void distributed_variables(void **state)
 {
     const char *env[] = {"RDLM_VIRTUAL_NODES=4", "RDLM_COHORT_BOUND=0",
                          "RDLM_RENDEZVOUS=10.1.2.3:7000", "RDLM_RANK=3", "RDLM_SIZE=4",
-                         "RDLM_TRANSPORT=shm", NULL};
+                         "RDLM_TRANSPORT=shm", "RDLM_VERBS_CONNECT=exchange",
+                         "RDLM_VERBS_ADDR=255.255.255.255", NULL};
     rdlm_config_t cfg;
     uint32_t ip = 0;
     uint16_t port = 0;
@@ -67,6 +70,8 @@ static void distributed_variables(void **state)
     assert_int_equal(cfg.rank, 3);
     assert_int_equal(cfg.size, 4);
     assert_string_equal(cfg.transport, "shm");
+    assert_int_equal(cfg.verbs_connect, RDLM_VERBS_CONNECT_EXCHANGE);
+    assert_string_equal(cfg.verbs_addr, "255.255.255.255");
     assert_true(rdlm_config_addr_parse(cfg.rendezvous, &ip, &port));
     assert_int_equal(port, 7000);
     assert_int_equal(ip, htonl(0x0a010203));
@@ -91,6 +96,13 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_PROGRESS=threads",
         "RDLM_PROGRESS=",
         "RDLM_PROGRESS=POLL",
+        "RDLM_VERBS_CONNECT=rdmacm",
+        "RDLM_VERBS_CONNECT=",
+        "RDLM_VERBS_ADDR=10.0.0.1:7000",
+        "RDLM_VERBS_ADDR=10.0.0.256",
+        "RDLM_VERBS_ADDR=10.0.0",
+        "RDLM_VERBS_ADDR=010.0.0.1",
+        "RDLM_VERBS_ADDR=fe80::1",
         "RDLM_VIRTUAL_NODES=0",
         "RDLM_COHORT_BOUND=-1",
         "RDLM_RENDEZVOUS=10.0.0.1",
@@ -142,6 +154,10 @@ static void progress_names_round_trip(void **state)
     assert_string_equal(rdlm_config_progress_name(RDLM_PROGRESS_POLL), "poll");
     assert_string_equal(rdlm_config_progress_name(RDLM_PROGRESS_THREAD), "thread");
     assert_null(rdlm_config_progress_name(RDLM_PROGRESS_MODE_COUNT));
+    assert_string_equal(rdlm_config_verbs_connect_name(RDLM_VERBS_CONNECT_CM), "cm");
+    assert_string_equal(rdlm_config_verbs_connect_name(RDLM_VERBS_CONNECT_EXCHANGE),
+                        "exchange");
+    assert_null(rdlm_config_verbs_connect_name(RDLM_VERBS_CONNECT_COUNT));
 }
 
 static void authority_address_lists(void **state)

@@ -17,6 +17,9 @@
  *   a shared-memory or self transport means CPU atomics; on a NIC transport, device
  *   atomics; no amo lane means UCP emulates atomics with messages that the target
  *   executes (with CPU atomics) inside its progress.
+ * - Dead peers (peer.c): endpoints to peers not reached through shared memory use
+ *   UCP_ERR_HANDLING_MODE_PEER; a dead peer gives RDLM_ERR_PEER_DEAD, at once after
+ *   it was found dead, and every wait on such a peer is bounded.
  */
 #include <errno.h>
 #include <poll.h>
@@ -27,10 +30,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <ucp/api/ucp.h>
-
 #include "log.h"
-#include "tl_internal.h"
+#include "ucx_internal.h"
 
 #define RDLM_UCX_RKEY_MAGIC 0x52444c55u /* "RDLU" */
 #define RDLM_UCX_AM_MAX 1024u         /* payload bytes: eager on every transport */
@@ -43,14 +44,6 @@ typedef struct rdlm_ucx_rkey_wire {
     uint64_t len;
 } rdlm_ucx_rkey_wire_t;
 
-typedef struct rdlm_ucx_ctx rdlm_ucx_ctx_t;
-
-typedef struct rdlm_ucx_am_slot {
-    rdlm_ucx_ctx_t *ctx;
-    rdlm_tl_am_handler_func_t func;
-    void *arg;
-} rdlm_ucx_am_slot_t;
-
 struct rdlm_tl_mem {
     ucp_mem_h memh;
     void *addr;
@@ -58,28 +51,7 @@ struct rdlm_tl_mem {
     struct rdlm_tl_mem *prev, *next; /* the context's regions, released at destroy */
 };
 
-struct rdlm_ucx_ctx {
-    rdlm_tl_ctx_t super;
-    rdlm_tl_bootstrap_t boot;
-    ucp_context_h context;
-    ucp_worker_h worker;
-    char *addrs;     /* size records of addr_len bytes: the peers' worker addresses */
-    size_t addr_len;
-    _Atomic(ucp_ep_h) *eps;
-    pthread_mutex_t lock; /* recursive: endpoint creation; every worker call if serialize */
-    int serialize;
-    ucs_thread_mode_t granted;
-    rdlm_tl_atomic_domain_t domain;
-    int needs_progress;
-    rdlm_tl_rkey_table_t rkeys;
-    struct rdlm_tl_mem *mems; /* registered regions (guarded by lock) */
-    rdlm_ucx_am_slot_t am[RDLM_TL_AM_ID_MAX];
-    pthread_t thread;
-    int thread_running;
-    rdlm_atomic_u32_t stop;
-};
-
-static rdlm_status_t rdlm_ucx_status(ucs_status_t s)
+rdlm_status_t rdlm_ucx_status(ucs_status_t s)
 {
     switch (s) {
     case UCS_OK:
@@ -106,18 +78,6 @@ static rdlm_status_t rdlm_ucx_status(ucs_status_t s)
     }
 }
 
-static inline void rdlm_ucx_lock(rdlm_ucx_ctx_t *c)
-{
-    if (c->serialize)
-        pthread_mutex_lock(&c->lock);
-}
-
-static inline void rdlm_ucx_unlock(rdlm_ucx_ctx_t *c)
-{
-    if (c->serialize)
-        pthread_mutex_unlock(&c->lock);
-}
-
 static unsigned rdlm_ucx_progress(rdlm_tl_ctx_h ctx)
 {
     rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
@@ -126,14 +86,11 @@ static unsigned rdlm_ucx_progress(rdlm_tl_ctx_h ctx)
     rdlm_ucx_lock(c);
     n = ucp_worker_progress(c->worker);
     rdlm_ucx_unlock(c);
+    rdlm_ucx_reap_marked(c);
     rdlm_tl_stat_add(&c->super.stats.progress, 1);
     return n;
 }
 
-/* Inside a wait loop: after RDLM_UCX_SPINS rounds without completion, give the CPU
- * away on every round. With more processes than cores (and a progress thread per
- * process), the target that must run our emulated atomic often waits for our CPU. */
-#define RDLM_UCX_SPINS 64
 /* The progress thread's pause while another thread progresses the worker: from 50 us,
  * doubling up to 1 ms while that goes on (it wakes the CPU the poller needs as seldom
  * as it can, and takes over within 1 ms once the poller stops). */
@@ -149,50 +106,9 @@ static uint64_t rdlm_ucx_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-static inline void rdlm_ucx_backoff(unsigned *spins)
-{
-    if (++*spins > RDLM_UCX_SPINS)
-        sched_yield();
-}
 
-/* Wait for a request by progressing; frees it. */
-static rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, ucs_status_ptr_t req, const char *what)
-{
-    ucs_status_t s;
-
-    if (req == NULL)
-        return RDLM_OK;
-    if (UCS_PTR_IS_ERR(req)) {
-        s = UCS_PTR_STATUS(req);
-    } else {
-        unsigned spins = 0;
-
-        for (;;) {
-            rdlm_ucx_lock(c);
-            ucp_worker_progress(c->worker);
-            s = ucp_request_check_status(req);
-            if (s != UCS_INPROGRESS)
-                ucp_request_free(req);
-            rdlm_ucx_unlock(c);
-            if (s != UCS_INPROGRESS)
-                break;
-            rdlm_ucx_backoff(&spins);
-        }
-    }
-    if (s == UCS_OK)
-        return RDLM_OK;
-    rdlm_error("ucx: %s failed: %s", what, ucs_status_string(s));
-    return rdlm_ucx_status(s);
-}
-
-static void rdlm_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
-{
-    (void)ep;
-    rdlm_error("ucx: endpoint to rank %u failed: %s", (unsigned)(uintptr_t)arg,
-               ucs_status_string(status));
-}
-
-/* Slow path of rdlm_ucx_ep: create the endpoint to peer (once). */
+/* Slow path of rdlm_ucx_ep: create the endpoint to peer (once), or RDLM_ERR_PEER_DEAD
+ * once the peer is dead (its endpoint closed). */
 static __attribute__((noinline)) rdlm_status_t rdlm_ucx_ep_create(rdlm_ucx_ctx_t *c,
                                                                   uint32_t peer,
                                                                   ucp_ep_h *ep_p)
@@ -204,22 +120,25 @@ static __attribute__((noinline)) rdlm_status_t rdlm_ucx_ep_create(rdlm_ucx_ctx_t
     if (peer >= c->super.size)
         return RDLM_ERR_INVALID_ARG;
     pthread_mutex_lock(&c->lock);
+    if (rdlm_ucx_is_dead(c, peer)) {
+        pthread_mutex_unlock(&c->lock);
+        return RDLM_ERR_PEER_DEAD; /* logged when it was found dead */
+    }
     ep = atomic_load_explicit(&c->eps[peer], memory_order_relaxed);
     if (ep == NULL) {
         p = (ucp_ep_params_t){
-            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                          UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
+            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
             .address = (const ucp_address_t *)(c->addrs + (size_t)peer * c->addr_len),
-            /* PEER mode would report dead peers, but UCX 1.13's shared-memory
-             * transports have no peer failure handler and refuse it. */
-            .err_mode = UCP_ERR_HANDLING_MODE_NONE,
-            .err_handler = {.cb = rdlm_ucx_ep_error, .arg = (void *)(uintptr_t)peer},
         };
+        rdlm_ucx_peer_ep_params(c, peer, &p);
         s = ucp_ep_create(c->worker, &p, &ep);
         if (s != UCS_OK) {
             pthread_mutex_unlock(&c->lock);
-            rdlm_error("ucx: endpoint to rank %u: %s", peer, ucs_status_string(s));
+            rdlm_error("ucx: endpoint to rank %u: %s%s", peer, ucs_status_string(s),
+                       c->peers[peer].watched
+                           ? " (it is watched for failure, which needs a transport with a "
+                             "peer-failure handler, such as tcp: see RDLM_PEER_FAILURE)"
+                           : "");
             return rdlm_ucx_status(s);
         }
         atomic_store_explicit(&c->eps[peer], ep, memory_order_release);
@@ -289,16 +208,36 @@ static void rdlm_ucx_inspect_ep(ucp_ep_h ep, int *has_amo_p, int *device_p)
     free(text);
 }
 
+/* Resources are listed as "#      resource 1  :  md 1  dev 1  flags -- tcp/lo". When
+ * the list cannot be had (no memory), the answer is 1: the conservative one for both
+ * callers (target progress needed; shared memory kept). */
+int rdlm_ucx_context_has(rdlm_ucx_ctx_t *c, const char *const *tls)
+{
+    char *text = NULL, pat[32];
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    int found = 0;
+
+    if (f == NULL)
+        return 1;
+    ucp_context_print_info(c->context, f);
+    fclose(f);
+    for (; *tls != NULL && !found; tls++) {
+        snprintf(pat, sizeof(pat), " %s/", *tls);
+        found = text != NULL && strstr(text, pat) != NULL;
+    }
+    free(text);
+    return found;
+}
+
 /* Conservative: device atomics if any endpoint looked at uses a NIC for them; target
  * progress needed if one emulates them, or if the context could reach some peer over
  * TCP (which has no hardware atomics). */
 static rdlm_status_t rdlm_ucx_detect_caps(rdlm_ucx_ctx_t *c)
 {
+    static const char *const tcp[] = {"tcp", NULL};
     uint32_t peers[2] = {c->super.rank, (c->super.rank + 1) % c->super.size};
     int device = 0, needs = 0, i;
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f;
 
     for (i = 0; i < 2; i++) {
         ucp_ep_h ep;
@@ -313,14 +252,8 @@ static rdlm_status_t rdlm_ucx_detect_caps(rdlm_ucx_ctx_t *c)
         if (!has_amo)
             needs = 1;
     }
-    f = open_memstream(&text, &size);
-    if (f != NULL) {
-        ucp_context_print_info(c->context, f);
-        fclose(f);
-        if (c->super.size > 1 && strstr(text, " tcp/") != NULL)
-            needs = 1;
-        free(text);
-    }
+    if (c->super.size > 1 && rdlm_ucx_context_has(c, tcp))
+        needs = 1;
     c->domain = device ? RDLM_TL_ATOMIC_DEVICE : RDLM_TL_ATOMIC_CPU;
     c->needs_progress = needs;
     return RDLM_OK;
@@ -335,7 +268,8 @@ static rdlm_status_t rdlm_ucx_query(rdlm_tl_ctx_h ctx, rdlm_tl_caps_t *caps_p)
     *caps_p = (rdlm_tl_caps_t){
         .backend = "ucx",
         .flags = RDLM_TL_CAP_AMO64 | RDLM_TL_CAP_AMO64_POST | RDLM_TL_CAP_RMA |
-                 RDLM_TL_CAP_AM | RDLM_TL_CAP_LOOPBACK,
+                 RDLM_TL_CAP_AM | RDLM_TL_CAP_LOOPBACK |
+                 (c->watching ? RDLM_TL_CAP_PEER_FAILURE : 0),
         .atomic_domain = c->domain,
         .amo_needs_target_progress = c->needs_progress,
         .thread_mode = c->granted == UCS_THREAD_MODE_MULTI || c->serialize
@@ -350,31 +284,53 @@ static rdlm_status_t rdlm_ucx_query(rdlm_tl_ctx_h ctx, rdlm_tl_caps_t *caps_p)
     return RDLM_OK;
 }
 
+/* Issue the flush of the endpoint to peer: *req_p is its request (NULL when there is
+ * no endpoint yet: nothing was posted). RDLM_ERR_PEER_DEAD once peer is dead. */
+static rdlm_status_t rdlm_ucx_flush_post(rdlm_ucx_ctx_t *c, uint32_t peer,
+                                         ucs_status_ptr_t *req_p)
+{
+    ucp_request_param_t p = {.op_attr_mask = 0};
+    ucp_ep_h ep;
+
+    *req_p = NULL;
+    if (!rdlm_ucx_lock_live(c, peer))
+        return RDLM_ERR_PEER_DEAD;
+    ep = atomic_load_explicit(&c->eps[peer], memory_order_acquire);
+    if (ep != NULL)
+        *req_p = ucp_ep_flush_nbx(ep, &p);
+    rdlm_ucx_unlock(c);
+    return RDLM_OK;
+}
+
+/* RDLM_TL_PEER_ALL: every endpoint's flush is issued before the first is waited for;
+ * a dead peer makes the answer RDLM_ERR_PEER_DEAD (what was posted to it cannot be
+ * complete), after the live ones were flushed. */
 static rdlm_status_t rdlm_ucx_flush(rdlm_tl_ctx_h ctx, uint32_t peer)
 {
     rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
-    ucp_request_param_t p = {.op_attr_mask = 0};
-    ucs_status_ptr_t req;
-    ucp_ep_h ep;
-    rdlm_status_t st;
+    rdlm_status_t st, first = RDLM_OK;
+    ucs_status_ptr_t req, *reqs;
+    uint32_t r;
 
-    if (peer == RDLM_TL_PEER_ALL) {
-        rdlm_ucx_lock(c);
-        req = ucp_worker_flush_nbx(c->worker, &p);
-        rdlm_ucx_unlock(c);
-        return rdlm_ucx_wait(c, req, "worker flush");
+    if (peer != RDLM_TL_PEER_ALL) {
+        if (peer >= c->super.size)
+            return RDLM_ERR_INVALID_ARG;
+        st = rdlm_ucx_flush_post(c, peer, &req);
+        return st != RDLM_OK ? st : rdlm_ucx_wait(c, peer, req, "flush");
     }
-    if (peer >= c->super.size)
-        return RDLM_ERR_INVALID_ARG;
-    ep = atomic_load_explicit(&c->eps[peer], memory_order_acquire);
-    if (ep == NULL)
-        return RDLM_OK; /* nothing was ever posted to it */
-    st = RDLM_OK;
-    rdlm_ucx_lock(c);
-    req = ucp_ep_flush_nbx(ep, &p);
-    rdlm_ucx_unlock(c);
-    st = rdlm_ucx_wait(c, req, "endpoint flush");
-    return st;
+    reqs = calloc(c->super.size, sizeof(*reqs));
+    if (reqs == NULL)
+        return RDLM_ERR_NO_MEMORY;
+    for (r = 0; r < c->super.size; r++) {
+        st = rdlm_ucx_flush_post(c, r, &reqs[r]);
+        first = first != RDLM_OK ? first : st;
+    }
+    for (r = 0; r < c->super.size; r++) {
+        st = rdlm_ucx_wait(c, r, reqs[r], "flush");
+        first = first != RDLM_OK ? first : st;
+    }
+    free(reqs);
+    return first;
 }
 
 static void *rdlm_ucx_progress_main(void *arg)
@@ -454,8 +410,10 @@ static void rdlm_ucx_close_eps(rdlm_ucx_ctx_t *c)
     ucs_status_ptr_t *reqs;
     uint32_t r;
 
-    if (c->eps == NULL)
-        return;
+    if (c->eps == NULL || c->peers == NULL)
+        return; /* no endpoint was created */
+    /* Dead watched peers' endpoints are force-closed; the others flushed and closed. */
+    rdlm_ucx_reap(c);
     reqs = calloc(c->super.size, sizeof(*reqs));
     for (r = 0; r < c->super.size; r++) {
         ucp_ep_h ep = atomic_load_explicit(&c->eps[r], memory_order_relaxed);
@@ -470,12 +428,12 @@ static void rdlm_ucx_close_eps(rdlm_ucx_ctx_t *c)
         if (reqs != NULL)
             reqs[r] = req;
         else
-            (void)rdlm_ucx_wait(c, req, "endpoint close");
+            rdlm_ucx_wait_close(c, r, req);
     }
     if (reqs == NULL)
         return;
     for (r = 0; r < c->super.size; r++)
-        (void)rdlm_ucx_wait(c, reqs[r], "endpoint close");
+        rdlm_ucx_wait_close(c, r, reqs[r]);
     free(reqs);
 }
 
@@ -501,6 +459,7 @@ static void rdlm_ucx_free(rdlm_ucx_ctx_t *c)
     if (c->context != NULL)
         ucp_cleanup(c->context);
     free(c->eps);
+    free(c->peers);
     free(c->addrs);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -655,7 +614,8 @@ static rdlm_status_t rdlm_ucx_rkey_unpack(rdlm_tl_ctx_h ctx, uint32_t peer, cons
     st = rdlm_ucx_ep(c, peer, &ep);
     if (st != RDLM_OK)
         return st;
-    rdlm_ucx_lock(c);
+    if (!rdlm_ucx_lock_live(c, peer))
+        return RDLM_ERR_PEER_DEAD;
     s = ucp_ep_rkey_unpack(ep, (const char *)buf + sizeof(w), &rkey);
     rdlm_ucx_unlock(c);
     if (s != UCS_OK) {
@@ -711,22 +671,30 @@ static rdlm_status_t rdlm_ucx_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
 /* ---- atomics ---------------------------------------------------------------------------- */
 
-/* Resolve (rkey, offset) to (endpoint, remote address, ucp key). */
+/* Where an operation on (rkey, offset) goes. */
+typedef struct rdlm_ucx_dest {
+    uint32_t peer;
+    ucp_ep_h ep;
+    uint64_t raddr;
+    ucp_rkey_h rkey;
+} rdlm_ucx_dest_t;
+
+/* Resolve (rkey, offset) to the peer, its endpoint, the remote address and ucp key. */
 static inline rdlm_status_t rdlm_ucx_target(rdlm_ucx_ctx_t *c, rdlm_tl_rkey_h h,
                                             uint64_t offset, uint64_t len, uint64_t align,
-                                            ucp_ep_h *ep_p, uint64_t *raddr_p,
-                                            ucp_rkey_h *rkey_p)
+                                            rdlm_ucx_dest_t *d)
 {
     rdlm_tl_rkey_slot_t *s;
     rdlm_status_t st = rdlm_tl_rkey_lookup(&c->rkeys, h, offset, len, align, &s);
 
     if (st != RDLM_OK)
         return st;
-    st = rdlm_ucx_ep(c, s->peer, ep_p);
+    st = rdlm_ucx_ep(c, s->peer, &d->ep);
     if (st != RDLM_OK)
         return st;
-    *raddr_p = s->base + offset;
-    *rkey_p = s->backend;
+    d->peer = s->peer;
+    d->raddr = s->base + offset;
+    d->rkey = s->backend;
     return RDLM_OK;
 }
 
@@ -738,20 +706,14 @@ static inline rdlm_status_t rdlm_ucx_target(rdlm_ucx_ctx_t *c, rdlm_tl_rkey_h h,
  * afterwards): the hot path checks it once and, in the usual case (a MULTI worker or a
  * single-threaded context), makes no lock call at all. The reply buffer is a local and
  * UCP_OP_ATTR_FLAG_NO_IMM_CMPL is off, so over shared memory ucp_atomic_op_nbx
- * typically completes at once (returns NULL); otherwise the loop is progress + check. */
-
-/* Failure of a fetching atomic (cold). */
-static __attribute__((noinline, cold)) rdlm_status_t rdlm_ucx_amo_failed(ucs_status_t s)
-{
-    rdlm_error("ucx: remote atomic failed: %s", ucs_status_string(s));
-    return rdlm_ucx_status(s);
-}
+ * typically completes at once (returns NULL); otherwise rdlm_ucx_wait progresses until
+ * the request is done (bounded on a watched peer; the reply is written before it
+ * returns, whatever happens to the peer). */
 
 /* Serialised variant: every worker call under c->lock (recursive). */
 static __attribute__((noinline)) rdlm_status_t
-rdlm_ucx_amo_serialized(rdlm_ucx_ctx_t *c, ucp_atomic_op_t op, ucp_ep_h ep, uint64_t raddr,
-                        ucp_rkey_h rkey, uint64_t operand, uint64_t reply_in,
-                        uint64_t *old_p)
+rdlm_ucx_amo_serialized(rdlm_ucx_ctx_t *c, ucp_atomic_op_t op, const rdlm_ucx_dest_t *d,
+                        uint64_t operand, uint64_t reply_in, uint64_t *old_p)
 {
     uint64_t reply = reply_in;
     ucp_request_param_t p = {
@@ -762,10 +724,11 @@ rdlm_ucx_amo_serialized(rdlm_ucx_ctx_t *c, ucp_atomic_op_t op, ucp_ep_h ep, uint
     ucs_status_ptr_t req;
     rdlm_status_t st;
 
-    rdlm_ucx_lock(c);
-    req = ucp_atomic_op_nbx(ep, op, &operand, 1, raddr, rkey, &p);
+    if (!rdlm_ucx_lock_live(c, d->peer))
+        return RDLM_ERR_PEER_DEAD;
+    req = ucp_atomic_op_nbx(d->ep, op, &operand, 1, d->raddr, d->rkey, &p);
     rdlm_ucx_unlock(c);
-    st = rdlm_ucx_wait(c, req, "remote atomic");
+    st = rdlm_ucx_wait(c, d->peer, req, "remote atomic");
     if (st == RDLM_OK)
         *old_p = reply;
     return st;
@@ -777,39 +740,26 @@ rdlm_ucx_amo(rdlm_tl_ctx_h ctx, ucp_atomic_op_t op, rdlm_tl_rkey_h h, uint64_t o
              uint64_t operand, uint64_t reply_in, uint64_t *old_p)
 {
     rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
-    uint64_t raddr, reply = reply_in;
+    uint64_t reply = reply_in;
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
         .datatype = ucp_dt_make_contig(sizeof(uint64_t)),
         .reply_buffer = &reply,
     };
     ucs_status_ptr_t req;
-    ucs_status_t s;
-    ucp_rkey_h rkey;
-    ucp_ep_h ep;
-    rdlm_status_t st = rdlm_ucx_target(c, h, offset, 8, 8, &ep, &raddr, &rkey);
+    rdlm_ucx_dest_t d;
+    rdlm_status_t st = rdlm_ucx_target(c, h, offset, 8, 8, &d);
 
     if (__builtin_expect(st != RDLM_OK, 0))
         return st;
     rdlm_tl_stat_add(&c->super.stats.amo, 1);
     if (__builtin_expect(c->serialize, 0))
-        return rdlm_ucx_amo_serialized(c, op, ep, raddr, rkey, operand, reply_in, old_p);
-    req = ucp_atomic_op_nbx(ep, op, &operand, 1, raddr, rkey, &p);
+        return rdlm_ucx_amo_serialized(c, op, &d, operand, reply_in, old_p);
+    req = ucp_atomic_op_nbx(d.ep, op, &operand, 1, d.raddr, d.rkey, &p);
     if (__builtin_expect(req != NULL, 0)) { /* NULL: completed at once (UCS_OK) */
-        if (UCS_PTR_IS_ERR(req))
-            return rdlm_ucx_amo_failed(UCS_PTR_STATUS(req));
-        unsigned spins = 0;
-
-        for (;;) {
-            ucp_worker_progress(c->worker);
-            s = ucp_request_check_status(req);
-            if (s != UCS_INPROGRESS)
-                break;
-            rdlm_ucx_backoff(&spins);
-        }
-        ucp_request_free(req);
-        if (s != UCS_OK)
-            return rdlm_ucx_amo_failed(s);
+        st = rdlm_ucx_wait(c, d.peer, req, "remote atomic");
+        if (st != RDLM_OK)
+            return st;
     }
     *old_p = reply;
     return RDLM_OK;
@@ -843,23 +793,20 @@ static rdlm_status_t rdlm_ucx_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
                              .datatype = ucp_dt_make_contig(sizeof(uint64_t))};
     ucs_status_ptr_t req;
-    uint64_t raddr;
-    ucp_rkey_h urkey;
-    ucp_ep_h ep;
-    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, 8, 8, &ep, &raddr, &urkey);
+    rdlm_ucx_dest_t d;
+    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, 8, 8, &d);
 
     if (st != RDLM_OK)
         return st;
     rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    rdlm_ucx_lock(c);
-    req = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &add, 1, raddr, urkey, &p);
+    if (!rdlm_ucx_lock_live(c, d.peer))
+        return RDLM_ERR_PEER_DEAD;
+    req = ucp_atomic_op_nbx(d.ep, UCP_ATOMIC_OP_ADD, &add, 1, d.raddr, d.rkey, &p);
     if (UCS_PTR_IS_PTR(req))
         ucp_request_free(req);
     rdlm_ucx_unlock(c);
-    if (UCS_PTR_IS_ERR(req)) {
-        rdlm_error("ucx: posted atomic failed: %s", ucs_status_string(UCS_PTR_STATUS(req)));
-        return rdlm_ucx_status(UCS_PTR_STATUS(req));
-    }
+    if (UCS_PTR_IS_ERR(req))
+        return rdlm_ucx_failed(c, d.peer, UCS_PTR_STATUS(req), "posted atomic");
     return RDLM_OK;
 }
 
@@ -872,20 +819,19 @@ static rdlm_status_t rdlm_ucx_rma(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64
     rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
     ucp_request_param_t p = {.op_attr_mask = 0};
     ucs_status_ptr_t req;
-    uint64_t raddr;
-    ucp_rkey_h urkey;
-    ucp_ep_h ep;
-    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, len, 1, &ep, &raddr, &urkey);
+    rdlm_ucx_dest_t d;
+    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, len, 1, &d);
 
     if (st != RDLM_OK)
         return st;
     rdlm_tl_stat_add(is_put ? &c->super.stats.puts : &c->super.stats.gets, 1);
     rdlm_tl_stat_add(&c->super.stats.bytes, len);
-    rdlm_ucx_lock(c);
-    req = is_put ? ucp_put_nbx(ep, buf, len, raddr, urkey, &p)
-                 : ucp_get_nbx(ep, buf, len, raddr, urkey, &p);
+    if (!rdlm_ucx_lock_live(c, d.peer))
+        return RDLM_ERR_PEER_DEAD;
+    req = is_put ? ucp_put_nbx(d.ep, buf, len, d.raddr, d.rkey, &p)
+                 : ucp_get_nbx(d.ep, buf, len, d.raddr, d.rkey, &p);
     rdlm_ucx_unlock(c);
-    return rdlm_ucx_wait(c, req, is_put ? "put" : "get");
+    return rdlm_ucx_wait(c, d.peer, req, is_put ? "put" : "get");
 }
 
 static rdlm_status_t rdlm_ucx_put(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
@@ -976,10 +922,11 @@ static rdlm_status_t rdlm_ucx_am_send(rdlm_tl_ctx_h ctx, uint32_t peer, unsigned
         return st;
     rdlm_tl_stat_add(&c->super.stats.am_sent, 1);
     rdlm_tl_stat_add(&c->super.stats.bytes, len);
-    rdlm_ucx_lock(c);
+    if (!rdlm_ucx_lock_live(c, peer))
+        return RDLM_ERR_PEER_DEAD;
     req = ucp_am_send_nbx(ep, id, &src, sizeof(src), data, len, &p);
     rdlm_ucx_unlock(c);
-    return rdlm_ucx_wait(c, req, "active message");
+    return rdlm_ucx_wait(c, peer, req, "active message");
 }
 
 /* ---- tables and open ------------------------------------------------------------------- */
@@ -1150,6 +1097,9 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
                    rdlm_ucx_thread_mode_str(c->granted));
     }
     st = rdlm_ucx_wireup(c);
+    if (st != RDLM_OK)
+        goto err;
+    st = rdlm_ucx_peers_open(c, params);
     if (st != RDLM_OK)
         goto err;
     st = rdlm_ucx_detect_caps(c);

@@ -1,16 +1,19 @@
 /*
- * The verbs backend's context, shared by verbs.c (open, wire-up, completion, setup ops)
- * and verbs_ops.c (memory, atomics, put/get).
+ * The verbs backend's context, shared by verbs.c (open, completion, setup ops),
+ * verbs_exchange.c (QPs connected by hand: the bootstrap exchange and the loopback QP),
+ * verbs_cm.c (QPs connected by librdmacm) and verbs_ops.c (memory, atomics, put/get).
  *
- * UNTESTED: no RDMA device (and no soft-RoCE) exists on the development machines, so
- * everything past device discovery has been compiled and reviewed, never run.
+ * Run on soft-RoCE (rdma_rxe, in the VM of tests/rxe/rxe_vm.sh), never on an RDMA
+ * adapter: see verbs.c.
  */
 #ifndef RDLM_TL_VERBS_INTERNAL_H
 #define RDLM_TL_VERBS_INTERNAL_H
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <rdma/rdma_cma.h>
 
+#include "config.h"
 #include "tl_internal.h"
 
 /* Scratch region (registered with every access flag), in 8-byte words:
@@ -25,6 +28,11 @@
 #define RDLM_VERBS_BOUNCE_OFF 64u
 #define RDLM_VERBS_BOUNCE_LEN (64u * 1024u)
 
+/** Access of every memory region and QP: remote atomics, reads and writes. */
+#define RDLM_VERBS_ACCESS                                                                  \
+    (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |           \
+     IBV_ACCESS_REMOTE_ATOMIC)
+
 /** Send-queue depth per QP (capped by the device's max_qp_wr and by max_cqe / size). */
 #define RDLM_VERBS_SQ_DEPTH 64u
 /** Bound for one blocking wait on the CQ (ms); past it: RDLM_ERR_TIMEOUT and the QP is
@@ -33,8 +41,9 @@
 
 typedef struct rdlm_verbs_peer {
     struct ibv_qp *qp;
-    uint32_t outstanding; /* signalled WRs posted and not yet completed */
-    rdlm_status_t err;    /* RDLM_OK, or why the QP is unusable (sticky) */
+    struct rdma_cm_id *cm_id; /* connected by librdmacm: the id owns qp; else NULL */
+    uint32_t outstanding;     /* signalled WRs posted and not yet completed */
+    rdlm_status_t err;        /* RDLM_OK, or why the QP is unusable (sticky) */
 } rdlm_verbs_peer_t;
 
 struct rdlm_tl_mem {
@@ -48,18 +57,22 @@ struct rdlm_tl_mem {
 typedef struct rdlm_verbs_ctx {
     rdlm_tl_ctx_t super;
     rdlm_tl_bootstrap_t boot;
-    struct ibv_context *dev;
+    struct ibv_context *dev;      /* with cm_devs: librdmacm's context of the device */
+    struct ibv_context **cm_devs; /* RDLM_VERBS_CONNECT=cm: rdma_get_devices(); else NULL */
+    struct rdma_event_channel *cm_channel;
+    struct rdma_cm_id *cm_listen;
     char devname[IBV_SYSFS_NAME_MAX];
     struct ibv_device_attr attr;
     struct ibv_port_attr port_attr;
+    rdlm_verbs_connect_t connect; /* RDLM_VERBS_CONNECT */
     uint8_t port;
     int gid_index;
     union ibv_gid gid;
     struct ibv_pd *pd;
     struct ibv_cq *cq;
     uint32_t sq_depth;
-    uint8_t init_rd_atom; /* our max_rd_atomic ceiling (max_qp_init_rd_atom, >= 1) */
-    uint8_t resp_rd_atom; /* our max_dest_rd_atomic (max_qp_rd_atom, >= 1) */
+    uint8_t init_rd_atom;     /* our max_rd_atomic ceiling (max_qp_init_rd_atom, >= 1) */
+    uint8_t resp_rd_atom;     /* our max_dest_rd_atomic (max_qp_rd_atom, >= 1) */
     rdlm_verbs_peer_t *peers; /* size entries; peers[rank] is the loopback QP */
     uint64_t *scratch;
     struct ibv_mr *scratch_mr;
@@ -73,12 +86,33 @@ typedef struct rdlm_verbs_ctx {
     struct rdlm_tl_mem *mems;
 } rdlm_verbs_ctx_t;
 
+/* verbs.c */
+/** The attributes of every RC QP of c (send depth, the one CQ, signalled WRs). */
+void rdlm_verbs_qp_init_attr(const rdlm_verbs_ctx_t *c, struct ibv_qp_init_attr *qa_p);
+
 /* verbs.c: with ctx->lock held. */
 rdlm_status_t rdlm_verbs_post(rdlm_verbs_ctx_t *c, uint32_t peer, struct ibv_send_wr *wr,
                               uint64_t *wr_id_p);
 rdlm_status_t rdlm_verbs_wait(rdlm_verbs_ctx_t *c, uint32_t peer, uint64_t wr_id);
 rdlm_status_t rdlm_verbs_drain(rdlm_verbs_ctx_t *c, uint32_t peer);
 uint64_t rdlm_verbs_result(const rdlm_verbs_ctx_t *c, uint64_t raw);
+
+/* verbs_exchange.c (open: after the PD, CQ and scratch region exist) */
+/** Collective: a QP per peer and to ourselves, records exchanged with one bootstrap
+ *  allgather, every QP moved INIT -> RTR -> RTS by hand. */
+rdlm_status_t rdlm_verbs_exchange_wireup(rdlm_verbs_ctx_t *c);
+/** Local: the QP to ourselves (peers[rank]), connected to itself by hand. */
+rdlm_status_t rdlm_verbs_loopback_wireup(rdlm_verbs_ctx_t *c);
+
+/* verbs_cm.c */
+/** Set c->dev to librdmacm's context of the device called c->devname (rdma_cm ids are
+ *  bound to librdmacm's own contexts: QPs and PDs must live there). */
+rdlm_status_t rdlm_verbs_cm_device(rdlm_verbs_ctx_t *c);
+/** Collective: connect every pair of distinct ranks with librdmacm, listening on addr
+ *  (IPv4 text; "" = from the GID table). Bounded by RDLM_VERBS_TIMEOUT_MS. */
+rdlm_status_t rdlm_verbs_cm_wireup(rdlm_verbs_ctx_t *c, const char *addr);
+/** Destroy the CM-owned QPs (clearing their peers[].qp), the ids and the channel. */
+void rdlm_verbs_cm_free(rdlm_verbs_ctx_t *c);
 
 /* verbs_ops.c */
 extern const rdlm_tl_mem_ops_t rdlm_verbs_mem_ops;
