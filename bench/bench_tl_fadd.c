@@ -12,7 +12,8 @@
  *   progress the context named by         rounds, alternating (rdlm, raw), (raw, rdlm):
  *   data->phase (over TCP the target        set phase; warm-up; time `iterations`
  *   runs emulated atomics in its            fetch-adds, checking every old value;
- *   progress) until phase == DONE           store us/op and batch percentiles
+ *   progress; over shared memory it         store us/op and batch percentiles
+ *   naps between calls) until DONE
  *   -------------- close the raw endpoint, barriers, destroy both contexts --------
  *
  * The raw side is a second, minimal ucp context in the same processes (same features
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "benchmarks.h"
@@ -326,6 +328,11 @@ static int rdlm_bench_tlf_body(rdlm_bench_worker_t *w)
                                      p.a->iterations);
     } else {
         uint32_t ph;
+        /* Where the atomics need no progress here (shared memory), the target sleeps:
+         * a spinning target shares the machine with the initiator (on 2 SMT threads,
+         * one core) and slows both sides' loops. */
+        const struct timespec nap = {.tv_sec = 0, .tv_nsec = 200000};
+        int nap_ok = !p.d->needs_progress;
 
         while ((ph = atomic_load_explicit(&p.d->phase, memory_order_acquire)) !=
                RDLM_BENCH_TLF_PHASE_DONE) {
@@ -333,6 +340,8 @@ static int rdlm_bench_tlf_body(rdlm_bench_worker_t *w)
                 rdlm_tl_progress(p.ctx);
             if (ph != RDLM_BENCH_TLF_PHASE_RDLM)
                 ucp_worker_progress(p.raw.worker);
+            if (nap_ok)
+                nanosleep(&nap, NULL);
         }
         p.d->final[RDLM_BENCH_TLF_RDLM] = *p.rdlm_word;
         p.d->final[RDLM_BENCH_TLF_RAW] = *(volatile uint64_t *)p.raw.word;
