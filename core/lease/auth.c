@@ -20,8 +20,12 @@
 #include "log.h"
 
 #if RDLM_HAVE_MUNGE
+#include <errno.h>
 #include <munge.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "le.h"
 
@@ -44,6 +48,33 @@ int rdlm_lease_auth_available(void)
     return 1;
 }
 
+/* 1 unless nothing listens on munged's socket (absent, or refusing connections): then
+ * libmunge would retry for about 2 s before failing. Logged at info: an authority
+ * with --auth munge will refuse the session, and this line says why. */
+static int rdlm_lease_auth_munged_listens(munge_ctx_t ctx)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char *path = NULL;
+    int fd, rc;
+
+    if (munge_ctx_get(ctx, MUNGE_OPT_SOCKET, &path) != EMUNGE_SUCCESS || path == NULL ||
+        strlen(path) >= sizeof(a.sun_path))
+        return 1; /* unknown: let libmunge try */
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 1;
+    rc = connect(fd, (const struct sockaddr *)&a, sizeof(a));
+    if (rc != 0 && (errno == ENOENT || errno == ECONNREFUSED)) {
+        rdlm_info("auth: munged is not listening on %s (%s): no credential", path,
+                  strerror(errno));
+        close(fd);
+        return 0;
+    }
+    close(fd);
+    return 1;
+}
+
 rdlm_status_t rdlm_lease_auth_create(const char *job, uint8_t *buf, size_t cap,
                                      size_t *len_p)
 {
@@ -62,6 +93,10 @@ rdlm_status_t rdlm_lease_auth_create(const char *job, uint8_t *buf, size_t cap,
     if (ctx == NULL) {
         rdlm_error("auth: munge_ctx_create failed");
         return RDLM_ERR_NO_MEMORY;
+    }
+    if (!rdlm_lease_auth_munged_listens(ctx)) {
+        status = RDLM_ERR_UNAVAILABLE;
+        goto out_ctx;
     }
     err = munge_encode(&cred, ctx, job, (int)strlen(job));
     if (err != EMUNGE_SUCCESS) {

@@ -19,7 +19,8 @@
 int rdlm_lease_auth_available(void);
 
 /** Credential of the calling process carrying job (may be ""). RDLM_OK with *len_p;
- *  RDLM_ERR_AUTH (munged unreachable: logged with munge's reason),
+ *  RDLM_ERR_UNAVAILABLE (nothing listens on munged's socket: logged at info, without
+ *  libmunge's 2 s of retries), RDLM_ERR_AUTH (munged failed: logged with its reason),
  *  RDLM_ERR_NO_RESOURCE (cap too small), RDLM_ERR_UNSUPPORTED. */
 rdlm_status_t rdlm_lease_auth_create(const char *job, uint8_t *buf, size_t cap,
                                      size_t *len_p);

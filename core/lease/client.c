@@ -91,6 +91,7 @@ typedef struct rdlm_lease_call {
     uint64_t deadline;    /* give up when no answer came before this */
     uint64_t attempt_ns;  /* longest wait for one reply before trying again */
     uint64_t serve_until; /* queued ACQUIRE: when the authority should stop waiting */
+    uint64_t first_send;  /* out: when the first attempt's frame went out (0: none) */
     int answered;         /* out: reply holds the authority's answer */
     rdlm_lease_reply_t reply;
 } rdlm_lease_call_t;
@@ -266,6 +267,8 @@ static rdlm_status_t rdlm_lease_attempt(rdlm_session_h s, rdlm_lease_link_t *lin
             goto err_drop;
     }
     wait_end = rdlm_lease_min(call->deadline, rdlm_clock_deadline(call->attempt_ns));
+    if (call->first_send == 0)
+        call->first_send = rdlm_clock_now_ns();
     st = rdlm_lease_conn_send(link->fd, RDLM_WIRE_REQUEST, buf, (uint32_t)n, wait_end);
     if (st == RDLM_OK)
         st = rdlm_lease_wait_reply(s, link, wait_end);
@@ -511,7 +514,6 @@ static rdlm_status_t rdlm_session_configure(rdlm_session_h s,
 static rdlm_status_t rdlm_session_open_remote(rdlm_session_h s)
 {
     rdlm_lease_call_t call = rdlm_session_call(s, RDLM_LEASE_OP_OPEN, NULL);
-    uint64_t t0 = rdlm_clock_now_ns();
     rdlm_status_t st;
 
     do {
@@ -539,7 +541,10 @@ static rdlm_status_t rdlm_session_open_remote(rdlm_session_h s)
     s->nonce = call.cmd.nonce;
     if (call.reply.ttl_ms != 0 && call.reply.ttl_ms < s->ttl_ms)
         s->ttl_ms = call.reply.ttl_ms; /* the authority's TTL, if shorter, rules */
-    rdlm_store(&s->valid_until, rdlm_session_validity(s, t0), RDLM_RELEASE);
+    /* The lease began when the authority took the first OPEN frame (a retry carries
+     * the same nonce and gets the same session), not before it was sent: the MUNGE
+     * credential and the connection come first, and libmunge alone may take seconds. */
+    rdlm_store(&s->valid_until, rdlm_session_validity(s, call.first_send), RDLM_RELEASE);
     return RDLM_OK;
 }
 
