@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command: install dependencies, build with warnings as errors, run
 # the whole ctest suite, then the sanitizer builds (ASan+UBSan over unit, api, stress,
-# transport, lease (codecs, state machine, rdlmd, client) and the cross-node dist
-# tests -- the latter under mpirun without leak checking, since Open MPI keeps
-# allocations past MPI_Finalize; TSan over the threaded unit tests and the lease
-# authority).
+# transport, lease (codecs, state machine, rdlmd, client), the verbs tests on
+# soft-RoCE, and the cross-node dist tests -- the latter under mpirun without leak
+# checking, since Open MPI keeps allocations past MPI_Finalize; TSan over the threaded
+# unit tests and the lease authority).
 # usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +28,9 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
     ctest --test-dir build-asan --output-on-failure --timeout 900 -L 'unit|api|stress|transport|lease'
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 900 -L dist
+  # The verbs backend on soft-RoCE (a qemu VM, tests/rxe), leak-checked.
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure --timeout 900 -R '^rxe\.verbs'
   # Without UCX: libucm interposes madvise() and takes a pthread rwlock in it, which
   # crashes ThreadSanitizer when glibc calls madvise for an exiting thread's stack.
   # The TSan suite covers the on-node code (label unit), which needs no transport, and

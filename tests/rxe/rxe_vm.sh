@@ -15,7 +15,8 @@
 # the host's network), adds `rdma link add rxe0 type rxe netdev eth0`, and runs COMMAND
 # as root in that tree (chroot), in the current directory. COMMAND therefore sees the
 # host's binaries, libraries (libibverbs' rxe provider) and build directories, and
-# nothing it writes reaches the host. Inside, RDLMTEST_RXE_VM=1 and
+# nothing it writes reaches the host. The caller's RDLM_*, RDLMTEST_*, UCX_*, OMPI_*
+# and [AUT]SAN_OPTIONS variables are passed in; RDLMTEST_RXE_VM=1 and
 # RDLMTEST_RXE_ADDR=10.0.2.15 are set; the hostname is rdlm-rxe-vm.
 #
 # Exit: COMMAND's exit status; 77 (skip) when the VM cannot be made here (not root, no
@@ -116,6 +117,10 @@ printf '%s\n' "${ORDER[@]}" >"$IRD/mods/order"
 {
     printf 'cd %q || exit 126\n' "$PWD"
     printf 'export RDLMTEST_RXE_VM=1 RDLMTEST_RXE_ADDR=10.0.2.15 PATH=%q\n' "$PATH"
+    for v in $(compgen -e | grep -E '^(RDLM_|RDLMTEST_|UCX_|OMPI_|[AUT]SAN_OPTIONS$)'); do
+        case $v in RDLMTEST_RXE_*) continue ;; esac
+        printf 'export %s=%q\n' "$v" "${!v}"
+    done
     printf 'exec'
     printf ' %q' "$@"
     printf '\n'
