@@ -1,0 +1,248 @@
+/*
+ * dist_peer_death — a process of a distributed context dies (SIGKILL); the others'
+ * operations that need it fail with RDLM_ERR_PEER_DEAD instead of hanging, the rest
+ * keeps working, and destroying the context ends.
+ *
+ * The parent forks 3 processes that join one context through the standalone
+ * rendezvous (127.0.0.1, a port the parent picked), each its own virtual node
+ * (RDLM_VIRTUAL_NODES=3), over UCX TCP. Each finds a lock homed at node 2 ("dead
+ * home") and one homed at node 0 ("live home"), takes and releases both, and meets
+ * the others at a context barrier. Then rank 2 kills itself. Ranks 0 and 1:
+ *   1. acquire (100 ms timeout) and release the dead-home lock until one of them
+ *      answers RDLM_ERR_PEER_DEAD; anything else than RDLM_OK, RDLM_ERR_TIMEOUT (the
+ *      other survivor holds it) or PEER_DEAD fails; no PEER_DEAD within 15 s fails;
+ *   2. take and release the live-home lock 100 times: every call RDLM_OK, tokens
+ *      strictly increasing;
+ *   3. destroy the context within 15 s.
+ * The parent kills every child after 60 s, and removes what the victim left in
+ * /dev/shm (its node's segment and lock file; job t-peer-death). That a dead peer
+ * hangs without detection is shown by transport.ucx_tcp_dead_peer_off_hangs.
+ *
+ * Exit: 0 pass, 1 fail.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdlm.h>
+
+#define NPROCS 3
+#define VICTIM 2
+#define DEAD_WAIT_S 15.0
+#define DESTROY_WAIT_S 15.0
+#define LIVE_ROUNDS 100
+#define PARENT_LIMIT_S 60
+
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+#define FAIL(...)                                                                          \
+    do {                                                                                   \
+        fprintf(stderr, "dist_peer_death rank %u: ", rank);                                \
+        fprintf(stderr, __VA_ARGS__);                                                      \
+        fputc('\n', stderr);                                                               \
+        _exit(1);                                                                          \
+    } while (0)
+
+/* Open "<prefix>-<k>" for the first k whose home is node `home`. */
+static rdlm_lock_h open_homed(rdlm_ctx_h ctx, unsigned rank, const char *prefix,
+                              int32_t home)
+{
+    for (int k = 0; k < 1000; k++) {
+        char name[64];
+        rdlm_lock_h l;
+        rdlm_lock_info_t info;
+
+        snprintf(name, sizeof(name), "%s-%d", prefix, k);
+        if (rdlm_lock_open(ctx, name, &l) != RDLM_OK)
+            FAIL("rdlm_lock_open %s failed", name);
+        if (rdlm_lock_query(l, &info) != RDLM_OK)
+            FAIL("rdlm_lock_query %s failed", name);
+        if (info.home_node == home)
+            return l;
+        rdlm_lock_close(l);
+    }
+    FAIL("no name of 1000 is homed at node %d", home);
+}
+
+static void cycle(unsigned rank, rdlm_lock_h l, const char *what, uint64_t *token_p)
+{
+    rdlm_status_t s = rdlm_lock_acquire(l, 10ull * 1000000000ull, token_p);
+
+    if (s != RDLM_OK)
+        FAIL("acquire of the %s lock: %s", what, rdlm_status_str(s));
+    s = rdlm_lock_release(l);
+    if (s != RDLM_OK)
+        FAIL("release of the %s lock: %s", what, rdlm_status_str(s));
+}
+
+static int child(unsigned rank, const char *rendezvous)
+{
+    rdlm_ctx_params_t p = {.field_mask = RDLM_CTX_FIELD_PEERS,
+                           .rank = rank,
+                           .size = NPROCS,
+                           .rendezvous = rendezvous};
+    rdlm_ctx_dist_info_t di;
+    rdlm_lock_h dead, live;
+    rdlm_ctx_h ctx;
+    uint64_t token = 0, last = 0;
+    double t0, t;
+    int peer_dead = 0;
+    rdlm_status_t s;
+
+    s = rdlm_ctx_create(&p, &ctx);
+    if (s != RDLM_OK)
+        FAIL("rdlm_ctx_create: %s", rdlm_status_str(s));
+    if (rdlm_ctx_dist_info(ctx, &di) != RDLM_OK || !di.distributed || di.nodes != NPROCS)
+        FAIL("not a distributed context of %d nodes", NPROCS);
+    dead = open_homed(ctx, rank, "dead-home", (int32_t)VICTIM);
+    live = open_homed(ctx, rank, "live-home", 0);
+    cycle(rank, dead, "dead-home", &token);
+    cycle(rank, live, "live-home", &last);
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier before the kill failed");
+    if (rank == VICTIM)
+        raise(SIGKILL);
+
+    t0 = now_s();
+    while ((t = now_s()) - t0 < DEAD_WAIT_S) {
+        /* An acquire can still succeed just after the barrier (the victim's progress
+         * thread answers until the kill lands); then its release meets the death. */
+        s = rdlm_lock_acquire(dead, 100ull * 1000000ull, &token);
+        if (s == RDLM_OK)
+            s = rdlm_lock_release(dead);
+        if (s == RDLM_ERR_PEER_DEAD) {
+            peer_dead = 1;
+            break;
+        }
+        if (s != RDLM_OK && s != RDLM_ERR_TIMEOUT)
+            FAIL("dead-home lock: %s (expected RDLM_ERR_PEER_DEAD)", rdlm_status_str(s));
+    }
+    if (!peer_dead)
+        FAIL("no RDLM_ERR_PEER_DEAD within %.0f s of the victim's death", DEAD_WAIT_S);
+    printf("rank %u: RDLM_ERR_PEER_DEAD %.1f ms after the barrier\n", rank,
+           (t - t0) * 1000.0);
+
+    for (int i = 0; i < LIVE_ROUNDS; i++) {
+        cycle(rank, live, "live-home", &token);
+        if (token <= last)
+            FAIL("live-home token %llu after %llu", (unsigned long long)token,
+                 (unsigned long long)last);
+        last = token;
+    }
+    t0 = now_s();
+    rdlm_ctx_destroy(ctx);
+    t = now_s() - t0;
+    if (t > DESTROY_WAIT_S)
+        FAIL("rdlm_ctx_destroy took %.1f s", t);
+    printf("rank %u: %d live-home cycles after the death; destroy in %.1f ms\n", rank,
+           LIVE_ROUNDS, t * 1000.0);
+    return 0;
+}
+
+/* A free TCP port on 127.0.0.1 (bound, then released for rank 0 to take). */
+static int free_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* The victim's node segment and lock file ("/dev/shm/rdlm-<uid>-t-peer-death*"). */
+static void remove_leftovers(void)
+{
+    char prefix[64];
+    DIR *dir = opendir("/dev/shm");
+    struct dirent *e;
+
+    if (dir == NULL)
+        return;
+    snprintf(prefix, sizeof(prefix), "rdlm-%u-t-peer-death", (unsigned)geteuid());
+    while ((e = readdir(dir)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            unlinkat(dirfd(dir), e->d_name, 0);
+    }
+    closedir(dir);
+}
+
+int main(void)
+{
+    char rendezvous[32];
+    pid_t pids[NPROCS];
+    int port = free_port(), failed = 0;
+    unsigned rank = NPROCS; /* the parent, for FAIL */
+    double deadline;
+
+    setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
+    if (port < 0)
+        FAIL("no free port");
+    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
+    setenv("RDLM_JOB", "t-peer-death", 1);
+    setenv("RDLM_VIRTUAL_NODES", "3", 1);
+    setenv("UCX_TLS", "tcp,self", 1);
+    setenv("RDLM_PEER_FAILURE", "on",
+           1); /* one host: auto would watch only TCP-only peers */
+    for (unsigned r = 0; r < NPROCS; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0)
+            _exit(child(r, rendezvous));
+        if (pids[r] < 0)
+            FAIL("fork failed");
+    }
+    deadline = now_s() + PARENT_LIMIT_S;
+    for (unsigned done = 0; done < NPROCS;) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+
+        if (pid == 0) {
+            if (now_s() > deadline) {
+                fprintf(stderr, "dist_peer_death: children overran %d s; killing them\n",
+                        PARENT_LIMIT_S);
+                for (unsigned r = 0; r < NPROCS; r++)
+                    kill(pids[r], SIGKILL);
+                failed = 1;
+                deadline = now_s() + 3600;
+            }
+            usleep(20000);
+            continue;
+        }
+        if (pid < 0)
+            break;
+        done++;
+        for (unsigned r = 0; r < NPROCS; r++) {
+            if (pids[r] != pid)
+                continue;
+            if (r == VICTIM ? !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+                            : !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+                fprintf(stderr, "dist_peer_death: rank %u ended wrongly (status 0x%x)\n", r,
+                        status);
+                failed = 1;
+            }
+        }
+    }
+    remove_leftovers();
+    printf("dist_peer_death: %s\n", failed ? "FAILED" : "passed");
+    return failed;
+}
