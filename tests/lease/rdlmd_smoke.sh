@@ -15,6 +15,8 @@
 # leader is elected in its second round: 2..4 ET after the kill (measured: about
 # 2.5-3.5 ET). The check is "within 4 ET + 1 s" and the measured time is printed.
 #
+# Replica 2 listens with --listen 0.0.0.0:port; a malformed --listen exits 2.
+#
 # Exit: 0 passed; 77 skipped (rdlmd or rdlmctl not built); 1 failed. Every wait is
 # bounded (deadlines below, `timeout` around each rdlmctl call).
 set -u
@@ -72,12 +74,20 @@ done
 PEERS="1=${RAFT[1]}=${CLIENT[1]},2=${RAFT[2]}=${CLIENT[2]},3=${RAFT[3]}=${CLIENT[3]}"
 AUTHORITY="${CLIENT[1]},${CLIENT[2]},${CLIENT[3]}"
 
+# Replica 2 binds its client port on every interface (--listen 0.0.0.0:port) and is
+# reached at the 127.0.0.1 address --peers gives for it.
 start() {
-    "$RDLMD" --id "$1" --peers "$PEERS" --data-dir "$DIR/data$1" \
+    local listen=()
+    [ "$1" = 2 ] && listen=(--listen "0.0.0.0:${CLIENT[2]##*:}")
+    "$RDLMD" --id "$1" --peers "$PEERS" --data-dir "$DIR/data$1" "${listen[@]}" \
         --election-timeout-ms "$ET" --heartbeat-ms "$HB" --log-level info \
         >>"$DIR/log$1" 2>&1 &
     PID[$1]=$!
 }
+
+"$RDLMD" --id 1 --peers "$PEERS" --data-dir "$DIR/bad" --listen 127.0.0.1 2>/dev/null
+rc=$?
+[ "$rc" = 2 ] || fail "--listen without a port: exit $rc, expected 2 (usage)"
 
 status() {
     timeout 5 "$RDLMCTL" status --authority "$AUTHORITY" --timeout-ms 200 2>/dev/null

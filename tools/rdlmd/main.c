@@ -15,6 +15,7 @@
 
 #include <uv.h>
 
+#include "config.h"
 #include "log.h"
 #include "peers.h"
 #include "replica.h"
@@ -37,7 +38,8 @@ typedef struct rdlm_daemon {
 static void rdlm_daemon_usage(FILE *out)
 {
     fputs("usage: rdlmd --id N --peers ID=RAFTADDR=CLIENTADDR[,...] --data-dir DIR\n"
-          "             [--election-timeout-ms 1000] [--heartbeat-ms 100]\n"
+          "             [--listen a.b.c.d:port] [--election-timeout-ms 1000]\n"
+          "             [--heartbeat-ms 100]\n"
           "             [--auth none|munge] [--max-sessions 4096]\n"
           "             [--max-connections 1024] [--max-connections-per-peer 256]\n"
           "             [--frame-timeout-ms 5000] [--idle-timeout-ms 60000]\n"
@@ -47,7 +49,9 @@ static void rdlm_daemon_usage(FILE *out)
           "One replica of the rdlm lease authority. --peers lists every replica (the\n"
           "same list on all of them, 1-7 entries) with its Raft address and its client\n"
           "address, both IPv4 a.b.c.d:port; this replica's own addresses are those of\n"
-          "its --id. A new --data-dir is bootstrapped with the full list. Raft ports\n"
+          "its --id. --listen binds the client port elsewhere (0.0.0.0:port: every\n"
+          "interface) while the --peers address is the one given to clients.\n"
+          "A new --data-dir is bootstrapped with the full list. Raft ports\n"
           "carry no authentication: keep them on a private network. --auth munge makes\n"
           "clients prove their uid and job with a MUNGE credential (needs munged).\n"
           "A follower that hears no leader stands for election within\n"
@@ -97,6 +101,7 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         OPT_ID = 256,
         OPT_PEERS,
         OPT_DATA,
+        OPT_LISTEN,
         OPT_ELECTION,
         OPT_HEARTBEAT,
         OPT_AUTH,
@@ -112,6 +117,7 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         {"id", required_argument, NULL, OPT_ID},
         {"peers", required_argument, NULL, OPT_PEERS},
         {"data-dir", required_argument, NULL, OPT_DATA},
+        {"listen", required_argument, NULL, OPT_LISTEN},
         {"election-timeout-ms", required_argument, NULL, OPT_ELECTION},
         {"heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT},
         {"auth", required_argument, NULL, OPT_AUTH},
@@ -125,7 +131,10 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const char *listen = NULL;
     unsigned id = 0;
+    uint32_t ip;
+    uint16_t port;
     int c, ok = 1;
 
     while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -139,6 +148,10 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
             break;
         case OPT_DATA:
             o->replica.data_dir = optarg;
+            break;
+        case OPT_LISTEN:
+            ok = rdlm_config_addr_parse(optarg, &ip, &port);
+            listen = optarg;
             break;
         case OPT_ELECTION:
             ok = rdlm_daemon_uint(optarg, 10, 600000, &o->replica.election_timeout_ms);
@@ -199,6 +212,9 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         if (o->peers[i].id == o->replica.id) {
             o->server.client_addr = o->peers[i].client_addr;
         }
+    }
+    if (listen != NULL) {
+        o->server.client_addr = listen; /* bind here; --peers' address is advertised */
     }
     return 1;
 }
