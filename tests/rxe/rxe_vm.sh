@@ -152,8 +152,16 @@ mount -t 9p -o trans=virtio,version=9p2000.L out /host/run/rdlm-rxe-out ||
     { echo "rxe_vm: cannot mount the result directory"; poweroff -f; }
 hostname rdlm-rxe-vm # Open MPI refuses the kernel default "(none)"
 ip link set lo up
+# No duplicate address detection: a tentative (IPv6 link-local) GID cannot be
+# resolved, and modifying a queue pair to RTR towards it fails with ETIMEDOUT.
+echo 0 >/proc/sys/net/ipv6/conf/eth0/accept_dad
 ip link set eth0 up
 ip addr add 10.0.2.15/24 dev eth0
+n=0
+while ip -6 addr show dev eth0 tentative | grep -q inet6 && [ $n -lt 50 ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
 if chroot /host /usr/bin/rdma link add rxe0 type rxe netdev eth0; then
     echo "rxe_vm: ready: $(chroot /host /usr/bin/rdma link show 2>&1)"
     chroot /host /bin/sh /run/rdlm-rxe-out/cmd.sh
