@@ -15,9 +15,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "verbs_internal.h"
+
+/* INIT -> RTR attempts while the kernel cannot resolve the peer's GID yet. */
+#define RDLM_VERBS_RTR_TRIES 10
+#define RDLM_VERBS_RTR_PAUSE_US 200000
 
 /* What each process sends for each peer through the allgather: fixed-size fields,
  * host byte order (peers of one job are assumed to share it). */
@@ -108,12 +113,23 @@ static rdlm_status_t rdlm_verbs_connect(rdlm_verbs_ctx_t *c, uint32_t peer,
         a.ah_attr.grh.sgid_index = (uint8_t)c->gid_index;
         a.ah_attr.grh.hop_limit = 64;
     }
-    if (ibv_modify_qp(qp, &a,
-                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                          IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                          IBV_QP_MIN_RNR_TIMER) != 0) {
-        rdlm_error("verbs: QP to rank %u: INIT -> RTR: %s", peer, strerror(errno));
-        return RDLM_ERR_IO;
+    /* On RoCE the kernel resolves the destination GID to a MAC address here, and
+     * answers ETIMEDOUT while it cannot yet (seen: a link-local GID still tentative
+     * just after the interface came up); the QP stays in INIT, so try again. */
+    for (int tries = 1;; tries++) {
+        if (ibv_modify_qp(qp, &a,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                              IBV_QP_MIN_RNR_TIMER) == 0)
+            break;
+        if (errno != ETIMEDOUT || tries == RDLM_VERBS_RTR_TRIES) {
+            rdlm_error("verbs: QP to rank %u: INIT -> RTR: %s", peer, strerror(errno));
+            return RDLM_ERR_IO;
+        }
+        rdlm_info("verbs: QP to rank %u: INIT -> RTR timed out resolving its address; "
+                  "trying again (%d of %d)",
+                  peer, tries + 1, RDLM_VERBS_RTR_TRIES);
+        usleep(RDLM_VERBS_RTR_PAUSE_US);
     }
     a = (struct ibv_qp_attr){
         .qp_state = IBV_QPS_RTS,
