@@ -131,7 +131,7 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *listen = NULL;
+    const char *listen_addr = NULL;
     unsigned id = 0;
     uint32_t ip;
     uint16_t port;
@@ -151,7 +151,7 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
             break;
         case OPT_LISTEN:
             ok = rdlm_config_addr_parse(optarg, &ip, &port);
-            listen = optarg;
+            listen_addr = optarg;
             break;
         case OPT_ELECTION:
             ok = rdlm_daemon_uint(optarg, 10, 600000, &o->replica.election_timeout_ms);
@@ -213,8 +213,8 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
             o->server.client_addr = o->peers[i].client_addr;
         }
     }
-    if (listen != NULL) {
-        o->server.client_addr = listen; /* bind here; --peers' address is advertised */
+    if (listen_addr != NULL) {
+        o->server.client_addr = listen_addr; /* bind here; --peers' address is advertised */
     }
     return 1;
 }
