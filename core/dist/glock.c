@@ -14,6 +14,8 @@
 #include "clock.h"
 #include "log.h"
 
+/* A queued waiter checks every this often whether the process ahead of it died. */
+#define RDLM_GLOCK_PROBE_NS 100000000ull
 
 /* Claim an IDLE own queue node: reset its next, mark it WAITING. */
 static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint32_t *q_p)
@@ -54,12 +56,29 @@ static int rdlm_glock_abandon(rdlm_dist_t *d, uint64_t qid, uint64_t *seq_p)
     return 0;
 }
 
+/* 1 if the process owning queue node pred is gone for the transport (a watched peer
+ * that died: RDLM_PEER_FAILURE). Then nobody can grant the place behind it: its
+ * grant, or a pass over it, would need its memory. */
+static int rdlm_glock_pred_dead(rdlm_dist_t *d, uint64_t pred)
+{
+    uint64_t next;
+
+    if (rdlm_dist_q_get_next(d, pred, &next) != RDLM_ERR_PEER_DEAD) {
+        return 0;
+    }
+    rdlm_error("dist: rank %u, ahead of this process in a lock's queue, died; giving up "
+               "the place (RDLM_ERR_PEER_DEAD)",
+               RDLM_QID_RANK(pred));
+    return 1;
+}
+
 rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                  uint64_t deadline_ns, uint64_t *qid_p, uint64_t *seq_p)
 {
     rdlm_status_t s;
-    uint64_t qid, old, state;
+    uint64_t qid, old, state, pred, probe_at;
     unsigned spins = 0;
+    int gone;
     uint32_t q;
 
     s = rdlm_glock_claim(d, &q);
@@ -78,24 +97,35 @@ rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w,
         return RDLM_OK;
     }
     /* Queued behind old's node: link, then wait for the grant in our own memory. */
-    s = rdlm_dist_q_put_next(d, old & ~RDLM_W_HELD, RDLM_W_HELD | qid);
+    pred = old & ~RDLM_W_HELD;
+    s = rdlm_dist_q_put_next(d, pred, RDLM_W_HELD | qid);
     if (s != RDLM_OK) {
         rdlm_error("dist: linking behind rank %u failed: %s; the lock may stall",
                    RDLM_QID_RANK(old), rdlm_status_str(s));
         return s;
     }
+    probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
     for (;;) {
         state = rdlm_load(rdlm_dist_q_state(d, q), RDLM_ACQUIRE);
         if ((state & RDLM_Q_GRANTED) == RDLM_Q_GRANTED) {
             *seq_p = state & RDLM_DIST_SEQ_MASK;
             return RDLM_OK;
         }
-        if (rdlm_load(&d->closing, RDLM_RELAXED) ||
+        gone = 0;
+        if (rdlm_clock_now_ns() >= probe_at) {
+            gone = rdlm_glock_pred_dead(d, pred);
+            probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
+        }
+        if (gone || rdlm_load(&d->closing, RDLM_RELAXED) ||
             (deadline_ns != UINT64_MAX && rdlm_clock_now_ns() >= deadline_ns)) {
             if (!rdlm_glock_abandon(d, qid, seq_p)) {
                 return RDLM_OK; /* granted meanwhile: late, but held */
             }
-            return rdlm_load(&d->closing, RDLM_RELAXED) ? RDLM_ERR_CLOSED : RDLM_ERR_TIMEOUT;
+            if (gone) {
+                return RDLM_ERR_PEER_DEAD;
+            }
+            return rdlm_load(&d->closing, RDLM_RELAXED) ? RDLM_ERR_CLOSED
+                                                        : RDLM_ERR_TIMEOUT;
         }
         rdlm_dist_pause(d, &spins);
     }

@@ -13,8 +13,11 @@
  * the queue node that now stands for the holder (pass it to rdlm_glock_pass) and
  * *seq_p the token sequence. RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED (the context is being
  * destroyed): the place is abandoned, and the holder passes over it (no trace in the
- * queue). RDLM_ERR_NO_RESOURCE: no free queue node. Cost: 1 remote atomic when free;
- * plus 1 put to the predecessor when queued.
+ * queue). RDLM_ERR_PEER_DEAD: the process ahead in the queue died (checked every
+ * 100 ms while queued; only peers the transport watches): nobody can grant this place
+ * any more, so it is abandoned the same way. RDLM_ERR_NO_RESOURCE: no free queue
+ * node. Cost: 1 remote atomic when free; plus 1 put to the predecessor when queued,
+ * and 1 get from it per 100 ms of waiting.
  */
 rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                  uint64_t deadline_ns, uint64_t *qid_p, uint64_t *seq_p);

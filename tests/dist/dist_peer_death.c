@@ -7,7 +7,13 @@
  * rendezvous (127.0.0.1, a port the parent picked), each its own virtual node
  * (RDLM_VIRTUAL_NODES=3), over UCX TCP. Each finds a lock homed at node 2 ("dead
  * home") and one homed at node 0 ("live home"), takes and releases both, and meets
- * the others at a context barrier. Then rank 2 kills itself. Ranks 0 and 1:
+ * the others at a context barrier; rank 2 also takes a lock homed at node 1 ("held")
+ * and keeps it. 300 ms after the barrier rank 2 kills itself. Ranks 0 and 1:
+ *   0. acquire the held lock with a 5 s timeout, queueing behind rank 2 before it
+ *      dies: the one queued right behind it must give up with RDLM_ERR_PEER_DEAD
+ *      within 2 s (it checks its predecessor while waiting), the other, queued behind
+ *      a live process, gets RDLM_ERR_TIMEOUT or RDLM_ERR_PEER_DEAD; the parent checks
+ *      that one of them saw PEER_DEAD in time (without that check both time out);
  *   1. acquire (100 ms timeout) and release the dead-home lock until one of them
  *      answers RDLM_ERR_PEER_DEAD; anything else than RDLM_OK, RDLM_ERR_TIMEOUT (the
  *      other survivor holds it) or PEER_DEAD fails; no PEER_DEAD within 15 s fails;
@@ -28,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,6 +48,14 @@
 #define DESTROY_WAIT_S 15.0
 #define LIVE_ROUNDS 100
 #define PARENT_LIMIT_S 60
+#define HELD_TIMEOUT_NS 5000000000ull
+#define HELD_BOUND_MS 2000.0
+
+/* What ranks 0 and 1 saw in step 0, for the parent (shared mapping). */
+static struct {
+    int status;
+    double ms;
+} * held_results;
 
 static double now_s(void)
 {
@@ -97,7 +112,7 @@ static int child(unsigned rank, const char *rendezvous)
                            .size = NPROCS,
                            .rendezvous = rendezvous};
     rdlm_ctx_dist_info_t di;
-    rdlm_lock_h dead, live;
+    rdlm_lock_h dead, live, held;
     rdlm_ctx_h ctx;
     uint64_t token = 0, last = 0;
     double t0, t;
@@ -111,12 +126,27 @@ static int child(unsigned rank, const char *rendezvous)
         FAIL("not a distributed context of %d nodes", NPROCS);
     dead = open_homed(ctx, rank, "dead-home", (int32_t)VICTIM);
     live = open_homed(ctx, rank, "live-home", 0);
+    held = open_homed(ctx, rank, "held-home", 1);
     cycle(rank, dead, "dead-home", &token);
     cycle(rank, live, "live-home", &last);
+    if (rank == VICTIM && rdlm_lock_acquire(held, 10ull * 1000000000ull, NULL) != RDLM_OK)
+        FAIL("the victim could not take the held lock");
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier before the kill failed");
-    if (rank == VICTIM)
+    if (rank == VICTIM) {
+        usleep(300000); /* the others queue behind it meanwhile */
         raise(SIGKILL);
+    }
+
+    t0 = now_s();
+    s = rdlm_lock_acquire(held, HELD_TIMEOUT_NS, &token);
+    held_results[rank].status = s;
+    held_results[rank].ms = (now_s() - t0) * 1000.0;
+    if (s != RDLM_ERR_PEER_DEAD && s != RDLM_ERR_TIMEOUT)
+        FAIL("held lock: %s (expected RDLM_ERR_PEER_DEAD or RDLM_ERR_TIMEOUT)",
+             rdlm_status_str(s));
+    printf("rank %u: held lock: %s after %.0f ms\n", rank, rdlm_status_name(s),
+           held_results[rank].ms);
 
     t0 = now_s();
     while ((t = now_s()) - t0 < DEAD_WAIT_S) {
@@ -196,6 +226,12 @@ int main(void)
     double deadline;
 
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
+    held_results = mmap(NULL, sizeof(*held_results) * NPROCS, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (held_results == MAP_FAILED)
+        FAIL("mmap failed");
+    for (unsigned r = 0; r < NPROCS; r++)
+        held_results[r].status = RDLM_OK; /* not reported */
     if (port < 0)
         FAIL("no free port");
     snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
@@ -240,6 +276,22 @@ int main(void)
                         status);
                 failed = 1;
             }
+        }
+    }
+    {
+        int seen = 0;
+
+        for (unsigned r = 0; r < NPROCS; r++) {
+            if (r != VICTIM && held_results[r].status == RDLM_ERR_PEER_DEAD &&
+                held_results[r].ms <= HELD_BOUND_MS)
+                seen = 1;
+        }
+        if (!seen) {
+            fprintf(stderr,
+                    "dist_peer_death: no waiter behind the dead holder gave up "
+                    "with RDLM_ERR_PEER_DEAD within %.0f ms\n",
+                    HELD_BOUND_MS);
+            failed = 1;
         }
     }
     remove_leftovers();
