@@ -24,6 +24,7 @@
 #include <raft/uv.h>
 
 #include "clock.h"
+#include "confirm.h"
 #include "fsm.h"
 #include "log.h"
 
@@ -49,7 +50,8 @@ struct rdlm_lease_replica {
     uv_timer_t tick;
     struct raft_barrier barrier;
     struct raft_transfer transfer; /* leadership handed over when stopping */
-    int closes_left;               /* raft_close and the tick timer's uv_close */
+    rdlm_lease_confirm_t *confirm; /* NULL with one replica */
+    int closes_left;               /* raft_close, the tick timer's uv_close, confirm */
 
     rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX];
     unsigned n_peers;
@@ -95,6 +97,13 @@ static void rdlm_lease_stub_granted(void *arg, uint64_t session, uint64_t seq,
     (void)broken;
 }
 
+static void rdlm_lease_stub_confirmed(void *arg, uint64_t round, int confirmed)
+{
+    (void)arg;
+    (void)round;
+    (void)confirmed;
+}
+
 static void rdlm_lease_stub_gone(void *arg, uint64_t session)
 {
     (void)arg;
@@ -105,6 +114,7 @@ static const rdlm_lease_replica_ops_t rdlm_lease_stub_ops = {
     .leading = rdlm_lease_stub_leading,
     .granted = rdlm_lease_stub_granted,
     .session_gone = rdlm_lease_stub_gone,
+    .confirmed = rdlm_lease_stub_confirmed,
 };
 
 static uint64_t rdlm_lease_now_ms(void)
@@ -455,6 +465,23 @@ rdlm_status_t rdlm_lease_replica_renew(rdlm_lease_replica_t *rep, uint64_t sessi
     return RDLM_OK;
 }
 
+rdlm_status_t rdlm_lease_replica_confirm(rdlm_lease_replica_t *rep, uint64_t *round_p)
+{
+    if (!rdlm_lease_is_ready(rep)) {
+        return RDLM_ERR_NOT_LEADER;
+    }
+    *round_p = rep->confirm != NULL ? rdlm_lease_confirm_ask(rep->confirm, rep->lead_term)
+                                    : 0;
+    return RDLM_OK;
+}
+
+static void rdlm_lease_confirmed(void *arg, uint64_t round, int confirmed)
+{
+    rdlm_lease_replica_t *rep = arg;
+
+    rep->ops->confirmed(rep->ops_arg, round, confirmed);
+}
+
 /* ---- queries ---------------------------------------------------------------- */
 
 void rdlm_lease_replica_role(const rdlm_lease_replica_t *rep, rdlm_lease_role_t *role_p)
@@ -517,10 +544,18 @@ static void rdlm_lease_tick_closed(uv_handle_t *handle)
     rdlm_lease_replica_free_if_closed(handle->data);
 }
 
+static void rdlm_lease_confirm_closed(void *arg)
+{
+    rdlm_lease_replica_free_if_closed(arg);
+}
+
 static void rdlm_lease_replica_close(rdlm_lease_replica_t *rep)
 {
-    rep->closes_left = 2;
+    rep->closes_left = rep->confirm != NULL ? 3 : 2;
     uv_close((uv_handle_t *)&rep->tick, rdlm_lease_tick_closed);
+    if (rep->confirm != NULL) {
+        rdlm_lease_confirm_stop(rep->confirm, rdlm_lease_confirm_closed, rep);
+    }
     raft_close(&rep->raft, rdlm_lease_raft_closed);
 }
 
@@ -671,6 +706,11 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     } else if ((rv = raft_start(&rep->raft)) != 0) {
         rdlm_error("lease: starting raft (listening on %s): %s", self->raft_addr,
                    raft_strerror(rv));
+    } else if (params->n_peers > 1 &&
+               rdlm_lease_confirm_start(loop, params->peers, params->n_peers, params->id,
+                                        params->election_timeout_ms, rdlm_lease_confirmed,
+                                        rep, &rep->confirm) != RDLM_OK) {
+        rv = -1; /* logged there; the replica does not start */
     }
     if (rv != 0) {
         rep->closes_left = 1;

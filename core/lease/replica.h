@@ -25,17 +25,19 @@
  *
  * Why a renewal granted by a deposed leader is still safe
  *   A client's lease is valid until t_send + TTL * (1 - drift), t_send <= the grant.
- *   libraft 0.15 steps a leader down when a window of one election timeout ET (checked
- *   on ticks of one heartbeat HB) passes without AppendEntries results from a majority,
- *   and at once on any message of a higher term. Once a newer leader was elected at
- *   t_e, a majority has the higher term, so the old leader's next full window fails:
- *   it grants nothing after t_e + 2 * (ET + HB) (+ one message delay, < ET). The new
- *   leader arms every session, when it becomes ready (after t_e), with
- *   TTL + RDLM_LEASE_REPLICA_GRACE (3 * ET + 2 * HB), so no session expires before the
- *   end of any lease an older leader granted. RENEW never shortens a deadline, so the
- *   grace survives early renewals with the new leader. An EXPIRE an old leader
- *   submitted either committed before the new leader is ready (the session is gone
- *   before it grants any renewal) or never commits.
+ *   A RENEW is answered only after a round of leadership confirmation that started
+ *   after it arrived (confirm.h): a majority was still in the leader's term then, so
+ *   no later leader had been elected when it arrived. (Without that round libraft
+ *   0.15 alone would let a cut-off leader grant renewals for up to 2 * (ET + HB): it
+ *   steps down only when a window of one election timeout ET, checked on heartbeat
+ *   ticks HB, passes without AppendEntries results from a majority.) The new leader
+ *   arms every session, when it becomes ready (after its election), with TTL +
+ *   RDLM_LEASE_REPLICA_GRACE (3 * ET + 2 * HB), so no session expires before the end
+ *   of any lease an older leader granted; the grace is kept as a second line should a
+ *   clock run fast. RENEW never shortens a deadline, so the grace survives early
+ *   renewals with the new leader. An EXPIRE an old leader submitted either committed
+ *   before the new leader is ready (the session is gone before it grants any
+ *   renewal) or never commits.
  */
 #ifndef RDLM_LEASE_REPLICA_H
 #define RDLM_LEASE_REPLICA_H
@@ -96,6 +98,9 @@ typedef struct rdlm_lease_replica_ops {
     rdlm_lease_grant_func_t granted;
     /** session was closed or expired (its entry applied on this leader). */
     void (*session_gone)(void *arg, uint64_t session);
+    /** A round of leadership confirmation ended (rdlm_lease_replica_confirm): every
+     *  round <= round is answered, confirmed or not. */
+    void (*confirmed)(void *arg, uint64_t round, int confirmed);
 } rdlm_lease_replica_ops_t;
 
 /** Outcome of a submitted entry: status RDLM_OK with the state machine's result (res
@@ -147,6 +152,12 @@ uint64_t rdlm_lease_replica_applied(const rdlm_lease_replica_t *rep);
 rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
                                         const rdlm_lease_cmd_t *cmd,
                                         rdlm_lease_done_func_t done, void *arg);
+
+/** Before answering a RENEW: ask that a majority confirm this leader's term after this
+ *  call (confirm.h). RDLM_OK with *round_p: 0 if there is nothing to wait for (one
+ *  replica), else the round ops->confirmed will report; RDLM_ERR_NOT_LEADER (not a
+ *  ready leader). */
+rdlm_status_t rdlm_lease_replica_confirm(rdlm_lease_replica_t *rep, uint64_t *round_p);
 
 /** RENEW: restart session's timer on a ready leader. RDLM_OK with *ttl_ms_p,
  *  RDLM_ERR_NOT_LEADER, RDLM_ERR_LEASE_EXPIRED (unknown, or its EXPIRE in flight). */

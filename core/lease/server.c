@@ -2,7 +2,9 @@
  * The client port of a lease-authority replica (server.h).
  *
  * A connection's life: READING (a frame arrives) -> one of
- *   WRITING         answered at once (STATUS, RENEW, refusals, errors)
+ *   WRITING         answered at once (STATUS, refusals, errors)
+ *   CONFIRMING      a RENEW, waiting for a round of leadership confirmation that began
+ *                   after it arrived (confirm.h); answered when the round ends
  *   DEFERRED        on a leader that is not ready yet; dispatched again when it is
  *   AUTHENTICATING  an OPEN whose MUNGE credential is verified in libuv's thread pool;
  *                   dispatched again (verified) or refused when that is done
@@ -19,7 +21,8 @@
  * The connection's timer serves one state at a time: READING with nothing of a frame
  * yet, the idle timeout; READING from a frame's first byte, or WRITING (the client
  * must take its reply), the frame timeout; PARKED, the ACQUIRE's timeout. The others
- * wait for the authority, not for the client: no timer.
+ * wait for the authority, not for the client: no timer (a confirmation round ends
+ * within an election timeout).
  *
  * MUNGE verifications block a thread for a round trip to munged (about 10 s when it
  * hangs). At most RDLM_LEASE_AUTH_INFLIGHT run at once, the rest wait in FIFO order:
@@ -48,6 +51,7 @@
 typedef enum rdlm_lease_conn_state {
     RDLM_CONN_READING,
     RDLM_CONN_WRITING,
+    RDLM_CONN_CONFIRMING,
     RDLM_CONN_DEFERRED,
     RDLM_CONN_AUTHENTICATING,
     RDLM_CONN_APPLYING,
@@ -96,6 +100,7 @@ struct rdlm_lease_conn {
     char auth_job[RDLM_LEASE_JOB_MAX + 1];
     size_t have, want;    /* bytes of the frame being read, and its full length */
     rdlm_lease_cmd_t cmd; /* the request, as it is (or would be) logged */
+    uint64_t round;       /* CONFIRMING: the confirmation round that answers it */
     uint8_t in[RDLM_WIRE_HEADER + RDLM_WIRE_MAX_PAYLOAD];
     uint8_t out[RDLM_WIRE_HEADER + RDLM_WIRE_REPLY_FIXED + RDLM_WIRE_ADDR_MAX];
 };
@@ -348,6 +353,20 @@ static void rdlm_lease_conn_reply_renew(rdlm_lease_conn_t *c)
     rdlm_lease_conn_send(c, &r);
 }
 
+/* A RENEW is answered once leadership is confirmed (at once with one replica). */
+static void rdlm_lease_conn_confirm(rdlm_lease_conn_t *c)
+{
+    rdlm_status_t s = rdlm_lease_replica_confirm(c->srv->rep, &c->round);
+
+    if (s != RDLM_OK) {
+        rdlm_lease_conn_reply(c, s);
+    } else if (c->round == 0) {
+        rdlm_lease_conn_reply_renew(c);
+    } else {
+        c->state = RDLM_CONN_CONFIRMING;
+    }
+}
+
 /* ---- logged requests ---------------------------------------------------------- */
 
 static void rdlm_lease_conn_applied(void *arg, rdlm_status_t status,
@@ -587,7 +606,7 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
         }
     }
     if (c->cmd.op == RDLM_LEASE_OP_RENEW) {
-        rdlm_lease_conn_reply_renew(c);
+        rdlm_lease_conn_confirm(c);
         return;
     }
     s = rdlm_lease_conn_rewrite(c);
@@ -686,8 +705,8 @@ static void rdlm_lease_server_leading(void *arg, int ready)
         next = c->next;
         if (ready && c->state == RDLM_CONN_DEFERRED) {
             rdlm_lease_conn_dispatch(c);
-        } else if (!ready &&
-                   (c->state == RDLM_CONN_DEFERRED || c->state == RDLM_CONN_PARKED)) {
+        } else if (!ready && (c->state == RDLM_CONN_DEFERRED || c->state == RDLM_CONN_PARKED ||
+                              c->state == RDLM_CONN_CONFIRMING)) {
             uv_timer_stop(&c->timer);
             rdlm_lease_conn_reply(c, RDLM_ERR_NOT_LEADER);
         }
@@ -729,10 +748,29 @@ static void rdlm_lease_server_session_gone(void *arg, uint64_t session)
     }
 }
 
+static void rdlm_lease_server_confirmed(void *arg, uint64_t round, int confirmed)
+{
+    rdlm_lease_server_t *srv = arg;
+    rdlm_lease_conn_t *c, *next;
+
+    for (c = srv->conns; c != NULL; c = next) {
+        next = c->next;
+        if (c->state != RDLM_CONN_CONFIRMING || c->round > round) {
+            continue;
+        }
+        if (confirmed) {
+            rdlm_lease_conn_reply_renew(c); /* checks that it still leads */
+        } else {
+            rdlm_lease_conn_reply(c, RDLM_ERR_NOT_LEADER);
+        }
+    }
+}
+
 static const rdlm_lease_replica_ops_t rdlm_lease_server_ops = {
     .leading = rdlm_lease_server_leading,
     .granted = rdlm_lease_server_granted,
     .session_gone = rdlm_lease_server_session_gone,
+    .confirmed = rdlm_lease_server_confirmed,
 };
 
 /* ---- listener ---------------------------------------------------------------- */

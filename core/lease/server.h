@@ -23,9 +23,11 @@
  *   STATUS: any replica answers. Every other op on a replica that is not the leader:
  *   RDLM_ERR_NOT_LEADER with the leader's id and client address (if known). On a
  *   leader that is not ready yet (replica.h) the request waits until it is.
- *   RENEW: the replica's timer, no log entry. Logged ops: decoded, rewritten (below),
- *   checked with rdlm_lease_sm_check, and only then submitted; the reply is the result
- *   of the applied entry. Every reply carries the replica's term and leader.
+ *   RENEW: the replica's timer, no log entry; answered once a majority confirmed the
+ *   leader's term after the RENEW arrived (confirm.h). Logged ops: decoded, rewritten
+ *   (below), checked with rdlm_lease_sm_check, and only then submitted; the reply is
+ *   the result of the applied entry. Every reply carries the replica's term and
+ *   leader.
  *   OPEN: auth none: uid = gid = 0, namespace ""; auth munge: the credential is
  *   verified (RDLM_ERR_AUTH if missing or refused) and the logged OPEN carries its
  *   uid, gid and the namespace "<uid>/<job>"; the credential itself is never logged.

@@ -682,6 +682,76 @@ static void distributed_context_takes_its_epoch_from_the_authority(void **state)
     rdlm_session_close(s);
 }
 
+/* 1 once every replica but the one at index keep is stopped (state T in /proc),
+ * waiting up to 5 s. */
+static int others_stopped(int keep)
+{
+    uint64_t end = now_ns() + 5000 * MS;
+
+    for (int i = 0; i < N_REPLICAS; i++) {
+        char path[64], buf[256], *p;
+        FILE *f;
+
+        if (i == keep)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)C.r[i].pid);
+        for (;;) {
+            f = fopen(path, "r");
+            assert_non_null(f);
+            p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+            fclose(f);
+            if (p != NULL && p[1] == ' ' && p[2] == 'T')
+                break;
+            if (now_ns() > end)
+                return 0;
+            sleep_ms(1);
+        }
+    }
+    return 1;
+}
+
+/* The leader's followers are stopped: from then on the leader may not grant a
+ * renewal (a RENEW waits for a majority to confirm its term, confirm.h). libraft alone
+ * would let it answer for up to an election timeout (1 s here): with renewals every
+ * 500 ms, at least one would have been sent after the stop and granted. */
+static void a_leader_without_its_majority_renews_nothing(void **state)
+{
+    const uint32_t ttl_ms = 1500;
+    const uint64_t valid_ns = ttl_ms * MS / 10 * 9; /* the default drift, 10 % */
+    uint64_t t_stop, vu, max_vu = 0, end;
+    rdlm_session_h s;
+    int leader;
+
+    (void)state;
+    need_rdlmd();
+    s = open_session(ttl_ms, NULL, NULL);
+    leader = find_leader(10000);
+    assert_true(leader >= 0);
+    sleep_ms(700); /* some renewals granted first */
+    for (int i = 0; i < N_REPLICAS; i++)
+        if (i != leader)
+            kill(C.r[i].pid, SIGSTOP);
+    assert_true(others_stopped(leader));
+    t_stop = now_ns();
+    end = t_stop + 5000 * MS;
+    /* Until the lease as the client sees it has surely ended (bounded). */
+    while ((vu = rdlm_session_valid_until(s)) != 0 && now_ns() < end) {
+        max_vu = vu > max_vu ? vu : max_vu;
+        sleep_ms(5);
+    }
+    for (int i = 0; i < N_REPLICAS; i++)
+        if (i != leader)
+            kill(C.r[i].pid, SIGCONT);
+    print_message("last granted renewal sent %+.1f ms from the stop; lease %s\n",
+                  ((double)max_vu - (double)valid_ns - (double)t_stop) / 1e6,
+                  vu == 0 ? "lost" : "still valid");
+    assert_true(max_vu - valid_ns < t_stop);
+    assert_int_equal(vu, 0);
+    assert_int_equal(rdlm_session_check(s), RDLM_ERR_LEASE_EXPIRED);
+    rdlm_session_close(s);
+    assert_true(find_leader(10000) >= 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -698,6 +768,7 @@ int main(void)
         cmocka_unit_test(context_operations_fail_once_its_lease_is_lost),
         cmocka_unit_test(distributed_context_takes_its_epoch_from_the_authority),
         cmocka_unit_test(operations_continue_after_the_leader_is_killed),
+        cmocka_unit_test(a_leader_without_its_majority_renews_nothing),
     };
     return cmocka_run_group_tests(tests, cluster_up, cluster_down);
 }
