@@ -55,8 +55,7 @@ static rdlm_status_t rdlm_dist_node_pass(rdlm_dist_t *d, rdlm_entry_t *e)
     rdlm_store(&e->aux32, 0, RDLM_RELAXED);
     rdlm_store(&e->wake32, 0, RDLM_RELAXED);
     rdlm_dist_word_of(d, e, &w);
-    return rdlm_glock_pass(d, &w, (uint64_t)g - 1,
-                           rdlm_load(&e->token, RDLM_RELAXED) & RDLM_DIST_SEQ_MASK);
+    return rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
 }
 
 static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
@@ -85,27 +84,26 @@ static rdlm_status_t rdlm_dist_global_acquire(rdlm_dist_t *d, rdlm_entry_t *e,
                                               uint64_t timeout_ns, uint64_t deadline_ns,
                                               uint64_t *token_p)
 {
+    /* The local acquire raised the node's token by one: undo for the guess. */
+    uint64_t guess = rdlm_load(&e->token, RDLM_RELAXED) - 1, qid, token;
     rdlm_dist_word_t w;
-    uint64_t qid, seq, token;
     rdlm_status_t s;
 
     rdlm_dist_word_of(d, e, &w);
     if (timeout_ns == 0) {
-        /* The local acquire raised the node's token by one: undo for the guess. */
-        s = rdlm_glock_try(d, &w, rdlm_load(&e->token, RDLM_RELAXED) - 1, &qid, &seq);
+        s = rdlm_glock_try(d, &w, guess, &qid, &token);
     } else {
-        s = rdlm_glock_acquire(d, &w, deadline_ns, &qid, &seq);
+        s = rdlm_glock_acquire(d, &w, guess, deadline_ns, &qid, &token);
     }
-    if (s != RDLM_OK) {
+    if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return s;
     }
-    token = ((uint64_t)d->epoch << RDLM_DIST_SEQ_BITS) | seq;
     rdlm_store(&e->token, token, RDLM_RELAXED);
     rdlm_store(&e->aux32, (uint32_t)qid + 1, RDLM_RELAXED);
     rdlm_store(&e->wake32, 0, RDLM_RELAXED);
     rdlm_fetch_add(&d->stats.global_acquires, 1, RDLM_RELAXED);
     *token_p = token;
-    return RDLM_OK;
+    return s; /* RDLM_OWNER_DEAD: taken over from a dead holder (glock.c) */
 }
 
 rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
@@ -136,9 +134,9 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
         s = local;
     } else {
         s = rdlm_dist_global_acquire(d, e, timeout_ns, deadline, &token);
-        if (s != RDLM_OK) {
+        if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
             rdlm_qlock_release(lc, idx); /* the node holds nothing: plain release */
-        } else {
+        } else if (s == RDLM_OK) {
             s = local;
         }
     }

@@ -30,7 +30,7 @@ uint32_t rdlm_dist_clock_epoch(void)
 {
     uint64_t minutes = ((uint64_t)time(NULL) - RDLM_DIST_EPOCH_BASE) / 60;
 
-    return (uint32_t)(minutes % ((1u << (64 - RDLM_DIST_SEQ_BITS)) - 1)) + 1;
+    return (uint32_t)(minutes % RDLM_DIST_EPOCH_MAX) + 1;
 }
 
 static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p)
@@ -205,6 +205,11 @@ void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch)
 {
     rdlm_debug("dist: rank %u: token epoch %u (was %u)", d->rank, epoch, d->epoch);
     d->epoch = epoch;
+}
+
+void rdlm_dist_set_recovery(rdlm_dist_t *d, const rdlm_dist_recovery_t *rec)
+{
+    d->recovery = *rec;
 }
 
 void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins)

@@ -3,14 +3,18 @@
  * nodes, the transport context, its home region (node leaders only) and its queue
  * nodes, and the operations the public API calls for exclusive locks.
  *
- * Protocol (docs/distributed-locks.md; spin model tests/model/dist_lock.pml):
- *   global word W at the home   FREE(seq) or HELD(tail qnode)    remote atomics only
- *   queue node q of a process   state: IDLE | WAITING | ABANDONED | GRANTED(seq)
- *                               next:  0 or the successor's qnode id
- *   acquire   q := WAITING; old := SWAP(W, HELD(q)); FREE(s): token s+1;
- *             HELD(p): PUT p.next := q, wait for GRANTED(s) in q (own memory)
- *   release   n := Q.next; none: CAS(W, HELD(Q) -> FREE(s)), else wait for next;
- *             CAS(n.state, WAITING -> GRANTED(s+1)); ABANDONED: pass over n too
+ * Protocol (docs/distributed-locks.md; spin models tests/model/dist_lock.pml and
+ * glock_recovery.pml; glock.c has the details):
+ *   global word W at the home   FREE(t) or HELD(first?, tail qnode.gen)
+ *   holder word H at the home   the qnode.gen the lock was last handed to
+ *   queue node q of a process   state: IDLE | WAITING(gen) | ABANDONED(gen) | GRANTED(t)
+ *                               next:  NOLINK(gen) or the successor's qnode.gen
+ *   acquire   q := WAITING(g); CAS W: FREE(t) -> HELD(first, q.g): token t+1;
+ *             HELD(p) -> HELD(q.g): CAS p.next NOLINK -> q.g, wait for GRANTED(t)
+ *   release   n := Q.next; none: CAS(W, HELD(Q) -> FREE(t)), else wait for next;
+ *             H := n; CAS(n.state, WAITING(g) -> GRANTED(t+1)); ABANDONED: pass over
+ *   recovery  a waiter whose predecessor p is dead and whose lease the authority
+ *             ended takes over if p held (first, or H names p or itself)
  *   cohorts   (cohort.c) the node-local lock comes first; the node's holder alone
  *             touches W, and passes it to a local waiter up to the cohort bound.
  */
@@ -31,21 +35,34 @@
  * (threads x locks), plus abandoned nodes not yet passed over. */
 #define RDLM_DIST_QNODES 32u
 #define RDLM_DIST_QNODE_BYTES 16u
-/* Home slots: [tag 8 | word 8]; the tag is the name's id (remote open addressing). */
-#define RDLM_DIST_SLOT_BYTES 16u
+/* Home slots: [tag 8 | word 8 | holder 8]; the tag is the name's id (remote open
+ * addressing); the holder word is a lock's H (glock.c). */
+#define RDLM_DIST_SLOT_BYTES 24u
 #define RDLM_DIST_PROBES 64u
 #define RDLM_DIST_SEQ_BITS 40
 #define RDLM_DIST_SEQ_MASK ((1ull << RDLM_DIST_SEQ_BITS) - 1)
+/* Largest token epoch: a token, epoch << 40 | sequence, stays below 2^63, so a global
+ * word FREE(token) never has the HELD bit. */
+#define RDLM_DIST_EPOCH_MAX ((1u << 23) - 1)
 
-/* Words (dist.c documents the encodings). */
+/* Words (glock.c documents the encodings). A queue node id (qid) is rank << 8 | index;
+ * a reference to one use of it (ref) adds its generation in bits 48..61. */
 #define RDLM_W_HELD (1ull << 63)
-#define RDLM_Q_IDLE 0ull
-#define RDLM_Q_WAITING 1ull
-#define RDLM_Q_ABANDONED 2ull
-#define RDLM_Q_GRANTED (3ull << 56)
+#define RDLM_W_FIRST (1ull << 62)
 #define RDLM_QID(rank, q) (((uint64_t)(rank) << 8) | (q))
-#define RDLM_QID_RANK(id) ((uint32_t)(((id) & ~RDLM_W_HELD) >> 8))
+#define RDLM_QID_MASK ((1ull << 48) - 1)
+#define RDLM_QID_RANK(id) ((uint32_t)(((id)&RDLM_QID_MASK) >> 8))
 #define RDLM_QID_INDEX(id) ((uint32_t)((id)&0xffu))
+#define RDLM_QGEN_MASK ((1u << 14) - 1)
+#define RDLM_QREF(qid, gen) (((qid)&RDLM_QID_MASK) | ((uint64_t)(gen) << 48))
+#define RDLM_QREF_GEN(ref) ((uint32_t)((ref) >> 48) & RDLM_QGEN_MASK)
+#define RDLM_QREF_OF(word) ((word) & ~(RDLM_W_HELD | RDLM_W_FIRST))
+#define RDLM_Q_IDLE 0ull
+#define RDLM_Q_WAITING(gen) (1ull | (uint64_t)(gen) << 2)
+#define RDLM_Q_ABANDONED(gen) (2ull | (uint64_t)(gen) << 2)
+#define RDLM_Q_IS_GRANTED(state) ((state) >= (1ull << RDLM_DIST_SEQ_BITS)) /* a token */
+#define RDLM_Q_NOLINK(gen) ((uint64_t)(gen) << 2)
+#define RDLM_Q_LINK(ref) (RDLM_W_HELD | (ref))
 
 /* Dissemination rounds of the collective barrier: enough for 2^32 nodes. The flags
  * live after the home slots in each leader's home region. */
@@ -63,6 +80,17 @@ typedef struct rdlm_dist_stats {
     rdlm_atomic_u64_t home_ops;
     rdlm_atomic_u64_t peer_ops;
 } rdlm_dist_stats_t;
+
+/* Breaking a global lock whose holder died (glock.c): what the lease authority says.
+ * Installed by the API layer when the context holds a lease (rdlm_dist_set_recovery). */
+typedef struct rdlm_dist_recovery {
+    /* 1 if rank's lease ended by the authority's committed decision, 0 if not (yet) or
+     * unknown (errors are logged by the callee). */
+    int (*ended)(void *arg, uint32_t rank);
+    /* A new token epoch, larger than every one before (<= RDLM_DIST_EPOCH_MAX). */
+    rdlm_status_t (*new_epoch)(void *arg, uint32_t *epoch_p);
+    void *arg;
+} rdlm_dist_recovery_t;
 
 typedef struct rdlm_dist_params {
     const rdlm_tl_bootstrap_t *bootstrap; /* kept until rdlm_dist_destroy returns */
@@ -98,6 +126,10 @@ typedef struct rdlm_dist {
     rdlm_tl_rkey_h *qkeys;    /* [size], unpacked lazily */
     rdlm_tl_rkey_h *homekeys; /* [nodes], unpacked lazily */
     rdlm_atomic_u32_t qclaim; /* own queue nodes being claimed (bitmap) */
+    uint16_t qgen[RDLM_DIST_QNODES]; /* generation of each own queue node's last use */
+    rdlm_atomic_u64_t queued_hint;   /* glock.c: per global word (hashed), whether this
+                                        process's last acquire of it queued */
+    rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
     rdlm_atomic_u32_t active; /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
     rdlm_dist_stats_t stats;
@@ -117,16 +149,20 @@ typedef struct rdlm_dist {
 rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p);
 
 /** The job-start token epoch without a lease authority: minutes since 2024, in
- *  1..2^24 - 1 (the bits above the sequence), so a later job's tokens are larger than
+ *  1..RDLM_DIST_EPOCH_MAX (wraps after 15 years), so a later job's tokens are larger than
  *  an earlier one's. Rank 0's is the job's. An authority's epoch is committed above
  *  it (a floor), so the same holds for jobs that take their epoch there. */
 uint32_t rdlm_dist_clock_epoch(void);
 
-/** Install epoch (1..2^24 - 1) as the token epoch, replacing the one agreed at
+/** Install epoch (1..RDLM_DIST_EPOCH_MAX) as the token epoch, replacing the one agreed at
  *  create: for an epoch that is known only once the context exists (the authority
  *  the job runs itself). Every process installs the same one, before its context
  *  issues any token (before the create returns); not thread-safe. */
 void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch);
+
+/** Let waiters break global locks of dead processes (glock.c) with rec's answers;
+ *  before the context issues any token, on every process; not thread-safe. */
+void rdlm_dist_set_recovery(rdlm_dist_t *d, const rdlm_dist_recovery_t *rec);
 
 /** One step of a wait for a word that another process writes into our memory:
  *  progress the transport (a progress thread stands back while we do), then spin,

@@ -1,13 +1,29 @@
 /*
  * The global queue lock (see dist.h for the protocol and glock.h for the contracts).
  *
- *   W      FREE(seq) = seq (bit 63 clear)     HELD(tail) = RDLM_W_HELD | qid
- *   state  IDLE 0 | WAITING 1 | ABANDONED 2 | GRANTED(seq) = RDLM_Q_GRANTED | seq
- *   next   0 | RDLM_W_HELD | qid
+ *   W      FREE(t) = t (bit 63 clear; t the lock's last token, 0 before the first)
+ *          HELD = RDLM_W_HELD | ref of the queue's tail, plus RDLM_W_FIRST when that
+ *          tail took W free: it holds the lock and nobody is queued behind it yet
+ *   H      the ref the lock was last handed to by a pass (0 before the first)
+ *   state  IDLE 0 | WAITING(g) | ABANDONED(g) | GRANTED(t) = t (t >= 2^40: epoch >= 1)
+ *   next   NOLINK(g) | LINK(ref) = RDLM_W_HELD | ref
+ *   ref    qid | generation << 48: one use of a queue node. Links, grants and
+ *          pass-overs name the use they are meant for, so a late write by a process
+ *          that was paused past its lease cannot land on a later use.
  *
  * A queue node is reused only when IDLE, and becomes IDLE only when nothing refers
  * to it any more: its holder passed the word on (or freed it), or a passer went over
  * it after it was abandoned.
+ *
+ * Recovery (with a lease: d->recovery). A waiter whose predecessor p's process the
+ * transport reports dead asks the lease authority whether p's lease has ended. Once
+ * it has, the waiter takes the lock over if p held it: p took W free (the FIRST bit
+ * of the word the waiter replaced), or a pass handed the lock to p (H names p), or a
+ * passer that then died was handing it to the waiter itself (H names the waiter).
+ * Otherwise p was itself waiting behind a live holder, whose pass finds p dead after
+ * naming p in H: then the same rule applies. The taker's token is the first of a new
+ * epoch from the authority, so it is larger than every earlier token of the lock.
+ * Spin model: tests/model/glock_recovery.pml.
  */
 #include "glock.h"
 
@@ -17,21 +33,24 @@
 /* A queued waiter checks every this often whether the process ahead of it died. */
 #define RDLM_GLOCK_PROBE_NS 100000000ull
 
-/* Claim an IDLE own queue node: reset its next, mark it WAITING. */
-static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint32_t *q_p)
+/* Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen). */
+static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint32_t *q_p, uint32_t *gen_p)
 {
     for (uint32_t q = 0; q < RDLM_DIST_QNODES; q++) {
-        uint32_t bit = 1u << q;
+        uint32_t bit = 1u << q, gen;
 
         if (rdlm_load(rdlm_dist_q_state(d, q), RDLM_ACQUIRE) != RDLM_Q_IDLE ||
             (rdlm_fetch_or(&d->qclaim, bit, RDLM_ACQUIRE) & bit)) {
             continue;
         }
         if (rdlm_load(rdlm_dist_q_state(d, q), RDLM_ACQUIRE) == RDLM_Q_IDLE) {
-            rdlm_store(rdlm_dist_q_next(d, q), 0, RDLM_RELAXED);
-            rdlm_dist_q_set_state(d, RDLM_QID(d->rank, q), RDLM_Q_WAITING);
+            gen = (d->qgen[q] + 1u) & RDLM_QGEN_MASK;
+            d->qgen[q] = (uint16_t)gen;
+            rdlm_store(rdlm_dist_q_next(d, q), RDLM_Q_NOLINK(gen), RDLM_RELAXED);
+            rdlm_dist_q_set_state(d, RDLM_QID(d->rank, q), RDLM_Q_WAITING(gen));
             rdlm_fetch_and(&d->qclaim, ~bit, RDLM_RELEASE);
             *q_p = q;
+            *gen_p = gen;
             return RDLM_OK;
         }
         rdlm_fetch_and(&d->qclaim, ~bit, RDLM_RELEASE);
@@ -42,86 +61,188 @@ static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint32_t *q_p)
     return RDLM_ERR_NO_RESOURCE;
 }
 
-/* Give up a queued place: WAITING -> ABANDONED. 1 if given up; 0 if the grant won the
- * race (*seq_p set: the caller holds the lock). */
-static int rdlm_glock_abandon(rdlm_dist_t *d, uint64_t qid, uint64_t *seq_p)
+/* The token after FREE(t): t + 1, or the first of this context's epoch. */
+static uint64_t rdlm_glock_first_token(const rdlm_dist_t *d, uint64_t t)
 {
-    uint64_t old = RDLM_Q_WAITING;
+    uint64_t floor = (uint64_t)d->epoch << RDLM_DIST_SEQ_BITS;
 
-    rdlm_dist_q_cas(d, qid, RDLM_Q_WAITING, RDLM_Q_ABANDONED, &old);
-    if (old == RDLM_Q_WAITING) {
+    return t >= floor ? t + 1 : floor + 1;
+}
+
+/* A caller's guess of the free word: its last token, or 0 (a word never used) if that
+ * is not one of this context's. */
+static uint64_t rdlm_glock_guess(const rdlm_dist_t *d, uint64_t guess)
+{
+    return guess > ((uint64_t)d->epoch << RDLM_DIST_SEQ_BITS) ? guess : 0;
+}
+
+/* The bit of w in d->queued_hint. */
+static uint64_t rdlm_glock_hint_bit(const rdlm_dist_word_t *w)
+{
+    return 1ull << ((w->offset / RDLM_DIST_SLOT_BYTES + w->node * 7u) & 63u);
+}
+
+/* Make ref the tail of W; *old_p = the word replaced. When this process's last
+ * acquire of w queued, by SWAP (one remote atomic under contention); if W turns out
+ * free, the FIRST bit is added by CAS, and if someone queued behind ref before that,
+ * H is set to ref instead (a holder that dies before that put lands leaves the lock
+ * stuck: the one window recovery does not cover). Otherwise by CAS from guess, then
+ * from whatever W held (each failed CAS returns it): exact, one remote atomic when
+ * free and guessed right. */
+static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                        uint64_t guess, uint64_t ref, uint64_t *old_p)
+{
+    uint64_t expected = guess, desired, old, bit = rdlm_glock_hint_bit(w);
+    rdlm_dist_word_t h;
+    rdlm_status_t s;
+
+    if (rdlm_load(&d->queued_hint, RDLM_RELAXED) & bit) {
+        s = rdlm_dist_w_swap(d, w, RDLM_W_HELD | ref, old_p);
+        if (s != RDLM_OK || (*old_p & RDLM_W_HELD)) {
+            return s;
+        }
+        rdlm_fetch_and(&d->queued_hint, ~bit, RDLM_RELAXED);
+        s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | RDLM_W_FIRST | ref, &old);
+        if (s != RDLM_OK || old != (RDLM_W_HELD | ref)) {
+            rdlm_dist_holder_word(w, &h);
+            rdlm_dist_home_put(d, &h, ref);
+        }
+        return RDLM_OK; /* held either way */
+    }
+    for (;;) {
+        desired = RDLM_W_HELD | ref | ((expected & RDLM_W_HELD) ? 0 : RDLM_W_FIRST);
+        s = rdlm_dist_w_cas(d, w, expected, desired, &old);
+        if (s != RDLM_OK || old == expected) {
+            if (s == RDLM_OK && (old & RDLM_W_HELD)) {
+                rdlm_fetch_or(&d->queued_hint, bit, RDLM_RELAXED);
+            }
+            *old_p = old;
+            return s;
+        }
+        expected = old;
+    }
+}
+
+/* Give up a queued place: WAITING(gen) -> ABANDONED(gen). 1 if given up; 0 if the
+ * grant won the race (*token_p set: the caller holds the lock). */
+static int rdlm_glock_abandon(rdlm_dist_t *d, uint64_t qid, uint32_t gen, uint64_t *token_p)
+{
+    uint64_t old = RDLM_Q_WAITING(gen);
+
+    rdlm_dist_q_cas(d, qid, RDLM_Q_WAITING(gen), RDLM_Q_ABANDONED(gen), &old);
+    if (old == RDLM_Q_WAITING(gen)) {
         return 1;
     }
-    *seq_p = old & RDLM_DIST_SEQ_MASK;
+    *token_p = old;
     return 0;
 }
 
-/* 1 if the process owning queue node pred is gone for the transport (a watched peer
- * that died: RDLM_PEER_FAILURE). Then nobody can grant the place behind it: its
- * grant, or a pass over it, would need its memory. */
+/* 1 if the process owning pred is gone for the transport (a watched peer that died:
+ * RDLM_PEER_FAILURE). Then nobody can grant the place behind it: its grant, or a pass
+ * over it, would need its memory. */
 static int rdlm_glock_pred_dead(rdlm_dist_t *d, uint64_t pred)
 {
     uint64_t next;
 
-    if (rdlm_dist_q_get_next(d, pred, &next) != RDLM_ERR_PEER_DEAD) {
-        return 0;
-    }
-    rdlm_error("dist: rank %u, ahead of this process in a lock's queue, died; giving up "
-               "the place (RDLM_ERR_PEER_DEAD)",
-               RDLM_QID_RANK(pred));
-    return 1;
+    return rdlm_dist_q_get_next(d, pred, &next) == RDLM_ERR_PEER_DEAD;
 }
 
-rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w,
-                                 uint64_t deadline_ns, uint64_t *qid_p, uint64_t *seq_p)
+/* Waiting behind the dead pred (first: pred took W free): take the lock over if the
+ * authority ended pred's lease and pred held it (top of the file). RDLM_OWNER_DEAD
+ * (taken over) or RDLM_OK (granted meanwhile) with *token_p; RDLM_INPROGRESS: not
+ * (yet), keep waiting. */
+static rdlm_status_t rdlm_glock_recover(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                        uint64_t ref, uint64_t pred, int first,
+                                        uint64_t *token_p)
 {
+    const rdlm_dist_recovery_t *rec = &d->recovery;
+    uint64_t qid = ref & RDLM_QID_MASK, held, old, token;
+    uint32_t gen = RDLM_QREF_GEN(ref), epoch;
+    rdlm_dist_word_t h;
     rdlm_status_t s;
-    uint64_t qid, old, state, pred, probe_at;
-    unsigned spins = 0;
-    int gone;
-    uint32_t q;
 
-    s = rdlm_glock_claim(d, &q);
-    if (s != RDLM_OK) {
-        return s;
+    if (!rec->ended(rec->arg, RDLM_QID_RANK(pred))) {
+        return RDLM_INPROGRESS;
     }
-    qid = RDLM_QID(d->rank, q);
-    s = rdlm_dist_w_swap(d, w, RDLM_W_HELD | qid, &old);
-    if (s != RDLM_OK) {
-        rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE); /* the swap did not happen */
-        return s;
+    if (!first) {
+        rdlm_dist_holder_word(w, &h);
+        s = rdlm_dist_w_fadd(d, &h, 0, &held);
+        if (s != RDLM_OK || (held != pred && held != ref)) {
+            return RDLM_INPROGRESS; /* pred was waiting: its predecessor's pass names it */
+        }
     }
-    *qid_p = qid;
-    if (!(old & RDLM_W_HELD)) {
-        *seq_p = (old & RDLM_DIST_SEQ_MASK) + 1;
+    if (rec->new_epoch(rec->arg, &epoch) != RDLM_OK) {
+        return RDLM_INPROGRESS; /* logged; tried again at the next probe */
+    }
+    token = ((uint64_t)epoch << RDLM_DIST_SEQ_BITS) | 1u;
+    s = rdlm_dist_q_cas(d, qid, RDLM_Q_WAITING(gen), token, &old);
+    if (s != RDLM_OK) {
+        return RDLM_INPROGRESS;
+    }
+    if (old != RDLM_Q_WAITING(gen)) {
+        *token_p = old; /* a late grant won */
         return RDLM_OK;
     }
-    /* Queued behind old's node: link, then wait for the grant in our own memory. */
-    pred = old & ~RDLM_W_HELD;
-    s = rdlm_dist_q_put_next(d, pred, RDLM_W_HELD | qid);
-    if (s != RDLM_OK) {
-        rdlm_error("dist: linking behind rank %u failed: %s; the lock may stall",
-                   RDLM_QID_RANK(old), rdlm_status_str(s));
-        return s;
-    }
+    rdlm_warn("dist: rank %u held a lock ahead of this process, died, and its lease "
+              "ended: lock taken over with token 0x%llx (RDLM_OWNER_DEAD)",
+              RDLM_QID_RANK(pred), (unsigned long long)token);
+    *token_p = token;
+    return RDLM_OWNER_DEAD;
+}
+
+/* Queued behind the tail old replaced: link into its next, then wait for the grant in
+ * our own memory (probing the predecessor every RDLM_GLOCK_PROBE_NS). */
+static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                     uint64_t ref, uint64_t old, uint64_t deadline_ns,
+                                     uint64_t *token_p)
+{
+    uint64_t qid = ref & RDLM_QID_MASK, pred = RDLM_QREF_OF(old), cur, state, probe_at;
+    uint32_t q = RDLM_QID_INDEX(qid), gen = RDLM_QREF_GEN(ref);
+    int first = (old & RDLM_W_FIRST) != 0, dead = 0;
+    unsigned spins = 0;
+    rdlm_status_t s;
+
+    s = rdlm_dist_q_cas_next(d, pred, RDLM_Q_NOLINK(RDLM_QREF_GEN(pred)),
+                             RDLM_Q_LINK(ref), &cur);
     probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
+    if (s == RDLM_ERR_PEER_DEAD) {
+        probe_at = 0; /* the probe finds it dead at once */
+    } else if (s != RDLM_OK || cur != RDLM_Q_NOLINK(RDLM_QREF_GEN(pred))) {
+        rdlm_error("dist: linking behind rank %u failed: %s; the lock may stall",
+                   RDLM_QID_RANK(pred),
+                   s != RDLM_OK ? rdlm_status_str(s) : "its queue node was reused (this "
+                                                       "process paused past its lease?)");
+        return s != RDLM_OK ? s : RDLM_ERR_LEASE_EXPIRED;
+    }
     for (;;) {
         state = rdlm_load(rdlm_dist_q_state(d, q), RDLM_ACQUIRE);
-        if ((state & RDLM_Q_GRANTED) == RDLM_Q_GRANTED) {
-            *seq_p = state & RDLM_DIST_SEQ_MASK;
+        if (RDLM_Q_IS_GRANTED(state)) {
+            *token_p = state;
             return RDLM_OK;
         }
-        gone = 0;
         if (rdlm_clock_now_ns() >= probe_at) {
-            gone = rdlm_glock_pred_dead(d, pred);
+            if (!dead && rdlm_glock_pred_dead(d, pred)) {
+                dead = 1;
+                rdlm_error("dist: rank %u, ahead of this process in a lock's queue, died%s",
+                           RDLM_QID_RANK(pred),
+                           d->recovery.ended != NULL
+                               ? "; waiting for the authority to end its lease"
+                               : "; giving up the place (RDLM_ERR_PEER_DEAD)");
+            }
+            if (dead && d->recovery.ended != NULL) {
+                s = rdlm_glock_recover(d, w, ref, pred, first, token_p);
+                if (s != RDLM_INPROGRESS) {
+                    return s;
+                }
+            }
             probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
         }
-        if (gone || rdlm_load(&d->closing, RDLM_RELAXED) ||
+        if ((dead && d->recovery.ended == NULL) || rdlm_load(&d->closing, RDLM_RELAXED) ||
             (deadline_ns != UINT64_MAX && rdlm_clock_now_ns() >= deadline_ns)) {
-            if (!rdlm_glock_abandon(d, qid, seq_p)) {
+            if (!rdlm_glock_abandon(d, qid, gen, token_p)) {
                 return RDLM_OK; /* granted meanwhile: late, but held */
             }
-            if (gone) {
+            if (dead && d->recovery.ended == NULL) {
                 return RDLM_ERR_PEER_DEAD;
             }
             return rdlm_load(&d->closing, RDLM_RELAXED) ? RDLM_ERR_CLOSED
@@ -131,22 +252,49 @@ rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w,
     }
 }
 
-rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
-                             uint64_t *qid_p, uint64_t *seq_p)
+rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
+                                 uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p)
 {
-    uint64_t qid, old, expected = guess & RDLM_DIST_SEQ_MASK;
+    uint64_t qid, ref, old;
     rdlm_status_t s;
-    uint32_t q;
+    uint32_t q, gen;
 
-    s = rdlm_glock_claim(d, &q);
+    s = rdlm_glock_claim(d, &q, &gen);
     if (s != RDLM_OK) {
         return s;
     }
     qid = RDLM_QID(d->rank, q);
-    /* At most two CASes: the second only if the word was free with another sequence
-     * than guessed; a held word answers busy after the first. */
+    ref = RDLM_QREF(qid, gen);
+    s = rdlm_glock_enqueue(d, w, rdlm_glock_guess(d, guess), ref, &old);
+    if (s != RDLM_OK) {
+        rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE); /* the CAS did not happen */
+        return s;
+    }
+    *qid_p = qid;
+    if (!(old & RDLM_W_HELD)) {
+        *token_p = rdlm_glock_first_token(d, old);
+        return RDLM_OK;
+    }
+    return rdlm_glock_wait(d, w, ref, old, deadline_ns, token_p);
+}
+
+rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
+                             uint64_t *qid_p, uint64_t *token_p)
+{
+    uint64_t qid, ref, old, expected = rdlm_glock_guess(d, guess);
+    rdlm_status_t s;
+    uint32_t q, gen;
+
+    s = rdlm_glock_claim(d, &q, &gen);
+    if (s != RDLM_OK) {
+        return s;
+    }
+    qid = RDLM_QID(d->rank, q);
+    ref = RDLM_QREF(qid, gen);
+    /* At most two CASes: the second only if the word was free with another token than
+     * guessed; a held word answers busy after the first. */
     for (int i = 0; i < 2; i++) {
-        s = rdlm_dist_w_cas(d, w, expected, RDLM_W_HELD | qid, &old);
+        s = rdlm_dist_w_cas(d, w, expected, RDLM_W_HELD | RDLM_W_FIRST | ref, &old);
         if (s != RDLM_OK || old == expected || (old & RDLM_W_HELD)) {
             break;
         }
@@ -154,15 +302,15 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
     }
     if (s == RDLM_OK && old == expected) {
         *qid_p = qid;
-        *seq_p = expected + 1;
+        *token_p = rdlm_glock_first_token(d, expected);
         return RDLM_OK;
     }
     rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE); /* never published */
     return s != RDLM_OK ? s : RDLM_ERR_BUSY;
 }
 
-/* Wait until queue node qid's next is set (a successor swapped itself into W and is
- * linking): polls the own word, or the owner's by get on a cohort hand-over. */
+/* Wait until queue node qid's next names a successor (it replaced W and is linking):
+ * polls the own word, or the owner's by get on a cohort hand-over or a pass-over. */
 static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p)
 {
     unsigned spins = 0;
@@ -170,47 +318,113 @@ static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t
 
     for (;;) {
         s = rdlm_dist_q_get_next(d, qid, next_p);
-        if (s != RDLM_OK || *next_p != 0) {
+        if (s != RDLM_OK || (*next_p & RDLM_W_HELD)) {
             return s;
         }
         rdlm_dist_pause(d, &spins);
     }
 }
 
-rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
-                              uint64_t seq)
+/* Free W if qid (in its use gen) is still its tail: *freed_p = 1 if freed. first: the
+ * holder took W free (W has RDLM_W_FIRST); the other form is tried if that was wrong. */
+static rdlm_status_t rdlm_glock_free(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
+                                     uint32_t gen, int first, uint64_t token, int *freed_p)
 {
-    uint64_t next, old;
+    uint64_t held = RDLM_W_HELD | RDLM_QREF(qid, gen), old;
+    uint64_t guess = first ? held | RDLM_W_FIRST : held, other = guess ^ RDLM_W_FIRST;
+    rdlm_status_t s = rdlm_dist_w_cas(d, w, guess, token, &old);
+
+    if (s == RDLM_OK && old == other) {
+        guess = other;
+        s = rdlm_dist_w_cas(d, w, guess, token, &old);
+    }
+    *freed_p = s == RDLM_OK && old == guess;
+    return s;
+}
+
+/* 1 if the holder's queue node qid took W free: its state is still WAITING (a grant
+ * or a take-over writes the token there). */
+static int rdlm_glock_took_free(rdlm_dist_t *d, uint64_t qid)
+{
+    uint64_t state = 0;
+
+    return rdlm_dist_q_get_state(d, qid, &state) == RDLM_OK && !RDLM_Q_IS_GRANTED(state);
+}
+
+/* Nothing refers to cur any more: the holder's node (any state) or an abandoned one
+ * passed over (only that use of it: a late pass by a paused process changes
+ * nothing). */
+static void rdlm_glock_retire(rdlm_dist_t *d, uint64_t cur, int abandoned, uint32_t gen)
+{
+    uint64_t old;
+
+    if (abandoned) {
+        rdlm_dist_q_cas(d, cur, RDLM_Q_ABANDONED(gen), RDLM_Q_IDLE, &old);
+    } else {
+        rdlm_dist_q_set_state(d, cur, RDLM_Q_IDLE);
+    }
+}
+
+rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
+                              uint64_t token)
+{
+    uint64_t cur = qid, next, succ, old;
+    uint32_t gen = 0;
+    int abandoned = 0, freed;
+    rdlm_dist_word_t h;
     rdlm_status_t s;
 
+    rdlm_dist_holder_word(w, &h);
     /* Everything written in the critical section before the word moves on. */
     atomic_thread_fence(memory_order_seq_cst);
     for (;;) {
-        s = rdlm_dist_q_get_next(d, qid, &next);
-        if (s == RDLM_OK && next == 0) {
-            s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | qid, seq, &old);
-            if (s == RDLM_OK && old == (RDLM_W_HELD | qid)) {
-                return rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE);
+        s = rdlm_dist_q_get_next(d, cur, &next);
+        if (s == RDLM_OK && !(next & RDLM_W_HELD)) {
+            gen = (uint32_t)(next >> 2) & RDLM_QGEN_MASK; /* NOLINK(gen) */
+            s = rdlm_glock_free(d, w, cur, gen, !abandoned && rdlm_glock_took_free(d, cur),
+                                token, &freed);
+            if (s == RDLM_OK && freed) {
+                rdlm_glock_retire(d, cur, abandoned, gen);
+                return RDLM_OK;
             }
             if (s == RDLM_OK) {
-                s = rdlm_glock_wait_next(d, qid, &next);
+                s = rdlm_glock_wait_next(d, cur, &next);
             }
+        }
+        if (s == RDLM_ERR_PEER_DEAD && abandoned) {
+            /* H names it: its successor takes over once its lease ended. */
+            rdlm_info("dist: passing over rank %u, which died: the lock is left to the "
+                      "process behind it", RDLM_QID_RANK(cur));
+            return RDLM_OK;
         }
         if (s != RDLM_OK) {
             rdlm_error("dist: passing the lock on failed: %s", rdlm_status_str(s));
             return s;
         }
-        next &= ~RDLM_W_HELD;
-        s = rdlm_dist_q_cas(d, next, RDLM_Q_WAITING, RDLM_Q_GRANTED | (seq + 1), &old);
-        if (s != RDLM_OK) {
+        succ = RDLM_QREF_OF(next);
+        /* Not flushed: it lands before anyone behind succ can need it (after succ's
+         * lease ended), unless this process dies too. */
+        rdlm_dist_home_put(d, &h, succ);
+        s = rdlm_dist_q_cas(d, succ & RDLM_QID_MASK, RDLM_Q_WAITING(RDLM_QREF_GEN(succ)),
+                            token + 1, &old);
+        rdlm_glock_retire(d, cur, abandoned, gen);
+        if (s == RDLM_ERR_PEER_DEAD) {
+            rdlm_info("dist: the lock was handed to rank %u, which died: the process "
+                      "behind it takes over once its lease ended",
+                      RDLM_QID_RANK(succ));
+            return RDLM_OK;
+        }
+        if (s != RDLM_OK || old == RDLM_Q_WAITING(RDLM_QREF_GEN(succ))) {
             return s;
         }
-        /* Nothing refers to qid any more. */
-        s = rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE);
-        if (s != RDLM_OK || old == RDLM_Q_WAITING) {
-            return s;
+        if (old != RDLM_Q_ABANDONED(RDLM_QREF_GEN(succ))) {
+            rdlm_error("dist: the successor's place was reused: this process passed the "
+                       "lock on after its lease ended (paused?); nothing done");
+            return RDLM_ERR_LEASE_EXPIRED;
         }
-        rdlm_debug("dist: passing over an abandoned place of rank %u", RDLM_QID_RANK(next));
-        qid = next; /* ABANDONED: its place passes on with the same sequence */
+        rdlm_debug("dist: passing over an abandoned place of rank %u", RDLM_QID_RANK(succ));
+        cur = succ & RDLM_QID_MASK; /* its place passes on with the same token */
+        gen = RDLM_QREF_GEN(succ);
+        abandoned = 1;
     }
 }

@@ -9,30 +9,39 @@
 
 /**
  * Take the global word w with one of this process's queue nodes, waiting in the
- * global FIFO queue until deadline_ns (UINT64_MAX: no limit). On RDLM_OK, *qid_p is
- * the queue node that now stands for the holder (pass it to rdlm_glock_pass) and
- * *seq_p the token sequence. RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED (the context is being
- * destroyed): the place is abandoned, and the holder passes over it (no trace in the
- * queue). RDLM_ERR_PEER_DEAD: the process ahead in the queue died (checked every
- * 100 ms while queued; only peers the transport watches): nobody can grant this place
- * any more, so it is abandoned the same way. RDLM_ERR_NO_RESOURCE: no free queue
- * node. Cost: 1 remote atomic when free; plus 1 put to the predecessor when queued,
- * and 1 get from it per 100 ms of waiting.
+ * global FIFO queue until deadline_ns (UINT64_MAX: no limit). guess: the word's value
+ * if it is free (the last token known here; a wrong guess costs one more CAS). On
+ * RDLM_OK, *qid_p is the queue node that now stands for the holder (pass it to
+ * rdlm_glock_pass) and *token_p the token (epoch << 40 | sequence). RDLM_OWNER_DEAD:
+ * held too, taken over from a dead holder whose lease the authority ended (with a
+ * lease only, glock.c "Recovery"); the token is the first of a new epoch.
+ * RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED (the context is being destroyed): the place is
+ * abandoned, and the holder passes over it (no trace in the queue).
+ * RDLM_ERR_PEER_DEAD (without a lease): the process ahead in the queue died (checked
+ * every 100 ms while queued; only peers the transport watches): nobody can grant this
+ * place any more, so it is abandoned the same way. With a lease the waiter waits
+ * instead until that process's lease ended and takes over if it held the lock.
+ * RDLM_ERR_NO_RESOURCE: no free queue node. Cost: 1 remote CAS when free and guessed
+ * right; plus 1 CAS into the predecessor's link when queued, and 1 get from it per
+ * 100 ms of waiting.
  */
-rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w,
-                                 uint64_t deadline_ns, uint64_t *qid_p, uint64_t *seq_p);
+rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
+                                 uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p);
 
 /**
- * One attempt, nothing queued: CAS the word from FREE(guess's sequence) to held.
- * RDLM_ERR_BUSY after one remote atomic if the word is held; a second CAS only if it
- * was free with another sequence than guessed.
+ * One attempt, nothing queued: CAS the word from FREE(guess) to held. RDLM_ERR_BUSY
+ * after one remote atomic if the word is held; a second CAS only if it was free with
+ * another token than guessed.
  */
 rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
-                             uint64_t *qid_p, uint64_t *seq_p);
+                             uint64_t *qid_p, uint64_t *token_p);
 
-/** Pass the global word held through queue node qid, with token sequence seq, to the
- *  next live waiter, or free it. Any process of the holder's node may call it. */
+/** Pass the global word held through queue node qid, with token `token` (the last one
+ *  used), to the next live waiter (granting token + 1), or free it (FREE(token)). Any
+ *  process of the holder's node may call it. A successor that died is named in the
+ *  holder word, and the pass ends there: the process behind it takes over once the
+ *  dead one's lease ended. */
 rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
-                              uint64_t seq);
+                              uint64_t token);
 
 #endif

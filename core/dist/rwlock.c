@@ -39,12 +39,12 @@ rdlm_status_t rdlm_dist_rwlock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
     return rdlm_dist_open_pair(d, &lc->seg.entries[idx]);
 }
 
-/* Holding W (taken with sequence seq) only to let a writer ahead finish: pass it on
- * without using a sequence number. */
+/* Holding W (taken with token) only to let a writer ahead finish: pass it on without
+ * using the token. */
 static rdlm_status_t rdlm_rw_pass_unused(rdlm_dist_t *d, const rdlm_dist_word_t *w,
-                                         uint64_t qid, uint64_t seq)
+                                         uint64_t qid, uint64_t token)
 {
-    return rdlm_glock_pass(d, w, qid, seq - 1);
+    return rdlm_glock_pass(d, w, qid, token - 1);
 }
 
 /* Wait in W behind the writer(s) ahead; then, if `add`, register in R (no writer can
@@ -54,11 +54,12 @@ static rdlm_status_t rdlm_rw_wait_writers(rdlm_dist_t *d, const rdlm_dist_word_t
                                           int add)
 {
     uint64_t qid, seq, old;
-    rdlm_status_t s = rdlm_glock_acquire(d, w, deadline, &qid, &seq);
+    rdlm_status_t s = rdlm_glock_acquire(d, w, 0, deadline, &qid, &seq);
 
-    if (s != RDLM_OK) {
+    if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return s;
     }
+    s = RDLM_OK;
     if (add) {
         s = rdlm_dist_w_fadd(d, r, 1, &old);
     }
@@ -220,7 +221,12 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
     if (timeout_ns == 0) {
         s = rdlm_glock_try(d, &w, rdlm_load(&e->token, RDLM_RELAXED), &qid, &seq);
     } else {
-        s = rdlm_glock_acquire(d, &w, deadline, &qid, &seq);
+        s = rdlm_glock_acquire(d, &w, rdlm_load(&e->token, RDLM_RELAXED), deadline, &qid,
+                               &seq);
+    }
+    if (s == RDLM_OWNER_DEAD) {
+        local = s; /* taken over from a dead writer (glock.c) */
+        s = RDLM_OK;
     }
     if (s == RDLM_OK) {
         s = rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old);
@@ -239,7 +245,7 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return s;
     }
-    token = ((uint64_t)d->epoch << RDLM_DIST_SEQ_BITS) | seq;
+    token = seq;
     rdlm_store(&e->token, token, RDLM_RELAXED);
     rdlm_store(&e->aux32, (uint32_t)qid + 1, RDLM_RELAXED);
     rdlm_fetch_add(&d->stats.global_acquires, 1, RDLM_RELAXED);
@@ -269,8 +275,7 @@ rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, u
     atomic_thread_fence(memory_order_seq_cst);
     s = rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */
     if (s == RDLM_OK) {
-        s = rdlm_glock_pass(d, &w, (uint64_t)g - 1,
-                            rdlm_load(&e->token, RDLM_RELAXED) & RDLM_DIST_SEQ_MASK);
+        s = rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
     }
     rdlm_status_t l = rdlm_qlock_release(lc, idx);
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);

@@ -81,11 +81,14 @@ rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
     if (s == RDLM_OK) {
         rdlm_dist_pair_words(d, e, &w, &p);
         s = timeout_ns == 0 ? rdlm_glock_try(d, &w, 0, &qid, &seq)
-                            : rdlm_glock_acquire(d, &w, deadline, &qid, &seq);
+                            : rdlm_glock_acquire(d, &w, 0, deadline, &qid, &seq);
+        if (s == RDLM_OWNER_DEAD) {
+            s = RDLM_OK; /* W only orders the takers: a dead one ahead changes nothing */
+        }
         if (s == RDLM_OK) {
             s = rdlm_sem_take(d, &p, rdlm_load(&e->aux32, RDLM_RELAXED), k, deadline,
                               timeout_ns == 0);
-            /* W only orders the takers: pass it on without using a sequence. */
+            /* W only orders the takers: pass it on without using the token. */
             rdlm_glock_pass(d, &w, qid, seq - 1);
         }
         rdlm_qlock_release(lc, idx);

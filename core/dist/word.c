@@ -123,6 +123,12 @@ void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
     w->offset = (slot1 - 1) * RDLM_DIST_SLOT_BYTES + 8;
 }
 
+void rdlm_dist_holder_word(const rdlm_dist_word_t *w, rdlm_dist_word_t *h)
+{
+    h->node = w->node;
+    h->offset = w->offset + 8;
+}
+
 typedef enum rdlm_dist_amo { RDLM_DIST_FADD, RDLM_DIST_SWAP, RDLM_DIST_CAS } rdlm_dist_amo_t;
 
 /* One remote atomic on a home word, counted. */
@@ -240,8 +246,9 @@ static int rdlm_dist_q_mine(const rdlm_dist_t *d, uint64_t qid)
     return RDLM_QID_RANK(qid) == d->rank && d->caps.atomic_domain == RDLM_TL_ATOMIC_CPU;
 }
 
-rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, uint64_t swap,
-                              uint64_t *old_p)
+/* CAS on word `which` (0 state, 1 next) of queue node qid. */
+static rdlm_status_t rdlm_dist_q_cas_word(rdlm_dist_t *d, uint64_t qid, unsigned which,
+                                          uint64_t compare, uint64_t swap, uint64_t *old_p)
 {
     rdlm_tl_rkey_h key;
     rdlm_status_t s;
@@ -249,7 +256,7 @@ rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, ui
     if (rdlm_dist_q_mine(d, qid)) {
         uint64_t expected = compare;
 
-        rdlm_cas(rdlm_dist_q_state(d, RDLM_QID_INDEX(qid)), &expected, swap, RDLM_SEQ_CST);
+        rdlm_cas(&d->qn[2 * RDLM_QID_INDEX(qid) + which], &expected, swap, RDLM_SEQ_CST);
         *old_p = expected;
         return RDLM_OK;
     }
@@ -258,8 +265,21 @@ rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, ui
         return s;
     }
     rdlm_dist_count(&d->stats.peer_ops);
-    return rdlm_tl_cswap64(d->tl, key, (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES,
+    return rdlm_tl_cswap64(d->tl, key,
+                           (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8u * which,
                            compare, swap, old_p);
+}
+
+rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, uint64_t swap,
+                              uint64_t *old_p)
+{
+    return rdlm_dist_q_cas_word(d, qid, 0, compare, swap, old_p);
+}
+
+rdlm_status_t rdlm_dist_q_cas_next(rdlm_dist_t *d, uint64_t qid, uint64_t compare,
+                                   uint64_t swap, uint64_t *old_p)
+{
+    return rdlm_dist_q_cas_word(d, qid, 1, compare, swap, old_p);
 }
 
 rdlm_status_t rdlm_dist_q_set_state(rdlm_dist_t *d, uint64_t qid, uint64_t value)
@@ -282,34 +302,15 @@ rdlm_status_t rdlm_dist_q_set_state(rdlm_dist_t *d, uint64_t qid, uint64_t value
                               &old);
 }
 
-rdlm_status_t rdlm_dist_q_put_next(rdlm_dist_t *d, uint64_t qid, uint64_t next)
+/* Read word `which` (0 state, 1 next) of queue node qid. */
+static rdlm_status_t rdlm_dist_q_get_word(rdlm_dist_t *d, uint64_t qid, unsigned which,
+                                          uint64_t *value_p)
 {
     rdlm_tl_rkey_h key;
     rdlm_status_t s;
 
     if (RDLM_QID_RANK(qid) == d->rank) {
-        rdlm_store(rdlm_dist_q_next(d, RDLM_QID_INDEX(qid)), next, RDLM_SEQ_CST);
-        return RDLM_OK;
-    }
-    s = rdlm_dist_qkey(d, RDLM_QID_RANK(qid), &key);
-    if (s != RDLM_OK) {
-        return s;
-    }
-    rdlm_dist_count(&d->stats.peer_ops);
-    s = d->tl->rma->put(d->tl, key,
-                        (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8, &next,
-                        sizeof(next));
-    /* The waiter behind us is blocked on this write: complete it now. */
-    return s == RDLM_OK ? d->tl->setup->flush(d->tl, RDLM_QID_RANK(qid)) : s;
-}
-
-rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p)
-{
-    rdlm_tl_rkey_h key;
-    rdlm_status_t s;
-
-    if (RDLM_QID_RANK(qid) == d->rank) {
-        *next_p = rdlm_load(rdlm_dist_q_next(d, RDLM_QID_INDEX(qid)), RDLM_ACQUIRE);
+        *value_p = rdlm_load(&d->qn[2 * RDLM_QID_INDEX(qid) + which], RDLM_ACQUIRE);
         return RDLM_OK;
     }
     s = rdlm_dist_qkey(d, RDLM_QID_RANK(qid), &key);
@@ -318,6 +319,16 @@ rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_
     }
     rdlm_dist_count(&d->stats.peer_ops);
     return d->tl->rma->get(d->tl, key,
-                           (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8, next_p,
-                           sizeof(*next_p));
+                           (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8u * which,
+                           value_p, sizeof(*value_p));
+}
+
+rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p)
+{
+    return rdlm_dist_q_get_word(d, qid, 1, next_p);
+}
+
+rdlm_status_t rdlm_dist_q_get_state(rdlm_dist_t *d, uint64_t qid, uint64_t *state_p)
+{
+    return rdlm_dist_q_get_word(d, qid, 0, state_p);
 }

@@ -33,6 +33,9 @@ static inline rdlm_atomic_u64_t *rdlm_dist_q_next(rdlm_dist_t *d, uint32_t q)
 void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
                        rdlm_dist_word_t *w);
 
+/** The holder word H of the lock whose global word is w (next to it in the slot). */
+void rdlm_dist_holder_word(const rdlm_dist_word_t *w, rdlm_dist_word_t *h);
+
 /** A job-wide constant of a named object (a semaphore's or barrier's size): set the
  *  home word of id to value if it is still 0; *existing_p = the value it holds now
  *  (the caller compares: another value means another process opened the name with
@@ -81,9 +84,12 @@ rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, ui
 /** Write queue node qid's state (a swap: the state word is only ever written by
  *  atomics of one engine). */
 rdlm_status_t rdlm_dist_q_set_state(rdlm_dist_t *d, uint64_t qid, uint64_t value);
-/** Write qid's next word (a put, completed before return). */
-rdlm_status_t rdlm_dist_q_put_next(rdlm_dist_t *d, uint64_t qid, uint64_t next);
+/** CAS on queue node qid's next word (a waiter links itself behind qid). */
+rdlm_status_t rdlm_dist_q_cas_next(rdlm_dist_t *d, uint64_t qid, uint64_t compare,
+                                   uint64_t swap, uint64_t *old_p);
 /** Read qid's next word. */
 rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p);
+/** Read queue node qid's state (a get; a plain load for this process's own). */
+rdlm_status_t rdlm_dist_q_get_state(rdlm_dist_t *d, uint64_t qid, uint64_t *state_p);
 
 #endif
