@@ -49,6 +49,7 @@ struct rdlm_ctx {
     rdlm_ctx_fini_func_t fini;
     void *fini_arg;
     rdlm_session_h session; /* the lease at the authority, or NULL */
+    uint64_t *peer_sessions; /* every rank's session id, for lock recovery, or NULL */
     struct {                /* the authority the job runs itself (ctx_authority.c) */
         const rdlm_tl_bootstrap_t *bs;  /* NULL without; outlives dist (fini frees it) */
         struct rdlm_lease_embed *embed; /* the replica this process runs, or NULL */
@@ -105,6 +106,15 @@ rdlm_status_t rdlm_ctx_authority_start(rdlm_ctx_h ctx, const char *job);
  *  barrier, then the replicas stop and remove their data). No-op without the job's
  *  authority. */
 void rdlm_ctx_authority_stop(rdlm_ctx_h ctx);
+
+/** Collective over the distributed context's bootstrap, after its lease is open (or
+ *  known absent): exchange session ids; if every process holds a lease, let waiters
+ *  break the global locks of dead processes whose lease the authority ended
+ *  (ctx_recovery.c). Errors: RDLM_ERR_NO_MEMORY, the bootstrap's. */
+rdlm_status_t rdlm_ctx_recovery_start(rdlm_ctx_h ctx);
+
+/** Free what rdlm_ctx_recovery_start kept (after the distributed layer is gone). */
+void rdlm_ctx_recovery_free(rdlm_ctx_h ctx);
 
 /** Close the lease (releases nothing else). */
 void rdlm_ctx_lease_close(rdlm_ctx_h ctx);

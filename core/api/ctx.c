@@ -224,6 +224,13 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
             if (status == RDLM_OK && ctx->config.job_authority) {
                 status = rdlm_ctx_authority_start(ctx, job); /* the lease, the epoch */
             }
+            if (status == RDLM_OK && !(flags & RDLM_CTX_DIST_NO_LEASE)) {
+                status = rdlm_ctx_recovery_start(ctx);
+                if (status != RDLM_OK) {
+                    rdlm_ctx_lease_close(ctx);
+                    rdlm_ctx_authority_stop(ctx);
+                }
+            }
             if (status != RDLM_OK) {
                 rdlm_segment_detach(&ctx->local.seg);
             }
@@ -289,6 +296,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
         rdlm_obj_retire(obj);
     }
     rdlm_dist_destroy(ctx->dist); /* collective */
+    rdlm_ctx_recovery_free(ctx);
     rdlm_segment_detach(&ctx->local.seg);
     rdlm_ctx_lease_close(ctx);
     rdlm_ctx_authority_stop(ctx); /* collective with the job's own authority */

@@ -779,6 +779,26 @@ RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char
     return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
 }
 
+int rdlm_lease_session_ended(rdlm_session_h session, uint64_t other)
+{
+    rdlm_lease_call_t call;
+    rdlm_status_t st;
+
+    if (session == NULL || other == 0)
+        return RDLM_ERR_INVALID_ARG;
+    pthread_mutex_lock(&session->call_lock);
+    st = rdlm_session_check(session);
+    if (st == RDLM_OK) {
+        call = rdlm_session_call(session, RDLM_LEASE_OP_FATE, NULL);
+        call.cmd.token = other;
+        st = rdlm_session_request(session, &call);
+    }
+    pthread_mutex_unlock(&session->call_lock);
+    if (st == RDLM_OK)
+        return call.reply.broken;
+    return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
+}
+
 rdlm_status_t rdlm_lease_session_new_epoch_above(rdlm_session_h session, uint64_t floor,
                                                  uint64_t *epoch_p)
 {

@@ -20,4 +20,13 @@
 rdlm_status_t rdlm_lease_session_new_epoch_above(rdlm_session_h session, uint64_t floor,
                                                  uint64_t *epoch_p);
 
+/**
+ * Whether the authority has ended (closed, or expired by a committed decision) the
+ * session `other` of the same namespace: 1 ended, 0 still open; RDLM_ERR_NOT_FOUND
+ * (never opened, or another namespace's), or the errors of a request (no leader:
+ * RDLM_ERR_UNAVAILABLE; this session's own lease lost: RDLM_ERR_LEASE_EXPIRED).
+ * Blocking: one request to the leader, no log entry.
+ */
+int rdlm_lease_session_ended(rdlm_session_h session, uint64_t other);
+
 #endif

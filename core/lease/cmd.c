@@ -13,7 +13,7 @@ static const char *const rdlm_lease_op_names[RDLM_LEASE_OP_MAX_ + 1] = {
     [RDLM_LEASE_OP_CLOSE] = "CLOSE",     [RDLM_LEASE_OP_ACQUIRE] = "ACQUIRE",
     [RDLM_LEASE_OP_RELEASE] = "RELEASE", [RDLM_LEASE_OP_CANCEL] = "CANCEL",
     [RDLM_LEASE_OP_EPOCH] = "EPOCH",     [RDLM_LEASE_OP_STATUS] = "STATUS",
-    [RDLM_LEASE_OP_EXPIRE] = "EXPIRE",
+    [RDLM_LEASE_OP_EXPIRE] = "EXPIRE",   [RDLM_LEASE_OP_FATE] = "FATE",
 };
 
 const char *rdlm_lease_op_name(unsigned op)
@@ -64,7 +64,8 @@ static int rdlm_lease_cmd_valid(const rdlm_lease_cmd_t *cmd)
         return 0;
     }
     if ((cmd->cred_len != 0 && cmd->cred == NULL) ||
-        (op == RDLM_LEASE_OP_EPOCH && cmd->token > RDLM_LEASE_EPOCH_MAX)) {
+        (op == RDLM_LEASE_OP_EPOCH && cmd->token > RDLM_LEASE_EPOCH_MAX) ||
+        (op == RDLM_LEASE_OP_FATE && cmd->token == 0)) {
         return 0;
     }
     return is_open || op == RDLM_LEASE_OP_STATUS || cmd->session != 0;

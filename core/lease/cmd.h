@@ -54,7 +54,11 @@ typedef enum rdlm_lease_op {
     RDLM_LEASE_OP_STATUS = 8,  /**< client: leader, term, epoch, sessions */
     RDLM_LEASE_OP_EXPIRE = 9,  /**< log, leader timer only (refused from clients):
                                     session */
-    RDLM_LEASE_OP_MAX_ = 9
+    RDLM_LEASE_OP_FATE = 10,   /**< client: session, token = another session of the
+                                    same namespace: RDLM_OK with broken 0 (open) or
+                                    1 (ended, as committed), or RDLM_ERR_NOT_FOUND
+                                    (never opened, or another namespace's) */
+    RDLM_LEASE_OP_MAX_ = 10
 } rdlm_lease_op_t;
 
 /** ACQUIRE flags. */
@@ -76,7 +80,8 @@ typedef struct rdlm_lease_cmd {
                               its session's (RDLM_ERR_AUTH), so a session id alone
                               does not let another client act in that session */
     uint64_t token;      /**< RELEASE: the token the acquire returned; EPOCH: the
-                              floor of the new epoch (<= RDLM_LEASE_EPOCH_MAX) */
+                              floor of the new epoch (<= RDLM_LEASE_EPOCH_MAX); FATE:
+                              the session asked about (> 0) */
     uint16_t cred_len;   /**< OPEN from a client only; 0 in the log */
     const uint8_t *cred; /**< points into the decoded buffer (not owned) */
     char name[RDLM_LEASE_NAME_MAX + 1]; /**< NUL-terminated */

@@ -353,6 +353,27 @@ static void rdlm_lease_conn_reply_renew(rdlm_lease_conn_t *c)
     rdlm_lease_conn_send(c, &r);
 }
 
+/* FATE: another session's, if it is in the asker's namespace (or gone: ids are not
+ * reused, so that says nothing about any job). */
+static void rdlm_lease_conn_reply_fate(rdlm_lease_conn_t *c)
+{
+    const rdlm_lease_sm_t *sm = rdlm_lease_replica_sm(c->srv->rep);
+    char mine[RDLM_LEASE_NAME_MAX + 1], theirs[RDLM_LEASE_NAME_MAX + 1];
+    uint32_t ttl_ms;
+    rdlm_status_t s = rdlm_lease_sm_session_fate(sm, c->cmd.token, theirs);
+
+    rdlm_lease_reply_t r;
+
+    if (s == RDLM_OK && (!rdlm_lease_sm_session_ttl(sm, c->cmd.session, &ttl_ms, mine) ||
+                         strcmp(mine, theirs) != 0)) {
+        s = RDLM_ERR_NOT_FOUND;
+    }
+    /* Ended is an answer, not the asker's loss: RDLM_OK with broken = 1. */
+    r = rdlm_lease_reply_base(c, s == RDLM_ERR_NOT_FOUND ? s : RDLM_OK);
+    r.broken = s == RDLM_ERR_LEASE_EXPIRED;
+    rdlm_lease_conn_send(c, &r);
+}
+
 /* A RENEW is answered once leadership is confirmed (at once with one replica). */
 static void rdlm_lease_conn_confirm(rdlm_lease_conn_t *c)
 {
@@ -607,6 +628,10 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
     }
     if (c->cmd.op == RDLM_LEASE_OP_RENEW) {
         rdlm_lease_conn_confirm(c);
+        return;
+    }
+    if (c->cmd.op == RDLM_LEASE_OP_FATE) {
+        rdlm_lease_conn_reply_fate(c);
         return;
     }
     s = rdlm_lease_conn_rewrite(c);

@@ -127,6 +127,12 @@ size_t rdlm_lease_sm_lock_count(const rdlm_lease_sm_t *sm);
 int rdlm_lease_sm_session_ttl(const rdlm_lease_sm_t *sm, uint64_t session,
                               uint32_t *ttl_ms_p, char *ns_p);
 
+/** What became of session, as committed: RDLM_OK open (its namespace in ns_p, as
+ *  rdlm_lease_sm_session_ttl), RDLM_ERR_LEASE_EXPIRED ended (closed or expired; ids
+ *  are never reused, so this is final), RDLM_ERR_NOT_FOUND never opened. */
+rdlm_status_t rdlm_lease_sm_session_fate(const rdlm_lease_sm_t *sm, uint64_t session,
+                                         char *ns_p);
+
 /** Whether a request naming session comes from its owner: RDLM_OK if the session
  *  exists and nonce is the one it was opened with, RDLM_ERR_LEASE_EXPIRED if it does
  *  not exist, RDLM_ERR_AUTH otherwise. The leader asks before answering or logging

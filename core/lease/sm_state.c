@@ -79,6 +79,18 @@ rdlm_lease_lock_t *rdlm_lease_state_lock(const rdlm_lease_state_t *st, const cha
     return found ? st->locks[i] : NULL;
 }
 
+rdlm_status_t rdlm_lease_sm_session_fate(const rdlm_lease_sm_t *sm, uint64_t session,
+                                         char *ns_p)
+{
+    uint32_t ttl_ms;
+
+    if (rdlm_lease_sm_session_ttl(sm, session, &ttl_ms, ns_p)) {
+        return RDLM_OK;
+    }
+    return session != 0 && session < sm->st.next_session ? RDLM_ERR_LEASE_EXPIRED
+                                                         : RDLM_ERR_NOT_FOUND;
+}
+
 uint64_t rdlm_lease_sm_epoch(const rdlm_lease_sm_t *sm)
 {
     return sm->st.epoch;

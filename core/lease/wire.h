@@ -34,7 +34,8 @@ typedef enum rdlm_wire_kind {
 
 typedef struct rdlm_lease_reply {
     int32_t status;     /**< rdlm_status_t */
-    uint8_t broken;     /**< ACQUIRE: the previous holder's lease was broken */
+    uint8_t broken;     /**< ACQUIRE: the previous holder's lease was broken; FATE:
+                             the session asked about has ended */
     uint8_t is_leader;  /**< the answering replica is the leader */
     uint64_t term;      /**< the answering replica's current term */
     uint64_t session;   /**< OPEN */

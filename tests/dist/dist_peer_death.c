@@ -24,6 +24,15 @@
  * /dev/shm (its node's segment and lock file; job t-peer-death). That a dead peer
  * hangs without detection is shown by transport.ucx_tcp_dead_peer_off_hangs.
  *
+ * With --lease the context holds leases at the authority the job runs itself
+ * (RDLM_JOB_AUTHORITY=1: 3 replicas, one of them in the victim; TTL 5000 ms), and
+ * step 0 changes: the held lock is recovered. Ranks 0 and 1 wait up to 20 s; the one
+ * queued right behind the victim must take the lock over with RDLM_OWNER_DEAD once
+ * the authority ended the victim's lease, with a token larger than the victim's; it
+ * holds it 50 ms and releases; the other then gets it with RDLM_OK and a larger
+ * token still. The parent checks exactly that (one OWNER_DEAD, one OK, tokens
+ * increasing) and that the take-over came within HELD_LEASE_BOUND_MS of the kill.
+ *
  * Exit: 0 pass, 1 fail.
  */
 #include <arpa/inet.h>
@@ -50,12 +59,20 @@
 #define PARENT_LIMIT_S 60
 #define HELD_TIMEOUT_NS 5000000000ull
 #define HELD_BOUND_MS 2000.0
+#define LEASE_TTL_MS "5000" /* outlives a failover when the victim led */
+#define HELD_LEASE_TIMEOUT_NS 25000000000ull
+#define HELD_LEASE_BOUND_MS 15000.0 /* TTL + a new leader's grace (3.2 s) + probes */
+#define HELD_LEASE_HOLD_US 50000
 
-/* What ranks 0 and 1 saw in step 0, for the parent (shared mapping). */
+/* What every rank saw in step 0, for the parent (shared mapping): the victim's token,
+ * and the status, time since the kill and token of ranks 0 and 1. */
 static struct {
     int status;
     double ms;
+    uint64_t token;
 } * held_results;
+
+static int lease_mode; /* --lease */
 
 static double now_s(void)
 {
@@ -129,24 +146,34 @@ static int child(unsigned rank, const char *rendezvous)
     held = open_homed(ctx, rank, "held-home", 1);
     cycle(rank, dead, "dead-home", &token);
     cycle(rank, live, "live-home", &last);
-    if (rank == VICTIM && rdlm_lock_acquire(held, 10ull * 1000000000ull, NULL) != RDLM_OK)
+    if (rank == VICTIM &&
+        rdlm_lock_acquire(held, 10ull * 1000000000ull, &held_results[VICTIM].token) != RDLM_OK)
         FAIL("the victim could not take the held lock");
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier before the kill failed");
+    t0 = now_s() + 0.3; /* the kill */
     if (rank == VICTIM) {
         usleep(300000); /* the others queue behind it meanwhile */
         raise(SIGKILL);
     }
 
-    t0 = now_s();
-    s = rdlm_lock_acquire(held, HELD_TIMEOUT_NS, &token);
+    s = rdlm_lock_acquire(held, lease_mode ? HELD_LEASE_TIMEOUT_NS : HELD_TIMEOUT_NS,
+                          &held_results[rank].token);
     held_results[rank].status = s;
     held_results[rank].ms = (now_s() - t0) * 1000.0;
-    if (s != RDLM_ERR_PEER_DEAD && s != RDLM_ERR_TIMEOUT)
+    printf("rank %u: held lock: %s %.0f ms after the kill\n", rank, rdlm_status_name(s),
+           held_results[rank].ms);
+    if (lease_mode) {
+        if (s != RDLM_OWNER_DEAD && s != RDLM_OK)
+            FAIL("held lock: %s (expected RDLM_OWNER_DEAD or RDLM_OK)", rdlm_status_str(s));
+        usleep(HELD_LEASE_HOLD_US);
+        s = rdlm_lock_release(held);
+        if (s != RDLM_OK)
+            FAIL("release of the held lock: %s", rdlm_status_str(s));
+    } else if (s != RDLM_ERR_PEER_DEAD && s != RDLM_ERR_TIMEOUT) {
         FAIL("held lock: %s (expected RDLM_ERR_PEER_DEAD or RDLM_ERR_TIMEOUT)",
              rdlm_status_str(s));
-    printf("rank %u: held lock: %s after %.0f ms\n", rank, rdlm_status_name(s),
-           held_results[rank].ms);
+    }
 
     t0 = now_s();
     while ((t = now_s()) - t0 < DEAD_WAIT_S) {
@@ -217,7 +244,44 @@ static void remove_leftovers(void)
     closedir(dir);
 }
 
-int main(void)
+/* Lease mode: one survivor took the lock over from the victim in time, the other got
+ * it after, tokens increasing. 1 if so. */
+static int held_recovered(void)
+{
+    int taker = -1, other = -1;
+
+    for (int r = 0; r < NPROCS; r++) {
+        if (r != VICTIM && held_results[r].status == RDLM_OWNER_DEAD)
+            taker = taker < 0 ? r : NPROCS; /* a second one: wrong */
+        else if (r != VICTIM && held_results[r].status == RDLM_OK)
+            other = r;
+    }
+    if (taker < 0 || taker == NPROCS || other < 0) {
+        fprintf(stderr, "dist_peer_death: want one RDLM_OWNER_DEAD and one RDLM_OK\n");
+        return 0;
+    }
+    if (held_results[taker].token <= held_results[VICTIM].token ||
+        held_results[other].token <= held_results[taker].token) {
+        fprintf(stderr, "dist_peer_death: tokens not increasing: victim %#llx, taker %#llx, "
+                "then %#llx\n", (unsigned long long)held_results[VICTIM].token,
+                (unsigned long long)held_results[taker].token,
+                (unsigned long long)held_results[other].token);
+        return 0;
+    }
+    if (held_results[taker].ms > HELD_LEASE_BOUND_MS) {
+        fprintf(stderr, "dist_peer_death: take-over %.0f ms after the kill (bound %.0f)\n",
+                held_results[taker].ms, HELD_LEASE_BOUND_MS);
+        return 0;
+    }
+    printf("dist_peer_death: rank %d took the lock over %.0f ms after the kill (token "
+           "%#llx > the victim's %#llx); rank %d got it next (%#llx)\n", taker,
+           held_results[taker].ms, (unsigned long long)held_results[taker].token,
+           (unsigned long long)held_results[VICTIM].token, other,
+           (unsigned long long)held_results[other].token);
+    return 1;
+}
+
+int main(int argc, char **argv)
 {
     char rendezvous[32];
     pid_t pids[NPROCS];
@@ -226,6 +290,11 @@ int main(void)
     double deadline;
 
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
+    lease_mode = argc > 1 && strcmp(argv[1], "--lease") == 0;
+    if (lease_mode) {
+        setenv("RDLM_JOB_AUTHORITY", "1", 1);
+        setenv("RDLM_LEASE_TTL_MS", LEASE_TTL_MS, 1);
+    }
     held_results = mmap(NULL, sizeof(*held_results) * NPROCS, PROT_READ | PROT_WRITE,
                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (held_results == MAP_FAILED)
@@ -278,7 +347,9 @@ int main(void)
             }
         }
     }
-    {
+    if (lease_mode) {
+        failed |= !held_recovered();
+    } else {
         int seen = 0;
 
         for (unsigned r = 0; r < NPROCS; r++) {
