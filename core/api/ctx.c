@@ -212,6 +212,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         dp.home_slots = ctx->config.capacity;
         dp.job = job;
         dp.hostkey = hostkey;
+        dp.holder_words = ctx->config.authority[0] != '\0' || ctx->config.job_authority;
         status = rdlm_dist_create(&dp, &ctx->dist);
     }
     if (status == RDLM_OK) {

@@ -55,7 +55,7 @@ static rdlm_atomic_u64_t *rdlm_dist_flag(rdlm_dist_t *d, uint32_t k)
     size_t len;
 
     d->tl->mem->addr(d->tl, d->homemem, &base, &len);
-    return (rdlm_atomic_u64_t *)((char *)base + (size_t)d->home_slots * RDLM_DIST_SLOT_BYTES) +
+    return (rdlm_atomic_u64_t *)((char *)base + (size_t)d->home_slots * d->slot_bytes) +
            k;
 }
 
@@ -99,7 +99,7 @@ static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, uint64_t gen)
 
     for (uint32_t k = 0, dist = 1; dist < nodes; k++, dist <<= 1) {
         rdlm_dist_word_t peer = {.node = (node + dist) % nodes,
-                                 .offset = (uint64_t)d->home_slots * RDLM_DIST_SLOT_BYTES +
+                                 .offset = (uint64_t)d->home_slots * d->slot_bytes +
                                            k * sizeof(uint64_t)};
         rdlm_atomic_u64_t *mine = rdlm_dist_flag(d, k);
         unsigned spins = 0;

@@ -18,7 +18,8 @@ typedef struct rdlm_dist_hello {
     char hostkey[RDLM_HOSTKEY_LEN];
     char job[64];
     uint32_t epoch;
-    uint32_t seq; /* distributed contexts this process created before */
+    uint32_t seq;          /* distributed contexts this process created before */
+    uint32_t holder_words; /* rdlm_dist_params_t.holder_words */
 } rdlm_dist_hello_t;
 
 /* Distributed contexts created by this process: rank 0's count names the context, so
@@ -48,6 +49,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
     snprintf(mine.job, sizeof(mine.job), "%s", p->job);
     mine.epoch = p->epoch != 0 ? p->epoch : rdlm_dist_clock_epoch();
     mine.seq = rdlm_fetch_add(&rdlm_dist_created, 1, RDLM_RELAXED);
+    mine.holder_words = p->holder_words != 0;
     all = calloc(bs->size, sizeof(*all));
     if (all == NULL) {
         return RDLM_ERR_NO_MEMORY;
@@ -68,6 +70,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
         snprintf(d->job, sizeof(d->job), "%s", all[0].job);
         d->epoch = all[0].epoch;
         d->seq = all[0].seq;
+        d->slot_bytes = all[0].holder_words ? RDLM_DIST_SLOT_BYTES_HOLDER : RDLM_DIST_SLOT_BYTES;
     }
     free(all);
     return s;
@@ -154,7 +157,7 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
     if (s == RDLM_OK && d->nodes.leader_of[d->nodes.node] == d->rank) {
         /* Home slots, then the barrier's dissemination flags. */
         s = d->tl->mem->reg(d->tl, NULL,
-                            (size_t)d->home_slots * RDLM_DIST_SLOT_BYTES +
+                            (size_t)d->home_slots * d->slot_bytes +
                                 RDLM_DIST_ROUNDS * sizeof(uint64_t),
                             &d->homemem);
     }
@@ -173,6 +176,7 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
     d->bootstrap = params->bootstrap;
     d->cohort_bound = params->cohort_bound;
     d->home_slots = params->home_slots;
+    d->freed_hint = ~0ull; /* a word nobody used is FREE(0): guessed right (glock.c) */
     pthread_mutex_init(&d->keys_lock, NULL);
     pthread_mutex_init(&d->combine_lock, NULL);
     s = rdlm_dist_hello(d, params);
@@ -209,6 +213,11 @@ void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch)
 
 void rdlm_dist_set_recovery(rdlm_dist_t *d, const rdlm_dist_recovery_t *rec)
 {
+    if (d->slot_bytes != RDLM_DIST_SLOT_BYTES_HOLDER) {
+        rdlm_warn("dist: no lock recovery: rank 0 created the context without holder "
+                  "words (no lease configured there)");
+        return;
+    }
     d->recovery = *rec;
 }
 

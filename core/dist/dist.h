@@ -35,9 +35,11 @@
  * (threads x locks), plus abandoned nodes not yet passed over. */
 #define RDLM_DIST_QNODES 32u
 #define RDLM_DIST_QNODE_BYTES 16u
-/* Home slots: [tag 8 | word 8 | holder 8]; the tag is the name's id (remote open
- * addressing); the holder word is a lock's H (glock.c). */
-#define RDLM_DIST_SLOT_BYTES 24u
+/* Home slots: [tag 8 | word 8], the tag the name's id (remote open addressing); in a
+ * context whose processes hold leases [tag 8 | word 8 | holder 8], the holder word a
+ * lock's H (glock.c, lock recovery). */
+#define RDLM_DIST_SLOT_BYTES 16u
+#define RDLM_DIST_SLOT_BYTES_HOLDER 24u
 #define RDLM_DIST_PROBES 64u
 #define RDLM_DIST_SEQ_BITS 40
 #define RDLM_DIST_SEQ_MASK ((1ull << RDLM_DIST_SEQ_BITS) - 1)
@@ -102,6 +104,8 @@ typedef struct rdlm_dist_params {
     uint32_t home_slots;
     const char *job;     /* this process's job name; rank 0's wins */
     const char *hostkey; /* NULL: rdlm_nodes_hostkey */
+    int holder_words;    /* home slots carry holder words, for lock recovery (rank 0's
+                            wins): the context will hold leases */
     uint32_t epoch;      /* token epoch committed by the lease authority (rank 0's
                             wins); 0: the clock epoch (rdlm_dist_clock_epoch) */
 } rdlm_dist_params_t;
@@ -114,6 +118,7 @@ typedef struct rdlm_dist {
     uint32_t home_slots;
     uint32_t epoch;
     uint32_t seq; /* rank 0's count of distributed contexts created before this one */
+    uint32_t slot_bytes; /* RDLM_DIST_SLOT_BYTES, or _HOLDER (rank 0's holder_words) */
     char job[64]; /* rank 0's job name */
     rdlm_tl_ctx_h tl;
     rdlm_tl_caps_t caps;
@@ -127,8 +132,8 @@ typedef struct rdlm_dist {
     rdlm_tl_rkey_h *homekeys; /* [nodes], unpacked lazily */
     rdlm_atomic_u32_t qclaim; /* own queue nodes being claimed (bitmap) */
     uint16_t qgen[RDLM_DIST_QNODES]; /* generation of each own queue node's last use */
-    rdlm_atomic_u64_t queued_hint;   /* glock.c: per global word (hashed), whether this
-                                        process's last acquire of it queued */
+    rdlm_atomic_u64_t freed_hint;    /* glock.c: per global word (hashed), whether this
+                                        process was the last to free it */
     rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
     rdlm_atomic_u32_t active; /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
@@ -161,7 +166,8 @@ uint32_t rdlm_dist_clock_epoch(void);
 void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch);
 
 /** Let waiters break global locks of dead processes (glock.c) with rec's answers;
- *  before the context issues any token, on every process; not thread-safe. */
+ *  before the context issues any token, on every process; not thread-safe. Refused
+ *  (a warning) when the home slots have no holder words. */
 void rdlm_dist_set_recovery(rdlm_dist_t *d, const rdlm_dist_recovery_t *rec);
 
 /** One step of a wait for a word that another process writes into our memory:

@@ -32,6 +32,8 @@
 
 /* A queued waiter checks every this often whether the process ahead of it died. */
 #define RDLM_GLOCK_PROBE_NS 100000000ull
+/* A release waiting this long for its successor's link says so (and again). */
+#define RDLM_GLOCK_LINK_WARN_NS 10000000000ull
 
 /* Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen). */
 static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint32_t *q_p, uint32_t *gen_p)
@@ -76,36 +78,47 @@ static uint64_t rdlm_glock_guess(const rdlm_dist_t *d, uint64_t guess)
     return guess > ((uint64_t)d->epoch << RDLM_DIST_SEQ_BITS) ? guess : 0;
 }
 
-/* The bit of w in d->queued_hint. */
+/* Record in w's holder word H that the lock was handed to ref (a put, not waited
+ * for: it lands before anyone behind ref can need it, after ref's lease ended, unless
+ * this process dies too). Only when the slots have holder words (contexts with
+ * leases). */
+static void rdlm_glock_record_holder(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t ref)
+{
+    rdlm_dist_word_t h;
+
+    if (d->slot_bytes == RDLM_DIST_SLOT_BYTES_HOLDER) {
+        rdlm_dist_holder_word(w, &h);
+        rdlm_dist_home_put(d, &h, ref);
+    }
+}
+
+/* The bit of w in d->freed_hint. */
 static uint64_t rdlm_glock_hint_bit(const rdlm_dist_word_t *w)
 {
     return 1ull << ((w->offset / RDLM_DIST_SLOT_BYTES + w->node * 7u) & 63u);
 }
 
-/* Make ref the tail of W; *old_p = the word replaced. When this process's last
- * acquire of w queued, by SWAP (one remote atomic under contention); if W turns out
+/* Make ref the tail of W; *old_p = the word replaced. When this process was the last
+ * to free w (or has not used it yet), by CAS from guess (the token it freed it with), then from whatever W held
+ * (each failed CAS returns it): exact, one remote atomic when nobody took w since.
+ * Otherwise by SWAP (one remote atomic when queueing behind someone); if W turns out
  * free, the FIRST bit is added by CAS, and if someone queued behind ref before that,
  * H is set to ref instead (a holder that dies before that put lands leaves the lock
- * stuck: the one window recovery does not cover). Otherwise by CAS from guess, then
- * from whatever W held (each failed CAS returns it): exact, one remote atomic when
- * free and guessed right. */
+ * stuck: the one window recovery does not cover). */
 static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                         uint64_t guess, uint64_t ref, uint64_t *old_p)
 {
     uint64_t expected = guess, desired, old, bit = rdlm_glock_hint_bit(w);
-    rdlm_dist_word_t h;
     rdlm_status_t s;
 
-    if (rdlm_load(&d->queued_hint, RDLM_RELAXED) & bit) {
+    if (!(rdlm_fetch_and(&d->freed_hint, ~bit, RDLM_RELAXED) & bit)) {
         s = rdlm_dist_w_swap(d, w, RDLM_W_HELD | ref, old_p);
         if (s != RDLM_OK || (*old_p & RDLM_W_HELD)) {
             return s;
         }
-        rdlm_fetch_and(&d->queued_hint, ~bit, RDLM_RELAXED);
         s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | RDLM_W_FIRST | ref, &old);
         if (s != RDLM_OK || old != (RDLM_W_HELD | ref)) {
-            rdlm_dist_holder_word(w, &h);
-            rdlm_dist_home_put(d, &h, ref);
+            rdlm_glock_record_holder(d, w, ref);
         }
         return RDLM_OK; /* held either way */
     }
@@ -113,9 +126,6 @@ static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *
         desired = RDLM_W_HELD | ref | ((expected & RDLM_W_HELD) ? 0 : RDLM_W_FIRST);
         s = rdlm_dist_w_cas(d, w, expected, desired, &old);
         if (s != RDLM_OK || old == expected) {
-            if (s == RDLM_OK && (old & RDLM_W_HELD)) {
-                rdlm_fetch_or(&d->queued_hint, bit, RDLM_RELAXED);
-            }
             *old_p = old;
             return s;
         }
@@ -310,9 +320,13 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
 }
 
 /* Wait until queue node qid's next names a successor (it replaced W and is linking):
- * polls the own word, or the owner's by get on a cohort hand-over or a pass-over. */
+ * polls the own word, or the owner's by get on a cohort hand-over or a pass-over.
+ * A successor that died between replacing W and linking never links: this waits
+ * forever then (tests/model/README.md, "crash between enqueue and link"), saying so
+ * every RDLM_GLOCK_LINK_WARN_NS. */
 static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p)
 {
+    uint64_t warn_at = rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS;
     unsigned spins = 0;
     rdlm_status_t s;
 
@@ -320,6 +334,12 @@ static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t
         s = rdlm_dist_q_get_next(d, qid, next_p);
         if (s != RDLM_OK || (*next_p & RDLM_W_HELD)) {
             return s;
+        }
+        if (rdlm_clock_now_ns() >= warn_at) {
+            rdlm_warn("dist: releasing a lock: the process that queued behind this one "
+                      "has not linked for %llu s (died right after queueing?); still "
+                      "waiting", (unsigned long long)(RDLM_GLOCK_LINK_WARN_NS / 1000000000u));
+            warn_at = rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS;
         }
         rdlm_dist_pause(d, &spins);
     }
@@ -371,10 +391,8 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
     uint64_t cur = qid, next, succ, old;
     uint32_t gen = 0;
     int abandoned = 0, freed;
-    rdlm_dist_word_t h;
     rdlm_status_t s;
 
-    rdlm_dist_holder_word(w, &h);
     /* Everything written in the critical section before the word moves on. */
     atomic_thread_fence(memory_order_seq_cst);
     for (;;) {
@@ -384,6 +402,7 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
             s = rdlm_glock_free(d, w, cur, gen, !abandoned && rdlm_glock_took_free(d, cur),
                                 token, &freed);
             if (s == RDLM_OK && freed) {
+                rdlm_fetch_or(&d->freed_hint, rdlm_glock_hint_bit(w), RDLM_RELAXED);
                 rdlm_glock_retire(d, cur, abandoned, gen);
                 return RDLM_OK;
             }
@@ -402,9 +421,7 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
             return s;
         }
         succ = RDLM_QREF_OF(next);
-        /* Not flushed: it lands before anyone behind succ can need it (after succ's
-         * lease ended), unless this process dies too. */
-        rdlm_dist_home_put(d, &h, succ);
+        rdlm_glock_record_holder(d, w, succ);
         s = rdlm_dist_q_cas(d, succ & RDLM_QID_MASK, RDLM_Q_WAITING(RDLM_QREF_GEN(succ)),
                             token + 1, &old);
         rdlm_glock_retire(d, cur, abandoned, gen);

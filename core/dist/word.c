@@ -82,7 +82,7 @@ rdlm_status_t rdlm_dist_home_open_at(rdlm_dist_t *d, uint32_t node, uint64_t id,
         uint32_t slot = (start + i) % d->home_slots;
         uint64_t old;
 
-        s = rdlm_tl_cswap64(d->tl, key, (uint64_t)slot * RDLM_DIST_SLOT_BYTES, 0, id, &old);
+        s = rdlm_tl_cswap64(d->tl, key, (uint64_t)slot * d->slot_bytes, 0, id, &old);
         rdlm_dist_count(&d->stats.home_ops);
         if (s == RDLM_OK && (old == 0 || old == id)) {
             *slot_p = slot + 1;
@@ -120,7 +120,7 @@ void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
                        rdlm_dist_word_t *w)
 {
     w->node = rdlm_dist_home_node(d, id);
-    w->offset = (slot1 - 1) * RDLM_DIST_SLOT_BYTES + 8;
+    w->offset = (slot1 - 1) * d->slot_bytes + 8;
 }
 
 void rdlm_dist_holder_word(const rdlm_dist_word_t *w, rdlm_dist_word_t *h)

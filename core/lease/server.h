@@ -20,7 +20,9 @@
  *   to a few a second; the rest go to debug, and their number is reported at warn.
  *
  * Requests
- *   STATUS: any replica answers. Every other op on a replica that is not the leader:
+ *   STATUS: any replica answers. FATE (another session's: open, ended, or not found /
+ *   another namespace's) is answered by the leader from its applied state. Every
+ *   other op on a replica that is not the leader:
  *   RDLM_ERR_NOT_LEADER with the leader's id and client address (if known). On a
  *   leader that is not ready yet (replica.h) the request waits until it is.
  *   RENEW: the replica's timer, no log entry; answered once a majority confirmed the

@@ -27,8 +27,8 @@ static const uint8_t cred[] = {0x00, 0xff, 0x10, 0x20, 0x7f};
 /* A valid command of every op, with every field it may carry set. */
 static rdlm_lease_cmd_t sample(unsigned op)
 {
-    static const char *const names[] = {"",       "job-ns", "", "", "lock/a",
-                                        "lock/b", "lock/c", "", "", ""};
+    static const char *const names[RDLM_LEASE_OP_MAX_ + 1] = {
+        "", "job-ns", "", "", "lock/a", "lock/b", "lock/c", "", "", "", ""};
     rdlm_lease_cmd_t c = lt_cmd(op,
                                 op == RDLM_LEASE_OP_OPEN || op == RDLM_LEASE_OP_STATUS
                                     ? 0
@@ -112,11 +112,12 @@ static void op_names_and_logged_ops(void **state)
     (void)state;
     assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_ACQUIRE), "ACQUIRE");
     assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_EXPIRE), "EXPIRE");
+    assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_FATE), "FATE");
     assert_string_equal(rdlm_lease_op_name(0), "?");
     assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_MAX_ + 1), "?");
     for (unsigned op = 0; op <= RDLM_LEASE_OP_MAX_ + 1; op++) {
         int logged = op >= 1 && op <= RDLM_LEASE_OP_MAX_ && op != RDLM_LEASE_OP_RENEW &&
-                     op != RDLM_LEASE_OP_STATUS;
+                     op != RDLM_LEASE_OP_STATUS && op != RDLM_LEASE_OP_FATE;
         assert_int_equal(rdlm_lease_op_is_logged(op), logged);
     }
 }
@@ -219,6 +220,10 @@ static void every_validation_rule_rejects(void **state)
     assert_refused(&c);
     assert_patched_refused(RDLM_LEASE_OP_EPOCH, OFF_TOKEN + 3, 0x01);
     assert_patched_refused(RDLM_LEASE_OP_EPOCH, OFF_TOKEN + 7, 0x80);
+    /* A FATE names the session it asks about. */
+    c = sample(RDLM_LEASE_OP_FATE);
+    c.token = 0;
+    assert_refused(&c);
     /* Session required but on OPEN and STATUS. */
     for (unsigned op = 1; op <= RDLM_LEASE_OP_MAX_; op++) {
         c = sample(op);

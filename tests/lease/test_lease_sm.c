@@ -427,6 +427,11 @@ static void close_passes_held_locks_unbroken(void **state)
     assert_int_equal(rdlm_lease_sm_session_ttl(sm, a, &ttl, NULL), 0);
     assert_int_equal(rdlm_lease_sm_session_ttl(sm, b, &ttl, NULL), 1);
     assert_int_equal(ttl, 5000);
+    /* FATE: ended (ids are not reused), open, never opened. */
+    assert_int_equal(rdlm_lease_sm_session_fate(sm, a, NULL), RDLM_ERR_LEASE_EXPIRED);
+    assert_int_equal(rdlm_lease_sm_session_fate(sm, b, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_sm_session_fate(sm, b + 1, NULL), RDLM_ERR_NOT_FOUND);
+    assert_int_equal(rdlm_lease_sm_session_fate(sm, 0, NULL), RDLM_ERR_NOT_FOUND);
     /* Closing the last holder removes the record. */
     assert_int_equal(plain(sm, RDLM_LEASE_OP_CLOSE, b, 2).status, RDLM_OK);
     assert_int_equal(rdlm_lease_sm_lock_count(sm), 0);
