@@ -35,8 +35,9 @@
 /* A release waiting this long for its successor's link says so (and again). */
 #define RDLM_GLOCK_LINK_WARN_NS 10000000000ull
 
-/* Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen). */
-static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint32_t *q_p, uint32_t *gen_p)
+/* Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen).
+ * *qid_p its id, *ref_p that use. */
+static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint64_t *qid_p, uint64_t *ref_p)
 {
     for (uint32_t q = 0; q < RDLM_DIST_QNODES; q++) {
         uint32_t bit = 1u << q, gen;
@@ -51,8 +52,8 @@ static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint32_t *q_p, uint32_t *g
             rdlm_store(rdlm_dist_q_next(d, q), RDLM_Q_NOLINK(gen), RDLM_RELAXED);
             rdlm_dist_q_set_state(d, RDLM_QID(d->rank, q), RDLM_Q_WAITING(gen));
             rdlm_fetch_and(&d->qclaim, ~bit, RDLM_RELEASE);
-            *q_p = q;
-            *gen_p = gen;
+            *qid_p = RDLM_QID(d->rank, q);
+            *ref_p = RDLM_QREF(*qid_p, gen);
             return RDLM_OK;
         }
         rdlm_fetch_and(&d->qclaim, ~bit, RDLM_RELEASE);
@@ -266,15 +267,11 @@ rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint
                                  uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p)
 {
     uint64_t qid, ref, old;
-    rdlm_status_t s;
-    uint32_t q, gen;
+    rdlm_status_t s = rdlm_glock_claim(d, &qid, &ref);
 
-    s = rdlm_glock_claim(d, &q, &gen);
     if (s != RDLM_OK) {
         return s;
     }
-    qid = RDLM_QID(d->rank, q);
-    ref = RDLM_QREF(qid, gen);
     s = rdlm_glock_enqueue(d, w, rdlm_glock_guess(d, guess), ref, &old);
     if (s != RDLM_OK) {
         rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE); /* the CAS did not happen */
@@ -292,15 +289,11 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
                              uint64_t *qid_p, uint64_t *token_p)
 {
     uint64_t qid, ref, old, expected = rdlm_glock_guess(d, guess);
-    rdlm_status_t s;
-    uint32_t q, gen;
+    rdlm_status_t s = rdlm_glock_claim(d, &qid, &ref);
 
-    s = rdlm_glock_claim(d, &q, &gen);
     if (s != RDLM_OK) {
         return s;
     }
-    qid = RDLM_QID(d->rank, q);
-    ref = RDLM_QREF(qid, gen);
     /* At most two CASes: the second only if the word was free with another token than
      * guessed; a held word answers busy after the first. */
     for (int i = 0; i < 2; i++) {

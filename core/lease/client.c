@@ -758,66 +758,62 @@ RDLM_EXPORT rdlm_status_t rdlm_session_lock(rdlm_session_h session, const char *
     return st;
 }
 
-RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char *name,
-                                              uint64_t token)
+/* One request of op (name may be NULL) carrying token, on a session whose lease holds:
+ * the authority's answer, with its reply in *reply_p (may be NULL). A request that
+ * found no leader in time is RDLM_ERR_UNAVAILABLE. */
+static rdlm_status_t rdlm_session_token_request(rdlm_session_h session, unsigned op,
+                                                const char *name, uint64_t token,
+                                                rdlm_lease_reply_t *reply_p)
 {
     rdlm_lease_call_t call;
     rdlm_status_t st;
 
-    if (session == NULL || name == NULL)
-        return RDLM_ERR_INVALID_ARG;
-    if (name[0] == '\0' || strlen(name) > RDLM_NAME_MAX)
-        return RDLM_ERR_NAME_TOO_LONG;
     pthread_mutex_lock(&session->call_lock);
     st = rdlm_session_check(session);
     if (st == RDLM_OK) {
-        call = rdlm_session_call(session, RDLM_LEASE_OP_RELEASE, name);
+        call = rdlm_session_call(session, op, name);
         call.cmd.token = token;
         st = rdlm_session_request(session, &call);
+        if (reply_p != NULL)
+            *reply_p = call.reply;
     }
     pthread_mutex_unlock(&session->call_lock);
     return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
 }
 
+RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char *name,
+                                              uint64_t token)
+{
+    if (session == NULL || name == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    if (name[0] == '\0' || strlen(name) > RDLM_NAME_MAX)
+        return RDLM_ERR_NAME_TOO_LONG;
+    return rdlm_session_token_request(session, RDLM_LEASE_OP_RELEASE, name, token, NULL);
+}
+
 int rdlm_lease_session_ended(rdlm_session_h session, uint64_t other)
 {
-    rdlm_lease_call_t call;
+    rdlm_lease_reply_t reply;
     rdlm_status_t st;
 
     if (session == NULL || other == 0)
         return RDLM_ERR_INVALID_ARG;
-    pthread_mutex_lock(&session->call_lock);
-    st = rdlm_session_check(session);
-    if (st == RDLM_OK) {
-        call = rdlm_session_call(session, RDLM_LEASE_OP_FATE, NULL);
-        call.cmd.token = other;
-        st = rdlm_session_request(session, &call);
-    }
-    pthread_mutex_unlock(&session->call_lock);
-    if (st == RDLM_OK)
-        return call.reply.broken;
-    return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
+    st = rdlm_session_token_request(session, RDLM_LEASE_OP_FATE, NULL, other, &reply);
+    return st == RDLM_OK ? reply.broken : st;
 }
 
 rdlm_status_t rdlm_lease_session_new_epoch_above(rdlm_session_h session, uint64_t floor,
                                                  uint64_t *epoch_p)
 {
-    rdlm_lease_call_t call;
+    rdlm_lease_reply_t reply;
     rdlm_status_t st;
 
     if (session == NULL || epoch_p == NULL || floor > RDLM_LEASE_EPOCH_MAX)
         return RDLM_ERR_INVALID_ARG;
-    pthread_mutex_lock(&session->call_lock);
-    st = rdlm_session_check(session);
-    if (st == RDLM_OK) {
-        call = rdlm_session_call(session, RDLM_LEASE_OP_EPOCH, NULL);
-        call.cmd.token = floor;
-        st = rdlm_session_request(session, &call);
-        if (st == RDLM_OK)
-            *epoch_p = call.reply.epoch;
-    }
-    pthread_mutex_unlock(&session->call_lock);
-    return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
+    st = rdlm_session_token_request(session, RDLM_LEASE_OP_EPOCH, NULL, floor, &reply);
+    if (st == RDLM_OK)
+        *epoch_p = reply.epoch;
+    return st;
 }
 
 RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session, uint64_t *epoch_p)
