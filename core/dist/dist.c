@@ -62,7 +62,8 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
             s = RDLM_ERR_NO_MEMORY;
         } else {
             for (uint32_t r = 0; r < bs->size; r++) {
-                memcpy(keys + (size_t)r * RDLM_HOSTKEY_LEN, all[r].hostkey, RDLM_HOSTKEY_LEN);
+                memcpy(keys + (size_t)r * RDLM_HOSTKEY_LEN, all[r].hostkey,
+                       RDLM_HOSTKEY_LEN);
             }
             s = rdlm_nodes_compute(keys, bs->size, bs->rank, p->virtual_nodes, &d->nodes);
             free(keys);
@@ -70,7 +71,8 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
         snprintf(d->job, sizeof(d->job), "%s", all[0].job);
         d->epoch = all[0].epoch;
         d->seq = all[0].seq;
-        d->slot_bytes = all[0].holder_words ? RDLM_DIST_SLOT_BYTES_HOLDER : RDLM_DIST_SLOT_BYTES;
+        d->slot_bytes =
+            all[0].holder_words ? RDLM_DIST_SLOT_BYTES_HOLDER : RDLM_DIST_SLOT_BYTES;
     }
     free(all);
     return s;

@@ -119,23 +119,23 @@ typedef struct rdlm_dist {
     uint32_t epoch;
     uint32_t seq; /* rank 0's count of distributed contexts created before this one */
     uint32_t slot_bytes; /* RDLM_DIST_SLOT_BYTES, or _HOLDER (rank 0's holder_words) */
-    char job[64]; /* rank 0's job name */
+    char job[64];        /* rank 0's job name */
     rdlm_tl_ctx_h tl;
     rdlm_tl_caps_t caps;
-    rdlm_tl_mem_h qmem;     /* own queue nodes */
-    rdlm_atomic_u64_t *qn;  /* their words: [2 * RDLM_DIST_QNODES] */
-    rdlm_tl_mem_h homemem;  /* home slots (leaders only) */
-    char *blobs;            /* packed keys: per rank, [qnode key | home key] */
-    size_t blob_len;        /* per key */
+    rdlm_tl_mem_h qmem;    /* own queue nodes */
+    rdlm_atomic_u64_t *qn; /* their words: [2 * RDLM_DIST_QNODES] */
+    rdlm_tl_mem_h homemem; /* home slots (leaders only) */
+    char *blobs;           /* packed keys: per rank, [qnode key | home key] */
+    size_t blob_len;       /* per key */
     pthread_mutex_t keys_lock;
-    rdlm_tl_rkey_h *qkeys;    /* [size], unpacked lazily */
-    rdlm_tl_rkey_h *homekeys; /* [nodes], unpacked lazily */
-    rdlm_atomic_u32_t qclaim; /* own queue nodes being claimed (bitmap) */
+    rdlm_tl_rkey_h *qkeys;           /* [size], unpacked lazily */
+    rdlm_tl_rkey_h *homekeys;        /* [nodes], unpacked lazily */
+    rdlm_atomic_u32_t qclaim;        /* own queue nodes being claimed (bitmap) */
     uint16_t qgen[RDLM_DIST_QNODES]; /* generation of each own queue node's last use */
     rdlm_atomic_u64_t freed_hint;    /* glock.c: per global word (hashed), whether this
                                         process was the last to free it */
     rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
-    rdlm_atomic_u32_t active; /* calls in progress (destroy waits for 0) */
+    rdlm_atomic_u32_t active;        /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
     rdlm_dist_stats_t stats;
     pthread_mutex_t combine_lock; /* this process's counter request slot */
@@ -199,7 +199,8 @@ rdlm_status_t rdlm_dist_home_open_at(rdlm_dist_t *d, uint32_t node, uint64_t id,
 /** Home node of a name's id. */
 uint32_t rdlm_dist_home_node(const rdlm_dist_t *d, uint64_t id);
 
-/* ---- exclusive locks (cohort.c) -------------------------------------------------------- */
+/* ---- exclusive locks (cohort.c) --------------------------------------------------------
+ */
 
 /** Resolve the home slot of lock entry idx (cached in the entry). */
 rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
@@ -209,7 +210,8 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
 /** 1 if this node's cohort holds lock idx's global word. */
 int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
 
-/* ---- collective barrier (barrier.c) ------------------------------------------------------ */
+/* ---- collective barrier (barrier.c)
+ * ------------------------------------------------------ */
 
 /** Collective, after the node segment is attached: learn which segment slots this
  *  node's processes hold (the leader's fan-in reads them). */
@@ -223,7 +225,8 @@ rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc);
 rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc);
 rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc);
 
-/* ---- counters (counter.c) ------------------------------------------------------------------ */
+/* ---- counters (counter.c)
+ * ------------------------------------------------------------------ */
 
 /** Resolve counter entry idx's word (the home's, or this node's shard). */
 rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
@@ -236,7 +239,8 @@ rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint
 rdlm_status_t rdlm_dist_counter_read(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
                                      int64_t *value_p);
 
-/* ---- named barriers (nbarrier.c) ------------------------------------------------------------- */
+/* ---- named barriers (nbarrier.c)
+ * ------------------------------------------------------------- */
 
 rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
 /** Arrive at and wait for the named barrier entry idx (aux32 participants). On
@@ -244,16 +248,19 @@ rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
 rdlm_status_t rdlm_dist_nbarrier_wait(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
                                       uint64_t timeout_ns);
 
-/* ---- semaphores (semaphore.c) --------------------------------------------------------------- */
+/* ---- semaphores (semaphore.c)
+ * --------------------------------------------------------------- */
 
 rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
-rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx, uint32_t k,
-                                    uint64_t timeout_ns);
-rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx, uint32_t k);
+rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                    uint32_t k, uint64_t timeout_ns);
+rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                    uint32_t k);
 rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
                                       uint32_t *available_p);
 
-/* ---- reader-writer locks (rwlock.c) ----------------------------------------------------- */
+/* ---- reader-writer locks (rwlock.c) -----------------------------------------------------
+ */
 
 /** Resolve the two home words (writer queue, reader count) of rwlock entry idx. */
 rdlm_status_t rdlm_dist_rwlock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
@@ -264,6 +271,7 @@ rdlm_status_t rdlm_dist_rwlock_read_release(rdlm_dist_t *d, rdlm_local_t *lc, ui
 void rdlm_dist_rwlock_read_leave(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
 rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
                                              uint64_t timeout_ns, uint64_t *token_p);
-rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc,
+                                             uint32_t idx);
 
 #endif

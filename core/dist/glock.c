@@ -83,7 +83,8 @@ static uint64_t rdlm_glock_guess(const rdlm_dist_t *d, uint64_t guess)
  * for: it lands before anyone behind ref can need it, after ref's lease ended, unless
  * this process dies too). Only when the slots have holder words (contexts with
  * leases). */
-static void rdlm_glock_record_holder(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t ref)
+static void rdlm_glock_record_holder(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                     uint64_t ref)
 {
     rdlm_dist_word_t h;
 
@@ -100,11 +101,11 @@ static uint64_t rdlm_glock_hint_bit(const rdlm_dist_word_t *w)
 }
 
 /* Make ref the tail of W; *old_p = the word replaced. When this process was the last
- * to free w (or has not used it yet), by CAS from guess (the token it freed it with), then from whatever W held
- * (each failed CAS returns it): exact, one remote atomic when nobody took w since.
- * Otherwise by SWAP (one remote atomic when queueing behind someone); if W turns out
- * free, the FIRST bit is added by CAS, and if someone queued behind ref before that,
- * H is set to ref instead (a holder that dies before that put lands leaves the lock
+ * to free w (or has not used it yet), by CAS from guess (the token it freed it with), then
+ * from whatever W held (each failed CAS returns it): exact, one remote atomic when nobody
+ * took w since. Otherwise by SWAP (one remote atomic when queueing behind someone); if W
+ * turns out free, the FIRST bit is added by CAS, and if someone queued behind ref before
+ * that, H is set to ref instead (a holder that dies before that put lands leaves the lock
  * stuck: the one window recovery does not cover). */
 static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                         uint64_t guess, uint64_t ref, uint64_t *old_p)
@@ -117,7 +118,8 @@ static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *
         if (s != RDLM_OK || (*old_p & RDLM_W_HELD)) {
             return s;
         }
-        s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | RDLM_W_FIRST | ref, &old);
+        s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | RDLM_W_FIRST | ref,
+                            &old);
         if (s != RDLM_OK || old != (RDLM_W_HELD | ref)) {
             rdlm_glock_record_holder(d, w, ref);
         }
@@ -213,16 +215,17 @@ static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
     unsigned spins = 0;
     rdlm_status_t s;
 
-    s = rdlm_dist_q_cas_next(d, pred, RDLM_Q_NOLINK(RDLM_QREF_GEN(pred)),
-                             RDLM_Q_LINK(ref), &cur);
+    s = rdlm_dist_q_cas_next(d, pred, RDLM_Q_NOLINK(RDLM_QREF_GEN(pred)), RDLM_Q_LINK(ref),
+                             &cur);
     probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
     if (s == RDLM_ERR_PEER_DEAD) {
         probe_at = 0; /* the probe finds it dead at once */
     } else if (s != RDLM_OK || cur != RDLM_Q_NOLINK(RDLM_QREF_GEN(pred))) {
         rdlm_error("dist: linking behind rank %u failed: %s; the lock may stall",
                    RDLM_QID_RANK(pred),
-                   s != RDLM_OK ? rdlm_status_str(s) : "its queue node was reused (this "
-                                                       "process paused past its lease?)");
+                   s != RDLM_OK ? rdlm_status_str(s)
+                                : "its queue node was reused (this "
+                                  "process paused past its lease?)");
         return s != RDLM_OK ? s : RDLM_ERR_LEASE_EXPIRED;
     }
     for (;;) {
@@ -331,7 +334,8 @@ static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t
         if (rdlm_clock_now_ns() >= warn_at) {
             rdlm_warn("dist: releasing a lock: the process that queued behind this one "
                       "has not linked for %llu s (died right after queueing?); still "
-                      "waiting", (unsigned long long)(RDLM_GLOCK_LINK_WARN_NS / 1000000000u));
+                      "waiting",
+                      (unsigned long long)(RDLM_GLOCK_LINK_WARN_NS / 1000000000u));
             warn_at = rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS;
         }
         rdlm_dist_pause(d, &spins);
@@ -340,8 +344,9 @@ static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t
 
 /* Free W if qid (in its use gen) is still its tail: *freed_p = 1 if freed. first: the
  * holder took W free (W has RDLM_W_FIRST); the other form is tried if that was wrong. */
-static rdlm_status_t rdlm_glock_free(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
-                                     uint32_t gen, int first, uint64_t token, int *freed_p)
+static rdlm_status_t rdlm_glock_free(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                     uint64_t qid, uint32_t gen, int first, uint64_t token,
+                                     int *freed_p)
 {
     uint64_t held = RDLM_W_HELD | RDLM_QREF(qid, gen), old;
     uint64_t guess = first ? held | RDLM_W_FIRST : held, other = guess ^ RDLM_W_FIRST;
@@ -406,7 +411,8 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
         if (s == RDLM_ERR_PEER_DEAD && abandoned) {
             /* H names it: its successor takes over once its lease ended. */
             rdlm_info("dist: passing over rank %u, which died: the lock is left to the "
-                      "process behind it", RDLM_QID_RANK(cur));
+                      "process behind it",
+                      RDLM_QID_RANK(cur));
             return RDLM_OK;
         }
         if (s != RDLM_OK) {

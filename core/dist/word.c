@@ -129,7 +129,11 @@ void rdlm_dist_holder_word(const rdlm_dist_word_t *w, rdlm_dist_word_t *h)
     h->offset = w->offset + 8;
 }
 
-typedef enum rdlm_dist_amo { RDLM_DIST_FADD, RDLM_DIST_SWAP, RDLM_DIST_CAS } rdlm_dist_amo_t;
+typedef enum rdlm_dist_amo {
+    RDLM_DIST_FADD,
+    RDLM_DIST_SWAP,
+    RDLM_DIST_CAS
+} rdlm_dist_amo_t;
 
 /* One remote atomic on a home word, counted. */
 static rdlm_status_t rdlm_dist_home_amo(rdlm_dist_t *d, const rdlm_dist_word_t *w,
@@ -198,8 +202,8 @@ rdlm_status_t rdlm_dist_open_pair(rdlm_dist_t *d, rdlm_entry_t *e)
     return s;
 }
 
-void rdlm_dist_pair_words(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *first,
-                          rdlm_dist_word_t *second)
+void rdlm_dist_pair_words(const rdlm_dist_t *d, const rdlm_entry_t *e,
+                          rdlm_dist_word_t *first, rdlm_dist_word_t *second)
 {
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
     uint64_t slots = rdlm_load(&e->aux64, RDLM_ACQUIRE);
@@ -265,9 +269,9 @@ static rdlm_status_t rdlm_dist_q_cas_word(rdlm_dist_t *d, uint64_t qid, unsigned
         return s;
     }
     rdlm_dist_count(&d->stats.peer_ops);
-    return rdlm_tl_cswap64(d->tl, key,
-                           (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8u * which,
-                           compare, swap, old_p);
+    return rdlm_tl_cswap64(
+        d->tl, key, (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8u * which,
+        compare, swap, old_p);
 }
 
 rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, uint64_t swap,
@@ -297,9 +301,8 @@ rdlm_status_t rdlm_dist_q_set_state(rdlm_dist_t *d, uint64_t qid, uint64_t value
         return s;
     }
     rdlm_dist_count(&d->stats.peer_ops);
-    return d->tl->amo->swap64(d->tl, key,
-                              (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES, value,
-                              &old);
+    return d->tl->amo->swap64(
+        d->tl, key, (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES, value, &old);
 }
 
 /* Read word `which` (0 state, 1 next) of queue node qid. */
@@ -318,9 +321,9 @@ static rdlm_status_t rdlm_dist_q_get_word(rdlm_dist_t *d, uint64_t qid, unsigned
         return s;
     }
     rdlm_dist_count(&d->stats.peer_ops);
-    return d->tl->rma->get(d->tl, key,
-                           (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8u * which,
-                           value_p, sizeof(*value_p));
+    return d->tl->rma->get(
+        d->tl, key, (uint64_t)RDLM_QID_INDEX(qid) * RDLM_DIST_QNODE_BYTES + 8u * which,
+        value_p, sizeof(*value_p));
 }
 
 rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p)

@@ -22,11 +22,11 @@
 
 /* Another replica, as the thread sees it. */
 typedef struct rdlm_confirm_peer {
-    const char *addr;   /* its client address */
-    int fd;             /* -1: not connected */
-    uint64_t awaited;   /* round of the request whose reply is outstanding, or 0 */
-    uint64_t sent_at;   /* when that request was sent */
-    uint64_t retry_at;  /* no connect before (after a failed one) */
+    const char *addr;  /* its client address */
+    int fd;            /* -1: not connected */
+    uint64_t awaited;  /* round of the request whose reply is outstanding, or 0 */
+    uint64_t sent_at;  /* when that request was sent */
+    uint64_t retry_at; /* no connect before (after a failed one) */
 } rdlm_confirm_peer_t;
 
 struct rdlm_lease_confirm {
@@ -254,8 +254,8 @@ rdlm_status_t rdlm_lease_confirm_start(uv_loop_t *loop, const rdlm_lease_peer_t 
     memcpy(cf->peers, peers, n_peers * sizeof(peers[0]));
     for (unsigned i = 0; i < n_peers; i++) {
         if (peers[i].id != self_id) {
-            cf->others[n++] = (rdlm_confirm_peer_t){.addr = cf->peers[i].client_addr,
-                                                    .fd = -1};
+            cf->others[n++] =
+                (rdlm_confirm_peer_t){.addr = cf->peers[i].client_addr, .fd = -1};
         }
     }
     if (n + 1 != n_peers) {

@@ -470,8 +470,8 @@ rdlm_status_t rdlm_lease_replica_confirm(rdlm_lease_replica_t *rep, uint64_t *ro
     if (!rdlm_lease_is_ready(rep)) {
         return RDLM_ERR_NOT_LEADER;
     }
-    *round_p = rep->confirm != NULL ? rdlm_lease_confirm_ask(rep->confirm, rep->lead_term)
-                                    : 0;
+    *round_p =
+        rep->confirm != NULL ? rdlm_lease_confirm_ask(rep->confirm, rep->lead_term) : 0;
     return RDLM_OK;
 }
 

@@ -730,8 +730,9 @@ static void rdlm_lease_server_leading(void *arg, int ready)
         next = c->next;
         if (ready && c->state == RDLM_CONN_DEFERRED) {
             rdlm_lease_conn_dispatch(c);
-        } else if (!ready && (c->state == RDLM_CONN_DEFERRED || c->state == RDLM_CONN_PARKED ||
-                              c->state == RDLM_CONN_CONFIRMING)) {
+        } else if (!ready &&
+                   (c->state == RDLM_CONN_DEFERRED || c->state == RDLM_CONN_PARKED ||
+                    c->state == RDLM_CONN_CONFIRMING)) {
             uv_timer_stop(&c->timer);
             rdlm_lease_conn_reply(c, RDLM_ERR_NOT_LEADER);
         }
