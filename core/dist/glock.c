@@ -79,10 +79,12 @@ static uint64_t rdlm_glock_guess(const rdlm_dist_t *d, uint64_t guess)
     return guess > ((uint64_t)d->epoch << RDLM_DIST_SEQ_BITS) ? guess : 0;
 }
 
-/* Record in w's holder word H that the lock was handed to ref (a put, not waited
- * for: it lands before anyone behind ref can need it, after ref's lease ended, unless
- * this process dies too). Only when the slots have holder words (contexts with
- * leases). */
+/* Record in w's holder word H that the lock was handed to ref, completed before the
+ * caller goes on: a write that landed after the grant (or, on the SWAP path, after
+ * this process passed the lock on) could overwrite a newer H and leave the waiter
+ * behind a dead process unable to tell who held (tests/model: BUG_H_AFTER_GRANT,
+ * code_outside_windows_stale_put). One round trip per cross-node hand-off. Only when
+ * the slots have holder words (contexts with leases). */
 static void rdlm_glock_record_holder(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                      uint64_t ref)
 {
@@ -90,8 +92,15 @@ static void rdlm_glock_record_holder(rdlm_dist_t *d, const rdlm_dist_word_t *w,
 
     if (d->slot_bytes == RDLM_DIST_SLOT_BYTES_HOLDER) {
         rdlm_dist_holder_word(w, &h);
-        rdlm_dist_home_put(d, &h, ref);
+        rdlm_dist_home_write(d, &h, ref);
     }
+}
+
+/* RDLM_W_FIRST where recovery may read it (slots with holder words), else 0: without
+ * leases W never carries it, and a SWAP that finds W free needs no second atomic. */
+static uint64_t rdlm_glock_first_bit(const rdlm_dist_t *d)
+{
+    return d->slot_bytes == RDLM_DIST_SLOT_BYTES_HOLDER ? RDLM_W_FIRST : 0;
 }
 
 /* The bit of w in d->freed_hint. */
@@ -101,32 +110,32 @@ static uint64_t rdlm_glock_hint_bit(const rdlm_dist_word_t *w)
 }
 
 /* Make ref the tail of W; *old_p = the word replaced. When this process was the last
- * to free w (or has not used it yet), by CAS from guess (the token it freed it with), then
- * from whatever W held (each failed CAS returns it): exact, one remote atomic when nobody
- * took w since. Otherwise by SWAP (one remote atomic when queueing behind someone); if W
- * turns out free, the FIRST bit is added by CAS, and if someone queued behind ref before
- * that, H is set to ref instead (a holder that dies before that put lands leaves the lock
- * stuck: the one window recovery does not cover). */
+ * to free w (or has not used it yet), by CAS from guess (the token it freed it with),
+ * then from whatever W held (each failed CAS returns it): exact, one remote atomic
+ * when nobody took w since. Otherwise by SWAP (one remote atomic when queueing behind
+ * someone); if W turns out free, the FIRST bit is added by CAS, and if someone queued
+ * behind ref before that, H is set to ref instead. A death between the SWAP and that
+ * CAS or write leaves the lock stuck (tests/model: code_swap_window_stalls). */
 static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                         uint64_t guess, uint64_t ref, uint64_t *old_p)
 {
     uint64_t expected = guess, desired, old, bit = rdlm_glock_hint_bit(w);
+    uint64_t first = rdlm_glock_first_bit(d);
     rdlm_status_t s;
 
     if (!(rdlm_fetch_and(&d->freed_hint, ~bit, RDLM_RELAXED) & bit)) {
         s = rdlm_dist_w_swap(d, w, RDLM_W_HELD | ref, old_p);
-        if (s != RDLM_OK || (*old_p & RDLM_W_HELD)) {
+        if (s != RDLM_OK || (*old_p & RDLM_W_HELD) || first == 0) {
             return s;
         }
-        s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | RDLM_W_FIRST | ref,
-                            &old);
+        s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | first | ref, &old);
         if (s != RDLM_OK || old != (RDLM_W_HELD | ref)) {
             rdlm_glock_record_holder(d, w, ref);
         }
         return RDLM_OK; /* held either way */
     }
     for (;;) {
-        desired = RDLM_W_HELD | ref | ((expected & RDLM_W_HELD) ? 0 : RDLM_W_FIRST);
+        desired = RDLM_W_HELD | ref | ((expected & RDLM_W_HELD) ? 0 : first);
         s = rdlm_dist_w_cas(d, w, expected, desired, &old);
         if (s != RDLM_OK || old == expected) {
             *old_p = old;
@@ -300,7 +309,8 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
     /* At most two CASes: the second only if the word was free with another token than
      * guessed; a held word answers busy after the first. */
     for (int i = 0; i < 2; i++) {
-        s = rdlm_dist_w_cas(d, w, expected, RDLM_W_HELD | RDLM_W_FIRST | ref, &old);
+        s = rdlm_dist_w_cas(d, w, expected, RDLM_W_HELD | rdlm_glock_first_bit(d) | ref,
+                            &old);
         if (s != RDLM_OK || old == expected || (old & RDLM_W_HELD)) {
             break;
         }
@@ -343,16 +353,18 @@ static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t
 }
 
 /* Free W if qid (in its use gen) is still its tail: *freed_p = 1 if freed. first: the
- * holder took W free (W has RDLM_W_FIRST); the other form is tried if that was wrong. */
+ * holder took W free (W has RDLM_W_FIRST, with holder words); the other form is tried
+ * if that was wrong. */
 static rdlm_status_t rdlm_glock_free(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                      uint64_t qid, uint32_t gen, int first, uint64_t token,
                                      int *freed_p)
 {
     uint64_t held = RDLM_W_HELD | RDLM_QREF(qid, gen), old;
-    uint64_t guess = first ? held | RDLM_W_FIRST : held, other = guess ^ RDLM_W_FIRST;
+    uint64_t guess = first ? held | rdlm_glock_first_bit(d) : held;
+    uint64_t other = guess ^ RDLM_W_FIRST;
     rdlm_status_t s = rdlm_dist_w_cas(d, w, guess, token, &old);
 
-    if (s == RDLM_OK && old == other) {
+    if (s == RDLM_OK && old == other && rdlm_glock_first_bit(d) != 0) {
         guess = other;
         s = rdlm_dist_w_cas(d, w, guess, token, &old);
     }

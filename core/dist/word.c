@@ -232,6 +232,13 @@ rdlm_status_t rdlm_dist_poll_pause(rdlm_dist_t *d, uint64_t *pause_p, uint64_t d
     return RDLM_OK;
 }
 
+rdlm_status_t rdlm_dist_home_write(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value)
+{
+    rdlm_status_t s = rdlm_dist_home_put(d, w, value);
+
+    return s == RDLM_OK ? d->tl->setup->flush(d->tl, d->nodes.leader_of[w->node]) : s;
+}
+
 rdlm_status_t rdlm_dist_home_put(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value)
 {
     rdlm_tl_rkey_h key;

@@ -78,6 +78,9 @@ rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
  *  completes while the caller keeps progressing): the barrier's dissemination flags. */
 rdlm_status_t rdlm_dist_home_put(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value);
 
+/** The same, completed at the home before return (a put and a flush: one round trip). */
+rdlm_status_t rdlm_dist_home_write(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value);
+
 /** CAS on queue node qid's state. */
 rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, uint64_t swap,
                               uint64_t *old_p);

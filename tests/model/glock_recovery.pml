@@ -20,7 +20,8 @@
  *             together): W = FREE(t) = t (t = last token issued) or HELD(l)
  *             = 64 + l, l the tail's link; wp = the tail's predecessor's link,
  *             0 if the tail took W while FREE (the proposal's f = (wp == 0);
- *             with PROPOSED_LINK wp is just !f). Initially FREE(0).
+ *             with PROPOSED_LINK and CODE wp is just !f). Initially
+ *             FREE(0).
  *   H         a second home word: 0 or the link of the qnode instance the lock
  *             was last passed to (or declared to, by a passer that found its
  *             owner dead).
@@ -70,7 +71,8 @@
  * (rdlm_glock_pass: the node passed from is set IDLE after the grant CAS):
  *   loop: n := next[Q]  (own memory for x; a get for a passed-over Q:
  *                        PEER_DEAD -> done)
- *     no link: CAS(W, HELD(Q) -> FREE(t)); success: state[Q] := IDLE, done;
+ *     no link: CAS(W, HELD(Q) -> FREE(t)), whatever wp (glock.c tries both
+ *             forms of the FIRST bit); success: state[Q] := IDLE, done;
  *             failure: wait until next[Q] is a link (PEER_DEAD -> done)
  *     A. H := n
  *     B. CAS(state[n], WAITING(gn) -> GRANTED(t + 1)) (PEER_DEAD: n's owner
@@ -102,6 +104,27 @@
  *       WAITING(gn), ABANDONED(gn) or PEER_DEAD; after a takeover it can
  *       (the passer was slow, or a zombie): then the pass is done.
  *
+ * -DCODE: what core/dist/glock.c implements (README.md). Of LINK only the
+ * generations: EMPTY(g) and links by CAS; W keeps no predecessor (wp is just
+ * "not FIRST") and nobody completes a missing link (glock.c gives up if its
+ * link CAS finds anything but EMPTY(gpl) or PEER_DEAD: (e) says it never
+ * does, not even a zombie's). STRICT_B; not ABANDON, not ADJACENT.
+ * And the SWAP path, chosen by a per-process hint (hint, initially 1, set
+ * by a pass that frees W, cleared by every acquire): with the hint step 2 is
+ * the CAS loop above (FIRST iff W was free); without it, SWAP(W, HELD(x))
+ * without FIRST, and if W was free, CAS(W, HELD(x) -> HELD(x) | FIRST); if
+ * that fails (someone queued behind x), put H := LINK(x, g): the put lands
+ * at any later moment (process Put), or never if the process crashes first.
+ * One crash stalls it between enqueue and link (counterexample 1 of the
+ * README) or between the SWAP and the landing of that put (its successor
+ * sees neither FIRST nor H naming x). -DOUTSIDE_LINK_WINDOW forbids a crash
+ * in the first window (any variant), -DOUTSIDE_SWAP_WINDOW in the second. And
+ * the put may land after later writes of H, the process's own pass's among
+ * them: then H is stale, and one crash of a later holder (or of the one a
+ * pass is handing the lock to) stalls the lock (README.md). -DFLUSH_PUT (a
+ * change glock.c does not have) waits until the put has landed before the
+ * critical section.
+ *
  * Properties:
  *   (a) mutual exclusion: a process whose lease is not expired enters the
  *       critical section only when every other process in it is expired (a
@@ -117,7 +140,8 @@
  *       with budget left is still a deadlock spin sees;
  *   (e) grant CAS B finds WAITING(gn), ABANDONED(gn) or PEER_DEAD, or
  *       (not with PROPOSED_STRICT_B) an instance that took over (ghost
- *       tkov): the link it followed is not otherwise stale.
+ *       tkov): the link it followed is not otherwise stale; with CODE, the
+ *       link CAS finds EMPTY(gpl) or PEER_DEAD.
  *
  * Abstracted: the probe interval and the lease TTL (a waiter may check at
  * any moment, the authority expire at any moment after the fault); the epoch
@@ -143,6 +167,15 @@
 #define PROPOSED_ADJACENT
 #define PROPOSED_STRICT_B
 #endif
+#ifdef CODE
+#define PROPOSED_ABANDON
+#define PROPOSED_ADJACENT
+#endif
+/* W_PRED: the rest of LINK, W keeps the tail's predecessor and missing links
+   are completed (not with PROPOSED_LINK, nor with CODE) */
+#if !defined(PROPOSED_LINK) && !defined(CODE)
+#define W_PRED
+#endif
 #ifndef NP
 #define NP 3
 #endif
@@ -166,12 +199,16 @@
 #define HELDW(l) (64 + (l))
 #define IS_HELD(w) ((w) >= 64)
 #define WL(w) ((w) - 64)
-/* wp for a tail behind link l: l (LINK), or just "has one" (the proposal) */
-#ifdef PROPOSED_LINK
+/* wp for a tail behind link l: l (LINK), or just "has one" (the proposal,
+   CODE) */
+#ifdef W_PRED
+#define PRED(l) (l)
+#else
 #define PRED(l) 1
+#endif
+#ifdef PROPOSED_LINK
 #define EMPTY(g) 0
 #else
-#define PRED(l) (l)
 #define EMPTY(g) (g)
 #endif
 #define IS_LINK(n) ((n) >= 4)
@@ -212,6 +249,19 @@ byte last_token;        /* (b) */
 byte maxtok;            /* the largest token issued */
 
 int  tkov;              /* bit l: instance l took the lock over (e) */
+
+#ifdef CODE
+byte hput[NP];          /* the SWAP path's put H := l, issued, not landed */
+#define PUT_PENDING (hput[_pid] != 0)
+/* a crash loses the process's hint and its put not landed yet */
+#define CRASH_CODE hint = 0; hput[_pid] = 0
+/* a pass that frees W sets the hint */
+#define FREED_HINT hint = 1
+#else
+#define PUT_PENDING 0
+#define CRASH_CODE skip
+#define FREED_HINT skip
+#endif
 
 #define ISSUE(t) if :: (t) > maxtok -> maxtok = (t) :: else -> skip fi
 #define TOOK_OVER(l) tkov = tkov | (1 << (l))
@@ -274,6 +324,13 @@ int  tkov;              /* bit l: instance l took the lock over (e) */
         next[(q) - 1] = (l) \
     :: else -> skip \
     fi
+/* CODE, (e): glock.c gives up if its link CAS finds anything but EMPTY(gpl)
+   or PEER_DEAD; it never does */
+#ifdef CODE
+#define LINK_CHECK assert(!REACH(LQ(pl)) || next[LQ(pl) - 1] == EMPTY(LG(pl)))
+#else
+#define LINK_CHECK skip
+#endif
 #ifdef PROPOSED_ABANDON
 #define ABANDON_RECORD skip
 #else
@@ -292,10 +349,18 @@ int  tkov;              /* bit l: instance l took the lock over (e) */
  * cleared to keep states few. ZOMBIE: pause until expired, then stop or
  * resume with that step. The `skip` in STEP keeps an `else` in body from
  * being weighed against the fault option (README.md, "A Promela pitfall").
+ * OUTSIDE_LINK_WINDOW: no fault at the link (LSTEP); OUTSIDE_SWAP_WINDOW:
+ * none at the FIRST CAS of the SWAP path (SSTEP) nor while its put is
+ * pending.
  */
+#ifdef OUTSIDE_SWAP_WINDOW
+#define MAY_FAULT (faults > 0 && !PUT_PENDING)
+#else
+#define MAY_FAULT (faults > 0)
+#endif
 #ifdef ZOMBIE
 #define FAULT_THEN(body) \
-    atomic { faults > 0 -> faults--; dead = dead | BIT }; \
+    atomic { MAY_FAULT -> faults--; dead = dead | BIT }; \
     if \
     :: atomic { EXPIRED(_pid) -> goto stopped } \
     :: atomic { EXPIRED(_pid) -> skip; body } \
@@ -304,13 +369,38 @@ int  tkov;              /* bit l: instance l took the lock over (e) */
 #define GIVE_UP atomic { DEAD(_pid) -> goto stopped }
 #else
 #define FAULT_THEN(body) \
-    atomic { faults > 0 -> faults--; dead = dead | BIT; \
+    atomic { MAY_FAULT -> faults--; dead = dead | BIT; \
              it = 0; x = 0; g = 0; pl = 0; pp = 0; ab = 0; tok = 0; Q = 0; \
-             n = 0; o = 0; c = 0; dl = 0 }; \
+             n = 0; o = 0; c = 0; dl = 0; CRASH_CODE }; \
     goto stopped
 #define GIVE_UP atomic { false }
 #endif
 #define STEP(body) if :: atomic { skip; body } :: FAULT_THEN(body) fi
+#ifdef OUTSIDE_LINK_WINDOW
+#define LSTEP(body) atomic { skip; body }
+#else
+#define LSTEP(body) STEP(body)
+#endif
+#ifdef OUTSIDE_SWAP_WINDOW
+#define SSTEP(body) atomic { skip; body }
+#else
+#define SSTEP(body) STEP(body)
+#endif
+
+/* 2. enqueue: W := HELD(LINK(x, g)), its predecessor the old tail; took W
+   free (3., token t + 1): wp := wfree (0: FIRST), goto free_label */
+#define ENQUEUE(wfree, free_label) \
+    if \
+    :: !IS_HELD(W) -> \
+        tok = W + 1; ISSUE(tok); W = HELDW(LINK(x, g)); wp = (wfree); \
+        goto free_label \
+    :: else -> \
+        pl = WL(W); pp = wp; W = HELDW(LINK(x, g)); wp = PRED(pl); \
+        if \
+        :: timeouts > 0 -> timeouts--; dl = 1 \
+        :: true -> skip \
+        fi \
+    fi
 
 /*
  * pass(Q := x, g := its gen, tok): hand the lock on. Uses n, o, c; leaves
@@ -324,7 +414,8 @@ inline pass() {
         :: !IS_LINK(n) ->
             /* CAS(W, HELD(LINK(Q, g)) -> FREE(tok)) */
             STEP(if
-                 :: W == HELDW(LINK(Q, g)) -> W = FREEW(tok); wp = 0; c = 1
+                 :: W == HELDW(LINK(Q, g)) ->
+                     W = FREEW(tok); wp = 0; c = 1; FREED_HINT
                  :: else -> skip
                  fi);
             if
@@ -338,7 +429,7 @@ inline pass() {
             :: atomic { REACH(Q) && IS_LINK(next[Q - 1]) ->
                         n = next[Q - 1]; break }
             :: atomic { !REACH(Q) -> goto passed }
-#ifndef PROPOSED_LINK
+#ifdef W_PRED
             /* LINK: learn Q's successor from W (the tail's predecessor
                is Q) or from the record of an abandoned tail (its pl's
                predecessor is Q), and complete its link */
@@ -390,6 +481,9 @@ active [NP] proctype P()
     byte it, x, g, pl, pp, tok, Q, n, o;
     byte ab;                /* the abandoned place x inherited from */
     bit c, dl;
+#ifdef CODE
+    bit hint = 1;           /* this process freed W last (or never used it) */
+#endif
 
     for (it : 1 .. LOOPS) {
         /* 1. claim the lowest IDLE own qnode */
@@ -409,20 +503,17 @@ active [NP] proctype P()
         :: FAULT_THEN(skip)
         :: GIVE_UP
         od;
-        /* 2. enqueue: W := HELD(LINK(x, g)), its predecessor the old tail */
-        STEP(if
-             :: !IS_HELD(W) ->                   /* 3. free: token t + 1 */
-                 tok = W + 1; ISSUE(tok); W = HELDW(LINK(x, g)); wp = 0;
-                 goto hold
-             :: else ->
-                 pl = WL(W); pp = wp; W = HELDW(LINK(x, g)); wp = PRED(pl);
-                 if
-                 :: timeouts > 0 -> timeouts--; dl = 1
-                 :: true -> skip
-                 fi
-             fi);
+        /* 2. enqueue (CODE: the CAS loop with the hint, else SWAP) */
+#ifdef CODE
+        if
+        :: hint -> STEP(hint = 0; ENQUEUE(0, hold))
+        :: else -> STEP(ENQUEUE(1, swapped_free))
+        fi;
+#else
+        STEP(ENQUEUE(0, hold));
+#endif
         /* 4. link behind pl */
-        STEP(LINK_INTO(LQ(pl), LG(pl), LINK(x, g)));
+        LSTEP(LINK_CHECK; LINK_INTO(LQ(pl), LG(pl), LINK(x, g)));
         /* 5. wait for the grant; recovery; deadline */
         do
         :: atomic {
@@ -441,7 +532,7 @@ active [NP] proctype P()
                 fi;
                 tok = TOKEN(state[x - 1]); c = 0;
                 goto hold)
-#ifndef PROPOSED_LINK
+#ifdef W_PRED
         /* LINK: pl's owner is dead; it may have died before its link:
            complete it, CAS(next[pp], EMPTY(gpp) -> pl) */
         :: atomic { !REACH(LQ(pl)) && pp != 0 &&
@@ -469,7 +560,25 @@ active [NP] proctype P()
            }
         :: FAULT_THEN(skip)
         :: GIVE_UP
+        od;                     /* left only by goto */
+#ifdef CODE
+swapped_free:
+        /* the SWAP path took W free: CAS(W, HELD(x) -> HELD(x) | FIRST);
+           someone queued behind x already: put H := LINK(x, g) */
+        SSTEP(if
+              :: W == HELDW(LINK(x, g)) -> wp = 0
+              :: else ->
+                  assert(hput[_pid] == 0);   /* the model's limit: LOOPS <= 2 */
+                  hput[_pid] = LINK(x, g)
+              fi);
+#ifdef FLUSH_PUT
+        /* FLUSH_PUT: wait until that put has landed */
+        do
+        :: atomic { hput[_pid] == 0 -> break }
+        :: FAULT_THEN(skip)
         od;
+#endif
+#endif
 
 hold:   /* enter the critical section with token tok */
         STEP(if
@@ -489,6 +598,20 @@ timed_out:
 stopped:
     skip
 }
+
+#ifdef CODE
+/* CODE: the SWAP path's put H := l lands at any moment after it was issued
+   (pids NP .. 2 NP - 1: one per process P) */
+active [NP] proctype Put()
+{
+end:
+    do
+    :: atomic {
+           hput[_pid - NP] != 0 -> H = hput[_pid - NP]; hput[_pid - NP] = 0
+       }
+    od
+}
+#endif
 
 /* The lease authority commits a fault's expiry at any moment after it; and
    the environment may give up the rest of its fault budget (see (d)). */

@@ -9,7 +9,8 @@
 # never counts as a pass. Exits 77 (ctest SKIP_RETURN_CODE) without spin.
 #
 # Environment: CC (default cc), SPIN_TIMEOUT seconds for ./pan (default 240),
-# SPIN_MEMLIM megabytes (default 2048).
+# SPIN_MEMLIM megabytes (default 2048), PAN_FLAGS extra flags for ./pan (e.g.
+# -E: no invalid-end-state check, assertions only).
 set -u
 
 if [ $# -lt 2 ] || { [ "$2" != pass ] && [ "$2" != fail ]; }; then
@@ -39,7 +40,7 @@ trap 'rm -rf "$tmp"' EXIT
 cp "$model" "$tmp/model.pml" || exit 2
 cd "$tmp" || exit 2
 
-echo "model: $model $* (expect $expect)"
+echo "model: $model $* ${PAN_FLAGS:+(pan $PAN_FLAGS) }(expect $expect)"
 if ! spin -a "$@" model.pml >spin.log 2>&1; then
     cat spin.log
     echo "FAIL: spin -a rejected the model"
@@ -54,7 +55,8 @@ if ! "$cc" -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM="${SPIN_MEMLIM:-2048}" \
     exit 1
 fi
 
-timeout "${SPIN_TIMEOUT:-240}" ./pan -m100000 >pan.log 2>&1
+# shellcheck disable=SC2086 # PAN_FLAGS: words
+timeout "${SPIN_TIMEOUT:-240}" ./pan -m100000 ${PAN_FLAGS:-} >pan.log 2>&1
 rc=$?
 if [ $rc -eq 124 ]; then
     tail -n 5 pan.log
