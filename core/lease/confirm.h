@@ -8,7 +8,7 @@
  *   stops a leader that was cut off from granting it. libraft 0.15 notices the loss of
  *   its majority only once a window of one election timeout passes without answers,
  *   so a deposed leader used to grant renewals for up to about 2 x (ET + HB) after the
- *   cut (safe only through the new leader's grace, replica.h). With confirmation it
+ *   cut (safe then only through a grace the new leader added). With confirmation it
  *   grants none whose request reached it after the cut.
  *
  * Argument
@@ -19,7 +19,7 @@
  *   not voted in any later term before that moment. A leader of a later term needs
  *   the votes of a majority, which shares a replica with the confirming majority: no
  *   later leader was elected before the RENEWs of round r arrived, and any later one
- *   re-arms every session with TTL + grace after that (replica.h).
+ *   re-arms every session with a full TTL after that (replica.h).
  *
  * Cost
  *   One round trip from the leader to the fastest majority of the other replicas, on

@@ -55,7 +55,7 @@ struct rdlm_lease_replica {
 
     rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX];
     unsigned n_peers;
-    unsigned election_ms, heartbeat_ms;
+    unsigned heartbeat_ms;
     const rdlm_lease_replica_ops_t *ops;
     void *ops_arg;
 
@@ -211,14 +211,12 @@ static void rdlm_lease_timer_drop(rdlm_lease_replica_t *rep, uint64_t session)
     }
 }
 
-/* foreach_session callback of a new ready leader: a full TTL plus the grace. */
+/* foreach_session callback of a new ready leader: a full TTL (replica.h). */
 static void rdlm_lease_timer_arm_new_leader(void *arg, uint64_t session, uint32_t ttl_ms)
 {
     rdlm_lease_replica_t *rep = arg;
 
-    rdlm_lease_timer_arm(rep, session,
-                         rdlm_lease_now_ms() + ttl_ms +
-                             RDLM_LEASE_REPLICA_GRACE(rep->election_ms, rep->heartbeat_ms));
+    rdlm_lease_timer_arm(rep, session, rdlm_lease_now_ms() + ttl_ms);
 }
 
 static void rdlm_lease_expire_done(void *arg, rdlm_status_t status,
@@ -282,9 +280,8 @@ static void rdlm_lease_barrier_cb(struct raft_barrier *req, int status)
     }
     rep->ready = 1;
     rdlm_lease_sm_foreach_session(rep->adapter.sm, rdlm_lease_timer_arm_new_leader, rep);
-    rdlm_info("lease: leader ready in term %llu: %zu sessions armed for TTL + %u ms",
-              (unsigned long long)rep->lead_term, rep->n_timers,
-              RDLM_LEASE_REPLICA_GRACE(rep->election_ms, rep->heartbeat_ms));
+    rdlm_info("lease: leader ready in term %llu: %zu sessions armed for a full TTL",
+              (unsigned long long)rep->lead_term, rep->n_timers);
     rep->ops->leading(rep->ops_arg, 1);
 }
 
@@ -658,7 +655,6 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     }
     memcpy(rep->peers, params->peers, params->n_peers * sizeof(rep->peers[0]));
     rep->n_peers = params->n_peers;
-    rep->election_ms = params->election_timeout_ms;
     rep->heartbeat_ms = params->heartbeat_ms;
     rep->ops = &rdlm_lease_stub_ops;
     rep->barrier.data = rep;

@@ -31,13 +31,12 @@
  *   0.15 alone would let a cut-off leader grant renewals for up to 2 * (ET + HB): it
  *   steps down only when a window of one election timeout ET, checked on heartbeat
  *   ticks HB, passes without AppendEntries results from a majority.) The new leader
- *   arms every session, when it becomes ready (after its election), with TTL +
- *   RDLM_LEASE_REPLICA_GRACE (3 * ET + 2 * HB), so no session expires before the end
- *   of any lease an older leader granted; the grace is kept as a second line should a
- *   clock run fast. RENEW never shortens a deadline, so the grace survives early
- *   renewals with the new leader. An EXPIRE an old leader submitted either committed
- *   before the new leader is ready (the session is gone before it grants any
- *   renewal) or never commits.
+ *   arms every session, when it becomes ready (after its election, so after every
+ *   granted renewal arrived), with a full TTL: no session expires before the end of
+ *   any lease an older leader granted, by the same drift argument as a renewal the
+ *   leader grants itself (tests/model/lease_break.pml, its default GRACE = 0). An
+ *   EXPIRE an old leader submitted either committed before the new leader is ready
+ *   (the session is gone before it grants any renewal) or never commits.
  */
 #ifndef RDLM_LEASE_REPLICA_H
 #define RDLM_LEASE_REPLICA_H
@@ -51,10 +50,6 @@
 
 /** Most replicas in one authority. */
 #define RDLM_LEASE_PEERS_MAX RDLM_ADDRS_COUNT
-
-/** Extra time a new leader gives every session on top of its TTL (see above). */
-#define RDLM_LEASE_REPLICA_GRACE(election_ms, heartbeat_ms)                                \
-    (3u * (election_ms) + 2u * (heartbeat_ms))
 
 typedef struct rdlm_lease_replica rdlm_lease_replica_t;
 

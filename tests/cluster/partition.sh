@@ -21,7 +21,8 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-TTL_MINORITY=2000
+TTL_MINORITY=5000 # the new leader arms wA's session for this from its start: wB queues
+                  # on L1 before it ends, and so sees the break (RDLM_OWNER_DEAD)
 TTL=5000     # majority-side clients: outlives a failover (two libraft elections)
 DRIFT_PCT=10 # the client's default rho: valid_until = t_send + TTL * 0.9
 CUT_S=10
