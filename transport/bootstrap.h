@@ -70,4 +70,38 @@ const rdlm_tl_bootstrap_t *rdlm_tl_boot_tcp_get(const rdlm_tl_boot_tcp_t *boot);
 /** Close the sockets and free; NULL is a no-op. */
 void rdlm_tl_boot_tcp_destroy(rdlm_tl_boot_tcp_t *boot);
 
+/* ---- the relay bootstraps: a server and its clients, never waiting for each other -- */
+
+/*
+ * A server (rdlmd hosting lock homes) opens its context alone over a recording
+ * bootstrap: rank 0 of 1, whose allgathers copy send to recv and keep each block. It
+ * packs the records and hands them to clients by other means (the authority's client
+ * port). A client opens its own context over a replaying bootstrap: rank 1 of 2,
+ * whose allgather k gives the server's recorded block k (zero-padded to the client's
+ * length) as rank 0's. Barriers return at once. So a client reaches the server's
+ * registered memory, and the server never addresses a client: it only answers their
+ * operations. Works for backends whose wire-up is an exchange of per-process
+ * addresses (UCX), not for per-pair connections (verbs RC). Not thread-safe.
+ */
+typedef struct rdlm_tl_boot_relay rdlm_tl_boot_relay_t;
+
+rdlm_status_t rdlm_tl_boot_record_create(rdlm_tl_boot_relay_t **relay_p);
+
+/** Write the records (after the context opened) into buf: RDLM_ERR_NO_RESOURCE if
+ *  cap bytes do not suffice; *len_p is the size used. */
+rdlm_status_t rdlm_tl_boot_record_pack(const rdlm_tl_boot_relay_t *relay, void *buf,
+                                       size_t cap, size_t *len_p);
+
+/** A replaying bootstrap of len bytes of packed records; RDLM_ERR_PROTOCOL if they are
+ *  malformed (nothing is kept then). A record that does not fit the client's
+ *  wire-up makes the open fail with RDLM_ERR_PROTOCOL and an error log. */
+rdlm_status_t rdlm_tl_boot_replay_create(const void *records, size_t len,
+                                         rdlm_tl_boot_relay_t **relay_p);
+
+/** The callback struct (valid until destroy). */
+const rdlm_tl_bootstrap_t *rdlm_tl_boot_relay_get(const rdlm_tl_boot_relay_t *relay);
+
+/** Free; NULL is a no-op. Destroy the context opened over it first. */
+void rdlm_tl_boot_relay_destroy(rdlm_tl_boot_relay_t *relay);
+
 #endif

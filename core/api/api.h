@@ -49,6 +49,7 @@ struct rdlm_ctx {
     rdlm_ctx_fini_func_t fini;
     void *fini_arg;
     rdlm_session_h session; /* the lease at the authority, or NULL */
+    struct rdlm_svc *svc;   /* the service's lock homes (ctx_svc.c), or NULL */
     uint64_t *peer_sessions; /* every rank's session id, for lock recovery, or NULL */
     struct {                /* the authority the job runs itself (ctx_authority.c) */
         const rdlm_tl_bootstrap_t *bs;  /* NULL without; outlives dist (fini frees it) */
@@ -146,5 +147,28 @@ void rdlm_obj_retire(rdlm_obj_t *obj);
 
 /** Release what the context holds on obj (at close and destroy). */
 void rdlm_obj_release_held(rdlm_obj_t *obj);
+
+/* ---- service-wide locks (ctx_svc.c; ctx_svc_none.c without UCX) ------------------ */
+
+/** A node-only context with a lease (RDLM_AUTHORITY): open the lock homes of the
+ *  service (core/svc/svc.h). RDLM_OK also when it hosts none (ctx->svc stays NULL:
+ *  locks are node-local then, logged at info). */
+rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx);
+
+void rdlm_ctx_svc_close(rdlm_ctx_h ctx);
+
+/** Exclusive lock obj with ctx->svc: the node-local lock, then the home's word (the
+ *  token is the home's). Results of rdlm_lock_acquire; RDLM_OWNER_DEAD if either
+ *  level was taken over from a dead holder. */
+rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_t *token_p);
+
+/** Release both levels; the home's error if it had one (svc.h), else the local one. */
+rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj);
+
+/** The home (index of the sorted authority addresses) of obj's lock. */
+int32_t rdlm_ctx_svc_home(const rdlm_obj_t *obj);
+
+/** Release the exclusive lock obj's process holds at every level (api_lock.c). */
+rdlm_status_t rdlm_lock_release_obj(rdlm_obj_t *obj);
 
 #endif

@@ -18,11 +18,13 @@ rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name, rdlm_lock_h *lock
     return status;
 }
 
-/* Release the exclusive lock obj's context holds (handle already checked). */
-static rdlm_status_t rdlm_lock_release_obj(rdlm_obj_t *obj)
+rdlm_status_t rdlm_lock_release_obj(rdlm_obj_t *obj)
 {
     if (obj->ctx->dist != NULL) {
         return rdlm_dist_lock_release(obj->ctx->dist, &obj->ctx->local, obj->index);
+    }
+    if (obj->ctx->svc != NULL) {
+        return rdlm_ctx_svc_release(obj);
     }
     return rdlm_qlock_release(&obj->ctx->local, obj->index);
 }
@@ -65,10 +67,14 @@ rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t 
     if (status != RDLM_OK) {
         return status;
     }
-    status = obj->ctx->dist != NULL
-                 ? rdlm_dist_lock_acquire(obj->ctx->dist, &obj->ctx->local, obj->index,
-                                          timeout_ns, token_p)
-                 : rdlm_qlock_acquire(&obj->ctx->local, obj->index, timeout_ns, token_p);
+    if (obj->ctx->dist != NULL) {
+        status = rdlm_dist_lock_acquire(obj->ctx->dist, &obj->ctx->local, obj->index,
+                                        timeout_ns, token_p);
+    } else if (obj->ctx->svc != NULL) {
+        status = rdlm_ctx_svc_acquire(obj, timeout_ns, token_p);
+    } else {
+        status = rdlm_qlock_acquire(&obj->ctx->local, obj->index, timeout_ns, token_p);
+    }
     return rdlm_lock_keep(obj, status, rdlm_lock_release_obj, __func__);
 }
 
@@ -113,6 +119,8 @@ rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
 
         info_p->home_node = (int32_t)rdlm_dist_home_node(RDLM_OBJ(lock)->ctx->dist, id);
         info_p->node_holds_global = rdlm_dist_lock_node_holds(lc, RDLM_OBJ(lock)->index);
+    } else if (RDLM_OBJ(lock)->ctx->svc != NULL) {
+        info_p->home_node = rdlm_ctx_svc_home(RDLM_OBJ(lock));
     }
     return RDLM_OK;
 }

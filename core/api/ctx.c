@@ -165,6 +165,12 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
     status = rdlm_ctx_lease_open(ctx, job, ctx->config.authority);
     if (status == RDLM_OK) {
         status = rdlm_ctx_attach(ctx, job);
+        if (status == RDLM_OK) {
+            status = rdlm_ctx_svc_open(ctx); /* the service's lock homes, if any */
+            if (status != RDLM_OK) {
+                rdlm_segment_detach(&ctx->local.seg);
+            }
+        }
         if (status != RDLM_OK) {
             rdlm_ctx_lease_close(ctx);
         }
@@ -297,6 +303,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
         rdlm_obj_retire(obj);
     }
     rdlm_dist_destroy(ctx->dist); /* collective */
+    rdlm_ctx_svc_close(ctx);
     rdlm_ctx_recovery_free(ctx);
     rdlm_segment_detach(&ctx->local.seg);
     rdlm_ctx_lease_close(ctx);

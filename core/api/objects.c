@@ -174,10 +174,10 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
     }
     if ((obj->kind == RDLM_KIND_LOCK || obj->kind == RDLM_KIND_RWLOCK) &&
         rdlm_qlock_held_by_me(lc, obj->index)) {
-        if (d == NULL) {
+        if (obj->kind == RDLM_KIND_LOCK) {
+            rdlm_lock_release_obj(obj);
+        } else if (d == NULL) {
             rdlm_qlock_release(lc, obj->index);
-        } else if (obj->kind == RDLM_KIND_LOCK) {
-            rdlm_dist_lock_release(d, lc, obj->index);
         } else {
             rdlm_dist_rwlock_write_release(d, lc, obj->index);
         }

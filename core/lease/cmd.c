@@ -14,6 +14,7 @@ static const char *const rdlm_lease_op_names[RDLM_LEASE_OP_MAX_ + 1] = {
     [RDLM_LEASE_OP_RELEASE] = "RELEASE", [RDLM_LEASE_OP_CANCEL] = "CANCEL",
     [RDLM_LEASE_OP_EPOCH] = "EPOCH",     [RDLM_LEASE_OP_STATUS] = "STATUS",
     [RDLM_LEASE_OP_EXPIRE] = "EXPIRE",   [RDLM_LEASE_OP_FATE] = "FATE",
+    [RDLM_LEASE_OP_HOMES] = "HOMES",
 };
 
 const char *rdlm_lease_op_name(unsigned op)
@@ -68,7 +69,8 @@ static int rdlm_lease_cmd_valid(const rdlm_lease_cmd_t *cmd)
         (op == RDLM_LEASE_OP_FATE && cmd->token == 0)) {
         return 0;
     }
-    return is_open || op == RDLM_LEASE_OP_STATUS || cmd->session != 0;
+    return is_open || op == RDLM_LEASE_OP_STATUS || op == RDLM_LEASE_OP_HOMES ||
+           cmd->session != 0;
 }
 
 size_t rdlm_lease_cmd_encode(const rdlm_lease_cmd_t *cmd, uint8_t *buf, size_t cap)

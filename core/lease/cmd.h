@@ -58,7 +58,11 @@ typedef enum rdlm_lease_op {
                                     same namespace: RDLM_OK with broken 0 (open) or
                                     1 (ended, as committed), or RDLM_ERR_NOT_FOUND
                                     (never opened, or another namespace's) */
-    RDLM_LEASE_OP_MAX_ = 10
+    RDLM_LEASE_OP_HOMES = 11,  /**< client, no session: the lock home this replica's
+                                    rdlmd hosts, answered by a BLOB frame
+                                    (core/svc/layout.h); RDLM_ERR_UNSUPPORTED if it
+                                    hosts none, RDLM_ERR_UNAVAILABLE until it serves */
+    RDLM_LEASE_OP_MAX_ = 11
 } rdlm_lease_op_t;
 
 /** ACQUIRE flags. */

@@ -185,9 +185,11 @@ rdlm_status_t rdlm_lease_conn_wait(int fd, uint64_t deadline)
     return rdlm_lease_conn_poll(fd, POLLIN, deadline);
 }
 
-rdlm_status_t rdlm_lease_conn_recv(int fd, rdlm_wire_kind_t expect,
-                                   uint8_t buf[RDLM_WIRE_MAX_PAYLOAD], uint32_t *len_p,
-                                   uint64_t deadline)
+/* Receive one frame; expect 0 takes any kind, else a header of another kind is refused
+ * before its payload is read. */
+static rdlm_status_t rdlm_lease_conn_recv_frame(int fd, unsigned expect, uint8_t *buf,
+                                                rdlm_wire_kind_t *kind_p, uint32_t *len_p,
+                                                uint64_t deadline)
 {
     uint8_t hdr[RDLM_WIRE_HEADER];
     uint32_t len;
@@ -196,12 +198,29 @@ rdlm_status_t rdlm_lease_conn_recv(int fd, rdlm_wire_kind_t expect,
     st = rdlm_lease_conn_recv_all(fd, hdr, sizeof(hdr), deadline);
     if (st != RDLM_OK)
         return st;
-    if (rdlm_wire_header_decode(hdr, expect, &len) != RDLM_OK) {
-        rdlm_warn("lease conn: received a malformed frame header");
+    if (rdlm_wire_header_decode_any(hdr, kind_p, &len) != RDLM_OK ||
+        (expect != 0 && *kind_p != expect)) {
+        rdlm_warn("lease conn: received a malformed or unexpected frame header");
         return RDLM_ERR_PROTOCOL;
     }
     st = rdlm_lease_conn_recv_all(fd, buf, len, deadline);
     if (st == RDLM_OK)
         *len_p = len;
     return st;
+}
+
+rdlm_status_t rdlm_lease_conn_recv_any(int fd, uint8_t buf[RDLM_WIRE_MAX_PAYLOAD],
+                                       rdlm_wire_kind_t *kind_p, uint32_t *len_p,
+                                       uint64_t deadline)
+{
+    return rdlm_lease_conn_recv_frame(fd, 0, buf, kind_p, len_p, deadline);
+}
+
+rdlm_status_t rdlm_lease_conn_recv(int fd, rdlm_wire_kind_t expect,
+                                   uint8_t buf[RDLM_WIRE_MAX_PAYLOAD], uint32_t *len_p,
+                                   uint64_t deadline)
+{
+    rdlm_wire_kind_t kind;
+
+    return rdlm_lease_conn_recv_frame(fd, expect, buf, &kind, len_p, deadline);
 }

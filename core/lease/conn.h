@@ -54,8 +54,14 @@ rdlm_status_t rdlm_lease_conn_send(int fd, rdlm_wire_kind_t kind, const uint8_t 
  *  nothing, so a caller can wait in slices and re-check its own conditions. */
 rdlm_status_t rdlm_lease_conn_wait(int fd, uint64_t deadline);
 
-/** Receive one frame of kind expect into buf; *len_p is its payload length. The header
- *  is checked (rdlm_wire_header_decode) before any payload byte is read. */
+/** Receive one frame into buf: *kind_p is its kind, *len_p its payload length. The
+ *  header is checked (rdlm_wire_header_decode_any) before any payload byte is read. */
+rdlm_status_t rdlm_lease_conn_recv_any(int fd, uint8_t buf[RDLM_WIRE_MAX_PAYLOAD],
+                                       rdlm_wire_kind_t *kind_p, uint32_t *len_p,
+                                       uint64_t deadline);
+
+/** Receive one frame of kind expect (a header of another kind: RDLM_ERR_PROTOCOL,
+ *  logged, before its payload is read). */
 rdlm_status_t rdlm_lease_conn_recv(int fd, rdlm_wire_kind_t expect,
                                    uint8_t buf[RDLM_WIRE_MAX_PAYLOAD], uint32_t *len_p,
                                    uint64_t deadline);

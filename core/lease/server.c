@@ -68,6 +68,8 @@ struct rdlm_lease_server {
     rdlm_lease_auth_mode_t auth;
     unsigned max_conns, max_per_peer, n_conns;
     unsigned frame_timeout_ms, idle_timeout_ms;
+    rdlm_lease_homes_func_t homes;
+    void *homes_arg;
     int full_logged;          /* the connection limit was hit and said so */
     rdlm_lease_conn_t *conns; /* open connections (closed ones are unlinked) */
     /* MUNGE verifications: running, and waiting for a turn (each holds a ref) */
@@ -313,6 +315,37 @@ static void rdlm_lease_conn_reply(rdlm_lease_conn_t *c, rdlm_status_t status)
     rdlm_lease_reply_t r = rdlm_lease_reply_base(c, status);
 
     rdlm_lease_conn_send(c, &r);
+}
+
+/* HOMES: the home's description as a BLOB frame, written from the home's own buffer
+ * (it does not change while the server runs), or a REPLY with the reason. */
+static void rdlm_lease_conn_reply_homes(rdlm_lease_conn_t *c)
+{
+    const uint8_t *blob = NULL;
+    size_t len = 0;
+    rdlm_status_t s = c->srv->homes != NULL ? c->srv->homes(c->srv->homes_arg, &blob, &len)
+                                            : RDLM_ERR_UNSUPPORTED;
+    uv_buf_t bufs[2];
+    int rv;
+
+    if (s != RDLM_OK || len > RDLM_WIRE_MAX_PAYLOAD) {
+        rdlm_lease_conn_reply(c, s != RDLM_OK ? s : RDLM_ERR_UNSUPPORTED);
+        return;
+    }
+    if (c->closing) {
+        return;
+    }
+    rdlm_wire_header_encode(c->out, RDLM_WIRE_BLOB, (uint32_t)len);
+    bufs[0] = uv_buf_init((char *)c->out, RDLM_WIRE_HEADER);
+    bufs[1] = uv_buf_init((char *)(uintptr_t)blob, (unsigned)len);
+    c->state = RDLM_CONN_WRITING;
+    rdlm_lease_conn_arm(c);
+    c->wreq.data = c;
+    rv = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, bufs, 2, rdlm_lease_conn_written);
+    if (rv != 0) {
+        rdlm_debug("lease: client %s: HOMES not sent: %s", c->peer, uv_strerror(rv));
+        rdlm_lease_conn_close(c);
+    }
 }
 
 /* The reply to a logged request: its applied result, or a check's refusal. */
@@ -604,6 +637,10 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
 
     if (c->cmd.op == RDLM_LEASE_OP_STATUS) {
         rdlm_lease_conn_reply_status(c);
+        return;
+    }
+    if (c->cmd.op == RDLM_LEASE_OP_HOMES) {
+        rdlm_lease_conn_reply_homes(c);
         return;
     }
     rdlm_lease_replica_role(c->srv->rep, &role);
@@ -939,6 +976,8 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
     srv->max_per_peer = params->max_connections_per_peer;
     srv->frame_timeout_ms = params->frame_timeout_ms;
     srv->idle_timeout_ms = params->idle_timeout_ms;
+    srv->homes = params->homes;
+    srv->homes_arg = params->homes_arg;
     uv_tcp_init(loop, &srv->listener);
     srv->listener.data = srv;
     sa.sin_addr.s_addr = ip;

@@ -20,7 +20,8 @@
  *   to a few a second; the rest go to debug, and their number is reported at warn.
  *
  * Requests
- *   STATUS: any replica answers. FATE (another session's: open, ended, or not found /
+ *   STATUS and HOMES: any replica answers (HOMES with a BLOB frame, the description
+ *   of the lock home its rdlmd hosts, or a REPLY saying why there is none). FATE (another session's: open, ended, or not found /
  *   another namespace's) is answered by the leader from its applied state. Every
  *   other op on a replica that is not the leader:
  *   RDLM_ERR_NOT_LEADER with the leader's id and client address (if known). On a
@@ -63,6 +64,12 @@ typedef enum rdlm_lease_auth_mode {
     RDLM_LEASE_AUTH_MUNGE /**< MUNGE credential on OPEN (auth.h) */
 } rdlm_lease_auth_mode_t;
 
+/** Answers HOMES: the description of the lock home the daemon hosts (core/svc/home.h)
+ *  in *blob_p (valid until the server is destroyed) and *len_p, or why there is none
+ *  (RDLM_ERR_UNAVAILABLE until it serves). Called on the loop. */
+typedef rdlm_status_t (*rdlm_lease_homes_func_t)(void *arg, const uint8_t **blob_p,
+                                                 size_t *len_p);
+
 typedef struct rdlm_lease_server_params {
     const char *client_addr; /**< "a.b.c.d:port" to listen on */
     rdlm_lease_auth_mode_t auth;
@@ -70,6 +77,8 @@ typedef struct rdlm_lease_server_params {
     unsigned max_connections_per_peer; /**< > 0; from one client IPv4 address */
     unsigned frame_timeout_ms;         /**< > 0; to complete a frame, to take a reply */
     unsigned idle_timeout_ms;          /**< > 0; no frame begun, nothing outstanding */
+    rdlm_lease_homes_func_t homes;     /**< NULL: HOMES gets RDLM_ERR_UNSUPPORTED */
+    void *homes_arg;
 } rdlm_lease_server_params_t;
 
 typedef struct rdlm_lease_server rdlm_lease_server_t;

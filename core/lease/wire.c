@@ -21,8 +21,8 @@ void rdlm_wire_header_encode(uint8_t hdr[RDLM_WIRE_HEADER], rdlm_wire_kind_t kin
     rdlm_le_put32(p, len);
 }
 
-rdlm_status_t rdlm_wire_header_decode(const uint8_t hdr[RDLM_WIRE_HEADER],
-                                      rdlm_wire_kind_t expect, uint32_t *len_p)
+rdlm_status_t rdlm_wire_header_decode_any(const uint8_t hdr[RDLM_WIRE_HEADER],
+                                          rdlm_wire_kind_t *kind_p, uint32_t *len_p)
 {
     rdlm_le_reader_t r = rdlm_le_reader(hdr, RDLM_WIRE_HEADER);
     uint32_t magic = rdlm_le_read32(&r);
@@ -31,8 +31,23 @@ rdlm_status_t rdlm_wire_header_decode(const uint8_t hdr[RDLM_WIRE_HEADER],
     uint16_t zero = rdlm_le_read16(&r);
     uint32_t len = rdlm_le_read32(&r);
 
-    if (magic != RDLM_WIRE_MAGIC || version != RDLM_WIRE_VERSION || kind != expect ||
-        zero != 0 || len > RDLM_WIRE_MAX_PAYLOAD) {
+    if (magic != RDLM_WIRE_MAGIC || version != RDLM_WIRE_VERSION ||
+        kind < RDLM_WIRE_REQUEST || kind > RDLM_WIRE_BLOB || zero != 0 ||
+        len > RDLM_WIRE_MAX_PAYLOAD) {
+        return RDLM_ERR_PROTOCOL;
+    }
+    *kind_p = (rdlm_wire_kind_t)kind;
+    *len_p = len;
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_wire_header_decode(const uint8_t hdr[RDLM_WIRE_HEADER],
+                                      rdlm_wire_kind_t expect, uint32_t *len_p)
+{
+    rdlm_wire_kind_t kind;
+    uint32_t len;
+
+    if (rdlm_wire_header_decode_any(hdr, &kind, &len) != RDLM_OK || kind != expect) {
         return RDLM_ERR_PROTOCOL;
     }
     *len_p = len;

@@ -5,6 +5,8 @@
  *   u32 magic "RDLM" (0x4d4c4452) | u8 version (1) | u8 kind | u16 zero | u32 length
  *
  * kind REQUEST: the payload is an rdlm_lease_cmd_t encoding (cmd.h).
+ * kind BLOB:    the payload is opaque to this layer: the answer to HOMES
+ *               (core/svc/layout.h), instead of a REPLY when there is one.
  * kind REPLY:   the payload is an rdlm_lease_reply_t encoding (fixed 80 bytes +
  *               leader address, little-endian):
  *   i32 status | u8 broken | u8 is_leader | u16 addr_len | u64 term | u64 session
@@ -29,7 +31,8 @@
 
 typedef enum rdlm_wire_kind {
     RDLM_WIRE_REQUEST = 1,
-    RDLM_WIRE_REPLY = 2
+    RDLM_WIRE_REPLY = 2,
+    RDLM_WIRE_BLOB = 3
 } rdlm_wire_kind_t;
 
 typedef struct rdlm_lease_reply {
@@ -54,8 +57,12 @@ typedef struct rdlm_lease_reply {
 void rdlm_wire_header_encode(uint8_t hdr[RDLM_WIRE_HEADER], rdlm_wire_kind_t kind,
                              uint32_t len);
 
-/** Check a received header: magic, version, zero field, kind == expect, and
- *  length <= RDLM_WIRE_MAX_PAYLOAD. RDLM_OK with *len_p, or RDLM_ERR_PROTOCOL. */
+/** Check a received header: magic, version, zero field, a known kind, and length <=
+ *  RDLM_WIRE_MAX_PAYLOAD. RDLM_OK with *kind_p and *len_p, or RDLM_ERR_PROTOCOL. */
+rdlm_status_t rdlm_wire_header_decode_any(const uint8_t hdr[RDLM_WIRE_HEADER],
+                                          rdlm_wire_kind_t *kind_p, uint32_t *len_p);
+
+/** The same, and the kind must be expect. */
 rdlm_status_t rdlm_wire_header_decode(const uint8_t hdr[RDLM_WIRE_HEADER],
                                       rdlm_wire_kind_t expect, uint32_t *len_p);
 

@@ -41,6 +41,7 @@ extern "C" {
 #endif
 
 typedef struct rdlm_session *rdlm_session_h;
+struct rdlm_ctx; /* include/rdlm.h */
 
 /** Called once, from the renewal thread, when the session's lease is lost. */
 typedef void (*rdlm_lease_lost_func_t)(void *arg, rdlm_session_h session);

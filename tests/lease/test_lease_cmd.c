@@ -28,9 +28,10 @@ static const uint8_t cred[] = {0x00, 0xff, 0x10, 0x20, 0x7f};
 static rdlm_lease_cmd_t sample(unsigned op)
 {
     static const char *const names[RDLM_LEASE_OP_MAX_ + 1] = {
-        "", "job-ns", "", "", "lock/a", "lock/b", "lock/c", "", "", "", ""};
+        "", "job-ns", "", "", "lock/a", "lock/b", "lock/c", "", "", "", "", ""};
     rdlm_lease_cmd_t c = lt_cmd(op,
-                                op == RDLM_LEASE_OP_OPEN || op == RDLM_LEASE_OP_STATUS
+                                op == RDLM_LEASE_OP_OPEN || op == RDLM_LEASE_OP_STATUS ||
+                                        op == RDLM_LEASE_OP_HOMES
                                     ? 0
                                     : 0x0102030405060708u + op,
                                 0x1112131415161718u, names[op][0] ? names[op] : NULL);
@@ -113,11 +114,13 @@ static void op_names_and_logged_ops(void **state)
     assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_ACQUIRE), "ACQUIRE");
     assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_EXPIRE), "EXPIRE");
     assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_FATE), "FATE");
+    assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_HOMES), "HOMES");
     assert_string_equal(rdlm_lease_op_name(0), "?");
     assert_string_equal(rdlm_lease_op_name(RDLM_LEASE_OP_MAX_ + 1), "?");
     for (unsigned op = 0; op <= RDLM_LEASE_OP_MAX_ + 1; op++) {
         int logged = op >= 1 && op <= RDLM_LEASE_OP_MAX_ && op != RDLM_LEASE_OP_RENEW &&
-                     op != RDLM_LEASE_OP_STATUS && op != RDLM_LEASE_OP_FATE;
+                     op != RDLM_LEASE_OP_STATUS && op != RDLM_LEASE_OP_FATE &&
+                     op != RDLM_LEASE_OP_HOMES;
         assert_int_equal(rdlm_lease_op_is_logged(op), logged);
     }
 }
@@ -224,11 +227,12 @@ static void every_validation_rule_rejects(void **state)
     c = sample(RDLM_LEASE_OP_FATE);
     c.token = 0;
     assert_refused(&c);
-    /* Session required but on OPEN and STATUS. */
+    /* Session required but on OPEN, STATUS and HOMES. */
     for (unsigned op = 1; op <= RDLM_LEASE_OP_MAX_; op++) {
         c = sample(op);
         c.session = 0;
-        if (op == RDLM_LEASE_OP_OPEN || op == RDLM_LEASE_OP_STATUS) {
+        if (op == RDLM_LEASE_OP_OPEN || op == RDLM_LEASE_OP_STATUS ||
+            op == RDLM_LEASE_OP_HOMES) {
             uint8_t buf[RDLM_LEASE_CMD_MAX];
             assert_true(rdlm_lease_cmd_encode(&c, buf, sizeof(buf)) > 0);
         } else {

@@ -50,6 +50,7 @@ static void bad_headers_are_refused_before_any_allocation(void **state)
 {
     uint8_t hdr[RDLM_WIRE_HEADER];
     uint32_t len = 0;
+    rdlm_wire_kind_t kind;
 
     (void)state;
     assert_header_refused(0, 'X'); /* magic */
@@ -58,7 +59,8 @@ static void bad_headers_are_refused_before_any_allocation(void **state)
     assert_header_refused(4, RDLM_WIRE_VERSION + 1);
     assert_header_refused(5, RDLM_WIRE_REPLY); /* kind: a reply where a request is due */
     assert_header_refused(5, 0);
-    assert_header_refused(5, 3);
+    assert_header_refused(5, RDLM_WIRE_BLOB); /* a known kind, but not a request */
+    assert_header_refused(5, RDLM_WIRE_BLOB + 1);
     assert_header_refused(6, 1); /* reserved zero */
     assert_header_refused(7, 0x80);
     assert_header_refused(11, 1);    /* 16 MiB and more */
@@ -69,6 +71,13 @@ static void bad_headers_are_refused_before_any_allocation(void **state)
     rdlm_wire_header_encode(hdr, RDLM_WIRE_REQUEST, UINT32_MAX);
     assert_int_equal(rdlm_wire_header_decode(hdr, RDLM_WIRE_REQUEST, &len),
                      RDLM_ERR_PROTOCOL);
+    /* Any known kind, told to the caller (a HOMES answer is a BLOB or a REPLY). */
+    rdlm_wire_header_encode(hdr, RDLM_WIRE_BLOB, 7);
+    assert_int_equal(rdlm_wire_header_decode_any(hdr, &kind, &len), RDLM_OK);
+    assert_int_equal(kind, RDLM_WIRE_BLOB);
+    assert_int_equal(len, 7);
+    hdr[5] = RDLM_WIRE_BLOB + 1;
+    assert_int_equal(rdlm_wire_header_decode_any(hdr, &kind, &len), RDLM_ERR_PROTOCOL);
     /* Every command fits a frame. */
     assert_true(RDLM_LEASE_CMD_MAX <= RDLM_WIRE_MAX_PAYLOAD);
     assert_true(RDLM_WIRE_REPLY_FIXED + RDLM_WIRE_ADDR_MAX <= RDLM_WIRE_MAX_PAYLOAD);

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "home.h"
 #include "peers.h"
 #include "replica.h"
 #include "server.h"
@@ -25,13 +26,18 @@ typedef struct rdlm_daemon_opts {
     rdlm_lease_replica_params_t replica;
     rdlm_lease_server_params_t server;
     rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX];
+    unsigned home_slots; /* 0: host no lock home */
     rdlm_log_level_t log_level;
 } rdlm_daemon_opts_t;
+
+/* Client tags of a home: one per client context that used it since it started. */
+#define RDLM_DAEMON_HOME_TAGS 65536u
 
 typedef struct rdlm_daemon {
     uv_signal_t signals[2];
     rdlm_lease_replica_t *rep;
     rdlm_lease_server_t *srv;
+    rdlm_svc_home_t *home;
     int stopping;
 } rdlm_daemon_t;
 
@@ -43,7 +49,7 @@ static void rdlm_daemon_usage(FILE *out)
           "             [--auth none|munge] [--max-sessions 4096]\n"
           "             [--max-connections 1024] [--max-connections-per-peer 256]\n"
           "             [--frame-timeout-ms 5000] [--idle-timeout-ms 60000]\n"
-          "             [--snapshot-threshold 1024]\n"
+          "             [--snapshot-threshold 1024] [--home-slots 4096]\n"
           "             [--log-level error|warn|info|debug|trace]\n"
           "\n"
           "One replica of the rdlm lease authority. --peers lists every replica (the\n"
@@ -62,6 +68,10 @@ static void rdlm_daemon_usage(FILE *out)
           "holds two); a frame must arrive and a reply be read within\n"
           "--frame-timeout-ms; a connection idle for --idle-timeout-ms is closed\n"
           "(clients reconnect; a queued acquire is not idle).\n"
+          "Each replica hosts a lock home: --home-slots lock words in memory that\n"
+          "clients (rdlm_ctx_create with RDLM_AUTHORITY) reach with remote atomics\n"
+          "over UCX; it serves once it committed a new epoch at the authority, so\n"
+          "tokens grow across its restarts. --home-slots 0: no home.\n"
           "SIGTERM or SIGINT stops it cleanly. Exit: 0 stopped, 1 failed, 2 usage.\n",
           out);
 }
@@ -111,6 +121,7 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         OPT_FRAME_TIMEOUT,
         OPT_IDLE_TIMEOUT,
         OPT_SNAPSHOT,
+        OPT_HOME_SLOTS,
         OPT_LOG
     };
     static const struct option longopts[] = {
@@ -127,6 +138,7 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         {"frame-timeout-ms", required_argument, NULL, OPT_FRAME_TIMEOUT},
         {"idle-timeout-ms", required_argument, NULL, OPT_IDLE_TIMEOUT},
         {"snapshot-threshold", required_argument, NULL, OPT_SNAPSHOT},
+        {"home-slots", required_argument, NULL, OPT_HOME_SLOTS},
         {"log-level", required_argument, NULL, OPT_LOG},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -182,6 +194,9 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         case OPT_SNAPSHOT:
             ok = rdlm_daemon_uint(optarg, 8, 1u << 30, &o->replica.snapshot_threshold);
             break;
+        case OPT_HOME_SLOTS:
+            ok = rdlm_daemon_uint(optarg, 0, 1u << 24, &o->home_slots);
+            break;
         case OPT_LOG:
             ok = rdlm_daemon_level(optarg, &o->log_level);
             break;
@@ -234,6 +249,31 @@ static void rdlm_daemon_signal(uv_signal_t *handle, int signum)
     uv_close((uv_handle_t *)&d->signals[1], NULL);
 }
 
+/* The lock home, serving once it committed an epoch at the authority of --peers. */
+static void rdlm_daemon_home_start(rdlm_daemon_opts_t *o, rdlm_daemon_t *d)
+{
+    char authority[RDLM_LEASE_PEERS_MAX * (RDLM_ADDR_MAX + 1)] = "";
+    rdlm_svc_home_params_t hp = {
+        .authority = authority, .slots = o->home_slots, .tags = RDLM_DAEMON_HOME_TAGS};
+    rdlm_status_t s;
+
+    if (o->home_slots == 0) {
+        return;
+    }
+    for (unsigned i = 0; i < o->replica.n_peers; i++) {
+        strcat(authority, i == 0 ? "" : ",");
+        strcat(authority, o->peers[i].client_addr);
+    }
+    s = rdlm_svc_home_start(&hp, &d->home);
+    if (s == RDLM_OK) {
+        o->server.homes = rdlm_svc_home_describe;
+        o->server.homes_arg = d->home;
+    } else {
+        rdlm_warn("rdlmd: hosting no lock home (%s): clients keep node-local locks",
+                  rdlm_status_str(s));
+    }
+}
+
 /* Data directory: created (0700) if missing. */
 static int rdlm_daemon_data_dir(const char *dir)
 {
@@ -256,6 +296,7 @@ int main(int argc, char **argv)
                    .max_connections_per_peer = 256,
                    .frame_timeout_ms = 5000,
                    .idle_timeout_ms = 60000},
+        .home_slots = 4096,
         .log_level = RDLM_LOG_INFO,
     };
     rdlm_daemon_t d = {0};
@@ -268,10 +309,13 @@ int main(int argc, char **argv)
     }
     o.replica.peers = o.peers;
     rdlm_log_set_level(o.log_level);
+    /* The home's own session reads RDLM_* like any client: same level. */
+    setenv("RDLM_LOG", rdlm_log_level_name(o.log_level), 1);
     signal(SIGPIPE, SIG_IGN);
     if (!rdlm_daemon_data_dir(o.replica.data_dir) || uv_loop_init(&loop) != 0) {
         return 1;
     }
+    rdlm_daemon_home_start(&o, &d);
     s = rdlm_lease_replica_start(&loop, &o.replica, &d.rep);
     if (s == RDLM_OK) {
         /* --id outside --peers was refused by the replica: client_addr is set */
@@ -292,6 +336,7 @@ int main(int argc, char **argv)
         rdlm_lease_server_destroy(d.srv);
     }
     uv_loop_close(&loop);
+    rdlm_svc_home_stop(d.home);
     if (s == RDLM_OK) {
         rdlm_info("rdlmd: replica %u stopped", (unsigned)o.replica.id);
         return 0;

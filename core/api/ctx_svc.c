@@ -1,0 +1,63 @@
+/*
+ * Service-wide exclusive locks for a context with RDLM_AUTHORITY (core/svc): the
+ * node-local lock first (core/local qlock: one process of the node at a time), then
+ * the lock word at the home an rdlmd hosts. The token is the home's.
+ */
+#include "api.h"
+#include "clock.h"
+#include "log.h"
+#include "svc.h"
+
+rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx)
+{
+    rdlm_status_t st;
+
+    if (ctx->session == NULL) {
+        return RDLM_OK;
+    }
+    st = rdlm_svc_open(ctx->config.authority, ctx->session, &ctx->config, &ctx->svc);
+    return st == RDLM_ERR_UNSUPPORTED ? RDLM_OK : st;
+}
+
+void rdlm_ctx_svc_close(rdlm_ctx_h ctx)
+{
+    rdlm_svc_close(ctx->svc);
+    ctx->svc = NULL;
+}
+
+static uint64_t rdlm_ctx_svc_id(const rdlm_obj_t *obj)
+{
+    return rdlm_load(&obj->ctx->local.seg.entries[obj->index].key, RDLM_RELAXED);
+}
+
+rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_t *token_p)
+{
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns), local_token;
+    rdlm_status_t local =
+        rdlm_qlock_acquire(&obj->ctx->local, obj->index, timeout_ns, &local_token);
+    rdlm_status_t global;
+
+    if (local < 0) {
+        return local;
+    }
+    global = rdlm_svc_lock_acquire(obj->ctx->svc, rdlm_ctx_svc_id(obj), deadline,
+                                   timeout_ns == 0, token_p);
+    if (global < 0) {
+        rdlm_qlock_release(&obj->ctx->local, obj->index);
+        return global;
+    }
+    return local == RDLM_OWNER_DEAD ? local : global;
+}
+
+rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
+{
+    rdlm_status_t global = rdlm_svc_lock_release(obj->ctx->svc, rdlm_ctx_svc_id(obj));
+    rdlm_status_t local = rdlm_qlock_release(&obj->ctx->local, obj->index);
+
+    return global != RDLM_OK ? global : local;
+}
+
+int32_t rdlm_ctx_svc_home(const rdlm_obj_t *obj)
+{
+    return (int32_t)rdlm_svc_home_of(obj->ctx->svc, rdlm_ctx_svc_id(obj));
+}

@@ -1,0 +1,216 @@
+/* A client context's links to its service's lock homes (svc.h, "Homes"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "cmd.h"
+#include "conn.h"
+#include "layout.h"
+#include "log.h"
+#include "svc_internal.h"
+
+/* Bounds of one HOMES request, and the pause after a failed connect. */
+#define RDLM_SVC_ASK_NS 2000000000ull
+#define RDLM_SVC_RETRY_NS 1000000000ull
+
+/* Ask the replica at addr for its home's description (into buf). */
+static rdlm_status_t rdlm_svc_ask(const char *addr, uint8_t buf[RDLM_WIRE_MAX_PAYLOAD],
+                                  rdlm_svc_desc_t *d)
+{
+    rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_HOMES};
+    uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_ASK_NS);
+    uint8_t req[RDLM_LEASE_CMD_MAX];
+    size_t req_len = rdlm_lease_cmd_encode(&cmd, req, sizeof(req));
+    rdlm_wire_kind_t kind;
+    rdlm_lease_reply_t reply;
+    uint32_t len;
+    int fd = -1;
+    rdlm_status_t st = rdlm_lease_conn_open(addr, deadline, &fd);
+
+    if (st == RDLM_OK)
+        st = rdlm_lease_conn_send(fd, RDLM_WIRE_REQUEST, req, (uint32_t)req_len, deadline);
+    if (st == RDLM_OK)
+        st = rdlm_lease_conn_recv_any(fd, buf, &kind, &len, deadline);
+    rdlm_lease_conn_close(fd);
+    if (st != RDLM_OK)
+        return st == RDLM_ERR_PROTOCOL ? st : RDLM_ERR_UNAVAILABLE;
+    if (kind == RDLM_WIRE_REPLY) {
+        st = rdlm_wire_reply_decode(buf, len, &reply);
+        return st != RDLM_OK ? st : (rdlm_status_t)reply.status;
+    }
+    if (kind != RDLM_WIRE_BLOB || rdlm_svc_desc_decode(buf, len, d) != RDLM_OK) {
+        rdlm_warn("svc: %s answered HOMES with a malformed description", addr);
+        return RDLM_ERR_PROTOCOL;
+    }
+    return RDLM_OK;
+}
+
+/* Close what a link holds (its writer lock held). */
+static void rdlm_svc_link_down(rdlm_svc_link_t *l)
+{
+    if (l->tl != NULL) {
+        if (l->rkey != 0)
+            l->tl->mem->rkey_release(l->tl, l->rkey);
+        rdlm_tl_destroy(l->tl);
+    }
+    rdlm_tl_boot_relay_destroy(l->relay);
+    l->tl = NULL;
+    l->rkey = 0;
+    l->relay = NULL;
+    l->up = 0;
+}
+
+/* Draw a tag and publish this process's session id under it. */
+static rdlm_status_t rdlm_svc_link_register(rdlm_svc_t *svc, rdlm_svc_link_t *l)
+{
+    uint64_t tag, sid = rdlm_session_id(svc->session);
+    rdlm_status_t st = rdlm_tl_fadd64(l->tl, l->rkey, RDLM_SVC_OFF_NEXT_TAG, 1, &tag);
+
+    if (st != RDLM_OK)
+        return st;
+    if (tag == 0 || tag >= l->tags) {
+        rdlm_error("svc: home %s has given out all its %u client tags: restart it", l->addr,
+                   l->tags);
+        return RDLM_ERR_NO_RESOURCE;
+    }
+    l->tag = (uint32_t)tag;
+    st = l->tl->rma->put(l->tl, l->rkey, rdlm_svc_off_tag(l->tag), &sid, sizeof(sid));
+    return st == RDLM_OK ? l->tl->setup->flush(l->tl, 0) : st;
+}
+
+/* Connect link l (its writer lock held). */
+static rdlm_status_t rdlm_svc_link_up(rdlm_svc_t *svc, rdlm_svc_link_t *l)
+{
+    uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
+    rdlm_tl_params_t tp = svc->tp;
+    rdlm_svc_desc_t d;
+    rdlm_status_t st = rdlm_svc_ask(l->addr, buf, &d);
+
+    if (st == RDLM_OK)
+        st = rdlm_tl_boot_replay_create(d.rec, d.rec_len, &l->relay);
+    if (st == RDLM_OK) {
+        tp.bootstrap = rdlm_tl_boot_relay_get(l->relay);
+        st = rdlm_tl_open("ucx", &tp, &l->tl);
+    }
+    if (st == RDLM_OK)
+        st = l->tl->mem->rkey_unpack(l->tl, 0, d.rkey, d.rkey_len, &l->rkey);
+    if (st == RDLM_OK) {
+        l->epoch = d.epoch;
+        l->slots = d.slots;
+        l->tags = d.tags;
+        st = rdlm_svc_link_register(svc, l);
+    }
+    if (st != RDLM_OK) {
+        rdlm_svc_link_down(l);
+        return st;
+    }
+    l->up = 1;
+    l->gen++;
+    rdlm_info("svc: home %s: epoch %llu, %u lock slots, tag %u", l->addr,
+              (unsigned long long)l->epoch, l->slots, l->tag);
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_svc_link_get(rdlm_svc_t *svc, uint32_t h, rdlm_svc_link_t **link_p)
+{
+    rdlm_svc_link_t *l = &svc->links[h];
+    rdlm_status_t st = RDLM_OK;
+
+    pthread_rwlock_rdlock(&l->lock);
+    if (l->up && !rdlm_load(&l->dead, RDLM_ACQUIRE)) {
+        *link_p = l;
+        return RDLM_OK;
+    }
+    pthread_rwlock_unlock(&l->lock);
+    pthread_rwlock_wrlock(&l->lock);
+    if (rdlm_load(&l->dead, RDLM_ACQUIRE)) {
+        rdlm_warn("svc: home %s died; reconnecting on use", l->addr);
+        rdlm_svc_link_down(l);
+        rdlm_store(&l->dead, 0, RDLM_RELEASE);
+    }
+    if (!l->up) {
+        st = rdlm_clock_now_ns() < l->retry_ns ? RDLM_ERR_UNAVAILABLE
+                                               : rdlm_svc_link_up(svc, l);
+        if (st != RDLM_OK) {
+            l->retry_ns = rdlm_clock_now_ns() + RDLM_SVC_RETRY_NS;
+            rdlm_debug("svc: home %s: %s", l->addr, rdlm_status_name(st));
+        }
+    }
+    pthread_rwlock_unlock(&l->lock);
+    if (st != RDLM_OK)
+        return st;
+    return rdlm_svc_link_get(svc, h, link_p); /* up now (or dead again: one more round) */
+}
+
+void rdlm_svc_link_put(rdlm_svc_link_t *l, rdlm_status_t status)
+{
+    if (status == RDLM_ERR_PEER_DEAD)
+        rdlm_store(&l->dead, 1, RDLM_RELEASE);
+    pthread_rwlock_unlock(&l->lock);
+}
+
+static int rdlm_svc_addr_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
+                            const rdlm_config_t *cfg, rdlm_svc_t **svc_p)
+{
+    rdlm_lease_addrs_t addrs;
+    uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
+    rdlm_svc_desc_t d;
+    rdlm_svc_t *svc;
+    rdlm_status_t st = rdlm_lease_addrs_parse(authority, &addrs);
+
+    if (st != RDLM_OK || session == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    for (unsigned i = 0; i < addrs.count; i++) {
+        if (rdlm_svc_ask(addrs.addr[i], buf, &d) == RDLM_ERR_UNSUPPORTED) {
+            rdlm_info("svc: replica %s hosts no lock home: locks stay node-local",
+                      addrs.addr[i]);
+            return RDLM_ERR_UNSUPPORTED;
+        }
+    }
+    svc = calloc(1, sizeof(*svc));
+    if (svc != NULL) {
+        svc->locks_cap = cfg->capacity;
+        svc->locks = calloc(svc->locks_cap, sizeof(*svc->locks));
+    }
+    if (svc == NULL || svc->locks == NULL) {
+        free(svc);
+        return RDLM_ERR_NO_MEMORY;
+    }
+    svc->session = session;
+    rdlm_tl_params_from_config(cfg, &svc->tp);
+    svc->tp.thread_mode = RDLM_TL_THREAD_MULTI;
+    svc->tp.progress_thread = 0;
+    svc->tp.peer_failure = RDLM_PEER_FAILURE_ON; /* a home is another process */
+    qsort(addrs.addr, addrs.count, sizeof(addrs.addr[0]), rdlm_svc_addr_cmp);
+    svc->n = addrs.count;
+    for (uint32_t h = 0; h < svc->n; h++) {
+        memcpy(svc->links[h].addr, addrs.addr[h], sizeof(svc->links[h].addr));
+        pthread_rwlock_init(&svc->links[h].lock, NULL);
+    }
+    pthread_mutex_init(&svc->locks_lock, NULL);
+    *svc_p = svc;
+    return RDLM_OK;
+}
+
+void rdlm_svc_close(rdlm_svc_t *svc)
+{
+    if (svc == NULL)
+        return;
+    for (uint32_t h = 0; h < svc->n; h++) {
+        rdlm_svc_link_down(&svc->links[h]);
+        pthread_rwlock_destroy(&svc->links[h].lock);
+    }
+    pthread_mutex_destroy(&svc->locks_lock);
+    free(svc->locks);
+    free(svc);
+}
+
+uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id)
+{
+    return (uint32_t)(id % svc->n);
+}

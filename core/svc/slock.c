@@ -1,0 +1,208 @@
+/* Exclusive locks on a service's lock homes (svc.h, "Locks"). */
+#include <time.h>
+
+#include "clock.h"
+#include "client_internal.h"
+#include "layout.h"
+#include "log.h"
+#include "svc_internal.h"
+
+#define RDLM_SVC_POLL_FIRST_NS 20000ull
+#define RDLM_SVC_POLL_MAX_NS 1000000ull
+/* How often a waiter asks the authority whether the holder's session ended. */
+#define RDLM_SVC_FATE_EVERY_NS 100000000ull
+
+/* The state of lock id in this process, created on first use (NULL: table full). */
+static rdlm_svc_lock_t *rdlm_svc_lock_of(rdlm_svc_t *svc, uint64_t id, int create)
+{
+    rdlm_svc_lock_t *found = NULL;
+    uint32_t i = (uint32_t)(id % svc->locks_cap);
+
+    pthread_mutex_lock(&svc->locks_lock);
+    for (uint32_t n = 0; n < svc->locks_cap; n++, i = (i + 1) % svc->locks_cap) {
+        if (svc->locks[i].id == id) {
+            found = &svc->locks[i];
+            break;
+        }
+        if (svc->locks[i].id == 0) {
+            if (create) {
+                svc->locks[i] = (rdlm_svc_lock_t){.id = id};
+                found = &svc->locks[i];
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&svc->locks_lock);
+    return found;
+}
+
+/* The slot of id at home l: probe from id's position, claiming a free slot by CAS. */
+static rdlm_status_t rdlm_svc_slot(rdlm_svc_link_t *l, uint64_t id, uint32_t *slot_p)
+{
+    uint32_t s = (uint32_t)((id >> 16) % l->slots); /* the low bits chose the home */
+
+    for (uint32_t n = 0; n < l->slots; n++, s = (s + 1) % l->slots) {
+        uint64_t old;
+        rdlm_status_t st =
+            rdlm_tl_cswap64(l->tl, l->rkey, rdlm_svc_off_slot_id(l->tags, s), 0, id, &old);
+
+        if (st != RDLM_OK)
+            return st;
+        if (old == 0 || old == id) {
+            *slot_p = s;
+            return RDLM_OK;
+        }
+    }
+    rdlm_error("svc: home %s: all %u lock slots are in use", l->addr, l->slots);
+    return RDLM_ERR_NO_RESOURCE;
+}
+
+/* Whether the session that drew tag at home l has ended (FATE at the authority). */
+static int rdlm_svc_holder_ended(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t tag,
+                                 rdlm_status_t *st_p)
+{
+    uint64_t sid = 0;
+    int ended;
+
+    *st_p =
+        l->tl->rma->get(l->tl, l->rkey, rdlm_svc_off_tag((uint32_t)tag), &sid, sizeof(sid));
+    if (*st_p != RDLM_OK || sid == 0)
+        return 0; /* no session published yet: it cannot hold anything */
+    ended = rdlm_lease_session_ended(svc->session, sid);
+    if (ended < 0)
+        rdlm_debug("svc: fate of session %llu: %s", (unsigned long long)sid,
+                   rdlm_status_name((rdlm_status_t)ended));
+    return ended == 1;
+}
+
+/* One pause of a poll: RDLM_ERR_TIMEOUT past deadline, else sleep and double. */
+static rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline)
+{
+    struct timespec ts = {0, (long)*pause_p};
+
+    if (deadline != UINT64_MAX && rdlm_clock_now_ns() >= deadline)
+        return RDLM_ERR_TIMEOUT;
+    nanosleep(&ts, NULL);
+    *pause_p = *pause_p * 2 < RDLM_SVC_POLL_MAX_NS ? *pause_p * 2 : RDLM_SVC_POLL_MAX_NS;
+    return RDLM_OK;
+}
+
+/* The acquire loop on home l (held), for lock state k whose slot is resolved. */
+static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc_lock_t *k,
+                                   uint64_t deadline, int try_only, uint64_t *token_p)
+{
+    uint64_t off = rdlm_svc_off_slot_word(l->tags, k->slot);
+    uint64_t w = k->guess, pause = RDLM_SVC_POLL_FIRST_NS;
+    uint64_t next_fate = rdlm_clock_now_ns() + RDLM_SVC_FATE_EVERY_NS;
+    int broken = 0;
+    rdlm_status_t st;
+
+    for (;;) {
+        uint64_t tag = rdlm_svc_word_tag(w), seq = rdlm_svc_word_seq(w), old;
+
+        if (tag == 0 || broken) {
+            uint64_t want = rdlm_svc_word(seq + 1, l->tag);
+
+            if (seq == RDLM_SVC_SEQ_MAX) {
+                rdlm_error("svc: lock %#llx used up its tokens in epoch %llu: restart "
+                           "its home",
+                           (unsigned long long)k->id, (unsigned long long)l->epoch);
+                return RDLM_ERR_NO_RESOURCE;
+            }
+            st = rdlm_tl_cswap64(l->tl, l->rkey, off, w, want, &old);
+            if (st != RDLM_OK)
+                return st;
+            if (old == w) {
+                k->held = want;
+                *token_p = l->epoch << 40 | (seq + 1);
+                return broken ? RDLM_OWNER_DEAD : RDLM_OK;
+            }
+            w = old;
+            broken = 0;
+            continue;
+        }
+        if (tag == l->tag) {
+            rdlm_error("svc: lock %#llx is held under this process's tag already",
+                       (unsigned long long)k->id);
+            return RDLM_ERR_CORRUPT;
+        }
+        if (try_only)
+            return RDLM_ERR_BUSY;
+        if (rdlm_clock_now_ns() >= next_fate) {
+            broken = rdlm_svc_holder_ended(svc, l, tag, &st);
+            if (st != RDLM_OK)
+                return st;
+            next_fate = rdlm_clock_now_ns() + RDLM_SVC_FATE_EVERY_NS;
+            if (broken) {
+                rdlm_warn("svc: lock %#llx: its holder's session ended; breaking it",
+                          (unsigned long long)k->id);
+                continue; /* CAS from exactly the word read */
+            }
+        }
+        st = rdlm_svc_pause(&pause, deadline);
+        if (st == RDLM_OK)
+            st = l->tl->rma->get(l->tl, l->rkey, off, &w, sizeof(w));
+        if (st != RDLM_OK)
+            return st;
+    }
+}
+
+rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadline_ns,
+                                    int try_only, uint64_t *token_p)
+{
+    rdlm_svc_lock_t *k = rdlm_svc_lock_of(svc, id, 1);
+    rdlm_svc_link_t *l;
+    rdlm_status_t st;
+
+    if (k == NULL) {
+        rdlm_error("svc: more than %u locks used by this process", svc->locks_cap);
+        return RDLM_ERR_NO_RESOURCE;
+    }
+    st = rdlm_svc_link_get(svc, rdlm_svc_home_of(svc, id), &l);
+    if (st != RDLM_OK)
+        return st;
+    if (k->gen != l->gen) {
+        st = rdlm_svc_slot(l, id, &k->slot);
+        k->gen = st == RDLM_OK ? l->gen : 0;
+        k->guess = 0;
+    }
+    if (st == RDLM_OK)
+        st = rdlm_svc_take(svc, l, k, deadline_ns, try_only, token_p);
+    rdlm_svc_link_put(l, st);
+    return st;
+}
+
+rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
+{
+    rdlm_svc_lock_t *k = rdlm_svc_lock_of(svc, id, 0);
+    uint64_t held, free_word, old = 0;
+    rdlm_svc_link_t *l;
+    rdlm_status_t st;
+
+    if (k == NULL || k->held == 0)
+        return RDLM_ERR_NOT_OWNER;
+    held = k->held;
+    k->held = 0;
+    free_word = rdlm_svc_word(rdlm_svc_word_seq(held), 0);
+    st = rdlm_svc_link_get(svc, rdlm_svc_home_of(svc, id), &l);
+    if (st != RDLM_OK)
+        return st == RDLM_ERR_UNAVAILABLE ? RDLM_ERR_PEER_DEAD : st;
+    if (l->gen != k->gen) {
+        rdlm_svc_link_put(l, RDLM_OK);
+        rdlm_warn("svc: lock %#llx was lost: its home restarted while held",
+                  (unsigned long long)id);
+        return RDLM_ERR_PEER_DEAD;
+    }
+    st = rdlm_tl_cswap64(l->tl, l->rkey, rdlm_svc_off_slot_word(l->tags, k->slot), held,
+                         free_word, &old);
+    rdlm_svc_link_put(l, st);
+    if (st != RDLM_OK)
+        return st;
+    if (old != held) {
+        rdlm_warn("svc: lock %#llx was broken while held: this session ended",
+                  (unsigned long long)id);
+        return RDLM_ERR_LEASE_EXPIRED;
+    }
+    k->guess = free_word;
+    return RDLM_OK;
+}

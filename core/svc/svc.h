@@ -1,0 +1,77 @@
+/*
+ * A client context's view of the lock homes its service's rdlmd daemons host
+ * (homes.c), and exclusive locks on them (slock.c). layout.h has the region and the
+ * lock word; home.h the daemon's side.
+ *
+ * Homes
+ *   One per replica of RDLM_AUTHORITY, ordered by address string (so every client
+ *   agrees whatever order it lists them in); a lock's home is its name id modulo
+ *   their number. A home is reached lazily: its description (HOMES, answered by that
+ *   replica's client port), a UCX context over the relay bootstrap, the region's key,
+ *   and a tag drawn from the home (fetch-add) under which this process's session id
+ *   is published in the region. An operation that finds the home dead (the transport
+ *   says RDLM_ERR_PEER_DEAD) marks it down; the next use reconnects (at most once a
+ *   second), finding a new epoch if the daemon restarted.
+ *
+ * Locks (the word: sequence << 24 | tag; token = epoch << 40 | sequence)
+ *   acquire  compare-and-swap of FREE(seq) to HELD(seq + 1, my tag): one remote atomic
+ *            when the word is free and its value guessed right (the last one seen
+ *            here), two when not. Held by another: poll the word (20 us .. 1 ms
+ *            pauses); every 100 ms, if the holder's tag names a session the authority
+ *            has ended (FATE, core/lease), break the lock with a compare-and-swap that
+ *            only succeeds if the word is still the one read: RDLM_OWNER_DEAD, with
+ *            the next token.
+ *   release  compare-and-swap of HELD(seq, my tag) back to FREE(seq): one remote
+ *            atomic. If the word changed, the lock was broken (this session ended):
+ *            RDLM_ERR_LEASE_EXPIRED; if the home restarted meanwhile, the lock was
+ *            lost with it: RDLM_ERR_PEER_DEAD.
+ *   No authority round trip on either path unless a holder is suspected dead.
+ *
+ * Thread safety: every function may be called from any thread; one process must not
+ * acquire one lock twice at once (the caller's node-local lock ensures it).
+ */
+#ifndef RDLM_SVC_SVC_H
+#define RDLM_SVC_SVC_H
+
+#include <stdint.h>
+
+#include <rdlm/lease.h>
+#include <rdlm/status.h>
+
+#include "config.h"
+
+typedef struct rdlm_svc rdlm_svc_t;
+
+/**
+ * The homes of the service at authority ("a:p[,b:p...]"), for session (the context's
+ * lease, which stays the caller's). Asks every replica for its home once:
+ * RDLM_ERR_UNSUPPORTED if one that answered hosts none (an rdlmd run with
+ * --home-slots 0, or an authority embedded in a job): the caller goes on without.
+ * Replicas that do not answer are tried again on use. cfg gives the transport's
+ * settings (RDLM_PEER_TIMEOUT_MS, RDLM_STATS). Blocking.
+ */
+rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
+                            const rdlm_config_t *cfg, rdlm_svc_t **svc_p);
+
+/** Close every home's transport and free. NULL is a no-op. */
+void rdlm_svc_close(rdlm_svc_t *svc);
+
+/** The home (0 .. homes-1) of name id. */
+uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id);
+
+/**
+ * Acquire the lock of name id (not held by this process). deadline_ns: CLOCK_MONOTONIC
+ * (UINT64_MAX: none); try_only: one attempt. RDLM_OK or RDLM_OWNER_DEAD with *token_p;
+ * RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT, RDLM_ERR_PEER_DEAD / RDLM_ERR_UNAVAILABLE
+ * (the home is down or unreachable), RDLM_ERR_NO_RESOURCE (the home's slots or tags
+ * are used up: logged), RDLM_ERR_NO_MEMORY.
+ */
+rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadline_ns,
+                                    int try_only, uint64_t *token_p);
+
+/** Release the lock of id that this process holds. RDLM_OK; RDLM_ERR_NOT_OWNER (not
+ *  held); RDLM_ERR_LEASE_EXPIRED (broken by a waiter: this session ended);
+ *  RDLM_ERR_PEER_DEAD (its home died or restarted: the lock went with it). */
+rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id);
+
+#endif
