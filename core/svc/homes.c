@@ -11,7 +11,7 @@
 
 /* Bounds of one HOMES request, and the pause after a failed connect. */
 #define RDLM_SVC_ASK_NS 2000000000ull
-#define RDLM_SVC_RETRY_NS 1000000000ull
+#define RDLM_SVC_RETRY_NS 200000000ull
 
 /* Ask the replica at addr for its home's description (into buf). */
 static rdlm_status_t rdlm_svc_ask(const char *addr, uint8_t buf[RDLM_WIRE_MAX_PAYLOAD],
@@ -128,9 +128,10 @@ rdlm_status_t rdlm_svc_link_get(rdlm_svc_t *svc, uint32_t h, rdlm_svc_link_t **l
         rdlm_svc_link_down(l);
         rdlm_store(&l->dead, 0, RDLM_RELEASE);
     }
-    if (!l->up) {
-        st = rdlm_clock_now_ns() < l->retry_ns ? RDLM_ERR_UNAVAILABLE
-                                               : rdlm_svc_link_up(svc, l);
+    if (!l->up && rdlm_clock_now_ns() < l->retry_ns) {
+        st = RDLM_ERR_UNAVAILABLE; /* the last attempt failed moments ago */
+    } else if (!l->up) {
+        st = rdlm_svc_link_up(svc, l);
         if (st != RDLM_OK) {
             l->retry_ns = rdlm_clock_now_ns() + RDLM_SVC_RETRY_NS;
             rdlm_debug("svc: home %s: %s", l->addr, rdlm_status_name(st));

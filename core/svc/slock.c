@@ -9,8 +9,11 @@
 
 #define RDLM_SVC_POLL_FIRST_NS 20000ull
 #define RDLM_SVC_POLL_MAX_NS 1000000ull
-/* How often a waiter asks the authority whether the holder's session ended. */
-#define RDLM_SVC_FATE_EVERY_NS 100000000ull
+/* A waiter asks the authority whether the holder's session ended once the word has
+ * not changed for this long, and again as long as it does not. */
+#define RDLM_SVC_FATE_EVERY_NS 500000000ull
+/* The pause between attempts while a lock's home is unreachable. */
+#define RDLM_SVC_DOWN_PAUSE_NS 50000000ull
 
 /* The state of lock id in this process, created on first use (NULL: table full). */
 static rdlm_svc_lock_t *rdlm_svc_lock_of(rdlm_svc_t *svc, uint64_t id, int create)
@@ -141,28 +144,26 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
         }
         st = rdlm_svc_pause(&pause, deadline);
         if (st == RDLM_OK)
-            st = l->tl->rma->get(l->tl, l->rkey, off, &w, sizeof(w));
+            st = l->tl->rma->get(l->tl, l->rkey, off, &old, sizeof(old));
         if (st != RDLM_OK)
             return st;
+        if (old != w) /* the lock moved on: its holder is alive, or another broke it */
+            next_fate = rdlm_clock_now_ns() + RDLM_SVC_FATE_EVERY_NS;
+        w = old;
     }
 }
 
-rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadline_ns,
-                                    int try_only, uint64_t *token_p)
+/* One attempt through the home's current link. */
+static rdlm_status_t rdlm_svc_attempt(rdlm_svc_t *svc, rdlm_svc_lock_t *k,
+                                      uint64_t deadline_ns, int try_only, uint64_t *token_p)
 {
-    rdlm_svc_lock_t *k = rdlm_svc_lock_of(svc, id, 1);
     rdlm_svc_link_t *l;
-    rdlm_status_t st;
+    rdlm_status_t st = rdlm_svc_link_get(svc, rdlm_svc_home_of(svc, k->id), &l);
 
-    if (k == NULL) {
-        rdlm_error("svc: more than %u locks used by this process", svc->locks_cap);
-        return RDLM_ERR_NO_RESOURCE;
-    }
-    st = rdlm_svc_link_get(svc, rdlm_svc_home_of(svc, id), &l);
     if (st != RDLM_OK)
         return st;
     if (k->gen != l->gen) {
-        st = rdlm_svc_slot(l, id, &k->slot);
+        st = rdlm_svc_slot(l, k->id, &k->slot);
         k->gen = st == RDLM_OK ? l->gen : 0;
         k->guess = 0;
     }
@@ -170,6 +171,27 @@ rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadl
         st = rdlm_svc_take(svc, l, k, deadline_ns, try_only, token_p);
     rdlm_svc_link_put(l, st);
     return st;
+}
+
+rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadline_ns,
+                                    int try_only, uint64_t *token_p)
+{
+    rdlm_svc_lock_t *k = rdlm_svc_lock_of(svc, id, 1);
+    rdlm_status_t st;
+
+    if (k == NULL) {
+        rdlm_error("svc: more than %u locks used by this process", svc->locks_cap);
+        return RDLM_ERR_NO_RESOURCE;
+    }
+    /* A home that is down, restarting or not serving yet is waited for. */
+    for (;;) {
+        uint64_t pause = RDLM_SVC_DOWN_PAUSE_NS;
+
+        st = rdlm_svc_attempt(svc, k, deadline_ns, try_only, token_p);
+        if ((st != RDLM_ERR_UNAVAILABLE && st != RDLM_ERR_PEER_DEAD) || try_only ||
+            rdlm_svc_pause(&pause, deadline_ns) != RDLM_OK)
+            return st;
+    }
 }
 
 rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)

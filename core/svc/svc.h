@@ -10,22 +10,28 @@
  *   replica's client port), a UCX context over the relay bootstrap, the region's key,
  *   and a tag drawn from the home (fetch-add) under which this process's session id
  *   is published in the region. An operation that finds the home dead (the transport
- *   says RDLM_ERR_PEER_DEAD) marks it down; the next use reconnects (at most once a
- *   second), finding a new epoch if the daemon restarted.
+ *   says RDLM_ERR_PEER_DEAD) marks it down; the next use reconnects (at most every
+ *   200 ms), finding a new epoch if the daemon restarted. An acquire waits for an
+ *   unreachable home until its deadline.
  *
  * Locks (the word: sequence << 24 | tag; token = epoch << 40 | sequence)
  *   acquire  compare-and-swap of FREE(seq) to HELD(seq + 1, my tag): one remote atomic
  *            when the word is free and its value guessed right (the last one seen
  *            here), two when not. Held by another: poll the word (20 us .. 1 ms
- *            pauses); every 100 ms, if the holder's tag names a session the authority
- *            has ended (FATE, core/lease), break the lock with a compare-and-swap that
- *            only succeeds if the word is still the one read: RDLM_OWNER_DEAD, with
- *            the next token.
+ *            pauses); once it has not changed for 500 ms (and every 500 ms while it
+ *            does not), if the holder's tag names a session the authority has ended
+ *            (FATE, core/lease), break the lock with a compare-and-swap that only
+ *            succeeds if the word is still the one read: RDLM_OWNER_DEAD, with the
+ *            next token.
  *   release  compare-and-swap of HELD(seq, my tag) back to FREE(seq): one remote
  *            atomic. If the word changed, the lock was broken (this session ended):
  *            RDLM_ERR_LEASE_EXPIRED; if the home restarted meanwhile, the lock was
  *            lost with it: RDLM_ERR_PEER_DEAD.
- *   No authority round trip on either path unless a holder is suspected dead.
+ *   No authority round trip on either path; one per 500 ms of waiting behind a word
+ *   that does not change.
+ *   Homes use network transports only: UCX refuses shared memory for endpoints that
+ *   must report a dead peer, and a dead home must be noticed (its memory would
+ *   otherwise stay mapped and usable).
  *
  * Thread safety: every function may be called from any thread; one process must not
  * acquire one lock twice at once (the caller's node-local lock ensures it).
@@ -63,8 +69,8 @@ uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id);
  * Acquire the lock of name id (not held by this process). deadline_ns: CLOCK_MONOTONIC
  * (UINT64_MAX: none); try_only: one attempt. RDLM_OK or RDLM_OWNER_DEAD with *token_p;
  * RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT, RDLM_ERR_PEER_DEAD / RDLM_ERR_UNAVAILABLE
- * (the home is down or unreachable), RDLM_ERR_NO_RESOURCE (the home's slots or tags
- * are used up: logged), RDLM_ERR_NO_MEMORY.
+ * (the home was down or unreachable until the deadline), RDLM_ERR_NO_RESOURCE (the home's
+ * slots or tags are used up: logged), RDLM_ERR_NO_MEMORY.
  */
 rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadline_ns,
                                     int try_only, uint64_t *token_p);

@@ -49,7 +49,7 @@ struct rdlm_svc {
 
 /** Hold home h for an operation (a read lock), connecting first if it is not up.
  *  RDLM_OK: call rdlm_svc_link_put after. Else RDLM_ERR_UNAVAILABLE (not reachable,
- *  or a connect attempt less than a second ago failed), RDLM_ERR_UNSUPPORTED,
+ *  or a connect attempt less than 200 ms ago failed), RDLM_ERR_UNSUPPORTED,
  *  RDLM_ERR_NO_RESOURCE (no tag left), the transport's errors; nothing held then. */
 rdlm_status_t rdlm_svc_link_get(rdlm_svc_t *svc, uint32_t h, rdlm_svc_link_t **link_p);
 

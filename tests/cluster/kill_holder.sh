@@ -8,13 +8,26 @@
 #   - w2's token is larger than every token granted before, and w2 got the lock only
 #     after w1's lease had ended as w1's own client computed it;
 #   - the store accepted no stale write, and both checkers pass on the histories.
+# With --homes (ctest cluster.homes.kill_holder) the workers lock through a context
+# (lease_worker --ctx-lock: a lock homed at an rdlmd replica, each worker with a
+# /dev/shm of its own) and the same holds; also: w1 and w2 saw the same home replica,
+# and afterwards 1 and 20 acquires of L1 cost the same authority requests (renewals
+# apart, cl_homes_lock_path).
 # Exit 0 pass, 1 fail, 77 skip (not root, no namespaces, a binary missing).
+# shellcheck disable=SC2119 # cl_checkers takes no scenario argument
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 TTL=2000      # ms
 RHO_PCT=10    # the client's default drift (rho = 0.1)
-cl_init kill_holder 100
+HOMES=0
+[ "${1:-}" = --homes ] && HOMES=1
+if [ "$HOMES" = 1 ]; then
+    cl_homes_mode
+    cl_init homes.kill_holder 130
+else
+    cl_init kill_holder 100
+fi
 cl_net_up 6
 cl_replicas_start
 LEADER=$(cl_leader 20)
@@ -57,8 +70,24 @@ MAX_BEFORE=$(cl_q max "$CL_DIR"/w*.jsonl --op acquire --field token \
 
 cl_wait_exit w2 30
 [ "$CL_RC" = 0 ] || cl_fail "w2 exited $CL_RC (see w2.log / w2.jsonl)"
+HOMES_MSG=
+if [ "$HOMES" = 1 ]; then
+    H1=$(cl_q get "$CL_DIR/w1.jsonl" --op acquire --field home)
+    H2=$(cl_field "$REC" home)
+    if [ "$H1" != "$H2" ] || ! [ "$H1" -ge 0 ] 2>/dev/null; then
+        cl_fail "L1's home: w1 saw '$H1', w2 '$H2' (one replica expected: 0..2)"
+    fi
+    A2=$(cl_q get "$CL_DIR/w2.jsonl" --op stats --field authority_requests)
+    cl_homes_lock_path L1
+    R1=$(cl_home_replica "$H1")
+    cl_log "L1 homed at replica $R1 (index $H1); authority requests" \
+        "(renewals apart): 1 acquire $CL_AUTH_ONE, 20 acquires $CL_AUTH_MANY," \
+        "w2 (3 acquires, one a takeover) $A2"
+    HOMES_MSG="; home index $H1; authority requests 1 acquire $CL_AUTH_ONE, 20 acquires"
+    HOMES_MSG+=" $CL_AUTH_MANY, takeover worker $A2"
+fi
 COUNTS=$(cl_store_stop)
 cl_log "$COUNTS"
 cl_checkers
 cl_pass "takeover after kill -9 in $DT_MS ms (bound $BOUND_MS ms), $STATUS," \
-    "token $T2 > $T1; ${COUNTS#fenced_store: }"
+    "token $T2 > $T1; ${COUNTS#fenced_store: }$HOMES_MSG"

@@ -8,10 +8,27 @@
  *                [--hold-ms 0] [--check-every-ms 0] [--lock-timeout-ms 30000]
  *                [--stop-after-acquire [--write-after-resume] [--park-max-ms 120000]]
  *                [--start-file PATH [--start-max-ms 60000]] [--new-epoch]
- *                [--history FILE]
+ *                [--pause-ms 0] [--stop-file PATH] [--ctx-lock] [--history FILE]
  *
  * Each iteration: lock -> write(token) -> hold (hold-ms, with a "check" record every
- * check-every-ms) -> write(token) again if it held for a while -> unlock.
+ * check-every-ms) -> write(token) again if it held for a while -> unlock, then sleep
+ * pause-ms. A failed lock is recorded and counted, and the next iteration follows.
+ *
+ * Two ways to take the lock (worker_lock_ops_t, one implementation each):
+ *   default      rdlm_session_open at --authority; the lock is the authority's own
+ *                (rdlm_session_lock / rdlm_session_unlock: one Raft entry each).
+ *   --ctx-lock   RDLM_AUTHORITY = --authority and RDLM_LEASE_TTL_MS = --ttl-ms in the
+ *                environment, rdlm_ctx_create(NULL), rdlm_lock_open; the lock is
+ *                rdlm_lock_acquire / rdlm_lock_release (a lock homed at an rdlmd
+ *                replica). Acquire records carry "home" (rdlm_lock_query's home_node:
+ *                the replica's index in the strcmp order of the client addresses).
+ *                The context's lease (rdlm_ctx_session) has no lease-lost callback,
+ *                so no "lease_lost" record.
+ * Lease checks are rdlm_session_check / rdlm_session_valid_until on the session in
+ * both modes. The last record before "close" is "stats": the requests this process
+ * sent to the authority (renewals apart: rdlm_session_stats, rdlm_ctx_stats) and the
+ * acquires it was granted, so a script can check that the lock path of --ctx-lock
+ * sends none.
  *
  *   --stop-after-acquire   after the first lock and write, record "parked" and wait
  *                          (at most park-max-ms) to be SIGSTOPped or killed; with
@@ -23,12 +40,14 @@
  *   --start-file PATH      open the session and the store connection, then wait for
  *                          PATH to exist before the first lock (the harness starts
  *                          the worker early and releases it at a chosen instant).
+ *   --stop-file PATH       end the iterations early once PATH exists (checked before
+ *                          each lock; a "stopped" record).
  *
  * What t_ns means in each record (the checkers rely on it):
- *   acquire   when rdlm_session_lock returned (t_call_ns: when it was called)
+ *   acquire   when the lock call returned (t_call_ns: when it was called)
  *   write     before the request was sent (the store's decision comes later)
  *   check     before rdlm_session_check was called
- *   release   before rdlm_session_unlock was called
+ *   release   before the unlock call
  * so [acquire.t_ns, release.t_ns] lies inside the interval in which the authority
  * let this client hold the lock, and a check or write stamped t happened after t.
  *
@@ -53,18 +72,45 @@
 
 #define WORKER_STORE_TIMEOUT_MS 2000
 
+typedef struct worker_lock_ops worker_lock_ops_t;
+
 typedef struct worker_opts {
-    const char *authority, *store, *client, *lock, *key, *history, *start_file;
+    const char *authority, *store, *client, *lock, *key, *history, *start_file, *stop_file;
     uint32_t ttl_ms;
-    long iters, hold_ms, check_every_ms, lock_timeout_ms, park_max_ms, start_max_ms;
+    long iters, hold_ms, check_every_ms, lock_timeout_ms, park_max_ms, start_max_ms,
+        pause_ms;
     int stop_after_acquire, write_after_resume, new_epoch;
+    const worker_lock_ops_t *ops; /* how the lock is taken (--ctx-lock or not) */
 } worker_opts_t;
 
 typedef struct worker {
     const worker_opts_t *o;
-    rdlm_session_h session;
+    rdlm_session_h session; /* the lease: our own, or the context's (not ours to close) */
+    rdlm_ctx_h ctx;         /* --ctx-lock only */
+    rdlm_lock_h lock;       /* --ctx-lock only */
     fstore_client_t *store; /* NULL after an I/O error: reconnect on the next write */
+    uint64_t granted;       /* acquires that returned RDLM_OK or RDLM_OWNER_DEAD */
 } worker_t;
+
+/*
+ * How the worker holds the lock. Everything else (writes, lease checks through
+ * w->session, the records) is common to both implementations.
+ *   open    set w->session (and whatever the lock needs); nothing to undo on error
+ *   lock    acquire o->lock, blocking up to timeout_ns; *token_p on success
+ *   unlock  release the lock acquired with token
+ *   home    the lock's home replica; RDLM_ERR_UNSUPPORTED where there is none (the
+ *           acquire record then has no "home" field)
+ *   stats   requests sent to the authority, renewals apart
+ *   close   undo open
+ */
+struct worker_lock_ops {
+    rdlm_status_t (*open)(worker_t *w);
+    rdlm_status_t (*lock)(worker_t *w, uint64_t timeout_ns, uint64_t *token_p);
+    rdlm_status_t (*unlock)(worker_t *w, uint64_t token);
+    rdlm_status_t (*home)(worker_t *w, int32_t *home_p);
+    rdlm_status_t (*stats)(worker_t *w, uint64_t *requests_p, uint64_t *renewals_p);
+    void (*close)(worker_t *w);
+};
 
 static volatile sig_atomic_t worker_resumed;
 
@@ -133,18 +179,169 @@ static rdlm_status_t worker_check(worker_t *w, uint64_t token)
     return status;
 }
 
+/* ---- the authority's own lock (rdlm_session_lock) ---------------------------------- */
+
+static rdlm_status_t worker_session_open(worker_t *w)
+{
+    rdlm_session_params_t params = {.field_mask =
+                                        RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_LOST_CB,
+                                    .ttl_ms = w->o->ttl_ms,
+                                    .lost_cb = worker_on_lease_lost};
+
+    return rdlm_session_open(w->o->authority, &params, &w->session);
+}
+
+static rdlm_status_t worker_session_lock(worker_t *w, uint64_t timeout_ns,
+                                         uint64_t *token_p)
+{
+    return rdlm_session_lock(w->session, w->o->lock, timeout_ns, token_p);
+}
+
+static rdlm_status_t worker_session_unlock(worker_t *w, uint64_t token)
+{
+    return rdlm_session_unlock(w->session, w->o->lock, token);
+}
+
+static rdlm_status_t worker_session_home(worker_t *w, int32_t *home_p)
+{
+    (void)w;
+    (void)home_p;
+    return RDLM_ERR_UNSUPPORTED;
+}
+
+static rdlm_status_t worker_session_stats(worker_t *w, uint64_t *requests_p,
+                                          uint64_t *renewals_p)
+{
+    rdlm_session_stats_t s;
+    rdlm_status_t status = rdlm_session_stats(w->session, &s);
+
+    if (status == RDLM_OK) {
+        *requests_p = s.requests;
+        *renewals_p = s.renewals;
+    }
+    return status;
+}
+
+static void worker_session_close(worker_t *w)
+{
+    rdlm_session_close(w->session);
+    w->session = NULL;
+}
+
+static const worker_lock_ops_t worker_session_ops = {
+    .open = worker_session_open,
+    .lock = worker_session_lock,
+    .unlock = worker_session_unlock,
+    .home = worker_session_home,
+    .stats = worker_session_stats,
+    .close = worker_session_close,
+};
+
+/* ---- a context's lock (--ctx-lock: rdlm_lock_acquire, homed at a replica) ---------- */
+
+static rdlm_status_t worker_ctx_open(worker_t *w)
+{
+    char ttl[16];
+    rdlm_status_t status;
+
+    snprintf(ttl, sizeof(ttl), "%" PRIu32, w->o->ttl_ms);
+    if (setenv("RDLM_AUTHORITY", w->o->authority, 1) != 0 ||
+        setenv("RDLM_LEASE_TTL_MS", ttl, 1) != 0) {
+        return RDLM_ERR_NO_MEMORY;
+    }
+    status = rdlm_ctx_create(NULL, &w->ctx);
+    if (status != RDLM_OK) {
+        return status;
+    }
+    w->session = rdlm_ctx_session(w->ctx);
+    if (w->session == NULL) {
+        fprintf(stderr, "lease_worker: the context holds no lease (RDLM_AUTHORITY)\n");
+        status = RDLM_ERR_BAD_CONFIG;
+        goto err_destroy_ctx;
+    }
+    status = rdlm_lock_open(w->ctx, w->o->lock, &w->lock);
+    if (status != RDLM_OK) {
+        goto err_destroy_ctx;
+    }
+    return RDLM_OK;
+
+err_destroy_ctx:
+    rdlm_ctx_destroy(w->ctx);
+    w->ctx = NULL;
+    w->session = NULL;
+    return status;
+}
+
+static rdlm_status_t worker_ctx_lock(worker_t *w, uint64_t timeout_ns, uint64_t *token_p)
+{
+    return rdlm_lock_acquire(w->lock, timeout_ns, token_p);
+}
+
+static rdlm_status_t worker_ctx_unlock(worker_t *w, uint64_t token)
+{
+    (void)token; /* the handle knows its hold */
+    return rdlm_lock_release(w->lock);
+}
+
+static rdlm_status_t worker_ctx_home(worker_t *w, int32_t *home_p)
+{
+    rdlm_lock_info_t info;
+    rdlm_status_t status = rdlm_lock_query(w->lock, &info);
+
+    *home_p = status == RDLM_OK ? info.home_node : -1;
+    return RDLM_OK;
+}
+
+static rdlm_status_t worker_ctx_stats(worker_t *w, uint64_t *requests_p,
+                                      uint64_t *renewals_p)
+{
+    rdlm_stats_t s;
+    rdlm_status_t status = rdlm_ctx_stats(w->ctx, &s);
+
+    if (status == RDLM_OK) {
+        *requests_p = s.authority_requests;
+        *renewals_p = s.authority_renewals;
+    }
+    return status;
+}
+
+static void worker_ctx_close(worker_t *w)
+{
+    rdlm_ctx_destroy(w->ctx); /* closes the lock handle and the context's lease */
+    w->ctx = NULL;
+    w->lock = NULL;
+    w->session = NULL;
+}
+
+static const worker_lock_ops_t worker_ctx_ops = {
+    .open = worker_ctx_open,
+    .lock = worker_ctx_lock,
+    .unlock = worker_ctx_unlock,
+    .home = worker_ctx_home,
+    .stats = worker_ctx_stats,
+    .close = worker_ctx_close,
+};
+
+/* ---- the records, over either implementation ------------------------------------- */
+
 static rdlm_status_t worker_lock(worker_t *w, uint64_t timeout_ns, uint64_t *token_p)
 {
     uint64_t t0 = worker_now_ns(), token = 0;
-    rdlm_status_t status = rdlm_session_lock(w->session, w->o->lock, timeout_ns, &token);
+    rdlm_status_t status = w->o->ops->lock(w, timeout_ns, &token);
     uint64_t t1 = worker_now_ns();
     int held = status == RDLM_OK || status == RDLM_OWNER_DEAD;
+    int32_t home;
+    char home_field[32] = "";
 
+    if (w->o->ops->home(w, &home) == RDLM_OK) {
+        snprintf(home_field, sizeof(home_field), ",\"home\":%" PRId32, home);
+    }
     worker_log(t1, "acquire",
                ",\"lock\":\"%s\",\"token\":%" PRIu64 ",\"status\":\"%s\""
-               ",\"t_call_ns\":%" PRIu64 ",\"wait_ms\":%.3f",
+               ",\"t_call_ns\":%" PRIu64 ",\"wait_ms\":%.3f%s",
                w->o->lock, held ? token : 0, rdlm_status_name(status), t0,
-               (double)(t1 - t0) / 1e6);
+               (double)(t1 - t0) / 1e6, home_field);
+    w->granted += held;
     *token_p = held ? token : 0;
     return status;
 }
@@ -152,11 +349,23 @@ static rdlm_status_t worker_lock(worker_t *w, uint64_t timeout_ns, uint64_t *tok
 static rdlm_status_t worker_unlock(worker_t *w, uint64_t token)
 {
     uint64_t t = worker_now_ns();
-    rdlm_status_t status = rdlm_session_unlock(w->session, w->o->lock, token);
+    rdlm_status_t status = w->o->ops->unlock(w, token);
 
     worker_log(t, "release", ",\"lock\":\"%s\",\"token\":%" PRIu64 ",\"status\":\"%s\"",
                w->o->lock, token, rdlm_status_name(status));
     return status;
+}
+
+/* The final counts: what the lock path cost at the authority. */
+static void worker_log_stats(worker_t *w)
+{
+    uint64_t requests = 0, renewals = 0;
+    rdlm_status_t status = w->o->ops->stats(w, &requests, &renewals);
+
+    worker_log(worker_now_ns(), "stats",
+               ",\"status\":\"%s\",\"authority_requests\":%" PRIu64
+               ",\"authority_renewals\":%" PRIu64 ",\"acquires\":%" PRIu64,
+               rdlm_status_name(status), requests, renewals, w->granted);
 }
 
 /* Hold the lock for hold_ms, checking the lease every check_every_ms. RDLM_OK, or
@@ -222,40 +431,58 @@ static int worker_wait_start(const worker_opts_t *o)
     return 0;
 }
 
+/* One iteration: lock, write, hold, write, unlock. -1 to go on (a failure counted in
+ * *failures_p), or the exit code to end with (parked holder, lease lost). */
+static int worker_iteration(worker_t *w, long i, int *failures_p)
+{
+    const worker_opts_t *o = w->o;
+    uint64_t token;
+    rdlm_status_t status = worker_lock(w, (uint64_t)o->lock_timeout_ms * 1000000u, &token);
+
+    if (status == RDLM_ERR_LEASE_EXPIRED) {
+        return 3;
+    }
+    if (status != RDLM_OK && status != RDLM_OWNER_DEAD) {
+        (*failures_p)++;
+        return -1;
+    }
+    *failures_p += worker_write(w, token, i) != RDLM_OK;
+    if (o->stop_after_acquire) {
+        return worker_park(w, token);
+    }
+    if (o->hold_ms > 0) {
+        if (worker_hold(w, token) != RDLM_OK) {
+            worker_write(w, token, i); /* recorded: the store decides */
+            worker_unlock(w, token);
+            return 3;
+        }
+        *failures_p += worker_write(w, token, i) != RDLM_OK;
+    }
+    status = worker_unlock(w, token);
+    if (status == RDLM_ERR_LEASE_EXPIRED) {
+        return 3;
+    }
+    *failures_p += status != RDLM_OK;
+    return -1;
+}
+
 static int worker_run(worker_t *w)
 {
     const worker_opts_t *o = w->o;
-    int failures = 0;
+    int failures = 0, rc;
 
     for (long i = 1; i <= o->iters; i++) {
-        uint64_t token;
-        rdlm_status_t status =
-            worker_lock(w, (uint64_t)o->lock_timeout_ms * 1000000u, &token);
-
-        if (status == RDLM_ERR_LEASE_EXPIRED) {
-            return 3;
+        if (o->stop_file != NULL && access(o->stop_file, F_OK) == 0) {
+            worker_log(worker_now_ns(), "stopped", ",\"iter\":%ld", i);
+            break;
         }
-        if (status != RDLM_OK && status != RDLM_OWNER_DEAD) {
-            failures++;
-            continue;
+        rc = worker_iteration(w, i, &failures);
+        if (rc >= 0) {
+            return rc;
         }
-        failures += worker_write(w, token, i) != RDLM_OK;
-        if (o->stop_after_acquire) {
-            return worker_park(w, token);
+        if (o->pause_ms > 0 && i < o->iters) {
+            worker_sleep_ms(o->pause_ms);
         }
-        if (o->hold_ms > 0) {
-            if (worker_hold(w, token) != RDLM_OK) {
-                worker_write(w, token, i); /* recorded: the store decides */
-                worker_unlock(w, token);
-                return 3;
-            }
-            failures += worker_write(w, token, i) != RDLM_OK;
-        }
-        status = worker_unlock(w, token);
-        if (status == RDLM_ERR_LEASE_EXPIRED) {
-            return 3;
-        }
-        failures += status != RDLM_OK;
     }
     return failures == 0 ? 0 : 1;
 }
@@ -267,7 +494,8 @@ static void worker_usage(void)
             "--lock NAME [--key KEY] [--ttl-ms MS] [--iters N] [--hold-ms MS] "
             "[--check-every-ms MS] [--lock-timeout-ms MS] [--stop-after-acquire "
             "[--write-after-resume] [--park-max-ms MS]] [--start-file PATH "
-            "[--start-max-ms MS]] [--new-epoch] [--history FILE]\n");
+            "[--start-max-ms MS]] [--new-epoch] [--pause-ms MS] [--stop-file PATH] "
+            "[--ctx-lock] [--history FILE]\n");
 }
 
 static int worker_parse(int argc, char **argv, worker_opts_t *o)
@@ -276,7 +504,8 @@ static int worker_parse(int argc, char **argv, worker_opts_t *o)
                          .iters = 1,
                          .lock_timeout_ms = 30000,
                          .park_max_ms = 120000,
-                         .start_max_ms = 60000};
+                         .start_max_ms = 60000,
+                         .ops = &worker_session_ops};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long *num = NULL;
@@ -289,6 +518,9 @@ static int worker_parse(int argc, char **argv, worker_opts_t *o)
             continue;
         } else if (strcmp(a, "--new-epoch") == 0) {
             o->new_epoch = 1;
+            continue;
+        } else if (strcmp(a, "--ctx-lock") == 0) {
+            o->ops = &worker_ctx_ops;
             continue;
         } else if (v == NULL) {
             return -1;
@@ -306,6 +538,8 @@ static int worker_parse(int argc, char **argv, worker_opts_t *o)
             o->history = v;
         } else if (strcmp(a, "--start-file") == 0) {
             o->start_file = v;
+        } else if (strcmp(a, "--stop-file") == 0) {
+            o->stop_file = v;
         } else if (strcmp(a, "--ttl-ms") == 0) {
             o->ttl_ms = (uint32_t)strtoul(v, NULL, 10);
         } else if (strcmp(a, "--iters") == 0) {
@@ -320,6 +554,8 @@ static int worker_parse(int argc, char **argv, worker_opts_t *o)
             num = &o->park_max_ms;
         } else if (strcmp(a, "--start-max-ms") == 0) {
             num = &o->start_max_ms;
+        } else if (strcmp(a, "--pause-ms") == 0) {
+            num = &o->pause_ms;
         } else {
             return -1;
         }
@@ -351,9 +587,6 @@ int main(int argc, char **argv)
     worker_opts_t o;
     worker_t w = {.o = &o};
     struct sigaction sa = {.sa_handler = worker_on_sigcont, .sa_flags = SA_RESTART};
-    rdlm_session_params_t params = {.field_mask =
-                                        RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_LOST_CB,
-                                    .lost_cb = worker_on_lease_lost};
     rdlm_status_t status;
     uint64_t t;
     int rc;
@@ -366,9 +599,8 @@ int main(int argc, char **argv)
         return 1;
     }
     sigaction(SIGCONT, &sa, NULL);
-    params.ttl_ms = o.ttl_ms;
     t = worker_now_ns();
-    status = rdlm_session_open(o.authority, &params, &w.session);
+    status = o.ops->open(&w);
     if (status == RDLM_OK) {
         worker_log_set_session(rdlm_session_id(w.session));
     }
@@ -396,8 +628,9 @@ int main(int argc, char **argv)
     } else {
         rc = worker_run(&w);
     }
+    worker_log_stats(&w);
     t = worker_now_ns();
-    rdlm_session_close(w.session);
+    o.ops->close(&w);
     fstore_client_close(w.store);
     worker_log(t, "close", ",\"rc\":%d", rc);
     return rc;

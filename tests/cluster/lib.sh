@@ -37,6 +37,8 @@ CL_CLIENT_PORT=9101
 CL_STORE_NODE=4
 CL_STORE_ADDR=10.77.0.$CL_STORE_NODE:9200
 CL_RDLMD_ARGS=() # extra rdlmd flags a scenario sets
+CL_WORKER_ARGS=()   # extra lease_worker flags for every worker (cl_homes_mode)
+CL_WORKER_OWN_SHM=0 # 1: every worker mounts a /dev/shm of its own (cl_homes_mode)
 declare -A CL_BG=()  # name -> pid of its wrapper (our child)
 declare -A CL_PID=() # name -> pid of the program itself
 
@@ -344,12 +346,22 @@ cl_store_stop() { # prints the store's counts line
     grep "writes accepted" "$CL_DIR/store.log" || true
 }
 
-# cl_worker NODE NAME ARGS...: lease_worker with history $CL_DIR/NAME.jsonl.
+# cl_worker NODE NAME ARGS...: lease_worker with history $CL_DIR/NAME.jsonl, plus
+# CL_WORKER_ARGS. With CL_WORKER_OWN_SHM=1 the worker first mounts a tmpfs on /dev/shm:
+# `ip netns exec` gave it a mount namespace of its own, so the mount is its alone and
+# the worker's rdlm node segment is shared with no other worker, as on a host of its
+# own (otherwise every worker on this machine attaches the same /dev/shm/rdlm-0-*).
 cl_worker() {
-    local node=$1 name=$2
+    local node=$1 name=$2 own_shm=()
     shift 2
-    cl_start "$node" "$name" 300 "$RDLMTEST_WORKER" --authority "$(cl_authority)" \
-        --store "$CL_STORE_ADDR" --client "$name" --history "$CL_DIR/$name.jsonl" "$@"
+    if [ "$CL_WORKER_OWN_SHM" = 1 ]; then
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        own_shm=(bash -c 'mount -t tmpfs -o size=64m,mode=1777 rdlmtest-shm /dev/shm &&
+            exec "$@"' cl-own-shm)
+    fi
+    cl_start "$node" "$name" 300 "${own_shm[@]}" "$RDLMTEST_WORKER" \
+        --authority "$(cl_authority)" --store "$CL_STORE_ADDR" --client "$name" \
+        --history "$CL_DIR/$name.jsonl" "${CL_WORKER_ARGS[@]}" "$@"
 }
 
 # cl_wait_record NAME SEC OP [hist_query filters]: print the first matching record of
@@ -363,6 +375,54 @@ cl_wait_record() {
 
 cl_field() { # JSON FIELD
     python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$1" "$2"
+}
+
+# ---- lock homes in rdlmd (lease_worker --ctx-lock) -------------------------------------
+
+# Workers lock through a context (RDLM_AUTHORITY): locks homed at the rdlmd replicas,
+# each worker with a /dev/shm of its own (a host of its own).
+cl_homes_mode() {
+    CL_WORKER_ARGS=(--ctx-lock)
+    CL_WORKER_OWN_SHM=1
+}
+
+# The replica (node id) that home index INDEX names: the replicas sorted by their
+# client address as strings (strcmp), index from 0. Fails the scenario if there is none.
+cl_home_replica() { # INDEX
+    local ids=() r
+    mapfile -t ids < <(for r in 1 2 3; do echo "$(cl_addr "$r"):$CL_CLIENT_PORT $r"; done |
+        LC_ALL=C sort -k1,1 | awk '{print $2}')
+    if [[ ! "$1" =~ ^[0-9]+$ ]] || [ "$1" -ge "${#ids[@]}" ]; then
+        cl_fail "home index '$1' names no replica (a lock homed at a replica has 0..2)"
+    fi
+    echo "${ids[$1]}"
+}
+
+# cl_homes_lock_path LOCK [SLACK]: workers wq1 (node 5, 1 iteration) and wq20 (node 6,
+# 20 iterations), concurrently on LOCK; the requests each sent to the authority (its
+# final "stats" record, renewals apart) must not differ by more than SLACK (default 2:
+# opening the lease may take a redirect to the leader more in one than in the other).
+# A lock path that asked the authority once per acquire would differ by 19 or more.
+# The two counts in CL_AUTH_ONE and CL_AUTH_MANY. Not in $(...): it starts workers.
+cl_homes_lock_path() {
+    local lock=$1 slack=${2:-2} one many w
+    cl_worker 5 wq1 --lock "$lock" --iters 1 --lock-timeout-ms 20000
+    cl_worker 6 wq20 --lock "$lock" --iters 20 --lock-timeout-ms 20000
+    for w in wq1 wq20; do
+        cl_wait_exit $w 60
+        [ "$CL_RC" = 0 ] || cl_fail "$w exited $CL_RC (see $w.log / $w.jsonl)"
+    done
+    one=$(cl_q get "$CL_DIR/wq1.jsonl" --op stats --where status=RDLM_OK \
+        --field authority_requests) || cl_fail "wq1 recorded no stats"
+    many=$(cl_q get "$CL_DIR/wq20.jsonl" --op stats --where status=RDLM_OK \
+        --field authority_requests) || cl_fail "wq20 recorded no stats"
+    [ "$(cl_q get "$CL_DIR/wq20.jsonl" --op stats --field acquires)" = 20 ] ||
+        cl_fail "wq20 was not granted 20 acquires"
+    [ "$many" -le $((one + slack)) ] ||
+        cl_fail "authority requests grow with the acquires: 1 acquire $one, 20 acquires" \
+            "$many (slack $slack)"
+    CL_AUTH_ONE=$one
+    CL_AUTH_MANY=$many
 }
 
 # ---- partitions (nft inside a node's namespace) ----------------------------------------
@@ -412,6 +472,29 @@ cl_checkers() {
     python3 "$CL_HERE/check_fencing.py" --store "$CL_DIR/store.jsonl" "$@" "${ws[@]}" ||
         rc=1
     python3 "$CL_HERE/check_locks.py" "${ws[@]}" || rc=1
+    [ "$rc" = 0 ] || cl_fail "a checker rejected the run's histories"
+}
+
+# cl_checkers_per_lock [check_fencing options]: both checkers, once per lock, over the
+# store's history and the worker histories of that lock (each worker locks one). For
+# locks homed at rdlmd replicas: their tokens are epoch << 40 | a sequence kept in
+# the lock's own word, so two locks of one home share token values, while
+# check_fencing.py also requires tokens unique across locks.
+cl_checkers_per_lock() {
+    local f lock rc=0
+    declare -A files=()
+    for f in "$CL_DIR"/w*.jsonl; do
+        lock=$(cl_q get "$f" --op acquire --field lock) || continue # never tried
+        files[$lock]+="$f "
+    done
+    for lock in "${!files[@]}"; do
+        cl_log "checkers for lock $lock: $(basename -a ${files[$lock]} | tr '\n' ' ')"
+        # shellcheck disable=SC2086 # the file names (no blanks) are split on purpose
+        python3 "$CL_HERE/check_fencing.py" --store "$CL_DIR/store.jsonl" "$@" \
+            ${files[$lock]} || rc=1
+        # shellcheck disable=SC2086
+        python3 "$CL_HERE/check_locks.py" ${files[$lock]} || rc=1
+    done
     [ "$rc" = 0 ] || cl_fail "a checker rejected the run's histories"
 }
 

@@ -36,176 +36,7 @@
 #include <rdlm.h>
 #include <rdlm/lease.h>
 
-#ifndef RDLM_TEST_RDLMD
-#define RDLM_TEST_RDLMD ""
-#endif
-
-#define MS 1000000ull
-#define N_REPLICAS 3
-
-extern char **environ;
-
-typedef struct replica {
-    char raft[32], client[32], data[256], log[256];
-    pid_t pid;
-} replica_t;
-
-static struct cluster {
-    char dir[128];
-    char peers[256];
-    char authority[128];
-    replica_t r[N_REPLICAS];
-} C;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-/* 2 * N_REPLICAS free loopback ports, chosen by the kernel and released together. */
-static void free_ports(unsigned ports[2 * N_REPLICAS])
-{
-    int fds[2 * N_REPLICAS];
-
-    for (int i = 0; i < 2 * N_REPLICAS; i++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_addr.s_addr = htonl(0x7f000001)};
-        socklen_t sl = sizeof(sa);
-
-        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-        assert_true(fds[i] >= 0);
-        assert_int_equal(bind(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
-        assert_int_equal(getsockname(fds[i], (struct sockaddr *)&sa, &sl), 0);
-        ports[i] = ntohs(sa.sin_port);
-    }
-    for (int i = 0; i < 2 * N_REPLICAS; i++)
-        close(fds[i]);
-}
-
-static void replica_start(replica_t *r, int id)
-{
-    char id_s[16];
-    char *argv[] = {RDLM_TEST_RDLMD, "--id",  id_s,     "--peers", C.peers,
-                    "--data-dir",    r->data, "--auth", "none",    NULL};
-    posix_spawn_file_actions_t fa;
-
-    snprintf(id_s, sizeof(id_s), "%d", id);
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    assert_int_equal(posix_spawn(&r->pid, argv[0], &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-}
-
-/* Kill with sig and reap, bounded: SIGKILL after 10 s. */
-static void replica_kill(replica_t *r, int sig)
-{
-    uint64_t end = now_ns() + 10000 * MS;
-
-    if (r->pid <= 0)
-        return;
-    kill(r->pid, sig);
-    while (waitpid(r->pid, NULL, WNOHANG) == 0) {
-        if (now_ns() > end) {
-            kill(r->pid, SIGKILL);
-            waitpid(r->pid, NULL, 0);
-            break;
-        }
-        sleep_ms(10);
-    }
-    r->pid = 0;
-}
-
-/* Index of the replica that says it is the leader, waiting up to limit_ms; -1. */
-static int find_leader(unsigned limit_ms)
-{
-    uint64_t end = now_ns() + (uint64_t)limit_ms * MS;
-
-    do {
-        for (int i = 0; i < N_REPLICAS; i++) {
-            rdlm_authority_status_t st;
-
-            if (C.r[i].pid > 0 &&
-                rdlm_authority_status(C.r[i].client, 200, &st) == RDLM_OK && st.is_leader)
-                return i;
-        }
-        sleep_ms(50);
-    } while (now_ns() < end);
-    return -1;
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int cluster_up(void **state)
-{
-    unsigned ports[2 * N_REPLICAS];
-    char dir[sizeof(C.dir)];
-    size_t off = 0;
-
-    (void)state;
-    if (RDLM_TEST_RDLMD[0] == '\0')
-        return 0;
-    snprintf(C.dir, sizeof(C.dir), "%s/rdlm-lease-client.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (mkdtemp(C.dir) == NULL)
-        return -1;
-    free_ports(ports);
-    memcpy(dir, C.dir, sizeof(dir)); /* not C's own bytes: -Wrestrict under ASan */
-    for (int i = 0; i < N_REPLICAS; i++) {
-        replica_t *r = &C.r[i];
-
-        snprintf(r->raft, sizeof(r->raft), "127.0.0.1:%u", ports[2 * i]);
-        snprintf(r->client, sizeof(r->client), "127.0.0.1:%u", ports[2 * i + 1]);
-        snprintf(r->data, sizeof(r->data), "%s/data%d", dir, i + 1);
-        snprintf(r->log, sizeof(r->log), "%s/rdlmd%d.log", dir, i + 1);
-        off += (size_t)snprintf(C.peers + off, sizeof(C.peers) - off, "%s%d=%s=%s",
-                                i ? "," : "", i + 1, r->raft, r->client);
-        snprintf(C.authority + strlen(C.authority),
-                 sizeof(C.authority) - strlen(C.authority), "%s%s", i ? "," : "",
-                 r->client);
-    }
-    for (int i = 0; i < N_REPLICAS; i++)
-        replica_start(&C.r[i], i + 1);
-    if (find_leader(20000) < 0) {
-        fprintf(stderr, "no rdlmd leader within 20 s; logs in %s\n", C.dir);
-        return -1;
-    }
-    return 0;
-}
-
-static int cluster_down(void **state)
-{
-    (void)state;
-    for (int i = 0; i < N_REPLICAS; i++)
-        replica_kill(&C.r[i], SIGTERM);
-    if (C.dir[0] != '\0' && getenv("RDLMTEST_KEEP") == NULL)
-        nftw(C.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return 0;
-}
-
-static void need_rdlmd(void)
-{
-    if (RDLM_TEST_RDLMD[0] == '\0') {
-        print_message("skipped: rdlmd is not built (RDLM_WITH_AUTHORITY=OFF or no "
-                      "tools/rdlmd target)\n");
-        skip();
-    }
-}
+#include "rdlmd_cluster.h"
 
 static rdlm_session_h open_session(uint32_t ttl_ms, rdlm_lease_lost_func_t cb, void *arg)
 {
@@ -643,8 +474,8 @@ static void context_operations_fail_once_its_lease_is_lost(void **state)
 static void distributed_context_takes_its_epoch_from_the_authority(void **state)
 {
     char rendezvous[32];
-    rdlm_ctx_params_t p = {.field_mask = RDLM_CTX_FIELD_PEERS, .rank = 0, .size = 1,
-                           .rendezvous = rendezvous};
+    rdlm_ctx_params_t p = {
+        .field_mask = RDLM_CTX_FIELD_PEERS, .rank = 0, .size = 1, .rendezvous = rendezvous};
     rdlm_ctx_dist_info_t info;
     rdlm_session_h s;
     rdlm_ctx_h ctx = NULL;
@@ -664,7 +495,8 @@ static void distributed_context_takes_its_epoch_from_the_authority(void **state)
     ctx_env_clear();
     if (st == RDLM_ERR_NOT_FOUND) {
         rdlm_session_close(s);
-        print_message("skipped: no distributed transport in this build (RDLM_WITH_UCX=OFF)\n");
+        print_message(
+            "skipped: no distributed transport in this build (RDLM_WITH_UCX=OFF)\n");
         skip();
     }
     assert_int_equal(st, RDLM_OK);

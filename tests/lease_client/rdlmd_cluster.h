@@ -1,0 +1,45 @@
+/*
+ * Three real rdlmd replicas on 127.0.0.1 for the tests of this directory (free ports,
+ * a temporary directory with their data and logs, --auth none), as cmocka group
+ * fixtures: cluster_up starts them and waits for a leader, cluster_down kills them and
+ * removes the directory (kept with RDLMTEST_KEEP set). Every wait is bounded.
+ */
+#ifndef RDLM_TEST_RDLMD_CLUSTER_H
+#define RDLM_TEST_RDLMD_CLUSTER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MS 1000000ull
+#define N_REPLICAS 3
+
+typedef struct replica {
+    char raft[32], client[32], data[256], log[256];
+    pid_t pid;
+} replica_t;
+
+typedef struct cluster {
+    char dir[128];
+    char peers[256];
+    char authority[128]; /* the client addresses, comma-separated */
+    replica_t r[N_REPLICAS];
+} cluster_t;
+
+extern cluster_t C;
+
+uint64_t now_ns(void);
+void sleep_ms(unsigned ms);
+/** 2 * N_REPLICAS free loopback ports, chosen by the kernel and released together. */
+void free_ports(unsigned ports[2 * N_REPLICAS]);
+/** Start replica r as --id id (its log appended to r->log). */
+void replica_start(replica_t *r, int id);
+/** Kill with sig and reap, bounded: SIGKILL after 10 s. */
+void replica_kill(replica_t *r, int sig);
+/** Index of the replica that says it is the leader, waiting up to limit_ms; -1. */
+int find_leader(unsigned limit_ms);
+int cluster_up(void **state);
+int cluster_down(void **state);
+/** Skip the calling test when rdlmd is not built. */
+void need_rdlmd(void);
+
+#endif

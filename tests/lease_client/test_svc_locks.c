@@ -1,0 +1,401 @@
+/*
+ * Service-wide locks on the lock homes rdlmd hosts (core/svc/svc.h), through the
+ * public API: contexts made with RDLM_AUTHORITY, each in a job of its own (so no
+ * node-local lock orders them: only the home's word does), against three real rdlmd
+ * replicas on 127.0.0.1 (rdlmd_cluster.h).
+ *
+ *   - processes exclude each other (a shared "inside" flag never sees two), tokens
+ *     grow, and the rounds send nothing to the authority; the broken variant (a
+ *     process that skips the lock every other round) is caught by the same check;
+ *   - kill -9 of a holder: a waiter takes the lock over with RDLM_OWNER_DEAD and a
+ *     larger token within TTL * (1 + rho) + 1 s;
+ *   - a holder stopped past its TTL: a waiter breaks the lock, and the holder, resumed,
+ *     is told RDLM_ERR_LEASE_EXPIRED by its release;
+ *   - kill -9 of the lock's home replica: acquires fail while it is down; restarted on
+ *     its data directory, it serves a new epoch: the next token is larger.
+ *
+ * The processes are this program run again (--child MODE ...), not forks: a fork of a
+ * process that used UCX inherits its state without its threads. Skipped without rdlmd,
+ * and (home_node -1) when this librdlm has no lock homes (built without UCX).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rdlm.h>
+#include <rdlm/lease.h>
+
+#include "rdlmd_cluster.h"
+
+#define TTL_MS 1000u
+#define ROUNDS 150
+#define PROCS 3
+#define CHILD_LIMIT_S 60
+
+extern char **environ;
+
+/* What the processes of one test share (a file in the cluster's directory). */
+typedef struct shared {
+    atomic_int inside, overlaps, rounds, holding, release_now;
+    atomic_ullong held_token;
+    atomic_int wait_status, release_status;
+    atomic_ullong wait_token, wait_t_ns;
+} shared_t;
+
+static shared_t *shared_map(const char *path, int create)
+{
+    int fd = open(path, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    shared_t *sh;
+
+    if (fd < 0 || (create && ftruncate(fd, sizeof(shared_t)) != 0))
+        return NULL;
+    sh = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return sh == MAP_FAILED ? NULL : sh;
+}
+
+/* ---- the child processes ---------------------------------------------------------- */
+
+/* rounds: ROUNDS acquire/release rounds of "svc-rounds"; broken: skip every other
+ * acquire. Exit 0, or 1 with the reason on stderr. */
+static int child_rounds(shared_t *sh, rdlm_lock_h lock, int broken)
+{
+    uint64_t token, last = 0;
+
+    for (int i = 0; i < ROUNDS; i++) {
+        int skip = broken && i % 2 == 1;
+        rdlm_status_t s = skip ? RDLM_OK : rdlm_lock_acquire(lock, 20000 * MS, &token);
+
+        if (s != RDLM_OK) {
+            fprintf(stderr, "child: acquire: %s\n", rdlm_status_name(s));
+            return 1;
+        }
+        if (atomic_exchange(&sh->inside, 1) != 0)
+            atomic_fetch_add(&sh->overlaps, 1);
+        atomic_fetch_add(&sh->rounds, 1);
+        usleep(100);
+        atomic_store(&sh->inside, 0);
+        if (skip)
+            continue;
+        if (token <= last) {
+            fprintf(stderr, "child: token %#llx after %#llx\n", (unsigned long long)token,
+                    (unsigned long long)last);
+            return 1;
+        }
+        last = token;
+        if ((s = rdlm_lock_release(lock)) != RDLM_OK) {
+            fprintf(stderr, "child: release: %s\n", rdlm_status_name(s));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* hold: take "svc-hold", say so, wait for release_now (or to be killed), release. */
+static int child_hold(shared_t *sh, rdlm_lock_h lock)
+{
+    uint64_t token;
+    rdlm_status_t s = rdlm_lock_acquire(lock, 20000 * MS, &token);
+
+    if (s != RDLM_OK)
+        return 1;
+    atomic_store(&sh->held_token, token);
+    atomic_store(&sh->holding, 1);
+    for (int i = 0; i < CHILD_LIMIT_S * 100 && !atomic_load(&sh->release_now); i++)
+        usleep(10000);
+    atomic_store(&sh->release_status, rdlm_lock_release(lock));
+    return 0;
+}
+
+/* wait: take "svc-hold" (blocking), record how and when, release. */
+static int child_wait(shared_t *sh, rdlm_lock_h lock)
+{
+    uint64_t token = 0;
+    rdlm_status_t s = rdlm_lock_acquire(lock, 30000 * MS, &token);
+
+    atomic_store(&sh->wait_token, token);
+    atomic_store(&sh->wait_t_ns, now_ns());
+    atomic_store(&sh->wait_status, s);
+    if (s >= 0)
+        rdlm_lock_release(lock);
+    return 0;
+}
+
+/* --child MODE SHARED-FILE JOB-TAG */
+static int child_main(char **argv)
+{
+    shared_t *sh = shared_map(argv[3], 0);
+    rdlm_ctx_h ctx;
+    rdlm_lock_h lock;
+    const char *mode = argv[2];
+    int rc;
+
+    alarm(CHILD_LIMIT_S);
+    setenv("RDLM_JOB", argv[4], 1);
+    if (sh == NULL || rdlm_ctx_create(NULL, &ctx) != RDLM_OK ||
+        rdlm_lock_open(ctx, strncmp(mode, "rounds", 6) == 0 ? "svc-rounds" : "svc-hold",
+                       &lock) != RDLM_OK) {
+        fprintf(stderr, "child %s: set-up failed\n", mode);
+        return 1;
+    }
+    if (strcmp(mode, "hold") == 0)
+        rc = child_hold(sh, lock);
+    else if (strcmp(mode, "wait") == 0)
+        rc = child_wait(sh, lock);
+    else
+        rc = child_rounds(sh, lock, strcmp(mode, "rounds-broken") == 0);
+    rdlm_ctx_destroy(ctx);
+    return rc;
+}
+
+/* ---- the tests --------------------------------------------------------------------- */
+
+static char shared_path[256];
+
+static shared_t *shared_new(void)
+{
+    shared_t *sh;
+
+    snprintf(shared_path, sizeof(shared_path), "%s/svc-shared", C.dir);
+    sh = shared_map(shared_path, 1);
+    assert_non_null(sh);
+    return sh;
+}
+
+static pid_t child_spawn(const char *mode, int n)
+{
+    char tag[64];
+    char *argv[] = {"/proc/self/exe", "--child", (char *)mode, shared_path, tag, NULL};
+    pid_t pid;
+
+    snprintf(tag, sizeof(tag), "t-svc-%s-%d-%d", mode, n, (int)getpid());
+    assert_int_equal(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ), 0);
+    return pid;
+}
+
+/* Exit status of child pid, waiting up to limit_s (then SIGKILL: -1). */
+static int child_reap(pid_t pid, unsigned limit_s)
+{
+    int st = 0;
+
+    for (unsigned i = 0; i < limit_s * 100; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+/* The environment of the children (and of this process's own contexts). */
+static void svc_env(void)
+{
+    char ttl[16];
+
+    snprintf(ttl, sizeof(ttl), "%u", TTL_MS);
+    setenv("RDLM_AUTHORITY", C.authority, 1);
+    setenv("RDLM_LEASE_TTL_MS", ttl, 1);
+}
+
+/* Skip unless rdlmd runs and this librdlm reaches lock homes. */
+static void need_homes(void)
+{
+    rdlm_lock_info_t info;
+    rdlm_lock_h lock;
+    rdlm_ctx_h ctx;
+    uint64_t token;
+
+    need_rdlmd();
+    svc_env();
+    setenv("RDLM_JOB", "t-svc-probe", 1);
+    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
+    assert_int_equal(rdlm_lock_open(ctx, "svc-probe", &lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &token), RDLM_OK);
+    assert_int_equal(rdlm_lock_query(lock, &info), RDLM_OK);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    rdlm_ctx_destroy(ctx);
+    if (info.home_node < 0) {
+        print_message("skipped: this librdlm has no lock homes (built without UCX)\n");
+        skip();
+    }
+    assert_true(info.home_node < N_REPLICAS);
+}
+
+/* PROCS processes, ROUNDS rounds each; returns the overlaps seen. */
+static int run_rounds(const char *last_mode)
+{
+    shared_t *sh = shared_new();
+    pid_t pids[PROCS];
+    int overlaps;
+
+    for (int k = 0; k < PROCS; k++)
+        pids[k] = child_spawn(k == PROCS - 1 ? last_mode : "rounds", k);
+    for (int k = 0; k < PROCS; k++)
+        assert_int_equal(child_reap(pids[k], CHILD_LIMIT_S), 0);
+    assert_int_equal(atomic_load(&sh->rounds), PROCS * ROUNDS);
+    overlaps = atomic_load(&sh->overlaps);
+    munmap(sh, sizeof(*sh));
+    return overlaps;
+}
+
+static void processes_of_other_jobs_exclude_each_other(void **state)
+{
+    rdlm_stats_t before, after;
+    rdlm_lock_h lock;
+    rdlm_ctx_h ctx;
+    uint64_t token;
+
+    (void)state;
+    need_homes();
+    assert_int_equal(run_rounds("rounds"), 0);
+    /* Rounds on a home send nothing to the authority. */
+    setenv("RDLM_JOB", "t-svc-cost", 1);
+    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
+    assert_int_equal(rdlm_lock_open(ctx, "svc-cost", &lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &token), RDLM_OK);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    assert_int_equal(rdlm_ctx_stats(ctx, &before), RDLM_OK);
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &token), RDLM_OK);
+        assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    }
+    assert_int_equal(rdlm_ctx_stats(ctx, &after), RDLM_OK);
+    assert_int_equal(after.authority_requests, before.authority_requests);
+    rdlm_ctx_destroy(ctx);
+}
+
+static void a_process_that_skips_the_lock_is_caught(void **state)
+{
+    (void)state;
+    need_homes();
+    assert_true(run_rounds("rounds-broken") > 0);
+}
+
+/* A holder, a waiter queued behind it; stop (sig) the holder and check the waiter's
+ * take-over. Returns the shared state (the caller unmaps it). */
+static shared_t *holder_and_waiter(int sig, pid_t *holder_p, pid_t *waiter_p)
+{
+    shared_t *sh = shared_new();
+    uint64_t t_sig;
+
+    *holder_p = child_spawn("hold", 0);
+    for (int i = 0; i < 2000 && !atomic_load(&sh->holding); i++)
+        sleep_ms(10);
+    assert_true(atomic_load(&sh->holding));
+    *waiter_p = child_spawn("wait", 1);
+    sleep_ms(300);
+    assert_int_equal(atomic_load(&sh->wait_t_ns), 0); /* still waiting */
+    t_sig = now_ns();
+    kill(*holder_p, sig);
+    for (int i = 0; i < 1500 && atomic_load(&sh->wait_t_ns) == 0; i++)
+        sleep_ms(10);
+    assert_int_equal(atomic_load(&sh->wait_status), RDLM_OWNER_DEAD);
+    assert_true(atomic_load(&sh->wait_token) > atomic_load(&sh->held_token));
+    print_message("take-over %.0f ms after the signal (bound %u ms), token %#llx > %#llx\n",
+                  (double)(atomic_load(&sh->wait_t_ns) - t_sig) / 1e6,
+                  TTL_MS * 11 / 10 + 1000, (unsigned long long)atomic_load(&sh->wait_token),
+                  (unsigned long long)atomic_load(&sh->held_token));
+    assert_true(atomic_load(&sh->wait_t_ns) - t_sig <= (TTL_MS * 11 / 10 + 1000) * MS);
+    assert_int_equal(child_reap(*waiter_p, 10), 0);
+    return sh;
+}
+
+static void a_killed_holder_is_taken_over(void **state)
+{
+    pid_t holder, waiter;
+    shared_t *sh;
+
+    (void)state;
+    need_homes();
+    sh = holder_and_waiter(SIGKILL, &holder, &waiter);
+    assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
+    munmap(sh, sizeof(*sh));
+}
+
+static void a_paused_holder_finds_its_lock_broken(void **state)
+{
+    pid_t holder, waiter;
+    shared_t *sh;
+
+    (void)state;
+    need_homes();
+    sh = holder_and_waiter(SIGSTOP, &holder, &waiter);
+    atomic_store(&sh->release_now, 1);
+    kill(holder, SIGCONT);
+    assert_int_equal(child_reap(holder, 20), 0);
+    assert_int_equal(atomic_load(&sh->release_status), RDLM_ERR_LEASE_EXPIRED);
+    munmap(sh, sizeof(*sh));
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+    return strcmp(C.r[*(const int *)a].client, C.r[*(const int *)b].client);
+}
+
+static void a_restarted_home_serves_a_new_epoch(void **state)
+{
+    rdlm_lock_info_t info;
+    rdlm_lock_h lock;
+    rdlm_ctx_h ctx;
+    uint64_t before, token = 0;
+    int order[N_REPLICAS] = {0, 1, 2}, r;
+    rdlm_status_t s = RDLM_ERR_UNAVAILABLE;
+
+    (void)state;
+    need_homes();
+    setenv("RDLM_JOB", "t-svc-restart", 1);
+    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
+    assert_int_equal(rdlm_lock_open(ctx, "svc-restart", &lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &before), RDLM_OK);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_query(lock, &info), RDLM_OK);
+    /* Homes are the replicas in the order of their client addresses. */
+    qsort(order, N_REPLICAS, sizeof(order[0]), addr_cmp);
+    r = order[info.home_node];
+    replica_kill(&C.r[r], SIGKILL);
+    s = rdlm_lock_acquire(lock, 3000 * MS, &token);
+    assert_true(s == RDLM_ERR_PEER_DEAD || s == RDLM_ERR_UNAVAILABLE);
+    replica_start(&C.r[r], r + 1);
+    for (int i = 0; i < 300 && s < 0; i++) {
+        s = rdlm_lock_acquire(lock, 1000 * MS, &token);
+        if (s < 0)
+            sleep_ms(100);
+    }
+    assert_int_equal(s, RDLM_OK);
+    print_message("home %d restarted: token %#llx, before %#llx\n", r,
+                  (unsigned long long)token, (unsigned long long)before);
+    assert_true(token >> 40 > before >> 40);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    rdlm_ctx_destroy(ctx);
+    assert_true(find_leader(10000) >= 0);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(processes_of_other_jobs_exclude_each_other),
+        cmocka_unit_test(a_process_that_skips_the_lock_is_caught),
+        cmocka_unit_test(a_killed_holder_is_taken_over),
+        cmocka_unit_test(a_paused_holder_finds_its_lock_broken),
+        cmocka_unit_test(a_restarted_home_serves_a_new_epoch),
+    };
+
+    if (argc == 5 && strcmp(argv[1], "--child") == 0)
+        return child_main(argv);
+    return cmocka_run_group_tests(tests, cluster_up, cluster_down);
+}
