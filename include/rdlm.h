@@ -114,6 +114,13 @@ RDLM_EXPORT const char *rdlm_get_version(void);
  * RDLM_ERR_BAD_CONFIG (bad RDLM_* variable), RDLM_ERR_PERMISSION (segment owned by
  * another user), RDLM_ERR_NO_RESOURCE (all process slots in use), RDLM_ERR_IO.
  * On success *ctx_p is set; on error it is untouched.
+ *
+ * With RDLM_AUTHORITY set, the context holds a lease there (rdlm_ctx_session), and
+ * when the authority's rdlmd replicas host lock homes (the default) its exclusive
+ * locks are service-wide: processes of any host and job that name the same lock
+ * exclude each other, tokens come from the lock's home, and a holder whose lease the
+ * authority ended is broken (the taker gets RDLM_OWNER_DEAD). Its other objects stay
+ * node-local (docs/lease-authority.md, "Service-wide locks").
  */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
                                           rdlm_ctx_h *ctx_p);
@@ -151,6 +158,9 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
  * waits on too many locks at once). In a distributed context also
  * RDLM_ERR_PEER_DEAD (the process holding the lock's home word, or a queue neighbour
  * the acquire must reach, died: see RDLM_PEER_FAILURE) and RDLM_ERR_LEASE_EXPIRED.
+ * With service-wide locks (rdlm_ctx_create, RDLM_AUTHORITY): FIFO on the node only;
+ * also RDLM_ERR_LEASE_EXPIRED, and RDLM_ERR_PEER_DEAD or RDLM_ERR_UNAVAILABLE when
+ * the lock's home stayed unreachable until the timeout.
  * Re-acquiring a lock the context holds waits for itself: locks are not recursive.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns,
@@ -159,7 +169,10 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_n
 /**
  * Release; release ordering. Wakes the next waiter only. Errors: RDLM_ERR_NOT_OWNER
  * (not held by this context, including a second release), RDLM_ERR_BAD_HANDLE,
- * RDLM_ERR_CLOSED. On error nothing changes.
+ * RDLM_ERR_CLOSED. On error nothing changes. With a lease: RDLM_ERR_LEASE_EXPIRED
+ * (released, but the lease is gone; for a service-wide lock, a waiter may have
+ * broken it already); a service-wide lock whose home died or restarted while held:
+ * RDLM_ERR_PEER_DEAD (the lock went with its home; the node-local one is released).
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_release(rdlm_lock_h lock);
 
