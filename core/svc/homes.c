@@ -105,7 +105,6 @@ static rdlm_status_t rdlm_svc_link_up(rdlm_svc_t *svc, rdlm_svc_link_t *l)
         return st;
     }
     l->up = 1;
-    l->gen++;
     rdlm_info("svc: home %s: epoch %llu, %u lock slots, tag %u", l->addr,
               (unsigned long long)l->epoch, l->slots, l->tag);
     return RDLM_OK;

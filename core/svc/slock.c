@@ -162,9 +162,9 @@ static rdlm_status_t rdlm_svc_attempt(rdlm_svc_t *svc, rdlm_svc_lock_t *k,
 
     if (st != RDLM_OK)
         return st;
-    if (k->gen != l->gen) {
+    if (k->epoch != l->epoch) {
         st = rdlm_svc_slot(l, k->id, &k->slot);
-        k->gen = st == RDLM_OK ? l->gen : 0;
+        k->epoch = st == RDLM_OK ? l->epoch : 0;
         k->guess = 0;
     }
     if (st == RDLM_OK)
@@ -209,7 +209,7 @@ rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
     st = rdlm_svc_link_get(svc, rdlm_svc_home_of(svc, id), &l);
     if (st != RDLM_OK)
         return st == RDLM_ERR_UNAVAILABLE ? RDLM_ERR_PEER_DEAD : st;
-    if (l->gen != k->gen) {
+    if (l->epoch != k->epoch) {
         rdlm_svc_link_put(l, RDLM_OK);
         rdlm_warn("svc: lock %#llx was lost: its home restarted while held",
                   (unsigned long long)id);

@@ -18,7 +18,6 @@ typedef struct rdlm_svc_link {
     pthread_rwlock_t lock;
     int up;                 /* the fields below are valid */
     rdlm_atomic_u32_t dead; /* an operation found the home dead: reconnect */
-    uint64_t gen;           /* bumped at every connect: per-lock caches check it */
     uint64_t retry_ns;      /* no connect attempt before this time */
     rdlm_tl_boot_relay_t *relay;
     rdlm_tl_ctx_h tl;
@@ -31,7 +30,8 @@ typedef struct rdlm_svc_link {
  * node-local lock (one holder per process) once found. */
 typedef struct rdlm_svc_lock {
     uint64_t id;
-    uint64_t gen; /* home generation the slot and guess belong to (0: none) */
+    uint64_t epoch; /* the home's life the slot, guess and held word belong to (0:
+                       none): a reconnect within one life keeps them valid */
     uint32_t slot;
     uint64_t guess; /* the word's free value last seen here */
     uint64_t held;  /* the word while this process holds it, else 0 */

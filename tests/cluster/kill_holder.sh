@@ -20,14 +20,7 @@ source "$(dirname "$0")/lib.sh"
 
 TTL=2000      # ms
 RHO_PCT=10    # the client's default drift (rho = 0.1)
-HOMES=0
-[ "${1:-}" = --homes ] && HOMES=1
-if [ "$HOMES" = 1 ]; then
-    cl_homes_mode
-    cl_init homes.kill_holder 130
-else
-    cl_init kill_holder 100
-fi
+cl_init_mode kill_holder 100 "$@"
 cl_net_up 6
 cl_replicas_start
 LEADER=$(cl_leader 20)

@@ -386,6 +386,20 @@ cl_homes_mode() {
     CL_WORKER_OWN_SHM=1
 }
 
+# cl_init_mode NAME LIMIT [--homes]: cl_init NAME with LIMIT seconds; with --homes
+# (HOMES=1) the workers lock on the rdlmd homes (cl_homes_mode), the scenario is
+# named homes.NAME and gets 30 s more.
+cl_init_mode() {
+    HOMES=0
+    if [ "${3:-}" = --homes ]; then
+        HOMES=1
+        cl_homes_mode
+        cl_init "homes.$1" $(($2 + 30))
+    else
+        cl_init "$1" "$2"
+    fi
+}
+
 # The replica (node id) that home index INDEX names: the replicas sorted by their
 # client address as strings (strcmp), index from 0. Fails the scenario if there is none.
 cl_home_replica() { # INDEX

@@ -25,14 +25,7 @@ source "$(dirname "$0")/lib.sh"
 
 TTL=2000
 RHO_PCT=10
-HOMES=0
-[ "${1:-}" = --homes ] && HOMES=1
-if [ "$HOMES" = 1 ]; then
-    cl_homes_mode
-    cl_init homes.sigstop_holder 130
-else
-    cl_init sigstop_holder 100
-fi
+cl_init_mode sigstop_holder 100 "$@"
 cl_net_up 6
 cl_replicas_start
 LEADER=$(cl_leader 20)

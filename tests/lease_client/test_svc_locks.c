@@ -50,7 +50,7 @@ extern char **environ;
 
 /* What the processes of one test share (a file in the cluster's directory). */
 typedef struct shared {
-    atomic_int inside, overlaps, rounds, holding, release_now;
+    atomic_int ready, inside, overlaps, rounds, holding, release_now;
     atomic_ullong held_token;
     atomic_int wait_status, release_status;
     atomic_ullong wait_token, wait_t_ns;
@@ -76,6 +76,15 @@ static int child_rounds(shared_t *sh, rdlm_lock_h lock, int broken)
 {
     uint64_t token, last = 0;
 
+    /* One round to link to the home, then start together. */
+    if (rdlm_lock_acquire(lock, 20000 * MS, &last) != RDLM_OK ||
+        rdlm_lock_release(lock) != RDLM_OK) {
+        fprintf(stderr, "child: first round failed\n");
+        return 1;
+    }
+    atomic_fetch_add(&sh->ready, 1);
+    for (int i = 0; i < CHILD_LIMIT_S * 1000 && atomic_load(&sh->ready) < PROCS; i++)
+        usleep(1000);
     for (int i = 0; i < ROUNDS; i++) {
         int skip = broken && i % 2 == 1;
         rdlm_status_t s = skip ? RDLM_OK : rdlm_lock_acquire(lock, 20000 * MS, &token);
@@ -359,6 +368,7 @@ static void a_restarted_home_serves_a_new_epoch(void **state)
     (void)state;
     need_homes();
     setenv("RDLM_JOB", "t-svc-restart", 1);
+    setenv("RDLM_LEASE_TTL_MS", "15000", 1); /* outlives a failover, if r leads */
     assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
     assert_int_equal(rdlm_lock_open(ctx, "svc-restart", &lock), RDLM_OK);
     assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &before), RDLM_OK);
