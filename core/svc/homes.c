@@ -60,12 +60,17 @@ static void rdlm_svc_link_down(rdlm_svc_link_t *l)
     l->up = 0;
 }
 
-/* Draw a tag and publish this process's session id under it. */
-static rdlm_status_t rdlm_svc_link_register(rdlm_svc_t *svc, rdlm_svc_link_t *l)
+/* Draw a tag and publish this process's session id under it; a reconnect to the same
+ * life of the home keeps the tag drawn before (words held under it stay ours). */
+static rdlm_status_t rdlm_svc_link_register(rdlm_svc_t *svc, rdlm_svc_link_t *l,
+                                            uint64_t epoch)
 {
     uint64_t tag, sid = rdlm_session_id(svc->session);
-    rdlm_status_t st = rdlm_tl_fadd64(l->tl, l->rkey, RDLM_SVC_OFF_NEXT_TAG, 1, &tag);
+    rdlm_status_t st;
 
+    if (l->tag != 0 && l->epoch == epoch)
+        return RDLM_OK;
+    st = rdlm_tl_fadd64(l->tl, l->rkey, RDLM_SVC_OFF_NEXT_TAG, 1, &tag);
     if (st != RDLM_OK)
         return st;
     if (tag == 0 || tag >= l->tags) {
@@ -95,11 +100,12 @@ static rdlm_status_t rdlm_svc_link_up(rdlm_svc_t *svc, rdlm_svc_link_t *l)
     if (st == RDLM_OK)
         st = l->tl->mem->rkey_unpack(l->tl, 0, d.rkey, d.rkey_len, &l->rkey);
     if (st == RDLM_OK) {
-        l->epoch = d.epoch;
         l->slots = d.slots;
         l->tags = d.tags;
-        st = rdlm_svc_link_register(svc, l);
+        st = rdlm_svc_link_register(svc, l, d.epoch);
     }
+    if (st == RDLM_OK)
+        l->epoch = d.epoch;
     if (st != RDLM_OK) {
         rdlm_svc_link_down(l);
         return st;

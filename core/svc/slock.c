@@ -12,8 +12,10 @@
 /* A waiter asks the authority whether the holder's session ended once the word has
  * not changed for this long, and again as long as it does not. */
 #define RDLM_SVC_FATE_EVERY_NS 500000000ull
-/* The pause between attempts while a lock's home is unreachable. */
+/* The pause between attempts while a lock's home is unreachable, and how long a
+ * release keeps trying to reach it. */
 #define RDLM_SVC_DOWN_PAUSE_NS 50000000ull
+#define RDLM_SVC_RELEASE_TRY_NS 15000000000ull
 
 /* The state of lock id in this process, created on first use (NULL: table full). */
 static rdlm_svc_lock_t *rdlm_svc_lock_of(rdlm_svc_t *svc, uint64_t id, int create)
@@ -72,7 +74,9 @@ static int rdlm_svc_holder_ended(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t t
     if (*st_p != RDLM_OK || sid == 0)
         return 0; /* no session published yet: it cannot hold anything */
     ended = rdlm_lease_session_ended(svc->session, sid);
-    if (ended < 0)
+    if (ended == RDLM_ERR_LEASE_EXPIRED)
+        *st_p = RDLM_ERR_LEASE_EXPIRED; /* ours: nothing to wait for any more */
+    else if (ended < 0)
         rdlm_debug("svc: fate of session %llu: %s", (unsigned long long)sid,
                    rdlm_status_name((rdlm_status_t)ended));
     return ended == 1;
@@ -118,19 +122,25 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
             if (old == w) {
                 k->held = want;
                 *token_p = l->epoch << 40 | (seq + 1);
-                return broken ? RDLM_OWNER_DEAD : RDLM_OK;
+                return broken && tag != l->tag ? RDLM_OWNER_DEAD : RDLM_OK;
             }
             w = old;
             broken = 0;
             continue;
         }
         if (tag == l->tag) {
-            rdlm_error("svc: lock %#llx is held under this process's tag already",
-                       (unsigned long long)k->id);
-            return RDLM_ERR_CORRUPT;
+            /* Ours, and not held here (the caller's node-local lock): an earlier
+             * acquire whose answer was lost with its link. Take it again. */
+            rdlm_warn("svc: lock %#llx was left held by this process (an answer lost "
+                      "with its link); taking it again",
+                      (unsigned long long)k->id);
+            broken = 1;
+            continue;
         }
         if (try_only)
             return RDLM_ERR_BUSY;
+        if (rdlm_session_check(svc->session) != RDLM_OK)
+            return RDLM_ERR_LEASE_EXPIRED; /* this process may not take it any more */
         if (rdlm_clock_now_ns() >= next_fate) {
             broken = rdlm_svc_holder_ended(svc, l, tag, &st);
             if (st != RDLM_OK)
@@ -198,6 +208,7 @@ rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
 {
     rdlm_svc_lock_t *k = rdlm_svc_lock_of(svc, id, 0);
     uint64_t held, free_word, old = 0;
+    uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_RELEASE_TRY_NS);
     rdlm_svc_link_t *l;
     rdlm_status_t st;
 
@@ -206,25 +217,38 @@ rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
     held = k->held;
     k->held = 0;
     free_word = rdlm_svc_word(rdlm_svc_word_seq(held), 0);
-    st = rdlm_svc_link_get(svc, rdlm_svc_home_of(svc, id), &l);
+    /* A link declared dead may hide a live home: reconnect and free the word there
+     * (same life, same slot), for a bounded time. */
+    for (;;) {
+        uint64_t pause = RDLM_SVC_DOWN_PAUSE_NS;
+
+        st = rdlm_svc_link_get(svc, rdlm_svc_home_of(svc, id), &l);
+        if (st == RDLM_OK && l->epoch != k->epoch) {
+            rdlm_svc_link_put(l, RDLM_OK);
+            rdlm_warn("svc: lock %#llx was lost: its home restarted while held",
+                      (unsigned long long)id);
+            return RDLM_ERR_PEER_DEAD;
+        }
+        if (st == RDLM_OK) {
+            st = rdlm_tl_cswap64(l->tl, l->rkey, rdlm_svc_off_slot_word(l->tags, k->slot),
+                                 held, free_word, &old);
+            rdlm_svc_link_put(l, st);
+        }
+        if ((st != RDLM_ERR_PEER_DEAD && st != RDLM_ERR_UNAVAILABLE) ||
+            rdlm_svc_pause(&pause, deadline) != RDLM_OK)
+            break;
+    }
     if (st != RDLM_OK)
         return st == RDLM_ERR_UNAVAILABLE ? RDLM_ERR_PEER_DEAD : st;
-    if (l->epoch != k->epoch) {
-        rdlm_svc_link_put(l, RDLM_OK);
-        rdlm_warn("svc: lock %#llx was lost: its home restarted while held",
-                  (unsigned long long)id);
-        return RDLM_ERR_PEER_DEAD;
-    }
-    st = rdlm_tl_cswap64(l->tl, l->rkey, rdlm_svc_off_slot_word(l->tags, k->slot), held,
-                         free_word, &old);
-    rdlm_svc_link_put(l, st);
-    if (st != RDLM_OK)
-        return st;
-    if (old != held) {
+    /* Another word: a waiter broke the lock (only once the authority ended this
+     * session, so after its validity here ended), or an earlier attempt of this
+     * release landed after its link was declared dead (the word then was free_word,
+     * and maybe taken since). */
+    if (old != held && rdlm_session_check(svc->session) != RDLM_OK) {
         rdlm_warn("svc: lock %#llx was broken while held: this session ended",
                   (unsigned long long)id);
         return RDLM_ERR_LEASE_EXPIRED;
     }
-    k->guess = free_word;
+    k->guess = old == held ? free_word : old;
     return RDLM_OK;
 }

@@ -12,7 +12,13 @@
  *   - a holder stopped past its TTL: a waiter breaks the lock, and the holder, resumed,
  *     is told RDLM_ERR_LEASE_EXPIRED by its release;
  *   - kill -9 of the lock's home replica: acquires fail while it is down; restarted on
- *     its data directory, it serves a new epoch: the next token is larger.
+ *     its data directory, it serves a new epoch: the next token is larger;
+ *   - a home stopped (SIGSTOP) longer than the peer timeout while a lock is held: the
+ *     release, declared dead first, reconnects to the same life of the home and frees
+ *     the word (before, the lock stayed held until the holder's session ended);
+ *   - a waiter whose own lease is lost behind a live holder returns
+ *     RDLM_ERR_LEASE_EXPIRED instead of waiting forever (tests/model/svc_lock.pml
+ *     found both).
  *
  * The processes are this program run again (--child MODE ...), not forks: a fork of a
  * process that used UCX inherits its state without its threads. Skipped without rdlmd,
@@ -26,6 +32,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -351,9 +358,89 @@ static void a_paused_holder_finds_its_lock_broken(void **state)
     munmap(sh, sizeof(*sh));
 }
 
+/* A context in a job of its own, with a lock named name (env as svc_env, plus the
+ * caller's). */
+static rdlm_ctx_h ctx_with_lock(const char *job, const char *name, rdlm_lock_h *lock_p)
+{
+    rdlm_ctx_h ctx;
+
+    setenv("RDLM_JOB", job, 1);
+    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
+    assert_int_equal(rdlm_lock_open(ctx, name, lock_p), RDLM_OK);
+    return ctx;
+}
+
 static int addr_cmp(const void *a, const void *b)
 {
     return strcmp(C.r[*(const int *)a].client, C.r[*(const int *)b].client);
+}
+
+/* The index in C.r of home index home: the replicas in the order of their client
+ * addresses. */
+static int home_replica(int32_t home)
+{
+    int order[N_REPLICAS] = {0, 1, 2};
+
+    qsort(order, N_REPLICAS, sizeof(order[0]), addr_cmp);
+    return order[home];
+}
+
+static void *cont_later(void *arg)
+{
+    sleep_ms(3000);
+    kill(*(pid_t *)arg, SIGCONT);
+    return NULL;
+}
+
+static void a_stalled_home_gets_its_lock_back(void **state)
+{
+    rdlm_lock_info_t info;
+    rdlm_lock_h a_lock, b_lock;
+    rdlm_ctx_h a, b;
+    uint64_t token;
+    pthread_t t;
+    pid_t pid;
+
+    (void)state;
+    need_homes();
+    setenv("RDLM_LEASE_TTL_MS", "15000", 1); /* outlives a failover */
+    setenv("RDLM_PEER_TIMEOUT_MS", "1000", 1);
+    a = ctx_with_lock("t-svc-stall-a", "svc-stall", &a_lock);
+    b = ctx_with_lock("t-svc-stall-b", "svc-stall", &b_lock);
+    unsetenv("RDLM_PEER_TIMEOUT_MS");
+    assert_int_equal(rdlm_lock_acquire(a_lock, 20000 * MS, &token), RDLM_OK);
+    assert_int_equal(rdlm_lock_query(a_lock, &info), RDLM_OK);
+    pid = C.r[home_replica(info.home_node)].pid;
+    kill(pid, SIGSTOP); /* the release's CAS goes unanswered past the peer timeout */
+    assert_int_equal(pthread_create(&t, NULL, cont_later, &pid), 0);
+    assert_int_equal(rdlm_lock_release(a_lock), RDLM_OK);
+    pthread_join(t, NULL);
+    assert_int_equal(rdlm_lock_acquire(b_lock, 10000 * MS, &token), RDLM_OK);
+    assert_int_equal(rdlm_lock_release(b_lock), RDLM_OK);
+    rdlm_ctx_destroy(b);
+    rdlm_ctx_destroy(a);
+    assert_true(find_leader(10000) >= 0);
+}
+
+static void a_waiter_that_lost_its_lease_stops_waiting(void **state)
+{
+    rdlm_lock_h held, waited;
+    rdlm_ctx_h holder, waiter;
+    uint64_t token, t0;
+
+    (void)state;
+    need_homes(); /* TTL 1 s */
+    holder = ctx_with_lock("t-svc-lost-a", "svc-lost", &held);
+    setenv("RDLMTEST_LEASE_NO_RENEW", "1", 1);
+    waiter = ctx_with_lock("t-svc-lost-b", "svc-lost", &waited);
+    unsetenv("RDLMTEST_LEASE_NO_RENEW");
+    assert_int_equal(rdlm_lock_acquire(held, 20000 * MS, &token), RDLM_OK);
+    t0 = now_ns();
+    assert_int_equal(rdlm_lock_acquire(waited, 20000 * MS, &token), RDLM_ERR_LEASE_EXPIRED);
+    assert_true(now_ns() - t0 < 5000 * MS);
+    assert_int_equal(rdlm_lock_release(held), RDLM_OK);
+    rdlm_ctx_destroy(waiter);
+    rdlm_ctx_destroy(holder);
 }
 
 static void a_restarted_home_serves_a_new_epoch(void **state)
@@ -362,7 +449,7 @@ static void a_restarted_home_serves_a_new_epoch(void **state)
     rdlm_lock_h lock;
     rdlm_ctx_h ctx;
     uint64_t before, token = 0;
-    int order[N_REPLICAS] = {0, 1, 2}, r;
+    int r;
     rdlm_status_t s = RDLM_ERR_UNAVAILABLE;
 
     (void)state;
@@ -374,9 +461,7 @@ static void a_restarted_home_serves_a_new_epoch(void **state)
     assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &before), RDLM_OK);
     assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
     assert_int_equal(rdlm_lock_query(lock, &info), RDLM_OK);
-    /* Homes are the replicas in the order of their client addresses. */
-    qsort(order, N_REPLICAS, sizeof(order[0]), addr_cmp);
-    r = order[info.home_node];
+    r = home_replica(info.home_node);
     replica_kill(&C.r[r], SIGKILL);
     s = rdlm_lock_acquire(lock, 3000 * MS, &token);
     assert_true(s == RDLM_ERR_PEER_DEAD || s == RDLM_ERR_UNAVAILABLE);
@@ -402,6 +487,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_process_that_skips_the_lock_is_caught),
         cmocka_unit_test(a_killed_holder_is_taken_over),
         cmocka_unit_test(a_paused_holder_finds_its_lock_broken),
+        cmocka_unit_test(a_stalled_home_gets_its_lock_back),
+        cmocka_unit_test(a_waiter_that_lost_its_lease_stops_waiting),
         cmocka_unit_test(a_restarted_home_serves_a_new_epoch),
     };
 
