@@ -11,8 +11,9 @@
  *   and a tag drawn from the home (fetch-add) under which this process's session id
  *   is published in the region. An operation that finds the home dead (the transport
  *   says RDLM_ERR_PEER_DEAD) marks it down; the next use reconnects (at most every
- *   200 ms), finding a new epoch if the daemon restarted. An acquire waits for an
- *   unreachable home until its deadline.
+ *   200 ms), finding a new epoch if the daemon restarted; a reconnect to the same
+ *   life of the home (same epoch) keeps its tag, so words held under it stay this
+ *   process's. An acquire waits for an unreachable home until its deadline.
  *
  * Locks (the word: sequence << 24 | tag; token = epoch << 40 | sequence)
  *   acquire  compare-and-swap of FREE(seq) to HELD(seq + 1, my tag): one remote atomic
@@ -68,16 +69,19 @@ uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id);
 /**
  * Acquire the lock of name id (not held by this process). deadline_ns: CLOCK_MONOTONIC
  * (UINT64_MAX: none); try_only: one attempt. RDLM_OK or RDLM_OWNER_DEAD with *token_p;
- * RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT, RDLM_ERR_PEER_DEAD / RDLM_ERR_UNAVAILABLE
- * (the home was down or unreachable until the deadline), RDLM_ERR_NO_RESOURCE (the home's
- * slots or tags are used up: logged), RDLM_ERR_NO_MEMORY.
+ * RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT, RDLM_ERR_LEASE_EXPIRED (this process's
+ * lease was lost while it waited), RDLM_ERR_PEER_DEAD / RDLM_ERR_UNAVAILABLE (the
+ * home was down or unreachable until the deadline), RDLM_ERR_NO_RESOURCE (the
+ * home's slots or tags are used up: logged), RDLM_ERR_NO_MEMORY.
  */
 rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadline_ns,
                                     int try_only, uint64_t *token_p);
 
 /** Release the lock of id that this process holds. RDLM_OK; RDLM_ERR_NOT_OWNER (not
  *  held); RDLM_ERR_LEASE_EXPIRED (broken by a waiter: this session ended);
- *  RDLM_ERR_PEER_DEAD (its home died or restarted: the lock went with it). */
+ *  RDLM_ERR_PEER_DEAD (its home restarted, or stayed unreachable for 15 s: the lock
+ *  went with it). Through a link declared dead it reconnects to the same life of the
+ *  home and frees the word there. */
 rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id);
 
 #endif
