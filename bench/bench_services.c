@@ -1,10 +1,12 @@
 /*
  * services: rdlm's on-node lock against the classic lock services on loopback, in
  * the same run: Redis (SET NX PX + compare-and-delete), etcd (v3 Lock API),
- * ZooKeeper (ephemeral sequential recipe), and rdlm's own lease authority (rdlmd,
- * rdlm_session_lock). The adapters are in lock_redis.c, lock_etcd.c, lock_zk.c and
- * lock_rdlmd.c; bench/services.sh starts the servers and exports RDLMBENCH_REDIS /
- * RDLMBENCH_ETCD / RDLMBENCH_ZK / RDLMBENCH_RDLMD.
+ * ZooKeeper (ephemeral sequential recipe), rdlm's own lease authority (rdlmd,
+ * rdlm_session_lock) and the lock homes its replicas host (rdlmd-homes,
+ * rdlm_lock_acquire with RDLM_AUTHORITY: remote atomics, no Raft entry). The adapters
+ * are in lock_redis.c, lock_etcd.c, lock_zk.c, lock_rdlmd.c and lock_svc.c;
+ * bench/services.sh starts the servers and exports RDLMBENCH_REDIS / RDLMBENCH_ETCD /
+ * RDLMBENCH_ZK / RDLMBENCH_RDLMD (both rdlmd adapters use the last).
  *
  *   latency:    1 process, uncontended acquire+release, us per pair; rdlm in
  *               100-pair batches as lock-latency, a service pair by pair with each
@@ -15,8 +17,9 @@
  *
  * A service is skipped, with a note saying why, when its client library was not
  * found at configure time, its variable is unset, or one acquire+release through
- * it fails (a probe in a child process before the rounds). With no service
- * available the benchmark measures nothing and only says why.
+ * it fails (a probe in a child process before the rounds; rdlmd-homes' also fails
+ * when the rdlmd replicas host no lock home). With no service available the
+ * benchmark measures nothing and only says why.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -43,7 +46,7 @@
 #define RDLM_BENCH_SVC_CONT_MS 300u
 #define RDLM_BENCH_SVC_RDLM_SAMPLE_EVERY 16u /* power of two; a service: every acquire */
 #define RDLM_BENCH_SVC_PROBE_S 20u
-#define RDLM_BENCH_SVC_MAX 5 /* rdlm + 4 services */
+#define RDLM_BENCH_SVC_MAX 6 /* rdlm + 5 services */
 
 static const uint32_t rdlm_bench_svc_procs[] = {2};
 
@@ -77,6 +80,7 @@ static const rdlm_bench_service_t rdlm_bench_services[] = {
 #endif
      "the ZooKeeper C client (libzookeeper-mt-dev)"},
     {"rdlmd", RDLM_BENCH_ENV_RDLMD, &rdlm_bench_lock_rdlmd, "librdlm"},
+    {"rdlmd-homes", RDLM_BENCH_ENV_RDLMD, &rdlm_bench_lock_rdlmd_homes, "librdlm"},
 };
 #define RDLM_BENCH_NSERVICES (sizeof(rdlm_bench_services) / sizeof(rdlm_bench_services[0]))
 
@@ -387,42 +391,68 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
     return c->nimpl - 1;
 }
 
-/* The authority's lock against the other services: a note with rdlmd's figure /
- * each other service's in c->measure (what names the figure); nothing without rdlmd
- * or without another service. */
-static void rdlm_bench_svc_authority_note(rdlm_bench_report_t *r, const char *bench,
-                                          const rdlm_bench_svc_ctx_t *c, const char *what)
+/* The index in c->impls of ops, or 0 (rdlm's, never a service's) if it did not run. */
+static uint32_t rdlm_bench_svc_index(const rdlm_bench_svc_ctx_t *c,
+                                     const rdlm_bench_lock_ops_t *ops)
 {
-    char text[160];
-    size_t used = 0;
-    uint32_t a = 0;
     uint32_t k;
 
     for (k = 1; k < c->nimpl; k++) {
-        if (c->impls[k] == &rdlm_bench_lock_rdlmd) {
-            a = k;
+        if (c->impls[k] == ops) {
+            return k;
         }
     }
-    if (a == 0 || c->nimpl < 3) {
+    return 0;
+}
+
+/* One of rdlm's service locks (subject) against the other services: a note with
+ * subject's figure / each other's in c->measure (what names the figure), leaving out
+ * skip (NULL: none); nothing when subject or every other service did not run. */
+static void rdlm_bench_svc_ratio_note(rdlm_bench_report_t *r, const char *bench,
+                                      const rdlm_bench_svc_ctx_t *c,
+                                      const rdlm_bench_lock_ops_t *subject,
+                                      const rdlm_bench_lock_ops_t *skip, const char *label,
+                                      const char *what)
+{
+    uint32_t a = rdlm_bench_svc_index(c, subject);
+    char text[200];
+    size_t used = 0;
+    uint32_t k;
+
+    if (a == 0) {
         return;
     }
     text[0] = '\0';
     for (k = 1; k < c->nimpl && used < sizeof(text); k++) {
-        if (k != a) {
+        if (k != a && c->impls[k] != skip) {
             used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s %.2g",
                                      used ? ", " : "", c->impls[k]->name,
                                      c->measure[a]->median / c->measure[k]->median);
         }
     }
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
-                           "authority lock, rdlmd / service, %s: %s", what, text);
+    if (used == 0) {
+        return;
+    }
+    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO, "%s, %s / service, %s: %s",
+                           label, subject->name, what, text);
+}
+
+/* The authority's lock against the other services (the lock homes have their own
+ * note), then the lock homes against every other service, the authority's included. */
+static void rdlm_bench_svc_rdlmd_notes(rdlm_bench_report_t *r, const char *bench,
+                                       const rdlm_bench_svc_ctx_t *c, const char *what)
+{
+    rdlm_bench_svc_ratio_note(r, bench, c, &rdlm_bench_lock_rdlmd,
+                              &rdlm_bench_lock_rdlmd_homes, "authority lock", what);
+    rdlm_bench_svc_ratio_note(r, bench, c, &rdlm_bench_lock_rdlmd_homes, NULL, "lock homes",
+                              what);
 }
 
 static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
                                   rdlm_bench_svc_ctx_t *c)
 {
     const rdlm_bench_opts_t *o = r->opts;
-    char text[200];
+    char text[256];
     size_t used = 0;
     uint32_t k;
 
@@ -453,7 +483,7 @@ static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
     }
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                            "uncontended acquire+release, service / rdlm: %s", text);
-    rdlm_bench_svc_authority_note(r, bench, c, "uncontended acquire+release time");
+    rdlm_bench_svc_rdlmd_notes(r, bench, c, "uncontended acquire+release time");
     return 0;
 }
 
@@ -492,7 +522,7 @@ static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
             }
         }
         snprintf(what, sizeof(what), "throughput at %u processes", procs[n]);
-        rdlm_bench_svc_authority_note(r, bench, c, what);
+        rdlm_bench_svc_rdlmd_notes(r, bench, c, what);
     }
     return 0;
 }
@@ -532,13 +562,20 @@ static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
                            "log (no fsync); etcd, ZooKeeper (their defaults) and rdlmd "
                            "sync every write to disk: a lock's acquire and release each "
                            "wait for the disk");
+    if (rdlm_bench_svc_index(&c, &rdlm_bench_lock_rdlmd_homes) != 0) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
+                               "rdlmd-homes: the lock words live in the homes' memory, "
+                               "nothing is written per acquire or release; a home that "
+                               "restarts takes a new epoch (larger tokens), its locks are "
+                               "lost with it");
+    }
     return 0;
 }
 
 const rdlm_bench_def_t rdlm_bench_def_services = {
     .name = "services",
     .title = "rdlm's on-node lock vs lock services on loopback: Redis, etcd, ZooKeeper, "
-             "rdlmd",
+             "rdlmd (authority lock, lock homes)",
     .default_procs = rdlm_bench_svc_procs,
     .ndefault_procs = sizeof(rdlm_bench_svc_procs) / sizeof(rdlm_bench_svc_procs[0]),
     .run = rdlm_bench_svc_run,

@@ -13,8 +13,12 @@
  *   rdlmd  rdlm's lease authority (3 replicas), the public API of <rdlm/lease.h>, a
  *          session per process; acquire: rdlm_session_lock; release:
  *          rdlm_session_unlock (one committed Raft entry each)
+ *   rdlmd-homes  the lock homes the same rdlmd replicas host (core/svc), the public
+ *          API of <rdlm.h> with RDLM_AUTHORITY, a context (own job) per process;
+ *          acquire: rdlm_lock_acquire; release: rdlm_lock_release (one remote
+ *          compare-and-swap on the home's word each, UCX; no Raft entry)
  *
- * Each adapter but rdlmd's exists only when its client library was found at
+ * Each adapter but rdlmd's two exists only when its client library was found at
  * configure time (RDLM_BENCH_HAVE_REDIS / _ETCD / _ZK); attach fails with a message
  * when its variable is unset or the server does not answer. The variables are RDLMBENCH_*,
  * not RDLM_*: librdlm warns about RDLM_* names it does not know.
@@ -74,5 +78,6 @@ extern const rdlm_bench_lock_ops_t rdlm_bench_lock_etcd;
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_zk;
 #endif
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlmd;
+extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlmd_homes;
 
 #endif

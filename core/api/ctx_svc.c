@@ -32,7 +32,7 @@ static uint64_t rdlm_ctx_svc_id(const rdlm_obj_t *obj)
 
 rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_t *token_p)
 {
-    uint64_t deadline = rdlm_clock_deadline(timeout_ns), local_token;
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns), local_token, token;
     rdlm_status_t local =
         rdlm_qlock_acquire(&obj->ctx->local, obj->index, timeout_ns, &local_token);
     rdlm_status_t global;
@@ -41,10 +41,13 @@ rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_
         return local;
     }
     global = rdlm_svc_lock_acquire(obj->ctx->svc, rdlm_ctx_svc_id(obj), deadline,
-                                   timeout_ns == 0, token_p);
+                                   timeout_ns == 0, &token);
     if (global < 0) {
         rdlm_qlock_release(&obj->ctx->local, obj->index);
         return global;
+    }
+    if (token_p != NULL) {
+        *token_p = token;
     }
     return local == RDLM_OWNER_DEAD ? local : global;
 }
