@@ -336,11 +336,11 @@ typedef struct rdlm_stats {
     uint64_t timeouts;   /**< acquires or waits that timed out */
     uint64_t recoveries; /**< locks recovered from a dead holder */
     uint64_t skips;      /**< abandoned queue places passed over */
-    /* Distributed contexts only (0 otherwise): */
+    /* Distributed contexts only (0 otherwise; home_ops also for service-wide locks): */
     uint64_t global_acquires; /**< acquires that took the global word */
     uint64_t local_handoffs;  /**< acquires that found the node already holding it */
     uint64_t home_ops;        /**< remote operations on home words (open, acquire,
-                                   release) */
+                                   release; with RDLM_AUTHORITY: on rdlmd's homes) */
     uint64_t peer_ops;        /**< remote operations on other processes' queue
                                    nodes (link, grant, pass) */
     uint64_t combined;        /**< counter fetch-adds of other processes this one

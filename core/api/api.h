@@ -165,6 +165,9 @@ rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_
 /** Release both levels; the home's error if it had one (svc.h), else the local one. */
 rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj);
 
+/** Remote operations the context's service-wide locks sent to the homes (0 without). */
+uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx);
+
 /** The home (index of the sorted authority addresses) of obj's lock. */
 int32_t rdlm_ctx_svc_home(const rdlm_obj_t *obj);
 

@@ -335,7 +335,7 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     stats_p->barrier_msgs = 0;
     stats_p->global_acquires = 0;
     stats_p->local_handoffs = 0;
-    stats_p->home_ops = 0;
+    stats_p->home_ops = rdlm_ctx_svc_home_ops(ctx);
     stats_p->peer_ops = 0;
     stats_p->authority_requests = 0;
     stats_p->authority_renewals = 0;

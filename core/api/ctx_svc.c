@@ -60,6 +60,11 @@ rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
     return global != RDLM_OK ? global : local;
 }
 
+uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx)
+{
+    return ctx->svc != NULL ? rdlm_svc_home_ops(ctx->svc) : 0;
+}
+
 int32_t rdlm_ctx_svc_home(const rdlm_obj_t *obj)
 {
     return (int32_t)rdlm_svc_home_of(obj->ctx->svc, rdlm_ctx_svc_id(obj));

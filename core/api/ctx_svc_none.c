@@ -31,6 +31,12 @@ rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
     return RDLM_ERR_UNSUPPORTED;
 }
 
+uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
 int32_t rdlm_ctx_svc_home(const rdlm_obj_t *obj)
 {
     (void)obj;

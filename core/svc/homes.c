@@ -216,6 +216,15 @@ void rdlm_svc_close(rdlm_svc_t *svc)
     free(svc);
 }
 
+uint64_t rdlm_svc_home_ops(rdlm_svc_t *svc)
+{
+    uint64_t n = 0;
+
+    for (uint32_t h = 0; h < svc->n; h++)
+        n += rdlm_load(&svc->links[h].ops, RDLM_RELAXED);
+    return n;
+}
+
 uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id)
 {
     return (uint32_t)(id % svc->n);

@@ -17,6 +17,20 @@
 #define RDLM_SVC_DOWN_PAUSE_NS 50000000ull
 #define RDLM_SVC_RELEASE_TRY_NS 15000000000ull
 
+/* One remote compare-and-swap / read of a word of home l, counted. */
+static rdlm_status_t rdlm_svc_cas(rdlm_svc_link_t *l, uint64_t off, uint64_t compare,
+                                  uint64_t swap, uint64_t *old_p)
+{
+    rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
+    return rdlm_tl_cswap64(l->tl, l->rkey, off, compare, swap, old_p);
+}
+
+static rdlm_status_t rdlm_svc_get(rdlm_svc_link_t *l, uint64_t off, uint64_t *value_p)
+{
+    rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
+    return l->tl->rma->get(l->tl, l->rkey, off, value_p, sizeof(*value_p));
+}
+
 /* The state of lock id in this process, created on first use (NULL: table full). */
 static rdlm_svc_lock_t *rdlm_svc_lock_of(rdlm_svc_t *svc, uint64_t id, int create)
 {
@@ -48,8 +62,7 @@ static rdlm_status_t rdlm_svc_slot(rdlm_svc_link_t *l, uint64_t id, uint32_t *sl
 
     for (uint32_t n = 0; n < l->slots; n++, s = (s + 1) % l->slots) {
         uint64_t old;
-        rdlm_status_t st =
-            rdlm_tl_cswap64(l->tl, l->rkey, rdlm_svc_off_slot_id(l->tags, s), 0, id, &old);
+        rdlm_status_t st = rdlm_svc_cas(l, rdlm_svc_off_slot_id(l->tags, s), 0, id, &old);
 
         if (st != RDLM_OK)
             return st;
@@ -69,8 +82,7 @@ static int rdlm_svc_holder_ended(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t t
     uint64_t sid = 0;
     int ended;
 
-    *st_p =
-        l->tl->rma->get(l->tl, l->rkey, rdlm_svc_off_tag((uint32_t)tag), &sid, sizeof(sid));
+    *st_p = rdlm_svc_get(l, rdlm_svc_off_tag((uint32_t)tag), &sid);
     if (*st_p != RDLM_OK || sid == 0)
         return 0; /* no session published yet: it cannot hold anything */
     ended = rdlm_lease_session_ended(svc->session, sid);
@@ -116,7 +128,7 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
                            (unsigned long long)k->id, (unsigned long long)l->epoch);
                 return RDLM_ERR_NO_RESOURCE;
             }
-            st = rdlm_tl_cswap64(l->tl, l->rkey, off, w, want, &old);
+            st = rdlm_svc_cas(l, off, w, want, &old);
             if (st != RDLM_OK)
                 return st;
             if (old == w) {
@@ -154,7 +166,7 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
         }
         st = rdlm_svc_pause(&pause, deadline);
         if (st == RDLM_OK)
-            st = l->tl->rma->get(l->tl, l->rkey, off, &old, sizeof(old));
+            st = rdlm_svc_get(l, off, &old);
         if (st != RDLM_OK)
             return st;
         if (old != w) /* the lock moved on: its holder is alive, or another broke it */
@@ -230,8 +242,8 @@ rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
             return RDLM_ERR_PEER_DEAD;
         }
         if (st == RDLM_OK) {
-            st = rdlm_tl_cswap64(l->tl, l->rkey, rdlm_svc_off_slot_word(l->tags, k->slot),
-                                 held, free_word, &old);
+            st = rdlm_svc_cas(l, rdlm_svc_off_slot_word(l->tags, k->slot), held, free_word,
+                              &old);
             rdlm_svc_link_put(l, st);
         }
         if ((st != RDLM_ERR_PEER_DEAD && st != RDLM_ERR_UNAVAILABLE) ||

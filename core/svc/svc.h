@@ -63,6 +63,10 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
 /** Close every home's transport and free. NULL is a no-op. */
 void rdlm_svc_close(rdlm_svc_t *svc);
 
+/** Remote operations the lock path sent to the homes (slot look-ups, compare-and-swaps,
+ *  reads of a word or a holder's session; not the set-up of a link). Thread-safe. */
+uint64_t rdlm_svc_home_ops(rdlm_svc_t *svc);
+
 /** The home (0 .. homes-1) of name id. */
 uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id);
 

@@ -18,6 +18,7 @@ typedef struct rdlm_svc_link {
     pthread_rwlock_t lock;
     int up;                 /* the fields below are valid */
     rdlm_atomic_u32_t dead; /* an operation found the home dead: reconnect */
+    rdlm_atomic_u64_t ops;  /* remote operations of the lock path (rdlm_svc_home_ops) */
     uint64_t retry_ns;      /* no connect attempt before this time */
     rdlm_tl_boot_relay_t *relay;
     rdlm_tl_ctx_h tl;

@@ -294,6 +294,8 @@ static void processes_of_other_jobs_exclude_each_other(void **state)
     }
     assert_int_equal(rdlm_ctx_stats(ctx, &after), RDLM_OK);
     assert_int_equal(after.authority_requests, before.authority_requests);
+    /* one compare-and-swap per acquire (the free word guessed right) and per release */
+    assert_int_equal(after.home_ops - before.home_ops, 2 * 200);
     rdlm_ctx_destroy(ctx);
 }
 
