@@ -128,6 +128,10 @@ rdlm_status_t rdlm_ctx_lease_check(const struct rdlm_ctx *ctx);
  *  RDLM_ERR_LEASE_EXPIRED in place of a success once the lease is lost. */
 rdlm_status_t rdlm_ctx_lease_answer(const struct rdlm_ctx *ctx, rdlm_status_t status);
 
+/** Wait out the context's lock delay (RDLM_LOCK_DELAY_MS; no-op without a lease):
+ *  before an acquire returns RDLM_OWNER_DEAD. Blocking (a sleep). */
+void rdlm_ctx_lease_lock_delay(const struct rdlm_ctx *ctx);
+
 /** Open name as kind (aux32 as in rdlm_table_open) and return its handle. */
 rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
                             rdlm_obj_t **obj_p);

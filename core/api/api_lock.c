@@ -45,12 +45,17 @@ static rdlm_status_t rdlm_rwlock_write_release_obj(rdlm_obj_t *obj)
     return rdlm_qlock_release(&obj->ctx->local, obj->index);
 }
 
-/* An acquire that succeeded while the context's lease was lost (it expired during
- * the wait) is undone: the caller gets RDLM_ERR_LEASE_EXPIRED, never a success. */
+/* An acquire that took the lock over from a dead holder (RDLM_OWNER_DEAD) first waits
+ * out the lock delay. One that succeeded while the context's lease was lost (it
+ * expired during the wait or the delay) is undone: the caller gets
+ * RDLM_ERR_LEASE_EXPIRED, never a success. */
 static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status,
                                     rdlm_status_t (*release)(rdlm_obj_t *obj),
                                     const char *func)
 {
+    if (status == RDLM_OWNER_DEAD) {
+        rdlm_ctx_lease_lock_delay(obj->ctx);
+    }
     if (status >= 0 && rdlm_ctx_lease_check(obj->ctx) != RDLM_OK) {
         release(obj);
         rdlm_warn("%s: the lease expired while acquiring; released", func);

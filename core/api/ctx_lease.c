@@ -3,7 +3,8 @@
  * itself: ctx_authority.c): every process of the context holds its own session; rank
  * 0 commits the token epoch there; every operation checks the lease first
  * (rdlm_obj_check), so a process whose lease is lost gets RDLM_ERR_LEASE_EXPIRED
- * instead of a success.
+ * instead of a success; an acquire that took a lock over from a holder whose lease
+ * ended waits out the lock delay (RDLM_LOCK_DELAY_MS) before it returns.
  */
 #include "api.h"
 #include "client_internal.h"
@@ -12,9 +13,11 @@
 rdlm_status_t rdlm_ctx_lease_open(rdlm_ctx_h ctx, const char *job, const char *authority)
 {
     rdlm_session_params_t sp = {
-        .field_mask = RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_JOB,
+        .field_mask =
+            RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_JOB | RDLM_SESSION_FIELD_LOCK_DELAY,
         .ttl_ms = ctx->config.lease_ttl_ms,
         .job = job,
+        .lock_delay_ms = ctx->config.lock_delay_ms,
     };
 
     if (authority[0] == '\0') {
@@ -68,6 +71,11 @@ rdlm_status_t rdlm_ctx_lease_answer(const struct rdlm_ctx *ctx, rdlm_status_t st
         return status;
     }
     return rdlm_ctx_lease_check(ctx) != RDLM_OK ? RDLM_ERR_LEASE_EXPIRED : status;
+}
+
+void rdlm_ctx_lease_lock_delay(const struct rdlm_ctx *ctx)
+{
+    rdlm_lease_session_lock_delay(ctx->session);
 }
 
 rdlm_session_h rdlm_ctx_session(rdlm_ctx_h ctx)

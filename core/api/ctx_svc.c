@@ -27,7 +27,9 @@ void rdlm_ctx_svc_close(rdlm_ctx_h ctx)
 
 static uint64_t rdlm_ctx_svc_id(const rdlm_obj_t *obj)
 {
-    return rdlm_load(&obj->ctx->local.seg.entries[obj->index].key, RDLM_RELAXED);
+    return rdlm_svc_lock_id(
+        obj->ctx->svc,
+        rdlm_load(&obj->ctx->local.seg.entries[obj->index].key, RDLM_RELAXED));
 }
 
 rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_t *token_p)

@@ -101,6 +101,7 @@ struct rdlm_session {
     char authority[RDLM_LEASE_ADDRS_MAX * (RDLM_ADDR_MAX + 1)]; /* for messages */
     uint64_t id;
     uint64_t nonce; /* the OPEN's; every later request carries it (cmd.h) */
+    uint64_t ns_id; /* the OPEN's answer: rdlm_lease_session_namespace */
     uint32_t ttl_ms, drift_ppm, lock_delay_ms, connect_timeout_ms;
     rdlm_lease_lost_func_t lost_cb;
     void *lost_arg;
@@ -539,6 +540,7 @@ static rdlm_status_t rdlm_session_open_remote(rdlm_session_h s)
     }
     s->id = call.reply.session;
     s->nonce = call.cmd.nonce;
+    s->ns_id = call.reply.token;
     if (call.reply.ttl_ms != 0 && call.reply.ttl_ms < s->ttl_ms)
         s->ttl_ms = call.reply.ttl_ms; /* the authority's TTL, if shorter, rules */
     /* The lease began when the authority took the first OPEN frame (a retry carries
@@ -746,8 +748,7 @@ RDLM_EXPORT rdlm_status_t rdlm_session_lock(rdlm_session_h session, const char *
     if (st == RDLM_OK)
         st = rdlm_session_acquire(session, name, timeout_ns, &call);
     if (st == RDLM_OK && call.reply.broken) {
-        rdlm_lease_sleep_until(
-            rdlm_clock_deadline((uint64_t)session->lock_delay_ms * RDLM_LEASE_MS));
+        rdlm_lease_session_lock_delay(session);
         st = RDLM_OWNER_DEAD;
     }
     if ((st == RDLM_OK || st == RDLM_OWNER_DEAD) && rdlm_session_check(session) != RDLM_OK)
@@ -789,6 +790,18 @@ RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char
     if (name[0] == '\0' || strlen(name) > RDLM_NAME_MAX)
         return RDLM_ERR_NAME_TOO_LONG;
     return rdlm_session_token_request(session, RDLM_LEASE_OP_RELEASE, name, token, NULL);
+}
+
+uint64_t rdlm_lease_session_namespace(rdlm_session_h session)
+{
+    return session != NULL ? session->ns_id : 0;
+}
+
+void rdlm_lease_session_lock_delay(rdlm_session_h session)
+{
+    if (session != NULL && session->lock_delay_ms != 0)
+        rdlm_lease_sleep_until(
+            rdlm_clock_deadline((uint64_t)session->lock_delay_ms * RDLM_LEASE_MS));
 }
 
 int rdlm_lease_session_ended(rdlm_session_h session, uint64_t other)

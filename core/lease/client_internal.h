@@ -29,4 +29,20 @@ rdlm_status_t rdlm_lease_session_new_epoch_above(rdlm_session_h session, uint64_
  */
 int rdlm_lease_session_ended(rdlm_session_h session, uint64_t other);
 
+/**
+ * The id of the session's namespace at the authority (rdlm_hash_name of "uid/job" under
+ * --auth munge, where the authority prefixes lock names with it), as its OPEN answer
+ * said; 0 when names are not namespaced (--auth none) or session is NULL. Service-wide
+ * locks on the homes (core/svc) mix it into their ids, so names are per job there too.
+ */
+uint64_t rdlm_lease_session_namespace(rdlm_session_h session);
+
+/**
+ * Wait out the session's lock delay (rdlm_session_params_t.lock_delay_ms; 0: returns
+ * at once). An acquire that took a lock over from a holder whose lease ended calls it
+ * before it returns RDLM_OWNER_DEAD, so a paused holder's writes still in flight land
+ * before the new holder's. Blocking (a sleep); session NULL: no-op.
+ */
+void rdlm_lease_session_lock_delay(rdlm_session_h session);
+
 #endif

@@ -39,6 +39,7 @@
 
 #include "auth.h"
 #include "cmd.h"
+#include "hash.h"
 #include "log.h"
 #include "wire.h"
 
@@ -359,8 +360,11 @@ static void rdlm_lease_conn_reply_result(rdlm_lease_conn_t *c,
     r.broken = res->broken;
     r.epoch = res->epoch;
     if (c->cmd.op == RDLM_LEASE_OP_OPEN && res->status == RDLM_OK) {
+        char ns[RDLM_LEASE_NAME_MAX + 1] = "";
+
         rdlm_lease_sm_session_ttl(rdlm_lease_replica_sm(c->srv->rep), res->session,
-                                  &r.ttl_ms, NULL);
+                                  &r.ttl_ms, ns);
+        r.token = ns[0] != '\0' ? rdlm_hash_name(ns) : 0;
     }
     rdlm_lease_conn_send(c, &r);
 }

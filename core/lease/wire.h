@@ -42,7 +42,8 @@ typedef struct rdlm_lease_reply {
     uint8_t is_leader;  /**< the answering replica is the leader */
     uint64_t term;      /**< the answering replica's current term */
     uint64_t session;   /**< OPEN */
-    uint64_t token;     /**< ACQUIRE */
+    uint64_t token;     /**< ACQUIRE; OPEN: the id of the session's namespace
+                             (rdlm_hash_name of "uid/job"; 0: none, --auth none) */
     uint64_t epoch;     /**< current epoch (EPOCH: the new one) */
     uint64_t seq;       /**< echo of the request's seq */
     uint64_t leader_id; /**< 0 if unknown */

@@ -5,22 +5,14 @@
 #include <string.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "log.h"
 
 #define RDLM_TABLE_TAKEOVER_NS 1000000000ull /* creator silent this long: check it */
 
 uint64_t rdlm_table_id(const char *name)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-
-    for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++) {
-        h = (h ^ *p) * 0x100000001b3ull;
-    }
-    /* murmur3 finaliser: spread FNV's weak high bits over the whole word */
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h != 0 ? h : 1;
+    return rdlm_hash_name(name);
 }
 
 /* Home position of id in a table of size n (multiply-shift range reduction). */

@@ -2,8 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_internal.h"
 #include "clock.h"
 #include "cmd.h"
+#include "hash.h"
 #include "conn.h"
 #include "layout.h"
 #include "log.h"
@@ -223,6 +225,11 @@ uint64_t rdlm_svc_home_ops(rdlm_svc_t *svc)
     for (uint32_t h = 0; h < svc->n; h++)
         n += rdlm_load(&svc->links[h].ops, RDLM_RELAXED);
     return n;
+}
+
+uint64_t rdlm_svc_lock_id(const rdlm_svc_t *svc, uint64_t name_id)
+{
+    return rdlm_hash_in(rdlm_lease_session_namespace(svc->session), name_id);
 }
 
 uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id)

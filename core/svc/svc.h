@@ -67,7 +67,13 @@ void rdlm_svc_close(rdlm_svc_t *svc);
  *  reads of a word or a holder's session; not the set-up of a link). Thread-safe. */
 uint64_t rdlm_svc_home_ops(rdlm_svc_t *svc);
 
-/** The home (0 .. homes-1) of name id. */
+/** The id of a lock named name_id (rdlm_table_id) on the homes: name_id itself when
+ *  the authority does not namespace names (--auth none), else mixed with the
+ *  session's namespace (rdlm_hash_in), so the same name in two jobs is two locks, as
+ *  at the authority. Pure. */
+uint64_t rdlm_svc_lock_id(const rdlm_svc_t *svc, uint64_t name_id);
+
+/** The home (0 .. homes-1) of lock id. */
 uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id);
 
 /**

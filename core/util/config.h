@@ -122,6 +122,10 @@ typedef enum rdlm_peer_failure {
       "holds a lease, and the token epoch is committed there")                             \
     X(lease_ttl_ms, "RDLM_LEASE_TTL_MS", UINT, "5000", 100, 600000,                        \
       "TTL of the context's lease at the authority")                                       \
+    X(lock_delay_ms, "RDLM_LOCK_DELAY_MS", UINT, "0", 0, 600000,                           \
+      "with a lease: an acquire that takes a lock over from a holder whose lease ended "  \
+      "(RDLM_OWNER_DEAD) returns this much later, for resources that cannot check "       \
+      "tokens")                                                                            \
     X(job_authority, "RDLM_JOB_AUTHORITY", BOOL, "0", 0, 1,                                \
       "run the lease authority inside the job: a replica in the node leader of each of "  \
       "the first 3 nodes (1 with 1 or 2 nodes), each on its own thread; every process "   \

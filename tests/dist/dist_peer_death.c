@@ -32,6 +32,9 @@
  * holds it 50 ms and releases; the other then gets it with RDLM_OK and a larger
  * token still. The parent checks exactly that (one OWNER_DEAD, one OK, tokens
  * increasing) and that the take-over came within HELD_LEASE_BOUND_MS of the kill.
+ * --lease-delay: the same with a lock delay (RDLM_LOCK_DELAY_MS = LOCK_DELAY_MS): the
+ * take-over returns that much later, so no earlier than HELD_LEASE_MIN_MS + the delay
+ * (later than any take-over without it) and within HELD_LEASE_BOUND_MS + the delay.
  *
  * Exit: 0 pass, 1 fail.
  */
@@ -65,6 +68,10 @@
  * even when the victim led the authority (a new leader arms a full TTL, no grace). */
 #define HELD_LEASE_BOUND_MS 6500.0
 #define HELD_LEASE_HOLD_US 50000
+/* The victim renews every TTL/3, so the authority ends its lease no earlier than about
+ * 2/3 TTL after the kill (3333 ms; this leaves a margin). */
+#define HELD_LEASE_MIN_MS 3000.0
+#define LOCK_DELAY_MS "4000"
 
 /* What every rank saw in step 0, for the parent (shared mapping): the victim's token,
  * and the status, time since the kill and token of ranks 0 and 1. */
@@ -74,7 +81,8 @@ static struct {
     uint64_t token;
 } * held_results;
 
-static int lease_mode; /* --lease */
+static int lease_mode;       /* --lease or --lease-delay */
+static double lock_delay_ms; /* --lease-delay: LOCK_DELAY_MS */
 
 static double now_s(void)
 {
@@ -270,14 +278,20 @@ static int held_recovered(void)
                 (unsigned long long)held_results[other].token);
         return 0;
     }
-    if (held_results[taker].ms > HELD_LEASE_BOUND_MS) {
-        fprintf(stderr, "dist_peer_death: take-over %.0f ms after the kill (bound %.0f)\n",
-                held_results[taker].ms, HELD_LEASE_BOUND_MS);
+    if (held_results[taker].ms > HELD_LEASE_BOUND_MS + lock_delay_ms ||
+        (lock_delay_ms > 0 && held_results[taker].ms < HELD_LEASE_MIN_MS + lock_delay_ms)) {
+        fprintf(stderr,
+                "dist_peer_death: take-over %.0f ms after the kill (lock delay %.0f ms, "
+                "bounds %.0f .. %.0f)\n",
+                held_results[taker].ms, lock_delay_ms,
+                lock_delay_ms > 0 ? HELD_LEASE_MIN_MS + lock_delay_ms : 0.0,
+                HELD_LEASE_BOUND_MS + lock_delay_ms);
         return 0;
     }
-    printf("dist_peer_death: rank %d took the lock over %.0f ms after the kill (token "
-           "%#llx > the victim's %#llx); rank %d got it next (%#llx)\n", taker,
-           held_results[taker].ms, (unsigned long long)held_results[taker].token,
+    printf("dist_peer_death: rank %d took the lock over %.0f ms after the kill (lock delay "
+           "%.0f ms; token %#llx > the victim's %#llx); rank %d got it next (%#llx)\n",
+           taker, held_results[taker].ms, lock_delay_ms,
+           (unsigned long long)held_results[taker].token,
            (unsigned long long)held_results[VICTIM].token, other,
            (unsigned long long)held_results[other].token);
     return 1;
@@ -292,7 +306,11 @@ int main(int argc, char **argv)
     double deadline;
 
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
-    lease_mode = argc > 1 && strcmp(argv[1], "--lease") == 0;
+    lease_mode = argc > 1 && strncmp(argv[1], "--lease", 7) == 0;
+    if (argc > 1 && strcmp(argv[1], "--lease-delay") == 0) {
+        setenv("RDLM_LOCK_DELAY_MS", LOCK_DELAY_MS, 1);
+        lock_delay_ms = atof(LOCK_DELAY_MS);
+    }
     if (lease_mode) {
         setenv("RDLM_JOB_AUTHORITY", "1", 1);
         setenv("RDLM_LEASE_TTL_MS", LEASE_TTL_MS, 1);

@@ -69,8 +69,8 @@ void free_ports(unsigned ports[2 * N_REPLICAS])
 void replica_start(replica_t *r, int id)
 {
     char id_s[16];
-    char *argv[] = {RDLM_TEST_RDLMD, "--id",  id_s,     "--peers", C.peers,
-                    "--data-dir",    r->data, "--auth", "none",    NULL};
+    char *argv[] = {RDLM_TEST_RDLMD, "--id",  id_s,     "--peers",      C.peers,
+                    "--data-dir",    r->data, "--auth", (char *)C.auth, NULL};
     posix_spawn_file_actions_t fa;
 
     snprintf(id_s, sizeof(id_s), "%d", id);
@@ -124,15 +124,13 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
     return remove(path);
 }
 
-int cluster_up(void **state)
+/* Start the replicas as C.auth says and wait for a leader. */
+static int cluster_start(void)
 {
     unsigned ports[2 * N_REPLICAS];
     char dir[sizeof(C.dir)];
     size_t off = 0;
 
-    (void)state;
-    if (RDLM_TEST_RDLMD[0] == '\0')
-        return 0;
     snprintf(C.dir, sizeof(C.dir), "%s/rdlm-lease-client.XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (mkdtemp(C.dir) == NULL)
@@ -161,6 +159,26 @@ int cluster_up(void **state)
     return 0;
 }
 
+int cluster_up(void **state)
+{
+    (void)state;
+    C = (cluster_t){.auth = "none"};
+    if (RDLM_TEST_RDLMD[0] == '\0')
+        return 0;
+    return cluster_start();
+}
+
+int cluster_up_munge(void **state)
+{
+    (void)state;
+    C = (cluster_t){.auth = "none"};
+    if (RDLM_TEST_RDLMD[0] == '\0' ||
+        system("munge -n 2>/dev/null | unmunge >/dev/null 2>&1") != 0)
+        return 0;
+    C.auth = "munge";
+    return cluster_start();
+}
+
 int cluster_down(void **state)
 {
     (void)state;
@@ -176,6 +194,15 @@ void need_rdlmd(void)
     if (RDLM_TEST_RDLMD[0] == '\0') {
         print_message("skipped: rdlmd is not built (RDLM_WITH_AUTHORITY=OFF or no "
                       "tools/rdlmd target)\n");
+        skip();
+    }
+}
+
+void need_munge(void)
+{
+    need_rdlmd();
+    if (strcmp(C.auth, "munge") != 0) {
+        print_message("skipped: needs a running munged (bash scripts/munged.sh start)\n");
         skip();
     }
 }

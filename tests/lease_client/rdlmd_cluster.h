@@ -1,6 +1,6 @@
 /*
  * Three real rdlmd replicas on 127.0.0.1 for the tests of this directory (free ports,
- * a temporary directory with their data and logs, --auth none), as cmocka group
+ * a temporary directory with their data and logs, --auth none or munge), as cmocka group
  * fixtures: cluster_up starts them and waits for a leader, cluster_down kills them and
  * removes the directory (kept with RDLMTEST_KEEP set). Every wait is bounded.
  */
@@ -19,6 +19,7 @@ typedef struct replica {
 } replica_t;
 
 typedef struct cluster {
+    const char *auth; /* rdlmd --auth: "none" (cluster_up) or "munge" (cluster_up_munge) */
     char dir[128];
     char peers[256];
     char authority[128]; /* the client addresses, comma-separated */
@@ -38,8 +39,13 @@ void replica_kill(replica_t *r, int sig);
 /** Index of the replica that says it is the leader, waiting up to limit_ms; -1. */
 int find_leader(unsigned limit_ms);
 int cluster_up(void **state);
+/** cluster_up with the replicas run as --auth munge; starts nothing when no munged
+ *  answers (then need_munge skips). */
+int cluster_up_munge(void **state);
 int cluster_down(void **state);
 /** Skip the calling test when rdlmd is not built. */
 void need_rdlmd(void);
+/** need_rdlmd, and skip unless the cluster runs --auth munge (munged answered). */
+void need_munge(void);
 
 #endif

@@ -18,7 +18,12 @@
  *     the word (before, the lock stayed held until the holder's session ended);
  *   - a waiter whose own lease is lost behind a live holder returns
  *     RDLM_ERR_LEASE_EXPIRED instead of waiting forever (tests/model/svc_lock.pml
- *     found both).
+ *     found both);
+ *   - with RDLM_LOCK_DELAY_MS, a take-over returns only after the delay;
+ *   - one name in two jobs is one lock under --auth none; under --auth munge (a second
+ *     cluster, skipped without munged) it is one lock per job, as at the authority,
+ *     and a waiter of the holder's job still breaks a dead holder's lock (FATE
+ *     answers within a namespace).
  *
  * The processes are this program run again (--child MODE ...), not forks: a fork of a
  * process that used UCX inherits its state without its threads. Skipped without rdlmd,
@@ -192,13 +197,19 @@ static shared_t *shared_new(void)
     return sh;
 }
 
+/* The children's job: NULL gives each one its own; else every child's. */
+static const char *child_job;
+
 static pid_t child_spawn(const char *mode, int n)
 {
     char tag[64];
     char *argv[] = {"/proc/self/exe", "--child", (char *)mode, shared_path, tag, NULL};
     pid_t pid;
 
-    snprintf(tag, sizeof(tag), "t-svc-%s-%d-%d", mode, n, (int)getpid());
+    if (child_job != NULL)
+        snprintf(tag, sizeof(tag), "%s", child_job);
+    else
+        snprintf(tag, sizeof(tag), "t-svc-%s-%d-%d", mode, n, (int)getpid());
     assert_int_equal(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ), 0);
     return pid;
 }
@@ -306,31 +317,42 @@ static void a_process_that_skips_the_lock_is_caught(void **state)
     assert_true(run_rounds("rounds-broken") > 0);
 }
 
-/* A holder, a waiter queued behind it; stop (sig) the holder and check the waiter's
- * take-over. Returns the shared state (the caller unmaps it). */
-static shared_t *holder_and_waiter(int sig, pid_t *holder_p, pid_t *waiter_p)
+/* A holder, a waiter queued behind it (with RDLM_LOCK_DELAY_MS = delay_ms); stop
+ * (sig) the holder and check the waiter's take-over: within TTL * (1 + rho) + 1 s,
+ * plus the lock delay, and not before the delay. Returns the shared state (the caller
+ * unmaps it). */
+static shared_t *holder_and_waiter(int sig, unsigned delay_ms, pid_t *holder_p,
+                                   pid_t *waiter_p)
 {
     shared_t *sh = shared_new();
-    uint64_t t_sig;
+    unsigned bound_ms = TTL_MS * 11 / 10 + 1000 + delay_ms;
+    char delay[16];
+    uint64_t t_sig, took;
 
     *holder_p = child_spawn("hold", 0);
     for (int i = 0; i < 2000 && !atomic_load(&sh->holding); i++)
         sleep_ms(10);
     assert_true(atomic_load(&sh->holding));
+    snprintf(delay, sizeof(delay), "%u", delay_ms);
+    setenv("RDLM_LOCK_DELAY_MS", delay, 1);
     *waiter_p = child_spawn("wait", 1);
+    unsetenv("RDLM_LOCK_DELAY_MS");
     sleep_ms(300);
     assert_int_equal(atomic_load(&sh->wait_t_ns), 0); /* still waiting */
     t_sig = now_ns();
     kill(*holder_p, sig);
-    for (int i = 0; i < 1500 && atomic_load(&sh->wait_t_ns) == 0; i++)
+    for (unsigned i = 0; i < bound_ms / 10 + 500 && atomic_load(&sh->wait_t_ns) == 0; i++)
         sleep_ms(10);
     assert_int_equal(atomic_load(&sh->wait_status), RDLM_OWNER_DEAD);
     assert_true(atomic_load(&sh->wait_token) > atomic_load(&sh->held_token));
-    print_message("take-over %.0f ms after the signal (bound %u ms), token %#llx > %#llx\n",
-                  (double)(atomic_load(&sh->wait_t_ns) - t_sig) / 1e6,
-                  TTL_MS * 11 / 10 + 1000, (unsigned long long)atomic_load(&sh->wait_token),
+    took = atomic_load(&sh->wait_t_ns) - t_sig;
+    print_message("take-over %.0f ms after the signal (lock delay %u ms, bound %u ms), "
+                  "token %#llx > %#llx\n",
+                  (double)took / 1e6, delay_ms, bound_ms,
+                  (unsigned long long)atomic_load(&sh->wait_token),
                   (unsigned long long)atomic_load(&sh->held_token));
-    assert_true(atomic_load(&sh->wait_t_ns) - t_sig <= (TTL_MS * 11 / 10 + 1000) * MS);
+    assert_true(took <= bound_ms * MS);
+    assert_true(took >= delay_ms * MS);
     assert_int_equal(child_reap(*waiter_p, 10), 0);
     return sh;
 }
@@ -342,7 +364,21 @@ static void a_killed_holder_is_taken_over(void **state)
 
     (void)state;
     need_homes();
-    sh = holder_and_waiter(SIGKILL, &holder, &waiter);
+    sh = holder_and_waiter(SIGKILL, 0, &holder, &waiter);
+    assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
+    munmap(sh, sizeof(*sh));
+}
+
+/* The same with a lock delay of 1.5 s: the take-over (720 ms after a kill without
+ * one) returns only after it. */
+static void a_take_over_waits_out_the_lock_delay(void **state)
+{
+    pid_t holder, waiter;
+    shared_t *sh;
+
+    (void)state;
+    need_homes();
+    sh = holder_and_waiter(SIGKILL, 1500, &holder, &waiter);
     assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
     munmap(sh, sizeof(*sh));
 }
@@ -354,7 +390,7 @@ static void a_paused_holder_finds_its_lock_broken(void **state)
 
     (void)state;
     need_homes();
-    sh = holder_and_waiter(SIGSTOP, &holder, &waiter);
+    sh = holder_and_waiter(SIGSTOP, 0, &holder, &waiter);
     atomic_store(&sh->release_now, 1);
     kill(holder, SIGCONT);
     assert_int_equal(child_reap(holder, 20), 0);
@@ -484,12 +520,73 @@ static void a_restarted_home_serves_a_new_epoch(void **state)
     assert_true(find_leader(10000) >= 0);
 }
 
+/* One name in two jobs: a context of the first holds it; the try-acquire of a context
+ * of the second (both in this process) says whether that is the same lock. */
+static rdlm_status_t other_job_try(void)
+{
+    rdlm_lock_h a_lock, b_lock;
+    rdlm_ctx_h a = ctx_with_lock("t-ns-a", "svc-ns", &a_lock);
+    rdlm_ctx_h b = ctx_with_lock("t-ns-b", "svc-ns", &b_lock);
+    rdlm_status_t s;
+    uint64_t token;
+
+    assert_int_equal(rdlm_lock_acquire(a_lock, 20000 * MS, &token), RDLM_OK);
+    s = rdlm_lock_acquire(b_lock, 0, &token);
+    if (s >= 0)
+        assert_int_equal(rdlm_lock_release(b_lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_release(a_lock), RDLM_OK);
+    rdlm_ctx_destroy(b);
+    rdlm_ctx_destroy(a);
+    return s;
+}
+
+static void names_are_service_wide_without_munge(void **state)
+{
+    (void)state;
+    need_homes();
+    assert_int_equal(other_job_try(), RDLM_ERR_BUSY);
+}
+
+/* ---- rdlmd --auth munge: names per job, as at the authority --------------------- */
+
+static void names_are_per_job_under_munge(void **state)
+{
+    (void)state;
+    need_munge();
+    need_homes();
+    assert_int_equal(other_job_try(), RDLM_OK);
+}
+
+/* FATE answers within a namespace: a waiter of the holder's job breaks its lock. */
+static void a_killed_holder_is_taken_over_under_munge(void **state)
+{
+    char job[32];
+    pid_t holder, waiter;
+    shared_t *sh;
+
+    (void)state;
+    need_munge();
+    need_homes();
+    snprintf(job, sizeof(job), "t-svc-munge-%d", (int)getpid());
+    child_job = job;
+    sh = holder_and_waiter(SIGKILL, 0, &holder, &waiter);
+    child_job = NULL;
+    assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
+    munmap(sh, sizeof(*sh));
+}
+
 int main(int argc, char **argv)
 {
+    const struct CMUnitTest munge_tests[] = {
+        cmocka_unit_test(names_are_per_job_under_munge),
+        cmocka_unit_test(a_killed_holder_is_taken_over_under_munge),
+    };
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(names_are_service_wide_without_munge),
         cmocka_unit_test(processes_of_other_jobs_exclude_each_other),
         cmocka_unit_test(a_process_that_skips_the_lock_is_caught),
         cmocka_unit_test(a_killed_holder_is_taken_over),
+        cmocka_unit_test(a_take_over_waits_out_the_lock_delay),
         cmocka_unit_test(a_paused_holder_finds_its_lock_broken),
         cmocka_unit_test(a_stalled_home_gets_its_lock_back),
         cmocka_unit_test(a_waiter_that_lost_its_lease_stops_waiting),
@@ -498,5 +595,6 @@ int main(int argc, char **argv)
 
     if (argc == 5 && strcmp(argv[1], "--child") == 0)
         return child_main(argv);
-    return cmocka_run_group_tests(tests, cluster_up, cluster_down);
+    return cmocka_run_group_tests(tests, cluster_up, cluster_down) |
+           cmocka_run_group_tests(munge_tests, cluster_up_munge, cluster_down);
 }

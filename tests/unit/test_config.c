@@ -118,6 +118,8 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_AUTHORITY=1.1.1.1:1,1.1.1.1:2,1.1.1.1:3,1.1.1.1:4,1.1.1.1:5,1.1.1.1:6,"
         "1.1.1.1:7,1.1.1.1:8",
         "RDLM_LEASE_TTL_MS=99",
+        "RDLM_LOCK_DELAY_MS=600001",
+        "RDLM_LOCK_DELAY_MS=-1",
         "RDLM_JOB_AUTHORITY=2",
         "RDLM_JOB_AUTHORITY_NET=10.0.0.0/33",
         "RDLM_JOB_AUTHORITY_NET=10.0.0.0/",
