@@ -117,10 +117,12 @@ RDLM_EXPORT const char *rdlm_get_version(void);
  *
  * With RDLM_AUTHORITY set, the context holds a lease there (rdlm_ctx_session), and
  * when the authority's rdlmd replicas host lock homes (the default) its exclusive
- * locks are service-wide: processes of any host and job that name the same lock
- * exclude each other, tokens come from the lock's home, and a holder whose lease the
- * authority ended is broken (the taker gets RDLM_OWNER_DEAD). Its other objects stay
- * node-local (docs/lease-authority.md, "Service-wide locks").
+ * locks are service-wide: processes of any host that name the same lock exclude each
+ * other (of any job under rdlmd --auth none; of the same job under --auth munge,
+ * where names are per job, as at the authority), tokens come from the lock's home,
+ * and a holder whose lease the authority ended is broken (the taker gets
+ * RDLM_OWNER_DEAD). Its other objects stay node-local (docs/lease-authority.md,
+ * "Service-wide locks").
  */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
                                           rdlm_ctx_h *ctx_p);
@@ -161,6 +163,8 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
  * With service-wide locks (rdlm_ctx_create, RDLM_AUTHORITY): FIFO on the node only;
  * also RDLM_ERR_LEASE_EXPIRED, and RDLM_ERR_PEER_DEAD or RDLM_ERR_UNAVAILABLE when
  * the lock's home stayed unreachable until the timeout.
+ * With a lease (RDLM_AUTHORITY, RDLM_JOB_AUTHORITY), RDLM_OWNER_DEAD returns only
+ * after the lock delay RDLM_LOCK_DELAY_MS (default 0), the lock held meanwhile.
  * Re-acquiring a lock the context holds waits for itself: locks are not recursive.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns,

@@ -5,8 +5,9 @@
  *
  * Homes
  *   One per replica of RDLM_AUTHORITY, ordered by address string (so every client
- *   agrees whatever order it lists them in); a lock's home is its name id modulo
- *   their number. A home is reached lazily: its description (HOMES, answered by that
+ *   agrees whatever order it lists them in); a lock's home is its lock id
+ *   (rdlm_svc_lock_id: the name id, within the session's namespace under --auth
+ *   munge) modulo their number. A home is reached lazily: its description (HOMES, answered by that
  *   replica's client port), a UCX context over the relay bootstrap, the region's key,
  *   and a tag drawn from the home (fetch-add) under which this process's session id
  *   is published in the region. An operation that finds the home dead (the transport
