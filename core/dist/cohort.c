@@ -15,6 +15,14 @@
  * Settling: a process that leaves the node-local lock free (a release that handed
  * off to a waiter that then timed out, or a waiter that timed out) checks whether
  * the node still holds the global word with nobody left to use it, and passes it on.
+ *
+ * With lock recovery (leases: d->recovery), a waiter on another node takes the lock
+ * over once the process that owns the node's queue node is dead and its lease ended,
+ * whoever of the node holds the lock through that queue node. So only its owner may:
+ * there are no local hand-offs (every release passes the global word on), and a
+ * process that finds the queue node of a process that died holding (its local
+ * acquire or settle returned RDLM_OWNER_DEAD) leaves that place to the waiters behind
+ * it and queues with its own.
  */
 #include "glock.h"
 
@@ -24,8 +32,8 @@
 static void rdlm_dist_word_of(const rdlm_dist_t *d, const rdlm_entry_t *e,
                               rdlm_dist_word_t *w)
 {
-    rdlm_dist_word_at(d, rdlm_load(&e->key, RDLM_RELAXED), rdlm_load(&e->aux64, RDLM_ACQUIRE),
-                      w);
+    rdlm_dist_word_at(d, rdlm_load(&e->key, RDLM_RELAXED),
+                      rdlm_load(&e->aux64, RDLM_ACQUIRE), w);
 }
 
 rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
@@ -58,6 +66,32 @@ static rdlm_status_t rdlm_dist_node_pass(rdlm_dist_t *d, rdlm_entry_t *e)
     return rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
 }
 
+/* The node's queue node + 1 (aux32; 0: the node does not hold the global word), if
+ * this process may hold the lock through it (holding the node-local lock). Without
+ * recovery any process of the node may; with it only the queue node's owner: another
+ * process's place (it died holding) is dropped, for recovery to take over. */
+static uint32_t rdlm_dist_node_place(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint32_t g = rdlm_load(&e->aux32, RDLM_RELAXED);
+
+    if (g != 0 && d->recovery.ended != NULL && RDLM_QID_RANK((uint64_t)g - 1) != d->rank) {
+        rdlm_warn("dist: lock \"%s\": rank %u died holding it; its place in the global "
+                  "queue is left to the waiters behind it (they take it over once its "
+                  "lease ended)",
+                  lc->seg.names[idx], RDLM_QID_RANK((uint64_t)g - 1));
+        rdlm_store(&e->aux32, 0, RDLM_RELAXED);
+        return 0;
+    }
+    return g;
+}
+
+/* Local hand-offs allowed since the node took the global word: none with recovery. */
+static uint32_t rdlm_dist_cohort_bound(const rdlm_dist_t *d)
+{
+    return d->recovery.ended != NULL ? 0 : d->cohort_bound;
+}
+
 static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
@@ -70,7 +104,7 @@ static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
     if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return; /* someone else took it: their release decides */
     }
-    if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0) {
+    if (rdlm_dist_node_place(d, lc, idx) != 0) {
         rdlm_debug("dist: lock \"%s\": nobody left on this node; passing it on",
                    lc->seg.names[idx]);
         rdlm_dist_node_pass(d, e);
@@ -129,7 +163,7 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
             rdlm_dist_settle(d, lc, idx);
         }
         s = local;
-    } else if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0) {
+    } else if (rdlm_dist_node_place(d, lc, idx) != 0) {
         rdlm_fetch_add(&d->stats.local_handoffs, 1, RDLM_RELAXED);
         s = local;
     } else {
@@ -160,7 +194,7 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     handoffs = rdlm_load(&e->wake32, RDLM_RELAXED);
-    if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0 && handoffs < d->cohort_bound &&
+    if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0 && handoffs < rdlm_dist_cohort_bound(d) &&
         rdlm_qlock_has_waiters(lc, idx)) {
         rdlm_store(&e->wake32, handoffs + 1, RDLM_RELAXED);
         r = rdlm_qlock_release(lc, idx);

@@ -38,21 +38,16 @@
  *
  * Exit: 0 pass, 1 fail.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
-#include <netinet/in.h>
-#include <signal.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <rdlm.h>
+
+#include "procs.h"
 
 #define NPROCS 3
 #define VICTIM 2
@@ -83,14 +78,6 @@ static struct {
 
 static int lease_mode;       /* --lease or --lease-delay */
 static double lock_delay_ms; /* --lease-delay: LOCK_DELAY_MS */
-
-static double now_s(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 #define FAIL(...)                                                                          \
     do {                                                                                   \
@@ -161,7 +148,7 @@ static int child(unsigned rank, const char *rendezvous)
         FAIL("the victim could not take the held lock");
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier before the kill failed");
-    t0 = now_s() + 0.3; /* the kill */
+    t0 = procs_now_s() + 0.3; /* the kill */
     if (rank == VICTIM) {
         usleep(300000); /* the others queue behind it meanwhile */
         raise(SIGKILL);
@@ -170,7 +157,7 @@ static int child(unsigned rank, const char *rendezvous)
     s = rdlm_lock_acquire(held, lease_mode ? HELD_LEASE_TIMEOUT_NS : HELD_TIMEOUT_NS,
                           &held_results[rank].token);
     held_results[rank].status = s;
-    held_results[rank].ms = (now_s() - t0) * 1000.0;
+    held_results[rank].ms = (procs_now_s() - t0) * 1000.0;
     printf("rank %u: held lock: %s %.0f ms after the kill\n", rank, rdlm_status_name(s),
            held_results[rank].ms);
     if (lease_mode) {
@@ -185,8 +172,8 @@ static int child(unsigned rank, const char *rendezvous)
              rdlm_status_str(s));
     }
 
-    t0 = now_s();
-    while ((t = now_s()) - t0 < DEAD_WAIT_S) {
+    t0 = procs_now_s();
+    while ((t = procs_now_s()) - t0 < DEAD_WAIT_S) {
         /* An acquire can still succeed just after the barrier (the victim's progress
          * thread answers until the kill lands); then its release meets the death. */
         s = rdlm_lock_acquire(dead, 100ull * 1000000ull, &token);
@@ -211,30 +198,14 @@ static int child(unsigned rank, const char *rendezvous)
                  (unsigned long long)last);
         last = token;
     }
-    t0 = now_s();
+    t0 = procs_now_s();
     rdlm_ctx_destroy(ctx);
-    t = now_s() - t0;
+    t = procs_now_s() - t0;
     if (t > DESTROY_WAIT_S)
         FAIL("rdlm_ctx_destroy took %.1f s", t);
     printf("rank %u: %d live-home cycles after the death; destroy in %.1f ms\n", rank,
            LIVE_ROUNDS, t * 1000.0);
     return 0;
-}
-
-/* A free TCP port on 127.0.0.1 (bound, then released for rank 0 to take). */
-static int free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
 }
 
 /* The victim's node segment and lock file ("/dev/shm/rdlm-<uid>-t-peer-death*"). */
@@ -301,9 +272,8 @@ int main(int argc, char **argv)
 {
     char rendezvous[32];
     pid_t pids[NPROCS];
-    int port = free_port(), failed = 0;
+    int port = procs_free_port(), failed = 0;
     unsigned rank = NPROCS; /* the parent, for FAIL */
-    double deadline;
 
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     lease_mode = argc > 1 && strncmp(argv[1], "--lease", 7) == 0;
@@ -336,37 +306,7 @@ int main(int argc, char **argv)
         if (pids[r] < 0)
             FAIL("fork failed");
     }
-    deadline = now_s() + PARENT_LIMIT_S;
-    for (unsigned done = 0; done < NPROCS;) {
-        int status;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
-
-        if (pid == 0) {
-            if (now_s() > deadline) {
-                fprintf(stderr, "dist_peer_death: children overran %d s; killing them\n",
-                        PARENT_LIMIT_S);
-                for (unsigned r = 0; r < NPROCS; r++)
-                    kill(pids[r], SIGKILL);
-                failed = 1;
-                deadline = now_s() + 3600;
-            }
-            usleep(20000);
-            continue;
-        }
-        if (pid < 0)
-            break;
-        done++;
-        for (unsigned r = 0; r < NPROCS; r++) {
-            if (pids[r] != pid)
-                continue;
-            if (r == VICTIM ? !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-                            : !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-                fprintf(stderr, "dist_peer_death: rank %u ended wrongly (status 0x%x)\n", r,
-                        status);
-                failed = 1;
-            }
-        }
-    }
+    failed |= !procs_reap(pids, NPROCS, VICTIM, PARENT_LIMIT_S, "dist_peer_death");
     if (lease_mode) {
         failed |= !held_recovered();
     } else {
