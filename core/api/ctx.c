@@ -439,7 +439,7 @@ rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)
     info_p->nodes = d->nodes.nodes;
     info_p->local_rank = d->nodes.local_rank;
     info_p->local_size = d->nodes.local_size;
-    info_p->cohort_bound = d->cohort_bound;
+    info_p->cohort_bound = rdlm_dist_cohort_bound(d);
     info_p->token_epoch = d->epoch;
     info_p->transport = d->caps.backend;
     info_p->progress_thread = d->caps.progress_thread;

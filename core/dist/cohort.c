@@ -86,12 +86,6 @@ static uint32_t rdlm_dist_node_place(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     return g;
 }
 
-/* Local hand-offs allowed since the node took the global word: none with recovery. */
-static uint32_t rdlm_dist_cohort_bound(const rdlm_dist_t *d)
-{
-    return d->recovery.ended != NULL ? 0 : d->cohort_bound;
-}
-
 static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];

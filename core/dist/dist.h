@@ -170,6 +170,13 @@ void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch);
  *  (a warning) when the home slots have no holder words. */
 void rdlm_dist_set_recovery(rdlm_dist_t *d, const rdlm_dist_recovery_t *rec);
 
+/** Local hand-offs of an exclusive lock allowed before its node passes the global
+ *  word on: RDLM_COHORT_BOUND, or none with recovery (cohort.c says why). */
+static inline uint32_t rdlm_dist_cohort_bound(const rdlm_dist_t *d)
+{
+    return d->recovery.ended != NULL ? 0 : d->cohort_bound;
+}
+
 /** One step of a wait for a word that another process writes into our memory:
  *  progress the transport (a progress thread stands back while we do), then spin,
  *  yield, and after a while sleep 20 us (the writer may need our CPU on an
