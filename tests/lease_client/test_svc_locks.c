@@ -83,7 +83,9 @@ static shared_t *shared_map(const char *path, int create)
 /* ---- the child processes ---------------------------------------------------------- */
 
 /* rounds: ROUNDS acquire/release rounds of "svc-rounds"; broken: skip every other
- * acquire. Exit 0, or 1 with the reason on stderr. */
+ * acquire, the first included, entering while another process is inside (waiting up
+ * to 200 ms for one: so the check sees the overlap however the processes are
+ * scheduled). Exit 0, or 1 with the reason on stderr. */
 static int child_rounds(shared_t *sh, rdlm_lock_h lock, int broken)
 {
     uint64_t token, last = 0;
@@ -98,17 +100,21 @@ static int child_rounds(shared_t *sh, rdlm_lock_h lock, int broken)
     for (int i = 0; i < CHILD_LIMIT_S * 1000 && atomic_load(&sh->ready) < PROCS; i++)
         usleep(1000);
     for (int i = 0; i < ROUNDS; i++) {
-        int skip = broken && i % 2 == 1;
+        /* from its first round: an acquire may wait until the others are done (the
+         * homes' locks are not fair) */
+        int skip = broken && i % 2 == 0;
         rdlm_status_t s = skip ? RDLM_OK : rdlm_lock_acquire(lock, 20000 * MS, &token);
 
         if (s != RDLM_OK) {
             fprintf(stderr, "child: acquire: %s\n", rdlm_status_name(s));
             return 1;
         }
+        for (int k = 0; skip && k < 2000 && !atomic_load(&sh->inside); k++)
+            usleep(100);
         if (atomic_exchange(&sh->inside, 1) != 0)
             atomic_fetch_add(&sh->overlaps, 1);
         atomic_fetch_add(&sh->rounds, 1);
-        usleep(100);
+        usleep(1000); /* the rounds of the others last >= 300 ms: the broken one meets them */
         atomic_store(&sh->inside, 0);
         if (skip)
             continue;
