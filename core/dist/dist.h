@@ -61,10 +61,43 @@
 #define RDLM_QREF_OF(word) ((word) & ~(RDLM_W_HELD | RDLM_W_FIRST))
 #define RDLM_Q_IDLE 0ull
 #define RDLM_Q_WAITING(gen) (1ull | (uint64_t)(gen) << 2)
-#define RDLM_Q_ABANDONED(gen) (2ull | (uint64_t)(gen) << 2)
-#define RDLM_Q_IS_GRANTED(state) ((state) >= (1ull << RDLM_DIST_SEQ_BITS)) /* a token */
+/* ABANDONED(gen, ahead, first): bit 63 (no token reaches it), then the place the
+ * abandoner queued behind, or the holder whose pass went over it (ahead: a ref, its
+ * qid in 32 bits, as ranks are below 2^24, and its generation: 46 bits) << 17,
+ * whether ahead holds the lock (first) << 16, gen << 2, 2. */
+#define RDLM_Q_ABANDONED_BIT (1ull << 63)
+#define RDLM_Q_IS_GRANTED(state)                                                           \
+    ((state) >= (1ull << RDLM_DIST_SEQ_BITS) && !((state)&RDLM_Q_ABANDONED_BIT)) /* token */
 #define RDLM_Q_NOLINK(gen) ((uint64_t)(gen) << 2)
 #define RDLM_Q_LINK(ref) (RDLM_W_HELD | (ref))
+
+static inline uint64_t rdlm_q_abandoned(uint32_t gen, uint64_t ahead, int first)
+{
+    uint64_t packed = (ahead & 0xffffffffull) | (uint64_t)RDLM_QREF_GEN(ahead) << 32;
+
+    return RDLM_Q_ABANDONED_BIT | packed << 17 | (uint64_t)(first != 0) << 16 |
+           (uint64_t)gen << 2 | 2u;
+}
+
+/* Whether state is ABANDONED in generation gen (whatever it names ahead). */
+static inline int rdlm_q_is_abandoned(uint64_t state, uint32_t gen)
+{
+    return (state & (RDLM_Q_ABANDONED_BIT | 0xffffull)) ==
+           (RDLM_Q_ABANDONED_BIT | (uint64_t)gen << 2 | 2u);
+}
+
+/* The place an ABANDONED state names ahead, and whether that one holds the lock. */
+static inline uint64_t rdlm_q_abandoned_ahead(uint64_t state)
+{
+    uint64_t packed = (state >> 17) & ((1ull << 46) - 1);
+
+    return RDLM_QREF(packed & 0xffffffffull, (uint32_t)(packed >> 32));
+}
+
+static inline int rdlm_q_abandoned_first(uint64_t state)
+{
+    return (int)((state >> 16) & 1u);
+}
 
 /* Dissemination rounds of the collective barrier: enough for 2^32 nodes. The flags
  * live after the home slots in each leader's home region. */

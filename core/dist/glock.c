@@ -5,7 +5,9 @@
  *          HELD = RDLM_W_HELD | ref of the queue's tail, plus RDLM_W_FIRST when that
  *          tail took W free: it holds the lock and nobody is queued behind it yet
  *   H      the ref the lock was last handed to by a pass (0 before the first)
- *   state  IDLE 0 | WAITING(g) | ABANDONED(g) | GRANTED(t) = t (t >= 2^40: epoch >= 1)
+ *   state  IDLE 0 | WAITING(g) | ABANDONED(g, ahead, f) | GRANTED(t) = t (t >= 2^40:
+ *          epoch >= 1); ABANDONED names the place its waiter queued behind (f: that
+ *          one took W free), or, once a pass went over it, the passer (f = 1)
  *   next   NOLINK(g) | LINK(ref) = RDLM_W_HELD | ref
  *   ref    qid | generation << 48: one use of a queue node. Links, grants and
  *          pass-overs name the use they are meant for, so a late write by a process
@@ -23,7 +25,11 @@
  * Otherwise p was itself waiting behind a live holder, whose pass finds p dead after
  * naming p in H: then the same rule applies. The taker's token is the first of a new
  * epoch from the authority, so it is larger than every earlier token of the lock.
- * Spin model: tests/model/glock_recovery.pml.
+ * Abandoned places in between do not hide a dead holder: the waiter walks over them
+ * (each names the place ahead of it, or the holder passing the lock through it) to
+ * the first one that is not abandoned, p, and H naming any place it walked over
+ * counts as naming p. Spin model: tests/model/glock_recovery.pml (-DCODE
+ * -DCODE_ABANDON).
  */
 #include "glock.h"
 
@@ -34,6 +40,8 @@
 #define RDLM_GLOCK_PROBE_NS 100000000ull
 /* A release waiting this long for its successor's link says so (and again). */
 #define RDLM_GLOCK_LINK_WARN_NS 10000000000ull
+/* Most abandoned places a waiter walks over to find the one it really waits behind. */
+#define RDLM_GLOCK_WALK_MAX 64u
 
 /* Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen).
  * *qid_p its id, *ref_p that use. */
@@ -145,13 +153,15 @@ static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *
     }
 }
 
-/* Give up a queued place: WAITING(gen) -> ABANDONED(gen). 1 if given up; 0 if the
- * grant won the race (*token_p set: the caller holds the lock). */
-static int rdlm_glock_abandon(rdlm_dist_t *d, uint64_t qid, uint32_t gen, uint64_t *token_p)
+/* Give up a queued place: WAITING(gen) -> ABANDONED(gen, pred, first), naming the
+ * place it queued behind for the waiter behind it (rdlm_glock_walk). 1 if given up;
+ * 0 if the grant won the race (*token_p set: the caller holds the lock). */
+static int rdlm_glock_abandon(rdlm_dist_t *d, uint64_t qid, uint32_t gen, uint64_t pred,
+                              int first, uint64_t *token_p)
 {
     uint64_t old = RDLM_Q_WAITING(gen);
 
-    rdlm_dist_q_cas(d, qid, RDLM_Q_WAITING(gen), RDLM_Q_ABANDONED(gen), &old);
+    rdlm_dist_q_cas(d, qid, RDLM_Q_WAITING(gen), rdlm_q_abandoned(gen, pred, first), &old);
     if (old == RDLM_Q_WAITING(gen)) {
         return 1;
     }
@@ -159,22 +169,57 @@ static int rdlm_glock_abandon(rdlm_dist_t *d, uint64_t qid, uint32_t gen, uint64
     return 0;
 }
 
-/* 1 if the process owning pred is gone for the transport (a watched peer that died:
- * RDLM_PEER_FAILURE). Then nobody can grant the place behind it: its grant, or a pass
- * over it, would need its memory. */
-static int rdlm_glock_pred_dead(rdlm_dist_t *d, uint64_t pred)
-{
-    uint64_t next;
+/* The places a waiter waits behind (any state; pred the one it queued behind, first:
+ * pred took W free). */
+typedef struct rdlm_glock_ahead {
+    uint64_t head; /* the first that is not abandoned (or the last walked, at the bound) */
+    int first;     /* head holds the lock: it took W free, or it is passing it on */
+    unsigned n;
+    uint64_t abandoned[RDLM_GLOCK_WALK_MAX]; /* the abandoned places walked over */
+} rdlm_glock_ahead_t;
 
-    return rdlm_dist_q_get_next(d, pred, &next) == RDLM_ERR_PEER_DEAD;
+/* Walk from pred over abandoned places (each names the place ahead of it) to the
+ * first that is not, one get per place. 1 if head's process is gone for the transport
+ * (a watched peer that died: RDLM_PEER_FAILURE): nobody can grant the places behind
+ * it any more, as a grant or a pass over it needs its memory. */
+static int rdlm_glock_walk(rdlm_dist_t *d, uint64_t pred, int first, rdlm_glock_ahead_t *a)
+{
+    uint64_t state;
+    rdlm_status_t s;
+
+    a->n = 0;
+    for (;;) {
+        s = rdlm_dist_q_get_state(d, pred & RDLM_QID_MASK, &state);
+        if (s != RDLM_OK || a->n == RDLM_GLOCK_WALK_MAX ||
+            !rdlm_q_is_abandoned(state, RDLM_QREF_GEN(pred))) {
+            break;
+        }
+        a->abandoned[a->n++] = pred;
+        first = rdlm_q_abandoned_first(state);
+        pred = rdlm_q_abandoned_ahead(state);
+    }
+    a->head = pred;
+    a->first = first;
+    return s == RDLM_ERR_PEER_DEAD;
 }
 
-/* Waiting behind the dead pred (first: pred took W free): take the lock over if the
- * authority ended pred's lease and pred held it (top of the file). RDLM_OWNER_DEAD
+/* H names the dead head, a place walked over, or this waiter's own place ref. */
+static int rdlm_glock_handed_here(const rdlm_glock_ahead_t *a, uint64_t held, uint64_t ref)
+{
+    for (unsigned i = 0; i < a->n; i++) {
+        if (held == a->abandoned[i]) {
+            return 1;
+        }
+    }
+    return held == a->head || held == ref;
+}
+
+/* Waiting behind the dead head of a (rdlm_glock_walk): take the lock over if the
+ * authority ended its lease and it held the lock (top of the file). RDLM_OWNER_DEAD
  * (taken over) or RDLM_OK (granted meanwhile) with *token_p; RDLM_INPROGRESS: not
  * (yet), keep waiting. */
 static rdlm_status_t rdlm_glock_recover(rdlm_dist_t *d, const rdlm_dist_word_t *w,
-                                        uint64_t ref, uint64_t pred, int first,
+                                        uint64_t ref, const rdlm_glock_ahead_t *a,
                                         uint64_t *token_p)
 {
     const rdlm_dist_recovery_t *rec = &d->recovery;
@@ -183,14 +228,14 @@ static rdlm_status_t rdlm_glock_recover(rdlm_dist_t *d, const rdlm_dist_word_t *
     rdlm_dist_word_t h;
     rdlm_status_t s;
 
-    if (!rec->ended(rec->arg, RDLM_QID_RANK(pred))) {
+    if (!rec->ended(rec->arg, RDLM_QID_RANK(a->head))) {
         return RDLM_INPROGRESS;
     }
-    if (!first) {
+    if (!a->first) {
         rdlm_dist_holder_word(w, &h);
         s = rdlm_dist_w_fadd(d, &h, 0, &held);
-        if (s != RDLM_OK || (held != pred && held != ref)) {
-            return RDLM_INPROGRESS; /* pred was waiting: its predecessor's pass names it */
+        if (s != RDLM_OK || !rdlm_glock_handed_here(a, held, ref)) {
+            return RDLM_INPROGRESS; /* head was waiting: its predecessor's pass names it */
         }
     }
     if (rec->new_epoch(rec->arg, &epoch) != RDLM_OK) {
@@ -207,7 +252,7 @@ static rdlm_status_t rdlm_glock_recover(rdlm_dist_t *d, const rdlm_dist_word_t *
     }
     rdlm_warn("dist: rank %u held a lock ahead of this process, died, and its lease "
               "ended: lock taken over with token 0x%llx (RDLM_OWNER_DEAD)",
-              RDLM_QID_RANK(pred), (unsigned long long)token);
+              RDLM_QID_RANK(a->head), (unsigned long long)token);
     *token_p = token;
     return RDLM_OWNER_DEAD;
 }
@@ -219,8 +264,10 @@ static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                      uint64_t *token_p)
 {
     uint64_t qid = ref & RDLM_QID_MASK, pred = RDLM_QREF_OF(old), cur, state, probe_at;
+    uint64_t logged = UINT64_MAX; /* the dead head last reported */
     uint32_t q = RDLM_QID_INDEX(qid), gen = RDLM_QREF_GEN(ref);
     int first = (old & RDLM_W_FIRST) != 0, dead = 0;
+    rdlm_glock_ahead_t a;
     unsigned spins = 0;
     rdlm_status_t s;
 
@@ -244,16 +291,17 @@ static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
             return RDLM_OK;
         }
         if (rdlm_clock_now_ns() >= probe_at) {
-            if (!dead && rdlm_glock_pred_dead(d, pred)) {
-                dead = 1;
+            dead = rdlm_glock_walk(d, pred, first, &a);
+            if (dead && a.head != logged) {
+                logged = a.head;
                 rdlm_error("dist: rank %u, ahead of this process in a lock's queue, died%s",
-                           RDLM_QID_RANK(pred),
+                           RDLM_QID_RANK(a.head),
                            d->recovery.ended != NULL
                                ? "; waiting for the authority to end its lease"
                                : "; giving up the place (RDLM_ERR_PEER_DEAD)");
             }
             if (dead && d->recovery.ended != NULL) {
-                s = rdlm_glock_recover(d, w, ref, pred, first, token_p);
+                s = rdlm_glock_recover(d, w, ref, &a, token_p);
                 if (s != RDLM_INPROGRESS) {
                     return s;
                 }
@@ -262,7 +310,7 @@ static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
         }
         if ((dead && d->recovery.ended == NULL) || rdlm_load(&d->closing, RDLM_RELAXED) ||
             (deadline_ns != UINT64_MAX && rdlm_clock_now_ns() >= deadline_ns)) {
-            if (!rdlm_glock_abandon(d, qid, gen, token_p)) {
+            if (!rdlm_glock_abandon(d, qid, gen, pred, first, token_p)) {
                 return RDLM_OK; /* granted meanwhile: late, but held */
             }
             if (dead && d->recovery.ended == NULL) {
@@ -381,26 +429,50 @@ static int rdlm_glock_took_free(rdlm_dist_t *d, uint64_t qid)
     return rdlm_dist_q_get_state(d, qid, &state) == RDLM_OK && !RDLM_Q_IS_GRANTED(state);
 }
 
-/* Nothing refers to cur any more: the holder's node (any state) or an abandoned one
- * passed over (only that use of it: a late pass by a paused process changes
- * nothing). */
-static void rdlm_glock_retire(rdlm_dist_t *d, uint64_t cur, int abandoned, uint32_t gen)
+/* Nothing refers to cur any more: the holder's node (abandoned 0; any state) or an
+ * abandoned one passed over (abandoned: its state, that use of it only: a late pass by
+ * a paused process changes nothing). */
+static void rdlm_glock_retire(rdlm_dist_t *d, uint64_t cur, uint64_t abandoned)
 {
     uint64_t old;
 
-    if (abandoned) {
-        rdlm_dist_q_cas(d, cur, RDLM_Q_ABANDONED(gen), RDLM_Q_IDLE, &old);
+    if (abandoned != 0) {
+        rdlm_dist_q_cas(d, cur, abandoned, RDLM_Q_IDLE, &old);
     } else {
         rdlm_dist_q_set_state(d, cur, RDLM_Q_IDLE);
     }
 }
 
+/* The ref of the use of qid that holds the lock: its generation is known for this
+ * process's own queue nodes, which are the only ones a holder passes from when
+ * waiters may walk (with recovery there are no local hand-offs, cohort.c). */
+static uint64_t rdlm_glock_holder_ref(const rdlm_dist_t *d, uint64_t qid)
+{
+    uint32_t gen = RDLM_QID_RANK(qid) == d->rank ? d->qgen[RDLM_QID_INDEX(qid)] : 0;
+
+    return RDLM_QREF(qid, gen);
+}
+
+/* A pass reached the abandoned place succ (its state was): make it name the holder
+ * passing the lock through it, so that the waiters behind it know whose death to
+ * wait for once the places ahead of it are retired. *state_p: its state now (the
+ * mark, or what the CAS found instead). */
+static rdlm_status_t rdlm_glock_mark(rdlm_dist_t *d, uint64_t succ, uint64_t was,
+                                     uint64_t holder, uint64_t *state_p)
+{
+    uint64_t mark = rdlm_q_abandoned(RDLM_QREF_GEN(succ), holder, 1), old;
+    rdlm_status_t s = rdlm_dist_q_cas(d, succ & RDLM_QID_MASK, was, mark, &old);
+
+    *state_p = s == RDLM_OK && old == was ? mark : old;
+    return s;
+}
+
 rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
                               uint64_t token)
 {
-    uint64_t cur = qid, next, succ, old;
-    uint32_t gen = 0;
-    int abandoned = 0, freed;
+    uint64_t cur = qid, next, succ, old, holder = rdlm_glock_holder_ref(d, qid);
+    uint64_t abandoned = 0; /* cur's state when it is an abandoned place passed over */
+    int freed;
     rdlm_status_t s;
 
     /* Everything written in the critical section before the word moves on. */
@@ -408,19 +480,21 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
     for (;;) {
         s = rdlm_dist_q_get_next(d, cur, &next);
         if (s == RDLM_OK && !(next & RDLM_W_HELD)) {
-            gen = (uint32_t)(next >> 2) & RDLM_QGEN_MASK; /* NOLINK(gen) */
-            s = rdlm_glock_free(d, w, cur, gen, !abandoned && rdlm_glock_took_free(d, cur),
-                                token, &freed);
+            uint32_t gen = (uint32_t)(next >> 2) & RDLM_QGEN_MASK; /* NOLINK(gen) */
+
+            s = rdlm_glock_free(d, w, cur, gen,
+                                abandoned == 0 && rdlm_glock_took_free(d, cur), token,
+                                &freed);
             if (s == RDLM_OK && freed) {
                 rdlm_fetch_or(&d->freed_hint, rdlm_glock_hint_bit(w), RDLM_RELAXED);
-                rdlm_glock_retire(d, cur, abandoned, gen);
+                rdlm_glock_retire(d, cur, abandoned);
                 return RDLM_OK;
             }
             if (s == RDLM_OK) {
                 s = rdlm_glock_wait_next(d, cur, &next);
             }
         }
-        if (s == RDLM_ERR_PEER_DEAD && abandoned) {
+        if (s == RDLM_ERR_PEER_DEAD && abandoned != 0) {
             /* H names it: its successor takes over once its lease ended. */
             rdlm_info("dist: passing over rank %u, which died: the lock is left to the "
                       "process behind it",
@@ -435,7 +509,10 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
         rdlm_glock_record_holder(d, w, succ);
         s = rdlm_dist_q_cas(d, succ & RDLM_QID_MASK, RDLM_Q_WAITING(RDLM_QREF_GEN(succ)),
                             token + 1, &old);
-        rdlm_glock_retire(d, cur, abandoned, gen);
+        if (s == RDLM_OK && rdlm_q_is_abandoned(old, RDLM_QREF_GEN(succ))) {
+            s = rdlm_glock_mark(d, succ, old, holder, &old); /* before cur is retired */
+        }
+        rdlm_glock_retire(d, cur, abandoned);
         if (s == RDLM_ERR_PEER_DEAD) {
             rdlm_info("dist: the lock was handed to rank %u, which died: the process "
                       "behind it takes over once its lease ended",
@@ -445,14 +522,13 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
         if (s != RDLM_OK || old == RDLM_Q_WAITING(RDLM_QREF_GEN(succ))) {
             return s;
         }
-        if (old != RDLM_Q_ABANDONED(RDLM_QREF_GEN(succ))) {
+        if (old != rdlm_q_abandoned(RDLM_QREF_GEN(succ), holder, 1)) {
             rdlm_error("dist: the successor's place was reused: this process passed the "
                        "lock on after its lease ended (paused?); nothing done");
             return RDLM_ERR_LEASE_EXPIRED;
         }
         rdlm_debug("dist: passing over an abandoned place of rank %u", RDLM_QID_RANK(succ));
         cur = succ & RDLM_QID_MASK; /* its place passes on with the same token */
-        gen = RDLM_QREF_GEN(succ);
-        abandoned = 1;
+        abandoned = old;
     }
 }

@@ -23,7 +23,6 @@
  *
  * Exit: 0 pass, 1 fail.
  */
-#include <dirent.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,13 +54,7 @@ static struct shared {
 
 static int died_mode; /* --died (else --handoff) */
 
-#define FAIL(...)                                                                          \
-    do {                                                                                   \
-        fprintf(stderr, "dist_cohort_death rank %u: ", rank);                              \
-        fprintf(stderr, __VA_ARGS__);                                                      \
-        fputc('\n', stderr);                                                               \
-        _exit(1);                                                                          \
-    } while (0)
+#define FAIL(...) procs_fail("dist_cohort_death", rank, __VA_ARGS__)
 
 /* The victim: take the lock, let the others queue, then release and die, or die. */
 static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
@@ -101,14 +94,10 @@ static void waiter(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
 
 static int child(unsigned rank, const char *rendezvous)
 {
-    rdlm_ctx_params_t p = {.field_mask = RDLM_CTX_FIELD_PEERS,
-                           .rank = rank,
-                           .size = NPROCS,
-                           .rendezvous = rendezvous};
     rdlm_ctx_dist_info_t di;
     rdlm_lock_h lock;
     rdlm_ctx_h ctx;
-    rdlm_status_t s = rdlm_ctx_create(&p, &ctx);
+    rdlm_status_t s = procs_join(rank, NPROCS, rendezvous, &ctx);
 
     if (s != RDLM_OK)
         FAIL("rdlm_ctx_create: %s", rdlm_status_str(s));
@@ -162,23 +151,6 @@ static int checked(void)
     return ok;
 }
 
-/* What the victim left in /dev/shm (its node's segment and lock file). */
-static void remove_leftovers(void)
-{
-    char prefix[64];
-    DIR *dir = opendir("/dev/shm");
-    struct dirent *e;
-
-    if (dir == NULL)
-        return;
-    snprintf(prefix, sizeof(prefix), "rdlm-%u-t-cohort-death", (unsigned)geteuid());
-    while ((e = readdir(dir)) != NULL) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
-            unlinkat(dirfd(dir), e->d_name, 0);
-    }
-    closedir(dir);
-}
-
 int main(int argc, char **argv)
 {
     char rendezvous[32];
@@ -194,22 +166,14 @@ int main(int argc, char **argv)
     if (sh == MAP_FAILED || port < 0)
         FAIL("no shared memory or no free port");
     snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
-    setenv("RDLM_JOB", "t-cohort-death", 1);
-    setenv("RDLM_VIRTUAL_NODES", "2", 1);
+    procs_env("t-cohort-death", "2");
     setenv("RDLM_JOB_AUTHORITY", "1", 1);
     setenv("RDLM_LEASE_TTL_MS", TTL_MS, 1);
-    setenv("UCX_TLS", "tcp,self", 1);
-    setenv("RDLM_PEER_FAILURE", "on", 1); /* one host: auto watches only TCP-only peers */
-    for (unsigned r = 0; r < NPROCS; r++) {
-        pids[r] = fork();
-        if (pids[r] == 0)
-            _exit(child(r, rendezvous));
-        if (pids[r] < 0)
-            FAIL("fork failed");
-    }
+    if (procs_start(pids, NPROCS, child, rendezvous) != 0)
+        FAIL("fork failed");
     failed = !procs_reap(pids, NPROCS, VICTIM, PARENT_LIMIT_S, "dist_cohort_death");
     failed |= !checked();
-    remove_leftovers();
+    procs_remove_segments("t-cohort-death");
     printf("dist_cohort_death %s: %s\n", argv[1], failed ? "FAILED" : "passed");
     return failed;
 }

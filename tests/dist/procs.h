@@ -1,20 +1,42 @@
 /*
  * What the tests that fork the processes of one distributed context share: a
  * monotonic clock in seconds, a free loopback port for the standalone rendezvous,
- * and reaping the children within a time limit (one of them, the victim, must die by
- * SIGKILL; the others must exit 0).
+ * reaping the children within a time limit (one of them, the victim, must die by
+ * SIGKILL; the others must exit 0), and removing what the victim left in /dev/shm.
+ * Each test defines FAIL(...) as procs_fail(its name, rank, ...).
  */
 #ifndef RDLM_TEST_DIST_PROCS_H
 #define RDLM_TEST_DIST_PROCS_H
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rdlm.h>
+
+/* Say why on stderr ("who rank r: ...") and end the process with status 1. */
+static inline __attribute__((noreturn, format(printf, 3, 4))) void
+procs_fail(const char *who, unsigned rank, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "%s rank %u: ", who, rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    _exit(1);
+}
 
 static inline double procs_now_s(void)
 {
@@ -38,6 +60,45 @@ static inline int procs_free_port(void)
     if (fd >= 0)
         close(fd);
     return port;
+}
+
+/* The environment of the children: job name, virtual nodes, everything over TCP
+ * (UCX), and every peer watched for death (on one host, RDLM_PEER_FAILURE=auto would
+ * watch only TCP-only peers). */
+static inline void procs_env(const char *job, const char *virtual_nodes)
+{
+    setenv("RDLM_JOB", job, 1);
+    setenv("RDLM_VIRTUAL_NODES", virtual_nodes, 1);
+    setenv("UCX_TLS", "tcp,self", 1);
+    setenv("RDLM_PEER_FAILURE", "on", 1);
+}
+
+/* Join the distributed context of size processes as rank, through the standalone
+ * rendezvous at rendezvous (rank 0 listens there): rdlm_ctx_create's status. */
+static inline rdlm_status_t procs_join(unsigned rank, unsigned size, const char *rendezvous,
+                                       rdlm_ctx_h *ctx_p)
+{
+    rdlm_ctx_params_t p = {.field_mask = RDLM_CTX_FIELD_PEERS,
+                           .rank = rank,
+                           .size = size,
+                           .rendezvous = rendezvous};
+
+    return rdlm_ctx_create(&p, ctx_p);
+}
+
+/* Fork n children, rank r running child(r, rendezvous) and exiting with its result.
+ * 0, or -1 if a fork failed (the children forked so far run on). */
+static inline int procs_start(pid_t *pids, unsigned n, int (*child)(unsigned, const char *),
+                              const char *rendezvous)
+{
+    for (unsigned r = 0; r < n; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0)
+            _exit(child(r, rendezvous));
+        if (pids[r] < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Wait for the n children pids (rank r = index), killing all of them once limit_s
@@ -80,6 +141,24 @@ static inline int procs_reap(const pid_t *pids, unsigned n, unsigned victim, dou
         }
     }
     return ok;
+}
+
+/* The node segments and lock files of job in /dev/shm ("rdlm-<uid>-<job>*"): a
+ * killed process cannot remove its own. */
+static inline void procs_remove_segments(const char *job)
+{
+    char prefix[64];
+    DIR *dir = opendir("/dev/shm");
+    struct dirent *e;
+
+    if (dir == NULL)
+        return;
+    snprintf(prefix, sizeof(prefix), "rdlm-%u-%s", (unsigned)geteuid(), job);
+    while ((e = readdir(dir)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            unlinkat(dirfd(dir), e->d_name, 0);
+    }
+    closedir(dir);
 }
 
 #endif

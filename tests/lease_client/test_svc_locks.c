@@ -363,30 +363,30 @@ static shared_t *holder_and_waiter(int sig, unsigned delay_ms, pid_t *holder_p,
     return sh;
 }
 
-static void a_killed_holder_is_taken_over(void **state)
+/* holder_and_waiter with kill -9 of the holder. */
+static void killed_holder(unsigned delay_ms)
 {
     pid_t holder, waiter;
     shared_t *sh;
 
-    (void)state;
     need_homes();
-    sh = holder_and_waiter(SIGKILL, 0, &holder, &waiter);
+    sh = holder_and_waiter(SIGKILL, delay_ms, &holder, &waiter);
     assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
     munmap(sh, sizeof(*sh));
+}
+
+static void a_killed_holder_is_taken_over(void **state)
+{
+    (void)state;
+    killed_holder(0);
 }
 
 /* The same with a lock delay of 1.5 s: the take-over (720 ms after a kill without
  * one) returns only after it. */
 static void a_take_over_waits_out_the_lock_delay(void **state)
 {
-    pid_t holder, waiter;
-    shared_t *sh;
-
     (void)state;
-    need_homes();
-    sh = holder_and_waiter(SIGKILL, 1500, &holder, &waiter);
-    assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
-    munmap(sh, sizeof(*sh));
+    killed_holder(1500);
 }
 
 static void a_paused_holder_finds_its_lock_broken(void **state)
@@ -567,18 +567,13 @@ static void names_are_per_job_under_munge(void **state)
 static void a_killed_holder_is_taken_over_under_munge(void **state)
 {
     char job[32];
-    pid_t holder, waiter;
-    shared_t *sh;
 
     (void)state;
     need_munge();
-    need_homes();
     snprintf(job, sizeof(job), "t-svc-munge-%d", (int)getpid());
     child_job = job;
-    sh = holder_and_waiter(SIGKILL, 0, &holder, &waiter);
+    killed_holder(0);
     child_job = NULL;
-    assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
-    munmap(sh, sizeof(*sh));
 }
 
 int main(int argc, char **argv)
