@@ -27,7 +27,8 @@
  *             owner dead).
  *   state[q]  IDLE 0, WAITING(g) 4+g, ABANDONED(g) 8+g, GRANTED(t) 16+t;
  *             ABANDONED also carries the abandoner's pl and pp (aprev, app:
- *             the same 64-bit word in a real encoding).
+ *             the same 64-bit word in a real encoding); CODE_ABANDON: a place
+ *             before it and that place's flag, app = 0 iff the flag is set.
  *   next[q]   EMPTY(g) = g (no link yet, in generation g) or a link
  *             (PROPOSED_LINK: EMPTY is 0).
  *   gen[q]    owner-private: +1 at each claim. A qnode is claimed at most
@@ -125,6 +126,34 @@
  * change glock.c does not have) waits until the put has landed before the
  * critical section.
  *
+ * -DCODE_ABANDON (with -DCODE; for counterexample 2 of the README, a dead
+ * holder with an abandoned place behind it; glock.c is getting it):
+ *   1. abandon records the place ahead: CAS(state[x], WAITING(g) ->
+ *      ABANDONED(g, pl, f)), f = 1 iff the W word x replaced had FIRST (pl
+ *      took W free). One step; failure: granted meanwhile, hold.
+ *   2. a passer records itself in each abandoned place it goes over: when B
+ *      on n finds ABANDONED(gn, q, fq), first CAS(state[n], that value ->
+ *      ABANDONED(gn, LINK(x, gen[x]), 1)) (x: the passer's own node, where
+ *      its pass began; failure -- n's owner died, or, only for a zombie,
+ *      the place was passed over and reused: (e) -- ends the pass), then
+ *      retire Q (rdlm_glock_retire; an abandoned Q by CAS from the record
+ *      this pass wrote in it), then go on from n. So an abandoned place a
+ *      pass has reached names the passer's node with flag 1.
+ *   3. a waiter walks the chain of abandoned places ahead of it
+ *      (rdlm_glock_recover): p := pl, ff := f, S := {}; one get of state[p]
+ *      per hop: ABANDONED(gen(p), q, fq) -> S += p, p := q, ff := fq; any
+ *      other state, another generation or PEER_DEAD -> stop. Then the check
+ *      (one step, as before): p's owner dead and expired, and (ff or H == p
+ *      or H in S or H == LINK(x, g)) -> the takeover. (c) is checked for
+ *      the chain's head p.
+ *   Without it the walk is p := pl, S := {} (the check above).
+ *   One crash still stalls the lock when the process that dies has two
+ *   places in the queue (its abandoned place, not passed over yet, and a new
+ *   one): -DOUTSIDE_TWO_PLACES forbids a crash then. With two timeouts a
+ *   stale H stalls it even so; -DH_ORDERED (a change glock.c does not have)
+ *   gives H the token of the hand-off it records, and a write of H with a
+ *   smaller token than H's does not land (README.md).
+ *
  * Properties:
  *   (a) mutual exclusion: a process whose lease is not expired enters the
  *       critical section only when every other process in it is expired (a
@@ -132,7 +161,8 @@
  *   (b) tokens strictly increase over the critical sections entered by
  *       processes whose lease is not expired;
  *   (c) a takeover happens only after the predecessor's owner is expired
- *       (or, with ABANDON, the inherited place's owner);
+ *       (or, with ABANDON, the inherited place's owner; with CODE_ABANDON,
+ *       the owner of the chain's head p);
  *   (d) no invalid end state: every live process completes its LOOPS
  *       acquires (timed-out ones return), whatever the (single) fault;
  *       faulty processes may stop anywhere. The authority may forfeit the
@@ -141,14 +171,22 @@
  *   (e) grant CAS B finds WAITING(gn), ABANDONED(gn) or PEER_DEAD, or
  *       (not with PROPOSED_STRICT_B) an instance that took over (ghost
  *       tkov): the link it followed is not otherwise stale; with CODE, the
- *       link CAS finds EMPTY(gpl) or PEER_DEAD.
+ *       link CAS finds EMPTY(gpl) or PEER_DEAD; with CODE_ABANDON, the
+ *       passer's record CAS fails only on PEER_DEAD or for a zombie;
+ *   (f) CODE_ABANDON: a walk ends within NQ - 1 hops (each goes to an
+ *       instance enqueued earlier; a run has NP * LOOPS = NQ of them).
  *
  * Abstracted: the probe interval and the lease TTL (a waiter may check at
  * any moment, the authority expire at any moment after the fault); the epoch
  * part of tokens (tnew = max + 1); revocation of home access of an expired
  * session (its late writes to W and H land: the worst case); the try path;
  * cohorts (dist_lock.pml); weaker memory orders. ABANDON keeps one inherited
- * place per waiter (asserted): enough for TIMEOUTS <= 1.
+ * place per waiter (asserted): enough for TIMEOUTS <= 1. CODE_ABANDON: a walk
+ * may start only when a word a walk or check reads (state with its record,
+ * H, dead, expired) was written since this process's last walk began
+ * (ghost walked): another walk would read the same and fail the same way.
+ * Without that a waiter could always walk and a stall would be a cycle,
+ * which pan -DSAFETY does not look for; with it a stall is an end state.
  *
  * Planted bugs (-DBUG_..., checked with -DTIMEOUTS=0, where the changed
  * protocol passes), each must be caught:
@@ -159,6 +197,17 @@
  *       ignoring f and H -> (a).
  *   BUG_H_AFTER_GRANT    the pass writes H after the grant CAS -> (d).
  *   BUG_NO_GEN           states, links and EMPTY carry no generation -> (e).
+ * In CODE_ABANDON (README.md says which configuration each is checked in):
+ *   BUG_WALK_NO_EXPIRY   take over at the chain's head once its owner is
+ *       dead for the transport, without its expiry -> (c).
+ *   BUG_PASS_NO_RECORD   the passer does not record itself in the abandoned
+ *       places it goes over (and retires them from any ABANDONED(g)) -> (d),
+ *       with two timeouts.
+ *   BUG_RETIRE_FIRST     the passer retires Q before it records itself in n
+ *       -> (d), with two timeouts.
+ *   BUG_INHERIT_ANY_GEN  the walk goes on through ABANDONED of any
+ *       generation (bounded by NQ hops): NOT caught in any configuration
+ *       searched (README.md).
  */
 
 #ifdef PROPOSED
@@ -216,6 +265,7 @@
 #define IDLE 0
 #define WAITING(g) (4 + (g))
 #define ABANDONED(g) (8 + (g))
+#define IS_ABANDONED(s) ((s) >= ABANDONED(0) && (s) < ABANDONED(4))   /* any g */
 #define GRANTED(t) (16 + (t))
 #define IS_GRANTED(s) ((s) >= 16)
 #define TOKEN(s) ((s) - 16)
@@ -249,18 +299,53 @@ byte last_token;        /* (b) */
 byte maxtok;            /* the largest token issued */
 
 int  tkov;              /* bit l: instance l took the lock over (e) */
+#ifdef CODE_ABANDON
+byte walked;            /* bit p: p walked since the last write a walk reads */
+#endif
+
+/* H_ORDERED: H carries the token of the hand-off it records (ht); a write
+   of H with a smaller token than H's does not land (one step: a CAS loop at
+   the home). A pass writes tok + 1, the SWAP path's put its own tok */
+#ifdef H_ORDERED
+byte ht;
+#define SET_H(l, t) \
+    if \
+    :: ht <= (t) -> H = (l); ht = (t); TOUCH \
+    :: else -> skip \
+    fi
+#else
+#define SET_H(l, t) H = (l); TOUCH
+#endif
 
 #ifdef CODE
 byte hput[NP];          /* the SWAP path's put H := l, issued, not landed */
+#ifdef H_ORDERED
+byte hputt[NP];         /* its token */
+#define HPUT_T(p) hputt[p]
+#define HPUT_SET_T(p, t) hputt[p] = (t)
+#else
+#define HPUT_T(p) 0
+#define HPUT_SET_T(p, t) skip
+#endif
 #define PUT_PENDING (hput[_pid] != 0)
 /* a crash loses the process's hint and its put not landed yet */
-#define CRASH_CODE hint = 0; hput[_pid] = 0
+#define CRASH_CODE hint = 0; hput[_pid] = 0; HPUT_SET_T(_pid, 0)
 /* a pass that frees W sets the hint */
 #define FREED_HINT hint = 1
 #else
 #define PUT_PENDING 0
 #define CRASH_CODE skip
 #define FREED_HINT skip
+#endif
+
+/* CODE_ABANDON: a write of a word that a waiter's walk or check reads (state,
+   with its record; H; dead; expired) lets every waiter walk again (walked) */
+#ifdef CODE_ABANDON
+#define TOUCH walked = 0
+#define CRASH_WALK wl = 0; ff = 0; S = 0; k = 0; ra = 0; rp = 0
+#else
+#define TOUCH skip
+#define CRASH_WALK skip
 #endif
 
 #define ISSUE(t) if :: (t) > maxtok -> maxtok = (t) :: else -> skip fi
@@ -311,6 +396,52 @@ byte hput[NP];          /* the SWAP path's put H := l, issued, not landed */
      AB_STUCK)
 #endif
 
+/* CODE_ABANDON: the waiter's walk (rdlm_glock_recover) over the abandoned
+   places ahead of it. wl: the place reached (starts at pl), ff: the flag its
+   successor recorded about it (starts at f), S: bit l set for each abandoned
+   place l gone over, k: hops + 1 (0: the walk stopped). One read of state[wl]
+   (one word with its record): ABANDONED(gen(wl), q, fq) -> add wl to S, go on
+   to q with ff := fq; PEER_DEAD, WAITING, GRANTED, IDLE or another generation
+   -> stop. A walk never needs NQ hops (each goes to an instance enqueued
+   earlier, and a run has NP * LOOPS = NQ instances): (f). */
+#ifdef BUG_INHERIT_ANY_GEN
+#define WALK_ABANDONED IS_ABANDONED(state[LQ(wl) - 1])
+#define WALK_LIMIT (k < NQ)     /* the bound (hops + 1 < NQ) */
+#define WALK_BOUND skip
+#else
+#define WALK_ABANDONED (state[LQ(wl) - 1] == ABANDONED(LG(wl)))
+#define WALK_LIMIT 1
+#define WALK_BOUND assert(k < NQ)                               /* (f) */
+#endif
+#define WALK_READ \
+    if \
+    :: REACH(LQ(wl)) && WALK_ABANDONED && WALK_LIMIT -> \
+        WALK_BOUND; S = S | (1 << wl); ff = (app[LQ(wl) - 1] == 0); \
+        wl = aprev[LQ(wl) - 1]; k++ \
+    :: else -> k = 0 \
+    fi
+/* the check at the chain's head (one step, as without CODE_ABANDON): wl's
+   owner dead and expired, and it held the lock (ff), or a pass named it, an
+   abandoned place gone over, or x in H */
+#ifdef BUG_WALK_NO_EXPIRY
+#define HEAD_GONE (!REACH(LQ(wl)))
+#else
+#define HEAD_GONE GONE(wl)
+#endif
+#define CHAIN_TAKE_OVER \
+    (HEAD_GONE && (ff || H == wl || ((S >> H) & 1) || H == LINK(x, g)))
+
+/* the takeover: CAS(state[x], WAITING(g) -> GRANTED(tnew)), tnew = the
+   largest token issued + 1; failure: a late grant, hold with it */
+#define TAKE_OVER \
+    if \
+    :: state[x - 1] == WAITING(g) -> \
+        state[x - 1] = GRANTED(maxtok + 1); ISSUE(maxtok + 1); \
+        TOOK_OVER(LINK(x, g)); TOUCH \
+    :: else -> assert(IS_GRANTED(state[x - 1]))  /* late grant */ \
+    fi; \
+    tok = TOKEN(state[x - 1]); c = 0
+
 /* the link, CAS(next[q], EMPTY(gq) -> l) (the proposal: PUT next[q] := l);
    PEER_DEAD or a failed CAS: nothing written */
 #ifdef PROPOSED_LINK
@@ -331,9 +462,11 @@ byte hput[NP];          /* the SWAP path's put H := l, issued, not landed */
 #else
 #define LINK_CHECK skip
 #endif
-#ifdef PROPOSED_ABANDON
+#if defined(PROPOSED_ABANDON) && !defined(CODE_ABANDON)
 #define ABANDON_RECORD skip
 #else
+/* ABANDON: the abandoner's (pl, pp); CODE_ABANDON: (pl, f), app = 0 iff f (pp
+   is "not FIRST" there) */
 #define ABANDON_RECORD aprev[x - 1] = pl; app[x - 1] = pp
 #endif
 
@@ -351,16 +484,26 @@ byte hput[NP];          /* the SWAP path's put H := l, issued, not landed */
  * being weighed against the fault option (README.md, "A Promela pitfall").
  * OUTSIDE_LINK_WINDOW: no fault at the link (LSTEP); OUTSIDE_SWAP_WINDOW:
  * none at the FIRST CAS of the SWAP path (SSTEP) nor while its put is
- * pending.
+ * pending. OUTSIDE_TWO_PLACES: none while the process is queued (pl set)
+ * with its other qnode still abandoned (not passed over yet): a process
+ * never dies with two places in the queue.
  */
 #ifdef OUTSIDE_SWAP_WINDOW
-#define MAY_FAULT (faults > 0 && !PUT_PENDING)
+#define MAY_FAULT_SW (faults > 0 && !PUT_PENDING)
 #else
-#define MAY_FAULT (faults > 0)
+#define MAY_FAULT_SW (faults > 0)
 #endif
+#ifdef OUTSIDE_TWO_PLACES
+#define MAY_FAULT \
+    (MAY_FAULT_SW && !(pl != 0 && (IS_ABANDONED(state[2 * _pid]) || \
+                                   IS_ABANDONED(state[2 * _pid + 1]))))
+#else
+#define MAY_FAULT MAY_FAULT_SW
+#endif
+
 #ifdef ZOMBIE
 #define FAULT_THEN(body) \
-    atomic { MAY_FAULT -> faults--; dead = dead | BIT }; \
+    atomic { MAY_FAULT -> faults--; dead = dead | BIT; TOUCH }; \
     if \
     :: atomic { EXPIRED(_pid) -> goto stopped } \
     :: atomic { EXPIRED(_pid) -> skip; body } \
@@ -369,9 +512,9 @@ byte hput[NP];          /* the SWAP path's put H := l, issued, not landed */
 #define GIVE_UP atomic { DEAD(_pid) -> goto stopped }
 #else
 #define FAULT_THEN(body) \
-    atomic { MAY_FAULT -> faults--; dead = dead | BIT; \
+    atomic { MAY_FAULT -> faults--; dead = dead | BIT; TOUCH; \
              it = 0; x = 0; g = 0; pl = 0; pp = 0; ab = 0; tok = 0; Q = 0; \
-             n = 0; o = 0; c = 0; dl = 0; CRASH_CODE }; \
+             n = 0; o = 0; c = 0; dl = 0; CRASH_CODE; CRASH_WALK }; \
     goto stopped
 #define GIVE_UP atomic { false }
 #endif
@@ -402,9 +545,41 @@ byte hput[NP];          /* the SWAP path's put H := l, issued, not landed */
         fi \
     fi
 
+/* retire Q (rdlm_glock_retire): the holder's own node x, state[x] := IDLE;
+   a place passed over (CODE_ABANDON), CAS(state[Q], the record this pass
+   wrote there, ABANDONED(g, LINK(x, gen[x]), 1) -> IDLE) (BUG_PASS_NO_RECORD:
+   any ABANDONED(g)); without CODE_ABANDON, state[Q] := IDLE. PEER_DEAD:
+   skipped. */
+#if defined(CODE_ABANDON) && !defined(BUG_PASS_NO_RECORD)
+#define RETIRE_OK \
+    (Q == x || (state[Q - 1] == ABANDONED(g) && \
+                aprev[Q - 1] == LINK(x, gen[x - 1]) && app[Q - 1] == 0))
+#elif defined(CODE_ABANDON)
+#define RETIRE_OK (Q == x || state[Q - 1] == ABANDONED(g))
+#else
+#define RETIRE_OK 1
+#endif
+#define RETIRE \
+    if \
+    :: REACH(Q) && RETIRE_OK -> state[Q - 1] = IDLE; TOUCH \
+    :: else -> skip \
+    fi
+#ifdef BUG_RETIRE_FIRST
+#define RETIRE_AFTER_B skip
+#else
+#define RETIRE_AFTER_B RETIRE
+#endif
+/* CODE_ABANDON: B found ABANDONED(gn, ra, rp): keep the record (ra, rp), the
+   rest of the word B's CAS returned (the record step clears them) */
+#if defined(CODE_ABANDON) && !defined(BUG_PASS_NO_RECORD)
+#define B_RECORD ra = aprev[LQ(n) - 1]; rp = app[LQ(n) - 1]
+#else
+#define B_RECORD skip
+#endif
+
 /*
- * pass(Q := x, g := its gen, tok): hand the lock on. Uses n, o, c; leaves
- * them, Q and g zero.
+ * pass(Q := x, g := its gen, tok): hand the lock on. Uses n, o, c (and ra,
+ * rp); leaves them, Q and g zero.
  */
 inline pass() {
     do
@@ -419,9 +594,7 @@ inline pass() {
                  :: else -> skip
                  fi);
             if
-            :: c -> STEP(if :: REACH(Q) -> state[Q - 1] = IDLE
-                            :: else -> skip fi);
-                    goto passed
+            :: c -> STEP(RETIRE); goto passed
             :: else
             fi;
             /* wait until next[Q] is a link */
@@ -447,7 +620,7 @@ inline pass() {
         :: else
         fi;
 #ifndef BUG_H_AFTER_GRANT
-        STEP(H = n);                                            /* A */
+        STEP(SET_H(n, tok + 1));                                /* A */
 #endif
         /* B: CAS(state[n], WAITING(gn) -> GRANTED(tok + 1)) */
         STEP(if
@@ -456,17 +629,43 @@ inline pass() {
                  o = state[LQ(n) - 1];
                  if
                  :: o == WAITING(LG(n)) ->
-                     state[LQ(n) - 1] = GRANTED(tok + 1); ISSUE(tok + 1)
+                     state[LQ(n) - 1] = GRANTED(tok + 1); ISSUE(tok + 1);
+                     TOUCH
+                 :: o == ABANDONED(LG(n)) -> B_RECORD
                  :: else -> skip
                  fi
              fi;
              assert(o == WAITING(LG(n)) || o == ABANDONED(LG(n)) ||
                     o == PEER_DEAD || STALE_OK));               /* (e) */
 #ifdef BUG_H_AFTER_GRANT
-        STEP(H = n);                                            /* A, late */
+        STEP(SET_H(n, tok + 1));                                /* A, late */
 #endif
-        /* state[Q] := IDLE; ABANDONED: pass over n too; else done */
-        STEP(if :: REACH(Q) -> state[Q - 1] = IDLE :: else -> skip fi;
+#ifdef BUG_RETIRE_FIRST
+        STEP(RETIRE);           /* Q retired before the record in n */
+#endif
+#if defined(CODE_ABANDON) && !defined(BUG_PASS_NO_RECORD)
+        /* CODE_ABANDON: B found n abandoned: before Q is retired, record this
+           pass in n, CAS(state[n], ABANDONED(gn, ra, rp) -> ABANDONED(gn,
+           LINK(x, gen[x]), 1)): the lock's holder x hands it on through n.
+           Failure (n's owner died, PEER_DEAD; or, for a zombie only, the place
+           was passed over and reused: (e)): the pass ends after the retire */
+        if
+        :: o == ABANDONED(LG(n)) ->
+            STEP(if
+                 :: REACH(LQ(n)) && state[LQ(n) - 1] == o &&
+                    aprev[LQ(n) - 1] == ra && app[LQ(n) - 1] == rp ->
+                     aprev[LQ(n) - 1] = LINK(x, gen[x - 1]); app[LQ(n) - 1] = 0;
+                     TOUCH
+                 :: else ->
+                     assert(!REACH(LQ(n)) || DEAD(_pid));       /* (e) */
+                     o = 0
+                 fi;
+                 ra = 0; rp = 0)
+        :: else
+        fi;
+#endif
+        /* retire Q; ABANDONED: pass over n too; else done */
+        STEP(RETIRE_AFTER_B;
              if
              :: o == ABANDONED(LG(n)) -> Q = LQ(n); g = LG(n); n = 0; o = 0
              :: else -> goto passed
@@ -481,6 +680,11 @@ active [NP] proctype P()
     byte it, x, g, pl, pp, tok, Q, n, o;
     byte ab;                /* the abandoned place x inherited from */
     bit c, dl;
+#ifdef CODE_ABANDON
+    byte wl, k, ra, rp;     /* the walk (WALK_READ); B's record (pass) */
+    bit ff;
+    int S;
+#endif
 #ifdef CODE
     bit hint = 1;           /* this process freed W last (or never used it) */
 #endif
@@ -497,7 +701,7 @@ active [NP] proctype P()
                fi;
                gen[x - 1] = NEWGEN(x); g = gen[x - 1]; assert(g < 4);
                next[x - 1] = EMPTY(g); state[x - 1] = WAITING(g);
-               aprev[x - 1] = 0; app[x - 1] = 0;
+               aprev[x - 1] = 0; app[x - 1] = 0; TOUCH;
                break
            }
         :: FAULT_THEN(skip)
@@ -520,18 +724,38 @@ active [NP] proctype P()
                IS_GRANTED(state[x - 1]) -> tok = TOKEN(state[x - 1]);
                goto hold
            }
+#ifdef CODE_ABANDON
+        /* the recovery check (rdlm_glock_recover), at a probe: the walk from
+           pl (its first read is this step), then the check. A walk starts
+           only if a word it reads was written since this process's last walk
+           began (walked, TOUCH): else it would read what that walk read and
+           fail again, and a stall would be a cycle, not an end state */
+        :: atomic { !(walked & BIT) -> walked = walked | BIT;
+                    wl = pl; ff = F; S = 0; k = 1; WALK_READ }
+           do
+           :: k == 0 -> break
+           :: else -> STEP(WALK_READ)          /* one get of state[wl] */
+           od;
+           /* the check (one step): wl's owner dead and expired, and ff or
+              H in {wl, x} or H in S */
+           STEP(if
+                :: CHAIN_TAKE_OVER -> c = 1
+                :: else -> wl = 0; ff = 0; S = 0
+                fi);
+           if
+           :: c ->
+               /* the takeover */
+               STEP(assert(EXPIRED(OWNER(LQ(wl))));          /* (c) */
+                    TAKE_OVER; wl = 0; ff = 0; S = 0; goto hold)
+           :: else
+           fi
+#else
         :: atomic { MAY_TAKE_OVER -> c = 1 };           /* the check */
-           /* the takeover: CAS(state[x], WAITING(g) -> GRANTED(tnew)) */
+           /* the takeover */
            STEP(assert(EXPIRED(OWNER(LQ(pl))) ||
                        (ab != 0 && EXPIRED(OWNER(LQ(ab)))));  /* (c) */
-                if
-                :: state[x - 1] == WAITING(g) ->
-                    state[x - 1] = GRANTED(maxtok + 1); ISSUE(maxtok + 1);
-                    TOOK_OVER(LINK(x, g))
-                :: else -> assert(IS_GRANTED(state[x - 1]))  /* late grant */
-                fi;
-                tok = TOKEN(state[x - 1]); c = 0;
-                goto hold)
+                TAKE_OVER; goto hold)
+#endif
 #ifdef W_PRED
         /* LINK: pl's owner is dead; it may have died before its link:
            complete it, CAS(next[pp], EMPTY(gpp) -> pl) */
@@ -551,7 +775,7 @@ active [NP] proctype P()
                dl ->
                if
                :: state[x - 1] == WAITING(g) ->
-                   state[x - 1] = ABANDONED(g); ABANDON_RECORD;
+                   state[x - 1] = ABANDONED(g); ABANDON_RECORD; TOUCH;
                    goto timed_out
                :: else ->
                    assert(IS_GRANTED(state[x - 1]));
@@ -569,7 +793,7 @@ swapped_free:
               :: W == HELDW(LINK(x, g)) -> wp = 0
               :: else ->
                   assert(hput[_pid] == 0);   /* the model's limit: LOOPS <= 2 */
-                  hput[_pid] = LINK(x, g)
+                  hput[_pid] = LINK(x, g); HPUT_SET_T(_pid, tok)
               fi);
 #ifdef FLUSH_PUT
         /* FLUSH_PUT: wait until that put has landed */
@@ -607,7 +831,9 @@ active [NP] proctype Put()
 end:
     do
     :: atomic {
-           hput[_pid - NP] != 0 -> H = hput[_pid - NP]; hput[_pid - NP] = 0
+           hput[_pid - NP] != 0 ->
+           SET_H(hput[_pid - NP], HPUT_T(_pid - NP));
+           hput[_pid - NP] = 0; HPUT_SET_T(_pid - NP, 0)
        }
     od
 }
@@ -624,7 +850,8 @@ end:
            (dead & ~expired) != 0 ->
            i = 0;
            do
-           :: (dead & ~expired & (1 << i)) -> expired = expired | (1 << i); break
+           :: (dead & ~expired & (1 << i)) ->
+               expired = expired | (1 << i); TOUCH; break
            :: ((dead & ~expired) >> (i + 1)) != 0 -> i++
            od;
            i = 0
