@@ -202,8 +202,8 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
     if (status == RDLM_OK) {
         status = rdlm_ctx_lease_open(ctx, job, ctx->config.authority);
         if (status == RDLM_OK && bootstrap->rank == 0) {
-            /* rank 0's is the job's; above the clock epoch, as the job's own one */
-            status = rdlm_ctx_lease_epoch(ctx, rdlm_dist_clock_epoch(), &epoch);
+            /* rank 0's is the job's; the authority alone decides it (no floor) */
+            status = rdlm_ctx_lease_epoch(ctx, 0, &epoch);
         }
     }
     if (status == RDLM_OK) {

@@ -4,12 +4,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
 #include "log.h"
 
-#define RDLM_DIST_EPOCH_BASE 1704067200 /* 2024-01-01T00:00:00Z */
 #define RDLM_DIST_DRAIN_NS 10000000000ull
 #define RDLM_DIST_SPINS 200 /* polls (with progress) before yielding */
 
@@ -27,13 +25,6 @@ typedef struct rdlm_dist_hello {
  * node segment (their homes differ). */
 static rdlm_atomic_u32_t rdlm_dist_created;
 
-uint32_t rdlm_dist_clock_epoch(void)
-{
-    uint64_t minutes = ((uint64_t)time(NULL) - RDLM_DIST_EPOCH_BASE) / 60;
-
-    return (uint32_t)(minutes % RDLM_DIST_EPOCH_MAX) + 1;
-}
-
 static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p)
 {
     const rdlm_tl_bootstrap_t *bs = p->bootstrap;
@@ -47,7 +38,8 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
         rdlm_nodes_hostkey(mine.hostkey);
     }
     snprintf(mine.job, sizeof(mine.job), "%s", p->job);
-    mine.epoch = p->epoch != 0 ? p->epoch : rdlm_dist_clock_epoch();
+    /* Only rank 0's counts: only rank 0 takes one from its host's epoch file. */
+    mine.epoch = p->epoch != 0 ? p->epoch : bs->rank == 0 ? rdlm_epoch_host() : 0;
     mine.seq = rdlm_fetch_add(&rdlm_dist_created, 1, RDLM_RELAXED);
     mine.holder_words = p->holder_words != 0;
     all = calloc(bs->size, sizeof(*all));

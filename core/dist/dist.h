@@ -27,6 +27,7 @@
 #include <rdlm/status.h>
 
 #include "atomics.h"
+#include "epoch.h"
 #include "local.h"
 #include "nodes.h"
 #include "transport.h"
@@ -45,7 +46,7 @@
 #define RDLM_DIST_SEQ_MASK ((1ull << RDLM_DIST_SEQ_BITS) - 1)
 /* Largest token epoch: a token, epoch << 40 | sequence, stays below 2^63, so a global
  * word FREE(token) never has the HELD bit. */
-#define RDLM_DIST_EPOCH_MAX ((1u << 23) - 1)
+#define RDLM_DIST_EPOCH_MAX RDLM_EPOCH_MAX
 
 /* Words (glock.c documents the encodings). A queue node id (qid) is rank << 8 | index;
  * a reference to one use of it (ref) adds its generation in bits 48..61. */
@@ -67,7 +68,8 @@
  * whether ahead holds the lock (first) << 16, gen << 2, 2. */
 #define RDLM_Q_ABANDONED_BIT (1ull << 63)
 #define RDLM_Q_IS_GRANTED(state)                                                           \
-    ((state) >= (1ull << RDLM_DIST_SEQ_BITS) && !((state)&RDLM_Q_ABANDONED_BIT)) /* token */
+    ((state) >= (1ull << RDLM_DIST_SEQ_BITS) && !((state)&RDLM_Q_ABANDONED_BIT)) /* token  \
+                                                                                  */
 #define RDLM_Q_NOLINK(gen) ((uint64_t)(gen) << 2)
 #define RDLM_Q_LINK(ref) (RDLM_W_HELD | (ref))
 
@@ -140,7 +142,7 @@ typedef struct rdlm_dist_params {
     int holder_words;    /* home slots carry holder words, for lock recovery (rank 0's
                             wins): the context will hold leases */
     uint32_t epoch;      /* token epoch committed by the lease authority (rank 0's
-                            wins); 0: the clock epoch (rdlm_dist_clock_epoch) */
+                            wins); 0: rank 0 takes its host's (rdlm_epoch_host) */
 } rdlm_dist_params_t;
 
 typedef struct rdlm_dist {
@@ -185,12 +187,6 @@ typedef struct rdlm_dist {
  * fails makes the others time out in the bootstrap (bounded), never hang.
  */
 rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p);
-
-/** The job-start token epoch without a lease authority: minutes since 2024, in
- *  1..RDLM_DIST_EPOCH_MAX (wraps after 15 years), so a later job's tokens are larger than
- *  an earlier one's. Rank 0's is the job's. An authority's epoch is committed above
- *  it (a floor), so the same holds for jobs that take their epoch there. */
-uint32_t rdlm_dist_clock_epoch(void);
 
 /** Install epoch (1..RDLM_DIST_EPOCH_MAX) as the token epoch, replacing the one agreed at
  *  create: for an epoch that is known only once the context exists (the authority

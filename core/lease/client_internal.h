@@ -11,11 +11,11 @@
 #include <rdlm/lease.h>
 
 /**
- * rdlm_session_new_epoch with a floor: commit the epoch max(previous + 1, floor) and
- * return it, so a context's tokens exceed those of earlier jobs that took their epoch
- * from the clock even when the authority is new. Blocking; floor <= 2^24 - 1
- * (RDLM_ERR_INVALID_ARG otherwise); errors as rdlm_session_new_epoch (an authority
- * that predates floors ignores it: the epoch is then previous + 1).
+ * rdlm_session_new_epoch asking for a floor: the server decides the floor it logs
+ * (server.h, epoch_seed): rdlmd ignores the client's and commits
+ * max(previous + 1, its leader's clock epoch); the authority a job runs itself honours
+ * it for its first epoch only (rank 0's host epoch). Blocking; floor <= 2^24 - 1
+ * (RDLM_ERR_INVALID_ARG otherwise); errors as rdlm_session_new_epoch.
  */
 rdlm_status_t rdlm_lease_session_new_epoch_above(rdlm_session_h session, uint64_t floor,
                                                  uint64_t *epoch_p);

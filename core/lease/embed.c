@@ -233,6 +233,7 @@ rdlm_status_t rdlm_lease_embed_start(rdlm_lease_embed_t *h,
         .max_connections_per_peer = conns, /* a host's processes share its address */
         .frame_timeout_ms = RDLM_LEASE_EMBED_FRAME_MS,
         .idle_timeout_ms = RDLM_LEASE_EMBED_IDLE_MS,
+        .epoch_seed = 1, /* rank 0 seeds it with its host's epoch */
     };
     rdlm_status_t s;
 

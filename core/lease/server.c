@@ -34,10 +34,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <arpa/inet.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "cmd.h"
 #include "hash.h"
 #include "log.h"
@@ -71,6 +73,7 @@ struct rdlm_lease_server {
     unsigned frame_timeout_ms, idle_timeout_ms;
     rdlm_lease_homes_func_t homes;
     void *homes_arg;
+    int epoch_seed;           /* rdlm_lease_server_params_t.epoch_seed */
     int full_logged;          /* the connection limit was hit and said so */
     rdlm_lease_conn_t *conns; /* open connections (closed ones are unlinked) */
     /* MUNGE verifications: running, and waiting for a turn (each holds a ref) */
@@ -599,8 +602,27 @@ static rdlm_status_t rdlm_lease_conn_authenticate(rdlm_lease_conn_t *c)
 
 /* ---- dispatch ----------------------------------------------------------------- */
 
+/* The floor an EPOCH is logged with: the server's, never more than one step past the
+ * committed epoch or this leader's clock epoch, whatever the client asked (one EPOCH
+ * with floor 2^24-1 used to end the epoch space for good). Only the first EPOCH of a
+ * fresh in-job authority (epoch_seed) keeps a larger floor: rank 0's host epoch,
+ * which orders the job after earlier jobs of that host. */
+static void rdlm_lease_conn_epoch_floor(rdlm_lease_conn_t *c)
+{
+    uint64_t clock = rdlm_clock_epoch(time(NULL)), asked = c->cmd.token;
+    int seed =
+        c->srv->epoch_seed && rdlm_lease_sm_epoch(rdlm_lease_replica_sm(c->srv->rep)) == 1;
+
+    c->cmd.token = seed && asked > clock ? asked : clock;
+    if (asked > c->cmd.token) {
+        rdlm_debug("lease: EPOCH of session %llu asked for floor %llu: logged with %llu",
+                   (unsigned long long)c->cmd.session, (unsigned long long)asked,
+                   (unsigned long long)c->cmd.token);
+    }
+}
+
 /* The request as it is logged: OPEN authenticated (RDLM_INPROGRESS: being verified),
- * lock names in the namespace. */
+ * EPOCH with the server's floor, lock names in the namespace. */
 static rdlm_status_t rdlm_lease_conn_rewrite(rdlm_lease_conn_t *c)
 {
     rdlm_lease_cmd_t *cmd = &c->cmd;
@@ -610,6 +632,10 @@ static rdlm_status_t rdlm_lease_conn_rewrite(rdlm_lease_conn_t *c)
 
     if (cmd->op == RDLM_LEASE_OP_OPEN) {
         return rdlm_lease_conn_authenticate(c);
+    }
+    if (cmd->op == RDLM_LEASE_OP_EPOCH) {
+        rdlm_lease_conn_epoch_floor(c);
+        return RDLM_OK;
     }
     if ((cmd->op != RDLM_LEASE_OP_ACQUIRE && cmd->op != RDLM_LEASE_OP_RELEASE &&
          cmd->op != RDLM_LEASE_OP_CANCEL) ||
@@ -982,6 +1008,7 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
     srv->idle_timeout_ms = params->idle_timeout_ms;
     srv->homes = params->homes;
     srv->homes_arg = params->homes_arg;
+    srv->epoch_seed = params->epoch_seed;
     uv_tcp_init(loop, &srv->listener);
     srv->listener.data = srv;
     sa.sin_addr.s_addr = ip;

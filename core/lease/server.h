@@ -79,6 +79,11 @@ typedef struct rdlm_lease_server_params {
     unsigned idle_timeout_ms;          /**< > 0; no frame begun, nothing outstanding */
     rdlm_lease_homes_func_t homes;     /**< NULL: HOMES gets RDLM_ERR_UNSUPPORTED */
     void *homes_arg;
+    int epoch_seed; /**< 1: the first EPOCH of a fresh state may raise the epoch to
+                         the client's floor (the authority a job runs itself, seeded
+                         with rank 0's host epoch); 0 (rdlmd): client floors are
+                         ignored. Either way the floor is at least this leader's clock
+                         epoch (rdlm_clock_epoch). */
 } rdlm_lease_server_params_t;
 
 typedef struct rdlm_lease_server rdlm_lease_server_t;

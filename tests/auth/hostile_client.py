@@ -63,6 +63,7 @@ assert struct.calcsize(CMD_FMT) == 54 and struct.calcsize(REPLY_FMT) == REPLY_FI
 ERR_BUSY, ERR_TIMEOUT, ERR_NOT_OWNER = -100, -101, -102
 ERR_LEASE_EXPIRED, ERR_AUTH = -107, -109
 ACQ_TRY = 0x01
+EPOCH_MAX = (1 << 24) - 1  # RDLM_LEASE_EPOCH_MAX: the largest floor a command may carry
 TTL_LONG = 600000  # the test's own sessions never expire during a run
 TIMEOUT = 5.0      # seconds for any one reply or close
 WARNS_PER_S = 10   # RDLM_LEASE_WARNS_PER_S in core/lease/server.c
@@ -398,6 +399,30 @@ class Checks:
 
     # --- volume ----------------------------------------------------------------------
 
+    def epoch_floor_attack(self, session):
+        """An EPOCH asking for the largest floor moves the epoch one step (or to the
+        leader's clock epoch), never to the floor: later EPOCHs still succeed, each one
+        step, and tokens stay far from the end of the epoch space. (It once set the
+        epoch to 2^24-1, after which every EPOCH failed with RDLM_ERR_QUOTA.)"""
+        before = session.call(OP_EPOCH)
+        self.expect_status("EPOCH", before, 0)
+        attack = session.call(OP_EPOCH, token=EPOCH_MAX)
+        self.expect_status("EPOCH with floor 2^24-1", attack, 0)
+        clock = (int(time.time()) - 1704067200) // 60 + 1
+        if attack["epoch"] > max(before["epoch"] + 1, clock + 1):
+            raise Failure("EPOCH with floor 2^24-1 moved the epoch %d -> %d (clock epoch %d)"
+                          % (before["epoch"], attack["epoch"], clock))
+        last = attack["epoch"]
+        for i in range(3):
+            r = session.call(OP_EPOCH, token=EPOCH_MAX)
+            self.expect_status("EPOCH after the attack", r, 0)
+            if r["epoch"] != last + 1:
+                raise Failure("EPOCH %d after the attack: epoch %d, expected %d"
+                              % (i, r["epoch"], last + 1))
+            last = r["epoch"]
+        self.ok("epochs after a floor of 2^24-1", "%d -> %d -> %d" %
+                (before["epoch"], attack["epoch"], last))
+
     def random_frames(self, n, rng):
         base = [frame(cmd(OP_STATUS)), frame(cmd(OP_RENEW, session=0xDEAD0000BEEF, seq=1))]
         kinds = {"no reply": 0, "error": 0, "ok": 0}
@@ -543,6 +568,7 @@ def run_hostile(d, args):
                                                   token=r["token"]), 0)
     t.case("double RELEASE", t.double_release, session, r["token"])
     t.case("EXPIRE sent by a client", t.client_expire, session)
+    t.epoch_floor_attack(session)
     session.close()
 
     t.case("%d random frames" % args.frames, t.random_frames, args.frames, rng)

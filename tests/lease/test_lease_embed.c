@@ -17,9 +17,11 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "clock.h"
 #include "embed.h"
 #include "embed_addr.h"
 
@@ -100,7 +102,7 @@ static void replica_serves_sessions_then_removes_its_data(void **state)
     rdlm_lease_embed_t *h = NULL;
     rdlm_session_h s = NULL;
     char dir[128], junk[160];
-    uint64_t epoch = 0;
+    uint64_t epoch = 0, seed;
     FILE *f;
 
     (void)state;
@@ -124,13 +126,16 @@ static void replica_serves_sessions_then_removes_its_data(void **state)
                                    .max_clients = 4};
     assert_int_equal(rdlm_lease_embed_start(h, &p), RDLM_OK);
     assert_int_equal(rdlm_session_open(addrs.client, &sp, &s), RDLM_OK);
-    /* An epoch with a floor rises to it; without one it just bumps. */
-    assert_int_equal(rdlm_lease_session_new_epoch_above(s, 5000, &epoch), RDLM_OK);
-    assert_true(epoch == 5000);
-    assert_int_equal(rdlm_lease_session_new_epoch_above(s, 100, &epoch), RDLM_OK);
-    assert_true(epoch == 5001);
+    /* The first epoch of a fresh in-job authority rises to the floor rank 0 asks
+     * (its host's epoch); after that floors are ignored: the epoch bumps, at least to
+     * the leader's clock epoch. */
+    seed = rdlm_clock_epoch(time(NULL)) + 5000;
+    assert_int_equal(rdlm_lease_session_new_epoch_above(s, seed, &epoch), RDLM_OK);
+    assert_true(epoch == seed);
+    assert_int_equal(rdlm_lease_session_new_epoch_above(s, seed + 9000, &epoch), RDLM_OK);
+    assert_true(epoch == seed + 1);
     assert_int_equal(rdlm_session_new_epoch(s, &epoch), RDLM_OK);
-    assert_true(epoch == 5002);
+    assert_true(epoch == seed + 2);
     assert_int_equal(rdlm_lease_session_new_epoch_above(s, 1u << 24, &epoch),
                      RDLM_ERR_INVALID_ARG);
     rdlm_session_close(s);
