@@ -164,9 +164,13 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
         s = rdlm_dist_global_acquire(d, e, timeout_ns, deadline, &token);
         if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
             rdlm_qlock_release(lc, idx); /* the node holds nothing: plain release */
-        } else if (s == RDLM_OK) {
+        } else if (s == RDLM_OK && d->recovery.ended == NULL) {
             s = local;
         }
+        /* With recovery the global lock alone says whether its holder died: a local
+         * RDLM_OWNER_DEAD only means the dead node-mate's place was left to the
+         * queue, whose waiter behind it took the lock over and reported the death
+         * (or this process did, and glock said so). One OWNER_DEAD per death. */
     }
     if ((s == RDLM_OK || s == RDLM_OWNER_DEAD) && token_p != NULL) {
         *token_p = token;

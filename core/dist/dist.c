@@ -18,12 +18,27 @@ typedef struct rdlm_dist_hello {
     uint32_t epoch;
     uint32_t seq;          /* distributed contexts this process created before */
     uint32_t holder_words; /* rdlm_dist_params_t.holder_words */
+    rdlm_dist_procid_t proc;
 } rdlm_dist_hello_t;
 
 /* Distributed contexts created by this process: rank 0's count names the context, so
  * two contexts of one job (two communicators, or one after another) never share a
  * node segment (their homes differ). */
 static rdlm_atomic_u32_t rdlm_dist_created;
+
+/* The same-host process records (peers.h) from everyone's hello. */
+static rdlm_status_t rdlm_dist_hello_procs(rdlm_dist_t *d, const rdlm_dist_hello_t *all,
+                                           uint32_t size)
+{
+    rdlm_dist_procid_t *ids = calloc(size, sizeof(*ids));
+
+    for (uint32_t r = 0; ids != NULL && r < size; r++) {
+        ids[r] = all[r].proc;
+    }
+    d->procs = ids != NULL ? rdlm_dist_procs_new(ids, size, d->rank) : NULL;
+    free(ids);
+    return d->procs != NULL ? RDLM_OK : RDLM_ERR_NO_MEMORY;
+}
 
 static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p)
 {
@@ -42,6 +57,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
     mine.epoch = p->epoch != 0 ? p->epoch : bs->rank == 0 ? rdlm_epoch_host() : 0;
     mine.seq = rdlm_fetch_add(&rdlm_dist_created, 1, RDLM_RELAXED);
     mine.holder_words = p->holder_words != 0;
+    rdlm_dist_procid_self(&mine.proc);
     all = calloc(bs->size, sizeof(*all));
     if (all == NULL) {
         return RDLM_ERR_NO_MEMORY;
@@ -59,6 +75,9 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
             }
             s = rdlm_nodes_compute(keys, bs->size, bs->rank, p->virtual_nodes, &d->nodes);
             free(keys);
+        }
+        if (s == RDLM_OK) {
+            s = rdlm_dist_hello_procs(d, all, bs->size);
         }
         snprintf(d->job, sizeof(d->job), "%s", all[0].job);
         d->epoch = all[0].epoch;
@@ -260,6 +279,7 @@ void rdlm_dist_destroy(rdlm_dist_t *d)
     free(d->blobs);
     free(d->qkeys);
     free(d->homekeys);
+    free(d->procs);
     free(d->local_slots);
     free(d);
 }

@@ -30,6 +30,7 @@
 #include "epoch.h"
 #include "local.h"
 #include "nodes.h"
+#include "peers.h"
 #include "transport.h"
 
 /* Queue nodes per process: a process waits on at most this many locks at once
@@ -170,6 +171,7 @@ typedef struct rdlm_dist {
     rdlm_atomic_u64_t freed_hint;    /* glock.c: per global word (hashed), whether this
                                         process was the last to free it */
     rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
+    rdlm_dist_proc_t *procs;         /* [size]: same-host processes (peers.h) */
     rdlm_atomic_u32_t active;        /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
     rdlm_dist_stats_t stats;

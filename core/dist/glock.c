@@ -179,9 +179,10 @@ typedef struct rdlm_glock_ahead {
 } rdlm_glock_ahead_t;
 
 /* Walk from pred over abandoned places (each names the place ahead of it) to the
- * first that is not, one get per place. 1 if head's process is gone for the transport
- * (a watched peer that died: RDLM_PEER_FAILURE): nobody can grant the places behind
- * it any more, as a grant or a pass over it needs its memory. */
+ * first that is not, one get per place. 1 if head's process is gone: for the
+ * transport (a watched peer that died: RDLM_PEER_FAILURE), or, on this host, by its
+ * process record (peers.h; shared memory answers for a dead process): nobody can
+ * grant the places behind it any more, as a grant or a pass over it needs it. */
 static int rdlm_glock_walk(rdlm_dist_t *d, uint64_t pred, int first, rdlm_glock_ahead_t *a)
 {
     uint64_t state;
@@ -200,7 +201,8 @@ static int rdlm_glock_walk(rdlm_dist_t *d, uint64_t pred, int first, rdlm_glock_
     }
     a->head = pred;
     a->first = first;
-    return s == RDLM_ERR_PEER_DEAD;
+    return s == RDLM_ERR_PEER_DEAD ||
+           (s == RDLM_OK && rdlm_dist_proc_gone(d->procs, RDLM_QID_RANK(pred)));
 }
 
 /* H names the dead head, a place walked over, or this waiter's own place ref. */

@@ -17,8 +17,8 @@
  * Ranks 0 and 2 hold the lock HOLD_MS each (longer than the victim's lease takes to
  * end), flagging an "inside" word in shared memory: two processes inside at once is
  * an overlap. The parent checks: no overlap, both got the lock (rank 2 with
- * RDLM_OWNER_DEAD in --died), every release answered RDLM_OK, tokens increase from
- * the victim's. Before cohort.c refused local hand-offs with leases, both modes
+ * RDLM_OWNER_DEAD in --died, rank 0 with RDLM_OK: one OWNER_DEAD per death), every
+ * release answered RDLM_OK, tokens increase from the victim's. Before cohort.c refused local hand-offs with leases, both modes
  * overlapped: rank 0 held through the victim's queue node while rank 2 took it over.
  *
  * Exit: 0 pass, 1 fail.
@@ -127,9 +127,9 @@ static int checked(void)
     if (!ok)
         fprintf(stderr, "dist_cohort_death: %d overlaps: two processes held the lock\n",
                 atomic_load(&sh->overlaps));
-    if (sh->r[OTHER_NODE].acquired != want_other ||
-        (sh->r[SAME_NODE].acquired != RDLM_OK &&
-         sh->r[SAME_NODE].acquired != RDLM_OWNER_DEAD) ||
+    /* One RDLM_OWNER_DEAD per death: rank 2's take-over; rank 0 gets the lock from
+     * rank 2, alive (it once got OWNER_DEAD too, from its node-local lock). */
+    if (sh->r[OTHER_NODE].acquired != want_other || sh->r[SAME_NODE].acquired != RDLM_OK ||
         sh->r[SAME_NODE].released != RDLM_OK || sh->r[OTHER_NODE].released != RDLM_OK) {
         fprintf(stderr,
                 "dist_cohort_death: rank 0 got %s and released %s; rank 2 got %s (want %s) "
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
     if (sh == MAP_FAILED || port < 0)
         FAIL("no shared memory or no free port");
     snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
-    procs_env("t-cohort-death", "2");
+    procs_env("t-cohort-death", "2", 0);
     setenv("RDLM_JOB_AUTHORITY", "1", 1);
     setenv("RDLM_LEASE_TTL_MS", TTL_MS, 1);
     if (procs_start(pids, NPROCS, child, rendezvous) != 0)

@@ -62,15 +62,21 @@ static inline int procs_free_port(void)
     return port;
 }
 
-/* The environment of the children: job name, virtual nodes, everything over TCP
- * (UCX), and every peer watched for death (on one host, RDLM_PEER_FAILURE=auto would
- * watch only TCP-only peers). */
-static inline void procs_env(const char *job, const char *virtual_nodes)
+/* The environment of the children: job name, virtual nodes and, unless default_tls,
+ * everything over TCP (UCX) with every peer watched for death; with default_tls, UCX's
+ * own transport choice (shared memory on one host) and RDLM_PEER_FAILURE unset (auto:
+ * same-host peers are then watched through their process records, not by UCX). */
+static inline void procs_env(const char *job, const char *virtual_nodes, int default_tls)
 {
     setenv("RDLM_JOB", job, 1);
     setenv("RDLM_VIRTUAL_NODES", virtual_nodes, 1);
-    setenv("UCX_TLS", "tcp,self", 1);
-    setenv("RDLM_PEER_FAILURE", "on", 1);
+    if (default_tls) {
+        unsetenv("UCX_TLS");
+        unsetenv("RDLM_PEER_FAILURE");
+    } else {
+        setenv("UCX_TLS", "tcp,self", 1);
+        setenv("RDLM_PEER_FAILURE", "on", 1);
+    }
 }
 
 /* Join the distributed context of size processes as rank, through the standalone
