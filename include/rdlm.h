@@ -22,6 +22,15 @@
  *   that closing a handle or destroying a context must not race with other calls on
  *   it.
  *
+ * Stale handles
+ *   Every call that takes an rdlm_ctx_h returns RDLM_ERR_BAD_HANDLE for NULL and for a
+ *   context already destroyed (looked up in the process's list of live contexts: a
+ *   mutex, no system call; calls on object handles do not look, so lock operations pay
+ *   nothing), and rdlm_ctx_destroy ignores both. Handles of a destroyed context's
+ *   objects return RDLM_ERR_CLOSED. Both checks go by address: a context or handle
+ *   opened later may reuse a destroyed one's, and a stale handle then names the new
+ *   one, so do not keep handles past their destroy.
+ *
  * Fencing tokens
  *   Every successful exclusive acquire returns a 64-bit token strictly greater than
  *   every token issued before for that lock (epoch << 40 | sequence). Pass it to the
@@ -130,12 +139,15 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
 /**
  * Detach: releases every lock the context still holds (the next holder sees a
  * normal hand-off), closes every handle, and removes the segment if this was the
- * last live process attached. NULL is ignored. For a distributed context this is
- * collective: it waits (progressing) until every process of the job destroys its
- * context, so that no peer still uses this process's memory. Later calls through
- * its handles return RDLM_ERR_CLOSED (handle memory is kept for that and reused by
- * later opens). Other threads waiting in an acquire of this context give up their
- * place and return RDLM_ERR_CLOSED.
+ * last live process attached. NULL, and a context destroyed already (logged), are
+ * ignored. For a distributed context this is collective: it waits (progressing)
+ * until every process of the job destroys its context, so that no peer still uses
+ * this process's memory (bounded: with a process dead, it closes after at most the
+ * bootstrap's timeout, 30 s; docs/distributed-locks.md, Limits). Later calls through
+ * the context's handle return RDLM_ERR_BAD_HANDLE, and through its objects' handles
+ * RDLM_ERR_CLOSED (handle memory is kept for that and reused by later opens; see
+ * "Stale handles"). Other threads waiting in an acquire of this context give up
+ * their place and return RDLM_ERR_CLOSED.
  */
 RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 
@@ -143,7 +155,7 @@ RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 
 /**
  * Open (creating if needed) the lock named name. Non-blocking apart from a bounded
- * wait for a concurrent creator. Errors: RDLM_ERR_BAD_HANDLE (NULL ctx),
+ * wait for a concurrent creator. Errors: RDLM_ERR_BAD_HANDLE (NULL or destroyed ctx),
  * RDLM_ERR_INVALID_ARG (NULL name or lock_p), RDLM_ERR_NAME_TOO_LONG (empty or longer
  * than RDLM_NAME_MAX), RDLM_ERR_KIND_MISMATCH, RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_MEMORY.
  * The same errors apply to the other *_open functions.
@@ -303,7 +315,12 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t 
  *  nothing changes then). Wakes the head waiter. Distributed: one remote fetch-add. */
 RDLM_EXPORT rdlm_status_t rdlm_sem_release(rdlm_sem_h sem, uint32_t k);
 
-/** Permits free at this instant (a snapshot). */
+/** Permits free at this instant: a snapshot, always within 0..permits. While others
+ *  acquire and release it may be out of date as soon as it returns, and in a
+ *  distributed context it reads low (down to 0) for the moment an acquire tries for
+ *  more permits than are free. Node-only: non-blocking; distributed: one remote
+ *  fetch-add at the home. Errors: handle errors, RDLM_ERR_INVALID_ARG (NULL
+ *  available_p), transport errors (*available_p untouched then). */
 RDLM_EXPORT rdlm_status_t rdlm_sem_available(rdlm_sem_h sem, uint32_t *available_p);
 
 /** Close the handle, giving back the permits it holds. */

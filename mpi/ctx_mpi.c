@@ -95,22 +95,36 @@ static rdlm_status_t rdlm_mpi_hostkey(MPI_Comm comm, char *key, size_t len)
     return RDLM_OK;
 }
 
-/* Create a context over comm and its glue (see rdlm_mpi_ctx_create). */
+/* RDLM_ERR_INVALID_ARG (logged) unless MPI is initialised and not finalised: outside
+ * that window the MPI calls that follow (keyvals, attributes, communicators) abort the
+ * job. */
+static rdlm_status_t rdlm_mpi_check_live(const char *func)
+{
+    int initialized = 0, finalized = 0;
+
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (!initialized || finalized) {
+        rdlm_error("%s: called %s", func,
+                   finalized ? "after MPI_Finalize" : "before MPI_Init");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    return RDLM_OK;
+}
+
+/* Create a context over comm and its glue (see rdlm_mpi_ctx_create); MPI is live. */
 static rdlm_status_t rdlm_mpi_glue_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
                                           unsigned flags, rdlm_mpi_glue_t **g_p)
 {
     char key[RDLM_HOSTKEY_LEN];
     rdlm_mpi_glue_t *g;
     rdlm_status_t s;
-    int inter = 0, initialized = 0, finalized = 0;
+    int inter = 0;
 
-    PMPI_Initialized(&initialized);
-    PMPI_Finalized(&finalized);
-    if (comm == MPI_COMM_NULL || !initialized || finalized ||
+    if (comm == MPI_COMM_NULL ||
         (params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS)) ||
         PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
-        rdlm_error("rdlm_mpi: needs an intracommunicator, MPI initialised and not "
-                   "finalised, and no RDLM_CTX_FIELD_PEERS");
+        rdlm_error("rdlm_mpi: needs an intracommunicator and no RDLM_CTX_FIELD_PEERS");
         return RDLM_ERR_INVALID_ARG;
     }
     s = rdlm_mpi_hostkey(comm, key, sizeof(key));
@@ -151,6 +165,10 @@ rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params
     if (ctx_p == NULL) {
         rdlm_error("rdlm_mpi_ctx_create: NULL ctx_p");
         return RDLM_ERR_INVALID_ARG;
+    }
+    s = rdlm_mpi_check_live(__func__);
+    if (s != RDLM_OK) {
+        return s;
     }
     s = rdlm_mpi_glue_create(comm, params, 0, &g);
     if (s == RDLM_OK) {
@@ -204,7 +222,10 @@ static rdlm_status_t rdlm_mpi_barrier_ctx(MPI_Comm comm, rdlm_ctx_h *ctx_p)
 rdlm_status_t rdlm_mpi_barrier(MPI_Comm comm)
 {
     rdlm_ctx_h ctx;
-    rdlm_status_t s = rdlm_mpi_barrier_ctx(comm, &ctx);
+    rdlm_status_t s = rdlm_mpi_check_live(__func__);
 
+    if (s == RDLM_OK) {
+        s = rdlm_mpi_barrier_ctx(comm, &ctx);
+    }
     return s != RDLM_OK ? s : rdlm_ctx_barrier(ctx);
 }

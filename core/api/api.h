@@ -55,7 +55,25 @@ struct rdlm_ctx {
         const rdlm_tl_bootstrap_t *bs;  /* NULL without; outlives dist (fini frees it) */
         struct rdlm_lease_embed *embed; /* the replica this process runs, or NULL */
     } authority;
+    struct rdlm_ctx *live_next; /* the list of live contexts (ctx_live.c) */
 };
+
+/* ---- live contexts (ctx_live.c) --------------------------------------------------- */
+
+/** Enter ctx in the process's list of live contexts (when ctx.c allocates it). */
+void rdlm_ctx_live_add(rdlm_ctx_h ctx);
+
+/** Take ctx off the list (before its memory is freed); no-op if it is not on it. */
+void rdlm_ctx_live_remove(rdlm_ctx_h ctx);
+
+/** RDLM_ERR_BAD_HANDLE (logged, naming func) unless ctx is a live context: NULL and
+ *  destroyed ones are refused without touching their memory. Every public call that
+ *  takes an rdlm_ctx_h starts with it. A mutex, no system call when uncontended. */
+rdlm_status_t rdlm_ctx_check(const struct rdlm_ctx *ctx, const char *func);
+
+/** rdlm_ctx_check, then RDLM_ERR_INVALID_ARG (logged) if the output pointer is NULL. */
+rdlm_status_t rdlm_ctx_check_out(const struct rdlm_ctx *ctx, const void *out,
+                                 const char *func);
 
 /**
  * Create a distributed context over bootstrap (collective over it; see

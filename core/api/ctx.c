@@ -83,12 +83,14 @@ static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
     ctx->local.policy.park_slice_ns = (uint64_t)ctx->config.park_slice_ms * 1000000ull;
     ctx->local.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
     pthread_mutex_init(&ctx->objs_lock, NULL);
+    rdlm_ctx_live_add(ctx);
     *ctx_p = ctx;
     return RDLM_OK;
 }
 
 static void rdlm_ctx_free(rdlm_ctx_h ctx)
 {
+    rdlm_ctx_live_remove(ctx);
     pthread_mutex_destroy(&ctx->objs_lock);
     free(ctx);
 }
@@ -283,7 +285,7 @@ static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
 
 void rdlm_ctx_destroy(rdlm_ctx_h ctx)
 {
-    if (ctx == NULL) {
+    if (ctx == NULL || rdlm_ctx_check(ctx, __func__) != RDLM_OK) {
         return;
     }
     if (ctx->config.stats) {
@@ -317,10 +319,10 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
 rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
 {
     const rdlm_local_stats_t *s;
+    rdlm_status_t status = rdlm_ctx_check_out(ctx, stats_p, __func__);
 
-    if (ctx == NULL || stats_p == NULL) {
-        rdlm_warn("rdlm_ctx_stats: NULL argument");
-        return ctx == NULL ? RDLM_ERR_BAD_HANDLE : RDLM_ERR_INVALID_ARG;
+    if (status != RDLM_OK) {
+        return status;
     }
     s = &ctx->local.stats;
     stats_p->acquires = rdlm_load(&s->acquires, RDLM_RELAXED);
@@ -363,9 +365,10 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
 /* ctx is a distributed context (for the calls that only those have). */
 static rdlm_status_t rdlm_ctx_check_dist(rdlm_ctx_h ctx, const char *func)
 {
-    if (ctx == NULL) {
-        rdlm_warn("%s: NULL context", func);
-        return RDLM_ERR_BAD_HANDLE;
+    rdlm_status_t status = rdlm_ctx_check(ctx, func);
+
+    if (status != RDLM_OK) {
+        return status;
     }
     if (ctx->dist == NULL) {
         rdlm_warn("%s: needs a distributed context (rdlm_mpi_ctx_create, or peers); "
@@ -422,10 +425,10 @@ rdlm_status_t rdlm_ctx_transport_stats(rdlm_ctx_h ctx, rdlm_transport_stats_t *s
 rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)
 {
     const rdlm_dist_t *d;
+    rdlm_status_t status = rdlm_ctx_check_out(ctx, info_p, __func__);
 
-    if (ctx == NULL || info_p == NULL) {
-        rdlm_warn("rdlm_ctx_dist_info: NULL argument");
-        return ctx == NULL ? RDLM_ERR_BAD_HANDLE : RDLM_ERR_INVALID_ARG;
+    if (status != RDLM_OK) {
+        return status;
     }
     memset(info_p, 0, sizeof(*info_p));
     d = ctx->dist;
@@ -449,10 +452,10 @@ rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)
 rdlm_status_t rdlm_ctx_segment_info(rdlm_ctx_h ctx, rdlm_segment_info_t *info_p)
 {
     const rdlm_segment_t *seg;
+    rdlm_status_t status = rdlm_ctx_check_out(ctx, info_p, __func__);
 
-    if (ctx == NULL || info_p == NULL) {
-        rdlm_warn("rdlm_ctx_segment_info: NULL argument");
-        return ctx == NULL ? RDLM_ERR_BAD_HANDLE : RDLM_ERR_INVALID_ARG;
+    if (status != RDLM_OK) {
+        return status;
     }
     seg = &ctx->local.seg;
     info_p->capacity = seg->hdr->capacity;

@@ -80,5 +80,5 @@ void rdlm_ctx_lease_lock_delay(const struct rdlm_ctx *ctx)
 
 rdlm_session_h rdlm_ctx_session(rdlm_ctx_h ctx)
 {
-    return ctx != NULL ? ctx->session : NULL;
+    return ctx != NULL && rdlm_ctx_check(ctx, __func__) == RDLM_OK ? ctx->session : NULL;
 }

@@ -85,9 +85,9 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     rdlm_obj_t *obj;
     uint32_t index;
 
-    if (ctx == NULL) {
-        rdlm_warn("open: NULL context");
-        return RDLM_ERR_BAD_HANDLE;
+    status = rdlm_ctx_check(ctx, "open");
+    if (status != RDLM_OK) {
+        return status;
     }
     status = rdlm_obj_check_name(name, "open");
     if (status != RDLM_OK) {

@@ -5,6 +5,8 @@
  * fetch-add on P (undone if fewer than k were free) and, while too few are free, polls
  * P with pauses growing to 1 ms: one poller per semaphore, the rest queue. A release is
  * one fetch-add. N is fixed job-wide by the first open (a third home word, CAS from 0).
+ * So P can exceed N for the two round trips of a fetch-add and its undo: readers of
+ * the free count (rdlm_dist_sem_available) clamp it to 0..N.
  *
  * Entry fields (semaphore kind, distributed): aux64 = W slot + 1 | (P slot + 1) << 32
  * (rdlm_dist_open_pair: P is companion word 1; N is fixed in companion word 2);
@@ -119,6 +121,11 @@ rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
 
     rdlm_dist_pair_words(d, e, &w, &p);
     s = rdlm_dist_w_fadd(d, &p, 0, &taken);
-    *available_p = rdlm_load(&e->aux32, RDLM_RELAXED) - (uint32_t)taken;
+    if (s == RDLM_OK) {
+        /* P exceeds N while a taker's fetch-add waits for its undo (rdlm_sem_take) */
+        uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED);
+
+        *available_p = taken < permits ? permits - (uint32_t)taken : 0;
+    }
     return s;
 }

@@ -123,8 +123,9 @@ RDLM_EXPORT rdlm_status_t rdlm_session_stats(rdlm_session_h session,
 
 /** The lease a context holds when RDLM_AUTHORITY is set, or in a distributed context
  *  with RDLM_JOB_AUTHORITY=1 (the authority the job runs itself); NULL otherwise, or
- *  for a NULL ctx. Owned by the context: do not close it. Every operation of the context
- *  returns RDLM_ERR_LEASE_EXPIRED once this lease is lost; releases still release. */
+ *  for a NULL or destroyed ctx. Owned by the context: do not close it. Every operation
+ *  of the context returns RDLM_ERR_LEASE_EXPIRED once this lease is lost; releases
+ *  still release. */
 RDLM_EXPORT rdlm_session_h rdlm_ctx_session(struct rdlm_ctx *ctx);
 
 /** What rdlmctl status prints, asked from one replica (no session needed). */

@@ -26,9 +26,11 @@ extern "C" {
  * attribute on MPI_COMM_SELF), so create it after MPI_Init and before MPI_Finalize.
  * params may be NULL; RDLM_CTX_FIELD_PEERS is refused (RDLM_ERR_INVALID_ARG). The job
  * name is rank 0's. Errors: those of rdlm_ctx_create, RDLM_ERR_INVALID_ARG
- * (MPI_COMM_NULL, an intercommunicator, MPI not initialised), RDLM_ERR_TIMEOUT (a rank
- * never joined), RDLM_ERR_UNSUPPORTED (no usable transport). On error on any rank the
- * others return an error too (no hang), and *ctx_p is untouched.
+ * (MPI_COMM_NULL, an intercommunicator; a call before MPI_Init or after MPI_Finalize,
+ * found with PMPI_Initialized and PMPI_Finalized before any other MPI call, so the job
+ * is not aborted), RDLM_ERR_TIMEOUT (a rank never joined), RDLM_ERR_UNSUPPORTED (no
+ * usable transport). On error on any rank the others return an error too (no hang),
+ * and *ctx_p is untouched.
  */
 RDLM_EXPORT rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
                                               rdlm_ctx_h *ctx_p);
@@ -40,7 +42,9 @@ RDLM_EXPORT rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_para
  * and caches it on the communicator with an attribute; MPI_Comm_free (or
  * MPI_Finalize) destroys it. One thread at a time per communicator, as for MPI
  * collectives. Errors: those of rdlm_mpi_ctx_create (an intercommunicator is
- * RDLM_ERR_INVALID_ARG: use MPI_Barrier), RDLM_ERR_IO if MPI refuses the attribute.
+ * RDLM_ERR_INVALID_ARG: use MPI_Barrier; so is a call before MPI_Init or after
+ * MPI_Finalize, checked before any other MPI call), RDLM_ERR_IO if MPI refuses the
+ * attribute.
  */
 RDLM_EXPORT rdlm_status_t rdlm_mpi_barrier(MPI_Comm comm);
 

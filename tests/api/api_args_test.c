@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rdlm/lease.h>
+
 #include "api_util.h"
 
 /** A name of exactly len bytes. */
@@ -443,6 +445,50 @@ static void test_closed_handles_of_other_kinds_return_closed(void **state)
     assert_status(rdlm_barrier_wait(barrier, API_NSEC_PER_SEC), RDLM_OK);
 }
 
+/* A destroyed context's handle answers RDLM_ERR_BAD_HANDLE in every call that takes a
+ * context (no use of its freed memory: run under ASan), a second destroy is ignored,
+ * and its object handles answer RDLM_ERR_CLOSED. Other contexts are not disturbed. */
+static void test_destroyed_context_handle_is_bad_handle(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h live = api_ctx(fx, 1), stale = api_ctx(fx, 0);
+    rdlm_lock_h lock, sentinel = (rdlm_lock_h)(uintptr_t)0x5eed, out = sentinel;
+    rdlm_rwlock_h rw;
+    rdlm_counter_h counter;
+    rdlm_sem_h sem;
+    rdlm_barrier_h barrier;
+    rdlm_stats_t stats;
+    rdlm_segment_info_t seg;
+    rdlm_ctx_dist_info_t di;
+    rdlm_transport_stats_t ts;
+
+    assert_status(rdlm_lock_open(stale, "lock", &lock), RDLM_OK);
+    api_ctx_destroy(fx, 0);
+    assert_status(rdlm_lock_open(stale, "lock", &out), RDLM_ERR_BAD_HANDLE);
+    assert_ptr_equal(out, sentinel);
+    assert_status(rdlm_rwlock_open(stale, "rw", &rw), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_counter_open(stale, "c", &counter), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_counter_open_sharded(stale, "cs", &counter), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_sem_open(stale, "sem", 2, &sem), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_barrier_open(stale, "b", 1, &barrier), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_stats(stale, &stats), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_segment_info(stale, &seg), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_dist_info(stale, &di), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_transport_stats(stale, &ts), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_barrier(stale), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_barrier_arrive(stale), RDLM_ERR_BAD_HANDLE);
+    assert_status(rdlm_ctx_barrier_wait(stale), RDLM_ERR_BAD_HANDLE);
+    assert_null(rdlm_ctx_session(stale));
+    rdlm_ctx_destroy(stale); /* ignored */
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_ERR_CLOSED);
+    assert_status(rdlm_lock_release(lock), RDLM_ERR_CLOSED);
+
+    assert_status(rdlm_lock_open(live, "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+    assert_status(rdlm_ctx_stats(live, &stats), RDLM_OK);
+}
+
 #define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
 
 int main(void)
@@ -463,6 +509,7 @@ int main(void)
         API_TEST(test_release_by_other_process_is_not_owner),
         API_TEST(test_closed_lock_handle_returns_closed),
         API_TEST(test_closed_handles_of_other_kinds_return_closed),
+        API_TEST(test_destroyed_context_handle_is_bad_handle),
     };
 
     return cmocka_run_group_tests_name("api.args", tests, NULL, NULL);

@@ -38,6 +38,8 @@
  *
  * Mode "sem": semaphores (never more than N permits held, timeouts take nothing).
  *
+ * Mode "semavail": rdlm_sem_available stays within 0..N while others acquire.
+ *
  * Mode "barrier": the collective barrier (rdlm_ctx_barrier, split phase).
  *
  * Mode "nbarrier": a named barrier of ranks 1..size-1 (rank 0 does not take part);
@@ -716,6 +718,46 @@ static void run_sem(void)
     }
 }
 
+/* rdlm_sem_available under churn: N = 2; ranks 1.. take 1 or 2 permits --iters times
+ * (a request of 2 while 1 is held is the case that first overshoots the home's count),
+ * while rank 0 polls rdlm_sem_available until they are done (at most 100 x --iters
+ * polls, 20 us apart): every value must lie in 0..N, and N once all came back. */
+static void run_semavail(void)
+{
+    atomic_uint *done = &g_sh->holding[0];
+    uint32_t permits = 2, avail, bad = 0, last_bad = 0, polls = 0;
+    rdlm_sem_h sem;
+
+    if (rdlm_sem_open(g_ctx, "semavail", permits, &sem) != RDLM_OK) {
+        die("open semavail");
+    }
+    barrier();
+    for (uint32_t i = 0; g_rank != 0 && i < opt.iters; i++) {
+        uint32_t k = 1 + (i + g_rank) % 2;
+
+        expect_status(rdlm_sem_acquire(sem, k, RDLM_TIMEOUT_INFINITE), RDLM_OK, "acquire");
+        sched_yield();
+        expect_status(rdlm_sem_release(sem, k), RDLM_OK, "release");
+    }
+    atomic_fetch_add(done, 1);
+    while (g_rank == 0 && atomic_load(done) < g_size && polls < opt.iters * 100) {
+        expect_status(rdlm_sem_available(sem, &avail), RDLM_OK, "available");
+        bad += avail > permits;
+        last_bad = avail > permits ? avail : last_bad;
+        polls++;
+        usleep(20); /* let the churners run (2 cores) */
+    }
+    check(bad == 0, "rdlm_sem_available out of 0..%u in %u of %u polls (%u)", permits, bad,
+          polls, last_bad);
+    barrier();
+    if (g_rank == 0) {
+        expect_status(rdlm_sem_available(sem, &avail), RDLM_OK, "available");
+        check(avail == permits, "%u available after all came back, want %u", avail,
+              permits);
+        printf("%u polls of rdlm_sem_available during the churn\n", polls);
+    }
+}
+
 /* Counters: every rank fetch-adds 1 to "c" --iters times, logging the old values;
  * then signed deltas on "c2" and +1 on the sharded "c3". Rank 0 checks that c ends at
  * ranks * iters and that the old values are exactly 0 .. ranks*iters-1 (distinct, none
@@ -1116,7 +1158,7 @@ static void parse(int argc, char **argv)
             opt.timeout_sec = (uint32_t)atoi(argv[++i]);
         } else {
             fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|counter|sem|barrier|"
-                            "nbarrier|cancel|"
+                            "nbarrier|semavail|cancel|"
                             "twoctx|"
                             "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
@@ -1198,6 +1240,8 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(opt.mode, "sem")) {
         run_sem();
+    } else if (!strcmp(opt.mode, "semavail")) {
+        run_semavail();
     } else if (!strcmp(opt.mode, "counter")) {
         run_counter();
     } else if (!strcmp(opt.mode, "barrier")) {
