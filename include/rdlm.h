@@ -117,11 +117,15 @@ RDLM_EXPORT const char *rdlm_get_version(void);
 
 /**
  * Attach the calling process to the node segment of its job, creating the segment if
- * it does not exist or replacing it if it is stale (no live process attached, or a
- * different layout). Blocking (takes a per-job file lock), not async-signal-safe.
+ * it does not exist or replacing it if no process is attached to it and it is stale
+ * (no live process holds a slot, or its header is unusable: another layout version,
+ * a bad magic, size or offset). Blocking (takes a per-job file lock), not
+ * async-signal-safe. Keeps one file descriptor open (close-on-exec) until destroy.
  * params may be NULL. Errors: RDLM_ERR_INVALID_ARG (bad job name, capacity),
  * RDLM_ERR_BAD_CONFIG (bad RDLM_* variable), RDLM_ERR_PERMISSION (segment owned by
- * another user), RDLM_ERR_NO_RESOURCE (all process slots in use), RDLM_ERR_IO.
+ * another user), RDLM_ERR_CORRUPT (the segment's header is unusable while processes
+ * are attached to it: it is not replaced until they are all gone; docs/local-locks.md),
+ * RDLM_ERR_NO_RESOURCE (all process slots in use), RDLM_ERR_IO.
  * On success *ctx_p is set; on error it is untouched.
  *
  * With RDLM_AUTHORITY set, the context holds a lease there (rdlm_ctx_session), and

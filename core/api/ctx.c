@@ -96,13 +96,17 @@ static void rdlm_ctx_free(rdlm_ctx_h ctx)
 }
 
 /* Attach the node segment of job. */
+/* The node segment of job; a distributed context's carries the job's token epoch
+ * (its entries start from it), a node-only one takes a new host epoch. */
 static rdlm_status_t rdlm_ctx_attach(rdlm_ctx_h ctx, const char *job)
 {
-    rdlm_segment_params_t seg_params;
+    rdlm_segment_params_t seg_params = {
+        .job = job,
+        .capacity = ctx->config.capacity,
+        .max_procs = ctx->config.max_procs,
+        .epoch = ctx->dist != NULL ? ctx->dist->epoch : 0,
+    };
 
-    seg_params.job = job;
-    seg_params.capacity = ctx->config.capacity;
-    seg_params.max_procs = ctx->config.max_procs;
     return rdlm_segment_attach(&seg_params, &ctx->local.seg);
 }
 

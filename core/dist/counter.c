@@ -61,7 +61,7 @@ rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
 static rdlm_status_t rdlm_dist_combine(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_segment_t *seg = &lc->seg;
-    uint32_t hwm = rdlm_load(&seg->hdr->slot_hwm, RDLM_ACQUIRE);
+    uint32_t hwm = rdlm_segment_hwm(seg);
     uint64_t total = 0, base, prefix = 0;
     rdlm_dist_word_t w;
     rdlm_status_t s;

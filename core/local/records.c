@@ -20,7 +20,7 @@ typedef int (*rdlm_rec_visit_func_t)(const rdlm_segment_t *seg, const rdlm_slot_
 static int rdlm_rec_scan(const rdlm_segment_t *seg, uint32_t idx,
                          rdlm_rec_visit_func_t visit, void *arg)
 {
-    uint32_t hwm = rdlm_load(&seg->hdr->slot_hwm, RDLM_ACQUIRE);
+    uint32_t hwm = rdlm_segment_hwm(seg);
 
     for (uint32_t s = 0; s < hwm; s++) {
         const rdlm_slot_t *slot = &seg->slots[s];

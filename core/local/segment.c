@@ -8,16 +8,16 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "epoch.h"
 #include "log.h"
 #include "mapping.h"
 #include "proc.h"
 
 #define RDLM_HEADER_BYTES 4096u
-#define RDLM_EPOCH_BASE 1735689600 /* 2025-01-01T00:00:00Z */
-#define RDLM_EPOCH_MASK 0xffffffu  /* 24 bits: token = epoch << 40 | sequence */
+#define RDLM_SEG_CAPACITY_MAX (RDLM_ENTRY_INDEX_MAX / 2) /* rdlm_ctx_create's bound */
+#define RDLM_WHY_BYTES 128                               /* what is wrong with a header */
 
 typedef struct rdlm_seg_layout {
     uint64_t slots_offset, entries_offset, names_offset, bytes;
@@ -48,18 +48,16 @@ uint64_t rdlm_segment_bytes(uint32_t capacity, uint32_t max_procs)
     return rdlm_segment_layout(capacity, max_procs).bytes;
 }
 
-/* The file must be ours and private: refuse anything else. */
-static rdlm_status_t rdlm_segment_check_owner(int fd, const char *what)
+/* The file must be ours and private: refuse anything else. Fills *st_p. */
+static rdlm_status_t rdlm_segment_check_owner(int fd, const char *what, struct stat *st_p)
 {
-    struct stat st;
-
-    if (fstat(fd, &st) != 0) {
+    if (fstat(fd, st_p) != 0) {
         rdlm_error("fstat(%s): %s", what, strerror(errno));
         return RDLM_ERR_IO;
     }
-    if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    if (st_p->st_uid != geteuid() || (st_p->st_mode & 077) != 0) {
         rdlm_error("%s belongs to uid %u with mode %03o: refusing (expected uid %u, 0600)",
-                   what, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777),
+                   what, (unsigned)st_p->st_uid, (unsigned)(st_p->st_mode & 0777),
                    (unsigned)geteuid());
         return RDLM_ERR_PERMISSION;
     }
@@ -80,7 +78,7 @@ static int rdlm_segment_lock(const rdlm_segment_t *seg, rdlm_status_t *status_p)
                 (errno == EACCES || errno == ELOOP) ? RDLM_ERR_PERMISSION : RDLM_ERR_IO;
             return -1;
         }
-        *status_p = rdlm_segment_check_owner(fd, seg->lock_path);
+        *status_p = rdlm_segment_check_owner(fd, seg->lock_path, &by_fd);
         if (*status_p != RDLM_OK) {
             close(fd);
             return -1;
@@ -98,22 +96,29 @@ static int rdlm_segment_lock(const rdlm_segment_t *seg, rdlm_status_t *status_p)
     return -1;
 }
 
-static void rdlm_segment_map_views(rdlm_segment_t *seg, void *base)
+/* Point seg's private views into the mapping at base, from the layout recomputed from
+ * capacity and slot count (never from the shared header's offsets). */
+static void rdlm_segment_map_views(rdlm_segment_t *seg, void *base, uint32_t max_procs,
+                                   const rdlm_seg_layout_t *l)
 {
     seg->hdr = base;
-    seg->slots = (rdlm_slot_t *)((char *)base + seg->hdr->slots_offset);
-    seg->entries = (rdlm_entry_t *)((char *)base + seg->hdr->entries_offset);
-    seg->names = (char(*)[RDLM_NAME_BYTES])((char *)base + seg->hdr->names_offset);
+    seg->slots = (rdlm_slot_t *)((char *)base + l->slots_offset);
+    seg->entries = (rdlm_entry_t *)((char *)base + l->entries_offset);
+    seg->names = (char(*)[RDLM_NAME_BYTES])((char *)base + l->names_offset);
+    seg->max_procs = max_procs;
+    seg->table_size = l->table_size;
 }
 
-static uint32_t rdlm_segment_new_epoch(uint32_t stale_epoch)
+/* The given epoch, or one above every epoch taken on this host before (epoch.h); and
+ * above the stale segment's in case the host's epoch file was removed. */
+static uint32_t rdlm_segment_new_epoch(uint32_t given, uint32_t stale_epoch)
 {
-    uint32_t minutes = (uint32_t)((time(NULL) - RDLM_EPOCH_BASE) / 60) & RDLM_EPOCH_MASK;
+    uint32_t host = given != 0 ? given : rdlm_epoch_host();
 
-    return (stale_epoch >= minutes) ? ((stale_epoch + 1) & RDLM_EPOCH_MASK) : minutes;
+    return stale_epoch >= host && stale_epoch < RDLM_EPOCH_MAX ? stale_epoch + 1 : host;
 }
 
-/* Create a fresh segment (the name must not exist). */
+/* Create a fresh segment (the name must not exist) and hold it with LOCK_SH. */
 static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
                                          const rdlm_segment_params_t *params,
                                          uint32_t stale_epoch)
@@ -129,6 +134,10 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
         rdlm_error("shm_open(%s, O_CREAT|O_EXCL): %s", seg->shm_name, strerror(errno));
         return RDLM_ERR_IO;
     }
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0) { /* a new inode: nobody else has it */
+        rdlm_error("flock(%s, LOCK_SH): %s", seg->shm_name, strerror(errno));
+        goto err_unlink;
+    }
     if (ftruncate(fd, (off_t)l.bytes) != 0) {
         rdlm_error("ftruncate(%s, %llu): %s", seg->shm_name, (unsigned long long)l.bytes,
                    strerror(errno));
@@ -138,7 +147,6 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
         rdlm_error("mmap(%s): %s", seg->shm_name, strerror(errno));
         goto err_unlink;
     }
-    close(fd);
     hdr = base;
     hdr->layout = RDLM_SEG_LAYOUT;
     hdr->capacity = params->capacity;
@@ -148,11 +156,12 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
     hdr->slots_offset = l.slots_offset;
     hdr->entries_offset = l.entries_offset;
     hdr->names_offset = l.names_offset;
-    hdr->epoch = rdlm_segment_new_epoch(stale_epoch);
+    hdr->epoch = rdlm_segment_new_epoch(params->epoch, stale_epoch);
     hdr->creator_pid = (int32_t)getpid();
     hdr->creator_start = rdlm_proc_start_time(getpid());
     rdlm_store(&hdr->magic, RDLM_SEG_MAGIC, RDLM_RELEASE);
-    rdlm_segment_map_views(seg, base);
+    rdlm_segment_map_views(seg, base, params->max_procs, &l);
+    seg->fd = fd;
     seg->created = 1;
     rdlm_debug("created %s: %u objects, %u slots, %llu bytes, epoch %u", seg->shm_name,
                params->capacity, params->max_procs, (unsigned long long)l.bytes,
@@ -165,55 +174,98 @@ err_unlink:
     return RDLM_ERR_IO;
 }
 
-/* Map an existing segment. Returns RDLM_OK, RDLM_ERR_NOT_FOUND (no such name),
- * RDLM_ERR_CORRUPT (unusable: caller replaces it), or another error. */
-static rdlm_status_t rdlm_segment_open_existing(rdlm_segment_t *seg)
+/* 1 if the header's table size, offsets and size are those its capacity and slot count
+ * imply; else 0, with the first that differs in why. */
+static int rdlm_segment_layout_ok(const rdlm_seg_header_t *h, char *why)
 {
-    rdlm_seg_header_t probe;
-    struct stat st;
-    rdlm_status_t status;
-    void *base;
-    int fd;
+    rdlm_seg_layout_t l = rdlm_segment_layout(h->capacity, h->max_procs);
+    const struct {
+        const char *name;
+        uint64_t have, want;
+    } fields[] = {
+        {"table size", h->table_size, l.table_size},
+        {"slots offset", h->slots_offset, l.slots_offset},
+        {"entries offset", h->entries_offset, l.entries_offset},
+        {"names offset", h->names_offset, l.names_offset},
+        {"size", h->bytes, l.bytes},
+    };
 
-    fd = shm_open(seg->shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (fd < 0) {
-        if (errno == ENOENT) {
-            return RDLM_ERR_NOT_FOUND;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        if (fields[i].have != fields[i].want) {
+            snprintf(why, RDLM_WHY_BYTES,
+                     "%s %#llx, expected %#llx for %u objects, %u slots", fields[i].name,
+                     (unsigned long long)fields[i].have, (unsigned long long)fields[i].want,
+                     h->capacity, h->max_procs);
+            return 0;
         }
-        rdlm_error("shm_open(%s): %s", seg->shm_name, strerror(errno));
-        return (errno == EACCES) ? RDLM_ERR_PERMISSION : RDLM_ERR_IO;
     }
-    status = rdlm_segment_check_owner(fd, seg->shm_name);
-    if (status != RDLM_OK) {
-        goto out_close;
+    return 1;
+}
+
+/* Check a copy of the header: magic, layout version, bounds, the layout they imply,
+ * the file's size. Returns 1 if usable; else 0, with what is wrong in why. */
+static int rdlm_segment_header_ok(const rdlm_seg_header_t *h, off_t size, char *why)
+{
+    uint64_t magic = rdlm_load(&h->magic, RDLM_RELAXED);
+    uint32_t hwm = rdlm_load(&h->slot_hwm, RDLM_RELAXED);
+
+    if (magic != RDLM_SEG_MAGIC) {
+        snprintf(why, RDLM_WHY_BYTES, "magic %#llx, expected %#llx",
+                 (unsigned long long)magic, RDLM_SEG_MAGIC);
+    } else if (h->layout != RDLM_SEG_LAYOUT) {
+        snprintf(why, RDLM_WHY_BYTES, "layout version %u, this build's is %u", h->layout,
+                 RDLM_SEG_LAYOUT);
+    } else if (h->capacity > RDLM_SEG_CAPACITY_MAX || h->max_procs == 0 ||
+               h->max_procs > RDLM_MAX_PROCS) {
+        snprintf(why, RDLM_WHY_BYTES, "capacity %u or slot count %u out of range",
+                 h->capacity, h->max_procs);
+    } else if (!rdlm_segment_layout_ok(h, why)) {
+        return 0;
+    } else if (h->bytes != (uint64_t)size) {
+        snprintf(why, RDLM_WHY_BYTES, "file of %lld bytes, header says %llu",
+                 (long long)size, (unsigned long long)h->bytes);
+    } else if (hwm > h->max_procs) {
+        snprintf(why, RDLM_WHY_BYTES, "slot high-water mark %u above its %u slots", hwm,
+                 h->max_procs);
+    } else {
+        return 1;
     }
-    status = RDLM_ERR_CORRUPT;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(probe) ||
-        pread(fd, &probe, sizeof(probe), 0) != (ssize_t)sizeof(probe)) {
-        goto out_close;
+    return 0;
+}
+
+/* Read the header of the segment open on fd into *h and check it (header_ok). */
+static int rdlm_segment_read_header(int fd, const struct stat *st, rdlm_seg_header_t *h,
+                                    char *why)
+{
+    if ((size_t)st->st_size < sizeof(*h) ||
+        pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h)) {
+        snprintf(why, RDLM_WHY_BYTES, "file of %lld bytes holds no header",
+                 (long long)st->st_size);
+        return 0;
     }
-    if (probe.magic != RDLM_SEG_MAGIC || probe.layout != RDLM_SEG_LAYOUT ||
-        probe.bytes != (uint64_t)st.st_size ||
-        probe.bytes != rdlm_segment_bytes(probe.capacity, probe.max_procs)) {
-        goto out_close;
-    }
-    base = rdlm_mapping_get(fd, &st, probe.bytes);
+    return rdlm_segment_header_ok(h, st->st_size, why);
+}
+
+/* Map the segment open on fd whose header copy *h passed the checks. Returns RDLM_OK,
+ * RDLM_ERR_IO, or RDLM_ERR_CORRUPT (the magic vanished since the copy was read). */
+static rdlm_status_t rdlm_segment_map(rdlm_segment_t *seg, int fd, const struct stat *st,
+                                      const rdlm_seg_header_t *h)
+{
+    rdlm_seg_layout_t l = rdlm_segment_layout(h->capacity, h->max_procs);
+    void *base = rdlm_mapping_get(fd, st, l.bytes);
+
     if (base == NULL) {
         rdlm_error("mmap(%s): %s", seg->shm_name, strerror(errno));
-        status = RDLM_ERR_IO;
-        goto out_close;
+        return RDLM_ERR_IO;
     }
     /* Acquire the creator's header writes through the mapping (its release store of
      * the magic), not only through the flock the kernel orders. */
     if (rdlm_load(&((rdlm_seg_header_t *)base)->magic, RDLM_ACQUIRE) != RDLM_SEG_MAGIC) {
         rdlm_mapping_put(base);
-        goto out_close;
+        return RDLM_ERR_CORRUPT;
     }
-    rdlm_segment_map_views(seg, base);
-    status = RDLM_OK;
-out_close:
-    close(fd);
-    return status;
+    rdlm_segment_map_views(seg, base, h->max_procs, &l);
+    return RDLM_OK;
 }
 
 static int rdlm_slot_alive(const rdlm_slot_t *slot)
@@ -225,7 +277,7 @@ static int rdlm_slot_alive(const rdlm_slot_t *slot)
 
 uint32_t rdlm_segment_live_procs(const rdlm_segment_t *seg)
 {
-    uint32_t hwm = rdlm_load(&seg->hdr->slot_hwm, RDLM_ACQUIRE), live = 0;
+    uint32_t hwm = rdlm_segment_hwm(seg), live = 0;
 
     for (uint32_t i = 0; i < hwm; i++) {
         live += (uint32_t)rdlm_slot_alive(&seg->slots[i]);
@@ -238,7 +290,7 @@ int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint32_t owner)
     uint32_t idx = RDLM_OWNER_SLOT(owner);
     const rdlm_slot_t *slot;
 
-    if (RDLM_OWNER_IS_NOBODY(owner) || idx >= seg->hdr->max_procs) {
+    if (RDLM_OWNER_IS_NOBODY(owner) || idx >= seg->max_procs) {
         return 0;
     }
     slot = &seg->slots[idx];
@@ -250,9 +302,9 @@ int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint32_t owner)
 static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
 {
     rdlm_seg_header_t *hdr = seg->hdr;
-    uint32_t hwm = rdlm_load(&hdr->slot_hwm, RDLM_RELAXED);
+    uint32_t hwm = rdlm_segment_hwm(seg);
 
-    for (uint32_t i = 0; i < hdr->max_procs; i++) {
+    for (uint32_t i = 0; i < seg->max_procs; i++) {
         rdlm_slot_t *slot = &seg->slots[i];
 
         if (i < hwm && rdlm_slot_alive(slot)) {
@@ -281,7 +333,7 @@ static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
     }
     rdlm_error("%s: all %u process slots are held by live processes (raise "
                "RDLM_MAX_PROCS for the creator)",
-               seg->shm_name, hdr->max_procs);
+               seg->shm_name, seg->max_procs);
     return RDLM_ERR_NO_RESOURCE;
 }
 
@@ -289,6 +341,125 @@ static void rdlm_segment_unmap(rdlm_segment_t *seg)
 {
     rdlm_mapping_put(seg->hdr);
     seg->hdr = NULL;
+}
+
+/* 1 if another process holds the segment open on fd (its LOCK_SH), 0 if nobody does
+ * (we now hold it with LOCK_EX), -1 on error. Dead processes' locks died with them.
+ * Under the lock-file flock, so no attacher comes or goes meanwhile. */
+static int rdlm_segment_held(const rdlm_segment_t *seg, int fd, rdlm_status_t *status_p)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        return 0;
+    }
+    if (errno == EWOULDBLOCK) {
+        return 1;
+    }
+    rdlm_error("flock(%s, LOCK_EX): %s", seg->shm_name, strerror(errno));
+    *status_p = RDLM_ERR_IO;
+    return -1;
+}
+
+/* Join the mapped segment: hold fd with LOCK_SH while attached (converting our
+ * LOCK_EX if we took it; only lock-file holders take LOCK_EX, and that is us). */
+static rdlm_status_t rdlm_segment_share(rdlm_segment_t *seg, int fd)
+{
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+        rdlm_error("flock(%s, LOCK_SH): %s", seg->shm_name, strerror(errno));
+        rdlm_segment_unmap(seg);
+        return RDLM_ERR_IO;
+    }
+    seg->fd = fd;
+    return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_segment_unlink_stale(rdlm_segment_t *seg)
+{
+    shm_unlink(seg->shm_name);
+    seg->replaced_stale = 1;
+    return RDLM_ERR_NOT_FOUND;
+}
+
+/* An unusable header: replace the segment if nobody holds it, else refuse it. */
+static rdlm_status_t rdlm_segment_refuse_or_replace(rdlm_segment_t *seg, int held,
+                                                    const char *why)
+{
+    if (held) {
+        rdlm_error("/dev/shm%s: %s; processes are attached, so it is left alone (the "
+                   "first attach after they are all gone replaces it)",
+                   seg->shm_name, why);
+        return RDLM_ERR_CORRUPT;
+    }
+    rdlm_warn("/dev/shm%s: %s, and no process is attached: replacing it", seg->shm_name,
+              why);
+    return rdlm_segment_unlink_stale(seg);
+}
+
+/* A usable, mapped segment: replace it if nobody holds it and no slot is held by a
+ * live process (one that closed its descriptors still counts), else join it. */
+static rdlm_status_t rdlm_segment_join_or_replace(rdlm_segment_t *seg, int fd, int held,
+                                                  uint32_t *stale_epoch_p)
+{
+    if (held || rdlm_segment_live_procs(seg) > 0) {
+        return rdlm_segment_share(seg, fd);
+    }
+    *stale_epoch_p = seg->hdr->epoch;
+    rdlm_info("%s: no live process attached (creator pid %d): replacing it", seg->shm_name,
+              (int)seg->hdr->creator_pid);
+    rdlm_segment_unmap(seg);
+    return rdlm_segment_unlink_stale(seg);
+}
+
+/* Decide about the existing segment open on fd: join it (RDLM_OK, fd kept), replace
+ * it (unlinked: RDLM_ERR_NOT_FOUND), or refuse it (RDLM_ERR_CORRUPT, ...). */
+static rdlm_status_t rdlm_segment_judge(rdlm_segment_t *seg, int fd,
+                                        uint32_t *stale_epoch_p)
+{
+    char why[RDLM_WHY_BYTES];
+    rdlm_seg_header_t h;
+    struct stat st;
+    rdlm_status_t status = rdlm_segment_check_owner(fd, seg->shm_name, &st);
+    int held;
+
+    if (status != RDLM_OK) {
+        return status;
+    }
+    held = rdlm_segment_held(seg, fd, &status);
+    if (held < 0) {
+        return status;
+    }
+    if (!rdlm_segment_read_header(fd, &st, &h, why)) {
+        return rdlm_segment_refuse_or_replace(seg, held, why);
+    }
+    status = rdlm_segment_map(seg, fd, &st, &h);
+    if (status == RDLM_ERR_CORRUPT) {
+        return rdlm_segment_refuse_or_replace(seg, held, "magic changed while attaching");
+    }
+    if (status != RDLM_OK) {
+        return status;
+    }
+    return rdlm_segment_join_or_replace(seg, fd, held, stale_epoch_p);
+}
+
+/* Open the existing segment and judge it. RDLM_ERR_NOT_FOUND: there is none (any
+ * more); create one. On RDLM_OK seg->fd holds it. */
+static rdlm_status_t rdlm_segment_open_existing(rdlm_segment_t *seg,
+                                                uint32_t *stale_epoch_p)
+{
+    int fd = shm_open(seg->shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    rdlm_status_t status;
+
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            return RDLM_ERR_NOT_FOUND;
+        }
+        rdlm_error("shm_open(%s): %s", seg->shm_name, strerror(errno));
+        return (errno == EACCES) ? RDLM_ERR_PERMISSION : RDLM_ERR_IO;
+    }
+    status = rdlm_segment_judge(seg, fd, stale_epoch_p);
+    if (status != RDLM_OK) {
+        close(fd); /* after the unlink if replaced: drops our LOCK_EX */
+    }
+    return status;
 }
 
 rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
@@ -300,6 +471,7 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
     int lock_fd;
 
     memset(&seg, 0, sizeof(seg));
+    seg.fd = -1;
     snprintf(seg.shm_name, sizeof(seg.shm_name), "/rdlm-%u-%s", (unsigned)geteuid(),
              params->job);
     snprintf(seg.lock_path, sizeof(seg.lock_path), "/dev/shm/rdlm-%u-%s.lock",
@@ -309,21 +481,7 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
     if (lock_fd < 0) {
         return status;
     }
-    status = rdlm_segment_open_existing(&seg);
-    if (status == RDLM_OK && rdlm_segment_live_procs(&seg) == 0) {
-        stale_epoch = seg.hdr->epoch;
-        rdlm_info("%s: no live process attached (creator pid %d): replacing it",
-                  seg.shm_name, (int)seg.hdr->creator_pid);
-        rdlm_segment_unmap(&seg);
-        status = RDLM_ERR_CORRUPT;
-    } else if (status == RDLM_ERR_CORRUPT) {
-        rdlm_warn("%s: wrong magic, layout or size: replacing it", seg.shm_name);
-    }
-    if (status == RDLM_ERR_CORRUPT) {
-        shm_unlink(seg.shm_name);
-        seg.replaced_stale = 1;
-        status = RDLM_ERR_NOT_FOUND;
-    }
+    status = rdlm_segment_open_existing(&seg, &stale_epoch);
     if (status == RDLM_ERR_NOT_FOUND) {
         status = rdlm_segment_create(&seg, params, stale_epoch);
     }
@@ -333,12 +491,21 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
     status = rdlm_segment_claim_slot(&seg);
     if (status != RDLM_OK) {
         rdlm_segment_unmap(&seg);
+        close(seg.fd);
         goto out_unlock;
     }
     *seg_p = seg;
 out_unlock:
     close(lock_fd); /* releases the flock */
     return status;
+}
+
+/* Under the lock-file flock: 1 if no other process holds the segment and no slot is
+ * held by a live process (attach's replacement test), so the caller removes it. Tries
+ * to convert our LOCK_SH to LOCK_EX; a failed conversion may drop it (we are leaving). */
+static int rdlm_segment_unused(const rdlm_segment_t *seg)
+{
+    return flock(seg->fd, LOCK_EX | LOCK_NB) == 0 && rdlm_segment_live_procs(seg) == 0;
 }
 
 void rdlm_segment_detach(rdlm_segment_t *seg)
@@ -349,11 +516,12 @@ void rdlm_segment_detach(rdlm_segment_t *seg)
 
     rdlm_store(&slot->state, RDLM_SLOT_FREE, RDLM_RELEASE);
     rdlm_fetch_sub(&seg->hdr->attached, 1, RDLM_RELAXED);
-    if (lock_fd >= 0 && rdlm_segment_live_procs(seg) == 0) {
+    if (lock_fd >= 0 && rdlm_segment_unused(seg)) {
         shm_unlink(seg->shm_name);
         unlink(seg->lock_path);
         rdlm_debug("removed %s (last process detached)", seg->shm_name);
     }
+    close(seg->fd);
     rdlm_segment_unmap(seg);
     if (lock_fd >= 0) {
         close(lock_fd);

@@ -1,7 +1,10 @@
 /*
  * The per-node shared segment of one user's job: create, attach, stale replacement,
  * process slots, detach. Every decision is taken under an flock on a per-job lock
- * file, so create/replace/remove never race.
+ * file, so create/replace/remove never race. Every attached context keeps the
+ * segment's file open with a shared flock: a segment is replaced or removed only when
+ * an exclusive flock on it succeeds, i.e. when no process is attached, whatever its
+ * header says.
  */
 #ifndef RDLM_SEGMENT_H
 #define RDLM_SEGMENT_H
@@ -12,12 +15,17 @@
 
 #include "layout.h"
 
-/** A process's view of the segment, and its own slot in it. */
+/** A process's view of the segment, and its own slot in it. The pointers and bounds
+ *  are private copies checked at attach: a later scribble on the shared header cannot
+ *  move them. */
 typedef struct rdlm_segment {
     rdlm_seg_header_t *hdr;
     rdlm_slot_t *slots;
     rdlm_entry_t *entries;
     char (*names)[RDLM_NAME_BYTES];
+    uint32_t max_procs;  /* slots */
+    uint32_t table_size; /* entries */
+    int fd;              /* the segment file, held with LOCK_SH while attached */
     uint32_t self_slot;  /* index of this context's slot */
     uint32_t self_owner; /* owner word naming this context */
     int created;         /* this attach created the segment */
@@ -31,18 +39,24 @@ typedef struct rdlm_segment_params {
     const char *job;
     uint32_t capacity;
     uint32_t max_procs;
+    uint32_t epoch; /* token epoch of a segment this call creates (1..RDLM_EPOCH_MAX,
+                       above the stale one's); 0: a new host epoch (epoch.h) */
 } rdlm_segment_params_t;
 
 /**
- * Attach to (creating or replacing if stale) the segment of job for the calling
- * user, and claim a process slot. Blocking. On success fills *seg_p.
- * Errors: RDLM_ERR_PERMISSION (another uid's or group/other-accessible file),
- * RDLM_ERR_NO_RESOURCE (no free slot), RDLM_ERR_IO, RDLM_ERR_NO_MEMORY.
+ * Attach to the segment of job for the calling user, and claim a process slot.
+ * Blocking. An existing segment is replaced only if no process holds it (the flock)
+ * and its header is unusable or no slot is held by a live process. On success fills
+ * *seg_p. Errors: RDLM_ERR_PERMISSION (another uid's or group/other-accessible file),
+ * RDLM_ERR_CORRUPT (the header or size disagrees with the layout while processes are
+ * attached: nothing is replaced), RDLM_ERR_NO_RESOURCE (no free slot), RDLM_ERR_IO,
+ * RDLM_ERR_NO_MEMORY.
  */
 rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
                                   rdlm_segment_t *seg_p);
 
-/** Free the slot; remove the segment if no live process is attached any more. */
+/** Free the slot and close the segment file; remove the segment if no process is
+ *  attached any more (the same test as attach's replacement). */
 void rdlm_segment_detach(rdlm_segment_t *seg);
 
 /** 1 if the owner word names a slot whose process is alive (slow: reads /proc). */
@@ -50,6 +64,15 @@ int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint32_t owner);
 
 /** Number of slots held by live processes (slow). */
 uint32_t rdlm_segment_live_procs(const rdlm_segment_t *seg);
+
+/** 1 + the highest slot index ever claimed, clamped to the slot count: the bound of
+ *  every loop over slots (the shared word may have been scribbled on). */
+static inline uint32_t rdlm_segment_hwm(const rdlm_segment_t *seg)
+{
+    uint32_t hwm = rdlm_load(&seg->hdr->slot_hwm, RDLM_ACQUIRE);
+
+    return hwm < seg->max_procs ? hwm : seg->max_procs;
+}
 
 /** Bytes a segment of this capacity and slot count occupies. */
 uint64_t rdlm_segment_bytes(uint32_t capacity, uint32_t max_procs);

@@ -89,7 +89,7 @@ static int rdlm_table_claim(rdlm_segment_t *seg, uint32_t idx, uint64_t id,
 rdlm_status_t rdlm_table_open(rdlm_segment_t *seg, const char *name, unsigned kind,
                               uint32_t aux32_init, uint32_t *index_p)
 {
-    uint32_t n = seg->hdr->table_size;
+    uint32_t n = seg->table_size;
     uint64_t id = rdlm_table_id(name);
     uint32_t idx = rdlm_table_home(id, n);
 

@@ -7,10 +7,15 @@
  * mode 0600 and disappears with the last rdlm_ctx_destroy; a segment whose processes
  * all died (exit without destroy, or SIGKILL while holding a lock) is replaced by the
  * next create, with replaced_stale == 1 and a larger epoch, so fencing tokens keep
- * increasing across incarnations; a live segment is never replaced; a segment file
- * with group/other permission bits is refused; a full object table and full process
+ * increasing across incarnations, as they do across a clean removal and re-creation
+ * in the same second (the host's epoch file); a live segment is never replaced; a segment
+ * file with group/other permission bits is refused; a full object table and full process
  * slots are reported (RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE) without harm to
- * what exists.
+ * what exists; a segment whose header looks corrupt (zeroed magic, another layout
+ * version, a huge slot high-water mark, a wild entries offset) while a process is
+ * attached and holds a lock is refused with RDLM_ERR_CORRUPT, not replaced, and the
+ * attached process keeps working, destroys its context without crashing and removes
+ * the files; once its processes were killed, such a segment is replaced.
  *
  * Children report through shared memory and exit codes; only the parent asserts.
  */
@@ -20,11 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "api_util.h"
+#include "layout.h" /* the header's fields, to corrupt them */
 
 static void test_two_contexts_in_one_process_share_objects(void **state)
 {
@@ -215,6 +222,43 @@ static void test_segment_left_by_killed_holder_is_replaced_and_tokens_grow(void 
     assert_status(rdlm_lock_release(lock), RDLM_OK);
 }
 
+/* A job that ran to its end (its segment removed by the last destroy), then another
+ * of the same name right after, within the same second: the second's tokens exceed
+ * the first's (both epochs come from the host's epoch file; with the clock minute of
+ * before they were equal whenever both started in the same minute). */
+static void test_segment_recreated_at_once_gives_larger_tokens(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_segment_info_t info;
+    uint64_t first = 0, second = 0;
+    uint32_t first_epoch;
+    char path[128];
+    rdlm_ctx_h ctx;
+    rdlm_lock_h lock;
+
+    api_segment_path(path, sizeof(path), fx->job);
+    ctx = api_ctx(fx, 0);
+    assert_status(rdlm_ctx_segment_info(ctx, &info), RDLM_OK);
+    first_epoch = info.epoch;
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_status(rdlm_lock_acquire(lock, 0, &first), RDLM_OK);
+        assert_status(rdlm_lock_release(lock), RDLM_OK);
+    }
+    api_ctx_destroy(fx, 0);
+    assert_false(api_path_exists(path)); /* removed: the next create starts afresh */
+
+    ctx = api_ctx(fx, 0);
+    assert_status(rdlm_ctx_segment_info(ctx, &info), RDLM_OK);
+    assert_int_equal(info.created, 1);
+    assert_int_equal(info.replaced_stale, 0);
+    assert_true(info.epoch > first_epoch);
+    assert_status(rdlm_lock_open(ctx, "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, &second), RDLM_OK);
+    assert_true(second > first);
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+}
+
 static void test_live_segment_is_not_replaced(void **state)
 {
     api_fixture_t *fx = *state;
@@ -290,7 +334,8 @@ static void test_table_full_after_capacity_objects(void **state)
         assert_status(rdlm_counter_open(fx->ctx[0], name, &counters[i]), RDLM_OK);
         assert_status(rdlm_counter_fetch_add(counters[i], i + 1, NULL), RDLM_OK);
     }
-    assert_status(rdlm_counter_open(fx->ctx[0], "one-too-many", &extra), RDLM_ERR_TABLE_FULL);
+    assert_status(rdlm_counter_open(fx->ctx[0], "one-too-many", &extra),
+                  RDLM_ERR_TABLE_FULL);
     assert_status(rdlm_lock_open(fx->ctx[0], "another", &lock), RDLM_ERR_TABLE_FULL);
     assert_status(rdlm_ctx_segment_info(fx->ctx[0], &info), RDLM_OK);
     assert_int_equal(info.used, CAPACITY);
@@ -337,6 +382,214 @@ static void test_ctx_create_with_all_process_slots_used_is_no_resource(void **st
     api_ctx(fx, 1);
 }
 
+typedef struct corrupt_shared {
+    _Atomic int32_t ready;
+    _Atomic int32_t go;
+    _Atomic int32_t a_status; /* create + open + acquire of the holder */
+    _Atomic int32_t a_release;
+    _Atomic int32_t a_reacquire;
+    _Atomic int32_t b_create;
+    _Atomic int32_t b_acquire;
+    _Atomic uint64_t a_token;
+    _Atomic uint64_t b_token;
+} corrupt_shared_t;
+
+typedef struct corrupt_arg {
+    const char *job;
+    corrupt_shared_t *sh;
+} corrupt_arg_t;
+
+/* Child A: hold "lock" until told to go on, then release, acquire again and destroy. */
+static int corrupt_holder_child(void *argp)
+{
+    corrupt_arg_t *arg = argp;
+    rdlm_ctx_params_t params = api_params(arg->job);
+    uint64_t deadline, token = 0;
+    rdlm_ctx_h ctx = NULL;
+    rdlm_lock_h lock;
+    rdlm_status_t st;
+
+    st = rdlm_ctx_create(&params, &ctx);
+    if (st == RDLM_OK) {
+        st = rdlm_lock_open(ctx, "lock", &lock);
+    }
+    if (st == RDLM_OK) {
+        st = rdlm_lock_acquire(lock, 0, &token);
+    }
+    atomic_store(&arg->sh->a_token, token);
+    atomic_store(&arg->sh->a_status, st);
+    atomic_store(&arg->sh->ready, 1);
+    deadline = api_now_ns() + 10 * API_NSEC_PER_SEC;
+    while (!atomic_load(&arg->sh->go) && api_now_ns() < deadline) {
+        api_sleep_ms(1);
+    }
+    if (st == RDLM_OK) {
+        atomic_store(&arg->sh->a_release, rdlm_lock_release(lock));
+        st = rdlm_lock_acquire(lock, 0, NULL);
+        atomic_store(&arg->sh->a_reacquire, st);
+        if (st == RDLM_OK) {
+            rdlm_lock_release(lock);
+        }
+    }
+    rdlm_ctx_destroy(ctx);
+    return 0;
+}
+
+/* Child B: a fresh attach to the job; if it succeeds, take "lock" too. */
+static int corrupt_prober_child(void *argp)
+{
+    corrupt_arg_t *arg = argp;
+    rdlm_ctx_params_t params = api_params(arg->job);
+    uint64_t token = 0;
+    rdlm_ctx_h ctx;
+    rdlm_lock_h lock;
+    rdlm_status_t st;
+
+    st = rdlm_ctx_create(&params, &ctx);
+    atomic_store(&arg->sh->b_create, st);
+    if (st != RDLM_OK) {
+        return 0;
+    }
+    st = rdlm_lock_open(ctx, "lock", &lock);
+    if (st == RDLM_OK) {
+        st = rdlm_lock_acquire(lock, 0, &token);
+    }
+    atomic_store(&arg->sh->b_token, token);
+    atomic_store(&arg->sh->b_acquire, st);
+    rdlm_ctx_destroy(ctx);
+    return 0;
+}
+
+typedef void (*corrupt_func_t)(rdlm_seg_header_t *hdr);
+
+/* Scribble on the header of job's segment through a mapping of our own. */
+static void corrupt_header(const char *job, corrupt_func_t corrupt)
+{
+    rdlm_seg_header_t *hdr;
+    char path[128];
+    int fd;
+
+    api_segment_path(path, sizeof(path), job);
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    hdr = mmap(NULL, sizeof(*hdr), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    assert_true(hdr != MAP_FAILED);
+    corrupt(hdr);
+    munmap(hdr, sizeof(*hdr));
+}
+
+/* Fork A holding "lock" and corrupt the header; returns A's pid. */
+static pid_t corrupt_under_holder(api_fixture_t *fx, corrupt_arg_t *arg,
+                                  corrupt_func_t corrupt)
+{
+    uint64_t deadline = api_now_ns() + 5 * API_NSEC_PER_SEC;
+    pid_t a = api_fork(fx, corrupt_holder_child, arg);
+
+    while (!atomic_load(&arg->sh->ready) && api_now_ns() < deadline) {
+        api_sleep_ms(1);
+    }
+    assert_int_equal(atomic_load(&arg->sh->ready), 1);
+    assert_status((rdlm_status_t)atomic_load(&arg->sh->a_status), RDLM_OK);
+    corrupt_header(fx->job, corrupt);
+    return a;
+}
+
+static void check_corrupt_segment_refused_while_held(api_fixture_t *fx,
+                                                     corrupt_func_t corrupt)
+{
+    corrupt_shared_t *sh = api_shared(fx, sizeof(*sh));
+    corrupt_arg_t arg = {.job = fx->job, .sh = sh};
+    rdlm_segment_info_t info;
+    char path[128];
+    pid_t a, b;
+
+    a = corrupt_under_holder(fx, &arg, corrupt);
+    b = api_fork(fx, corrupt_prober_child, &arg);
+    assert_int_equal(api_wait_child(fx, b, 5 * API_NSEC_PER_SEC), 0); /* no signal */
+    if (atomic_load(&sh->b_create) == RDLM_OK) {
+        print_error("B attached and acquired the lock A holds: %s, token %#llx (A's "
+                    "%#llx)\n",
+                    rdlm_status_name((rdlm_status_t)atomic_load(&sh->b_acquire)),
+                    (unsigned long long)atomic_load(&sh->b_token),
+                    (unsigned long long)atomic_load(&sh->a_token));
+    }
+    assert_status((rdlm_status_t)atomic_load(&sh->b_create), RDLM_ERR_CORRUPT);
+
+    /* A, attached before, keeps its own view: it works and detaches cleanly, and as
+     * the last process it removes the files. */
+    atomic_store(&sh->go, 1);
+    assert_int_equal(api_wait_child(fx, a, 5 * API_NSEC_PER_SEC), 0);
+    assert_status((rdlm_status_t)atomic_load(&sh->a_release), RDLM_OK);
+    assert_status((rdlm_status_t)atomic_load(&sh->a_reacquire), RDLM_OK);
+    api_segment_path(path, sizeof(path), fx->job);
+    assert_false(api_path_exists(path));
+    assert_status(rdlm_ctx_segment_info(api_ctx(fx, 0), &info), RDLM_OK);
+    assert_int_equal(info.created, 1);
+}
+
+static void zero_magic(rdlm_seg_header_t *hdr)
+{
+    rdlm_store(&hdr->magic, 0, RDLM_SEQ_CST);
+}
+
+static void other_layout(rdlm_seg_header_t *hdr)
+{
+    hdr->layout = RDLM_SEG_LAYOUT + 1;
+}
+
+static void huge_slot_hwm(rdlm_seg_header_t *hdr)
+{
+    rdlm_store(&hdr->slot_hwm, UINT32_MAX, RDLM_SEQ_CST);
+}
+
+static void wild_entries_offset(rdlm_seg_header_t *hdr)
+{
+    hdr->entries_offset = 1ull << 40;
+}
+
+static void test_zeroed_magic_while_held_is_corrupt_not_replaced(void **state)
+{
+    check_corrupt_segment_refused_while_held(*state, zero_magic);
+}
+
+static void test_other_layout_while_held_is_corrupt_not_replaced(void **state)
+{
+    check_corrupt_segment_refused_while_held(*state, other_layout);
+}
+
+static void test_huge_slot_hwm_while_held_is_corrupt_and_crashes_nobody(void **state)
+{
+    check_corrupt_segment_refused_while_held(*state, huge_slot_hwm);
+}
+
+static void test_wild_entries_offset_while_held_is_corrupt_and_crashes_nobody(void **state)
+{
+    check_corrupt_segment_refused_while_held(*state, wild_entries_offset);
+}
+
+static void test_corrupt_segment_of_killed_holder_is_replaced(void **state)
+{
+    api_fixture_t *fx = *state;
+    corrupt_shared_t *sh = api_shared(fx, sizeof(*sh));
+    corrupt_arg_t arg = {.job = fx->job, .sh = sh};
+    rdlm_segment_info_t info;
+    rdlm_lock_h lock;
+    pid_t a;
+
+    a = corrupt_under_holder(fx, &arg, zero_magic);
+    kill(a, SIGKILL);
+    assert_int_equal(api_wait_child(fx, a, 5 * API_NSEC_PER_SEC), -1);
+
+    assert_status(rdlm_ctx_segment_info(api_ctx(fx, 0), &info), RDLM_OK);
+    assert_int_equal(info.created, 1);
+    assert_int_equal(info.replaced_stale, 1);
+    assert_int_equal(info.used, 0);
+    assert_status(rdlm_lock_open(fx->ctx[0], "lock", &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+}
+
 #define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
 
 int main(void)
@@ -346,10 +599,16 @@ int main(void)
         API_TEST(test_segment_file_is_private_and_removed_by_last_destroy),
         API_TEST(test_segment_left_by_exit_without_destroy_is_replaced),
         API_TEST(test_segment_left_by_killed_holder_is_replaced_and_tokens_grow),
+        API_TEST(test_segment_recreated_at_once_gives_larger_tokens),
         API_TEST(test_live_segment_is_not_replaced),
         API_TEST(test_segment_with_group_or_other_bits_is_refused),
         API_TEST(test_table_full_after_capacity_objects),
         API_TEST(test_ctx_create_with_all_process_slots_used_is_no_resource),
+        API_TEST(test_zeroed_magic_while_held_is_corrupt_not_replaced),
+        API_TEST(test_other_layout_while_held_is_corrupt_not_replaced),
+        API_TEST(test_huge_slot_hwm_while_held_is_corrupt_and_crashes_nobody),
+        API_TEST(test_wild_entries_offset_while_held_is_corrupt_and_crashes_nobody),
+        API_TEST(test_corrupt_segment_of_killed_holder_is_replaced),
     };
 
     return cmocka_run_group_tests_name("api.segment", tests, NULL, NULL);

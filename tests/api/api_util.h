@@ -53,7 +53,8 @@ void api_ctx_destroy(api_fixture_t *fx, int i);
 void *api_shared(api_fixture_t *fx, size_t size);
 
 /** Fork a child running fn(arg), registered for cleanup; the child _exits with fn's
- *  return value, gets SIGKILL if the test process dies and SIGALRM after 60 s. */
+ *  return value, gets SIGKILL if the test process dies and SIGALRM after 60 s; a
+ *  crash (SIGSEGV, SIGBUS, ...) kills it rather than entering cmocka's handler. */
 pid_t api_fork(api_fixture_t *fx, int (*fn)(void *arg), void *arg);
 
 /** Wait up to timeout_ns for child pid; returns its exit code, or -1 (killed: it

@@ -1,6 +1,10 @@
 /* Shared segment: create then attach, private mode, stale replacement with a larger
- * epoch, replacement of a corrupt file, refusal of an unsafe one, removal at the last
- * detach, dead process slots reclaimed, slot exhaustion. */
+ * epoch, replacement of a corrupt file nobody holds, refusal of an unsafe one, removal
+ * at the last detach, dead process slots reclaimed, slot exhaustion; a header field or
+ * file size that disagrees with the layout while a process is attached gives
+ * RDLM_ERR_CORRUPT and replaces nothing; a scribbled slot high-water mark is clamped;
+ * a segment whose attachers hold the liveness flock is never replaced, even when no
+ * slot looks alive. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -152,6 +156,129 @@ static void slots_of_dead_processes_are_reclaimed_and_exhaustion_is_an_error(voi
     rdlm_segment_detach(&a);
 }
 
+/* One scribble on the header: the field at off (size bytes) gets value. */
+typedef struct scribble {
+    const char *field;
+    size_t off, size;
+    uint64_t value;
+} scribble_t;
+
+#define HDR_SIZEOF(f) sizeof(((rdlm_seg_header_t *)0)->f)
+#define SCRIBBLE(f, v)                                                                     \
+    ((scribble_t){#f, offsetof(rdlm_seg_header_t, f), HDR_SIZEOF(f), (v)})
+
+static void poke(void *base, const scribble_t *s, uint64_t *old_p)
+{
+    uint32_t v32 = (uint32_t)s->value;
+
+    *old_p = 0;
+    memcpy(old_p, (char *)base + s->off, s->size);
+    memcpy((char *)base + s->off, s->size == 4 ? (void *)&v32 : (void *)&s->value, s->size);
+}
+
+static void unpoke(void *base, const scribble_t *s, uint64_t old)
+{
+    memcpy((char *)base + s->off, &old, s->size);
+}
+
+static void corrupt_header_while_attached_is_refused_not_replaced(void **state)
+{
+    rdlm_segment_params_t p = params("hdr", 4);
+    rdlm_segment_t a, b;
+    uint64_t old;
+
+    (void)state;
+    assert_int_equal(rdlm_segment_attach(&p, &a), RDLM_OK);
+    const scribble_t scribbles[] = {
+        SCRIBBLE(magic, 0),
+        SCRIBBLE(layout, RDLM_SEG_LAYOUT + 1),
+        SCRIBBLE(capacity, UINT32_MAX),
+        SCRIBBLE(table_size, a.hdr->table_size + 1),
+        SCRIBBLE(max_procs, 0),
+        SCRIBBLE(max_procs, RDLM_MAX_PROCS + 1),
+        SCRIBBLE(bytes, a.hdr->bytes + 4096),
+        SCRIBBLE(slots_offset, a.hdr->slots_offset + 64),
+        SCRIBBLE(entries_offset, 1ull << 40),
+        SCRIBBLE(names_offset, a.hdr->names_offset - 64),
+        SCRIBBLE(slot_hwm, UINT32_MAX),
+    };
+    for (size_t i = 0; i < sizeof(scribbles) / sizeof(scribbles[0]); i++) {
+        rdlm_status_t st;
+
+        poke(a.hdr, &scribbles[i], &old);
+        st = rdlm_segment_attach(&p, &b);
+        unpoke(a.hdr, &scribbles[i], old);
+        if (st != RDLM_ERR_CORRUPT) {
+            fail_msg("header.%s = %#llx: attach returned %d, replaced_stale %d",
+                     scribbles[i].field, (unsigned long long)scribbles[i].value, (int)st,
+                     st == RDLM_OK && b.replaced_stale);
+        }
+    }
+    assert_int_equal(rdlm_segment_attach(&p, &b), RDLM_OK); /* untouched: still ours */
+    assert_false(b.created);
+    assert_int_equal(rdlm_segment_live_procs(&b), 2);
+    rdlm_segment_detach(&b);
+    rdlm_segment_detach(&a);
+    assert_false(shm_exists());
+}
+
+static void truncated_segment_while_attached_is_refused_not_replaced(void **state)
+{
+    rdlm_segment_params_t p = params("trunc", 4);
+    rdlm_segment_t a, b;
+    char name[64];
+    int fd;
+
+    (void)state;
+    assert_int_equal(rdlm_segment_attach(&p, &a), RDLM_OK);
+    snprintf(name, sizeof(name), "/rdlm-%u-%s", (unsigned)geteuid(), job);
+    fd = shm_open(name, O_RDWR, 0);
+    assert_true(fd >= 0);
+    /* Only the names at the end go: this process touches the header and slots only. */
+    assert_int_equal(ftruncate(fd, (off_t)(a.hdr->bytes - 4096)), 0);
+    assert_int_equal(rdlm_segment_attach(&p, &b), RDLM_ERR_CORRUPT);
+    assert_int_equal(ftruncate(fd, (off_t)a.hdr->bytes), 0);
+    close(fd);
+    assert_int_equal(rdlm_segment_live_procs(&a), 1);
+    rdlm_segment_detach(&a);
+    assert_false(shm_exists());
+}
+
+static void scribbled_slot_hwm_is_clamped_for_the_attached(void **state)
+{
+    rdlm_segment_params_t p = params("hwm", 4);
+    rdlm_segment_t a;
+
+    (void)state;
+    assert_int_equal(rdlm_segment_attach(&p, &a), RDLM_OK);
+    rdlm_store(&a.hdr->slot_hwm, UINT32_MAX, RDLM_RELAXED);
+    assert_int_equal(rdlm_segment_live_procs(&a), 1);
+    assert_true(rdlm_segment_owner_alive(&a, a.self_owner));
+    rdlm_segment_detach(&a); /* scans the slots: must stay inside the mapping */
+    assert_false(shm_exists());
+}
+
+static void flock_holder_keeps_segment_even_without_live_slot(void **state)
+{
+    rdlm_segment_params_t p = params("flock", 4);
+    rdlm_segment_t a, b;
+
+    (void)state;
+    assert_int_equal(rdlm_segment_attach(&p, &a), RDLM_OK);
+    /* a's slot no longer shows it (as if an attacher's slot were wiped), but a still
+     * holds the segment: it must be joined, not replaced under a. */
+    rdlm_store(&a.slots[a.self_slot].state, RDLM_SLOT_FREE, RDLM_RELEASE);
+    assert_int_equal(rdlm_segment_live_procs(&a), 0);
+    assert_int_equal(rdlm_segment_attach(&p, &b), RDLM_OK);
+    assert_false(b.created);
+    assert_false(b.replaced_stale);
+    assert_ptr_equal(b.hdr, a.hdr);
+    rdlm_segment_detach(&b);
+    assert_true(shm_exists()); /* a still holds it */
+    rdlm_segment_detach(&a);
+    assert_false(shm_exists());
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +287,10 @@ int main(void)
         cmocka_unit_test(corrupt_segment_is_replaced),
         cmocka_unit_test(group_readable_segment_is_refused_untouched),
         cmocka_unit_test(slots_of_dead_processes_are_reclaimed_and_exhaustion_is_an_error),
+        cmocka_unit_test(corrupt_header_while_attached_is_refused_not_replaced),
+        cmocka_unit_test(truncated_segment_while_attached_is_refused_not_replaced),
+        cmocka_unit_test(scribbled_slot_hwm_is_clamped_for_the_attached),
+        cmocka_unit_test(flock_holder_keeps_segment_even_without_live_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
