@@ -116,7 +116,7 @@ struct rdlm_session {
     rdlm_atomic_u64_t valid_until; /* 0 once lost */
     rdlm_atomic_u64_t requests;    /* rdlm_session_stats */
     rdlm_atomic_u64_t renewals;
-    pthread_mutex_t state_lock;    /* with state_cond: stop and loss reach the thread */
+    pthread_mutex_t state_lock; /* with state_cond: stop and loss reach the thread */
     pthread_cond_t state_cond;
     int stop;
     pthread_t renewer;
@@ -858,7 +858,8 @@ RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t ti
     if (st != RDLM_OK) {
         /* The caller (rdlmctl) reports unreachable replicas itself. */
         rdlm_debug("lease: status of %s: %s", address, rdlm_status_name(st));
-        return st == RDLM_ERR_PROTOCOL ? st : RDLM_ERR_UNAVAILABLE;
+        return st == RDLM_ERR_PROTOCOL || st == RDLM_ERR_CORRUPT ? st
+                                                                 : RDLM_ERR_UNAVAILABLE;
     }
     *status_p = (rdlm_authority_status_t){.is_leader = call.reply.is_leader,
                                           .term = call.reply.term,

@@ -27,6 +27,7 @@ typedef struct rdlm_confirm_peer {
     uint64_t awaited;  /* round of the request whose reply is outstanding, or 0 */
     uint64_t sent_at;  /* when that request was sent */
     uint64_t retry_at; /* no connect before (after a failed one) */
+    uint64_t mark_n;   /* the mark that request asked for (0: none) */
 } rdlm_confirm_peer_t;
 
 struct rdlm_lease_confirm {
@@ -38,6 +39,7 @@ struct rdlm_lease_confirm {
     int ok, stop;
     rdlm_lease_confirm_func_t done;
     void *arg;
+    rdlm_lease_witness_t *witness;
     void (*closed)(void *);
     void *closed_arg;
     uint64_t timeout_ns;
@@ -59,7 +61,12 @@ static int rdlm_confirm_send(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
 {
     rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_STATUS, .seq = r};
     uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
-    size_t len = rdlm_lease_cmd_encode(&cmd, buf, sizeof(buf));
+    rdlm_lease_mark_t mark;
+    size_t len;
+
+    rdlm_lease_witness_newest(cf->witness, &mark);
+    cmd.token = mark.n; /* 0 (nothing applied, or no known mark): no chain asked */
+    len = rdlm_lease_cmd_encode(&cmd, buf, sizeof(buf));
     uint64_t now = rdlm_clock_now_ns(), end;
     int reconnect = p->fd >= 0; /* an idle connection the replica may have closed */
 
@@ -80,6 +87,7 @@ static int rdlm_confirm_send(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
             RDLM_OK) {
             p->awaited = r;
             p->sent_at = rdlm_clock_now_ns();
+            p->mark_n = cmd.token;
             return 1;
         }
         rdlm_confirm_drop(p);
@@ -108,6 +116,11 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
         return 0;
     }
     p->awaited = 0;
+    /* Any answer to our request names the chain at the mark asked (session = n). */
+    if (rep.status == RDLM_OK && p->mark_n != 0 && rep.session == p->mark_n &&
+        !rdlm_lease_witness_check(cf->witness, p->mark_n, rep.token, p->addr)) {
+        return 0;
+    }
     if (rep.seq != r) {
         rdlm_confirm_send(cf, p, r, deadline);
         return 0;
@@ -115,7 +128,8 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
     if (rep.term > term) {
         return -1;
     }
-    return rep.status == RDLM_OK && rep.term == term;
+    return rep.status == RDLM_OK && rep.term == term &&
+           !rdlm_lease_witness_diverged(cf->witness);
 }
 
 /* One round: 1 if a majority confirmed term. */
@@ -236,8 +250,9 @@ static void rdlm_confirm_closed(uv_handle_t *handle)
 
 rdlm_status_t rdlm_lease_confirm_start(uv_loop_t *loop, const rdlm_lease_peer_t *peers,
                                        unsigned n_peers, uint64_t self_id,
-                                       unsigned timeout_ms, rdlm_lease_confirm_func_t done,
-                                       void *arg, rdlm_lease_confirm_t **cf_p)
+                                       unsigned timeout_ms, rdlm_lease_witness_t *witness,
+                                       rdlm_lease_confirm_func_t done, void *arg,
+                                       rdlm_lease_confirm_t **cf_p)
 {
     rdlm_lease_confirm_t *cf;
     unsigned n = 0;
@@ -269,6 +284,7 @@ rdlm_status_t rdlm_lease_confirm_start(uv_loop_t *loop, const rdlm_lease_peer_t 
     cf->timeout_ns = (uint64_t)timeout_ms * RDLM_CONFIRM_MS;
     cf->done = done;
     cf->arg = arg;
+    cf->witness = witness;
     pthread_mutex_init(&cf->lock, NULL);
     pthread_cond_init(&cf->cond, NULL);
     uv_async_init(loop, &cf->async, rdlm_confirm_ended);

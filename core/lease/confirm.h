@@ -21,6 +21,11 @@
  *   later leader was elected before the RENEWs of round r arrived, and any later one
  *   re-arms every session with a full TTL after that (replica.h).
  *
+ * Divergence
+ *   The same STATUS asks for the other replica's chain at this one's newest mark, and
+ *   the answer is checked against this one's (witness.h): replicas that applied
+ *   different entries are found by the leader, which then fails closed.
+ *
  * Cost
  *   One round trip from the leader to the fastest majority of the other replicas, on
  *   top of the client's round trip to the leader. RENEWs that arrive while a round is
@@ -53,13 +58,17 @@ typedef void (*rdlm_lease_confirm_func_t)(void *arg, uint64_t round, int confirm
 
 /**
  * Start confirming for replica self_id of peers (its own entry included). done is
- * called on loop's thread. RDLM_ERR_INVALID_ARG (timeout_ms 0, n_peers out of range,
- * self_id not in peers), RDLM_ERR_NO_MEMORY, RDLM_ERR_IO (thread); logged.
+ * called on loop's thread. Every STATUS a round sends also asks for the replica's
+ * chain at this one's newest mark in witness, and checks the answer there (witness.h:
+ * a divergence marks witness diverged; a diverged replica confirms no round).
+ * RDLM_ERR_INVALID_ARG (timeout_ms 0, n_peers out of range, self_id not in peers),
+ * RDLM_ERR_NO_MEMORY, RDLM_ERR_IO (thread); logged.
  */
 rdlm_status_t rdlm_lease_confirm_start(uv_loop_t *loop, const rdlm_lease_peer_t *peers,
                                        unsigned n_peers, uint64_t self_id,
-                                       unsigned timeout_ms, rdlm_lease_confirm_func_t done,
-                                       void *arg, rdlm_lease_confirm_t **cf_p);
+                                       unsigned timeout_ms, rdlm_lease_witness_t *witness,
+                                       rdlm_lease_confirm_func_t done, void *arg,
+                                       rdlm_lease_confirm_t **cf_p);
 
 /** Ask for a round in term that starts after this call; returns its number (> 0).
  *  Loop thread only. */

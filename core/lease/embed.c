@@ -312,3 +312,8 @@ void rdlm_lease_embed_stop(rdlm_lease_embed_t *h)
     rdlm_lease_port_release(&h->client);
     free(h);
 }
+
+struct rdlm_lease_witness *rdlm_lease_embed_witness(rdlm_lease_embed_t *h)
+{
+    return h->rep != NULL ? rdlm_lease_replica_witness(h->rep) : NULL;
+}

@@ -64,6 +64,10 @@ rdlm_status_t rdlm_lease_embed_create(const char *net, rdlm_lease_embed_t **h_p,
 rdlm_status_t rdlm_lease_embed_start(rdlm_lease_embed_t *h,
                                      const rdlm_lease_embed_params_t *params);
 
+/** The started replica's witness (witness.h): what it applied, for checks; NULL
+ *  before rdlm_lease_embed_start succeeded. */
+struct rdlm_lease_witness *rdlm_lease_embed_witness(rdlm_lease_embed_t *h);
+
 /** Stop the replica and its port if started (blocking: a leader first hands
  *  leadership over, at most one election timeout), join the thread, remove the data
  *  directory, release the ports, free. NULL is a no-op. */

@@ -6,6 +6,11 @@
  * apply() hands libraft a pointer to a result stored in the adapter (valid until the
  * next apply), never a heap block: followers have no request to free it. restore()
  * frees the snapshot buffer only when it succeeds: on failure libraft 0.15 frees it.
+ *
+ * Every applied entry is also recorded in the witness, and a snapshot carries the
+ * witness's mark after the state's own bytes:
+ *   state snapshot (sm.h) | u64 n | u64 chain | u32 "RDLW"
+ * A snapshot without it (older versions) restores with no known mark.
  */
 #ifndef RDLM_LEASE_FSM_H
 #define RDLM_LEASE_FSM_H
@@ -13,11 +18,13 @@
 #include <raft.h>
 
 #include "sm.h"
+#include "witness.h"
 
 typedef struct rdlm_lease_fsm {
-    rdlm_lease_sm_t *sm;         /**< owned */
-    rdlm_lease_result_t last;    /**< result of the last apply */
-    uint64_t applied;            /**< entries applied through this adapter */
+    rdlm_lease_sm_t *sm;          /**< owned */
+    rdlm_lease_result_t last;     /**< result of the last apply */
+    uint64_t applied;             /**< entries applied through this adapter */
+    rdlm_lease_witness_t witness; /**< marks of what was applied (witness.h) */
 } rdlm_lease_fsm_t;
 
 /** Create the state (limits as sm.h) and fill fsm (version 1, apply, snapshot,

@@ -504,6 +504,11 @@ const rdlm_lease_sm_t *rdlm_lease_replica_sm(const rdlm_lease_replica_t *rep)
     return rep->adapter.sm;
 }
 
+rdlm_lease_witness_t *rdlm_lease_replica_witness(rdlm_lease_replica_t *rep)
+{
+    return &rep->adapter.witness;
+}
+
 uint64_t rdlm_lease_replica_applied(const rdlm_lease_replica_t *rep)
 {
     return raft_last_applied((struct raft *)&rep->raft);
@@ -704,8 +709,9 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
                    raft_strerror(rv));
     } else if (params->n_peers > 1 &&
                rdlm_lease_confirm_start(loop, params->peers, params->n_peers, params->id,
-                                        params->election_timeout_ms, rdlm_lease_confirmed,
-                                        rep, &rep->confirm) != RDLM_OK) {
+                                        params->election_timeout_ms, &rep->adapter.witness,
+                                        rdlm_lease_confirmed, rep,
+                                        &rep->confirm) != RDLM_OK) {
         rv = -1; /* logged there; the replica does not start */
     }
     if (rv != 0) {

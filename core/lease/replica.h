@@ -47,6 +47,7 @@
 
 #include "config.h"
 #include "sm.h"
+#include "witness.h"
 
 /** Most replicas in one authority. */
 #define RDLM_LEASE_PEERS_MAX RDLM_ADDRS_COUNT
@@ -133,6 +134,9 @@ void rdlm_lease_replica_role(const rdlm_lease_replica_t *rep, rdlm_lease_role_t 
 
 /** The state machine, for checks and status (read-only: only apply changes it). */
 const rdlm_lease_sm_t *rdlm_lease_replica_sm(const rdlm_lease_replica_t *rep);
+
+/** What this replica applied, as marks (witness.h): for the divergence check. */
+rdlm_lease_witness_t *rdlm_lease_replica_witness(rdlm_lease_replica_t *rep);
 
 /** Index of the last entry applied here. */
 uint64_t rdlm_lease_replica_applied(const rdlm_lease_replica_t *rep);

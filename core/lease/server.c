@@ -291,10 +291,26 @@ static rdlm_lease_reply_t rdlm_lease_reply_base(const rdlm_lease_conn_t *c,
     return r;
 }
 
+/* 1 once this replica found that another applied different entries (witness.h):
+ * it then answers every request but STATUS with RDLM_ERR_UNAVAILABLE. */
+static int rdlm_lease_server_diverged(const rdlm_lease_server_t *srv)
+{
+    return rdlm_lease_witness_diverged(rdlm_lease_replica_witness(srv->rep));
+}
+
 static void rdlm_lease_conn_send(rdlm_lease_conn_t *c, const rdlm_lease_reply_t *r)
 {
-    size_t len = rdlm_wire_reply_encode(r, c->out + RDLM_WIRE_HEADER,
-                                        sizeof(c->out) - RDLM_WIRE_HEADER);
+    rdlm_lease_reply_t refused;
+    size_t len;
+
+    if (c->cmd.op != RDLM_LEASE_OP_STATUS && rdlm_lease_server_diverged(c->srv)) {
+        /* Fail closed: no token, epoch or grant leaves a diverged replica. */
+        refused = rdlm_lease_reply_base(c, RDLM_ERR_UNAVAILABLE);
+        refused.epoch = 0;
+        r = &refused;
+    }
+    len = rdlm_wire_reply_encode(r, c->out + RDLM_WIRE_HEADER,
+                                 sizeof(c->out) - RDLM_WIRE_HEADER);
     uv_buf_t buf = uv_buf_init((char *)c->out, (unsigned)(RDLM_WIRE_HEADER + len));
     int rv = UV_EINVAL;
 
@@ -372,14 +388,25 @@ static void rdlm_lease_conn_reply_result(rdlm_lease_conn_t *c,
     rdlm_lease_conn_send(c, &r);
 }
 
+/* STATUS; with token = n (another replica's confirmation round), also this replica's
+ * chain at mark n if it has it (session = n, token = chain; session 0: not here).
+ * RDLM_ERR_CORRUPT from a replica that found a divergence. */
 static void rdlm_lease_conn_reply_status(rdlm_lease_conn_t *c)
 {
     const rdlm_lease_sm_t *sm = rdlm_lease_replica_sm(c->srv->rep);
-    rdlm_lease_reply_t r = rdlm_lease_reply_base(c, RDLM_OK);
+    rdlm_lease_witness_t *w = rdlm_lease_replica_witness(c->srv->rep);
+    rdlm_lease_reply_t r = rdlm_lease_reply_base(
+        c, rdlm_lease_witness_diverged(w) ? RDLM_ERR_CORRUPT : RDLM_OK);
+    uint64_t chain;
 
     r.sessions = rdlm_lease_sm_session_count(sm);
     r.locks = (uint32_t)rdlm_lease_sm_lock_count(sm);
     r.commit = rdlm_lease_replica_applied(c->srv->rep);
+    r.session = 0;
+    if (c->cmd.token != 0 && rdlm_lease_witness_lookup(w, c->cmd.token, &chain)) {
+        r.session = c->cmd.token;
+        r.token = chain;
+    }
     rdlm_lease_conn_send(c, &r);
 }
 
@@ -671,6 +698,10 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
     }
     if (c->cmd.op == RDLM_LEASE_OP_HOMES) {
         rdlm_lease_conn_reply_homes(c);
+        return;
+    }
+    if (rdlm_lease_server_diverged(c->srv)) {
+        rdlm_lease_conn_reply(c, RDLM_ERR_UNAVAILABLE);
         return;
     }
     rdlm_lease_replica_role(c->srv->rep, &role);

@@ -141,7 +141,9 @@ typedef struct rdlm_authority_status {
 } rdlm_authority_status_t;
 
 /** Ask the replica at address (host:port) for its status. RDLM_ERR_UNAVAILABLE,
- *  RDLM_ERR_PROTOCOL. */
+ *  RDLM_ERR_PROTOCOL, RDLM_ERR_CORRUPT (the replica found that another applied
+ *  different entries than it did, and refuses every request: docs/lease-authority.md,
+ *  "Divergence"). */
 RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t timeout_ms,
                                                 rdlm_authority_status_t *status_p);
 
