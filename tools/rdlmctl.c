@@ -6,7 +6,8 @@
  *
  * One line per replica: its address, its id if known (the leader's own id; a
  * follower's is not in its answer), leader yes/no, term, epoch, sessions, locks and
- * the last applied index, or why it did not answer. With --json, one JSON object
+ * the last applied index, or why it did not answer (DIVERGED: it found that another
+ * replica applied other entries, and serves nothing). With --json, one JSON object
  * per line. Exit 0 when a majority answered and exactly one of them is the leader,
  * 1 otherwise, 2 on bad usage.
  */
@@ -51,6 +52,10 @@ static void rdlm_ctl_print(const char *addr, rdlm_status_t s,
 
     if (s != RDLM_OK && json) {
         printf("{\"address\":\"%s\",\"error\":\"%s\"}\n", addr, rdlm_status_name(s));
+    } else if (s == RDLM_ERR_CORRUPT) {
+        printf("%s DIVERGED: it applied other entries than another replica and refuses "
+               "every request (see its log)\n",
+               addr);
     } else if (s != RDLM_OK) {
         printf("%s no answer (%s)\n", addr, rdlm_status_name(s));
     } else if (json) {

@@ -42,7 +42,7 @@
     X(RDLM_ERR_PROTOCOL, -204, "malformed or unexpected wire message")                   \
     X(RDLM_ERR_NO_MEMORY, -300, "out of memory")                                         \
     X(RDLM_ERR_PERMISSION, -301, "segment belongs to another user or has unsafe mode")   \
-    X(RDLM_ERR_CORRUPT, -302, "shared segment is inconsistent")
+    X(RDLM_ERR_CORRUPT, -302, "segment or authority replicas are inconsistent")
 
 #define RDLM_STATUS_ENUM_(name, value, text) name = value,
 /** Result of every rdlm call that can fail. */
