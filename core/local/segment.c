@@ -1,6 +1,7 @@
 /* The per-node shared segment: create, attach, replace stale, detach (segment.h). */
 #include "segment.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,9 @@
 #include "log.h"
 #include "mapping.h"
 #include "proc.h"
+
+#define RDLM_SWEEP_MAX 4096 /* /dev/shm entries looked at after an attach */
+#define RDLM_SWEEP_JOB 45   /* job names up to 44 bytes fit shm_name and lock_path */
 
 #define RDLM_HEADER_BYTES 4096u
 #define RDLM_SEG_CAPACITY_MAX (RDLM_ENTRY_INDEX_MAX / 2) /* rdlm_ctx_create's bound */
@@ -64,9 +68,10 @@ static rdlm_status_t rdlm_segment_check_owner(int fd, const char *what, struct s
     return RDLM_OK;
 }
 
-/* Open and flock the job's lock file; retry if the last detacher unlinked it between
- * our open and our flock. Returns the fd or a negative status. */
-static int rdlm_segment_lock(const rdlm_segment_t *seg, rdlm_status_t *status_p)
+/* Open and flock (LOCK_EX | nb) the job's lock file; retry if the last detacher
+ * unlinked it between our open and our flock. Returns the fd, or -1 with *status_p
+ * (RDLM_ERR_BUSY: nb and another process holds it). */
+static int rdlm_segment_lock_as(const rdlm_segment_t *seg, int nb, rdlm_status_t *status_p)
 {
     for (int attempt = 0; attempt < 100; attempt++) {
         struct stat by_fd, by_path;
@@ -83,7 +88,12 @@ static int rdlm_segment_lock(const rdlm_segment_t *seg, rdlm_status_t *status_p)
             close(fd);
             return -1;
         }
-        while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+        while (flock(fd, LOCK_EX | nb) != 0) {
+            if (errno != EINTR) {
+                close(fd);
+                *status_p = RDLM_ERR_BUSY;
+                return -1;
+            }
         }
         if (fstat(fd, &by_fd) == 0 && stat(seg->lock_path, &by_path) == 0 &&
             by_fd.st_ino == by_path.st_ino && by_fd.st_dev == by_path.st_dev) {
@@ -94,6 +104,11 @@ static int rdlm_segment_lock(const rdlm_segment_t *seg, rdlm_status_t *status_p)
     rdlm_error("%s keeps being replaced; giving up", seg->lock_path);
     *status_p = RDLM_ERR_IO;
     return -1;
+}
+
+static int rdlm_segment_lock(const rdlm_segment_t *seg, rdlm_status_t *status_p)
+{
+    return rdlm_segment_lock_as(seg, 0, status_p);
 }
 
 /* Point seg's private views into the mapping at base, from the layout recomputed from
@@ -462,6 +477,70 @@ static rdlm_status_t rdlm_segment_open_existing(rdlm_segment_t *seg,
     return status;
 }
 
+/* An unattached seg for job: names set, nothing open. */
+static void rdlm_segment_names(rdlm_segment_t *seg, const char *job)
+{
+    memset(seg, 0, sizeof(*seg));
+    seg->fd = -1;
+    snprintf(seg->shm_name, sizeof(seg->shm_name), "/rdlm-%u-%s", (unsigned)geteuid(), job);
+    snprintf(seg->lock_path, sizeof(seg->lock_path), "/dev/shm/rdlm-%u-%s.lock",
+             (unsigned)geteuid(), job);
+}
+
+/* Remove job's segment and lock file if no live process holds them (the same
+ * judgement as attach's replacement); skip it if its lock file is busy. */
+static void rdlm_segment_sweep_one(const char *job)
+{
+    rdlm_segment_t seg;
+    rdlm_status_t status;
+    uint32_t stale_epoch = 0;
+    int lock_fd;
+
+    rdlm_segment_names(&seg, job);
+    lock_fd = rdlm_segment_lock_as(&seg, LOCK_NB, &status);
+    if (lock_fd < 0) {
+        return;
+    }
+    status = rdlm_segment_open_existing(&seg, &stale_epoch);
+    if (status == RDLM_OK) { /* in use: leave it */
+        rdlm_segment_unmap(&seg);
+        close(seg.fd);
+    } else if (status == RDLM_ERR_NOT_FOUND) { /* gone, or removed just now */
+        unlink(seg.lock_path);
+        rdlm_info("removed what job %s left in /dev/shm (no live process held it)", job);
+    }
+    close(lock_fd);
+}
+
+/* After an attach: remove what this user's other jobs left in /dev/shm when all their
+ * processes died without detaching (a kill -9 of the last one), so that such files
+ * do not pile up. At most RDLM_SWEEP_MAX names are looked at. */
+static void rdlm_segment_sweep(const char *own_job)
+{
+    char prefix[32], job[RDLM_SWEEP_JOB];
+    DIR *dir = opendir("/dev/shm");
+    size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "rdlm-%u-", (unsigned)geteuid());
+    struct dirent *e;
+
+    for (unsigned n = 0; dir != NULL && n < RDLM_SWEEP_MAX && (e = readdir(dir)) != NULL;
+         n++) {
+        size_t len = strlen(e->d_name);
+
+        if (len <= plen + 5 || len - plen - 5 >= sizeof(job) ||
+            strncmp(e->d_name, prefix, plen) != 0 ||
+            strcmp(e->d_name + len - 5, ".lock") != 0) {
+            continue;
+        }
+        snprintf(job, sizeof(job), "%.*s", (int)(len - plen - 5), e->d_name + plen);
+        if (strcmp(job, own_job) != 0) {
+            rdlm_segment_sweep_one(job);
+        }
+    }
+    if (dir != NULL) {
+        closedir(dir);
+    }
+}
+
 rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
                                   rdlm_segment_t *seg_p)
 {
@@ -470,13 +549,7 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
     uint32_t stale_epoch = 0;
     int lock_fd;
 
-    memset(&seg, 0, sizeof(seg));
-    seg.fd = -1;
-    snprintf(seg.shm_name, sizeof(seg.shm_name), "/rdlm-%u-%s", (unsigned)geteuid(),
-             params->job);
-    snprintf(seg.lock_path, sizeof(seg.lock_path), "/dev/shm/rdlm-%u-%s.lock",
-             (unsigned)geteuid(), params->job);
-
+    rdlm_segment_names(&seg, params->job);
     lock_fd = rdlm_segment_lock(&seg, &status);
     if (lock_fd < 0) {
         return status;
@@ -497,6 +570,9 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
     *seg_p = seg;
 out_unlock:
     close(lock_fd); /* releases the flock */
+    if (status == RDLM_OK) {
+        rdlm_segment_sweep(params->job);
+    }
     return status;
 }
 

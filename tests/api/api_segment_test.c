@@ -8,9 +8,10 @@
  * all died (exit without destroy, or SIGKILL while holding a lock) is replaced by the
  * next create, with replaced_stale == 1 and a larger epoch, so fencing tokens keep
  * increasing across incarnations, as they do across a clean removal and re-creation
- * in the same second (the host's epoch file); a live segment is never replaced; a segment
- * file with group/other permission bits is refused; a full object table and full process
- * slots are reported (RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE) without harm to
+ * in the same second (the host's epoch file); what a process killed alone leaves in
+ * /dev/shm is removed by the next context of any job; a live segment is never replaced; a
+ * segment file with group/other permission bits is refused; a full object table and full
+ * process slots are reported (RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE) without harm to
  * what exists; a segment whose header looks corrupt (zeroed magic, another layout
  * version, a huge slot high-water mark, a wild entries offset) while a process is
  * attached and holds a lock is refused with RDLM_ERR_CORRUPT, not replaced, and the
@@ -257,6 +258,44 @@ static void test_segment_recreated_at_once_gives_larger_tokens(void **state)
     assert_status(rdlm_lock_acquire(lock, 0, &second), RDLM_OK);
     assert_true(second > first);
     assert_status(rdlm_lock_release(lock), RDLM_OK);
+}
+
+/* A process killed while alone on its node (nobody detached) leaves its segment and
+ * lock file in /dev/shm; the next context created by this user, of any job, removes
+ * them (they piled up before), and leaves a live job's alone. */
+static void test_files_of_a_killed_lone_process_are_swept(void **state)
+{
+    api_fixture_t *fx = *state;
+    stale_shared_t *sh = api_shared(fx, sizeof(*sh));
+    char other[sizeof(fx->job) + 8], path[128], lock_path[160], live_path[128];
+    stale_arg_t arg = {.job = other, .sh = sh, .hold_lock = 1};
+    uint64_t deadline = api_now_ns() + 10 * API_NSEC_PER_SEC;
+    rdlm_ctx_params_t live_params;
+    rdlm_ctx_h live;
+    pid_t pid;
+
+    snprintf(other, sizeof(other), "%s-gone", fx->job);
+    api_segment_path(path, sizeof(path), other);
+    snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+    pid = api_fork(fx, stale_child, &arg);
+    while (!atomic_load(&sh->ready) && api_now_ns() < deadline) {
+        api_sleep_ms(1);
+    }
+    assert_status((rdlm_status_t)atomic_load(&sh->status), RDLM_OK);
+    kill(pid, SIGKILL);
+    assert_int_equal(api_wait_child(fx, pid, 10 * API_NSEC_PER_SEC), -1);
+    assert_true(api_path_exists(path) && api_path_exists(lock_path));
+
+    snprintf(other, sizeof(other), "%s-live", fx->job);
+    live_params = api_params(other);
+    assert_status(rdlm_ctx_create(&live_params, &live), RDLM_OK); /* sweeps */
+    assert_false(api_path_exists(path));
+    assert_false(api_path_exists(lock_path));
+    api_segment_path(live_path, sizeof(live_path), other);
+    api_ctx(fx, 0);                          /* sweeps again */
+    assert_true(api_path_exists(live_path)); /* attached: kept */
+    rdlm_ctx_destroy(live);
+    assert_false(api_path_exists(live_path));
 }
 
 static void test_live_segment_is_not_replaced(void **state)
@@ -600,6 +639,7 @@ int main(void)
         API_TEST(test_segment_left_by_exit_without_destroy_is_replaced),
         API_TEST(test_segment_left_by_killed_holder_is_replaced_and_tokens_grow),
         API_TEST(test_segment_recreated_at_once_gives_larger_tokens),
+        API_TEST(test_files_of_a_killed_lone_process_are_swept),
         API_TEST(test_live_segment_is_not_replaced),
         API_TEST(test_segment_with_group_or_other_bits_is_refused),
         API_TEST(test_table_full_after_capacity_objects),
