@@ -1089,12 +1089,13 @@ static void run_badinput(void)
 
 /* ---- lease authority ------------------------------------------------------------------- */
 
-/* The token epoch a job starting now takes from the clock (core/dist/dist.c). */
+/* The clock epoch now (core/util/clock.c): a job's token epoch is at least this, from
+ * its host's epoch file or from the authority's leader (docs/distributed-locks.md). */
 static uint32_t clock_epoch(void)
 {
     uint64_t minutes = ((uint64_t)time(NULL) - 1704067200u) / 60;
 
-    return (uint32_t)(minutes % ((1u << 24) - 1)) + 1;
+    return (uint32_t)(minutes % ((1u << 23) - 1)) + 1;
 }
 
 static void check_authority(const rdlm_ctx_dist_info_t *di, uint32_t clock_before)
