@@ -146,8 +146,9 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
  * last live process attached. NULL, and a context destroyed already (logged), are
  * ignored. For a distributed context this is collective: it waits (progressing)
  * until every process of the job destroys its context, so that no peer still uses
- * this process's memory (bounded: with a process dead, it closes after at most the
- * bootstrap's timeout, 30 s; docs/distributed-locks.md, Limits). Later calls through
+ * this process's memory (bounded: once a process of the context is known dead it
+ * does not wait for it, else at most the bootstrap's timeout, 30 s;
+ * docs/distributed-locks.md, Limits). Later calls through
  * the context's handle return RDLM_ERR_BAD_HANDLE, and through its objects' handles
  * RDLM_ERR_CLOSED (handle memory is kept for that and reused by later opens; see
  * "Stale handles"). Other threads waiting in an acquire of this context give up

@@ -44,12 +44,14 @@
 #define RDLM_MPI_BOOT_FINI_WAIT_NS 1000000000u
 
 typedef struct rdlm_mpi_boot {
-    MPI_Comm comm;         /* the private duplicate */
+    MPI_Comm comm; /* the private duplicate */
     uint32_t rank, size;
     uint64_t timeout_ns;
-    uint32_t seq;          /* collectives issued, for the log */
-    MPI_Request pending;   /* a collective that timed out, or MPI_REQUEST_NULL */
+    uint32_t seq;        /* collectives issued, for the log */
+    MPI_Request pending; /* a collective given up, or MPI_REQUEST_NULL */
     const char *pending_what;
+    rdlm_status_t pending_why; /* RDLM_ERR_TIMEOUT, or RDLM_ERR_PEER_DEAD (idle said so:
+                                  it can never complete) */
 } rdlm_mpi_boot_t;
 
 /* Map an MPI error code to a status, logging once with MPI's own text. */
@@ -96,7 +98,19 @@ static void rdlm_mpi_boot_nap(void)
     nanosleep(&ts, NULL);
 }
 
-/* Complete *req, calling idle between tests; bounded by the bootstrap's timeout. */
+/* Give the collective of *req up: MPI cannot cancel a collective, so keep the request
+ * (fini still completes it if the peers turn up late). */
+static void rdlm_mpi_boot_give_up(rdlm_mpi_boot_t *b, MPI_Request *req, const char *what,
+                                  rdlm_status_t why)
+{
+    b->pending = *req;
+    b->pending_what = what;
+    b->pending_why = why;
+    *req = MPI_REQUEST_NULL;
+}
+
+/* Complete *req, calling idle between tests; bounded by the bootstrap's timeout, and
+ * given up when idle says a process is dead. */
 static rdlm_status_t rdlm_mpi_boot_wait(rdlm_mpi_boot_t *b, MPI_Request *req,
                                         const char *what, const rdlm_tl_idle_t *idle)
 {
@@ -120,12 +134,17 @@ static rdlm_status_t rdlm_mpi_boot_wait(rdlm_mpi_boot_t *b, MPI_Request *req,
         if (idle != NULL && idle->func != NULL)
             busy = idle->func(idle->arg);
         now = rdlm_clock_now_ns();
+        if (busy < 0) {
+            rdlm_mpi_boot_give_up(b, req, what, RDLM_ERR_PEER_DEAD);
+            rdlm_warn("mpi bootstrap: rank %u of %u: %s (collective %u) given up after "
+                      "%llu ms: a process it needs is dead; this bootstrap is now out of "
+                      "step",
+                      b->rank, b->size, what, b->seq,
+                      (unsigned long long)((now - start) / 1000000));
+            return RDLM_ERR_PEER_DEAD;
+        }
         if (now >= deadline) {
-            /* MPI cannot cancel a collective: keep the request so that fini can
-             * still complete it if the peers turn up late. */
-            b->pending = *req;
-            b->pending_what = what;
-            *req = MPI_REQUEST_NULL;
+            rdlm_mpi_boot_give_up(b, req, what, RDLM_ERR_TIMEOUT);
             rdlm_error("mpi bootstrap: rank %u of %u: %s (collective %u) timed out after "
                        "%llu ms: a peer did not join it (never came, or is stuck waiting "
                        "for us); this bootstrap is now out of step",
@@ -143,10 +162,10 @@ static rdlm_status_t rdlm_mpi_boot_check(rdlm_mpi_boot_t *b, const char *what)
 {
     if (b->pending == MPI_REQUEST_NULL)
         return RDLM_OK;
-    rdlm_error("mpi bootstrap: rank %u: %s refused: an earlier %s timed out, so this "
-               "rank is out of step with its peers",
-               b->rank, what, b->pending_what);
-    return RDLM_ERR_MISMATCH;
+    rdlm_debug("mpi bootstrap: rank %u: %s refused: an earlier %s was given up (%s), so "
+               "this rank is out of step with its peers",
+               b->rank, what, b->pending_what, rdlm_status_name(b->pending_why));
+    return b->pending_why;
 }
 
 static rdlm_status_t rdlm_mpi_boot_allgather(void *arg, const void *send, void *recv,
@@ -171,8 +190,7 @@ static rdlm_status_t rdlm_mpi_boot_allgather(void *arg, const void *send, void *
     if (len > 0 && send == (const char *)recv + (size_t)b->rank * len)
         sbuf = MPI_IN_PLACE;
     b->seq++;
-    rc = PMPI_Iallgather(sbuf, (int)len, MPI_BYTE, recv, (int)len, MPI_BYTE, b->comm,
-                         &req);
+    rc = PMPI_Iallgather(sbuf, (int)len, MPI_BYTE, recv, (int)len, MPI_BYTE, b->comm, &req);
     if (rc != MPI_SUCCESS)
         return rdlm_mpi_boot_error(b, rc, "PMPI_Iallgather");
     return rdlm_mpi_boot_wait(b, &req, "allgather", idle);
@@ -208,8 +226,8 @@ rdlm_status_t rdlm_mpi_bootstrap_init(MPI_Comm comm, rdlm_tl_bootstrap_t *bs_p)
     }
     if (PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized ||
         PMPI_Finalized(&finalized) != MPI_SUCCESS || finalized) {
-        rdlm_error("mpi bootstrap: init: MPI is %s", initialized ? "finalized"
-                                                               : "not initialized");
+        rdlm_error("mpi bootstrap: init: MPI is %s",
+                   initialized ? "finalized" : "not initialized");
         return RDLM_ERR_INVALID_ARG;
     }
     b = calloc(1, sizeof(*b));
@@ -288,10 +306,13 @@ void rdlm_mpi_bootstrap_fini(rdlm_tl_bootstrap_t *bs)
     b = bs->arg;
     *bs = (rdlm_tl_bootstrap_t){0};
     if (b->pending != MPI_REQUEST_NULL) {
-        /* A collective timed out earlier: complete it if the peers joined late. */
-        deadline = rdlm_clock_deadline(b->timeout_ns < RDLM_MPI_BOOT_FINI_WAIT_NS
-                                           ? b->timeout_ns
-                                           : RDLM_MPI_BOOT_FINI_WAIT_NS);
+        /* A collective timed out earlier: complete it if the peers joined late (one
+         * given up for a dead process never completes: no wait). */
+        deadline = b->pending_why == RDLM_ERR_PEER_DEAD
+                       ? rdlm_clock_now_ns()
+                       : rdlm_clock_deadline(b->timeout_ns < RDLM_MPI_BOOT_FINI_WAIT_NS
+                                                 ? b->timeout_ns
+                                                 : RDLM_MPI_BOOT_FINI_WAIT_NS);
         for (;;) {
             rc = PMPI_Test(&b->pending, &done, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS || done || rdlm_clock_now_ns() >= deadline)
@@ -299,9 +320,9 @@ void rdlm_mpi_bootstrap_fini(rdlm_tl_bootstrap_t *bs)
             rdlm_mpi_boot_nap();
         }
         if (rc != MPI_SUCCESS || !done) {
-            rdlm_warn("mpi bootstrap: rank %u: fini: the %s that timed out never "
+            rdlm_info("mpi bootstrap: rank %u: fini: the %s given up (%s) never "
                       "completed; leaking its communicator and request",
-                      b->rank, b->pending_what);
+                      b->rank, b->pending_what, rdlm_status_name(b->pending_why));
             return; /* b is leaked with the communicator on purpose */
         }
     }

@@ -18,7 +18,10 @@
 #include <rdlm/status.h>
 
 /** Called while a collective waits; returns the number of events it handled (the
- *  bootstrap then polls again without sleeping). */
+ *  bootstrap then polls again without sleeping), or a negative value when a process
+ *  the collective needs is known to be dead: the collective then ends at once with
+ *  RDLM_ERR_PEER_DEAD (it could only time out), and the bootstrap is out of step:
+ *  later collectives fail at once with the same status. */
 typedef int (*rdlm_tl_idle_func_t)(void *arg);
 
 typedef struct rdlm_tl_idle {
@@ -28,7 +31,9 @@ typedef struct rdlm_tl_idle {
 
 /** Every rank passes len bytes in send; recv (size * len bytes) receives rank r's
  *  block at r * len. Collective, blocking, bounded by the bootstrap's timeout
- *  (RDLM_ERR_TIMEOUT), RDLM_ERR_PEER_DEAD if a peer went away. */
+ *  (RDLM_ERR_TIMEOUT), RDLM_ERR_PEER_DEAD if a peer went away (or idle said so).
+ *  After either, the bootstrap is out of step and every later collective fails at once
+ *  with the status of the first failure. */
 typedef rdlm_status_t (*rdlm_tl_allgather_func_t)(void *arg, const void *send, void *recv,
                                                   size_t len, const rdlm_tl_idle_t *idle);
 /** Returns once every rank has entered. Same errors as allgather. */
@@ -49,9 +54,9 @@ typedef struct rdlm_tl_boot_tcp rdlm_tl_boot_tcp_t;
 typedef struct rdlm_tl_boot_tcp_params {
     uint32_t rank;
     uint32_t size;
-    const char *host; /**< IPv4 address of rank 0 (NULL: 127.0.0.1) */
-    uint16_t port;    /**< rank 0 listens here (ignored with listen_fd >= 0) */
-    int listen_fd;    /**< rank 0 only: an already listening socket, or -1 */
+    const char *host;    /**< IPv4 address of rank 0 (NULL: 127.0.0.1) */
+    uint16_t port;       /**< rank 0 listens here (ignored with listen_fd >= 0) */
+    int listen_fd;       /**< rank 0 only: an already listening socket, or -1 */
     uint32_t timeout_ms; /**< bound for connect-up and for every collective (0: 30000) */
 } rdlm_tl_boot_tcp_params_t;
 

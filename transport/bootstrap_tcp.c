@@ -46,6 +46,7 @@ struct rdlm_tl_boot_tcp {
     uint64_t timeout_ns;
     uint32_t seq;
     int *fds; /* rank 0: fds[r] for r >= 1; others: fds[0] is the link to rank 0 */
+    rdlm_status_t failed; /* the first collective that failed (out of step), or OK */
 };
 
 static int rdlm_boot_ms_left(uint64_t deadline)
@@ -69,6 +70,8 @@ static rdlm_status_t rdlm_boot_wait(int fd, short events, uint64_t deadline,
 
         if (idle != NULL && idle->func != NULL)
             busy = idle->func(idle->arg);
+        if (busy < 0)
+            return RDLM_ERR_PEER_DEAD;
         if (rdlm_clock_now_ns() >= deadline)
             return RDLM_ERR_TIMEOUT;
         if (idle != NULL && idle->func != NULL) {
@@ -147,33 +150,33 @@ static void rdlm_boot_log_failure(const rdlm_tl_boot_tcp_t *b, rdlm_status_t st,
         rdlm_error("bootstrap: rank %u: timed out after %llu ms in %s waiting for rank %u",
                    b->cb.rank, (unsigned long long)(b->timeout_ns / 1000000), what, peer);
     else
-        rdlm_error("bootstrap: rank %u: %s with rank %u failed: %s", b->cb.rank, what,
-                   peer, rdlm_status_str(st));
+        rdlm_error("bootstrap: rank %u: %s with rank %u failed: %s", b->cb.rank, what, peer,
+                   rdlm_status_str(st));
 }
 
-/* Rank 0, once a collective failed (a rank died, timed out or is out of step): the
- * others would wait for its answer until their own timeout, and the collectives are
- * out of step from now on. Shutting every link down fails their collective, and every
- * later one on every rank, at once. */
+/* Once a collective failed (a rank died, timed out, is out of step, or idle said a
+ * process is dead) the collectives are out of step for good: the others would wait
+ * for this rank until their own timeout. Shutting this rank's links down (rank 0: all
+ * of them; others: the one to rank 0, which then does the same) fails their
+ * collective at once, and every later collective here returns st at once. */
 static rdlm_status_t rdlm_boot_abort(rdlm_tl_boot_tcp_t *b, rdlm_status_t st)
 {
-    for (uint32_t r = 1; r < b->cb.size; r++)
+    if (b->failed == RDLM_OK)
+        b->failed = st;
+    for (uint32_t r = b->cb.rank == 0 ? 1 : 0; r < (b->cb.rank == 0 ? b->cb.size : 1); r++)
         (void)shutdown(b->fds[r], SHUT_RDWR);
     return st;
 }
 
-static rdlm_status_t rdlm_boot_allgather(void *arg, const void *send, void *recv,
-                                         size_t len, const rdlm_tl_idle_t *idle)
+static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void *send,
+                                              void *recv, size_t len,
+                                              const rdlm_tl_idle_t *idle)
 {
-    rdlm_tl_boot_tcp_t *b = arg;
     uint64_t deadline = rdlm_clock_deadline(b->timeout_ns);
     uint32_t size = b->cb.size, seq = ++b->seq, r;
     rdlm_boot_frame_t f;
     rdlm_status_t st = RDLM_OK;
 
-    memcpy((char *)recv + (size_t)b->cb.rank * len, send, len);
-    if (size == 1)
-        return RDLM_OK;
     if (b->cb.rank != 0) {
         f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, len};
         st = rdlm_boot_send(b->fds[0], &f, sizeof(f), deadline, idle);
@@ -200,14 +203,14 @@ static rdlm_status_t rdlm_boot_allgather(void *arg, const void *send, void *recv
             rdlm_error("bootstrap: rank 0: rank %u out of step in collective %u "
                        "(seq %u, %llu bytes, expected %zu)",
                        r, seq, f.seq, (unsigned long long)f.len, len);
-            return rdlm_boot_abort(b, RDLM_ERR_MISMATCH);
+            return RDLM_ERR_MISMATCH;
         }
         if (st == RDLM_OK)
             st = rdlm_boot_recv(b->fds[r], (char *)recv + (size_t)r * len, len, deadline,
                                 idle);
         if (st != RDLM_OK) {
             rdlm_boot_log_failure(b, st, r, "collective");
-            return rdlm_boot_abort(b, st);
+            return st;
         }
     }
     f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, (uint64_t)len * size};
@@ -217,10 +220,28 @@ static rdlm_status_t rdlm_boot_allgather(void *arg, const void *send, void *recv
             st = rdlm_boot_send(b->fds[r], recv, (size_t)len * size, deadline, idle);
         if (st != RDLM_OK) {
             rdlm_boot_log_failure(b, st, r, "collective");
-            return rdlm_boot_abort(b, st);
+            return st;
         }
     }
     return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_boot_allgather(void *arg, const void *send, void *recv,
+                                         size_t len, const rdlm_tl_idle_t *idle)
+{
+    rdlm_tl_boot_tcp_t *b = arg;
+    rdlm_status_t st;
+
+    memcpy((char *)recv + (size_t)b->cb.rank * len, send, len);
+    if (b->cb.size == 1)
+        return RDLM_OK;
+    if (b->failed != RDLM_OK) {
+        rdlm_debug("bootstrap: rank %u: out of step since a collective failed (%s)",
+                   b->cb.rank, rdlm_status_name(b->failed));
+        return b->failed;
+    }
+    st = rdlm_boot_allgather_once(b, send, recv, len, idle);
+    return st == RDLM_OK ? st : rdlm_boot_abort(b, st);
 }
 
 static rdlm_status_t rdlm_boot_barrier(void *arg, const rdlm_tl_idle_t *idle)
@@ -237,7 +258,8 @@ static rdlm_status_t rdlm_boot_barrier(void *arg, const rdlm_tl_idle_t *idle)
 }
 
 static rdlm_status_t rdlm_boot_connect(rdlm_tl_boot_tcp_t *b,
-                                       const rdlm_tl_boot_tcp_params_t *p, uint64_t deadline)
+                                       const rdlm_tl_boot_tcp_params_t *p,
+                                       uint64_t deadline)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(p->port)};
     rdlm_boot_hello_t h = {RDLM_BOOT_MAGIC, p->rank, p->size};
@@ -385,9 +407,9 @@ rdlm_status_t rdlm_tl_boot_tcp_create(const rdlm_tl_boot_tcp_params_t *params,
     }
     for (r = 0; r < params->size; r++)
         b->fds[r] = -1;
-    b->timeout_ns = (uint64_t)(params->timeout_ms ? params->timeout_ms
-                                                  : RDLM_BOOT_DEFAULT_TIMEOUT_MS) *
-                    1000000u;
+    b->timeout_ns =
+        (uint64_t)(params->timeout_ms ? params->timeout_ms : RDLM_BOOT_DEFAULT_TIMEOUT_MS) *
+        1000000u;
     b->cb = (rdlm_tl_bootstrap_t){.rank = params->rank,
                                   .size = params->size,
                                   .arg = b,

@@ -170,11 +170,19 @@ rdlm_status_t rdlm_tl_stub_am_send(rdlm_tl_ctx_h ctx, uint32_t peer, unsigned id
     return RDLM_ERR_UNSUPPORTED;
 }
 
+int rdlm_tl_stub_peer_dead(rdlm_tl_ctx_h ctx, uint32_t peer)
+{
+    (void)ctx;
+    (void)peer;
+    return 0; /* not known: this backend reports no deaths */
+}
+
 const rdlm_tl_setup_ops_t rdlm_tl_stub_setup_ops = {
     .query = rdlm_tl_stub_query,
     .progress = rdlm_tl_stub_progress,
     .flush = rdlm_tl_stub_flush,
     .destroy = rdlm_tl_stub_destroy,
+    .peer_dead = rdlm_tl_stub_peer_dead,
 };
 
 const rdlm_tl_mem_ops_t rdlm_tl_stub_mem_ops = {

@@ -23,6 +23,7 @@ rdlm_status_t rdlm_tl_stub_query(rdlm_tl_ctx_h ctx, rdlm_tl_caps_t *caps_p);
 unsigned rdlm_tl_stub_progress(rdlm_tl_ctx_h ctx);
 rdlm_status_t rdlm_tl_stub_flush(rdlm_tl_ctx_h ctx, uint32_t peer);
 void rdlm_tl_stub_destroy(rdlm_tl_ctx_h ctx);
+int rdlm_tl_stub_peer_dead(rdlm_tl_ctx_h ctx, uint32_t peer);
 rdlm_status_t rdlm_tl_stub_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
                                    rdlm_tl_mem_h *mem_p);
 rdlm_status_t rdlm_tl_stub_mem_addr(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, void **addr_p,

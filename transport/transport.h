@@ -96,13 +96,13 @@ typedef struct rdlm_tl_caps {
 
 /** Counters per context (relaxed atomics; read with rdlm_tl_stats_read). */
 typedef struct rdlm_tl_stats {
-    uint64_t amo;       /**< remote atomics issued (fetching and posted) */
-    uint64_t puts;      /**< put calls */
-    uint64_t gets;      /**< get calls */
-    uint64_t am_sent;   /**< active messages sent */
-    uint64_t am_recv;   /**< active messages delivered to a handler */
-    uint64_t bytes;     /**< payload bytes of puts, gets and messages sent */
-    uint64_t progress;  /**< progress calls */
+    uint64_t amo;      /**< remote atomics issued (fetching and posted) */
+    uint64_t puts;     /**< put calls */
+    uint64_t gets;     /**< get calls */
+    uint64_t am_sent;  /**< active messages sent */
+    uint64_t am_recv;  /**< active messages delivered to a handler */
+    uint64_t bytes;    /**< payload bytes of puts, gets and messages sent */
+    uint64_t progress; /**< progress calls */
 } rdlm_tl_stats_t;
 
 /**
@@ -126,6 +126,9 @@ typedef rdlm_status_t (*rdlm_tl_flush_func_t)(rdlm_tl_ctx_h ctx, uint32_t peer);
  *  so peers' emulated atomics on our memory finish), close endpoints, free. Regions
  *  and keys still held are released. ctx == NULL is a no-op. */
 typedef void (*rdlm_tl_destroy_func_t)(rdlm_tl_ctx_h ctx);
+/** 1 if the backend found peer dead (RDLM_TL_CAP_PEER_FAILURE: a watched peer that
+ *  died; sticky), else 0 (alive, or not known). Non-blocking, thread-safe. */
+typedef int (*rdlm_tl_peer_dead_func_t)(rdlm_tl_ctx_h ctx, uint32_t peer);
 
 #define RDLM_TL_PEER_ALL UINT32_MAX
 
@@ -134,6 +137,7 @@ typedef struct rdlm_tl_setup_ops {
     rdlm_tl_progress_func_t progress;
     rdlm_tl_flush_func_t flush;
     rdlm_tl_destroy_func_t destroy;
+    rdlm_tl_peer_dead_func_t peer_dead;
 } rdlm_tl_setup_ops_t;
 
 /* ---- memory registration and remote keys ------------------------------------------ */
@@ -149,8 +153,7 @@ typedef rdlm_status_t (*rdlm_tl_mem_addr_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_mem_
 /** Pack a region's remote key into buf (at most buf_len bytes, RDLM_TL_RKEY_MAX
  *  always suffices); *len_p receives the size used. */
 typedef rdlm_status_t (*rdlm_tl_rkey_pack_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem,
-                                                  void *buf, size_t buf_len,
-                                                  size_t *len_p);
+                                                  void *buf, size_t buf_len, size_t *len_p);
 /** Unpack a key packed by peer's process into a handle usable for ops to peer.
  *  A malformed blob gives RDLM_ERR_INVALID_ARG. Blocking (may connect to peer). */
 typedef rdlm_status_t (*rdlm_tl_rkey_unpack_func_t)(rdlm_tl_ctx_h ctx, uint32_t peer,
@@ -216,7 +219,8 @@ typedef struct rdlm_tl_rma_ops {
     rdlm_tl_get_func_t get;
 } rdlm_tl_rma_ops_t;
 
-/* ---- active messages ------------------------------------------------------------------ */
+/* ---- active messages ------------------------------------------------------------------
+ */
 
 /** Install (or with func == NULL remove) the handler of id. Set handlers before peers
  *  may send (e.g. before a barrier); a message for an id without a handler is dropped
@@ -235,7 +239,8 @@ typedef struct rdlm_tl_am_ops {
     rdlm_tl_am_send_func_t send;
 } rdlm_tl_am_ops_t;
 
-/* ---- the context ------------------------------------------------------------------------ */
+/* ---- the context ------------------------------------------------------------------------
+ */
 
 /** Common head of every backend context (a backend embeds it first). */
 struct rdlm_tl_ctx {
@@ -326,7 +331,8 @@ const rdlm_tl_bootstrap_t *rdlm_tl_bootstrap_self(void);
  *  {rdlm_tl_progress_idle, ctx} so that collectives progress the transport. */
 int rdlm_tl_progress_idle(void *ctx);
 
-/* ---- wrappers ------------------------------------------------------------------------- */
+/* ---- wrappers -------------------------------------------------------------------------
+ */
 
 static inline rdlm_status_t rdlm_tl_fadd64(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k, uint64_t off,
                                            uint64_t add, uint64_t *old_p)
@@ -334,8 +340,8 @@ static inline rdlm_status_t rdlm_tl_fadd64(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k, ui
     return c->amo->fadd64(c, k, off, add, old_p);
 }
 
-static inline rdlm_status_t rdlm_tl_cswap64(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k,
-                                            uint64_t off, uint64_t compare, uint64_t swap,
+static inline rdlm_status_t rdlm_tl_cswap64(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k, uint64_t off,
+                                            uint64_t compare, uint64_t swap,
                                             uint64_t *old_p)
 {
     return c->amo->cswap64(c, k, off, compare, swap, old_p);
@@ -344,6 +350,11 @@ static inline rdlm_status_t rdlm_tl_cswap64(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k,
 static inline unsigned rdlm_tl_progress(rdlm_tl_ctx_h c)
 {
     return c->setup->progress(c);
+}
+
+static inline int rdlm_tl_peer_dead(rdlm_tl_ctx_h c, uint32_t peer)
+{
+    return c->setup->peer_dead(c, peer);
 }
 
 #endif

@@ -162,7 +162,7 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
                   "calling rdlm stalls the locks homed on it",
                   d->caps.backend);
     }
-    s = d->tl->mem->reg(d->tl, NULL, RDLM_DIST_QNODES * RDLM_DIST_QNODE_BYTES, &d->qmem);
+    s = d->tl->mem->reg(d->tl, NULL, RDLM_DIST_QMEM_BYTES, &d->qmem);
     if (s == RDLM_OK) {
         s = d->tl->mem->addr(d->tl, d->qmem, &addr, &len);
         d->qn = addr;
@@ -272,7 +272,10 @@ void rdlm_dist_destroy(rdlm_dist_t *d)
     if (d == NULL) {
         return;
     }
-    rdlm_tl_destroy(d->tl); /* collective; releases regions and keys */
+    if (d->tl != NULL && d->procs != NULL) {
+        rdlm_dist_goodbye(d);
+    }
+    rdlm_tl_destroy(d->tl); /* collective (or not, after a death); releases everything */
     rdlm_nodes_fini(&d->nodes);
     pthread_mutex_destroy(&d->keys_lock);
     pthread_mutex_destroy(&d->combine_lock);

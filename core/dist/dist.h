@@ -37,6 +37,10 @@
  * (threads x locks), plus abandoned nodes not yet passed over. */
 #define RDLM_DIST_QNODES 32u
 #define RDLM_DIST_QNODE_BYTES 16u
+/* After the queue nodes in the same region: the goodbye word, which every other
+ * process adds 1 to when it destroys its context (goodbye.c). */
+#define RDLM_DIST_BYE_OFFSET (RDLM_DIST_QNODES * RDLM_DIST_QNODE_BYTES)
+#define RDLM_DIST_QMEM_BYTES (RDLM_DIST_BYE_OFFSET + 8u)
 /* Home slots: [tag 8 | word 8], the tag the name's id (remote open addressing); in a
  * context whose processes hold leases [tag 8 | word 8 | holder 8], the holder word a
  * lock's H (glock.c, lock recovery). */
@@ -219,8 +223,16 @@ void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins);
  *  running any more (bounded: 10 s, then a warning). Not collective. */
 void rdlm_dist_quiesce(rdlm_dist_t *dist);
 
+/** Before the transport's destroy (goodbye.c): tell every other process this one is
+ *  leaving (one remote fetch-add each) and wait until every process not known dead
+ *  said the same (bounded: RDLM_DIST_GOODBYE_NS, then a warning). If one is dead,
+ *  the bootstrap is then put out of step, so that the transport's barriers, which
+ *  would wait for the dead one until the bootstrap's timeout, end at once. */
+void rdlm_dist_goodbye(rdlm_dist_t *d);
+
 /** Collectively close the transport (after rdlm_dist_quiesce and after this process
- *  released what it holds) and free. dist == NULL is a no-op. */
+ *  released what it holds; rdlm_dist_goodbye first) and free. dist == NULL is a
+ *  no-op. */
 void rdlm_dist_destroy(rdlm_dist_t *dist);
 
 /* ---- remote words (word.c) ----------------------------------------------------------- */

@@ -232,7 +232,8 @@ rdlm_status_t rdlm_dist_poll_pause(rdlm_dist_t *d, uint64_t *pause_p, uint64_t d
     return RDLM_OK;
 }
 
-rdlm_status_t rdlm_dist_home_write(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value)
+rdlm_status_t rdlm_dist_home_write(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                   uint64_t value)
 {
     rdlm_status_t s = rdlm_dist_home_put(d, w, value);
 
@@ -341,4 +342,13 @@ rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_
 rdlm_status_t rdlm_dist_q_get_state(rdlm_dist_t *d, uint64_t qid, uint64_t *state_p)
 {
     return rdlm_dist_q_get_word(d, qid, 0, state_p);
+}
+
+rdlm_status_t rdlm_dist_bye_send(rdlm_dist_t *d, uint32_t rank)
+{
+    rdlm_tl_rkey_h key;
+    uint64_t old;
+    rdlm_status_t s = rdlm_dist_qkey(d, rank, &key);
+
+    return s != RDLM_OK ? s : rdlm_tl_fadd64(d->tl, key, RDLM_DIST_BYE_OFFSET, 1, &old);
 }

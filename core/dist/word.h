@@ -52,8 +52,8 @@ uint64_t rdlm_dist_sub_id(uint64_t id, unsigned n);
 rdlm_status_t rdlm_dist_open_pair(rdlm_dist_t *d, rdlm_entry_t *e);
 
 /** The two words of such an object. */
-void rdlm_dist_pair_words(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *first,
-                          rdlm_dist_word_t *second);
+void rdlm_dist_pair_words(const rdlm_dist_t *d, const rdlm_entry_t *e,
+                          rdlm_dist_word_t *first, rdlm_dist_word_t *second);
 
 /** Polling a home word: the pause between two reads grows from 20 us to 1 ms. */
 #define RDLM_DIST_POLL_FIRST_NS 20000ull
@@ -79,7 +79,8 @@ rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
 rdlm_status_t rdlm_dist_home_put(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value);
 
 /** The same, completed at the home before return (a put and a flush: one round trip). */
-rdlm_status_t rdlm_dist_home_write(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value);
+rdlm_status_t rdlm_dist_home_write(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                   uint64_t value);
 
 /** CAS on queue node qid's state. */
 rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, uint64_t swap,
@@ -94,5 +95,14 @@ rdlm_status_t rdlm_dist_q_cas_next(rdlm_dist_t *d, uint64_t qid, uint64_t compar
 rdlm_status_t rdlm_dist_q_get_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p);
 /** Read queue node qid's state (a get; a plain load for this process's own). */
 rdlm_status_t rdlm_dist_q_get_state(rdlm_dist_t *d, uint64_t qid, uint64_t *state_p);
+
+/** Add 1 to rank's goodbye word (goodbye.c): one fetching remote atomic. */
+rdlm_status_t rdlm_dist_bye_send(rdlm_dist_t *d, uint32_t rank);
+
+/** The goodbyes this process's word has counted. */
+static inline uint64_t rdlm_dist_byes(rdlm_dist_t *d)
+{
+    return rdlm_load(&d->qn[2 * RDLM_DIST_QNODES], RDLM_ACQUIRE);
+}
 
 #endif

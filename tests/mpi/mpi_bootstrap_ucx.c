@@ -21,8 +21,11 @@
  *
  * --peer-skips-barrier: rank 1 does not enter one barrier. Every other rank must get
  * RDLM_ERR_TIMEOUT within the timeout (plus slack), having called the idle callback
- * meanwhile, and a later collective must be refused (RDLM_ERR_MISMATCH). Then rank 1
- * joins late, so the abandoned barrier completes and fini frees cleanly.
+ * meanwhile, and a later collective must be refused with the same status (the
+ * bootstrap is out of step). Then rank 1 joins late, so the abandoned barrier
+ * completes and fini frees cleanly. With --idle-says-dead the others' idle callback
+ * says after 20 calls that a process is dead: the barrier must end at once with
+ * RDLM_ERR_PEER_DEAD (well before the timeout), and so must the next collective.
  *
  * Any failure: a message naming the rank, then MPI_Abort (never a hang in the others).
  * Exit 77 on every rank if the UCX backend is not compiled in or not usable here.
@@ -53,6 +56,7 @@ typedef struct opts {
     const char *expect_tls;     /* NULL: not checked */
     int expect_target_progress; /* -1: not checked */
     int peer_skips_barrier;
+    int idle_says_dead; /* with peer_skips_barrier: idle says a process is dead */
 } opts_t;
 
 static void die(void) __attribute__((noreturn));
@@ -163,7 +167,8 @@ static int run_transport(const opts_t *o, unsigned rank, unsigned n)
     return 0;
 }
 
-/* ---- --peer-skips-barrier ------------------------------------------------------------- */
+/* ---- --peer-skips-barrier -------------------------------------------------------------
+ */
 
 typedef struct idle_probe {
     uint64_t calls, last_ns, max_gap_ns;
@@ -181,12 +186,23 @@ static int idle_probe(void *arg)
     return 0;
 }
 
+/* --idle-says-dead: a process is dead from the 20th call on. */
+static int idle_dead(void *arg)
+{
+    idle_probe_t *p = arg;
+
+    idle_probe(p);
+    return p->calls >= 20 ? -1 : 0;
+}
+
 static int run_skip(const opts_t *o, unsigned rank, unsigned n)
 {
     const uint32_t timeout_ms = o->timeout_sec * 1000;
     rdlm_tl_bootstrap_t bs;
     idle_probe_t probe = {0};
     rdlm_tl_idle_t idle = {idle_probe, &probe};
+    rdlm_tl_idle_t waiting = {o->idle_says_dead ? idle_dead : idle_probe, &probe};
+    rdlm_status_t want = o->idle_says_dead ? RDLM_ERR_PEER_DEAD : RDLM_ERR_TIMEOUT;
     uint64_t t0, waited_ms;
     rdlm_status_t st;
     int token = 0;
@@ -198,24 +214,27 @@ static int run_skip(const opts_t *o, unsigned rank, unsigned n)
     CHECK_OK(bs.barrier(bs.arg, &idle)); /* everyone is here */
     if (rank != 1) {
         t0 = rdlm_clock_now_ns();
-        st = bs.barrier(bs.arg, &idle);
+        probe.calls = 0;
+        st = bs.barrier(bs.arg, &waiting);
         waited_ms = (rdlm_clock_now_ns() - t0) / 1000000;
-        if (st != RDLM_ERR_TIMEOUT)
-            fail("barrier without rank 1 returned %s, expected RDLM_ERR_TIMEOUT",
-                 rdlm_status_name(st));
-        if (waited_ms + 5 < timeout_ms || waited_ms > timeout_ms + 5000)
+        if (st != want)
+            fail("barrier without rank 1 returned %s, expected %s", rdlm_status_name(st),
+                 rdlm_status_name(want));
+        if (o->idle_says_dead ? waited_ms > timeout_ms / 2
+                              : waited_ms + 5 < timeout_ms || waited_ms > timeout_ms + 5000)
             fail("barrier gave up after %" PRIu64 " ms, timeout %u ms", waited_ms,
                  (unsigned)timeout_ms);
         if (probe.calls == 0 || probe.max_gap_ns > 100 * 1000000u)
             fail("idle callback: %" PRIu64 " calls, max gap %.3f ms while waiting",
                  probe.calls, (double)probe.max_gap_ns / 1e6);
         st = bs.allgather(bs.arg, &token, &token, 0, &idle);
-        if (st != RDLM_ERR_MISMATCH)
-            fail("a collective after the timeout returned %s, expected RDLM_ERR_MISMATCH",
-                 rdlm_status_name(st));
-        printf("PASS mpi_bootstrap_peer_missing_times_out (rank %u: RDLM_ERR_TIMEOUT after "
-               "%" PRIu64 " ms, idle called %" PRIu64 " times, max gap %.3f ms)\n",
-               rank, waited_ms, probe.calls, (double)probe.max_gap_ns / 1e6);
+        if (st != want)
+            fail("a collective after the failed one returned %s, expected %s",
+                 rdlm_status_name(st), rdlm_status_name(want));
+        printf("PASS mpi_bootstrap_peer_missing (rank %u: %s after %" PRIu64 " ms, idle "
+               "called %" PRIu64 " times, max gap %.3f ms)\n",
+               rank, rdlm_status_name(want), waited_ms, probe.calls,
+               (double)probe.max_gap_ns / 1e6);
         fflush(stdout);
         if (rank == 0)
             MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
@@ -233,7 +252,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: mpi_bootstrap_ucx [--iters N] [--timeout-sec S] "
                     "[--expect-ucx-tls VALUE] [--expect-target-progress 0|1]\n"
-                    "       mpi_bootstrap_ucx --peer-skips-barrier [--timeout-sec S]\n");
+                    "       mpi_bootstrap_ucx --peer-skips-barrier [--idle-says-dead] "
+                    "[--timeout-sec S]\n");
     fflush(stderr);
 }
 
@@ -258,6 +278,8 @@ int main(int argc, char **argv)
             o.expect_target_progress = atoi(argv[++i]);
         else if (strcmp(argv[i], "--peer-skips-barrier") == 0)
             o.peer_skips_barrier = 1;
+        else if (strcmp(argv[i], "--idle-says-dead") == 0)
+            o.idle_says_dead = 1;
         else {
             if (rank == 0)
                 usage();

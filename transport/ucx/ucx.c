@@ -34,7 +34,7 @@
 #include "ucx_internal.h"
 
 #define RDLM_UCX_RKEY_MAGIC 0x52444c55u /* "RDLU" */
-#define RDLM_UCX_AM_MAX 1024u         /* payload bytes: eager on every transport */
+#define RDLM_UCX_AM_MAX 1024u           /* payload bytes: eager on every transport */
 
 /* A packed key as rdlm sends it: this header, then ucp_rkey_pack's bytes. */
 typedef struct rdlm_ucx_rkey_wire {
@@ -109,9 +109,8 @@ static uint64_t rdlm_ucx_now_ns(void)
 
 /* Slow path of rdlm_ucx_ep: create the endpoint to peer (once), or RDLM_ERR_PEER_DEAD
  * once the peer is dead (its endpoint closed). */
-static __attribute__((noinline)) rdlm_status_t rdlm_ucx_ep_create(rdlm_ucx_ctx_t *c,
-                                                                  uint32_t peer,
-                                                                  ucp_ep_h *ep_p)
+static __attribute__((noinline)) rdlm_status_t
+rdlm_ucx_ep_create(rdlm_ucx_ctx_t *c, uint32_t peer, ucp_ep_h *ep_p)
 {
     ucp_ep_params_t p;
     ucp_ep_h ep;
@@ -163,7 +162,8 @@ static inline rdlm_status_t rdlm_ucx_ep(rdlm_ucx_ctx_t *c, uint32_t peer, ucp_ep
     return rdlm_ucx_ep_create(c, peer, ep_p);
 }
 
-/* ---- capabilities from the endpoint lanes --------------------------------------------- */
+/* ---- capabilities from the endpoint lanes ---------------------------------------------
+ */
 
 /* Transports whose atomics are CPU atomics on the target's memory. */
 static int rdlm_ucx_tl_is_cpu(const char *tl, size_t n)
@@ -259,7 +259,8 @@ static rdlm_status_t rdlm_ucx_detect_caps(rdlm_ucx_ctx_t *c)
     return RDLM_OK;
 }
 
-/* ---- setup ops --------------------------------------------------------------------------- */
+/* ---- setup ops
+ * --------------------------------------------------------------------------- */
 
 static rdlm_status_t rdlm_ucx_query(rdlm_tl_ctx_h ctx, rdlm_tl_caps_t *caps_p)
 {
@@ -465,27 +466,62 @@ static void rdlm_ucx_free(rdlm_ucx_ctx_t *c)
     free(c);
 }
 
+static int rdlm_ucx_peer_dead(rdlm_tl_ctx_h ctx, uint32_t peer)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+
+    return c->peers != NULL && peer < c->boot.size && rdlm_ucx_is_dead(c, peer);
+}
+
 /* Collective. Two barriers, both progressing the worker: the first lets peers finish
  * their (possibly emulated) operations on our memory; the second keeps every worker
  * alive until every peer has closed its endpoints to it. */
+/* The destroy barriers' idle: progress, and give up (-1: the barrier ends with
+ * RDLM_ERR_PEER_DEAD) once a peer is known dead, as it will never arrive. */
+static int rdlm_ucx_destroy_idle(void *arg)
+{
+    rdlm_ucx_ctx_t *c = arg;
+
+    for (uint32_t r = 0; c->peers != NULL && r < c->boot.size; r++) {
+        if (rdlm_ucx_is_dead(c, r)) {
+            return -1;
+        }
+    }
+    return rdlm_tl_progress_idle(c);
+}
+
+/* One of destroy's barriers; a failure is said (at debug when a dead process made
+ * the bootstrap give it up: the caller has said that already) and destroy goes on. */
+static void rdlm_ucx_destroy_barrier(rdlm_ucx_ctx_t *c, const rdlm_tl_idle_t *idle,
+                                     const char *when)
+{
+    rdlm_status_t s = c->boot.barrier(c->boot.arg, idle);
+
+    if (s == RDLM_ERR_PEER_DEAD) {
+        rdlm_debug("ucx: destroy: no barrier %s: a process is dead", when);
+    } else if (s != RDLM_OK) {
+        rdlm_warn("ucx: destroy: bootstrap barrier %s failed (%s); closing anyway", when,
+                  rdlm_status_name(s));
+    }
+}
+
 static void rdlm_ucx_destroy(rdlm_tl_ctx_h ctx)
 {
     rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
-    rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, ctx};
+    rdlm_tl_idle_t idle = {rdlm_ucx_destroy_idle, ctx};
 
     if (c == NULL)
         return;
     (void)rdlm_ucx_flush(ctx, RDLM_TL_PEER_ALL);
-    if (c->boot.barrier(c->boot.arg, &idle) != RDLM_OK)
-        rdlm_warn("ucx: destroy: bootstrap barrier failed; closing anyway");
+    rdlm_ucx_destroy_barrier(c, &idle, "before closing endpoints");
     rdlm_tl_rkey_table_fini(&c->rkeys, rdlm_ucx_release_rkey, c);
     rdlm_ucx_close_eps(c);
-    if (c->boot.barrier(c->boot.arg, &idle) != RDLM_OK)
-        rdlm_warn("ucx: destroy: bootstrap barrier failed after closing endpoints");
+    rdlm_ucx_destroy_barrier(c, &idle, "after closing endpoints");
     rdlm_ucx_free(c);
 }
 
-/* ---- memory ------------------------------------------------------------------------------- */
+/* ---- memory
+ * ------------------------------------------------------------------------------- */
 
 static rdlm_status_t rdlm_ucx_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
                                       rdlm_tl_mem_h *mem_p)
@@ -498,8 +534,8 @@ static rdlm_status_t rdlm_ucx_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
         .length = len,
         .flags = addr == NULL ? UCP_MEM_MAP_ALLOCATE : 0,
     };
-    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS |
-                                         UCP_MEM_ATTR_FIELD_LENGTH};
+    ucp_mem_attr_t attr = {.field_mask =
+                               UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH};
     struct rdlm_tl_mem *m;
     ucs_status_t s;
 
@@ -669,7 +705,8 @@ static rdlm_status_t rdlm_ucx_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
     return RDLM_OK;
 }
 
-/* ---- atomics ---------------------------------------------------------------------------- */
+/* ---- atomics ----------------------------------------------------------------------------
+ */
 
 /* Where an operation on (rkey, offset) goes. */
 typedef struct rdlm_ucx_dest {
@@ -772,14 +809,14 @@ static rdlm_status_t rdlm_ucx_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
     return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_CSWAP, rkey, offset, compare, swap, old_p);
 }
 
-static rdlm_status_t rdlm_ucx_fadd64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
-                                     uint64_t add, uint64_t *old_p)
+static rdlm_status_t rdlm_ucx_fadd64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                     uint64_t offset, uint64_t add, uint64_t *old_p)
 {
     return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_ADD, rkey, offset, add, 0, old_p);
 }
 
-static rdlm_status_t rdlm_ucx_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
-                                     uint64_t value, uint64_t *old_p)
+static rdlm_status_t rdlm_ucx_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                     uint64_t offset, uint64_t value, uint64_t *old_p)
 {
     return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_SWAP, rkey, offset, value, 0, old_p);
 }
@@ -847,7 +884,8 @@ static rdlm_status_t rdlm_ucx_get(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64
     return rdlm_ucx_rma(ctx, rkey, offset, buf, len, 0);
 }
 
-/* ---- active messages --------------------------------------------------------------------- */
+/* ---- active messages
+ * --------------------------------------------------------------------- */
 
 /* The header of every message carries the sender's rank. */
 static ucs_status_t rdlm_ucx_am_recv(void *arg, const void *header, size_t header_length,
@@ -929,13 +967,15 @@ static rdlm_status_t rdlm_ucx_am_send(rdlm_tl_ctx_h ctx, uint32_t peer, unsigned
     return rdlm_ucx_wait(c, peer, req, "active message");
 }
 
-/* ---- tables and open ------------------------------------------------------------------- */
+/* ---- tables and open -------------------------------------------------------------------
+ */
 
 static const rdlm_tl_setup_ops_t rdlm_ucx_setup_ops = {
     .query = rdlm_ucx_query,
     .progress = rdlm_ucx_progress,
     .flush = rdlm_ucx_flush,
     .destroy = rdlm_ucx_destroy,
+    .peer_dead = rdlm_ucx_peer_dead,
 };
 
 static const rdlm_tl_mem_ops_t rdlm_ucx_mem_ops = {
@@ -1024,8 +1064,8 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
     ucp_params_t up = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_NAME,
-        .features = UCP_FEATURE_AMO64 | UCP_FEATURE_RMA | UCP_FEATURE_AM |
-                    UCP_FEATURE_WAKEUP,
+        .features =
+            UCP_FEATURE_AMO64 | UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
         .mt_workers_shared = 0,
         .name = "rdlm",
     };
@@ -1065,7 +1105,8 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
     pthread_mutex_init(&c->lock, &ma);
     pthread_mutexattr_destroy(&ma);
     c->eps = calloc(b->size, sizeof(*c->eps));
-    st = c->eps ? rdlm_tl_rkey_table_init(&c->rkeys, params->max_rkeys) : RDLM_ERR_NO_MEMORY;
+    st =
+        c->eps ? rdlm_tl_rkey_table_init(&c->rkeys, params->max_rkeys) : RDLM_ERR_NO_MEMORY;
     if (st != RDLM_OK)
         goto err;
 
@@ -1113,8 +1154,8 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
         }
         c->thread_running = 1;
     }
-    rdlm_debug("ucx: rank %u/%u up: atomics %s%s, worker thread mode %s",
-               c->super.rank, c->super.size, rdlm_tl_atomic_domain_str(c->domain),
+    rdlm_debug("ucx: rank %u/%u up: atomics %s%s, worker thread mode %s", c->super.rank,
+               c->super.size, rdlm_tl_atomic_domain_str(c->domain),
                c->needs_progress ? " (target progress needed)" : "",
                rdlm_ucx_thread_mode_str(c->granted));
     *ctx_p = &c->super;

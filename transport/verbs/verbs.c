@@ -350,6 +350,7 @@ static const rdlm_tl_setup_ops_t rdlm_verbs_setup_ops = {
     .progress = rdlm_verbs_progress,
     .flush = rdlm_verbs_flush,
     .destroy = rdlm_verbs_destroy,
+    .peer_dead = rdlm_tl_stub_peer_dead,
 };
 
 /* ---- open: device, port, QPs ------------------------------------------------------- */
