@@ -91,7 +91,8 @@ typedef enum rdlm_peer_failure {
       "computes), auto (thread in distributed contexts)")                                  \
     X(peer_failure, "RDLM_PEER_FAILURE", PEER_FAILURE, "auto", 0, 0,                       \
       "transport endpoints that report a dead peer as RDLM_ERR_PEER_DEAD instead of "      \
-      "hanging: auto (peers not reached through shared memory), on (all), off (none)")     \
+      "hanging: auto (peers not reached through shared memory), on (all), off (none); "    \
+      "processes on this host are also watched through their records, whatever this says") \
     X(peer_timeout_ms, "RDLM_PEER_TIMEOUT_MS", UINT, "10000", 100, 3600000,                \
       "a watched peer that leaves a remote operation unanswered this long counts as "      \
       "dead (a process that is stopped or whose host vanished)")                           \
