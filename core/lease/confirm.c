@@ -116,9 +116,10 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
         return 0;
     }
     p->awaited = 0;
-    /* Any answer to our request names the chain at the mark asked (session = n). */
-    if (rep.status == RDLM_OK && p->mark_n != 0 && rep.session == p->mark_n &&
-        !rdlm_lease_witness_check(cf->witness, p->mark_n, rep.token, p->addr)) {
+    /* Any answer to our request names the chain at the mark asked, or at the peer's
+     * newest if it is behind (session = that n). */
+    if (rep.status == RDLM_OK && rep.session != 0 && rep.session <= p->mark_n &&
+        !rdlm_lease_witness_check(cf->witness, rep.session, rep.token, p->addr)) {
         return 0;
     }
     if (rep.seq != r) {

@@ -100,7 +100,7 @@ static int rdlm_lease_fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
     if (known) {
         s = rdlm_lease_sm_restore(a->sm, buf->base, buf->len - RDLM_LEASE_FSM_MARK_BYTES);
     }
-    if (s != RDLM_OK) { /* no mark, or a state that ends like one by chance */
+    if (s == RDLM_ERR_PROTOCOL) { /* no mark, or a state that ends like one by chance */
         known = 0;
         s = rdlm_lease_sm_restore(a->sm, buf->base, buf->len);
     }
@@ -141,6 +141,9 @@ rdlm_status_t rdlm_lease_fsm_init(rdlm_lease_fsm_t *a, struct raft_fsm *fsm,
 
 void rdlm_lease_fsm_close(rdlm_lease_fsm_t *a)
 {
+    if (a->sm == NULL) {
+        return; /* never initialised, or closed already */
+    }
     rdlm_lease_sm_destroy(a->sm);
     rdlm_lease_witness_fini(&a->witness);
     a->sm = NULL;

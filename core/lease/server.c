@@ -389,12 +389,16 @@ static void rdlm_lease_conn_reply_result(rdlm_lease_conn_t *c,
 }
 
 /* STATUS; with token = n (another replica's confirmation round), also this replica's
- * chain at mark n if it has it (session = n, token = chain; session 0: not here).
- * RDLM_ERR_CORRUPT from a replica that found a divergence. */
+ * chain at mark n, or, if it has not applied that far, at its newest mark (session =
+ * the mark's n, token = its chain; session 0: none known). A replica that stopped
+ * behind (libraft stops one whose committed entries the leader's contradict) thus
+ * still shows what it applied. RDLM_ERR_CORRUPT from a replica that found a
+ * divergence. */
 static void rdlm_lease_conn_reply_status(rdlm_lease_conn_t *c)
 {
     const rdlm_lease_sm_t *sm = rdlm_lease_replica_sm(c->srv->rep);
     rdlm_lease_witness_t *w = rdlm_lease_replica_witness(c->srv->rep);
+    rdlm_lease_mark_t newest;
     rdlm_lease_reply_t r = rdlm_lease_reply_base(
         c, rdlm_lease_witness_diverged(w) ? RDLM_ERR_CORRUPT : RDLM_OK);
     uint64_t chain;
@@ -406,6 +410,10 @@ static void rdlm_lease_conn_reply_status(rdlm_lease_conn_t *c)
     if (c->cmd.token != 0 && rdlm_lease_witness_lookup(w, c->cmd.token, &chain)) {
         r.session = c->cmd.token;
         r.token = chain;
+    } else if (c->cmd.token != 0 && rdlm_lease_witness_newest(w, &newest) &&
+               newest.n < c->cmd.token) {
+        r.session = newest.n;
+        r.token = newest.chain;
     }
     rdlm_lease_conn_send(c, &r);
 }

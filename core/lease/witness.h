@@ -25,7 +25,10 @@
  *   The leader, in each leadership confirmation round (confirm.c), asks every other
  *   replica for its chain at the leader's newest n (STATUS with token = n); a replica
  *   that applied n answers it from its ring of the last RDLM_LEASE_WITNESS_RING marks
- *   (reply session = n, token = chain). A different chain is a divergence: the asker
+ *   (reply session = n, token = chain), one that is behind answers its newest mark
+ *   (libraft stops for good a replica whose committed entries the new leader's
+ *   contradict: it stays behind, holding what was lost). A different chain at the same
+ *   n is a divergence: the asker
  *   logs it once, at error, and from then on refuses every request but STATUS
  *   (RDLM_ERR_UNAVAILABLE; STATUS answers RDLM_ERR_CORRUPT). Only the asker judges:
  *   a STATUS from anywhere can ask, but what it claims is never compared, so no

@@ -44,7 +44,7 @@ static void marks_agree_until_the_first_different_entry(void **state)
     rdlm_lease_witness_t a, b;
     rdlm_lease_mark_t ma, mb;
     uint64_t chain;
-    char entry[16];
+    char entry[24];
 
     (void)state;
     rdlm_lease_witness_init(&a);

@@ -2,7 +2,8 @@
  * lease_sim — deterministic simulation of the replicated lease authority.
  *
  *   lease_sim --seeds A..B [--servers 3|5] [--events N] [--broken MODE]
- *             [--raft-faults fail|skip] [--expect-violation] [--verbose]
+ *             [--raft-faults fail|skip|observe] [--witness-rounds renew|step]
+ *             [--expect-violation] [--verbose]
  *
  * Per seed: a 3- or 5-server raft_fixture cluster running the real state machine
  * (sim.h), SIM_CLIENTS clients and N events drawn from the seed: client commands sent
@@ -13,19 +14,28 @@
  * renew, stalled ones do not; a new leader re-arms every session with its full TTL),
  * corrupted entries logged without a check, and faults: kill/revive, disconnected
  * pairs, one-way dropped links, depose and elect. One seed in four runs with tight
- * quotas. At the end everything is healed and every replica must converge.
- * sim_checks.c lists the invariants.
+ * quotas. At the end everything is healed, every replica must converge, and the
+ * cluster runs one more second (every live client renews once more). sim_checks.c
+ * lists the invariants. In every seed the leader's confirmation rounds compare witness
+ * marks and a diverged replica fails closed (sim_witness.c), and the tokens clients
+ * were told are checked as a fenced resource sees them (sim_fence.c).
  *
  * libraft 0.15 itself breaks Raft here (sim_checks.c R2: a leader counts an entry a
  * follower does not have; R3: an entry of an earlier term committed by counting, then
  * lost to a new leader): such a finding is reported as LIBRAFT FAULT, never blamed on
  * the state machine. --raft-faults skip ends that seed at the fault (every check up
- * to there stands) and goes on; the summary counts them.
+ * to there stands) and goes on; the summary counts them. --raft-faults observe stops
+ * the state-machine checks there but runs the seed to its end, final converge
+ * included, with the witness and the fence, and prints what the fault led to (LIBRAFT
+ * FAULT OUTCOME, FENCE VIOLATION) and a summary. --witness-rounds step compares marks
+ * after every fixture step instead of on renewals (sim_witness.c).
  *
  * Exit: 0 all seeds passed; 1 a state-machine invariant failed (seed, event and
- * invariant are printed; re-running that seed alone reproduces it); 3 libraft failed
- * (with --raft-faults fail); 2 usage or setup error. With --expect-violation (the
- * planted --broken bugs) a violation exits 0 and a clean run 1.
+ * invariant are printed; re-running that seed alone reproduces it), which includes a
+ * fence violation or a witness flag in a seed without a libraft fault, and, at the
+ * end, a fence violation after a flag or a flag where nothing diverged; 3 libraft
+ * failed (with --raft-faults fail); 2 usage or setup error. With --expect-violation
+ * (the planted --broken bugs) a violation exits 0 and a clean run 1.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,6 +47,7 @@
 #include "sim.h"
 
 #define SIM_DEADLINE_PENDING UINT64_MAX /* an EXPIRE is in flight */
+#define SIM_SETTLE_MS 1000 /* after the final converge: the longest renewal interval */
 
 uint64_t sim_rng_next(sim_rng_t *rng)
 {
@@ -94,6 +105,7 @@ static void sim_client_answer(sim_t *sim, unsigned c, const rdlm_lease_cmd_t *cm
     case RDLM_LEASE_OP_ACQUIRE:
         if (status == RDLM_OK) {
             sim_check_told(sim, cmd->session, cmd->seq, res->token, via);
+            sim_fence_told(sim, c, k, cmd->session, cmd->seq, res->token, via);
             cl->held_token[k] = res->token;
             cl->held_seq[k] = cmd->seq;
             cl->wait_seq[k] = 0;
@@ -130,17 +142,22 @@ void sim_on_reply(sim_t *sim, sim_req_t *req, int status, const rdlm_lease_resul
             sim->deadline[req->cmd.session] = 0;
         return;
     }
-    if (status == 0) /* otherwise unknown: the client may retry */
+    /* otherwise unknown, or refused by a replica that failed closed: may retry */
+    if (status == 0 && !sim_refuses(sim, req->server))
         sim_client_answer(sim, req->owner, &req->cmd, res->status, res, "reply");
 }
 
-void sim_on_grant(sim_t *sim, uint64_t session, uint64_t seq, unsigned name, uint64_t token)
+void sim_on_grant(sim_t *sim, unsigned s, uint64_t session, uint64_t seq, unsigned name,
+                  uint64_t token)
 {
+    if (sim_refuses(sim, s))
+        return; /* failed closed: no waiter is told anything */
     for (unsigned c = 0; c < SIM_CLIENTS; c++) {
         sim_client_t *cl = &sim->clients[c];
         if (cl->session != session || name == SIM_NAMES)
             continue;
         sim_check_told(sim, session, seq, token, "waiter granted");
+        sim_fence_told(sim, c, name, session, seq, token, "waiter granted");
         cl->held_token[name] = token;
         cl->held_seq[name] = seq;
         cl->wait_seq[name] = 0;
@@ -168,6 +185,8 @@ static void sim_client_send(sim_t *sim, unsigned c, const rdlm_lease_cmd_t *cmd)
     if (s == sim->n)
         return; /* RDLM_ERR_UNAVAILABLE: the client tries again later */
     sim->clients[c].last = *cmd;
+    if (sim_refuses(sim, s))
+        return; /* failed closed: RDLM_ERR_UNAVAILABLE */
     memset(&res, 0, sizeof res);
     st = rdlm_lease_sm_check(sim->rep[s].adapter.sm, cmd, &res);
     if (st != RDLM_OK)
@@ -496,6 +515,31 @@ static void sim_one_event(sim_t *sim)
 
 /* ---- one seed, and main ------------------------------------------------------ */
 
+/* Does the seed go on (no libraft fault yet, or one that is only observed)? */
+static int sim_goes_on(const sim_t *sim)
+{
+    return !sim->poisoned || sim->raft_mode == SIM_RAFT_OBSERVE;
+}
+
+/* Heal, converge and run SIM_SETTLE_MS more. Not converging is a liveness VIOLATION
+ * unless libraft broke Raft in this seed. */
+static void sim_finish(sim_t *sim)
+{
+    char servers[512];
+
+    if (!sim_converge(sim, 30000)) {
+        sim->out.converged = 0;
+        if (!sim->poisoned) {
+            sim_describe(sim, servers, sizeof servers);
+            sim_violation(sim,
+                          "liveness: no convergence within 30 s of virtual time after "
+                          "healing every fault: %s",
+                          servers);
+        }
+    }
+    sim_step_ms(sim, SIM_SETTLE_MS);
+}
+
 static void sim_run_seed(sim_t *sim, uint64_t seed)
 {
     sim->seed = seed;
@@ -517,17 +561,15 @@ static void sim_run_seed(sim_t *sim, uint64_t seed)
                                             .max_held_per_session = 2,
                                             .max_waits_per_session = 1};
     sim_check_reset(sim);
+    sim_witness_reset(sim);
+    sim_fence_reset(sim);
     sim_cluster_start(sim);
-    for (; sim->event < sim->events && !sim->poisoned; sim->event++)
+    for (; sim->event < sim->events && sim_goes_on(sim); sim->event++)
         sim_one_event(sim);
-    if (!sim->poisoned && !sim_converge(sim, 30000) && !sim->poisoned) {
-        char servers[512];
-        sim_describe(sim, servers, sizeof servers);
-        sim_violation(sim,
-                      "liveness: no convergence within 30 s of virtual time after "
-                      "healing every fault: %s",
-                      servers);
-    }
+    if (sim_goes_on(sim))
+        sim_finish(sim);
+    if (sim->raft_mode == SIM_RAFT_OBSERVE)
+        sim_witness_seed_end(sim);
     sim_cluster_stop(sim);
     sim->st.seeds++;
     sim->st.events += sim->event;
@@ -554,7 +596,9 @@ static int sim_usage(void)
 {
     fprintf(stderr, "usage: lease_sim [--seeds A..B] [--servers 3|5] [--events N]\n"
                     "                 [--broken skip-entry|nondeterministic|rollback]\n"
-                    "                 [--raft-faults fail|skip] [--expect-violation]\n"
+                    "                 [--raft-faults fail|skip|observe]\n"
+                    "                 [--witness-rounds renew|step]\n"
+                    "                 [--expect-violation]\n"
                     "                 [--verbose]\n");
     return 2;
 }
@@ -563,7 +607,7 @@ int main(int argc, char **argv)
 {
     static sim_t sim;
     uint64_t lo = 1, hi = 200;
-    int expect = 0, verbose = 0;
+    int expect = 0, verbose = 0, failed;
     struct timespec t0, t1;
 
     sim.n = 3;
@@ -593,9 +637,22 @@ int main(int argc, char **argv)
                 return sim_usage();
             a++;
         } else if (strcmp(argv[a], "--raft-faults") == 0 && v != NULL) {
-            if (strcmp(v, "fail") != 0 && strcmp(v, "skip") != 0)
+            if (strcmp(v, "fail") == 0)
+                sim.raft_mode = SIM_RAFT_FAIL;
+            else if (strcmp(v, "skip") == 0)
+                sim.raft_mode = SIM_RAFT_SKIP;
+            else if (strcmp(v, "observe") == 0)
+                sim.raft_mode = SIM_RAFT_OBSERVE;
+            else
                 return sim_usage();
-            sim.skip_raft = strcmp(v, "skip") == 0;
+            a++;
+        } else if (strcmp(argv[a], "--witness-rounds") == 0 && v != NULL) {
+            if (strcmp(v, "renew") == 0)
+                sim.rounds = SIM_ROUNDS_RENEW;
+            else if (strcmp(v, "step") == 0)
+                sim.rounds = SIM_ROUNDS_STEP;
+            else
+                return sim_usage();
             a++;
         } else if (strcmp(argv[a], "--expect-violation") == 0) {
             expect = 1;
@@ -625,18 +682,20 @@ int main(int argc, char **argv)
            " partitions, %" PRIu64 " grants, %" PRIu64 " expiries, %" PRIu64
            " entries, %" PRIu64 " corrupt entries, %" PRIu64 " retries, %" PRIu64
            " snapshot round trips, %" PRIu64 " steps; all state-machine invariants held; "
-           "%" PRIu64 " seeds ended early by a libraft fault (R1 %" PRIu64 ", R2 %" PRIu64
-           ", R3 %" PRIu64 ") (%.1f s)\n",
+           "%" PRIu64 " seeds %s libraft fault (R1 %" PRIu64 ", R2 %" PRIu64 ", R3 %" PRIu64
+           ") (%.1f s)\n",
            lo, hi, sim.n, sim.st.seeds, sim.st.events, sim.st.elections, sim.st.kills,
            sim.st.partitions, sim.st.grants, sim.st.expiries, sim.st.entries,
            sim.st.garbage, sim.st.retries, sim.st.snapshots, sim.st.steps,
-           sim.st.raft_faults[0], sim.st.raft_faults[1], sim.st.raft_faults[2],
-           sim.st.raft_faults[3],
+           sim.st.raft_faults[0],
+           sim.raft_mode == SIM_RAFT_OBSERVE ? "ran on after a" : "ended early by a",
+           sim.st.raft_faults[1], sim.st.raft_faults[2], sim.st.raft_faults[3],
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    failed = sim_witness_summary(&sim);
     free(sim.points);
     if (expect) {
         printf("lease_sim: the planted bug was NOT caught\n");
         return 1;
     }
-    return 0;
+    return failed;
 }

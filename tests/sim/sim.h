@@ -15,12 +15,17 @@
  *   sim_checks.c   the invariants, checked after every apply, snapshot and step,
  *                  and the Raft-level checks that tell a libraft fault from a
  *                  state-machine bug
+ *   sim_witness.c  the shipped divergence check (core/lease/witness.h) in the leader's
+ *                  confirmation rounds, failing closed, and what each libraft fault
+ *                  led to (--raft-faults observe)
+ *   sim_fence.c    a fenced resource's view: the tokens clients were told, per lock
  *   lease_sim.c    command line, clients and their workload, the leader's lease
  *                  timers, faults, summary
  */
 #ifndef RDLM_SIM_H
 #define RDLM_SIM_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +45,7 @@
 #define SIM_DISK_PENDING 256  /**< appends in flight on one server's disk */
 #define SIM_BROKEN_REPLICA 1u /**< the replica a --broken mode corrupts */
 #define SIM_EXIT_RAFT 3       /**< exit code: libraft broke a Raft guarantee */
+#define SIM_NO_EVENT UINT_MAX /**< "never" for the event fields of sim_outcome_t */
 
 /** splitmix64: the only source of choices. */
 typedef struct sim_rng {
@@ -57,6 +63,20 @@ typedef enum sim_broken {
     SIM_BROKEN_PHANTOM,    /**< apply an EXPIRE of a holder that was never logged */
     SIM_BROKEN_ROLLBACK,   /**< go back to an older state of its own */
 } sim_broken_t;
+
+/** What a libraft fault (sim_raft_fault) does to the run: --raft-faults. */
+typedef enum sim_raft_mode {
+    SIM_RAFT_FAIL = 0, /**< print it and exit SIM_EXIT_RAFT */
+    SIM_RAFT_SKIP,     /**< end the seed there (every check up to it stands), go on */
+    SIM_RAFT_OBSERVE,  /**< record it, stop the state-machine checks it invalidates,
+                            run the seed to its end with the witness and the fence */
+} sim_raft_mode_t;
+
+/** When the leader compares witness marks: --witness-rounds. */
+typedef enum sim_rounds {
+    SIM_ROUNDS_RENEW = 0, /**< when a live client's RENEW is due (TTL/3 apart) */
+    SIM_ROUNDS_STEP,      /**< after every fixture step (an upper bound) */
+} sim_rounds_t;
 
 /** A cut link i -> j: messages dropped silently (saturated), or sends failing
  *  (disconnected). */
@@ -129,11 +149,46 @@ typedef struct sim_grant_rec {
     uint64_t session, seq, token; /**< session 0: free slot */
 } sim_grant_rec_t;
 
+/** A grant a client was told (sim_fence.c), keyed by (client, session, seq). */
+typedef struct sim_told {
+    uint64_t session, seq, token; /**< session 0: free slot */
+    unsigned client;
+} sim_told_t;
+
+/** What a seed's libraft fault led to (sim_witness.c); events are indexes into the
+ *  seed's events, sim->events for the final converge, SIM_NO_EVENT for never. */
+typedef struct sim_outcome {
+    unsigned fault, fault_event; /**< the first libraft fault: R<fault> (0 none) */
+    unsigned split_event;        /**< two replicas applied different entries at one index */
+    unsigned detect_event;       /**< a leader's witness first flagged a divergence */
+    unsigned detect_by, detect_peer;
+    uint64_t detect_n;                    /**< at the leader's mark n */
+    unsigned fenced_before, fenced_after; /**< fence violations before / after that */
+    int converged;
+} sim_outcome_t;
+
+/** Over the whole run: the witness, the fence, and the faulted seeds' outcomes. */
+typedef struct sim_observed {
+    uint64_t rounds, compared;  /**< witness rounds; chains compared in them */
+    uint64_t told;              /**< grants told to clients (repeats not counted) */
+    uint64_t fenced[2];         /**< fence violations: [0] told twice, [1] gone back */
+    uint64_t fenced_after;      /**< of them after the seed's first detection */
+    uint64_t false_positives;   /**< flags in faulted seeds that did not diverge */
+    uint64_t split;             /**< faulted seeds whose replicas applied other entries */
+    uint64_t detected, at_end;  /**< of those: flagged; only in the final converge */
+    uint64_t fenced_seeds;      /**< faulted seeds with a fence violation */
+    uint64_t fenced_undetected; /**< of them: never flagged */
+    uint64_t unconverged;       /**< faulted seeds that did not converge */
+    unsigned *lag;              /**< per detection: events from the fault to it */
+    size_t n_lag, cap_lag;
+} sim_observed_t;
+
 /** An entry submitted with raft_apply; the slot lives until libraft calls back. */
 typedef struct sim_req {
     struct raft_apply req; /* first: the callback's pointer is the slot's */
     struct sim *sim;
     int busy;
+    unsigned server;      /**< the server it was submitted to */
     unsigned owner;       /**< client index, or SIM_CLIENTS for the leader's timer */
     rdlm_lease_cmd_t cmd; /**< op 0: raw bytes (a garbage entry) */
 } sim_req_t;
@@ -147,12 +202,13 @@ typedef struct sim_client {
     uint64_t held_token[SIM_NAMES], held_seq[SIM_NAMES];
     uint64_t wait_seq[SIM_NAMES];
     rdlm_lease_cmd_t last; /**< last request sent, for a retry (op 0: none) */
+    raft_time renew_at;    /**< virtual ms of its next RENEW (witness rounds) */
 } sim_client_t;
 
 typedef struct sim_stats {
     uint64_t seeds, events, elections, kills, partitions, grants, expiries, entries, steps,
         snapshots, garbage, retries;
-    uint64_t raft_faults[4]; /**< seeds ended by R1, R2, R3 ([0]: all) */
+    uint64_t raft_faults[4]; /**< seeds with a fault R1, R2, R3 ([0]: all) */
 } sim_stats_t;
 
 typedef struct sim {
@@ -161,12 +217,14 @@ typedef struct sim {
     unsigned events;
     sim_broken_t broken;
     int violation_exit; /**< exit code when an invariant fails */
-    int raft_exit;      /**< exit code when libraft fails (unless skipping) */
-    int skip_raft;      /**< a libraft fault ends the seed instead of the run */
+    int raft_exit;      /**< exit code when libraft fails (SIM_RAFT_FAIL) */
+    sim_raft_mode_t raft_mode;
+    sim_rounds_t rounds;
     /* per seed */
     uint64_t seed;
     unsigned event;
-    int poisoned; /**< a libraft fault was seen: no more checks this seed */
+    int poisoned; /**< a libraft fault was seen: no more state-machine checks */
+    sim_outcome_t out;
     sim_rng_t rng;
     rdlm_lease_limits_t limits; /**< every replica's; tight ones in some seeds */
     struct raft_fixture f;
@@ -187,7 +245,10 @@ typedef struct sim {
     size_t points_cap;
     raft_index max_committed; /**< highest index any server committed */
     sim_grant_rec_t grant_tab[SIM_GRANT_SLOTS];
+    sim_told_t told_tab[SIM_GRANT_SLOTS];
+    sim_told_t fence_top[SIM_NAMES]; /**< per lock: the largest token told, to whom */
     sim_stats_t st;
+    sim_observed_t ob;
 } sim_t;
 
 extern const char *const sim_names[SIM_NAMES];
@@ -204,7 +265,8 @@ void sim_cluster_stop(sim_t *sim);
 void sim_net_apply(sim_t *sim);
 /** Revive every server and clear every cut. */
 void sim_heal(sim_t *sim);
-/** Index of the fixture's stable leader, or sim->n. */
+/** Index of the fixture's stable leader, or sim->n; once libraft stopped a server
+ *  (RAFT_UNAVAILABLE) that one counts as down (the fixture would find none). */
 unsigned sim_leader(sim_t *sim);
 /** Step until there is a stable leader or max_ms of virtual time passed. */
 unsigned sim_wait_leader(sim_t *sim, unsigned max_ms);
@@ -220,10 +282,14 @@ void sim_step_ms(sim_t *sim, unsigned ms);
 /** Heal everything, commit a barrier and step until every replica applied what the
  *  leader applied. 1 on success, 0 if that took more than max_ms (per phase). */
 int sim_converge(sim_t *sim, unsigned max_ms);
+/** "unavailable" (stopped by libraft), "follower", "candidate", "leader". */
+const char *sim_state_name(int state);
 /** One line about every server: state, term, applied, commit, last index/term. */
 void sim_describe(sim_t *sim, char *buf, size_t size);
 /** Last index of a server's in-memory log. */
 raft_index sim_log_last(const struct raft_log *log);
+/** The entry at index in a server's in-memory log, NULL if it has none. */
+const struct raft_entry *sim_log_entry(const struct raft_log *log, raft_index index);
 /** Term of the entry at index in a server's in-memory log, 0 if it has none. */
 raft_term sim_log_term(const struct raft_log *log, raft_index index);
 
@@ -256,19 +322,53 @@ void sim_check_told(sim_t *sim, uint64_t session, uint64_t seq, uint64_t token,
  *  is libraft's fault (sim_raft_fault). Returns only with sim->poisoned set. */
 void sim_violation(sim_t *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** libraft broke Raft guarantee R<check> (sim_checks.c): print it; exit with
- *  sim->raft_exit, or with --raft-faults skip count it and set sim->poisoned (the
- *  seed ends there; only the first few are printed). */
+ *  sim->raft_exit (SIM_RAFT_FAIL), or count it, record it in sim->out and set
+ *  sim->poisoned (SIM_RAFT_SKIP ends the seed there, SIM_RAFT_OBSERVE goes on; only
+ *  the first few are printed). Only a seed's first fault counts. */
 void sim_raft_fault(sim_t *sim, unsigned check, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/** 1 if two replicas' logs hold entries that change the state machine differently
+ *  (command bytes, or a command against another kind of entry) at an index both
+ *  applied. */
+int sim_applied_differ(sim_t *sim);
 /** A harness or setup error (never a finding): exit 2. */
 void sim_fatal(const char *what) __attribute__((noreturn));
+
+/* sim_witness.c */
+
+/** Forget the previous seed's outcome. */
+void sim_witness_reset(sim_t *sim);
+/** After every fixture step: a confirmation round of the leader if one is due
+ *  (sim->rounds), with the witness check against every replica it reaches. */
+void sim_witness_step(sim_t *sim);
+/** 1 if server s fails closed: its witness found a divergence, so it answers no
+ *  client and tells no waiter (RDLM_ERR_UNAVAILABLE). */
+int sim_refuses(sim_t *sim, unsigned s);
+/** At the seed's end (after the final converge, before the cluster stops): judge and
+ *  print what its libraft fault led to, add it to sim->ob. A flag in a faulted seed
+ *  whose replicas never diverged is a false positive (printed; the run fails). */
+void sim_witness_seed_end(sim_t *sim);
+/** Print the run's witness, fence and fault summary lines. Returns 1 if the run
+ *  must fail for them (a false positive, or a fence violation after a flag), else 0. */
+int sim_witness_summary(sim_t *sim);
+
+/* sim_fence.c */
+
+/** Forget the previous seed's tokens. */
+void sim_fence_reset(sim_t *sim);
+/** Client c was told token as a grant of lock k for (session, seq), via what: as a
+ *  fenced resource sees it, it must be above every token told before for k (a repeat
+ *  of the same grant to the same client excepted). A violation is recorded (and is a
+ *  VIOLATION when no libraft fault was seen in the seed). */
+void sim_fence_told(sim_t *sim, unsigned c, unsigned k, uint64_t session, uint64_t seq,
+                    uint64_t token, const char *what);
 
 /* lease_sim.c */
 
 /** libraft answered an entry submitted by the workload (status 0: res valid). */
 void sim_on_reply(sim_t *sim, sim_req_t *req, int status, const rdlm_lease_result_t *res);
-/** The leader's state machine granted a waiter. */
-void sim_on_grant(sim_t *sim, uint64_t session, uint64_t seq, unsigned name,
+/** The state machine of server s, leading, granted a waiter. */
+void sim_on_grant(sim_t *sim, unsigned s, uint64_t session, uint64_t seq, unsigned name,
                   uint64_t token);
 
 #endif

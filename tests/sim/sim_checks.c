@@ -25,7 +25,11 @@
  *   (R3) servers commit the same entry (term) at an index, and a new leader's log
  *        holds every committed entry (Leader Completeness)
  * and when a state-machine invariant fails, the logs are compared first: if two
- * replicas applied different entries, the finding is libraft's.
+ * replicas applied different entries, the finding is libraft's. After a seed's first
+ * libraft fault (sim->poisoned) none of these is checked any more: the replicas may
+ * legitimately differ from then on. Only the first index where two replicas applied
+ * entries of different bytes is still recorded (sim->out.split_event): the truth the
+ * witness's flags are judged by.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -65,13 +69,24 @@ static const char *sim_broken_name(sim_broken_t mode)
     }
 }
 
+/* The options a reproduction needs besides seeds, servers, events and --broken. */
+static void sim_mode_flags(const sim_t *sim, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s",
+             sim->raft_mode == SIM_RAFT_OBSERVE ? " --raft-faults observe" : "",
+             sim->rounds == SIM_ROUNDS_STEP ? " --witness-rounds step" : "");
+}
+
 static void sim_report(sim_t *sim, const char *kind, const char *msg)
 {
+    char flags[96];
+
+    sim_mode_flags(sim, flags, sizeof flags);
     printf("%s seed %" PRIu64 " event %u (servers %u): %s\n"
            "  reproduce: lease_sim --seeds %" PRIu64 "..%" PRIu64
-           " --servers %u --events %u%s\n",
+           " --servers %u --events %u%s%s\n",
            kind, sim->seed, sim->event, sim->n, msg, sim->seed, sim->seed, sim->n,
-           sim->events, sim_broken_name(sim->broken));
+           sim->events, sim_broken_name(sim->broken), flags);
     fflush(stdout);
 }
 
@@ -119,6 +134,33 @@ static int sim_logs_diverged(sim_t *sim, char *buf, size_t size)
     return 0;
 }
 
+/* Do a and b change the state machine differently (only command entries reach it)? */
+static int sim_entries_differ(const struct raft_entry *a, const struct raft_entry *b)
+{
+    if ((a->type == RAFT_COMMAND) != (b->type == RAFT_COMMAND))
+        return 1;
+    return a->type == RAFT_COMMAND &&
+           (a->buf.len != b->buf.len || memcmp(a->buf.base, b->buf.base, a->buf.len) != 0);
+}
+
+int sim_applied_differ(sim_t *sim)
+{
+    for (unsigned a = 0; a < sim->n; a++)
+        for (unsigned b = a + 1; b < sim->n; b++) {
+            const struct raft *ra = raft_fixture_get(&sim->f, a);
+            const struct raft *rb = raft_fixture_get(&sim->f, b);
+            raft_index top =
+                ra->last_applied < rb->last_applied ? ra->last_applied : rb->last_applied;
+            for (raft_index i = 1; i <= top; i++) {
+                const struct raft_entry *ea = sim_log_entry(&ra->log, i);
+                const struct raft_entry *eb = sim_log_entry(&rb->log, i);
+                if (ea != NULL && eb != NULL && sim_entries_differ(ea, eb))
+                    return 1;
+            }
+        }
+    return 0;
+}
+
 void sim_raft_fault(sim_t *sim, unsigned check, const char *fmt, ...)
 {
     char msg[1024];
@@ -129,14 +171,20 @@ void sim_raft_fault(sim_t *sim, unsigned check, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (!sim->skip_raft) {
+    if (sim->raft_mode == SIM_RAFT_FAIL) {
         sim_report(sim, "LIBRAFT FAULT", msg);
         exit(sim->raft_exit);
     }
     if (sim->st.raft_faults[0] < 3)
-        sim_report(sim, "LIBRAFT FAULT (seed ended; more are only counted)", msg);
+        sim_report(sim,
+                   sim->raft_mode == SIM_RAFT_SKIP
+                       ? "LIBRAFT FAULT (seed ended; more are only counted)"
+                       : "LIBRAFT FAULT (observed: the seed goes on; more are not printed)",
+                   msg);
     sim->st.raft_faults[0]++;
     sim->st.raft_faults[check]++;
+    sim->out.fault = check;
+    sim->out.fault_event = sim->event;
     sim->poisoned = 1;
 }
 
@@ -310,6 +358,9 @@ static void sim_entry_check(sim_t *sim, sim_replica_t *rep, raft_index index,
         pt->entry = entry;
         pt->term = term;
     } else if (pt->entry != entry || pt->term != term) {
+        /* the same bytes from another term would change no state */
+        if (pt->entry != entry && sim->out.split_event == SIM_NO_EVENT)
+            sim->out.split_event = sim->event;
         sim_raft_fault(sim, 1,
                        "(R1) replica %u applied another entry at index %llu (term %llu"
                        ") than an earlier replica (term %llu)",

@@ -105,7 +105,7 @@ static int sim_fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, vo
     /* Waiters granted by this entry learn it from the leader, like rdlmd's clients. */
     if (raft_state(rep->raft) == RAFT_LEADER)
         for (unsigned g = 0; g < rep->n_grants; g++)
-            sim_on_grant(sim, rep->grants[g].session, rep->grants[g].seq,
+            sim_on_grant(sim, rep->i, rep->grants[g].session, rep->grants[g].seq,
                          rep->grants[g].name, rep->grants[g].token);
     return 0;
 }
@@ -158,6 +158,7 @@ static void sim_hook(struct raft_fixture *f, struct raft_fixture_event *event)
         }
     }
     sim_check_step(sim);
+    sim_witness_step(sim);
 }
 
 /* ---- cluster lifetime -------------------------------------------------------- */
@@ -285,15 +286,65 @@ void sim_heal(sim_t *sim)
 
 /* ---- leaders and elections --------------------------------------------------- */
 
+/* Did libraft stop a server (RAFT_UNAVAILABLE: only after a libraft fault here)? */
+static int sim_any_stopped(sim_t *sim)
+{
+    for (unsigned i = 0; i < sim->n; i++)
+        if (raft_state(sim->rep[i].raft) == RAFT_UNAVAILABLE)
+            return 1;
+    return 0;
+}
+
+/* The fixture's rule for a stable leader (the leader of the highest term, acknowledged
+ * by every server that is up and linked to it, and a majority with them), but with a
+ * stopped server left out like a dead one. */
+static unsigned sim_leader_without_stopped(sim_t *sim)
+{
+    struct raft_fixture *f = &sim->f;
+    unsigned l = sim->n, acks = 0;
+    raft_term term = 0;
+
+    for (unsigned i = 0; i < sim->n; i++) {
+        struct raft *r = raft_fixture_get(f, i);
+        if (raft_fixture_alive(f, i) && raft_state(r) == RAFT_LEADER &&
+            r->current_term > term) {
+            l = i;
+            term = r->current_term;
+        }
+    }
+    for (unsigned i = 0; i < sim->n && l < sim->n; i++) {
+        struct raft *r = raft_fixture_get(f, i);
+        if (i == l || !raft_fixture_alive(f, i) || raft_state(r) == RAFT_UNAVAILABLE ||
+            sim->disc[l][i] || raft_fixture_saturated(f, l, i))
+            continue;
+        if (r->current_term != term || raft_state(r) != RAFT_FOLLOWER ||
+            r->follower_state.current_leader.id != (raft_id)l + 1)
+            return sim->n;
+        acks++;
+    }
+    return l < sim->n && acks >= sim->n / 2 ? l : sim->n;
+}
+
+/* The fixture counts a server libraft stopped as one that does not acknowledge the
+ * leader, and so finds no leader for the rest of the seed, though the others go on
+ * (and rdlmd's leader serves): then the harness applies the rule itself. */
 unsigned sim_leader(sim_t *sim)
 {
-    return raft_fixture_leader_index(&sim->f);
+    unsigned l = raft_fixture_leader_index(&sim->f);
+
+    return l < sim->n || !sim_any_stopped(sim) ? l : sim_leader_without_stopped(sim);
+}
+
+static bool sim_has_leader(struct raft_fixture *f, void *arg)
+{
+    (void)f;
+    return sim_leader(arg) < ((sim_t *)arg)->n;
 }
 
 unsigned sim_wait_leader(sim_t *sim, unsigned max_ms)
 {
     if (sim_leader(sim) == sim->n)
-        raft_fixture_step_until_has_leader(&sim->f, max_ms);
+        raft_fixture_step_until(&sim->f, sim_has_leader, sim, max_ms);
     return sim_leader(sim);
 }
 
@@ -309,13 +360,20 @@ raft_index sim_log_last(const struct raft_log *log)
     return log->offset + n;
 }
 
+const struct raft_entry *sim_log_entry(const struct raft_log *log, raft_index index)
+{
+    if (index <= log->offset || index > sim_log_last(log))
+        return NULL;
+    return &log->entries[(log->front + (index - log->offset - 1)) % log->size];
+}
+
 raft_term sim_log_term(const struct raft_log *log, raft_index index)
 {
+    const struct raft_entry *e = sim_log_entry(log, index);
+
     if (index != 0 && index == log->snapshot.last_index && index <= log->offset)
         return log->snapshot.last_term;
-    if (index <= log->offset || index > sim_log_last(log))
-        return 0;
-    return log->entries[(log->front + (index - log->offset - 1)) % log->size].term;
+    return e != NULL ? e->term : 0;
 }
 
 /* Is a's log at least as up to date as b's (what a vote needs)? */
@@ -336,7 +394,8 @@ void sim_reelect(sim_t *sim)
     if (sim_wait_leader(sim, 10000) == n)
         return;
     sim_step_ms(sim, 300); /* every follower hears the leader: fresh timers */
-    old = sim_leader(sim);
+    /* the fixture's own leader: depose needs it */
+    old = raft_fixture_leader_index(f);
     if (old == n || raft_state(raft_fixture_get(f, old)) != RAFT_LEADER)
         return;
     for (unsigned i = 0; i < n; i++)
@@ -403,6 +462,7 @@ sim_req_t *sim_submit(sim_t *sim, unsigned s, unsigned owner, const rdlm_lease_c
         slot->cmd = *cmd;
     }
     slot->sim = sim;
+    slot->server = s;
     slot->owner = owner;
     slot->busy = 1;
     if (raft_apply(raft_fixture_get(&sim->f, s), &slot->req, &buf, 1, sim_req_cb) != 0) {
@@ -425,7 +485,7 @@ static void sim_barrier_cb(struct raft_barrier *req, int status)
 static bool sim_all_applied(struct raft_fixture *f, void *arg)
 {
     sim_t *sim = arg;
-    unsigned l = raft_fixture_leader_index(f);
+    unsigned l = sim_leader(sim);
     if (l == sim->n || sim->barrier_busy)
         return false;
     for (unsigned i = 0; i < sim->n; i++)
@@ -435,9 +495,14 @@ static bool sim_all_applied(struct raft_fixture *f, void *arg)
     return true;
 }
 
-void sim_describe(sim_t *sim, char *buf, size_t size)
+const char *sim_state_name(int state)
 {
     static const char *const states[] = {"unavailable", "follower", "candidate", "leader"};
+    return states[state & 3];
+}
+
+void sim_describe(sim_t *sim, char *buf, size_t size)
+{
     size_t used = 0;
 
     buf[0] = '\0';
@@ -448,7 +513,7 @@ void sim_describe(sim_t *sim, char *buf, size_t size)
         used += (size_t)snprintf(
             buf + used, size - used,
             "%s[%u] %s term %llu applied %llu commit %llu last %llu/%llu", i ? "; " : "", i,
-            states[raft_state(r) & 3], (unsigned long long)r->current_term,
+            sim_state_name(raft_state(r)), (unsigned long long)r->current_term,
             (unsigned long long)raft_last_applied(r), (unsigned long long)r->commit_index,
             (unsigned long long)last, (unsigned long long)term);
     }
