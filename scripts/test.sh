@@ -20,7 +20,11 @@ build() { # dir, build type, extra cmake arguments
 }
 
 build build RelWithDebInfo
-ctest --test-dir build --output-on-failure --timeout 600
+# The spin models and the simulation are single-threaded searches that neither time
+# nor share anything: they run two at a time (one per core). Everything else runs one
+# test at a time, as timing-sensitive tests need.
+ctest --test-dir build --output-on-failure --timeout 600 -L 'model|sim' -j "$jobs"
+ctest --test-dir build --output-on-failure --timeout 600 -LE 'model|sim'
 
 if [ "${1:-}" != "--no-sanitizers" ]; then
   build build-asan Asan
