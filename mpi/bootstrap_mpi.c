@@ -98,15 +98,28 @@ static void rdlm_mpi_boot_nap(void)
     nanosleep(&ts, NULL);
 }
 
-/* Give the collective of *req up: MPI cannot cancel a collective, so keep the request
- * (fini still completes it if the peers turn up late). */
-static void rdlm_mpi_boot_give_up(rdlm_mpi_boot_t *b, MPI_Request *req, const char *what,
-                                  rdlm_status_t why)
+/* Give the collective of *req up after ms, saying why once: MPI cannot cancel a
+ * collective, so keep the request (fini still completes it if the peers turn up late).
+ * Returns why. */
+static rdlm_status_t rdlm_mpi_boot_give_up(rdlm_mpi_boot_t *b, MPI_Request *req,
+                                           const char *what, rdlm_status_t why,
+                                           unsigned long long ms)
 {
     b->pending = *req;
     b->pending_what = what;
     b->pending_why = why;
     *req = MPI_REQUEST_NULL;
+    if (why == RDLM_ERR_PEER_DEAD) {
+        rdlm_warn("mpi bootstrap: rank %u of %u: %s (collective %u) given up after %llu "
+                  "ms: a process it needs is dead; this bootstrap is now out of step",
+                  b->rank, b->size, what, b->seq, ms);
+    } else {
+        rdlm_error("mpi bootstrap: rank %u of %u: %s (collective %u) timed out after %llu "
+                   "ms: a peer did not join it (never came, or is stuck waiting for us); "
+                   "this bootstrap is now out of step",
+                   b->rank, b->size, what, b->seq, ms);
+    }
+    return why;
 }
 
 /* Complete *req, calling idle between tests; bounded by the bootstrap's timeout, and
@@ -134,24 +147,10 @@ static rdlm_status_t rdlm_mpi_boot_wait(rdlm_mpi_boot_t *b, MPI_Request *req,
         if (idle != NULL && idle->func != NULL)
             busy = idle->func(idle->arg);
         now = rdlm_clock_now_ns();
-        if (busy < 0) {
-            rdlm_mpi_boot_give_up(b, req, what, RDLM_ERR_PEER_DEAD);
-            rdlm_warn("mpi bootstrap: rank %u of %u: %s (collective %u) given up after "
-                      "%llu ms: a process it needs is dead; this bootstrap is now out of "
-                      "step",
-                      b->rank, b->size, what, b->seq,
-                      (unsigned long long)((now - start) / 1000000));
-            return RDLM_ERR_PEER_DEAD;
-        }
-        if (now >= deadline) {
-            rdlm_mpi_boot_give_up(b, req, what, RDLM_ERR_TIMEOUT);
-            rdlm_error("mpi bootstrap: rank %u of %u: %s (collective %u) timed out after "
-                       "%llu ms: a peer did not join it (never came, or is stuck waiting "
-                       "for us); this bootstrap is now out of step",
-                       b->rank, b->size, what, b->seq,
-                       (unsigned long long)((now - start) / 1000000));
-            return RDLM_ERR_TIMEOUT;
-        }
+        if (busy < 0 || now >= deadline)
+            return rdlm_mpi_boot_give_up(b, req, what,
+                                         busy < 0 ? RDLM_ERR_PEER_DEAD : RDLM_ERR_TIMEOUT,
+                                         (unsigned long long)((now - start) / 1000000));
         if (busy <= 0)
             rdlm_mpi_boot_nap();
     }

@@ -110,8 +110,12 @@ static sim_point_t *sim_point_slot(sim_t *sim, raft_index index)
 
 /* ---- Raft-level checks ------------------------------------------------------- */
 
-/* 1 (and what, in buf) if two replicas applied different entries at one index. */
-static int sim_logs_diverged(sim_t *sim, char *buf, size_t size)
+/* The first index both replicas of a pair applied at which differ(ra, rb, i) holds:
+ * 1 with *a_p, *b_p, *i_p set, or 0. */
+static int sim_first_applied(sim_t *sim,
+                             int (*differ)(const struct raft *, const struct raft *,
+                                           raft_index),
+                             unsigned *a_p, unsigned *b_p, raft_index *i_p)
 {
     for (unsigned a = 0; a < sim->n; a++)
         for (unsigned b = a + 1; b < sim->n; b++) {
@@ -120,18 +124,39 @@ static int sim_logs_diverged(sim_t *sim, char *buf, size_t size)
             raft_index top =
                 ra->last_applied < rb->last_applied ? ra->last_applied : rb->last_applied;
             for (raft_index i = 1; i <= top; i++) {
-                raft_term ta = sim_log_term(&ra->log, i), tb = sim_log_term(&rb->log, i);
-                if (ta != 0 && tb != 0 && ta != tb) {
-                    snprintf(buf, size,
-                             "servers %u and %u both applied index %llu, from "
-                             "terms %llu and %llu",
-                             a, b, (unsigned long long)i, (unsigned long long)ta,
-                             (unsigned long long)tb);
+                if (differ(ra, rb, i)) {
+                    *a_p = a;
+                    *b_p = b;
+                    *i_p = i;
                     return 1;
                 }
             }
         }
     return 0;
+}
+
+/* Both logs hold an entry at i, of different terms. */
+static int sim_terms_differ(const struct raft *ra, const struct raft *rb, raft_index i)
+{
+    raft_term ta = sim_log_term(&ra->log, i), tb = sim_log_term(&rb->log, i);
+
+    return ta != 0 && tb != 0 && ta != tb;
+}
+
+/* 1 (and what, in buf) if two replicas applied different entries at one index. */
+static int sim_logs_diverged(sim_t *sim, char *buf, size_t size)
+{
+    unsigned a, b;
+    raft_index i;
+
+    if (!sim_first_applied(sim, sim_terms_differ, &a, &b, &i))
+        return 0;
+    snprintf(buf, size,
+             "servers %u and %u both applied index %llu, from terms %llu and %llu", a, b,
+             (unsigned long long)i,
+             (unsigned long long)sim_log_term(&raft_fixture_get(&sim->f, a)->log, i),
+             (unsigned long long)sim_log_term(&raft_fixture_get(&sim->f, b)->log, i));
+    return 1;
 }
 
 /* Do a and b change the state machine differently (only command entries reach it)? */
@@ -143,22 +168,21 @@ static int sim_entries_differ(const struct raft_entry *a, const struct raft_entr
            (a->buf.len != b->buf.len || memcmp(a->buf.base, b->buf.base, a->buf.len) != 0);
 }
 
+/* Both logs hold an entry at i, and they change the state machine differently. */
+static int sim_commands_differ(const struct raft *ra, const struct raft *rb, raft_index i)
+{
+    const struct raft_entry *ea = sim_log_entry(&ra->log, i);
+    const struct raft_entry *eb = sim_log_entry(&rb->log, i);
+
+    return ea != NULL && eb != NULL && sim_entries_differ(ea, eb);
+}
+
 int sim_applied_differ(sim_t *sim)
 {
-    for (unsigned a = 0; a < sim->n; a++)
-        for (unsigned b = a + 1; b < sim->n; b++) {
-            const struct raft *ra = raft_fixture_get(&sim->f, a);
-            const struct raft *rb = raft_fixture_get(&sim->f, b);
-            raft_index top =
-                ra->last_applied < rb->last_applied ? ra->last_applied : rb->last_applied;
-            for (raft_index i = 1; i <= top; i++) {
-                const struct raft_entry *ea = sim_log_entry(&ra->log, i);
-                const struct raft_entry *eb = sim_log_entry(&rb->log, i);
-                if (ea != NULL && eb != NULL && sim_entries_differ(ea, eb))
-                    return 1;
-            }
-        }
-    return 0;
+    unsigned a, b;
+    raft_index i;
+
+    return sim_first_applied(sim, sim_commands_differ, &a, &b, &i);
 }
 
 void sim_raft_fault(sim_t *sim, unsigned check, const char *fmt, ...)
