@@ -11,7 +11,8 @@
 
 #include "log.h"
 
-#define RDLM_EPOCH_TEXT 16 /* "8388607\n" and room to spare */
+#define RDLM_EPOCH_TEXT 16      /* "8388607\n" and room to spare */
+#define RDLM_EPOCH_LOCK_MS 5000 /* wait for the file's lock at most this long */
 
 uint32_t rdlm_epoch_after(uint32_t last, uint32_t floor)
 {
@@ -77,12 +78,18 @@ static rdlm_status_t rdlm_epoch_open(const char *path, int *fd_p)
         close(fd);
         return RDLM_ERR_PERMISSION;
     }
-    while (fcntl(fd, F_SETLKW, &whole) != 0) {
-        if (errno != EINTR) {
-            rdlm_error("lock(%s): %s", path, strerror(errno));
+    /* Held only for a read, a write and a sync: bounded, in case its holder is
+     * stopped (SIGSTOP) or its file system hangs. */
+    for (unsigned ms = 0; fcntl(fd, F_SETLK, &whole) != 0; ms++) {
+        if ((errno != EACCES && errno != EAGAIN && errno != EINTR) ||
+            ms >= RDLM_EPOCH_LOCK_MS) {
+            rdlm_error("lock(%s): %s", path,
+                       ms >= RDLM_EPOCH_LOCK_MS ? "still held by another process after 5 s"
+                                                : strerror(errno));
             close(fd);
-            return RDLM_ERR_IO;
+            return ms >= RDLM_EPOCH_LOCK_MS ? RDLM_ERR_BUSY : RDLM_ERR_IO;
         }
+        usleep(1000);
     }
     *fd_p = fd;
     return RDLM_OK;

@@ -34,7 +34,8 @@ uint32_t rdlm_epoch_after(uint32_t last, uint32_t floor);
  * Take the next epoch of the file at path (created 0600 if missing; it must belong
  * to this user and be private) for clock epoch floor, and record it there (fdatasync)
  * before returning it in *epoch_p. Blocking (an fcntl lock, so it also serialises
- * hosts that share path on a file system with locks). Errors, logged:
+ * hosts that share path on a file system with locks; waited for at most 5 s:
+ * RDLM_ERR_BUSY). Errors, logged:
  * RDLM_ERR_PERMISSION (another user's file, a symlink, group or other access),
  * RDLM_ERR_IO (open, lock, read or write failed), RDLM_ERR_CORRUPT (the file does
  * not hold an epoch), RDLM_ERR_QUOTA (the epoch space is used up); *epoch_p is then 0.

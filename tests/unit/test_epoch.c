@@ -2,7 +2,8 @@
  * epoch file is larger than every one before, whatever the clock does (a stepped-back
  * clock is a smaller floor), also between processes taking them at once; a file that
  * is not this user's, is shared, is a symlink, or holds no epoch is refused and left
- * as it was. Tunable: RDLMTEST_EPOCH_PROCS x RDLMTEST_EPOCH_TAKES for the race. */
+ * as it was; a take waits for another process holding the file's lock. Tunable:
+ * RDLMTEST_EPOCH_PROCS x RDLMTEST_EPOCH_TAKES for the race. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,6 +136,37 @@ static void epochs_taken_by_racing_processes_are_all_distinct(void **state)
     assert_int_equal(strtoul(text, NULL, 10), (unsigned long)procs * takes);
 }
 
+/* Another process holds the file's lock for a while (mid-take): the take waits for it
+ * (bounded: 5 s, then RDLM_ERR_BUSY) instead of failing at once. */
+static void take_waits_for_a_holder_of_the_lock(void **state)
+{
+    struct flock whole = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int ready[2], st = 0;
+    uint32_t e = 0;
+    char c;
+    pid_t pid;
+
+    (void)state;
+    write_file("41\n", 0600);
+    assert_int_equal(pipe(ready), 0);
+    pid = fork();
+    if (pid == 0) {
+        int fd = open(path, O_RDWR);
+
+        if (fd < 0 || fcntl(fd, F_SETLK, &whole) != 0 || write(ready[1], "x", 1) != 1) {
+            _exit(1);
+        }
+        usleep(200000);
+        _exit(0); /* the lock goes with the process */
+    }
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    assert_int_equal(rdlm_epoch_take(path, 1, &e), RDLM_OK);
+    assert_int_equal(e, 42);
+    assert_true(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(ready[0]);
+    close(ready[1]);
+}
+
 static void bad_files_are_refused_and_left_alone(void **state)
 {
     char text[32], link[112];
@@ -168,6 +200,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(epochs_taken_by_racing_processes_are_all_distinct,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(take_waits_for_a_holder_of_the_lock, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(bad_files_are_refused_and_left_alone, setup,
                                         teardown),
     };
