@@ -159,7 +159,8 @@ RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 /* ---- exclusive locks ------------------------------------------------------------ */
 
 /**
- * Open (creating if needed) the lock named name. Non-blocking apart from a bounded
+ * Open (creating if needed) the lock named name, in the default order
+ * (RDLM_LOCK_ORDER_DEFAULT, see rdlm_lock_open_params). Non-blocking apart from a bounded
  * wait for a concurrent creator. Errors: RDLM_ERR_BAD_HANDLE (NULL or destroyed ctx),
  * RDLM_ERR_INVALID_ARG (NULL name or lock_p), RDLM_ERR_NAME_TOO_LONG (empty or longer
  * than RDLM_NAME_MAX), RDLM_ERR_KIND_MISMATCH, RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_MEMORY.
@@ -168,9 +169,48 @@ RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
                                          rdlm_lock_h *lock_p);
 
+/** The order in which an on-node exclusive lock serves its waiters. */
+typedef enum rdlm_lock_order {
+    /** BOUNDED in a node-only context; FIFO in distributed and service contexts.
+     *  Opening an existing lock this way accepts either order. */
+    RDLM_LOCK_ORDER_DEFAULT = 0,
+    /** Bounded bypass: a free lock goes to whichever process takes it first, so a
+     *  running process need not wait for a sleeping one to wake (as pthread_mutex);
+     *  but a waiter that has waited RDLM_LOCK_BYPASS_US (default 1000) reserves the
+     *  lock, and then it is the next holder. Node-only contexts only. */
+    RDLM_LOCK_ORDER_BOUNDED = 1,
+    /** Strict FIFO: waiters are served in arrival order (a ticket lock); every
+     *  contended hand-off goes to the longest waiter, running or not. */
+    RDLM_LOCK_ORDER_FIFO = 2
+} rdlm_lock_order_t;
+
+/** Fields of rdlm_lock_params_t that the caller set. */
+enum rdlm_lock_field {
+    RDLM_LOCK_FIELD_ORDER = 1u << 0, /**< order */
+};
+
+/** Lock parameters; unset fields take their defaults. */
+typedef struct rdlm_lock_params {
+    uint64_t field_mask;     /**< OR of enum rdlm_lock_field */
+    rdlm_lock_order_t order; /**< default RDLM_LOCK_ORDER_DEFAULT */
+} rdlm_lock_params_t;
+
 /**
- * Acquire exclusively, FIFO among waiters. Acquire ordering on success: everything
- * the previous holder wrote before its release is visible.
+ * rdlm_lock_open with parameters (params may be NULL: all defaults). The first open
+ * of a lock fixes its order; a later open that names another order explicitly gets
+ * RDLM_ERR_KIND_MISMATCH (logged). Errors as rdlm_lock_open, and
+ * RDLM_ERR_INVALID_ARG (an unknown field or order), RDLM_ERR_UNSUPPORTED
+ * (RDLM_LOCK_ORDER_BOUNDED in a distributed or service context, whose on-node part
+ * is FIFO: the cross-node hand-off needs it).
+ */
+RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name,
+                                                const rdlm_lock_params_t *params,
+                                                rdlm_lock_h *lock_p);
+
+/**
+ * Acquire exclusively, in the lock's order (rdlm_lock_order_t: by default bounded
+ * bypass in a node-only context, FIFO otherwise). Acquire ordering on success:
+ * everything the previous holder wrote before its release is visible.
  * Returns RDLM_OK or RDLM_OWNER_DEAD (held in both cases; *token_p set if token_p is
  * not NULL), RDLM_ERR_BUSY (timeout_ns == 0 and held), RDLM_ERR_TIMEOUT,
  * RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE (this context already
@@ -188,7 +228,8 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_n
                                             uint64_t *token_p);
 
 /**
- * Release; release ordering. Wakes the next waiter only. Errors: RDLM_ERR_NOT_OWNER
+ * Release; release ordering. Wakes one waiter only (the next in FIFO order, or the
+ * one that reserved a bounded-bypass lock, else any one sleeper). Errors: RDLM_ERR_NOT_OWNER
  * (not held by this context, including a second release), RDLM_ERR_BAD_HANDLE,
  * RDLM_ERR_CLOSED. On error nothing changes. With a lease: RDLM_ERR_LEASE_EXPIRED
  * (released, but the lease is gone; for a service-wide lock, a waiter may have
@@ -212,6 +253,8 @@ typedef struct rdlm_lock_info {
     int32_t home_node;   /**< node whose home process holds the global word; -1 in a
                               node-only context */
     int node_holds_global; /**< 1 if this node's cohort holds the global word */
+    int reserved;          /**< 1 if a waiter of a bounded-bypass lock has reserved it
+                                (it waited RDLM_LOCK_BYPASS_US): the next holder */
 } rdlm_lock_info_t;
 
 /** Fill *info_p; non-blocking, scans the segment's process slots (not for hot
@@ -361,7 +404,8 @@ typedef struct rdlm_stats {
     uint64_t wakes;      /**< futex wake calls issued */
     uint64_t timeouts;   /**< acquires or waits that timed out */
     uint64_t recoveries; /**< locks recovered from a dead holder */
-    uint64_t skips;      /**< abandoned queue places passed over */
+    uint64_t skips;      /**< abandoned queue places (FIFO locks) or dead waiters'
+                              reservations (bounded-bypass locks) passed over */
     /* Distributed contexts only (0 otherwise; home_ops also for service-wide locks): */
     uint64_t global_acquires; /**< acquires that took the global word */
     uint64_t local_handoffs;  /**< acquires that found the node already holding it */
@@ -379,6 +423,8 @@ typedef struct rdlm_stats {
                                       renewals excluded (opening the lease and the
                                       epoch; never a lock operation) */
     uint64_t authority_renewals; /**< lease renewals sent (by the renewal thread) */
+    uint64_t reservations; /**< bounded-bypass waits that reached RDLM_LOCK_BYPASS_US
+                                and reserved the lock */
 } rdlm_stats_t;
 
 /** Copy the statistics; non-blocking, approximate under concurrent use. */

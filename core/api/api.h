@@ -90,12 +90,21 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                    unsigned flags, rdlm_ctx_fini_func_t fini, void *fini_arg,
                                    rdlm_ctx_h *ctx_p);
 
-/** Validate h as an open handle of kind. Logs and returns an error otherwise. */
-rdlm_status_t rdlm_obj_check_handle(const void *h, unsigned kind, const char *func);
+/** Why h is not an open handle of kind (logged, naming func). */
+rdlm_status_t rdlm_obj_check_failed(const void *h, unsigned kind, const char *func);
 
-/** rdlm_obj_check_handle, then the context's lease: RDLM_ERR_LEASE_EXPIRED once it is
- *  lost. Every operation but releases and closes starts with it. */
-rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func);
+/** Validate h as an open handle of kind. Logs and returns an error otherwise. Inline:
+ *  every lock operation starts with it. */
+static inline rdlm_status_t rdlm_obj_check_handle(const void *h, unsigned kind,
+                                                  const char *func)
+{
+    const rdlm_obj_t *obj = h;
+
+    if (obj != NULL && obj->magic == RDLM_OBJ_MAGIC_OPEN && obj->kind == kind) {
+        return RDLM_OK;
+    }
+    return rdlm_obj_check_failed(h, kind, func);
+}
 
 /** Open the context's lease at authority ("a:p[,b:p...]"; job: the session's job).
  *  RDLM_OK without a lease for "". Errors of rdlm_session_open. */
@@ -139,12 +148,31 @@ void rdlm_ctx_recovery_free(rdlm_ctx_h ctx);
 void rdlm_ctx_lease_close(rdlm_ctx_h ctx);
 
 /** RDLM_ERR_LEASE_EXPIRED if the context has a lease and it is lost, else RDLM_OK.
- *  Non-blocking: one clock read. */
-rdlm_status_t rdlm_ctx_lease_check(const struct rdlm_ctx *ctx);
+ *  Non-blocking: one clock read with a lease, none without. */
+static inline rdlm_status_t rdlm_ctx_lease_check(const struct rdlm_ctx *ctx)
+{
+    return ctx->session == NULL ? RDLM_OK : rdlm_session_check(ctx->session);
+}
 
 /** The answer of an operation that completed (a release): status, or
  *  RDLM_ERR_LEASE_EXPIRED in place of a success once the lease is lost. */
-rdlm_status_t rdlm_ctx_lease_answer(const struct rdlm_ctx *ctx, rdlm_status_t status);
+static inline rdlm_status_t rdlm_ctx_lease_answer(const struct rdlm_ctx *ctx,
+                                                  rdlm_status_t status)
+{
+    if (status < 0) {
+        return status;
+    }
+    return rdlm_ctx_lease_check(ctx) != RDLM_OK ? RDLM_ERR_LEASE_EXPIRED : status;
+}
+
+/** rdlm_obj_check_handle, then the context's lease: RDLM_ERR_LEASE_EXPIRED once it is
+ *  lost. Every operation but releases and closes starts with it. */
+static inline rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func)
+{
+    rdlm_status_t status = rdlm_obj_check_handle(h, kind, func);
+
+    return status == RDLM_OK ? rdlm_ctx_lease_check(((const rdlm_obj_t *)h)->ctx) : status;
+}
 
 /** Wait out the context's lock delay (RDLM_LOCK_DELAY_MS; no-op without a lease):
  *  before an acquire returns RDLM_OWNER_DEAD. Blocking (a sleep). */

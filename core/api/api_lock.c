@@ -1,21 +1,75 @@
 /* Public exclusive-lock and reader-writer-lock calls over core/local. */
+#include <inttypes.h>
+
 #include "api.h"
 #include "log.h"
 
-rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name, rdlm_lock_h *lock_p)
+/* The table request (kind | order bits) for params in ctx; logs what it refuses.
+ * A distributed or service context's on-node part is always the FIFO ticket lock
+ * (the cohort hand-off and the service gate use it). */
+static rdlm_status_t rdlm_lock_kind(rdlm_ctx_h ctx, const rdlm_lock_params_t *params,
+                                    unsigned *kind_p)
+{
+    rdlm_lock_order_t order = RDLM_LOCK_ORDER_DEFAULT;
+    int node_only;
+
+    if (params != NULL && (params->field_mask & ~(uint64_t)RDLM_LOCK_FIELD_ORDER) != 0) {
+        rdlm_warn("rdlm_lock_open_params: unknown field_mask bits 0x%" PRIx64,
+                  params->field_mask & ~(uint64_t)RDLM_LOCK_FIELD_ORDER);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    if (params != NULL && (params->field_mask & RDLM_LOCK_FIELD_ORDER)) {
+        order = params->order;
+    }
+    if (order != RDLM_LOCK_ORDER_DEFAULT && order != RDLM_LOCK_ORDER_BOUNDED &&
+        order != RDLM_LOCK_ORDER_FIFO) {
+        rdlm_warn("rdlm_lock_open_params: unknown order %d", (int)order);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    node_only = ctx->dist == NULL && ctx->svc == NULL;
+    if (!node_only && order == RDLM_LOCK_ORDER_BOUNDED) {
+        rdlm_warn("rdlm_lock_open_params: bounded-bypass order is for node-only contexts; "
+                  "this context's locks are FIFO on the node");
+        return RDLM_ERR_UNSUPPORTED;
+    }
+    *kind_p = RDLM_KIND_LOCK;
+    if (!node_only || order == RDLM_LOCK_ORDER_FIFO) {
+        *kind_p |= RDLM_META_FIFO | RDLM_META_ORDER_SET;
+    } else if (order == RDLM_LOCK_ORDER_BOUNDED) {
+        *kind_p |= RDLM_META_ORDER_SET;
+    }
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name,
+                                    const rdlm_lock_params_t *params, rdlm_lock_h *lock_p)
 {
     rdlm_obj_t *obj;
     rdlm_status_t status;
+    unsigned kind;
 
     if (lock_p == NULL) {
         rdlm_warn("rdlm_lock_open: NULL lock_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    status = rdlm_obj_open(ctx, name, RDLM_KIND_LOCK, 0, &obj);
+    status = rdlm_ctx_check(ctx, "open");
+    if (status != RDLM_OK) {
+        return status;
+    }
+    status = rdlm_lock_kind(ctx, params, &kind);
+    if (status != RDLM_OK) {
+        return status;
+    }
+    status = rdlm_obj_open(ctx, name, kind, 0, &obj);
     if (status == RDLM_OK) {
         *lock_p = (rdlm_lock_h)(void *)obj;
     }
     return status;
+}
+
+rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name, rdlm_lock_h *lock_p)
+{
+    return rdlm_lock_open_params(ctx, name, NULL, lock_p);
 }
 
 rdlm_status_t rdlm_lock_release_obj(rdlm_obj_t *obj)
@@ -26,7 +80,7 @@ rdlm_status_t rdlm_lock_release_obj(rdlm_obj_t *obj)
     if (obj->ctx->svc != NULL) {
         return rdlm_ctx_svc_release(obj);
     }
-    return rdlm_qlock_release(&obj->ctx->local, obj->index);
+    return rdlm_local_lock_release(&obj->ctx->local, obj->index);
 }
 
 static rdlm_status_t rdlm_rwlock_read_release_obj(rdlm_obj_t *obj)
@@ -78,7 +132,7 @@ rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t 
     } else if (obj->ctx->svc != NULL) {
         status = rdlm_ctx_svc_acquire(obj, timeout_ns, token_p);
     } else {
-        status = rdlm_qlock_acquire(&obj->ctx->local, obj->index, timeout_ns, token_p);
+        status = rdlm_local_lock_acquire(&obj->ctx->local, obj->index, timeout_ns, token_p);
     }
     return rdlm_lock_keep(obj, status, rdlm_lock_release_obj, __func__);
 }
@@ -116,6 +170,7 @@ rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
     info_p->held = snap.held;
     info_p->held_by_me = snap.held_by_me;
     info_p->last_token = snap.last_token;
+    info_p->reserved = snap.reserved;
     info_p->home_node = -1;
     info_p->node_holds_global = 0;
     if (RDLM_OBJ(lock)->ctx->dist != NULL) {

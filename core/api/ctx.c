@@ -81,6 +81,7 @@ static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
     ctx->local.policy.spin = ctx->config.spin;
     ctx->local.policy.yield = ctx->config.yield;
     ctx->local.policy.park_slice_ns = (uint64_t)ctx->config.park_slice_ms * 1000000ull;
+    ctx->local.bypass_ns = (uint64_t)ctx->config.lock_bypass_us * 1000ull;
     ctx->local.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
     pthread_mutex_init(&ctx->objs_lock, NULL);
     rdlm_ctx_live_add(ctx);
@@ -280,11 +281,11 @@ static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
             " global_acquires %" PRIu64 " local_handoffs %" PRIu64 " home_ops %" PRIu64
             " peer_ops %" PRIu64 " combined %" PRIu64 " barriers %" PRIu64
             " barrier_msgs %" PRIu64 " authority_requests %" PRIu64
-            " authority_renewals %" PRIu64 "\n",
+            " authority_renewals %" PRIu64 " reservations %" PRIu64 "\n",
             (int)getpid(), s.acquires, s.contended, s.parks, s.wakes, s.timeouts,
             s.recoveries, s.skips, s.global_acquires, s.local_handoffs, s.home_ops,
             s.peer_ops, s.combined, s.barriers, s.barrier_msgs, s.authority_requests,
-            s.authority_renewals);
+            s.authority_renewals, s.reservations);
 }
 
 void rdlm_ctx_destroy(rdlm_ctx_h ctx)
@@ -336,6 +337,7 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     stats_p->timeouts = rdlm_load(&s->timeouts, RDLM_RELAXED);
     stats_p->recoveries = rdlm_load(&s->recoveries, RDLM_RELAXED);
     stats_p->skips = rdlm_load(&s->skips, RDLM_RELAXED);
+    stats_p->reservations = rdlm_load(&s->reservations, RDLM_RELAXED);
     stats_p->combined = 0;
     stats_p->barriers = 0;
     stats_p->barrier_msgs = 0;

@@ -57,22 +57,6 @@ void rdlm_ctx_lease_close(rdlm_ctx_h ctx)
     ctx->session = NULL;
 }
 
-rdlm_status_t rdlm_ctx_lease_check(const struct rdlm_ctx *ctx)
-{
-    if (ctx->session == NULL) {
-        return RDLM_OK;
-    }
-    return rdlm_session_check(ctx->session);
-}
-
-rdlm_status_t rdlm_ctx_lease_answer(const struct rdlm_ctx *ctx, rdlm_status_t status)
-{
-    if (status < 0) {
-        return status;
-    }
-    return rdlm_ctx_lease_check(ctx) != RDLM_OK ? RDLM_ERR_LEASE_EXPIRED : status;
-}
-
 void rdlm_ctx_lease_lock_delay(const struct rdlm_ctx *ctx)
 {
     rdlm_lease_session_lock_delay(ctx->session);

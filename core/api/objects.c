@@ -6,7 +6,7 @@
 #include "log.h"
 #include "table.h"
 
-rdlm_status_t rdlm_obj_check_handle(const void *h, unsigned kind, const char *func)
+rdlm_status_t rdlm_obj_check_failed(const void *h, unsigned kind, const char *func)
 {
     const rdlm_obj_t *obj = h;
 
@@ -23,13 +23,6 @@ rdlm_status_t rdlm_obj_check_handle(const void *h, unsigned kind, const char *fu
         return RDLM_ERR_BAD_HANDLE;
     }
     return RDLM_OK;
-}
-
-rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const char *func)
-{
-    rdlm_status_t status = rdlm_obj_check_handle(h, kind, func);
-
-    return status == RDLM_OK ? rdlm_ctx_lease_check(((const rdlm_obj_t *)h)->ctx) : status;
 }
 
 static rdlm_status_t rdlm_obj_check_name(const char *name, const char *func)
@@ -94,6 +87,7 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
         return status;
     }
     status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
+    kind &= RDLM_META_KIND; /* without a lock's order bits */
     if (status == RDLM_OK && ctx->dist != NULL) {
         status = kind == RDLM_KIND_LOCK      ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
                  : kind == RDLM_KIND_RWLOCK  ? rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index)

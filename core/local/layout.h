@@ -25,7 +25,14 @@ enum rdlm_kind {
     RDLM_KIND_BARRIER,
     RDLM_KIND_SEMAPHORE
 };
+#define RDLM_META_KIND 0xffu
 #define RDLM_META_READY 0x100u
+/* Exclusive locks: the entry is a FIFO ticket lock (qlock.c), not the default
+ * bounded-bypass mutex (mutex.c). Fixed by the entry's creator. */
+#define RDLM_META_FIFO 0x200u
+/* Only in a rdlm_table_open request: the caller asks for this order (FIFO bit set or
+ * not) and an entry of the other order is a mismatch. Never stored. */
+#define RDLM_META_ORDER_SET 0x400u
 
 /* Slot states. */
 enum rdlm_slot_state { RDLM_SLOT_FREE = 0, RDLM_SLOT_ACTIVE = 1 };
@@ -109,6 +116,25 @@ typedef struct rdlm_entry {
 static inline rdlm_atomic_u32_t *rdlm_word_futex(rdlm_atomic_u64_t *word)
 {
     return (rdlm_atomic_u32_t *)(void *)((char *)word + 4);
+}
+
+/*
+ * Mutex word (the bounded-bypass lock, mutex.c; entries without RDLM_META_FIFO):
+ *  63                                 32 31                                 0
+ * +------------------------------------+------------------------------------+
+ * |  heir: owner word of the one waiter |  owner: gen (19) | slot + 1 (13)   |
+ * |  that must get the lock next, or 0  |  0 or DIED: nobody                |
+ * +------------------------------------+------------------------------------+
+ * The lower half is the futex word (little-endian: at byte offset 0). The owner
+ * field is where the ticket lock has it, so RDLM_WORD_OWNER reads both.
+ */
+#define RDLM_MUTEX_HEIR(w) ((uint32_t)((w) >> 32))
+#define RDLM_MUTEX_MAKE(owner, heir) (((uint64_t)(uint32_t)(heir) << 32) | (uint32_t)(owner))
+
+/* The futex half of a mutex word. */
+static inline rdlm_atomic_u32_t *rdlm_mutex_futex(rdlm_atomic_u64_t *word)
+{
+    return (rdlm_atomic_u32_t *)(void *)word;
 }
 
 _Static_assert(sizeof(rdlm_entry_t) == RDLM_CACHE_LINE, "an entry is one cache line");

@@ -20,25 +20,113 @@ typedef struct rdlm_local_stats {
     rdlm_atomic_u64_t timeouts;
     rdlm_atomic_u64_t recoveries;
     rdlm_atomic_u64_t skips;
+    rdlm_atomic_u64_t reservations; /* mutex waits that outlasted the bypass bound */
 } rdlm_local_stats_t;
 
 typedef struct rdlm_local {
     rdlm_segment_t seg;
     rdlm_wait_policy_t policy;
+    uint64_t bypass_ns; /* RDLM_LOCK_BYPASS_US: a mutex waiter then reserves the lock */
     uint32_t cpus; /* online CPUs: more attached processes than this = oversubscribed */
     rdlm_local_stats_t stats;
     /* Set when the context is being destroyed: waiters give up their places and
      * return RDLM_ERR_CLOSED (checked after every wait step). */
     rdlm_atomic_u32_t closing;
     rdlm_atomic_u64_t next_try_check_ns; /* rate limit of dead-holder checks by try */
+    /* What the last failed try that read the clock saw, and the failed tries since.
+     * Hints only (they pick when to read the clock; threads may race on them). */
+    rdlm_atomic_u64_t try_word;
+    rdlm_atomic_u32_t try_fails;
 } rdlm_local_t;
 
-/* Exclusive (ticket) lock: qlock.c. timeout_ns 0 = one try. */
+/* What both exclusive locks share (lock.c). */
+/** Holding the lock: issue the next token (only the holder writes it), count the
+ *  acquire, set *token_p if not NULL; OWNER_DEAD if prev_owner says so. */
+static inline rdlm_status_t rdlm_local_lock_grant(rdlm_local_t *lc, uint32_t idx,
+                                                  uint32_t prev_owner, uint64_t *token_p)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    /* Only the holder writes the token: no read-modify-write needed. */
+    uint64_t token = rdlm_load(&e->token, RDLM_RELAXED) + 1;
+
+    rdlm_store(&e->token, token, RDLM_RELAXED);
+    /* Statistics are approximate under concurrent use: no lock prefix here. */
+    rdlm_store(&lc->stats.acquires, rdlm_load(&lc->stats.acquires, RDLM_RELAXED) + 1,
+               RDLM_RELAXED);
+    if (token_p != NULL) {
+        *token_p = token;
+    }
+    return prev_owner == RDLM_OWNER_DIED ? RDLM_OWNER_DEAD : RDLM_OK;
+}
+#define RDLM_LOCAL_TRY_CHECK_INTERVAL_NS 10000000ull /* a try looks for dead holders */
+#define RDLM_LOCAL_TRY_CLOCK_EVERY 64u /* failed tries on an unchanged word per clock read */
+
+/** The clock part of rdlm_local_lock_try_check_due (lock.c). */
+int rdlm_local_lock_try_clock(rdlm_local_t *lc, uint64_t word);
+
+/**
+ * A failed try on idx: 1 if it is time to look for a dead holder. A lock whose holder
+ * died must not stay busy forever for callers that only ever try, so a failed try
+ * checks at most once per RDLM_LOCAL_TRY_CHECK_INTERVAL_NS per context, decided by
+ * the clock. The clock (about 20-40 ns, most of a failed try) is read only when the
+ * word differs from the one the context saw at its last reading (the holder or the
+ * queue moved: a ticket abandoned by a timed-out waiter shows at once) or on every
+ * RDLM_LOCAL_TRY_CLOCK_EVERY-th failed try (a dead holder leaves the word as it was:
+ * found after the interval and at most that many more tries). Inline: a failed try
+ * is otherwise one load.
+ */
+static inline int rdlm_local_lock_try_check_due(rdlm_local_t *lc, uint32_t idx)
+{
+    uint64_t w = rdlm_load(&lc->seg.entries[idx].word, RDLM_RELAXED);
+
+    if (w == rdlm_load(&lc->try_word, RDLM_RELAXED)) {
+        uint32_t fails = rdlm_load(&lc->try_fails, RDLM_RELAXED) + 1;
+
+        rdlm_store(&lc->try_fails, fails, RDLM_RELAXED);
+        if (fails % RDLM_LOCAL_TRY_CLOCK_EVERY != 0) {
+            return 0;
+        }
+    }
+    return rdlm_local_lock_try_clock(lc, w);
+}
+
+/* Bounded-bypass mutex: mutex.c (contracts as rdlm_local_lock_*). */
+rdlm_status_t rdlm_mutex_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                 uint64_t *token_p);
+rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx);
+
+/* FIFO ticket lock: qlock.c (the cross-node cohort's, the rwlock's and the
+ * semaphore's gate, and FIFO exclusive locks). timeout_ns 0 = one try. */
 rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
                                  uint64_t *token_p);
 rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx);
-/** 1 if this context holds the lock (or rwlock write side). */
+/** 1 if this context holds the lock (or rwlock write side); either lock kind. */
 int rdlm_qlock_held_by_me(const rdlm_local_t *lc, uint32_t idx);
+
+static inline int rdlm_local_lock_is_fifo(const rdlm_local_t *lc, uint32_t idx)
+{
+    return (rdlm_load(&lc->seg.entries[idx].meta, RDLM_RELAXED) & RDLM_META_FIFO) != 0;
+}
+
+/**
+ * The exclusive lock of an entry: the bounded-bypass mutex (mutex.c) by default, the
+ * FIFO ticket lock (qlock.c) if the entry has RDLM_META_FIFO. timeout_ns 0 = one
+ * try. Returns RDLM_OK or RDLM_OWNER_DEAD (held; *token_p set if not NULL),
+ * RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE.
+ */
+static inline rdlm_status_t rdlm_local_lock_acquire(rdlm_local_t *lc, uint32_t idx,
+                                                    uint64_t timeout_ns, uint64_t *token_p)
+{
+    return rdlm_local_lock_is_fifo(lc, idx) ? rdlm_qlock_acquire(lc, idx, timeout_ns, token_p)
+                                            : rdlm_mutex_acquire(lc, idx, timeout_ns, token_p);
+}
+
+/** Release ordering; RDLM_ERR_NOT_OWNER (nothing changed) if not held here. */
+static inline rdlm_status_t rdlm_local_lock_release(rdlm_local_t *lc, uint32_t idx)
+{
+    return rdlm_local_lock_is_fifo(lc, idx) ? rdlm_qlock_release(lc, idx)
+                                            : rdlm_mutex_release(lc, idx);
+}
 /** 1 if places were taken behind the current holder (live or abandoned ones). */
 int rdlm_qlock_has_waiters(const rdlm_local_t *lc, uint32_t idx);
 /** After leaving a lock (release, timeout): passes over abandoned places at its
@@ -47,13 +135,15 @@ int rdlm_qlock_has_waiters(const rdlm_local_t *lc, uint32_t idx);
  *  so that a node never keeps a global lock nobody on the node uses. */
 int rdlm_qlock_idle(rdlm_local_t *lc, uint32_t idx);
 
-/** A lock's or rwlock's state, for queries (scans the slots' records). */
+/** A lock's or rwlock's state, for queries (scans the slots' records); either lock
+ *  kind. */
 typedef struct rdlm_lock_snapshot {
     uint32_t waiters;          /* queued requests of live processes */
     uint32_t readers;          /* shared holders of live processes (rwlock) */
     uint32_t reads_held_by_me; /* shared holds of this context (rwlock) */
     int held;                  /* exclusively held */
     int held_by_me;
+    int reserved; /* a bounded-bypass lock's waiter reserved it (an heir) */
     uint64_t last_token;
 } rdlm_lock_snapshot_t;
 

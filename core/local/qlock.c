@@ -1,5 +1,5 @@
 /*
- * The on-node exclusive lock: a ticket lock in one 64-bit word (next | serving |
+ * The on-node FIFO exclusive lock: a ticket lock in one 64-bit word (next | serving |
  * owner), so that an uncontended acquire and a release are one CAS each and no
  * moment exists at which a held lock names no holder. Waiters sleep on the word's
  * futex half with a per-ticket bit, so a release wakes the next waiter only.
@@ -8,13 +8,9 @@
  */
 #include <stddef.h>
 
-#include "clock.h"
 #include "local.h"
 #include "log.h"
 #include "records.h"
-
-#define RDLM_TRY_CHECK_INTERVAL_NS 10000000ull /* try-acquire looks for dead holders */
-#define RDLM_TRY_CLOCK_EVERY 64u /* a failed try on an unchanged word reads the clock */
 
 /* Wake whoever holds ticket `ticket` (it may be asleep). */
 static void rdlm_qlock_wake(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t ticket)
@@ -94,42 +90,6 @@ static int rdlm_qlock_try_fast(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev
     }
     *prev_owner_p = RDLM_WORD_OWNER(w);
     return 1;
-}
-
-/* What this thread's last failed try saw: the lock word when it last read the clock,
- * and the failed tries since. Hints only (they pick when to read the clock), so one
- * pair per thread serves every context and lock. */
-static _Thread_local uint64_t rdlm_qlock_try_word;
-static _Thread_local uint32_t rdlm_qlock_try_fails;
-
-/*
- * A failed try looks for a dead holder now and then: a lock whose holder died must
- * not stay busy forever for callers that only ever try. The check runs at most once
- * per RDLM_TRY_CHECK_INTERVAL_NS per context, decided by the clock; the clock is read
- * (about 20-40 ns, most of a failed try) only when the word differs from the one this
- * thread saw at its last reading (the holder or the queue moved: a ticket abandoned
- * by a timed-out waiter shows here at once) or on every RDLM_TRY_CLOCK_EVERY-th
- * failed try (a dead holder leaves the word as it was: found after the interval and
- * at most that many more tries).
- */
-static int rdlm_qlock_try_recover(rdlm_local_t *lc, uint32_t idx)
-{
-    uint64_t w = rdlm_load(&lc->seg.entries[idx].word, RDLM_RELAXED);
-    uint64_t now;
-    uint64_t due;
-
-    if (w == rdlm_qlock_try_word && ++rdlm_qlock_try_fails % RDLM_TRY_CLOCK_EVERY != 0) {
-        return 0;
-    }
-    rdlm_qlock_try_word = w;
-    rdlm_qlock_try_fails = 0;
-    now = rdlm_clock_now_ns();
-    due = rdlm_load(&lc->next_try_check_ns, RDLM_RELAXED);
-    if (now < due || !rdlm_cas(&lc->next_try_check_ns, &due,
-                               now + RDLM_TRY_CHECK_INTERVAL_NS, RDLM_RELAXED)) {
-        return 0;
-    }
-    return rdlm_qlock_recover(lc, idx);
 }
 
 /* Holding ticket t and serving == t: claim. *prev_owner_p gets 0 or DIED. */
@@ -222,11 +182,10 @@ rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeou
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t prev_owner;
-    uint64_t token;
 
     if (!rdlm_qlock_try_fast(lc, e, &prev_owner)) {
         if (timeout_ns == 0) {
-            if (!(rdlm_qlock_try_recover(lc, idx) &&
+            if (!(rdlm_local_lock_try_check_due(lc, idx) && rdlm_qlock_recover(lc, idx) &&
                   rdlm_qlock_try_fast(lc, e, &prev_owner))) {
                 return RDLM_ERR_BUSY;
             }
@@ -237,16 +196,7 @@ rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeou
             }
         }
     }
-    /* Only the holder writes the token: no read-modify-write needed. */
-    token = rdlm_load(&e->token, RDLM_RELAXED) + 1;
-    rdlm_store(&e->token, token, RDLM_RELAXED);
-    /* Statistics are approximate under concurrent use: no lock prefix here. */
-    rdlm_store(&lc->stats.acquires, rdlm_load(&lc->stats.acquires, RDLM_RELAXED) + 1,
-               RDLM_RELAXED);
-    if (token_p != NULL) {
-        *token_p = token;
-    }
-    return prev_owner == RDLM_OWNER_DIED ? RDLM_OWNER_DEAD : RDLM_OK;
+    return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
 }
 
 rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx)
@@ -309,6 +259,7 @@ void rdlm_qlock_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapsho
 
     snap->held = !RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w));
     snap->held_by_me = RDLM_WORD_OWNER(w) == seg->self_owner;
+    snap->reserved = !rdlm_local_lock_is_fifo(lc, idx) && RDLM_MUTEX_HEIR(w) != 0;
     /* Counted from live processes' records, not tickets: an abandoned ticket, or one
      * of a dead process, is nobody's request. */
     snap->waiters = rdlm_rec_count(seg, idx, RDLM_REC_WAITING, 1);

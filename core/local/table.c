@@ -35,7 +35,8 @@ static void rdlm_table_init_entry(rdlm_segment_t *seg, uint32_t idx, const char 
     rdlm_store(&e->aux64b, 0, RDLM_RELAXED);
     rdlm_store(&e->aux32, aux32_init, RDLM_RELAXED);
     rdlm_store(&e->wake32, 0, RDLM_RELAXED);
-    rdlm_store(&e->meta, kind | RDLM_META_READY, RDLM_RELEASE);
+    rdlm_store(&e->meta, (kind & (RDLM_META_KIND | RDLM_META_FIFO)) | RDLM_META_READY,
+               RDLM_RELEASE);
 }
 
 /* Wait until entry idx is READY; finish it ourselves if its creator died first.
@@ -115,9 +116,15 @@ rdlm_status_t rdlm_table_open(rdlm_segment_t *seg, const char *name, unsigned ki
         if (strncmp(seg->names[idx], name, RDLM_NAME_BYTES) != 0) {
             continue; /* another name with the same id */
         }
-        if ((meta & 0xffu) != kind) {
-            rdlm_error("\"%s\" exists as kind %u, opened as kind %u", name, meta & 0xffu,
-                       kind);
+        if ((meta & RDLM_META_KIND) != (kind & RDLM_META_KIND)) {
+            rdlm_error("\"%s\" exists as kind %u, opened as kind %u", name,
+                       meta & RDLM_META_KIND, kind & RDLM_META_KIND);
+            return RDLM_ERR_KIND_MISMATCH;
+        }
+        if ((kind & RDLM_META_ORDER_SET) && ((meta ^ kind) & RDLM_META_FIFO)) {
+            rdlm_error("lock \"%s\" exists as a %s lock, opened as a %s one", name,
+                       (meta & RDLM_META_FIFO) ? "FIFO" : "bounded-bypass",
+                       (kind & RDLM_META_FIFO) ? "FIFO" : "bounded-bypass");
             return RDLM_ERR_KIND_MISMATCH;
         }
         *index_p = idx;

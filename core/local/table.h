@@ -19,7 +19,10 @@ uint64_t rdlm_table_id(const char *name);
  * Find the entry named name, creating it as kind (with aux32 = aux32_init, token =
  * epoch << 40) if absent. Lock-free; waits (bounded) for a concurrent creator and
  * takes over from a dead one. name must be 1..RDLM_NAME_BYTES-1 bytes (caller checks).
- * Errors: RDLM_ERR_KIND_MISMATCH (exists as another kind), RDLM_ERR_TABLE_FULL.
+ * kind may carry RDLM_META_FIFO (kept if this call creates the entry) and
+ * RDLM_META_ORDER_SET (an existing entry must then have the same FIFO bit).
+ * Errors: RDLM_ERR_KIND_MISMATCH (exists as another kind or order),
+ * RDLM_ERR_TABLE_FULL.
  */
 rdlm_status_t rdlm_table_open(rdlm_segment_t *seg, const char *name, unsigned kind,
                               uint32_t aux32_init, uint32_t *index_p);

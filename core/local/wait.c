@@ -76,9 +76,20 @@ void rdlm_wait_stop_spinning(rdlm_wait_t *w)
     }
 }
 
+static void rdlm_futex_wake(rdlm_atomic_u32_t *word, int nr, uint32_t bitset,
+                            rdlm_wait_stats_t *stats)
+{
+    rdlm_fetch_add(&stats->wakes, 1, RDLM_RELAXED);
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_BITSET, nr, NULL, NULL, bitset);
+}
+
 void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
                              rdlm_wait_stats_t *stats)
 {
-    rdlm_fetch_add(&stats->wakes, 1, RDLM_RELAXED);
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, bitset);
+    rdlm_futex_wake(word, INT_MAX, bitset, stats);
+}
+
+void rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, rdlm_wait_stats_t *stats)
+{
+    rdlm_futex_wake(word, 1, RDLM_WAIT_ALL_BITS, stats);
 }

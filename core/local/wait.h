@@ -68,6 +68,10 @@ void rdlm_wait_stop_spinning(rdlm_wait_t *w);
 void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
                              rdlm_wait_stats_t *stats);
 
+/** Wake one sleeper on *word, whatever its bits (the caller knows there are
+ *  sleepers, and that any one of them will do). */
+void rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, rdlm_wait_stats_t *stats);
+
 /** After changing *word (seq_cst): wake the sleepers matching bitset, if any. Inline
  *  because a release calls it every time and nobody sleeps most of the time. */
 static inline void rdlm_wait_wake(rdlm_atomic_u32_t *word, uint32_t bitset,

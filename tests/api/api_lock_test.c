@@ -119,7 +119,17 @@ typedef struct queue_child_arg {
     queue_shared_t *sh;
     int id;
     uint64_t timeout_ns;
+    int fifo; /* open the lock as RDLM_LOCK_ORDER_FIFO */
 } queue_child_arg_t;
+
+/* Open LOCK_NAME, FIFO if asked (else in the default order). */
+static rdlm_status_t queue_lock_open(rdlm_ctx_h ctx, int fifo, rdlm_lock_h *lock_p)
+{
+    rdlm_lock_params_t params = {.field_mask = RDLM_LOCK_FIELD_ORDER,
+                                 .order = RDLM_LOCK_ORDER_FIFO};
+
+    return rdlm_lock_open_params(ctx, LOCK_NAME, fifo ? &params : NULL, lock_p);
+}
 
 /* Acquire once; record status, time and grant order; exit 0 if granted. */
 static int queue_child(void *argp)
@@ -134,7 +144,7 @@ static int queue_child(void *argp)
     if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
         return 10;
     }
-    if (rdlm_lock_open(ctx, LOCK_NAME, &lock) != RDLM_OK) {
+    if (queue_lock_open(ctx, arg->fifo, &lock) != RDLM_OK) {
         return 11;
     }
     t0 = api_now_ns();
@@ -222,7 +232,7 @@ static void test_lock_is_not_recursive(void **state)
     assert_status(rdlm_lock_release(second), RDLM_OK);
 }
 
-static void test_waiters_are_granted_in_arrival_order(void **state)
+static void test_fifo_waiters_are_granted_in_arrival_order(void **state)
 {
     enum { K = 4 };
     api_fixture_t *fx = *state;
@@ -233,11 +243,11 @@ static void test_waiters_are_granted_in_arrival_order(void **state)
     rdlm_lock_h lock;
     rdlm_lock_info_t info;
 
-    assert_status(rdlm_lock_open(ctx, LOCK_NAME, &lock), RDLM_OK);
+    assert_status(queue_lock_open(ctx, 1, &lock), RDLM_OK);
     assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
     for (int i = 1; i <= K; i++) {
         args[i] = (queue_child_arg_t){.job = fx->job, .sh = sh, .id = i,
-                                      .timeout_ns = 20 * API_NSEC_PER_SEC};
+                                      .timeout_ns = 20 * API_NSEC_PER_SEC, .fifo = 1};
         pids[i] = api_fork(fx, queue_child, &args[i]);
         /* Start the next one only once this one is queued. */
         assert_int_equal(api_wait_waiters(lock, (uint32_t)i, 10 * API_NSEC_PER_SEC), 0);
@@ -421,7 +431,7 @@ int main(void)
         API_TEST(test_timed_out_request_is_not_counted_as_waiter),
         API_TEST(test_timed_out_waiter_in_the_middle_of_the_queue_is_passed_over),
         API_TEST(test_lock_is_not_recursive),
-        API_TEST(test_waiters_are_granted_in_arrival_order),
+        API_TEST(test_fifo_waiters_are_granted_in_arrival_order),
         API_TEST(test_tokens_strictly_increase_across_processes),
         API_TEST(test_tokens_strictly_increase_across_contexts),
         API_TEST(test_close_and_destroy_hand_a_held_lock_over_normally),

@@ -3,7 +3,8 @@
  * Kit's regressions): one small ops table per lock kind, so a single validator checks
  * every kind the same way.
  *
- *   lock          rdlm exclusive lock                      tokens, FIFO
+ *   lock          rdlm exclusive lock (bounded bypass)     tokens
+ *   lock_fifo     rdlm exclusive lock, RDLM_LOCK_ORDER_FIFO tokens, FIFO
  *   rwlock_write  rdlm reader-writer lock, writers only    tokens
  *   rwlock_mixed  rdlm reader-writer lock, readers+writers tokens (writers), shared
  *   broken        non-atomic test-then-set on a shared word, sched_yield() between

@@ -49,10 +49,31 @@ static void lock_close(void *lock)
 
 static const stress_adapter_ops_t lock_ops = {
     .name = "lock",
-    .description = "rdlm exclusive lock",
-    .caps = STRESS_CAP_TOKENS | STRESS_CAP_FIFO,
+    .description = "rdlm exclusive lock, default order (bounded bypass)",
+    .caps = STRESS_CAP_TOKENS,
     .read_pct = 0,
     .open = lock_open,
+    .acquire = lock_acquire,
+    .release = lock_release,
+    .close = lock_close,
+};
+
+static rdlm_status_t lock_fifo_open(rdlm_ctx_h ctx, const char *name, void *scratch,
+                                    void **lock_p)
+{
+    rdlm_lock_params_t params = {.field_mask = RDLM_LOCK_FIELD_ORDER,
+                                 .order = RDLM_LOCK_ORDER_FIFO};
+
+    (void)scratch;
+    return rdlm_lock_open_params(ctx, name, &params, (rdlm_lock_h *)lock_p);
+}
+
+static const stress_adapter_ops_t lock_fifo_ops = {
+    .name = "lock_fifo",
+    .description = "rdlm exclusive lock, FIFO order",
+    .caps = STRESS_CAP_TOKENS | STRESS_CAP_FIFO,
+    .read_pct = 0,
+    .open = lock_fifo_open,
     .acquire = lock_acquire,
     .release = lock_release,
     .waiters = lock_waiters,
@@ -256,7 +277,8 @@ static const stress_adapter_ops_t tas_ops = {
 /* ---- registry ------------------------------------------------------------------- */
 
 const stress_adapter_ops_t *const stress_adapters[] = {
-    &lock_ops, &rwlock_write_ops, &rwlock_mixed_ops, &broken_ops, &tas_ops, NULL,
+    &lock_ops, &lock_fifo_ops, &rwlock_write_ops, &rwlock_mixed_ops, &broken_ops, &tas_ops,
+    NULL,
 };
 
 const stress_adapter_ops_t *stress_adapter_find(const char *name)

@@ -1,0 +1,264 @@
+/*
+ * The on-node bounded-bypass mutex, the default exclusive lock: one 64-bit word
+ * (heir | owner, layout.h). A free lock goes to whoever takes it first, so a running
+ * process takes it back at once instead of handing it to a sleeping waiter (which
+ * costs a futex wake, about 0.1 ms here, per hand-off when processes outnumber
+ * cores). Bypass is bounded: a waiter that has waited RDLM_LOCK_BYPASS_US reserves
+ * the lock (heir), and then nobody else takes it. A release wakes one sleeper (or
+ * the heir), and no second one while a woken one has not run (wake32).
+ *
+ * State transitions of the word (owner, heir); "nobody" is 0 or DIED:
+ *   take     (nobody, 0)    -> (me, 0)       anyone
+ *   claim    (nobody, me)   -> (me, 0)       the heir
+ *   reserve  (x, 0)         -> (x, me)       a waiter past the bound, x not nobody
+ *   release  (me, h)        -> (0, h)        the holder; wakes h, or one sleeper
+ *   give up  (x, me)        -> (x, 0)        the heir at its deadline
+ *   dead     (o, h)         -> (DIED, h)     anyone, o's process dead
+ *   dead     (x, h)         -> (x, 0)        anyone, h's process dead
+ * Proof sketch: docs/local-locks.md ("Exclusive lock"); spin model:
+ * tests/model/mutex_word.pml.
+ */
+#include "clock.h"
+#include "local.h"
+#include "log.h"
+#include "records.h"
+
+/* Take a free lock not reserved for another (take or claim). *prev_owner_p gets the
+ * owner it replaced (0 or DIED). */
+static int rdlm_mutex_take(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev_owner_p)
+{
+    uint32_t me = lc->seg.self_owner;
+    /* A load first: a failed try then leaves the line shared with its holder. */
+    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
+
+    while (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) &&
+           (RDLM_MUTEX_HEIR(w) == 0 || RDLM_MUTEX_HEIR(w) == me)) {
+        if (rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(me, 0), RDLM_ACQUIRE)) {
+            *prev_owner_p = RDLM_WORD_OWNER(w);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The lock became free with no heir, or a waiter left with a wake it may have been
+ * sent: wake one sleeper, unless one woken earlier has not run yet. */
+static void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e)
+{
+    if (rdlm_load(&e->parked, RDLM_SEQ_CST) != 0 && rdlm_load(&e->wake32, RDLM_SEQ_CST) == 0 &&
+        rdlm_exchange(&e->wake32, 1, RDLM_SEQ_CST) == 0) {
+        rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), &lc->stats.wait);
+    }
+}
+
+/* The heir may be asleep: wake it (its slot's bit; others sharing the bit re-sleep). */
+static void rdlm_mutex_wake_heir(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t heir)
+{
+    rdlm_wait_wake(rdlm_mutex_futex(&e->word), rdlm_wait_ticket_bit(RDLM_OWNER_SLOT(heir)),
+                   &e->parked, &lc->stats.wait);
+}
+
+/*
+ * Recovery (any waiter, after a sleep slice, or a due failed try): a dead holder's
+ * lock becomes free with DIED (the next taker gets RDLM_OWNER_DEAD); a dead heir's
+ * reservation is dropped. Every step is a CAS. Returns 1 if the word changed.
+ */
+static int rdlm_mutex_recover(rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_segment_t *seg = &lc->seg;
+    rdlm_entry_t *e = &seg->entries[idx];
+    uint64_t w = rdlm_load(&e->word, RDLM_ACQUIRE);
+    uint32_t o = RDLM_WORD_OWNER(w);
+    uint32_t h = RDLM_MUTEX_HEIR(w);
+
+    if (!RDLM_OWNER_IS_NOBODY(o) && !rdlm_segment_owner_alive(seg, o)) {
+        if (!rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(RDLM_OWNER_DIED, h), RDLM_SEQ_CST)) {
+            return 0;
+        }
+        rdlm_fetch_add(&lc->stats.recoveries, 1, RDLM_RELAXED);
+        rdlm_warn("lock \"%s\": holder (slot %u) died; freed", seg->names[idx],
+                  RDLM_OWNER_SLOT(o));
+        if (h != 0) {
+            rdlm_mutex_wake_heir(lc, e, h);
+        }
+        return 1;
+    }
+    if (h == 0 || rdlm_segment_owner_alive(seg, h) ||
+        !rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(o, 0), RDLM_SEQ_CST)) {
+        return 0;
+    }
+    rdlm_fetch_add(&lc->stats.skips, 1, RDLM_RELAXED);
+    rdlm_debug("lock \"%s\": reserving waiter (slot %u) died; reservation dropped",
+               seg->names[idx], RDLM_OWNER_SLOT(h));
+    if (RDLM_OWNER_IS_NOBODY(o)) {
+        rdlm_mutex_wake_next(lc, e);
+    }
+    return 1;
+}
+
+/* Past the bypass bound: reserve the lock if it is held and nobody else has. */
+static int rdlm_mutex_reserve(rdlm_local_t *lc, rdlm_entry_t *e)
+{
+    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
+
+    while (!RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) && RDLM_MUTEX_HEIR(w) == 0) {
+        if (rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(RDLM_WORD_OWNER(w), lc->seg.self_owner),
+                     RDLM_SEQ_CST)) {
+            rdlm_fetch_add(&lc->stats.reservations, 1, RDLM_RELAXED);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Leaving without the lock (deadline, context closing): drop a reservation, and pass
+ * on a wake this waiter may have been sent, if the lock is free. */
+static void rdlm_mutex_leave(rdlm_local_t *lc, rdlm_entry_t *e)
+{
+    uint32_t me = lc->seg.self_owner;
+    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
+
+    while (RDLM_MUTEX_HEIR(w) == me &&
+           !rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(RDLM_WORD_OWNER(w), 0), RDLM_SEQ_CST)) {
+    }
+    rdlm_store(&e->wake32, 0, RDLM_SEQ_CST);
+    if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(rdlm_load(&e->word, RDLM_SEQ_CST)))) {
+        rdlm_mutex_wake_next(lc, e);
+    }
+}
+
+/*
+ * Slow path: wait for the lock. The wait's deadline is the earlier of the caller's
+ * and the bypass bound; at the bound the waiter reserves the lock (or, if another
+ * waiter has, tries again one bound later). The WAITING record only serves queries.
+ */
+static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                     uint32_t *prev_owner_p)
+{
+    rdlm_segment_t *seg = &lc->seg;
+    rdlm_entry_t *e = &seg->entries[idx];
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns);
+    uint64_t bound = rdlm_clock_now_ns() + lc->bypass_ns;
+    uint32_t me = seg->self_owner;
+    rdlm_status_t status = RDLM_OK;
+    rdlm_atomic_u64_t *rec;
+    int heir = 0;
+    rdlm_wait_t w;
+    int r;
+
+    r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, 0));
+    if (r < 0) {
+        rdlm_error("lock \"%s\": this context already uses all %d wait records",
+                   seg->names[idx], RDLM_SLOT_RECORDS);
+        return RDLM_ERR_NO_RESOURCE;
+    }
+    rec = rdlm_rec_at(seg, r);
+    rdlm_fetch_add(&lc->stats.contended, 1, RDLM_RELAXED);
+    rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait, bound < deadline ? bound : deadline);
+    /* More processes than CPUs: a spinning waiter takes the CPU the holder needs. */
+    if (rdlm_load(&seg->hdr->attached, RDLM_RELAXED) > lc->cpus) {
+        rdlm_wait_stop_spinning(&w);
+    }
+    while (!rdlm_mutex_take(lc, e, prev_owner_p)) {
+        uint64_t word = rdlm_load(&e->word, RDLM_ACQUIRE);
+
+        if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
+            status = RDLM_ERR_CLOSED;
+            break;
+        }
+        if (heir && RDLM_MUTEX_HEIR(word) != me) {
+            heir = 0; /* another thread of this context claimed the reservation */
+            rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait, rdlm_clock_now_ns());
+        }
+        if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word)) && RDLM_MUTEX_HEIR(word) == 0) {
+            continue; /* freed since the take: take again */
+        }
+        switch (rdlm_wait_step(&w, rdlm_mutex_futex(&e->word), RDLM_WORD_OWNER(word),
+                               rdlm_wait_ticket_bit(seg->self_slot), &e->parked)) {
+        case RDLM_WAIT_AGAIN:
+            break;
+        case RDLM_WAIT_CHECK:
+            rdlm_store(&e->wake32, 0, RDLM_SEQ_CST); /* running: releases may wake again */
+            rdlm_mutex_recover(lc, idx);
+            break;
+        case RDLM_WAIT_TIMEDOUT:
+            if (rdlm_clock_now_ns() >= deadline) {
+                status = RDLM_ERR_TIMEOUT;
+                break;
+            }
+            heir = heir || rdlm_mutex_reserve(lc, e);
+            bound = heir ? deadline : rdlm_clock_now_ns() + lc->bypass_ns;
+            rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait,
+                                 bound < deadline ? bound : deadline);
+            rdlm_wait_stop_spinning(&w);
+            break;
+        }
+        if (status != RDLM_OK) {
+            break;
+        }
+    }
+    rdlm_store(rec, 0, RDLM_RELEASE);
+    if (status != RDLM_OK) {
+        rdlm_mutex_leave(lc, e);
+        if (status == RDLM_ERR_TIMEOUT) {
+            rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
+        }
+    }
+    return status;
+}
+
+/* The acquire after a failed take: a try whose check for a dead holder is due, or
+ * the wait. */
+static __attribute__((noinline)) rdlm_status_t
+rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns, uint64_t *token_p)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint32_t prev_owner;
+
+    if (timeout_ns == 0) {
+        if (!(rdlm_mutex_recover(lc, idx) && rdlm_mutex_take(lc, e, &prev_owner))) {
+            return RDLM_ERR_BUSY;
+        }
+    } else {
+        rdlm_status_t status = rdlm_mutex_wait(lc, idx, timeout_ns, &prev_owner);
+        if (status != RDLM_OK) {
+            return status;
+        }
+    }
+    return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
+}
+
+rdlm_status_t rdlm_mutex_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                 uint64_t *token_p)
+{
+    uint32_t prev_owner;
+
+    if (!rdlm_mutex_take(lc, &lc->seg.entries[idx], &prev_owner)) {
+        if (timeout_ns == 0 && !rdlm_local_lock_try_check_due(lc, idx)) {
+            return RDLM_ERR_BUSY;
+        }
+        return rdlm_mutex_acquire_slow(lc, idx, timeout_ns, token_p);
+    }
+    return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
+}
+
+rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_segment_t *seg = &lc->seg;
+    rdlm_entry_t *e = &seg->entries[idx];
+    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
+
+    do {
+        if (RDLM_WORD_OWNER(w) != seg->self_owner) {
+            rdlm_warn("lock \"%s\": release by a context that does not hold it",
+                      seg->names[idx]);
+            return RDLM_ERR_NOT_OWNER;
+        }
+    } while (!rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(0, RDLM_MUTEX_HEIR(w)), RDLM_SEQ_CST));
+    if (RDLM_MUTEX_HEIR(w) != 0) {
+        rdlm_mutex_wake_heir(lc, e, RDLM_MUTEX_HEIR(w));
+    } else {
+        rdlm_mutex_wake_next(lc, e);
+    }
+    return RDLM_OK;
+}
