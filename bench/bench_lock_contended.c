@@ -4,10 +4,17 @@
  * window. Figures: total operations / (last end - first start), in Mops/s; and
  * hand-offs, the critical sections entered by a different process than the one
  * before, per second (a lock that lets its releaser take it straight back does many
- * operations and few hand-offs). p99: wait in acquire, 1 acquire in 16 timed. The
- * counter must equal the operations run. Targets (issue): 2 processes, hand-off
- * throughput of rdlm >= 1.5 x pthread_mutex; 16 processes on 2 cores, throughput
- * rdlm@16 / rdlm@2 >= 0.3.
+ * operations and few hand-offs). p99: wait in acquire, 1 acquire in 16 timed.
+ * Waits: every implementation also runs wait rounds, alternated with the throughput
+ * rounds, in which every acquire is timed (two clock reads, about 0.1 us here: too
+ * much to add to the throughput rounds, whose 2-process operations take 0.2-0.3 us);
+ * "wait max" is the longest wait over every acquire of every process in a round,
+ * "wait p99.9" the 99.9th percentile of a uniform sample of them (16384 per process).
+ * Sections out of turn: sections entered right after the same process's own
+ * (operations - hand-offs, throughput rounds). The counter must equal the operations run.
+ * Targets (issue): 2 processes, hand-off throughput of rdlm >= 1.5 x pthread_mutex;
+ * 16 processes on 2 cores, throughput rdlm@16 / rdlm@2 >= 0.3, and no acquire of
+ * rdlm waits more than 10 ms in any round (bounded bypass).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +28,7 @@
 #define RDLM_BENCH_CONT_WARMUP 200u
 #define RDLM_BENCH_CONT_SAMPLE_EVERY 16u /* power of two */
 #define RDLM_BENCH_CONT_SAMPLES 16384u
+#define RDLM_BENCH_CONT_MAX_WAIT_MS 10.0 /* target: rdlm's longest wait at 16 procs */
 
 static const uint32_t rdlm_bench_cont_procs[] = {2, 16};
 
@@ -28,7 +36,8 @@ static const rdlm_bench_lock_ops_t *const rdlm_bench_cont_impls[] = {
     &rdlm_bench_lock_rdlm, &rdlm_bench_lock_pmutex, &rdlm_bench_lock_tas};
 #define RDLM_BENCH_CONT_NIMPL (sizeof(rdlm_bench_cont_impls) / sizeof(rdlm_bench_cont_impls[0]))
 
-static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
+/* The measured loop; every: time every acquire (wait rounds), else 1 in 16. */
+static inline int rdlm_bench_cont_loop(rdlm_bench_worker_t *w, int every)
 {
     const rdlm_bench_lock_arg_t *a = w->arg;
     const rdlm_bench_lock_ops_t *ops = a->ops;
@@ -38,6 +47,8 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
     rdlm_stats_t after;
     uint64_t ops_done = 0;
     uint64_t handoffs = 0;
+    uint64_t max_wait = 0;
+    uint64_t wait;
     int have_stats;
     void *lock;
     uint64_t k;
@@ -57,8 +68,13 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
         goto err_detach;
     }
     while (!rdlm_bench_worker_stopped(w)) {
-        rc = rdlm_bench_lock_section(w, ops, lock, cs,
-                                     (ops_done & (RDLM_BENCH_CONT_SAMPLE_EVERY - 1)) == 0);
+        if (every) {
+            rc = rdlm_bench_lock_section_waited(w, ops, lock, cs, 1, &wait);
+            max_wait = wait > max_wait ? wait : max_wait;
+        } else {
+            rc = rdlm_bench_lock_section(
+                w, ops, lock, cs, (ops_done & (RDLM_BENCH_CONT_SAMPLE_EVERY - 1)) == 0);
+        }
         if (rc < 0) {
             goto err_detach;
         }
@@ -70,6 +86,7 @@ static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
     w->slot->values[0] = (double)a->warmup;
     w->slot->values[1] = (double)(sink & 0xff); /* keeps the local work alive */
     w->slot->values[2] = (double)handoffs;
+    w->slot->values[3] = (double)max_wait; /* ns, every acquire of a wait round */
     if (have_stats && ops->stats(lock, &after) == 0) {
         rdlm_bench_worker_stats(w, &before, &after);
     }
@@ -81,6 +98,16 @@ err_detach:
     return -1;
 }
 
+static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
+{
+    return rdlm_bench_cont_loop(w, 0);
+}
+
+static int rdlm_bench_cont_wait_body(rdlm_bench_worker_t *w)
+{
+    return rdlm_bench_cont_loop(w, 1);
+}
+
 typedef struct rdlm_bench_cont_ctx {
     rdlm_bench_report_t *report;
     uint32_t nprocs;
@@ -88,12 +115,48 @@ typedef struct rdlm_bench_cont_ctx {
     uint64_t warmup;
     rdlm_bench_measure_t *measure[RDLM_BENCH_CONT_NIMPL];
     rdlm_bench_measure_t *handoffs[RDLM_BENCH_CONT_NIMPL];
+    rdlm_bench_measure_t *wait_p999[RDLM_BENCH_CONT_NIMPL]; /* us, wait rounds */
+    rdlm_bench_measure_t *wait_max[RDLM_BENCH_CONT_NIMPL];  /* ms, wait rounds */
+    double worst_wait_ms[RDLM_BENCH_CONT_NIMPL];            /* over rounds */
+    uint64_t ops[RDLM_BENCH_CONT_NIMPL];                    /* summed over rounds */
+    uint64_t turns[RDLM_BENCH_CONT_NIMPL];                  /* hand-offs, summed */
+    /* throughput rounds, then wait rounds: impl k's wait round is NIMPL + k */
     rdlm_stats_t rdlm_stats; /* summed over rounds and processes */
 } rdlm_bench_cont_ctx_t;
 
-static int rdlm_bench_cont_round(uint32_t impl, uint32_t round, void *ctx)
+/* Record one wait round of impl. */
+static void rdlm_bench_cont_waits(rdlm_bench_cont_ctx_t *c, uint32_t impl, uint32_t round,
+                                  const rdlm_bench_outcome_t *out)
+{
+    rdlm_bench_summary_t pct;
+    double max_wait_ms = 0;
+
+    for (uint32_t k = 0; k < out->nprocs; k++) {
+        if (out->slots[k].values[3] / 1e6 > max_wait_ms) {
+            max_wait_ms = out->slots[k].values[3] / 1e6;
+        }
+    }
+    rdlm_bench_outcome_percentiles(out, 1.0 / 1000.0, 0, &pct);
+    rdlm_bench_measure_round(c->wait_p999[impl], pct.p999, NULL);
+    rdlm_bench_measure_round(c->wait_max[impl], max_wait_ms, NULL);
+    if (max_wait_ms > c->worst_wait_ms[impl]) {
+        c->worst_wait_ms[impl] = max_wait_ms;
+    }
+    if (c->report->opts->verbose) {
+        fprintf(
+            stderr,
+            "rdlm-bench:   round %u %-14s %2u procs, every acquire timed: wait p99 %.2f "
+            "us, p99.9 %.2f us, max %.3f ms\n",
+            round + 1, rdlm_bench_cont_impls[impl]->name, c->nprocs, pct.p99, pct.p999,
+            max_wait_ms);
+    }
+}
+
+static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
 {
     rdlm_bench_cont_ctx_t *c = ctx;
+    uint32_t impl = run % RDLM_BENCH_CONT_NIMPL;
+    int waits = run >= RDLM_BENCH_CONT_NIMPL;
     rdlm_bench_lock_arg_t arg = {.ops = rdlm_bench_cont_impls[impl], .warmup = c->warmup};
     rdlm_bench_run_params_t p = {
         .nprocs = c->nprocs,
@@ -104,7 +167,7 @@ static int rdlm_bench_cont_round(uint32_t impl, uint32_t round, void *ctx)
         .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_lock_check,
         .data_fini = rdlm_bench_lock_data_fini,
-        .body = rdlm_bench_cont_body,
+        .body = waits ? rdlm_bench_cont_wait_body : rdlm_bench_cont_body,
         .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
@@ -115,6 +178,11 @@ static int rdlm_bench_cont_round(uint32_t impl, uint32_t round, void *ctx)
     if (rdlm_bench_run(&p, &out) != 0) {
         return -1;
     }
+    if (waits) {
+        rdlm_bench_cont_waits(c, impl, round, &out);
+        rdlm_bench_outcome_free(&out);
+        return 0;
+    }
     for (uint32_t k = 0; k < out.nprocs; k++) {
         handoffs += out.slots[k].values[2];
     }
@@ -124,6 +192,8 @@ static int rdlm_bench_cont_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_measure_round(c->handoffs[impl],
                              out.window_ns > 0 ? handoffs * 1000.0 / (double)out.window_ns : 0.0,
                              NULL);
+    c->ops[impl] += out.ops;
+    c->turns[impl] += (uint64_t)handoffs;
     if (out.has_stats) {
         c->rdlm_stats.acquires += out.stats.acquires;
         c->rdlm_stats.contended += out.stats.contended;
@@ -163,6 +233,49 @@ static void rdlm_bench_cont_stats_note(rdlm_bench_report_t *r, const char *bench
                            parks_per, s->wakes, s->skips, verdict);
 }
 
+/* The longest waits and the sections out of turn of every implementation. */
+static void rdlm_bench_cont_wait_note(rdlm_bench_report_t *r, const char *bench,
+                                      const rdlm_bench_cont_ctx_t *c)
+{
+    char text[RDLM_BENCH_CONT_NIMPL][64];
+    uint32_t k;
+
+    for (k = 0; k < RDLM_BENCH_CONT_NIMPL; k++) {
+        snprintf(text[k], sizeof(text[k]), "%s %.3f ms / %.1f%%",
+                 rdlm_bench_cont_impls[k]->name, c->worst_wait_ms[k],
+                 c->ops[k] ? 100.0 * (double)(c->ops[k] - c->turns[k]) / (double)c->ops[k]
+                           : 0.0);
+    }
+    rdlm_bench_report_note(
+        r, bench, RDLM_BENCH_NOTE_INFO,
+        "%u procs, longest wait in acquire over every acquire of every "
+        "wait round / sections out of turn (after the same process's own, "
+        "throughput rounds): %s, %s, %s",
+        c->nprocs, text[0], text[1], text[2]);
+}
+
+/* Target row: rdlm's longest wait over every round against the issue's limit. */
+static int rdlm_bench_cont_wait_target(rdlm_bench_report_t *r, const char *bench,
+                                       const rdlm_bench_cont_ctx_t *c)
+{
+    rdlm_bench_measure_t *worst = rdlm_bench_report_measure(
+        r, bench, "wait max, all rounds", rdlm_bench_cont_impls[0]->name, c->nprocs, "ms");
+    rdlm_bench_measure_t *limit = rdlm_bench_report_measure(
+        r, bench, "wait max, all rounds", "limit", c->nprocs, "ms");
+    char label[32];
+
+    if (worst == NULL || limit == NULL) {
+        return -1;
+    }
+    rdlm_bench_measure_round(worst, c->worst_wait_ms[0], NULL);
+    rdlm_bench_measure_round(limit, RDLM_BENCH_CONT_MAX_WAIT_MS, NULL);
+    rdlm_bench_measure_finish(worst);
+    rdlm_bench_measure_finish(limit);
+    snprintf(label, sizeof(label), "limit (%.0f ms)", RDLM_BENCH_CONT_MAX_WAIT_MS);
+    rdlm_bench_report_compare(r, worst, limit, label, RDLM_BENCH_TARGET_AT_MOST, 1.0);
+    return 0;
+}
+
 static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
 {
     const rdlm_bench_opts_t *o = r->opts;
@@ -179,8 +292,10 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
                                    sizeof(rdlm_bench_cont_procs) / sizeof(uint32_t), &procs);
     rdlm_bench_report_note(
         r, bench, RDLM_BENCH_NOTE_PARAMS,
-        "%u ms window per measurement after %" PRIu64 " warm-up ops per process, %u rounds; "
-        "Mops/s over all processes; p99 = wait in acquire (1 in %u timed)",
+        "%u ms window per measurement after %" PRIu64
+        " warm-up ops per process, %u rounds; "
+        "Mops/s over all processes; p99 = wait in acquire (1 in %u timed); wait p99.9 "
+        "and wait max: from as many wait rounds, alternated, every acquire timed",
         o->duration_ms ? o->duration_ms : RDLM_BENCH_CONT_DURATION_MS,
         o->warmup != UINT64_MAX ? o->warmup : (uint64_t)RDLM_BENCH_CONT_WARMUP, o->rounds,
         RDLM_BENCH_CONT_SAMPLE_EVERY);
@@ -199,20 +314,27 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
             c.handoffs[k] = rdlm_bench_report_measure(r, bench, "hand-offs",
                                                       rdlm_bench_cont_impls[k]->name,
                                                       procs[n], "M/s");
-            if (c.measure[k] == NULL || c.handoffs[k] == NULL) {
+            c.wait_p999[k] = rdlm_bench_report_measure(
+                r, bench, "wait p99.9", rdlm_bench_cont_impls[k]->name, procs[n], "us");
+            c.wait_max[k] = rdlm_bench_report_measure(
+                r, bench, "wait max", rdlm_bench_cont_impls[k]->name, procs[n], "ms");
+            if (c.measure[k] == NULL || c.handoffs[k] == NULL || c.wait_p999[k] == NULL ||
+                c.wait_max[k] == NULL) {
                 return -1;
             }
         }
         if (o->verbose) {
             fprintf(stderr, "rdlm-bench:   %u processes\n", procs[n]);
         }
-        if (rdlm_bench_alternate(RDLM_BENCH_CONT_NIMPL, o->rounds, rdlm_bench_cont_round,
-                                 &c) != 0) {
+        if (rdlm_bench_alternate(2 * RDLM_BENCH_CONT_NIMPL, o->rounds,
+                                 rdlm_bench_cont_round, &c) != 0) {
             return -1;
         }
         for (k = 0; k < RDLM_BENCH_CONT_NIMPL; k++) {
             rdlm_bench_measure_finish(c.measure[k]);
             rdlm_bench_measure_finish(c.handoffs[k]);
+            rdlm_bench_measure_finish(c.wait_p999[k]);
+            rdlm_bench_measure_finish(c.wait_max[k]);
         }
         /* [0] is rdlm, [1] pthread_mutex, [2] tas */
         rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
@@ -224,6 +346,7 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
                                                 : RDLM_BENCH_TARGET_NONE,
                                   1.5);
         rdlm_bench_cont_stats_note(r, bench, &c);
+        rdlm_bench_cont_wait_note(r, bench, &c);
         if (n == 0) {
             first_procs = procs[n];
             for (k = 0; k < RDLM_BENCH_CONT_NIMPL; k++) {
@@ -238,6 +361,9 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
                                       ? RDLM_BENCH_TARGET_AT_LEAST
                                       : RDLM_BENCH_TARGET_NONE,
                                   0.3);
+        if (procs[n] == 16 && rdlm_bench_cont_wait_target(r, bench, &c) != 0) {
+            return -1;
+        }
     }
     return 0;
 }

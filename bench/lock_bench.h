@@ -92,15 +92,32 @@ static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,
     return 0;
 }
 
-/** One critical section: acquire (with timed, its wait goes into the sampler),
- *  counter++ and last_rank in cs, release. 1 if the section came after another
- *  worker's (a hand-off), 0 if after this one's, -1 after rdlm_bench_lock_failed. */
+/** The held part of a section: counter++ and last_rank in cs, release. 1 if the
+ *  section came after another worker's (a hand-off), 0 if after this one's, -1 after
+ *  rdlm_bench_lock_failed. */
+static inline int rdlm_bench_lock_held(rdlm_bench_worker_t *w,
+                                       const rdlm_bench_lock_ops_t *ops, void *lock,
+                                       rdlm_bench_cs_t *cs)
+{
+    int handoff;
+    int rc;
+
+    cs->counter++;
+    handoff = cs->last_rank != w->rank;
+    cs->last_rank = w->rank;
+    if ((rc = ops->release(lock)) != 0) {
+        return rdlm_bench_lock_failed(w, "release", rc);
+    }
+    return handoff;
+}
+
+/** One critical section: acquire (with timed, its wait goes into the sampler), then
+ *  rdlm_bench_lock_held. */
 static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
                                           const rdlm_bench_lock_ops_t *ops, void *lock,
                                           rdlm_bench_cs_t *cs, int timed)
 {
     uint64_t t0;
-    int handoff;
     int rc;
 
     if (timed) {
@@ -113,13 +130,27 @@ static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
     if (rc != 0) {
         return rdlm_bench_lock_failed(w, "acquire", rc);
     }
-    cs->counter++;
-    handoff = cs->last_rank != w->rank;
-    cs->last_rank = w->rank;
-    if ((rc = ops->release(lock)) != 0) {
-        return rdlm_bench_lock_failed(w, "release", rc);
+    return rdlm_bench_lock_held(w, ops, lock, cs);
+}
+
+/** As rdlm_bench_lock_section, but every acquire is timed: its wait (ns) goes into
+ *  *wait_ns, and into the sampler when sample is set. */
+static inline int rdlm_bench_lock_section_waited(rdlm_bench_worker_t *w,
+                                                 const rdlm_bench_lock_ops_t *ops,
+                                                 void *lock, rdlm_bench_cs_t *cs,
+                                                 int sample, uint64_t *wait_ns)
+{
+    uint64_t t0 = rdlm_bench_now_ns();
+    int rc = ops->acquire(lock);
+
+    *wait_ns = rdlm_bench_now_ns() - t0;
+    if (rc != 0) {
+        return rdlm_bench_lock_failed(w, "acquire", rc);
     }
-    return handoff;
+    if (sample) {
+        rdlm_bench_sampler_add(&w->sampler, *wait_ns);
+    }
+    return rdlm_bench_lock_held(w, ops, lock, cs);
 }
 
 #endif

@@ -25,8 +25,13 @@ static double rdlm_bench_rank(const double *sorted, size_t count, double q)
 
 void rdlm_bench_summarize(double *values, size_t count, rdlm_bench_summary_t *summary_p)
 {
-    rdlm_bench_summary_t s = {.count = count, .min = NAN, .max = NAN, .p50 = NAN,
-                              .p90 = NAN, .p99 = NAN};
+    rdlm_bench_summary_t s = {.count = count,
+                              .min = NAN,
+                              .max = NAN,
+                              .p50 = NAN,
+                              .p90 = NAN,
+                              .p99 = NAN,
+                              .p999 = NAN};
 
     if (count > 0) {
         qsort(values, count, sizeof(*values), rdlm_bench_cmp_double);
@@ -35,6 +40,7 @@ void rdlm_bench_summarize(double *values, size_t count, rdlm_bench_summary_t *su
         s.p50 = rdlm_bench_rank(values, count, 0.50);
         s.p90 = rdlm_bench_rank(values, count, 0.90);
         s.p99 = rdlm_bench_rank(values, count, 0.99);
+        s.p999 = rdlm_bench_rank(values, count, 0.999);
     }
     *summary_p = s;
 }

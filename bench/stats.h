@@ -16,6 +16,7 @@ typedef struct rdlm_bench_summary {
     double p50; /**< the median */
     double p90;
     double p99;
+    double p999; /**< the 99.9th percentile */
 } rdlm_bench_summary_t;
 
 /** Sort values in place and fill *summary_p (nearest-rank percentiles). */

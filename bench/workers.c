@@ -561,6 +561,7 @@ void rdlm_bench_outcome_percentiles(const rdlm_bench_outcome_t *out, double scal
             all.p50 = one.p50 > all.p50 ? one.p50 : all.p50;
             all.p90 = one.p90 > all.p90 ? one.p90 : all.p90;
             all.p99 = one.p99 > all.p99 ? one.p99 : all.p99;
+            all.p999 = one.p999 > all.p999 ? one.p999 : all.p999;
         }
     } else {
         size_t n = 0;

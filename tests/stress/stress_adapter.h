@@ -11,6 +11,14 @@
  *                 the test and the set: NOT a lock. The validator must catch it.
  *   tas           atomic test-and-set spinlock: exclusive, but not FIFO. The
  *                 validator's FIFO check must catch it.
+ *   bypass        exclusive test-and-set lock whose sleeping waiters may take it only
+ *                 once it has been free for 2 ms, so the running process keeps it
+ *                 and a waiter starves for most of the run (unbounded bypass). The
+ *                 bounded-wait check (--max-wait-ms) must catch it.
+ *   pmutex        process-shared pthread_mutex_t, a baseline. glibc's mutex lets the
+ *                 releaser take it back ahead of the waiter it woke: with long
+ *                 critical sections (--cs-hold-us 1000) a waiter waits 0.3-1.4 s of a
+ *                 1.5 s run, so it passes the bounded-wait check only with short ones.
  *
  * FIFO is checked only where the adapter can count queued waiters (the waiters op):
  * the rdlm API has rdlm_lock_query but no query for reader-writer locks.

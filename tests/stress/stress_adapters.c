@@ -5,9 +5,12 @@
  */
 #include "stress_adapter.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "stress_util.h"
 
@@ -274,11 +277,171 @@ static const stress_adapter_ops_t tas_ops = {
     .close = broken_close,
 };
 
+/* ---- correct but starving lock: unbounded bypass -------------------------------- */
+
+/*
+ * A test-and-set lock whose waiters sleep and may take it only once it has been free
+ * for BYPASS_QUIET_NS. A running process takes a free lock at once (exchange), and
+ * a holder that releases and comes straight back (the validator's loop) always finds
+ * it free again, so the lock stays with one process until that process is done, and
+ * the others sleep the whole while: some waiter waits for most of the run. Mutually
+ * exclusive, tokens taken inside the critical section, every request served in the
+ * end: it must pass every safety check and fail only the bounded-wait check.
+ *
+ *   (word, released_at): (0, t) free since t; (1, t) held
+ *   waiter may take it:  word == 0 && now - released_at >= BYPASS_QUIET_NS
+ */
+#define BYPASS_QUIET_NS (2 * STRESS_NSEC_PER_MSEC)
+#define BYPASS_POLL_NS (500 * 1000ull)
+
+typedef struct bypass_lock {
+    _Atomic uint64_t word;
+    _Atomic uint64_t token;
+    _Atomic uint64_t released_at; /* CLOCK_MONOTONIC of the last release */
+} bypass_lock_t;
+
+_Static_assert(sizeof(bypass_lock_t) <= STRESS_ADAPTER_SCRATCH, "scratch too small");
+
+static int bypass_quiet(bypass_lock_t *b)
+{
+    return atomic_load_explicit(&b->word, memory_order_relaxed) == 0 &&
+           stress_now_ns() - atomic_load_explicit(&b->released_at, memory_order_relaxed) >=
+               BYPASS_QUIET_NS;
+}
+
+static rdlm_status_t bypass_acquire(void *lock, stress_mode_t mode, uint64_t timeout_ns,
+                                    uint64_t *token_p)
+{
+    bypass_lock_t *b = lock;
+    uint64_t deadline = stress_now_ns() + timeout_ns;
+
+    (void)mode;
+    /* A running process takes a free lock; a sleeper takes only a quiet one. */
+    while (atomic_exchange_explicit(&b->word, 1, memory_order_acquire) != 0) {
+        do {
+            if (stress_now_ns() > deadline) {
+                return RDLM_ERR_TIMEOUT;
+            }
+            stress_sleep_ns(BYPASS_POLL_NS);
+        } while (!bypass_quiet(b));
+    }
+    if (token_p != NULL) {
+        *token_p = atomic_fetch_add_explicit(&b->token, 1, memory_order_relaxed) + 1;
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t bypass_release(void *lock, stress_mode_t mode)
+{
+    bypass_lock_t *b = lock;
+
+    (void)mode;
+    atomic_store_explicit(&b->released_at, stress_now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&b->word, 0, memory_order_release);
+    return RDLM_OK;
+}
+
+static const stress_adapter_ops_t bypass_ops = {
+    .name = "bypass",
+    .description = "exclusive lock with UNBOUNDED bypass: sleeping waiters starve",
+    .caps = STRESS_CAP_TOKENS | STRESS_CAP_BROKEN,
+    .read_pct = 0,
+    .open = broken_open,
+    .acquire = bypass_acquire,
+    .release = bypass_release,
+    .close = broken_close,
+};
+
+/* ---- pthread_mutex baseline ----------------------------------------------------- */
+
+/*
+ * The default process-shared pthread_mutex_t in the scratch memory, initialised by
+ * the first process to open it (state 0 -> 1 -> 2), the others wait for state 2.
+ * A baseline for the bounded-wait check: glibc's mutex lets a running thread take a
+ * free mutex ahead of the one it woke, with no bound on how often.
+ */
+typedef struct pmutex_lock {
+    pthread_mutex_t mutex;
+    _Atomic uint32_t state; /* 0 untouched, 1 initialising, 2 ready */
+    uint64_t token;         /* written only by the holder */
+} pmutex_lock_t;
+
+_Static_assert(sizeof(pmutex_lock_t) <= STRESS_ADAPTER_SCRATCH, "scratch too small");
+
+static rdlm_status_t pmutex_open(rdlm_ctx_h ctx, const char *name, void *scratch,
+                                 void **lock_p)
+{
+    pmutex_lock_t *m = scratch;
+    uint32_t expected = 0;
+    uint64_t deadline = stress_now_ns() + 10 * STRESS_NSEC_PER_SEC;
+    pthread_mutexattr_t attr;
+
+    (void)ctx;
+    (void)name;
+    if (atomic_compare_exchange_strong(&m->state, &expected, 1)) {
+        pthread_mutexattr_init(&attr);
+        pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+        pthread_mutex_init(&m->mutex, &attr);
+        pthread_mutexattr_destroy(&attr);
+        atomic_store_explicit(&m->state, 2, memory_order_release);
+    }
+    while (atomic_load_explicit(&m->state, memory_order_acquire) != 2) {
+        if (stress_now_ns() > deadline) {
+            return RDLM_ERR_TIMEOUT;
+        }
+        sched_yield();
+    }
+    *lock_p = m;
+    return RDLM_OK;
+}
+
+static rdlm_status_t pmutex_acquire(void *lock, stress_mode_t mode, uint64_t timeout_ns,
+                                    uint64_t *token_p)
+{
+    pmutex_lock_t *m = lock;
+    uint64_t abs_ns;
+    struct timespec ts;
+    int rc;
+
+    (void)mode;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    abs_ns = (uint64_t)ts.tv_sec * STRESS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec + timeout_ns;
+    ts.tv_sec = (time_t)(abs_ns / STRESS_NSEC_PER_SEC);
+    ts.tv_nsec = (long)(abs_ns % STRESS_NSEC_PER_SEC);
+    rc = pthread_mutex_timedlock(&m->mutex, &ts);
+    if (rc != 0) {
+        return rc == ETIMEDOUT ? RDLM_ERR_TIMEOUT : RDLM_ERR_IO;
+    }
+    if (token_p != NULL) {
+        *token_p = ++m->token;
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t pmutex_release(void *lock, stress_mode_t mode)
+{
+    pmutex_lock_t *m = lock;
+
+    (void)mode;
+    return pthread_mutex_unlock(&m->mutex) == 0 ? RDLM_OK : RDLM_ERR_IO;
+}
+
+static const stress_adapter_ops_t pmutex_ops = {
+    .name = "pmutex",
+    .description = "process-shared pthread_mutex_t (baseline)",
+    .caps = STRESS_CAP_TOKENS,
+    .read_pct = 0,
+    .open = pmutex_open,
+    .acquire = pmutex_acquire,
+    .release = pmutex_release,
+    .close = broken_close,
+};
+
 /* ---- registry ------------------------------------------------------------------- */
 
 const stress_adapter_ops_t *const stress_adapters[] = {
-    &lock_ops, &lock_fifo_ops, &rwlock_write_ops, &rwlock_mixed_ops, &broken_ops, &tas_ops,
-    NULL,
+    &lock_ops,   &lock_fifo_ops, &rwlock_write_ops, &rwlock_mixed_ops, &pmutex_ops,
+    &broken_ops, &tas_ops,       &bypass_ops,       NULL,
 };
 
 const stress_adapter_ops_t *stress_adapter_find(const char *name)

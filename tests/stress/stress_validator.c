@@ -28,6 +28,13 @@
  *      after T and was served among them overtook a queued one. This check is sound
  *      whatever the scheduler does.
  *   5. every process finished every iteration with RDLM_OK, in time.
+ *   6. bounded wait (only with --max-wait-ms N): every acquire's wait, from the call
+ *      to holding the lock (CLOCK_MONOTONIC around the adapter's acquire, in every
+ *      process), is at most N ms. The p50, p99.9 and maximum wait over all processes
+ *      are printed on every run. This is a liveness check, not a speed check: pick N
+ *      far above what a fair lock shows on a loaded machine or under a sanitizer, and
+ *      far below the run's length, so that a lock that lets a waiter starve while
+ *      others run (the planted "bypass" adapter) fails and a fair one never does.
  *
  *   Also reported, for information: bounded bypass. Each process reads the grant
  *   sequence at arrival; while it waits, how often is one other process granted?
@@ -43,13 +50,18 @@
  * two flips: 0 iff the validator reported a safety violation (1-3) and the run
  * completed, so a ctest can assert that the checker fires on the broken lock.
  * Exit status with --expect-fifo-failure: 0 iff every safety check passed and the
- * FIFO check (4) fired (for the unfair "tas" adapter).
+ * FIFO check (4) fired (for the unfair "tas" adapter). With --expect-wait-failure:
+ * 0 iff the run completed, every safety and FIFO check passed and the bounded-wait
+ * check (6) fired (for the starving "bypass" adapter; needs --max-wait-ms).
  *
  * Tunables (argv; the environment overrides, so soak runs reuse ctest's lines; the
  * variables do not start with RDLM_ because rdlm warns about unknown RDLM_* names):
  *   --adapter NAME  --procs N  --iters N  --cs-spin N  --cs-yield-pct N
  *   --think-spin N  --max-bypass N  --strict-bypass  --timeout-sec N
  *   --acquire-timeout-ms N  --seed N  --verbose
+ *   --cs-hold-us N  hold every critical section at least N us (a clock-timed spin,
+ *                   so a run's length in time does not depend on the CPU)
+ *   --max-wait-ms N fail if any acquire waited longer than N ms (default: off)
  *   RDLMTEST_STRESS_ITERS=N      iterations per process (absolute)
  *   RDLMTEST_STRESS_SCALE=N      multiply the iteration count by N
  *   RDLMTEST_STRESS_TIMEOUT_SEC  whole-run deadline (default 100 s)
@@ -85,6 +97,7 @@ enum stress_expect {
     STRESS_EXPECT_PASS = 0,
     STRESS_EXPECT_SAFETY_FAILURE, /* --expect-failure */
     STRESS_EXPECT_FIFO_FAILURE,   /* --expect-fifo-failure */
+    STRESS_EXPECT_WAIT_FAILURE,   /* --expect-wait-failure */
 };
 
 /** Where a child process failed. */
@@ -109,6 +122,8 @@ typedef struct stress_config {
     unsigned cs_spin;
     unsigned cs_yield_pct;
     unsigned think_spin;
+    uint64_t cs_hold_ns;
+    uint64_t max_wait_ns; /* 0: the bounded-wait check is off */
     unsigned max_bypass;
     int strict_bypass;
     uint64_t timeout_ns;
@@ -124,6 +139,7 @@ typedef struct stress_episode {
     uint64_t arrival; /* grant_seq read just before calling acquire */
     uint64_t grant;   /* grant_seq taken inside the CS; STRESS_NO_GRANT if shared */
     uint64_t token;
+    uint64_t wait_ns; /* from calling acquire to holding, CLOCK_MONOTONIC */
 } stress_episode_t;
 
 /** One exclusive grant, indexed by grant sequence number; written by its holder. */
@@ -199,11 +215,18 @@ static uint64_t stress_rand(uint64_t *state)
     return x * 2685821657736338717ull;
 }
 
-/** The "tiny pause" inside a critical section; sometimes a yield, so the holder
- *  loses the CPU and a queue builds up behind it. */
+/** The "tiny pause" inside a critical section, held at least --cs-hold-us; sometimes
+ *  a yield, so the holder loses the CPU and a queue builds up behind it. */
 static void stress_cs_pause(const stress_config_t *cfg, uint64_t *rng)
 {
     stress_cpu_pause(cfg->cs_spin);
+    if (cfg->cs_hold_ns > 0) {
+        uint64_t until = stress_now_ns() + cfg->cs_hold_ns;
+
+        while (stress_now_ns() < until) {
+            stress_cpu_pause(16);
+        }
+    }
     if (cfg->cs_yield_pct > 0 && stress_rand(rng) % 100 < cfg->cs_yield_pct) {
         sched_yield();
     }
@@ -375,6 +398,7 @@ static int stress_child(void *argp)
         stress_episode_t *ep = &eps[i];
         stress_mode_t mode = STRESS_EXCLUSIVE;
         uint64_t start;
+        uint64_t t0;
 
         if (ops->read_pct > 0 && stress_rand(&rng) % 100 < ops->read_pct) {
             mode = STRESS_SHARED;
@@ -382,8 +406,10 @@ static int stress_child(void *argp)
         ep->grant = STRESS_NO_GRANT;
         ep->arrival = atomic_load_explicit(&sh->grant_seq, memory_order_relaxed);
         start = atomic_fetch_add(&sh->clock, 1);
+        t0 = stress_now_ns();
         st = ops->acquire(lock, mode, cfg->acquire_timeout_ns,
                           mode == STRESS_EXCLUSIVE ? &ep->token : NULL);
+        ep->wait_ns = stress_now_ns() - t0;
         if (st != RDLM_OK) {
             rc = stress_child_fail(res, STRESS_OP_ACQUIRE, st, i);
             break;
@@ -425,6 +451,7 @@ typedef struct stress_verdict {
     int run_failed;
     int safety_violations; /* checks 1-3 */
     int fifo_violations;   /* check 4 (and the bypass bound with --strict-bypass) */
+    int wait_violations;   /* check 6 */
 } stress_verdict_t;
 
 static void stress_check(const char *name, int ok, const char *fmt, ...)
@@ -655,6 +682,79 @@ static void stress_check_bypass(stress_run_t *run, stress_verdict_t *v)
     }
 }
 
+static int stress_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a;
+    uint64_t y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest wait with at least q of the sorted n at or below it. */
+static uint64_t stress_rank(const uint64_t *sorted, uint64_t n, double q)
+{
+    uint64_t rank = (uint64_t)(q * (double)n + 0.999999);
+
+    return sorted[(rank < 1 ? 1 : rank > n ? n : rank) - 1];
+}
+
+/*
+ * Check 6, bounded wait: p50, p99.9 and the maximum of every completed acquire's wait,
+ * over all processes; asserted (max <= --max-wait-ms) only when the bound is given.
+ */
+static void stress_check_waits(stress_run_t *run, stress_verdict_t *v)
+{
+    const stress_config_t *cfg = &run->cfg;
+    uint64_t *waits = malloc(sizeof(uint64_t) * (run->slots ? run->slots : 1));
+    uint64_t n = 0;
+    uint64_t over = 0;
+    uint64_t max = 0;
+    unsigned max_p = 0;
+    uint64_t max_i = 0;
+
+    if (waits == NULL) {
+        stress_check("bounded wait", 0, "out of memory");
+        v->run_failed = 1;
+        return;
+    }
+    for (unsigned p = 0; p < cfg->procs; p++) {
+        for (uint64_t i = 0; i < run->results[p].done; i++) {
+            uint64_t w = run->episodes[p * cfg->iters + i].wait_ns;
+
+            waits[n++] = w;
+            over += cfg->max_wait_ns > 0 && w > cfg->max_wait_ns;
+            if (w > max) {
+                max = w;
+                max_p = p;
+                max_i = i;
+            }
+        }
+    }
+    if (n == 0) {
+        printf("  [info] %-28s no acquire completed\n", "wait in acquire");
+        free(waits);
+        return;
+    }
+    qsort(waits, n, sizeof(*waits), stress_cmp_u64);
+    if (cfg->max_wait_ns > 0) {
+        stress_check(
+            "bounded wait", over == 0,
+            "%" PRIu64 " of %" PRIu64 " acquires waited more than %.0f ms; "
+            "p50 %.3f ms, p99.9 %.3f ms, max %.3f ms (process %u, iteration %" PRIu64 ")",
+            over, n, (double)cfg->max_wait_ns / 1e6, (double)waits[n / 2] / 1e6,
+            (double)stress_rank(waits, n, 0.999) / 1e6, (double)max / 1e6, max_p, max_i);
+        v->wait_violations += over != 0;
+    } else {
+        printf("  [info] %-28s p50 %.3f ms, p99.9 %.3f ms, max %.3f ms (process %u, "
+               "iteration %" PRIu64 ") over %" PRIu64 " acquires (not asserted, see "
+               "--max-wait-ms)\n",
+               "wait in acquire", (double)waits[n / 2] / 1e6,
+               (double)stress_rank(waits, n, 0.999) / 1e6, (double)max / 1e6, max_p, max_i,
+               n);
+    }
+    free(waits);
+}
+
 /* ---- driver --------------------------------------------------------------------- */
 
 static void stress_usage(FILE *out)
@@ -663,7 +763,9 @@ static void stress_usage(FILE *out)
             "usage: rdlm_stress_validator --adapter NAME [--procs N] [--iters N]\n"
             "         [--cs-spin N] [--cs-yield-pct N] [--think-spin N] [--max-bypass N]\n"
             "         [--strict-bypass] [--timeout-sec N] [--acquire-timeout-ms N]\n"
-            "         [--seed N] [--expect-failure | --expect-fifo-failure] [--verbose]\n"
+            "         [--cs-hold-us N] [--max-wait-ms N] [--seed N]\n"
+            "         [--expect-failure | --expect-fifo-failure | --expect-wait-failure]\n"
+            "         [--verbose]\n"
             "adapters:");
     for (int i = 0; stress_adapters[i] != NULL; i++) {
         fprintf(out, " %s", stress_adapters[i]->name);
@@ -710,6 +812,10 @@ static int stress_parse_args(int argc, char **argv, stress_config_t *cfg)
             cfg->expect = STRESS_EXPECT_FIFO_FAILURE;
             continue;
         }
+        if (strcmp(a, "--expect-wait-failure") == 0) {
+            cfg->expect = STRESS_EXPECT_WAIT_FAILURE;
+            continue;
+        }
         if (strcmp(a, "--strict-bypass") == 0) {
             cfg->strict_bypass = 1;
             continue;
@@ -746,6 +852,10 @@ static int stress_parse_args(int argc, char **argv, stress_config_t *cfg)
             cfg->cs_yield_pct = (unsigned)v;
         } else if (strcmp(a, "--think-spin") == 0) {
             cfg->think_spin = (unsigned)v;
+        } else if (strcmp(a, "--cs-hold-us") == 0) {
+            cfg->cs_hold_ns = v * 1000u;
+        } else if (strcmp(a, "--max-wait-ms") == 0) {
+            cfg->max_wait_ns = v * STRESS_NSEC_PER_MSEC;
         } else if (strcmp(a, "--max-bypass") == 0) {
             cfg->max_bypass = (unsigned)v;
         } else if (strcmp(a, "--timeout-sec") == 0) {
@@ -774,6 +884,10 @@ static int stress_parse_args(int argc, char **argv, stress_config_t *cfg)
     }
     if (cfg->expect == STRESS_EXPECT_FIFO_FAILURE && !(cfg->ops->caps & STRESS_CAP_FIFO)) {
         fprintf(stderr, "--expect-fifo-failure needs an adapter with a FIFO check\n");
+        return -1;
+    }
+    if (cfg->expect == STRESS_EXPECT_WAIT_FAILURE && cfg->max_wait_ns == 0) {
+        fprintf(stderr, "--expect-wait-failure needs --max-wait-ms\n");
         return -1;
     }
     stress_job_name(cfg->job, sizeof(cfg->job), cfg->ops->name);
@@ -867,6 +981,20 @@ static int stress_verdict_exit(const stress_config_t *cfg, const stress_verdict_
         }
         printf("RESULT: FAIL (the FIFO check did NOT catch the %s lock)\n", cfg->ops->name);
         return STRESS_EXIT_VIOLATION;
+    case STRESS_EXPECT_WAIT_FAILURE:
+        if (v->run_failed || v->safety_violations > 0 || v->fifo_violations > 0) {
+            printf(
+                "RESULT: FAIL (expected a clean run with only bounded-wait violations)\n");
+            return STRESS_EXIT_VIOLATION;
+        }
+        if (v->wait_violations > 0) {
+            printf("RESULT: PASS (the bounded-wait check caught the %s lock)\n",
+                   cfg->ops->name);
+            return STRESS_EXIT_PASS;
+        }
+        printf("RESULT: FAIL (the bounded-wait check did NOT catch the %s lock)\n",
+               cfg->ops->name);
+        return STRESS_EXIT_VIOLATION;
     case STRESS_EXPECT_PASS:
         break;
     }
@@ -874,9 +1002,9 @@ static int stress_verdict_exit(const stress_config_t *cfg, const stress_verdict_
         printf("RESULT: FAIL (run failed)\n");
         return STRESS_EXIT_RUN_FAILED;
     }
-    if (v->safety_violations > 0 || v->fifo_violations > 0) {
-        printf("RESULT: FAIL (%d safety, %d FIFO violation(s))\n", v->safety_violations,
-               v->fifo_violations);
+    if (v->safety_violations > 0 || v->fifo_violations > 0 || v->wait_violations > 0) {
+        printf("RESULT: FAIL (%d safety, %d FIFO, %d bounded-wait violation(s))\n",
+               v->safety_violations, v->fifo_violations, v->wait_violations);
         return STRESS_EXIT_VIOLATION;
     }
     printf("RESULT: PASS\n");
@@ -886,7 +1014,10 @@ static int stress_verdict_exit(const stress_config_t *cfg, const stress_verdict_
 int main(int argc, char **argv)
 {
     static const char *const expect_text[] = {
-        "", ", expecting the safety checks to fire", ", expecting the FIFO check to fire",
+        "",
+        ", expecting the safety checks to fire",
+        ", expecting the FIFO check to fire",
+        ", expecting the bounded-wait check to fire",
     };
     stress_run_t run = {0};
     stress_verdict_t v = {0};
@@ -946,6 +1077,7 @@ int main(int argc, char **argv)
     if (!(run.cfg.ops->caps & STRESS_CAP_SHARED)) {
         stress_check_bypass(&run, &v);
     }
+    stress_check_waits(&run, &v);
     if (run.cfg.verbose) {
         stress_print_stats(&run);
     }
