@@ -65,6 +65,8 @@ rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
 rdlm_status_t rdlm_rwlock_local_read_release(rdlm_local_t *lc, uint32_t idx);
 rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
                                               uint64_t timeout_ns, uint64_t *token_p);
+/** Clear the writer bit, then release the gate (NOT_OWNER if not held). */
+rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx);
 /** Holding the gate (the entry's qlock): record a shared hold of this context
  *  (RDLM_ERR_NO_RESOURCE if it holds too many). read_acquire = gate + enter + gate
  *  release; the cross-node layer puts its own step between. */
