@@ -79,19 +79,21 @@ int64_t rdlm_counter_local_fetch_add(rdlm_local_t *lc, uint32_t idx, int64_t del
 int64_t rdlm_counter_local_read(const rdlm_local_t *lc, uint32_t idx);
 
 /* Semaphore: semaphore.c. aux32 = permits (fixed by the first open). */
-/** FIFO: pass the gate (the entry's ticket lock) in arrival order, then wait, holding
- *  it, until k permits are free and take them at once. timeout_ns 0 = one try. A
- *  timeout takes nothing. k must be 1..permits (the caller checks). */
+/** Bounded bypass: one CAS on aux64 when k are free and nothing is reserved; else
+ *  retry and sleep for up to 1 ms, then pass the gate (the entry's ticket lock) and,
+ *  holding it, reserve the next free permits. timeout_ns 0 = one try. A timeout
+ *  takes nothing. k must be 1..permits (the caller checks). */
 rdlm_status_t rdlm_sem_local_acquire(rdlm_local_t *lc, uint32_t idx, uint32_t k,
                                      uint64_t timeout_ns);
-/** Give k permits back and wake the gate's holder. The caller checks it holds k. */
+/** Give k permits back (one fetch-sub); wake the reserver or one sleeper if any. The
+ *  caller checks it holds k. */
 void rdlm_sem_local_release(rdlm_local_t *lc, uint32_t idx, uint32_t k);
 /** Permits free now. */
 uint32_t rdlm_sem_local_available(const rdlm_local_t *lc, uint32_t idx);
 
-/** Holding the gate: wait until `ready(arg)` (re-checked after every wake of the
- *  entry's wake32 word, which releases bump) or the deadline. The shared waiting
- *  loop of the local and the cross-node semaphore. */
+/** Holding the gate: wait until `ready(arg)` (re-checked after every change of the
+ *  entry's wake32 word, which releases bump while a reservation stands) or the
+ *  deadline. The reserver's wait (semaphore.c). */
 rdlm_status_t rdlm_sem_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t deadline,
                                   int (*ready)(void *arg), void *arg);
 
