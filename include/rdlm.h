@@ -268,8 +268,12 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_open(rdlm_ctx_h ctx, const char *name,
                                            rdlm_rwlock_h *rw_p);
 
 /**
- * Acquire shared. Requests are served in arrival order, so a waiting writer is not
- * overtaken by later readers (writers are not starved). Returns RDLM_OK or
+ * Acquire shared. Node-only: one atomic on the lock's line when no writer holds it;
+ * a writer that holds it (it took the gate, see write_acquire) makes new readers wait
+ * until it leaves, so writers are not starved. Waiters take the gate by bounded
+ * bypass: a waiter may be overtaken for RDLM_LOCK_BYPASS_US (default 1 ms), then it
+ * queues in arrival order. Distributed: every request passes the node's FIFO gate.
+ * Returns RDLM_OK or
  * RDLM_OWNER_DEAD, RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_NO_RESOURCE (this
  * context holds too many shared locks at once), handle errors.
  */
@@ -278,7 +282,8 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t ti
 /** Release shared. RDLM_ERR_NOT_OWNER if this context holds no shared lock on it. */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw);
 
-/** Acquire exclusive; waits for current readers to leave. Returns as
+/** Acquire exclusive: take the gate (bounded bypass: overtaken for RDLM_LOCK_BYPASS_US
+ *  by other writers, then FIFO), then wait for current readers to leave. Returns as
  *  rdlm_lock_acquire, with a fencing token. RDLM_OWNER_DEAD reports a dead exclusive
  *  holder; a reader that died holding a shared lock is passed over silently (its
  *  share ends with it), and so it is for read_acquire. */
@@ -349,9 +354,13 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32
                                         rdlm_sem_h *sem_p);
 
 /**
- * Take k permits (1..permits) at once, FIFO: requests are served in arrival order, so a
- * large request is not overtaken by later small ones. The permits held never exceed
- * the semaphore's size. timeout_ns as for locks (0: one try, RDLM_ERR_BUSY); a timeout
+ * Take k permits (1..permits) at once. Node-only: bounded bypass: free permits go to
+ * whoever takes them first (one CAS), but a request that has waited
+ * RDLM_LOCK_BYPASS_US (default 1 ms) reserves the next free permits (reservations in
+ * arrival order), so no request waits without bound and a large request is not
+ * starved by small ones. Distributed: FIFO (requests served in arrival order). The
+ * permits held never exceed the semaphore's size. timeout_ns as for locks (0: one
+ * try, RDLM_ERR_BUSY); a timeout
  * takes nothing. Distributed: the node-local FIFO gate, then the global one, then one
  * remote fetch-add (3 remote operations when uncontended); a head waiting for permits
  * polls the count with pauses growing to 1 ms. Errors: RDLM_ERR_INVALID_ARG (k),
@@ -360,7 +369,8 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32
 RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t timeout_ns);
 
 /** Give back k permits this handle holds (RDLM_ERR_NOT_OWNER if it holds fewer;
- *  nothing changes then). Wakes the head waiter. Distributed: one remote fetch-add. */
+ *  nothing changes then). Node-only: one atomic; wakes one sleeping waiter (or the
+ *  reserver) only when one sleeps and no wake is in flight. Distributed: one remote fetch-add. */
 RDLM_EXPORT rdlm_status_t rdlm_sem_release(rdlm_sem_h sem, uint32_t k);
 
 /** Permits free at this instant: a snapshot, always within 0..permits. While others

@@ -96,7 +96,7 @@ static rdlm_status_t rdlm_rwlock_write_release_obj(rdlm_obj_t *obj)
     if (obj->ctx->dist != NULL) {
         return rdlm_dist_rwlock_write_release(obj->ctx->dist, &obj->ctx->local, obj->index);
     }
-    return rdlm_qlock_release(&obj->ctx->local, obj->index);
+    return rdlm_rwlock_local_write_release(&obj->ctx->local, obj->index);
 }
 
 /* An acquire that took the lock over from a dead holder (RDLM_OWNER_DEAD) first waits

@@ -171,7 +171,7 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
         if (obj->kind == RDLM_KIND_LOCK) {
             rdlm_lock_release_obj(obj);
         } else if (d == NULL) {
-            rdlm_qlock_release(lc, obj->index);
+            rdlm_rwlock_local_write_release(lc, obj->index);
         } else {
             rdlm_dist_rwlock_write_release(d, lc, obj->index);
         }

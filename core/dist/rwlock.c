@@ -241,7 +241,7 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
         }
     }
     if (s != RDLM_OK) {
-        rdlm_qlock_release(lc, idx);
+        rdlm_rwlock_local_write_release(lc, idx);
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return s;
     }
@@ -277,7 +277,7 @@ rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, u
     if (s == RDLM_OK) {
         s = rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
     }
-    rdlm_status_t l = rdlm_qlock_release(lc, idx);
+    rdlm_status_t l = rdlm_rwlock_local_write_release(lc, idx);
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
     return s != RDLM_OK ? s : l;
 }

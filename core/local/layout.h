@@ -161,6 +161,39 @@ enum rdlm_rec_state {
 #define RDLM_REC_TICKET(r) ((uint32_t)(r))
 #define RDLM_ENTRY_INDEX_MAX 0x0fffffffu
 
+/*
+ * Reader-writer lock word (the entry's wake32, also the futex word a draining writer
+ * sleeps on):
+ *  31  30   29   28          16 15                0
+ * +---+---+-----+--------------+------------------+
+ * | 0 | W |SLEEP|  epoch (13)  |   readers (16)   |
+ * +---+---+-----+--------------+------------------+
+ * W: a writer holds the gate (set and cleared only by the gate's holder). SLEEP: that
+ * writer sleeps until readers reaches 0. epoch: changed only when a writer resets the
+ * count of readers that died (docs/local-locks.md). readers <= 4095 x 16 < 2^16.
+ */
+#define RDLM_RW_READERS(v) ((v)&0xffffu)
+#define RDLM_RW_EPOCH_SHIFT 16
+#define RDLM_RW_EPOCH_MASK (0x1fffu << RDLM_RW_EPOCH_SHIFT)
+#define RDLM_RW_SLEEP (1u << 29)
+#define RDLM_RW_WRITER (1u << 30)
+
+/*
+ * Semaphore state word (the entry's aux64, node-only contexts):
+ *  63      50   49     48      47          32 31                   0
+ * +--------+-----+------+------+-------------+----------------------+
+ * |   0    | RSV | (0)  |WOKEN | sleepers(16)|      taken (32)      |
+ * +--------+-----+------+------+-------------+----------------------+
+ * sleepers: bypass waiters registered to sleep on wake32. WOKEN: a release woke one of
+ * them and it has not run yet. RSV: the gate's holder reserves the next free permits
+ * (the fast path fails while it is set).
+ */
+#define RDLM_SEM_TAKEN(v) ((uint32_t)(v))
+#define RDLM_SEM_SLEEPER_ONE (1ull << 32)
+#define RDLM_SEM_SLEEPERS(v) ((uint32_t)(((v) >> 32) & 0xffffu))
+#define RDLM_SEM_WOKEN (1ull << 48)
+#define RDLM_SEM_RSV (1ull << 50)
+
 /* Owner words (32 bit): (gen mod 2^19) << 13 | (slot index + 1). 0 means nobody;
  * RDLM_OWNER_DIED means nobody, and the last holder died. */
 #define RDLM_OWNER_SLOT_BITS 13

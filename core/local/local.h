@@ -39,6 +39,13 @@ typedef struct rdlm_local {
     rdlm_atomic_u32_t try_fails;
 } rdlm_local_t;
 
+/** More processes attached than CPUs: a waiter that spins takes the CPU the holder
+ *  (or the next in line) needs, so waiters yield or sleep at once. */
+static inline int rdlm_local_oversubscribed(const rdlm_local_t *lc)
+{
+    return rdlm_load(&lc->seg.hdr->attached, RDLM_RELAXED) > lc->cpus;
+}
+
 /* What both exclusive locks share (lock.c). */
 /** Holding the lock: issue the next token (only the holder writes it), count the
  *  acquire, set *token_p if not NULL; OWNER_DEAD if prev_owner says so. */
@@ -155,6 +162,8 @@ rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
 rdlm_status_t rdlm_rwlock_local_read_release(rdlm_local_t *lc, uint32_t idx);
 rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
                                               uint64_t timeout_ns, uint64_t *token_p);
+/** Clear the writer bit, then release the gate (NOT_OWNER if not held). */
+rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx);
 /** Holding the gate (the entry's qlock): record a shared hold of this context
  *  (RDLM_ERR_NO_RESOURCE if it holds too many). read_acquire = gate + enter + gate
  *  release; the cross-node layer puts its own step between. */
@@ -167,19 +176,21 @@ int64_t rdlm_counter_local_fetch_add(rdlm_local_t *lc, uint32_t idx, int64_t del
 int64_t rdlm_counter_local_read(const rdlm_local_t *lc, uint32_t idx);
 
 /* Semaphore: semaphore.c. aux32 = permits (fixed by the first open). */
-/** FIFO: pass the gate (the entry's ticket lock) in arrival order, then wait, holding
- *  it, until k permits are free and take them at once. timeout_ns 0 = one try. A
- *  timeout takes nothing. k must be 1..permits (the caller checks). */
+/** Bounded bypass: one CAS on aux64 when k are free and nothing is reserved; else
+ *  retry and sleep for up to 1 ms, then pass the gate (the entry's ticket lock) and,
+ *  holding it, reserve the next free permits. timeout_ns 0 = one try. A timeout
+ *  takes nothing. k must be 1..permits (the caller checks). */
 rdlm_status_t rdlm_sem_local_acquire(rdlm_local_t *lc, uint32_t idx, uint32_t k,
                                      uint64_t timeout_ns);
-/** Give k permits back and wake the gate's holder. The caller checks it holds k. */
+/** Give k permits back (one fetch-sub); wake the reserver or one sleeper if any. The
+ *  caller checks it holds k. */
 void rdlm_sem_local_release(rdlm_local_t *lc, uint32_t idx, uint32_t k);
 /** Permits free now. */
 uint32_t rdlm_sem_local_available(const rdlm_local_t *lc, uint32_t idx);
 
-/** Holding the gate: wait until `ready(arg)` (re-checked after every wake of the
- *  entry's wake32 word, which releases bump) or the deadline. The shared waiting
- *  loop of the local and the cross-node semaphore. */
+/** Holding the gate: wait until `ready(arg)` (re-checked after every change of the
+ *  entry's wake32 word, which releases bump while a reservation stands) or the
+ *  deadline. The reserver's wait (semaphore.c). */
 rdlm_status_t rdlm_sem_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t deadline,
                                   int (*ready)(void *arg), void *arg);
 

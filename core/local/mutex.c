@@ -4,13 +4,17 @@
  * process takes it back at once instead of handing it to a sleeping waiter (which
  * costs a futex wake, about 0.1 ms here, per hand-off when processes outnumber
  * cores). Bypass is bounded: a waiter that has waited RDLM_LOCK_BYPASS_US reserves
- * the lock (heir), and then nobody else takes it. A release wakes one sleeper (or
+ * the lock (heir), and then nobody else takes it; a waiter that spins (it is
+ * running, so a hand-off to it is cheap) reserves it while it spins. A release wakes one sleeper (or
  * the heir), and no second one while a woken one has not run (wake32).
  *
  * State transitions of the word (owner, heir); "nobody" is 0 or DIED:
  *   take     (nobody, 0)    -> (me, 0)       anyone
  *   claim    (nobody, me)   -> (me, 0)       the heir
- *   reserve  (x, 0)         -> (x, me)       a waiter past the bound, x not nobody
+ *   reserve  (x, 0)         -> (x, me)       a spinning waiter or one past the bound,
+ *                                            x not nobody
+ *   unreserve (x, me)       -> (x, 0)        a spinning waiter that stops spinning,
+ *                                            x not nobody
  *   release  (me, h)        -> (0, h)        the holder; wakes h, or one sleeper
  *   give up  (x, me)        -> (x, 0)        the heir at its deadline
  *   dead     (o, h)         -> (DIED, h)     anyone, o's process dead
@@ -47,7 +51,8 @@ static void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e)
 {
     if (rdlm_load(&e->parked, RDLM_SEQ_CST) != 0 && rdlm_load(&e->wake32, RDLM_SEQ_CST) == 0 &&
         rdlm_exchange(&e->wake32, 1, RDLM_SEQ_CST) == 0) {
-        rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), &lc->stats.wait);
+        rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), RDLM_WAIT_ALL_BITS,
+                                   &lc->stats.wait);
     }
 }
 
@@ -96,7 +101,8 @@ static int rdlm_mutex_recover(rdlm_local_t *lc, uint32_t idx)
     return 1;
 }
 
-/* Past the bypass bound: reserve the lock if it is held and nobody else has. */
+/* Reserve the lock if it is held and nobody else has (a spinning waiter, or one past
+ * the bypass bound). */
 static int rdlm_mutex_reserve(rdlm_local_t *lc, rdlm_entry_t *e)
 {
     uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
@@ -104,11 +110,22 @@ static int rdlm_mutex_reserve(rdlm_local_t *lc, rdlm_entry_t *e)
     while (!RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) && RDLM_MUTEX_HEIR(w) == 0) {
         if (rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(RDLM_WORD_OWNER(w), lc->seg.self_owner),
                      RDLM_SEQ_CST)) {
-            rdlm_fetch_add(&lc->stats.reservations, 1, RDLM_RELAXED);
             return 1;
         }
     }
     return 0;
+}
+
+/* A spinning waiter that stops spinning gives its reservation up while the lock is
+ * held (a free lock reserved for it, it takes next). */
+static void rdlm_mutex_unreserve(rdlm_local_t *lc, rdlm_entry_t *e)
+{
+    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
+
+    while (RDLM_MUTEX_HEIR(w) == lc->seg.self_owner &&
+           !RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) &&
+           !rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(RDLM_WORD_OWNER(w), 0), RDLM_SEQ_CST)) {
+    }
 }
 
 /* Leaving without the lock (deadline, context closing): drop a reservation, and pass
@@ -127,10 +144,21 @@ static void rdlm_mutex_leave(rdlm_local_t *lc, rdlm_entry_t *e)
     }
 }
 
+/* Why a waiter holds the reservation. */
+enum rdlm_mutex_heir { RDLM_HEIR_NONE, RDLM_HEIR_SPINNING, RDLM_HEIR_BOUND };
+
+static int rdlm_mutex_spinning(const rdlm_local_t *lc, const rdlm_wait_t *w)
+{
+    return w->spins < lc->policy.spin;
+}
+
 /*
- * Slow path: wait for the lock. The wait's deadline is the earlier of the caller's
- * and the bypass bound; at the bound the waiter reserves the lock (or, if another
- * waiter has, tries again one bound later). The WAITING record only serves queries.
+ * Slow path: wait for the lock. A waiter that spins (it runs: a hand-off to it costs
+ * no wake) reserves the lock while it spins, if nobody has; so two processes on two
+ * cores alternate as with a FIFO lock. A waiter that yields or sleeps is bypassed
+ * until the bypass bound: the wait's deadline is the earlier of the caller's and the
+ * bound, and at the bound the waiter reserves the lock (or, if another waiter has,
+ * tries again one bound later). The WAITING record only serves queries.
  */
 static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
                                      uint32_t *prev_owner_p)
@@ -139,10 +167,11 @@ static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t ti
     rdlm_entry_t *e = &seg->entries[idx];
     uint64_t deadline = rdlm_clock_deadline(timeout_ns);
     uint64_t bound = rdlm_clock_now_ns() + lc->bypass_ns;
+    uint64_t next_check = 0; /* the next dead-holder check at a bound */
     uint32_t me = seg->self_owner;
+    enum rdlm_mutex_heir heir = RDLM_HEIR_NONE;
     rdlm_status_t status = RDLM_OK;
     rdlm_atomic_u64_t *rec;
-    int heir = 0;
     rdlm_wait_t w;
     int r;
 
@@ -156,7 +185,7 @@ static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t ti
     rdlm_fetch_add(&lc->stats.contended, 1, RDLM_RELAXED);
     rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait, bound < deadline ? bound : deadline);
     /* More processes than CPUs: a spinning waiter takes the CPU the holder needs. */
-    if (rdlm_load(&seg->hdr->attached, RDLM_RELAXED) > lc->cpus) {
+    if (rdlm_local_oversubscribed(lc)) {
         rdlm_wait_stop_spinning(&w);
     }
     while (!rdlm_mutex_take(lc, e, prev_owner_p)) {
@@ -166,12 +195,15 @@ static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t ti
             status = RDLM_ERR_CLOSED;
             break;
         }
-        if (heir && RDLM_MUTEX_HEIR(word) != me) {
-            heir = 0; /* another thread of this context claimed the reservation */
-            rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait, rdlm_clock_now_ns());
+        if (heir != RDLM_HEIR_NONE && RDLM_MUTEX_HEIR(word) != me) {
+            heir = RDLM_HEIR_NONE; /* another thread of this context took it */
         }
         if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word)) && RDLM_MUTEX_HEIR(word) == 0) {
             continue; /* freed since the take: take again */
+        }
+        if (heir == RDLM_HEIR_NONE && rdlm_mutex_spinning(lc, &w) &&
+            rdlm_mutex_reserve(lc, e)) {
+            heir = RDLM_HEIR_SPINNING;
         }
         switch (rdlm_wait_step(&w, rdlm_mutex_futex(&e->word), RDLM_WORD_OWNER(word),
                                rdlm_wait_ticket_bit(seg->self_slot), &e->parked)) {
@@ -179,6 +211,10 @@ static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t ti
             break;
         case RDLM_WAIT_CHECK:
             rdlm_store(&e->wake32, 0, RDLM_SEQ_CST); /* running: releases may wake again */
+            if (heir == RDLM_HEIR_SPINNING && !rdlm_mutex_spinning(lc, &w)) {
+                rdlm_mutex_unreserve(lc, e);
+                heir = RDLM_HEIR_NONE;
+            }
             rdlm_mutex_recover(lc, idx);
             break;
         case RDLM_WAIT_TIMEDOUT:
@@ -186,8 +222,18 @@ static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t ti
                 status = RDLM_ERR_TIMEOUT;
                 break;
             }
-            heir = heir || rdlm_mutex_reserve(lc, e);
-            bound = heir ? deadline : rdlm_clock_now_ns() + lc->bypass_ns;
+            /* A waiter that keeps yielding may never reach a CHECK: the bound also
+             * looks for the dead, once per sleep slice. */
+            if (rdlm_clock_now_ns() >= next_check) {
+                rdlm_mutex_recover(lc, idx);
+                next_check = rdlm_clock_now_ns() + lc->policy.park_slice_ns;
+            }
+            if (heir == RDLM_HEIR_SPINNING ||
+                (heir == RDLM_HEIR_NONE && rdlm_mutex_reserve(lc, e))) {
+                heir = RDLM_HEIR_BOUND;
+                rdlm_fetch_add(&lc->stats.reservations, 1, RDLM_RELAXED);
+            }
+            bound = heir == RDLM_HEIR_BOUND ? deadline : rdlm_clock_now_ns() + lc->bypass_ns;
             rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait,
                                  bound < deadline ? bound : deadline);
             rdlm_wait_stop_spinning(&w);

@@ -135,7 +135,7 @@ static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t t
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, timeout_ns);
     /* More processes than CPUs: a spinning waiter takes the CPU the holder (or the
      * next in line) needs. Yield at once instead. */
-    if (rdlm_load(&seg->hdr->attached, RDLM_RELAXED) > lc->cpus) {
+    if (rdlm_local_oversubscribed(lc)) {
         rdlm_wait_stop_spinning(&w);
     }
     while (!rdlm_qlock_claim(lc, e, t, prev_owner_p)) {

@@ -28,8 +28,8 @@ void rdlm_wait_init_until(rdlm_wait_t *w, const rdlm_wait_policy_t *policy,
 }
 
 /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
-static void rdlm_futex_sleep(rdlm_atomic_u32_t *word, uint32_t seen, uint32_t bitset,
-                             uint64_t until_ns)
+void rdlm_wait_futex_sleep(rdlm_atomic_u32_t *word, uint32_t seen, uint32_t bitset,
+                           uint64_t until_ns)
 {
     struct timespec ts = {.tv_sec = (time_t)(until_ns / 1000000000ull),
                           .tv_nsec = (long)(until_ns % 1000000000ull)};
@@ -64,7 +64,7 @@ rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint3
      * (No user-space re-read: word may be half of a 64-bit atomic.) */
     rdlm_fetch_add(parked, 1, RDLM_SEQ_CST);
     rdlm_fetch_add(&w->stats->parks, 1, RDLM_RELAXED);
-    rdlm_futex_sleep(word, seen, bitset, until);
+    rdlm_wait_futex_sleep(word, seen, bitset, until);
     rdlm_fetch_sub(parked, 1, RDLM_SEQ_CST);
     return RDLM_WAIT_CHECK;
 }
@@ -89,7 +89,8 @@ void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
     rdlm_futex_wake(word, INT_MAX, bitset, stats);
 }
 
-void rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, rdlm_wait_stats_t *stats)
+void rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, uint32_t bitset,
+                                rdlm_wait_stats_t *stats)
 {
-    rdlm_futex_wake(word, 1, RDLM_WAIT_ALL_BITS, stats);
+    rdlm_futex_wake(word, 1, bitset, stats);
 }

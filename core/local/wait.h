@@ -68,9 +68,16 @@ void rdlm_wait_stop_spinning(rdlm_wait_t *w);
 void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
                              rdlm_wait_stats_t *stats);
 
-/** Wake one sleeper on *word, whatever its bits (the caller knows there are
- *  sleepers, and that any one of them will do). */
-void rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, rdlm_wait_stats_t *stats);
+/** Wake one sleeper on *word among those matching bitset (the caller knows there
+ *  are sleepers, and that any one of them will do). */
+void rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, uint32_t bitset,
+                                rdlm_wait_stats_t *stats);
+
+/** The futex sleep under rdlm_wait_step, for a waiter that keeps its own count of
+ *  sleepers: sleep while *word == seen (checked by the kernel), until woken with a
+ *  bit of bitset or until_ns (absolute, rdlm_clock_now_ns). No statistics. */
+void rdlm_wait_futex_sleep(rdlm_atomic_u32_t *word, uint32_t seen, uint32_t bitset,
+                           uint64_t until_ns);
 
 /** After changing *word (seq_cst): wake the sleepers matching bitset, if any. Inline
  *  because a release calls it every time and nobody sleeps most of the time. */

@@ -84,8 +84,9 @@ typedef enum rdlm_peer_failure {
     X(park_slice_ms, "RDLM_PARK_SLICE_MS", UINT, "20", 1, 10000,                           \
       "futex sleep slice; dead holders are looked for once per slice")                     \
     X(lock_bypass_us, "RDLM_LOCK_BYPASS_US", UINT, "1000", 1, 10000000,                    \
-      "on-node locks (not FIFO ones): a waiter that waited this long reserves the lock "  \
-      "for itself, so that running processes stop taking it first")                       \
+      "on-node locks (not FIFO ones), semaphores and rwlocks: a waiter that waited this " \
+      "long reserves the object for itself, so that running processes stop taking it "   \
+      "first")                                                                             \
     X(stats, "RDLM_STATS", BOOL, "0", 0, 1,                                                \
       "print statistics at rdlm_ctx_destroy and at transport context destroy")             \
     X(progress, "RDLM_PROGRESS", PROGRESS, "auto", 0, 0,                                   \

@@ -5,7 +5,8 @@
  * contexts, and across processes); a writer that timed out waiting for readers
  * leaves nothing behind that blocks later readers; a waiting writer is not overtaken
  * by a reader that arrives after it (writers are not starved); write tokens strictly
- * increase; running out of shared-hold records (RDLM_ERR_NO_RESOURCE) harms nothing.
+ * increase; running out of shared-hold records (RDLM_ERR_NO_RESOURCE) harms nothing;
+ * the reader count of a reader that died is reset by the next writer, exactly.
  *
  * "The writer is queued" is observed through the API itself: once a writer waits,
  * a try-read must fail with RDLM_ERR_BUSY (requests are served in arrival order), so
@@ -14,6 +15,7 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "api_util.h"
 
@@ -300,6 +302,46 @@ static void test_waiting_writer_is_not_overtaken_by_later_reader(void **state)
     assert_int_equal(atomic_load(&sh->overlaps), 0);
 }
 
+
+/* A child that takes a shared hold and dies without releasing it. */
+static int rw_dead_reader_child(void *argp)
+{
+    rdlm_ctx_params_t params = api_params((const char *)argp);
+    rdlm_rwlock_h rw;
+    rdlm_ctx_h ctx;
+
+    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK || rdlm_rwlock_open(ctx, RW_NAME, &rw) != RDLM_OK ||
+        rdlm_rwlock_read_acquire(rw, API_NSEC_PER_SEC) != RDLM_OK) {
+        return 1;
+    }
+    _exit(0); /* dies holding it: its unit stays in the reader count */
+}
+
+/* The reader count of a dead reader is reset by the next writer (no live READ record
+ * left), and afterwards the count is exact: a read and its release leave the lock
+ * free for a try-write, and no reader is reported. */
+static void test_dead_reader_count_is_reset_by_writer(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_rwlock_info_t info;
+    rdlm_rwlock_h rw;
+
+    assert_int_equal(rdlm_rwlock_open(api_ctx(fx, 0), RW_NAME, &rw), RDLM_OK);
+    for (int round = 0; round < 2; round++) {
+        pid_t pid = api_fork(fx, rw_dead_reader_child, fx->job);
+
+        assert_int_equal(api_wait_child(fx, pid, 10 * API_NSEC_PER_SEC), 0);
+        assert_int_equal(rdlm_rwlock_write_acquire(rw, 5 * API_NSEC_PER_SEC, NULL), RDLM_OK);
+        assert_int_equal(rdlm_rwlock_write_release(rw), RDLM_OK);
+        assert_int_equal(rdlm_rwlock_read_acquire(rw, 0), RDLM_OK);
+        assert_int_equal(rdlm_rwlock_read_release(rw), RDLM_OK);
+        assert_int_equal(rdlm_rwlock_write_acquire(rw, 0, NULL), RDLM_OK);
+        assert_int_equal(rdlm_rwlock_query(rw, &info), RDLM_OK);
+        assert_int_equal(info.readers, 0);
+        assert_int_equal(rdlm_rwlock_write_release(rw), RDLM_OK);
+    }
+}
+
 #define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
 
 int main(void)
@@ -310,6 +352,7 @@ int main(void)
         API_TEST(test_write_tokens_strictly_increase),
         API_TEST(test_too_many_shared_holds_is_no_resource_and_harmless),
         API_TEST(test_waiting_writer_is_not_overtaken_by_later_reader),
+        API_TEST(test_dead_reader_count_is_reset_by_writer),
     };
 
     return cmocka_run_group_tests_name("api.rwlock", tests, NULL, NULL);

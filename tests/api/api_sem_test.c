@@ -1,7 +1,9 @@
 /*
- * Semaphores on one node: arguments and ownership, a timeout takes nothing, FIFO (a
- * large request at the head is not overtaken by a later small one), and several
- * processes never holding more than N permits at once (a shared gauge).
+ * Semaphores on one node: arguments and ownership, a timeout takes nothing, a large
+ * request waiting at the gate is not overtaken by a later small one, several
+ * processes never hold more than N permits at once (a shared gauge), and a waiter
+ * past the bypass bound reserves the next permits against a stream of fast-path
+ * takers.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -164,6 +166,78 @@ static void test_never_more_than_n_permits_held(void **state)
     assert_true(atomic_load(&sh->worst) >= 1);
 }
 
+typedef struct rsv_shared {
+    char job[40];
+    atomic_int ready;
+    atomic_long takes, busy;
+} rsv_shared_t;
+
+#define RSV_MAX_TRIES 200000000L
+#define RSV_BUSY_RUN 100
+
+/* The stream: always holds at least one of the 2 permits (takes a second, then gives
+ * the older back), so a request for 2 can never find both free by the fast path. Only
+ * a reservation closes the fast path (BUSY); after RSV_BUSY_RUN of those in a row it
+ * gives its permit back. Bounded by RSV_MAX_TRIES (then exit 2). */
+static int rsv_stream(void *arg)
+{
+    rsv_shared_t *sh = arg;
+    rdlm_ctx_params_t p = api_params(sh->job);
+    long run = 0;
+    rdlm_ctx_h ctx;
+    rdlm_sem_h sem;
+
+    if (rdlm_ctx_create(&p, &ctx) != RDLM_OK || rdlm_sem_open(ctx, "rsv", 2, &sem) != RDLM_OK ||
+        rdlm_sem_acquire(sem, 1, API_NSEC_PER_SEC) != RDLM_OK) {
+        return 10;
+    }
+    atomic_store(&sh->ready, 1);
+    for (long i = 0; i < RSV_MAX_TRIES && run < RSV_BUSY_RUN; i++) {
+        rdlm_status_t st = rdlm_sem_acquire(sem, 1, 0);
+
+        if (st == RDLM_OK) {
+            rdlm_sem_release(sem, 1);
+            atomic_fetch_add(&sh->takes, 1);
+            run = 0;
+        } else if (st == RDLM_ERR_BUSY) {
+            atomic_fetch_add(&sh->busy, 1);
+            run++;
+        } else {
+            return 11;
+        }
+    }
+    rdlm_sem_release(sem, 1);
+    rdlm_ctx_destroy(ctx);
+    return run >= RSV_BUSY_RUN ? 0 : 2;
+}
+
+/* A waiter past the bypass bound reserves: a stream of fast-path takers that never
+ * leaves both permits free is shut out (its tries fail) and the request for 2 gets
+ * them, instead of waiting without bound. */
+static void test_reservation_beats_fast_path_stream(void **state)
+{
+    api_fixture_t *f = *state;
+    rsv_shared_t *sh = api_shared(f, sizeof(*sh));
+    rdlm_ctx_h ctx = api_ctx(f, 0);
+    rdlm_sem_h sem;
+    long before;
+    pid_t pid;
+
+    strcpy(sh->job, f->job);
+    assert_status(rdlm_sem_open(ctx, "rsv", 2, &sem), RDLM_OK);
+    pid = api_fork(f, rsv_stream, sh);
+    for (int i = 0; i < 10000 && atomic_load(&sh->takes) < 100; i++) {
+        api_sleep_ms(1);
+    }
+    before = atomic_load(&sh->takes);
+    assert_true(before >= 100);
+    assert_int_equal(atomic_load(&sh->busy), 0);
+    assert_status(rdlm_sem_acquire(sem, 2, 10 * API_NSEC_PER_SEC), RDLM_OK);
+    assert_true(atomic_load(&sh->busy) >= RSV_BUSY_RUN); /* the fast path was closed */
+    assert_status(rdlm_sem_release(sem, 2), RDLM_OK);
+    assert_int_equal(api_wait_child(f, pid, 10 * API_NSEC_PER_SEC), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +245,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fifo_big_request_not_overtaken, api_setup,
                                         api_teardown),
         cmocka_unit_test_setup_teardown(test_never_more_than_n_permits_held, api_setup,
+                                        api_teardown),
+        cmocka_unit_test_setup_teardown(test_reservation_beats_fast_path_stream, api_setup,
                                         api_teardown),
     };
 

@@ -7,8 +7,12 @@
  *   lock_fifo     rdlm exclusive lock, RDLM_LOCK_ORDER_FIFO tokens, FIFO
  *   rwlock_write  rdlm reader-writer lock, writers only    tokens
  *   rwlock_mixed  rdlm reader-writer lock, readers+writers tokens (writers), shared
+ *   sem1          rdlm semaphore with 1 permit             exclusive (no tokens)
  *   broken        non-atomic test-then-set on a shared word, sched_yield() between
  *                 the test and the set: NOT a lock. The validator must catch it.
+ *   broken_rwlock rwlock reader fast path that tests the writer bit, then adds:
+ *                 BROKEN (a writer goes in beside a reader); must be caught
+ *   broken_sem    semaphore fast path that checks, then adds: BROKEN; must be caught
  *   tas           atomic test-and-set spinlock: exclusive, but not FIFO. The
  *                 validator's FIFO check must catch it.
  *   bypass        exclusive test-and-set lock whose sleeping waiters may take it only

@@ -437,11 +437,176 @@ static const stress_adapter_ops_t pmutex_ops = {
     .close = broken_close,
 };
 
+/* ---- rdlm semaphore ------------------------------------------------------------- */
+
+/* One permit: a mutex built from the semaphore's fast path, bypass and reservation. */
+static rdlm_status_t sem_open(rdlm_ctx_h ctx, const char *name, void *scratch,
+                              void **lock_p)
+{
+    (void)scratch;
+    return rdlm_sem_open(ctx, name, 1, (rdlm_sem_h *)lock_p);
+}
+
+static rdlm_status_t sem_acquire(void *sem, stress_mode_t mode, uint64_t timeout_ns,
+                                 uint64_t *token_p)
+{
+    (void)mode;
+    (void)token_p;
+    return rdlm_sem_acquire(sem, 1, timeout_ns);
+}
+
+static rdlm_status_t sem_release(void *sem, stress_mode_t mode)
+{
+    (void)mode;
+    return rdlm_sem_release(sem, 1);
+}
+
+static void sem_close(void *sem)
+{
+    rdlm_sem_close(sem);
+}
+
+static const stress_adapter_ops_t sem1_ops = {
+    .name = "sem1",
+    .description = "rdlm semaphore with 1 permit",
+    .caps = 0,
+    .read_pct = 0,
+    .open = sem_open,
+    .acquire = sem_acquire,
+    .release = sem_release,
+    .close = sem_close,
+};
+
+/* ---- deliberately broken rwlock and semaphore protocols -------------------------- */
+
+/*
+ * The rwlock's reader fast path with its one rule broken: the reader tests the
+ * writer bit, then adds itself to the count, instead of judging the fetch-add's own
+ * result. A writer that sets the bit and sees the count 0 between the two steps goes
+ * in beside the reader. Writers: a test-and-set on `gate`, then the bit, then wait for
+ * the count to drain (as core/local/rwlock.c does).
+ */
+typedef struct broken_rw {
+    _Atomic uint64_t gate;
+    _Atomic uint64_t token;
+    _Atomic uint32_t word; /* writer bit 30 | readers */
+} broken_rw_t;
+
+_Static_assert(sizeof(broken_rw_t) <= STRESS_ADAPTER_SCRATCH, "scratch too small");
+
+#define BROKEN_RW_WRITER (1u << 30)
+
+static rdlm_status_t broken_rw_acquire(void *lock, stress_mode_t mode, uint64_t timeout_ns,
+                                       uint64_t *token_p)
+{
+    broken_rw_t *b = lock;
+    uint64_t deadline = stress_now_ns() + timeout_ns;
+
+    if (mode == STRESS_SHARED) {
+        while (atomic_load(&b->word) & BROKEN_RW_WRITER) { /* test */
+            if (stress_now_ns() > deadline) {
+                return RDLM_ERR_TIMEOUT;
+            }
+            sched_yield();
+        }
+        sched_yield();                 /* widen the window */
+        atomic_fetch_add(&b->word, 1); /* BUG: the result is not checked */
+        return RDLM_OK;
+    }
+    while (atomic_exchange(&b->gate, 1) != 0) {
+        if (stress_now_ns() > deadline) {
+            return RDLM_ERR_TIMEOUT;
+        }
+        sched_yield();
+    }
+    atomic_fetch_or(&b->word, BROKEN_RW_WRITER);
+    while ((atomic_load(&b->word) & 0xffffu) != 0) {
+        sched_yield();
+    }
+    if (token_p != NULL) {
+        *token_p = atomic_fetch_add(&b->token, 1) + 1;
+    }
+    return RDLM_OK;
+}
+
+static rdlm_status_t broken_rw_release(void *lock, stress_mode_t mode)
+{
+    broken_rw_t *b = lock;
+
+    if (mode == STRESS_SHARED) {
+        atomic_fetch_sub(&b->word, 1);
+        return RDLM_OK;
+    }
+    atomic_fetch_and(&b->word, ~BROKEN_RW_WRITER);
+    atomic_store(&b->gate, 0);
+    return RDLM_OK;
+}
+
+static const stress_adapter_ops_t broken_rwlock_ops = {
+    .name = "broken_rwlock",
+    .description = "DELIBERATELY BROKEN rwlock reader fast path (tests, then adds)",
+    .caps = STRESS_CAP_TOKENS | STRESS_CAP_SHARED | STRESS_CAP_BROKEN,
+    .read_pct = 75,
+    .open = broken_open,
+    .acquire = broken_rw_acquire,
+    .release = broken_rw_release,
+    .close = broken_close,
+};
+
+/*
+ * The semaphore's fast path with its one rule broken: it checks that a permit is free,
+ * then takes it with a fetch-add, instead of one CAS from the value it checked. Two
+ * takers that both saw the last permit free are both inside.
+ */
+typedef struct broken_sem {
+    _Atomic uint64_t taken;
+} broken_sem_t;
+
+static rdlm_status_t broken_sem_acquire(void *lock, stress_mode_t mode, uint64_t timeout_ns,
+                                        uint64_t *token_p)
+{
+    broken_sem_t *b = lock;
+    uint64_t deadline = stress_now_ns() + timeout_ns;
+
+    (void)mode;
+    (void)token_p;
+    while (atomic_load(&b->taken) >= 1) { /* 1 permit */
+        if (stress_now_ns() > deadline) {
+            return RDLM_ERR_TIMEOUT;
+        }
+        sched_yield();
+    }
+    sched_yield();                  /* widen the window */
+    atomic_fetch_add(&b->taken, 1); /* BUG: not a CAS from the value checked */
+    return RDLM_OK;
+}
+
+static rdlm_status_t broken_sem_release(void *lock, stress_mode_t mode)
+{
+    broken_sem_t *b = lock;
+
+    (void)mode;
+    atomic_fetch_sub(&b->taken, 1);
+    return RDLM_OK;
+}
+
+static const stress_adapter_ops_t broken_sem_ops = {
+    .name = "broken_sem",
+    .description = "DELIBERATELY BROKEN semaphore fast path (checks, then adds)",
+    .caps = STRESS_CAP_BROKEN,
+    .read_pct = 0,
+    .open = broken_open,
+    .acquire = broken_sem_acquire,
+    .release = broken_sem_release,
+    .close = broken_close,
+};
+
 /* ---- registry ------------------------------------------------------------------- */
 
 const stress_adapter_ops_t *const stress_adapters[] = {
-    &lock_ops,   &lock_fifo_ops, &rwlock_write_ops, &rwlock_mixed_ops, &pmutex_ops,
-    &broken_ops, &tas_ops,       &bypass_ops,       NULL,
+    &lock_ops,   &lock_fifo_ops, &rwlock_write_ops,  &rwlock_mixed_ops, &sem1_ops,
+    &pmutex_ops, &broken_ops,    &tas_ops,           &bypass_ops,       &broken_rwlock_ops,
+    &broken_sem_ops, NULL,
 };
 
 const stress_adapter_ops_t *stress_adapter_find(const char *name)
