@@ -177,7 +177,10 @@ typedef enum rdlm_lock_order {
     /** Bounded bypass: a free lock goes to whichever process takes it first, so a
      *  running process need not wait for a sleeping one to wake (as pthread_mutex);
      *  but a waiter that has waited RDLM_LOCK_BYPASS_US (default 1000) reserves the
-     *  lock, and then it is the next holder. Node-only contexts only. */
+     *  lock, and then it is the next holder. One waiter reserves at a time: the others
+     *  try again one bound later, so with k waiters past the bound a wait can last
+     *  about k hand-offs more (rdlm-bench -b lock-contended reports the maximum).
+     *  Node-only contexts only. */
     RDLM_LOCK_ORDER_BOUNDED = 1,
     /** Strict FIFO: waiters are served in arrival order (a ticket lock); every
      *  contended hand-off goes to the longest waiter, running or not. */
@@ -253,8 +256,10 @@ typedef struct rdlm_lock_info {
     int32_t home_node;   /**< node whose home process holds the global word; -1 in a
                               node-only context */
     int node_holds_global; /**< 1 if this node's cohort holds the global word */
-    int reserved;          /**< 1 if a waiter of a bounded-bypass lock has reserved it
-                                (it waited RDLM_LOCK_BYPASS_US): the next holder */
+    int reserved;          /**< 1 if a live waiter of a bounded-bypass lock has reserved
+                                it (it spins, or waited RDLM_LOCK_BYPASS_US): the next
+                                holder. Only one waiter reserves at a time; the others
+                                try again one bound later. */
 } rdlm_lock_info_t;
 
 /** Fill *info_p; non-blocking, scans the segment's process slots (not for hot
@@ -368,9 +373,10 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32
  */
 RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t timeout_ns);
 
-/** Give back k permits this handle holds (RDLM_ERR_NOT_OWNER if it holds fewer;
- *  nothing changes then). Node-only: one atomic; wakes one sleeping waiter (or the
- *  reserver) only when one sleeps and no wake is in flight. Distributed: one remote fetch-add. */
+/** Give back k permits this handle holds: RDLM_ERR_INVALID_ARG if k is 0 or above the
+ *  semaphore's size, RDLM_ERR_NOT_OWNER if it holds fewer (nothing changes then).
+ *  Node-only: one atomic; wakes one sleeping waiter (or the reserver) only when one
+ *  sleeps and no wake is in flight. Distributed: one remote fetch-add. */
 RDLM_EXPORT rdlm_status_t rdlm_sem_release(rdlm_sem_h sem, uint32_t k);
 
 /** Permits free at this instant: a snapshot, always within 0..permits. While others
@@ -434,7 +440,7 @@ typedef struct rdlm_stats {
                                       epoch; never a lock operation) */
     uint64_t authority_renewals; /**< lease renewals sent (by the renewal thread) */
     uint64_t reservations; /**< bounded-bypass waits that reached RDLM_LOCK_BYPASS_US
-                                and reserved the lock */
+                                (from then on served in order of reaching it) */
 } rdlm_stats_t;
 
 /** Copy the statistics; non-blocking, approximate under concurrent use. */

@@ -147,9 +147,116 @@ static void rdlm_mutex_leave(rdlm_local_t *lc, rdlm_entry_t *e)
 /* Why a waiter holds the reservation. */
 enum rdlm_mutex_heir { RDLM_HEIR_NONE, RDLM_HEIR_SPINNING, RDLM_HEIR_BOUND };
 
+/* One wait for the lock (rdlm_mutex_wait). */
+typedef struct rdlm_mutex_waiter {
+    rdlm_wait_t w;
+    uint64_t deadline;         /* the caller's */
+    uint64_t next_check;       /* the next dead-holder check at a bound */
+    rdlm_atomic_u64_t *rec;    /* WAITING(idx, 0, or STARVING | place) */
+    uint32_t starving;         /* 0, or the STARVING ticket once past the bound */
+    enum rdlm_mutex_heir heir; /* why this waiter holds the reservation */
+} rdlm_mutex_waiter_t;
+
 static int rdlm_mutex_spinning(const rdlm_local_t *lc, const rdlm_wait_t *w)
 {
     return w->spins < lc->policy.spin;
+}
+
+/* Wait until `until` (or the caller's deadline, if earlier), yielding then sleeping. */
+static void rdlm_mutex_wait_until(rdlm_local_t *lc, rdlm_mutex_waiter_t *mw, uint64_t until)
+{
+    rdlm_wait_init_until(&mw->w, &lc->policy, &lc->stats.wait,
+                         until < mw->deadline ? until : mw->deadline);
+}
+
+/*
+ * The bypass bound passed (again): take a place among the waiters past the bound
+ * (STARVING ticket: releases pass the reservation to the oldest, below), reserve the
+ * lock if nobody has, and look for the dead once per sleep slice (a waiter that keeps
+ * yielding may never reach a CHECK).
+ */
+static void rdlm_mutex_at_bound(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waiter_t *mw)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t now = rdlm_clock_now_ns();
+
+    if (mw->starving == 0) {
+        mw->starving = RDLM_REC_STARVING | ((uint32_t)rdlm_fetch_add(&e->aux64, 1, RDLM_RELAXED) &
+                                            ~RDLM_REC_STARVING);
+        rdlm_store(mw->rec, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, mw->starving), RDLM_SEQ_CST);
+        rdlm_fetch_add(&lc->stats.reservations, 1, RDLM_RELAXED);
+    }
+    if (now >= mw->next_check) {
+        rdlm_mutex_recover(lc, idx);
+        mw->next_check = now + lc->policy.park_slice_ns;
+    }
+    if (mw->heir == RDLM_HEIR_SPINNING || (mw->heir == RDLM_HEIR_NONE && rdlm_mutex_reserve(lc, e))) {
+        mw->heir = RDLM_HEIR_BOUND;
+    }
+    rdlm_mutex_wait_until(lc, mw, mw->heir == RDLM_HEIR_BOUND ? mw->deadline : now + lc->bypass_ns);
+    rdlm_wait_stop_spinning(&mw->w);
+}
+
+/* One step of the wait: RDLM_OK to look at the word again, or why to give up. */
+static rdlm_status_t rdlm_mutex_step(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waiter_t *mw)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t word = rdlm_load(&e->word, RDLM_ACQUIRE);
+    uint32_t me = lc->seg.self_owner;
+
+    if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
+        return RDLM_ERR_CLOSED;
+    }
+    if (RDLM_MUTEX_HEIR(word) != me) {
+        mw->heir = RDLM_HEIR_NONE; /* never had it, or another thread of this context took it */
+    } else if (mw->heir == RDLM_HEIR_NONE) {
+        mw->heir = RDLM_HEIR_BOUND; /* passed to this waiter by a holder */
+    }
+    if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word)) && RDLM_MUTEX_HEIR(word) == 0) {
+        return RDLM_OK; /* freed since the take: take again */
+    }
+    if (mw->heir == RDLM_HEIR_NONE && rdlm_mutex_spinning(lc, &mw->w) &&
+        rdlm_mutex_reserve(lc, e)) {
+        mw->heir = RDLM_HEIR_SPINNING;
+    }
+    switch (rdlm_wait_step(&mw->w, rdlm_mutex_futex(&e->word), RDLM_WORD_OWNER(word),
+                           rdlm_wait_ticket_bit(lc->seg.self_slot), &e->parked)) {
+    case RDLM_WAIT_AGAIN:
+        break;
+    case RDLM_WAIT_CHECK:
+        rdlm_store(&e->wake32, 0, RDLM_SEQ_CST); /* running: releases may wake again */
+        if (mw->heir == RDLM_HEIR_SPINNING && !rdlm_mutex_spinning(lc, &mw->w)) {
+            rdlm_mutex_unreserve(lc, e);
+            mw->heir = RDLM_HEIR_NONE;
+        }
+        rdlm_mutex_recover(lc, idx);
+        break;
+    case RDLM_WAIT_TIMEDOUT:
+        if (rdlm_clock_now_ns() >= mw->deadline) {
+            return RDLM_ERR_TIMEOUT;
+        }
+        rdlm_mutex_at_bound(lc, idx, mw);
+        break;
+    }
+    return RDLM_OK;
+}
+
+/* Holding the lock after a wait past the bound: pass the reservation on to the
+ * oldest waiter past the bound, so that such waiters are served in order. */
+static void rdlm_mutex_pass_reservation(rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint32_t me = lc->seg.self_owner;
+    uint32_t oldest;
+    uint64_t w;
+
+    if (!rdlm_rec_oldest_starving(&lc->seg, idx, &oldest)) {
+        return;
+    }
+    w = rdlm_load(&e->word, RDLM_RELAXED);
+    while (RDLM_WORD_OWNER(w) == me && RDLM_MUTEX_HEIR(w) == 0 &&
+           !rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(me, oldest), RDLM_SEQ_CST)) {
+    }
 }
 
 /*
@@ -157,22 +264,18 @@ static int rdlm_mutex_spinning(const rdlm_local_t *lc, const rdlm_wait_t *w)
  * no wake) reserves the lock while it spins, if nobody has; so two processes on two
  * cores alternate as with a FIFO lock. A waiter that yields or sleeps is bypassed
  * until the bypass bound: the wait's deadline is the earlier of the caller's and the
- * bound, and at the bound the waiter reserves the lock (or, if another waiter has,
- * tries again one bound later). The WAITING record only serves queries.
+ * bound; at the bound the waiter takes a place among the waiters past it and
+ * reserves the lock if nobody has; a holder that waited past the bound passes the
+ * reservation to the oldest of them. The WAITING record serves queries and that
+ * order.
  */
 static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
                                      uint32_t *prev_owner_p)
 {
     rdlm_segment_t *seg = &lc->seg;
     rdlm_entry_t *e = &seg->entries[idx];
-    uint64_t deadline = rdlm_clock_deadline(timeout_ns);
-    uint64_t bound = rdlm_clock_now_ns() + lc->bypass_ns;
-    uint64_t next_check = 0; /* the next dead-holder check at a bound */
-    uint32_t me = seg->self_owner;
-    enum rdlm_mutex_heir heir = RDLM_HEIR_NONE;
+    rdlm_mutex_waiter_t mw = {.deadline = rdlm_clock_deadline(timeout_ns)};
     rdlm_status_t status = RDLM_OK;
-    rdlm_atomic_u64_t *rec;
-    rdlm_wait_t w;
     int r;
 
     r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, 0));
@@ -181,74 +284,24 @@ static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t ti
                    seg->names[idx], RDLM_SLOT_RECORDS);
         return RDLM_ERR_NO_RESOURCE;
     }
-    rec = rdlm_rec_at(seg, r);
+    mw.rec = rdlm_rec_at(seg, r);
     rdlm_fetch_add(&lc->stats.contended, 1, RDLM_RELAXED);
-    rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait, bound < deadline ? bound : deadline);
+    rdlm_mutex_wait_until(lc, &mw, rdlm_clock_now_ns() + lc->bypass_ns);
     /* More processes than CPUs: a spinning waiter takes the CPU the holder needs. */
     if (rdlm_local_oversubscribed(lc)) {
-        rdlm_wait_stop_spinning(&w);
+        rdlm_wait_stop_spinning(&mw.w);
     }
-    while (!rdlm_mutex_take(lc, e, prev_owner_p)) {
-        uint64_t word = rdlm_load(&e->word, RDLM_ACQUIRE);
-
-        if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
-            status = RDLM_ERR_CLOSED;
-            break;
-        }
-        if (heir != RDLM_HEIR_NONE && RDLM_MUTEX_HEIR(word) != me) {
-            heir = RDLM_HEIR_NONE; /* another thread of this context took it */
-        }
-        if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word)) && RDLM_MUTEX_HEIR(word) == 0) {
-            continue; /* freed since the take: take again */
-        }
-        if (heir == RDLM_HEIR_NONE && rdlm_mutex_spinning(lc, &w) &&
-            rdlm_mutex_reserve(lc, e)) {
-            heir = RDLM_HEIR_SPINNING;
-        }
-        switch (rdlm_wait_step(&w, rdlm_mutex_futex(&e->word), RDLM_WORD_OWNER(word),
-                               rdlm_wait_ticket_bit(seg->self_slot), &e->parked)) {
-        case RDLM_WAIT_AGAIN:
-            break;
-        case RDLM_WAIT_CHECK:
-            rdlm_store(&e->wake32, 0, RDLM_SEQ_CST); /* running: releases may wake again */
-            if (heir == RDLM_HEIR_SPINNING && !rdlm_mutex_spinning(lc, &w)) {
-                rdlm_mutex_unreserve(lc, e);
-                heir = RDLM_HEIR_NONE;
-            }
-            rdlm_mutex_recover(lc, idx);
-            break;
-        case RDLM_WAIT_TIMEDOUT:
-            if (rdlm_clock_now_ns() >= deadline) {
-                status = RDLM_ERR_TIMEOUT;
-                break;
-            }
-            /* A waiter that keeps yielding may never reach a CHECK: the bound also
-             * looks for the dead, once per sleep slice. */
-            if (rdlm_clock_now_ns() >= next_check) {
-                rdlm_mutex_recover(lc, idx);
-                next_check = rdlm_clock_now_ns() + lc->policy.park_slice_ns;
-            }
-            if (heir == RDLM_HEIR_SPINNING ||
-                (heir == RDLM_HEIR_NONE && rdlm_mutex_reserve(lc, e))) {
-                heir = RDLM_HEIR_BOUND;
-                rdlm_fetch_add(&lc->stats.reservations, 1, RDLM_RELAXED);
-            }
-            bound = heir == RDLM_HEIR_BOUND ? deadline : rdlm_clock_now_ns() + lc->bypass_ns;
-            rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait,
-                                 bound < deadline ? bound : deadline);
-            rdlm_wait_stop_spinning(&w);
-            break;
-        }
-        if (status != RDLM_OK) {
-            break;
-        }
+    while (status == RDLM_OK && !rdlm_mutex_take(lc, e, prev_owner_p)) {
+        status = rdlm_mutex_step(lc, idx, &mw);
     }
-    rdlm_store(rec, 0, RDLM_RELEASE);
+    rdlm_store(mw.rec, 0, RDLM_SEQ_CST);
     if (status != RDLM_OK) {
         rdlm_mutex_leave(lc, e);
         if (status == RDLM_ERR_TIMEOUT) {
             rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
         }
+    } else if (mw.starving != 0) {
+        rdlm_mutex_pass_reservation(lc, idx);
     }
     return status;
 }

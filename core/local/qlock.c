@@ -259,7 +259,8 @@ void rdlm_qlock_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapsho
 
     snap->held = !RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w));
     snap->held_by_me = RDLM_WORD_OWNER(w) == seg->self_owner;
-    snap->reserved = !rdlm_local_lock_is_fifo(lc, idx) && RDLM_MUTEX_HEIR(w) != 0;
+    snap->reserved = !rdlm_local_lock_is_fifo(lc, idx) &&
+                     rdlm_segment_owner_alive(seg, RDLM_MUTEX_HEIR(w));
     /* Counted from live processes' records, not tickets: an abandoned ticket, or one
      * of a dead process, is nobody's request. */
     snap->waiters = rdlm_rec_count(seg, idx, RDLM_REC_WAITING, 1);

@@ -83,6 +83,37 @@ rdlm_claimant_t rdlm_rec_find_claimant(const rdlm_segment_t *seg, uint32_t idx,
     return search.found;
 }
 
+typedef struct rdlm_starving_search {
+    uint32_t ticket; /* the oldest so far */
+    uint32_t owner;  /* its owner word, 0 for none */
+} rdlm_starving_search_t;
+
+static int rdlm_rec_visit_starving(const rdlm_segment_t *seg, const rdlm_slot_t *slot,
+                                   uint64_t rec, void *arg)
+{
+    rdlm_starving_search_t *search = arg;
+    uint32_t t = RDLM_REC_TICKET(rec);
+    uint32_t s = (uint32_t)(slot - seg->slots);
+
+    /* Older: earlier in the 31-bit wrapping order. Liveness only for a new oldest. */
+    if (RDLM_REC_STATE(rec) == RDLM_REC_WAITING && (t & RDLM_REC_STARVING) &&
+        (search->owner == 0 || (int32_t)((t - search->ticket) << 1) < 0) &&
+        rdlm_rec_slot_alive(seg, slot)) {
+        search->ticket = t;
+        search->owner = RDLM_OWNER_MAKE(s, rdlm_load(&slot->gen, RDLM_ACQUIRE));
+    }
+    return 0;
+}
+
+int rdlm_rec_oldest_starving(const rdlm_segment_t *seg, uint32_t idx, uint32_t *owner_p)
+{
+    rdlm_starving_search_t search = {.ticket = 0, .owner = 0};
+
+    rdlm_rec_scan(seg, idx, rdlm_rec_visit_starving, &search);
+    *owner_p = search.owner;
+    return search.owner != 0;
+}
+
 typedef struct rdlm_rec_tally {
     unsigned state;
     int check_alive;

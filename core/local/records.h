@@ -29,6 +29,14 @@ typedef enum rdlm_claimant {
 rdlm_claimant_t rdlm_rec_find_claimant(const rdlm_segment_t *seg, uint32_t idx,
                                        uint32_t ticket);
 
+/** A mutex waiter's WAITING ticket once it has waited past the bypass bound: this bit
+ *  and its place among such waiters (31 bits, wrapping). 0 before. */
+#define RDLM_REC_STARVING 0x80000000u
+
+/** The live process whose WAITING record of lock idx has the oldest STARVING
+ *  ticket: 1 and its owner word in *owner_p, or 0 if none (slow: liveness checks). */
+int rdlm_rec_oldest_starving(const rdlm_segment_t *seg, uint32_t idx, uint32_t *owner_p);
+
 /** Records of lock idx in state (READ: shared holders; WAITING: queued requests) in
  *  active slots; with check_alive, only in slots whose process lives (slow). */
 uint32_t rdlm_rec_count(const rdlm_segment_t *seg, uint32_t idx, unsigned state,

@@ -15,6 +15,18 @@ uint64_t rdlm_table_id(const char *name)
     return rdlm_hash_name(name);
 }
 
+/* The name of the kind in meta, for messages. */
+static const char *rdlm_table_kind_name(uint32_t meta)
+{
+    static const char *const names[] = {
+        [RDLM_KIND_LOCK] = "lock",       [RDLM_KIND_RWLOCK] = "rwlock",
+        [RDLM_KIND_COUNTER] = "counter", [RDLM_KIND_BARRIER] = "barrier",
+        [RDLM_KIND_SEMAPHORE] = "semaphore"};
+    uint32_t kind = meta & RDLM_META_KIND;
+
+    return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "?";
+}
+
 /* Home position of id in a table of size n (multiply-shift range reduction). */
 static uint32_t rdlm_table_home(uint64_t id, uint32_t n)
 {
@@ -117,8 +129,8 @@ rdlm_status_t rdlm_table_open(rdlm_segment_t *seg, const char *name, unsigned ki
             continue; /* another name with the same id */
         }
         if ((meta & RDLM_META_KIND) != (kind & RDLM_META_KIND)) {
-            rdlm_error("\"%s\" exists as kind %u, opened as kind %u", name,
-                       meta & RDLM_META_KIND, kind & RDLM_META_KIND);
+            rdlm_error("\"%s\" exists as a %s, opened as a %s", name,
+                       rdlm_table_kind_name(meta), rdlm_table_kind_name(kind));
             return RDLM_ERR_KIND_MISMATCH;
         }
         if ((kind & RDLM_META_ORDER_SET) && ((meta ^ kind) & RDLM_META_FIFO)) {
