@@ -25,7 +25,11 @@ typedef struct rdlm_obj {
     uint32_t magic;
     unsigned kind; /* enum rdlm_kind */
     uint32_t index;
+    /* A bounded-bypass lock of a node-only context without a lease: an acquire and a
+     * release are the mutex's and nothing else (decided at open). */
+    uint32_t mutex_only;
     struct rdlm_ctx *ctx;
+    rdlm_local_t *local;   /* &ctx->local */
     struct rdlm_obj *next; /* the context's list */
     rdlm_atomic_u64_t held; /* semaphore permits this handle holds */
 } rdlm_obj_t;

@@ -118,9 +118,18 @@ static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status,
     return status;
 }
 
-rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
+/* The handle is open and mutex_only: its acquire and release are the mutex's. */
+static inline int rdlm_lock_mutex_only(const rdlm_obj_t *obj)
 {
-    rdlm_status_t status = rdlm_obj_check(lock, RDLM_KIND_LOCK, __func__);
+    return obj != NULL && obj->magic == RDLM_OBJ_MAGIC_OPEN && obj->mutex_only;
+}
+
+/* Every acquire but a mutex_only handle's (out of line, so that an uncontended
+ * acquire and a failed try of those stay a few instructions). */
+static __attribute__((noinline)) rdlm_status_t
+rdlm_lock_acquire_any(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
+{
+    rdlm_status_t status = rdlm_obj_check(lock, RDLM_KIND_LOCK, "rdlm_lock_acquire");
     rdlm_obj_t *obj = RDLM_OBJ(lock);
 
     if (status != RDLM_OK) {
@@ -134,13 +143,27 @@ rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t 
     } else {
         status = rdlm_local_lock_acquire(&obj->ctx->local, obj->index, timeout_ns, token_p);
     }
-    return rdlm_lock_keep(obj, status, rdlm_lock_release_obj, __func__);
+    return rdlm_lock_keep(obj, status, rdlm_lock_release_obj, "rdlm_lock_acquire");
+}
+
+rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
+{
+    const rdlm_obj_t *obj = RDLM_OBJ(lock);
+
+    if (rdlm_lock_mutex_only(obj)) {
+        return rdlm_mutex_acquire(obj->local, obj->index, timeout_ns, token_p);
+    }
+    return rdlm_lock_acquire_any(lock, timeout_ns, token_p);
 }
 
 rdlm_status_t rdlm_lock_release(rdlm_lock_h lock)
 {
-    rdlm_status_t status = rdlm_obj_check_handle(lock, RDLM_KIND_LOCK, __func__);
+    rdlm_status_t status;
 
+    if (rdlm_lock_mutex_only(RDLM_OBJ(lock))) {
+        return rdlm_mutex_release(RDLM_OBJ(lock)->local, RDLM_OBJ(lock)->index);
+    }
+    status = rdlm_obj_check_handle(lock, RDLM_KIND_LOCK, __func__);
     if (status != RDLM_OK) {
         return status;
     }

@@ -118,6 +118,9 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     obj->index = index;
     rdlm_store(&obj->held, 0, RDLM_RELAXED);
     obj->ctx = ctx;
+    obj->local = &ctx->local;
+    obj->mutex_only = kind == RDLM_KIND_LOCK && ctx->dist == NULL && ctx->svc == NULL &&
+                      ctx->session == NULL && !rdlm_local_lock_is_fifo(&ctx->local, index);
     obj->magic = RDLM_OBJ_MAGIC_OPEN;
     pthread_mutex_unlock(&ctx->objs_lock);
     *obj_p = obj;

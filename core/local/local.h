@@ -97,9 +97,46 @@ static inline int rdlm_local_lock_try_check_due(rdlm_local_t *lc, uint32_t idx)
     return rdlm_local_lock_try_clock(lc, w);
 }
 
-/* Bounded-bypass mutex: mutex.c (contracts as rdlm_local_lock_*). */
-rdlm_status_t rdlm_mutex_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
-                                 uint64_t *token_p);
+/** The mutex's take (mutex.c): take the lock if it is free and not reserved for
+ *  another (or claim it if reserved for this context); *prev_owner_p gets the owner it
+ *  replaced (0 or DIED). Inline: it is all of an uncontended acquire. */
+static inline int rdlm_mutex_take(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev_owner_p)
+{
+    uint32_t me = lc->seg.self_owner;
+    /* A load first: a failed try then leaves the line shared with its holder. */
+    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
+
+    while (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) &&
+           (RDLM_MUTEX_HEIR(w) == 0 || RDLM_MUTEX_HEIR(w) == me)) {
+        if (rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(me, 0), RDLM_ACQUIRE)) {
+            *prev_owner_p = RDLM_WORD_OWNER(w);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/** The mutex's acquire after a failed take (mutex.c): a try whose dead-holder check
+ *  is due (rdlm_local_lock_try_check_due said so), or the wait. */
+rdlm_status_t rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                      uint64_t *token_p);
+
+/** Bounded-bypass mutex (contracts as rdlm_local_lock_*). Inline: an uncontended
+ *  acquire and a failed try are a few instructions. */
+static inline rdlm_status_t rdlm_mutex_acquire(rdlm_local_t *lc, uint32_t idx,
+                                               uint64_t timeout_ns, uint64_t *token_p)
+{
+    uint32_t prev_owner;
+
+    if (rdlm_mutex_take(lc, &lc->seg.entries[idx], &prev_owner)) {
+        return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
+    }
+    if (timeout_ns == 0 && !rdlm_local_lock_try_check_due(lc, idx)) {
+        return RDLM_ERR_BUSY;
+    }
+    return rdlm_mutex_acquire_slow(lc, idx, timeout_ns, token_p);
+}
+
 rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx);
 
 /* FIFO ticket lock: qlock.c (the cross-node cohort's, the rwlock's and the

@@ -27,24 +27,6 @@
 #include "log.h"
 #include "records.h"
 
-/* Take a free lock not reserved for another (take or claim). *prev_owner_p gets the
- * owner it replaced (0 or DIED). */
-static int rdlm_mutex_take(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev_owner_p)
-{
-    uint32_t me = lc->seg.self_owner;
-    /* A load first: a failed try then leaves the line shared with its holder. */
-    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
-
-    while (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) &&
-           (RDLM_MUTEX_HEIR(w) == 0 || RDLM_MUTEX_HEIR(w) == me)) {
-        if (rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(me, 0), RDLM_ACQUIRE)) {
-            *prev_owner_p = RDLM_WORD_OWNER(w);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* The lock became free with no heir, or a waiter left with a wake it may have been
  * sent: wake one sleeper, unless one woken earlier has not run yet. */
 static void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e)
@@ -306,10 +288,8 @@ static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t ti
     return status;
 }
 
-/* The acquire after a failed take: a try whose check for a dead holder is due, or
- * the wait. */
-static __attribute__((noinline)) rdlm_status_t
-rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns, uint64_t *token_p)
+rdlm_status_t rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                      uint64_t *token_p)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t prev_owner;
@@ -323,20 +303,6 @@ rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns, uin
         if (status != RDLM_OK) {
             return status;
         }
-    }
-    return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
-}
-
-rdlm_status_t rdlm_mutex_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
-                                 uint64_t *token_p)
-{
-    uint32_t prev_owner;
-
-    if (!rdlm_mutex_take(lc, &lc->seg.entries[idx], &prev_owner)) {
-        if (timeout_ns == 0 && !rdlm_local_lock_try_check_due(lc, idx)) {
-            return RDLM_ERR_BUSY;
-        }
-        return rdlm_mutex_acquire_slow(lc, idx, timeout_ns, token_p);
     }
     return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
 }
