@@ -1,0 +1,417 @@
+/*
+ * mutex_word.pml -- spin model of the bounded-bypass on-node lock
+ * (core/local/mutex.c, the default on-node lock; the ticket lock of
+ * lock_word.pml stays the explicit FIFO choice). One lock; N processes each
+ * acquire and release it LOOPS times. Step names (A1-A3, R1, H1, D1, D2) are
+ * the protocol's (README.md, "mutex_word.pml").
+ *
+ * The lock word. The real word is one 64-bit atomic: heir(32) | owner(32).
+ * Here it is two bytes, `owner` and `heir`, and every access to it is ONE step
+ * that reads and/or writes both (a load or a CAS). owner: 0 = nobody, DIED =
+ * nobody and the last holder died, else slot + 1; heir: 0 or the id of the one
+ * waiter entitled to take the lock next. The futex word of the sleepers is the
+ * OWNER half only. Separate words: `parked` (sleepers, ++ before the futex
+ * sleep and -- after, seq_cst), `woken` (0/1: a woken waiter is on its way),
+ * `token` (written by the holder only).
+ *
+ *   A1 take:        (o nobody, 0) -> (me, 0); OWNER_DEAD if o was DIED
+ *   A2 heir claims: (o nobody, me) -> (me, 0); OWNER_DEAD likewise
+ *   A3 become heir: (x, 0) -> (x, me), x a holder (the waiter is starving)
+ *   R1 release:     (me, h) -> (0, h); if h: wake h; else if parked and
+ *                   exchange(woken, 1) == 0: wake one sleeper
+ *   H1 heir gives up (deadline): (x, me) -> (x, 0); if x nobody: wake as R1
+ *   timeout of a non-heir: leave; if owner nobody: wake as R1
+ *   D1 dead holder: (o dead, h) -> (DIED, h)
+ *   D2 dead heir:   (x, h dead) -> (x, 0); if x nobody: wake as R1
+ *
+ * Sleeping (the futex, modelled faithfully): parked++ (one step); then
+ * FUTEX_WAIT(owner half, seen) as one step: if owner == seen the process is
+ * in the kernel's queue (bit in `asleep`), else it returns at once. A wake
+ * removes sleepers from `asleep`: "wake h" removes h if it is there, "wake
+ * one" removes any one (none if the queue is empty: the waker's `c` says so).
+ * A process between parked++ and the compare is NOT in the queue: a wake then
+ * finds nobody. On return: parked--, woken := 0 (two steps), retry.
+ *
+ * Slices. The real sleep ends after a slice (20 ms) whether woken or not. The
+ * model lets a sleep end without a wake only in these cases, so that a wake
+ * the protocol owes a live process and does not deliver is a hang (invalid
+ * end state) that spin reports:
+ *   - the process has a deadline (its last slice ends at the deadline);
+ *   - SPURIOUS times per run (0 by default), anyone, anywhere;
+ *   - the word names a dead process (dead holder, dead heir) and changed
+ *     since this process last read it (`dirty`): the slice is how waiters find
+ *     dead holders and heirs (D1, D2), once per change;
+ *   - a crash left a wake undelivered: the dead process owed it (it changed
+ *     the word and died before its wake, `owe`) or had received a wake and
+ *     not used it (`wk`): one sleeper's slice (the heir's, for a wake owed to
+ *     the heir) ends, and that sleeper counts as woken (its crash passes it on).
+ * Every other wake-up must come from a FUTEX_WAKE.
+ *
+ * Environment:
+ *   crash    instead of any step (CRASHES per run, 1 by default), also while
+ *            asleep (the kernel drops it from the queue; `parked` keeps it),
+ *            while holder, heir, or woken but not yet run.
+ *   deadline DEADLINES acquires of the run (1) carry one; such a waiter may
+ *            give up at any check (H1 if it is the heir, else timeout), and
+ *            a sleep of it that ends without a wake is its last (the
+ *            deadline passed): it retries the lock once, then gives up.
+ *   starving at most once per acquire a waiter that sees (holder, 0) may A3.
+ * A waiter that reads a word naming a dead process runs the check (D1 / D2)
+ * before anything else (the real code does at its next CHECK).
+ * Interleaving is sequentially consistent (seq_cst CASes, parked, woken).
+ *
+ * Atomicity: one STEP = one access to one shared location, plus ghosts.
+ *   - A load of the word followed by a CAS expecting what it loaded is one
+ *     step (a failed CAS re-reads: the same as reading at the CAS).
+ *   - R1's CAS loop (h may change meanwhile) is one step reading h.
+ *   - D1 / D2: the liveness check and the CAS are one step (a dead process
+ *     stays dead, and only it could change its owner / heir field).
+ *   - token := token + 1 is a load and a store (two steps).
+ *
+ * The changes in the model (default; -DPROPOSED_x reverts one, -DPROPOSED
+ * all three, which is the protocol as first proposed):
+ *   NOBODY_SLEEP  a waiter that sees (nobody, other heir) does not futex-sleep
+ *       (the heir is on its way; the word's owner half will not change when
+ *       the heir gives up or dies): it yields and re-reads (modelled as
+ *       "blocked until the word changes").  -DPROPOSED_NOBODY_SLEEP: it
+ *       sleeps on owner == nobody, and H1 / D2 / a timeout waking it before
+ *       its compare leave it asleep on a free lock.
+ *   D1_WAKE  after D1, wake as R1 (the dead holder's release).
+ *       -DPROPOSED_D1_WAKE: D1 wakes nobody; a sleeping heir stays asleep.
+ *   WOKEN_RESET  a waker whose FUTEX_WAKE woke nobody stores woken := 0.
+ *       -DPROPOSED_WOKEN_RESET: woken stays 1 with nobody on the way, and
+ *       every later release skips its wake. The reset alone is not enough
+ *       (-DPROPOSED_NO_RECHECK): a release that found woken == 1 before the
+ *       reset skipped its wake; so after the reset the waker re-reads the
+ *       word and goes round again while it is (nobody, 0).
+ *
+ * Properties:
+ *   (a) at most one LIVE process between acquire's return and its release;
+ *   (b) holders enter with strictly increasing tokens;
+ *   (c) a live holder still owns the word when it releases;
+ *   (d) no invalid end state: every live process without a deadline
+ *       completes its LOOPS acquires (no lost wake-up, no hang);
+ *   (e) OWNER_DEAD (A1 / A2 replaced DIED) goes to the first holder after a
+ *       holder died owning the lock, and to no other;
+ *   (f) bounded bypass: while a live process is heir (ghost g_heir: from its
+ *       A3 until its A2 or H1), no other process acquires the lock.
+ *
+ * Planted bugs (-DBUG_...), each must be caught:
+ *   BUG_BARGE_PAST_HEIR  A1 ignores the heir: (nobody, h) -> (me, h) -> (f).
+ *   BUG_WAKE_BEFORE_STORE  release reads parked before its CAS and wakes only
+ *       if that read was non-zero -> (d).
+ *   BUG_HEIR_NO_WAKE_ON_GIVEUP  H1 never wakes -> (d).
+ *   BUG_NO_DEAD_HEIR  no D2: the lock stays reserved for a dead heir -> (d).
+ *   BUG_RELEASE_STORE  release loads the word, then stores (0, 0): an heir
+ *       set in between is lost -> (f).
+ *   BUG_WOKEN_NOT_CLEARED  a returning sleeper never resets woken -> (d).
+ */
+
+#ifndef N
+#define N 3
+#endif
+#ifndef LOOPS
+#define LOOPS 1                     /* acquires of processes 1 .. N-1 */
+#endif
+#ifndef LOOPS0
+#define LOOPS0 2                    /* acquires of process 0 */
+#endif
+#ifndef DEADLINES
+#define DEADLINES 1
+#endif
+#ifndef CRASHES
+#define CRASHES 1
+#endif
+#ifndef SPURIOUS
+#define SPURIOUS 0
+#endif
+#ifndef HEIRS
+#define HEIRS 2
+#endif
+
+#ifdef PROPOSED
+#define PROPOSED_NOBODY_SLEEP
+#define PROPOSED_D1_WAKE
+#define PROPOSED_WOKEN_RESET
+#endif
+
+#define DIED      255               /* owner: nobody, last holder died */
+#define NOBODY(o) ((o) == 0 || (o) == DIED)
+#define ME        (_pid + 1)        /* owner / heir value: slot index + 1 */
+#define BIT       (1 << _pid)
+#define ALIVE(i)  ((dead & (1 << (i))) == 0)
+/* does owner / heir value x name a dead process? */
+#define DEADID(x) ((x) != 0 && (x) != DIED && !ALIVE((x) - 1))
+#define ANY       7                 /* owe: a wake-one (R1's second branch) */
+#define TOUCH     dirty = acq       /* the word changed: a waiter may look */
+
+/* A1 / A2 replaced owner value x: OWNER_DEAD iff x == DIED (e) */
+#define TAKEN(x)  d = ((x) == DIED); assert(d == g_dead); g_dead = 0; d = 0
+/* (f): nobody but a live heir's own acquire while it is heir */
+#define BYPASS    assert(g_heir == 0 || g_heir == ME || !ALIVE(g_heir - 1))
+
+/* crash now (if cond holds): stop forever; an undelivered wake (owed, or
+   received and unused: wk, or woken in the queue, c) lets one sleeper's
+   slice end; locals cleared */
+#define CRASH_IF(cond) \
+    atomic { (cond) && crashes > 0 -> crashes--; dead = dead | BIT; \
+             g_dead = g_dead | (owner == ME); acq = acq & ~BIT; \
+             if :: owe == ANY || wk || (c && !(asleep & BIT)) -> g_any = 1 \
+                :: owe > 0 && owe <= N -> g_owed = g_owed | (1 << (owe - 1)) \
+                :: else -> skip fi; \
+             asleep = asleep & ~BIT; TOUCH; \
+             it = 0; o = 0; h = 0; tok = 0; owe = 0; \
+             dl = 0; ex = 0; st = 0; wk = 0; d = 0; c = 0 }; \
+    goto crashed
+/* one step of this process, or its crash instead (`skip`: see lock_word.pml,
+   the else pitfall) */
+#define STEP(body) if :: CRASH_IF(1) :: atomic { skip; body } fi
+
+/* the lock word (two fields, one atomic), the sleepers' words, the token */
+byte owner, heir;
+byte parked;
+bit  woken;
+byte token;
+byte asleep;                        /* bit i: process i is in the futex queue */
+
+/* environment */
+byte dead;                          /* bit i: process i crashed */
+byte crashes = CRASHES;
+byte deadlines = DEADLINES;
+byte spurious = SPURIOUS;
+byte heirs = HEIRS;                 /* A3 attempts left in the run */
+byte acq;                           /* bit i: process i is in an acquire */
+byte dirty;                         /* bit i: word changed since i's last read */
+bit  g_any;                         /* one sleeper's slice may end (a crash) */
+byte g_owed;                        /* bit i: heir i's slice may end (a crash) */
+
+/* ghosts */
+byte cs;                            /* ME of the process in the CS, 0 = none */
+byte last_token;
+bit  g_dead;                        /* a holder died owning the lock */
+byte g_heir;                        /* the heir, from its A3 to its A2 / H1 */
+
+/* may a sleeper's sleep end without a wake? (see "Slices") */
+#define SLICE (dl || spurious > 0 || g_any || (g_owed & BIT) || \
+               ((DEADID(owner) || DEADID(heir)) && (dirty & BIT)))
+
+/* FUTEX_WAKE(owner half, 1): one sleeper in the queue; c := none was there */
+inline futex_wake_one() {
+    if
+    :: asleep & 1 -> asleep = asleep & ~1
+    :: asleep & 2 -> asleep = asleep & ~2
+    :: asleep & 4 -> asleep = asleep & ~4
+#if N > 3
+    :: asleep & 8 -> asleep = asleep & ~8
+#endif
+    :: asleep == 0 -> c = 1
+    fi
+}
+
+/* R1's second branch, with owe == ANY: if parked != 0 and
+   exchange(woken, 1) == 0, wake one sleeper. WOKEN_RESET: if that wake found
+   nobody, woken := 0, and go round again while the word is (nobody, 0) (a
+   waker that found woken == 1 meanwhile skipped its wake, relying on this). */
+inline wake_next() {
+    do
+    :: STEP(if :: parked == 0 -> owe = 0 :: else -> skip fi);
+        if
+        :: owe -> STEP(if :: woken -> owe = 0 :: else -> woken = 1 fi)
+        :: else -> skip
+        fi;
+        if
+        :: owe -> STEP(c = 0; futex_wake_one();
+                       if :: c -> skip :: else -> owe = 0 fi)
+        :: else -> skip
+        fi;
+#ifdef PROPOSED_WOKEN_RESET
+        atomic { c = 0; owe = 0 }               /* woken stays 1 */
+#else
+        if
+        :: c -> STEP(woken = 0; c = 0);         /* the wake found nobody */
+#ifdef PROPOSED_NO_RECHECK
+                owe = 0
+#else
+                STEP(if :: NOBODY(owner) && heir == 0 -> skip
+                        :: else -> owe = 0 fi)
+#endif
+        :: else -> skip
+        fi;
+#endif
+        if :: owe -> skip :: else -> break fi
+    od
+}
+
+/* R1's wake after the word became (nobody, h): h is on its way, or one */
+inline wake_as_release() {
+    if
+    :: h != 0 -> STEP(asleep = asleep & ~(1 << (h - 1)); owe = 0)
+    :: else -> wake_next()
+    fi
+}
+
+active [N] proctype P()
+{
+    byte it, o, h, tok, owe;
+    bit dl, ex, st, wk, d, c;
+
+    for (it : 1 .. (_pid == 0 -> LOOPS0 : LOOPS)) {
+        atomic { if :: deadlines > 0 -> deadlines--; dl = 1
+                    :: skip fi; st = 0; acq = acq | BIT }
+retry:
+        /* load the word; A1 / A2 by CAS if it is free for me */
+        STEP(dirty = dirty & ~BIT;
+             if
+#ifdef BUG_BARGE_PAST_HEIR
+             :: NOBODY(owner) && heir != ME ->
+#else
+             :: NOBODY(owner) && heir == 0 ->
+#endif
+                 BYPASS; TAKEN(owner); owner = ME; TOUCH; goto hold
+             :: NOBODY(owner) && heir == ME ->
+                 BYPASS; TAKEN(owner); owner = ME; heir = 0; g_heir = 0;
+                 TOUCH; goto hold
+             :: else -> o = owner; h = heir
+             fi);
+        /* a check (after a spin phase or a slice) */
+        if
+        :: DEADID(o) ->
+            /* D1: (o dead, h) -> (DIED, h) */
+            STEP(if :: owner == o -> owner = DIED; h = heir; TOUCH;
+#ifndef PROPOSED_D1_WAKE
+                                     owe = (h -> h : ANY)
+#endif
+                    :: else -> h = 0 fi);
+#ifndef PROPOSED_D1_WAKE
+            if :: owe -> wake_as_release() :: else -> skip fi;
+#endif
+            atomic { o = 0; h = 0 }
+        :: !DEADID(o) && DEADID(h) ->
+#ifdef BUG_NO_DEAD_HEIR
+            goto wait;
+#else
+            /* D2: (x, h dead) -> (x, 0); if x nobody, wake as R1 */
+            STEP(if :: heir == h -> heir = 0; o = owner; TOUCH;
+                                    owe = (NOBODY(o) -> ANY : 0)
+                    :: else -> skip fi);
+            if :: owe -> h = 0; wake_next() :: else -> skip fi;
+            atomic { o = 0; h = 0 }
+#endif
+        :: else -> goto wait
+        fi;
+        goto retry;
+
+wait:   /* not free for me: starve (A3), give up, or sleep */
+        if
+        :: !ex && !st && heirs > 0 && !NOBODY(o) && h == 0 ->
+            /* A3: (x, 0) -> (x, me), x a holder */
+            STEP(st = 1; heirs--;
+                 if :: !NOBODY(owner) && heir == 0 ->
+                         assert(g_heir == 0 || !ALIVE(g_heir - 1));
+                         heir = ME; g_heir = ME; TOUCH
+                    :: else -> skip fi);
+            goto retry
+        :: dl -> goto giveup
+#ifndef PROPOSED_NOBODY_SLEEP
+        :: !ex && NOBODY(o) ->
+            /* (nobody, other heir): yield until the word changes */
+            if
+            :: atomic { dirty & BIT -> wk = 0 }
+            :: dl -> goto giveup
+            :: CRASH_IF(1)
+            fi;
+            goto retry
+        :: !ex && !NOBODY(o) ->
+#else
+        :: !ex ->
+#endif
+            /* parked++; FUTEX_WAIT(owner half, o) */
+            STEP(parked++; wk = 0);
+            STEP(if :: owner == o -> asleep = asleep | BIT; c = 1
+                    :: else -> skip fi);
+            if
+            :: c ->
+                if
+                :: atomic { !(asleep & BIT) -> wk = 1; c = 0 }   /* woken */
+                :: atomic { (asleep & BIT) && SLICE ->           /* slice */
+                       asleep = asleep & ~BIT; c = 0; ex = dl;
+                       if
+                       :: g_owed & BIT -> g_owed = g_owed & ~BIT; wk = 1
+                       :: else ->
+                           if
+                           :: dl || DEADID(owner) || DEADID(heir) -> skip
+                           :: else ->
+                               if :: g_any -> g_any = 0; wk = 1 /* it has it */
+                                  :: else -> spurious-- fi
+                           fi
+                       fi }
+                :: CRASH_IF(1)
+                fi
+            :: else -> skip
+            fi;
+            STEP(parked--);
+#ifndef BUG_WOKEN_NOT_CLEARED
+            STEP(woken = 0);
+#endif
+            atomic { o = 0; h = 0 }
+            goto retry
+        fi;
+
+hold:   /* token := token + 1: a load, then a store; acquire returns */
+        STEP(tok = token + 1; wk = 0; acq = acq & ~BIT; dirty = dirty & ~BIT;
+#ifndef SPLIT_TOKEN
+             token = tok;
+             assert(cs == 0 || !ALIVE(cs - 1));     /* (a) */
+             assert(tok > last_token);              /* (b) */
+             cs = ME; last_token = tok; tok = 0; dl = 0; o = 0; h = 0);
+#else
+             skip);
+        STEP(token = tok;
+             assert(cs == 0 || !ALIVE(cs - 1));     /* (a) */
+             assert(tok > last_token);              /* (b) */
+             cs = ME; last_token = tok; tok = 0; dl = 0; o = 0; h = 0);
+#endif
+        /* critical section; crashing here leaves a dead holder */
+#ifdef BUG_WAKE_BEFORE_STORE
+        /* bug: read parked first; wake only if that read saw sleepers */
+        STEP(c = (parked != 0));
+        STEP(assert(cs == ME); cs = 0; assert(owner == ME);
+             owner = 0; h = heir; TOUCH; owe = (h -> h : ANY));
+        if
+        :: h != 0 -> STEP(asleep = asleep & ~(1 << (h - 1)); owe = 0)
+        :: h == 0 && c -> c = 0; wake_next()
+        :: else -> owe = 0
+        fi;
+#else
+#ifdef BUG_RELEASE_STORE
+        /* bug: load the word, then store (0, 0) */
+        STEP(assert(cs == ME); cs = 0; assert(owner == ME); h = heir);
+        STEP(owner = 0; heir = 0; TOUCH; owe = (h -> h : ANY));
+#else
+        /* R1: (me, h) -> (0, h) */
+        STEP(assert(cs == ME); cs = 0;              /* (a) leave the CS */
+             assert(owner == ME);                   /* (c) */
+             owner = 0; h = heir; TOUCH; owe = (h -> h : ANY));
+#endif
+        wake_as_release();
+#endif
+        goto done;
+
+giveup: /* load the word; H1 (x, me) -> (x, 0) if I am the heir; if the
+           owner is nobody, wake as R1 (H1: the release may have woken only
+           me; timeout: I may have consumed a wake) */
+        STEP(o = owner;
+             if :: heir == ME -> heir = 0; g_heir = 0; TOUCH; c = 1
+                :: else -> skip fi;
+             owe = (NOBODY(o) -> ANY : 0));
+#ifdef BUG_HEIR_NO_WAKE_ON_GIVEUP
+        if :: c -> owe = 0 :: else -> skip fi;      /* bug: H1 never wakes */
+#endif
+        atomic { c = 0; acq = acq & ~BIT; dirty = dirty & ~BIT }
+        if :: owe -> h = 0; wake_next() :: else -> skip fi;
+done:
+        atomic { o = 0; h = 0; dl = 0; ex = 0; wk = 0; owe = 0 }
+    }
+crashed:
+    skip
+}
