@@ -22,19 +22,42 @@
  * Proof sketch: docs/local-locks.md ("Exclusive lock"); spin model:
  * tests/model/mutex_word.pml.
  */
+#include <sched.h>
+
 #include "clock.h"
 #include "local.h"
 #include "log.h"
 #include "records.h"
 
-/* The lock became free with no heir, or a waiter left with a wake it may have been
- * sent: wake one sleeper, unless one woken earlier has not run yet. */
+#define RDLM_MUTEX_WAKE_TRIES 16 /* wakes that found nobody asleep, then the slices */
+
+/*
+ * The lock became free with no heir, or a waiter left with a wake it may have been
+ * sent: wake one sleeper, unless one woken earlier has not run yet (wake32). A wake
+ * that found nobody asleep (the sleeper counted in parked had not gone to sleep, and
+ * its compare failed) must not leave wake32 set, or every later release would skip
+ * its wake: reset it and, while the lock is still free, go round again (spin model
+ * tests/model/mutex_word.pml, WOKEN_RESET).
+ */
 static void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e)
 {
-    if (rdlm_load(&e->parked, RDLM_SEQ_CST) != 0 && rdlm_load(&e->wake32, RDLM_SEQ_CST) == 0 &&
-        rdlm_exchange(&e->wake32, 1, RDLM_SEQ_CST) == 0) {
-        rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), RDLM_WAIT_ALL_BITS,
-                                   &lc->stats.wait);
+    for (int i = 0; i < RDLM_MUTEX_WAKE_TRIES; i++) {
+        uint64_t w;
+
+        if (rdlm_load(&e->parked, RDLM_SEQ_CST) == 0 ||
+            rdlm_load(&e->wake32, RDLM_SEQ_CST) != 0 ||
+            rdlm_exchange(&e->wake32, 1, RDLM_SEQ_CST) != 0) {
+            return;
+        }
+        if (rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), RDLM_WAIT_ALL_BITS,
+                                       &lc->stats.wait) > 0) {
+            return;
+        }
+        rdlm_store(&e->wake32, 0, RDLM_SEQ_CST);
+        w = rdlm_load(&e->word, RDLM_SEQ_CST);
+        if (!RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) || RDLM_MUTEX_HEIR(w) != 0) {
+            return;
+        }
     }
 }
 
@@ -65,8 +88,11 @@ static int rdlm_mutex_recover(rdlm_local_t *lc, uint32_t idx)
         rdlm_fetch_add(&lc->stats.recoveries, 1, RDLM_RELAXED);
         rdlm_warn("lock \"%s\": holder (slot %u) died; freed", seg->names[idx],
                   RDLM_OWNER_SLOT(o));
+        /* The dead holder's release: its wake too (model: D1_WAKE). */
         if (h != 0) {
             rdlm_mutex_wake_heir(lc, e, h);
+        } else {
+            rdlm_mutex_wake_next(lc, e);
         }
         return 1;
     }
@@ -179,6 +205,23 @@ static void rdlm_mutex_at_bound(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waite
     rdlm_wait_stop_spinning(&mw->w);
 }
 
+/* A step that yields instead of waiting on the futex (the lock is free, reserved
+ * for another): the caller's deadline and the bypass bound as in rdlm_wait_step. */
+static rdlm_status_t rdlm_mutex_yield(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waiter_t *mw)
+{
+    uint64_t now = rdlm_clock_now_ns();
+
+    if (now >= mw->deadline) {
+        return RDLM_ERR_TIMEOUT;
+    }
+    if (now >= mw->w.deadline) {
+        rdlm_mutex_at_bound(lc, idx, mw);
+    } else {
+        sched_yield();
+    }
+    return RDLM_OK;
+}
+
 /* One step of the wait: RDLM_OK to look at the word again, or why to give up. */
 static rdlm_status_t rdlm_mutex_step(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waiter_t *mw)
 {
@@ -194,8 +237,12 @@ static rdlm_status_t rdlm_mutex_step(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_
     } else if (mw->heir == RDLM_HEIR_NONE) {
         mw->heir = RDLM_HEIR_BOUND; /* passed to this waiter by a holder */
     }
-    if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word)) && RDLM_MUTEX_HEIR(word) == 0) {
-        return RDLM_OK; /* freed since the take: take again */
+    if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word))) {
+        /* Free: take again; or free and reserved for another, which is on its way
+         * (its release or D1 woke it). Never sleep on a free lock: the heir's claim
+         * and release can bring the owner half back to the value a sleeper compares
+         * (model: NOBODY_SLEEP). Yield instead, keeping the deadline and the bound. */
+        return RDLM_MUTEX_HEIR(word) == 0 ? RDLM_OK : rdlm_mutex_yield(lc, idx, mw);
     }
     if (mw->heir == RDLM_HEIR_NONE && rdlm_mutex_spinning(lc, &mw->w) &&
         rdlm_mutex_reserve(lc, e)) {

@@ -76,11 +76,14 @@ void rdlm_wait_stop_spinning(rdlm_wait_t *w)
     }
 }
 
-static void rdlm_futex_wake(rdlm_atomic_u32_t *word, int nr, uint32_t bitset,
-                            rdlm_wait_stats_t *stats)
+static int rdlm_futex_wake(rdlm_atomic_u32_t *word, int nr, uint32_t bitset,
+                           rdlm_wait_stats_t *stats)
 {
+    long woken;
+
     rdlm_fetch_add(&stats->wakes, 1, RDLM_RELAXED);
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_BITSET, nr, NULL, NULL, bitset);
+    woken = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_BITSET, nr, NULL, NULL, bitset);
+    return woken > 0 ? (int)woken : 0;
 }
 
 void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
@@ -89,8 +92,8 @@ void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
     rdlm_futex_wake(word, INT_MAX, bitset, stats);
 }
 
-void rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, uint32_t bitset,
-                                rdlm_wait_stats_t *stats)
+int rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, uint32_t bitset,
+                               rdlm_wait_stats_t *stats)
 {
-    rdlm_futex_wake(word, 1, bitset, stats);
+    return rdlm_futex_wake(word, 1, bitset, stats);
 }

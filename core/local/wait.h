@@ -69,9 +69,10 @@ void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
                              rdlm_wait_stats_t *stats);
 
 /** Wake one sleeper on *word among those matching bitset (the caller knows there
- *  are sleepers, and that any one of them will do). */
-void rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, uint32_t bitset,
-                                rdlm_wait_stats_t *stats);
+ *  are sleepers, and that any one of them will do). Returns 1 if one was woken, 0 if
+ *  none slept in the kernel (one counted as parked had not gone to sleep yet). */
+int rdlm_wait_wake_one_sleeper(rdlm_atomic_u32_t *word, uint32_t bitset,
+                               rdlm_wait_stats_t *stats);
 
 /** The futex sleep under rdlm_wait_step, for a waiter that keeps its own count of
  *  sleepers: sleep while *word == seen (checked by the kernel), until woken with a
