@@ -109,19 +109,38 @@ static int rdlm_mutex_recover(rdlm_local_t *lc, uint32_t idx)
     return 1;
 }
 
-/* Reserve the lock if it is held and nobody else has (a spinning waiter, or one past
- * the bypass bound). */
-static int rdlm_mutex_reserve(rdlm_local_t *lc, rdlm_entry_t *e)
+/* What rdlm_mutex_take_or_reserve did. */
+enum rdlm_mutex_got { RDLM_GOT_NOTHING, RDLM_GOT_LOCK, RDLM_GOT_RESERVATION };
+
+/*
+ * Take the lock if it is free (and not reserved for another), else reserve it if it
+ * is held and nobody has: one CAS loop, retried at once on the value a failed CAS
+ * returns, so that a holder that releases and takes the lock again cannot slip in
+ * between a waiter's failed reserve and its next take. *prev_owner_p as for a take.
+ */
+static enum rdlm_mutex_got rdlm_mutex_take_or_reserve(rdlm_local_t *lc, rdlm_entry_t *e,
+                                                      uint32_t *prev_owner_p)
 {
+    uint32_t me = lc->seg.self_owner;
     uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
 
-    while (!RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) && RDLM_MUTEX_HEIR(w) == 0) {
-        if (rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(RDLM_WORD_OWNER(w), lc->seg.self_owner),
-                     RDLM_SEQ_CST)) {
-            return 1;
+    for (;;) {
+        uint32_t o = RDLM_WORD_OWNER(w);
+        uint32_t h = RDLM_MUTEX_HEIR(w);
+
+        if (RDLM_OWNER_IS_NOBODY(o) && (h == 0 || h == me)) {
+            if (rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(me, 0), RDLM_ACQUIRE)) {
+                *prev_owner_p = o;
+                return RDLM_GOT_LOCK;
+            }
+        } else if (!RDLM_OWNER_IS_NOBODY(o) && h == 0) {
+            if (rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(o, me), RDLM_SEQ_CST)) {
+                return RDLM_GOT_RESERVATION;
+            }
+        } else {
+            return RDLM_GOT_NOTHING;
         }
     }
-    return 0;
 }
 
 /* A spinning waiter that stops spinning gives its reservation up while the lock is
@@ -163,11 +182,29 @@ typedef struct rdlm_mutex_waiter {
     rdlm_atomic_u64_t *rec;    /* WAITING(idx, 0, or STARVING | place) */
     uint32_t starving;         /* 0, or the STARVING ticket once past the bound */
     enum rdlm_mutex_heir heir; /* why this waiter holds the reservation */
+    int took;                  /* a reserve attempt took the lock (it was free) */
+    uint32_t prev_owner;       /* then: the owner it replaced */
 } rdlm_mutex_waiter_t;
 
 static int rdlm_mutex_spinning(const rdlm_local_t *lc, const rdlm_wait_t *w)
 {
     return w->spins < lc->policy.spin;
+}
+
+/* Reserve the lock for this waiter (for `why`), or take it if it became free. */
+static void rdlm_mutex_try_reserve(rdlm_local_t *lc, rdlm_entry_t *e, rdlm_mutex_waiter_t *mw,
+                                   enum rdlm_mutex_heir why)
+{
+    switch (rdlm_mutex_take_or_reserve(lc, e, &mw->prev_owner)) {
+    case RDLM_GOT_LOCK:
+        mw->took = 1;
+        break;
+    case RDLM_GOT_RESERVATION:
+        mw->heir = why;
+        break;
+    case RDLM_GOT_NOTHING:
+        break;
+    }
 }
 
 /* Wait until `until` (or the caller's deadline, if earlier), yielding then sleeping. */
@@ -198,19 +235,29 @@ static void rdlm_mutex_at_bound(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waite
         rdlm_mutex_recover(lc, idx);
         mw->next_check = now + lc->policy.park_slice_ns;
     }
-    if (mw->heir == RDLM_HEIR_SPINNING || (mw->heir == RDLM_HEIR_NONE && rdlm_mutex_reserve(lc, e))) {
+    if (mw->heir == RDLM_HEIR_SPINNING) {
         mw->heir = RDLM_HEIR_BOUND;
+    } else if (mw->heir == RDLM_HEIR_NONE) {
+        rdlm_mutex_try_reserve(lc, e, mw, RDLM_HEIR_BOUND);
     }
     rdlm_mutex_wait_until(lc, mw, mw->heir == RDLM_HEIR_BOUND ? mw->deadline : now + lc->bypass_ns);
     rdlm_wait_stop_spinning(&mw->w);
 }
 
-/* A step that yields instead of waiting on the futex (the lock is free, reserved
- * for another): the caller's deadline and the bypass bound as in rdlm_wait_step. */
+/* A step that spins or yields instead of sleeping on the futex (the lock is free,
+ * reserved for another): the caller's deadline and the bypass bound as in
+ * rdlm_wait_step. A spinning waiter keeps spinning (a system call would cost more
+ * than the heir takes to claim). */
 static rdlm_status_t rdlm_mutex_yield(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waiter_t *mw)
 {
-    uint64_t now = rdlm_clock_now_ns();
+    uint64_t now;
 
+    if (rdlm_mutex_spinning(lc, &mw->w)) {
+        mw->w.spins++;
+        rdlm_cpu_relax();
+        return RDLM_OK;
+    }
+    now = rdlm_clock_now_ns();
     if (now >= mw->deadline) {
         return RDLM_ERR_TIMEOUT;
     }
@@ -219,6 +266,25 @@ static rdlm_status_t rdlm_mutex_yield(rdlm_local_t *lc, uint32_t idx, rdlm_mutex
     } else {
         sched_yield();
     }
+    return RDLM_OK;
+}
+
+/* The spin phase is over (or there is none): the WAITING record (queries, and the
+ * order past the bound) and the bypass bound start now. Until then a waiter costs no
+ * clock read and no record: a hand-off to a spinning waiter is as short as it can be. */
+static rdlm_status_t rdlm_mutex_settle(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waiter_t *mw)
+{
+    rdlm_segment_t *seg = &lc->seg;
+    int r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, 0));
+
+    if (r < 0) {
+        rdlm_error("lock \"%s\": this context already uses all %d wait records",
+                   seg->names[idx], RDLM_SLOT_RECORDS);
+        return RDLM_ERR_NO_RESOURCE;
+    }
+    mw->rec = rdlm_rec_at(seg, r);
+    rdlm_mutex_wait_until(lc, mw, rdlm_clock_now_ns() + lc->bypass_ns);
+    rdlm_wait_stop_spinning(&mw->w);
     return RDLM_OK;
 }
 
@@ -232,6 +298,13 @@ static rdlm_status_t rdlm_mutex_step(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_
     if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
         return RDLM_ERR_CLOSED;
     }
+    if (mw->rec == NULL && !rdlm_mutex_spinning(lc, &mw->w)) {
+        rdlm_status_t status = rdlm_mutex_settle(lc, idx, mw);
+
+        if (status != RDLM_OK) {
+            return status;
+        }
+    }
     if (RDLM_MUTEX_HEIR(word) != me) {
         mw->heir = RDLM_HEIR_NONE; /* never had it, or another thread of this context took it */
     } else if (mw->heir == RDLM_HEIR_NONE) {
@@ -244,9 +317,11 @@ static rdlm_status_t rdlm_mutex_step(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_
          * (model: NOBODY_SLEEP). Yield instead, keeping the deadline and the bound. */
         return RDLM_MUTEX_HEIR(word) == 0 ? RDLM_OK : rdlm_mutex_yield(lc, idx, mw);
     }
-    if (mw->heir == RDLM_HEIR_NONE && rdlm_mutex_spinning(lc, &mw->w) &&
-        rdlm_mutex_reserve(lc, e)) {
-        mw->heir = RDLM_HEIR_SPINNING;
+    if (mw->heir == RDLM_HEIR_NONE && rdlm_mutex_spinning(lc, &mw->w)) {
+        rdlm_mutex_try_reserve(lc, e, mw, RDLM_HEIR_SPINNING);
+        if (mw->took) {
+            return RDLM_OK;
+        }
     }
     switch (rdlm_wait_step(&mw->w, rdlm_mutex_futex(&e->word), RDLM_WORD_OWNER(word),
                            rdlm_wait_ticket_bit(lc->seg.self_slot), &e->parked)) {
@@ -293,37 +368,33 @@ static void rdlm_mutex_pass_reservation(rdlm_local_t *lc, uint32_t idx)
  * no wake) reserves the lock while it spins, if nobody has; so two processes on two
  * cores alternate as with a FIFO lock. A waiter that yields or sleeps is bypassed
  * until the bypass bound: the wait's deadline is the earlier of the caller's and the
- * bound; at the bound the waiter takes a place among the waiters past it and
- * reserves the lock if nobody has; a holder that waited past the bound passes the
- * reservation to the oldest of them. The WAITING record serves queries and that
- * order.
+ * bound, which starts when the spin phase ends (rdlm_mutex_settle); at the bound
+ * the waiter takes a place among the waiters past it and reserves the lock if nobody
+ * has; a holder that waited past the bound passes the reservation to the oldest of
+ * them. The WAITING record serves queries and that order.
  */
 static rdlm_status_t rdlm_mutex_wait(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
                                      uint32_t *prev_owner_p)
 {
-    rdlm_segment_t *seg = &lc->seg;
-    rdlm_entry_t *e = &seg->entries[idx];
+    rdlm_entry_t *e = &lc->seg.entries[idx];
     rdlm_mutex_waiter_t mw = {.deadline = rdlm_clock_deadline(timeout_ns)};
     rdlm_status_t status = RDLM_OK;
-    int r;
 
-    r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, 0));
-    if (r < 0) {
-        rdlm_error("lock \"%s\": this context already uses all %d wait records",
-                   seg->names[idx], RDLM_SLOT_RECORDS);
-        return RDLM_ERR_NO_RESOURCE;
-    }
-    mw.rec = rdlm_rec_at(seg, r);
     rdlm_fetch_add(&lc->stats.contended, 1, RDLM_RELAXED);
-    rdlm_mutex_wait_until(lc, &mw, rdlm_clock_now_ns() + lc->bypass_ns);
+    rdlm_mutex_wait_until(lc, &mw, UINT64_MAX); /* the spin phase: no bound yet */
     /* More processes than CPUs: a spinning waiter takes the CPU the holder needs. */
     if (rdlm_local_oversubscribed(lc)) {
         rdlm_wait_stop_spinning(&mw.w);
     }
-    while (status == RDLM_OK && !rdlm_mutex_take(lc, e, prev_owner_p)) {
+    while (status == RDLM_OK && !mw.took && !rdlm_mutex_take(lc, e, prev_owner_p)) {
         status = rdlm_mutex_step(lc, idx, &mw);
     }
-    rdlm_store(mw.rec, 0, RDLM_SEQ_CST);
+    if (mw.took) {
+        *prev_owner_p = mw.prev_owner;
+    }
+    if (mw.rec != NULL) {
+        rdlm_store(mw.rec, 0, RDLM_SEQ_CST);
+    }
     if (status != RDLM_OK) {
         rdlm_mutex_leave(lc, e);
         if (status == RDLM_ERR_TIMEOUT) {
@@ -339,7 +410,7 @@ rdlm_status_t rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t t
                                       uint64_t *token_p)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint32_t prev_owner;
+    uint32_t prev_owner = 0;
 
     if (timeout_ns == 0) {
         if (!(rdlm_mutex_recover(lc, idx) && rdlm_mutex_take(lc, e, &prev_owner))) {
