@@ -12,7 +12,9 @@
  * "wait p99.9" the 99.9th percentile of a uniform sample of them (16384 per process).
  * Sections out of turn: sections entered right after the same process's own
  * (operations - hand-offs, throughput rounds). The counter must equal the operations run.
- * Targets (issue): 2 processes, hand-off throughput of rdlm >= 1.5 x pthread_mutex;
+ * Implementations: rdlm (the default, bounded-bypass lock), pthread_mutex (pshared),
+ * TAS, and rdlm_fifo (an rdlm lock opened RDLM_LOCK_ORDER_FIFO, for what strict FIFO
+ * costs). Targets (issue): 2 processes, hand-off throughput of rdlm >= 1.5 x pthread_mutex;
  * 16 processes on 2 cores, throughput rdlm@16 / rdlm@2 >= 0.3, and no acquire of
  * rdlm waits more than 10 ms in any round (bounded bypass).
  */
@@ -33,7 +35,8 @@
 static const uint32_t rdlm_bench_cont_procs[] = {2, 16};
 
 static const rdlm_bench_lock_ops_t *const rdlm_bench_cont_impls[] = {
-    &rdlm_bench_lock_rdlm, &rdlm_bench_lock_pmutex, &rdlm_bench_lock_tas};
+    &rdlm_bench_lock_rdlm, &rdlm_bench_lock_pmutex, &rdlm_bench_lock_tas,
+    &rdlm_bench_lock_rdlm_fifo};
 #define RDLM_BENCH_CONT_NIMPL (sizeof(rdlm_bench_cont_impls) / sizeof(rdlm_bench_cont_impls[0]))
 
 /* The measured loop; every: time every acquire (wait rounds), else 1 in 16. */
@@ -250,8 +253,8 @@ static void rdlm_bench_cont_wait_note(rdlm_bench_report_t *r, const char *bench,
         r, bench, RDLM_BENCH_NOTE_INFO,
         "%u procs, longest wait in acquire over every acquire of every "
         "wait round / sections out of turn (after the same process's own, "
-        "throughput rounds): %s, %s, %s",
-        c->nprocs, text[0], text[1], text[2]);
+        "throughput rounds): %s, %s, %s, %s",
+        c->nprocs, text[0], text[1], text[2], text[3]);
 }
 
 /* Target row: rdlm's longest wait over every round against the issue's limit. */
@@ -336,10 +339,12 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
             rdlm_bench_measure_finish(c.wait_p999[k]);
             rdlm_bench_measure_finish(c.wait_max[k]);
         }
-        /* [0] is rdlm, [1] pthread_mutex, [2] tas */
+        /* [0] is rdlm, [1] pthread_mutex, [2] tas, [3] rdlm_fifo */
         rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
                                   RDLM_BENCH_TARGET_NONE, 0);
         rdlm_bench_report_compare(r, c.measure[0], c.measure[2], NULL,
+                                  RDLM_BENCH_TARGET_NONE, 0);
+        rdlm_bench_report_compare(r, c.measure[0], c.measure[3], NULL,
                                   RDLM_BENCH_TARGET_NONE, 0);
         rdlm_bench_report_compare(r, c.handoffs[0], c.handoffs[1], NULL,
                                   procs[n] == 2 ? RDLM_BENCH_TARGET_AT_LEAST

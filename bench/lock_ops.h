@@ -36,6 +36,8 @@ typedef struct rdlm_bench_lock_ops {
 
 /** rdlm exclusive lock: a context per process, one named lock. */
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm;
+/** rdlm's exclusive lock opened with RDLM_LOCK_ORDER_FIFO. */
+extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_fifo;
 /** Test-and-test-and-set spinlock on one C11 atomic word, pause while spinning. */
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_tas;
 /** Default pthread_mutex_t, PTHREAD_PROCESS_SHARED, in the shared mapping. */

@@ -18,11 +18,18 @@ typedef struct rdlm_bench_rdlm_lock {
     rdlm_rwlock_h rw;
 } rdlm_bench_rdlm_lock_t;
 
-/* A context on job, then the exclusive lock (rw 0) or the reader-writer lock. */
-static int rdlm_bench_rdlm_open(const char *job, int rw, void **lock_p, char *err,
-                                size_t errlen)
+/* What rdlm_bench_rdlm_open opens. */
+enum rdlm_bench_rdlm_kind { RDLM_BENCH_RDLM_LOCK, RDLM_BENCH_RDLM_RWLOCK, RDLM_BENCH_RDLM_FIFO };
+
+/* A context on job, then the exclusive lock (default or FIFO order) or the
+ * reader-writer lock. */
+static int rdlm_bench_rdlm_open(const char *job, enum rdlm_bench_rdlm_kind kind,
+                                void **lock_p, char *err, size_t errlen)
 {
     rdlm_ctx_params_t params = {.field_mask = RDLM_CTX_FIELD_JOB, .job = job};
+    rdlm_lock_params_t fifo = {.field_mask = RDLM_LOCK_FIELD_ORDER,
+                               .order = RDLM_LOCK_ORDER_FIFO};
+    int rw = kind == RDLM_BENCH_RDLM_RWLOCK;
     rdlm_bench_rdlm_lock_t *l;
     rdlm_status_t st;
 
@@ -37,7 +44,8 @@ static int rdlm_bench_rdlm_open(const char *job, int rw, void **lock_p, char *er
         goto err_free;
     }
     st = rw ? rdlm_rwlock_open(l->ctx, RDLM_BENCH_RWLOCK_NAME, &l->rw)
-            : rdlm_lock_open(l->ctx, RDLM_BENCH_LOCK_NAME, &l->lock);
+            : rdlm_lock_open_params(l->ctx, RDLM_BENCH_LOCK_NAME,
+                                    kind == RDLM_BENCH_RDLM_FIFO ? &fifo : NULL, &l->lock);
     if (st != RDLM_OK) {
         snprintf(err, errlen, "%s: %s", rw ? "rdlm_rwlock_open" : "rdlm_lock_open",
                  rdlm_status_name(st));
@@ -57,7 +65,14 @@ static int rdlm_bench_rdlm_attach(void *shared, const char *job, void **lock_p, 
                                   size_t errlen)
 {
     (void)shared;
-    return rdlm_bench_rdlm_open(job, 0, lock_p, err, errlen);
+    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_LOCK, lock_p, err, errlen);
+}
+
+static int rdlm_bench_rdlm_fifo_attach(void *shared, const char *job, void **lock_p,
+                                       char *err, size_t errlen)
+{
+    (void)shared;
+    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_FIFO, lock_p, err, errlen);
 }
 
 /* RDLM_OWNER_DEAD counts as a failure here: no worker of a benchmark should die. */
@@ -122,13 +137,28 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm = {
     .detach = rdlm_bench_rdlm_detach,
 };
 
+const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_fifo = {
+    .name = "rdlm_fifo",
+    .description = "rdlm_lock_acquire/release of a lock opened RDLM_LOCK_ORDER_FIFO",
+    .shared_size = 0,
+    .shared_init = rdlm_bench_lock_nop_init,
+    .shared_fini = rdlm_bench_lock_nop_fini,
+    .attach = rdlm_bench_rdlm_fifo_attach,
+    .acquire = rdlm_bench_rdlm_acquire,
+    .release = rdlm_bench_rdlm_release,
+    .try_acquire = rdlm_bench_rdlm_try_acquire,
+    .error_name = rdlm_bench_rdlm_error_name,
+    .stats = rdlm_bench_rdlm_stats,
+    .detach = rdlm_bench_rdlm_detach,
+};
+
 /* ---- reader-writer lock ------------------------------------------------------------ */
 
 static int rdlm_bench_rdlm_rw_attach(void *shared, const char *job, void **lock_p,
                                      char *err, size_t errlen)
 {
     (void)shared;
-    return rdlm_bench_rdlm_open(job, 1, lock_p, err, errlen);
+    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_RWLOCK, lock_p, err, errlen);
 }
 
 static int rdlm_bench_rdlm_write_acquire(void *lock)
