@@ -4,9 +4,10 @@
  * process takes it back at once instead of handing it to a sleeping waiter (which
  * costs a futex wake, about 0.1 ms here, per hand-off when processes outnumber
  * cores). Bypass is bounded: a waiter that has waited RDLM_LOCK_BYPASS_US reserves
- * the lock (heir), and then nobody else takes it; a waiter that spins (it is
- * running, so a hand-off to it is cheap) reserves it while it spins. A release wakes one sleeper (or
- * the heir), and no second one while a woken one has not run (wake32).
+ * the lock (heir), and then nobody else takes it; such waiters are served in the
+ * order they reached the bound; a waiter that spins (it is running, so a hand-off to
+ * it is cheap) reserves it while it spins. A release wakes one sleeper (or the heir),
+ * and no second one while a woken one has not run (wake32).
  *
  * State transitions of the word (owner, heir); "nobody" is 0 or DIED:
  *   take     (nobody, 0)    -> (me, 0)       anyone
@@ -15,6 +16,8 @@
  *                                            x not nobody
  *   unreserve (x, me)       -> (x, 0)        a spinning waiter that stops spinning,
  *                                            x not nobody
+ *   pass     (me, 0)        -> (me, w)       a holder that waited past the bound, to
+ *                                            the oldest live waiter past it
  *   release  (me, h)        -> (0, h)        the holder; wakes h, or one sleeper
  *   give up  (x, me)        -> (x, 0)        the heir at its deadline
  *   dead     (o, h)         -> (DIED, h)     anyone, o's process dead
@@ -241,7 +244,13 @@ static void rdlm_mutex_at_bound(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waite
         rdlm_mutex_try_reserve(lc, e, mw, RDLM_HEIR_BOUND);
     }
     rdlm_mutex_wait_until(lc, mw, mw->heir == RDLM_HEIR_BOUND ? mw->deadline : now + lc->bypass_ns);
-    rdlm_wait_stop_spinning(&mw->w);
+    if (mw->heir == RDLM_HEIR_BOUND) {
+        /* The release wakes the heir, and a woken process runs sooner than one that
+         * yields among many runnable ones. */
+        rdlm_wait_sleep_next(&mw->w);
+    } else {
+        rdlm_wait_stop_spinning(&mw->w);
+    }
 }
 
 /* A step that spins or yields instead of sleeping on the futex (the lock is free,
@@ -309,6 +318,8 @@ static rdlm_status_t rdlm_mutex_step(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_
         mw->heir = RDLM_HEIR_NONE; /* never had it, or another thread of this context took it */
     } else if (mw->heir == RDLM_HEIR_NONE) {
         mw->heir = RDLM_HEIR_BOUND; /* passed to this waiter by a holder */
+        rdlm_mutex_wait_until(lc, mw, mw->deadline);
+        rdlm_wait_sleep_next(&mw->w);
     }
     if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word))) {
         /* Free: take again; or free and reserved for another, which is on its way

@@ -64,6 +64,16 @@ rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint3
  *  RDLM_WAIT_CHECK then comes after the first sleep slice. */
 void rdlm_wait_stop_spinning(rdlm_wait_t *w);
 
+/** End the spin and yield phases now: the next step sleeps (a waiter that a wake
+ *  will reach, and that the scheduler runs sooner when woken than when yielding). */
+static inline void rdlm_wait_sleep_next(rdlm_wait_t *w)
+{
+    rdlm_wait_stop_spinning(w);
+    if (w->yields < w->policy->yield) {
+        w->yields = w->policy->yield;
+    }
+}
+
 /** The system call behind rdlm_wait_wake (there are sleepers). */
 void rdlm_wait_wake_sleepers(rdlm_atomic_u32_t *word, uint32_t bitset,
                              rdlm_wait_stats_t *stats);
