@@ -21,7 +21,8 @@
  *   release  (me, h)        -> (0, h)        the holder; wakes h, or one sleeper
  *   give up  (x, me)        -> (x, 0)        the heir at its deadline
  *   dead     (o, h)         -> (DIED, h)     anyone, o's process dead
- *   dead     (x, h)         -> (x, 0)        anyone, h's process dead
+ *   dead     (x, h)         -> (x, 0)        anyone, h's process dead, or h alive
+ *                                            with no WAITING record of the lock
  * Proof sketch: docs/local-locks.md ("Exclusive lock"); spin model:
  * tests/model/mutex_word.pml.
  */
@@ -99,12 +100,18 @@ static int rdlm_mutex_recover(rdlm_local_t *lc, uint32_t idx)
         }
         return 1;
     }
-    if (h == 0 || rdlm_segment_owner_alive(seg, h) ||
+    /* A live heir that no longer waits (no WAITING record of this lock): a holder
+     * passed the reservation to a waiter that had just left (its leave looked at the
+     * word before the pass; or the passer read its record and then it timed out).
+     * Nobody else would ever take the lock: drop it as a dead heir's (model:
+     * STALE_HEIR). A heir that starts waiting again meanwhile only loses it. */
+    if (h == 0 ||
+        (rdlm_segment_owner_alive(seg, h) && rdlm_rec_owner_waits(seg, idx, h)) ||
         !rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(o, 0), RDLM_SEQ_CST)) {
         return 0;
     }
     rdlm_fetch_add(&lc->stats.skips, 1, RDLM_RELAXED);
-    rdlm_debug("lock \"%s\": reserving waiter (slot %u) died; reservation dropped",
+    rdlm_debug("lock \"%s\": reserving waiter (slot %u) died or left; reservation dropped",
                seg->names[idx], RDLM_OWNER_SLOT(h));
     if (RDLM_OWNER_IS_NOBODY(o)) {
         rdlm_mutex_wake_next(lc, e);

@@ -114,6 +114,20 @@ int rdlm_rec_oldest_starving(const rdlm_segment_t *seg, uint32_t idx, uint32_t *
     return search.owner != 0;
 }
 
+int rdlm_rec_owner_waits(const rdlm_segment_t *seg, uint32_t idx, uint32_t owner)
+{
+    const rdlm_slot_t *slot = &seg->slots[RDLM_OWNER_SLOT(owner)];
+
+    for (int r = 0; r < RDLM_SLOT_RECORDS; r++) {
+        uint64_t rec = rdlm_load(&slot->rec[r], RDLM_SEQ_CST);
+
+        if (RDLM_REC_STATE(rec) == RDLM_REC_WAITING && RDLM_REC_ENTRY(rec) == idx) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 typedef struct rdlm_rec_tally {
     unsigned state;
     int check_alive;

@@ -37,6 +37,10 @@ rdlm_claimant_t rdlm_rec_find_claimant(const rdlm_segment_t *seg, uint32_t idx,
  *  ticket: 1 and its owner word in *owner_p, or 0 if none (slow: liveness checks). */
 int rdlm_rec_oldest_starving(const rdlm_segment_t *seg, uint32_t idx, uint32_t *owner_p);
 
+/** 1 if the slot of owner (a live owner word) has a WAITING record of lock idx (a
+ *  mutex heir that still waits for it). */
+int rdlm_rec_owner_waits(const rdlm_segment_t *seg, uint32_t idx, uint32_t owner);
+
 /** Records of lock idx in state (READ: shared holders; WAITING: queued requests) in
  *  active slots; with check_alive, only in slots whose process lives (slow). */
 uint32_t rdlm_rec_count(const rdlm_segment_t *seg, uint32_t idx, unsigned state,

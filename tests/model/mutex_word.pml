@@ -96,6 +96,19 @@
  *   (f) bounded bypass: while a live process is heir (ghost g_heir: from its
  *       A3 until its A2 or H1), no other process acquires the lock.
  *
+ * Second round (README.md, "The spin phase, reservation passing"):
+ *   -DSPINNERS  S1 a waiter in its spin phase reserves (x, 0) -> (x, me); S2 at
+ *       its last spin (CHECK, wake32 := 0) unreserves (x, me) -> (x, 0) while x
+ *       is not nobody.
+ *   -DPASSING   the bound takes a STARVING ticket (rec[]); P1 a holder that was
+ *       starving passes (me, 0) -> (me, oldest live ticket holder); D2' drops
+ *       a heir that is alive with no WAITING record (wt). -DPROPOSED_STALE_HEIR:
+ *       without D2' (mutex.c before it): a pass to a waiter that left stalls.
+ *   -DWAKE_TRIES=k  the wake loop stops after k rounds (mutex.c: 16): stalls.
+ *   leave: record := 0 with H1, then wake32 := 0, then the load (as mutex.c).
+ *   BUG_UNRESERVE_FREE (S2 also on (nobody, me)) -> (d);
+ *   BUG_PASS_WHEN_HEIR (P1 overwrites a heir) -> (f).
+ *
  * Planted bugs (-DBUG_...), each must be caught:
  *   BUG_BARGE_PAST_HEIR  A1 ignores the heir: (nobody, h) -> (me, h) -> (f).
  *   BUG_WAKE_BEFORE_STORE  release reads parked before its CAS and wakes only
@@ -128,6 +141,12 @@
 #ifndef HEIRS
 #define HEIRS 2
 #endif
+#ifndef SPINS
+#define SPINS 1                     /* acquires with a spin phase (SPINNERS) */
+#endif
+#ifndef WAKE_TRIES
+#define WAKE_TRIES 0                /* 0 = unbounded; mutex.c: 16 (RDLM_MUTEX_WAKE_TRIES) */
+#endif
 
 #ifdef PROPOSED
 #define PROPOSED_NOBODY_SLEEP
@@ -144,6 +163,20 @@
 #define DEADID(x) ((x) != 0 && (x) != DIED && !ALIVE((x) - 1))
 #define ANY       7                 /* owe: a wake-one (R1's second branch) */
 #define TOUCH     dirty = acq       /* the word changed: a waiter may look */
+/* after the take: WAITING record := 0 (mutex.c rdlm_mutex_wait, after the loop) */
+#ifdef PASSING
+#define CLEAR_REC rec[_pid] = 0; wt = wt & ~BIT
+#else
+#define CLEAR_REC skip
+#endif
+/* STALE_HEIR: heir value x names a live process with no WAITING record on the
+   lock (a reservation passed to a waiter that had left): recovery drops it as
+   a dead heir's (D2) */
+#if defined(PASSING) && !defined(PROPOSED_STALE_HEIR)
+#define STALE(x)  ((x) != 0 && (x) != DIED && ALIVE((x) - 1) && !(wt & (1 << ((x) - 1))))
+#else
+#define STALE(x)  0
+#endif
 
 /* A1 / A2 replaced owner value x: OWNER_DEAD iff x == DIED (e) */
 #define TAKEN(x)  d = ((x) == DIED); assert(d == g_dead); g_dead = 0; d = 0
@@ -161,7 +194,8 @@
                 :: else -> skip fi; \
              asleep = asleep & ~BIT; TOUCH; \
              it = 0; o = 0; h = 0; tok = 0; owe = 0; \
-             dl = 0; ex = 0; st = 0; wk = 0; d = 0; c = 0 }; \
+             dl = 0; ex = 0; st = 0; wk = 0; d = 0; c = 0; \
+             sp = 0; sr = 0; n = 0 }; \
     goto crashed
 /* one step of this process, or its crash instead (`skip`: see lock_word.pml,
    the else pitfall) */
@@ -184,6 +218,14 @@ byte acq;                           /* bit i: process i is in an acquire */
 byte dirty;                         /* bit i: word changed since i's last read */
 bit  g_any;                         /* one sleeper's slice may end (a crash) */
 byte g_owed;                        /* bit i: heir i's slice may end (a crash) */
+#ifdef SPINNERS
+byte spins = SPINS;                 /* acquires left that start with a spin phase */
+#endif
+#ifdef PASSING
+byte rec[N];                        /* STARVING ticket in i's WAITING record, or 0 */
+byte tickets;                       /* the per-lock STARVING counter (aux64) */
+byte wt;                            /* bit i: i has a WAITING record on the lock */
+#endif
 
 /* ghosts */
 byte cs;                            /* ME of the process in the CS, 0 = none */
@@ -193,7 +235,7 @@ byte g_heir;                        /* the heir, from its A3 to its A2 / H1 */
 
 /* may a sleeper's sleep end without a wake? (see "Slices") */
 #define SLICE (dl || spurious > 0 || g_any || (g_owed & BIT) || \
-               ((DEADID(owner) || DEADID(heir)) && (dirty & BIT)))
+               ((DEADID(owner) || DEADID(heir) || STALE(heir)) && (dirty & BIT)))
 
 /* FUTEX_WAKE(owner half, 1): one sleeper in the queue; c := none was there */
 inline futex_wake_one() {
@@ -238,9 +280,35 @@ inline wake_next() {
         :: else -> skip
         fi;
 #endif
+#if WAKE_TRIES > 0
+        if :: owe && n + 1 < WAKE_TRIES -> n++
+           :: owe && n + 1 >= WAKE_TRIES -> owe = 0; break   /* 16 tries: stop */
+           :: !owe -> break
+        fi
+#else
         if :: owe -> skip :: else -> break fi
-    od
+#endif
+    od;
+    n = 0
 }
+
+#ifdef PASSING
+/* rdlm_rec_oldest_starving: r := ME of the live process with the oldest STARVING
+   record, 0 if none (tok is free here: a temporary) */
+inline oldest(r) {
+    r = 0; tok = 0;
+    if :: rec[0] != 0 && ALIVE(0) -> r = 1; tok = rec[0] :: else -> skip fi;
+    if :: rec[1] != 0 && ALIVE(1) && (r == 0 || rec[1] < tok) -> r = 2; tok = rec[1]
+       :: else -> skip fi;
+    if :: rec[2] != 0 && ALIVE(2) && (r == 0 || rec[2] < tok) -> r = 3; tok = rec[2]
+       :: else -> skip fi;
+#if N > 3
+    if :: rec[3] != 0 && ALIVE(3) && (r == 0 || rec[3] < tok) -> r = 4; tok = rec[3]
+       :: else -> skip fi;
+#endif
+    tok = 0
+}
+#endif
 
 /* R1's wake after the word became (nobody, h): h is on its way, or one */
 inline wake_as_release() {
@@ -252,12 +320,20 @@ inline wake_as_release() {
 
 active [N] proctype P()
 {
-    byte it, o, h, tok, owe;
-    bit dl, ex, st, wk, d, c;
+    byte it, o, h, tok, owe, n;
+    bit dl, ex, st, wk, d, c, sp, sr;
 
     for (it : 1 .. (_pid == 0 -> LOOPS0 : LOOPS)) {
         atomic { if :: deadlines > 0 -> deadlines--; dl = 1
-                    :: skip fi; st = 0; acq = acq | BIT }
+                    :: skip fi; st = 0; acq = acq | BIT;
+#ifdef SPINNERS
+                 if :: spins > 0 -> spins--; sp = 1 :: skip fi;
+#endif
+#ifdef PASSING
+                 wt = wt | BIT;
+#endif
+                 skip
+               }
 retry:
         /* load the word; A1 / A2 by CAS if it is free for me */
         STEP(dirty = dirty & ~BIT;
@@ -267,10 +343,10 @@ retry:
 #else
              :: NOBODY(owner) && heir == 0 ->
 #endif
-                 BYPASS; TAKEN(owner); owner = ME; TOUCH; goto hold
+                 BYPASS; TAKEN(owner); owner = ME; TOUCH; CLEAR_REC; goto hold
              :: NOBODY(owner) && heir == ME ->
                  BYPASS; TAKEN(owner); owner = ME; heir = 0; g_heir = 0;
-                 TOUCH; goto hold
+                 TOUCH; CLEAR_REC; goto hold
              :: else -> o = owner; h = heir
              fi);
         /* a check (after a spin phase or a slice) */
@@ -286,13 +362,16 @@ retry:
             if :: owe -> wake_as_release() :: else -> skip fi;
 #endif
             atomic { o = 0; h = 0 }
-        :: !DEADID(o) && DEADID(h) ->
+        :: !DEADID(o) && (DEADID(h) || STALE(h)) ->
 #ifdef BUG_NO_DEAD_HEIR
             goto wait;
 #else
             /* D2: (x, h dead) -> (x, 0); if x nobody, wake as R1 */
-            STEP(if :: heir == h -> heir = 0; o = owner; TOUCH;
-                                    owe = (NOBODY(o) -> ANY : 0)
+            STEP(if :: heir == h && (DEADID(h) || STALE(h)) ->
+                        heir = 0; o = owner; TOUCH;
+                        if :: g_heir == h && ALIVE(h - 1) -> g_heir = 0
+                           :: else -> skip fi;
+                        owe = (NOBODY(o) -> ANY : 0)
                     :: else -> skip fi);
             if :: owe -> h = 0; wake_next() :: else -> skip fi;
             atomic { o = 0; h = 0 }
@@ -301,9 +380,25 @@ retry:
         fi;
         goto retry;
 
-wait:   /* not free for me: starve (A3), give up, or sleep */
+wait:   /* not free for me: spin, starve (A3), give up, or sleep */
         if
-        :: !ex && !st && heirs > 0 && !NOBODY(o) && h == 0 ->
+#ifdef PASSING
+#ifdef BOUND_IN_YIELD
+        :: !ex && !st && heirs > 0 && (!sp || NOBODY(o)) ->
+#else
+        :: !ex && !st && heirs > 0 && !sp && !NOBODY(o) ->
+#endif
+            /* the bound (rdlm_mutex_at_bound, from a wait step's TIMEDOUT or a
+               yield): a STARVING ticket in the WAITING record (fetch_add, store:
+               one step), then A3 if the lock is held and not reserved */
+            STEP(st = 1; heirs--; sp = 0; tickets++; rec[_pid] = tickets);
+            STEP(if :: !NOBODY(owner) && heir == 0 ->
+                         assert(g_heir == 0 || !ALIVE(g_heir - 1));
+                         heir = ME; g_heir = ME; TOUCH
+                    :: else -> skip fi);
+            goto retry
+#else
+        :: !ex && !st && heirs > 0 && !sp && !NOBODY(o) && h == 0 ->
             /* A3: (x, 0) -> (x, me), x a holder */
             STEP(st = 1; heirs--;
                  if :: !NOBODY(owner) && heir == 0 ->
@@ -311,7 +406,42 @@ wait:   /* not free for me: starve (A3), give up, or sleep */
                          heir = ME; g_heir = ME; TOUCH
                     :: else -> skip fi);
             goto retry
-        :: dl -> goto giveup
+#endif
+        /* the deadline: checked by a yield or a wait step past the spin phase */
+        :: dl && (!sp || NOBODY(o)) -> goto giveup
+#ifdef SPINNERS
+        :: !ex && sp && !NOBODY(o) ->
+            /* spin phase (w.spins < policy.spin): no deadline, no sleep */
+            if
+            :: !sr && h == 0 ->
+                /* S1 spinner reserves: (x, 0) -> (x, me), x a holder */
+                STEP(if :: !NOBODY(owner) && heir == 0 ->
+                             assert(g_heir == 0 || !ALIVE(g_heir - 1));
+                             heir = ME; g_heir = ME; sr = 1; TOUCH
+                        :: else -> skip fi)
+            :: atomic { dirty & BIT -> skip }       /* spin until the word changes */
+            :: /* the last spin (CHECK): wake32 := 0; S2 unreserve while held */
+                STEP(woken = 0; sp = 0);
+                if
+                :: sr ->
+#ifndef BUG_SPIN_RESERVE_KEPT
+                    STEP(sr = 0;
+#ifdef BUG_UNRESERVE_FREE
+                         if :: heir == ME ->
+#else
+                         if :: heir == ME && !NOBODY(owner) ->
+#endif
+                                 heir = 0; g_heir = 0; TOUCH
+                            :: else -> skip fi)
+#else
+                    sr = 0
+#endif
+                :: else -> skip
+                fi
+            :: CRASH_IF(1)
+            fi;
+            goto retry
+#endif
 #ifndef PROPOSED_NOBODY_SLEEP
         :: !ex && NOBODY(o) ->
             /* (nobody, other heir): yield until the word changes */
@@ -321,9 +451,9 @@ wait:   /* not free for me: starve (A3), give up, or sleep */
             :: CRASH_IF(1)
             fi;
             goto retry
-        :: !ex && !NOBODY(o) ->
+        :: !ex && !sp && !NOBODY(o) ->
 #else
-        :: !ex ->
+        :: !ex && (!sp || NOBODY(o)) ->
 #endif
             /* parked++; FUTEX_WAIT(owner half, o) */
             STEP(parked++; wk = 0);
@@ -357,7 +487,31 @@ wait:   /* not free for me: starve (A3), give up, or sleep */
             goto retry
         fi;
 
-hold:   /* token := token + 1: a load, then a store; acquire returns */
+hold:
+#ifdef PASSING
+        /* P1 a holder that had waited past the bound passes the reservation to
+           the live waiter with the oldest STARVING ticket: (me, 0) -> (me, w) */
+        if
+        :: st ->
+            STEP(oldest(h));
+            if
+            :: h ->
+#ifdef BUG_PASS_WHEN_HEIR
+                STEP(if :: owner == ME ->
+#else
+                STEP(if :: owner == ME && heir == 0 ->
+#endif
+                             heir = h; TOUCH;
+                             if :: g_heir == 0 || !ALIVE(g_heir - 1) -> g_heir = h
+                                :: else -> skip fi       /* (bug: overwritten) */
+                        :: else -> h = 0 fi)
+            :: else -> skip
+            fi;
+            h = 0
+        :: else -> skip
+        fi;
+#endif
+        /* token := token + 1: a load, then a store; acquire returns */
         STEP(tok = token + 1; wk = 0; acq = acq & ~BIT; dirty = dirty & ~BIT;
 #ifndef SPLIT_TOKEN
              token = tok;
@@ -397,20 +551,27 @@ hold:   /* token := token + 1: a load, then a store; acquire returns */
 #endif
         goto done;
 
-giveup: /* load the word; H1 (x, me) -> (x, 0) if I am the heir; if the
-           owner is nobody, wake as R1 (H1: the release may have woken only
-           me; timeout: I may have consumed a wake) */
-        STEP(o = owner;
+giveup: /* rdlm_mutex_leave: (WAITING record := 0;) H1 (x, me) -> (x, 0) if
+           I am the heir; wake32 := 0; load the word: if the owner is nobody,
+           wake as R1 (H1: the release may have woken only me; timeout: I may
+           have consumed a wake) */
+        /* (the record's clear and H1 are one step here: between them only a
+           recoverer could drop the same reservation H1 drops) */
+        STEP(
+#ifdef PASSING
+             rec[_pid] = 0; wt = wt & ~BIT;
+#endif
              if :: heir == ME -> heir = 0; g_heir = 0; TOUCH; c = 1
-                :: else -> skip fi;
-             owe = (NOBODY(o) -> ANY : 0));
+                :: else -> skip fi);
+        STEP(woken = 0);
+        STEP(o = owner; owe = (NOBODY(o) -> ANY : 0));
 #ifdef BUG_HEIR_NO_WAKE_ON_GIVEUP
         if :: c -> owe = 0 :: else -> skip fi;      /* bug: H1 never wakes */
 #endif
         atomic { c = 0; acq = acq & ~BIT; dirty = dirty & ~BIT }
         if :: owe -> h = 0; wake_next() :: else -> skip fi;
 done:
-        atomic { o = 0; h = 0; dl = 0; ex = 0; wk = 0; owe = 0 }
+        atomic { o = 0; h = 0; dl = 0; ex = 0; wk = 0; owe = 0; sp = 0; sr = 0 }
     }
 crashed:
     skip
