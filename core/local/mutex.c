@@ -33,34 +33,30 @@
 #include "log.h"
 #include "records.h"
 
-#define RDLM_MUTEX_WAKE_TRIES 16 /* wakes that found nobody asleep, then the slices */
-
 /*
  * The lock became free with no heir, or a waiter left with a wake it may have been
- * sent: wake one sleeper, unless one woken earlier has not run yet (wake32). A wake
- * that found nobody asleep (the sleeper counted in parked had not gone to sleep, and
- * its compare failed) must not leave wake32 set, or every later release would skip
- * its wake: reset it and, while the lock is still free, go round again (spin model
- * tests/model/mutex_word.pml, WOKEN_RESET).
+ * sent: wake one sleeper, unless a waiter woken earlier has not run yet. wake32
+ * counts: 1 while a woken waiter is on its way (it stores 0 when it runs), plus one
+ * for every release that skipped its wake meanwhile. A wake that found nobody asleep
+ * (the sleeper counted in parked had not gone to sleep yet) leaves nobody on the way
+ * to look at the word: the waker takes the count back, and if releases skipped their
+ * wakes meanwhile, their sleepers are its to wake, so it goes round again. Each round
+ * after the first needs a release by another process in between, so the loop ends
+ * when the others stop releasing (spin model tests/model/mutex_word.pml, WOKEN_RESET
+ * and WAKE_COUNT: a fixed number of rounds loses a wake).
  */
 static void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e)
 {
-    for (int i = 0; i < RDLM_MUTEX_WAKE_TRIES; i++) {
-        uint64_t w;
-
-        if (rdlm_load(&e->parked, RDLM_SEQ_CST) == 0 ||
-            rdlm_load(&e->wake32, RDLM_SEQ_CST) != 0 ||
-            rdlm_exchange(&e->wake32, 1, RDLM_SEQ_CST) != 0) {
-            return;
-        }
-        if (rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), RDLM_WAIT_ALL_BITS,
-                                       &lc->stats.wait) > 0) {
-            return;
-        }
-        rdlm_store(&e->wake32, 0, RDLM_SEQ_CST);
-        w = rdlm_load(&e->word, RDLM_SEQ_CST);
-        if (!RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) || RDLM_MUTEX_HEIR(w) != 0) {
-            return;
+    if (rdlm_load(&e->parked, RDLM_SEQ_CST) == 0 ||
+        rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST) != 0) {
+        return; /* nobody sleeps, or a woken waiter is on its way: counted */
+    }
+    while (rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), RDLM_WAIT_ALL_BITS,
+                                      &lc->stats.wait) == 0) {
+        if (rdlm_exchange(&e->wake32, 0, RDLM_SEQ_CST) <= 1 ||
+            rdlm_load(&e->parked, RDLM_SEQ_CST) == 0 ||
+            rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST) != 0) {
+            return; /* no release skipped; or none to wake; or another waker took over */
         }
     }
 }
@@ -245,9 +241,8 @@ static void rdlm_mutex_at_bound(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waite
         rdlm_mutex_recover(lc, idx);
         mw->next_check = now + lc->policy.park_slice_ns;
     }
-    if (mw->heir == RDLM_HEIR_SPINNING) {
-        mw->heir = RDLM_HEIR_BOUND;
-    } else if (mw->heir == RDLM_HEIR_NONE) {
+    /* (A spinning waiter reads no clock: its reservation never meets the bound.) */
+    if (mw->heir == RDLM_HEIR_NONE) {
         rdlm_mutex_try_reserve(lc, e, mw, RDLM_HEIR_BOUND);
     }
     rdlm_mutex_wait_until(lc, mw, mw->heir == RDLM_HEIR_BOUND ? mw->deadline : now + lc->bypass_ns);
@@ -322,7 +317,13 @@ static rdlm_status_t rdlm_mutex_step(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_
         }
     }
     if (RDLM_MUTEX_HEIR(word) != me) {
-        mw->heir = RDLM_HEIR_NONE; /* never had it, or another thread of this context took it */
+        if (mw->heir == RDLM_HEIR_BOUND) {
+            /* Another thread of this context took the reservation: reserve again at
+             * once, or this waiter could be bypassed until its deadline. */
+            rdlm_mutex_wait_until(lc, mw, 0);
+            rdlm_wait_stop_spinning(&mw->w);
+        }
+        mw->heir = RDLM_HEIR_NONE;
     } else if (mw->heir == RDLM_HEIR_NONE) {
         mw->heir = RDLM_HEIR_BOUND; /* passed to this waiter by a holder */
         rdlm_mutex_wait_until(lc, mw, mw->deadline);
