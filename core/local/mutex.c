@@ -50,10 +50,23 @@ void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e)
     }
     while (rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), RDLM_WAIT_ALL_BITS,
                                       &lc->stats.wait) == 0) {
-        if (rdlm_exchange(&e->wake32, 0, RDLM_SEQ_CST) <= 1 ||
-            rdlm_load(&e->parked, RDLM_SEQ_CST) == 0 ||
+        uint32_t count = rdlm_exchange(&e->wake32, 0, RDLM_SEQ_CST);
+
+        if (count == 0) {
+            /* A running waiter erased the count (and skipped releases with it): that
+             * waiter may die before it looks, so look at the word instead (model:
+             * FIX_ERASED; without it 4 processes lose a wake). */
+            uint64_t w = rdlm_load(&e->word, RDLM_SEQ_CST);
+
+            if (!RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) || RDLM_MUTEX_HEIR(w) != 0) {
+                return;
+            }
+        } else if (count == 1) {
+            return; /* no release skipped meanwhile */
+        }
+        if (rdlm_load(&e->parked, RDLM_SEQ_CST) == 0 ||
             rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST) != 0) {
-            return; /* no release skipped; or none to wake; or another waker took over */
+            return; /* none to wake; or another waker took over */
         }
     }
 }

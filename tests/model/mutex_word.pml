@@ -11,14 +11,15 @@
  * nobody and the last holder died, else slot + 1; heir: 0 or the id of the one
  * waiter entitled to take the lock next. The futex word of the sleepers is the
  * OWNER half only. Separate words: `parked` (sleepers, ++ before the futex
- * sleep and -- after, seq_cst), `woken` (0/1: a woken waiter is on its way),
- * `token` (written by the holder only).
+ * sleep and -- after, seq_cst), `wake32` (a count, WAKE_COUNT below: 1 while
+ * a woken waiter is on its way, plus 1 per release that skipped its wake
+ * meanwhile), `token` (written by the holder only).
  *
  *   A1 take:        (o nobody, 0) -> (me, 0); OWNER_DEAD if o was DIED
  *   A2 heir claims: (o nobody, me) -> (me, 0); OWNER_DEAD likewise
  *   A3 become heir: (x, 0) -> (x, me), x a holder (the waiter is starving)
  *   R1 release:     (me, h) -> (0, h); if h: wake h; else if parked and
- *                   exchange(woken, 1) == 0: wake one sleeper
+ *                   fetch_add(wake32, 1) == 0: wake one sleeper (WAKE_COUNT)
  *   H1 heir gives up (deadline): (x, me) -> (x, 0); if x nobody: wake as R1
  *   timeout of a non-heir: leave; if owner nobody: wake as R1
  *   D1 dead holder: (o dead, h) -> (DIED, h)
@@ -30,7 +31,7 @@
  * removes sleepers from `asleep`: "wake h" removes h if it is there, "wake
  * one" removes any one (none if the queue is empty: the waker's `c` says so).
  * A process between parked++ and the compare is NOT in the queue: a wake then
- * finds nobody. On return: parked--, woken := 0 (two steps), retry.
+ * finds nobody. On return: parked--, wake32 := 0 (two steps), retry.
  *
  * Slices. The real sleep ends after a slice (20 ms) whether woken or not. The
  * model lets a sleep end without a wake only in these cases, so that a wake
@@ -58,7 +59,7 @@
  *   starving at most once per acquire a waiter that sees (holder, 0) may A3.
  * A waiter that reads a word naming a dead process runs the check (D1 / D2)
  * before anything else (the real code does at its next CHECK).
- * Interleaving is sequentially consistent (seq_cst CASes, parked, woken).
+ * Interleaving is sequentially consistent (seq_cst CASes, parked, wake32).
  *
  * Atomicity: one STEP = one access to one shared location, plus ghosts.
  *   - A load of the word followed by a CAS expecting what it loaded is one
@@ -78,12 +79,28 @@
  *       its compare leave it asleep on a free lock.
  *   D1_WAKE  after D1, wake as R1 (the dead holder's release).
  *       -DPROPOSED_D1_WAKE: D1 wakes nobody; a sleeping heir stays asleep.
- *   WOKEN_RESET  a waker whose FUTEX_WAKE woke nobody stores woken := 0.
- *       -DPROPOSED_WOKEN_RESET: woken stays 1 with nobody on the way, and
- *       every later release skips its wake. The reset alone is not enough
- *       (-DPROPOSED_NO_RECHECK): a release that found woken == 1 before the
- *       reset skipped its wake; so after the reset the waker re-reads the
- *       word and goes round again while it is (nobody, 0).
+ *   WOKEN_RESET  a waker whose FUTEX_WAKE woke nobody takes its 1 back from
+ *       wake32.  -DPROPOSED_WOKEN_RESET: wake32 stays up with nobody on the
+ *       way, and every later release skips its wake. The reset alone is not
+ *       enough (BUG_WAKE_COUNT_STORE): a release that found wake32 != 0
+ *       before the reset skipped its wake. WAKE_COUNT (mutex.c since 8ea264c):
+ *       the skipping release counts itself (fetch_add), the waker resets by
+ *       exchange and goes round again only if it returned more than 1:
+ *         if parked == 0 or fetch_add(wake32, 1) != 0: return
+ *         while FUTEX_WAKE(one) woke nobody:
+ *             if exchange(wake32, 0) <= 1 or parked == 0
+ *                or fetch_add(wake32, 1) != 0: return
+ *       -DWAKE_RECHECK: the loop before it (wake32 a flag; after the reset
+ *       re-read the word, go round again while it is (nobody, 0)): a process
+ *       that dies between parked++ and parked-- makes it spin on a free lock
+ *       for ever (non-progress cycle, pan -l -f). -DWAKE_TRIES=k: that loop
+ *       stopped after k rounds (mutex.c: 16): loses a wake.
+ *       -DCHECK_ROUNDS asserts that the count loop ends (ghosts g_loop, g_ent).
+ *       Flaw (4 processes, -DN=4 -DLOOPS0=1): a waiter whose compare failed
+ *       stores wake32 := 0 over a skipped release's count and dies before its
+ *       take; the waker's exchange returns 0 and it stops: a sleeper on a
+ *       free lock. -DFIX_ERASED (proposed): an exchange that returns 0 (my 1
+ *       erased) re-reads the word and goes round again if it is (nobody, 0).
  *
  * Properties:
  *   (a) at most one LIVE process between acquire's return and its release;
@@ -95,6 +112,11 @@
  *       holder died owning the lock, and to no other;
  *   (f) bounded bypass: while a live process is heir (ghost g_heir: from its
  *       A3 until its A2 or H1), no other process acquires the lock.
+ *   (g) the wake loop ends (WAKE_COUNT): -DCHECK_ROUNDS asserts that each
+ *       round after a waker's first needs another process's wake_next call
+ *       (or the last fetch_add of another waker) in between; and with the
+ *       progress labels (progress_hold, progress_done) compiled -DNP, pan -l
+ *       finds no cycle without an acquire or release (none even unfair).
  *
  * Second round (README.md, "The spin phase, reservation passing"):
  *   -DSPINNERS  S1 a waiter in its spin phase reserves (x, 0) -> (x, me); S2 at
@@ -104,7 +126,7 @@
  *       starving passes (me, 0) -> (me, oldest live ticket holder); D2' drops
  *       a heir that is alive with no WAITING record (wt). -DPROPOSED_STALE_HEIR:
  *       without D2' (mutex.c before it): a pass to a waiter that left stalls.
- *   -DWAKE_TRIES=k  the wake loop stops after k rounds (mutex.c: 16): stalls.
+ *   -DWAKE_TRIES=k  the old wake loop stops after k rounds (16): stalls.
  *   leave: record := 0 with H1, then wake32 := 0, then the load (as mutex.c).
  *   BUG_UNRESERVE_FREE (S2 also on (nobody, me)) -> (d);
  *   BUG_PASS_WHEN_HEIR (P1 overwrites a heir) -> (f).
@@ -117,7 +139,10 @@
  *   BUG_NO_DEAD_HEIR  no D2: the lock stays reserved for a dead heir -> (d).
  *   BUG_RELEASE_STORE  release loads the word, then stores (0, 0): an heir
  *       set in between is lost -> (f).
- *   BUG_WOKEN_NOT_CLEARED  a returning sleeper never resets woken -> (d).
+ *   BUG_WOKEN_NOT_CLEARED  a returning sleeper never resets wake32 -> (d).
+ *   BUG_WAKE_COUNT_STORE  the waker whose wake found nobody stores wake32 := 0
+ *       (instead of the exchange) and stops: a release counted meanwhile loses
+ *       its wake -> (d).
  */
 
 #ifndef N
@@ -145,7 +170,7 @@
 #define SPINS 1                     /* acquires with a spin phase (SPINNERS) */
 #endif
 #ifndef WAKE_TRIES
-#define WAKE_TRIES 0                /* 0 = unbounded; mutex.c: 16 (RDLM_MUTEX_WAKE_TRIES) */
+#define WAKE_TRIES 0                /* > 0: the old loop, k rounds (mutex.c before 8ea264c: 16) */
 #endif
 
 #ifdef PROPOSED
@@ -192,7 +217,7 @@
              if :: owe == ANY || wk || (c && !(asleep & BIT)) -> g_any = 1 \
                 :: owe > 0 && owe <= N -> g_owed = g_owed | (1 << (owe - 1)) \
                 :: else -> skip fi; \
-             asleep = asleep & ~BIT; TOUCH; \
+             asleep = asleep & ~BIT; TOUCH; CRASH_GHOST; \
              it = 0; o = 0; h = 0; tok = 0; owe = 0; \
              dl = 0; ex = 0; st = 0; wk = 0; d = 0; c = 0; \
              sp = 0; sr = 0; n = 0 }; \
@@ -204,7 +229,7 @@
 /* the lock word (two fields, one atomic), the sleepers' words, the token */
 byte owner, heir;
 byte parked;
-bit  woken;
+byte wake32;                        /* wake32: count (WAKE_COUNT) */
 byte token;
 byte asleep;                        /* bit i: process i is in the futex queue */
 
@@ -250,15 +275,45 @@ inline futex_wake_one() {
     fi
 }
 
-/* R1's second branch, with owe == ANY: if parked != 0 and
-   exchange(woken, 1) == 0, wake one sleeper. WOKEN_RESET: if that wake found
-   nobody, woken := 0, and go round again while the word is (nobody, 0) (a
-   waker that found woken == 1 meanwhile skipped its wake, relying on this). */
+#ifdef CHECK_ROUNDS
+/* (2) the count loop ends: a waker goes round again only if, since its
+   previous round began, another process entered wake_next (a release, D1, D2
+   or a leave) or another waker's last fetch_add (the one that stops it) came
+   in between; wakers start only by entering, so a run (finitely many entries)
+   has finitely many rounds. g_loop: bit i, i is in the loop (its fetch_add
+   returned 0); g_ent: bit i, such an event since i's last round began. */
+byte g_loop, g_ent;
+#define ENTERED   g_ent = g_ent | (g_loop & ~BIT)
+#define LOOP_IN   g_loop = g_loop | BIT; g_ent = g_ent & ~BIT
+#define ROUND     assert(g_ent & BIT); g_ent = g_ent & ~BIT
+#define LOOP_OUT  g_loop = g_loop & ~BIT; g_ent = g_ent & ~BIT
+#define CRASH_GHOST LOOP_OUT
+#ifdef FIX_ERASED
+/* with FIX_ERASED a round may also follow a reset by another process */
+#define ERASED    ENTERED
+#else
+#define ERASED    skip
+#endif
+#else
+#define ERASED    skip
+#define CRASH_GHOST skip
+#define ENTERED   skip
+#define LOOP_IN   skip
+#define ROUND     skip
+#define LOOP_OUT  skip
+#endif
+
+#if defined(WAKE_RECHECK) || WAKE_TRIES > 0
+/* The wake loop before 8ea264c (wake32 used as a flag): if parked != 0 and
+   exchange(wake32, 1) == 0, wake one sleeper; if that wake found nobody,
+   wake32 := 0, and go round again while the word is (nobody, 0) (a waker that
+   found wake32 == 1 meanwhile skipped its wake, relying on this); at most
+   WAKE_TRIES rounds (mutex.c: 16), none with WAKE_RECHECK alone. */
 inline wake_next() {
     do
     :: STEP(if :: parked == 0 -> owe = 0 :: else -> skip fi);
         if
-        :: owe -> STEP(if :: woken -> owe = 0 :: else -> woken = 1 fi)
+        :: owe -> STEP(if :: wake32 -> owe = 0 :: else -> wake32 = 1 fi)
         :: else -> skip
         fi;
         if
@@ -267,11 +322,11 @@ inline wake_next() {
         :: else -> skip
         fi;
 #ifdef PROPOSED_WOKEN_RESET
-        atomic { c = 0; owe = 0 }               /* woken stays 1 */
+        atomic { c = 0; owe = 0 }               /* wake32 stays 1 */
 #else
         if
-        :: c -> STEP(woken = 0; c = 0);         /* the wake found nobody */
-#ifdef PROPOSED_NO_RECHECK
+        :: c -> STEP(wake32 = 0; c = 0);        /* the wake found nobody */
+#ifdef BUG_WAKE_COUNT_STORE
                 owe = 0
 #else
                 STEP(if :: NOBODY(owner) && heir == 0 -> skip
@@ -291,6 +346,64 @@ inline wake_next() {
     od;
     n = 0
 }
+#else
+/* R1's second branch, with owe == ANY (rdlm_mutex_wake_next, WAKE_COUNT):
+   wake32 = 1 while a woken waiter is on its way, plus one per release that
+   skipped its wake meanwhile.
+     if parked == 0 or fetch_add(wake32, 1) != 0: return
+     while FUTEX_WAKE(one) woke nobody:
+         if exchange(wake32, 0) <= 1 or parked == 0
+            or fetch_add(wake32, 1) != 0: return
+   Each load / fetch_add / exchange / wake is one step. */
+inline wake_next() {
+    STEP(if :: parked == 0 -> owe = 0 :: else -> skip fi);
+    if
+    :: owe -> STEP(if :: wake32 -> owe = 0 :: else -> LOOP_IN fi;
+                   wake32++; ENTERED)
+    :: else -> skip
+    fi;
+    do
+    :: owe ->
+        STEP(c = 0; futex_wake_one();
+             if :: c -> skip :: else -> owe = 0 fi);
+        if
+        :: owe ->
+            /* the wake found nobody */
+#if defined(PROPOSED_WOKEN_RESET)
+            atomic { owe = 0 }                  /* wake32 stays up */
+#elif defined(BUG_WAKE_COUNT_STORE)
+            STEP(wake32 = 0; owe = 0)           /* bug: store 0, stop */
+#else
+#ifdef FIX_ERASED
+            /* 0: a runner's wake32 := 0 erased my count (it took the skipped
+               wakes over, and may die before it looks): look at the word */
+            STEP(if :: wake32 == 1 -> owe = 0 :: else -> d = (wake32 == 0) fi;
+                 wake32 = 0; ERASED);
+            if
+            :: d -> STEP(d = 0; if :: NOBODY(owner) && heir == 0 -> skip
+                                   :: else -> owe = 0 fi)
+            :: else -> skip
+            fi;
+#else
+            STEP(if :: wake32 <= 1 -> owe = 0 :: else -> skip fi; wake32 = 0);
+#endif
+            if
+            :: owe -> STEP(if :: parked == 0 -> owe = 0 :: else -> skip fi)
+            :: else -> skip
+            fi;
+            if
+            :: owe -> STEP(if :: wake32 -> owe = 0; ENTERED :: else -> ROUND fi;
+                           wake32++)
+            :: else -> skip
+            fi
+#endif
+        :: else -> skip
+        fi
+    :: else -> break
+    od;
+    atomic { c = 0; LOOP_OUT }
+}
+#endif
 
 #ifdef PASSING
 /* rdlm_rec_oldest_starving: r := ME of the live process with the oldest STARVING
@@ -421,7 +534,7 @@ wait:   /* not free for me: spin, starve (A3), give up, or sleep */
                         :: else -> skip fi)
             :: atomic { dirty & BIT -> skip }       /* spin until the word changes */
             :: /* the last spin (CHECK): wake32 := 0; S2 unreserve while held */
-                STEP(woken = 0; sp = 0);
+                STEP(wake32 = 0; ERASED; sp = 0);
                 if
                 :: sr ->
 #ifndef BUG_SPIN_RESERVE_KEPT
@@ -481,13 +594,14 @@ wait:   /* not free for me: spin, starve (A3), give up, or sleep */
             fi;
             STEP(parked--);
 #ifndef BUG_WOKEN_NOT_CLEARED
-            STEP(woken = 0);
+            STEP(wake32 = 0; ERASED);
 #endif
             atomic { o = 0; h = 0 }
             goto retry
         fi;
 
 hold:
+progress_hold:      /* (NP: pan -l, see README) */
 #ifdef PASSING
         /* P1 a holder that had waited past the bound passes the reservation to
            the live waiter with the oldest STARVING ticket: (me, 0) -> (me, w) */
@@ -563,7 +677,7 @@ giveup: /* rdlm_mutex_leave: (WAITING record := 0;) H1 (x, me) -> (x, 0) if
 #endif
              if :: heir == ME -> heir = 0; g_heir = 0; TOUCH; c = 1
                 :: else -> skip fi);
-        STEP(woken = 0);
+        STEP(wake32 = 0; ERASED);
         STEP(o = owner; owe = (NOBODY(o) -> ANY : 0));
 #ifdef BUG_HEIR_NO_WAKE_ON_GIVEUP
         if :: c -> owe = 0 :: else -> skip fi;      /* bug: H1 never wakes */
@@ -571,6 +685,7 @@ giveup: /* rdlm_mutex_leave: (WAITING record := 0;) H1 (x, me) -> (x, 0) if
         atomic { c = 0; acq = acq & ~BIT; dirty = dirty & ~BIT }
         if :: owe -> h = 0; wake_next() :: else -> skip fi;
 done:
+progress_done:
         atomic { o = 0; h = 0; dl = 0; ex = 0; wk = 0; owe = 0; sp = 0; sr = 0 }
     }
 crashed:
