@@ -2,6 +2,8 @@
  * libfabric's ofi_enosys), so that no ops table ever holds NULL. */
 #include "tl_internal.h"
 
+#include <sched.h>
+
 rdlm_status_t rdlm_tl_stub_query(rdlm_tl_ctx_h ctx, rdlm_tl_caps_t *caps_p)
 {
     (void)ctx;
@@ -177,12 +179,23 @@ int rdlm_tl_stub_peer_dead(rdlm_tl_ctx_h ctx, uint32_t peer)
     return 0; /* not known: this backend reports no deaths */
 }
 
+void rdlm_tl_stub_sleep(rdlm_tl_ctx_h ctx, uint64_t timeout_ns, int (*done)(void *arg),
+                        void *arg)
+{
+    (void)ctx;
+    (void)timeout_ns;
+    (void)done;
+    (void)arg;
+    sched_yield();
+}
+
 const rdlm_tl_setup_ops_t rdlm_tl_stub_setup_ops = {
     .query = rdlm_tl_stub_query,
     .progress = rdlm_tl_stub_progress,
     .flush = rdlm_tl_stub_flush,
     .destroy = rdlm_tl_stub_destroy,
     .peer_dead = rdlm_tl_stub_peer_dead,
+    .sleep = rdlm_tl_stub_sleep,
 };
 
 const rdlm_tl_mem_ops_t rdlm_tl_stub_mem_ops = {

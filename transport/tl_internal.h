@@ -48,6 +48,9 @@ rdlm_status_t rdlm_tl_stub_get(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t 
                                void *buf, size_t len);
 rdlm_status_t rdlm_tl_stub_am_set_handler(rdlm_tl_ctx_h ctx, unsigned id,
                                           rdlm_tl_am_handler_func_t func, void *arg);
+/** sleep without an event fd: one sched_yield. */
+void rdlm_tl_stub_sleep(rdlm_tl_ctx_h ctx, uint64_t timeout_ns, int (*done)(void *arg),
+                        void *arg);
 rdlm_status_t rdlm_tl_stub_am_send(rdlm_tl_ctx_h ctx, uint32_t peer, unsigned id,
                                    const void *data, size_t len);
 

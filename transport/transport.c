@@ -45,7 +45,7 @@ int rdlm_tl_ops_complete(const rdlm_tl_ctx_t *ctx)
     const rdlm_tl_rma_ops_t *r = ctx->rma;
     const rdlm_tl_am_ops_t *am = ctx->am;
 
-    return s && s->query && s->progress && s->flush && s->destroy && m && m->reg &&
+    return s && s->query && s->progress && s->flush && s->destroy && s->peer_dead && s->sleep && m && m->reg &&
            m->addr && m->rkey_pack && m->rkey_unpack && m->rkey_release && m->dereg && a &&
            a->cswap64 && a->fadd64 && a->swap64 && a->fadd64_post && r && r->put &&
            r->get && am && am->set_handler && am->send;

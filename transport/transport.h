@@ -129,6 +129,15 @@ typedef void (*rdlm_tl_destroy_func_t)(rdlm_tl_ctx_h ctx);
 /** 1 if the backend found peer dead (RDLM_TL_CAP_PEER_FAILURE: a watched peer that
  *  died; sticky), else 0 (alive, or not known). Non-blocking, thread-safe. */
 typedef int (*rdlm_tl_peer_dead_func_t)(rdlm_tl_ctx_h ctx, uint32_t peer);
+/** For a waiter with nothing to do but progress, on a host with more processes than
+ *  CPUs: give the CPU up until the backend may have an event for this process, or
+ *  timeout_ns passed. The backend arms its event fd, then calls done(arg): if that
+ *  says 1 (what the caller waits for happened meanwhile, in another thread's
+ *  progress) it returns at once; otherwise it sleeps on the fd. Returns at once when
+ *  events are pending. Backends without an event fd yield the CPU once. Progress is
+ *  the caller's: call progress after. */
+typedef void (*rdlm_tl_sleep_func_t)(rdlm_tl_ctx_h ctx, uint64_t timeout_ns,
+                                     int (*done)(void *arg), void *arg);
 
 #define RDLM_TL_PEER_ALL UINT32_MAX
 
@@ -138,6 +147,7 @@ typedef struct rdlm_tl_setup_ops {
     rdlm_tl_flush_func_t flush;
     rdlm_tl_destroy_func_t destroy;
     rdlm_tl_peer_dead_func_t peer_dead;
+    rdlm_tl_sleep_func_t sleep;
 } rdlm_tl_setup_ops_t;
 
 /* ---- memory registration and remote keys ------------------------------------------ */

@@ -1,51 +1,54 @@
 /*
  * The collective barrier of a distributed context:
  *
- *   fan-in    each process stores the generation into its own slot's `coll` word in
- *             the node segment (one padded line per process); the node leader waits
- *             until every local word reached it
+ *   fan-in    each process adds one to the segment's coll_arrived count (generation
+ *             g is complete on the node when it reached g * local_size; it wraps);
+ *             the process that completes it releases the node itself when the
+ *             context has one node, or else wakes the node leader if it sleeps
  *   exchange  leaders only: dissemination, ceil(log2 nodes) rounds; in round k leader
  *             i puts the generation into flag k of leader (i + 2^k) mod nodes and
  *             waits for its own flag k to reach it. Flags are stamped with the
  *             generation and only grow, so nothing is reset between barriers
- *   fan-out   the leader stores the generation into the segment's coll_release word
- *             and wakes the sleepers; the others wait on it (spin, yield, futex)
+ *   fan-out   the leader (or, on one node, the last arriver) stores the generation
+ *             into the segment's coll_release word and wakes the sleepers; the
+ *             others wait on it (spin, yield, futex)
  *
- * Split phase: arrive does the process's fan-in store (the leader's arrival is
- * implied) and returns; wait does the rest.
+ * Waiting, when the host is crowded (more processes of the context on it than CPUs,
+ * virtual nodes included): nobody spins; a waiter yields, then sleeps (the futex, or,
+ * for a leader waiting for a message, the transport's event fd), so the processes
+ * that still have to arrive get the CPUs. Where remote operations on this process's
+ * memory need its own progress (emulated atomics and no progress thread), every
+ * waiter keeps progressing.
+ *
+ * Split phase: arrive does the process's fan-in (and, on one node, the release when
+ * it is the last) and returns; wait does the rest.
  */
 #include "word.h"
 
-#include <stdlib.h>
+#include <sched.h>
+#include <string.h>
 
 #include "log.h"
+
+/* Event-fd sleep of a leader waiting for a dissemination flag (a bound on a lost
+ * wake-up; the message's arrival ends it). */
+#define RDLM_DIST_FLAG_SLEEP_NS 1000000ull
 
 static int rdlm_dist_is_leader(const rdlm_dist_t *d)
 {
     return d->nodes.leader_of[d->nodes.node] == d->rank;
 }
 
-rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc)
+/* More processes want this host's CPUs than it has: waiters must not spin. */
+static int rdlm_dist_crowded(const rdlm_dist_t *d, const rdlm_local_t *lc)
 {
-    const rdlm_tl_bootstrap_t *bs = d->bootstrap;
-    uint32_t mine = lc->seg.self_slot, *all, n = 0;
-    const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
-    rdlm_status_t s;
+    return d->host_procs > lc->cpus || rdlm_local_oversubscribed(lc);
+}
 
-    all = calloc(bs->size, sizeof(*all));
-    d->local_slots = calloc(d->nodes.local_size, sizeof(*d->local_slots));
-    if (all == NULL || d->local_slots == NULL) {
-        free(all);
-        return RDLM_ERR_NO_MEMORY;
-    }
-    s = bs->allgather(bs->arg, &mine, all, sizeof(mine), &idle);
-    for (uint32_t r = 0; s == RDLM_OK && r < bs->size; r++) {
-        if (d->nodes.node_of[r] == d->nodes.node) {
-            d->local_slots[n++] = all[r];
-        }
-    }
-    free(all);
-    return s;
+/* Remote operations on this process's memory progress only when it calls progress. */
+static int rdlm_dist_must_poll(const rdlm_dist_t *d)
+{
+    return d->caps.amo_needs_target_progress && !d->caps.progress_thread;
 }
 
 /* Flag k of this leader (in its home region, after the slots). */
@@ -59,8 +62,77 @@ static rdlm_atomic_u64_t *rdlm_dist_flag(rdlm_dist_t *d, uint32_t k)
            k;
 }
 
+/* A dissemination message: flag k of the receiver reached gen. */
+typedef struct rdlm_dist_flag_msg {
+    uint64_t gen;
+    uint32_t k;
+    uint32_t pad;
+} rdlm_dist_flag_msg_t;
+
+/* The active-message handler (in progress): raise flag k to gen (messages may
+ * arrive out of order; a flag only grows). */
+static void rdlm_dist_flag_handler(void *arg, uint32_t src, const void *data, size_t len)
+{
+    rdlm_dist_t *d = arg;
+    rdlm_dist_flag_msg_t m;
+    rdlm_atomic_u64_t *flag;
+    uint64_t cur;
+
+    (void)src;
+    if (len != sizeof(m)) {
+        rdlm_warn("barrier: dropped a %zu-byte message from rank %u", len, src);
+        return;
+    }
+    memcpy(&m, data, sizeof(m));
+    if (m.k >= RDLM_DIST_ROUNDS || d->homemem == NULL) {
+        rdlm_warn("barrier: dropped a message for round %u from rank %u", m.k, src);
+        return;
+    }
+    flag = rdlm_dist_flag(d, m.k);
+    cur = rdlm_load(flag, RDLM_RELAXED);
+    while (cur < m.gen && !rdlm_cas(flag, &cur, m.gen, RDLM_SEQ_CST)) {
+    }
+}
+
+rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc)
+{
+    const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
+
+    (void)lc;
+    d->barrier_am = d->caps.amo_needs_target_progress && (d->caps.flags & RDLM_TL_CAP_AM) &&
+                    d->caps.am_max_payload >= sizeof(rdlm_dist_flag_msg_t);
+    if (d->barrier_am) {
+        rdlm_status_t s = d->tl->am->set_handler(d->tl, RDLM_DIST_AM_BARRIER,
+                                                 rdlm_dist_flag_handler, d);
+
+        if (s != RDLM_OK) {
+            return s;
+        }
+    }
+    /* Every process installed its handler before anyone sends. */
+    return d->bootstrap->barrier(d->bootstrap->arg, &idle);
+}
+
+/* The node's arrivals once generation gen is complete (wrapping). */
+static uint32_t rdlm_dist_fan_in_target(const rdlm_dist_t *d, uint64_t gen)
+{
+    return (uint32_t)(gen * d->nodes.local_size);
+}
+
+static void rdlm_dist_release(rdlm_local_t *lc, uint64_t gen)
+{
+    rdlm_seg_header_t *hdr = lc->seg.hdr;
+
+    rdlm_store(&hdr->coll_release, (uint32_t)gen, RDLM_SEQ_CST);
+    rdlm_wait_wake(&hdr->coll_release, RDLM_WAIT_ALL_BITS, &hdr->coll_parked,
+                   &lc->stats.wait);
+}
+
 rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
 {
+    rdlm_seg_header_t *hdr = lc->seg.hdr;
+    uint32_t n;
+
     if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
         return RDLM_ERR_CLOSED;
     }
@@ -70,30 +142,101 @@ rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
     }
     d->barrier_arrived = 1;
     d->barrier_gen++;
-    /* Release: everything written before arriving is visible to whoever sees it. */
-    rdlm_store(&lc->seg.slots[lc->seg.self_slot].coll, d->barrier_gen, RDLM_RELEASE);
-    return RDLM_OK;
-}
-
-/* Leader: wait until every process of the node arrived at gen. */
-static rdlm_status_t rdlm_dist_fan_in(rdlm_dist_t *d, rdlm_local_t *lc, uint64_t gen)
-{
-    for (uint32_t i = 0; i < d->nodes.local_size; i++) {
-        const rdlm_atomic_u64_t *w = &lc->seg.slots[d->local_slots[i]].coll;
-        unsigned spins = 0;
-
-        while (rdlm_load(w, RDLM_ACQUIRE) < gen) {
-            if (rdlm_load(&d->closing, RDLM_RELAXED)) {
-                return RDLM_ERR_CLOSED;
-            }
-            rdlm_dist_pause(d, &spins);
+    /* Release: everything written before arriving is visible to whoever completes
+     * the count; acquire: the one who completes it sees everybody's. */
+    n = rdlm_fetch_add(&hdr->coll_arrived, 1, RDLM_SEQ_CST) + 1;
+    if (n == rdlm_dist_fan_in_target(d, d->barrier_gen)) {
+        if (d->nodes.nodes == 1) {
+            rdlm_dist_release(lc, d->barrier_gen);
+        } else if (!rdlm_dist_is_leader(d)) {
+            rdlm_wait_wake(&hdr->coll_arrived, RDLM_WAIT_ALL_BITS,
+                           &hdr->coll_leader_parked, &lc->stats.wait);
         }
     }
     return RDLM_OK;
 }
 
+/* Wait until the 32-bit word reaches target (wrapping): spin (unless crowded),
+ * yield, sleep on it; progressing meanwhile if this process must. */
+static rdlm_status_t rdlm_dist_await_word(rdlm_dist_t *d, rdlm_local_t *lc,
+                                          rdlm_atomic_u32_t *word, uint32_t target,
+                                          rdlm_atomic_u32_t *parked)
+{
+    const int poll = rdlm_dist_must_poll(d), crowded = rdlm_dist_crowded(d, lc);
+    rdlm_wait_t w;
+
+    rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, UINT64_MAX);
+    if (crowded) {
+        rdlm_wait_stop_spinning(&w);
+    }
+    for (;;) {
+        uint32_t v = rdlm_load(word, RDLM_ACQUIRE);
+
+        if ((int32_t)(v - target) >= 0) {
+            return RDLM_OK;
+        }
+        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
+            return RDLM_ERR_CLOSED;
+        }
+        if (poll) {
+            rdlm_tl_progress(d->tl);
+            if (crowded) {
+                sched_yield();
+            } else {
+                rdlm_cpu_relax();
+            }
+        } else {
+            rdlm_wait_step(&w, word, v, RDLM_WAIT_ALL_BITS, parked);
+        }
+    }
+}
+
+typedef struct rdlm_dist_flag_wait {
+    rdlm_atomic_u64_t *flag;
+    uint64_t gen;
+} rdlm_dist_flag_wait_t;
+
+static int rdlm_dist_flag_reached(void *arg)
+{
+    const rdlm_dist_flag_wait_t *fw = arg;
+
+    return rdlm_load(fw->flag, RDLM_ACQUIRE) >= fw->gen;
+}
+
+/* Leader: wait for flag k to reach gen, progressing (the peer's message lands through
+ * the transport): polls (none when crowded), then polls that yield the CPU, then the
+ * transport's sleep between polls. */
+static rdlm_status_t rdlm_dist_await_flag(rdlm_dist_t *d, const rdlm_local_t *lc,
+                                          uint32_t k, uint64_t gen)
+{
+    rdlm_dist_flag_wait_t fw = {rdlm_dist_flag(d, k), gen};
+    const uint64_t spins = rdlm_dist_crowded(d, lc) ? 0 : lc->policy.spin;
+    const uint64_t yields = spins + lc->policy.yield;
+
+    for (uint64_t i = 0;; i++) {
+        if (rdlm_dist_flag_reached(&fw)) {
+            return RDLM_OK;
+        }
+        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
+            return RDLM_ERR_CLOSED;
+        }
+        if (rdlm_tl_progress(d->tl) != 0) {
+            continue;
+        }
+        if (i < spins) {
+            rdlm_cpu_relax();
+        } else if (i < yields) {
+            sched_yield();
+        } else {
+            d->tl->setup->sleep(d->tl, RDLM_DIST_FLAG_SLEEP_NS, rdlm_dist_flag_reached,
+                                &fw);
+        }
+    }
+}
+
 /* Leader: dissemination among the leaders. */
-static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, uint64_t gen)
+static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, const rdlm_local_t *lc,
+                                        uint64_t gen)
 {
     uint32_t nodes = d->nodes.nodes, node = d->nodes.node;
 
@@ -101,19 +244,18 @@ static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, uint64_t gen)
         rdlm_dist_word_t peer = {.node = (node + dist) % nodes,
                                  .offset = (uint64_t)d->home_slots * d->slot_bytes +
                                            k * sizeof(uint64_t)};
-        rdlm_atomic_u64_t *mine = rdlm_dist_flag(d, k);
-        unsigned spins = 0;
-        rdlm_status_t s = rdlm_dist_home_put(d, &peer, gen);
+        rdlm_dist_flag_msg_t m = {.gen = gen, .k = k};
+        rdlm_status_t s =
+            d->barrier_am ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
+                                            RDLM_DIST_AM_BARRIER, &m, sizeof(m))
+                          : rdlm_dist_home_put(d, &peer, gen);
 
+        if (s == RDLM_OK) {
+            rdlm_fetch_add(&d->stats.barrier_msgs, 1, RDLM_RELAXED);
+            s = rdlm_dist_await_flag(d, lc, k, gen);
+        }
         if (s != RDLM_OK) {
             return s;
-        }
-        rdlm_fetch_add(&d->stats.barrier_msgs, 1, RDLM_RELAXED);
-        while (rdlm_load(mine, RDLM_ACQUIRE) < gen) {
-            if (rdlm_load(&d->closing, RDLM_RELAXED)) {
-                return RDLM_ERR_CLOSED;
-            }
-            rdlm_dist_pause(d, &spins);
         }
     }
     /* The flags were written by the progress engine: order our later reads after
@@ -122,28 +264,9 @@ static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, uint64_t gen)
     return RDLM_OK;
 }
 
-/* Non-leader: wait for the leader's release of gen. */
-static rdlm_status_t rdlm_dist_await_release(rdlm_dist_t *d, rdlm_local_t *lc, uint64_t gen)
-{
-    rdlm_seg_header_t *hdr = lc->seg.hdr;
-    rdlm_wait_t w;
-
-    rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, UINT64_MAX);
-    for (;;) {
-        uint32_t rel = rdlm_load(&hdr->coll_release, RDLM_ACQUIRE);
-
-        if ((int32_t)(rel - (uint32_t)gen) >= 0) {
-            return RDLM_OK;
-        }
-        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
-            return RDLM_ERR_CLOSED;
-        }
-        rdlm_wait_step(&w, &hdr->coll_release, rel, RDLM_WAIT_ALL_BITS, &hdr->coll_parked);
-    }
-}
-
 rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc)
 {
+    rdlm_seg_header_t *hdr = lc->seg.hdr;
     uint64_t gen = d->barrier_gen;
     rdlm_status_t s;
 
@@ -153,17 +276,17 @@ rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc)
     }
     d->barrier_arrived = 0;
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
-    if (!rdlm_dist_is_leader(d)) {
-        s = rdlm_dist_await_release(d, lc, gen);
+    if (d->nodes.nodes == 1 || !rdlm_dist_is_leader(d)) {
+        s = rdlm_dist_await_word(d, lc, &hdr->coll_release, (uint32_t)gen,
+                                 &hdr->coll_parked);
     } else {
-        s = rdlm_dist_fan_in(d, lc, gen);
+        s = rdlm_dist_await_word(d, lc, &hdr->coll_arrived,
+                                 rdlm_dist_fan_in_target(d, gen), &hdr->coll_leader_parked);
         if (s == RDLM_OK) {
-            s = rdlm_dist_exchange(d, gen);
+            s = rdlm_dist_exchange(d, lc, gen);
         }
         if (s == RDLM_OK) {
-            rdlm_store(&lc->seg.hdr->coll_release, (uint32_t)gen, RDLM_SEQ_CST);
-            rdlm_wait_wake(&lc->seg.hdr->coll_release, RDLM_WAIT_ALL_BITS,
-                           &lc->seg.hdr->coll_parked, &lc->stats.wait);
+            rdlm_dist_release(lc, gen);
         }
     }
     if (s == RDLM_OK) {

@@ -37,6 +37,10 @@ static rdlm_status_t rdlm_dist_hello_procs(rdlm_dist_t *d, const rdlm_dist_hello
     }
     d->procs = ids != NULL ? rdlm_dist_procs_new(ids, size, d->rank) : NULL;
     free(ids);
+    d->host_procs = 1;
+    for (uint32_t r = 0; d->procs != NULL && r < size; r++) {
+        d->host_procs += d->procs[r].pid != 0;
+    }
     return d->procs != NULL ? RDLM_OK : RDLM_ERR_NO_MEMORY;
 }
 
@@ -283,6 +287,5 @@ void rdlm_dist_destroy(rdlm_dist_t *d)
     free(d->qkeys);
     free(d->homekeys);
     free(d->procs);
-    free(d->local_slots);
     free(d);
 }

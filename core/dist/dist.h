@@ -109,6 +109,8 @@ static inline int rdlm_q_abandoned_first(uint64_t state)
 /* Dissemination rounds of the collective barrier: enough for 2^32 nodes. The flags
  * live after the home slots in each leader's home region. */
 #define RDLM_DIST_ROUNDS 32u
+/* The active-message id of the barrier's dissemination flags. */
+#define RDLM_DIST_AM_BARRIER 0u
 
 /* Counter entry flag (aux32): one shard per node. */
 #define RDLM_DIST_COUNTER_SHARDED 1u
@@ -176,14 +178,17 @@ typedef struct rdlm_dist {
                                         process was the last to free it */
     rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
     rdlm_dist_proc_t *procs;         /* [size]: same-host processes (peers.h) */
+    uint32_t host_procs; /* processes of the context on this host, itself included
+                            (all its virtual nodes): more than the CPUs is crowded */
     rdlm_atomic_u32_t active;        /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
     rdlm_dist_stats_t stats;
     pthread_mutex_t combine_lock; /* this process's counter request slot */
     /* Collective barrier (barrier.c): one thread at a time per process. */
-    uint32_t *local_slots; /* segment slots of this node's processes, by local rank */
     uint64_t barrier_gen;  /* barriers this process arrived at */
     int barrier_arrived;   /* split phase: arrived, wait pending */
+    int barrier_am; /* leaders send the dissemination flags as active messages (the
+                       transport emulates puts with messages anyway) */
 } rdlm_dist_t;
 
 /**
@@ -263,8 +268,8 @@ int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
 /* ---- collective barrier (barrier.c)
  * ------------------------------------------------------ */
 
-/** Collective, after the node segment is attached: learn which segment slots this
- *  node's processes hold (the leader's fan-in reads them). */
+/** Collective, after the node segment is attached: returns once every process of
+ *  the context attached its node's (the barrier counts arrivals there). */
 rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc);
 
 /** Split-phase collective barrier over every process of the context: arrive never

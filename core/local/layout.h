@@ -12,7 +12,7 @@
 #include "atomics.h"
 
 #define RDLM_SEG_MAGIC 0x6d6c64722d73686dull /* "mhs-rldm" */
-#define RDLM_SEG_LAYOUT 3u
+#define RDLM_SEG_LAYOUT 4u
 #define RDLM_CACHE_LINE 64
 #define RDLM_SLOT_RECORDS 16
 #define RDLM_NAME_BYTES 48
@@ -53,8 +53,11 @@ typedef struct rdlm_seg_header {
     rdlm_atomic_u32_t used;     /* objects created */
     rdlm_atomic_u32_t slot_hwm; /* 1 + highest slot index ever claimed */
     rdlm_atomic_u32_t attached; /* ACTIVE slots (dead ones until reclaimed) */
-    /* Collective barrier of a distributed context (core/dist/barrier.c): the node
-     * leader's release generation (futex word) and its sleepers. */
+    /* Collective barrier of a distributed context (core/dist/barrier.c): arrivals
+     * of the node's processes (they wrap; the leader sleeps on it), the leader
+     * parked there, the released generation (futex word) and its sleepers. */
+    rdlm_atomic_u32_t coll_arrived;
+    rdlm_atomic_u32_t coll_leader_parked;
     rdlm_atomic_u32_t coll_release;
     rdlm_atomic_u32_t coll_parked;
 } rdlm_seg_header_t;
@@ -68,9 +71,6 @@ typedef struct rdlm_slot {
     rdlm_atomic_u64_t start_time; /* /proc/pid/stat field 22 */
     rdlm_atomic_u64_t rand_id;
     rdlm_atomic_u64_t rec[RDLM_SLOT_RECORDS];
-    /* Collective barrier: the last generation this process arrived at (its own
-     * padded word: the leader's fan-in reads one line per process). */
-    rdlm_atomic_u64_t coll;
     /* Counter combining (core/dist/counter.c): this process's request
      * (entry + 1) << 2 | state, its delta, and the old value the combiner hands back. */
     rdlm_atomic_u64_t creq;

@@ -332,7 +332,6 @@ static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
         for (int r = 0; r < RDLM_SLOT_RECORDS; r++) {
             rdlm_store(&slot->rec[r], 0, RDLM_RELAXED);
         }
-        rdlm_store(&slot->coll, 0, RDLM_RELAXED);
         rdlm_store(&slot->creq, 0, RDLM_RELAXED);
         rdlm_store(&slot->pid, (int32_t)getpid(), RDLM_RELAXED);
         rdlm_store(&slot->start_time, rdlm_proc_start_time(getpid()), RDLM_RELAXED);

@@ -672,6 +672,7 @@ static const rdlm_tl_setup_ops_t rdlm_shm_setup_ops = {
     .flush = rdlm_shm_flush,
     .destroy = rdlm_shm_destroy,
     .peer_dead = rdlm_tl_stub_peer_dead,
+    .sleep = rdlm_tl_stub_sleep,
 };
 
 static const rdlm_tl_mem_ops_t rdlm_shm_mem_ops = {

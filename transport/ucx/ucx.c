@@ -337,21 +337,13 @@ static rdlm_status_t rdlm_ucx_flush(rdlm_tl_ctx_h ctx, uint32_t peer)
 static void *rdlm_ucx_progress_main(void *arg)
 {
     rdlm_ucx_ctx_t *c = arg;
-    int efd = -1;
     ucs_status_t s;
 
-    rdlm_ucx_lock(c);
-    s = ucp_worker_get_efd(c->worker, &efd);
-    rdlm_ucx_unlock(c);
-    if (s != UCS_OK) {
-        rdlm_error("ucx: progress thread: ucp_worker_get_efd: %s", ucs_status_string(s));
-        return NULL;
-    }
     uint64_t seen = rdlm_load(&c->super.stats.progress, RDLM_RELAXED);
     uint64_t pause = RDLM_UCX_YIELD_NS, busy_until = 0;
 
     while (!rdlm_load(&c->stop, RDLM_ACQUIRE)) {
-        struct pollfd pfd = {.fd = efd, .events = POLLIN};
+        struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
         uint64_t now = rdlm_load(&c->super.stats.progress, RDLM_RELAXED);
 
         /* Another thread is progressing the worker (a caller waiting in a blocking
@@ -970,12 +962,36 @@ static rdlm_status_t rdlm_ucx_am_send(rdlm_tl_ctx_h ctx, uint32_t peer, unsigned
 /* ---- tables and open -------------------------------------------------------------------
  */
 
+/* Arm, ask done, then poll the event fd: an event that another thread's progress
+ * handled before the arm has run its handler (the arm waits for the lock), so done
+ * sees it; one after the arm makes the fd readable. */
+static void rdlm_ucx_sleep(rdlm_tl_ctx_h ctx, uint64_t timeout_ns, int (*done)(void *arg),
+                           void *arg)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000ull),
+                          .tv_nsec = (long)(timeout_ns % 1000000000ull)};
+    struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
+    ucs_status_t s;
+
+    rdlm_ucx_lock(c);
+    s = ucp_worker_arm(c->worker);
+    rdlm_ucx_unlock(c);
+    if (s != UCS_OK || done(arg)) {
+        return; /* UCS_ERR_BUSY: events are pending */
+    }
+    if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR) {
+        rdlm_debug("ucx: sleep: ppoll: %s", strerror(errno));
+    }
+}
+
 static const rdlm_tl_setup_ops_t rdlm_ucx_setup_ops = {
     .query = rdlm_ucx_query,
     .progress = rdlm_ucx_progress,
     .flush = rdlm_ucx_flush,
     .destroy = rdlm_ucx_destroy,
     .peer_dead = rdlm_ucx_peer_dead,
+    .sleep = rdlm_ucx_sleep,
 };
 
 static const rdlm_tl_mem_ops_t rdlm_ucx_mem_ops = {
@@ -1127,6 +1143,12 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
     s = ucp_worker_create(c->context, &wp, &c->worker);
     if (s != UCS_OK) {
         rdlm_error("ucx: ucp_worker_create: %s", ucs_status_string(s));
+        st = rdlm_ucx_status(s);
+        goto err;
+    }
+    s = ucp_worker_get_efd(c->worker, &c->efd);
+    if (s != UCS_OK) {
+        rdlm_error("ucx: ucp_worker_get_efd: %s", ucs_status_string(s));
         st = rdlm_ucx_status(s);
         goto err;
     }

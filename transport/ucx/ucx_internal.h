@@ -38,6 +38,7 @@ struct rdlm_ucx_ctx {
     rdlm_tl_bootstrap_t boot;
     ucp_context_h context;
     ucp_worker_h worker;
+    int efd; /* the worker's event fd (ucp_worker_get_efd) */
     char *addrs; /* size records of addr_len bytes: the peers' worker addresses */
     size_t addr_len;
     _Atomic(ucp_ep_h) *eps;

@@ -351,6 +351,7 @@ static const rdlm_tl_setup_ops_t rdlm_verbs_setup_ops = {
     .flush = rdlm_verbs_flush,
     .destroy = rdlm_verbs_destroy,
     .peer_dead = rdlm_tl_stub_peer_dead,
+    .sleep = rdlm_tl_stub_sleep,
 };
 
 /* ---- open: device, port, QPs ------------------------------------------------------- */
