@@ -3,21 +3,22 @@
  * beside MPI_Barrier, both measured by rdlm-mpi-barrier-bench (mpi_barrier_bench.c,
  * which documents the measurement) in the same mpirun, on the same ranks, in
  * alternating rounds; figure: max over ranks of us per barrier, median over rounds.
- * Targets and rows (issue 5):
+ * With librdlm_pmpi.so built, every job preloads it, so one run holds rdlm_ctx_barrier,
+ * MPI_Barrier as an unmodified program gets it (the shim, which picks rdlm's or MPI's
+ * per communicator) and PMPI_Barrier (MPI's own). Targets (issue 17), in each of
+ * 2 and 4 ranks on 1 node (Open MPI over shared memory: pml ob1, btl self,vader),
+ * and 2 ranks on 2 virtual nodes, 4 on 2 and 4, 8 on 4 (everything over TCP:
+ * UCX_TLS=tcp,self; pml ob1, btl self,tcp):
  *
- *   B1  on-node, 2 ranks on one node (RDLM_VIRTUAL_NODES=1), Open MPI over shared
- *       memory (pml ob1, btl self,vader)                 rdlm <= 0.8 x MPI_Barrier
- *   B2  cross-node, N ranks as N virtual nodes (default N = 2 and 4), everything over
- *       TCP (UCX_TLS=tcp,self; pml ob1, btl self,tcp)    rdlm <= 1.0 x MPI_Barrier
- *       and messages per barrier per node leader (rdlm_ctx_stats) = ceil(log2 N)
- *   B3  split phase, in the first B2 job: arrive + compute 20 us + wait against
- *       MPI_Ibarrier + compute + MPI_Wait (no target; exposed time and overlap)
- *   B5  an unmodified MPI_Barrier loop (the same program, --impls mpi) with
- *       librdlm_pmpi.so preloaded against without, on-node, 2 ranks; one mpirun per
- *       side and round, alternating (no target)
+ *   rdlm_ctx_barrier              <= 0.8 x PMPI_Barrier
+ *   the shim's MPI_Barrier        <= 0.8 x PMPI_Barrier, and never above 1.05 x
+ *   messages per barrier per node leader (rdlm_ctx_stats) = ceil(log2 nodes)
+ *   split phase (first cross-node job): arrive + compute 20 us + wait beside
+ *   MPI_Ibarrier + compute + MPI_Wait (no target; exposed time and overlap)
  *
- * In the default run (no benchmark named) only B1 runs, a few seconds; named
- * (-b dist-barrier), all of them.
+ * In the default run (no benchmark named) only the first job runs, a few seconds;
+ * named (-b dist-barrier), all of them. -p N,M replaces the cross-node jobs with N
+ * ranks on N virtual nodes, M on M.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -35,9 +36,9 @@
 #define RDLM_BENCH_DB_WARMUP_TCP 200u
 #define RDLM_BENCH_DB_CAP_MS 2000u
 #define RDLM_BENCH_DB_COMPUTE_US 20u
-#define RDLM_BENCH_DB_ON_NODE_TARGET 0.8
-#define RDLM_BENCH_DB_CROSS_TARGET 1.0
-#define RDLM_BENCH_DB_NIMPL 4u
+#define RDLM_BENCH_DB_TARGET 0.8
+#define RDLM_BENCH_DB_NEVER_SLOWER 1.05
+#define RDLM_BENCH_DB_NIMPL 5u
 
 #if defined(RDLM_BENCH_PMPI_LIB)
 static const char *const rdlm_bench_db_pmpi_lib = RDLM_BENCH_PMPI_LIB;
@@ -45,8 +46,15 @@ static const char *const rdlm_bench_db_pmpi_lib = RDLM_BENCH_PMPI_LIB;
 static const char *const rdlm_bench_db_pmpi_lib = NULL;
 #endif
 
-/* Cross-node rank counts (each rank its own virtual node), replaced by -p. */
-static const uint32_t rdlm_bench_db_procs[] = {2, 4};
+/* The jobs: ranks and (virtual) nodes; the cross-node ones are replaced by -p. */
+typedef struct rdlm_bench_db_shape {
+    uint32_t procs;
+    uint32_t nodes;
+} rdlm_bench_db_shape_t;
+
+static const rdlm_bench_db_shape_t rdlm_bench_db_on_node[] = {{2, 1}, {4, 1}};
+static const rdlm_bench_db_shape_t rdlm_bench_db_cross[] = {{2, 2}, {4, 2}, {4, 4}, {8, 4}};
+static const uint32_t rdlm_bench_db_procs[] = {2, 4, 8};
 
 static const char *const rdlm_bench_db_mca_shm[] = {"pml", "ob1", "btl", "self,vader",
                                                     NULL};
@@ -60,18 +68,23 @@ static const rdlm_bench_dist_impl_t rdlm_bench_db_impls[RDLM_BENCH_DB_NIMPL] = {
     {"mpi", "MPI_Barrier", NULL},
     {"rdlm_split", "rdlm split", NULL},
     {"mpi_ibarrier", "MPI_Ibarrier", NULL},
+    {"pmpi", "PMPI_Barrier", NULL},
 };
 
-enum { RDLM_BENCH_DB_RDLM, RDLM_BENCH_DB_MPI, RDLM_BENCH_DB_SPLIT, RDLM_BENCH_DB_IBARRIER };
+enum {
+    RDLM_BENCH_DB_RDLM,
+    RDLM_BENCH_DB_MPI,
+    RDLM_BENCH_DB_SPLIT,
+    RDLM_BENCH_DB_IBARRIER,
+    RDLM_BENCH_DB_PMPI
+};
 
 /* One mpirun of the program with rdlm and MPI alternating. */
 typedef struct rdlm_bench_db_setup {
-    const char *metric; /* of the barrier rows */
     uint32_t procs;
     uint32_t nodes; /* RDLM_VIRTUAL_NODES */
     int tcp;        /* everything over TCP, else shared memory */
     int split;      /* also the split-phase impls */
-    double target;  /* rdlm / MPI_Barrier at most */
 } rdlm_bench_db_setup_t;
 
 /* Iterations and warm-up: -i and -x, else the defaults of the transport. */
@@ -178,24 +191,47 @@ static void rdlm_bench_db_overlap(rdlm_bench_report_t *r, rdlm_bench_measure_t *
     }
 }
 
+/* The shim's MPI_Barrier against PMPI_Barrier: at most 0.8, and never above 1.05. */
+static void rdlm_bench_db_compare_shim(rdlm_bench_report_t *r,
+                                       rdlm_bench_measure_t *const *m)
+{
+    rdlm_bench_report_compare(r, m[RDLM_BENCH_DB_MPI], m[RDLM_BENCH_DB_PMPI], NULL,
+                              RDLM_BENCH_TARGET_AT_MOST, RDLM_BENCH_DB_TARGET);
+    rdlm_bench_report_compare(r, m[RDLM_BENCH_DB_MPI], m[RDLM_BENCH_DB_PMPI],
+                              "PMPI (never >)", RDLM_BENCH_TARGET_AT_MOST,
+                              RDLM_BENCH_DB_NEVER_SLOWER);
+}
+
+/* With the shim preloaded, the program's MPI_Barrier must be the shim's. */
+static int rdlm_bench_db_check_lib(const char *info, int preload, const char *out)
+{
+    char lib[128] = "?";
+
+    if (rdlm_bench_mpi_field_str(info, "barrier_lib", lib, sizeof(lib)) != 0 ||
+        (strstr(lib, "rdlm_pmpi") != NULL) != preload) {
+        fprintf(stderr, "rdlm-bench: dist-barrier: MPI_Barrier came from %s: %.600s\n", lib,
+                out);
+        return -1;
+    }
+    return 0;
+}
+
 /* One mpirun of s: the rows of every impl, the comparisons, the notes. */
 static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t *s)
 {
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_barrier.name;
-    char iters[24], warm[24], rounds[16], cap[16], compute[16];
-    char nodes_env[40], split_metric[32], cmd[512];
-    const char *const args[] = {
-        "--impls", s->split ? "rdlm,mpi,rdlm_split,mpi_ibarrier" : "rdlm,mpi",
-        "-i",      iters,
-        "-x",      warm,
-        "-r",      rounds,
-        "-t",      cap,
-        "-c",      compute,
-        NULL};
-    const char *const env_tcp[] = {"UCX_TLS=tcp,self", nodes_env, NULL};
-    const char *const env_shm[] = {nodes_env, NULL};
-    uint32_t nimpl = s->split ? RDLM_BENCH_DB_NIMPL : 2;
+    const int preload = rdlm_bench_db_pmpi_lib != NULL;
+    char iters[24], warm[24], rounds[16], cap[16], compute[16], impls[64];
+    char nodes_env[40], preload_env[1100], metric[32], shim_metric[32], split_metric[40];
+    char cmd[1400];
+    const char *const args[] = {"--impls", impls, "-i", iters, "-x",    warm, "-r",
+                                rounds,    "-t",  cap,  "-c",  compute, NULL};
+    const char *const env_tcp[] = {"UCX_TLS=tcp,self", nodes_env, preload_env, NULL};
+    const char *const env_shm[] = {nodes_env, preload_env, NULL};
+    const uint32_t order[] = {RDLM_BENCH_DB_RDLM, RDLM_BENCH_DB_MPI, RDLM_BENCH_DB_PMPI,
+                              RDLM_BENCH_DB_SPLIT, RDLM_BENCH_DB_IBARRIER};
+    const uint32_t nimpl = (preload ? 3u : 2u) + (s->split ? 2u : 0u);
     rdlm_bench_mpi_job_t job = {
         .program = rdlm_bench_mpi_barrier_program(),
         .nprocs = s->procs,
@@ -208,6 +244,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
         .verbose = o->verbose,
     };
     rdlm_bench_measure_t *m[RDLM_BENCH_DB_NIMPL] = {NULL};
+    rdlm_bench_dist_impl_t impl[RDLM_BENCH_DB_NIMPL];
     const char *cursor = NULL;
     const char *info;
     double nodes = -1;
@@ -215,19 +252,34 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     uint32_t k;
     int rc;
 
+    snprintf(impls, sizeof(impls), "rdlm,mpi%s%s", preload ? ",pmpi" : "",
+             s->split ? ",rdlm_split,mpi_ibarrier" : "");
     rdlm_bench_db_counts(o, s->tcp, iters, warm, sizeof(iters));
     snprintf(rounds, sizeof(rounds), "%u", o->rounds);
     snprintf(cap, sizeof(cap), "%u", RDLM_BENCH_DB_CAP_MS);
     snprintf(compute, sizeof(compute), "%u", RDLM_BENCH_DB_COMPUTE_US);
     snprintf(nodes_env, sizeof(nodes_env), "RDLM_VIRTUAL_NODES=%u", s->nodes);
-    snprintf(split_metric, sizeof(split_metric), "split, compute %u us",
-             RDLM_BENCH_DB_COMPUTE_US);
+    /* without the shim an empty LD_PRELOAD (the caller's is unset) */
+    snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s",
+             preload ? rdlm_bench_db_pmpi_lib : "");
+    snprintf(metric, sizeof(metric), "barrier %u node%s", s->nodes,
+             s->nodes > 1 ? "s" : "");
+    snprintf(shim_metric, sizeof(shim_metric), "shim, %u node%s", s->nodes,
+             s->nodes > 1 ? "s" : "");
+    snprintf(split_metric, sizeof(split_metric), "split, %u nodes", s->nodes);
     rdlm_bench_mpi_command(&job, cmd, sizeof(cmd));
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
     for (k = 0; k < nimpl; k++) {
-        m[k] = rdlm_bench_report_measure(r, bench, k < 2 ? s->metric : split_metric,
-                                         rdlm_bench_db_impls[k].impl, s->procs, "us");
-        if (m[k] == NULL) {
+        uint32_t i = order[k];
+        int split = i == RDLM_BENCH_DB_SPLIT || i == RDLM_BENCH_DB_IBARRIER;
+
+        impl[k] = rdlm_bench_db_impls[i];
+        m[i] = rdlm_bench_report_measure(r, bench,
+                                         split                               ? split_metric
+                                         : i == RDLM_BENCH_DB_MPI && preload ? shim_metric
+                                                                             : metric,
+                                         impl[k].impl, s->procs, "us");
+        if (m[i] == NULL) {
             return -1;
         }
     }
@@ -244,17 +296,27 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
         free(out);
         return -1;
     }
-    rdlm_bench_dist_rounds(out, rdlm_bench_db_impls, nimpl, NULL, o->verbose, m);
+    if (rdlm_bench_db_check_lib(info, preload, out) != 0) {
+        free(out);
+        return -1;
+    }
     for (k = 0; k < nimpl; k++) {
-        rdlm_bench_measure_finish(m[k]);
+        rdlm_bench_measure_t *mk = m[order[k]];
+
+        rdlm_bench_dist_rounds(out, &impl[k], 1, NULL, o->verbose, &mk);
+        rdlm_bench_measure_finish(mk);
     }
     if (m[RDLM_BENCH_DB_RDLM]->nrounds == 0 || m[RDLM_BENCH_DB_MPI]->nrounds == 0) {
         fprintf(stderr, "rdlm-bench: dist-barrier: no rounds in the output: %.600s\n", out);
         free(out);
         return -1;
     }
-    rdlm_bench_report_compare(r, m[RDLM_BENCH_DB_RDLM], m[RDLM_BENCH_DB_MPI], NULL,
-                              RDLM_BENCH_TARGET_AT_MOST, s->target);
+    rdlm_bench_report_compare(r, m[RDLM_BENCH_DB_RDLM],
+                              m[preload ? RDLM_BENCH_DB_PMPI : RDLM_BENCH_DB_MPI], NULL,
+                              RDLM_BENCH_TARGET_AT_MOST, RDLM_BENCH_DB_TARGET);
+    if (preload) {
+        rdlm_bench_db_compare_shim(r, m);
+    }
     if (s->split && m[RDLM_BENCH_DB_SPLIT]->nrounds > 0 &&
         m[RDLM_BENCH_DB_IBARRIER]->nrounds > 0) {
         rdlm_bench_report_compare(r, m[RDLM_BENCH_DB_SPLIT], m[RDLM_BENCH_DB_IBARRIER],
@@ -266,129 +328,17 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     return rc;
 }
 
-/* ---- B5: MPI_Barrier replaced by a preloaded librdlm_pmpi.so ------------------------- */
-
-enum { RDLM_BENCH_DB_PRELOAD, RDLM_BENCH_DB_PLAIN, RDLM_BENCH_DB_NPMPI };
-
-typedef struct rdlm_bench_db_pmpi_ctx {
-    rdlm_bench_report_t *report;
-    rdlm_bench_measure_t *measure[RDLM_BENCH_DB_NPMPI];
-    char cmd[512];
-} rdlm_bench_db_pmpi_ctx_t;
-
-/* One mpirun of the MPI_Barrier loop, with or without the replacement preloaded; the
- * MPI_Barrier the program called must come from the library expected. */
-static int rdlm_bench_db_pmpi_round(uint32_t impl, uint32_t round, void *arg)
-{
-    rdlm_bench_db_pmpi_ctx_t *c = arg;
-    const rdlm_bench_opts_t *o = c->report->opts;
-    char iters[24], warm[24], cap[16], preload[1100], lib[128] = "?";
-    const char *const args[] = {"--impls", "mpi", "-r", "1", "-i", iters,
-                                "-x",      warm,  "-t", cap, NULL};
-    const char *const env_preload[] = {"RDLM_VIRTUAL_NODES=1", preload, NULL};
-    const char *const env_plain[] = {"RDLM_VIRTUAL_NODES=1", NULL};
-    rdlm_bench_mpi_job_t job = {
-        .program = rdlm_bench_mpi_barrier_program(),
-        .nprocs = 2,
-        .args = args,
-        .mca = rdlm_bench_db_mca_shm,
-        .env = impl == RDLM_BENCH_DB_PRELOAD ? env_preload : env_plain,
-        .unset_env = rdlm_bench_db_unset_env,
-        .timeout_s = 60,
-        .verbose = o->verbose,
-    };
-    rdlm_bench_summary_t pct;
-    const char *cursor = NULL;
-    const char *info, *line;
-    double value;
-    char *out;
-    int replaced;
-
-    rdlm_bench_db_counts(o, 0, iters, warm, sizeof(iters));
-    snprintf(cap, sizeof(cap), "%u", RDLM_BENCH_DB_CAP_MS);
-    snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", rdlm_bench_db_pmpi_lib);
-    if (round == 0 && impl == RDLM_BENCH_DB_PLAIN) {
-        rdlm_bench_mpi_command(&job, c->cmd, sizeof(c->cmd));
-    }
-    if ((out = rdlm_bench_dist_run("dist-barrier (preload)", &job)) == NULL) {
-        return -1;
-    }
-    info = rdlm_bench_mpi_result(out, "info", &cursor);
-    line = rdlm_bench_mpi_result(out, "round", &cursor);
-    if (info == NULL || line == NULL ||
-        rdlm_bench_mpi_field_str(info, "barrier_lib", lib, sizeof(lib)) != 0 ||
-        rdlm_bench_mpi_round(line, &value, &pct) != 0) {
-        fprintf(stderr, "rdlm-bench: dist-barrier (preload): malformed output: %.600s\n",
-                out);
-        free(out);
-        return -1;
-    }
-    free(out);
-    replaced = strstr(lib, "rdlm_pmpi") != NULL;
-    if (replaced != (impl == RDLM_BENCH_DB_PRELOAD)) {
-        fprintf(stderr, "rdlm-bench: dist-barrier (preload): MPI_Barrier came from %s\n",
-                lib);
-        return -1;
-    }
-    rdlm_bench_measure_round(c->measure[impl], value, &pct);
-    if (o->verbose) {
-        fprintf(stderr,
-                "rdlm-bench:   round %u MPI_Barrier from %s: %.3f us, p99 %.2f us\n",
-                round + 1, lib, value, pct.p99);
-    }
-    return 0;
-}
-
-static int rdlm_bench_db_pmpi(rdlm_bench_report_t *r)
-{
-    const char *bench = rdlm_bench_def_dist_barrier.name;
-    rdlm_bench_db_pmpi_ctx_t c = {.report = r};
-
-    if (rdlm_bench_db_pmpi_lib == NULL) {
-        rdlm_bench_report_note(
-            r, bench, RDLM_BENCH_NOTE_SKIP,
-            "MPI_Barrier replaced by LD_PRELOAD: librdlm_pmpi.so not built "
-            "(RDLM_WITH_PMPI=OFF)");
-        return 0;
-    }
-    c.measure[RDLM_BENCH_DB_PRELOAD] =
-        rdlm_bench_report_measure(r, bench, "MPI_Barrier loop", "rdlm LD_PRELOAD", 2, "us");
-    c.measure[RDLM_BENCH_DB_PLAIN] =
-        rdlm_bench_report_measure(r, bench, "MPI_Barrier loop", "MPI_Barrier", 2, "us");
-    if (c.measure[0] == NULL || c.measure[1] == NULL ||
-        rdlm_bench_alternate(RDLM_BENCH_DB_NPMPI, r->opts->rounds, rdlm_bench_db_pmpi_round,
-                             &c) != 0) {
-        return -1;
-    }
-    rdlm_bench_measure_finish(c.measure[RDLM_BENCH_DB_PRELOAD]);
-    rdlm_bench_measure_finish(c.measure[RDLM_BENCH_DB_PLAIN]);
-    rdlm_bench_report_compare(r, c.measure[RDLM_BENCH_DB_PRELOAD],
-                              c.measure[RDLM_BENCH_DB_PLAIN], NULL, RDLM_BENCH_TARGET_NONE,
-                              0);
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", c.cmd);
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
-                           "MPI_Barrier loop: the line above, and the same with -x "
-                           "LD_PRELOAD=%s; one mpirun per side and round, alternating",
-                           rdlm_bench_db_pmpi_lib);
-    return 0;
-}
-
 /* ---- the benchmark ------------------------------------------------------------------- */
 
 static int rdlm_bench_db_run(rdlm_bench_report_t *r)
 {
     const char *bench = rdlm_bench_def_dist_barrier.name;
-    const int all = r->opts->nselected > 0; /* named: not only the default run's B1 */
-    rdlm_bench_db_setup_t s = {
-        .metric = "barrier on-node",
-        .procs = 2,
-        .nodes = 1,
-        .target = RDLM_BENCH_DB_ON_NODE_TARGET,
-    };
-    const uint32_t *procs;
-    uint32_t n, k;
+    const int all = r->opts->nselected > 0; /* named: not only the default run's first */
+    const uint32_t *procs = NULL;
+    rdlm_bench_db_shape_t shapes[16];
+    uint32_t n = 0, k;
     char why[256];
-    int rc;
+    int rc = 0;
 
     if (!rdlm_bench_mpi_can_run(rdlm_bench_mpi_barrier_program(), why, sizeof(why))) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
@@ -396,38 +346,50 @@ static int rdlm_bench_db_run(rdlm_bench_report_t *r)
     }
     rdlm_bench_report_note(
         r, bench, RDLM_BENCH_NOTE_PARAMS,
-        "rdlm and MPI alternate in every round inside one mpirun; us per "
+        "rdlm and MPI alternate in every round inside one mpirun%s; us per "
         "barrier: max over ranks of elapsed/iterations, median over "
         "rounds; p99 of single barriers, max over ranks%s",
-        all ? "" : "; default run: on-node only (-b dist-barrier: all)");
-    rc = rdlm_bench_db_job(r, &s);
-    if (!all) {
-        return rc;
+        rdlm_bench_db_pmpi_lib != NULL
+            ? ", librdlm_pmpi.so preloaded (MPI_Barrier shim: what an unmodified "
+              "program gets; PMPI_Barrier: MPI's own)"
+            : "; librdlm_pmpi.so not built (RDLM_WITH_PMPI=OFF): no shim rows",
+        all ? "" : "; default run: 2 ranks on 1 node only (-b dist-barrier: all)");
+    for (k = 0; k < sizeof(rdlm_bench_db_on_node) / sizeof(rdlm_bench_db_on_node[0]); k++) {
+        shapes[n++] = rdlm_bench_db_on_node[k];
     }
-    s.metric = "barrier cross-node";
-    s.tcp = 1;
-    s.split = 1; /* in the first cross-node job only */
-    s.target = RDLM_BENCH_DB_CROSS_TARGET;
-    n = rdlm_bench_opts_procs(r->opts, rdlm_bench_db_procs,
-                              sizeof(rdlm_bench_db_procs) / sizeof(uint32_t), &procs);
-    for (k = 0; k < n; k++) {
-        if (procs[k] < 2) {
+    if (r->opts->nprocs_count > 0) {
+        uint32_t np = rdlm_bench_opts_procs(r->opts, rdlm_bench_db_procs, 0, &procs);
+
+        for (k = 0; k < np && n < 16; k++) {
+            shapes[n++] = (rdlm_bench_db_shape_t){procs[k], procs[k]};
+        }
+    } else {
+        for (k = 0; k < sizeof(rdlm_bench_db_cross) / sizeof(rdlm_bench_db_cross[0]); k++) {
+            shapes[n++] = rdlm_bench_db_cross[k];
+        }
+    }
+    for (k = 0; k < (all ? n : 1); k++) {
+        const rdlm_bench_db_shape_t *sh = &shapes[k];
+        rdlm_bench_db_setup_t s = {.procs = sh->procs, .nodes = sh->nodes};
+
+        if (sh->nodes > 1) {
+            s.tcp = 1;
+            s.split = k == sizeof(rdlm_bench_db_on_node) / sizeof(rdlm_bench_db_on_node[0]);
+        }
+        if (sh->procs < 2) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
-                                   "cross-node, %u processes: needs at least 2", procs[k]);
+                                   "%u processes: a barrier needs at least 2", sh->procs);
             continue;
         }
-        s.procs = s.nodes = procs[k];
         rc |= rdlm_bench_db_job(r, &s);
-        s.split = 0;
     }
-    return rc | rdlm_bench_db_pmpi(r);
+    return rc;
 }
 
 const rdlm_bench_def_t rdlm_bench_def_dist_barrier = {
     .name = "dist-barrier",
-    .title =
-        "collective barrier (rdlm_ctx_barrier) vs MPI_Barrier: on-node (shared memory) "
-        "and N virtual nodes (TCP); split phase; MPI_Barrier replaced by LD_PRELOAD",
+    .title = "collective barrier (rdlm_ctx_barrier) and the preloaded MPI_Barrier shim vs "
+             "PMPI_Barrier: 1 node (shared memory) and virtual nodes (TCP); split phase",
     .default_procs = rdlm_bench_db_procs,
     .ndefault_procs = sizeof(rdlm_bench_db_procs) / sizeof(rdlm_bench_db_procs[0]),
     .run = rdlm_bench_db_run,

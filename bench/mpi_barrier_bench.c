@@ -15,6 +15,9 @@
  *                 replacement such as librdlm_pmpi.so is what runs)
  *   rdlm_split    rdlm_ctx_barrier_arrive; compute -c us; rdlm_ctx_barrier_wait
  *   mpi_ibarrier  MPI_Ibarrier; compute -c us; MPI_Wait
+ *   pmpi          PMPI_Barrier(MPI_COMM_WORLD): MPI's own, beside a preloaded
+ *                 replacement's MPI_Barrier in the same run (the table then compares
+ *                 rdlm and mpi with it)
  *
  * "compute" spins on the clock and calls no library: whatever overlaps it progresses
  * on its own. A phase: -x warm-up iterations (at most 0.5 s), then -i iterations (at
@@ -68,6 +71,7 @@ enum rdlm_mbb_impl {
     RDLM_MBB_MPI,
     RDLM_MBB_RDLM_SPLIT,
     RDLM_MBB_MPI_IBARRIER,
+    RDLM_MBB_PMPI,
     RDLM_MBB_NIMPL
 };
 
@@ -81,6 +85,7 @@ static const struct {
     {"mpi", "MPI_Barrier", 0, RDLM_MBB_MPI},
     {"rdlm_split", "rdlm arrive+wait", 1, RDLM_MBB_MPI_IBARRIER},
     {"mpi_ibarrier", "MPI_Ibarrier+Wait", 0, RDLM_MBB_MPI_IBARRIER},
+    {"pmpi", "PMPI_Barrier", 0, RDLM_MBB_PMPI},
 };
 
 /* One rank's figures of one phase, reduced over ranks in this order. */
@@ -174,6 +179,9 @@ static void rdlm_mbb_once(const rdlm_mbb_t *b, uint32_t impl)
         break;
     case RDLM_MBB_MPI:
         MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    case RDLM_MBB_PMPI:
+        PMPI_Barrier(MPI_COMM_WORLD);
         break;
     case RDLM_MBB_RDLM_SPLIT:
         rdlm_mbb_check(b, rdlm_ctx_barrier_arrive(b->ctx), "rdlm_ctx_barrier_arrive");
@@ -314,6 +322,7 @@ static const char rdlm_mbb_usage[] =
     "                 mpi           MPI_Barrier\n"
     "                 rdlm_split    rdlm_ctx_barrier_arrive, compute, _wait\n"
     "                 mpi_ibarrier  MPI_Ibarrier, compute, MPI_Wait\n"
+    "                 pmpi          PMPI_Barrier (MPI's own beside a preloaded shim)\n"
     "  -i ITER        timed iterations per phase (10000), at most -t ms (2000)\n"
     "  -x WARMUP      warm-up iterations per phase (1000), at most 0.5 s\n"
     "  -r ROUNDS      rounds, each running every impl once, alternating order (5)\n"
@@ -500,9 +509,14 @@ static void rdlm_mbb_table(const rdlm_mbb_t *b)
                    rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, pct[2])),
                    rdlm_mbb_fewest(b, impl));
         }
-        if (rdlm_mbb_runs(b, (uint32_t)rdlm_mbb_impls[impl].peer)) {
-            peer = rdlm_mbb_median(b, (uint32_t)rdlm_mbb_impls[impl].peer,
-                                   offsetof(rdlm_mbb_round_t, us_max));
+        /* MPI's own barrier, when it runs beside a preloaded replacement */
+        uint32_t against = (uint32_t)rdlm_mbb_impls[impl].peer;
+
+        if (against == RDLM_MBB_MPI && rdlm_mbb_runs(b, RDLM_MBB_PMPI)) {
+            against = RDLM_MBB_PMPI;
+        }
+        if (rdlm_mbb_runs(b, against)) {
+            peer = rdlm_mbb_median(b, against, offsetof(rdlm_mbb_round_t, us_max));
             printf(" %11.2fx", us / peer);
         }
         printf("\n");

@@ -31,8 +31,8 @@ typedef struct rdlm_mpi_glue {
     int keyval;       /* MPI_COMM_SELF attribute (finalize hook) */
     int cache_keyval; /* rdlm_mpi_barrier's attribute on cache_comm, or INVALID */
     MPI_Comm cache_comm;
-    int destroying;  /* fini ran: the callbacks must not destroy again */
-    int in_callback; /* an attribute deletion by MPI is destroying the context */
+    int destroying;      /* fini ran: the callbacks must not destroy again */
+    int in_callback;     /* an attribute deletion by MPI is destroying the context */
     int callback_keyval; /* ... the attribute of this keyval */
     rdlm_ctx_h ctx;
 } rdlm_mpi_glue_t;
@@ -56,10 +56,23 @@ static int rdlm_mpi_attr_delete_cb(MPI_Comm comm, int keyval, void *attr, void *
     return MPI_SUCCESS;
 }
 
+/* rdlm_mpi_barrier's last communicator and its context, per thread. Valid while
+ * rdlm_mpi_barrier_epoch has not moved: every context destroy moves it, so a freed
+ * communicator whose handle MPI reuses is never taken for the old one. */
+typedef struct rdlm_mpi_barrier_hint {
+    MPI_Comm comm;
+    rdlm_ctx_h ctx;
+    uint32_t epoch; /* 0: empty */
+} rdlm_mpi_barrier_hint_t;
+
+static __thread rdlm_mpi_barrier_hint_t rdlm_mpi_barrier_hint;
+static rdlm_atomic_u32_t rdlm_mpi_barrier_epoch = 1;
+
 static void rdlm_mpi_glue_fini(void *arg)
 {
     rdlm_mpi_glue_t *g = arg;
 
+    rdlm_fetch_add(&rdlm_mpi_barrier_epoch, 1, RDLM_ACQ_REL);
     g->destroying = 1;
     rdlm_mpi_bootstrap_fini(&g->bs);
     if (g->keyval != MPI_KEYVAL_INVALID) {
@@ -201,8 +214,10 @@ static rdlm_status_t rdlm_mpi_barrier_ctx(MPI_Comm comm, rdlm_ctx_h *ctx_p)
     }
     PMPI_Comm_get_attr(comm, rdlm_mpi_barrier_keyval, &g, &found);
     if (!found) {
-        /* a barrier needs no lease, and must not start an authority per communicator */
-        s = rdlm_mpi_glue_create(comm, NULL, RDLM_CTX_DIST_NO_LEASE, &g);
+        /* a barrier needs no lease, and must not start an authority per communicator;
+         * it progresses by itself while it waits */
+        s = rdlm_mpi_glue_create(comm, NULL,
+                                 RDLM_CTX_DIST_NO_LEASE | RDLM_CTX_DIST_BARRIER_ONLY, &g);
         if (s != RDLM_OK) {
             return s;
         }
@@ -221,11 +236,22 @@ static rdlm_status_t rdlm_mpi_barrier_ctx(MPI_Comm comm, rdlm_ctx_h *ctx_p)
 
 rdlm_status_t rdlm_mpi_barrier(MPI_Comm comm)
 {
+    rdlm_mpi_barrier_hint_t *h = &rdlm_mpi_barrier_hint;
+    uint32_t epoch = rdlm_load(&rdlm_mpi_barrier_epoch, RDLM_ACQUIRE);
     rdlm_ctx_h ctx;
-    rdlm_status_t s = rdlm_mpi_check_live(__func__);
+    rdlm_status_t s;
 
+    /* The communicator's context is alive, so MPI is too: no further check. */
+    if (h->epoch == epoch && h->comm == comm) {
+        return rdlm_ctx_barrier(h->ctx);
+    }
+    s = rdlm_mpi_check_live(__func__);
     if (s == RDLM_OK) {
         s = rdlm_mpi_barrier_ctx(comm, &ctx);
     }
-    return s != RDLM_OK ? s : rdlm_ctx_barrier(ctx);
+    if (s != RDLM_OK) {
+        return s;
+    }
+    *h = (rdlm_mpi_barrier_hint_t){.comm = comm, .ctx = ctx, .epoch = epoch};
+    return rdlm_ctx_barrier(ctx);
 }

@@ -41,8 +41,9 @@ typedef struct rdlm_obj {
  *  what the creator of the bootstrap owns (the MPI glue, the TCP rendezvous). */
 typedef void (*rdlm_ctx_fini_func_t)(void *arg);
 
-/** rdlm_ctx_create_dist flag: no lease, no authority (see there). */
+/** rdlm_ctx_create_dist flags: no lease, no authority; only the barrier (see there). */
 #define RDLM_CTX_DIST_NO_LEASE 1u
+#define RDLM_CTX_DIST_BARRIER_ONLY 2u
 
 struct rdlm_ctx {
     rdlm_local_t local;
@@ -85,7 +86,10 @@ rdlm_status_t rdlm_ctx_check_out(const struct rdlm_ctx *ctx, const void *out,
  * process's host (processes with equal keys share a node; NULL: hostname, boot id and
  * network namespace). flags: RDLM_CTX_DIST_NO_LEASE makes a context that holds no
  * lease and starts no authority whatever RDLM_AUTHORITY / RDLM_JOB_AUTHORITY say
- * (rdlm_mpi_barrier's contexts). fini(fini_arg) runs at
+ * (rdlm_mpi_barrier's contexts); RDLM_CTX_DIST_BARRIER_ONLY, for a context that only
+ * runs the collective barrier (rdlm_mpi_barrier's), starts no progress thread unless
+ * RDLM_PROGRESS=thread: the barrier's leaders progress while they wait, and a thread
+ * per process would take CPU from the program's own. fini(fini_arg) runs at
  * rdlm_ctx_destroy after the transport is closed, and also here if creation fails
  * (so the caller frees the bootstrap in one place).
  */

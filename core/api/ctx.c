@@ -219,7 +219,10 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         dp.bootstrap = bootstrap;
         dp.transport = ctx->config.transport;
         rdlm_tl_params_from_config(&ctx->config, &dp.tl);
-        dp.tl.progress_thread = ctx->config.progress != RDLM_PROGRESS_POLL;
+        dp.tl.progress_thread = ctx->config.progress == RDLM_PROGRESS_THREAD ||
+                                (ctx->config.progress == RDLM_PROGRESS_AUTO &&
+                                 !(flags & RDLM_CTX_DIST_BARRIER_ONLY));
+        dp.barrier_only = (flags & RDLM_CTX_DIST_BARRIER_ONLY) != 0;
         dp.virtual_nodes = ctx->config.virtual_nodes;
         dp.cohort_bound = ctx->config.cohort_bound;
         dp.home_slots = ctx->config.capacity;

@@ -28,10 +28,14 @@
 #include <sched.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 
-/* Event-fd sleep of a leader waiting for a dissemination flag (a bound on a lost
- * wake-up; the message's arrival ends it). */
+/* A leader waiting for a dissemination flag polls this long before it yields between
+ * polls (a poll is a system call or so: counting them would spin for milliseconds
+ * while a process that shares the CPU waits), then sleeps on the transport's event
+ * fd, this long at most (a bound on a lost wake-up; the message's arrival ends it). */
+#define RDLM_DIST_FLAG_POLL_NS 50000ull
 #define RDLM_DIST_FLAG_SLEEP_NS 1000000ull
 
 static int rdlm_dist_is_leader(const rdlm_dist_t *d)
@@ -58,8 +62,7 @@ static rdlm_atomic_u64_t *rdlm_dist_flag(rdlm_dist_t *d, uint32_t k)
     size_t len;
 
     d->tl->mem->addr(d->tl, d->homemem, &base, &len);
-    return (rdlm_atomic_u64_t *)((char *)base + (size_t)d->home_slots * d->slot_bytes) +
-           k;
+    return (rdlm_atomic_u64_t *)((char *)base + (size_t)d->home_slots * d->slot_bytes) + k;
 }
 
 /* A dissemination message: flag k of the receiver reached gen. */
@@ -102,8 +105,8 @@ rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc)
     d->barrier_am = d->caps.amo_needs_target_progress && (d->caps.flags & RDLM_TL_CAP_AM) &&
                     d->caps.am_max_payload >= sizeof(rdlm_dist_flag_msg_t);
     if (d->barrier_am) {
-        rdlm_status_t s = d->tl->am->set_handler(d->tl, RDLM_DIST_AM_BARRIER,
-                                                 rdlm_dist_flag_handler, d);
+        rdlm_status_t s =
+            d->tl->am->set_handler(d->tl, RDLM_DIST_AM_BARRIER, rdlm_dist_flag_handler, d);
 
         if (s != RDLM_OK) {
             return s;
@@ -149,8 +152,8 @@ rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
         if (d->nodes.nodes == 1) {
             rdlm_dist_release(lc, d->barrier_gen);
         } else if (!rdlm_dist_is_leader(d)) {
-            rdlm_wait_wake(&hdr->coll_arrived, RDLM_WAIT_ALL_BITS,
-                           &hdr->coll_leader_parked, &lc->stats.wait);
+            rdlm_wait_wake(&hdr->coll_arrived, RDLM_WAIT_ALL_BITS, &hdr->coll_leader_parked,
+                           &lc->stats.wait);
         }
     }
     return RDLM_OK;
@@ -204,28 +207,29 @@ static int rdlm_dist_flag_reached(void *arg)
 }
 
 /* Leader: wait for flag k to reach gen, progressing (the peer's message lands through
- * the transport): polls (none when crowded), then polls that yield the CPU, then the
- * transport's sleep between polls. */
+ * the transport): polls for RDLM_DIST_FLAG_POLL_NS (not when crowded), then polls
+ * that yield the CPU, then the transport's sleep between polls. */
 static rdlm_status_t rdlm_dist_await_flag(rdlm_dist_t *d, const rdlm_local_t *lc,
                                           uint32_t k, uint64_t gen)
 {
     rdlm_dist_flag_wait_t fw = {rdlm_dist_flag(d, k), gen};
-    const uint64_t spins = rdlm_dist_crowded(d, lc) ? 0 : lc->policy.spin;
-    const uint64_t yields = spins + lc->policy.yield;
+    const uint64_t poll_until =
+        rdlm_dist_crowded(d, lc) ? 0 : rdlm_clock_now_ns() + RDLM_DIST_FLAG_POLL_NS;
+    uint32_t yields = 0;
 
-    for (uint64_t i = 0;; i++) {
+    for (;;) {
         if (rdlm_dist_flag_reached(&fw)) {
             return RDLM_OK;
         }
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (rdlm_tl_progress(d->tl) != 0) {
+        if (rdlm_tl_progress(d->tl) != 0 ||
+            (poll_until != 0 && rdlm_clock_now_ns() < poll_until)) {
             continue;
         }
-        if (i < spins) {
-            rdlm_cpu_relax();
-        } else if (i < yields) {
+        if (yields < lc->policy.yield) {
+            yields++;
             sched_yield();
         } else {
             d->tl->setup->sleep(d->tl, RDLM_DIST_FLAG_SLEEP_NS, rdlm_dist_flag_reached,
@@ -245,10 +249,10 @@ static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, const rdlm_local_t *lc,
                                  .offset = (uint64_t)d->home_slots * d->slot_bytes +
                                            k * sizeof(uint64_t)};
         rdlm_dist_flag_msg_t m = {.gen = gen, .k = k};
-        rdlm_status_t s =
-            d->barrier_am ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
-                                            RDLM_DIST_AM_BARRIER, &m, sizeof(m))
-                          : rdlm_dist_home_put(d, &peer, gen);
+        rdlm_status_t s = d->barrier_am
+                              ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
+                                                RDLM_DIST_AM_BARRIER, &m, sizeof(m))
+                              : rdlm_dist_home_put(d, &peer, gen);
 
         if (s == RDLM_OK) {
             rdlm_fetch_add(&d->stats.barrier_msgs, 1, RDLM_RELAXED);
@@ -280,8 +284,8 @@ rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc)
         s = rdlm_dist_await_word(d, lc, &hdr->coll_release, (uint32_t)gen,
                                  &hdr->coll_parked);
     } else {
-        s = rdlm_dist_await_word(d, lc, &hdr->coll_arrived,
-                                 rdlm_dist_fan_in_target(d, gen), &hdr->coll_leader_parked);
+        s = rdlm_dist_await_word(d, lc, &hdr->coll_arrived, rdlm_dist_fan_in_target(d, gen),
+                                 &hdr->coll_leader_parked);
         if (s == RDLM_OK) {
             s = rdlm_dist_exchange(d, lc, gen);
         }

@@ -160,7 +160,7 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
         rdlm_error("dist: transport %s lacks remote atomics or put/get", d->caps.backend);
         return RDLM_ERR_UNSUPPORTED;
     }
-    if (d->caps.amo_needs_target_progress && !d->caps.progress_thread) {
+    if (d->caps.amo_needs_target_progress && !d->caps.progress_thread && !p->barrier_only) {
         rdlm_warn("dist: transport %s needs every process to progress and no progress "
                   "thread runs (RDLM_PROGRESS=poll): a process that computes without "
                   "calling rdlm stalls the locks homed on it",

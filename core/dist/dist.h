@@ -140,7 +140,7 @@ typedef struct rdlm_dist_params {
     const rdlm_tl_bootstrap_t *bootstrap; /* kept until rdlm_dist_destroy returns */
     const char *transport;                /* backend name */
     rdlm_tl_params_t tl;                  /* progress_thread, print_stats */
-    int progress_auto;                    /* thread if the transport needs one */
+    int barrier_only; /* only the collective barrier runs: it progresses by itself */
     uint32_t virtual_nodes;
     uint32_t cohort_bound;
     uint32_t home_slots;

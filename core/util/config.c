@@ -83,6 +83,8 @@ RDLM_CONFIG_NAMED_ENUM(rdlm_verbs_connect_t, VERBS_CONNECT, verbs_connect,
                        RDLM_VERBS_CONNECT_LIST, RDLM_VERBS_CONNECT_COUNT)
 RDLM_CONFIG_NAMED_ENUM(rdlm_peer_failure_t, PEER_FAILURE, peer_failure,
                        RDLM_PEER_FAILURE_LIST, RDLM_PEER_FAILURE_COUNT)
+RDLM_CONFIG_NAMED_ENUM(rdlm_pmpi_barrier_t, PMPI_BARRIER, pmpi_barrier,
+                       RDLM_PMPI_BARRIER_LIST, RDLM_PMPI_BARRIER_COUNT)
 
 static int rdlm_config_set_UINT(uint32_t *out, const char *value, uint32_t min,
                                 uint32_t max)
@@ -291,6 +293,7 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_PROGRESS(f) (&(f))
 #define RDLM_CONFIG_DEST_VERBS_CONNECT(f) (&(f))
 #define RDLM_CONFIG_DEST_PEER_FAILURE(f) (&(f))
+#define RDLM_CONFIG_DEST_PMPI_BARRIER(f) (&(f))
 #define RDLM_CONFIG_DEST_IP(f) (f)
 #define RDLM_CONFIG_DEST_ADDR(f) (f)
 #define RDLM_CONFIG_DEST_ADDRS(f) (f)
@@ -303,6 +306,7 @@ static const char rdlm_config_allowed_JOB[] = "1-32 of [A-Za-z0-9._-]";
 static const char rdlm_config_allowed_PROGRESS[] = "one of auto, poll, thread";
 static const char rdlm_config_allowed_VERBS_CONNECT[] = "one of cm, exchange";
 static const char rdlm_config_allowed_PEER_FAILURE[] = "one of auto, on, off";
+static const char rdlm_config_allowed_PMPI_BARRIER[] = "one of auto, 1, 0";
 static const char rdlm_config_allowed_IP[] = "an IPv4 address, e.g. 10.0.0.1";
 static const char rdlm_config_allowed_ADDR[] = "IPv4 address:port, e.g. 10.0.0.1:7000";
 static const char rdlm_config_allowed_ADDRS[] =
@@ -359,6 +363,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_SHOW_PROGRESS(out, v) fputs(rdlm_config_progress_name(v), out)
 #define RDLM_CONFIG_SHOW_VERBS_CONNECT(out, v) fputs(rdlm_config_verbs_connect_name(v), out)
 #define RDLM_CONFIG_SHOW_PEER_FAILURE(out, v) fputs(rdlm_config_peer_failure_name(v), out)
+#define RDLM_CONFIG_SHOW_PMPI_BARRIER(out, v) fputs(rdlm_config_pmpi_barrier_name(v), out)
 #define RDLM_CONFIG_SHOW_IP(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_ADDR(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_ADDRS(out, v) fputs((v), out)

@@ -61,10 +61,25 @@ typedef enum rdlm_peer_failure {
     RDLM_PEER_FAILURE_COUNT
 } rdlm_peer_failure_t;
 
+/* Which barrier librdlm_pmpi.so's MPI_Barrier runs: name list of RDLM_PMPI_BARRIER.
+ * X(enum suffix, name) */
+#define RDLM_PMPI_BARRIER_LIST(X)                                                          \
+    X(MPI, "0")     /* PMPI_Barrier always */                                              \
+    X(RDLM, "1")    /* rdlm's always */                                                    \
+    X(AUTO, "auto") /* per communicator, whichever measured faster at its first barrier */
+
+typedef enum rdlm_pmpi_barrier {
+#define RDLM_PMPI_BARRIER_ENUM_(sym, name) RDLM_PMPI_BARRIER_##sym,
+    RDLM_PMPI_BARRIER_LIST(RDLM_PMPI_BARRIER_ENUM_)
+#undef RDLM_PMPI_BARRIER_ENUM_
+    RDLM_PMPI_BARRIER_COUNT
+} rdlm_pmpi_barrier_t;
+
 /* X(field, variable, type, default, min, max, help)
  * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1),
  * PROGRESS (a name of RDLM_PROGRESS_LIST), VERBS_CONNECT (a name of
- * RDLM_VERBS_CONNECT_LIST), PEER_FAILURE (a name of RDLM_PEER_FAILURE_LIST), IP (empty
+ * RDLM_VERBS_CONNECT_LIST), PEER_FAILURE (a name of RDLM_PEER_FAILURE_LIST), PMPI_BARRIER (a
+ * name of RDLM_PMPI_BARRIER_LIST), IP (empty
  * or an IPv4 address "a.b.c.d"), ADDR (empty or IPv4 "a.b.c.d:port"),
  * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated ADDRs), NET (empty, or an IPv4
  * network "a.b.c.d/len", or one address "a.b.c.d" meaning "/32"). */
@@ -119,8 +134,9 @@ typedef enum rdlm_peer_failure {
       "processes joining the standalone rendezvous (with RDLM_RENDEZVOUS)")                \
     X(rendezvous, "RDLM_RENDEZVOUS", ADDR, "", 0, 0,                                       \
       "a.b.c.d:port where rank 0 listens: rdlm_ctx_create joins a distributed context")  \
-    X(pmpi_barrier, "RDLM_PMPI_BARRIER", BOOL, "1", 0, 1,                                  \
-      "librdlm_pmpi.so: 1 replaces MPI_Barrier with the rdlm barrier, 0 calls "           \
+    X(pmpi_barrier, "RDLM_PMPI_BARRIER", PMPI_BARRIER, "auto", 0, 0,                       \
+      "librdlm_pmpi.so: auto times both barriers at the first MPI_Barrier of each "       \
+      "communicator and keeps the faster, 1 always runs the rdlm barrier, 0 always "      \
       "PMPI_Barrier")                                                                      \
     X(authority, "RDLM_AUTHORITY", ADDRS, "", 0, 0,                                        \
       "client addresses of the lease authority (rdlmd): every process of a context "      \
@@ -149,6 +165,7 @@ typedef enum rdlm_peer_failure {
 #define RDLM_CONFIG_DECL_PROGRESS(f) rdlm_progress_mode_t f;
 #define RDLM_CONFIG_DECL_VERBS_CONNECT(f) rdlm_verbs_connect_t f;
 #define RDLM_CONFIG_DECL_PEER_FAILURE(f) rdlm_peer_failure_t f;
+#define RDLM_CONFIG_DECL_PMPI_BARRIER(f) rdlm_pmpi_barrier_t f;
 #define RDLM_CONFIG_DECL_IP(f) char f[RDLM_IP_MAX + 1];
 #define RDLM_CONFIG_DECL_ADDR(f) char f[RDLM_ADDR_MAX + 1];
 #define RDLM_CONFIG_DECL_ADDRS(f) char f[RDLM_ADDRS_MAX];
@@ -193,6 +210,7 @@ const char *rdlm_config_verbs_connect_name(rdlm_verbs_connect_t method);
 
 /** Name of a peer-failure setting ("auto", "on", "off"); NULL if out of range. */
 const char *rdlm_config_peer_failure_name(rdlm_peer_failure_t setting);
+const char *rdlm_config_pmpi_barrier_name(rdlm_pmpi_barrier_t setting);
 
 /** Print "NAME=value  # help" for every entry. */
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out);
