@@ -1,0 +1,364 @@
+/*
+ * coll_barrier.pml -- spin model of the collective barrier of a distributed
+ * context (core/dist/barrier.c: rdlm_dist_barrier_arrive / _wait, over the
+ * node segment's coll_arrived, coll_leader_parked, coll_release, coll_parked;
+ * the waits are rdlm_wait_step and the wakes rdlm_wait_wake of
+ * core/local/wait.[ch]). NODES nodes of L processes each; every process
+ * passes B barriers in a row (arrive, then wait, as rdlm_barrier does).
+ *
+ * What a process does at barrier gen (G0 + 1 .. G0 + B):
+ *   arrive  n := fetch_add(coll_arrived, 1) + 1; if n == gen * L (mod M):
+ *             one node: release (below);
+ *             else, not the node leader: wake the leader: if
+ *               coll_leader_parked != 0, FUTEX_WAKE(coll_arrived, all).
+ *   wait    one node, or not the leader: await(coll_release, gen,
+ *             coll_parked). The leader of a multi-node context:
+ *             await(coll_arrived, gen * L, coll_leader_parked); the exchange;
+ *             release.
+ *   release coll_release := gen (seq_cst); if coll_parked != 0,
+ *             FUTEX_WAKE(coll_release, all).
+ *   await(word, target, parked): v := word; if (signed)(v - target) >= 0
+ *             return; else parked++; FUTEX_WAIT(word, v); parked--; again.
+ *   exchange (two nodes, the dissemination's one round): put gen into the
+ *             other leader's flag (a flag only grows: the AM handler's CAS
+ *             loop; a put of a larger gen), wait until the own flag >= gen.
+ *
+ * Wrap-around. coll_arrived and coll_release are 32-bit words compared by
+ * the wrapping signed difference. Here both are bytes kept modulo M (a power
+ * of two; 8 by default), the compare is ((v - t) mod M) < M/2, and the run
+ * starts after G0 barriers (6 by default): coll_arrived = G0 * L mod M,
+ * coll_release = G0 mod M, the flags G0, nobody waiting or parked -- the
+ * state every node segment is in between barriers (nothing else in it
+ * depends on G0). Why a small M stands for 2^32: a waiter of gen g sees
+ * coll_release at g - 1 or g (gen g + 1 needs its own arrival); a leader
+ * sees coll_arrived in [(g-1)L + 1, gL] (its node's others wait for its
+ * release); the fan-in test n == gL tells L consecutive arrivals apart. So
+ * the protocol needs M >= L (the test) and M/2 >= L - 1 (the compare), and
+ * any larger M behaves the same; the search agrees (-DM=4 passes with L = 3
+ * and L = 4, fails with L = 5; -DM=2 fails with L = 3). M = 8 serves any
+ * L <= 5. With G0 = 6 and 3 barriers both words wrap inside the run
+ * (gens 7, 8, 9: coll_release 7 -> 0 at gen 8; the arrivals 18 .. 27 mod 8
+ * pass 24 at gen 8 with L = 3, 12 .. 18 pass 16 with L = 2), so a compare
+ * that ignores the wrap is caught (BUG_NO_WRAP_COMPARE).
+ *
+ * The futex, faithfully: FUTEX_WAIT(word, v) is ONE step that puts the
+ * process in the word's kernel queue (its bit in asleep_rel / asleep_arr)
+ * iff word == v, else returns at once; a process in the queue stays blocked
+ * until a FUTEX_WAKE on that word takes it out (all of them: INT_MAX
+ * waiters; bitsets are all-bits). A process between parked++ and its
+ * FUTEX_WAIT is not in the queue: a wake then finds nobody.
+ *
+ * Not modelled, and why that loses nothing or is on purpose:
+ *   - spinning and yielding before parking: a failed load has no effect, so
+ *     a waiter that re-loads is one whose (single) load the search delays;
+ *     the poll path (emulated atomics, no progress thread) never parks and
+ *     is the same "load later". A failed load may always be followed by a
+ *     park, which is every real behaviour and more.
+ *   - the park slice: the real FUTEX_WAIT ends after park_slice_ns whether
+ *     woken or not, which would turn a lost wake-up into a delay of one
+ *     slice. Here a sleep ends only by a wake (or, with -DSPURIOUS=k, k
+ *     times per run anywhere), so a lost wake-up is a hang: an invalid end
+ *     state.
+ *   - the leaders' waits for a flag (polls, then the transport's sleep,
+ *     which a message ends and which has a 1 ms bound): a blocking wait
+ *     until flag >= gen.
+ *   - the flag writes: by default (PUTS=0) a put lands at once and raises
+ *     the flag. -DPUTS=1: puts are in flight (a proctype Net lands them
+ *     later, the oldest first, as a plain overwrite: rdlm_dist_home_put is
+ *     not flushed, so a leader may go on before its put landed); -DPUTS=2:
+ *     they land in any order, still overwriting (a transport that reorders
+ *     one endpoint's puts); -DPUTS=3: in any order, raising the flag to the
+ *     larger value (the active messages: rdlm_dist_flag_handler's CAS loop).
+ *     PUTS=3 includes the behaviours of 0 and 1 (ordered puts of growing
+ *     gens from the one peer overwrite = raise).
+ *   - closing (RDLM_ERR_CLOSED), more than two nodes (ceil(log2 nodes)
+ *     rounds), statistics, the split-phase misuse checks.
+ *   Interleaving is sequentially consistent: the stores, the fetch_adds
+ *   and parked++ / -- and the waker's read of parked are seq_cst, the
+ *   waiters' loads acquire; the kernel orders its compare after the
+ *   caller's parked++ (futex_wait's barrier); the exchange ends with a
+ *   seq_cst fence.
+ *
+ * Atomicity: one step = one access to one shared location (a load, a store,
+ * a fetch_add, parked++ / --, FUTEX_WAIT's compare-and-enqueue, FUTEX_WAKE,
+ * a flag put), plus ghost and local updates. A return from FUTEX_WAIT and
+ * the parked-- after it are one step (the return touches nothing shared).
+ *
+ * Properties:
+ *   (a) safety: no process leaves barrier g before every process of the
+ *       context (all nodes) has arrived at g: at the end of wait, the ghost
+ *       garr[g] (arrivals at g, counted at the fetch_add) is NP.
+ *   (b) no lost wake-up, no hang: no invalid end state -- every process
+ *       finishes its B barriers; at the end nobody is parked or asleep.
+ *
+ * Knobs: -DNODES=1|2 (1), -DL (processes per node; 3 with one node, 2 with
+ * two), -DB (barriers, 3), -DM (modulus, 8), -DG0 (barriers before the
+ * run, 6), -DSPURIOUS (spurious futex returns per run, 0), -DPUTS (0-3,
+ * above; two nodes).
+ *
+ * Planted bugs (-DBUG_...), each must be caught:
+ *   BUG_RELEASE_CHECK_BEFORE_STORE  release reads coll_parked before it
+ *       stores coll_release (Dekker broken on the waker's side): a waiter
+ *       parks after the read and sleeps on the old value -> (b).
+ *   BUG_WAKE_BEFORE_COUNT  (two nodes) the non-leader reads
+ *       coll_leader_parked before its fetch_add on coll_arrived: the leader
+ *       parks in between and sleeps for ever -> (b).
+ *   BUG_LEADER_NO_WAKE  (two nodes) the non-leader that completes the
+ *       node's count does not wake the leader -> (b).
+ *   BUG_SLEEP_UNCHECKED  FUTEX_WAIT as a user-space compare followed by an
+ *       unconditional sleep (two steps): the wake comes in between -> (b).
+ *   BUG_WAKE_ONE  the release wakes one sleeper, not all -> (b).
+ *   BUG_TARGET_OFF_BY_ONE  the fan-in test is n == gen * L - 1: the
+ *       last-but-one arriver releases -> (a).
+ *   BUG_NO_WRAP_COMPARE  await compares v >= target as plain numbers: at
+ *       gen 8 the target 0 is "reached" by 7 -> (a).
+ *   BUG_RELEASE_BEFORE_EXCHANGE  (two nodes) the leader releases its node
+ *       before the exchange -> (a).
+ * Not caught, as expected: BUG_WAKE_ONE with two nodes of two (one sleeper
+ * per word at most). -DPUTS=2 is not a planted bug but an assumption made
+ * visible: puts landing out of order lower a flag -> (b) (README.md).
+ */
+
+#ifndef NODES
+#define NODES 1
+#endif
+#ifndef L
+#if NODES == 1
+#define L 3
+#else
+#define L 2
+#endif
+#endif
+#ifndef B
+#define B 3
+#endif
+#ifndef M
+#define M 8
+#endif
+#ifndef G0
+#define G0 6
+#endif
+#ifndef SPURIOUS
+#define SPURIOUS 0
+#endif
+#ifndef PUTS
+#define PUTS 0
+#endif
+
+#if NODES != 1 && NODES != 2
+#error "the exchange is modelled for one or two nodes"
+#endif
+#if M != 2 && M != 4 && M != 8 && M != 16 && M != 32 && M != 64 && M != 128
+#error "M must be a power of two below 256"
+#endif
+
+#define NP       (NODES * L)
+#if NODES * L > 8
+#error "at most 8 processes (bit masks in bytes)"
+#endif
+#define MASK     (M - 1)
+#define NODE     (_pid / L)
+#define LEADER   (_pid % L == 0)            /* leader_of[node]: its first process */
+#define BIT      (1 << _pid)
+#define GEN      (G0 + it)                  /* d->barrier_gen (not wrapped) */
+#define TARGET   ((GEN * L) & MASK)         /* rdlm_dist_fan_in_target */
+
+/* (int32_t)(v - t) >= 0, mod M */
+#ifdef BUG_NO_WRAP_COMPARE
+#define REACHED(v, t) ((v) >= (t))
+#else
+#define REACHED(v, t) ((((v) - (t)) & MASK) < M / 2)
+#endif
+
+#ifdef BUG_TARGET_OFF_BY_ONE
+#define LAST(n)  ((n) == ((TARGET - 1) & MASK))
+#else
+#define LAST(n)  ((n) == TARGET)
+#endif
+
+/* the node segment */
+byte arrived[NODES] = (G0 * L) & MASK;      /* coll_arrived */
+byte lparked[NODES];                        /* coll_leader_parked */
+byte release[NODES] = G0 & MASK;            /* coll_release */
+byte parked[NODES];                         /* coll_parked */
+/* the kernel's futex queues: bit i = process i sleeps on that word */
+byte asleep_arr[NODES];
+byte asleep_rel[NODES];
+#if NODES == 2
+byte flag[NODES] = G0;                      /* dissemination flag 0 (u64: no wrap) */
+#if PUTS > 0
+byte infl[NODES];                           /* bit j: gen G0 + j in flight to the flag */
+#endif
+#endif
+
+byte spurious = SPURIOUS;
+byte done;                                  /* processes that finished */
+
+/* ghost: arrivals at barrier it (1 .. B), counted at the fetch_add */
+byte garr[B + 1];
+
+/* FUTEX_WAIT(word, v) on queue sl: sleep iff word == v, in one step */
+#ifdef BUG_SLEEP_UNCHECKED
+#define FUTEX_WAIT(word, sl) \
+    atomic { c = (word == v) }; \
+    atomic { if :: c -> sl = sl | BIT :: else -> skip fi; c = 0 }
+#else
+#define FUTEX_WAIT(word, sl) \
+    atomic { if :: word == v -> sl = sl | BIT :: else -> skip fi }
+#endif
+
+/* FUTEX_WAKE(word, all) on queue sl, if c (the waker's read of parked) */
+#ifdef BUG_WAKE_ONE
+#define FUTEX_WAKE(sl) \
+    atomic { \
+        if \
+        :: c -> i = 0; \
+            do \
+            :: i < NP && (sl & (1 << i)) -> sl = sl & ~(1 << i); break \
+            :: i < NP && (sl >> (i + 1)) != 0 -> i++ \
+            :: else -> break \
+            od \
+        :: else -> skip \
+        fi; \
+        c = 0; i = 0 }
+#else
+#define FUTEX_WAKE(sl) \
+    atomic { if :: c -> sl = 0 :: else -> skip fi; c = 0 }
+#endif
+
+/* rdlm_dist_await_word over rdlm_wait_step: (the load), parked++,
+   FUTEX_WAIT(word, v), (the return, maybe spurious) parked-- */
+inline await(word, t, pk, sl) {
+    do
+    :: REACHED(word, t) -> break
+    :: atomic { !REACHED(word, t) -> v = word };
+        atomic { pk++ };
+        FUTEX_WAIT(word, sl);
+        if
+        :: atomic { (sl & BIT) == 0 -> pk--; v = 0 }
+        :: atomic { (sl & BIT) != 0 && spurious > 0 ->
+                    spurious--; sl = sl & ~BIT; pk--; v = 0 }
+        fi
+    od
+}
+
+/* rdlm_dist_release: store, then read parked and wake (Dekker) */
+inline release_node() {
+#ifdef BUG_RELEASE_CHECK_BEFORE_STORE
+    atomic { c = (parked[NODE] != 0) };
+    release[NODE] = GEN & MASK;
+#else
+    release[NODE] = GEN & MASK;
+    atomic { c = (parked[NODE] != 0) };
+#endif
+    FUTEX_WAKE(asleep_rel[NODE])
+}
+
+#if NODES == 2
+/* rdlm_dist_exchange, one round: put gen into the peer's flag, wait for the
+   own flag to reach gen */
+inline exchange() {
+#if PUTS == 0
+    atomic { if :: flag[1 - NODE] < GEN -> flag[1 - NODE] = GEN
+                :: else -> skip fi };
+#else
+    infl[1 - NODE] = infl[1 - NODE] | (1 << it);    /* in flight */
+#endif
+    flag[NODE] >= GEN
+}
+
+#endif
+
+active [NP] proctype P()
+{
+    byte it, n, v, i;
+    bit c;
+
+    for (it : 1 .. B) {
+        /* arrive: n := fetch_add(coll_arrived, 1) + 1 */
+#if NODES == 2 && defined(BUG_WAKE_BEFORE_COUNT)
+        atomic { c = (lparked[NODE] != 0) };        /* bug: before the count */
+#endif
+        atomic { n = (arrived[NODE] + 1) & MASK; arrived[NODE] = n;
+                 garr[it]++ };
+#if NODES == 1
+        /* the last arriver releases the node */
+        if
+        :: atomic { LAST(n) -> n = 0 }; release_node()
+        :: atomic { !LAST(n) -> n = 0 }
+        fi;
+        /* wait */
+        await(release[NODE], GEN & MASK, parked[NODE], asleep_rel[NODE]);
+#else
+        /* the last arriver, unless it is the leader, wakes the leader */
+        if
+        :: atomic { LAST(n) && !LEADER -> n = 0 };
+#ifndef BUG_LEADER_NO_WAKE
+#ifndef BUG_WAKE_BEFORE_COUNT
+            atomic { c = (lparked[NODE] != 0) };
+#endif
+            FUTEX_WAKE(asleep_arr[NODE])
+#else
+            c = 0                                   /* bug: no wake */
+#endif
+        :: atomic { !(LAST(n) && !LEADER) -> n = 0; c = 0 }
+        fi;
+        /* wait */
+        if
+        :: !LEADER ->
+            await(release[NODE], GEN & MASK, parked[NODE], asleep_rel[NODE])
+        :: LEADER ->
+            await(arrived[NODE], TARGET, lparked[NODE], asleep_arr[NODE]);
+#ifdef BUG_RELEASE_BEFORE_EXCHANGE
+            release_node();                         /* bug: before the exchange */
+            exchange()
+#else
+            exchange();
+            release_node()
+#endif
+        fi;
+#endif
+        assert(garr[it] == NP)                      /* (a) */
+    }
+    done++
+}
+
+/* (b), the end: once all have finished, nobody is parked or asleep */
+active proctype Check()
+{
+    done == NP;
+    assert(parked[0] == 0 && lparked[0] == 0 && asleep_arr[0] == 0 &&
+           asleep_rel[0] == 0);
+#if NODES == 2
+    assert(parked[1] == 0 && lparked[1] == 0 && asleep_arr[1] == 0 &&
+           asleep_rel[1] == 0)
+#endif
+}
+
+#if NODES == 2
+#if PUTS > 0
+/* The network: an in-flight write of gen G0 + j to node k's flag lands
+   (PUTS 1: the oldest first; 2, 3: any); 1, 2 overwrite (a put), 3 raises
+   the flag to the larger value (the active-message handler's CAS loop). */
+active proctype Net()
+{
+    byte j, k;
+
+end:
+    do
+    :: atomic {
+        infl[0] != 0 || infl[1] != 0 ->
+        if :: infl[0] != 0 -> k = 0 :: infl[1] != 0 -> k = 1 fi;
+        j = 1;
+        do
+        :: (infl[k] & (1 << j)) != 0 -> break
+        :: (infl[k] & (1 << j)) != 0 && PUTS >= 2 && (infl[k] >> (j + 1)) != 0 -> j++
+        :: (infl[k] & (1 << j)) == 0 -> j++
+        od;
+        infl[k] = infl[k] & ~(1 << j);
+        flag[k] = (PUTS == 3 && flag[k] > G0 + j -> flag[k] : G0 + j);
+        j = 0; k = 0 }
+    od
+}
+#endif
+#endif
