@@ -6,9 +6,16 @@
  *             the process that completes it releases the node itself when the
  *             context has one node, or else wakes the node leader if it sleeps
  *   exchange  leaders only: dissemination, ceil(log2 nodes) rounds; in round k leader
- *             i puts the generation into flag k of leader (i + 2^k) mod nodes and
- *             waits for its own flag k to reach it. Flags are stamped with the
- *             generation and only grow, so nothing is reset between barriers
+ *             i raises flag k of leader (i + 2^k) mod nodes to the generation and
+ *             waits for its own flag k to reach it. Flags only grow, so nothing is
+ *             reset between barriers, and an old message that lands late cannot
+ *             lower one: an active message carries the generation and its handler
+ *             raises the flag to it (where the transport emulates remote atomics with
+ *             messages anyway); otherwise a posted remote add of one (each flag gets
+ *             one per barrier, from one leader, so it counts the generations). A put
+ *             of the generation would not do: UCP orders no two RMA operations, and a
+ *             late one would overwrite a newer value (tests/model/coll_barrier.pml,
+ *             -DPUTS=2, finds the hang)
  *   fan-out   the leader (or, on one node, the last arriver) stores the generation
  *             into the segment's coll_release word and wakes the sleepers; the
  *             others wait on it (spin, yield, futex)
@@ -252,7 +259,7 @@ static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, const rdlm_local_t *lc,
         rdlm_status_t s = d->barrier_am
                               ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
                                                 RDLM_DIST_AM_BARRIER, &m, sizeof(m))
-                              : rdlm_dist_home_put(d, &peer, gen);
+                              : rdlm_dist_home_add_post(d, &peer, 1);
 
         if (s == RDLM_OK) {
             rdlm_fetch_add(&d->stats.barrier_msgs, 1, RDLM_RELAXED);
@@ -263,7 +270,7 @@ static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, const rdlm_local_t *lc,
         }
     }
     /* The flags were written by the progress engine: order our later reads after
-     * the peers' writes that preceded their puts. */
+     * the peers' writes that preceded their messages. */
     atomic_thread_fence(memory_order_seq_cst);
     return RDLM_OK;
 }

@@ -235,22 +235,30 @@ rdlm_status_t rdlm_dist_poll_pause(rdlm_dist_t *d, uint64_t *pause_p, uint64_t d
 rdlm_status_t rdlm_dist_home_write(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                    uint64_t value)
 {
-    rdlm_status_t s = rdlm_dist_home_put(d, w, value);
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
 
+    if (s == RDLM_OK) {
+        s = d->tl->rma->put(d->tl, key, w->offset, &value, sizeof(value));
+    }
     return s == RDLM_OK ? d->tl->setup->flush(d->tl, d->nodes.leader_of[w->node]) : s;
 }
 
-rdlm_status_t rdlm_dist_home_put(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value)
+rdlm_status_t rdlm_dist_home_add_post(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                      uint64_t add)
 {
     rdlm_tl_rkey_h key;
     rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+    uint64_t old;
 
     if (s != RDLM_OK) {
         return s;
     }
-    /* Not flushed: the caller waits for the peer's answering put while progressing,
-     * which pushes ours out too; a flush would add a round trip per round. */
-    return d->tl->rma->put(d->tl, key, w->offset, &value, sizeof(value));
+    /* Not flushed: the caller waits for the peer's answer while progressing, which
+     * pushes ours out too; a flush would add a round trip per round. */
+    return (d->caps.flags & RDLM_TL_CAP_AMO64_POST)
+               ? d->tl->amo->fadd64_post(d->tl, key, w->offset, add)
+               : rdlm_tl_fadd64(d->tl, key, w->offset, add, &old);
 }
 
 static int rdlm_dist_q_mine(const rdlm_dist_t *d, uint64_t qid)

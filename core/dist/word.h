@@ -74,11 +74,15 @@ rdlm_status_t rdlm_dist_w_swap(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64
 rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t compare,
                               uint64_t swap, uint64_t *old_p);
 
-/** Write value into a home process's region at w's offset (a put, not flushed: it
- *  completes while the caller keeps progressing): the barrier's dissemination flags. */
-rdlm_status_t rdlm_dist_home_put(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t value);
+/** Add to a word of a home process's region at w's offset, posted (not flushed: it
+ *  completes while the caller keeps progressing; a fetching add where the transport
+ *  has no posted one): the barrier's dissemination flags. Adds commute, so the
+ *  word's value does not depend on the order in which they land. */
+rdlm_status_t rdlm_dist_home_add_post(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                      uint64_t add);
 
-/** The same, completed at the home before return (a put and a flush: one round trip). */
+/** Write value into a home process's region at w's offset, completed at the home before
+ *  return (a put and a flush: one round trip). */
 rdlm_status_t rdlm_dist_home_write(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                    uint64_t value);
 
