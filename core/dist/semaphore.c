@@ -1,12 +1,24 @@
 /*
- * Cross-node semaphores: N permits, `taken` in a word P at the home, and the same two
- * FIFO gates as the cross-node writers: the node-local ticket lock, then the global
- * queue lock W (glock.c). The process at the head of both takes k permits with one
- * fetch-add on P (undone if fewer than k were free) and, while too few are free, polls
- * P with pauses growing to 1 ms: one poller per semaphore, the rest queue. A release is
- * one fetch-add. N is fixed job-wide by the first open (a third home word, CAS from 0).
- * So P can exceed N for the two round trips of a fetch-add and its undo: readers of
- * the free count (rdlm_dist_sem_available) clamp it to 0..N.
+ * Cross-node semaphores: N permits in a word P at the home, P = waiters << 32 | taken.
+ *
+ *   fast path  one fetch-add of k on P; it holds if nobody waits (waiters 0) and k
+ *              were free. So an uncontended acquire + release is two home operations.
+ *   slow path  otherwise the same fetch-add undoes the k and counts this process as a
+ *              waiter (-k + one waiter, one operation); then the two FIFO gates of the
+ *              cross-node writers: the node-local ticket lock, then the global queue
+ *              lock W (glock.c). The process at the head of both takes k permits and
+ *              stops waiting with one fetch-add of k - one waiter on P (undone if fewer
+ *              than k were free) and, while too few are free, polls P with pauses
+ *              growing to 1 ms: one poller per semaphore, the rest queue.
+ *   release    one fetch-add of -k.
+ *
+ * While anyone waits, newcomers queue behind them (FIFO among waiters, no bypass); a
+ * failed fast attempt is undone at once, so it delays a waiter's take by at most one
+ * attempt per newcomer. N is fixed job-wide by the first open (a third home word, CAS
+ * from 0). taken can exceed N for the two round trips of a fetch-add and its undo:
+ * readers of the free count (rdlm_dist_sem_available) clamp it to 0..N. A process that
+ * dies while waiting leaves its waiter count behind: from then on every acquire takes
+ * the slow path (still correct; rdlm_info-visible as home operations per acquire).
  *
  * Entry fields (semaphore kind, distributed): aux64 = W slot + 1 | (P slot + 1) << 32
  * (rdlm_dist_open_pair: P is companion word 1; N is fixed in companion word 2);
@@ -16,6 +28,10 @@
 
 #include "clock.h"
 #include "log.h"
+
+#define RDLM_DSEM_WAITER (1ull << 32)
+#define RDLM_DSEM_TAKEN(p) ((uint32_t)(p))
+#define RDLM_DSEM_WAITERS(p) ((uint32_t)((p) >> 32))
 
 rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
@@ -27,32 +43,36 @@ rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
     if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_dist_home_fix(d, rdlm_dist_sub_id(rdlm_load(&e->key, RDLM_RELAXED), 2), permits,
-                           &fixed);
+    s = rdlm_dist_home_fix(d, rdlm_dist_sub_id(rdlm_load(&e->key, RDLM_RELAXED), 2),
+                           permits, &fixed);
     if (s == RDLM_OK && fixed != permits) {
         rdlm_error("semaphore \"%s\" exists with %llu permits on another node, opened with "
-                   "%u", lc->seg.names[idx], (unsigned long long)fixed, permits);
+                   "%u",
+                   lc->seg.names[idx], (unsigned long long)fixed, permits);
         return RDLM_ERR_MISMATCH;
     }
     return s != RDLM_OK ? s : rdlm_dist_open_pair(d, e);
 }
 
-/* Holding both gates: take k of the permits, waiting for them until deadline. */
-static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p, uint32_t permits,
-                                   uint32_t k, uint64_t deadline, int try_only)
+/* Holding both gates, counted as a waiter: take k of the permits and stop waiting,
+ * waiting for them until deadline (try_only: not at all; then still a waiter). */
+static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p,
+                                   uint32_t permits, uint32_t k, uint64_t deadline,
+                                   int try_only)
 {
+    const uint64_t take = k - RDLM_DSEM_WAITER; /* wraps: adds k, removes one waiter */
     uint64_t pause = RDLM_DIST_POLL_FIRST_NS, old;
     rdlm_status_t s;
 
     for (;;) {
-        s = rdlm_dist_w_fadd(d, p, k, &old);
-        if (s != RDLM_OK || old + k <= permits) {
+        s = rdlm_dist_w_fadd(d, p, take, &old);
+        if (s != RDLM_OK || (uint64_t)RDLM_DSEM_TAKEN(old) + k <= permits) {
             return s;
         }
-        s = rdlm_dist_w_fadd(d, p, (uint64_t) - (int64_t)k, &old); /* undo */
-        old -= k; /* the count without our k */
+        s = rdlm_dist_w_fadd(d, p, (uint64_t)0 - take, &old); /* undo */
+        old -= take; /* the count without our k, with us waiting */
         /* Wait until enough are free (reads), then try again. */
-        while (s == RDLM_OK && old + k > permits) {
+        while (s == RDLM_OK && (uint64_t)RDLM_DSEM_TAKEN(old) + k > permits) {
             s = rdlm_dist_poll_pause(d, &pause, deadline, try_only);
             if (s == RDLM_OK) {
                 s = rdlm_dist_w_fadd(d, p, 0, &old);
@@ -64,11 +84,46 @@ static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p, ui
     }
 }
 
-rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx, uint32_t k,
-                                    uint64_t timeout_ns)
+/* The slow path, counted as a waiter: the gates, then the take; a waiter that gives
+ * up (error, timeout) stops counting. */
+static rdlm_status_t rdlm_sem_queue(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                    uint32_t k, uint64_t timeout_ns, uint64_t deadline)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint64_t deadline = rdlm_clock_deadline(timeout_ns), qid, seq;
+    rdlm_dist_word_t w, p;
+    uint64_t qid, seq, old;
+    rdlm_status_t s, taken = RDLM_ERR_TIMEOUT;
+
+    rdlm_dist_pair_words(d, e, &w, &p);
+    s = rdlm_qlock_acquire(lc, idx, timeout_ns, NULL); /* the node's FIFO gate */
+    if (s == RDLM_OWNER_DEAD) {
+        s = RDLM_OK;
+    }
+    if (s == RDLM_OK) {
+        s = timeout_ns == 0 ? rdlm_glock_try(d, &w, 0, &qid, &seq)
+                            : rdlm_glock_acquire(d, &w, 0, deadline, &qid, &seq);
+        if (s == RDLM_OWNER_DEAD) {
+            s = RDLM_OK; /* W only orders the takers: a dead one ahead changes nothing */
+        }
+        if (s == RDLM_OK) {
+            s = taken = rdlm_sem_take(d, &p, rdlm_load(&e->aux32, RDLM_RELAXED), k,
+                                      deadline, timeout_ns == 0);
+            /* W only orders the takers: pass it on without using the token. */
+            rdlm_glock_pass(d, &w, qid, seq - 1);
+        }
+        rdlm_qlock_release(lc, idx);
+    }
+    if (taken != RDLM_OK) {
+        rdlm_dist_w_fadd(d, &p, (uint64_t)0 - RDLM_DSEM_WAITER, &old);
+    }
+    return s;
+}
+
+rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                    uint32_t k, uint64_t timeout_ns)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns), old;
     rdlm_dist_word_t w, p;
     rdlm_status_t s;
 
@@ -76,24 +131,16 @@ rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
         return RDLM_ERR_CLOSED;
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
-    s = rdlm_qlock_acquire(lc, idx, timeout_ns, NULL); /* the node's FIFO gate */
-    if (s == RDLM_OWNER_DEAD) {
-        s = RDLM_OK;
-    }
-    if (s == RDLM_OK) {
-        rdlm_dist_pair_words(d, e, &w, &p);
-        s = timeout_ns == 0 ? rdlm_glock_try(d, &w, 0, &qid, &seq)
-                            : rdlm_glock_acquire(d, &w, 0, deadline, &qid, &seq);
-        if (s == RDLM_OWNER_DEAD) {
-            s = RDLM_OK; /* W only orders the takers: a dead one ahead changes nothing */
-        }
+    rdlm_dist_pair_words(d, e, &w, &p);
+    s = rdlm_dist_w_fadd(d, &p, k, &old); /* the fast path */
+    if (s == RDLM_OK &&
+        (RDLM_DSEM_WAITERS(old) != 0 ||
+         (uint64_t)RDLM_DSEM_TAKEN(old) + k > rdlm_load(&e->aux32, RDLM_RELAXED))) {
+        /* undo, and wait behind the others */
+        s = rdlm_dist_w_fadd(d, &p, RDLM_DSEM_WAITER - k, &old);
         if (s == RDLM_OK) {
-            s = rdlm_sem_take(d, &p, rdlm_load(&e->aux32, RDLM_RELAXED), k, deadline,
-                              timeout_ns == 0);
-            /* W only orders the takers: pass it on without using the token. */
-            rdlm_glock_pass(d, &w, qid, seq - 1);
+            s = rdlm_sem_queue(d, lc, idx, k, timeout_ns, deadline);
         }
-        rdlm_qlock_release(lc, idx);
     }
     if (s == RDLM_ERR_TIMEOUT) {
         rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
@@ -102,7 +149,8 @@ rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
     return s;
 }
 
-rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx, uint32_t k)
+rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+                                    uint32_t k)
 {
     rdlm_dist_word_t w, p;
     uint64_t old;
@@ -116,16 +164,16 @@ rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     rdlm_dist_word_t w, p;
-    uint64_t taken;
+    uint64_t word;
     rdlm_status_t s;
 
     rdlm_dist_pair_words(d, e, &w, &p);
-    s = rdlm_dist_w_fadd(d, &p, 0, &taken);
+    s = rdlm_dist_w_fadd(d, &p, 0, &word);
     if (s == RDLM_OK) {
-        /* P exceeds N while a taker's fetch-add waits for its undo (rdlm_sem_take) */
-        uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED);
+        /* taken exceeds N while a taker's fetch-add waits for its undo */
+        uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED), taken = RDLM_DSEM_TAKEN(word);
 
-        *available_p = taken < permits ? permits - (uint32_t)taken : 0;
+        *available_p = taken < permits ? permits - taken : 0;
     }
     return s;
 }
