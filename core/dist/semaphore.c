@@ -1,5 +1,5 @@
 /*
- * Cross-node semaphores: N permits in a word P at the home, P = waiters << 32 | taken.
+ * Cross-node semaphores: N permits in a word P at the home, P = waiters << 48 | taken.
  *
  *   fast path  one fetch-add of k on P; it holds if nobody waits (waiters 0) and k
  *              were free. So an uncontended acquire + release is two home operations.
@@ -12,12 +12,15 @@
  *              growing to 1 ms: one poller per semaphore, the rest queue.
  *   release    one fetch-add of -k.
  *
- * While anyone waits, newcomers queue behind them (FIFO among waiters, no bypass); a
- * failed fast attempt is undone at once, so it delays a waiter's take by at most one
- * attempt per newcomer. N is fixed job-wide by the first open (a third home word, CAS
- * from 0). taken can exceed N for the two round trips of a fetch-add and its undo:
- * readers of the free count (rdlm_dist_sem_available) clamp it to 0..N. A process that
- * dies while waiting leaves its waiter count behind: from then on every acquire takes
+ * While anyone waits, newcomers queue behind them (FIFO among waiters). One window
+ * remains: between a waiter's failed take and its undo it is not counted, so a
+ * newcomer's fast attempt can succeed there, only when the waiter's k would still fit
+ * beside it (the waiter's undo then finds room and takes: it loses two round trips,
+ * no permits). A failed fast attempt is undone at once, so it delays a waiter's take
+ * by at most one attempt per newcomer. N is fixed job-wide by the first open (a third home
+ * word, CAS from 0). taken can exceed N for the two round trips of a fetch-add and its
+ * undo: readers of the free count (rdlm_dist_sem_available) clamp it to 0..N. A process
+ * that dies while waiting leaves its waiter count behind: from then on every acquire takes
  * the slow path (still correct; rdlm_info-visible as home operations per acquire).
  *
  * Entry fields (semaphore kind, distributed): aux64 = W slot + 1 | (P slot + 1) << 32
@@ -29,9 +32,15 @@
 #include "clock.h"
 #include "log.h"
 
-#define RDLM_DSEM_WAITER (1ull << 32)
-#define RDLM_DSEM_TAKEN(p) ((uint32_t)(p))
-#define RDLM_DSEM_WAITERS(p) ((uint32_t)((p) >> 32))
+/* P = waiters << 48 | taken. taken counts the fast attempts in flight too (between a
+ * fetch-add and its undo), so it can reach (processes + 1) x N: 48 bits keep that
+ * below the waiters half for 131,072 concurrent acquirers at N = RDLM_SEM_PERMITS_MAX
+ * (a carry would let a slow take succeed beside a holder of N: dist_sem.pml,
+ * code_taken_wraps). More than 65,535 waiters at once wrap the 16-bit half away,
+ * which costs newcomers' fairness, not safety (taken bounds the holders). */
+#define RDLM_DSEM_WAITER (1ull << 48)
+#define RDLM_DSEM_TAKEN(p) ((p) & (RDLM_DSEM_WAITER - 1))
+#define RDLM_DSEM_WAITERS(p) ((p) >> 48)
 
 rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
@@ -66,13 +75,13 @@ static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p,
 
     for (;;) {
         s = rdlm_dist_w_fadd(d, p, take, &old);
-        if (s != RDLM_OK || (uint64_t)RDLM_DSEM_TAKEN(old) + k <= permits) {
+        if (s != RDLM_OK || RDLM_DSEM_TAKEN(old) + k <= permits) {
             return s;
         }
         s = rdlm_dist_w_fadd(d, p, (uint64_t)0 - take, &old); /* undo */
         old -= take; /* the count without our k, with us waiting */
         /* Wait until enough are free (reads), then try again. */
-        while (s == RDLM_OK && (uint64_t)RDLM_DSEM_TAKEN(old) + k > permits) {
+        while (s == RDLM_OK && RDLM_DSEM_TAKEN(old) + k > permits) {
             s = rdlm_dist_poll_pause(d, &pause, deadline, try_only);
             if (s == RDLM_OK) {
                 s = rdlm_dist_w_fadd(d, p, 0, &old);
@@ -133,9 +142,8 @@ rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     rdlm_dist_pair_words(d, e, &w, &p);
     s = rdlm_dist_w_fadd(d, &p, k, &old); /* the fast path */
-    if (s == RDLM_OK &&
-        (RDLM_DSEM_WAITERS(old) != 0 ||
-         (uint64_t)RDLM_DSEM_TAKEN(old) + k > rdlm_load(&e->aux32, RDLM_RELAXED))) {
+    if (s == RDLM_OK && (RDLM_DSEM_WAITERS(old) != 0 ||
+                         RDLM_DSEM_TAKEN(old) + k > rdlm_load(&e->aux32, RDLM_RELAXED))) {
         /* undo, and wait behind the others */
         s = rdlm_dist_w_fadd(d, &p, RDLM_DSEM_WAITER - k, &old);
         if (s == RDLM_OK) {
@@ -171,9 +179,10 @@ rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
     s = rdlm_dist_w_fadd(d, &p, 0, &word);
     if (s == RDLM_OK) {
         /* taken exceeds N while a taker's fetch-add waits for its undo */
-        uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED), taken = RDLM_DSEM_TAKEN(word);
+        uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED);
+        uint64_t taken = RDLM_DSEM_TAKEN(word);
 
-        *available_p = taken < permits ? permits - taken : 0;
+        *available_p = taken < permits ? permits - (uint32_t)taken : 0;
     }
     return s;
 }
