@@ -232,9 +232,10 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         status = rdlm_dist_create(&dp, &ctx->dist);
     }
     if (status == RDLM_OK) {
-        /* One segment per (virtual) node and context, named after rank 0's job. */
-        snprintf(node_job, sizeof(node_job), "%.20s.c%u.n%u", ctx->dist->job,
-                 ctx->dist->seq, ctx->dist->nodes.node);
+        /* One segment per (virtual) node and context, named after rank 0's job and its
+         * random id of the context. */
+        snprintf(node_job, sizeof(node_job), "%.20s.%016" PRIx64 ".n%u", ctx->dist->job,
+                 ctx->dist->ctx_id, ctx->dist->nodes.node);
         status = rdlm_ctx_attach(ctx, node_job);
         if (status == RDLM_OK) {
             status = rdlm_dist_attach_node(ctx->dist, &ctx->local);

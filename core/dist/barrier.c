@@ -56,10 +56,13 @@ static int rdlm_dist_crowded(const rdlm_dist_t *d, const rdlm_local_t *lc)
     return d->host_procs > lc->cpus || rdlm_local_oversubscribed(lc);
 }
 
-/* Remote operations on this process's memory progress only when it calls progress. */
+/* Remote operations on this process's memory progress only when it calls progress
+ * (and a context that runs nothing but barriers has none: its leaders progress for
+ * their own messages while they wait). */
 static int rdlm_dist_must_poll(const rdlm_dist_t *d)
 {
-    return d->caps.amo_needs_target_progress && !d->caps.progress_thread;
+    return d->caps.amo_needs_target_progress && !d->caps.progress_thread &&
+           !d->barrier_only;
 }
 
 /* Flag k of this leader (in its home region, after the slots). */

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "proc.h"
 
 #define RDLM_DIST_DRAIN_NS 10000000000ull
 #define RDLM_DIST_SPINS 200 /* polls (with progress) before yielding */
@@ -16,15 +17,16 @@ typedef struct rdlm_dist_hello {
     char hostkey[RDLM_HOSTKEY_LEN];
     char job[64];
     uint32_t epoch;
-    uint32_t seq;          /* distributed contexts this process created before */
+    uint64_t ctx_id;       /* random: rank 0's names the context */
     uint32_t holder_words; /* rdlm_dist_params_t.holder_words */
     rdlm_dist_procid_t proc;
 } rdlm_dist_hello_t;
 
-/* Distributed contexts created by this process: rank 0's count names the context, so
- * two contexts of one job (two communicators, or one after another) never share a
- * node segment (their homes differ). */
-static rdlm_atomic_u32_t rdlm_dist_created;
+
+/* What launchers call the number of the job's processes on this host (Open MPI,
+ * MPICH's Hydra). */
+static const char *const rdlm_dist_local_size_vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
+                                                         "MPI_LOCALNRANKS"};
 
 /* The same-host process records (peers.h) from everyone's hello. */
 static rdlm_status_t rdlm_dist_hello_procs(rdlm_dist_t *d, const rdlm_dist_hello_t *all,
@@ -40,6 +42,16 @@ static rdlm_status_t rdlm_dist_hello_procs(rdlm_dist_t *d, const rdlm_dist_hello
     d->host_procs = 1;
     for (uint32_t r = 0; d->procs != NULL && r < size; r++) {
         d->host_procs += d->procs[r].pid != 0;
+    }
+    /* A context over part of a job (a sub-communicator) sees only its own processes:
+     * the launcher's count of the job's processes on this host, where it says. */
+    for (size_t i = 0; i < sizeof(rdlm_dist_local_size_vars) / sizeof(char *); i++) {
+        const char *v = getenv(rdlm_dist_local_size_vars[i]);
+        unsigned long n = v != NULL ? strtoul(v, NULL, 10) : 0;
+
+        if (n > d->host_procs && n < UINT32_MAX) {
+            d->host_procs = (uint32_t)n;
+        }
     }
     return d->procs != NULL ? RDLM_OK : RDLM_ERR_NO_MEMORY;
 }
@@ -59,7 +71,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
     snprintf(mine.job, sizeof(mine.job), "%s", p->job);
     /* Only rank 0's counts: only rank 0 takes one from its host's epoch file. */
     mine.epoch = p->epoch != 0 ? p->epoch : bs->rank == 0 ? rdlm_epoch_host() : 0;
-    mine.seq = rdlm_fetch_add(&rdlm_dist_created, 1, RDLM_RELAXED);
+    mine.ctx_id = rdlm_proc_random_id();
     mine.holder_words = p->holder_words != 0;
     rdlm_dist_procid_self(&mine.proc);
     all = calloc(bs->size, sizeof(*all));
@@ -85,7 +97,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
         }
         snprintf(d->job, sizeof(d->job), "%s", all[0].job);
         d->epoch = all[0].epoch;
-        d->seq = all[0].seq;
+        d->ctx_id = all[0].ctx_id;
         d->slot_bytes =
             all[0].holder_words ? RDLM_DIST_SLOT_BYTES_HOLDER : RDLM_DIST_SLOT_BYTES;
     }
@@ -160,7 +172,7 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
         rdlm_error("dist: transport %s lacks remote atomics or put/get", d->caps.backend);
         return RDLM_ERR_UNSUPPORTED;
     }
-    if (d->caps.amo_needs_target_progress && !d->caps.progress_thread && !p->barrier_only) {
+    if (d->caps.amo_needs_target_progress && !d->caps.progress_thread && !d->barrier_only) {
         rdlm_warn("dist: transport %s needs every process to progress and no progress "
                   "thread runs (RDLM_PROGRESS=poll): a process that computes without "
                   "calling rdlm stalls the locks homed on it",
@@ -193,6 +205,7 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
     d->bootstrap = params->bootstrap;
     d->cohort_bound = params->cohort_bound;
     d->home_slots = params->home_slots;
+    d->barrier_only = params->barrier_only;
     d->freed_hint = ~0ull; /* a word nobody used is FREE(0): guessed right (glock.c) */
     pthread_mutex_init(&d->keys_lock, NULL);
     pthread_mutex_init(&d->combine_lock, NULL);

@@ -159,7 +159,11 @@ typedef struct rdlm_dist {
     uint32_t cohort_bound;
     uint32_t home_slots;
     uint32_t epoch;
-    uint32_t seq; /* rank 0's count of distributed contexts created before this one */
+    /* Rank 0's random id of the context: it names the node segments, so two contexts
+     * never share one, whether of one job (two communicators, also disjoint ones
+     * whose rank 0s both count their first context, or one after another) or of two
+     * jobs with one name (two srun steps of an allocation). */
+    uint64_t ctx_id;
     uint32_t slot_bytes; /* RDLM_DIST_SLOT_BYTES, or _HOLDER (rank 0's holder_words) */
     char job[64];        /* rank 0's job name */
     rdlm_tl_ctx_h tl;
@@ -179,7 +183,8 @@ typedef struct rdlm_dist {
     rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
     rdlm_dist_proc_t *procs;         /* [size]: same-host processes (peers.h) */
     uint32_t host_procs; /* processes of the context on this host, itself included
-                            (all its virtual nodes): more than the CPUs is crowded */
+                            (all its virtual nodes), or of the job if the launcher
+                            says more: more than the CPUs is crowded */
     rdlm_atomic_u32_t active;        /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
     rdlm_dist_stats_t stats;
@@ -189,6 +194,7 @@ typedef struct rdlm_dist {
     int barrier_arrived;   /* split phase: arrived, wait pending */
     int barrier_am; /* leaders send the dissemination flags as active messages (the
                        transport emulates puts with messages anyway) */
+    int barrier_only; /* rdlm_dist_params_t.barrier_only */
 } rdlm_dist_t;
 
 /**
