@@ -195,6 +195,7 @@ typedef struct rdlm_dist {
     int barrier_am; /* leaders send the dissemination flags as active messages (the
                        transport emulates puts with messages anyway) */
     int barrier_only; /* rdlm_dist_params_t.barrier_only */
+    int barrier_pair; /* one node, two uncrowded processes: the pair barrier */
 } rdlm_dist_t;
 
 /**

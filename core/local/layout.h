@@ -60,6 +60,13 @@ typedef struct rdlm_seg_header {
     rdlm_atomic_u32_t coll_leader_parked;
     rdlm_atomic_u32_t coll_release;
     rdlm_atomic_u32_t coll_parked;
+    /* A one-node context of two uncrowded processes instead (barrier.c, "pair"): per
+     * local rank, the last generation it arrived at and the sleepers waiting for it,
+     * each on its own line (each process writes only its own). */
+    struct {
+        rdlm_atomic_u64_t gen;
+        rdlm_atomic_u32_t parked;
+    } __attribute__((aligned(RDLM_CACHE_LINE))) coll_pair[2];
 } rdlm_seg_header_t;
 
 /* One per attached context (process). */
