@@ -91,7 +91,29 @@
  *   (b) no lost wake-up, no hang: no invalid end state -- every process
  *       finishes its B barriers; at the end nobody is parked or asleep.
  *
- * Knobs: -DNODES=1|2 (1), -DL (processes per node; 3 with one node, 2 with
+ * The pair (-DPAIR: rdlm_dist_pair_arrive / _wait; a context of one node
+ * and exactly two processes on an uncrowded host, decided at attach, the
+ * same on both). No count: each process has its own line coll_pair[me] =
+ * { gen (u64), parked }. At barrier gen:
+ *   arrive  coll_pair[me].gen := gen (seq_cst); if coll_pair[me].parked != 0,
+ *             FUTEX_WAKE(low half of coll_pair[me].gen, all).
+ *   wait    v := coll_pair[other].gen; if v >= gen (as u64) return; else
+ *             parked++ (coll_pair[other].parked); FUTEX_WAIT(low half of
+ *             coll_pair[other].gen, (uint32)v); parked--; again.
+ * The loop compares the full 64-bit generation, the kernel only the low 32
+ * bits. Here gen is a byte that never wraps (G0 + B < 256: the u64), its
+ * low half is gen mod M. Why a small M stands for 2^32: a process waiting
+ * at gen g sees the other's line at g - 1, g or g + 1 (g + 1 needs our g,
+ * which arrive stored; g + 2 needs our g + 1), so the kernel's compare with
+ * seen = g - 1 must tell g - 1 from g and g + 1: M >= 3 (M = 4 the least
+ * power of two), and any larger M behaves the same (-DM=4 passes, -DM=2
+ * fails). Defaults with -DPAIR: B = 4 barriers, gens 7 .. 10 with M = 8,
+ * G0 = 6: the low half wraps 7 -> 0 at gen 8, so a loop that compares only
+ * the low half is caught (BUG_PAIR_FULL_COMPARE_LOW). Start state: both
+ * lines at G0, nobody parked (the state between barriers). Ghost arrivals
+ * are counted at the store; (a) and (b) as below (NP = 2).
+ *
+ * Knobs: -DPAIR (the pair, above), -DNODES=1|2 (1), -DL (processes per node; 3 with one node, 2 with
  * two), -DB (barriers, 3), -DM (modulus, 8), -DG0 (barriers before the
  * run, 6), -DSPURIOUS (spurious futex returns per run, 0), -DPUTS (0-3,
  * above; two nodes).
@@ -114,11 +136,33 @@
  *       gen 8 the target 0 is "reached" by 7 -> (a).
  *   BUG_RELEASE_BEFORE_EXCHANGE  (two nodes) the leader releases its node
  *       before the exchange -> (a).
+ * Planted bugs of the pair (-DPAIR -DBUG_PAIR_...), each must be caught:
+ *   BUG_PAIR_WAKE_BEFORE_STORE  arrive reads coll_pair[me].parked before
+ *       it stores gen: the other parks in between, sees the old value and
+ *       sleeps for ever -> (b).
+ *   BUG_PAIR_SLEEP_UNCHECKED  FUTEX_WAIT as a user-space compare of the low
+ *       half, then an unconditional sleep: the store and wake come in
+ *       between -> (b).
+ *   BUG_PAIR_WAIT_OWN  wait loads, and parks on, its own line (other = me):
+ *       it leaves at once -> (a).
+ *   BUG_PAIR_FULL_COMPARE_LOW  the loop compares (uint32)v >= (uint32)gen,
+ *       the low halves as plain numbers: at gen 8 (low half 0) the other's
+ *       7 "reaches" it -> (a).
  * Not caught, as expected: BUG_WAKE_ONE with two nodes of two (one sleeper
  * per word at most). -DPUTS=2 is not a planted bug but an assumption made
  * visible: puts landing out of order lower a flag -> (b) (README.md).
  */
 
+#ifdef PAIR
+#if defined(NODES) && NODES != 1 || defined(L) && L != 2
+#error "the pair is one node of two processes"
+#endif
+#define NODES 1
+#define L 2
+#ifndef B
+#define B 4
+#endif
+#endif
 #ifndef NODES
 #define NODES 1
 #endif
@@ -197,15 +241,38 @@ byte done;                                  /* processes that finished */
 /* ghost: arrivals at barrier it (1 .. B), counted at the fetch_add */
 byte garr[B + 1];
 
-/* FUTEX_WAIT(word, v) on queue sl: sleep iff word == v, in one step */
-#ifdef BUG_SLEEP_UNCHECKED
-#define FUTEX_WAIT(word, sl) \
-    atomic { c = (word == v) }; \
+#ifdef PAIR
+/* the pair's lines: coll_pair[k].gen (u64: a byte that does not wrap here;
+   its low half, the futex word, is gen & MASK), .parked, and the kernel's
+   queue of the low half */
+byte pgen[2] = G0;
+byte pparked[2];
+byte asleep_pair[2];
+#define LOW(x)   ((x) & MASK)
+#ifdef BUG_PAIR_WAIT_OWN
+#define OTHER    (_pid)                     /* bug: its own line */
+#else
+#define OTHER    (1 - _pid)
+#endif
+#ifdef BUG_PAIR_FULL_COMPARE_LOW
+#define PREACHED(v) (LOW(v) >= LOW(GEN))    /* bug: the low halves, no wrap */
+#else
+#define PREACHED(v) ((v) >= GEN)            /* v >= gen, as u64 */
+#endif
+#endif
+
+/* FUTEX_WAIT(word, v) on queue sl: sleep iff word == v, in one step
+   (FUTEX_WAIT_IF: the kernel's compare as an expression; the pair's compares
+   the low halves) */
+#if defined(BUG_SLEEP_UNCHECKED) || defined(BUG_PAIR_SLEEP_UNCHECKED)
+#define FUTEX_WAIT_IF(eq, sl) \
+    atomic { c = (eq) }; \
     atomic { if :: c -> sl = sl | BIT :: else -> skip fi; c = 0 }
 #else
-#define FUTEX_WAIT(word, sl) \
-    atomic { if :: word == v -> sl = sl | BIT :: else -> skip fi }
+#define FUTEX_WAIT_IF(eq, sl) \
+    atomic { if :: (eq) -> sl = sl | BIT :: else -> skip fi }
 #endif
+#define FUTEX_WAIT(word, sl) FUTEX_WAIT_IF(word == v, sl)
 
 /* FUTEX_WAKE(word, all) on queue sl, if c (the waker's read of parked) */
 #ifdef BUG_WAKE_ONE
@@ -269,6 +336,47 @@ inline exchange() {
 
 #endif
 
+#ifdef PAIR
+active [NP] proctype P()
+{
+    byte it, v, i;
+    bit c;
+
+    for (it : 1 .. B) {
+        /* arrive (rdlm_dist_pair_arrive): store gen, then read parked, wake */
+#ifdef BUG_PAIR_WAKE_BEFORE_STORE
+        atomic { c = (pparked[_pid] != 0) };        /* bug: before the store */
+        atomic { pgen[_pid] = GEN; garr[it]++ };
+#else
+        atomic { pgen[_pid] = GEN; garr[it]++ };
+        atomic { c = (pparked[_pid] != 0) };
+#endif
+        FUTEX_WAKE(asleep_pair[_pid]);
+        /* wait (rdlm_dist_pair_wait over rdlm_wait_step) */
+        do
+        :: PREACHED(pgen[OTHER]) -> break
+        :: atomic { !PREACHED(pgen[OTHER]) -> v = pgen[OTHER] };
+            atomic { pparked[OTHER]++ };
+            FUTEX_WAIT_IF(LOW(pgen[OTHER]) == LOW(v), asleep_pair[OTHER]);
+            if
+            :: atomic { (asleep_pair[OTHER] & BIT) == 0 -> pparked[OTHER]--; v = 0 }
+            :: atomic { (asleep_pair[OTHER] & BIT) != 0 && spurious > 0 ->
+                        spurious--; asleep_pair[OTHER] = asleep_pair[OTHER] & ~BIT;
+                        pparked[OTHER]--; v = 0 }
+            fi
+        od;
+        assert(garr[it] == NP)                      /* (a) */
+    }
+    done++
+}
+
+active proctype Check()
+{
+    done == NP;
+    assert(pparked[0] == 0 && pparked[1] == 0 && asleep_pair[0] == 0 &&
+           asleep_pair[1] == 0)
+}
+#else
 active [NP] proctype P()
 {
     byte it, n, v, i;
@@ -334,6 +442,8 @@ active proctype Check()
            asleep_rel[1] == 0)
 #endif
 }
+
+#endif /* PAIR */
 
 #if NODES == 2
 #if PUTS > 0
