@@ -169,28 +169,6 @@ static void rdlm_dist_pair_arrive(rdlm_dist_t *d, rdlm_local_t *lc, uint64_t gen
                    &hdr->coll_pair[me].parked, &lc->stats.wait);
 }
 
-/* A pair's wait: until the other's line reached gen (spin, yield, futex). */
-static rdlm_status_t rdlm_dist_pair_wait(rdlm_dist_t *d, rdlm_local_t *lc, uint64_t gen)
-{
-    rdlm_seg_header_t *hdr = lc->seg.hdr;
-    uint32_t other = 1 - d->nodes.local_rank;
-    rdlm_wait_t w;
-
-    rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, UINT64_MAX);
-    for (;;) {
-        uint64_t v = rdlm_load(&hdr->coll_pair[other].gen, RDLM_ACQUIRE);
-
-        if (v >= gen) {
-            return RDLM_OK;
-        }
-        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
-            return RDLM_ERR_CLOSED;
-        }
-        rdlm_wait_step(&w, rdlm_dist_pair_word(hdr, other), (uint32_t)v, RDLM_WAIT_ALL_BITS,
-                       &hdr->coll_pair[other].parked);
-    }
-}
-
 rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
 {
     rdlm_seg_header_t *hdr = lc->seg.hdr;
@@ -345,7 +323,11 @@ rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc)
     d->barrier_arrived = 0;
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     if (d->barrier_pair) {
-        s = rdlm_dist_pair_wait(d, lc, gen);
+        uint32_t other = 1 - d->nodes.local_rank;
+
+        /* the other's line is at gen - 1, gen or gen + 1: its low half compares */
+        s = rdlm_dist_await_word(d, lc, rdlm_dist_pair_word(hdr, other), (uint32_t)gen,
+                                 &hdr->coll_pair[other].parked);
     } else if (d->nodes.nodes == 1 || !rdlm_dist_is_leader(d)) {
         s = rdlm_dist_await_word(d, lc, &hdr->coll_release, (uint32_t)gen,
                                  &hdr->coll_parked);
