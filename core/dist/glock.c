@@ -42,6 +42,8 @@
 #define RDLM_GLOCK_LINK_WARN_NS 10000000000ull
 /* Most abandoned places a waiter walks over to find the one it really waits behind. */
 #define RDLM_GLOCK_WALK_MAX 64u
+/* CASes an enqueue tries (from the guess, then from what W held) before it swaps. */
+#define RDLM_GLOCK_ENQUEUE_CAS 2
 
 /* Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen).
  * *qid_p its id, *ref_p that use. */
@@ -119,11 +121,14 @@ static uint64_t rdlm_glock_hint_bit(const rdlm_dist_word_t *w)
 
 /* Make ref the tail of W; *old_p = the word replaced. When this process was the last
  * to free w (or has not used it yet), by CAS from guess (the token it freed it with),
- * then from whatever W held (each failed CAS returns it): exact, one remote atomic
- * when nobody took w since. Otherwise by SWAP (one remote atomic when queueing behind
- * someone); if W turns out free, the FIRST bit is added by CAS, and if someone queued
- * behind ref before that, H is set to ref instead. A death between the SWAP and that
- * CAS or write leaves the lock stuck (tests/model: code_swap_window_stalls). */
+ * then once from whatever W held (the failed CAS returns it): exact, one remote atomic
+ * when nobody took w since. Otherwise, or when W changed again between the two CASes,
+ * by SWAP (one remote atomic when queueing behind someone); if W turns out free, the
+ * FIRST bit is added by CAS, and if someone queued behind ref before that, H is set to
+ * ref instead. A death between the SWAP and that CAS or write leaves the lock stuck
+ * (tests/model: code_swap_window_stalls). The CASes are bounded: a process at the
+ * home retakes a free W with CPU atomics in well under a remote round trip, and a CAS
+ * loop chasing its tokens starved the remote process (about 35 CASes per acquire). */
 static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                         uint64_t guess, uint64_t ref, uint64_t *old_p)
 {
@@ -131,26 +136,26 @@ static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *
     uint64_t first = rdlm_glock_first_bit(d);
     rdlm_status_t s;
 
-    if (!(rdlm_fetch_and(&d->freed_hint, ~bit, RDLM_RELAXED) & bit)) {
-        s = rdlm_dist_w_swap(d, w, RDLM_W_HELD | ref, old_p);
-        if (s != RDLM_OK || (*old_p & RDLM_W_HELD) || first == 0) {
-            return s;
+    if (rdlm_fetch_and(&d->freed_hint, ~bit, RDLM_RELAXED) & bit) {
+        for (int i = 0; i < RDLM_GLOCK_ENQUEUE_CAS; i++) {
+            desired = RDLM_W_HELD | ref | ((expected & RDLM_W_HELD) ? 0 : first);
+            s = rdlm_dist_w_cas(d, w, expected, desired, &old);
+            if (s != RDLM_OK || old == expected) {
+                *old_p = old;
+                return s;
+            }
+            expected = old;
         }
-        s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | first | ref, &old);
-        if (s != RDLM_OK || old != (RDLM_W_HELD | ref)) {
-            rdlm_glock_record_holder(d, w, ref);
-        }
-        return RDLM_OK; /* held either way */
     }
-    for (;;) {
-        desired = RDLM_W_HELD | ref | ((expected & RDLM_W_HELD) ? 0 : first);
-        s = rdlm_dist_w_cas(d, w, expected, desired, &old);
-        if (s != RDLM_OK || old == expected) {
-            *old_p = old;
-            return s;
-        }
-        expected = old;
+    s = rdlm_dist_w_swap(d, w, RDLM_W_HELD | ref, old_p);
+    if (s != RDLM_OK || (*old_p & RDLM_W_HELD) || first == 0) {
+        return s;
     }
+    s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | first | ref, &old);
+    if (s != RDLM_OK || old != (RDLM_W_HELD | ref)) {
+        rdlm_glock_record_holder(d, w, ref);
+    }
+    return RDLM_OK; /* held either way */
 }
 
 /* Give up a queued place: WAITING(gen) -> ABANDONED(gen, pred, first), naming the

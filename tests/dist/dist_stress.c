@@ -58,6 +58,7 @@
  *
  * Other modes: "timeout" (timed and try acquires on a held lock, queue intact after),
  * "accounting" (remote operations per acquire+release from the statistics),
+ * "homebusy" (a remote acquire against a home process retaking the lock, counted),
  * "badinput" (documented statuses, nothing changed), "finalize" (the context left for
  * MPI_Finalize to destroy). Exit: 0 pass, 1 a check failed, 2 the run failed.
  */
@@ -101,6 +102,7 @@ typedef struct shared {
     atomic_ulong writes[MAX_LOCKS]; /* write acquires (rwstress) */
     atomic_uint holding[2]; /* rwstarve: readers holding, per node */
     uint64_t hold_token; /* timeout mode: rank 0's token */
+    atomic_uint stop;    /* homebusy mode: the remote rank is done */
     rec_t log[];         /* [lock][rank][iter] */
 } shared_t;
 
@@ -110,7 +112,7 @@ static struct {
     uint32_t iters, locks, fair_bound, timeout_sec, threads;
 } opt = {"stress", NULL, NULL, 0, 0, 0, 0, 400, 2, 0, 100, 1};
 
-static uint32_t g_rank, g_size, g_node, g_epoch;
+static uint32_t g_rank, g_size, g_node, g_nodes, g_epoch;
 static shared_t *g_sh;
 static rdlm_ctx_h g_ctx;
 
@@ -292,6 +294,7 @@ static void *stress_loop(void *arg)
 static void run_stress(void)
 {
     pthread_t th[MAX_THREADS];
+    rdlm_stats_t before;
     uint64_t requests;
     char name[32];
 
@@ -302,7 +305,8 @@ static void run_stress(void)
         }
     }
     barrier();
-    requests = stats_now().authority_requests;
+    before = stats_now();
+    requests = before.authority_requests;
     for (uint32_t t = 0; t < opt.threads; t++) {
         if (pthread_create(&th[t], NULL, stress_loop,
                            (void *)(uintptr_t)(g_rank * opt.threads + t)) != 0) {
@@ -315,6 +319,13 @@ static void run_stress(void)
     check(stats_now().authority_requests == requests,
           "the lock loop sent %" PRIu64 " requests to the authority",
           stats_now().authority_requests - requests);
+    /* One node: the node-local lock is the whole lock, nothing goes to a home. */
+    check(g_nodes > 1 || (stats_now().home_ops == before.home_ops &&
+                          stats_now().global_acquires == before.global_acquires),
+          "one node: the lock loop made %" PRIu64 " home operations and %" PRIu64
+          " global acquires (want 0)",
+          stats_now().home_ops - before.home_ops,
+          stats_now().global_acquires - before.global_acquires);
     if (opt.authority) {
         check(rdlm_session_check(rdlm_ctx_session(g_ctx)) == RDLM_OK,
               "the lease was lost during the run");
@@ -1036,6 +1047,51 @@ static void run_accounting(void)
     }
 }
 
+/* Mode "homebusy" (2 ranks, 2 nodes): rank 0 tries a lock homed on its own node as
+ * fast as it can (a try never queues, so rank 1's releases free the word) while rank 1
+ * acquires it --iters times. Rank 0 reaches the home words through the loopback in
+ * well under a remote round trip, so an acquire by rank 1 that chased the word's
+ * changing value with CASes lost nearly every race (tens of home operations per
+ * acquire): its acquire + release takes at most 4 (2 CASes, the swap, the free). */
+static void run_homebusy(void)
+{
+    rdlm_lock_h lock = open_homed_away("busy", 1);
+    rdlm_stats_t a, b;
+    uint64_t retakes = 0;
+    rdlm_status_t st;
+
+    if (g_size != 2 || g_nodes != 2) {
+        die("homebusy mode needs 2 ranks on 2 nodes");
+    }
+    barrier();
+    if (g_rank == 0) {
+        while (!atomic_load(&g_sh->stop)) {
+            st = rdlm_lock_acquire(lock, 0, NULL);
+            if (st == RDLM_OK) {
+                expect_status(rdlm_lock_release(lock), RDLM_OK, "rel");
+                retakes++;
+            } else {
+                expect_status(st, RDLM_ERR_BUSY, "try");
+            }
+        }
+        printf("rank 0 (the home) took the lock %" PRIu64 " times meanwhile\n", retakes);
+    } else {
+        stats(&a);
+        for (uint32_t i = 0; i < opt.iters; i++) {
+            expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK, "acq");
+            expect_status(rdlm_lock_release(lock), RDLM_OK, "rel");
+        }
+        stats(&b);
+        atomic_store(&g_sh->stop, 1);
+        printf("rank 1: %.2f home operations per acquire+release against a busy home\n",
+               (double)(b.home_ops - a.home_ops) / opt.iters);
+        check(b.home_ops - a.home_ops <= 4ull * opt.iters,
+              "against a busy home: %" PRIu64 " home operations for %u acquire+release "
+              "(want at most 4 each)",
+              b.home_ops - a.home_ops, opt.iters);
+    }
+}
+
 static void run_badinput(void)
 {
     rdlm_lock_h lock, closed;
@@ -1166,7 +1222,7 @@ static void parse(int argc, char **argv)
             fprintf(stderr, "usage: %s [--standalone] [--mode stress|rwstress|rwstarve|counter|sem|barrier|"
                             "nbarrier|semavail|cancel|"
                             "twoctx|"
-                            "timeout|accounting|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
+                            "timeout|accounting|homebusy|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
                             "[--fair-bound B] [--threads T] [--broken --expect-violation] "
                             "[--authority] [--create-error STATUS] [--timeout-sec S]\n",
                     argv[0]);
@@ -1221,6 +1277,7 @@ int main(int argc, char **argv)
     g_rank = di.rank;
     g_size = di.size;
     g_node = di.node;
+    g_nodes = di.nodes;
     g_epoch = di.token_epoch;
     if (!di.distributed || g_size * opt.threads > MAX_PROCS) {
         die("not a distributed context of at most %d processes", MAX_PROCS);
@@ -1264,6 +1321,8 @@ int main(int argc, char **argv)
         run_timeout();
     } else if (!strcmp(opt.mode, "accounting")) {
         run_accounting();
+    } else if (!strcmp(opt.mode, "homebusy")) {
+        run_homebusy();
     } else if (!strcmp(opt.mode, "badinput")) {
         run_badinput();
     } else if (strcmp(opt.mode, "finalize") != 0) {
