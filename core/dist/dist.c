@@ -178,6 +178,7 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
                   "calling rdlm stalls the locks homed on it",
                   d->caps.backend);
     }
+    d->serves_home = d->caps.amo_needs_target_progress && !d->barrier_only;
     s = d->tl->mem->reg(d->tl, NULL, RDLM_DIST_QMEM_BYTES, &d->qmem);
     if (s == RDLM_OK) {
         s = d->tl->mem->addr(d->tl, d->qmem, &addr, &len);

@@ -181,6 +181,9 @@ typedef struct rdlm_dist {
     rdlm_atomic_u64_t freed_hint;    /* glock.c: per global word (hashed), whether this
                                         process was the last to free it */
     rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
+    int serves_home; /* the transport's remote atomics need the target's progress:
+                        a home process serves its home from its own calls (word.c) */
+    rdlm_atomic_u64_t served_ns; /* when it last did (word.c, a hint) */
     rdlm_dist_proc_t *procs;         /* [size]: same-host processes (peers.h) */
     uint32_t host_procs; /* processes of the context on this host, itself included
                             (all its virtual nodes), or of the job if the launcher
