@@ -15,10 +15,12 @@
  * work } for -d ms (default 250) per phase; figure: all ranks' acquires / longest
  * elapsed, kops/s, one row per (impl, nodes), and beside it the critical sections
  * entered after another rank's (hand-offs: a lock that lets its holder take it
- * straight back makes many acquires and few hand-offs); rdlm against the faster
- * baseline of each point, no target. The program fails the run if the counter lost an
- * increment (two holders at once), for every impl. bench/run_local.sh plots the rows
- * (dist-sweep.png).
+ * straight back makes many acquires and few hand-offs). Targets (issue 17): rdlm's
+ * hand-offs across nodes >= 1.0x MPI_Win_lock's with one rank per node and >= 2.0x
+ * with two, and no point below 0.8x (hand-offs at the other points against
+ * MPI_Win_lock, throughput everywhere against the faster baseline). The program fails
+ * the run if the counter lost an increment (two holders at once), for every impl.
+ * bench/run_local.sh plots the rows (dist-sweep.png).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,14 +45,29 @@ static const rdlm_bench_dist_impl_t rdlm_bench_dsw_impls[RDLM_BENCH_DSW_NIMPL] =
     {"mpi_cas_spin", "MPI CAS spin", NULL},
 };
 
-/* rdlm's row x[RDLM] against the faster of the MPI locks' (no target). */
+/* Throughput: rdlm's row x[RDLM] against the faster of the MPI locks', >= 0.8. */
 static void rdlm_bench_dsw_compare(rdlm_bench_report_t *r, rdlm_bench_measure_t *const *x)
 {
     const rdlm_bench_measure_t *win = x[RDLM_BENCH_DSW_WIN], *cas = x[RDLM_BENCH_DSW_CAS];
 
     rdlm_bench_report_compare(r, x[RDLM_BENCH_DSW_RDLM],
                               win->median >= cas->median ? win : cas, NULL,
-                              RDLM_BENCH_TARGET_NONE, 0);
+                              RDLM_BENCH_TARGET_AT_LEAST, 0.8);
+}
+
+/* Hand-offs: rdlm's against MPI_Win_lock's, across nodes >= 1.0 with one rank per
+ * node and 2.0 with two, else 0.8. */
+static void rdlm_bench_dsw_compare_handoffs(rdlm_bench_report_t *r,
+                                            rdlm_bench_measure_t *const *h, uint32_t procs,
+                                            uint32_t nodes)
+{
+    double target = nodes == 1           ? 0.8
+                    : procs == nodes     ? 1.0
+                    : procs == 2 * nodes ? 2.0
+                                         : 0.8;
+
+    rdlm_bench_report_compare(r, h[RDLM_BENCH_DSW_RDLM], h[RDLM_BENCH_DSW_WIN], NULL,
+                              RDLM_BENCH_TARGET_AT_LEAST, target);
 }
 
 /* One point: procs ranks as nodes virtual nodes, one mpirun; its rows and comparisons. */
@@ -117,7 +134,7 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
         rdlm_bench_measure_finish(h[k]);
     }
     rdlm_bench_dsw_compare(r, m);
-    rdlm_bench_dsw_compare(r, h);
+    rdlm_bench_dsw_compare_handoffs(r, h, procs, nodes);
     free(out);
     return 0;
 }
@@ -143,7 +160,7 @@ static int rdlm_bench_dsw_run(rdlm_bench_report_t *r)
         "one machine as 1, 2, 4 virtual nodes (at most one per process), TCP; one mpirun "
         "per point, rdlm and the MPI locks alternating in every round; figure: all ranks' "
         "acquires / longest elapsed; p99: wait in acquire, 1 in 16; ratio: rdlm / the "
-        "faster MPI lock",
+        "faster MPI lock (throughput), rdlm / MPI_Win_lock (hand-offs)",
         rdlm_bench_dsw_procs_run);
 }
 
