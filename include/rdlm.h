@@ -255,7 +255,9 @@ typedef struct rdlm_lock_info {
     /* Distributed contexts: */
     int32_t home_node;   /**< node whose home process holds the global word; -1 in a
                               node-only context */
-    int node_holds_global; /**< 1 if this node's cohort holds the global word */
+    int node_holds_global; /**< 1 if this node's cohort holds the global word; always
+                                0 in a distributed context of one node, whose locks
+                                are the node-local lock alone */
     int reserved;          /**< 1 if a live waiter of a bounded-bypass lock has reserved
                                 it (it spins, or waited RDLM_LOCK_BYPASS_US): the next
                                 holder. Only one waiter reserves at a time; the others
