@@ -127,8 +127,8 @@ static uint64_t rdlm_glock_hint_bit(const rdlm_dist_word_t *w)
  * FIRST bit is added by CAS, and if someone queued behind ref before that, H is set to
  * ref instead. A death between the SWAP and that CAS or write leaves the lock stuck
  * (tests/model: code_swap_window_stalls). The CASes are bounded: a process at the
- * home retakes a free W with CPU atomics in well under a remote round trip, and a CAS
- * loop chasing its tokens starved the remote process (about 35 CASes per acquire). */
+ * home retakes a free W through the loopback in well under a remote round trip, and
+ * a CAS loop chasing its tokens starved the remote process (dist.homebusy.p2.vn2). */
 static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                         uint64_t guess, uint64_t ref, uint64_t *old_p)
 {

@@ -10,11 +10,11 @@
 
 #include <time.h>
 
-/* How often a busy home process serves its home's remote requests (word.c). */
-#define RDLM_DIST_SERVE_NS 5000ull
-
 #include "clock.h"
 #include "log.h"
+
+/* How often a busy home process serves its home's remote requests. */
+#define RDLM_DIST_SERVE_NS 5000ull
 
 /* Unpack (once) the key in rank's blob at position which (0: qnodes, 1: home). */
 static rdlm_status_t rdlm_dist_key(rdlm_dist_t *d, uint32_t rank, int which,
