@@ -50,7 +50,7 @@ import threading
 import time
 
 MAGIC, VERSION, HEADER = 0x4D4C4452, 1, 12
-REQUEST, REPLY = 1, 2
+REQUEST, REPLY, BLOB = 1, 2, 3  # BLOB: the answer to HOMES (core/lease/wire.h)
 MAX_PAYLOAD, REPLY_FIXED, ADDR_MAX = 2048, 80, 63
 OP_OPEN, OP_RENEW, OP_CLOSE, OP_ACQUIRE, OP_RELEASE = 1, 2, 3, 4, 5
 OP_CANCEL, OP_EPOCH, OP_STATUS, OP_EXPIRE = 6, 7, 8, 9
@@ -126,17 +126,21 @@ class Conn:
         return buf
 
     def reply(self):
-        """The next reply, or None if the connection was closed."""
+        """The next reply, or None if the connection was closed. A BLOB frame (the
+        answer to HOMES, which a mutated STATUS frame can become: op 8 -> 11) is an
+        ok reply whose payload this client does not parse."""
         hdr = self.recv_exact(HEADER)
         if hdr is None:
             return None
         magic, version, kind, zero, length = struct.unpack("<IBBHI", hdr)
-        if ((magic, version, kind, zero) != (MAGIC, VERSION, REPLY, 0) or
+        if ((magic, version, zero) != (MAGIC, VERSION, 0) or kind not in (REPLY, BLOB) or
                 length > MAX_PAYLOAD):
             raise Failure("bad reply header %s" % hdr.hex())
         payload = self.recv_exact(length)
         if payload is None:
             raise Failure("reply cut short by a close")
+        if kind == BLOB:
+            return {"status": 0, "blob": payload}
         return parse_reply(payload)
 
     def call(self, payload):
@@ -467,7 +471,7 @@ class Checks:
             kinds[outcome] += 1
             if i % 100 == 99:
                 self.d.status()
-        return "%d frames: %d no reply, %d error replies, %d STATUS/RENEW ok" % (
+        return "%d frames: %d no reply, %d error replies, %d STATUS/RENEW/HOMES ok" % (
             n, kinds["no reply"], kinds["error"], kinds["ok"])
 
     def many_connections(self, n):
