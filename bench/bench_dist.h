@@ -34,6 +34,7 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
     X(GLOBAL, "global_acquires")                                                           \
     X(LOCAL, "local_handoffs")                                                             \
     X(HOME, "home_ops")                                                                    \
+    X(POSTED, "home_posted")                                                               \
     X(PEER, "peer_ops")                                                                    \
     X(COMBINED, "combined")                                                                \
     X(HANDOFFS, "handoffs")                                                                \

@@ -114,15 +114,22 @@ static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_
         procs, lock, home, target, partner, transport, thread > 0 ? "yes" : "no", bound);
     if (rdlm_bench_dist_stats(out, "rdlm", s) == 0 && s[RDLM_BENCH_DS_ACQ] > 0) {
         double per = (s[RDLM_BENCH_DS_HOME] + s[RDLM_BENCH_DS_PEER]) / s[RDLM_BENCH_DS_ACQ];
+        double waited = per - s[RDLM_BENCH_DS_POSTED] / s[RDLM_BENCH_DS_ACQ];
 
         rdlm_bench_report_note(
             r, bench, RDLM_BENCH_NOTE_INFO,
             "rdlm remote home: %.2f remote operations per acquire+release "
-            "(home %.0f, peer %.0f over %.0f cycles; design: 2), global "
-            "acquires %.0f",
-            per, s[RDLM_BENCH_DS_HOME], s[RDLM_BENCH_DS_PEER], s[RDLM_BENCH_DS_ACQ],
-            s[RDLM_BENCH_DS_GLOBAL]);
+            "(home %.0f, of them posted %.0f, peer %.0f over %.0f cycles; design: 2, "
+            "1 waited for over UCX), global acquires %.0f",
+            per, s[RDLM_BENCH_DS_HOME], s[RDLM_BENCH_DS_POSTED], s[RDLM_BENCH_DS_PEER],
+            s[RDLM_BENCH_DS_ACQ], s[RDLM_BENCH_DS_GLOBAL]);
         rdlm_bench_dist_row(r, bench, "remote ops/acq+rel", "ops", procs, per, -1);
+        rdlm_bench_report_compare(r,
+                                  rdlm_bench_dist_figure(r, bench, "waited ops/acq+rel",
+                                                         "rdlm", procs, "ops", waited),
+                                  rdlm_bench_dist_figure(r, bench, "waited ops/acq+rel",
+                                                         "1 (issue 17)", procs, "ops", 1.0),
+                                  NULL, RDLM_BENCH_TARGET_AT_MOST, 1.0);
     }
     if (rdlm_bench_dist_stats(out, "rdlm_cohort", s) == 0) {
         double local = s[RDLM_BENCH_DS_CHECK_LOCAL];

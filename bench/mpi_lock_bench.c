@@ -109,11 +109,12 @@
  *          second over the longest elapsed: contended mode)
  *          offnode_kops=   (counter mode: the part of the figure made by the ranks
  *          off the node of rdlm's (non-sharded) counter word and the MPI word)
- *   RESULT stats impl=I acquires= global_acquires= local_handoffs= home_ops= peer_ops=
- *          combined= handoffs= ops= measured= handoff_ns= global_ns= check_local=
- *          check_remote_ops= check_handoffs=   (rdlm and rdlm_cohort; contended:
- *          rdlm; counter: rdlm_fadd, rdlm_sharded, rdlm_sem), summed over ranks and
- *          rounds; handoffs: critical sections entered after another rank's; measured:
+ *   RESULT stats impl=I acquires= global_acquires= local_handoffs= home_ops=
+ *          home_posted= peer_ops= combined= handoffs= ops= measured= handoff_ns=
+ *          global_ns= check_local= check_remote_ops= check_handoffs=   (rdlm and
+ *          rdlm_cohort; contended: rdlm; counter: rdlm_fadd, rdlm_sharded,
+ *          rdlm_sem), summed over ranks and rounds; home_posted: the home_ops posted
+ *          (not waited for); handoffs: critical sections entered after another rank's; measured:
  *          the pair's hand-offs inside the node, the ones the figure averages
  *          (handoff_ns); global_ns: the others')
  *   RESULT check impl=I ops= value= base=   (counter, and contended's mpi_win_lock: after
@@ -212,6 +213,7 @@ enum {
     RDLM_MLB_ST_GLOBAL,
     RDLM_MLB_ST_LOCAL,
     RDLM_MLB_ST_HOME,
+    RDLM_MLB_ST_POSTED, /* of home_ops, posted (not waited for) */
     RDLM_MLB_ST_PEER,
     RDLM_MLB_ST_COMBINED,
     RDLM_MLB_ST_HANDOFFS,     /* critical sections entered after another rank's */
@@ -226,10 +228,10 @@ enum {
 };
 
 static const char *const rdlm_mlb_stat_names[RDLM_MLB_ST_N] = {
-    "acquires",         "global_acquires", "local_handoffs", "home_ops",
-    "peer_ops",         "combined",        "handoffs",       "ops",
-    "measured",         "handoff_ns",      "global_ns",      "check_local",
-    "check_remote_ops", "check_handoffs"};
+    "acquires",    "global_acquires",  "local_handoffs", "home_ops",
+    "home_posted", "peer_ops",         "combined",       "handoffs",
+    "ops",         "measured",         "handoff_ns",     "global_ns",
+    "check_local", "check_remote_ops", "check_handoffs"};
 
 /* The page the ranks of one machine share. */
 typedef struct rdlm_mlb_shared {
@@ -803,6 +805,7 @@ static void rdlm_mlb_stats_sub(const rdlm_stats_t *a, const rdlm_stats_t *b, uin
     out[RDLM_MLB_ST_GLOBAL] += a->global_acquires - b->global_acquires;
     out[RDLM_MLB_ST_LOCAL] += a->local_handoffs - b->local_handoffs;
     out[RDLM_MLB_ST_HOME] += a->home_ops - b->home_ops;
+    out[RDLM_MLB_ST_POSTED] += a->home_ops_posted - b->home_ops_posted;
     out[RDLM_MLB_ST_PEER] += a->peer_ops - b->peer_ops;
     out[RDLM_MLB_ST_COMBINED] += a->combined - b->combined;
 }

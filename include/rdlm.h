@@ -431,6 +431,9 @@ typedef struct rdlm_stats {
                                    release; with RDLM_AUTHORITY: on rdlmd's homes) */
     uint64_t peer_ops;        /**< remote operations on other processes' queue
                                    nodes (link, grant, pass) */
+    uint64_t home_ops_posted; /**< of home_ops, those posted and not waited for (the
+                                   free of an uncontended cross-node release where
+                                   the transport posts atomics, as UCX does) */
     uint64_t combined;        /**< counter fetch-adds of other processes this one
                                    served in its combined remote operation */
     uint64_t barriers;        /**< collective barriers completed (rdlm_ctx_barrier) */

@@ -32,6 +32,7 @@
 
 #include <rdlm/status.h>
 
+#include "atomics.h"
 #include "bootstrap.h"
 #include "config.h"
 
@@ -207,11 +208,29 @@ typedef rdlm_status_t (*rdlm_tl_swap64_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h
 typedef rdlm_status_t (*rdlm_tl_fadd64_post_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                                     uint64_t offset, uint64_t add);
 
+/** A posted fetching atomic: owned by the caller from the post until done is 1. */
+typedef struct rdlm_tl_op {
+    rdlm_atomic_u32_t done; /* set (release) once status and old are final */
+    rdlm_status_t status;   /* RDLM_OK: old holds the word's previous value */
+    uint64_t old;
+} rdlm_tl_op_t;
+
+/** Posted CAS: returns once issued. op->done becomes 1 while some thread progresses
+ *  the context (the caller, or the progress thread), with op->old = the previous *w
+ *  (swapped iff it equals compare), or op->status an error (a peer that died: its
+ *  requests complete with an error at the latest when the context is destroyed).
+ *  On an error return nothing was issued and op is not touched again. Optional
+ *  (NULL: rdlm_tl_cswap64_post runs cswap64). */
+typedef rdlm_status_t (*rdlm_tl_cswap64_post_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                                     uint64_t offset, uint64_t compare,
+                                                     uint64_t swap, rdlm_tl_op_t *op);
+
 typedef struct rdlm_tl_amo_ops {
     rdlm_tl_cswap64_func_t cswap64;
     rdlm_tl_fadd64_func_t fadd64;
     rdlm_tl_swap64_func_t swap64;
     rdlm_tl_fadd64_post_func_t fadd64_post;
+    rdlm_tl_cswap64_post_func_t cswap64_post;
 } rdlm_tl_amo_ops_t;
 
 /* ---- put / get ---------------------------------------------------------------------- */
@@ -266,6 +285,12 @@ struct rdlm_tl_ctx {
     /** Print the counters at rdlm_tl_destroy (params.print_stats; set by rdlm_tl_open
      *  after the backend's open, so backends need not copy it). */
     int print_stats;
+    /** Called by the backend's progress thread after each of its progress calls (not
+     *  from a completion callback: it may call any operation), or NULL. Set once,
+     *  before anything is posted that it finishes (the owner of posted operations
+     *  completes them there while its threads are busy elsewhere). */
+    void (*after_progress)(void *arg);
+    void *after_progress_arg;
 };
 
 typedef struct rdlm_tl_params {
@@ -355,6 +380,21 @@ static inline rdlm_status_t rdlm_tl_cswap64(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k, u
                                             uint64_t *old_p)
 {
     return c->amo->cswap64(c, k, off, compare, swap, old_p);
+}
+
+/** The posted CAS of the backend, or a blocking one that is done at return. */
+static inline rdlm_status_t rdlm_tl_cswap64_post(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k,
+                                                 uint64_t off, uint64_t compare,
+                                                 uint64_t swap, rdlm_tl_op_t *op)
+{
+    if (c->amo->cswap64_post != NULL) {
+        return c->amo->cswap64_post(c, k, off, compare, swap, op);
+    }
+    op->status = c->amo->cswap64(c, k, off, compare, swap, &op->old);
+    if (op->status == RDLM_OK) {
+        rdlm_store(&op->done, 1, RDLM_RELEASE);
+    }
+    return op->status;
 }
 
 static inline unsigned rdlm_tl_progress(rdlm_tl_ctx_h c)

@@ -283,13 +283,13 @@ static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
             "rdlm[%d] stats: acquires %" PRIu64 " contended %" PRIu64 " parks %" PRIu64
             " wakes %" PRIu64 " timeouts %" PRIu64 " recoveries %" PRIu64 " skips %" PRIu64
             " global_acquires %" PRIu64 " local_handoffs %" PRIu64 " home_ops %" PRIu64
-            " peer_ops %" PRIu64 " combined %" PRIu64 " barriers %" PRIu64
-            " barrier_msgs %" PRIu64 " authority_requests %" PRIu64
+            " (posted %" PRIu64 ") peer_ops %" PRIu64 " combined %" PRIu64
+            " barriers %" PRIu64 " barrier_msgs %" PRIu64 " authority_requests %" PRIu64
             " authority_renewals %" PRIu64 " reservations %" PRIu64 "\n",
             (int)getpid(), s.acquires, s.contended, s.parks, s.wakes, s.timeouts,
             s.recoveries, s.skips, s.global_acquires, s.local_handoffs, s.home_ops,
-            s.peer_ops, s.combined, s.barriers, s.barrier_msgs, s.authority_requests,
-            s.authority_renewals, s.reservations);
+            s.home_ops_posted, s.peer_ops, s.combined, s.barriers, s.barrier_msgs,
+            s.authority_requests, s.authority_renewals, s.reservations);
 }
 
 void rdlm_ctx_destroy(rdlm_ctx_h ctx)
@@ -349,6 +349,7 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
     stats_p->local_handoffs = 0;
     stats_p->home_ops = rdlm_ctx_svc_home_ops(ctx);
     stats_p->peer_ops = 0;
+    stats_p->home_ops_posted = 0;
     stats_p->authority_requests = 0;
     stats_p->authority_renewals = 0;
     if (ctx->session != NULL) {
@@ -368,6 +369,7 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
         stats_p->local_handoffs = rdlm_load(&d->local_handoffs, RDLM_RELAXED);
         stats_p->home_ops = rdlm_load(&d->home_ops, RDLM_RELAXED);
         stats_p->peer_ops = rdlm_load(&d->peer_ops, RDLM_RELAXED);
+        stats_p->home_ops_posted = rdlm_load(&d->home_ops_posted, RDLM_RELAXED);
     }
     return RDLM_OK;
 }

@@ -1,5 +1,6 @@
 /* Distributed context: create and destroy (see dist.h). */
 #include "dist.h"
+#include "glock.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -179,6 +180,11 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
                   d->caps.backend);
     }
     d->serves_home = d->caps.amo_needs_target_progress && !d->barrier_only;
+    d->posts_release = d->tl->amo->cswap64_post != NULL && !d->barrier_only;
+    if (d->posts_release) {
+        d->tl->after_progress = rdlm_glock_finish_posted;
+        d->tl->after_progress_arg = d;
+    }
     s = d->tl->mem->reg(d->tl, NULL, RDLM_DIST_QMEM_BYTES, &d->qmem);
     if (s == RDLM_OK) {
         s = d->tl->mem->addr(d->tl, d->qmem, &addr, &len);
@@ -283,12 +289,16 @@ void rdlm_dist_quiesce(rdlm_dist_t *d)
         rdlm_warn("dist: %u calls still running after 10 s at destroy",
                   rdlm_load(&d->active, RDLM_ACQUIRE));
     }
+    rdlm_glock_finish(d, 1);
 }
 
 void rdlm_dist_destroy(rdlm_dist_t *d)
 {
     if (d == NULL) {
         return;
+    }
+    if (d->tl != NULL) {
+        rdlm_glock_finish(d, 1); /* releases made after quiesce (held at destroy) */
     }
     if (d->tl != NULL && d->procs != NULL) {
         rdlm_dist_goodbye(d);

@@ -122,8 +122,27 @@ typedef struct rdlm_dist_stats {
     rdlm_atomic_u64_t global_acquires;
     rdlm_atomic_u64_t local_handoffs;
     rdlm_atomic_u64_t home_ops;
+    rdlm_atomic_u64_t home_ops_posted; /* of home_ops: posted, not waited for */
     rdlm_atomic_u64_t peer_ops;
 } rdlm_dist_stats_t;
+
+/* A release whose free of the global word is a posted CAS (glock.c). */
+#define RDLM_DIST_POSTED 4u
+enum {
+    RDLM_DIST_POSTED_FREE,      /* slot unused */
+    RDLM_DIST_POSTED_FILLING,   /* claimed by a releaser */
+    RDLM_DIST_POSTED_POSTED,    /* the CAS is in flight or done, not finished */
+    RDLM_DIST_POSTED_FINISHING  /* claimed by the thread that finishes it */
+};
+typedef struct rdlm_dist_posted {
+    rdlm_tl_op_t op;
+    rdlm_atomic_u32_t state;
+    uint32_t node;    /* the global word: its home node and offset */
+    uint64_t offset;
+    uint64_t qid;     /* this process's queue node whose use the release ends */
+    uint64_t held;    /* what the CAS expected: HELD of that use */
+    uint64_t token;   /* the token the lock was held with */
+} rdlm_dist_posted_t;
 
 /* Breaking a global lock whose holder died (glock.c): what the lease authority says.
  * Installed by the API layer when the context holds a lease (rdlm_dist_set_recovery). */
@@ -184,6 +203,9 @@ typedef struct rdlm_dist {
     int serves_home; /* the transport's remote atomics need the target's progress:
                         a home process serves its home from its own calls (word.c) */
     rdlm_atomic_u64_t served_ns; /* when it last did (word.c, a hint) */
+    int posts_release; /* the transport posts CASes: a release frees W posted */
+    rdlm_atomic_u32_t posted_n; /* slots of posted[] not FREE */
+    rdlm_dist_posted_t posted[RDLM_DIST_POSTED];
     rdlm_dist_proc_t *procs;         /* [size]: same-host processes (peers.h) */
     uint32_t host_procs; /* processes of the context on this host, itself included
                             (all its virtual nodes), or of the job if the launcher

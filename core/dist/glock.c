@@ -30,8 +30,24 @@
  * the first one that is not abandoned, p, and H naming any place it walked over
  * counts as naming p. Spin model: tests/model/glock_recovery.pml (-DCODE
  * -DCODE_ABANDON).
+ *
+ * Posted releases. Where the transport posts CASes (d->posts_release), a pass that
+ * finds no successor linked (the uncontended release) issues the free CAS of W and
+ * returns, so the acquire's CAS is the only round trip of an acquire + release that
+ * the caller waits for. The queue node stays in use until the CAS came back; then
+ * the process finishes the release (rdlm_glock_finish: from its next acquire, try or
+ * pass, its waits for a grant, its progress thread and destroy): freed, the queue
+ * node becomes IDLE; failed, because a successor swapped W in meanwhile, the rest of
+ * the pass runs (wait for its link, grant it) as a blocking pass would have run it.
+ * A later acquire's CAS may land before the free: it then queues behind the
+ * releasing place and is granted by that finish. Only the process's own queue node
+ * (a cohort hand-over reads another's with gets) and only without leases (recovery
+ * reads H and the FIRST bit, which the blocking path keeps exact). Spin model:
+ * tests/model/dist_lock.pml -DPOSTED.
  */
 #include "glock.h"
+
+#include <sched.h>
 
 #include "clock.h"
 #include "log.h"
@@ -326,6 +342,7 @@ static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
             return rdlm_load(&d->closing, RDLM_RELAXED) ? RDLM_ERR_CLOSED
                                                         : RDLM_ERR_TIMEOUT;
         }
+        rdlm_glock_finish(d, 0); /* a posted release of ours may be what grants us */
         rdlm_dist_pause(d, &spins);
     }
 }
@@ -334,8 +351,10 @@ rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint
                                  uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p)
 {
     uint64_t qid, ref, old;
-    rdlm_status_t s = rdlm_glock_claim(d, &qid, &ref);
+    rdlm_status_t s;
 
+    rdlm_glock_finish(d, 0);
+    s = rdlm_glock_claim(d, &qid, &ref);
     if (s != RDLM_OK) {
         return s;
     }
@@ -356,8 +375,10 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
                              uint64_t *qid_p, uint64_t *token_p)
 {
     uint64_t qid, ref, old, expected = rdlm_glock_guess(d, guess);
-    rdlm_status_t s = rdlm_glock_claim(d, &qid, &ref);
+    rdlm_status_t s;
 
+    rdlm_glock_finish(d, 0);
+    s = rdlm_glock_claim(d, &qid, &ref);
     if (s != RDLM_OK) {
         return s;
     }
@@ -474,21 +495,64 @@ static rdlm_status_t rdlm_glock_mark(rdlm_dist_t *d, uint64_t succ, uint64_t was
     return s;
 }
 
-rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
-                              uint64_t token)
+/* Free W posted (top of the file: "Posted releases"), the holder's own queue node qid
+ * in use gen: 1 if issued, 0 if the caller frees it itself (not this case, no free
+ * slot, or nothing was issued). */
+static int rdlm_glock_free_posted(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
+                                  uint32_t gen, uint64_t token)
+{
+    if (!d->posts_release || d->slot_bytes == RDLM_DIST_SLOT_BYTES_HOLDER ||
+        RDLM_QID_RANK(qid) != d->rank || rdlm_load(&d->closing, RDLM_RELAXED)) {
+        return 0;
+    }
+    for (uint32_t i = 0; i < RDLM_DIST_POSTED; i++) {
+        rdlm_dist_posted_t *p = &d->posted[i];
+        uint32_t expected = RDLM_DIST_POSTED_FREE;
+
+        if (!rdlm_cas(&p->state, &expected, RDLM_DIST_POSTED_FILLING, RDLM_ACQUIRE)) {
+            continue;
+        }
+        p->node = w->node;
+        p->offset = w->offset;
+        p->qid = qid;
+        p->held = RDLM_W_HELD | RDLM_QREF(qid, gen);
+        p->token = token;
+        rdlm_fetch_add(&d->posted_n, 1, RDLM_ACQ_REL);
+        if (rdlm_dist_w_cas_post(d, w, p->held, token, &p->op) != RDLM_OK) {
+            rdlm_store(&p->state, RDLM_DIST_POSTED_FREE, RDLM_RELEASE);
+            rdlm_fetch_sub(&d->posted_n, 1, RDLM_ACQ_REL);
+            return 0;
+        }
+        /* The next acquire here guesses that the free landed (a wrong guess costs
+         * one CAS). */
+        rdlm_fetch_or(&d->freed_hint, rdlm_glock_hint_bit(w), RDLM_RELAXED);
+        rdlm_store(&p->state, RDLM_DIST_POSTED_POSTED, RDLM_RELEASE);
+        return 1;
+    }
+    return 0;
+}
+
+/* Pass the lock on from queue node qid (rdlm_glock_pass); linking: the free of W
+ * already failed, so a successor is linking behind qid. */
+static rdlm_status_t rdlm_glock_pass_on(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                        uint64_t qid, uint64_t token, int linking)
 {
     uint64_t cur = qid, next, succ, old, holder = rdlm_glock_holder_ref(d, qid);
     uint64_t abandoned = 0; /* cur's state when it is an abandoned place passed over */
     int freed;
     rdlm_status_t s;
 
-    /* Everything written in the critical section before the word moves on. */
-    atomic_thread_fence(memory_order_seq_cst);
     for (;;) {
-        s = rdlm_dist_q_get_next(d, cur, &next);
-        if (s == RDLM_OK && !(next & RDLM_W_HELD)) {
+        if (linking) {
+            linking = 0;
+            s = rdlm_glock_wait_next(d, cur, &next);
+        } else if ((s = rdlm_dist_q_get_next(d, cur, &next)) == RDLM_OK &&
+                   !(next & RDLM_W_HELD)) {
             uint32_t gen = (uint32_t)(next >> 2) & RDLM_QGEN_MASK; /* NOLINK(gen) */
 
+            if (abandoned == 0 && rdlm_glock_free_posted(d, w, cur, gen, token)) {
+                return RDLM_OK;
+            }
             s = rdlm_glock_free(d, w, cur, gen,
                                 abandoned == 0 && rdlm_glock_took_free(d, cur), token,
                                 &freed);
@@ -538,4 +602,76 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
         cur = succ & RDLM_QID_MASK; /* its place passes on with the same token */
         abandoned = old;
     }
+}
+
+rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
+                              uint64_t token)
+{
+    /* Everything written in the critical section before the word moves on. */
+    atomic_thread_fence(memory_order_seq_cst);
+    rdlm_glock_finish(d, 0);
+    return rdlm_glock_pass_on(d, w, qid, token, 0);
+}
+
+/* Finish posted release p (claimed: FINISHING), its CAS complete. */
+static void rdlm_glock_finish_one(rdlm_dist_t *d, rdlm_dist_posted_t *p)
+{
+    rdlm_dist_word_t w = {.node = p->node, .offset = p->offset};
+    rdlm_status_t s = p->op.status;
+
+    if (s != RDLM_OK) {
+        rdlm_error("dist: releasing a lock: its posted free failed: %s; the lock may "
+                   "stall",
+                   rdlm_status_str(s));
+    } else if (p->op.old == p->held) {
+        rdlm_glock_retire(d, p->qid, 0);
+    } else {
+        /* A successor swapped W in before the free landed. */
+        rdlm_fetch_and(&d->freed_hint, ~rdlm_glock_hint_bit(&w), RDLM_RELAXED);
+        rdlm_glock_pass_on(d, &w, p->qid, p->token, 1);
+    }
+    rdlm_store(&p->state, RDLM_DIST_POSTED_FREE, RDLM_RELEASE);
+    rdlm_fetch_sub(&d->posted_n, 1, RDLM_ACQ_REL);
+}
+
+void rdlm_glock_finish(rdlm_dist_t *d, int wait)
+{
+    uint64_t until = wait ? rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS : 0;
+
+    if (rdlm_load(&d->posted_n, RDLM_ACQUIRE) == 0) {
+        return;
+    }
+    for (uint32_t i = 0; i < RDLM_DIST_POSTED; i++) {
+        rdlm_dist_posted_t *p = &d->posted[i];
+        uint32_t expected = RDLM_DIST_POSTED_POSTED;
+
+        /* With wait, also until another thread (the progress thread) finished it. */
+        while (wait && rdlm_load(&p->state, RDLM_ACQUIRE) == RDLM_DIST_POSTED_FINISHING &&
+               rdlm_clock_now_ns() < until) {
+            sched_yield();
+        }
+        if (rdlm_load(&p->state, RDLM_ACQUIRE) != RDLM_DIST_POSTED_POSTED) {
+            continue;
+        }
+        while (wait && !rdlm_load(&p->op.done, RDLM_ACQUIRE) &&
+               rdlm_clock_now_ns() < until) {
+            rdlm_tl_progress(d->tl);
+        }
+        if (!rdlm_load(&p->op.done, RDLM_ACQUIRE)) {
+            if (wait) {
+                rdlm_warn("dist: a lock's posted release got no answer from its home "
+                          "within %llu s",
+                          (unsigned long long)(RDLM_GLOCK_LINK_WARN_NS / 1000000000u));
+            }
+            continue;
+        }
+        if (rdlm_cas(&p->state, &expected, RDLM_DIST_POSTED_FINISHING, RDLM_ACQUIRE)) {
+            rdlm_glock_finish_one(d, p);
+        }
+    }
+}
+
+void rdlm_glock_finish_posted(void *dist)
+{
+    rdlm_glock_finish(dist, 0);
 }

@@ -37,11 +37,21 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
                              uint64_t *qid_p, uint64_t *token_p);
 
 /** Pass the global word held through queue node qid, with token `token` (the last one
- *  used), to the next live waiter (granting token + 1), or free it (FREE(token)). Any
- *  process of the holder's node may call it. A successor that died is named in the
+ *  used), to the next live waiter (granting token + 1), or free it (FREE(token)); the
+ *  free is posted where the transport posts CASes (glock.c "Posted releases": the
+ *  pass may end later, in rdlm_glock_finish). Any process of the holder's node may
+ *  call it. A successor that died is named in the
  *  holder word, and the pass ends there: the process behind it takes over once the
  *  dead one's lease ended. */
 rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
                               uint64_t token);
+
+/** Finish the posted releases of this process (glock.c "Posted releases") whose CAS
+ *  completed; with wait, all of them, progressing until each completed. Any thread;
+ *  a release another thread is finishing is left to it. */
+void rdlm_glock_finish(rdlm_dist_t *d, int wait);
+
+/** rdlm_glock_finish(dist, 0): the transport's after_progress hook. */
+void rdlm_glock_finish_posted(void *dist);
 
 #endif

@@ -199,6 +199,21 @@ rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
     return rdlm_dist_home_amo(d, w, RDLM_DIST_CAS, compare, swap, old_p);
 }
 
+rdlm_status_t rdlm_dist_w_cas_post(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                   uint64_t compare, uint64_t swap, rdlm_tl_op_t *op)
+{
+    rdlm_tl_rkey_h key;
+    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+
+    if (s != RDLM_OK) {
+        return s;
+    }
+    rdlm_dist_serve_own(d, w);
+    rdlm_dist_count(&d->stats.home_ops);
+    rdlm_dist_count(&d->stats.home_ops_posted);
+    return rdlm_tl_cswap64_post(d->tl, key, w->offset, compare, swap, op);
+}
+
 uint64_t rdlm_dist_sub_id(uint64_t id, unsigned n)
 {
     static const uint64_t mix[] = {0, 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full};

@@ -74,6 +74,11 @@ rdlm_status_t rdlm_dist_w_swap(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64
 rdlm_status_t rdlm_dist_w_cas(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t compare,
                               uint64_t swap, uint64_t *old_p);
 
+/** CAS on a global word, posted (rdlm_tl_cswap64_post): op completes later. Counted
+ *  in home_ops and home_ops_posted. */
+rdlm_status_t rdlm_dist_w_cas_post(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                   uint64_t compare, uint64_t swap, rdlm_tl_op_t *op);
+
 /** Add to a word of a home process's region at w's offset, posted (not flushed: it
  *  completes while the caller keeps progressing; a fetching add where the transport
  *  has no posted one): the barrier's dissemination flags. Adds commute, so the

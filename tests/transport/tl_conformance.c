@@ -10,6 +10,10 @@
  *                                            every returned old value distinct
  *   posted_fadd_exact_after_flush
  *   cswap_increment_no_lost_update           CAS-retry increments: final value exact
+ *   posted_cswap_increment_no_lost_update    the same with rdlm_tl_cswap64_post (the
+ *                                            backend's posted CAS, or the blocking one
+ *                                            it falls back to), each op waited for by
+ *                                            progressing until done
  *   put_get_round_trip                       per-rank slots, also read by every rank
  *   am_delivery_intact                       every message once, payload intact;
  *                                            per-sender order reported, not required
@@ -72,6 +76,7 @@
 #define OFF_POST 128
 #define OFF_CSWAP 192
 #define OFF_BUSY 256
+#define OFF_PCAS 320
 #define OFF_SLOTS 4096
 #define REGION_BYTES (OFF_SLOTS + 64 * TL_CHECKS_SLOT_BYTES)
 
@@ -203,6 +208,41 @@ static void test_posted_fadd(rank_ctx_t *t)
             fail("posted fetch-add word is %" PRIu64 ", expected %" PRIu64, v,
                  (uint64_t)3 * t->writers * t->iters);
         printf("PASS posted_fadd_exact_after_flush\n");
+    }
+    tl_checks_barrier(t);
+}
+
+static void test_posted_cswap(rank_ctx_t *t)
+{
+    uint64_t guess = 0, done = 0, retries = 0, v;
+    rdlm_tl_op_t op;
+
+    if (t->active)
+        while (done < t->iters) {
+            CHECK_OK(rdlm_tl_cswap64_post(t->ctx, t->rk, OFF_PCAS, guess, guess + 1, &op));
+            while (!rdlm_load(&op.done, RDLM_ACQUIRE)) {
+                rdlm_tl_progress(t->ctx);
+                tl_checks_deadline(t, "posted cswap completion");
+            }
+            CHECK_OK(op.status);
+            if (op.old == guess) {
+                done++;
+                guess++;
+            } else {
+                guess = op.old;
+                retries++;
+            }
+        }
+    tl_checks_barrier(t);
+    if (t->rank == 0) {
+        v = tl_checks_read_word0(t, OFF_PCAS);
+        if (v != (uint64_t)t->writers * t->iters)
+            fail("posted-cswap-incremented word is %" PRIu64 ", expected %" PRIu64
+                 " (lost update)",
+                 v, (uint64_t)t->writers * t->iters);
+        printf("PASS posted_cswap_increment_no_lost_update (%s, rank 0 retried %" PRIu64
+               " times)\n",
+               t->ctx->amo->cswap64_post != NULL ? "posted" : "blocking fallback", retries);
     }
     tl_checks_barrier(t);
 }
@@ -570,6 +610,7 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
         tl_checks_fadd_hammer(&t, o->iters);
         test_posted_fadd(&t);
         tl_checks_cswap_increment(&t);
+        test_posted_cswap(&t);
     } else if (rank == 0) {
         printf("SKIP (capability) atomics: no remote 64-bit atomics\n");
     }

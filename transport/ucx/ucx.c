@@ -341,6 +341,7 @@ static void *rdlm_ucx_progress_main(void *arg)
 
     uint64_t seen = rdlm_load(&c->super.stats.progress, RDLM_RELAXED);
     uint64_t pause = RDLM_UCX_YIELD_NS, busy_until = 0;
+    unsigned events;
 
     while (!rdlm_load(&c->stop, RDLM_ACQUIRE)) {
         struct pollfd pfd = {.fd = c->efd, .events = POLLIN};
@@ -358,8 +359,12 @@ static void *rdlm_ucx_progress_main(void *arg)
             continue;
         }
         pause = RDLM_UCX_YIELD_NS;
-        seen++; /* our own progress call below */
-        if (rdlm_ucx_progress(&c->super) != 0) {
+        events = rdlm_ucx_progress(&c->super);
+        if (c->super.after_progress != NULL)
+            c->super.after_progress(c->super.after_progress_arg);
+        /* our own progress calls, the hook's included */
+        seen = rdlm_load(&c->super.stats.progress, RDLM_RELAXED);
+        if (events != 0) {
             busy_until = rdlm_ucx_now_ns() + RDLM_UCX_LINGER_NS;
             continue;
         }
@@ -839,6 +844,54 @@ static rdlm_status_t rdlm_ucx_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey
     return RDLM_OK;
 }
 
+/* A posted CAS completed (in ucp_worker_progress, whichever thread called it). */
+static void rdlm_ucx_op_done(void *request, ucs_status_t status, void *user_data)
+{
+    rdlm_tl_op_t *op = user_data;
+
+    op->status = rdlm_ucx_status(status);
+    rdlm_store(&op->done, 1, RDLM_RELEASE);
+    ucp_request_free(request);
+}
+
+/* Posted CAS: the reply buffer is op->old (the swap value on input, ucp.h), the
+ * request is freed by its callback; over shared memory it may complete at once. */
+static rdlm_status_t rdlm_ucx_cswap64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                           uint64_t offset, uint64_t compare, uint64_t swap,
+                                           rdlm_tl_op_t *op)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER |
+                        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .datatype = ucp_dt_make_contig(sizeof(uint64_t)),
+        .reply_buffer = &op->old,
+        .cb.send = rdlm_ucx_op_done,
+        .user_data = op,
+    };
+    ucs_status_ptr_t req;
+    rdlm_ucx_dest_t d;
+    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, 8, 8, &d);
+
+    if (st != RDLM_OK)
+        return st;
+    rdlm_tl_stat_add(&c->super.stats.amo, 1);
+    op->old = swap;
+    op->status = RDLM_OK;
+    rdlm_store(&op->done, 0, RDLM_RELAXED);
+    if (!rdlm_ucx_lock_live(c, d.peer))
+        return RDLM_ERR_PEER_DEAD;
+    req = ucp_atomic_op_nbx(d.ep, UCP_ATOMIC_OP_CSWAP, &compare, 1, d.raddr, d.rkey, &p);
+    rdlm_ucx_unlock(c);
+    if (req == NULL) {
+        rdlm_store(&op->done, 1, RDLM_RELEASE); /* completed at once: no callback */
+        return RDLM_OK;
+    }
+    if (UCS_PTR_IS_ERR(req))
+        return rdlm_ucx_failed(c, d.peer, UCS_PTR_STATUS(req), "posted atomic");
+    return RDLM_OK;
+}
+
 /* ---- put / get ----------------------------------------------------------------------- */
 
 /* One RMA transfer: put (is_put) or get, counted, progressed to completion. */
@@ -1008,6 +1061,7 @@ static const rdlm_tl_amo_ops_t rdlm_ucx_amo_ops = {
     .fadd64 = rdlm_ucx_fadd64,
     .swap64 = rdlm_ucx_swap64,
     .fadd64_post = rdlm_ucx_fadd64_post,
+    .cswap64_post = rdlm_ucx_cswap64_post,
 };
 
 static const rdlm_tl_rma_ops_t rdlm_ucx_rma_ops = {
