@@ -285,10 +285,8 @@ struct rdlm_tl_ctx {
     /** Print the counters at rdlm_tl_destroy (params.print_stats; set by rdlm_tl_open
      *  after the backend's open, so backends need not copy it). */
     int print_stats;
-    /** Called by the backend's progress thread after each of its progress calls (not
-     *  from a completion callback: it may call any operation), or NULL. Set once,
-     *  before anything is posted that it finishes (the owner of posted operations
-     *  completes them there while its threads are busy elsewhere). */
+    /** params.after_progress and its argument, copied by the backend's open before its
+     *  progress thread starts. */
     void (*after_progress)(void *arg);
     void *after_progress_arg;
 };
@@ -310,6 +308,11 @@ typedef struct rdlm_tl_params {
     /** A watched peer that leaves an operation unanswered this long counts as dead
      *  (RDLM_PEER_TIMEOUT_MS; 0: 10000, that variable's default). */
     uint32_t peer_timeout_ms;
+    /** Called by the progress thread after each of its progress calls (not from a
+     *  completion callback: it may call any operation), or NULL: the owner of posted
+     *  operations finishes them there while its own threads are busy elsewhere. */
+    void (*after_progress)(void *arg);
+    void *after_progress_arg;
 } rdlm_tl_params_t;
 
 /** Set the fields of *params_p that the RDLM_* configuration decides:

@@ -163,6 +163,10 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
 
     tlp.bootstrap = p->bootstrap;
     tlp.thread_mode = RDLM_TL_THREAD_MULTI;
+    if (!p->barrier_only) {
+        tlp.after_progress = rdlm_glock_finish_posted; /* nothing to do until posted */
+        tlp.after_progress_arg = d;
+    }
     s = rdlm_tl_open(p->transport, &tlp, &d->tl);
     if (s != RDLM_OK) {
         return s;
@@ -181,10 +185,6 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
     }
     d->serves_home = d->caps.amo_needs_target_progress && !d->barrier_only;
     d->posts_release = d->tl->amo->cswap64_post != NULL && !d->barrier_only;
-    if (d->posts_release) {
-        d->tl->after_progress = rdlm_glock_finish_posted;
-        d->tl->after_progress_arg = d;
-    }
     s = d->tl->mem->reg(d->tl, NULL, RDLM_DIST_QMEM_BYTES, &d->qmem);
     if (s == RDLM_OK) {
         s = d->tl->mem->addr(d->tl, d->qmem, &addr, &len);

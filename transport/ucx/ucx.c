@@ -1222,6 +1222,8 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
     st = rdlm_ucx_detect_caps(c);
     if (st != RDLM_OK)
         goto err;
+    c->super.after_progress = params->after_progress;
+    c->super.after_progress_arg = params->after_progress_arg;
     if (params->progress_thread) {
         if (pthread_create(&c->thread, NULL, rdlm_ucx_progress_main, c) != 0) {
             rdlm_error("ucx: cannot start the progress thread: %s", strerror(errno));
