@@ -7,7 +7,8 @@
  * lock in front of the global queue, local hand-off up to the cohort bound,
  * and the "settle" step). One lock; NP processes in two nodes (node 0:
  * processes 0 .. NA-1, node 1: the others) or three (-DNB=: node 1 has NB,
- * node 2 the rest); each acquires and releases the lock LOOPS times.
+ * node 2 the rest); each acquires and releases the lock LOOPS times
+ * (-DLOOPS0=: process 0 LOOPS0 times).
  *
  * Words (every access to a shared word is ONE step, as one remote atomic, put
  * or get is):
@@ -38,6 +39,22 @@
  *               failure: wait until Q.next != NONE, n := Q.next
  *         old := CAS(n.state, WAITING -> GRANTED(s+1)); Q.state := IDLE
  *         WAITING: return;  ABANDONED: Q := n, loop (same s)
+ *
+ * Posted release (-DPOSTED; slot: pq/ps per process, one release in flight):
+ * in pass, the NONE case with the passer's slot free posts the CAS instead:
+ * slot := (Q, s), return at once (Q stays non-IDLE; the cohort goes on:
+ * gq := NONE, handoffs := 0, unlock, and the process may acquire again, with
+ * its other qnode). Slot busy: the blocking CAS above. Process C (the
+ * completer, one per process: the code's next rdlm call, waits or progress
+ * thread), without the node lock, concurrently with its process:
+ *   lands:  CAS(W, HELD(Q) -> FREE(s)), one step at any point after the post
+ *           (after a later SWAP of the same process, too: no order promised);
+ *   finish: success: Q.state := IDLE, slot := free;
+ *           failure: the rest of pass: wait until Q.next != NONE, n :=
+ *           Q.next, grant n, Q.state := IDLE; ABANDONED: Q := n and a
+ *           blocking pass (its NONE case the in-line CAS); slot := free.
+ *   C ends once its process has finished and its slot is free; Final waits
+ *   for the completers.
  *
  * Cohorts (cohort.c). The node-local lock is abstract: a mutex word `lheld`
  * (0 or the holder's pid+1) plus `lwait`, the number of processes that have
@@ -73,7 +90,7 @@
  *
  * Interleaving is sequentially consistent. Each step touches one shared word
  * (W, one qnode word, or the node-local lock) plus node state under the node
- * lock, ghosts and locals.
+ * lock, ghosts and locals (-DPOSTED: and the process's own slot).
  *
  * Properties:
  *   (a) mutual exclusion: at most one process in the critical section;
@@ -94,6 +111,9 @@
  *       nodes complete at most (nodes - 1) * (BOUND + 1) critical sections
  *       (ghosts gw, ovt): one cohort session each. With two nodes the bound
  *       BOUND + 1 is tight (spin finds a run reaching it).
+ * With -DPOSTED the ghosts gpass/gdone have a slot per completer besides the
+ * three of the nodes' passers (3 + p), and a pending post counts as a
+ * passer's Q in (c) from the post to the completer's last access to it.
  *
  * Planted bugs (-DBUG_...), each must be caught:
  *   BUG_NO_WAIT_NEXT   pass: when the CAS on W fails, do not wait for Q.next
@@ -127,6 +147,20 @@
  *       re-reading it under the node lock: the holder it raced with has
  *       passed meanwhile, and the settler passes a stale Q -> (d) stall
  *       (or (a)/(c)).
+ *   With -DPOSTED:
+ *   BUG_POST_RETIRE_EARLY  the post sets Q.state := IDLE at once, before the
+ *       CAS lands: Q's owner claims Q again while W still names it -> (c).
+ *   BUG_POST_NO_CONTINUE  a failed posted CAS: the completer sets Q IDLE and
+ *       stops, nobody grants the successor that swapped in -> (d) stall.
+ *   BUG_POST_COMPLETE_LOCKED  the completer finishes under the node lock
+ *       (taking it when free, or inside its process's own calls while that
+ *       holds it): a node-mate holding the node lock waits in the global
+ *       queue behind Q for the grant the completer would give -> (d) stall.
+ *   BUG_POST_CALLS_ONLY  no progress thread: the completer starts only while
+ *       its process is inside an rdlm call (ghost incall), and each process
+ *       ends with a barrier outside rdlm (wait until all finished), then a
+ *       call (destroy): a successor that swapped in behind the last posted
+ *       Q waits for a poster that waits for it -> (d) stall.
  */
 
 #ifndef NA
@@ -139,7 +173,7 @@
 #define NB (NP - NA)    /* on node 1: NA .. NA+NB-1; the rest on node 2 */
 #endif
 #ifndef LOOPS
-#define LOOPS 2
+#define LOOPS 2         /* acquires per process (-DLOOPS0=: of process 0) */
 #endif
 #ifndef BOUND
 #define BOUND 1         /* cohort bound (RDLM_COHORT_BOUND): local hand-offs
@@ -164,6 +198,13 @@
 #define IS_GRANTED(x) ((x) >= 3)
 
 #define ME (_pid + 1)
+#ifdef POSTED
+#define NG (3 + NP)     /* ghost passer slots: 3 nodes, then NP completers */
+#define NFIN (2 * NP)   /* processes and completers */
+#else
+#define NG 3
+#define NFIN NP
+#endif
 #define NODE(p) ((p) < NA -> 0 : ((p) < NA + NB -> 1 : 2))
 #define NN (NP > NA + NB -> 3 : 2)      /* nodes */
 
@@ -179,6 +220,15 @@ byte gq[3];
 byte handoffs[3];
 byte seq[3];
 
+#ifdef POSTED
+/* per process: its posted release in flight (the code's table, one slot) */
+byte pq[NP];            /* the posted Q, NONE = slot free */
+byte ps[NP];            /* its token sequence s, until the CAS lands */
+#ifdef BUG_POST_CALLS_ONLY
+bit incall[NP];         /* the process is inside an rdlm call */
+#endif
+#endif
+
 /* environment */
 byte gtimeouts = TIMEOUTS;
 byte ltimeouts = LTIMEOUTS;
@@ -186,14 +236,17 @@ byte ltimeouts = LTIMEOUTS;
 /* ghosts */
 byte cs;                /* ME of the process in the CS, 0 = none (a) */
 byte last_token;        /* (b) */
-byte gpass[3];          /* per node: the Q its passer is still using (c) */
-byte gdone[3];          /* per node: the passer's Q whose successor it has
-                           granted; Q.next is dead until Q turns IDLE (c) */
+byte gpass[NG];         /* per node (per completer): the Q its passer is
+                           still using (c) */
+byte gdone[NG];         /* per node (per completer): the passer's Q whose
+                           successor it has granted; Q.next is dead until Q
+                           turns IDLE (c) */
 bit  gw[3];             /* per node: a process waits in the global queue (e) */
 byte ovt[3];            /* CSes of other nodes since that wait began (e) */
-byte finished;          /* processes done (d) */
+byte finished;          /* processes (and completers) done (d) */
 
 /* (c): q may be (re)enqueued: nothing refers to it */
+#ifndef POSTED
 inline check_unreferenced(q) {
     assert(W != q);
     assert(gpass[0] != q && gpass[1] != q && gpass[2] != q);
@@ -208,18 +261,45 @@ inline check_unreferenced(q) {
     i = 0;
     assert(qstate[q - 1] == IDLE)
 }
-
-/* the grant: CAS(n.state, WAITING -> GRANTED(s+1)); o := the old state */
-#ifdef BUG_GRANT_PUT
-#define GRANT \
-    o = qstate[n - 1]; qstate[n - 1] = GRANTED(s + 1); o = WAITING; \
-    gdone[nd] = Q
 #else
-#define GRANT \
+/* the same over NG ghost slots; n is free (NONE) at the claim */
+inline check_unreferenced(q) {
+    assert(W != q);
+    i = 0;
+    do
+    :: i == NG -> break
+    :: i < NG -> assert(gpass[i] != q); i++
+    od;
+    i = 0;
+    do
+    :: i == NQ -> break
+    :: i < NQ ->
+        n = 0;
+        do
+        :: n == NG || gdone[n] == i + 1 -> break
+        :: n < NG && gdone[n] != i + 1 -> n++
+        od;
+        assert(qstate[i] == IDLE || qnext[i] != q || n < NG);
+        n = 0;
+        i++
+    od;
+    i = 0;
+    assert(qstate[q - 1] == IDLE)
+}
+#endif
+
+/* the grant: CAS(n.state, WAITING -> GRANTED(s+1)); o := the old state;
+   gx: the passer's ghost slot (nd, or 3 + p for p's completer) */
+#ifdef BUG_GRANT_PUT
+#define GRANT(gx) \
+    o = qstate[n - 1]; qstate[n - 1] = GRANTED(s + 1); o = WAITING; \
+    gdone[gx] = Q
+#else
+#define GRANT(gx) \
     o = qstate[n - 1]; \
     assert(o == WAITING || o == ABANDONED); \
     if \
-    :: o == WAITING -> qstate[n - 1] = GRANTED(s + 1); gdone[nd] = Q \
+    :: o == WAITING -> qstate[n - 1] = GRANTED(s + 1); gdone[gx] = Q \
     :: else -> skip \
     fi
 #endif
@@ -229,7 +309,7 @@ inline check_unreferenced(q) {
    or under BUG_IDLE_EARLY (LAST_Q) the last read of Q.next / CAS on W. */
 #ifdef BUG_IDLE_EARLY
 #define SET_IDLE(x) skip
-#define LAST_Q      gpass[nd] = 0
+#define LAST_Q      gpass[gx] = 0
 #else
 #define SET_IDLE(x) qstate[(x) - 1] = IDLE
 #define LAST_Q      skip
@@ -248,11 +328,36 @@ inline check_unreferenced(q) {
    Q := gq[nd], s := seq[nd] (PASS_BEGIN) */
 #define PASS_BEGIN  Q = gq[nd]; s = seq[nd]; gpass[nd] = Q; assert(Q != NONE)
 
+/* -DPOSTED: the post (pass's NONE case when the passer's slot is free; only a
+   process posts, its completer's passes block). BUG_POST_RETIRE_EARLY: Q
+   turns IDLE at once. */
+#ifdef POSTED
+#define MAYPOST     (pq[_pid] == NONE)
+#define BLOCKING(m) && !(m)
+#ifdef BUG_POST_RETIRE_EARLY
+#define RETIRE_EARLY qstate[Q - 1] = IDLE
+#else
+#define RETIRE_EARLY skip
+#endif
+#define POST(gx) \
+    pq[_pid] = Q; ps[_pid] = s; gpass[3 + _pid] = Q; gpass[gx] = 0; \
+    RETIRE_EARLY; Q = NONE; s = 0
+#else
+#define MAYPOST     0
+#define BLOCKING(m)
+#endif
+#ifdef BUG_POST_CALLS_ONLY
+#define CALL_BEGIN  ; incall[_pid] = 1
+#else
+#define CALL_BEGIN
+#endif
+
 /*
  * pass(Q, s): hand the global lock on from the node's qnode Q with token
- * sequence s. Leaves Q, n, o, s, c zero.
+ * sequence s; gx: the passer's ghost slot; mayp: the NONE case may post
+ * (-DPOSTED). Leaves Q, n, o, s, c zero.
  */
-inline pass() {
+inline pass(gx, mayp) {
     do
     ::
 #ifdef BUG_IDLE_EARLY
@@ -260,37 +365,41 @@ inline pass() {
 #endif
         atomic { n = qnext[Q - 1]; if :: n != NONE -> LAST_Q :: else fi };
         if
-        :: atomic { n != NONE -> GRANT }
+        :: atomic { n != NONE -> GRANT(gx) }
+#ifdef POSTED
+        :: atomic { n == NONE && (mayp) -> POST(gx) };  /* the completer */
+           break                                        /* goes on */
+#endif
         :: atomic {
-               n == NONE ->                 /* CAS(W, HELD(Q) -> FREE(s)) */
+               n == NONE BLOCKING(mayp) ->  /* CAS(W, HELD(Q) -> FREE(s)) */
                if
                :: W == Q -> W = FREEW(s); c = 1; LAST_Q
                :: else -> skip
                fi
            };
            if
-           :: atomic { c -> SET_IDLE(Q); gpass[nd] = 0;
+           :: atomic { c -> SET_IDLE(Q); gpass[gx] = 0;
                             Q = NONE; s = 0; c = 0 };
               break                                     /* W is free */
 #ifdef BUG_NO_WAIT_NEXT
-           :: atomic { !c -> qstate[Q - 1] = IDLE; gpass[nd] = 0;
+           :: atomic { !c -> qstate[Q - 1] = IDLE; gpass[gx] = 0;
                              Q = NONE; s = 0 };
               break                         /* bug: "nobody behind" */
 #else
            :: atomic { !c && qnext[Q - 1] != NONE -> n = qnext[Q - 1];
                               LAST_Q };
-              atomic { GRANT }
+              atomic { GRANT(gx) }
 #endif
            fi
         fi;
         if
         :: atomic { o == WAITING ->         /* granted: done */
-               SET_IDLE(Q); gpass[nd] = 0; gdone[nd] = 0;
+               SET_IDLE(Q); gpass[gx] = 0; gdone[gx] = 0;
                Q = NONE; n = NONE; o = 0; s = 0 };
            break
         :: atomic { o != WAITING ->         /* abandoned: pass over n too */
-               SET_IDLE(Q); gdone[nd] = 0;
-               Q = n; gpass[nd] = Q; n = NONE; o = 0 }
+               SET_IDLE(Q); gdone[gx] = 0;
+               Q = n; gpass[gx] = Q; n = NONE; o = 0 }
         fi
     od
 }
@@ -317,7 +426,7 @@ inline settle() {
                       fi };
              if
              :: Q != NONE ->
-                pass();
+                pass(nd, MAYPOST);
                 atomic { gq[nd] = NONE; handoffs[nd] = 0; lheld[nd] = 0 }
              :: else -> atomic { lheld[nd] = 0 }
              fi
@@ -338,9 +447,13 @@ active [NP] proctype P()
     bit dl, c;
 
     nd = NODE(_pid);
+#ifdef LOOPS0
+    for (it : 1 .. (_pid == 0 -> LOOPS0 : LOOPS)) {
+#else
     for (it : 1 .. LOOPS) {
+#endif
         /* node-local lock: register, then take it (or time out) */
-        atomic { lwait[nd]++ };
+        atomic { lwait[nd]++ CALL_BEGIN };
         do
         :: atomic {
                lheld[nd] == 0 -> lheld[nd] = ME; lwait[nd]--;
@@ -459,20 +572,95 @@ hold:   /* enter the critical section with token tok */
         settle();
         goto next;
 release_global:
-        pass();
+        pass(nd, MAYPOST);
         atomic { gq[nd] = NONE; handoffs[nd] = 0; lheld[nd] = 0 };
 next:
+#ifdef BUG_POST_CALLS_ONLY
+        atomic { incall[_pid] = 0 }     /* back in the application */
+#else
         skip
+#endif
     }
     atomic { finished++; it = 0; nd = 0 }
+#ifdef BUG_POST_CALLS_ONLY
+    /* a barrier outside rdlm, then the context's destroy (a call) */
+    atomic { finished >= NP -> incall[_pid] = 1 }
+#endif
 }
+
+#ifdef POSTED
+/*
+ * Process p's completer (pid NP + p): the posted CAS lands, then the release
+ * is finished, without the node lock, concurrently with p's own steps.
+ * BUG_POST_COMPLETE_LOCKED: it finishes under the node lock, taken when free
+ * or borrowed while p itself holds it (l: taken).
+ */
+#define CP  (_pid - NP)                 /* the poster */
+#define GC  (3 + CP)                    /* its ghost slot */
+#ifdef BUG_POST_COMPLETE_LOCKED
+#define UNLOCK_C if :: l -> lheld[NODE(CP)] = 0; l = 0 :: else -> skip fi
+#else
+#define UNLOCK_C skip
+#endif
+active [NP] proctype C()
+{
+    byte Q, n, o, s;
+    bit c, l;
+
+    do
+    :: atomic {
+           pq[CP] != NONE ->            /* lands: CAS(W, HELD(Q) -> FREE(s)) */
+           Q = pq[CP]; s = ps[CP]; ps[CP] = 0;
+           if
+           :: W == Q -> W = FREEW(s); c = 1
+           :: else -> skip
+           fi
+       };
+#ifdef BUG_POST_CALLS_ONLY
+       atomic { incall[CP] -> skip };   /* bug: only inside p's calls */
+#endif
+#ifdef BUG_POST_COMPLETE_LOCKED
+       atomic {
+           lheld[NODE(CP)] == 0 || lheld[NODE(CP)] == CP + 1 ->
+           if
+           :: lheld[NODE(CP)] == 0 -> lheld[NODE(CP)] = ME; l = 1
+           :: else -> skip
+           fi
+       };
+#endif
+       if
+       :: atomic { c -> qstate[Q - 1] = IDLE; gpass[GC] = 0; pq[CP] = NONE;
+                        Q = NONE; s = 0; c = 0; UNLOCK_C }
+#ifdef BUG_POST_NO_CONTINUE
+       :: atomic { !c -> qstate[Q - 1] = IDLE; gpass[GC] = 0; /* bug: stop */
+                         pq[CP] = NONE; Q = NONE; s = 0; UNLOCK_C }
+#else
+       :: atomic { !c && qnext[Q - 1] != NONE -> n = qnext[Q - 1] };
+          atomic { GRANT(GC) };
+          if
+          :: atomic { o == WAITING ->       /* granted: done */
+                 qstate[Q - 1] = IDLE; gpass[GC] = 0; gdone[GC] = 0;
+                 pq[CP] = NONE; Q = NONE; n = NONE; o = 0; s = 0; UNLOCK_C }
+          :: atomic { o != WAITING ->       /* abandoned: pass over n */
+                 qstate[Q - 1] = IDLE; gdone[GC] = 0;
+                 Q = n; gpass[GC] = Q; n = NONE; o = 0 };
+             pass(GC, false);               /* blocking */
+             atomic { pq[CP] = NONE; UNLOCK_C }
+          fi
+#endif
+       fi
+    :: atomic { finished >= NP && pq[CP] == NONE -> break }
+    od;
+    atomic { finished++ }
+}
+#endif
 
 /* (d) at the end of a run where everybody finished */
 active proctype Final()
 {
     byte i;
     atomic {
-        finished == NP ->
+        finished == NFIN ->
         assert(IS_FREE(W));
         assert(gq[0] == NONE && gq[1] == NONE && gq[2] == NONE);
         assert(lheld[0] == 0 && lheld[1] == 0 && lheld[2] == 0);
