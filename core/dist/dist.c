@@ -184,7 +184,12 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
                   d->caps.backend);
     }
     d->serves_home = d->caps.amo_needs_target_progress && !d->barrier_only;
-    d->posts_release = d->tl->amo->cswap64_post != NULL && !d->barrier_only;
+    /* Only with a progress thread: a release whose posted free failed must be finished
+     * (its successor granted) also while this process is outside rdlm, say in an MPI
+     * barrier the successor waits for too (tests/model dist_lock.pml
+     * BUG_POST_CALLS_ONLY). */
+    d->posts_release = d->tl->amo->cswap64_post != NULL && d->caps.progress_thread &&
+                       !d->barrier_only;
     s = d->tl->mem->reg(d->tl, NULL, RDLM_DIST_QMEM_BYTES, &d->qmem);
     if (s == RDLM_OK) {
         s = d->tl->mem->addr(d->tl, d->qmem, &addr, &len);

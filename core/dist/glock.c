@@ -40,10 +40,12 @@
  * node becomes IDLE; failed, because a successor swapped W in meanwhile, the rest of
  * the pass runs (wait for its link, grant it) as a blocking pass would have run it.
  * A later acquire's CAS may land before the free: it then queues behind the
- * releasing place and is granted by that finish. Only the process's own queue node
- * (a cohort hand-over reads another's with gets) and only without leases (recovery
- * reads H and the FIRST bit, which the blocking path keeps exact). Spin model:
- * tests/model/dist_lock.pml -DPOSTED.
+ * releasing place and is granted by that finish. Only with a progress thread (the
+ * finish must not wait for this process's next call: its successor may be what that
+ * call waits for), only the process's own queue node (a cohort hand-over reads
+ * another's with gets) and only without leases (recovery reads H and the FIRST bit,
+ * which the blocking path keeps exact). Spin model: tests/model/dist_lock.pml
+ * -DPOSTED.
  */
 #include "glock.h"
 
