@@ -219,6 +219,7 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
     d->home_slots = params->home_slots;
     d->barrier_only = params->barrier_only;
     d->freed_hint = ~0ull; /* a word nobody used is FREE(0): guessed right (glock.c) */
+    d->calm_hint = ~0ull;
     pthread_mutex_init(&d->keys_lock, NULL);
     pthread_mutex_init(&d->combine_lock, NULL);
     s = rdlm_dist_hello(d, params);

@@ -197,6 +197,9 @@ typedef struct rdlm_dist {
     rdlm_tl_rkey_h *homekeys;        /* [nodes], unpacked lazily */
     rdlm_atomic_u32_t qclaim;        /* own queue nodes being claimed (bitmap) */
     uint16_t qgen[RDLM_DIST_QNODES]; /* generation of each own queue node's last use */
+    rdlm_atomic_u64_t calm_hint;     /* glock.c: per global word (hashed), whether its
+                                        last release here found no successor (then
+                                        the next one posts its free) */
     rdlm_atomic_u64_t freed_hint;    /* glock.c: per global word (hashed), whether this
                                         process was the last to free it */
     rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
