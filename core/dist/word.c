@@ -158,19 +158,31 @@ static void rdlm_dist_serve_own(rdlm_dist_t *d, const rdlm_dist_word_t *w)
     }
 }
 
+/* Before one remote atomic on home word w: its home's key, the home served, the
+ * operation counted. */
+static rdlm_status_t rdlm_dist_home_amo_key(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+                                            rdlm_tl_rkey_h *key_p)
+{
+    rdlm_status_t s = rdlm_dist_homekey(d, w->node, key_p);
+
+    if (s == RDLM_OK) {
+        rdlm_dist_serve_own(d, w);
+        rdlm_dist_count(&d->stats.home_ops);
+    }
+    return s;
+}
+
 /* One remote atomic on a home word, counted. */
 static rdlm_status_t rdlm_dist_home_amo(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                         rdlm_dist_amo_t op, uint64_t a, uint64_t b,
                                         uint64_t *old_p)
 {
     rdlm_tl_rkey_h key;
-    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+    rdlm_status_t s = rdlm_dist_home_amo_key(d, w, &key);
 
     if (s != RDLM_OK) {
         return s;
     }
-    rdlm_dist_serve_own(d, w);
-    rdlm_dist_count(&d->stats.home_ops);
     switch (op) {
     case RDLM_DIST_FADD:
         return rdlm_tl_fadd64(d->tl, key, w->offset, a, old_p);
@@ -203,13 +215,11 @@ rdlm_status_t rdlm_dist_w_cas_post(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                    uint64_t compare, uint64_t swap, rdlm_tl_op_t *op)
 {
     rdlm_tl_rkey_h key;
-    rdlm_status_t s = rdlm_dist_homekey(d, w->node, &key);
+    rdlm_status_t s = rdlm_dist_home_amo_key(d, w, &key);
 
     if (s != RDLM_OK) {
         return s;
     }
-    rdlm_dist_serve_own(d, w);
-    rdlm_dist_count(&d->stats.home_ops);
     rdlm_dist_count(&d->stats.home_ops_posted);
     return rdlm_tl_cswap64_post(d->tl, key, w->offset, compare, swap, op);
 }

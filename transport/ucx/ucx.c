@@ -818,6 +818,19 @@ static rdlm_status_t rdlm_ucx_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
     return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_SWAP, rkey, offset, value, 0, old_p);
 }
 
+/* Before a posted atomic on (rkey, offset): its destination, the atomic counted, and
+ * rdlm's worker lock taken if the peer is live (the caller unlocks after issuing). */
+static rdlm_status_t rdlm_ucx_post_begin(rdlm_ucx_ctx_t *c, rdlm_tl_rkey_h rkey,
+                                         uint64_t offset, rdlm_ucx_dest_t *d)
+{
+    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, 8, 8, d);
+
+    if (st != RDLM_OK)
+        return st;
+    rdlm_tl_stat_add(&c->super.stats.amo, 1);
+    return rdlm_ucx_lock_live(c, d->peer) ? RDLM_OK : RDLM_ERR_PEER_DEAD;
+}
+
 /* Posted: UCP copies the 8-byte operand when the request is created, so the request
  * is released at once (UCX frees it when it completes); flush completes it. */
 static rdlm_status_t rdlm_ucx_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
@@ -828,13 +841,10 @@ static rdlm_status_t rdlm_ucx_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey
                              .datatype = ucp_dt_make_contig(sizeof(uint64_t))};
     ucs_status_ptr_t req;
     rdlm_ucx_dest_t d;
-    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, 8, 8, &d);
+    rdlm_status_t st = rdlm_ucx_post_begin(c, rkey, offset, &d);
 
     if (st != RDLM_OK)
         return st;
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    if (!rdlm_ucx_lock_live(c, d.peer))
-        return RDLM_ERR_PEER_DEAD;
     req = ucp_atomic_op_nbx(d.ep, UCP_ATOMIC_OP_ADD, &add, 1, d.raddr, d.rkey, &p);
     if (UCS_PTR_IS_PTR(req))
         ucp_request_free(req);
@@ -871,16 +881,14 @@ static rdlm_status_t rdlm_ucx_cswap64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rke
     };
     ucs_status_ptr_t req;
     rdlm_ucx_dest_t d;
-    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, 8, 8, &d);
+    rdlm_status_t st;
 
-    if (st != RDLM_OK)
-        return st;
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
     op->old = swap;
     op->status = RDLM_OK;
     rdlm_store(&op->done, 0, RDLM_RELAXED);
-    if (!rdlm_ucx_lock_live(c, d.peer))
-        return RDLM_ERR_PEER_DEAD;
+    st = rdlm_ucx_post_begin(c, rkey, offset, &d);
+    if (st != RDLM_OK)
+        return st;
     req = ucp_atomic_op_nbx(d.ep, UCP_ATOMIC_OP_CSWAP, &compare, 1, d.raddr, d.rkey, &p);
     rdlm_ucx_unlock(c);
     if (req == NULL) {
