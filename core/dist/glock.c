@@ -43,12 +43,11 @@
  * releasing place and is granted by that finish. Only where the last release of the
  * word here found no successor (calm_hint): under contention a failed posted free
  * delays the successor's grant until the finish, which cost a quarter of the
- * hand-offs between 2 virtual nodes. Only with a progress thread (the
- * finish must not wait for this process's next call: its successor may be what that
- * call waits for), only the process's own queue node (a cohort hand-over reads
- * another's with gets) and only without leases (recovery reads H and the FIRST bit,
- * which the blocking path keeps exact). Spin model: tests/model/dist_lock.pml
- * -DPOSTED.
+ * hand-offs between 2 virtual nodes. Only with a progress thread (the finish must
+ * not wait for this process's next call: its successor may be what that call waits
+ * for), only the process's own queue node (a cohort hand-over reads another's with
+ * gets) and only without leases (recovery reads H and the FIRST bit, which the
+ * blocking path keeps exact). Spin model: tests/model/dist_lock.pml -DPOSTED.
  */
 #include "glock.h"
 
