@@ -22,9 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "api.h"
+#include "atomics.h"
 #include "bootstrap_mpi.h"
+#include "ctx_dist.h"
 #include "log.h"
+#include "nodes.h"
 
 typedef struct rdlm_mpi_glue {
     rdlm_tl_bootstrap_t bs;

@@ -15,6 +15,7 @@
 
 #include "bootstrap.h"
 #include "config.h"
+#include "ctx_dist.h"
 #include "dist.h"
 #include "local.h"
 
@@ -36,14 +37,6 @@ typedef struct rdlm_obj {
 
 /* A public handle (rdlm_lock_h, ...) is an rdlm_obj_t. */
 #define RDLM_OBJ(h) ((rdlm_obj_t *)(void *)(h))
-
-/** Called once at rdlm_ctx_destroy after the distributed part is closed, to free
- *  what the creator of the bootstrap owns (the MPI glue, the TCP rendezvous). */
-typedef void (*rdlm_ctx_fini_func_t)(void *arg);
-
-/** rdlm_ctx_create_dist flags: no lease, no authority; only the barrier (see there). */
-#define RDLM_CTX_DIST_NO_LEASE 1u
-#define RDLM_CTX_DIST_BARRIER_ONLY 2u
 
 struct rdlm_ctx {
     rdlm_local_t local;
@@ -79,24 +72,6 @@ rdlm_status_t rdlm_ctx_check(const struct rdlm_ctx *ctx, const char *func);
 /** rdlm_ctx_check, then RDLM_ERR_INVALID_ARG (logged) if the output pointer is NULL. */
 rdlm_status_t rdlm_ctx_check_out(const struct rdlm_ctx *ctx, const void *out,
                                  const char *func);
-
-/**
- * Create a distributed context over bootstrap (collective over it; see
- * rdlm_mpi_ctx_create and rdlm_ctx_create for the contracts). hostkey names the
- * process's host (processes with equal keys share a node; NULL: hostname, boot id and
- * network namespace). flags: RDLM_CTX_DIST_NO_LEASE makes a context that holds no
- * lease and starts no authority whatever RDLM_AUTHORITY / RDLM_JOB_AUTHORITY say
- * (rdlm_mpi_barrier's contexts); RDLM_CTX_DIST_BARRIER_ONLY, for a context that only
- * runs the collective barrier (rdlm_mpi_barrier's), starts no progress thread unless
- * RDLM_PROGRESS=thread: the barrier's leaders progress while they wait, and a thread
- * per process would take CPU from the program's own. fini(fini_arg) runs at
- * rdlm_ctx_destroy after the transport is closed, and also here if creation fails
- * (so the caller frees the bootstrap in one place).
- */
-rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
-                                   const rdlm_tl_bootstrap_t *bootstrap, const char *hostkey,
-                                   unsigned flags, rdlm_ctx_fini_func_t fini, void *fini_arg,
-                                   rdlm_ctx_h *ctx_p);
 
 /** Why h is not an open handle of kind (logged, naming func). */
 rdlm_status_t rdlm_obj_check_failed(const void *h, unsigned kind, const char *func);

@@ -11,6 +11,8 @@
 
 #include <rdlm/status.h>
 
+#include "shared.h"
+
 #define RDLM_JOB_MAX 32
 #define RDLM_IP_MAX 15   /* "255.255.255.255" */
 #define RDLM_ADDR_MAX 21 /* "255.255.255.255:65535" */
@@ -184,7 +186,7 @@ typedef struct rdlm_config {
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p);
 
 /** rdlm_config_parse(environ) and apply the log level. */
-rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
+RDLM_SHARED rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
 
 /** 1 if text is "a.b.c.d:port" (port 1..65535); *ip_p (network order) and *port_p
  *  are set if not NULL. */
@@ -210,7 +212,7 @@ const char *rdlm_config_verbs_connect_name(rdlm_verbs_connect_t method);
 
 /** Name of a peer-failure setting ("auto", "on", "off"); NULL if out of range. */
 const char *rdlm_config_peer_failure_name(rdlm_peer_failure_t setting);
-const char *rdlm_config_pmpi_barrier_name(rdlm_pmpi_barrier_t setting);
+RDLM_SHARED const char *rdlm_config_pmpi_barrier_name(rdlm_pmpi_barrier_t setting);
 
 /** Print "NAME=value  # help" for every entry. */
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out);

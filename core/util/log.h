@@ -5,6 +5,8 @@
 #ifndef RDLM_LOG_H
 #define RDLM_LOG_H
 
+#include "shared.h"
+
 typedef enum rdlm_log_level {
     RDLM_LOG_ERROR,
     RDLM_LOG_WARN,
@@ -18,14 +20,14 @@ typedef enum rdlm_log_level {
 void rdlm_log_set_level(rdlm_log_level_t level);
 
 /** Current threshold. */
-rdlm_log_level_t rdlm_log_get_level(void);
+RDLM_SHARED rdlm_log_level_t rdlm_log_get_level(void);
 
 /** Name of a level ("warn"); NULL if out of range. */
 const char *rdlm_log_level_name(rdlm_log_level_t level);
 
 /** Write one line "rdlm[pid] level file:line: message" to stderr. */
-void rdlm_log_write(rdlm_log_level_t level, const char *file, int line, const char *fmt,
-                    ...) __attribute__((format(printf, 4, 5)));
+RDLM_SHARED void rdlm_log_write(rdlm_log_level_t level, const char *file, int line,
+                                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #define rdlm_log(level, ...)                                                               \
     do {                                                                                   \

@@ -4,7 +4,11 @@
  * Thread levels: the context may be created under any thread level; rdlm's own calls
  * into MPI (at create and destroy only) are made by the calling thread. The rdlm API
  * itself is thread-safe whatever the level; under MPI_THREAD_SINGLE/FUNNELED, create
- * and destroy must be called by the thread that may call MPI. docs/mpi.md.
+ * and destroy must be called by the thread that may call MPI.
+ *
+ * These calls live in librdlm_mpi.so, apart from librdlm.so (which links no MPI): link
+ * -lrdlm_mpi (pkg-config rdlm-mpi; CMake: find_package(rdlm COMPONENTS mpi), target
+ * rdlm::mpi) with the MPI compiler wrapper. docs/mpi.md.
  */
 #ifndef RDLM_MPI_H
 #define RDLM_MPI_H

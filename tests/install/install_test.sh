@@ -1,29 +1,97 @@
 #!/usr/bin/env bash
-# Install the built tree into a temporary prefix, then build and run an external
-# program against it twice: through find_package(rdlm CONFIG) and through pkg-config.
-# usage: install_test.sh <build-dir> <source-dir>
+# Install the built tree into a temporary prefix, move the prefix elsewhere (an
+# installed rdlm must not depend on where it was installed or built), then check it as
+# a user and a packager would:
+#   - every installed program and library finds rdlm's libraries through a RUNPATH
+#     relative to $ORIGIN, with no build-tree path, and the tools run with no
+#     LD_LIBRARY_PATH;
+#   - librdlm.so links no MPI and exports only the public API and its RDLM_SHARED
+#     internals;
+#   - an external program builds and runs through find_package(rdlm CONFIG) and
+#     through pkg-config;
+#   - with MPI: an external MPI program builds through find_package(rdlm COMPONENTS
+#     mpi) and through pkg-config rdlm-mpi, runs under mpirun, and runs again with the
+#     installed librdlm_pmpi.so preloaded, whose MPI_Barrier must be rdlm's.
+# usage: install_test.sh <build-dir> <source-dir> [<mpiexec> <mpicc>]
 set -euo pipefail
 build=$1
 src=$2
+mpiexec=${3:-}
+mpicc=${4:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
 
-cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
-libdir=$(find "$tmp/prefix" -name 'librdlm.so.0' -printf '%h\n' | head -1)
-test -n "$libdir" || { echo "FAIL: librdlm.so.0 (soname = major) not installed"; exit 1; }
-if find "$tmp/prefix/include" -name '*.h' | xargs grep -l 'RDLM_BUILDING_LIBRARY' | grep -v export.h; then
-  echo "FAIL: an installed header depends on the library's build macro"; exit 1
+cmake --install "$build" --prefix "$tmp/staged" > "$tmp/install.log"
+mv "$tmp/staged" "$tmp/prefix"
+prefix=$tmp/prefix
+libdir=$(find "$prefix" -name 'librdlm.so.0' -printf '%h\n' | head -1)
+test -n "$libdir" || fail "librdlm.so.0 (soname = major) not installed"
+if find "$prefix/include" -name '*.h' | xargs grep -l 'RDLM_BUILDING_LIBRARY' | grep -v export.h; then
+  fail "an installed header depends on the library's build macro"
 fi
 
-# 1. CMake package
-cmake -S "$src/tests/install/consumer" -B "$tmp/cmake-build" \
-      -DCMAKE_PREFIX_PATH="$tmp/prefix" > "$tmp/cmake.log"
-cmake --build "$tmp/cmake-build" > "$tmp/cmake-build.log"
-LD_LIBRARY_PATH="$libdir" "$tmp/cmake-build/consumer"
+# 1. Relocatable binaries, no MPI in the core library
+elves=$(find "$prefix/bin" "$libdir" -maxdepth 1 -type f \( -perm -u+x -o -name '*.so.*' \))
+test -n "$elves" || fail "no programs or libraries installed"
+for f in $elves; do
+  runpath=$(readelf -d "$f" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+  case $runpath in
+  '$ORIGIN'*) ;;
+  *) fail "$f: RUNPATH '$runpath' is not relative to \$ORIGIN" ;;
+  esac
+  case $runpath in
+  *"$(cd "$build" && pwd)"* | *"$(cd "$src" && pwd)"*) fail "$f: RUNPATH names the build tree" ;;
+  esac
+  if env -u LD_LIBRARY_PATH ldd "$f" | grep 'not found'; then
+    fail "$f: a library is not found without LD_LIBRARY_PATH"
+  fi
+done
+if readelf -d "$libdir/librdlm.so.0" | grep NEEDED | grep -i mpi; then
+  fail "librdlm.so links MPI (the MPI integration belongs in librdlm_mpi.so)"
+fi
+# Exactly the public functions leave librdlm.so (RDLM_EXPORT, declared in an installed
+# header), plus the few RDLM_SHARED internals librdlm_mpi.so and the shim call.
+shared=$(grep -rhE '^RDLM_SHARED ' "$src/core" | sed -E 's/^[^(]*[ *](rdlm_[a-z0-9_]+)\(.*/\1/')
+for sym in $(nm -D --defined-only "$libdir/librdlm.so.0" | awk '{print $3}'); do
+  grep -rqw -- "$sym" "$prefix/include" || grep -qx -- "$sym" <<< "$shared" ||
+    fail "librdlm.so exports $sym, which is neither public nor RDLM_SHARED"
+done
+env -u LD_LIBRARY_PATH "$prefix/bin/rdlm_info" > "$tmp/rdlm_info.out" ||
+  fail "the installed rdlm_info does not run: $(cat "$tmp/rdlm_info.out")"
 
-# 2. pkg-config
-PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --exists rdlm
+# 2. CMake package
+cmake -S "$src/tests/install/consumer" -B "$tmp/cmake-build" \
+      -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_MPI=$([ -n "$mpiexec" ] && echo ON || echo OFF) \
+      > "$tmp/cmake.log"
+cmake --build "$tmp/cmake-build" > "$tmp/cmake-build.log"
+"$tmp/cmake-build/consumer"
+
+# 3. pkg-config
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+pkg-config --exists rdlm
 cc -std=c11 -o "$tmp/consumer-pc" "$src/tests/install/consumer/consumer.c" \
-   $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs rdlm)
+   $(pkg-config --cflags --libs rdlm)
 LD_LIBRARY_PATH="$libdir" "$tmp/consumer-pc"
-echo "install test: both consumers built and ran"
+
+if [ -z "$mpiexec" ]; then
+  echo "install test: relocated prefix runs; both consumers built and ran (no MPI)"
+  exit 0
+fi
+
+# 4. MPI: rdlm::mpi, rdlm-mpi.pc, and the shim preloaded from the installed prefix
+run=("$mpiexec" -n 2 --oversubscribe --bind-to none)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 RDLM_JOB=t-install-mpi
+timeout 60 "${run[@]}" "$tmp/cmake-build/mpi_consumer" | grep -q "mpi consumer: ok" ||
+  fail "the CMake-built MPI consumer did not print ok"
+"$mpicc" -o "$tmp/mpi-consumer-pc" "$src/tests/install/consumer/mpi_consumer.c" \
+   $(pkg-config --cflags --libs rdlm-mpi)
+timeout 60 "${run[@]}" -x LD_LIBRARY_PATH="$libdir" "$tmp/mpi-consumer-pc" |
+  grep -q "mpi consumer: ok" || fail "the pkg-config-built MPI consumer did not print ok"
+out=$(timeout 60 "${run[@]}" -x LD_PRELOAD="$libdir/librdlm_pmpi.so" -x RDLM_PMPI_BARRIER=1 \
+      -x RDLM_STATS=1 "$tmp/cmake-build/mpi_consumer" 2>&1) ||
+  fail "with the installed librdlm_pmpi.so preloaded the job failed: $out"
+grep -q "mpi consumer: ok" <<< "$out" || fail "preloaded: no ok line: $out"
+# The shim's own context reports its barriers in the statistics at MPI_Finalize.
+grep -q " barriers [1-9]" <<< "$out" || fail "preloaded: MPI_Barrier did not run rdlm's: $out"
+echo "install test: relocated prefix runs; C, CMake, pkg-config and MPI consumers and the preloaded shim ran"
