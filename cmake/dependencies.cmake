@@ -20,9 +20,39 @@ endif()
 
 if(RDLM_WITH_MPI OR RDLM_WITH_PMPI)
   find_package(MPI REQUIRED COMPONENTS C)
-  # Open MPI refuses root and more ranks than cores without these.
-  set(RDLM_MPIEXEC_FLAGS --oversubscribe --allow-run-as-root)
+  # The launcher's flavour decides the tests' mpiexec flags. Open MPI's refuses root
+  # and more ranks than cores without the two below and hands a variable to the ranks
+  # with -x VAR=value; MPICH's hydra needs neither and uses -genv VAR value. Build
+  # against MPICH with -DMPI_C_COMPILER=mpicc.mpich -DMPIEXEC_EXECUTABLE=mpiexec.mpich.
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _rdlm_mpiexec_v
+                  ERROR_VARIABLE _rdlm_mpiexec_v TIMEOUT 30)
+  if(_rdlm_mpiexec_v MATCHES "HYDRA")
+    set(RDLM_MPI_FLAVOR mpich)
+    set(RDLM_MPIEXEC_FLAGS "")
+  else()
+    set(RDLM_MPI_FLAVOR openmpi)
+    set(RDLM_MPIEXEC_FLAGS --oversubscribe --allow-run-as-root)
+  endif()
+  message(STATUS "MPI: ${RDLM_MPI_FLAVOR} (${MPIEXEC_EXECUTABLE})")
 endif()
+
+# rdlm_mpiexec_env(<out> VAR=value...): the mpiexec flags that give every rank
+# VAR=value, in the found launcher's syntax.
+function(rdlm_mpiexec_env out)
+  set(_flags)
+  foreach(_kv ${ARGN})
+    if(RDLM_MPI_FLAVOR STREQUAL "mpich")
+      string(FIND "${_kv}" "=" _eq)
+      string(SUBSTRING "${_kv}" 0 ${_eq} _k)
+      math(EXPR _eq "${_eq} + 1")
+      string(SUBSTRING "${_kv}" ${_eq} -1 _v)
+      list(APPEND _flags -genv ${_k} ${_v})
+    else()
+      list(APPEND _flags -x ${_kv})
+    endif()
+  endforeach()
+  set(${out} ${_flags} PARENT_SCOPE)
+endfunction()
 
 if(RDLM_BUILD_TESTS)
   # cmocka 1.1.5 sets CMOCKA_INCLUDE_DIR / CMOCKA_LIBRARIES only.

@@ -16,6 +16,7 @@
  * Only PMPI_* is called here and in librdlm, so there is no recursion.
  */
 #include <mpi.h>
+#include <stddef.h>
 
 #include "choose.h"
 
