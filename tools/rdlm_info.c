@@ -37,11 +37,11 @@ static const char rdlm_info_usage[] =
     "  -c, --config      every RDLM_* variable: effective value (RDLM_JOB: the job a\n"
     "                    context created now joins), source (env, default, or the\n"
     "                    launcher variable of the job) and default; then the segment\n"
-    "  -p, --parsable    -b, -t, -c as one \"section:key:value\" line per field:\n"
-    "                    build:version:X.Y.Z, build:OPTION:VALUE, topology:FIELD:VALUE,\n"
-    "                    config:NAME:FIELD:TEXT with FIELD value, default, allowed,\n"
-    "                    source, help (TEXT runs to the end of the line and may\n"
-    "                    contain ':'); -d has no parsable form\n"
+    "  -p, --parsable    one \"section:key:value\" line per field: build:version:X.Y.Z,\n"
+    "                    build:OPTION:VALUE, transport:NAME:FIELD:VALUE,\n"
+    "                    topology:FIELD:VALUE, config:NAME:FIELD:TEXT with FIELD value,\n"
+    "                    default, allowed, source, help (the value runs to the end of\n"
+    "                    the line and may contain ':')\n"
     "      --config-markdown  the configuration table of README.md, from the built-in\n"
     "                    list (scripts/config-table.sh puts it there)\n"
     "  -V, --version     print the version and exit\n"
@@ -145,9 +145,6 @@ static int rdlm_info_options(int argc, char **argv, unsigned *sections_p, int *p
     if (optind != argc) {
         return rdlm_cli_usage_error("rdlm_info", "unexpected argument '%s'", argv[optind]);
     }
-    if (*parsable_p && (*sections_p & RDLM_INFO_DEVICES)) {
-        return rdlm_cli_usage_error("rdlm_info", "-d has no parsable form");
-    }
     return -1;
 }
 
@@ -163,7 +160,7 @@ int main(int argc, char **argv)
         return rc;
     }
     if (sections == 0) {
-        sections = parsable ? RDLM_INFO_ALL & ~RDLM_INFO_DEVICES : RDLM_INFO_ALL;
+        sections = RDLM_INFO_ALL;
     }
     /* Loaded first for the log level and RDLM_PROGRESS; printed (or refused) below. */
     cfg_st = rdlm_config_load(&cfg);
@@ -173,7 +170,9 @@ int main(int argc, char **argv)
     if (sections & RDLM_INFO_BUILD) {
         rdlm_info_build(parsable);
     }
-    if (sections & RDLM_INFO_DEVICES) {
+    if ((sections & RDLM_INFO_DEVICES) && parsable) {
+        rdlm_info_transports_parsable(&cfg);
+    } else if (sections & RDLM_INFO_DEVICES) {
         printf("transports:\n");
         rdlm_info_transports(&cfg);
     }

@@ -11,6 +11,13 @@
  *  (opens each backend once; slow with UCX). */
 void rdlm_info_transports(const rdlm_config_t *cfg);
 
+/** -d -p: one "transport:NAME:FIELD:VALUE" line per fact: for every backend built,
+ *  usable (yes/no), reason (when not), chosen (is RDLM_TRANSPORT: yes/no), UCX's
+ *  version and transports, verbs' connect method; the chosen usable one's
+ *  operations, atomic_domain, target_progress, threads, serialized_by_rdlm,
+ *  am_payload. */
+void rdlm_info_transports_parsable(const rdlm_config_t *cfg);
+
 /**
  * -c: every entry of the configuration table with its effective value, default and
  * source (env, default, or for RDLM_JOB the launcher variable it came from), then the

@@ -1,6 +1,7 @@
 /*
  * rdlm_info's transports section (-d): the backends built, whether each opens here,
- * UCX's transports, and the capabilities of RDLM_TRANSPORT's context.
+ * UCX's transports, and the capabilities of RDLM_TRANSPORT's context; as text or as
+ * transport:NAME:FIELD:VALUE lines (-d -p).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,21 +112,28 @@ static int rdlm_info_probe(const rdlm_config_t *cfg, const char *name, rdlm_tl_c
     return 1;
 }
 
+/* The operations of caps' flags, space-separated, into buf (len >= 80). */
+static void rdlm_info_ops(const rdlm_tl_caps_t *caps, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s%s%s%s", caps->flags & RDLM_TL_CAP_AMO64 ? " amo64" : "",
+             caps->flags & RDLM_TL_CAP_AMO64_POST ? " amo64-posted" : "",
+             caps->flags & RDLM_TL_CAP_RMA ? " put/get" : "",
+             caps->flags & RDLM_TL_CAP_AM ? " active-messages" : "",
+             caps->flags & RDLM_TL_CAP_LOOPBACK ? " loopback" : "",
+             caps->flags & RDLM_TL_CAP_PEER_FAILURE ? " peer-failure" : "");
+}
+
 static void rdlm_info_caps(rdlm_tl_ctx_h ctx)
 {
     rdlm_tl_caps_t caps;
+    char ops[128];
 
     if (ctx->setup->query(ctx, &caps) != RDLM_OK) {
         printf("    capabilities: query failed\n");
         return;
     }
-    printf("    operations  :%s%s%s%s%s%s\n",
-           caps.flags & RDLM_TL_CAP_AMO64 ? " amo64" : "",
-           caps.flags & RDLM_TL_CAP_AMO64_POST ? " amo64-posted" : "",
-           caps.flags & RDLM_TL_CAP_RMA ? " put/get" : "",
-           caps.flags & RDLM_TL_CAP_AM ? " active-messages" : "",
-           caps.flags & RDLM_TL_CAP_LOOPBACK ? " loopback" : "",
-           caps.flags & RDLM_TL_CAP_PEER_FAILURE ? " peer-failure" : "");
+    rdlm_info_ops(&caps, ops, sizeof(ops));
+    printf("    operations  :%s\n", ops);
     printf("    atomics     : domain %s; target progress needed: %s\n",
            rdlm_tl_atomic_domain_str(caps.atomic_domain),
            caps.amo_needs_target_progress ? "yes" : "no");
@@ -203,4 +211,67 @@ void rdlm_info_transports(const rdlm_config_t *cfg)
            cfg->peer_failure == RDLM_PEER_FAILURE_OFF
                ? "not detected: an operation on a dead peer may hang"
                : "an operation on a dead watched peer returns RDLM_ERR_PEER_DEAD");
+}
+
+/* transport:NAME:FIELD:VALUE lines of the capabilities of ctx (backend name). */
+static void rdlm_info_caps_parsable(const char *name, rdlm_tl_ctx_h ctx)
+{
+    rdlm_tl_caps_t caps;
+    char ops[128];
+
+    if (ctx->setup->query(ctx, &caps) != RDLM_OK) {
+        printf("transport:%s:capabilities:query failed\n", name);
+        return;
+    }
+    rdlm_info_ops(&caps, ops, sizeof(ops));
+    printf("transport:%s:operations:%s\n", name, ops[0] ? ops + 1 : "");
+    printf("transport:%s:atomic_domain:%s\n", name,
+           rdlm_tl_atomic_domain_str(caps.atomic_domain));
+    printf("transport:%s:target_progress:%s\n", name,
+           caps.amo_needs_target_progress ? "yes" : "no");
+    printf("transport:%s:threads:%s\n", name,
+           caps.thread_mode == RDLM_TL_THREAD_MULTI ? "multi" : "single");
+    printf("transport:%s:serialized_by_rdlm:%s\n", name,
+           caps.serialized_by_rdlm ? "yes" : "no");
+    printf("transport:%s:am_payload:%zu\n", name, caps.am_max_payload);
+}
+
+void rdlm_info_transports_parsable(const rdlm_config_t *cfg)
+{
+    for (const rdlm_tl_backend_t *const *b = rdlm_tl_backends(); *b != NULL; b++) {
+        const char *name = (*b)->name;
+        int chosen = strcmp(name, cfg->transport) == 0;
+        rdlm_tl_ctx_h ctx = NULL;
+        const char *why = NULL;
+        int ok;
+
+        fflush(stdout); /* a refused open logs on stderr */
+        ok = rdlm_info_probe(cfg, name, &ctx, &why);
+        printf("transport:%s:usable:%s\n", name, ok ? "yes" : "no");
+        if (!ok) {
+            printf("transport:%s:reason:%s\n", name, why);
+        }
+        printf("transport:%s:chosen:%s\n", name, chosen ? "yes" : "no");
+#if RDLM_INFO_HAVE_UCX
+        if (strcmp(name, "ucx") == 0) {
+            char tls[256];
+
+            printf("transport:ucx:version:%s\n", ucp_get_version_string());
+            if (ok) {
+                rdlm_info_ucx_resources(tls, sizeof(tls));
+                printf("transport:ucx:transports:%s\n", tls);
+            }
+        }
+#endif
+#if RDLM_INFO_HAVE_VERBS
+        if (strcmp(name, "verbs") == 0) {
+            printf("transport:verbs:connect:%s\n",
+                   rdlm_config_verbs_connect_name(cfg->verbs_connect));
+        }
+#endif
+        if (ok && chosen) {
+            rdlm_info_caps_parsable(name, ctx);
+        }
+        rdlm_tl_destroy(ctx); /* NULL-safe */
+    }
 }

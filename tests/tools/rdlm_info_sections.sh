@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rdlm_info's selectors and parsable output: each selector prints its section only;
-# no selector prints every section; --parsable prints "section:key:value" lines only,
+# no selector prints every section; --parsable prints "section:key:value" lines only
+# (transport:NAME:FIELD:VALUE for -d),
 # one value/default/allowed/source/help line per entry of the configuration table;
 # RDLM_JOB shows the effective job (RDLM_JOB, else the launcher's job id, else
 # "default"); a bad configuration exits 2.
@@ -44,11 +45,18 @@ for field in default allowed source help; do
     fail "-c -p: not one $field line per variable"
 done
 out=$("${clean[@]}" "$info" -p) || fail "-p: exit $?"
-bad=$(grep -Ev '^(build|topology|config):[A-Za-z_]+:' <<<"$out")
+bad=$(grep -Ev '^(build|transport|topology|config):[A-Za-z_]+:' <<<"$out")
 [ -z "$bad" ] || fail "-p: lines not section:key:value: $(head -3 <<<"$bad")"
 has "$out" '^build:version:[0-9]' -p
 has "$out" '^build:RDLM_WITH_AUTHORITY:' -p
 has "$out" '^topology:cores:[0-9]' -p
+has "$out" '^transport:shm:usable:yes$' -p
+out=$("${clean[@]}" RDLM_TRANSPORT=shm "$info" -d -p) || fail "-d -p: exit $?"
+bad=$(grep -Ev '^transport:[a-z]+:[a-z_]+:' <<<"$out")
+[ -z "$bad" ] || fail "-d -p: lines not transport:NAME:FIELD:VALUE: $(head -3 <<<"$bad")"
+has "$out" '^transport:shm:chosen:yes$' "RDLM_TRANSPORT=shm -d -p"
+has "$out" '^transport:shm:operations:amo64' "RDLM_TRANSPORT=shm -d -p"
+lacks "$out" '^transport:ucx:chosen:yes$' "RDLM_TRANSPORT=shm -d -p"
 out=$("${clean[@]}" RDLM_SPIN=7 "$info" -c -p)
 has "$out" '^config:RDLM_SPIN:value:7$' "RDLM_SPIN=7"
 has "$out" '^config:RDLM_SPIN:source:env$' "RDLM_SPIN=7"
@@ -72,7 +80,7 @@ has "$out" '^config:RDLM_JOB:source:default$' "no job variable"
 err=$("${clean[@]}" RDLM_SPIN=x "$info" -c -p 2>&1 >/dev/null); rc=$?
 [ "$rc" = 2 ] || fail "RDLM_SPIN=x: exit $rc, expected 2"
 has "$err" 'RDLM_SPIN' "RDLM_SPIN=x (stderr)"
-err=$("${clean[@]}" "$info" -d -p 2>&1 >/dev/null); rc=$?
-[ "$rc" = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] || fail "-d -p: exit $rc, '$err'"
+err=$("${clean[@]}" "$info" -c extra 2>&1 >/dev/null); rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] || fail "-c extra: exit $rc, '$err'"
 [ "$failed" = 0 ] && echo "rdlm_info: selectors, parsable output and the effective job"
 exit "$failed"
