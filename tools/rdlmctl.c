@@ -27,7 +27,7 @@ static void rdlm_ctl_usage(FILE *out)
 {
     fputs("usage: rdlmctl status --authority a.b.c.d:port[,...] [--json] "
           "[--timeout-ms 1000]\n"
-          "       rdlmctl --version | --help\n"
+          "       rdlmctl -V|--version | -h|--help\n"
           "\n"
           "Ask every replica of the authority for its status (client addresses, 1-7).\n"
           "Exit 0 if a majority answered and exactly one of them is the leader, else 1;\n"

@@ -52,7 +52,7 @@ static void rdlm_daemon_usage(FILE *out)
           "             [--frame-timeout-ms 5000] [--idle-timeout-ms 60000]\n"
           "             [--snapshot-threshold 1024] [--home-slots 4096]\n"
           "             [--log-level error|warn|info|debug|trace]\n"
-          "       rdlmd --version | --help\n"
+          "       rdlmd -V|--version | -h|--help\n"
           "\n"
           "One replica of the rdlm lease authority. --peers lists every replica (the\n"
           "same list on all of them, 1-7 entries) with its Raft address and its client\n"
