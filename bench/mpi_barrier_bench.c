@@ -57,6 +57,7 @@
 #include <rdlm.h>
 #include <rdlm/mpi.h>
 
+#include "cli.h"
 #include "clock.h"
 #include "options.h"
 #include "rounds.h"
@@ -317,6 +318,7 @@ static int rdlm_mbb_phase(uint32_t slot, uint32_t round, void *arg)
 static const char rdlm_mbb_usage[] =
     "Usage: mpirun -np N rdlm-mpi-barrier-bench [--impls LIST] [-i ITER] [-x WARMUP]\n"
     "         [-r ROUNDS] [-t CAP_MS] [-c COMPUTE_US] [-f]\n"
+    "       rdlm-mpi-barrier-bench -V|--version | -h|--help\n"
     "  --impls LIST   comma-separated, in this order in a round (default rdlm,mpi):\n"
     "                 rdlm          rdlm_ctx_barrier\n"
     "                 mpi           MPI_Barrier\n"
@@ -328,7 +330,8 @@ static const char rdlm_mbb_usage[] =
     "  -r ROUNDS      rounds, each running every impl once, alternating order (5)\n"
     "  -c COMPUTE_US  compute between arrive and wait of the split impls (20)\n"
     "  -f             full table: also avg and min over ranks, p50, p99, iterations\n"
-    "Latency: max over ranks of each rank's mean, median over rounds.\n";
+    "Latency: max over ranks of each rank's mean, median over rounds.\n"
+    "Exit: 0 ran or printed help/version; 2 bad command line (one line on stderr).\n";
 
 /* A decimal count, the whole of text, at least min; 0 or -1. */
 static int rdlm_mbb_parse_u64(const char *text, uint64_t min, uint64_t *value_p)
@@ -367,14 +370,18 @@ static int rdlm_mbb_parse_impls(rdlm_mbb_t *b, const char *list)
     return b->nimpl > 0 ? 0 : -1;
 }
 
-/* -1 to run, else the exit status (usage printed by rank 0). */
+/* -1 to run, else the exit status (help, version or one error line printed by
+ * rank 0). */
 static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
 {
+    static const char tool[] = "rdlm-mpi-barrier-bench";
     static const struct option longopts[] = {
         {"impls", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    static const char optstring[] = ":m:i:x:r:t:c:fhV";
     uint64_t rounds = 5, cap_ms = 2000, compute_us = 20;
     int ok = 1;
     int c;
@@ -384,7 +391,8 @@ static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
     b->impl[0] = RDLM_MBB_RDLM;
     b->impl[1] = RDLM_MBB_MPI;
     b->nimpl = 2;
-    while (ok && (c = getopt_long(argc, argv, "m:i:x:r:t:c:fh", longopts, NULL)) != -1) {
+    opterr = 0; /* rank 0 reports, in one line */
+    while (ok && (c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
         switch (c) {
         case 'm':
             ok = rdlm_mbb_parse_impls(b, optarg) == 0;
@@ -413,16 +421,21 @@ static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
                 fputs(rdlm_mbb_usage, stdout);
             }
             return 0;
+        case 'V':
+            return b->rank == 0 ? rdlm_cli_version(tool) : 0;
         default:
-            ok = 0;
-            break;
+            return b->rank == 0 ? rdlm_cli_bad_option(tool, c, optstring, argv)
+                                : RDLM_CLI_EXIT_USAGE;
+        }
+        if (!ok) {
+            return b->rank == 0 ? rdlm_cli_bad_value(tool, c, longopts, optarg)
+                                : RDLM_CLI_EXIT_USAGE;
         }
     }
-    if (!ok || optind != argc) {
-        if (b->rank == 0) {
-            fputs(rdlm_mbb_usage, stderr);
-        }
-        return 2;
+    if (optind != argc) {
+        return b->rank == 0
+                   ? rdlm_cli_usage_error(tool, "unexpected argument '%s'", argv[optind])
+                   : RDLM_CLI_EXIT_USAGE;
     }
     b->rounds = (uint32_t)rounds;
     b->cap_ns = cap_ms * 1000000ull;

@@ -142,6 +142,7 @@
 #include <rdlm.h>
 #include <rdlm/mpi.h>
 
+#include "cli.h"
 #include "clock.h"
 #include "lock_bench.h"
 #include "options.h"
@@ -409,6 +410,7 @@ static const char rdlm_mlb_usage[] =
     "Usage: mpirun -np N rdlm-mpi-lock-bench --mode uncontended|contended|memory|counter\n"
     "         [--impls LIST] [-i ITER] [-x WARMUP] [-r ROUNDS] [-t CAP_MS]\n"
     "         [-d DURATION_MS]\n"
+    "       rdlm-mpi-lock-bench -V|--version | -h|--help\n"
     "  --impls LIST  a comma-separated subset of the mode's implementations, in the\n"
     "                order to alternate them (default: all)\n"
     "  uncontended: rdlm lock homed on another node vs raw ucp atomics, MPI_Win_lock,\n"
@@ -420,7 +422,27 @@ static const char rdlm_mlb_usage[] =
     "               locks homed on more nodes\n"
     "  counter:     every rank loops rdlm_counter_fetch_add, MPI_Fetch_and_op, a sharded\n"
     "               counter's fetch-add, a semaphore's acquire+release, alternating, for\n"
-    "               -d ms each (defaults -d 500 -x 100 -r 5 -i 10000000)\n";
+    "               -d ms each (defaults -d 500 -x 100 -r 5 -i 10000000)\n"
+    "Exit: 0 ran or printed help/version; 2 bad command line (one line on stderr).\n";
+
+#define RDLM_MLB_TOOL "rdlm-mpi-lock-bench"
+
+/* The exit status of -h, -V or a flag getopt refused (c), printed by rank 0. */
+static int rdlm_mlb_option_exit(const rdlm_mlb_t *m, int c, const char *optstring,
+                                char *const *argv)
+{
+    if (c == 'h') {
+        if (m->rank == 0) {
+            fputs(rdlm_mlb_usage, stdout);
+        }
+        return 0;
+    }
+    if (m->rank != 0) {
+        return c == 'V' ? 0 : RDLM_CLI_EXIT_USAGE;
+    }
+    return c == 'V' ? rdlm_cli_version(RDLM_MLB_TOOL)
+                    : rdlm_cli_bad_option(RDLM_MLB_TOOL, c, optstring, argv);
+}
 
 /* One option; 0, or -1 for a bad value. */
 static int rdlm_mlb_option(rdlm_mlb_t *m, int c, const char *arg, uint64_t *v)
@@ -458,34 +480,41 @@ static int rdlm_mlb_option(rdlm_mlb_t *m, int c, const char *arg, uint64_t *v)
     }
 }
 
-/* -1 to run, else the exit status (usage printed by rank 0). */
+/* -1 to run, else the exit status (help, version or one error line printed by
+ * rank 0). */
 static int rdlm_mlb_options(rdlm_mlb_t *m, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"mode", required_argument, NULL, 'm'},
         {"impls", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    static const char optstring[] = ":m:i:x:r:t:d:hV";
     /* mode given, iterations, warm-up, rounds, cap ms, duration ms */
     uint64_t v[6] = {0, 0, 100, 0, 2000, 500};
     int uncontended;
     int c;
 
-    while ((c = getopt_long(argc, argv, "m:i:x:r:t:d:h", longopts, NULL)) != -1) {
-        if (c != 'h' && rdlm_mlb_option(m, c, optarg, v) == 0) {
-            continue;
+    opterr = 0; /* rank 0 reports, in one line */
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        if (c == 'h' || c == 'V' || c == '?' || c == ':') {
+            return rdlm_mlb_option_exit(m, c, optstring, argv);
         }
-        if (m->rank == 0) {
-            fputs(rdlm_mlb_usage, c == 'h' ? stdout : stderr);
+        if (rdlm_mlb_option(m, c, optarg, v) != 0) {
+            return m->rank == 0 ? rdlm_cli_bad_value(RDLM_MLB_TOOL, c, longopts, optarg)
+                                : RDLM_CLI_EXIT_USAGE;
         }
-        return c == 'h' ? 0 : 2;
     }
-    if (!v[0] || optind != argc) {
-        if (m->rank == 0) {
-            fputs(rdlm_mlb_usage, stderr);
-        }
-        return 2;
+    if (optind != argc) {
+        return m->rank == 0 ? rdlm_cli_usage_error(RDLM_MLB_TOOL,
+                                                   "unexpected argument '%s'", argv[optind])
+                            : RDLM_CLI_EXIT_USAGE;
+    }
+    if (!v[0]) {
+        return m->rank == 0 ? rdlm_cli_usage_error(RDLM_MLB_TOOL, "--mode is required")
+                            : RDLM_CLI_EXIT_USAGE;
     }
     uncontended = m->mode == RDLM_MLB_UNCONTENDED;
     m->iterations = v[1] ? v[1] : uncontended ? 1000 : 10000000;
@@ -1734,12 +1763,11 @@ int main(int argc, char **argv)
     rc = rdlm_mlb_options(m, argc, argv);
     if (rc < 0 && rdlm_mlb_impls_select(m) != 0) {
         if (m->rank == 0) {
-            fprintf(stderr,
-                    "rdlm-mpi-lock-bench: --impls %s: not the names of %s mode's "
-                    "implementations\n%s",
-                    m->impls_arg, rdlm_mlb_mode_names[m->mode], rdlm_mlb_usage);
+            rdlm_cli_usage_error(RDLM_MLB_TOOL,
+                                 "--impls %s: not the names of %s mode's implementations",
+                                 m->impls_arg, rdlm_mlb_mode_names[m->mode]);
         }
-        rc = 2;
+        rc = RDLM_CLI_EXIT_USAGE;
     }
     if (rc >= 0) {
         MPI_Finalize();

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+
 static const char rdlm_bench_usage_text[] =
     "Usage: rdlm-bench [OPTIONS] [BENCHMARK...]\n"
     "\n"
@@ -79,16 +81,12 @@ static const char rdlm_bench_usage_text[] =
     "      --csv FILE           write every measurement and comparison as CSV\n"
     "      --json FILE          write header, measurements and comparisons as JSON\n"
     "  -v, --verbose            print every round and the commands run\n"
+    "  -V, --version            print the version and exit\n"
     "  -h, --help               print this help and exit\n"
     "\n"
     "Environment: RDLM_SPIN, RDLM_YIELD, RDLM_PARK_SLICE_MS set rdlm's waiting policy\n"
     "and are echoed in the header. Exit status: 0 ran (targets met or not), 1 a\n"
-    "measurement failed, 2 bad command line.\n";
-
-static void rdlm_bench_usage(FILE *out)
-{
-    fputs(rdlm_bench_usage_text, out);
-}
+    "measurement failed, 2 bad command line (one line on stderr says why).\n";
 
 static int rdlm_bench_parse_u64(const char *text, uint64_t min, uint64_t max,
                                 uint64_t *value_p)
@@ -158,11 +156,12 @@ static int rdlm_bench_select(const char *list, const char *const *known_names,
         }
         name = rdlm_bench_known(known_names, tok, len);
         if (name == NULL) {
-            fprintf(stderr, "rdlm-bench: unknown benchmark '%.*s'\n", (int)len, tok);
+            rdlm_cli_usage_error("rdlm-bench", "unknown benchmark '%.*s'", (int)len, tok);
             return -1;
         }
         if (opts->nselected == RDLM_BENCH_MAX_SELECTED) {
-            fprintf(stderr, "rdlm-bench: too many benchmark names\n");
+            rdlm_cli_usage_error("rdlm-bench", "more than %d benchmark names",
+                                 RDLM_BENCH_MAX_SELECTED);
             return -1;
         }
         opts->selected[opts->nselected++] = name;
@@ -170,18 +169,9 @@ static int rdlm_bench_select(const char *list, const char *const *known_names,
     return 0;
 }
 
-/* The error itself was printed already. */
-static enum rdlm_bench_parse rdlm_bench_usage_error(void)
-{
-    fputc('\n', stderr);
-    rdlm_bench_usage(stderr);
-    return RDLM_BENCH_PARSE_USAGE;
-}
-
 static enum rdlm_bench_parse rdlm_bench_bad(const char *what, const char *value)
 {
-    fprintf(stderr, "rdlm-bench: invalid %s '%s'\n\n", what, value);
-    rdlm_bench_usage(stderr);
+    rdlm_cli_usage_error("rdlm-bench", "invalid %s '%s'", what, value);
     return RDLM_BENCH_PARSE_USAGE;
 }
 
@@ -203,19 +193,21 @@ enum rdlm_bench_parse rdlm_bench_opts_parse(int argc, char **argv,
         {"json", required_argument, NULL, OPT_JSON},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    static const char optstring[] = ":b:i:x:d:r:p:fzvhV";
     rdlm_bench_opts_t opts = {.warmup = UINT64_MAX, .rounds = 5};
     uint64_t v;
     int c;
 
-    opterr = 1; /* getopt names the bad flag; we add the usage */
+    opterr = 0; /* rdlm_cli_bad_option reports */
     optind = 1;
-    while ((c = getopt_long(argc, argv, "b:i:x:d:r:p:fzvh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (rdlm_bench_select(optarg, known_names, &opts) != 0) {
-                return rdlm_bench_usage_error();
+                return RDLM_BENCH_PARSE_USAGE;
             }
             break;
         case 'i':
@@ -263,15 +255,19 @@ enum rdlm_bench_parse rdlm_bench_opts_parse(int argc, char **argv,
             opts.json_path = optarg;
             break;
         case 'h':
-            rdlm_bench_usage(stdout);
+            fputs(rdlm_bench_usage_text, stdout);
             return RDLM_BENCH_PARSE_HELP;
-        default: /* getopt already named the flag */
-            return rdlm_bench_usage_error();
+        case 'V':
+            rdlm_cli_version("rdlm-bench");
+            return RDLM_BENCH_PARSE_HELP;
+        default:
+            rdlm_cli_bad_option("rdlm-bench", c, optstring, argv);
+            return RDLM_BENCH_PARSE_USAGE;
         }
     }
     for (; optind < argc; optind++) {
         if (rdlm_bench_select(argv[optind], known_names, &opts) != 0) {
-            return rdlm_bench_usage_error();
+            return RDLM_BENCH_PARSE_USAGE;
         }
     }
     *opts_p = opts;

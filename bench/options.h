@@ -31,8 +31,8 @@ typedef struct rdlm_bench_opts {
 /** What rdlm_bench_opts_parse decided. */
 enum rdlm_bench_parse {
     RDLM_BENCH_PARSE_RUN = 0,   /**< run with *opts_p */
-    RDLM_BENCH_PARSE_HELP = 1,  /**< usage printed on stdout: exit 0 */
-    RDLM_BENCH_PARSE_USAGE = 2, /**< error and usage printed on stderr: exit 2 */
+    RDLM_BENCH_PARSE_HELP = 1,  /**< usage or version printed on stdout: exit 0 */
+    RDLM_BENCH_PARSE_USAGE = 2, /**< one error line printed on stderr: exit 2 */
 };
 
 /** Parse argv into *opts_p. known_names lists the benchmark names (NULL-ended). */

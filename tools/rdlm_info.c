@@ -1,256 +1,186 @@
 /*
  * rdlm_info: what this build of rdlm is and what it would do here — version, build
  * options, transports, node topology, the effective RDLM_* configuration and the
- * segment size it implies. Exit 0, or 2 if the configuration is invalid.
+ * segment size it implies. Selectors print single sections (-b, -d, -t, -c), --parsable
+ * as "section:key:value" lines; see the usage text. Exit 0; 2 on a bad flag (one line)
+ * or an invalid configuration.
  */
+#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <rdlm.h>
 
+#include "cli.h"
 #include "config.h"
-#include "layout.h"
-#include "segment.h"
+#include "rdlm_info.h"
 #include "topo.h"
-#include "transport.h"
 
-#if RDLM_INFO_HAVE_UCX
-#include <ucp/api/ucp.h>
-#endif
-#if RDLM_INFO_HAVE_VERBS
-#include <infiniband/verbs.h>
-#endif
+enum {
+    RDLM_INFO_BUILD = 1 << 0,
+    RDLM_INFO_DEVICES = 1 << 1,
+    RDLM_INFO_TOPOLOGY = 1 << 2,
+    RDLM_INFO_CONFIG = 1 << 3,
+    RDLM_INFO_ALL = (1 << 4) - 1,
+};
 
-#if RDLM_INFO_HAVE_UCX
-/* 1 if the n bytes at word are one of the space-separated words of list. */
-static int rdlm_info_listed(const char *list, const char *word, size_t n)
+static const char rdlm_info_usage[] =
+    "usage: rdlm_info [-b] [-d] [-t] [-c] [-p]\n"
+    "       rdlm_info --config-markdown | -V|--version | -h|--help\n"
+    "Print what this build of rdlm is and what it would do here. No selector: every\n"
+    "section, in this order.\n"
+    "  -b, --build       version and build options (RDLM_WITH_*, RDLM_HAVE_HWLOC,\n"
+    "                    RDLM_HAVE_MUNGE, build type)\n"
+    "  -d, --devices     transports: the backends built, which of them open here, UCX's\n"
+    "                    transports and RDLM_TRANSPORT's capabilities\n"
+    "  -t, --topology    this node's packages, NUMA nodes, cores, hardware threads\n"
+    "  -c, --config      every RDLM_* variable: effective value (RDLM_JOB: the job a\n"
+    "                    context created now joins), source (env, default, or the\n"
+    "                    launcher variable of the job) and default; then the segment\n"
+    "  -p, --parsable    one \"section:key:value\" line per field: build:version:X.Y.Z,\n"
+    "                    build:OPTION:VALUE, transport:NAME:FIELD:VALUE,\n"
+    "                    topology:FIELD:VALUE, config:NAME:FIELD:TEXT with FIELD value,\n"
+    "                    default, allowed, source, help (the value runs to the end of\n"
+    "                    the line and may contain ':')\n"
+    "      --config-markdown  the configuration table of README.md, from the built-in\n"
+    "                    list (scripts/config-table.sh puts it there)\n"
+    "  -V, --version     print the version and exit\n"
+    "  -h, --help        print this help and exit\n"
+    "Exit: 0; 2 on a bad command line (one line on stderr) or an invalid RDLM_*\n"
+    "configuration (the error names the variable).\n";
+
+/* RDLM_BUILD_OPTIONS ("NAME=VALUE ..." from tools/CMakeLists.txt) as text or lines. */
+static void rdlm_info_build(int parsable)
 {
-    while (*list != '\0') {
-        size_t len = strcspn(list, " ");
+    const char *opt = RDLM_BUILD_OPTIONS;
 
-        if (len == n && strncmp(list, word, n) == 0)
-            return 1;
-        list += len;
-        list += strspn(list, " ");
-    }
-    return 0;
-}
-
-/* The UCX transports a context configured like rdlm's (RDLM_UCX_* over UCX_*) has:
- * the distinct "tl" of every "resource N : md M dev D flags -- tl/dev" line. */
-static void rdlm_info_ucx_resources(char *buf, size_t len)
-{
-    ucp_params_t up = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                       .features = UCP_FEATURE_AMO64 | UCP_FEATURE_RMA | UCP_FEATURE_AM};
-    ucp_config_t *config;
-    ucp_context_h context;
-    char *text = NULL, *line, *save = NULL;
-    size_t size = 0, used = 0;
-    FILE *f;
-
-    buf[0] = '\0';
-    if (ucp_config_read("RDLM", NULL, &config) != UCS_OK)
-        return;
-    if (ucp_init(&up, config, &context) != UCS_OK) {
-        ucp_config_release(config);
+    if (!parsable) {
+        printf("rdlm %s\nbuild options:\n  %s\n", rdlm_get_version(), opt);
         return;
     }
-    ucp_config_release(config);
-    f = open_memstream(&text, &size);
-    if (f != NULL) {
-        ucp_context_print_info(context, f);
-        fclose(f);
-        for (line = strtok_r(text, "\n", &save); line != NULL;
-             line = strtok_r(NULL, "\n", &save)) {
-            const char *tl = strrchr(line, ' ');
-            size_t n;
+    printf("build:version:%s\n", rdlm_get_version());
+    while (*opt != '\0') {
+        size_t len = strcspn(opt, " ");
+        size_t name_len = strcspn(opt, "=");
 
-            if (strstr(line, "resource") == NULL || tl == NULL || strchr(tl, '/') == NULL)
-                continue;
-            tl++;
-            n = (size_t)(strchr(tl, '/') - tl);
-            if (rdlm_info_listed(buf, tl, n))
-                continue; /* several devices of one transport */
-            if (used + n + 2 < len)
-                used += (size_t)snprintf(buf + used, len - used, "%s%.*s", used ? " " : "",
-                                         (int)n, tl);
+        if (name_len < len) {
+            printf("build:%.*s:%.*s\n", (int)name_len, opt, (int)(len - name_len - 1),
+                   opt + name_len + 1);
         }
-        free(text);
+        opt += len;
+        opt += strspn(opt, " ");
     }
-    ucp_cleanup(context);
 }
-#endif
 
-/* 1 if the backend name can be opened here with cfg's transport settings (then *ctx_p
- * is open), 0 with why_p set. */
-static int rdlm_info_probe(const rdlm_config_t *cfg, const char *name, rdlm_tl_ctx_h *ctx_p,
-                           const char **why_p)
+static void rdlm_info_topology(int parsable)
 {
-    rdlm_tl_params_t params = {.bootstrap = rdlm_tl_bootstrap_self()};
-    rdlm_status_t st;
+    rdlm_topo_t topo;
+    int ok = rdlm_topo_discover(&topo) == RDLM_OK;
 
-    rdlm_tl_params_from_config(cfg, &params);
+    if (!parsable) {
+        printf("topology:\n");
+        if (ok) {
+            rdlm_topo_print(&topo, stdout);
+        } else {
+            printf("  unavailable\n");
+        }
+    } else if (ok) {
+        printf("topology:source:%s\n", topo.from_hwloc ? "hwloc" : "sysconf");
+        printf("topology:packages:%d\ntopology:numa_nodes:%d\n", topo.packages,
+               topo.numa_nodes);
+        printf("topology:cores:%d\ntopology:hw_threads:%d\n", topo.cores, topo.pus);
+    }
+}
 
-#if RDLM_INFO_HAVE_VERBS
-    if (strcmp(name, "verbs") == 0) {
-        int n = 0;
-        struct ibv_device **list = ibv_get_device_list(&n);
+/* The sections asked for (RDLM_INFO_* bits, 0: all) and *parsable_p. -1: print them;
+ * else the exit status, after --help, --version or --config-markdown printed, or a
+ * bad command line reported in one line. */
+static int rdlm_info_options(int argc, char **argv, unsigned *sections_p, int *parsable_p)
+{
+    enum { OPT_MARKDOWN = 256 };
+    static const struct option longopts[] = {
+        {"build", no_argument, NULL, 'b'},
+        {"devices", no_argument, NULL, 'd'},
+        {"topology", no_argument, NULL, 't'},
+        {"config", no_argument, NULL, 'c'},
+        {"parsable", no_argument, NULL, 'p'},
+        {"config-markdown", no_argument, NULL, OPT_MARKDOWN},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char optstring[] = ":bdtcpVh";
+    int c;
 
-        if (list != NULL)
-            ibv_free_device_list(list);
-        if (list == NULL || n == 0) {
-            *why_p = "ibv_get_device_list found no RDMA device (for soft-RoCE: modprobe "
-                     "rdma_rxe; rdma link add rxe0 type rxe netdev <if>)";
+    opterr = 0; /* rdlm_cli_bad_option reports */
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            *sections_p |= RDLM_INFO_BUILD;
+            break;
+        case 'd':
+            *sections_p |= RDLM_INFO_DEVICES;
+            break;
+        case 't':
+            *sections_p |= RDLM_INFO_TOPOLOGY;
+            break;
+        case 'c':
+            *sections_p |= RDLM_INFO_CONFIG;
+            break;
+        case 'p':
+            *parsable_p = 1;
+            break;
+        case OPT_MARKDOWN:
+            rdlm_info_config_markdown();
             return 0;
+        case 'V':
+            return rdlm_cli_version("rdlm_info");
+        case 'h':
+            fputs(rdlm_info_usage, stdout);
+            return 0;
+        default:
+            return rdlm_cli_bad_option("rdlm_info", c, optstring, argv);
         }
     }
-#endif
-    st = rdlm_tl_open(name, &params, ctx_p);
-    if (st != RDLM_OK) {
-        *why_p = st == RDLM_ERR_UNSUPPORTED ? "open refused (reason logged above)"
-                                            : rdlm_status_str(st);
-        return 0;
+    if (optind != argc) {
+        return rdlm_cli_usage_error("rdlm_info", "unexpected argument '%s'", argv[optind]);
     }
-    return 1;
-}
-
-static void rdlm_info_caps(rdlm_tl_ctx_h ctx)
-{
-    rdlm_tl_caps_t caps;
-
-    if (ctx->setup->query(ctx, &caps) != RDLM_OK) {
-        printf("    capabilities: query failed\n");
-        return;
-    }
-    printf("    operations  :%s%s%s%s%s%s\n",
-           caps.flags & RDLM_TL_CAP_AMO64 ? " amo64" : "",
-           caps.flags & RDLM_TL_CAP_AMO64_POST ? " amo64-posted" : "",
-           caps.flags & RDLM_TL_CAP_RMA ? " put/get" : "",
-           caps.flags & RDLM_TL_CAP_AM ? " active-messages" : "",
-           caps.flags & RDLM_TL_CAP_LOOPBACK ? " loopback" : "",
-           caps.flags & RDLM_TL_CAP_PEER_FAILURE ? " peer-failure" : "");
-    printf("    atomics     : domain %s; target progress needed: %s\n",
-           rdlm_tl_atomic_domain_str(caps.atomic_domain),
-           caps.amo_needs_target_progress ? "yes" : "no");
-    printf("    threads     : granted %s%s\n",
-           caps.thread_mode == RDLM_TL_THREAD_MULTI ? "multi" : "single",
-           caps.serialized_by_rdlm ? " (serialised by rdlm)" : "");
-    printf("    am payload  : %zu B\n", caps.am_max_payload);
-    printf("    (a 1-process context: its lanes are loopback ones; between processes over "
-           "shared memory atomics are cpu and one-sided, over tcp they are emulated and "
-           "need the target's progress: RDLM_PROGRESS=thread)\n");
-}
-
-static void rdlm_info_transports(const rdlm_config_t *cfg)
-{
-    const rdlm_tl_backend_t *const *b;
-    rdlm_tl_ctx_h ctx = NULL;
-    const char *why = NULL;
-
-    printf("  built :");
-    for (b = rdlm_tl_backends(); *b != NULL; b++)
-        printf(" %s", (*b)->name);
-    printf("  (plus the on-node lock segment, which needs no transport)\n");
-    for (b = rdlm_tl_backends(); *b != NULL; b++) {
-        int ok;
-
-        ctx = NULL;
-        why = NULL;
-        fflush(stdout);
-        ok = rdlm_info_probe(cfg, (*b)->name, &ctx, &why);
-        printf("  %-6s: %s", (*b)->name, ok ? "usable" : "not usable: ");
-        if (!ok)
-            printf("%s", why);
-#if RDLM_INFO_HAVE_UCX
-        if (strcmp((*b)->name, "ucx") == 0) {
-            char tls[256];
-
-            printf("; UCX %s", ucp_get_version_string());
-            if (ok) {
-                rdlm_info_ucx_resources(tls, sizeof(tls));
-                printf("; transports: %s", tls[0] ? tls : "?");
-            }
-        }
-#endif
-#if RDLM_INFO_HAVE_VERBS
-        if (strcmp((*b)->name, "verbs") == 0)
-            printf("; connections: RDLM_VERBS_CONNECT=%s (%s)",
-                   rdlm_config_verbs_connect_name(cfg->verbs_connect),
-                   cfg->verbs_connect == RDLM_VERBS_CONNECT_CM
-                       ? "librdmacm"
-                       : "queue-pair numbers through the bootstrap");
-#endif
-        printf("\n");
-        rdlm_tl_destroy(ctx); /* NULL-safe */
-        ctx = NULL;
-    }
-    /* Distributed contexts open RDLM_TRANSPORT; nothing falls back silently. */
-    for (b = rdlm_tl_backends(); *b != NULL && strcmp((*b)->name, cfg->transport) != 0; b++) {
-    }
-    if (*b == NULL) {
-        printf("  chosen: RDLM_TRANSPORT=%s is not built: distributed contexts will fail\n",
-               cfg->transport);
-    } else if (!rdlm_info_probe(cfg, (*b)->name, &ctx, &why)) {
-        printf("  chosen: RDLM_TRANSPORT=%s, not usable here: distributed contexts will "
-               "fail (%s)\n", cfg->transport, why);
-    } else {
-        printf("  chosen: RDLM_TRANSPORT=%s for distributed contexts\n", cfg->transport);
-        rdlm_info_caps(ctx);
-        rdlm_tl_destroy(ctx);
-    }
-    printf("  progress: RDLM_PROGRESS=%s\n", rdlm_config_progress_name(cfg->progress));
-    printf("  dead peers: RDLM_PEER_FAILURE=%s, RDLM_PEER_TIMEOUT_MS=%u (%s)\n",
-           rdlm_config_peer_failure_name(cfg->peer_failure), (unsigned)cfg->peer_timeout_ms,
-           cfg->peer_failure == RDLM_PEER_FAILURE_OFF
-               ? "not detected: an operation on a dead peer may hang"
-               : "an operation on a dead watched peer returns RDLM_ERR_PEER_DEAD");
-}
-
-static void rdlm_info_usage(FILE *out)
-{
-    fputs("usage: rdlm_info [-h]\n"
-          "Print rdlm's version, build options, transports, node topology and the\n"
-          "effective configuration (RDLM_* environment variables).\n",
-          out);
+    return -1;
 }
 
 int main(int argc, char **argv)
 {
+    unsigned sections = 0;
+    int parsable = 0;
+    int rc = rdlm_info_options(argc, argv, &sections, &parsable);
     rdlm_config_t cfg;
     rdlm_status_t cfg_st;
-    rdlm_topo_t topo;
 
-    if (argc > 1) {
-        int help = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0;
-        rdlm_info_usage(help ? stdout : stderr);
-        return help ? 0 : 2;
+    if (rc >= 0) {
+        return rc;
     }
-    printf("rdlm %s\n", rdlm_get_version());
-    printf("build options:\n  %s\n", RDLM_BUILD_OPTIONS);
+    if (sections == 0) {
+        sections = RDLM_INFO_ALL;
+    }
     /* Loaded first for the log level and RDLM_PROGRESS; printed (or refused) below. */
     cfg_st = rdlm_config_load(&cfg);
-    if (cfg_st != RDLM_OK)
-        (void)rdlm_config_parse((const char *const[]){NULL}, &cfg);
-    printf("transports:\n");
-    rdlm_info_transports(&cfg);
-    printf("topology:\n");
-    if (rdlm_topo_discover(&topo) == RDLM_OK) {
-        rdlm_topo_print(&topo, stdout);
-    } else {
-        printf("  unavailable\n");
-    }
-    printf("configuration:\n");
     if (cfg_st != RDLM_OK) {
-        printf("  invalid (see the error above)\n");
-        return 2;
+        (void)rdlm_config_parse((const char *const[]){NULL}, &cfg);
     }
-    rdlm_config_print(&cfg, stdout);
-    printf("segment:\n");
-    printf("  name       : /dev/shm/rdlm-<uid>-<job>, mode 0600\n");
-    printf("  bytes      : %llu for %u objects and %u process slots\n",
-           (unsigned long long)rdlm_segment_bytes(cfg.capacity, cfg.max_procs),
-           cfg.capacity, cfg.max_procs);
-    printf("  per object : %d B entry + %d B name\n", RDLM_CACHE_LINE, RDLM_NAME_BYTES);
+    if (sections & RDLM_INFO_BUILD) {
+        rdlm_info_build(parsable);
+    }
+    if ((sections & RDLM_INFO_DEVICES) && parsable) {
+        rdlm_info_transports_parsable(&cfg);
+    } else if (sections & RDLM_INFO_DEVICES) {
+        printf("transports:\n");
+        rdlm_info_transports(&cfg);
+    }
+    if (sections & RDLM_INFO_TOPOLOGY) {
+        rdlm_info_topology(parsable);
+    }
+    if (sections & RDLM_INFO_CONFIG) {
+        return rdlm_info_config(cfg_st == RDLM_OK ? &cfg : NULL, parsable);
+    }
     return 0;
 }

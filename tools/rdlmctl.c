@@ -9,7 +9,7 @@
  * the last applied index, or why it did not answer (DIVERGED: it found that another
  * replica applied other entries, and serves nothing). With --json, one JSON object
  * per line. Exit 0 when a majority answered and exactly one of them is the leader,
- * 1 otherwise, 2 on bad usage.
+ * 1 otherwise, 2 on bad usage (one line on stderr). --version prints the version.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -20,12 +20,14 @@
 #include <rdlm.h>
 #include <rdlm/lease.h>
 
+#include "cli.h"
 #include "config.h"
 
 static void rdlm_ctl_usage(FILE *out)
 {
     fputs("usage: rdlmctl status --authority a.b.c.d:port[,...] [--json] "
           "[--timeout-ms 1000]\n"
+          "       rdlmctl -V|--version | -h|--help\n"
           "\n"
           "Ask every replica of the authority for its status (client addresses, 1-7).\n"
           "Exit 0 if a majority answered and exactly one of them is the leader, else 1;\n"
@@ -80,10 +82,8 @@ static int rdlm_ctl_status(const char *authority, uint32_t timeout_ms, int json)
     unsigned n, answered = 0, leaders = 0;
 
     if (!rdlm_config_addrs_parse(authority, addrs, RDLM_ADDRS_COUNT, &n)) {
-        fprintf(stderr, "rdlmctl: --authority '%s' is not 1-%u a.b.c.d:port\n\n", authority,
-                RDLM_ADDRS_COUNT);
-        rdlm_ctl_usage(stderr);
-        return 2;
+        return rdlm_cli_usage_error("rdlmctl", "--authority '%s' is not 1-%u a.b.c.d:port",
+                                    authority, RDLM_ADDRS_COUNT);
     }
     for (unsigned i = 0; i < n; i++) {
         rdlm_authority_status_t st;
@@ -108,14 +108,17 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, OPT_JSON},
         {"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    static const char optstring[] = ":hV";
     const char *authority = NULL;
     unsigned long timeout_ms = 1000;
     int json = 0, c;
     char *end;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0; /* rdlm_cli_bad_option reports */
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
         switch (c) {
         case OPT_AUTHORITY:
             authority = optarg;
@@ -127,24 +130,20 @@ int main(int argc, char **argv)
             timeout_ms = strtoul(optarg, &end, 10);
             if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || timeout_ms == 0 ||
                 timeout_ms > 600000) {
-                fprintf(stderr, "rdlmctl: invalid --timeout-ms '%s'\n\n", optarg);
-                rdlm_ctl_usage(stderr);
-                return 2;
+                return rdlm_cli_usage_error("rdlmctl", "invalid --timeout-ms '%s'", optarg);
             }
             break;
         case 'h':
             rdlm_ctl_usage(stdout);
             return 0;
-        default: /* getopt named the flag */
-            fputc('\n', stderr);
-            rdlm_ctl_usage(stderr);
-            return 2;
+        case 'V':
+            return rdlm_cli_version("rdlmctl");
+        default:
+            return rdlm_cli_bad_option("rdlmctl", c, optstring, argv);
         }
     }
     if (optind + 1 != argc || strcmp(argv[optind], "status") != 0 || authority == NULL) {
-        fprintf(stderr, "rdlmctl: expected: status --authority LIST\n\n");
-        rdlm_ctl_usage(stderr);
-        return 2;
+        return rdlm_cli_usage_error("rdlmctl", "expected: status --authority LIST");
     }
     return rdlm_ctl_status(authority, (uint32_t)timeout_ms, json);
 }

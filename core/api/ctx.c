@@ -17,29 +17,16 @@ const char *rdlm_get_version(void)
 static rdlm_status_t rdlm_ctx_job(const rdlm_ctx_params_t *params, const rdlm_config_t *cfg,
                                   char *job)
 {
-    static const char *const launcher_vars[] = {"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid",
-                                                "PMIX_NAMESPACE"};
-    const char *name = NULL;
-
     if (params != NULL && (params->field_mask & RDLM_CTX_FIELD_JOB)) {
         if (params->job == NULL || !rdlm_config_job_valid(params->job)) {
             rdlm_error("rdlm_ctx_create: job name must be 1-%d of [A-Za-z0-9._-]",
                        RDLM_JOB_MAX);
             return RDLM_ERR_INVALID_ARG;
         }
-        name = params->job;
-    } else if (cfg->job[0] != '\0') {
-        name = cfg->job;
+        strcpy(job, params->job); /* validated: <= RDLM_JOB_MAX */
     } else {
-        for (size_t i = 0; i < sizeof(launcher_vars) / sizeof(launcher_vars[0]); i++) {
-            const char *v = getenv(launcher_vars[i]);
-            if (v != NULL && rdlm_config_job_valid(v)) {
-                name = v;
-                break;
-            }
-        }
+        (void)rdlm_config_job_effective(cfg, job);
     }
-    strcpy(job, name != NULL ? name : "default"); /* validated: <= RDLM_JOB_MAX */
     return RDLM_OK;
 }
 

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,26 +356,85 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
     return status;
 }
 
-#define RDLM_CONFIG_SHOW_LEVEL(out, v)                                                     \
-    fputs(rdlm_log_level_name((rdlm_log_level_t)(v)), out)
-#define RDLM_CONFIG_SHOW_UINT(out, v) fprintf(out, "%u", (unsigned)(v))
-#define RDLM_CONFIG_SHOW_BOOL(out, v) fprintf(out, "%d", (v))
-#define RDLM_CONFIG_SHOW_JOB(out, v) fputs((v), out)
-#define RDLM_CONFIG_SHOW_PROGRESS(out, v) fputs(rdlm_config_progress_name(v), out)
-#define RDLM_CONFIG_SHOW_VERBS_CONNECT(out, v) fputs(rdlm_config_verbs_connect_name(v), out)
-#define RDLM_CONFIG_SHOW_PEER_FAILURE(out, v) fputs(rdlm_config_peer_failure_name(v), out)
-#define RDLM_CONFIG_SHOW_PMPI_BARRIER(out, v) fputs(rdlm_config_pmpi_barrier_name(v), out)
-#define RDLM_CONFIG_SHOW_IP(out, v) fputs((v), out)
-#define RDLM_CONFIG_SHOW_ADDR(out, v) fputs((v), out)
-#define RDLM_CONFIG_SHOW_ADDRS(out, v) fputs((v), out)
-#define RDLM_CONFIG_SHOW_NET(out, v) fputs((v), out)
+/* What a value of each type may be, for the table: a decimal integer's range, else
+ * the type's text of the parse error. */
+#define RDLM_CONFIG_ALLOWED_UINT(min, max) #min ".." #max
+#define RDLM_CONFIG_ALLOWED_LEVEL(min, max) rdlm_config_allowed_LEVEL
+#define RDLM_CONFIG_ALLOWED_BOOL(min, max) rdlm_config_allowed_BOOL
+#define RDLM_CONFIG_ALLOWED_JOB(min, max) rdlm_config_allowed_JOB
+#define RDLM_CONFIG_ALLOWED_PROGRESS(min, max) rdlm_config_allowed_PROGRESS
+#define RDLM_CONFIG_ALLOWED_VERBS_CONNECT(min, max) rdlm_config_allowed_VERBS_CONNECT
+#define RDLM_CONFIG_ALLOWED_PEER_FAILURE(min, max) rdlm_config_allowed_PEER_FAILURE
+#define RDLM_CONFIG_ALLOWED_PMPI_BARRIER(min, max) rdlm_config_allowed_PMPI_BARRIER
+#define RDLM_CONFIG_ALLOWED_IP(min, max) rdlm_config_allowed_IP
+#define RDLM_CONFIG_ALLOWED_ADDR(min, max) rdlm_config_allowed_ADDR
+#define RDLM_CONFIG_ALLOWED_ADDRS(min, max) rdlm_config_allowed_ADDRS
+#define RDLM_CONFIG_ALLOWED_NET(min, max) rdlm_config_allowed_NET
 
-void rdlm_config_print(const rdlm_config_t *cfg, FILE *out)
+static const rdlm_config_entry_t rdlm_config_entries[RDLM_CONFIG_COUNT] = {
+#define RDLM_CONFIG_ENTRY_(field, var, type, def, min, max, help)                          \
+    {var, def, RDLM_CONFIG_ALLOWED_##type(min, max), help},
+    RDLM_CONFIG_LIST(RDLM_CONFIG_ENTRY_)
+#undef RDLM_CONFIG_ENTRY_
+};
+
+const rdlm_config_entry_t *rdlm_config_entry(rdlm_config_index_t i)
 {
-#define RDLM_CONFIG_PRINT_(field, var, type, def, min, max, help)                          \
-    fprintf(out, "  %-22s = ", var);                                                       \
-    RDLM_CONFIG_SHOW_##type(out, cfg->field);                                              \
-    fprintf(out, "\t# %s\n", help);
-    RDLM_CONFIG_LIST(RDLM_CONFIG_PRINT_)
-#undef RDLM_CONFIG_PRINT_
+    return (unsigned)i < RDLM_CONFIG_COUNT ? &rdlm_config_entries[i] : NULL;
+}
+
+/* Each type's value as its variable would be set. */
+#define RDLM_CONFIG_SHOW_LEVEL(buf, len, v)                                                \
+    snprintf(buf, len, "%s", rdlm_log_level_name((rdlm_log_level_t)(v)))
+#define RDLM_CONFIG_SHOW_UINT(buf, len, v) snprintf(buf, len, "%u", (unsigned)(v))
+#define RDLM_CONFIG_SHOW_BOOL(buf, len, v) snprintf(buf, len, "%d", (v))
+#define RDLM_CONFIG_SHOW_JOB(buf, len, v) snprintf(buf, len, "%s", (v))
+#define RDLM_CONFIG_SHOW_PROGRESS(buf, len, v)                                             \
+    snprintf(buf, len, "%s", rdlm_config_progress_name(v))
+#define RDLM_CONFIG_SHOW_VERBS_CONNECT(buf, len, v)                                        \
+    snprintf(buf, len, "%s", rdlm_config_verbs_connect_name(v))
+#define RDLM_CONFIG_SHOW_PEER_FAILURE(buf, len, v)                                         \
+    snprintf(buf, len, "%s", rdlm_config_peer_failure_name(v))
+#define RDLM_CONFIG_SHOW_PMPI_BARRIER(buf, len, v)                                         \
+    snprintf(buf, len, "%s", rdlm_config_pmpi_barrier_name(v))
+#define RDLM_CONFIG_SHOW_IP(buf, len, v) snprintf(buf, len, "%s", (v))
+#define RDLM_CONFIG_SHOW_ADDR(buf, len, v) snprintf(buf, len, "%s", (v))
+#define RDLM_CONFIG_SHOW_ADDRS(buf, len, v) snprintf(buf, len, "%s", (v))
+#define RDLM_CONFIG_SHOW_NET(buf, len, v) snprintf(buf, len, "%s", (v))
+
+void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i, char *buf,
+                       size_t len)
+{
+    buf[0] = '\0';
+    switch (i) {
+#define RDLM_CONFIG_VALUE_(field, var, type, def, min, max, help)                          \
+    case RDLM_CONFIG_INDEX_##field:                                                        \
+        RDLM_CONFIG_SHOW_##type(buf, len, cfg->field);                                     \
+        break;
+        RDLM_CONFIG_LIST(RDLM_CONFIG_VALUE_)
+#undef RDLM_CONFIG_VALUE_
+    default:
+        break;
+    }
+}
+
+const char *rdlm_config_job_effective(const rdlm_config_t *cfg, char job[RDLM_JOB_MAX + 1])
+{
+    static const char *const launcher_vars[] = {"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid",
+                                                "PMIX_NAMESPACE"};
+
+    if (cfg->job[0] != '\0') {
+        strcpy(job, cfg->job); /* validated by the parse: <= RDLM_JOB_MAX */
+        return "RDLM_JOB";
+    }
+    for (size_t i = 0; i < sizeof(launcher_vars) / sizeof(launcher_vars[0]); i++) {
+        const char *v = getenv(launcher_vars[i]);
+
+        if (v != NULL && rdlm_config_job_valid(v)) {
+            strcpy(job, v);
+            return launcher_vars[i];
+        }
+    }
+    strcpy(job, "default");
+    return NULL;
 }

@@ -89,7 +89,8 @@ typedef enum rdlm_pmpi_barrier {
     X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
       "log threshold: error, warn, info, debug, trace")                                    \
     X(job, "RDLM_JOB", JOB, "", 0, 0,                                                      \
-      "job name shared by the processes of one job (default: SLURM or Open MPI job id)")   \
+      "job name shared by the processes of one job; unset: the launcher's job id "         \
+      "(SLURM_JOB_ID, OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE), else \"default\"")         \
     X(capacity, "RDLM_CAPACITY", UINT, "65536", 16, 16777216,                              \
       "objects the node segment holds (set by its creator)")                               \
     X(max_procs, "RDLM_MAX_PROCS", UINT, "256", 2, 4095,                                   \
@@ -102,8 +103,8 @@ typedef enum rdlm_pmpi_barrier {
       "futex sleep slice; dead holders are looked for once per slice")                     \
     X(lock_bypass_us, "RDLM_LOCK_BYPASS_US", UINT, "1000", 1, 10000000,                    \
       "on-node locks (not FIFO ones), semaphores and rwlocks: a waiter that waited this " \
-      "long reserves the object for itself, so that running processes stop taking it "   \
-      "first")                                                                             \
+      "long reserves the object for itself (the next holder; one waiter at a time), so "   \
+      "that running processes stop taking it first; each process uses its own value")      \
     X(stats, "RDLM_STATS", BOOL, "0", 0, 1,                                                \
       "print statistics at rdlm_ctx_destroy and at transport context destroy")             \
     X(progress, "RDLM_PROGRESS", PROGRESS, "auto", 0, 0,                                   \
@@ -139,7 +140,7 @@ typedef enum rdlm_pmpi_barrier {
     X(pmpi_barrier, "RDLM_PMPI_BARRIER", PMPI_BARRIER, "auto", 0, 0,                       \
       "librdlm_pmpi.so: auto times both barriers at the first MPI_Barrier of each "       \
       "communicator and keeps the faster, 1 always runs the rdlm barrier, 0 always "      \
-      "PMPI_Barrier")                                                                      \
+      "PMPI_Barrier (docs/barrier-replacement.md)")                                        \
     X(authority, "RDLM_AUTHORITY", ADDRS, "", 0, 0,                                        \
       "client addresses of the lease authority (rdlmd): every process of a context "      \
       "holds a lease, and the token epoch is committed there")                             \
@@ -178,6 +179,22 @@ typedef struct rdlm_config {
     RDLM_CONFIG_LIST(RDLM_CONFIG_FIELD_)
 } rdlm_config_t;
 
+/** The position of each entry in RDLM_CONFIG_LIST: RDLM_CONFIG_INDEX_<field>. */
+typedef enum rdlm_config_index {
+#define RDLM_CONFIG_INDEX_(field, var, type, def, min, max, help) RDLM_CONFIG_INDEX_##field,
+    RDLM_CONFIG_LIST(RDLM_CONFIG_INDEX_)
+#undef RDLM_CONFIG_INDEX_
+    RDLM_CONFIG_COUNT
+} rdlm_config_index_t;
+
+/** One entry of RDLM_CONFIG_LIST as text, for tools and documentation. */
+typedef struct rdlm_config_entry {
+    const char *var;  /**< "RDLM_LOG" */
+    const char *def;     /**< built-in default, as the variable would be set ("" unset) */
+    const char *allowed; /**< what a value may be: "16..16777216", "0 or 1", ... */
+    const char *help;    /**< what it does */
+} rdlm_config_entry_t;
+
 /**
  * Parse envp (a NULL-terminated "NAME=value" array, e.g. environ) into *cfg_p, starting
  * from the defaults. Returns RDLM_ERR_BAD_CONFIG (after logging the variable, its
@@ -214,7 +231,21 @@ const char *rdlm_config_verbs_connect_name(rdlm_verbs_connect_t method);
 const char *rdlm_config_peer_failure_name(rdlm_peer_failure_t setting);
 RDLM_SHARED const char *rdlm_config_pmpi_barrier_name(rdlm_pmpi_barrier_t setting);
 
-/** Print "NAME=value  # help" for every entry. */
-void rdlm_config_print(const rdlm_config_t *cfg, FILE *out);
+/** Entry i (< RDLM_CONFIG_COUNT) of the table; NULL out of range. */
+const rdlm_config_entry_t *rdlm_config_entry(rdlm_config_index_t i);
+
+/** Entry i's value in cfg as its variable would be set, written into buf (len bytes,
+ *  cut to fit, always terminated). Empty out of range. */
+void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i, char *buf,
+                       size_t len);
+
+/**
+ * The job name a context created now uses when its parameters name none: cfg's
+ * RDLM_JOB if set, else the first valid one of the launcher variables SLURM_JOB_ID,
+ * OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE (read with getenv), else "default". Copies it
+ * into job and returns the variable it came from ("RDLM_JOB", "SLURM_JOB_ID", ...), or
+ * NULL for "default". Not thread-safe against setenv.
+ */
+const char *rdlm_config_job_effective(const rdlm_config_t *cfg, char job[RDLM_JOB_MAX + 1]);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <arpa/inet.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -217,6 +218,64 @@ static void job_names(void **state)
     assert_false(rdlm_config_job_valid("a/b"));
 }
 
+/* RDLM_JOB, else the first valid launcher job id, else "default"; the source named. */
+static void effective_job_order(void **state)
+{
+    const char *env[] = {"RDLM_JOB=mine", NULL};
+    char job[RDLM_JOB_MAX + 1];
+    rdlm_config_t cfg;
+
+    (void)state;
+    unsetenv("SLURM_JOB_ID");
+    unsetenv("OMPI_MCA_ess_base_jobid");
+    unsetenv("PMIX_NAMESPACE");
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    setenv("PMIX_NAMESPACE", "pmix-ns", 1);
+    setenv("SLURM_JOB_ID", "not valid", 1); /* skipped */
+    assert_string_equal(rdlm_config_job_effective(&cfg, job), "RDLM_JOB");
+    assert_string_equal(job, "mine");
+    cfg.job[0] = '\0';
+    assert_string_equal(rdlm_config_job_effective(&cfg, job), "PMIX_NAMESPACE");
+    assert_string_equal(job, "pmix-ns");
+    setenv("SLURM_JOB_ID", "4242", 1);
+    assert_string_equal(rdlm_config_job_effective(&cfg, job), "SLURM_JOB_ID");
+    assert_string_equal(job, "4242");
+    unsetenv("SLURM_JOB_ID");
+    unsetenv("PMIX_NAMESPACE");
+    assert_null(rdlm_config_job_effective(&cfg, job));
+    assert_string_equal(job, "default");
+}
+
+/* Every entry of the table is there, in order, with its value as text. */
+static void entries_and_values_as_text(void **state)
+{
+    const char *env[] = {"RDLM_SPIN=7", "RDLM_PROGRESS=poll", NULL};
+    char value[RDLM_ADDRS_MAX];
+    rdlm_config_t cfg;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_string_equal(rdlm_config_entry(RDLM_CONFIG_INDEX_log_level)->var, "RDLM_LOG");
+    assert_string_equal(rdlm_config_entry(RDLM_CONFIG_INDEX_spin)->def, "4000");
+    assert_string_equal(rdlm_config_entry(RDLM_CONFIG_INDEX_max_procs)->allowed, "2..4095");
+    assert_null(rdlm_config_entry(RDLM_CONFIG_COUNT));
+    rdlm_config_value(&cfg, RDLM_CONFIG_INDEX_spin, value, sizeof(value));
+    assert_string_equal(value, "7");
+    rdlm_config_value(&cfg, RDLM_CONFIG_INDEX_progress, value, sizeof(value));
+    assert_string_equal(value, "poll");
+    rdlm_config_value(&cfg, RDLM_CONFIG_INDEX_log_level, value, 3); /* cut to fit */
+    assert_string_equal(value, "wa");
+    for (unsigned i = 0; i < RDLM_CONFIG_COUNT; i++) {
+        const rdlm_config_entry_t *e = rdlm_config_entry((rdlm_config_index_t)i);
+
+        rdlm_config_value(&cfg, (rdlm_config_index_t)i, value, sizeof(value));
+        assert_true(strncmp(e->var, "RDLM_", 5) == 0);
+        assert_non_null(e->allowed);
+        assert_true(strcmp(value, e->def) == 0 || i == RDLM_CONFIG_INDEX_spin ||
+                    i == RDLM_CONFIG_INDEX_progress);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +288,8 @@ int main(void)
         cmocka_unit_test(authority_address_lists),
         cmocka_unit_test(job_authority_networks),
         cmocka_unit_test(job_names),
+        cmocka_unit_test(effective_job_order),
+        cmocka_unit_test(entries_and_values_as_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,9 @@
 /*
  * rdlmd: one replica of the rdlm lease authority (core/lease/replica.h) with its
  * client port (core/lease/server.h), configured by flags only. SIGTERM or SIGINT
- * closes it cleanly (exit 0); bad flags print the usage (exit 2); a replica that
- * cannot start exits 1. Logs go to stderr (core/util/log.h); leadership changes,
- * stepping down and expiries are logged at info or warn.
+ * closes it cleanly (exit 0); a bad flag prints one line (exit 2); a replica that
+ * cannot start exits 1. --version prints the version. Logs go to stderr (core/util/log.h);
+ * leadership changes, stepping down and expiries are logged at info or warn.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +15,7 @@
 
 #include <uv.h>
 
+#include "cli.h"
 #include "config.h"
 #include "log.h"
 #include "home.h"
@@ -51,6 +52,7 @@ static void rdlm_daemon_usage(FILE *out)
           "             [--frame-timeout-ms 5000] [--idle-timeout-ms 60000]\n"
           "             [--snapshot-threshold 1024] [--home-slots 4096]\n"
           "             [--log-level error|warn|info|debug|trace]\n"
+          "       rdlmd -V|--version | -h|--help\n"
           "\n"
           "One replica of the rdlm lease authority. --peers lists every replica (the\n"
           "same list on all of them, 1-7 entries) with its Raft address and its client\n"
@@ -104,7 +106,7 @@ static int rdlm_daemon_level(const char *text, rdlm_log_level_t *level_p)
     return 0;
 }
 
-/* 1: parsed; 0: --help printed; -1: bad flags (reported). */
+/* 1: parsed; 0: --help or --version printed; -1: bad flags (reported in one line). */
 static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
 {
     enum {
@@ -141,15 +143,18 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         {"home-slots", required_argument, NULL, OPT_HOME_SLOTS},
         {"log-level", required_argument, NULL, OPT_LOG},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    static const char optstring[] = ":hV";
     const char *listen_addr = NULL;
     unsigned id = 0;
     uint32_t ip;
     uint16_t port;
     int c, ok = 1;
 
-    while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0; /* rdlm_cli_bad_option reports */
+    while (ok && (c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
         switch (c) {
         case OPT_ID:
             ok = rdlm_daemon_uint(optarg, 1, 1000000, &id);
@@ -203,24 +208,23 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         case 'h':
             rdlm_daemon_usage(stdout);
             return 0;
-        default: /* getopt named the flag */
-            ok = 0;
-            break;
+        case 'V':
+            return rdlm_cli_version("rdlmd");
+        default:
+            rdlm_cli_bad_option("rdlmd", c, optstring, argv);
+            return -1;
         }
-        if (!ok && c != '?' && c != OPT_PEERS) {
-            fprintf(stderr, "rdlmd: invalid value '%s' for --%s\n", optarg,
-                    longopts[c - OPT_ID].name);
+        if (!ok && c != OPT_PEERS) { /* peers_parse said why */
+            rdlm_cli_bad_value("rdlmd", c, longopts, optarg);
         }
     }
     if (ok && (optind != argc || id == 0 || o->replica.n_peers == 0 ||
                o->replica.data_dir == NULL)) {
-        fprintf(stderr, "rdlmd: --id, --peers and --data-dir are required, and nothing "
-                        "else\n");
+        rdlm_cli_usage_error("rdlmd", "--id, --peers and --data-dir are required, and "
+                                      "nothing else");
         ok = 0;
     }
     if (!ok) {
-        fputc('\n', stderr);
-        rdlm_daemon_usage(stderr);
         return -1;
     }
     for (unsigned i = 0; i < o->replica.n_peers; i++) {

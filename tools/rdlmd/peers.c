@@ -3,9 +3,10 @@
  */
 #include "peers.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cli.h"
 
 /* Copy the n bytes at text into out (RDLM_ADDR_MAX + 1) if they are an address. */
 static int rdlm_daemon_addr(const char *text, size_t n, char out[RDLM_ADDR_MAX + 1])
@@ -44,12 +45,12 @@ int rdlm_daemon_peers_parse(const char *text, rdlm_lease_peer_t peers[RDLM_LEASE
         size_t len = strcspn(text, ",");
 
         if (n == RDLM_LEASE_PEERS_MAX) {
-            fprintf(stderr, "rdlmd: more than %u peers\n", RDLM_LEASE_PEERS_MAX);
+            rdlm_cli_usage_error("rdlmd", "more than %u peers", RDLM_LEASE_PEERS_MAX);
             return 0;
         }
         if (!rdlm_daemon_peer(text, len, &peers[n])) {
-            fprintf(stderr, "rdlmd: peer '%.*s' is not ID=a.b.c.d:port=a.b.c.d:port\n",
-                    (int)len, text);
+            rdlm_cli_usage_error("rdlmd", "peer '%.*s' is not ID=a.b.c.d:port=a.b.c.d:port",
+                                 (int)len, text);
             return 0;
         }
         n++;

@@ -7,8 +7,8 @@
 
 #include "replica.h"
 
-/** Parse text into peers (at most RDLM_LEASE_PEERS_MAX). 1 with *n_p, or 0 with a
- *  message naming the bad entry on stderr. */
+/** Parse text into peers (at most RDLM_LEASE_PEERS_MAX). 1 with *n_p, or 0 with one
+ *  line naming the bad entry on stderr (cli.h). */
 int rdlm_daemon_peers_parse(const char *text, rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX],
                             unsigned *n_p);
 
