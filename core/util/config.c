@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,6 +253,21 @@ static int rdlm_config_set_ADDRS(char *out, const char *value, uint32_t min, uin
     return 1;
 }
 
+static int rdlm_config_set_LOG_FILE(char *out, const char *value, uint32_t min,
+                                    uint32_t max)
+{
+    char path[PATH_MAX];
+
+    (void)min;
+    (void)max;
+    if (strlen(value) > RDLM_LOG_FILE_MAX ||
+        !rdlm_log_file_expand(value, path, sizeof(path))) {
+        return 0;
+    }
+    strcpy(out, value); /* length checked above */
+    return 1;
+}
+
 /* The value of name in envp, or NULL. */
 static const char *rdlm_config_lookup(const char *const *envp, const char *name)
 {
@@ -298,6 +314,7 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_ADDR(f) (f)
 #define RDLM_CONFIG_DEST_ADDRS(f) (f)
 #define RDLM_CONFIG_DEST_NET(f) (f)
+#define RDLM_CONFIG_DEST_LOG_FILE(f) (f)
 
 static const char rdlm_config_allowed_LEVEL[] = "one of error, warn, info, debug, trace";
 static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
@@ -313,6 +330,8 @@ static const char rdlm_config_allowed_ADDRS[] =
     "1-7 comma-separated IPv4 address:port, e.g. 10.0.0.1:7000,10.0.0.2:7000";
 static const char rdlm_config_allowed_NET[] =
     "an IPv4 network a.b.c.d/len or address a.b.c.d, e.g. 10.1.0.0/16";
+static const char rdlm_config_allowed_LOG_FILE[] =
+    "a path of at most 255 bytes whose only % sequences are %h, %r, %p and %%";
 
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
@@ -351,6 +370,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 
     if (status == RDLM_OK) {
         rdlm_log_set_level((rdlm_log_level_t)cfg_p->log_level);
+        rdlm_log_open_file(cfg_p->log_file);
     }
     return status;
 }
@@ -368,6 +388,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_SHOW_ADDR(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_ADDRS(out, v) fputs((v), out)
 #define RDLM_CONFIG_SHOW_NET(out, v) fputs((v), out)
+#define RDLM_CONFIG_SHOW_LOG_FILE(out, v) fputs((v), out)
 
 void rdlm_config_print(const rdlm_config_t *cfg, FILE *out)
 {
