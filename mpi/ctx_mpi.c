@@ -134,7 +134,7 @@ static rdlm_status_t rdlm_mpi_glue_create(MPI_Comm comm, const rdlm_ctx_params_t
     char key[RDLM_HOSTKEY_LEN];
     rdlm_mpi_glue_t *g;
     rdlm_status_t s;
-    int inter = 0;
+    int inter = 0, world_rank;
 
     if (comm == MPI_COMM_NULL ||
         (params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS)) ||
@@ -146,6 +146,8 @@ static rdlm_status_t rdlm_mpi_glue_create(MPI_Comm comm, const rdlm_ctx_params_t
     if (s != RDLM_OK) {
         return s;
     }
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    rdlm_log_set_rank(world_rank); /* lines show the job's rank, whatever comm is */
     g = calloc(1, sizeof(*g));
     if (g == NULL) {
         return RDLM_ERR_NO_MEMORY;

@@ -121,6 +121,7 @@ static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
                    bp.rank, bp.size, addr != NULL ? addr : "(null)");
         return RDLM_ERR_INVALID_ARG;
     }
+    rdlm_log_set_rank((int)bp.rank); /* this process's lines say which rank wrote them */
     snprintf(host, sizeof(host), "%.*s", (int)strcspn(addr, ":"), addr);
     bp.host = host;
     status = rdlm_tl_boot_tcp_create(&bp, &boot);

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,6 +254,21 @@ static int rdlm_config_set_ADDRS(char *out, const char *value, uint32_t min, uin
     return 1;
 }
 
+static int rdlm_config_set_LOG_FILE(char *out, const char *value, uint32_t min,
+                                    uint32_t max)
+{
+    char path[PATH_MAX];
+
+    (void)min;
+    (void)max;
+    if (strlen(value) > RDLM_LOG_FILE_MAX ||
+        !rdlm_log_file_expand(value, path, sizeof(path))) {
+        return 0;
+    }
+    strcpy(out, value); /* length checked above */
+    return 1;
+}
+
 /* The value of name in envp, or NULL. */
 static const char *rdlm_config_lookup(const char *const *envp, const char *name)
 {
@@ -299,6 +315,7 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_ADDR(f) (f)
 #define RDLM_CONFIG_DEST_ADDRS(f) (f)
 #define RDLM_CONFIG_DEST_NET(f) (f)
+#define RDLM_CONFIG_DEST_LOG_FILE(f) (f)
 
 static const char rdlm_config_allowed_LEVEL[] = "one of error, warn, info, debug, trace";
 static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
@@ -314,6 +331,8 @@ static const char rdlm_config_allowed_ADDRS[] =
     "1-7 comma-separated IPv4 address:port, e.g. 10.0.0.1:7000,10.0.0.2:7000";
 static const char rdlm_config_allowed_NET[] =
     "an IPv4 network a.b.c.d/len or address a.b.c.d, e.g. 10.1.0.0/16";
+static const char rdlm_config_allowed_LOG_FILE[] =
+    "a path of at most 255 bytes whose only % sequences are %h, %r, %p and %%";
 
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
@@ -352,6 +371,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 
     if (status == RDLM_OK) {
         rdlm_log_set_level((rdlm_log_level_t)cfg_p->log_level);
+        rdlm_log_open_file(cfg_p->log_file);
     }
     return status;
 }
@@ -370,6 +390,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_ALLOWED_ADDR(min, max) rdlm_config_allowed_ADDR
 #define RDLM_CONFIG_ALLOWED_ADDRS(min, max) rdlm_config_allowed_ADDRS
 #define RDLM_CONFIG_ALLOWED_NET(min, max) rdlm_config_allowed_NET
+#define RDLM_CONFIG_ALLOWED_LOG_FILE(min, max) rdlm_config_allowed_LOG_FILE
 
 static const rdlm_config_entry_t rdlm_config_entries[RDLM_CONFIG_COUNT] = {
 #define RDLM_CONFIG_ENTRY_(field, var, type, def, min, max, help)                          \
@@ -401,6 +422,7 @@ const rdlm_config_entry_t *rdlm_config_entry(rdlm_config_index_t i)
 #define RDLM_CONFIG_SHOW_ADDR(buf, len, v) snprintf(buf, len, "%s", (v))
 #define RDLM_CONFIG_SHOW_ADDRS(buf, len, v) snprintf(buf, len, "%s", (v))
 #define RDLM_CONFIG_SHOW_NET(buf, len, v) snprintf(buf, len, "%s", (v))
+#define RDLM_CONFIG_SHOW_LOG_FILE(buf, len, v) snprintf(buf, len, "%s", (v))
 
 void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i, char *buf,
                        size_t len)

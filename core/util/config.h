@@ -19,6 +19,7 @@
 #define RDLM_ADDRS_COUNT 7 /* addresses in an ADDRS list */
 #define RDLM_ADDRS_MAX (RDLM_ADDRS_COUNT * (RDLM_ADDR_MAX + 1))
 #define RDLM_NET_MAX 18 /* "255.255.255.255/32" */
+#define RDLM_LOG_FILE_MAX 255 /* an RDLM_LOG_FILE pattern */
 
 /* How a transport context completes operations that need the target's help (UCX over
  * TCP emulates remote atomics in the target's progress): name list of RDLM_PROGRESS.
@@ -84,10 +85,15 @@ typedef enum rdlm_pmpi_barrier {
  * name of RDLM_PMPI_BARRIER_LIST), IP (empty
  * or an IPv4 address "a.b.c.d"), ADDR (empty or IPv4 "a.b.c.d:port"),
  * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated ADDRs), NET (empty, or an IPv4
- * network "a.b.c.d/len", or one address "a.b.c.d" meaning "/32"). */
+ * network "a.b.c.d/len", or one address "a.b.c.d" meaning "/32"), LOG_FILE (empty or a
+ * path pattern of rdlm_log_file_expand, at most RDLM_LOG_FILE_MAX bytes). */
 #define RDLM_CONFIG_LIST(X)                                                                \
     X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
       "log threshold: error, warn, info, debug, trace")                                    \
+    X(log_file, "RDLM_LOG_FILE", LOG_FILE, "", 0, 0,                                       \
+      "log to this file (appended, created 0600) instead of stderr: %h host, %r rank "     \
+      "(the launcher's, when the file is opened), %p pid, %% a %; opened at the first "    \
+      "configuration load; unopenable: one error line, stderr kept")                       \
     X(job, "RDLM_JOB", JOB, "", 0, 0,                                                      \
       "job name shared by the processes of one job; unset: the launcher's job id "         \
       "(SLURM_JOB_ID, OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE), else \"default\"")         \
@@ -173,6 +179,7 @@ typedef enum rdlm_pmpi_barrier {
 #define RDLM_CONFIG_DECL_ADDR(f) char f[RDLM_ADDR_MAX + 1];
 #define RDLM_CONFIG_DECL_ADDRS(f) char f[RDLM_ADDRS_MAX];
 #define RDLM_CONFIG_DECL_NET(f) char f[RDLM_NET_MAX + 1];
+#define RDLM_CONFIG_DECL_LOG_FILE(f) char f[RDLM_LOG_FILE_MAX + 1];
 
 /** The effective configuration. */
 typedef struct rdlm_config {
@@ -202,7 +209,8 @@ typedef struct rdlm_config_entry {
  */
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p);
 
-/** rdlm_config_parse(environ) and apply the log level. */
+/** rdlm_config_parse(environ) and apply the log level and (the first time a file is
+ *  named) the log file. */
 RDLM_SHARED rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
 
 /** 1 if text is "a.b.c.d:port" (port 1..65535); *ip_p (network order) and *port_p

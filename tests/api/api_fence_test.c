@@ -1,10 +1,12 @@
 /*
  * Fencing on the resource side (rdlm_fence_check), stale handles of a destroyed
  * context, and the standalone distributed context of one process (the TCP rendezvous
- * path of rdlm_ctx_create, over UCX's loopback).
+ * path of rdlm_ctx_create, over UCX's loopback; its log lines show its rank).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -130,6 +132,33 @@ static void test_standalone_peers_are_validated(void **state)
     assert_null(ctx);
 }
 
+/* rdlm_ctx_create(params) at RDLM_LOG=info, asserted to succeed, with what it logged in
+ * lines[len]. */
+static void create_with_info_lines(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p,
+                                   char *lines, size_t len)
+{
+    char path[64];
+    rdlm_status_t st;
+    ssize_t n;
+    int fd, saved = dup(STDERR_FILENO);
+
+    snprintf(path, sizeof(path), "/tmp/rdlm_api_fence.%d.log", (int)getpid());
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0 && saved >= 0);
+    dup2(fd, STDERR_FILENO);
+    setenv("RDLM_LOG", "info", 1);
+    st = rdlm_ctx_create(params, ctx_p);
+    unsetenv("RDLM_LOG");
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    n = pread(fd, lines, len - 1, 0);
+    close(fd);
+    unlink(path);
+    lines[n > 0 ? n : 0] = '\0';
+    fputs(lines, stderr);
+    assert_int_equal(st, RDLM_OK);
+}
+
 static void test_standalone_context_of_one_process(void **state)
 {
     api_fixture_t *f = *state;
@@ -139,7 +168,8 @@ static void test_standalone_context_of_one_process(void **state)
     rdlm_stats_t s;
     rdlm_lock_h lock;
     uint64_t t1, t2;
-    char addr[32];
+    char addr[32], lines[8192], rank[16];
+    const char *dist_line;
 
     /* A port from the pid: tests run one at a time per build, and a clash only makes
      * this test fail, never hang (the rendezvous is bounded). */
@@ -148,7 +178,16 @@ static void test_standalone_context_of_one_process(void **state)
     p.rank = 0;
     p.size = 1;
     p.rendezvous = addr;
-    assert_int_equal(rdlm_ctx_create(&p, &f->ctx[0]), RDLM_OK);
+    create_with_info_lines(&p, &f->ctx[0], lines, sizeof(lines));
+    dist_line = strstr(lines, "dist: rank 0/1 ");
+    assert_non_null(dist_line);
+    while (dist_line > lines && dist_line[-1] != '\n') {
+        dist_line--;
+    }
+    /* "rdlm <time> <host> r0 ...": from the rendezvous alone (main cleared the
+     * launchers' variables) */
+    assert_int_equal(sscanf(dist_line, "rdlm %*s %*s r%15s", rank), 1);
+    assert_string_equal(rank, "0");
     assert_int_equal(rdlm_ctx_dist_info(f->ctx[0], &info), RDLM_OK);
     assert_int_equal(info.distributed, 1);
     assert_int_equal(info.size, 1);
@@ -182,6 +221,8 @@ static void test_standalone_context_of_one_process(void **state)
 
 int main(void)
 {
+    static const char *const launcher_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                                "PMI_RANK", "SLURM_PROCID"};
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fence_check_accepts_equal_and_newer_rejects_older),
         cmocka_unit_test(test_fence_check_is_an_atomic_max_under_threads),
@@ -195,5 +236,8 @@ int main(void)
                                         api_teardown),
     };
 
+    for (size_t i = 0; i < sizeof(launcher_vars) / sizeof(launcher_vars[0]); i++) {
+        unsetenv(launcher_vars[i]); /* the rank in log lines is the context's */
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

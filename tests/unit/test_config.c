@@ -30,6 +30,7 @@ static void defaults_without_environment(void **state)
     assert_string_equal(cfg.job_authority_net, "");
     assert_int_equal(cfg.verbs_connect, RDLM_VERBS_CONNECT_CM);
     assert_string_equal(cfg.verbs_addr, "");
+    assert_string_equal(cfg.log_file, "");
 }
 
 static void valid_values_override_defaults(void **state)
@@ -41,6 +42,7 @@ static void valid_values_override_defaults(void **state)
                          "PATH=/bin",
                          "RDLM_UCX_TLS=tcp",
                          "RDLM_PROGRESS=thread",
+                         "RDLM_LOG_FILE=/tmp/rdlm.%h.%r.%p.%%.log",
                          NULL};
     rdlm_config_t cfg;
 
@@ -51,6 +53,7 @@ static void valid_values_override_defaults(void **state)
     assert_string_equal(cfg.job, "job-1.a_b");
     assert_int_equal(cfg.stats, 1);
     assert_int_equal(cfg.progress, RDLM_PROGRESS_THREAD);
+    assert_string_equal(cfg.log_file, "/tmp/rdlm.%h.%r.%p.%%.log");
 }
 
 static void distributed_variables(void **state)
@@ -128,6 +131,8 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_JOB_AUTHORITY_NET=10.0.0/8",
         "RDLM_JOB_AUTHORITY_NET=10.0.0.1:7000",
         "RDLM_JOB_AUTHORITY_NET=255.255.255.255/32/1",
+        "RDLM_LOG_FILE=/tmp/rdlm.%q.log",
+        "RDLM_LOG_FILE=/tmp/rdlm.log%",
     };
     rdlm_config_t cfg;
 
@@ -139,6 +144,25 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_ERR_BAD_CONFIG);
         assert_int_equal(cfg.capacity, 0xabababab);
     }
+}
+
+/* RDLM_LOG_FILE_MAX bytes are a pattern, one more is not. */
+static void log_file_pattern_length_is_bounded(void **state)
+{
+    char entry[sizeof("RDLM_LOG_FILE=") + RDLM_LOG_FILE_MAX + 1];
+    const char *env[] = {entry, NULL};
+    size_t prefix = strlen("RDLM_LOG_FILE=");
+    rdlm_config_t cfg;
+
+    (void)state;
+    memcpy(entry, "RDLM_LOG_FILE=", prefix);
+    memset(entry + prefix, 'a', RDLM_LOG_FILE_MAX);
+    entry[prefix + RDLM_LOG_FILE_MAX] = '\0';
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_int_equal(strlen(cfg.log_file), RDLM_LOG_FILE_MAX);
+    entry[prefix + RDLM_LOG_FILE_MAX] = 'a';
+    entry[prefix + RDLM_LOG_FILE_MAX + 1] = '\0';
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_ERR_BAD_CONFIG);
 }
 
 static void unknown_rdlm_variable_is_only_a_warning(void **state)
@@ -283,6 +307,7 @@ int main(void)
         cmocka_unit_test(valid_values_override_defaults),
         cmocka_unit_test(distributed_variables),
         cmocka_unit_test(each_bad_value_is_rejected_and_output_untouched),
+        cmocka_unit_test(log_file_pattern_length_is_bounded),
         cmocka_unit_test(unknown_rdlm_variable_is_only_a_warning),
         cmocka_unit_test(progress_names_round_trip),
         cmocka_unit_test(authority_address_lists),

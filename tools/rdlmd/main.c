@@ -2,7 +2,8 @@
  * rdlmd: one replica of the rdlm lease authority (core/lease/replica.h) with its
  * client port (core/lease/server.h), configured by flags only. SIGTERM or SIGINT
  * closes it cleanly (exit 0); a bad flag prints one line (exit 2); a replica that
- * cannot start exits 1. --version prints the version. Logs go to stderr (core/util/log.h);
+ * cannot start exits 1. --version prints the version. Logs go to stderr, or to
+ * RDLM_LOG_FILE (core/util/log.h);
  * leadership changes, stepping down and expiries are logged at info or warn.
  */
 #include <errno.h>
@@ -74,6 +75,8 @@ static void rdlm_daemon_usage(FILE *out)
           "clients (rdlm_ctx_create with RDLM_AUTHORITY) reach with remote atomics\n"
           "over UCX; it serves once it committed a new epoch at the authority, so\n"
           "tokens grow across its restarts. --home-slots 0: no home.\n"
+          "Logs go to stderr, or to the file RDLM_LOG_FILE names (%h host, %p pid,\n"
+          "%% a %; opened at start).\n"
           "SIGTERM or SIGINT stops it cleanly. Exit: 0 stopped, 1 failed, 2 usage.\n",
           out);
 }
@@ -313,6 +316,8 @@ int main(int argc, char **argv)
     }
     o.replica.peers = o.peers;
     rdlm_log_set_level(o.log_level);
+    /* From its first line, not from whenever the home's session reads RDLM_*. */
+    rdlm_log_open_file(getenv("RDLM_LOG_FILE") != NULL ? getenv("RDLM_LOG_FILE") : "");
     /* The home's own session reads RDLM_* like any client: same level. */
     setenv("RDLM_LOG", rdlm_log_level_name(o.log_level), 1);
     signal(SIGPIPE, SIG_IGN);
