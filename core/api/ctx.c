@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "launch.h"
 #include "log.h"
 
 const char *rdlm_get_version(void)
@@ -13,33 +14,23 @@ const char *rdlm_get_version(void)
     return RDLM_VERSION_STRING;
 }
 
-/* The job name: params, then RDLM_JOB, then the launcher's job id, then "default". */
+/* The job name: params, then RDLM_JOB, then the launcher's (launch.h), then
+ * "default". */
 static rdlm_status_t rdlm_ctx_job(const rdlm_ctx_params_t *params, const rdlm_config_t *cfg,
                                   char *job)
 {
-    static const char *const launcher_vars[] = {"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid",
-                                                "PMIX_NAMESPACE"};
-    const char *name = NULL;
-
     if (params != NULL && (params->field_mask & RDLM_CTX_FIELD_JOB)) {
         if (params->job == NULL || !rdlm_config_job_valid(params->job)) {
             rdlm_error("rdlm_ctx_create: job name must be 1-%d of [A-Za-z0-9._-]",
                        RDLM_JOB_MAX);
             return RDLM_ERR_INVALID_ARG;
         }
-        name = params->job;
+        strcpy(job, params->job); /* validated: <= RDLM_JOB_MAX */
     } else if (cfg->job[0] != '\0') {
-        name = cfg->job;
-    } else {
-        for (size_t i = 0; i < sizeof(launcher_vars) / sizeof(launcher_vars[0]); i++) {
-            const char *v = getenv(launcher_vars[i]);
-            if (v != NULL && rdlm_config_job_valid(v)) {
-                name = v;
-                break;
-            }
-        }
+        strcpy(job, cfg->job);
+    } else if (!rdlm_launch_job((const char *const *)environ, job)) {
+        strcpy(job, "default");
     }
-    strcpy(job, name != NULL ? name : "default"); /* validated: <= RDLM_JOB_MAX */
     return RDLM_OK;
 }
 
@@ -111,31 +102,48 @@ static rdlm_status_t rdlm_ctx_attach(rdlm_ctx_h ctx, const char *job)
     return rdlm_segment_attach(&seg_params, &ctx->local.seg);
 }
 
-/* Standalone rendezvous: rank, size and address from params or RDLM_*. */
+/* Rank and size of the standalone rendezvous: params, else RDLM_RANK/RDLM_SIZE if
+ * RDLM_SIZE is set, else the launcher's (launch.h); where from, at debug. */
+static void rdlm_ctx_standalone_peers(const rdlm_ctx_params_t *params,
+                                      const rdlm_config_t *cfg,
+                                      rdlm_tl_boot_tcp_params_t *bp)
+{
+    const char *source = "RDLM_RANK/RDLM_SIZE";
+
+    if (params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS)) {
+        bp->rank = params->rank;
+        bp->size = params->size;
+        source = "params";
+    } else if (cfg->size != 0 || !rdlm_launch_peers((const char *const *)environ, &bp->rank,
+                                                    &bp->size, &source)) {
+        bp->rank = cfg->rank;
+        bp->size = cfg->size;
+    }
+    rdlm_debug("rdlm_ctx_create: rank %u of %u (from %s)", bp->rank, bp->size, source);
+}
+
+/* Standalone rendezvous: rank, size and address from params, RDLM_* or the launcher. */
 static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
                                                 const rdlm_config_t *cfg, rdlm_ctx_h *ctx_p)
 {
     int given = params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS);
     const char *addr = given ? params->rendezvous : cfg->rendezvous;
-    rdlm_tl_boot_tcp_params_t bp = {
-        .rank = given ? params->rank : cfg->rank,
-        .size = given ? params->size : cfg->size,
-        .listen_fd = -1,
-    };
-    char host[RDLM_ADDR_MAX + 1];
+    rdlm_tl_boot_tcp_params_t bp = {.listen_fd = -1};
+    char host[RDLM_HOST_MAX + 1];
     rdlm_tl_boot_tcp_t *boot;
     rdlm_status_t status;
-    uint32_t ip;
 
-    if (addr == NULL || !rdlm_config_addr_parse(addr, &ip, &bp.port) || bp.size == 0 ||
+    rdlm_ctx_standalone_peers(params, cfg, &bp);
+    if (addr == NULL || !rdlm_config_hostport_parse(addr, host, &bp.port) || bp.size == 0 ||
         bp.rank >= bp.size) {
-        rdlm_error("rdlm_ctx_create: peers need rank < size and a rendezvous a.b.c.d:port "
-                   "(rank %u size %u rendezvous \"%s\")",
+        rdlm_error("rdlm_ctx_create: peers need rank < size (RDLM_RANK/RDLM_SIZE, or "
+                   "SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE) "
+                   "and a rendezvous host:port (rank %u size %u rendezvous \"%s\")",
                    bp.rank, bp.size, addr != NULL ? addr : "(null)");
         return RDLM_ERR_INVALID_ARG;
     }
-    snprintf(host, sizeof(host), "%.*s", (int)strcspn(addr, ":"), addr);
     bp.host = host;
+    bp.what = given ? "rdlm_ctx_create: rendezvous" : "RDLM_RENDEZVOUS";
     status = rdlm_tl_boot_tcp_create(&bp, &boot);
     if (status != RDLM_OK) {
         return status;

@@ -1,0 +1,33 @@
+/*
+ * What launchers tell the processes they start: srun (Slurm), Open MPI's mpirun,
+ * MPICH's Hydra. rdlm reads their variables for what the user did not set with RDLM_*:
+ * rank and size of the standalone rendezvous, and the job name.
+ */
+#ifndef RDLM_LAUNCH_H
+#define RDLM_LAUNCH_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+/**
+ * Rank and size from the first of these pairs that envp (a NULL-terminated
+ * "NAME=value" array, e.g. environ) sets to decimals with rank < size <= 16777215:
+ * SLURM_PROCID/SLURM_NTASKS (srun), OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE
+ * (mpirun of Open MPI), PMI_RANK/PMI_SIZE (MPICH's Hydra). 1 with *rank_p, *size_p
+ * and *source_p (the rank variable's name, a static string) set; 0 if none is.
+ * Thread-safe; no logging.
+ */
+int rdlm_launch_peers(const char *const *envp, uint32_t *rank_p, uint32_t *size_p,
+                      const char **source_p);
+
+/**
+ * The launcher's job name in envp: SLURM_JOB_ID.SLURM_STEP_ID ("123.4") when both are
+ * set, so that the steps of one allocation are separate jobs, else the first valid
+ * job name (rdlm_config_job_valid) among SLURM_JOB_ID, OMPI_MCA_ess_base_jobid and
+ * PMIX_NAMESPACE. 1 with job_p (RDLM_JOB_MAX + 1 bytes) written, 0 if none is set.
+ * Thread-safe; no logging.
+ */
+int rdlm_launch_job(const char *const *envp, char *job_p);
+
+#endif
