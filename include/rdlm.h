@@ -106,7 +106,8 @@ typedef struct rdlm_ctx_params {
      *  `size` processes, this one being `rank` (0..size-1), into one distributed
      *  context through a TCP rendezvous: rank 0 listens on `rendezvous`
      *  ("host:port", host an IPv4 address or a host name, looked up now; rank 0
-     *  listens on every interface when it is a name), the others connect to it.
+     *  listens on every interface when it is a name; ":port": the first host of
+     *  srun's $SLURM_STEP_NODELIST), the others connect to it.
      *  Defaults: $RDLM_RANK and $RDLM_SIZE if $RDLM_SIZE is set, else the launcher's
      *  ($SLURM_PROCID/$SLURM_NTASKS, $OMPI_COMM_WORLD_RANK/$OMPI_COMM_WORLD_SIZE,
      *  $PMI_RANK/$PMI_SIZE, the first pair set); $RDLM_RENDEZVOUS. Processes on the

@@ -122,6 +122,23 @@ static void rdlm_ctx_standalone_peers(const rdlm_ctx_params_t *params,
     rdlm_debug("rdlm_ctx_create: rank %u of %u (from %s)", bp->rank, bp->size, source);
 }
 
+/* Rank 0's host and port from addr: "host:port", or ":port" with the host from srun
+ * (launch.h). RDLM_ERR_INVALID_ARG (not logged) if addr is neither. */
+static rdlm_status_t rdlm_ctx_rendezvous(const char *addr, rdlm_tl_boot_tcp_params_t *bp,
+                                         char *host)
+{
+    uint32_t port;
+
+    if (addr != NULL && addr[0] == ':' &&
+        rdlm_config_uint_parse(addr + 1, 1, 65535, &port)) {
+        bp->port = (uint16_t)port;
+        return rdlm_launch_rendezvous_host((const char *const *)environ, bp->rank, host);
+    }
+    return addr != NULL && rdlm_config_hostport_parse(addr, host, &bp->port)
+               ? RDLM_OK
+               : RDLM_ERR_INVALID_ARG;
+}
+
 /* Standalone rendezvous: rank, size and address from params, RDLM_* or the launcher. */
 static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
                                                 const rdlm_config_t *cfg, rdlm_ctx_h *ctx_p)
@@ -134,13 +151,17 @@ static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
     rdlm_status_t status;
 
     rdlm_ctx_standalone_peers(params, cfg, &bp);
-    if (addr == NULL || !rdlm_config_hostport_parse(addr, host, &bp.port) || bp.size == 0 ||
-        bp.rank >= bp.size) {
+    status = bp.size == 0 || bp.rank >= bp.size ? RDLM_ERR_INVALID_ARG
+                                                : rdlm_ctx_rendezvous(addr, &bp, host);
+    if (status == RDLM_ERR_INVALID_ARG) {
         rdlm_error("rdlm_ctx_create: peers need rank < size (RDLM_RANK/RDLM_SIZE, or "
                    "SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE) "
-                   "and a rendezvous host:port (rank %u size %u rendezvous \"%s\")",
+                   "and a rendezvous host:port or :port (rank %u size %u rendezvous "
+                   "\"%s\")",
                    bp.rank, bp.size, addr != NULL ? addr : "(null)");
-        return RDLM_ERR_INVALID_ARG;
+    }
+    if (status != RDLM_OK) {
+        return status;
     }
     bp.host = host;
     bp.what = given ? "rdlm_ctx_create: rendezvous" : "RDLM_RENDEZVOUS";

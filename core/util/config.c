@@ -127,8 +127,7 @@ static int rdlm_config_set_JOB(char *out, const char *value, uint32_t min, uint3
     return 1;
 }
 
-/* 1 if host (a NUL-terminated name) has the syntax of rdlm_config_hostport_parse. */
-static int rdlm_config_host_valid(const char *host)
+int rdlm_config_host_valid(const char *host)
 {
     size_t len = strlen(host), digits_dots = strspn(host, "0123456789.");
     struct in_addr ip;
@@ -199,9 +198,12 @@ static int rdlm_config_set_IP(char *out, const char *value, uint32_t min, uint32
 
 static int rdlm_config_set_ADDR(char *out, const char *value, uint32_t min, uint32_t max)
 {
+    uint32_t port;
+
     (void)min;
     (void)max;
-    if (value[0] != '\0' && !rdlm_config_hostport_parse(value, NULL, NULL)) {
+    if (value[0] != '\0' && !rdlm_config_hostport_parse(value, NULL, NULL) &&
+        !(value[0] == ':' && rdlm_config_set_UINT(&port, value + 1, 1, 65535))) {
         return 0;
     }
     strcpy(out, value); /* length bounded by the parse */
@@ -346,7 +348,8 @@ static const char rdlm_config_allowed_PEER_FAILURE[] = "one of auto, on, off";
 static const char rdlm_config_allowed_PMPI_BARRIER[] = "one of auto, 1, 0";
 static const char rdlm_config_allowed_IP[] = "an IPv4 address, e.g. 10.0.0.1";
 static const char rdlm_config_allowed_ADDR[] =
-    "host:port, host an IPv4 address or a name, e.g. 10.0.0.1:7000 or node01:7000";
+    "host:port, host an IPv4 address or a name, or :port (the host from Slurm), e.g. "
+    "10.0.0.1:7000, node01:7000 or :7000";
 static const char rdlm_config_allowed_ADDRS[] =
     "1-7 comma-separated host:port, e.g. 10.0.0.1:7000,node02:7000";
 static const char rdlm_config_allowed_NET[] =

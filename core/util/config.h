@@ -81,9 +81,9 @@ typedef enum rdlm_pmpi_barrier {
  * PROGRESS (a name of RDLM_PROGRESS_LIST), VERBS_CONNECT (a name of
  * RDLM_VERBS_CONNECT_LIST), PEER_FAILURE (a name of RDLM_PEER_FAILURE_LIST), PMPI_BARRIER (a
  * name of RDLM_PMPI_BARRIER_LIST), IP (empty
- * or an IPv4 address "a.b.c.d"), ADDR (empty or "host:port", host an IPv4 address or a
- * host name: rdlm_config_hostport_parse),
- * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated ADDRs), NET (empty, or an IPv4
+ * or an IPv4 address "a.b.c.d"), ADDR (empty, "host:port" with host an IPv4 address or a
+ * host name: rdlm_config_hostport_parse, or ":port": the host is the launcher's),
+ * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated host:port), NET (empty, or an IPv4
  * network "a.b.c.d/len", or one address "a.b.c.d" meaning "/32"). */
 #define RDLM_CONFIG_LIST(X)                                                                \
     X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
@@ -141,7 +141,7 @@ typedef enum rdlm_pmpi_barrier {
     X(rendezvous, "RDLM_RENDEZVOUS", ADDR, "", 0, 0,                                       \
       "host:port of rank 0 (an IPv4 address or a host name, resolved when joining): "      \
       "rdlm_ctx_create joins a distributed context; rank 0 listens there (on every "       \
-      "interface if a name)")                                                              \
+      "interface if a name); under srun, :port takes the first host of the step")          \
     X(pmpi_barrier, "RDLM_PMPI_BARRIER", PMPI_BARRIER, "auto", 0, 0,                       \
       "librdlm_pmpi.so: auto times both barriers at the first MPI_Barrier of each "       \
       "communicator and keeps the faster, 1 always runs the rdlm barrier, 0 always "      \
@@ -204,6 +204,10 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
 /** 1 if text is "a.b.c.d:port" (port 1..65535); *ip_p (network order) and *port_p
  *  are set if not NULL. */
 int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p);
+
+/** 1 if host is an IPv4 address "a.b.c.d" or a host name (1..RDLM_HOST_MAX of
+ *  [A-Za-z0-9._-], starting with a letter or digit, not all digits and dots). */
+int rdlm_config_host_valid(const char *host);
 
 /** 1 if text is "host:port" (port 1..65535), host an IPv4 address "a.b.c.d" or a host
  *  name (1..RDLM_HOST_MAX of [A-Za-z0-9._-], starting with a letter or digit, not all

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
+
 /* Rank and size variable of each launcher, in the order they are looked at. */
 static const char *const rdlm_launch_peer_vars[][2] = {
     {"SLURM_PROCID", "SLURM_NTASKS"},
@@ -58,4 +60,49 @@ int rdlm_launch_job(const char *const *envp, char *job_p)
         }
     }
     return 0;
+}
+
+int rdlm_launch_first_host(const char *list, char *host_p)
+{
+    size_t n = 0;
+
+    for (const char *c = list; *c != '\0' && *c != ','; c++) {
+        const char *close = *c == '[' ? strchr(c, ']') : NULL;
+        size_t len = close != NULL ? strspn(c + 1, "0123456789") : 1;
+
+        if ((*c == '[' && (close == NULL || len == 0)) || n + len > RDLM_HOST_MAX) {
+            return 0;
+        }
+        memcpy(host_p + n, close != NULL ? c + 1 : c, len); /* a range's first number */
+        n += len;
+        c = close != NULL ? close : c;
+    }
+    host_p[n] = '\0';
+    return rdlm_config_host_valid(host_p);
+}
+
+rdlm_status_t rdlm_launch_rendezvous_host(const char *const *envp, uint32_t rank,
+                                          char *host_p)
+{
+    const char *var = "SLURM_STEP_NODELIST";
+    const char *list = rdlm_config_lookup(envp, var);
+    const char *me = rdlm_config_lookup(envp, "SLURMD_NODENAME");
+
+    if (list == NULL) {
+        var = "SLURM_JOB_NODELIST";
+        list = rdlm_config_lookup(envp, var);
+    }
+    if (list == NULL || !rdlm_launch_first_host(list, host_p)) {
+        rdlm_error("RDLM_RENDEZVOUS=:port takes rank 0's host from srun's "
+                   "SLURM_STEP_NODELIST or SLURM_JOB_NODELIST, %s: give host:port",
+                   list == NULL ? "but neither is set" : "but its first host is no name");
+        return RDLM_ERR_BAD_CONFIG;
+    }
+    if (rank == 0 && me != NULL && strcmp(me, host_p) != 0) {
+        rdlm_error("RDLM_RENDEZVOUS=:port: rank 0 runs on %s, not on %s, the first host of "
+                   "%s (a task distribution other than block): give host:port",
+                   me, host_p, var);
+        return RDLM_ERR_BAD_CONFIG;
+    }
+    return RDLM_OK;
 }

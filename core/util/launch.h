@@ -30,4 +30,22 @@ int rdlm_launch_peers(const char *const *envp, uint32_t *rank_p, uint32_t *size_
  */
 int rdlm_launch_job(const char *const *envp, char *job_p);
 
+/**
+ * The first host of a Slurm host list in its compressed form, written to host_p
+ * (RDLM_HOST_MAX + 1 bytes): "node[07-09,11],gpu1" gives "node07", "a,b" gives "a".
+ * 1 if that is a host name (rdlm_config_host_valid), else 0. Pure; thread-safe.
+ */
+int rdlm_launch_first_host(const char *list, char *host_p);
+
+/**
+ * Rank 0's host under srun, for RDLM_RENDEZVOUS=":port": the first host of
+ * SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST), where srun's default block
+ * distribution starts task 0. RDLM_OK with host_p (RDLM_HOST_MAX + 1 bytes) written;
+ * RDLM_ERR_BAD_CONFIG, logged once, if no list is set or its first host is no host
+ * name, or if rank is 0 and SLURMD_NODENAME names another node (a distribution that
+ * put task 0 elsewhere: the others would wait for it in vain).
+ */
+rdlm_status_t rdlm_launch_rendezvous_host(const char *const *envp, uint32_t rank,
+                                          char *host_p);
+
 #endif

@@ -1,9 +1,10 @@
 /*
  * Started by a launcher (core/util/launch.h): a standalone distributed context takes
  * rank and size from srun's or Hydra's variables when RDLM_RANK/RDLM_SIZE are unset
- * (and RDLM_* wins when set); RDLM_RENDEZVOUS takes a host name, and one that does not
- * resolve fails at once with a line naming it; the steps of one Slurm allocation are
- * separate jobs with separate segments.
+ * (and RDLM_* wins when set); RDLM_RENDEZVOUS takes a host name, or only a port with
+ * the host from srun's step node list, and a name that does not resolve fails at once
+ * with a line naming it; the steps of one Slurm allocation are separate jobs with
+ * separate segments.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -100,6 +101,16 @@ static void test_rendezvous_by_host_name(void **state)
     launch_job(*state, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", 2, 0, "localhost");
 }
 
+static void test_rendezvous_host_from_the_srun_step(void **state)
+{
+    setenv("SLURM_STEP_NODELIST", "localhost,other[1-4]", 1);
+    setenv("SLURMD_NODENAME", "localhost", 1);
+    launch_job(*state, "SLURM_PROCID", "SLURM_NTASKS", 2, 0,
+               ""); /* RDLM_RENDEZVOUS=:port */
+    unsetenv("SLURM_STEP_NODELIST");
+    unsetenv("SLURMD_NODENAME");
+}
+
 /* Rank 1 of 2 at a name that does not resolve: its status, with stderr in the file
  * at fd log_fd. */
 static int launch_unresolvable(void *arg)
@@ -177,6 +188,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rdlm_rank_and_size_win_over_the_launcher,
                                         api_setup, api_teardown),
         cmocka_unit_test_setup_teardown(test_rendezvous_by_host_name, api_setup,
+                                        api_teardown),
+        cmocka_unit_test_setup_teardown(test_rendezvous_host_from_the_srun_step, api_setup,
                                         api_teardown),
         cmocka_unit_test_setup_teardown(
             test_unresolvable_rendezvous_host_fails_at_once_naming_it, api_setup,

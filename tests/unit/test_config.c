@@ -108,7 +108,9 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_RENDEZVOUS=10.0.0.1",
         "RDLM_RENDEZVOUS=10.0.0.1:0",
         "RDLM_RENDEZVOUS=10.0.0.1:65536",
-        "RDLM_RENDEZVOUS=:7000",
+        "RDLM_RENDEZVOUS=:0",
+        "RDLM_RENDEZVOUS=:x",
+        "RDLM_AUTHORITY=:7000",
         "RDLM_RENDEZVOUS=-node01:7000",
         "RDLM_RENDEZVOUS=node/01:7000",
         "RDLM_RENDEZVOUS=node 01:7000",
@@ -218,6 +220,17 @@ static void host_names_are_addresses(void **state)
     assert_false(rdlm_config_hostport_parse("10.0.0:1", NULL, NULL));
     assert_false(rdlm_config_addr_parse("localhost:7000", NULL, NULL));
     assert_true(rdlm_config_hostport_parse("localhost:7000", NULL, NULL));
+    assert_false(rdlm_config_hostport_parse(":7000", NULL, NULL));
+}
+
+static void rendezvous_port_alone_is_valid(void **state)
+{
+    const char *env[] = {"RDLM_RENDEZVOUS=:7000", NULL};
+    rdlm_config_t cfg;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_string_equal(cfg.rendezvous, ":7000"); /* the host is srun's (launch.h) */
 }
 
 static void job_authority_networks(void **state)
@@ -264,6 +277,7 @@ int main(void)
         cmocka_unit_test(progress_names_round_trip),
         cmocka_unit_test(authority_address_lists),
         cmocka_unit_test(host_names_are_addresses),
+        cmocka_unit_test(rendezvous_port_alone_is_valid),
         cmocka_unit_test(job_authority_networks),
         cmocka_unit_test(job_names),
     };

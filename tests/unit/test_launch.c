@@ -1,7 +1,8 @@
 /*
  * Launcher variables (core/util/launch.h) and host names (core/util/resolve.h): which
  * launcher's rank and size count, what a bad pair falls through to, the job name of a
- * Slurm step, and looking up names and addresses.
+ * Slurm step, rank 0's host from srun's host lists, and looking up names and
+ * addresses.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -92,6 +93,49 @@ static void a_slurm_step_is_a_job_of_its_own(void **state)
     assert_false(rdlm_launch_job(none, job));
 }
 
+static void first_host_of_a_slurm_host_list(void **state)
+{
+    const char *const cases[][2] = {
+        {"node[07-09,11],gpu1", "node07"},
+        {"a,b", "a"},
+        {"n[1-2]-ib[3-4]", "n1-ib3"},
+        {"node[001-004]", "node001"},
+        {"login1", "login1"},
+        {"rack2-n[5]", "rack2-n5"},
+    };
+    const char *const bad[] = {"",      "node[", "node[]",          "node[-3]",
+                               "[1-2]", "a b,c", "10.0.0.[256-257]"};
+    char host[RDLM_HOST_MAX + 1];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_true(rdlm_launch_first_host(cases[i][0], host));
+        assert_string_equal(host, cases[i][1]);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_false(rdlm_launch_first_host(bad[i], host));
+    }
+}
+
+static void rendezvous_host_from_srun(void **state)
+{
+    const char *step[] = {"SLURM_JOB_NODELIST=big[1-9]", "SLURM_STEP_NODELIST=n[3-4]",
+                          "SLURMD_NODENAME=n4", NULL};
+    const char *job[] = {"SLURM_JOB_NODELIST=big[1-9]", "SLURMD_NODENAME=big1", NULL};
+    const char *none[] = {"SLURMD_NODENAME=n1", NULL};
+    char host[RDLM_HOST_MAX + 1];
+
+    (void)state;
+    assert_int_equal(rdlm_launch_rendezvous_host(step, 1, host), RDLM_OK);
+    assert_string_equal(host, "n3");
+    /* Rank 0 is not on the step's first host: it says so instead of listening where
+     * nobody connects. */
+    assert_int_equal(rdlm_launch_rendezvous_host(step, 0, host), RDLM_ERR_BAD_CONFIG);
+    assert_int_equal(rdlm_launch_rendezvous_host(job, 0, host), RDLM_OK);
+    assert_string_equal(host, "big1");
+    assert_int_equal(rdlm_launch_rendezvous_host(none, 1, host), RDLM_ERR_BAD_CONFIG);
+}
+
 static void names_and_addresses_resolve(void **state)
 {
     struct sockaddr_in sa = {0};
@@ -119,6 +163,8 @@ int main(void)
         cmocka_unit_test(srun_wins_over_mpirun_and_hydra),
         cmocka_unit_test(a_bad_or_half_pair_does_not_count),
         cmocka_unit_test(a_slurm_step_is_a_job_of_its_own),
+        cmocka_unit_test(first_host_of_a_slurm_host_list),
+        cmocka_unit_test(rendezvous_host_from_srun),
         cmocka_unit_test(names_and_addresses_resolve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
