@@ -13,7 +13,7 @@ static const char *const rdlm_launch_peer_vars[][2] = {
     {"PMI_RANK", "PMI_SIZE"},
 };
 
-/* Job ids, in the order they are looked at (Slurm's step is added in front of them). */
+/* Job ids, in the order they are looked at after SLURM_JOB_ID.SLURM_STEP_ID. */
 static const char *const rdlm_launch_job_vars[] = {
     "SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"};
 
