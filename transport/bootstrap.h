@@ -67,7 +67,8 @@ typedef struct rdlm_tl_boot_tcp_params {
  * Connect ranks 0..size-1: rank 0 accepts size-1 peers, the others connect to it
  * (retrying until the timeout). A peer that never shows up gives RDLM_ERR_TIMEOUT and
  * an error log naming the missing ranks; a host name that does not resolve gives
- * rdlm_addr_resolve's status at once (every rank, rank 0 included, looks it up). On success
+ * rdlm_addr_resolve's status at once (with size > 1 every rank, rank 0 included,
+ * looks it up; a job of one process uses no address). On success
  * *boot_p is usable as a bootstrap through rdlm_tl_boot_tcp_get. Not thread-safe.
  */
 rdlm_status_t rdlm_tl_boot_tcp_create(const rdlm_tl_boot_tcp_params_t *params,
