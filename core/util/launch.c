@@ -35,6 +35,11 @@ int rdlm_launch_peers(const char *const *envp, uint32_t *rank_p, uint32_t *size_
             return 1;
         }
     }
+    if (rdlm_config_lookup(envp, "PMIX_RANK") != NULL &&
+        rdlm_launch_pmix_peers(rank_p, size_p)) {
+        *source_p = "PMIx";
+        return 1;
+    }
     return 0;
 }
 

@@ -14,12 +14,23 @@
  * Rank and size from the first of these pairs that envp (a NULL-terminated
  * "NAME=value" array, e.g. environ) sets to decimals with rank < size <= 16777215:
  * SLURM_PROCID/SLURM_NTASKS (srun), OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE
- * (mpirun of Open MPI), PMI_RANK/PMI_SIZE (MPICH's Hydra). 1 with *rank_p, *size_p
- * and *source_p (the rank variable's name, a static string) set; 0 if none is.
- * Thread-safe; no logging.
+ * (mpirun of Open MPI), PMI_RANK/PMI_SIZE (MPICH's Hydra); else, when envp sets
+ * PMIX_RANK (a PMIx server started the process), rdlm_launch_pmix_peers. 1 with
+ * *rank_p, *size_p and *source_p (the rank variable's name, or "PMIx"; a static
+ * string) set; 0 if none is. Thread-safe; logs at debug only.
  */
 int rdlm_launch_peers(const char *const *envp, uint32_t *rank_p, uint32_t *size_p,
                       const char **source_p);
+
+/**
+ * Rank and job size from the PMIx server that started the process (PMIx_Init, then
+ * PMIX_JOB_SIZE of its namespace), asked once per process; the process then stays a
+ * PMIx client until exit (an atexit PMIx_Finalize; PMIx_Init is reference-counted, so
+ * an MPI library's own Init and Finalize, before or after, still pair up). 1 with
+ * *rank_p and *size_p set; 0, logged at debug, without a server, or in a build
+ * without PMIx (RDLM_WITH_PMIX, libpmix-dev). Thread-safe.
+ */
+int rdlm_launch_pmix_peers(uint32_t *rank_p, uint32_t *size_p);
 
 /**
  * The launcher's job name in envp: SLURM_JOB_ID.SLURM_STEP_ID ("123.4") when both are
