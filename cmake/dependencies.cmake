@@ -70,3 +70,13 @@ pkg_check_modules(MUNGE QUIET IMPORTED_TARGET munge)
 if(MUNGE_FOUND)
   set(RDLM_HAVE_MUNGE 1)
 endif()
+
+# PMIx (libpmix-dev): rank and size of the standalone rendezvous under a PMIx server
+# (core/util/launch_pmix.c); used when found unless RDLM_WITH_PMIX=OFF.
+set(RDLM_HAVE_PMIX 0)
+if(RDLM_WITH_PMIX)
+  pkg_check_modules(PMIX QUIET IMPORTED_TARGET pmix)
+  if(PMIX_FOUND)
+    set(RDLM_HAVE_PMIX 1)
+  endif()
+endif()

@@ -94,8 +94,10 @@ enum rdlm_ctx_field {
 typedef struct rdlm_ctx_params {
     uint64_t field_mask; /**< OR of enum rdlm_ctx_field */
     /** Job or service instance name (letters, digits, '.', '_', '-'; at most 32
-     *  bytes). Default: $RDLM_JOB, else $SLURM_JOB_ID, else $OMPI_MCA_ess_base_jobid,
-     *  else "default". Processes of the same user and job share one segment. */
+     *  bytes). Default: $RDLM_JOB, else $SLURM_JOB_ID.$SLURM_STEP_ID (an srun step:
+     *  the steps of one allocation are separate jobs), else $SLURM_JOB_ID, else
+     *  $OMPI_MCA_ess_base_jobid, else $PMIX_NAMESPACE, else "default". Processes of the
+     *  same user and job share one segment. */
     const char *job;
     /** Objects the node segment holds; only the creator's value counts.
      *  Default: $RDLM_CAPACITY (65536). */
@@ -103,10 +105,15 @@ typedef struct rdlm_ctx_params {
     /** With RDLM_CTX_FIELD_PEERS (or $RDLM_RENDEZVOUS set), rdlm_ctx_create joins
      *  `size` processes, this one being `rank` (0..size-1), into one distributed
      *  context through a TCP rendezvous: rank 0 listens on `rendezvous`
-     *  ("a.b.c.d:port"), the others connect to it. Defaults: $RDLM_RANK, $RDLM_SIZE,
-     *  $RDLM_RENDEZVOUS. Processes on the same host (and network namespace) form one
-     *  node. Collective: blocks until every rank joined (bounded: RDLM_ERR_TIMEOUT
-     *  after 30 s, naming the missing ranks). */
+     *  ("host:port", host an IPv4 address or a host name, looked up now; rank 0
+     *  listens on every interface when it is a name; ":port": the first host of
+     *  srun's $SLURM_STEP_NODELIST), the others connect to it.
+     *  Defaults: $RDLM_RANK and $RDLM_SIZE if $RDLM_SIZE is set, else the launcher's
+     *  ($SLURM_PROCID/$SLURM_NTASKS, $OMPI_COMM_WORLD_RANK/$OMPI_COMM_WORLD_SIZE,
+     *  $PMI_RANK/$PMI_SIZE, the first pair set); $RDLM_RENDEZVOUS. Processes on the
+     *  same host (and network namespace) form one node. Collective: blocks until every
+     *  rank joined (bounded: RDLM_ERR_TIMEOUT after 30 s, naming the missing ranks); a
+     *  host name that does not resolve fails at once (RDLM_ERR_BAD_CONFIG, logged). */
     uint32_t rank;
     uint32_t size;
     const char *rendezvous;

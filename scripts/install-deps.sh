@@ -8,6 +8,8 @@ packages=(
   libhwloc-dev libibverbs-dev librdmacm-dev libucx-dev ucx-utils
   libopenmpi-dev openmpi-bin gfortran
   libcmocka-dev libraft-dev libuv1-dev
+  # rank and size of standalone contexts under a PMIx server (optional at build time)
+  libpmix-dev
   spin gnuplot-nox iproute2
   # the lease authority: MUNGE session credentials; nftables for partition tests
   munge libmunge-dev nftables

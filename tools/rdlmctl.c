@@ -25,11 +25,12 @@
 
 static void rdlm_ctl_usage(FILE *out)
 {
-    fputs("usage: rdlmctl status --authority a.b.c.d:port[,...] [--json] "
+    fputs("usage: rdlmctl status --authority host:port[,...] [--json] "
           "[--timeout-ms 1000]\n"
           "       rdlmctl -V|--version | -h|--help\n"
           "\n"
-          "Ask every replica of the authority for its status (client addresses, 1-7).\n"
+          "Ask every replica of the authority for its status (client addresses, 1-7;\n"
+          "host an IPv4 address or a host name).\n"
           "Exit 0 if a majority answered and exactly one of them is the leader, else 1;\n"
           "2 on bad usage.\n",
           out);
@@ -82,7 +83,7 @@ static int rdlm_ctl_status(const char *authority, uint32_t timeout_ms, int json)
     unsigned n, answered = 0, leaders = 0;
 
     if (!rdlm_config_addrs_parse(authority, addrs, RDLM_ADDRS_COUNT, &n)) {
-        return rdlm_cli_usage_error("rdlmctl", "--authority '%s' is not 1-%u a.b.c.d:port",
+        return rdlm_cli_usage_error("rdlmctl", "--authority '%s' is not 1-%u host:port",
                                     authority, RDLM_ADDRS_COUNT);
     }
     for (unsigned i = 0; i < n; i++) {

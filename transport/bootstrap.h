@@ -54,7 +54,10 @@ typedef struct rdlm_tl_boot_tcp rdlm_tl_boot_tcp_t;
 typedef struct rdlm_tl_boot_tcp_params {
     uint32_t rank;
     uint32_t size;
-    const char *host;    /**< IPv4 address of rank 0 (NULL: 127.0.0.1) */
+    const char *host;    /**< rank 0's host: an IPv4 address or a name, resolved here
+                              (rank 0 listens on every interface if a name); NULL:
+                              127.0.0.1 */
+    const char *what;    /**< names host in errors ("RDLM_RENDEZVOUS"); NULL: bootstrap */
     uint16_t port;       /**< rank 0 listens here (ignored with listen_fd >= 0) */
     int listen_fd;       /**< rank 0 only: an already listening socket, or -1 */
     uint32_t timeout_ms; /**< bound for connect-up and for every collective (0: 30000) */
@@ -63,8 +66,10 @@ typedef struct rdlm_tl_boot_tcp_params {
 /**
  * Connect ranks 0..size-1: rank 0 accepts size-1 peers, the others connect to it
  * (retrying until the timeout). A peer that never shows up gives RDLM_ERR_TIMEOUT and
- * an error log naming the missing ranks. On success *boot_p is usable as a bootstrap
- * through rdlm_tl_boot_tcp_get. Not thread-safe.
+ * an error log naming the missing ranks; a host name that does not resolve gives
+ * rdlm_addr_resolve's status at once (with size > 1 every rank, rank 0 included,
+ * looks it up; a job of one process uses no address). On success
+ * *boot_p is usable as a bootstrap through rdlm_tl_boot_tcp_get. Not thread-safe.
  */
 rdlm_status_t rdlm_tl_boot_tcp_create(const rdlm_tl_boot_tcp_params_t *params,
                                       rdlm_tl_boot_tcp_t **boot_p);

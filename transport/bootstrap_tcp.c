@@ -28,6 +28,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "resolve.h"
 
 #define RDLM_BOOT_MAGIC 0x52444c42u /* "RDLB" */
 #define RDLM_BOOT_DEFAULT_TIMEOUT_MS 30000u
@@ -257,17 +258,26 @@ static rdlm_status_t rdlm_boot_barrier(void *arg, const rdlm_tl_idle_t *idle)
     return st;
 }
 
+/* Rank 0's address, looked up now: where the others connect, where rank 0 listens. */
+static rdlm_status_t rdlm_boot_resolve(const rdlm_tl_boot_tcp_params_t *p,
+                                       struct sockaddr_in *sa_p)
+{
+    return rdlm_addr_resolve(p->what != NULL ? p->what : "bootstrap",
+                             p->host != NULL ? p->host : "127.0.0.1", p->port,
+                             RDLM_LOG_ERROR, sa_p);
+}
+
 static rdlm_status_t rdlm_boot_connect(rdlm_tl_boot_tcp_t *b,
                                        const rdlm_tl_boot_tcp_params_t *p,
                                        uint64_t deadline)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(p->port)};
+    struct sockaddr_in sa;
     rdlm_boot_hello_t h = {RDLM_BOOT_MAGIC, p->rank, p->size};
     const char *host = p->host ? p->host : "127.0.0.1";
+    rdlm_status_t resolved = rdlm_boot_resolve(p, &sa);
 
-    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-        rdlm_error("bootstrap: '%s' is not an IPv4 address", host);
-        return RDLM_ERR_INVALID_ARG;
+    if (resolved != RDLM_OK) {
+        return resolved;
     }
     for (;;) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
@@ -318,13 +328,18 @@ static rdlm_status_t rdlm_boot_accept(rdlm_tl_boot_tcp_t *b,
     rdlm_status_t st = RDLM_OK;
 
     if (lfd < 0) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(p->port)};
+        struct sockaddr_in sa;
         const char *host = p->host ? p->host : "127.0.0.1";
         int one = 1;
 
-        if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-            rdlm_error("bootstrap: '%s' is not an IPv4 address", host);
-            return RDLM_ERR_INVALID_ARG;
+        st = rdlm_boot_resolve(p, &sa);
+        if (st != RDLM_OK) {
+            return st;
+        }
+        if (!rdlm_addr_is_ip(host)) {
+            /* A name may resolve here to another address than elsewhere (Debian maps
+             * its own host name to 127.0.1.1): listen on every interface. */
+            sa.sin_addr.s_addr = htonl(INADDR_ANY);
         }
         lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "launch.h"
 #include "log.h"
 
 const char *rdlm_get_version(void)
@@ -13,7 +14,8 @@ const char *rdlm_get_version(void)
     return RDLM_VERSION_STRING;
 }
 
-/* The job name: params, then RDLM_JOB, then the launcher's job id, then "default". */
+/* The job name: params, then RDLM_JOB, then the launcher's (launch.h), then
+ * "default". */
 static rdlm_status_t rdlm_ctx_job(const rdlm_ctx_params_t *params, const rdlm_config_t *cfg,
                                   char *job)
 {
@@ -98,32 +100,70 @@ static rdlm_status_t rdlm_ctx_attach(rdlm_ctx_h ctx, const char *job)
     return rdlm_segment_attach(&seg_params, &ctx->local.seg);
 }
 
-/* Standalone rendezvous: rank, size and address from params or RDLM_*. */
+/* Rank and size of the standalone rendezvous: params, else RDLM_RANK/RDLM_SIZE if
+ * RDLM_SIZE is set, else the launcher's (launch.h); where from, at debug. */
+static void rdlm_ctx_standalone_peers(const rdlm_ctx_params_t *params,
+                                      const rdlm_config_t *cfg,
+                                      rdlm_tl_boot_tcp_params_t *bp)
+{
+    const char *source = "RDLM_RANK/RDLM_SIZE";
+
+    if (params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS)) {
+        bp->rank = params->rank;
+        bp->size = params->size;
+        source = "params";
+    } else if (cfg->size != 0 || !rdlm_launch_peers((const char *const *)environ, &bp->rank,
+                                                    &bp->size, &source)) {
+        bp->rank = cfg->rank;
+        bp->size = cfg->size;
+    }
+    rdlm_debug("rdlm_ctx_create: rank %u of %u (from %s)", bp->rank, bp->size, source);
+}
+
+/* Rank 0's host and port from addr: "host:port", or ":port" with the host from srun
+ * (launch.h). RDLM_ERR_INVALID_ARG (not logged) if addr is neither. */
+static rdlm_status_t rdlm_ctx_rendezvous(const char *addr, rdlm_tl_boot_tcp_params_t *bp,
+                                         char *host)
+{
+    uint32_t port;
+
+    if (addr != NULL && addr[0] == ':' &&
+        rdlm_config_uint_parse(addr + 1, 1, 65535, &port)) {
+        bp->port = (uint16_t)port;
+        return rdlm_launch_rendezvous_host((const char *const *)environ, bp->rank, host);
+    }
+    return addr != NULL && rdlm_config_hostport_parse(addr, host, &bp->port)
+               ? RDLM_OK
+               : RDLM_ERR_INVALID_ARG;
+}
+
+/* Standalone rendezvous: rank, size and address from params, RDLM_* or the launcher. */
 static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
                                                 const rdlm_config_t *cfg, rdlm_ctx_h *ctx_p)
 {
     int given = params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS);
     const char *addr = given ? params->rendezvous : cfg->rendezvous;
-    rdlm_tl_boot_tcp_params_t bp = {
-        .rank = given ? params->rank : cfg->rank,
-        .size = given ? params->size : cfg->size,
-        .listen_fd = -1,
-    };
-    char host[RDLM_ADDR_MAX + 1];
+    rdlm_tl_boot_tcp_params_t bp = {.listen_fd = -1};
+    char host[RDLM_HOST_MAX + 1];
     rdlm_tl_boot_tcp_t *boot;
     rdlm_status_t status;
-    uint32_t ip;
 
-    if (addr == NULL || !rdlm_config_addr_parse(addr, &ip, &bp.port) || bp.size == 0 ||
-        bp.rank >= bp.size) {
-        rdlm_error("rdlm_ctx_create: peers need rank < size and a rendezvous a.b.c.d:port "
-                   "(rank %u size %u rendezvous \"%s\")",
+    rdlm_ctx_standalone_peers(params, cfg, &bp);
+    status = bp.size == 0 || bp.rank >= bp.size ? RDLM_ERR_INVALID_ARG
+                                                : rdlm_ctx_rendezvous(addr, &bp, host);
+    if (status == RDLM_ERR_INVALID_ARG) {
+        rdlm_error("rdlm_ctx_create: peers need rank < size (RDLM_RANK/RDLM_SIZE, or "
+                   "OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/SLURM_NTASKS) "
+                   "and a rendezvous host:port or :port (rank %u size %u rendezvous "
+                   "\"%s\")",
                    bp.rank, bp.size, addr != NULL ? addr : "(null)");
-        return RDLM_ERR_INVALID_ARG;
+    }
+    if (status != RDLM_OK) {
+        return status;
     }
     rdlm_log_set_rank((int)bp.rank); /* this process's lines say which rank wrote them */
-    snprintf(host, sizeof(host), "%.*s", (int)strcspn(addr, ":"), addr);
     bp.host = host;
+    bp.what = given ? "rdlm_ctx_create: rendezvous" : "RDLM_RENDEZVOUS";
     status = rdlm_tl_boot_tcp_create(&bp, &boot);
     if (status != RDLM_OK) {
         return status;

@@ -572,6 +572,9 @@ static rdlm_status_t rdlm_session_alloc(const char *authority, rdlm_session_h *s
         return RDLM_ERR_NO_MEMORY;
     }
     st = rdlm_lease_addrs_parse(authority, &s->addrs);
+    if (st == RDLM_OK) {
+        st = rdlm_lease_addrs_check(&s->addrs);
+    }
     if (st != RDLM_OK) {
         free(s);
         return st;
@@ -846,8 +849,8 @@ RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t ti
     rdlm_status_t st;
 
     if (address == NULL || status_p == NULL ||
-        !rdlm_config_addr_parse(address, NULL, NULL)) {
-        rdlm_error("lease: status: '%s' is not a.b.c.d:port", address ? address : "(null)");
+        !rdlm_config_hostport_parse(address, NULL, NULL)) {
+        rdlm_error("lease: status: '%s' is not host:port", address ? address : "(null)");
         return RDLM_ERR_INVALID_ARG;
     }
     snprintf(addrs.addr[0], sizeof(addrs.addr[0]), "%s", address);

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "resolve.h"
 
 /* Milliseconds to poll for before deadline, rounded up; 0 once it passed. */
 static int rdlm_lease_conn_ms_left(uint64_t deadline)
@@ -110,25 +111,48 @@ rdlm_status_t rdlm_lease_addrs_parse(const char *text, rdlm_lease_addrs_t *addrs
 {
     if (text == NULL || !rdlm_config_addrs_parse(text, addrs_p->addr, RDLM_LEASE_ADDRS_MAX,
                                                  &addrs_p->count)) {
-        rdlm_error("lease: authority '%s' is not 1..%d comma-separated a.b.c.d:port",
+        rdlm_error("lease: authority '%s' is not 1..%d comma-separated host:port",
                    text != NULL ? text : "(null)", RDLM_LEASE_ADDRS_MAX);
         return RDLM_ERR_INVALID_ARG;
     }
     return RDLM_OK;
 }
 
+rdlm_status_t rdlm_lease_addrs_check(const rdlm_lease_addrs_t *addrs)
+{
+    rdlm_status_t first = RDLM_OK;
+    int any = 0;
+
+    for (unsigned i = 0; i < addrs->count; i++) {
+        char host[RDLM_HOST_MAX + 1];
+        struct sockaddr_in sa;
+        uint16_t port;
+        rdlm_status_t st;
+
+        (void)rdlm_config_hostport_parse(addrs->addr[i], host, &port); /* parsed */
+        st = rdlm_addr_resolve("lease: authority", host, port, RDLM_LOG_WARN, &sa);
+        any |= st == RDLM_OK;
+        first = first != RDLM_OK ? first : st;
+    }
+    return any ? RDLM_OK : first;
+}
+
 rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_p)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET};
+    char host[RDLM_HOST_MAX + 1];
+    struct sockaddr_in sa;
     rdlm_status_t status;
+    uint16_t port;
     int fd, one = 1, err = 0;
     socklen_t elen = sizeof(err);
 
-    if (!rdlm_config_addr_parse(addr, &sa.sin_addr.s_addr, &sa.sin_port)) {
-        rdlm_error("lease conn: '%s' is not a.b.c.d:port", addr);
+    if (!rdlm_config_hostport_parse(addr, host, &port)) {
+        rdlm_error("lease conn: '%s' is not host:port", addr);
         return RDLM_ERR_INVALID_ARG;
     }
-    sa.sin_port = htons(sa.sin_port);
+    if (rdlm_addr_resolve("lease conn", host, port, RDLM_LOG_DEBUG, &sa) != RDLM_OK) {
+        return RDLM_ERR_UNAVAILABLE; /* like a replica that is down (checked at open) */
+    }
     fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         rdlm_error("lease conn: socket: %s", strerror(errno));

@@ -13,8 +13,9 @@
  * Connection failures are logged at debug only: the caller decides whether they are
  * errors (a client looking for the leader expects refusals).
  *
- * Addresses are IPv4 "a.b.c.d:port" (rdlm_config_addr_parse); an authority is a list
- * of up to RDLM_LEASE_ADDRS_MAX of them, comma-separated.
+ * Addresses are "host:port", host an IPv4 address or a name looked up at each connect
+ * (rdlm_config_hostport_parse, rdlm_addr_resolve); an authority is a list of up to
+ * RDLM_LEASE_ADDRS_MAX of them, comma-separated.
  */
 #ifndef RDLM_LEASE_CONN_H
 #define RDLM_LEASE_CONN_H
@@ -35,12 +36,18 @@ typedef struct rdlm_lease_addrs {
 } rdlm_lease_addrs_t;
 
 /** Parse "a:p[,b:p...]" into *addrs_p (rdlm_config_addrs_parse). RDLM_ERR_INVALID_ARG
- *  (logged) on an empty list, an entry that is not "a.b.c.d:port", or more than
+ *  (logged) on an empty list, an entry that is not "host:port", or more than
  *  RDLM_LEASE_ADDRS_MAX entries; *addrs_p is then unspecified. */
 rdlm_status_t rdlm_lease_addrs_parse(const char *text, rdlm_lease_addrs_t *addrs_p);
 
-/** Connect to addr ("a.b.c.d:port") before deadline; *fd_p is a non-blocking socket
- *  with TCP_NODELAY on success. RDLM_ERR_INVALID_ARG if addr does not parse. */
+/** Look up every host of addrs (a parsed list) once, warning about each name that does
+ *  not resolve. RDLM_OK if one resolves, else the first rdlm_addr_resolve status: a
+ *  session whose authority cannot be reached by any name fails at once. */
+rdlm_status_t rdlm_lease_addrs_check(const rdlm_lease_addrs_t *addrs);
+
+/** Connect to addr ("host:port") before deadline; *fd_p is a non-blocking socket
+ *  with TCP_NODELAY on success. RDLM_ERR_INVALID_ARG if addr does not parse;
+ *  RDLM_ERR_UNAVAILABLE also if its host name does not resolve (logged at debug). */
 rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_p);
 
 /** Close a connection (fd < 0: nothing). */

@@ -43,6 +43,7 @@
 #include "cmd.h"
 #include "hash.h"
 #include "log.h"
+#include "resolve.h"
 #include "wire.h"
 
 #define RDLM_LEASE_LISTEN_BACKLOG 128
@@ -1015,15 +1016,20 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
                                       const rdlm_lease_server_params_t *params,
                                       rdlm_lease_server_t **srv_p)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET};
+    char host[RDLM_HOST_MAX + 1];
+    struct sockaddr_in sa;
     rdlm_lease_server_t *srv;
-    uint32_t ip;
+    rdlm_status_t st;
     uint16_t port;
     int rv;
 
-    if (!rdlm_config_addr_parse(params->client_addr, &ip, &port)) {
-        rdlm_error("lease: client address '%s' is not a.b.c.d:port", params->client_addr);
+    if (!rdlm_config_hostport_parse(params->client_addr, host, &port)) {
+        rdlm_error("lease: client address '%s' is not host:port", params->client_addr);
         return RDLM_ERR_INVALID_ARG;
+    }
+    st = rdlm_addr_resolve("lease: client address", host, port, RDLM_LOG_ERROR, &sa);
+    if (st != RDLM_OK) {
+        return st;
     }
     if (params->max_connections == 0 || params->max_connections_per_peer == 0 ||
         params->frame_timeout_ms == 0 || params->idle_timeout_ms == 0) {
@@ -1050,8 +1056,6 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
     srv->epoch_seed = params->epoch_seed;
     uv_tcp_init(loop, &srv->listener);
     srv->listener.data = srv;
-    sa.sin_addr.s_addr = ip;
-    sa.sin_port = htons(port);
     rv = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&sa, 0);
     if (rv == 0) {
         rv = uv_listen((uv_stream_t *)&srv->listener, RDLM_LEASE_LISTEN_BACKLOG,

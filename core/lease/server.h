@@ -71,7 +71,7 @@ typedef rdlm_status_t (*rdlm_lease_homes_func_t)(void *arg, const uint8_t **blob
                                                  size_t *len_p);
 
 typedef struct rdlm_lease_server_params {
-    const char *client_addr; /**< "a.b.c.d:port" to listen on */
+    const char *client_addr; /**< "host:port" to listen on (a name: its address now) */
     rdlm_lease_auth_mode_t auth;
     unsigned max_connections;          /**< > 0 */
     unsigned max_connections_per_peer; /**< > 0; from one client IPv4 address */

@@ -2,12 +2,14 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch.h"
 #include "log.h"
 
 extern char **environ;
@@ -128,27 +130,58 @@ static int rdlm_config_set_JOB(char *out, const char *value, uint32_t min, uint3
     return 1;
 }
 
-int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p)
+int rdlm_config_host_valid(const char *host)
 {
-    char host[RDLM_ADDR_MAX + 1];
-    const char *colon = strrchr(text, ':');
+    size_t len = strlen(host), digits_dots = strspn(host, "0123456789.");
     struct in_addr ip;
+
+    if (digits_dots == len) {
+        return len > 0 && inet_pton(AF_INET, host, &ip) == 1; /* 10.0.0.256 is no name */
+    }
+    return len <= RDLM_HOST_MAX && isalnum((unsigned char)host[0]) &&
+           strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789._-") == len;
+}
+
+int rdlm_config_hostport_parse(const char *text, char *host_p, uint16_t *port_p)
+{
+    char host[RDLM_HOST_MAX + 1];
+    const char *colon = strrchr(text, ':');
     uint32_t port;
 
-    if (colon == NULL || (size_t)(colon - text) > RDLM_ADDR_MAX - 6 ||
+    if (colon == NULL || (size_t)(colon - text) > RDLM_HOST_MAX ||
         !rdlm_config_set_UINT(&port, colon + 1, 1, 65535)) {
         return 0;
     }
     memcpy(host, text, (size_t)(colon - text));
     host[colon - text] = '\0';
-    if (inet_pton(AF_INET, host, &ip) != 1) {
+    if (!rdlm_config_host_valid(host)) {
+        return 0;
+    }
+    if (host_p != NULL) {
+        strcpy(host_p, host);
+    }
+    if (port_p != NULL) {
+        *port_p = (uint16_t)port;
+    }
+    return 1;
+}
+
+int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p)
+{
+    char host[RDLM_HOST_MAX + 1];
+    struct in_addr ip;
+    uint16_t port;
+
+    if (!rdlm_config_hostport_parse(text, host, &port) ||
+        inet_pton(AF_INET, host, &ip) != 1) {
         return 0;
     }
     if (ip_p != NULL) {
         *ip_p = ip.s_addr;
     }
     if (port_p != NULL) {
-        *port_p = (uint16_t)port;
+        *port_p = port;
     }
     return 1;
 }
@@ -168,9 +201,12 @@ static int rdlm_config_set_IP(char *out, const char *value, uint32_t min, uint32
 
 static int rdlm_config_set_ADDR(char *out, const char *value, uint32_t min, uint32_t max)
 {
+    uint32_t port;
+
     (void)min;
     (void)max;
-    if (value[0] != '\0' && !rdlm_config_addr_parse(value, NULL, NULL)) {
+    if (value[0] != '\0' && !rdlm_config_hostport_parse(value, NULL, NULL) &&
+        !(value[0] == ':' && rdlm_config_set_UINT(&port, value + 1, 1, 65535))) {
         return 0;
     }
     strcpy(out, value); /* length bounded by the parse */
@@ -184,7 +220,7 @@ int rdlm_config_net_parse(const char *text, uint32_t *ip_p, unsigned *len_p)
     uint32_t len = 32;
     struct in_addr ip;
 
-    if (host_len > RDLM_ADDR_MAX - 6 ||
+    if (host_len > RDLM_IP_MAX ||
         (text[host_len] == '/' &&
          !rdlm_config_set_UINT(&len, text + host_len + 1, 0, 32))) {
         return 0;
@@ -227,7 +263,7 @@ int rdlm_config_addrs_parse(const char *text, char out[][RDLM_ADDR_MAX + 1], uns
         }
         memcpy(out[n], text, len);
         out[n][len] = '\0';
-        if (!rdlm_config_addr_parse(out[n], NULL, NULL)) {
+        if (!rdlm_config_hostport_parse(out[n], NULL, NULL)) {
             return 0;
         }
         n++;
@@ -269,8 +305,12 @@ static int rdlm_config_set_LOG_FILE(char *out, const char *value, uint32_t min,
     return 1;
 }
 
-/* The value of name in envp, or NULL. */
-static const char *rdlm_config_lookup(const char *const *envp, const char *name)
+int rdlm_config_uint_parse(const char *text, uint32_t min, uint32_t max, uint32_t *out_p)
+{
+    return rdlm_config_set_UINT(out_p, text, min, max);
+}
+
+const char *rdlm_config_lookup(const char *const *envp, const char *name)
 {
     size_t len = strlen(name);
 
@@ -326,9 +366,11 @@ static const char rdlm_config_allowed_VERBS_CONNECT[] = "one of cm, exchange";
 static const char rdlm_config_allowed_PEER_FAILURE[] = "one of auto, on, off";
 static const char rdlm_config_allowed_PMPI_BARRIER[] = "one of auto, 1, 0";
 static const char rdlm_config_allowed_IP[] = "an IPv4 address, e.g. 10.0.0.1";
-static const char rdlm_config_allowed_ADDR[] = "IPv4 address:port, e.g. 10.0.0.1:7000";
+static const char rdlm_config_allowed_ADDR[] =
+    "host:port, host an IPv4 address or a name, or :port (the host from Slurm), e.g. "
+    "10.0.0.1:7000, node01:7000 or :7000";
 static const char rdlm_config_allowed_ADDRS[] =
-    "1-7 comma-separated IPv4 address:port, e.g. 10.0.0.1:7000,10.0.0.2:7000";
+    "1-7 comma-separated host:port, e.g. 10.0.0.1:7000,node02:7000";
 static const char rdlm_config_allowed_NET[] =
     "an IPv4 network a.b.c.d/len or address a.b.c.d, e.g. 10.1.0.0/16";
 static const char rdlm_config_allowed_LOG_FILE[] =
@@ -442,21 +484,15 @@ void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i, char *bu
 
 const char *rdlm_config_job_effective(const rdlm_config_t *cfg, char job[RDLM_JOB_MAX + 1])
 {
-    static const char *const launcher_vars[] = {"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid",
-                                                "PMIX_NAMESPACE"};
+    const char *source;
 
     if (cfg->job[0] != '\0') {
         strcpy(job, cfg->job); /* validated by the parse: <= RDLM_JOB_MAX */
         return "RDLM_JOB";
     }
-    for (size_t i = 0; i < sizeof(launcher_vars) / sizeof(launcher_vars[0]); i++) {
-        const char *v = getenv(launcher_vars[i]);
-
-        if (v != NULL && rdlm_config_job_valid(v)) {
-            strcpy(job, v);
-            return launcher_vars[i];
-        }
+    source = rdlm_launch_job((const char *const *)environ, job);
+    if (source == NULL) {
+        strcpy(job, "default");
     }
-    strcpy(job, "default");
-    return NULL;
+    return source;
 }

@@ -15,7 +15,8 @@
 
 #define RDLM_JOB_MAX 32
 #define RDLM_IP_MAX 15   /* "255.255.255.255" */
-#define RDLM_ADDR_MAX 21 /* "255.255.255.255:65535" */
+#define RDLM_HOST_MAX 57 /* a host name in an address: RDLM_ADDR_MAX less ":65535" */
+#define RDLM_ADDR_MAX 63 /* "host:port", as long as the lease wire's leader address */
 #define RDLM_ADDRS_COUNT 7 /* addresses in an ADDRS list */
 #define RDLM_ADDRS_MAX (RDLM_ADDRS_COUNT * (RDLM_ADDR_MAX + 1))
 #define RDLM_NET_MAX 18 /* "255.255.255.255/32" */
@@ -83,8 +84,9 @@ typedef enum rdlm_pmpi_barrier {
  * PROGRESS (a name of RDLM_PROGRESS_LIST), VERBS_CONNECT (a name of
  * RDLM_VERBS_CONNECT_LIST), PEER_FAILURE (a name of RDLM_PEER_FAILURE_LIST), PMPI_BARRIER (a
  * name of RDLM_PMPI_BARRIER_LIST), IP (empty
- * or an IPv4 address "a.b.c.d"), ADDR (empty or IPv4 "a.b.c.d:port"),
- * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated ADDRs), NET (empty, or an IPv4
+ * or an IPv4 address "a.b.c.d"), ADDR (empty, "host:port" with host an IPv4 address or a
+ * host name: rdlm_config_hostport_parse, or ":port": the host is the launcher's),
+ * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated host:port), NET (empty, or an IPv4
  * network "a.b.c.d/len", or one address "a.b.c.d" meaning "/32"), LOG_FILE (empty or a
  * path pattern of rdlm_log_file_expand, at most RDLM_LOG_FILE_MAX bytes). */
 #define RDLM_CONFIG_LIST(X)                                                                \
@@ -95,8 +97,8 @@ typedef enum rdlm_pmpi_barrier {
       "(the launcher's, when the file is opened), %p pid, %% a %; opened at the first "    \
       "configuration load; unopenable: one error line, stderr kept")                       \
     X(job, "RDLM_JOB", JOB, "", 0, 0,                                                      \
-      "job name shared by the processes of one job; unset: the launcher's job id "         \
-      "(SLURM_JOB_ID, OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE), else \"default\"")         \
+      "job name shared by the processes of one job (default: SLURM_JOB_ID.SLURM_STEP_ID, " \
+      "SLURM_JOB_ID, Open MPI's job id, PMIX_NAMESPACE, else default)")                    \
     X(capacity, "RDLM_CAPACITY", UINT, "65536", 16, 16777216,                              \
       "objects the node segment holds (set by its creator)")                               \
     X(max_procs, "RDLM_MAX_PROCS", UINT, "256", 2, 4095,                                   \
@@ -138,11 +140,16 @@ typedef enum rdlm_pmpi_barrier {
     X(cohort_bound, "RDLM_COHORT_BOUND", UINT, "64", 0, 1000000,                           \
       "local hand-offs of a global lock before it passes to another node")                 \
     X(rank, "RDLM_RANK", UINT, "0", 0, 16777214,                                           \
-      "this process's rank for the standalone rendezvous (with RDLM_RENDEZVOUS)")          \
+      "this process's rank for the standalone rendezvous (with RDLM_RENDEZVOUS); "         \
+      "with RDLM_SIZE unset, the launcher's: OMPI_COMM_WORLD_RANK, PMI_RANK, "             \
+      "SLURM_PROCID")                                                                      \
     X(size, "RDLM_SIZE", UINT, "0", 0, 16777215,                                           \
-      "processes joining the standalone rendezvous (with RDLM_RENDEZVOUS)")                \
+      "processes joining the standalone rendezvous (with RDLM_RENDEZVOUS); unset: "        \
+      "the launcher's OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS")                       \
     X(rendezvous, "RDLM_RENDEZVOUS", ADDR, "", 0, 0,                                       \
-      "a.b.c.d:port where rank 0 listens: rdlm_ctx_create joins a distributed context")  \
+      "host:port of rank 0 (an IPv4 address or a host name, resolved when joining): "      \
+      "rdlm_ctx_create joins a distributed context; rank 0 listens there (on every "       \
+      "interface if a name); under srun, :port takes the first host of the step")          \
     X(pmpi_barrier, "RDLM_PMPI_BARRIER", PMPI_BARRIER, "auto", 0, 0,                       \
       "librdlm_pmpi.so: auto times both barriers at the first MPI_Barrier of each "       \
       "communicator and keeps the faster, 1 always runs the rdlm barrier, 0 always "      \
@@ -209,6 +216,13 @@ typedef struct rdlm_config_entry {
  */
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p);
 
+/** The value of variable name in envp (a NULL-terminated "NAME=value" array), or
+ *  NULL. */
+const char *rdlm_config_lookup(const char *const *envp, const char *name);
+
+/** 1 if text is a decimal integer in min..max, with *out_p set; else 0. */
+int rdlm_config_uint_parse(const char *text, uint32_t min, uint32_t max, uint32_t *out_p);
+
 /** rdlm_config_parse(environ) and apply the log level and (the first time a file is
  *  named) the log file. */
 RDLM_SHARED rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
@@ -217,8 +231,18 @@ RDLM_SHARED rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
  *  are set if not NULL. */
 int rdlm_config_addr_parse(const char *text, uint32_t *ip_p, uint16_t *port_p);
 
-/** Split "a.b.c.d:port[,...]" into at most max addresses (each checked as
- *  rdlm_config_addr_parse). 1 with *n_p set, 0 if empty, malformed or too many. */
+/** 1 if host is an IPv4 address "a.b.c.d" or a host name (1..RDLM_HOST_MAX of
+ *  [A-Za-z0-9._-], starting with a letter or digit, not all digits and dots). */
+int rdlm_config_host_valid(const char *host);
+
+/** 1 if text is "host:port" (port 1..65535), host an IPv4 address "a.b.c.d" or a host
+ *  name (1..RDLM_HOST_MAX of [A-Za-z0-9._-], starting with a letter or digit, not all
+ *  digits and dots); host_p (RDLM_HOST_MAX + 1 bytes) and *port_p are set if not
+ *  NULL. Syntax only: nothing is looked up (rdlm_addr_resolve does, in resolve.h). */
+int rdlm_config_hostport_parse(const char *text, char *host_p, uint16_t *port_p);
+
+/** Split "host:port[,...]" into at most max addresses (each checked as
+ *  rdlm_config_hostport_parse). 1 with *n_p set, 0 if empty, malformed or too many. */
 int rdlm_config_addrs_parse(const char *text, char out[][RDLM_ADDR_MAX + 1], unsigned max,
                             unsigned *n_p);
 
@@ -249,8 +273,8 @@ void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i, char *bu
 
 /**
  * The job name a context created now uses when its parameters name none: cfg's
- * RDLM_JOB if set, else the first valid one of the launcher variables SLURM_JOB_ID,
- * OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE (read with getenv), else "default". Copies it
+ * RDLM_JOB if set, else the launcher's (rdlm_launch_job: SLURM_JOB_ID.SLURM_STEP_ID,
+ * SLURM_JOB_ID, OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE), else "default". Copies it
  * into job and returns the variable it came from ("RDLM_JOB", "SLURM_JOB_ID", ...), or
  * NULL for "default". Not thread-safe against setenv.
  */

@@ -1,48 +1,21 @@
 /* Who writes a log line (see log.h): the short host name and the rank, read once. */
 #include "log.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "atomics.h"
+#include "launch.h"
+
+extern char **environ;
 
 #define RDLM_LOG_HOST_MAX 64
 
 static pthread_once_t rdlm_log_origin_once = PTHREAD_ONCE_INIT;
 static char rdlm_log_hostname[RDLM_LOG_HOST_MAX + 1] = "-";
 static _Atomic int rdlm_log_rank = -1;
-
-/* The rank in the first of the launchers' variables that is set, or -1 (or a bad value).
- * Open MPI's and PMIx's come before Slurm's: under mpirun inside a Slurm allocation,
- * SLURM_PROCID is the index of the node's launch daemon, the same for all its ranks. */
-static int rdlm_log_launcher_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
-
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *value = getenv(vars[i]);
-        char *end;
-        long rank;
-
-        if (value == NULL) {
-            continue;
-        }
-        errno = 0;
-        rank = strtol(value, &end, 10);
-        if (value[0] < '0' || value[0] > '9' || errno != 0 || *end != '\0' ||
-            rank > INT_MAX) {
-            return -1;
-        }
-        return (int)rank;
-    }
-    return -1;
-}
 
 static void rdlm_log_origin_init(void)
 {
@@ -56,7 +29,7 @@ static void rdlm_log_origin_init(void)
                      RDLM_LOG_HOST_MAX, name);
         }
     }
-    rdlm_store(&rdlm_log_rank, rdlm_log_launcher_rank(), RDLM_RELAXED);
+    rdlm_store(&rdlm_log_rank, rdlm_launch_rank((const char *const *)environ), RDLM_RELAXED);
 }
 
 void rdlm_log_set_rank(int rank)

@@ -72,9 +72,11 @@ typedef struct rdlm_session_params {
     uint32_t connect_timeout_ms; /**< how long to look for a leader; default 10000 */
 } rdlm_session_params_t;
 
-/** Open a session at the authority (blocking). params may be NULL.
- *  RDLM_ERR_INVALID_ARG, RDLM_ERR_UNAVAILABLE, RDLM_ERR_AUTH, RDLM_ERR_QUOTA,
- *  RDLM_ERR_NO_MEMORY. */
+/** Open a session at the authority (blocking). authority: 1..7 comma-separated
+ *  "host:port", host an IPv4 address or a host name (looked up at each connect).
+ *  params may be NULL. RDLM_ERR_INVALID_ARG, RDLM_ERR_BAD_CONFIG (no host of the list
+ *  resolves; each one that does not is logged), RDLM_ERR_UNAVAILABLE, RDLM_ERR_AUTH,
+ *  RDLM_ERR_QUOTA, RDLM_ERR_NO_MEMORY. */
 RDLM_EXPORT rdlm_status_t rdlm_session_open(const char *authority,
                                             const rdlm_session_params_t *params,
                                             rdlm_session_h *session_p);

@@ -125,7 +125,7 @@ static void test_standalone_peers_are_validated(void **state)
     p.rendezvous = "127.0.0.1:7000";
     assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_ERR_INVALID_ARG);
     p.rank = 0;
-    p.rendezvous = "localhost:7000";
+    p.rendezvous = "local_host/x:7000";
     assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_ERR_INVALID_ARG);
     p.rendezvous = NULL;
     assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_ERR_INVALID_ARG);

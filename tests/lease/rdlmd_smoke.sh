@@ -15,7 +15,8 @@
 # leader is elected in its second round: 2..4 ET after the kill (measured: about
 # 2.5-3.5 ET). The check is "within 4 ET + 1 s" and the measured time is printed.
 #
-# Replica 2 listens with --listen 0.0.0.0:port; a malformed --listen exits 2.
+# Replica 2 listens with --listen 0.0.0.0:port; a malformed --listen exits 2. Replica
+# 3's client address is "localhost:port" (a host name).
 #
 # Exit: 0 passed; 77 skipped (rdlmd or rdlmctl not built); 1 failed. Every wait is
 # bounded (deadlines below, `timeout` around each rdlmctl call).
@@ -59,7 +60,7 @@ free_port() {
     local p
     while :; do
         p=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000)))
-        case " ${RAFT[*]:-} ${CLIENT[*]:-} " in *" 127.0.0.1:$p "*) continue ;; esac
+        case " ${RAFT[*]:-} ${CLIENT[*]:-} " in *":$p "*) continue ;; esac
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
             echo "$p"
             return
@@ -71,6 +72,9 @@ for i in 1 2 3; do
     RAFT[$i]=127.0.0.1:$(free_port)
     CLIENT[$i]=127.0.0.1:$(free_port)
 done
+# Replica 3's client address is a host name: rdlmd binds it by name, rdlmctl and the
+# clients a leader redirects reach it by name.
+CLIENT[3]=localhost:${CLIENT[3]##*:}
 PEERS="1=${RAFT[1]}=${CLIENT[1]},2=${RAFT[2]}=${CLIENT[2]},3=${RAFT[3]}=${CLIENT[3]}"
 AUTHORITY="${CLIENT[1]},${CLIENT[2]},${CLIENT[3]}"
 

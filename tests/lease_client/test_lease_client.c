@@ -139,6 +139,40 @@ static void sessions_open_and_close(void **state)
     rdlm_session_close(b);
 }
 
+/* The authority by host name: "localhost:port" for every replica; a list in which no
+ * name resolves fails at once (not after the connect timeout), one that does not
+ * among others only warns. */
+static void authority_reached_by_host_name(void **state)
+{
+    rdlm_session_params_t p = {.field_mask = RDLM_SESSION_FIELD_TIMEOUT,
+                               .connect_timeout_ms = 15000};
+    char names[3 * 40], mixed[sizeof(names) + 40], first[40];
+    rdlm_authority_status_t st;
+    rdlm_session_h s = NULL;
+    uint64_t t0;
+    size_t at = 0;
+
+    (void)state;
+    need_rdlmd();
+    for (int i = 0; i < N_REPLICAS; i++) {
+        at += (size_t)snprintf(names + at, sizeof(names) - at, "%slocalhost:%s",
+                               i > 0 ? "," : "", strrchr(C.r[i].client, ':') + 1);
+    }
+    assert_int_equal(rdlm_session_open(names, &p, &s), RDLM_OK);
+    rdlm_session_close(s);
+    snprintf(mixed, sizeof(mixed), "no-such-host.invalid:1,%s", names);
+    assert_int_equal(rdlm_session_open(mixed, &p, &s), RDLM_OK);
+    rdlm_session_close(s);
+    snprintf(first, sizeof(first), "%.*s", (int)strcspn(names, ","), names);
+    assert_int_equal(rdlm_authority_status(first, 2000, &st), RDLM_OK);
+    t0 = now_ns();
+    s = NULL;
+    assert_int_equal(rdlm_session_open("no-such-host.invalid:1", &p, &s),
+                     RDLM_ERR_BAD_CONFIG);
+    assert_null(s);
+    assert_true(now_ns() - t0 < 2000 * MS);
+}
+
 static void tokens_strictly_increase(void **state)
 {
     const char *e = getenv("RDLMTEST_LEASE_ROUNDS");
@@ -588,6 +622,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sessions_open_and_close),
+        cmocka_unit_test(authority_reached_by_host_name),
         cmocka_unit_test(tokens_strictly_increase),
         cmocka_unit_test(second_session_try_is_busy),
         cmocka_unit_test(blocking_acquire_is_granted_after_unlock),

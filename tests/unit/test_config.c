@@ -112,7 +112,15 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_RENDEZVOUS=10.0.0.1",
         "RDLM_RENDEZVOUS=10.0.0.1:0",
         "RDLM_RENDEZVOUS=10.0.0.1:65536",
-        "RDLM_RENDEZVOUS=host.example:7000",
+        "RDLM_RENDEZVOUS=:0",
+        "RDLM_RENDEZVOUS=:x",
+        "RDLM_AUTHORITY=:7000",
+        "RDLM_RENDEZVOUS=-node01:7000",
+        "RDLM_RENDEZVOUS=node/01:7000",
+        "RDLM_RENDEZVOUS=node 01:7000",
+        "RDLM_RENDEZVOUS=node01",
+        "RDLM_RENDEZVOUS=a123456789012345678901234567890123456789012345678901234567:1",
+        "RDLM_AUTHORITY=node01:7000,node_02",
         "RDLM_RENDEZVOUS=10.0.0.256:7000",
         "RDLM_TRANSPORT=u c x",
         "RDLM_AUTHORITY=10.0.0.1:7000,",
@@ -207,6 +215,47 @@ static void authority_address_lists(void **state)
     assert_false(rdlm_config_addrs_parse("", addrs, 2, &n));
     assert_true(rdlm_config_addrs_parse("10.0.0.1:1", addrs, 1, &n));
     assert_int_equal(n, 1);
+}
+
+static void host_names_are_addresses(void **state)
+{
+    const char *env[] = {"RDLM_RENDEZVOUS=node-01.cluster_a:7000",
+                         "RDLM_AUTHORITY=auth1:7001,10.0.0.2:7002,"
+                         "a12345678901234567890123456789012345678901234567890123456:65535",
+                         NULL};
+    char addrs[RDLM_ADDRS_COUNT][RDLM_ADDR_MAX + 1], host[RDLM_HOST_MAX + 1];
+    rdlm_config_t cfg;
+    uint16_t port = 0;
+    unsigned n = 0;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_string_equal(cfg.rendezvous, "node-01.cluster_a:7000");
+    assert_true(rdlm_config_hostport_parse(cfg.rendezvous, host, &port));
+    assert_string_equal(host, "node-01.cluster_a");
+    assert_int_equal(port, 7000);
+    assert_true(rdlm_config_addrs_parse(cfg.authority, addrs, RDLM_ADDRS_COUNT, &n));
+    assert_int_equal(n, 3);
+    assert_string_equal(addrs[0], "auth1:7001");
+    assert_true(rdlm_config_hostport_parse("10.0.0.2:7002", host, &port));
+    assert_string_equal(host, "10.0.0.2");
+    /* All digits and dots is an address or nothing; rdlm_config_addr_parse (raft's
+     * addresses) takes no names. */
+    assert_false(rdlm_config_hostport_parse("10.0.0.256:1", NULL, NULL));
+    assert_false(rdlm_config_hostport_parse("10.0.0:1", NULL, NULL));
+    assert_false(rdlm_config_addr_parse("localhost:7000", NULL, NULL));
+    assert_true(rdlm_config_hostport_parse("localhost:7000", NULL, NULL));
+    assert_false(rdlm_config_hostport_parse(":7000", NULL, NULL));
+}
+
+static void rendezvous_port_alone_is_valid(void **state)
+{
+    const char *env[] = {"RDLM_RENDEZVOUS=:7000", NULL};
+    rdlm_config_t cfg;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_string_equal(cfg.rendezvous, ":7000"); /* the host is srun's (launch.h) */
 }
 
 static void job_authority_networks(void **state)
@@ -311,6 +360,8 @@ int main(void)
         cmocka_unit_test(unknown_rdlm_variable_is_only_a_warning),
         cmocka_unit_test(progress_names_round_trip),
         cmocka_unit_test(authority_address_lists),
+        cmocka_unit_test(host_names_are_addresses),
+        cmocka_unit_test(rendezvous_port_alone_is_valid),
         cmocka_unit_test(job_authority_networks),
         cmocka_unit_test(job_names),
         cmocka_unit_test(effective_job_order),

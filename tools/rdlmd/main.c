@@ -46,7 +46,7 @@ typedef struct rdlm_daemon {
 static void rdlm_daemon_usage(FILE *out)
 {
     fputs("usage: rdlmd --id N --peers ID=RAFTADDR=CLIENTADDR[,...] --data-dir DIR\n"
-          "             [--listen a.b.c.d:port] [--election-timeout-ms 1000]\n"
+          "             [--listen host:port] [--election-timeout-ms 1000]\n"
           "             [--heartbeat-ms 100]\n"
           "             [--auth none|munge] [--max-sessions 4096]\n"
           "             [--max-connections 1024] [--max-connections-per-peer 256]\n"
@@ -56,10 +56,12 @@ static void rdlm_daemon_usage(FILE *out)
           "       rdlmd -V|--version | -h|--help\n"
           "\n"
           "One replica of the rdlm lease authority. --peers lists every replica (the\n"
-          "same list on all of them, 1-7 entries) with its Raft address and its client\n"
-          "address, both IPv4 a.b.c.d:port; this replica's own addresses are those of\n"
-          "its --id. --listen binds the client port elsewhere (0.0.0.0:port: every\n"
-          "interface) while the --peers address is the one given to clients.\n"
+          "same list on all of them, 1-7 entries) with its Raft address (IPv4\n"
+          "a.b.c.d:port) and its client address (host:port, an IPv4 address or a host\n"
+          "name: clients look names up at each connect, rdlmd when it binds); this\n"
+          "replica's own addresses are those of its --id. --listen binds the client\n"
+          "port elsewhere (0.0.0.0:port: every interface) while the --peers address is\n"
+          "the one given to clients.\n"
           "A new --data-dir is bootstrapped with the full list. Raft ports\n"
           "carry no authentication: keep them on a private network. --auth munge makes\n"
           "clients prove their uid and job with a MUNGE credential (needs munged).\n"
@@ -152,8 +154,6 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
     static const char optstring[] = ":hV";
     const char *listen_addr = NULL;
     unsigned id = 0;
-    uint32_t ip;
-    uint16_t port;
     int c, ok = 1;
 
     opterr = 0; /* rdlm_cli_bad_option reports */
@@ -170,7 +170,7 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
             o->replica.data_dir = optarg;
             break;
         case OPT_LISTEN:
-            ok = rdlm_config_addr_parse(optarg, &ip, &port);
+            ok = rdlm_config_hostport_parse(optarg, NULL, NULL);
             listen_addr = optarg;
             break;
         case OPT_ELECTION:

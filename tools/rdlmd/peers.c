@@ -8,15 +8,18 @@
 
 #include "cli.h"
 
-/* Copy the n bytes at text into out (RDLM_ADDR_MAX + 1) if they are an address. */
-static int rdlm_daemon_addr(const char *text, size_t n, char out[RDLM_ADDR_MAX + 1])
+/* Copy the n bytes at text into out (RDLM_ADDR_MAX + 1) if they are "host:port", the
+ * host an IPv4 address (raft 0.15 takes no names) or, with names, also a host name. */
+static int rdlm_daemon_addr(const char *text, size_t n, int names,
+                            char out[RDLM_ADDR_MAX + 1])
 {
     if (n == 0 || n > RDLM_ADDR_MAX) {
         return 0;
     }
     memcpy(out, text, n);
     out[n] = '\0';
-    return rdlm_config_addr_parse(out, NULL, NULL);
+    return names ? rdlm_config_hostport_parse(out, NULL, NULL)
+                 : rdlm_config_addr_parse(out, NULL, NULL);
 }
 
 /* One "ID=RAFTADDR=CLIENTADDR" entry of n bytes. */
@@ -32,8 +35,8 @@ static int rdlm_daemon_peer(const char *text, size_t n, rdlm_lease_peer_t *peer)
     }
     peer->id = strtoull(text, &stop, 10);
     return stop == eq1 &&
-           rdlm_daemon_addr(eq1 + 1, (size_t)(eq2 - eq1 - 1), peer->raft_addr) &&
-           rdlm_daemon_addr(eq2 + 1, (size_t)(end - eq2 - 1), peer->client_addr);
+           rdlm_daemon_addr(eq1 + 1, (size_t)(eq2 - eq1 - 1), 0, peer->raft_addr) &&
+           rdlm_daemon_addr(eq2 + 1, (size_t)(end - eq2 - 1), 1, peer->client_addr);
 }
 
 int rdlm_daemon_peers_parse(const char *text, rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX],
@@ -49,7 +52,7 @@ int rdlm_daemon_peers_parse(const char *text, rdlm_lease_peer_t peers[RDLM_LEASE
             return 0;
         }
         if (!rdlm_daemon_peer(text, len, &peers[n])) {
-            rdlm_cli_usage_error("rdlmd", "peer '%.*s' is not ID=a.b.c.d:port=a.b.c.d:port",
+            rdlm_cli_usage_error("rdlmd", "peer '%.*s' is not ID=a.b.c.d:port=host:port",
                                  (int)len, text);
             return 0;
         }

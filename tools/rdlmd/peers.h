@@ -1,6 +1,8 @@
 /*
- * rdlmd's --peers list (peers.c): "ID=RAFTADDR=CLIENTADDR[,...]", addresses IPv4
- * "a.b.c.d:port". Ids and the presence of this replica are checked by the replica.
+ * rdlmd's --peers list (peers.c): "ID=RAFTADDR=CLIENTADDR[,...]", RAFTADDR an IPv4
+ * "a.b.c.d:port" (raft 0.15 resolves no names), CLIENTADDR "host:port" with an IPv4
+ * address or a host name. Ids and the presence of this replica are checked by the
+ * replica.
  */
 #ifndef RDLM_DAEMON_PEERS_H
 #define RDLM_DAEMON_PEERS_H
