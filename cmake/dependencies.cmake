@@ -78,5 +78,9 @@ if(RDLM_WITH_PMIX)
   pkg_check_modules(PMIX QUIET IMPORTED_TARGET pmix)
   if(PMIX_FOUND)
     set(RDLM_HAVE_PMIX 1)
+    # Debian's pmix.pc adds -Wl,-rpath to its private directory, which would put an
+    # absolute path into every installed program's RUNPATH; the loader finds libpmix
+    # through ldconfig without it (and the build tree through CMake's build RPATH).
+    set_property(TARGET PkgConfig::PMIX PROPERTY INTERFACE_LINK_OPTIONS "")
   endif()
 endif()

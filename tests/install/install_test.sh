@@ -36,10 +36,13 @@ elves=$(find "$prefix/bin" "$libdir" -maxdepth 1 -type f \( -perm -u+x -o -name 
 test -n "$elves" || fail "no programs or libraries installed"
 for f in $elves; do
   runpath=$(readelf -d "$f" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
-  case $runpath in
-  '$ORIGIN'*) ;;
-  *) fail "$f: RUNPATH '$runpath' is not relative to \$ORIGIN" ;;
-  esac
+  test -n "$runpath" || fail "$f: no RUNPATH"
+  for entry in ${runpath//:/ }; do
+    case $entry in
+    '$ORIGIN'*) ;;
+    *) fail "$f: RUNPATH '$runpath' has an entry not relative to \$ORIGIN: $entry" ;;
+    esac
+  done
   case $runpath in
   *"$(cd "$build" && pwd)"* | *"$(cd "$src" && pwd)"*) fail "$f: RUNPATH names the build tree" ;;
   esac
