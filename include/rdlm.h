@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * rdlm — locks, reader-writer locks, counters and barriers shared by the processes
  * of a node (and, in later layers, across nodes), with fencing tokens.
  *
@@ -76,11 +77,17 @@ extern "C" {
 /** Wait without a time limit. */
 #define RDLM_TIMEOUT_INFINITE UINT64_MAX
 
+/** A context: this process attached to its job's node segment (rdlm_ctx_create). */
 typedef struct rdlm_ctx *rdlm_ctx_h;
+/** An open exclusive lock (rdlm_lock_open). */
 typedef struct rdlm_lock *rdlm_lock_h;
+/** An open reader-writer lock (rdlm_rwlock_open). */
 typedef struct rdlm_rwlock *rdlm_rwlock_h;
+/** An open 64-bit counter (rdlm_counter_open). */
 typedef struct rdlm_counter *rdlm_counter_h;
+/** An open named barrier (rdlm_barrier_open). */
 typedef struct rdlm_barrier *rdlm_barrier_h;
+/** An open counting semaphore (rdlm_sem_open). */
 typedef struct rdlm_sem *rdlm_sem_h;
 
 /** Fields of rdlm_ctx_params_t that the caller set. */
@@ -115,8 +122,8 @@ typedef struct rdlm_ctx_params {
      *  rank joined (bounded: RDLM_ERR_TIMEOUT after 30 s, naming the missing ranks); a
      *  host name that does not resolve fails at once (RDLM_ERR_BAD_CONFIG, logged). */
     uint32_t rank;
-    uint32_t size;
-    const char *rendezvous;
+    uint32_t size;          /**< processes joining (RDLM_CTX_FIELD_PEERS) */
+    const char *rendezvous; /**< rank 0's "a.b.c.d:port" (RDLM_CTX_FIELD_PEERS) */
 } rdlm_ctx_params_t;
 
 /** Library version as "major.minor.patch"; constant, thread-safe. */
@@ -532,6 +539,7 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx);
  * (state unchanged); other errors as rdlm_ctx_barrier.
  */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier_arrive(rdlm_ctx_h ctx);
+/** The wait half of the split-phase barrier: see rdlm_ctx_barrier_arrive. */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier_wait(rdlm_ctx_h ctx);
 
 /* ---- fencing: the resource side --------------------------------------------------- */

@@ -18,6 +18,8 @@ packages=(
   # rdlm-bench's lock-service baselines (bench/services.sh): client libraries and the
   # small servers; zookeeperd (Java, about 30 MB) is installed by bench/services.sh only
   libhiredis-dev libcurl4-openssl-dev libzookeeper-mt-dev redis-server etcd-server
+  # the docs tests: the API reference (doxygen) and the man pages rendered (groff)
+  doxygen groff-base
 )
 
 missing=()

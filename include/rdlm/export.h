@@ -1,4 +1,5 @@
-/* Symbol visibility: the library is built with -fvisibility=hidden and exports
+/** @file
+ * Symbol visibility: the library is built with -fvisibility=hidden and exports
  * exactly the functions marked RDLM_EXPORT. */
 #ifndef RDLM_EXPORT_H
 #define RDLM_EXPORT_H

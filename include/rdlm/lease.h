@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * rdlm lease sessions: a client of the replicated lease authority (rdlmd, or the
  * replicas a job runs). Include <rdlm.h> first.
  *
@@ -40,12 +41,14 @@
 extern "C" {
 #endif
 
+/** A session at the lease authority (rdlm_session_open). */
 typedef struct rdlm_session *rdlm_session_h;
 struct rdlm_ctx; /* include/rdlm.h */
 
 /** Called once, from the renewal thread, when the session's lease is lost. */
 typedef void (*rdlm_lease_lost_func_t)(void *arg, rdlm_session_h session);
 
+/** Fields of rdlm_session_params_t that the caller set. */
 enum rdlm_session_field {
     RDLM_SESSION_FIELD_TTL = 1u << 0,        /**< ttl_ms */
     RDLM_SESSION_FIELD_DRIFT = 1u << 1,      /**< drift_ppm */
@@ -55,6 +58,7 @@ enum rdlm_session_field {
     RDLM_SESSION_FIELD_TIMEOUT = 1u << 5     /**< connect_timeout_ms */
 };
 
+/** Session parameters; unset fields take their defaults. */
 typedef struct rdlm_session_params {
     uint64_t field_mask;      /**< RDLM_SESSION_FIELD_* that are set */
     uint32_t ttl_ms;          /**< lease TTL; default 5000, range 100..600000 */
@@ -64,8 +68,8 @@ typedef struct rdlm_session_params {
                                    if each clock is within eps of real time, rho must
                                    be >= 2*eps/(1+eps) (the default covers eps up to
                                    5%; tests/model/lease_break.pml) */
-    rdlm_lease_lost_func_t lost_cb;
-    void *lost_arg;
+    rdlm_lease_lost_func_t lost_cb; /**< called once when the lease is lost; default none */
+    void *lost_arg;                 /**< passed to lost_cb */
     const char *job;          /**< job name for authenticated mode; default RDLM_JOB */
     uint32_t lock_delay_ms;   /**< wait this long before returning RDLM_OWNER_DEAD;
                                    default 0 */
@@ -132,13 +136,13 @@ RDLM_EXPORT rdlm_session_h rdlm_ctx_session(struct rdlm_ctx *ctx);
 
 /** What rdlmctl status prints, asked from one replica (no session needed). */
 typedef struct rdlm_authority_status {
-    int is_leader;
-    uint64_t term;
-    uint64_t leader_id;
-    char leader_addr[64];
-    uint64_t epoch;
-    uint64_t sessions;
-    uint64_t locks;
+    int is_leader;        /**< 1 if this replica is the leader */
+    uint64_t term;        /**< its Raft term */
+    uint64_t leader_id;   /**< the leader's --id as it knows it; 0 if none */
+    char leader_addr[64]; /**< the leader's client address; empty if none */
+    uint64_t epoch;       /**< the fencing epoch last committed */
+    uint64_t sessions;    /**< open sessions */
+    uint64_t locks;       /**< locks the authority keeps (rdlm_session_lock) */
     uint64_t commit; /**< last applied index */
 } rdlm_authority_status_t;
 

@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * rdlm for MPI programs: a distributed context over an MPI communicator.
  *
  * Thread levels: the context may be created under any thread level; rdlm's own calls

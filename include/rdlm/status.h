@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * rdlm status codes: one list, one enum, one to-string.
  *
  *   RDLM_OK = 0            success
@@ -13,6 +14,7 @@
 
 #include <rdlm/export.h>
 
+/** The status list: X(name, value, text) for every status, in one place. */
 #define RDLM_STATUS_LIST(X)                                                              \
     X(RDLM_OK, 0, "success")                                                             \
     X(RDLM_INPROGRESS, 1, "operation in progress")                                       \
@@ -44,6 +46,7 @@
     X(RDLM_ERR_PERMISSION, -301, "segment belongs to another user or has unsafe mode")   \
     X(RDLM_ERR_CORRUPT, -302, "segment or authority replicas are inconsistent")
 
+/** One enumerator of the status list (undefined after use). */
 #define RDLM_STATUS_ENUM_(name, value, text) name = value,
 /** Result of every rdlm call that can fail. */
 typedef enum rdlm_status { RDLM_STATUS_LIST(RDLM_STATUS_ENUM_) } rdlm_status_t;
