@@ -76,11 +76,14 @@ static tl_checks_t g_fail = {.prog = "mpi_bootstrap_ucx", .die = die};
 
 static void check_env(const tl_checks_t *t, const opts_t *o)
 {
-    const char *tls = getenv("UCX_TLS");
+    /* rdlm's UCX reads RDLM_UCX_TLS before UCX_TLS (the tests set the former under
+     * MPICH, whose own UCX hangs in MPI_Finalize with UCX_TLS=tcp,self). */
+    const char *tls =
+        getenv("RDLM_UCX_TLS") != NULL ? getenv("RDLM_UCX_TLS") : getenv("UCX_TLS");
 
     if (o->expect_tls != NULL && (tls == NULL || strcmp(tls, o->expect_tls) != 0))
-        fail("UCX_TLS is '%s' in this rank, expected '%s': mpirun did not forward it "
-             "(use -x UCX_TLS)",
+        fail("RDLM_UCX_TLS/UCX_TLS is '%s' in this rank, expected '%s': mpirun did not "
+             "forward it (use -x UCX_TLS)",
              tls ? tls : "(unset)", o->expect_tls);
     if (o->expect_target_progress >= 0 &&
         t->caps.amo_needs_target_progress != o->expect_target_progress)
