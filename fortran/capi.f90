@@ -18,6 +18,12 @@ module rdlm_capi
     type(c_ptr) :: rendezvous = c_null_ptr
   end type ctx_params_t
 
+  ! rdlm_lock_params_t.
+  type, bind(C) :: lock_params_t
+    integer(c_int64_t) :: field_mask = 0
+    integer(c_int) :: order = 0
+  end type lock_params_t
+
   interface
     function c_ctx_create(params, ctx) bind(C, name='rdlm_ctx_create') result(st)
       import :: ctx_params_t, c_ptr, c_int
@@ -33,6 +39,11 @@ module rdlm_capi
       type(c_ptr), intent(inout) :: ctx
       integer(c_int) :: st
     end function
+    function c_mpi_barrier_f(comm) bind(C, name='rdlm_mpi_barrier_f') result(st)
+      import :: c_int
+      integer(c_int), value :: comm
+      integer(c_int) :: st
+    end function
     subroutine c_ctx_destroy(ctx) bind(C, name='rdlm_ctx_destroy')
       import :: c_ptr
       type(c_ptr), value :: ctx
@@ -43,6 +54,15 @@ module rdlm_capi
       import :: c_ptr, c_char, c_int
       type(c_ptr), value :: ctx
       character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), intent(inout) :: h
+      integer(c_int) :: st
+    end function
+    function c_lock_open_params(ctx, name, params, h) bind(C, name='rdlm_lock_open_params') &
+        result(st)
+      import :: c_ptr, c_char, c_int, lock_params_t
+      type(c_ptr), value :: ctx
+      character(kind=c_char), intent(in) :: name(*)
+      type(lock_params_t), intent(in) :: params
       type(c_ptr), intent(inout) :: h
       integer(c_int) :: st
     end function

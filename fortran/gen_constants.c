@@ -1,6 +1,7 @@
 /*
  * Prints the Fortran declarations of rdlm's named constants (rdlm_constants.inc, included
- * by rdlm.F90): every status of RDLM_STATUS_LIST and the limits of rdlm.h, so the
+ * by rdlm.F90): every status of RDLM_STATUS_LIST, the limits and lock orders of rdlm.h
+ * and the parameter fields the module sets, so the
  * Fortran module takes them from the C headers instead of a second copy of the list.
  * Run at build time; no arguments.
  */
@@ -26,9 +27,16 @@ int main(void)
            "  integer(c_int64_t), parameter, public :: RDLM_TIMEOUT_INFINITE = "
            "%lld_c_int64_t\n",
            (long long)(int64_t)RDLM_TIMEOUT_INFINITE);
-    /* Fields of rdlm_ctx_params_t the module sets (private: the module's own use). */
+    printf("  !> Lock orders (rdlm_lock_order_t) for rdlm_lock_open's order\n"
+           "  integer(c_int), parameter, public :: RDLM_LOCK_ORDER_DEFAULT = %d\n"
+           "  integer(c_int), parameter, public :: RDLM_LOCK_ORDER_BOUNDED = %d\n"
+           "  integer(c_int), parameter, public :: RDLM_LOCK_ORDER_FIFO = %d\n",
+           RDLM_LOCK_ORDER_DEFAULT, RDLM_LOCK_ORDER_BOUNDED, RDLM_LOCK_ORDER_FIFO);
+    /* Fields of the parameter structs the module sets (private: the module's own use). */
     printf("  integer(c_int64_t), parameter :: RDLM_CTX_FIELD_JOB = %u\n"
            "  integer(c_int64_t), parameter :: RDLM_CTX_FIELD_CAPACITY = %u\n",
            RDLM_CTX_FIELD_JOB, RDLM_CTX_FIELD_CAPACITY);
+    printf("  integer(c_int64_t), parameter :: RDLM_LOCK_FIELD_ORDER = %u\n",
+           RDLM_LOCK_FIELD_ORDER);
     return 0;
 }

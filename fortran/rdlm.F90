@@ -69,7 +69,16 @@ module rdlm
 #endif
   end interface rdlm_mpi_ctx_create
 
-  public :: rdlm_mpi_ctx_create, rdlm_ctx_create, rdlm_ctx_destroy
+  !> Collective over comm: rdlm_mpi_barrier (rdlm/mpi.h), rdlm's barrier over any
+  !> intracommunicator (a context cached on it); comm as for rdlm_mpi_ctx_create.
+  interface rdlm_mpi_barrier
+    module procedure mpi_barrier_int
+#ifdef RDLM_HAVE_MPI_F08
+    module procedure mpi_barrier_f08
+#endif
+  end interface rdlm_mpi_barrier
+
+  public :: rdlm_mpi_ctx_create, rdlm_mpi_barrier, rdlm_ctx_create, rdlm_ctx_destroy
   public :: rdlm_lock_open, rdlm_lock_acquire, rdlm_lock_try_acquire, rdlm_lock_release, &
             rdlm_lock_close
   public :: rdlm_rwlock_open, rdlm_rwlock_read_acquire, rdlm_rwlock_read_release, &
@@ -193,6 +202,22 @@ contains
   end function mpi_ctx_create_f08
 #endif
 
+  ! rdlm_mpi_barrier over an integer communicator handle.
+  function mpi_barrier_int(comm) result(st)
+    integer, intent(in) :: comm
+    integer(c_int) :: st
+    st = c_mpi_barrier_f(int(comm, c_int))
+  end function mpi_barrier_int
+
+#ifdef RDLM_HAVE_MPI_F08
+  ! rdlm_mpi_barrier over a `use mpi_f08` communicator.
+  function mpi_barrier_f08(comm) result(st)
+    type(MPI_Comm), intent(in) :: comm
+    integer(c_int) :: st
+    st = mpi_barrier_int(comm%MPI_VAL)
+  end function mpi_barrier_f08
+#endif
+
   !> rdlm_ctx_destroy (rdlm.h): detach, releasing what the context holds; collective
   !> for a distributed context. Later calls through ctx return RDLM_ERR_BAD_HANDLE,
   !> through its objects' handles RDLM_ERR_CLOSED.
@@ -225,13 +250,23 @@ contains
 
   ! ---- exclusive locks ---------------------------------------------------------------
 
-  !> rdlm_lock_open (rdlm.h): open (creating if needed) the lock named name.
-  function rdlm_lock_open(ctx, name, lock) result(st)
+  !> rdlm_lock_open (rdlm.h): open (creating if needed) the lock named name; with order
+  !> (an RDLM_LOCK_ORDER_*), rdlm_lock_open_params with that order.
+  function rdlm_lock_open(ctx, name, lock, order) result(st)
     type(rdlm_ctx), intent(in) :: ctx
     character(*), intent(in) :: name
     type(rdlm_lock), intent(inout) :: lock
+    integer(c_int), intent(in), optional :: order
     integer(c_int) :: st
-    st = c_lock_open(ctx%p, c_str(name), lock%p)
+    type(lock_params_t) :: params
+
+    if (.not. present(order)) then
+      st = c_lock_open(ctx%p, c_str(name), lock%p)
+      return
+    end if
+    params%field_mask = RDLM_LOCK_FIELD_ORDER
+    params%order = order
+    st = c_lock_open_params(ctx%p, c_str(name), params, lock%p)
   end function rdlm_lock_open
 
   !> rdlm_lock_acquire (rdlm.h): acquire exclusively within timeout_ns (0: one try,

@@ -10,7 +10,9 @@
 !>  - semaphore of 2: rank 0 holding both leaves none to the others; at most 2 ranks
 !>    inside at once;
 !>  - named barrier: nobody passes round r before every rank arrived in it; the split
-!>    context barrier refuses a second arrive;
+!>    context barrier refuses a second arrive; rdlm_mpi_barrier on MPI_COMM_WORLD waits
+!>    for a late rank 0;
+!>  - a bounded-bypass lock is refused (RDLM_ERR_UNSUPPORTED) in a distributed context;
 !>  - a closed lock's handle returns RDLM_ERR_CLOSED.
 !> Prints "fortran mpi: ok" on rank 0.
 program mpi_objects
@@ -25,7 +27,7 @@ program mpi_objects
   type(rdlm_counter) :: counter, arrived, inside
   type(rdlm_sem) :: sem
   type(rdlm_barrier) :: barrier
-  integer(c_int64_t) :: token, prev, value, old
+  integer(c_int64_t) :: token, prev, value, old, t0, t1, rate
   integer :: rank, nranks, ierr, i, n
   character(len=16) :: arg
 
@@ -52,6 +54,8 @@ program mpi_objects
   call expect(rdlm_counter_read(counter, value), RDLM_OK, 'counter_read')
   call expect_true(value == int(nranks, c_int64_t) * n, 'counter is ranks * n')
 
+  call expect(rdlm_lock_open(ctx, 'f.bounded', lock, order=RDLM_LOCK_ORDER_BOUNDED), &
+              RDLM_ERR_UNSUPPORTED, 'bounded-bypass lock in a distributed context')
   if (rank == 0) call expect(rdlm_lock_acquire(lock, forever), RDLM_OK, 'rank 0 holds')
   call expect(rdlm_ctx_barrier(ctx), RDLM_OK, 'ctx_barrier')
   if (rank /= 0) then
@@ -103,6 +107,20 @@ program mpi_objects
   call expect(rdlm_ctx_barrier_arrive(ctx), RDLM_OK, 'ctx_barrier_arrive')
   call expect(rdlm_ctx_barrier_arrive(ctx), RDLM_ERR_MISMATCH, 'second arrive')
   call expect(rdlm_ctx_barrier_wait(ctx), RDLM_OK, 'ctx_barrier_wait')
+  ! rdlm_mpi_barrier must wait for rank 0, which arrives 50 ms late.
+  if (rank == 0) then
+    call system_clock(t0, rate)
+    do
+      call system_clock(t1)
+      if (t1 - t0 > rate / 20) exit
+    end do
+  end if
+  call expect(rdlm_counter_fetch_add(arrived, 1_c_int64_t), RDLM_OK, 'arrive count')
+  do i = 1, 3
+    call expect(rdlm_mpi_barrier(MPI_COMM_WORLD), RDLM_OK, 'rdlm_mpi_barrier')
+  end do
+  call expect(rdlm_counter_read(arrived, value), RDLM_OK, 'counter_read')
+  call expect_true(value == int(nranks, c_int64_t) * 4, 'rdlm_mpi_barrier passed early')
 
   call expect(rdlm_lock_close(lock), RDLM_OK, 'lock_close')
   call expect(rdlm_lock_acquire(lock, 0_c_int64_t), RDLM_ERR_CLOSED, 'closed lock')

@@ -1,7 +1,7 @@
 !> The Fortran module without MPI (no mpirun): a node-only context from rdlm_ctx_create
 !> and every object kind through it, each result checked against rdlm.h's contract, so
 !> a wrong binding (argument passed by value instead of reference, a truncated 64-bit
-!> value, a wrong constant, a lost optional argument) fails. Also the handle errors:
+!> value, a wrong constant or parameter struct, a lost optional argument) fails. Also the handle errors:
 !> a handle never opened, a closed one, a destroyed context's. Argument: the version
 !> rdlm_get_version must return. Prints "fortran standalone: ok".
 program standalone
@@ -51,6 +51,15 @@ program standalone
   call expect(rdlm_lock_close(lock), RDLM_OK, 'lock_close (held)')
   call expect(rdlm_lock_acquire(lock, 0_c_int64_t), RDLM_ERR_CLOSED, 'closed lock')
   call expect(rdlm_lock_release(never), RDLM_ERR_BAD_HANDLE, 'never-opened lock')
+
+  ! Lock order: the first open fixes it; another order named explicitly is refused.
+  call expect(rdlm_lock_open(ctx, 'f.fifo', lock, order=RDLM_LOCK_ORDER_FIFO), RDLM_OK, &
+              'lock_open FIFO')
+  call expect(rdlm_lock_open(ctx, 'f.fifo', lock, order=RDLM_LOCK_ORDER_BOUNDED), &
+              RDLM_ERR_KIND_MISMATCH, 'lock_open FIFO as BOUNDED')
+  call expect(rdlm_lock_open(ctx, 'f.fifo', lock, order=7_c_int), RDLM_ERR_INVALID_ARG, &
+              'lock_open order 7')
+  call expect(rdlm_lock_open(ctx, 'f.fifo', lock), RDLM_OK, 'lock_open FIFO, no order')
 
   ! Names: trailing blanks dropped; RDLM_NAME_MAX bytes at most; one kind per name.
   padded = repeat('n', RDLM_NAME_MAX)
