@@ -1,6 +1,8 @@
 # Installation: librdlm.so (soname = major), librdlm_mpi.so and librdlm_pmpi.so (with
-# MPI), the tools, public headers, the rdlm CMake package (rdlm::rdlm, component mpi:
-# rdlm::mpi), rdlm.pc and rdlm-mpi.pc. The prefix is relocatable: installed programs
+# MPI), librdlm_fortran.so and its rdlm.mod (under include/rdlm/fortran; with
+# RDLM_WITH_FORTRAN), the tools, public headers, the rdlm CMake package (rdlm::rdlm,
+# component mpi: rdlm::mpi, component fortran: rdlm::fortran), rdlm.pc, rdlm-mpi.pc
+# and rdlm-fortran.pc. The prefix is relocatable: installed programs
 # and libraries find the project's libraries through a RUNPATH relative to $ORIGIN
 # (set in the top CMakeLists.txt), the package files from their own place.
 include(CMakePackageConfigHelpers)
@@ -22,11 +24,20 @@ endif()
 if(TARGET rdlm_pmpi)
   install(TARGETS rdlm_pmpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+if(TARGET rdlm_fortran)
+  install(TARGETS rdlm_fortran EXPORT rdlmFortranTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  get_target_property(_rdlm_moddir rdlm_fortran Fortran_MODULE_DIRECTORY)
+  install(FILES ${_rdlm_moddir}/rdlm.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rdlm/fortran)
+endif()
 
 set(RDLM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rdlm)
 install(EXPORT rdlmTargets NAMESPACE rdlm:: DESTINATION ${RDLM_CMAKE_DIR})
 if(TARGET rdlm_mpi)
   install(EXPORT rdlmMpiTargets NAMESPACE rdlm:: DESTINATION ${RDLM_CMAKE_DIR})
+endif()
+if(TARGET rdlm_fortran)
+  install(EXPORT rdlmFortranTargets NAMESPACE rdlm:: DESTINATION ${RDLM_CMAKE_DIR})
 endif()
 configure_package_config_file(cmake/rdlmConfig.cmake.in
   ${PROJECT_BINARY_DIR}/rdlmConfig.cmake INSTALL_DESTINATION ${RDLM_CMAKE_DIR})
@@ -44,5 +55,10 @@ install(FILES ${PROJECT_BINARY_DIR}/rdlm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/
 if(TARGET rdlm_mpi)
   configure_file(cmake/rdlm-mpi.pc.in ${PROJECT_BINARY_DIR}/rdlm-mpi.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/rdlm-mpi.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
+if(TARGET rdlm_fortran)
+  configure_file(cmake/rdlm-fortran.pc.in ${PROJECT_BINARY_DIR}/rdlm-fortran.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/rdlm-fortran.pc
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()

@@ -11,13 +11,17 @@
 #     through pkg-config;
 #   - with MPI: an external MPI program builds through find_package(rdlm COMPONENTS
 #     mpi) and through pkg-config rdlm-mpi, runs under mpirun, and runs again with the
-#     installed librdlm_pmpi.so preloaded, whose MPI_Barrier must be rdlm's.
-# usage: install_test.sh <build-dir> <source-dir> [<mpiexec> <mpicc>]
+#     installed librdlm_pmpi.so preloaded, whose MPI_Barrier must be rdlm's;
+#   - with the Fortran module (an mpif90 given): a Fortran program `use rdlm` builds
+#     through find_package(rdlm COMPONENTS fortran) and through pkg-config
+#     rdlm-fortran and runs under mpirun.
+# usage: install_test.sh <build-dir> <source-dir> [<mpiexec> <mpicc> [<mpif90>]]
 set -euo pipefail
 build=$1
 src=$2
 mpiexec=${3:-}
 mpicc=${4:-}
+mpif90=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -66,6 +70,7 @@ env -u LD_LIBRARY_PATH "$prefix/bin/rdlm_info" > "$tmp/rdlm_info.out" ||
 # 2. CMake package
 cmake -S "$src/tests/install/consumer" -B "$tmp/cmake-build" \
       -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_MPI=$([ -n "$mpiexec" ] && echo ON || echo OFF) \
+      -DCONSUMER_FORTRAN=$([ -n "$mpif90" ] && echo ON || echo OFF) \
       > "$tmp/cmake.log"
 cmake --build "$tmp/cmake-build" > "$tmp/cmake-build.log"
 "$tmp/cmake-build/consumer"
@@ -97,4 +102,17 @@ out=$(timeout 60 "${run[@]}" -x LD_PRELOAD="$libdir/librdlm_pmpi.so" -x RDLM_PMP
 grep -q "mpi consumer: ok" <<< "$out" || fail "preloaded: no ok line: $out"
 # The shim's own context reports its barriers in the statistics at MPI_Finalize.
 grep -q " barriers [1-9]" <<< "$out" || fail "preloaded: MPI_Barrier did not run rdlm's: $out"
-echo "install test: relocated prefix runs; C, CMake, pkg-config and MPI consumers and the preloaded shim ran"
+
+if [ -z "$mpif90" ]; then
+  echo "install test: relocated prefix runs; C, CMake, pkg-config and MPI consumers and the preloaded shim ran"
+  exit 0
+fi
+# 5. Fortran: rdlm::fortran, rdlm-fortran.pc (the module under include/rdlm/fortran)
+test -f "$prefix/include/rdlm/fortran/rdlm.mod" || fail "rdlm.mod not installed"
+timeout 60 "${run[@]}" "$tmp/cmake-build/fortran_consumer" | grep -q "fortran consumer: ok" ||
+  fail "the CMake-built Fortran consumer did not print ok"
+"$mpif90" -o "$tmp/fortran-consumer-pc" "$src/tests/install/consumer/fortran_consumer.f90" \
+   $(pkg-config --cflags --libs rdlm-fortran)
+timeout 60 "${run[@]}" -x LD_LIBRARY_PATH="$libdir" "$tmp/fortran-consumer-pc" |
+  grep -q "fortran consumer: ok" || fail "the pkg-config-built Fortran consumer did not print ok"
+echo "install test: relocated prefix runs; C, CMake, pkg-config, MPI and Fortran consumers and the preloaded shim ran"
