@@ -8,6 +8,8 @@ packages=(
   libhwloc-dev libibverbs-dev librdmacm-dev libucx-dev ucx-utils
   libopenmpi-dev openmpi-bin gfortran
   libcmocka-dev libraft-dev libuv1-dev
+  # the Python package's MPI tests (python/): mpi4py for Debian's /usr/bin/python3
+  python3 python3-mpi4py
   spin gnuplot-nox iproute2
   # the lease authority: MUNGE session credentials; nftables for partition tests
   munge libmunge-dev nftables
