@@ -1,9 +1,11 @@
 """A node-only context from plain Python (no MPI), two contexts of one process
 standing for two processes. Proves: locks exclude and their tokens strictly increase;
 reader-writer locks, counters, semaphores, named barriers and fences behave as
-include/rdlm.h says through the package; the structures read back right (stats,
-dist_info)."""
+include/rdlm.h says through the package; a blocking call lets other threads run; the
+structures read back right (stats, dist_info)."""
 
+import threading
+import time
 import unittest
 
 import rdlm
@@ -41,6 +43,17 @@ class Standalone(unittest.TestCase):
             self.b.lock("lk-t").acquire(timeout=0)
         self.a.lock("lk-t").release()
         self.assertGreater(self.b.lock("lk-t").acquire(timeout=0), held)
+
+    def test_blocking_acquire_lets_other_threads_run(self):
+        got = []
+        self.a.lock("gil").acquire()
+        waiter = threading.Thread(target=lambda: got.append(self.b.lock("gil").acquire(5)))
+        waiter.start()
+        time.sleep(0.05)  # the waiter blocks in C meanwhile, without the GIL
+        self.a.lock("gil").release()
+        waiter.join()
+        self.assertEqual(len(got), 1)  # else its acquire raised TimeoutError
+        self.b.lock("gil").release()
 
     def test_fifo_order_is_accepted(self):
         lock = self.a.lock("lk-fifo", order=rdlm.LockOrder.FIFO)
