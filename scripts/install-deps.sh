@@ -10,6 +10,8 @@ packages=(
   libcmocka-dev libraft-dev libuv1-dev
   # rank and size of standalone contexts under a PMIx server (optional at build time)
   libpmix-dev
+  # the Python package's MPI tests (python/): mpi4py for Debian's /usr/bin/python3
+  python3 python3-mpi4py
   spin gnuplot-nox iproute2
   # the lease authority: MUNGE session credentials; nftables for partition tests
   munge libmunge-dev nftables

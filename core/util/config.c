@@ -305,6 +305,17 @@ static int rdlm_config_set_LOG_FILE(char *out, const char *value, uint32_t min,
     return 1;
 }
 
+static int rdlm_config_set_PATH(char *out, const char *value, uint32_t min, uint32_t max)
+{
+    (void)min;
+    (void)max;
+    if (strlen(value) > RDLM_PATH_MAX) {
+        return 0;
+    }
+    strcpy(out, value); /* length checked above */
+    return 1;
+}
+
 int rdlm_config_uint_parse(const char *text, uint32_t min, uint32_t max, uint32_t *out_p)
 {
     return rdlm_config_set_UINT(out_p, text, min, max);
@@ -356,6 +367,7 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_ADDRS(f) (f)
 #define RDLM_CONFIG_DEST_NET(f) (f)
 #define RDLM_CONFIG_DEST_LOG_FILE(f) (f)
+#define RDLM_CONFIG_DEST_PATH(f) (f)
 
 static const char rdlm_config_allowed_LEVEL[] = "one of error, warn, info, debug, trace";
 static const char rdlm_config_allowed_UINT[] = "a decimal integer in range";
@@ -375,6 +387,7 @@ static const char rdlm_config_allowed_NET[] =
     "an IPv4 network a.b.c.d/len or address a.b.c.d, e.g. 10.1.0.0/16";
 static const char rdlm_config_allowed_LOG_FILE[] =
     "a path of at most 255 bytes whose only % sequences are %h, %r, %p and %%";
+static const char rdlm_config_allowed_PATH[] = "a path of at most 1023 bytes";
 
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
@@ -433,6 +446,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_ALLOWED_ADDRS(min, max) rdlm_config_allowed_ADDRS
 #define RDLM_CONFIG_ALLOWED_NET(min, max) rdlm_config_allowed_NET
 #define RDLM_CONFIG_ALLOWED_LOG_FILE(min, max) rdlm_config_allowed_LOG_FILE
+#define RDLM_CONFIG_ALLOWED_PATH(min, max) rdlm_config_allowed_PATH
 
 static const rdlm_config_entry_t rdlm_config_entries[RDLM_CONFIG_COUNT] = {
 #define RDLM_CONFIG_ENTRY_(field, var, type, def, min, max, help)                          \
@@ -465,6 +479,7 @@ const rdlm_config_entry_t *rdlm_config_entry(rdlm_config_index_t i)
 #define RDLM_CONFIG_SHOW_ADDRS(buf, len, v) snprintf(buf, len, "%s", (v))
 #define RDLM_CONFIG_SHOW_NET(buf, len, v) snprintf(buf, len, "%s", (v))
 #define RDLM_CONFIG_SHOW_LOG_FILE(buf, len, v) snprintf(buf, len, "%s", (v))
+#define RDLM_CONFIG_SHOW_PATH(buf, len, v) snprintf(buf, len, "%s", (v))
 
 void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i, char *buf,
                        size_t len)

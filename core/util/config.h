@@ -21,6 +21,7 @@
 #define RDLM_ADDRS_MAX (RDLM_ADDRS_COUNT * (RDLM_ADDR_MAX + 1))
 #define RDLM_NET_MAX 18 /* "255.255.255.255/32" */
 #define RDLM_LOG_FILE_MAX 255 /* an RDLM_LOG_FILE pattern */
+#define RDLM_PATH_MAX 1023    /* a PATH variable */
 
 /* How a transport context completes operations that need the target's help (UCX over
  * TCP emulates remote atomics in the target's progress): name list of RDLM_PROGRESS.
@@ -88,7 +89,8 @@ typedef enum rdlm_pmpi_barrier {
  * host name: rdlm_config_hostport_parse, or ":port": the host is the launcher's),
  * ADDRS (empty or 1..RDLM_ADDRS_COUNT comma-separated host:port), NET (empty, or an IPv4
  * network "a.b.c.d/len", or one address "a.b.c.d" meaning "/32"), LOG_FILE (empty or a
- * path pattern of rdlm_log_file_expand, at most RDLM_LOG_FILE_MAX bytes). */
+ * path pattern of rdlm_log_file_expand, at most RDLM_LOG_FILE_MAX bytes), PATH (empty or
+ * a path of at most RDLM_PATH_MAX bytes). */
 #define RDLM_CONFIG_LIST(X)                                                                \
     X(log_level, "RDLM_LOG", LEVEL, "warn", 0, 0,                                          \
       "log threshold: error, warn, info, debug, trace")                                    \
@@ -170,7 +172,13 @@ typedef enum rdlm_pmpi_barrier {
     X(job_authority_net, "RDLM_JOB_AUTHORITY_NET", NET, "", 0, 0,                          \
       "where in-job replicas listen: their host's address in this IPv4 network "           \
       "(a.b.c.d/len, or one address a.b.c.d); empty: the first address of an up "          \
-      "interface other than loopback, else 127.0.0.1")
+      "interface other than loopback, else 127.0.0.1")                                    \
+    X(python_library, "RDLM_LIBRARY", PATH, "", 0, 0,                                      \
+      "the Python package (python/rdlm): librdlm.so to load instead of the installed "    \
+      "prefix's or the loader's (docs/python.md)")                                        \
+    X(python_mpi_library, "RDLM_MPI_LIBRARY", PATH, "", 0, 0,                              \
+      "the Python package: librdlm_mpi.so to load instead of the one beside librdlm.so, " \
+      "the prefix's or the loader's (docs/python.md)")
 
 #define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help)                          \
     RDLM_CONFIG_DECL_##type(field)
@@ -187,6 +195,7 @@ typedef enum rdlm_pmpi_barrier {
 #define RDLM_CONFIG_DECL_ADDRS(f) char f[RDLM_ADDRS_MAX];
 #define RDLM_CONFIG_DECL_NET(f) char f[RDLM_NET_MAX + 1];
 #define RDLM_CONFIG_DECL_LOG_FILE(f) char f[RDLM_LOG_FILE_MAX + 1];
+#define RDLM_CONFIG_DECL_PATH(f) char f[RDLM_PATH_MAX + 1];
 
 /** The effective configuration. */
 typedef struct rdlm_config {
