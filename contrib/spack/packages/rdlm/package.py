@@ -24,8 +24,9 @@ class Rdlm(CMakePackage):
     variant("pmpi", default=True, description="librdlm_pmpi.so: the MPI_Barrier replacement")
     variant("authority", default=True, description="the lease authority rdlmd (libraft)")
     variant("hwloc", default=True, description="topology discovery with hwloc")
-    variant("fortran", default=False, description="the Fortran module (use rdlm)")
-    variant("python", default=False, description="the Python package (ctypes, mpi4py)")
+    variant("pmix", default=True, description="rank and size from PMIx in standalone mode")
+    variant("fortran", default=True, description="the Fortran module (use rdlm)")
+    variant("python", default=True, description="the Python package (ctypes, mpi4py)")
 
     conflicts("+pmpi", when="~mpi", msg="the MPI_Barrier replacement needs +mpi")
     conflicts("+fortran", when="~mpi", msg="the Fortran module needs +mpi")
@@ -38,6 +39,7 @@ class Rdlm(CMakePackage):
     depends_on("rdma-core", when="+verbs")
     depends_on("mpi", when="+mpi")
     depends_on("hwloc", when="+hwloc")
+    depends_on("pmix", when="+pmix")
     depends_on("libuv", when="+authority")
     depends_on("c-raft", when="+authority")
     depends_on("python@3.8:", type=("build", "run"), when="+python")
@@ -52,6 +54,7 @@ class Rdlm(CMakePackage):
             self.define_from_variant("RDLM_WITH_PMPI", "pmpi"),
             self.define_from_variant("RDLM_WITH_AUTHORITY", "authority"),
             self.define_from_variant("RDLM_WITH_HWLOC", "hwloc"),
+            self.define_from_variant("RDLM_WITH_PMIX", "pmix"),
             self.define_from_variant("RDLM_WITH_FORTRAN", "fortran"),
             self.define_from_variant("RDLM_WITH_PYTHON", "python"),
             self.define("RDLM_BUILD_TESTS", self.run_tests),
