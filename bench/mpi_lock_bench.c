@@ -104,6 +104,11 @@
  *   RESULT info mode=M nprocs=N nodes=.. home_node=.. origin=0 target=.. partner=..
  *          (counter: the home node of rdlm's counter, the rank of the MPI word)
  *          lock=NAME cohort_bound=.. transport=.. progress_thread=.. ucx_tls=..
+ *          osc=LIST osc_by=user|benchmark|mpi   (the one-sided components of the MPI
+ *          baselines: OMPI_MCA_osc as the user set it, or, unset under Open MPI,
+ *          "sm,pt2pt" set by this program before MPI_Init, since Open MPI 4.1's default
+ *          on one machine (osc rdma over vader) crashes in MPI_Compare_and_swap, Open
+ *          MPI issues 7967 and 11349; mpi: another MPI's default)
  *   RESULT round impl=I round=R value=V unit=us|kops/s p50_us= p90_us= p99_us= ops=
  *          handoff_kops=   (critical sections entered after another rank's, per
  *          second over the longest elapsed: contended mode)
@@ -145,6 +150,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "lock_bench.h"
+#include "mpi_osc.h"
 #include "options.h"
 #include "raw_ucp.h"
 #include "rounds.h"
@@ -300,6 +306,8 @@ typedef struct rdlm_mlb {
     rdlm_lock_h node_lock;
     rdlm_bench_ucp_t ucp; /* origin and target */
     MPI_Win win;          /* 2 words per rank: [0] fetch-and-op, [1] CAS lock */
+    const char *osc;      /* its osc components, and who chose them */
+    enum rdlm_bench_mpi_osc osc_who;
     uint64_t *win_base;
     /* what the mode alternates (--impls), in this order */
     const struct rdlm_mlb_mode_def *def;
@@ -1699,6 +1707,14 @@ static int rdlm_mlb_impls_select(rdlm_mlb_t *m)
 
 /* ---- output ------------------------------------------------------------------------- */
 
+/* Who chose the MPI baselines' osc components, as the output says it. */
+static const char *rdlm_mlb_osc_by(enum rdlm_bench_mpi_osc who)
+{
+    return who == RDLM_BENCH_OSC_CHOSEN ? "benchmark"
+           : who == RDLM_BENCH_OSC_USER ? "user"
+                                        : "mpi";
+}
+
 static void rdlm_mlb_print(const rdlm_mlb_t *m)
 {
     const char *tls = getenv("UCX_TLS");
@@ -1707,11 +1723,11 @@ static void rdlm_mlb_print(const rdlm_mlb_t *m)
 
     printf("RESULT info mode=%s nprocs=%d nodes=%u home_node=%d origin=0 target=%d "
            "partner=%d lock=%s cohort_bound=%u transport=%s progress_thread=%d "
-           "ucx_tls=%s\n",
+           "ucx_tls=%s osc=%s osc_by=%s\n",
            rdlm_mlb_mode_names[m->mode], m->size, m->info.nodes, m->home_node, m->target,
            m->partner, m->lock_name[0] ? m->lock_name : "-", m->info.cohort_bound,
            m->info.transport ? m->info.transport : "?", m->info.progress_thread,
-           tls ? tls : "(unset)");
+           tls ? tls : "(unset)", m->osc, rdlm_mlb_osc_by(m->osc_who));
     for (j = 0; j < m->nimpl; j++) {
         impl = m->impls[j];
         if ((impl == RDLM_MLB_COHORT || impl == RDLM_MLB_NODE) && m->partner < 0) {
@@ -1753,11 +1769,12 @@ int main(int argc, char **argv)
     uint32_t k;
     int rc;
 
-    MPI_Init(&argc, &argv);
     if (m == NULL) {
         fprintf(stderr, "rdlm-mpi-lock-bench: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        return 1;
     }
+    m->osc_who = rdlm_bench_mpi_osc_choose(&m->osc); /* before MPI_Init reads it */
+    MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m->size);
     rc = rdlm_mlb_options(m, argc, argv);
