@@ -76,6 +76,7 @@ static int rdlm_bench_mpi_argv(const rdlm_bench_mpi_job_t *job, const char *mpir
         argv[n++] = job->env[k];
     }
     argv[n++] = job->program;
+    argv[n++] = "--result-lines"; /* what rdlm_bench_mpi_result parses */
     for (k = 0; job->args != NULL && job->args[k] != NULL; k++) {
         if (n + 1 >= RDLM_BENCH_MPI_ARGV_MAX) {
             return -1;
