@@ -55,9 +55,9 @@
  *   acquires that counted as local hand-offs must be 0.
  *
  * --mode contended: every rank (-m: the lowest MIN .. MAX ranks) loops acquire /
- * critical section / release / local work on one lock for --duration ms (or -i loops) after -x warm-up loops, the
- * implementations alternating round by round (the MPI words at the target, the
- * lowest rank of the rdlm lock's home node):
+ * critical section / release / local work on one lock for --duration ms (or -i loops)
+ * after -x warm-up loops, the implementations alternating round by round (the MPI
+ * words at the target, the lowest rank of the rdlm lock's home node):
  *
  *   impl          acquire                                    release
  *   rdlm          rdlm_lock_acquire                          rdlm_lock_release
@@ -78,8 +78,9 @@
  * rdlm_mpi_ctx_create; then rank 0 uses locks homed on one more remote node at a time
  * and reports its growth against the number of remote nodes used.
  *
- * --mode counter: every rank (-m: as contended) loops one operation for --duration ms (or -i operations) after -x
- * warm-up operations (at most 0.5 s), the implementations alternating round by round:
+ * --mode counter: every rank (-m: as contended) loops one operation for --duration ms
+ * (or -i operations) after -x warm-up operations (at most 0.5 s), the implementations
+ * alternating round by round:
  *
  *   impl          one operation                              checked after each phase
  *   rdlm_fadd     rdlm_counter_fetch_add(c, 1, &old)         c = fetch-adds so far, the
