@@ -5,11 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* rdlm-mpi-lock-bench, or NULL when not built or not found. */
+static const char *rdlm_bench_dist_prog(void)
+{
 #if defined(RDLM_BENCH_MPI_LOCK_BENCH)
-static const char rdlm_bench_dist_prog[] = RDLM_BENCH_MPI_LOCK_BENCH;
+    return rdlm_bench_mpi_find(RDLM_BENCH_MPI_LOCK_BENCH);
 #else
-static const char *const rdlm_bench_dist_prog = NULL;
+    return NULL;
 #endif
+}
 
 const uint32_t rdlm_bench_dist_procs[1] = {4};
 
@@ -51,7 +55,7 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
                                                 const char *const *args, uint32_t timeout_s)
 {
     return (rdlm_bench_mpi_job_t){
-        .program = rdlm_bench_dist_prog,
+        .program = rdlm_bench_dist_prog(),
         .nprocs = procs,
         .args = args,
         .mca = rdlm_bench_dist_mca,
@@ -160,7 +164,7 @@ int rdlm_bench_dist_each(rdlm_bench_report_t *r, const rdlm_bench_def_t *def,
     char why[256];
     int rc = 0;
 
-    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog, why, sizeof(why))) {
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog(), why, sizeof(why))) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
         return 0;
     }

@@ -40,11 +40,15 @@
 #define RDLM_BENCH_DB_NEVER_SLOWER 1.05
 #define RDLM_BENCH_DB_NIMPL 5u
 
+/* librdlm_pmpi.so, or NULL when not built or not found. */
+static const char *rdlm_bench_db_pmpi_lib(void)
+{
 #if defined(RDLM_BENCH_PMPI_LIB)
-static const char *const rdlm_bench_db_pmpi_lib = RDLM_BENCH_PMPI_LIB;
+    return rdlm_bench_mpi_find(RDLM_BENCH_PMPI_LIB);
 #else
-static const char *const rdlm_bench_db_pmpi_lib = NULL;
+    return NULL;
 #endif
+}
 
 /* The jobs: ranks and (virtual) nodes; the cross-node ones are replaced by -p. */
 typedef struct rdlm_bench_db_shape {
@@ -221,7 +225,8 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
 {
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_barrier.name;
-    const int preload = rdlm_bench_db_pmpi_lib != NULL;
+    const char *pmpi_lib = rdlm_bench_db_pmpi_lib();
+    const int preload = pmpi_lib != NULL;
     char iters[24], warm[24], rounds[16], cap[16], compute[16], impls[64];
     char nodes_env[40], preload_env[1100], metric[32], shim_metric[32], split_metric[40];
     char cmd[1400];
@@ -260,8 +265,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     snprintf(compute, sizeof(compute), "%u", RDLM_BENCH_DB_COMPUTE_US);
     snprintf(nodes_env, sizeof(nodes_env), "RDLM_VIRTUAL_NODES=%u", s->nodes);
     /* without the shim an empty LD_PRELOAD (the caller's is unset) */
-    snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s",
-             preload ? rdlm_bench_db_pmpi_lib : "");
+    snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", preload ? pmpi_lib : "");
     snprintf(metric, sizeof(metric), "barrier %u node%s", s->nodes,
              s->nodes > 1 ? "s" : "");
     snprintf(shim_metric, sizeof(shim_metric), "shim, %u node%s", s->nodes,
@@ -349,10 +353,10 @@ static int rdlm_bench_db_run(rdlm_bench_report_t *r)
         "rdlm and MPI alternate in every round inside one mpirun%s; us per "
         "barrier: max over ranks of elapsed/iterations, median over "
         "rounds; p99 of single barriers, max over ranks%s",
-        rdlm_bench_db_pmpi_lib != NULL
+        rdlm_bench_db_pmpi_lib() != NULL
             ? ", librdlm_pmpi.so preloaded (MPI_Barrier shim: what an unmodified "
               "program gets; PMPI_Barrier: MPI's own)"
-            : "; librdlm_pmpi.so not built (RDLM_WITH_PMPI=OFF): no shim rows",
+            : "; librdlm_pmpi.so not built (RDLM_WITH_PMPI=OFF) or not found: no shim rows",
         all ? "" : "; default run: 2 ranks on 1 node only (-b dist-barrier: all)");
     for (k = 0; k < sizeof(rdlm_bench_db_on_node) / sizeof(rdlm_bench_db_on_node[0]); k++) {
         shapes[n++] = rdlm_bench_db_on_node[k];

@@ -171,9 +171,9 @@ static int rdlm_bench_dk_procs(rdlm_bench_report_t *r, uint32_t procs)
     const char *bench = rdlm_bench_def_dist_counter.name;
     uint32_t dur_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_DK_DURATION_MS;
     char dur[16], warm[24], rounds[16], iters[24];
-    const char *const args[] = {"--mode", "counter", "-r",
-                                rounds,   "-d",      dur,
-                                "-x",     warm,      o->iterations ? "-i" : NULL,
+    const char *const args[] = {"--mode", "counter",    "-r",
+                                rounds,   "--duration", dur,
+                                "-x",     warm,         o->iterations ? "-i" : NULL,
                                 iters,    NULL};
     /* every phase: its window, at most 0.5 s of warm-up, the checks */
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(

@@ -261,7 +261,7 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
                                 "rdlm",
                                 "-r",
                                 "1",
-                                "-d",
+                                "--duration",
                                 dur,
                                 "-x",
                                 warm,

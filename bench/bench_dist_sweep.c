@@ -77,9 +77,9 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
     const char *bench = rdlm_bench_def_dist_sweep.name;
     uint32_t dur_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_DSW_DURATION_MS;
     char dur[16], warm[24], rounds[16], iters[24], nodes_env[40], metric[32], hmetric[32];
-    const char *const args[] = {"--mode", "contended", "-r",
-                                rounds,   "-d",        dur,
-                                "-x",     warm,        o->iterations ? "-i" : NULL,
+    const char *const args[] = {"--mode", "contended",  "-r",
+                                rounds,   "--duration", dur,
+                                "-x",     warm,         o->iterations ? "-i" : NULL,
                                 iters,    NULL};
     const char *const env[] = {"UCX_TLS=tcp,self", nodes_env, NULL};
     /* every phase: its window, at most 0.5 s of warm-up, the checks */

@@ -2,12 +2,14 @@
  * rdlm-mpi-barrier-bench: rdlm's collective barrier against MPI_Barrier, in one MPI
  * job, on the same ranks, in alternating rounds (A B ..., then ... B A). Run by
  * rdlm-bench (-b dist-barrier; and, with --impls mpi, as the MPI_Barrier baseline of
- * -b barrier); by hand, on one machine (osu_barrier-style flags and table):
+ * -b barrier); by a user like osu_barrier ("mpirun -np 2 rdlm-mpi-barrier-bench"), or
+ * on one machine as 2 virtual nodes over TCP:
  *
  *   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 \
  *     --oversubscribe --bind-to none --mca pml ob1 --mca btl self,tcp \
  *     -x UCX_TLS=tcp,self -x RDLM_VIRTUAL_NODES=2 \
  *     rdlm-mpi-barrier-bench [--impls LIST] [-i N] [-x N] [-r N] [-t MS] [-c US] [-f]
+ *     [--csv | --json] [--result-lines]
  *
  *   impl          one iteration
  *   rdlm          rdlm_ctx_barrier(ctx)  (ctx: rdlm_mpi_ctx_create(MPI_COMM_WORLD))
@@ -33,7 +35,9 @@
  * no MPI call at all. For rdlm impls, rdlm_ctx_stats gives the messages every node
  * leader sent per barrier (design: ceil(log2 nodes)).
  *
- * Output of rank 0, parsed by rdlm-bench, then the osu-style table (lines with '#'):
+ * Output of rank 0 (mpi_output.h): '#' header lines, one row per impl, '#' notes (each
+ * impl against its MPI counterpart, overlap, messages); --csv or --json: the rows only.
+ * With --result-lines, first the lines rdlm-bench parses:
  *
  *   RESULT info nprocs=N nodes=K transport=T progress_thread=0|1
  *          ucx_tls=.. compute_us=X iters=I barrier_lib=FILE (the library that
@@ -59,6 +63,7 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "mpi_output.h"
 #include "options.h"
 #include "rounds.h"
 #include "stats.h"
@@ -105,7 +110,8 @@ typedef struct rdlm_mbb {
     uint32_t rounds;
     uint64_t cap_ns;
     uint64_t compute_ns;
-    int full;
+    int result_lines;              /* --result-lines: the RESULT lines rdlm-bench parses */
+    rdlm_bench_out_t out;          /* its format and -f */
     uint32_t impl[RDLM_MBB_NIMPL]; /* the impls run, in --impls order */
     uint32_t nimpl;
     /* the job */
@@ -122,6 +128,7 @@ typedef struct rdlm_mbb {
     uint64_t off_msgs[RDLM_MBB_NIMPL]; /* ... sent by other ranks (must stay 0) */
     double per_min[RDLM_MBB_NIMPL];    /* leaders' msgs / barriers, min and max */
     double per_max[RDLM_MBB_NIMPL];
+    uint32_t phases; /* run so far, for the progress line */
 } rdlm_mbb_t;
 
 /* End the job: what failed and why, from this rank (no rank may hang). */
@@ -302,6 +309,8 @@ static int rdlm_mbb_phase(uint32_t slot, uint32_t round, void *arg)
         rdlm_mbb_msgs(b, impl, &before, &after);
     }
     if (b->rank == 0) {
+        rdlm_bench_out_progress(&b->out, "rdlm-mpi-barrier-bench", ++b->phases,
+                                b->nimpl * b->rounds, rdlm_mbb_impls[impl].key);
         b->res[impl][round] = (rdlm_mbb_round_t){
             .us_max = hi[RDLM_MBB_F_US],
             .us_avg = sum / b->size,
@@ -317,8 +326,9 @@ static int rdlm_mbb_phase(uint32_t slot, uint32_t round, void *arg)
 
 static const char rdlm_mbb_usage[] =
     "Usage: mpirun -np N rdlm-mpi-barrier-bench [--impls LIST] [-i ITER] [-x WARMUP]\n"
-    "         [-r ROUNDS] [-t CAP_MS] [-c COMPUTE_US] [-f]\n"
-    "       rdlm-mpi-barrier-bench -V|--version | -h|--help\n"
+    "         [-r ROUNDS] [-t CAP_MS] [-c COMPUTE_US] [-f] [--csv | --json]\n"
+    "         [--result-lines]\n"
+    "       rdlm-mpi-barrier-bench -v|-V|--version | -h|--help\n"
     "  --impls LIST   comma-separated, in this order in a round (default rdlm,mpi):\n"
     "                 rdlm          rdlm_ctx_barrier\n"
     "                 mpi           MPI_Barrier\n"
@@ -329,8 +339,12 @@ static const char rdlm_mbb_usage[] =
     "  -x WARMUP      warm-up iterations per phase (1000), at most 0.5 s\n"
     "  -r ROUNDS      rounds, each running every impl once, alternating order (5)\n"
     "  -c COMPUTE_US  compute between arrive and wait of the split impls (20)\n"
-    "  -f             full table: also avg and min over ranks, p50, p99, iterations\n"
-    "Latency: max over ranks of each rank's mean, median over rounds.\n"
+    "  -f             full statistics: min and max over rounds, p50/p90/p99, ops; avg\n"
+    "                 and min over ranks in the '#' lines below the rows\n"
+    "  --csv, --json  rows as CSV (RFC 4180) or JSON instead of the '#' table\n"
+    "  --result-lines also the RESULT lines rdlm-bench parses\n"
+    "Latency: max over ranks of each rank's mean, median over rounds; Size: ranks.\n"
+    "Progress on stderr for runs over 3 s.\n"
     "Exit: 0 ran or printed help/version; 2 bad command line (one line on stderr).\n";
 
 /* A decimal count, the whole of text, at least min; 0 or -1. */
@@ -377,11 +391,14 @@ static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
     static const char tool[] = "rdlm-mpi-barrier-bench";
     static const struct option longopts[] = {
         {"impls", required_argument, NULL, 'm'},
+        {"csv", no_argument, NULL, 'C'},
+        {"json", no_argument, NULL, 'J'},
+        {"result-lines", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    static const char optstring[] = ":m:i:x:r:t:c:fhV";
+    static const char optstring[] = ":m:i:x:r:t:c:fhvV";
     uint64_t rounds = 5, cap_ms = 2000, compute_us = 20;
     int ok = 1;
     int c;
@@ -414,13 +431,21 @@ static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
             ok = rdlm_mbb_parse_u64(optarg, 0, &compute_us) == 0;
             break;
         case 'f':
-            b->full = 1;
+            b->out.full = 1;
+            break;
+        case 'C':
+        case 'J':
+            b->out.format = c == 'C' ? RDLM_BENCH_OUT_CSV : RDLM_BENCH_OUT_JSON;
+            break;
+        case 'R':
+            b->result_lines = 1;
             break;
         case 'h':
             if (b->rank == 0) {
                 fputs(rdlm_mbb_usage, stdout);
             }
             return 0;
+        case 'v': /* osu_*'s -v */
         case 'V':
             return b->rank == 0 ? rdlm_cli_version(tool) : 0;
         default:
@@ -492,45 +517,59 @@ static int rdlm_mbb_runs(const rdlm_mbb_t *b, uint32_t impl)
     return k < b->nimpl;
 }
 
-/* osu_barrier's table, max over ranks first, with the MPI counterpart's ratio. */
-static void rdlm_mbb_table(const rdlm_mbb_t *b)
+/* The impl impl is compared with in the notes: its MPI counterpart, or MPI's own
+ * barrier when it runs beside a preloaded replacement; -1 when it does not run. */
+static int rdlm_mbb_against(const rdlm_mbb_t *b, uint32_t impl)
+{
+    uint32_t against = (uint32_t)rdlm_mbb_impls[impl].peer;
+
+    if (against == RDLM_MBB_MPI && rdlm_mbb_runs(b, RDLM_MBB_PMPI)) {
+        against = RDLM_MBB_PMPI;
+    }
+    return rdlm_mbb_runs(b, against) ? (int)against : -1;
+}
+
+/* One row of impl: us_max over rounds, the percentiles, the iterations timed. */
+static void rdlm_mbb_row(rdlm_mbb_t *b, uint32_t impl)
+{
+    double us[RDLM_BENCH_MAX_ROUNDS], pct[RDLM_BENCH_MAX_ROUNDS][3];
+    rdlm_bench_out_row_t row = {
+        .size = (uint64_t)b->size, .impl = rdlm_mbb_impls[impl].key, .unit = "us"};
+    uint32_t k;
+
+    for (k = 0; k < b->rounds; k++) {
+        us[k] = b->res[impl][k].us_max;
+        memcpy(pct[k], b->res[impl][k].pct, sizeof(pct[k]));
+        row.ops += b->res[impl][k].done;
+    }
+    rdlm_bench_out_over_rounds(&row, us, (const double(*)[3])pct, b->rounds);
+    rdlm_bench_out_row(&b->out, &row);
+}
+
+/* The '#' lines under the table: each impl against its MPI counterpart (-f: with avg
+ * and min over ranks), the split phase's overlap, the node leaders' messages. */
+static void rdlm_mbb_notes(const rdlm_mbb_t *b)
 {
     uint32_t k, impl;
     double us, peer;
+    int against;
 
-    printf("# rdlm-mpi-barrier-bench: %d ranks, %u rdlm node(s), MPI_Barrier from %s\n",
-           b->size, b->ctx != NULL ? b->info.nodes : 0, rdlm_mbb_barrier_lib());
-    printf("# %" PRIu64 " iterations (at most %.1f s), %" PRIu64 " warm-up, %u rounds, "
-           "compute %.1f us in split impls\n",
-           b->iterations, b->cap_ns / 1e9, b->warmup, b->rounds, b->compute_ns / 1e3);
-    printf("# Latency(us): max over ranks of each rank's mean; median over rounds\n");
-    printf("# %-20s %12s", "impl", "Latency(us)");
-    if (b->full) {
-        printf(" %10s %10s %10s %10s %10s", "Avg(us)", "Min(us)", "p50(us)", "p99(us)",
-               "Iterations");
-    }
-    printf(" %12s\n", "vs MPI");
     for (k = 0; k < b->nimpl; k++) {
         impl = b->impl[k];
         us = rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, us_max));
-        printf("  %-20s %12.2f", rdlm_mbb_impls[impl].label, us);
-        if (b->full) {
-            printf(" %10.2f %10.2f %10.2f %10.2f %10" PRIu64,
+        printf("# %s (%s): %.2f us", rdlm_mbb_impls[impl].key, rdlm_mbb_impls[impl].label,
+               us);
+        if (b->out.full) {
+            printf(", avg %.2f, min %.2f over ranks, fewest iterations %" PRIu64,
                    rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, us_avg)),
                    rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, us_min)),
-                   rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, pct[0])),
-                   rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, pct[2])),
                    rdlm_mbb_fewest(b, impl));
         }
-        /* MPI's own barrier, when it runs beside a preloaded replacement */
-        uint32_t against = (uint32_t)rdlm_mbb_impls[impl].peer;
-
-        if (against == RDLM_MBB_MPI && rdlm_mbb_runs(b, RDLM_MBB_PMPI)) {
-            against = RDLM_MBB_PMPI;
-        }
-        if (rdlm_mbb_runs(b, against)) {
-            peer = rdlm_mbb_median(b, against, offsetof(rdlm_mbb_round_t, us_max));
-            printf(" %11.2fx", us / peer);
+        against = rdlm_mbb_against(b, impl);
+        if (against >= 0 && (uint32_t)against != impl) {
+            peer =
+                rdlm_mbb_median(b, (uint32_t)against, offsetof(rdlm_mbb_round_t, us_max));
+            printf(", %.2fx %s", us / peer, rdlm_mbb_impls[against].label);
         }
         printf("\n");
     }
@@ -557,7 +596,36 @@ static void rdlm_mbb_table(const rdlm_mbb_t *b)
     }
 }
 
-static void rdlm_mbb_print(const rdlm_mbb_t *b)
+/* osu_barrier's output: the header, one row per impl (Latency: max over ranks), the
+ * notes (table format only). */
+static void rdlm_mbb_table(rdlm_mbb_t *b)
+{
+    char lib[160], run[160];
+    const char *notes[3] = {lib, run,
+                            "Latency: max over ranks of each rank's mean; median over "
+                            "rounds; Size: ranks"};
+    uint32_t k;
+
+    snprintf(lib, sizeof(lib), "MPI_Barrier from %s; rdlm node(s) %u",
+             rdlm_mbb_barrier_lib(), b->ctx != NULL ? b->info.nodes : 0);
+    snprintf(run, sizeof(run),
+             "%" PRIu64 " iterations (at most %.1f s), %" PRIu64 " warm-up, %u rounds, "
+             "compute %.1f us in split impls",
+             b->iterations, b->cap_ns / 1e9, b->warmup, b->rounds, b->compute_ns / 1e3);
+    b->out.size = "Ranks";
+    rdlm_bench_out_begin(&b->out, "barrier", b->size, b->ctx != NULL ? b->info.nodes : 0,
+                         notes, 3);
+    for (k = 0; k < b->nimpl; k++) {
+        rdlm_mbb_row(b, b->impl[k]);
+    }
+    rdlm_bench_out_end(&b->out);
+    if (b->out.format == RDLM_BENCH_OUT_TABLE) {
+        rdlm_mbb_notes(b);
+    }
+}
+
+/* The RESULT lines rdlm-bench parses (--result-lines). */
+static void rdlm_mbb_result_lines(const rdlm_mbb_t *b)
 {
     const char *tls = getenv("UCX_TLS");
     const rdlm_mbb_round_t *r;
@@ -586,8 +654,14 @@ static void rdlm_mbb_print(const rdlm_mbb_t *b)
         }
     }
     printf("RESULT done\n");
+}
+
+static void rdlm_mbb_print(rdlm_mbb_t *b)
+{
+    if (b->result_lines) {
+        rdlm_mbb_result_lines(b);
+    }
     rdlm_mbb_table(b);
-    fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -626,6 +700,7 @@ int main(int argc, char **argv)
         st = rdlm_ctx_dist_info(b->ctx, &b->info);
         rdlm_mbb_check(b, st, "rdlm_ctx_dist_info");
     }
+    rdlm_bench_out_start(&b->out);
     rdlm_bench_alternate(b->nimpl, b->rounds, rdlm_mbb_phase, b);
     if (b->rank == 0) {
         rdlm_mbb_print(b);

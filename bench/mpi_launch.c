@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,20 +20,127 @@
 
 #if defined(RDLM_BENCH_MPIRUN)
 #define RDLM_BENCH_HAVE_MPI 1
-static const char rdlm_bench_mpirun[] = RDLM_BENCH_MPIRUN;
 #else
 #define RDLM_BENCH_HAVE_MPI 0
+#endif
+
+#define RDLM_BENCH_MPI_FOUND_MAX 4 /* names rdlm_bench_mpi_find keeps */
+
+/* path/name into buf if that file exists (programs: executable); 0 or -1. */
+static int rdlm_bench_mpi_try(const char *dir, size_t dirlen, const char *name, int program,
+                              char *buf, size_t len)
+{
+    if (dirlen == 0 ||
+        (size_t)snprintf(buf, len, "%.*s/%s", (int)dirlen, dir, name) >= len) {
+        return -1;
+    }
+    return access(buf, program ? X_OK : R_OK);
+}
+
+/* name in the directories of PATH into buf; 0 or -1. */
+static int rdlm_bench_mpi_in_path(const char *name, char *buf, size_t len)
+{
+    const char *p = getenv("PATH");
+    const char *colon;
+
+    for (; p != NULL && *p != '\0'; p = colon != NULL ? colon + 1 : NULL) {
+        colon = strchr(p, ':');
+        if (rdlm_bench_mpi_try(p, colon ? (size_t)(colon - p) : strlen(p), name, 1, buf,
+                               len) == 0) {
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* name beside this executable (/proc/self/exe), in its directory joined with rel, into
+ * buf; 0 or -1. */
+static int rdlm_bench_mpi_beside(const char *rel, const char *name, int program, char *buf,
+                                 size_t len)
+{
+    char self[PATH_MAX];
+    char dir[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char *slash;
+
+    if (n <= 0) {
+        return -1;
+    }
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    if (slash == NULL) {
+        return -1;
+    }
+    *slash = '\0';
+    snprintf(dir, sizeof(dir), "%s%s%s", self, rel[0] ? "/" : "", rel);
+    return rdlm_bench_mpi_try(dir, strlen(dir), name, program, buf, len);
+}
+
+/* Where name is (rdlm_bench_mpi_find's search), into buf; 0 or -1. */
+static int rdlm_bench_mpi_search(const char *name, char *buf, size_t len)
+{
+    static const char *const lib_dirs[] = {RDLM_BENCH_LIB_DIR, RDLM_BENCH_BUILT_LIB_DIR};
+    int program = strstr(name, ".so") == NULL;
+    size_t k;
+
+    if (program) {
+        return rdlm_bench_mpi_beside("", name, 1, buf, len) == 0
+                   ? 0
+                   : rdlm_bench_mpi_in_path(name, buf, len);
+    }
+    for (k = 0; k < sizeof(lib_dirs) / sizeof(lib_dirs[0]); k++) {
+        if (rdlm_bench_mpi_beside(lib_dirs[k], name, 0, buf, len) == 0) {
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *rdlm_bench_mpi_find(const char *name)
+{
+    static struct {
+        const char *name;
+        char path[PATH_MAX];
+    } found[RDLM_BENCH_MPI_FOUND_MAX];
+    size_t k;
+
+    for (k = 0; k < RDLM_BENCH_MPI_FOUND_MAX && found[k].name != NULL; k++) {
+        if (strcmp(found[k].name, name) == 0) {
+            return found[k].path;
+        }
+    }
+    if (k == RDLM_BENCH_MPI_FOUND_MAX ||
+        rdlm_bench_mpi_search(name, found[k].path, sizeof(found[k].path)) != 0) {
+        return NULL;
+    }
+    found[k].name = name;
+    return found[k].path;
+}
+
+#if RDLM_BENCH_HAVE_MPI
+/* mpirun: the configured launcher's name in PATH (the user's MPI environment), else
+ * the path configure found. */
+static const char *rdlm_bench_mpirun(void)
+{
+    const char *configured = RDLM_BENCH_MPIRUN;
+    const char *base = strrchr(configured, '/');
+    const char *found = rdlm_bench_mpi_find(base != NULL ? base + 1 : configured);
+
+    return found != NULL ? found : configured;
+}
 #endif
 
 int rdlm_bench_mpi_can_run(const char *program, char *why, size_t whylen)
 {
 #if RDLM_BENCH_HAVE_MPI
-    if (rdlm_bench_mpirun[0] == '\0' || access(rdlm_bench_mpirun, X_OK) != 0) {
-        snprintf(why, whylen, "mpirun not found (configure found '%s')", rdlm_bench_mpirun);
+    if (access(rdlm_bench_mpirun(), X_OK) != 0) {
+        snprintf(why, whylen, "mpirun not found (not in PATH, nor '%s')",
+                 RDLM_BENCH_MPIRUN);
         return 0;
     }
     if (program == NULL || access(program, X_OK) != 0) {
-        snprintf(why, whylen, "%s not built", program ? program : "the MPI program");
+        snprintf(why, whylen, "%s not found beside rdlm-bench or in PATH",
+                 program ? program : "the MPI program");
         return 0;
     }
     return 1;
@@ -76,6 +184,7 @@ static int rdlm_bench_mpi_argv(const rdlm_bench_mpi_job_t *job, const char *mpir
         argv[n++] = job->env[k];
     }
     argv[n++] = job->program;
+    argv[n++] = "--result-lines"; /* what rdlm_bench_mpi_result parses */
     for (k = 0; job->args != NULL && job->args[k] != NULL; k++) {
         if (n + 1 >= RDLM_BENCH_MPI_ARGV_MAX) {
             return -1;
@@ -174,7 +283,7 @@ int rdlm_bench_mpi_run(const rdlm_bench_mpi_job_t *job, char **out_p, char *why,
     int k;
     pid_t pid;
 
-    if (rdlm_bench_mpi_argv(job, rdlm_bench_mpirun, np, sizeof(np), argv) < 0) {
+    if (rdlm_bench_mpi_argv(job, rdlm_bench_mpirun(), np, sizeof(np), argv) < 0) {
         snprintf(why, whylen, "mpirun command line too long");
         return -1;
     }
@@ -206,8 +315,8 @@ int rdlm_bench_mpi_run(const rdlm_bench_mpi_job_t *job, char **out_p, char *why,
             unsetenv(job->unset_env[k]);
         }
         rdlm_bench_mpi_no_leak_check();
-        execv(rdlm_bench_mpirun, (char *const *)argv);
-        fprintf(stderr, "exec %s: %s\n", rdlm_bench_mpirun, strerror(errno));
+        execv(argv[0], (char *const *)argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     close(fds[1]);
@@ -331,20 +440,18 @@ int rdlm_bench_mpi_round(const char *line, double *value_p, rdlm_bench_summary_t
 
 /* ---- the MPI_Barrier baseline ----------------------------------------------------- */
 
-#if RDLM_BENCH_HAVE_MPI && defined(RDLM_BENCH_MPI_BARRIER_BENCH)
-static const char rdlm_bench_mpi_barrier_prog[] = RDLM_BENCH_MPI_BARRIER_BENCH;
-#else
-static const char *const rdlm_bench_mpi_barrier_prog = NULL;
-#endif
-
 const char *rdlm_bench_mpi_barrier_program(void)
 {
-    return rdlm_bench_mpi_barrier_prog;
+#if RDLM_BENCH_HAVE_MPI && defined(RDLM_BENCH_MPI_BARRIER_BENCH)
+    return rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH);
+#else
+    return NULL;
+#endif
 }
 
 int rdlm_bench_mpi_available(char *why, size_t whylen)
 {
-    return rdlm_bench_mpi_can_run(rdlm_bench_mpi_barrier_prog, why, whylen);
+    return rdlm_bench_mpi_can_run(rdlm_bench_mpi_barrier_program(), why, whylen);
 }
 
 const char *rdlm_bench_mpi_describe(void)
@@ -361,7 +468,7 @@ int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup
     const char *const args[] = {"--impls", "mpi", "-r", "1",  "-i",
                                 iters,     "-x",  wu,   "-t", cap, NULL};
     rdlm_bench_mpi_job_t job = {
-        .program = rdlm_bench_mpi_barrier_prog,
+        .program = rdlm_bench_mpi_barrier_program(),
         .nprocs = nprocs,
         .args = args,
         .mca = mca,

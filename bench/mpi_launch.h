@@ -1,5 +1,6 @@
 /*
- * Runs rdlm-bench's MPI programs under the mpirun found at configure time, with Open
+ * Runs rdlm-bench's MPI programs (found beside it: rdlm_bench_mpi_find) under mpirun
+ * (the configured launcher's name in PATH, else its configured path), with Open
  * MPI's run-as-root variables, --oversubscribe and --bind-to none (rdlm's processes
  * are not bound either), the job's MCA parameters and exported variables, and
  * collects their output, from which the caller parses the RESULT lines:
@@ -59,7 +60,17 @@ int rdlm_bench_mpi_field_str(const char *line, const char *key, char *buf, size_
  *  -1 if one is missing. */
 int rdlm_bench_mpi_round(const char *line, double *value_p, rdlm_bench_summary_t *pct_p);
 
-/** The path of rdlm-mpi-barrier-bench (mpi_barrier_bench.c), or NULL if not built. */
+/**
+ * Where name, a program or library rdlm-bench runs, is: a program beside rdlm-bench's
+ * own executable (/proc/self/exe; the build tree and an installed bin alike), else in
+ * PATH; a library (name holds ".so") in the installed lib directory relative to it,
+ * else in the build tree's, relative too (no build-tree path is compiled in). NULL
+ * when not found. The string lives until exit. Not thread-safe.
+ */
+const char *rdlm_bench_mpi_find(const char *name);
+
+/** The path of rdlm-mpi-barrier-bench (mpi_barrier_bench.c), or NULL if not built or
+ *  not found (rdlm_bench_mpi_find). */
 const char *rdlm_bench_mpi_barrier_program(void);
 
 /* ---- the MPI_Barrier baseline ----------------------------------------------------- */

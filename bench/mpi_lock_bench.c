@@ -1,13 +1,20 @@
 /*
  * rdlm-mpi-lock-bench: rdlm's cross-node exclusive lock against its baselines, in
  * one MPI job, on the same ranks, in alternating rounds (A B C ..., then ... C B A).
- * Run by rdlm-bench (-b dist-lock, dist-contended, dist-sweep, dist-counter); by hand,
- * on one machine:
+ * Run by rdlm-bench (-b dist-lock, dist-contended, dist-sweep, dist-counter); by a user
+ * like osu_latency (one machine: 2 virtual nodes, osc sm,pt2pt chosen by itself):
+ *
+ *   mpirun -np 2 rdlm-mpi-lock-bench [--mode M] [-i N] [-x N] [-m [MIN:]MAX] [-f]
+ *
+ * or as rdlm-bench runs it, 2 virtual nodes over TCP:
  *
  *   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 4 \
  *     --oversubscribe --bind-to none --mca pml ob1 --mca btl self,tcp --mca osc pt2pt \
  *     -x UCX_TLS=tcp,self -x RDLM_VIRTUAL_NODES=2 \
- *     rdlm-mpi-lock-bench --mode uncontended [--impls LIST] [-i N] [-x N] [-r N] [-t MS]
+ *     rdlm-mpi-lock-bench --mode uncontended --result-lines [--impls LIST] [-r N] [-t MS]
+ *
+ * Output (rank 0, mpi_output.h): '#' header lines, then one row per implementation
+ * and size (-m), median over rounds (-f: min, max, percentiles, ops); --csv, --json.
  *
  * --impls: a comma-separated subset of the mode's implementations, alternated in that
  * order (default: all of them, in the order of the tables below).
@@ -47,10 +54,10 @@
  *   rdlm_cohort acquire (outside the timed interval): the remote operations inside
  *   acquires that counted as local hand-offs must be 0.
  *
- * --mode contended: every rank loops acquire / critical section / release / local
- * work on one lock for -d ms (or -i loops) after -x warm-up loops, the
- * implementations alternating round by round (the MPI words at the target, the
- * lowest rank of the rdlm lock's home node):
+ * --mode contended: every rank (-m: the lowest MIN .. MAX ranks) loops acquire /
+ * critical section / release / local work on one lock for --duration ms (or -i loops)
+ * after -x warm-up loops, the implementations alternating round by round (the MPI
+ * words at the target, the lowest rank of the rdlm lock's home node):
  *
  *   impl          acquire                                    release
  *   rdlm          rdlm_lock_acquire                          rdlm_lock_release
@@ -71,8 +78,9 @@
  * rdlm_mpi_ctx_create; then rank 0 uses locks homed on one more remote node at a time
  * and reports its growth against the number of remote nodes used.
  *
- * --mode counter: every rank loops one operation for -d ms (or -i operations) after -x
- * warm-up operations (at most 0.5 s), the implementations alternating round by round:
+ * --mode counter: every rank (-m: as contended) loops one operation for --duration ms
+ * (or -i operations) after -x warm-up operations (at most 0.5 s), the implementations
+ * alternating round by round:
  *
  *   impl          one operation                              checked after each phase
  *   rdlm_fadd     rdlm_counter_fetch_add(c, 1, &old)         c = fetch-adds so far, the
@@ -98,12 +106,17 @@
  * run there, or two holders were inside at once. Phases are separated by the job's
  * MPI barrier (MPI_Ibarrier + MPI_Test; never the lock under test): ranks with nothing
  * to serve sleep 200 us between tests, targets of the baselines keep progressing.
- * Any error aborts the job (MPI_Abort), so no rank hangs. Output (rank 0), parsed by
- * rdlm-bench:
+ * Any error aborts the job (MPI_Abort), so no rank hangs. With --result-lines, rank 0
+ * also prints the lines rdlm-bench parses (once per size of -m):
  *
  *   RESULT info mode=M nprocs=N nodes=.. home_node=.. origin=0 target=.. partner=..
  *          (counter: the home node of rdlm's counter, the rank of the MPI word)
  *          lock=NAME cohort_bound=.. transport=.. progress_thread=.. ucx_tls=..
+ *          osc=LIST osc_by=user|benchmark|mpi   (the one-sided components of the MPI
+ *          baselines: OMPI_MCA_osc as the user set it, or, unset under Open MPI,
+ *          "sm,pt2pt" set by this program before MPI_Init, since Open MPI 4.1's default
+ *          on one machine (osc rdma over vader) crashes in MPI_Compare_and_swap, Open
+ *          MPI issues 7967 and 11349; mpi: another MPI's default)
  *   RESULT round impl=I round=R value=V unit=us|kops/s p50_us= p90_us= p99_us= ops=
  *          handoff_kops=   (critical sections entered after another rank's, per
  *          second over the longest elapsed: contended mode)
@@ -129,6 +142,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <inttypes.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -145,6 +159,8 @@
 #include "cli.h"
 #include "clock.h"
 #include "lock_bench.h"
+#include "mpi_osc.h"
+#include "mpi_output.h"
 #include "options.h"
 #include "raw_ucp.h"
 #include "rounds.h"
@@ -280,6 +296,10 @@ typedef struct rdlm_mlb {
     uint32_t rounds;
     uint64_t cap_ns;
     uint64_t duration_ns;
+    uint64_t size_min; /* -m: contending ranks, doubling from min to max; 0: all */
+    uint64_t size_max;
+    int result_lines; /* --result-lines: the RESULT lines rdlm-bench parses */
+    rdlm_bench_out_t out;
     /* the job */
     int rank;
     int size;
@@ -300,6 +320,12 @@ typedef struct rdlm_mlb {
     rdlm_lock_h node_lock;
     rdlm_bench_ucp_t ucp; /* origin and target */
     MPI_Win win;          /* 2 words per rank: [0] fetch-and-op, [1] CAS lock */
+    const char *osc;      /* its osc components, and who chose them */
+    enum rdlm_bench_mpi_osc osc_who;
+    int vnodes_chosen;   /* RDLM_VIRTUAL_NODES set by this program (one machine) */
+    uint64_t contenders; /* contended, counter: the ranks taking part (the size) */
+    uint32_t phases;     /* phases run so far, for the progress line */
+    uint32_t nphases;    /* ... and in all */
     uint64_t *win_base;
     /* what the mode alternates (--impls), in this order */
     const struct rdlm_mlb_mode_def *def;
@@ -407,22 +433,36 @@ static int rdlm_mlb_parse_u64(const char *text, uint64_t *value_p)
 }
 
 static const char rdlm_mlb_usage[] =
-    "Usage: mpirun -np N rdlm-mpi-lock-bench --mode uncontended|contended|memory|counter\n"
-    "         [--impls LIST] [-i ITER] [-x WARMUP] [-r ROUNDS] [-t CAP_MS]\n"
-    "         [-d DURATION_MS]\n"
-    "       rdlm-mpi-lock-bench -V|--version | -h|--help\n"
-    "  --impls LIST  a comma-separated subset of the mode's implementations, in the\n"
-    "                order to alternate them (default: all)\n"
-    "  uncontended: rdlm lock homed on another node vs raw ucp atomics, MPI_Win_lock,\n"
-    "               an MPI CAS spinlock; same-node hand-off vs the on-node lock\n"
-    "               (defaults -i 1000 -x 100 -r 5 -t 2000)\n"
-    "  contended:   every rank loops on one lock for -d ms: rdlm, MPI_Win_lock, an MPI\n"
-    "               CAS spinlock, alternating (defaults -d 500 -x 100 -r 1 -i 10000000)\n"
-    "  memory:      resident memory of the context, and its growth as rank 0 uses\n"
-    "               locks homed on more nodes\n"
-    "  counter:     every rank loops rdlm_counter_fetch_add, MPI_Fetch_and_op, a sharded\n"
-    "               counter's fetch-add, a semaphore's acquire+release, alternating, for\n"
-    "               -d ms each (defaults -d 500 -x 100 -r 5 -i 10000000)\n"
+    "Usage: mpirun -np N rdlm-mpi-lock-bench [--mode M] [--impls LIST] [-i ITER]\n"
+    "         [-x WARMUP] [-r ROUNDS] [-t CAP_MS] [--duration MS] [-m [MIN:]MAX] [-f]\n"
+    "         [--csv | --json] [--result-lines]\n"
+    "       rdlm-mpi-lock-bench -v|-V|--version | -h|--help\n"
+    "  --mode M       uncontended (default), contended, counter or memory:\n"
+    "    uncontended  rdlm lock homed on another node vs raw ucp atomics, MPI_Win_lock,\n"
+    "                 an MPI CAS spinlock; same-node hand-off vs the on-node lock\n"
+    "                 (defaults -i 1000 -x 100 -r 5 -t 2000); Size: ranks measured\n"
+    "    contended    ranks loop on one lock for --duration ms: rdlm, MPI_Win_lock, an\n"
+    "                 MPI CAS spinlock (defaults --duration 500 -x 100 -r 1); Size:\n"
+    "                 contending ranks\n"
+    "    counter      ranks loop rdlm_counter_fetch_add, MPI_Fetch_and_op, a sharded\n"
+    "                 counter's fetch-add, a semaphore's acquire+release, for\n"
+    "                 --duration ms each (defaults --duration 500 -x 100 -r 5)\n"
+    "    memory       resident memory of the context, and its growth as rank 0 uses\n"
+    "                 locks homed on more nodes; Size: remote nodes used\n"
+    "  --impls LIST   a comma-separated subset of the mode's implementations, in the\n"
+    "                 order to alternate them (default: all)\n"
+    "  -i ITER        timed iterations per phase; -x WARMUP warm-up ones (100)\n"
+    "  -r ROUNDS      rounds, each running every impl once, alternating order\n"
+    "  -t CAP_MS      uncontended: a phase's time cap (2000)\n"
+    "  --duration MS  contended, counter: each phase's length (500)\n"
+    "  -m [MIN:]MAX   contended, counter: rows for MIN, 2 MIN, 4 MIN ... MAX contending\n"
+    "                 ranks, the lowest ranks first (default: all ranks, one row)\n"
+    "  -f             full statistics: min and max over rounds, p50/p90/p99, ops\n"
+    "  --csv, --json  rows as CSV (RFC 4180) or JSON instead of the '#' table\n"
+    "  --result-lines also the RESULT lines rdlm-bench parses\n"
+    "On one machine without RDLM_VIRTUAL_NODES it runs as 2 virtual nodes; under Open\n"
+    "MPI without --mca osc it sets osc sm,pt2pt (Open MPI 4.1's osc rdma crashes in\n"
+    "MPI_Compare_and_swap over vader). Progress on stderr for runs over 3 s.\n"
     "Exit: 0 ran or printed help/version; 2 bad command line (one line on stderr).\n";
 
 #define RDLM_MLB_TOOL "rdlm-mpi-lock-bench"
@@ -437,11 +477,38 @@ static int rdlm_mlb_option_exit(const rdlm_mlb_t *m, int c, const char *optstrin
         }
         return 0;
     }
+    if (c == 'v') {
+        c = 'V'; /* osu_*'s -v */
+    }
     if (m->rank != 0) {
         return c == 'V' ? 0 : RDLM_CLI_EXIT_USAGE;
     }
     return c == 'V' ? rdlm_cli_version(RDLM_MLB_TOOL)
                     : rdlm_cli_bad_option(RDLM_MLB_TOOL, c, optstring, argv);
+}
+
+/* -m [MIN:]MAX (osu_*'s size range): 0, or -1 unless 1 <= MIN <= MAX. */
+static int rdlm_mlb_parse_sizes(rdlm_mlb_t *m, const char *arg)
+{
+    const char *colon = strchr(arg, ':');
+    char min[32];
+
+    m->size_min = 1;
+    if (colon != NULL) {
+        if ((size_t)(colon - arg) >= sizeof(min)) {
+            return -1;
+        }
+        memcpy(min, arg, (size_t)(colon - arg));
+        min[colon - arg] = '\0';
+        if (rdlm_mlb_parse_u64(min, &m->size_min) != 0) {
+            return -1;
+        }
+        arg = colon + 1;
+    }
+    return rdlm_mlb_parse_u64(arg, &m->size_max) == 0 && m->size_min >= 1 &&
+                   m->size_min <= m->size_max
+               ? 0
+               : -1;
 }
 
 /* One option; 0, or -1 for a bad value. */
@@ -451,27 +518,38 @@ static int rdlm_mlb_option(rdlm_mlb_t *m, int c, const char *arg, uint64_t *v)
 
     switch (c) {
     case 'm':
+        return rdlm_mlb_parse_sizes(m, arg);
+    case 'f':
+        m->out.full = 1;
+        return 0;
+    case 'C':
+    case 'J':
+        m->out.format = c == 'C' ? RDLM_BENCH_OUT_CSV : RDLM_BENCH_OUT_JSON;
+        return 0;
+    case 'R':
+        m->result_lines = 1;
+        return 0;
+    case 'M':
         for (k = 0; k < RDLM_MLB_NMODES; k++) {
             if (strcmp(arg, rdlm_mlb_mode_names[k]) == 0) {
                 m->mode = (enum rdlm_mlb_mode)k;
-                v[0] = 1;
                 return 0;
             }
         }
         return -1;
     case 'i':
-        return rdlm_mlb_parse_u64(arg, &v[1]) == 0 && v[1] > 0 ? 0 : -1;
+        return rdlm_mlb_parse_u64(arg, &v[0]) == 0 && v[0] > 0 ? 0 : -1;
     case 'x':
-        return rdlm_mlb_parse_u64(arg, &v[2]);
+        return rdlm_mlb_parse_u64(arg, &v[1]);
     case 'r':
-        return rdlm_mlb_parse_u64(arg, &v[3]) == 0 && v[3] > 0 &&
-                       v[3] <= RDLM_BENCH_MAX_ROUNDS
+        return rdlm_mlb_parse_u64(arg, &v[2]) == 0 && v[2] > 0 &&
+                       v[2] <= RDLM_BENCH_MAX_ROUNDS
                    ? 0
                    : -1;
     case 't':
-        return rdlm_mlb_parse_u64(arg, &v[4]) == 0 && v[4] > 0 ? 0 : -1;
+        return rdlm_mlb_parse_u64(arg, &v[3]) == 0 && v[3] > 0 ? 0 : -1;
     case 'd':
-        return rdlm_mlb_parse_u64(arg, &v[5]) == 0 && v[5] > 0 ? 0 : -1;
+        return rdlm_mlb_parse_u64(arg, &v[4]) == 0 && v[4] > 0 ? 0 : -1;
     case 'I':
         m->impls_arg = arg;
         return 0;
@@ -485,21 +563,25 @@ static int rdlm_mlb_option(rdlm_mlb_t *m, int c, const char *arg, uint64_t *v)
 static int rdlm_mlb_options(rdlm_mlb_t *m, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"mode", required_argument, NULL, 'm'},
+        {"mode", required_argument, NULL, 'M'},
         {"impls", required_argument, NULL, 'I'},
+        {"duration", required_argument, NULL, 'd'},
+        {"csv", no_argument, NULL, 'C'},
+        {"json", no_argument, NULL, 'J'},
+        {"result-lines", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    static const char optstring[] = ":m:i:x:r:t:d:hV";
-    /* mode given, iterations, warm-up, rounds, cap ms, duration ms */
-    uint64_t v[6] = {0, 0, 100, 0, 2000, 500};
+    static const char optstring[] = ":i:x:r:t:m:fhvV";
+    /* iterations, warm-up, rounds, cap ms, duration ms */
+    uint64_t v[5] = {0, 100, 0, 2000, 500};
     int uncontended;
     int c;
 
     opterr = 0; /* rank 0 reports, in one line */
     while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-        if (c == 'h' || c == 'V' || c == '?' || c == ':') {
+        if (c == 'h' || c == 'v' || c == 'V' || c == '?' || c == ':') {
             return rdlm_mlb_option_exit(m, c, optstring, argv);
         }
         if (rdlm_mlb_option(m, c, optarg, v) != 0) {
@@ -512,29 +594,43 @@ static int rdlm_mlb_options(rdlm_mlb_t *m, int argc, char **argv)
                                                    "unexpected argument '%s'", argv[optind])
                             : RDLM_CLI_EXIT_USAGE;
     }
-    if (!v[0]) {
-        return m->rank == 0 ? rdlm_cli_usage_error(RDLM_MLB_TOOL, "--mode is required")
+    if (m->size_max != 0 &&
+        (m->mode == RDLM_MLB_UNCONTENDED || m->mode == RDLM_MLB_MEMORY ||
+         m->size_max > (uint64_t)m->size)) {
+        return m->rank == 0 ? rdlm_cli_usage_error(RDLM_MLB_TOOL,
+                                                   "-m: contended and counter modes only, "
+                                                   "at most the %d ranks",
+                                                   m->size)
                             : RDLM_CLI_EXIT_USAGE;
     }
     uncontended = m->mode == RDLM_MLB_UNCONTENDED;
-    m->iterations = v[1] ? v[1] : uncontended ? 1000 : 10000000;
-    m->warmup = v[2];
-    m->rounds = (uint32_t)(v[3] ? v[3] : m->mode == RDLM_MLB_CONTENDED ? 1 : 5);
-    m->cap_ns = v[4] * 1000000ull;
-    m->duration_ns = v[5] * 1000000ull;
+    m->iterations = v[0] ? v[0] : uncontended ? 1000 : 10000000;
+    m->warmup = v[1];
+    m->rounds = (uint32_t)(v[2] ? v[2] : m->mode == RDLM_MLB_CONTENDED ? 1 : 5);
+    m->cap_ns = v[3] * 1000000ull;
+    m->duration_ns = v[4] * 1000000ull;
     return -1;
 }
 
 /* The critical section's cache line, shared by the ranks of this machine: the
- * machine's first rank creates it, the others open it by name. */
+ * machine's first rank creates it, the others open it by name. A job on one machine
+ * gets RDLM_VIRTUAL_NODES=2 unless it is set. */
 static void rdlm_mlb_shared_map(rdlm_mlb_t *m)
 {
     char name[64];
     int fd = -1;
 
+    int shm_size;
+
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL,
                         &m->shm);
     MPI_Comm_rank(m->shm, &m->shm_rank);
+    MPI_Comm_size(m->shm, &shm_size);
+    /* One machine, as osu_* is first run: 2 virtual nodes, so a lock is homed on a
+     * node the origin is not on (read at rdlm_mpi_ctx_create). */
+    if (shm_size == m->size && getenv("RDLM_VIRTUAL_NODES") == NULL) {
+        m->vnodes_chosen = setenv("RDLM_VIRTUAL_NODES", "2", 0) == 0;
+    }
     if (m->shm_rank == 0) {
         snprintf(name, sizeof(name), "/rdlm-mlb-%ld", (long)getpid());
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -1135,9 +1231,10 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, uint32_t impl, uint32_t round, int in,
         memcpy(&mine[RDLM_MLB_ST_CHECK_LOCAL], loop.check, sizeof(loop.check));
     }
     /* The target of MPI one-sided operations (osc pt2pt) serves them in its MPI calls:
-     * it keeps calling MPI until the others' last ones are done. */
-    rdlm_mlb_sync(in && rdlm_mlb_is_mpi(impl) && m->rank == m->target ? RDLM_MLB_SPIN
-                                                                      : RDLM_MLB_SLEEP,
+     * it keeps calling MPI until the others' last ones are done (also when it does not
+     * take part: -m). */
+    rdlm_mlb_sync(rdlm_mlb_is_mpi(impl) && m->rank == m->target ? RDLM_MLB_SPIN
+                                                                : RDLM_MLB_SLEEP,
                   NULL);
     atomic_store_explicit(&rdlm_mlb_sink, loop.sink, memory_order_relaxed);
 
@@ -1484,6 +1581,26 @@ static uint64_t rdlm_mlb_rss_kib(void)
     return kib;
 }
 
+static void rdlm_mlb_out_begin(rdlm_mlb_t *m);
+
+/* One row of memory mode: KiB of resident growth, at nodes remote nodes used. */
+static void rdlm_mlb_memory_row(rdlm_mlb_t *m, uint64_t nodes, const char *what,
+                                uint64_t kib)
+{
+    rdlm_bench_out_row_t row = {.size = nodes,
+                                .impl = what,
+                                .unit = "KiB",
+                                .median = (double)kib,
+                                .min = (double)kib,
+                                .max = (double)kib,
+                                .p50 = NAN,
+                                .p90 = NAN,
+                                .p99 = NAN,
+                                .rounds = 1};
+
+    rdlm_bench_out_row(&m->out, &row);
+}
+
 /*
  * Resident memory: every rank's growth across rdlm_mpi_ctx_create (rank 0 gets its
  * own and the largest); then rank 0 opens lock names one by one and, each time one is
@@ -1509,9 +1626,14 @@ static void rdlm_mlb_memory(rdlm_mlb_t *m)
         rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
         return;
     }
-    printf("RESULT memory nodes=%u ctx_kib=%" PRIu64 " ctx_kib_max=%" PRIu64
-           " rss_kib=%" PRIu64 "\n",
-           m->info.nodes, grow, grow_max, rss1);
+    rdlm_mlb_out_begin(m);
+    rdlm_mlb_memory_row(m, 0, "rdlm_ctx", grow);
+    rdlm_mlb_memory_row(m, 0, "rdlm_ctx_max", grow_max);
+    if (m->result_lines) {
+        printf("RESULT memory nodes=%u ctx_kib=%" PRIu64 " ctx_kib_max=%" PRIu64
+               " rss_kib=%" PRIu64 "\n",
+               m->info.nodes, grow, grow_max, rss1);
+    }
     seen = calloc(m->info.nodes, 1);
     if (seen == NULL) {
         rdlm_mlb_die(m, "out of memory");
@@ -1541,12 +1663,18 @@ static void rdlm_mlb_memory(rdlm_mlb_t *m)
         if (st != RDLM_OK) {
             rdlm_mlb_die(m, "%s: %s", name, rdlm_status_str(st));
         }
-        printf("RESULT memory_node used=%u home_node=%d kib=%" PRIu64 "\n", used,
-               li.home_node, rdlm_mlb_rss_kib() - rss1);
+        grow = rdlm_mlb_rss_kib() - rss1;
+        rdlm_mlb_memory_row(m, used, "rdlm_remote", grow);
+        if (m->result_lines) {
+            printf("RESULT memory_node used=%u home_node=%d kib=%" PRIu64 "\n", used,
+                   li.home_node, grow);
+        }
         nlocks++;
     }
-    printf("RESULT done\n");
-    fflush(stdout);
+    if (m->result_lines) {
+        printf("RESULT done\n");
+    }
+    rdlm_bench_out_end(&m->out);
     while (nlocks > 0) {
         rdlm_lock_close(locks[--nlocks]);
     }
@@ -1594,8 +1722,9 @@ static void rdlm_mlb_contended_round(rdlm_mlb_t *m, uint32_t impl, uint32_t roun
     if (impl == RDLM_MLB_CAS_SPIN) {
         MPI_Win_lock_all(0, m->win);
     }
-    rdlm_mlb_phase(m, impl, round, 1, impl == RDLM_MLB_RDLM ? m->lock : NULL,
-                   rdlm_mlb_run_loop, m->duration_ns);
+    rdlm_mlb_phase(m, impl, round, (uint64_t)m->rank < m->contenders,
+                   impl == RDLM_MLB_RDLM ? m->lock : NULL, rdlm_mlb_run_loop,
+                   m->duration_ns);
     if (impl == RDLM_MLB_CAS_SPIN) {
         MPI_Win_unlock_all(m->win);
     }
@@ -1612,7 +1741,8 @@ static void rdlm_mlb_counter_round(rdlm_mlb_t *m, uint32_t impl, uint32_t round)
     if (impl == RDLM_MLB_MPI_FOP) {
         MPI_Win_lock_all(0, m->win);
     }
-    rdlm_mlb_phase(m, impl, round, 1, NULL, rdlm_mlb_run_ops, m->duration_ns);
+    rdlm_mlb_phase(m, impl, round, (uint64_t)m->rank < m->contenders, NULL,
+                   rdlm_mlb_run_ops, m->duration_ns);
     if (impl == RDLM_MLB_MPI_FOP) {
         MPI_Win_unlock_all(m->win);
     }
@@ -1658,6 +1788,10 @@ static int rdlm_mlb_round(uint32_t k, uint32_t round, void *arg)
     rdlm_mlb_t *m = arg;
 
     m->def->round(m, m->impls[k], round);
+    if (m->rank == 0) {
+        rdlm_bench_out_progress(&m->out, RDLM_MLB_TOOL, ++m->phases, m->nphases,
+                                rdlm_mlb_impl_names[m->impls[k]]);
+    }
     return 0;
 }
 
@@ -1699,6 +1833,14 @@ static int rdlm_mlb_impls_select(rdlm_mlb_t *m)
 
 /* ---- output ------------------------------------------------------------------------- */
 
+/* Who chose the MPI baselines' osc components, as the output says it. */
+static const char *rdlm_mlb_osc_by(enum rdlm_bench_mpi_osc who)
+{
+    return who == RDLM_BENCH_OSC_CHOSEN ? "benchmark"
+           : who == RDLM_BENCH_OSC_USER ? "user"
+                                        : "mpi";
+}
+
 static void rdlm_mlb_print(const rdlm_mlb_t *m)
 {
     const char *tls = getenv("UCX_TLS");
@@ -1707,11 +1849,11 @@ static void rdlm_mlb_print(const rdlm_mlb_t *m)
 
     printf("RESULT info mode=%s nprocs=%d nodes=%u home_node=%d origin=0 target=%d "
            "partner=%d lock=%s cohort_bound=%u transport=%s progress_thread=%d "
-           "ucx_tls=%s\n",
+           "ucx_tls=%s osc=%s osc_by=%s\n",
            rdlm_mlb_mode_names[m->mode], m->size, m->info.nodes, m->home_node, m->target,
            m->partner, m->lock_name[0] ? m->lock_name : "-", m->info.cohort_bound,
            m->info.transport ? m->info.transport : "?", m->info.progress_thread,
-           tls ? tls : "(unset)");
+           tls ? tls : "(unset)", m->osc, rdlm_mlb_osc_by(m->osc_who));
     for (j = 0; j < m->nimpl; j++) {
         impl = m->impls[j];
         if ((impl == RDLM_MLB_COHORT || impl == RDLM_MLB_NODE) && m->partner < 0) {
@@ -1747,17 +1889,117 @@ static void rdlm_mlb_print(const rdlm_mlb_t *m)
     fflush(stdout);
 }
 
+/* The '#' header (the JSON object's fields, CSV: its header row): what runs, the osc
+ * components and who chose them, the virtual nodes. Rank 0. */
+static void rdlm_mlb_out_begin(rdlm_mlb_t *m)
+{
+    static const char vnodes[] = "RDLM_VIRTUAL_NODES=2 (set by the benchmark: one machine)";
+    char mode[160], osc[240];
+    const char *notes[3] = {mode, osc, vnodes};
+
+    snprintf(mode, sizeof(mode),
+             "mode %s, %u round(s), %" PRIu64 " warm-up; Size: %s; rdlm transport %s",
+             rdlm_mlb_mode_names[m->mode], m->rounds, m->warmup,
+             m->mode == RDLM_MLB_MEMORY        ? "remote nodes used"
+             : m->mode == RDLM_MLB_UNCONTENDED ? "ranks measured"
+                                               : "contending ranks",
+             m->info.transport ? m->info.transport : "?");
+    if (m->osc_who == RDLM_BENCH_OSC_CHOSEN) {
+        snprintf(osc, sizeof(osc),
+                 "MPI one-sided: osc %s, chosen by the benchmark (Open MPI 4.1's osc rdma "
+                 "crashes in MPI_Compare_and_swap over vader); --mca osc X to choose",
+                 m->osc);
+    } else {
+        snprintf(osc, sizeof(osc), "MPI one-sided: osc %s (%s)", m->osc,
+                 m->osc_who == RDLM_BENCH_OSC_USER ? "OMPI_MCA_osc" : "the MPI's choice");
+    }
+    m->out.size = m->mode == RDLM_MLB_MEMORY ? "Nodes" : "Ranks";
+    rdlm_bench_out_begin(&m->out, "lock", m->size, m->info.nodes, notes,
+                         m->vnodes_chosen ? 3 : 2);
+}
+
+/* One row per implementation at the size just run (rank 0). */
+static void rdlm_mlb_rows(rdlm_mlb_t *m)
+{
+    rdlm_bench_out_row_t row;
+    uint32_t impl, j, round;
+    int pair;
+
+    for (j = 0; j < m->nimpl; j++) {
+        impl = m->impls[j];
+        pair = impl == RDLM_MLB_COHORT || impl == RDLM_MLB_NODE;
+        if (pair && m->partner < 0) {
+            continue;
+        }
+        row = (rdlm_bench_out_row_t){
+            .size = m->mode != RDLM_MLB_UNCONTENDED ? m->contenders
+                    : pair                          ? 2
+                                                    : 1,
+            .impl = rdlm_mlb_impl_names[impl],
+            .unit = m->mode == RDLM_MLB_UNCONTENDED ? "us" : "kops/s",
+        };
+        rdlm_bench_out_over_rounds(&row, m->value[impl], m->pct[impl], m->rounds);
+        for (round = 0; round < m->rounds; round++) {
+            row.ops += m->ops[impl][round];
+        }
+        rdlm_bench_out_row(&m->out, &row);
+    }
+}
+
+/* -m's next size after s: doubled, the last one max; 0 after max. */
+static uint64_t rdlm_mlb_next_size(uint64_t s, uint64_t max)
+{
+    return s >= max ? 0 : 2 * s < max ? 2 * s : max;
+}
+
+/* Every size of -m (contended, counter; otherwise all ranks, once): the rounds, then
+ * rank 0's rows (and, --result-lines, RESULT lines); the results are reset between
+ * sizes, the counters' checks run on. */
+static void rdlm_mlb_run(rdlm_mlb_t *m)
+{
+    uint64_t lo = m->size_max ? m->size_min : (uint64_t)m->size;
+    uint64_t hi = m->size_max ? m->size_max : (uint64_t)m->size;
+    uint64_t s;
+
+    for (s = lo; s != 0; s = rdlm_mlb_next_size(s, hi)) {
+        m->nphases += m->nimpl * m->rounds;
+    }
+    if (m->rank == 0) {
+        rdlm_mlb_out_begin(m);
+    }
+    for (s = lo; s != 0; s = rdlm_mlb_next_size(s, hi)) {
+        m->contenders = s;
+        memset(m->value, 0, sizeof(m->value));
+        memset(m->pct, 0, sizeof(m->pct));
+        memset(m->ops, 0, sizeof(m->ops));
+        memset(m->handoff_rate, 0, sizeof(m->handoff_rate));
+        memset(m->offnode_rate, 0, sizeof(m->offnode_rate));
+        memset(m->stats, 0, sizeof(m->stats));
+        rdlm_bench_alternate(m->nimpl, m->rounds, rdlm_mlb_round, m);
+        if (m->rank == 0) {
+            rdlm_mlb_rows(m);
+            if (m->result_lines) {
+                rdlm_mlb_print(m);
+            }
+        }
+    }
+    if (m->rank == 0) {
+        rdlm_bench_out_end(&m->out);
+    }
+}
+
 int main(int argc, char **argv)
 {
     rdlm_mlb_t *m = calloc(1, sizeof(*m));
     uint32_t k;
     int rc;
 
-    MPI_Init(&argc, &argv);
     if (m == NULL) {
         fprintf(stderr, "rdlm-mpi-lock-bench: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        return 1;
     }
+    m->osc_who = rdlm_bench_mpi_osc_choose(&m->osc); /* before MPI_Init reads it */
+    MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m->size);
     rc = rdlm_mlb_options(m, argc, argv);
@@ -1783,6 +2025,7 @@ int main(int argc, char **argv)
     if (m->batch == NULL || m->samples == NULL) {
         rdlm_mlb_die(m, "out of memory");
     }
+    rdlm_bench_out_start(&m->out);
     rdlm_mlb_shared_map(m);
     if (m->mode == RDLM_MLB_MEMORY) {
         rdlm_mlb_memory(m);
@@ -1801,16 +2044,13 @@ int main(int argc, char **argv)
         rdlm_mlb_baselines_open(m);
     }
     rdlm_mlb_win_open(m);
-    rdlm_bench_alternate(m->nimpl, m->rounds, rdlm_mlb_round, m);
+    rdlm_mlb_run(m);
     if (m->mode == RDLM_MLB_UNCONTENDED) {
         rdlm_mlb_baselines_close(m);
     } else if (m->mode == RDLM_MLB_COUNTER) {
         rdlm_mlb_counter_close(m);
     }
     MPI_Win_free(&m->win);
-    if (m->rank == 0) {
-        rdlm_mlb_print(m);
-    }
     if (m->lock != NULL) {
         rdlm_lock_close(m->lock);
     }

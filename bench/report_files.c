@@ -4,18 +4,28 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "csv.h"
 #include "report.h"
 
-static void rdlm_bench_csv_num(FILE *f, double v)
+/* Text fields, each followed by a comma. */
+static void rdlm_bench_csv_texts(FILE *f, const char *const *texts, unsigned n)
 {
-    if (!isnan(v)) {
-        fprintf(f, "%.6g", v);
+    unsigned k;
+
+    for (k = 0; k < n; k++) {
+        rdlm_bench_csv_field(f, texts[k]);
+        fputc(',', f);
     }
 }
 
 static void rdlm_bench_csv_measure(FILE *f, const rdlm_bench_measure_t *m)
 {
-    fprintf(f, "%s,%s,%u,%s,%s,", m->bench, m->metric, m->procs, m->impl, m->unit);
+    const char *const names[2] = {m->bench, m->metric};
+    const char *const labels[2] = {m->impl, m->unit};
+
+    rdlm_bench_csv_texts(f, names, 2);
+    fprintf(f, "%u,", m->procs);
+    rdlm_bench_csv_texts(f, labels, 2);
     rdlm_bench_csv_num(f, m->median);
     fputc(',', f);
     rdlm_bench_csv_num(f, m->min);
@@ -71,7 +81,9 @@ int rdlm_bench_report_write_csv(const rdlm_bench_report_t *r, const char *path)
         fputs("compare,", f);
         rdlm_bench_csv_measure(f, c->ours);
         if (c->base != NULL) {
-            fprintf(f, ",%s,%u,", c->base_label, c->base->procs);
+            fputc(',', f);
+            rdlm_bench_csv_field(f, c->base_label);
+            fprintf(f, ",%u,", c->base->procs);
             rdlm_bench_csv_num(f, c->base->median);
             fputc(',', f);
             rdlm_bench_csv_num(f, c->base->p99);

@@ -12,6 +12,9 @@
 #   - with MPI: an external MPI program builds through find_package(rdlm COMPONENTS
 #     mpi) and through pkg-config rdlm-mpi, runs under mpirun, and runs again with the
 #     installed librdlm_pmpi.so preloaded, whose MPI_Barrier must be rdlm's;
+#   - with MPI: the installed benchmarks run from the moved prefix as a user runs
+#     osu_* (mpirun -np 2 rdlm-mpi-lock-bench -i 10 -x 2), and the installed
+#     rdlm-bench finds its MPI programs beside itself, with no build-tree path in it;
 #   - with the Fortran module (an mpif90 given): a Fortran program `use rdlm` builds
 #     through find_package(rdlm COMPONENTS fortran) and through pkg-config
 #     rdlm-fortran and runs under mpirun.
@@ -103,11 +106,29 @@ grep -q "mpi consumer: ok" <<< "$out" || fail "preloaded: no ok line: $out"
 # The shim's own context reports its barriers in the statistics at MPI_Finalize.
 grep -q " barriers [1-9]" <<< "$out" || fail "preloaded: MPI_Barrier did not run rdlm's: $out"
 
+# 5. The installed benchmarks, from the moved prefix, under the user's own mpirun.
+out=$(env -u RDLM_VIRTUAL_NODES -u OMPI_MCA_osc timeout 60 "${run[@]}" \
+      "$prefix/bin/rdlm-mpi-lock-bench" -i 10 -x 2 -r 1 2>&1) ||
+  fail "the installed rdlm-mpi-lock-bench failed under mpirun: $out"
+grep -q "^# rdlm lock benchmark v" <<< "$out" || fail "rdlm-mpi-lock-bench: no header: $out"
+grep -qE "^  1 +mpi_cas_spin +[0-9.]+ us" <<< "$out" ||
+  fail "rdlm-mpi-lock-bench: no mpi_cas_spin row: $out"
+# (its string constants; the debug information of a RelWithDebInfo build names the
+# compile directory, which nothing reads at run time)
+if readelf -p .rodata "$prefix/bin/rdlm-bench" | grep -F "$(cd "$build" && pwd)"; then
+  fail "the installed rdlm-bench names a path in the build tree"
+fi
+out=$("$prefix/bin/rdlm-bench" -b barrier -i 100 -x 10 -r 1 2>&1) ||
+  fail "the installed rdlm-bench -b barrier failed: $out"
+if grep -q "not measured\|SKIP" <<< "$out"; then
+  fail "the installed rdlm-bench did not find rdlm-mpi-barrier-bench: $out"
+fi
+
 if [ -z "$mpif90" ]; then
-  echo "install test: relocated prefix runs; C, CMake, pkg-config and MPI consumers and the preloaded shim ran"
+  echo "install test: relocated prefix runs; C, CMake, pkg-config and MPI consumers, the preloaded shim and the installed benchmarks ran"
   exit 0
 fi
-# 5. Fortran: rdlm::fortran, rdlm-fortran.pc (the module under include/rdlm/fortran)
+# 6. Fortran: rdlm::fortran, rdlm-fortran.pc (the module under include/rdlm/fortran)
 test -f "$prefix/include/rdlm/fortran/rdlm.mod" || fail "rdlm.mod not installed"
 timeout 60 "${run[@]}" "$tmp/cmake-build/fortran_consumer" | grep -q "fortran consumer: ok" ||
   fail "the CMake-built Fortran consumer did not print ok"
@@ -115,4 +136,4 @@ timeout 60 "${run[@]}" "$tmp/cmake-build/fortran_consumer" | grep -q "fortran co
    $(pkg-config --cflags --libs rdlm-fortran)
 timeout 60 "${run[@]}" -x LD_LIBRARY_PATH="$libdir" "$tmp/fortran-consumer-pc" |
   grep -q "fortran consumer: ok" || fail "the pkg-config-built Fortran consumer did not print ok"
-echo "install test: relocated prefix runs; C, CMake, pkg-config, MPI and Fortran consumers and the preloaded shim ran"
+echo "install test: relocated prefix runs; C, CMake, pkg-config, MPI and Fortran consumers, the preloaded shim and the installed benchmarks ran"

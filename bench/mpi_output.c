@@ -1,0 +1,186 @@
+/* See mpi_output.h. */
+#include "mpi_output.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+#include <rdlm/version.h>
+
+#include "clock.h"
+#include "csv.h"
+#include "options.h"
+#include "stats.h"
+
+#define RDLM_BENCH_OUT_PROGRESS_AFTER_NS 3000000000ull
+#define RDLM_BENCH_OUT_PROGRESS_EVERY_NS 2000000000ull
+
+static const char rdlm_bench_out_csv_header[] =
+    "size,impl,unit,median,min,max,p50_us,p90_us,p99_us,ops,rounds\n";
+
+/* A JSON string holding text, which has no quote, backslash or control character
+ * (names and units of this program, notes written by it). */
+static void rdlm_bench_out_json_str(const char *key, const char *text, const char *sep)
+{
+    printf("\"%s\": \"%s\"%s", key, text, sep);
+}
+
+static void rdlm_bench_out_json_num(const char *key, double v, const char *sep)
+{
+    if (isnan(v) || isinf(v)) {
+        printf("\"%s\": null%s", key, sep);
+    } else {
+        printf("\"%s\": %.6g%s", key, v, sep);
+    }
+}
+
+/* The table's column header. */
+static void rdlm_bench_out_columns(const rdlm_bench_out_t *o)
+{
+    printf("# %-8s %-16s %14s %s", o->size, "Impl", "Median", o->full ? "Unit   " : "Unit");
+    if (o->full) {
+        printf(" %12s %12s %10s %10s %10s %12s", "Min", "Max", "p50(us)", "p90(us)",
+               "p99(us)", "Ops");
+    }
+    printf("\n");
+}
+
+void rdlm_bench_out_begin(rdlm_bench_out_t *o, const char *what, int ranks, uint32_t nodes,
+                          const char *const *notes, uint32_t nnotes)
+{
+    uint32_t k;
+
+    o->nrows = 0;
+    switch (o->format) {
+    case RDLM_BENCH_OUT_CSV:
+        fputs(rdlm_bench_out_csv_header, stdout);
+        return;
+    case RDLM_BENCH_OUT_JSON:
+        printf("{");
+        rdlm_bench_out_json_str("benchmark", what, ", ");
+        rdlm_bench_out_json_str("rdlm_version", RDLM_VERSION_STRING, ", ");
+        rdlm_bench_out_json_num("ranks", ranks, ", ");
+        rdlm_bench_out_json_num("nodes", nodes, ", ");
+        rdlm_bench_out_json_str("size", o->size, ", ");
+        printf("\"notes\": [");
+        for (k = 0; k < nnotes; k++) {
+            printf("%s\"%s\"", k ? ", " : "", notes[k]);
+        }
+        printf("],\n \"rows\": [");
+        return;
+    default:
+        printf("# rdlm %s benchmark v%s\n", what, RDLM_VERSION_STRING);
+        printf("# ranks %d, nodes %u\n", ranks, nodes);
+        for (k = 0; k < nnotes; k++) {
+            printf("# %s\n", notes[k]);
+        }
+        rdlm_bench_out_columns(o);
+        return;
+    }
+}
+
+static void rdlm_bench_out_csv_row(const rdlm_bench_out_row_t *row)
+{
+    const double nums[6] = {row->median, row->min, row->max, row->p50, row->p90, row->p99};
+    uint32_t k;
+
+    printf("%" PRIu64 ",", row->size);
+    rdlm_bench_csv_field(stdout, row->impl);
+    fputc(',', stdout);
+    rdlm_bench_csv_field(stdout, row->unit);
+    for (k = 0; k < 6; k++) {
+        fputc(',', stdout);
+        rdlm_bench_csv_num(stdout, nums[k]);
+    }
+    printf(",%" PRIu64 ",%u\n", row->ops, row->rounds);
+}
+
+static void rdlm_bench_out_json_row(const rdlm_bench_out_t *o,
+                                    const rdlm_bench_out_row_t *row)
+{
+    printf("%s\n  {", o->nrows ? "," : "");
+    rdlm_bench_out_json_num("size", (double)row->size, ", ");
+    rdlm_bench_out_json_str("impl", row->impl, ", ");
+    rdlm_bench_out_json_str("unit", row->unit, ", ");
+    rdlm_bench_out_json_num("median", row->median, ", ");
+    rdlm_bench_out_json_num("min", row->min, ", ");
+    rdlm_bench_out_json_num("max", row->max, ", ");
+    rdlm_bench_out_json_num("p50_us", row->p50, ", ");
+    rdlm_bench_out_json_num("p90_us", row->p90, ", ");
+    rdlm_bench_out_json_num("p99_us", row->p99, ", ");
+    rdlm_bench_out_json_num("ops", (double)row->ops, ", ");
+    rdlm_bench_out_json_num("rounds", row->rounds, "}");
+}
+
+void rdlm_bench_out_row(rdlm_bench_out_t *o, const rdlm_bench_out_row_t *row)
+{
+    switch (o->format) {
+    case RDLM_BENCH_OUT_CSV:
+        rdlm_bench_out_csv_row(row);
+        break;
+    case RDLM_BENCH_OUT_JSON:
+        rdlm_bench_out_json_row(o, row);
+        break;
+    default:
+        printf("  %-8" PRIu64 " %-16s %14.3f %-*s", row->size, row->impl, row->median,
+               o->full ? 7 : 0, row->unit);
+        if (o->full) {
+            printf(" %12.3f %12.3f %10.3f %10.3f %10.3f %12" PRIu64, row->min, row->max,
+                   row->p50, row->p90, row->p99, row->ops);
+        }
+        printf("\n");
+        break;
+    }
+    o->nrows++;
+    fflush(stdout);
+}
+
+void rdlm_bench_out_end(rdlm_bench_out_t *o)
+{
+    if (o->format == RDLM_BENCH_OUT_JSON) {
+        printf("\n ]}\n");
+    }
+    fflush(stdout);
+}
+
+void rdlm_bench_out_start(rdlm_bench_out_t *o)
+{
+    o->t0_ns = o->last_ns = rdlm_bench_now_ns();
+}
+
+void rdlm_bench_out_progress(rdlm_bench_out_t *o, const char *tool, uint32_t done,
+                             uint32_t total, const char *impl)
+{
+    uint64_t now = rdlm_bench_now_ns();
+
+    if (now - o->t0_ns < RDLM_BENCH_OUT_PROGRESS_AFTER_NS ||
+        now - o->last_ns < RDLM_BENCH_OUT_PROGRESS_EVERY_NS) {
+        return;
+    }
+    o->last_ns = now;
+    fprintf(stderr, "%s: %u/%u phases done (last: %s), %.1f s\n", tool, done, total, impl,
+            (double)(now - o->t0_ns) / 1e9);
+}
+
+void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row, const double *values,
+                                const double (*pct)[3], uint32_t n)
+{
+    double v[RDLM_BENCH_MAX_ROUNDS], p[3][RDLM_BENCH_MAX_ROUNDS];
+    uint32_t k, j;
+
+    n = n < RDLM_BENCH_MAX_ROUNDS ? n : RDLM_BENCH_MAX_ROUNDS;
+    row->min = row->max = n ? values[0] : NAN;
+    for (k = 0; k < n; k++) {
+        v[k] = values[k];
+        row->min = values[k] < row->min ? values[k] : row->min;
+        row->max = values[k] > row->max ? values[k] : row->max;
+        for (j = 0; j < 3; j++) {
+            p[j][k] = pct[k][j];
+        }
+    }
+    row->median = rdlm_bench_median(v, n);
+    row->p50 = rdlm_bench_median(p[0], n);
+    row->p90 = rdlm_bench_median(p[1], n);
+    row->p99 = rdlm_bench_median(p[2], n);
+    row->rounds = n;
+}
