@@ -58,6 +58,19 @@ static int rdlm_mpi_attr_delete_cb(MPI_Comm comm, int keyval, void *attr, void *
     return MPI_SUCCESS;
 }
 
+/* While rdlm_mpi_barrier waits, MPI progresses, as in MPI's own barrier: another rank's
+ * passive-target access to this process (MPI_Win_lock under MPICH, or Open MPI's osc
+ * pt2pt) may need this process's MPI to answer before that rank reaches the barrier.
+ * Without it an unmodified program under librdlm_pmpi.so hung there. PMPI_Iprobe
+ * consumes nothing. */
+static void rdlm_mpi_barrier_idle(void *arg)
+{
+    int flag;
+
+    (void)arg;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+}
+
 /* rdlm_mpi_barrier's last communicator and its context, per thread. Valid while
  * rdlm_mpi_barrier_epoch has not moved: every context destroy moves it, so a freed
  * communicator whose handle MPI reuses is never taken for the old one. */
@@ -219,7 +232,7 @@ static rdlm_status_t rdlm_mpi_barrier_ctx(MPI_Comm comm, rdlm_ctx_h *ctx_p)
     PMPI_Comm_get_attr(comm, rdlm_mpi_barrier_keyval, &g, &found);
     if (!found) {
         /* a barrier needs no lease, and must not start an authority per communicator;
-         * it progresses by itself while it waits */
+         * it progresses by itself while it waits, and lets MPI progress */
         s = rdlm_mpi_glue_create(comm, NULL,
                                  RDLM_CTX_DIST_NO_LEASE | RDLM_CTX_DIST_BARRIER_ONLY, &g);
         if (s != RDLM_OK) {
@@ -227,6 +240,7 @@ static rdlm_status_t rdlm_mpi_barrier_ctx(MPI_Comm comm, rdlm_ctx_h *ctx_p)
         }
         g->cache_comm = comm;
         g->cache_keyval = rdlm_mpi_barrier_keyval;
+        (void)rdlm_ctx_set_barrier_idle(g->ctx, rdlm_mpi_barrier_idle, NULL); /* dist ctx */
         if (PMPI_Comm_set_attr(comm, rdlm_mpi_barrier_keyval, g) != MPI_SUCCESS) {
             rdlm_error("rdlm_mpi_barrier: MPI_Comm_set_attr failed");
             g->cache_keyval = MPI_KEYVAL_INVALID;

@@ -439,6 +439,17 @@ rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx)
     return s != RDLM_OK ? s : rdlm_ctx_barrier_wait(ctx);
 }
 
+rdlm_status_t rdlm_ctx_set_barrier_idle(rdlm_ctx_h ctx, void (*idle)(void *arg), void *arg)
+{
+    rdlm_status_t s = rdlm_ctx_check_dist(ctx, __func__);
+
+    if (s == RDLM_OK) {
+        ctx->dist->barrier_idle_arg = arg;
+        ctx->dist->barrier_idle = idle;
+    }
+    return s;
+}
+
 rdlm_status_t rdlm_ctx_transport_stats(rdlm_ctx_h ctx, rdlm_transport_stats_t *stats_p)
 {
     rdlm_tl_stats_t t;

@@ -202,7 +202,8 @@ rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
 }
 
 /* Wait until the 32-bit word reaches target (wrapping): spin (unless crowded),
- * yield, sleep on it; progressing meanwhile if this process must. */
+ * yield, sleep on it; progressing meanwhile if this process must. With an idle
+ * callback (d->barrier_idle) it never sleeps: it calls it, then yields or spins. */
 static rdlm_status_t rdlm_dist_await_word(rdlm_dist_t *d, rdlm_local_t *lc,
                                           rdlm_atomic_u32_t *word, uint32_t target,
                                           rdlm_atomic_u32_t *parked)
@@ -223,8 +224,13 @@ static rdlm_status_t rdlm_dist_await_word(rdlm_dist_t *d, rdlm_local_t *lc,
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (poll) {
-            rdlm_tl_progress(d->tl);
+        if (d->barrier_idle != NULL) {
+            d->barrier_idle(d->barrier_idle_arg);
+        }
+        if (poll || d->barrier_idle != NULL) {
+            if (poll) {
+                rdlm_tl_progress(d->tl);
+            }
             if (crowded) {
                 sched_yield();
             } else {
@@ -265,6 +271,9 @@ static rdlm_status_t rdlm_dist_await_flag(rdlm_dist_t *d, const rdlm_local_t *lc
         }
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
+        }
+        if (d->barrier_idle != NULL) {
+            d->barrier_idle(d->barrier_idle_arg);
         }
         if (rdlm_tl_progress(d->tl) != 0 ||
             (poll_until != 0 && rdlm_clock_now_ns() < poll_until)) {

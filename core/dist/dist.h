@@ -224,6 +224,11 @@ typedef struct rdlm_dist {
                        transport emulates puts with messages anyway) */
     int barrier_only; /* rdlm_dist_params_t.barrier_only */
     int barrier_pair; /* one node, two uncrowded processes: the pair barrier */
+    /* Called between the checks of the collective barrier's waits (which then poll
+     * instead of sleeping), NULL: none. Set once before the first barrier
+     * (rdlm_ctx_set_barrier_idle): MPI_Barrier's replacement lets MPI progress there. */
+    void (*barrier_idle)(void *arg);
+    void *barrier_idle_arg;
 } rdlm_dist_t;
 
 /**
