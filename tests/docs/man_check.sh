@@ -5,9 +5,11 @@
 #       install BUILD-DIR into a temporary prefix: every installed program has a page
 #       in man1 or man8, rdlm.3 is there, and groff renders every installed page
 #       (`.so` links included) without a warning (-ww);
-#   man_check.sh options TOOL PAGE
+#   man_check.sh options TOOL PAGE [NOT-OPTION...]
 #       every option TOOL --help lists appears in PAGE's OPTIONS section, and every
 #       option the section describes appears in TOOL --help (the pages cannot drift);
+#       NOT-OPTIONs are words of TOOL --help that are another program's flags (the
+#       launcher's in `mpirun -np N TOOL`), left out; each must be in TOOL --help;
 #   man_check.sh variables RDLM_INFO PAGE
 #       every RDLM_* variable of `rdlm_info --config-markdown` is named in PAGE.
 #
@@ -58,8 +60,14 @@ check_installed() {
 }
 
 check_options() {
-  local tool=$1 page=$2 help_opts page_opts only_help only_page
+  local tool=$1 page=$2 help_opts page_opts only_help only_page word
+  shift 2
   help_opts=$("$tool" --help | options_in)
+  for word in "$@"; do
+    grep -qxF -- "$word" <<< "$help_opts" ||
+      fail "$word is not in $(basename "$tool") --help: drop it from the words left out"
+    help_opts=$(grep -vxF -- "$word" <<< "$help_opts" || true)
+  done
   page_opts=$(page_options "$page")
   [ -n "$help_opts" ] || fail "$tool --help lists no option"
   [ -n "$page_opts" ] || fail "$page has no OPTIONS section with items"
@@ -83,7 +91,7 @@ check_variables() {
 
 case ${1:-} in
 installed) [ $# -eq 2 ] || exit 2; check_installed "$2" ;;
-options) [ $# -eq 3 ] || exit 2; check_options "$2" "$3" ;;
+options) [ $# -ge 3 ] || exit 2; shift; check_options "$@" ;;
 variables) [ $# -eq 3 ] || exit 2; check_variables "$2" "$3" ;;
-*) echo "usage: man_check.sh installed BUILD | options TOOL PAGE | variables RDLM_INFO PAGE" >&2; exit 2 ;;
+*) echo "usage: man_check.sh installed BUILD | options TOOL PAGE [NOT-OPTION...] | variables RDLM_INFO PAGE" >&2; exit 2 ;;
 esac
