@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "launch.h"
+#include "leftovers.h"
 #include "log.h"
 
 const char *rdlm_get_version(void)
@@ -262,8 +263,8 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
     if (status == RDLM_OK) {
         /* One segment per (virtual) node and context, named after rank 0's job and its
          * random id of the context. */
-        snprintf(node_job, sizeof(node_job), "%.20s.%016" PRIx64 ".n%u", ctx->dist->job,
-                 ctx->dist->ctx_id, ctx->dist->nodes.node);
+        rdlm_leftovers_node_job(node_job, sizeof(node_job), ctx->dist->job,
+                                ctx->dist->ctx_id, ctx->dist->nodes.node);
         status = rdlm_ctx_attach(ctx, node_job);
         if (status == RDLM_OK) {
             status = rdlm_dist_attach_node(ctx->dist, &ctx->local);
