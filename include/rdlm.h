@@ -139,7 +139,11 @@ RDLM_EXPORT const char *rdlm_get_version(void);
  * RDLM_ERR_BAD_CONFIG (bad RDLM_* variable), RDLM_ERR_PERMISSION (segment owned by
  * another user), RDLM_ERR_CORRUPT (the segment's header is unusable while processes
  * are attached to it: it is not replaced until they are all gone; docs/local-locks.md),
- * RDLM_ERR_NO_RESOURCE (all process slots in use), RDLM_ERR_IO.
+ * RDLM_ERR_NO_RESOURCE (all process slots in use), RDLM_ERR_IO; with RDLM_AUTHORITY,
+ * RDLM_ERR_UNAVAILABLE (no leader answered within 10 s; at once when every address
+ * refuses connections: include/rdlm/lease.h); joining peers, RDLM_ERR_UNSUPPORTED (the
+ * transport cannot start here, e.g. UCX_TLS names no usable transport: the error line
+ * names the UCX variables in effect).
  * On success *ctx_p is set; on error it is untouched.
  *
  * With RDLM_AUTHORITY set, the context holds a lease there (rdlm_ctx_session), and

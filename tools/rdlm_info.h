@@ -31,4 +31,13 @@ int rdlm_info_config(const rdlm_config_t *cfg, int parsable);
  *  configuration section holds it (scripts/config-table.sh). */
 void rdlm_info_config_markdown(void);
 
+/**
+ * --cleanup: rdlm_segment_reap every job of the calling user with files in /dev/shm
+ * (only job and its distributed contexts' node segments when job is not NULL),
+ * printing one "removed JOB: ...", "would remove JOB: ..." (dry_run) or "kept JOB:
+ * why" line each, then "cleanup: N removed, M kept". Returns 0; 1 if /dev/shm cannot
+ * be listed (one line on stderr).
+ */
+int rdlm_info_cleanup(const char *job, int dry_run);
+
 #endif

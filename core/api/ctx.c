@@ -7,7 +7,10 @@
 
 #include "api.h"
 #include "launch.h"
+#include "leftovers.h"
 #include "log.h"
+
+#define RDLM_CTX_STATS_TEXT 640 /* bytes of a statistics line's counters */
 
 const char *rdlm_get_version(void)
 {
@@ -262,8 +265,8 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
     if (status == RDLM_OK) {
         /* One segment per (virtual) node and context, named after rank 0's job and its
          * random id of the context. */
-        snprintf(node_job, sizeof(node_job), "%.20s.%016" PRIx64 ".n%u", ctx->dist->job,
-                 ctx->dist->ctx_id, ctx->dist->nodes.node);
+        rdlm_leftovers_node_job(node_job, sizeof(node_job), ctx->dist->job,
+                                ctx->dist->ctx_id, ctx->dist->nodes.node);
         status = rdlm_ctx_attach(ctx, node_job);
         if (status == RDLM_OK) {
             status = rdlm_dist_attach_node(ctx->dist, &ctx->local);
@@ -302,31 +305,88 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
     return RDLM_OK;
 }
 
-static void rdlm_ctx_print_stats(rdlm_ctx_h ctx)
+/* The counters of s as the text of a statistics line (names and order are parsed by
+ * scripts: keep them). */
+static void rdlm_ctx_stats_text(const rdlm_stats_t *s, char *buf, size_t len)
 {
-    rdlm_stats_t s;
+    snprintf(buf, len,
+             "acquires %" PRIu64 " contended %" PRIu64 " parks %" PRIu64 " wakes %" PRIu64
+             " timeouts %" PRIu64 " recoveries %" PRIu64 " skips %" PRIu64
+             " global_acquires %" PRIu64 " local_handoffs %" PRIu64 " home_ops %" PRIu64
+             " (posted %" PRIu64 ") peer_ops %" PRIu64 " combined %" PRIu64
+             " barriers %" PRIu64 " barrier_msgs %" PRIu64 " authority_requests %" PRIu64
+             " authority_renewals %" PRIu64 " reservations %" PRIu64,
+             s->acquires, s->contended, s->parks, s->wakes, s->timeouts, s->recoveries,
+             s->skips, s->global_acquires, s->local_handoffs, s->home_ops,
+             s->home_ops_posted, s->peer_ops, s->combined, s->barriers, s->barrier_msgs,
+             s->authority_requests, s->authority_renewals, s->reservations);
+}
 
-    rdlm_ctx_stats(ctx, &s);
-    fprintf(stderr,
-            "rdlm[%d] stats: acquires %" PRIu64 " contended %" PRIu64 " parks %" PRIu64
-            " wakes %" PRIu64 " timeouts %" PRIu64 " recoveries %" PRIu64 " skips %" PRIu64
-            " global_acquires %" PRIu64 " local_handoffs %" PRIu64 " home_ops %" PRIu64
-            " (posted %" PRIu64 ") peer_ops %" PRIu64 " combined %" PRIu64
-            " barriers %" PRIu64 " barrier_msgs %" PRIu64 " authority_requests %" PRIu64
-            " authority_renewals %" PRIu64 " reservations %" PRIu64 "\n",
-            (int)getpid(), s.acquires, s.contended, s.parks, s.wakes, s.timeouts,
-            s.recoveries, s.skips, s.global_acquires, s.local_handoffs, s.home_ops,
-            s.home_ops_posted, s.peer_ops, s.combined, s.barriers, s.barrier_msgs,
-            s.authority_requests, s.authority_renewals, s.reservations);
+static void rdlm_ctx_print_stats(const rdlm_stats_t *s)
+{
+    char text[RDLM_CTX_STATS_TEXT];
+
+    rdlm_ctx_stats_text(s, text, sizeof(text));
+    fprintf(stderr, "rdlm[%d] stats: %s\n", (int)getpid(), text);
+}
+
+/* Every counter of rdlm_stats_t (all uint64_t) summed over n processes' copies. */
+static rdlm_stats_t rdlm_ctx_stats_sum(const rdlm_stats_t *all, uint32_t n)
+{
+    enum { FIELDS = sizeof(rdlm_stats_t) / sizeof(uint64_t) };
+    _Static_assert(sizeof(rdlm_stats_t) == FIELDS * sizeof(uint64_t),
+                   "rdlm_stats_t holds only uint64_t counters");
+    uint64_t sum[FIELDS] = {0};
+    rdlm_stats_t total;
+
+    for (uint32_t r = 0; r < n; r++) {
+        uint64_t v[FIELDS];
+
+        memcpy(v, &all[r], sizeof(v));
+        for (unsigned i = 0; i < FIELDS; i++) {
+            sum[i] += v[i];
+        }
+    }
+    memcpy(&total, sum, sizeof(total));
+    return total;
+}
+
+/* Collective, the first part of a distributed context's destroy (rdlm_dist_leave):
+ * gather every process's counters mine (taken when destroy began) whatever RDLM_STATS
+ * says, so that processes with different settings still meet; rank 0 prints their
+ * sum when its RDLM_STATS=1. No sum when a process is dead (it would miss one). */
+static void rdlm_ctx_stats_total(rdlm_ctx_h ctx, const rdlm_stats_t *mine)
+{
+    uint32_t size = ctx->dist->bootstrap->size;
+    rdlm_stats_t *all = calloc(size, sizeof(*all)), total;
+    char text[RDLM_CTX_STATS_TEXT];
+
+    if (all == NULL) {
+        rdlm_error("rdlm_ctx_destroy: out of memory for the statistics of %u processes: "
+                   "the others wait for them until the bootstrap's timeout",
+                   size);
+        (void)rdlm_dist_leave(ctx->dist, NULL, NULL, 0);
+        return;
+    }
+    if (rdlm_dist_leave(ctx->dist, mine, all, sizeof(*mine)) == RDLM_OK &&
+        ctx->config.stats && ctx->dist->rank == 0) {
+        total = rdlm_ctx_stats_sum(all, size);
+        rdlm_ctx_stats_text(&total, text, sizeof(text));
+        fprintf(stderr, "rdlm stats total (%u ranks): %s\n", size, text);
+    }
+    free(all);
 }
 
 void rdlm_ctx_destroy(rdlm_ctx_h ctx)
 {
+    rdlm_stats_t stats;
+
     if (ctx == NULL || rdlm_ctx_check(ctx, __func__) != RDLM_OK) {
         return;
     }
+    rdlm_ctx_stats(ctx, &stats);
     if (ctx->config.stats) {
-        rdlm_ctx_print_stats(ctx);
+        rdlm_ctx_print_stats(&stats);
     }
     if (ctx->dist != NULL) {
         rdlm_store(&ctx->local.closing, 1, RDLM_SEQ_CST);
@@ -340,6 +400,9 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
             rdlm_obj_release_held(obj);
         }
         rdlm_obj_retire(obj);
+    }
+    if (ctx->dist != NULL) {
+        rdlm_ctx_stats_total(ctx, &stats); /* collective */
     }
     rdlm_dist_destroy(ctx->dist); /* collective */
     rdlm_ctx_svc_close(ctx);

@@ -303,10 +303,10 @@ void rdlm_dist_destroy(rdlm_dist_t *d)
     if (d == NULL) {
         return;
     }
-    if (d->tl != NULL) {
+    if (d->tl != NULL && !d->left) {
         rdlm_glock_finish(d, 1); /* releases made after quiesce (held at destroy) */
     }
-    if (d->tl != NULL && d->procs != NULL) {
+    if (d->tl != NULL && d->procs != NULL && !d->left) {
         rdlm_dist_goodbye(d);
     }
     rdlm_tl_destroy(d->tl); /* collective (or not, after a death); releases everything */

@@ -224,6 +224,7 @@ typedef struct rdlm_dist {
                        transport emulates puts with messages anyway) */
     int barrier_only; /* rdlm_dist_params_t.barrier_only */
     int barrier_pair; /* one node, two uncrowded processes: the pair barrier */
+    int left;         /* rdlm_dist_leave ran: destroy does not repeat it */
     /* Called between the checks of the collective barrier's waits (which then poll
      * instead of sleeping), NULL: none. Set once before the first barrier
      * (rdlm_ctx_set_barrier_idle): MPI_Barrier's replacement lets MPI progress there. */
@@ -275,9 +276,19 @@ void rdlm_dist_quiesce(rdlm_dist_t *dist);
  *  would wait for the dead one until the bootstrap's timeout, end at once. */
 void rdlm_dist_goodbye(rdlm_dist_t *d);
 
+/** The collective first part of destroy (after rdlm_dist_quiesce and after this
+ *  process released what it holds): finish posted releases, rdlm_dist_goodbye, then,
+ *  every process being alive, allgather len bytes of mine into all (size * len
+ *  bytes). RDLM_OK when all holds every process's block; else the allgather's
+ *  status (a process is dead: RDLM_ERR_PEER_DEAD at once, the bootstrap given up).
+ *  all NULL (the caller is out of memory): no allgather, RDLM_ERR_NO_MEMORY, and the
+ *  others' allgather ends at the bootstrap's timeout. Blocking; rdlm_dist_destroy
+ *  then does not repeat it. */
+rdlm_status_t rdlm_dist_leave(rdlm_dist_t *d, const void *mine, void *all, size_t len);
+
 /** Collectively close the transport (after rdlm_dist_quiesce and after this process
- *  released what it holds; rdlm_dist_goodbye first) and free. dist == NULL is a
- *  no-op. */
+ *  released what it holds; rdlm_dist_leave's finish and goodbye first, unless it ran)
+ *  and free. dist == NULL is a no-op. */
 void rdlm_dist_destroy(rdlm_dist_t *dist);
 
 /* ---- remote words (word.c) ----------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "glock.h"
 #include "log.h"
 
 #define RDLM_DIST_GOODBYE_NS 30000000000ull    /* as the MPI bootstrap's timeout */
@@ -104,4 +105,19 @@ void rdlm_dist_goodbye(rdlm_dist_t *d)
                   d->rank, bs->size - 1 - alive);
         (void)bs->barrier(bs->arg, &dead);
     }
+}
+
+rdlm_status_t rdlm_dist_leave(rdlm_dist_t *d, const void *mine, void *all, size_t len)
+{
+    const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
+
+    rdlm_glock_finish(d, 1); /* releases made after quiesce (held at destroy) */
+    if (d->procs != NULL) {
+        rdlm_dist_goodbye(d); /* a dead process: the bootstrap is given up */
+    }
+    d->left = 1;
+    if (all == NULL) {
+        return RDLM_ERR_NO_MEMORY; /* the others' allgather times out (bounded) */
+    }
+    return d->bootstrap->allgather(d->bootstrap->arg, mine, all, len, &idle);
 }

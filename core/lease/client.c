@@ -93,6 +93,9 @@ typedef struct rdlm_lease_call {
     uint64_t serve_until; /* queued ACQUIRE: when the authority should stop waiting */
     uint64_t first_send;  /* out: when the first attempt's frame went out (0: none) */
     int answered;         /* out: reply holds the authority's answer */
+    int fail_fast;        /* give up once every address refused connections twice */
+    int connect_err;      /* out: the last attempt's connection error (errno), or 0 */
+    unsigned refusals;    /* out: attempts in a row whose connection was refused */
     rdlm_lease_reply_t reply;
 } rdlm_lease_call_t;
 
@@ -264,8 +267,10 @@ static rdlm_status_t rdlm_lease_attempt(rdlm_session_h s, rdlm_lease_link_t *lin
             link->target,
             rdlm_lease_min(call->deadline, rdlm_clock_deadline(RDLM_LEASE_ATTEMPT_NS)),
             &link->fd);
-        if (st != RDLM_OK)
+        if (st != RDLM_OK) {
+            call->connect_err = st == RDLM_ERR_UNAVAILABLE ? errno : 0;
             goto err_drop;
+        }
     }
     wait_end = rdlm_lease_min(call->deadline, rdlm_clock_deadline(call->attempt_ns));
     if (call->first_send == 0)
@@ -290,12 +295,37 @@ err_drop:
     return st;
 }
 
+/* What a refused connection is called in messages; NULL for an error that does not
+ * say nobody listens there (a timeout, a reset: the replica may be slow or busy). */
+static const char *rdlm_lease_refusal(int err)
+{
+    switch (err) {
+    case ECONNREFUSED:
+        return "connection refused";
+    case ENETUNREACH:
+        return "network unreachable";
+    case EHOSTUNREACH:
+        return "host unreachable";
+    default:
+        return NULL;
+    }
+}
+
+/* 1 if call gave up early: with fail_fast, every address of link refused twice in a
+ * row (nothing listens there: misconfigured, or rdlmd not running). */
+static int rdlm_lease_refused_all(const rdlm_lease_link_t *link,
+                                  const rdlm_lease_call_t *call)
+{
+    return call->fail_fast && call->refusals >= 2 * link->addrs->count;
+}
+
 /*
  * Send call until a replica that is the leader answers it, or call->deadline passes.
  * RDLM_OK with call->answered and call->reply; RDLM_ERR_LEASE_EXPIRED (validity of s
  * passed), RDLM_ERR_INVALID_ARG; RDLM_ERR_TIMEOUT (given up while the leader had the
- * request and did not answer) or RDLM_ERR_UNAVAILABLE (no leader reached). Logs at
- * debug only: whether giving up is an error is the caller's decision.
+ * request and did not answer) or RDLM_ERR_UNAVAILABLE (no leader reached; with
+ * call->fail_fast, at once when rdlm_lease_refused_all). Logs at debug only: whether
+ * giving up is an error is the caller's decision.
  */
 static rdlm_status_t rdlm_lease_rpc(rdlm_session_h s, rdlm_lease_link_t *link,
                                     rdlm_lease_call_t *call)
@@ -311,8 +341,12 @@ static rdlm_status_t rdlm_lease_rpc(rdlm_session_h s, rdlm_lease_link_t *link,
 
         rdlm_fetch_add(call->cmd.op == RDLM_LEASE_OP_RENEW ? &s->renewals : &s->requests, 1,
                        RDLM_RELAXED);
+        call->connect_err = 0;
         st = rdlm_lease_attempt(s, link, call);
         answer = call->reply.status;
+        call->refusals = rdlm_lease_refusal(call->connect_err) ? call->refusals + 1 : 0;
+        if (rdlm_lease_refused_all(link, call))
+            return RDLM_ERR_UNAVAILABLE;
 
         if (st == RDLM_ERR_LEASE_EXPIRED || st == RDLM_ERR_INVALID_ARG)
             return st;
@@ -363,6 +397,11 @@ static rdlm_status_t rdlm_session_request(rdlm_session_h s, rdlm_lease_call_t *c
         st = (rdlm_status_t)call->reply.status;
     if (st == RDLM_ERR_LEASE_EXPIRED)
         rdlm_session_lose(s);
+    else if (rdlm_lease_refused_all(&s->link, call))
+        rdlm_error("lease: %s: %s at %s (is rdlmd running? RDLM_AUTHORITY names its "
+                   "client ports)",
+                   rdlm_lease_op_name(call->cmd.op), rdlm_lease_refusal(call->connect_err),
+                   s->authority);
     else if (!call->answered && st != RDLM_ERR_INVALID_ARG)
         rdlm_warn("lease: %s '%s' at %s: no answer from a leader (%s)",
                   rdlm_lease_op_name(call->cmd.op), call->cmd.name, s->authority,
@@ -378,7 +417,10 @@ static rdlm_lease_call_t rdlm_session_call(rdlm_session_h s, unsigned op, const 
     rdlm_lease_call_t call = {
         .cmd = {.op = (uint8_t)op, .seq = numbered ? ++s->seq : 0},
         .deadline = rdlm_clock_deadline((uint64_t)s->connect_timeout_ms * RDLM_LEASE_MS),
-        .attempt_ns = RDLM_LEASE_ATTEMPT_NS};
+        .attempt_ns = RDLM_LEASE_ATTEMPT_NS,
+        /* A new session's first contact: refusals everywhere mean nothing listens
+         * there. Later, they are replicas restarting: wait for them. */
+        .fail_fast = op == RDLM_LEASE_OP_OPEN};
 
     if (name != NULL) {
         call.cmd.name_len = (uint16_t)strlen(name);

@@ -151,6 +151,7 @@ rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_
         return RDLM_ERR_INVALID_ARG;
     }
     if (rdlm_addr_resolve("lease conn", host, port, RDLM_LOG_DEBUG, &sa) != RDLM_OK) {
+        errno = EHOSTUNREACH; /* conn.h */
         return RDLM_ERR_UNAVAILABLE; /* like a replica that is down (checked at open) */
     }
     fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -161,7 +162,8 @@ rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
         if (errno != EINPROGRESS) {
-            status = rdlm_lease_conn_failed(addr, errno);
+            err = errno;
+            status = rdlm_lease_conn_failed(addr, err);
             goto err_close;
         }
         status = rdlm_lease_conn_poll(fd, POLLOUT, deadline);
@@ -179,6 +181,7 @@ rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_
 
 err_close:
     close(fd);
+    errno = err; /* the caller's: why the connection failed (conn.h) */
     return status;
 }
 

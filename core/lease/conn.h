@@ -47,7 +47,9 @@ rdlm_status_t rdlm_lease_addrs_check(const rdlm_lease_addrs_t *addrs);
 
 /** Connect to addr ("host:port") before deadline; *fd_p is a non-blocking socket
  *  with TCP_NODELAY on success. RDLM_ERR_INVALID_ARG if addr does not parse;
- *  RDLM_ERR_UNAVAILABLE also if its host name does not resolve (logged at debug). */
+ *  RDLM_ERR_UNAVAILABLE also if its host name does not resolve (logged at debug). On
+ *  failure errno is the connection's error (ECONNREFUSED, EHOSTUNREACH, ...;
+ *  EHOSTUNREACH for a name that does not resolve), 0 when the deadline passed first. */
 rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_p);
 
 /** Close a connection (fd < 0: nothing). */

@@ -1,7 +1,6 @@
 /* The per-node shared segment: create, attach, replace stale, detach (segment.h). */
 #include "segment.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,12 +11,10 @@
 #include <unistd.h>
 
 #include "epoch.h"
+#include "leftovers.h"
 #include "log.h"
 #include "mapping.h"
 #include "proc.h"
-
-#define RDLM_SWEEP_MAX 4096 /* /dev/shm entries looked at after an attach */
-#define RDLM_SWEEP_JOB 45   /* job names up to 44 bytes fit shm_name and lock_path */
 
 #define RDLM_HEADER_BYTES 4096u
 #define RDLM_SEG_CAPACITY_MAX (RDLM_ENTRY_INDEX_MAX / 2) /* rdlm_ctx_create's bound */
@@ -388,7 +385,9 @@ static rdlm_status_t rdlm_segment_share(rdlm_segment_t *seg, int fd)
 
 static rdlm_status_t rdlm_segment_unlink_stale(rdlm_segment_t *seg)
 {
-    shm_unlink(seg->shm_name);
+    if (!seg->keep_stale) {
+        shm_unlink(seg->shm_name);
+    }
     seg->replaced_stale = 1;
     return RDLM_ERR_NOT_FOUND;
 }
@@ -403,8 +402,8 @@ static rdlm_status_t rdlm_segment_refuse_or_replace(rdlm_segment_t *seg, int hel
                    seg->shm_name, why);
         return RDLM_ERR_CORRUPT;
     }
-    rdlm_warn("/dev/shm%s: %s, and no process is attached: replacing it", seg->shm_name,
-              why);
+    rdlm_warn("/dev/shm%s: %s, and no process is attached: %s", seg->shm_name, why,
+              seg->keep_stale ? "stale" : "replacing it");
     return rdlm_segment_unlink_stale(seg);
 }
 
@@ -486,58 +485,37 @@ static void rdlm_segment_names(rdlm_segment_t *seg, const char *job)
              (unsigned)geteuid(), job);
 }
 
-/* Remove job's segment and lock file if no live process holds them (the same
- * judgement as attach's replacement); skip it if its lock file is busy. */
-static void rdlm_segment_sweep_one(const char *job)
+rdlm_segment_reap_t rdlm_segment_reap(const char *job, int dry_run, uint32_t *live_p)
 {
     rdlm_segment_t seg;
+    rdlm_segment_reap_t reap = RDLM_SEGMENT_REAP_REFUSED;
     rdlm_status_t status;
     uint32_t stale_epoch = 0;
-    int lock_fd;
+    int lock_fd, had_lock;
 
+    *live_p = 0;
     rdlm_segment_names(&seg, job);
+    seg.keep_stale = dry_run;
+    had_lock = access(seg.lock_path, F_OK) == 0;
     lock_fd = rdlm_segment_lock_as(&seg, LOCK_NB, &status);
     if (lock_fd < 0) {
-        return;
+        return status == RDLM_ERR_BUSY ? RDLM_SEGMENT_REAP_BUSY : RDLM_SEGMENT_REAP_REFUSED;
     }
     status = rdlm_segment_open_existing(&seg, &stale_epoch);
     if (status == RDLM_OK) { /* in use: leave it */
+        *live_p = rdlm_segment_live_procs(&seg);
         rdlm_segment_unmap(&seg);
         close(seg.fd);
-    } else if (status == RDLM_ERR_NOT_FOUND) { /* gone, or removed just now */
+        reap = RDLM_SEGMENT_REAP_IN_USE;
+    } else if (status == RDLM_ERR_NOT_FOUND) { /* stale, gone, or removed just now */
+        reap = RDLM_SEGMENT_REAP_REMOVED;
+    }
+    /* A stale job's lock file goes with it; one this call created goes in any case. */
+    if ((reap == RDLM_SEGMENT_REAP_REMOVED && !dry_run) || !had_lock) {
         unlink(seg.lock_path);
-        rdlm_info("removed what job %s left in /dev/shm (no live process held it)", job);
     }
     close(lock_fd);
-}
-
-/* After an attach: remove what this user's other jobs left in /dev/shm when all their
- * processes died without detaching (a kill -9 of the last one), so that such files
- * do not pile up. At most RDLM_SWEEP_MAX names are looked at. */
-static void rdlm_segment_sweep(const char *own_job)
-{
-    char prefix[32], job[RDLM_SWEEP_JOB];
-    DIR *dir = opendir("/dev/shm");
-    size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "rdlm-%u-", (unsigned)geteuid());
-    struct dirent *e;
-
-    for (unsigned n = 0; dir != NULL && n < RDLM_SWEEP_MAX && (e = readdir(dir)) != NULL;
-         n++) {
-        size_t len = strlen(e->d_name);
-
-        if (len <= plen + 5 || len - plen - 5 >= sizeof(job) ||
-            strncmp(e->d_name, prefix, plen) != 0 ||
-            strcmp(e->d_name + len - 5, ".lock") != 0) {
-            continue;
-        }
-        snprintf(job, sizeof(job), "%.*s", (int)(len - plen - 5), e->d_name + plen);
-        if (strcmp(job, own_job) != 0) {
-            rdlm_segment_sweep_one(job);
-        }
-    }
-    if (dir != NULL) {
-        closedir(dir);
-    }
+    return reap;
 }
 
 rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
@@ -570,7 +548,7 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
 out_unlock:
     close(lock_fd); /* releases the flock */
     if (status == RDLM_OK) {
-        rdlm_segment_sweep(params->job);
+        rdlm_leftovers_sweep(params->job);
     }
     return status;
 }

@@ -30,6 +30,7 @@ typedef struct rdlm_segment {
     uint32_t self_owner; /* owner word naming this context */
     int created;         /* this attach created the segment */
     int replaced_stale;  /* ... replacing a stale one */
+    int keep_stale;      /* judge only: a stale segment is not unlinked (a dry run) */
     char shm_name[64];   /* "/rdlm-<uid>-<job>" */
     char lock_path[96];  /* "/dev/shm/rdlm-<uid>-<job>.lock" */
 } rdlm_segment_t;
@@ -73,6 +74,25 @@ static inline uint32_t rdlm_segment_hwm(const rdlm_segment_t *seg)
 
     return hwm < seg->max_procs ? hwm : seg->max_procs;
 }
+
+/** What rdlm_segment_reap found for one job's segment and lock file. */
+typedef enum rdlm_segment_reap {
+    RDLM_SEGMENT_REAP_REMOVED, /* no live process: removed (a dry run: would be) */
+    RDLM_SEGMENT_REAP_IN_USE,  /* kept: live processes are attached */
+    RDLM_SEGMENT_REAP_BUSY,    /* kept: a process holds the lock file (attaching or
+                                  detaching right now) */
+    RDLM_SEGMENT_REAP_REFUSED, /* kept: not this user's, or unreadable (logged) */
+} rdlm_segment_reap_t;
+
+/**
+ * Remove the calling user's segment and lock file of job if no live process is
+ * attached: the judgement of attach's replacement, under the lock file's flock (not
+ * waited for). With dry_run nothing is removed; a lock file this call had to create
+ * is removed again whatever it found. *live_p: the live processes of a kept segment
+ * in use, else 0. Blocking (reads /proc); of two concurrent calls on one job, one may
+ * report BUSY.
+ */
+rdlm_segment_reap_t rdlm_segment_reap(const char *job, int dry_run, uint32_t *live_p);
 
 /** Bytes a segment of this capacity and slot count occupies. */
 uint64_t rdlm_segment_bytes(uint32_t capacity, uint32_t max_procs);

@@ -116,7 +116,9 @@ typedef enum rdlm_pmpi_barrier {
       "long reserves the object for itself (the next holder; one waiter at a time), so "   \
       "that running processes stop taking it first; each process uses its own value")      \
     X(stats, "RDLM_STATS", BOOL, "0", 0, 1,                                                \
-      "print statistics at rdlm_ctx_destroy and at transport context destroy")             \
+      "print statistics at rdlm_ctx_destroy (a line per process; in a distributed "        \
+      "context rank 0 also prints their sum over all ranks) and at transport context "     \
+      "destroy")                                                                           \
     X(progress, "RDLM_PROGRESS", PROGRESS, "auto", 0, 0,                                   \
       "transport progress: poll (inside rdlm calls only), thread (also a progress "        \
       "thread, so emulated remote atomics on this process's memory complete while it "    \

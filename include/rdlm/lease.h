@@ -24,7 +24,11 @@
  * Authority addresses
  *   "host:port[,host:port...]": the client ports of the replicas. Any replica answers
  *   with the leader's address; the client follows it and retries other replicas while
- *   no leader is known, until the call's deadline (RDLM_ERR_UNAVAILABLE).
+ *   no leader is known, until the call's deadline (RDLM_ERR_UNAVAILABLE). Opening a
+ *   session gives up at once (RDLM_ERR_UNAVAILABLE and an error line "connection
+ *   refused at ADDRS (is rdlmd running? ...)") when every address refused the
+ *   connection twice in a row (refused, network or host unreachable): nothing
+ *   listens there. A replica that accepts and does not answer is waited for.
  *
  * Thread safety: every function may be called from any thread; calls on one session
  * are serialised. rdlm_session_close must not race with other calls on that session.

@@ -132,12 +132,17 @@ rdlm_ucx_ep_create(rdlm_ucx_ctx_t *c, uint32_t peer, ucp_ep_h *ep_p)
         rdlm_ucx_peer_ep_params(c, peer, &p);
         s = ucp_ep_create(c->worker, &p, &ep);
         if (s != UCS_OK) {
+            char env[RDLM_UCX_ENV_BYTES];
+
             pthread_mutex_unlock(&c->lock);
-            rdlm_error("ucx: endpoint to rank %u: %s%s", peer, ucs_status_string(s),
+            rdlm_ucx_env_describe(env, sizeof(env));
+            rdlm_error("ucx: endpoint to rank %u: %s%s; in effect: %s", peer,
+                       ucs_status_string(s),
                        c->peers[peer].watched
                            ? " (it is watched for failure, which needs a transport with a "
                              "peer-failure handler, such as tcp: see RDLM_PEER_FAILURE)"
-                           : "");
+                           : "",
+                       env);
             return rdlm_ucx_status(s);
         }
         atomic_store_explicit(&c->eps[peer], ep, memory_order_release);
@@ -1089,6 +1094,47 @@ static const char *rdlm_ucx_thread_mode_str(ucs_thread_mode_t m)
                                              : "single";
 }
 
+/* One error line of a failed UCX setup step: UCX's status, the variables that chose
+ * the transports and devices, and where to look. */
+static void rdlm_ucx_setup_error(const char *step, ucs_status_t s)
+{
+    char env[RDLM_UCX_ENV_BYTES];
+
+    rdlm_ucx_env_describe(env, sizeof(env));
+    rdlm_error("ucx: %s: %s; in effect: %s; 'ucx_info -d' lists the transports and "
+               "devices of this host (rdlm reads RDLM_UCX_* before UCX_*)",
+               step, ucs_status_string(s), env);
+}
+
+/* The UCX context and worker of c. RDLM_ERR_BAD_CONFIG (a variable UCX refuses),
+ * RDLM_ERR_UNSUPPORTED (no transport or device UCX may use works here), or the
+ * worker's error; one line each (rdlm_ucx_setup_error). */
+static rdlm_status_t rdlm_ucx_setup(rdlm_ucx_ctx_t *c, const ucp_params_t *up,
+                                    const ucp_worker_params_t *wp)
+{
+    ucp_config_t *config;
+    ucs_status_t s;
+
+    /* "RDLM": UCX reads RDLM_UCX_* (over UCX_*) for this context. */
+    s = ucp_config_read("RDLM", NULL, &config);
+    if (s != UCS_OK) {
+        rdlm_ucx_setup_error("reading RDLM_UCX_* and UCX_* configuration", s);
+        return RDLM_ERR_BAD_CONFIG;
+    }
+    s = ucp_init(up, config, &c->context);
+    ucp_config_release(config);
+    if (s != UCS_OK) {
+        rdlm_ucx_setup_error("ucp_init", s);
+        return RDLM_ERR_UNSUPPORTED;
+    }
+    s = ucp_worker_create(c->context, wp, &c->worker);
+    if (s != UCS_OK) {
+        rdlm_ucx_setup_error("ucp_worker_create", s);
+        return rdlm_ucx_status(s);
+    }
+    return RDLM_OK;
+}
+
 /* Allgather the worker addresses: first their lengths, then padded records. */
 static rdlm_status_t rdlm_ucx_wireup(rdlm_ucx_ctx_t *c)
 {
@@ -1158,7 +1204,6 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
     };
     ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE};
     pthread_mutexattr_t ma;
-    ucp_config_t *config;
     rdlm_ucx_ctx_t *c;
     rdlm_status_t st;
     ucs_status_t s;
@@ -1188,26 +1233,9 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
     if (st != RDLM_OK)
         goto err;
 
-    /* "RDLM": UCX reads RDLM_UCX_* (over UCX_*) for this context. */
-    s = ucp_config_read("RDLM", NULL, &config);
-    if (s != UCS_OK) {
-        rdlm_error("ucx: reading RDLM_UCX_* configuration: %s", ucs_status_string(s));
-        st = RDLM_ERR_BAD_CONFIG;
+    st = rdlm_ucx_setup(c, &up, &wp);
+    if (st != RDLM_OK)
         goto err;
-    }
-    s = ucp_init(&up, config, &c->context);
-    ucp_config_release(config);
-    if (s != UCS_OK) {
-        rdlm_error("ucx: ucp_init: %s", ucs_status_string(s));
-        st = RDLM_ERR_UNSUPPORTED;
-        goto err;
-    }
-    s = ucp_worker_create(c->context, &wp, &c->worker);
-    if (s != UCS_OK) {
-        rdlm_error("ucx: ucp_worker_create: %s", ucs_status_string(s));
-        st = rdlm_ucx_status(s);
-        goto err;
-    }
     s = ucp_worker_get_efd(c->worker, &c->efd);
     if (s != UCS_OK) {
         rdlm_error("ucx: ucp_worker_get_efd: %s", ucs_status_string(s));

@@ -136,6 +136,15 @@ rdlm_status_t rdlm_ucx_failed(rdlm_ucx_ctx_t *c, uint32_t peer, ucs_status_t s,
 rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, uint32_t peer, ucs_status_ptr_t req,
                             const char *what);
 
+/** Bytes of rdlm_ucx_env_describe's text. */
+#define RDLM_UCX_ENV_BYTES 512
+
+/** Write into buf (len bytes, truncated to fit) the UCX variables that choose rdlm's
+ *  transports and devices, as in effect for its context (RDLM_UCX_* read before
+ *  UCX_*): "UCX_TLS=tcp, UCX_NET_DEVICES unset (all)", then the names of other
+ *  RDLM_UCX_* set. For the error lines of a failed UCX setup. Thread-safe as getenv. */
+void rdlm_ucx_env_describe(char *buf, size_t len);
+
 /** Blocking: progress until an endpoint close request completes and free it, giving
  *  up after c->timeout_ns (a warning; the request is released when UCX finishes it,
  *  at the latest when the worker is destroyed). */
