@@ -62,13 +62,15 @@ static int rdlm_mpi_attr_delete_cb(MPI_Comm comm, int keyval, void *attr, void *
  * passive-target access to this process (MPI_Win_lock under MPICH, or Open MPI's osc
  * pt2pt) may need this process's MPI to answer before that rank reaches the barrier.
  * Without it an unmodified program under librdlm_pmpi.so hung there. PMPI_Iprobe
- * consumes nothing. */
+ * consumes nothing, and matches nothing rdlm sends. */
 static void rdlm_mpi_barrier_idle(void *arg)
 {
+    const rdlm_mpi_glue_t *g = arg;
     int flag;
 
-    (void)arg;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+    /* on the barrier's communicator: MPICH's Iprobe on MPI_COMM_SELF progresses no
+     * network endpoint */
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, g->cache_comm, &flag, MPI_STATUS_IGNORE);
 }
 
 /* rdlm_mpi_barrier's last communicator and its context, per thread. Valid while
@@ -240,7 +242,7 @@ static rdlm_status_t rdlm_mpi_barrier_ctx(MPI_Comm comm, rdlm_ctx_h *ctx_p)
         }
         g->cache_comm = comm;
         g->cache_keyval = rdlm_mpi_barrier_keyval;
-        (void)rdlm_ctx_set_barrier_idle(g->ctx, rdlm_mpi_barrier_idle, NULL); /* dist ctx */
+        (void)rdlm_ctx_set_barrier_idle(g->ctx, rdlm_mpi_barrier_idle, g); /* dist ctx */
         if (PMPI_Comm_set_attr(comm, rdlm_mpi_barrier_keyval, g) != MPI_SUCCESS) {
             rdlm_error("rdlm_mpi_barrier: MPI_Comm_set_attr failed");
             g->cache_keyval = MPI_KEYVAL_INVALID;
