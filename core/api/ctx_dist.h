@@ -40,9 +40,9 @@ RDLM_SHARED rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                                rdlm_ctx_h *ctx_p);
 
 /**
- * Call idle(arg) between the checks of the collective barrier's waits of ctx, which
- * then poll instead of sleeping. Set once, before ctx's first barrier, by the creator
- * (librdlm_mpi.so lets MPI progress there, for MPI_Barrier's replacement).
+ * Call idle(arg) in the collective barrier's waits of ctx once they stop spinning
+ * (before each yield, after each sleep slice). Set once, before ctx's first barrier, by the
+ * creator (librdlm_mpi.so lets MPI progress there, for MPI_Barrier's replacement).
  * RDLM_ERR_UNSUPPORTED for a node-only context.
  */
 RDLM_SHARED rdlm_status_t rdlm_ctx_set_barrier_idle(rdlm_ctx_h ctx, void (*idle)(void *arg),

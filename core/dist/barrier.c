@@ -202,8 +202,9 @@ rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
 }
 
 /* Wait until the 32-bit word reaches target (wrapping): spin (unless crowded),
- * yield, sleep on it; progressing meanwhile if this process must. With an idle
- * callback (d->barrier_idle) it never sleeps: it calls it, then yields or spins. */
+ * yield, sleep on it; progressing meanwhile if this process must. The idle callback
+ * (d->barrier_idle) runs once the spinning is over: before every yield and after
+ * every sleep slice, so a barrier that completes while spinning never pays for it. */
 static rdlm_status_t rdlm_dist_await_word(rdlm_dist_t *d, rdlm_local_t *lc,
                                           rdlm_atomic_u32_t *word, uint32_t target,
                                           rdlm_atomic_u32_t *parked)
@@ -224,19 +225,17 @@ static rdlm_status_t rdlm_dist_await_word(rdlm_dist_t *d, rdlm_local_t *lc,
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (d->barrier_idle != NULL) {
-            d->barrier_idle(d->barrier_idle_arg);
-        }
-        if (poll || d->barrier_idle != NULL) {
-            if (poll) {
-                rdlm_tl_progress(d->tl);
-            }
+        if (poll) {
+            rdlm_tl_progress(d->tl);
             if (crowded) {
                 sched_yield();
             } else {
                 rdlm_cpu_relax();
             }
         } else {
+            if (d->barrier_idle != NULL && !rdlm_wait_spinning(&w)) {
+                d->barrier_idle(d->barrier_idle_arg);
+            }
             rdlm_wait_step(&w, word, v, RDLM_WAIT_ALL_BITS, parked);
         }
     }
@@ -272,12 +271,12 @@ static rdlm_status_t rdlm_dist_await_flag(rdlm_dist_t *d, const rdlm_local_t *lc
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (d->barrier_idle != NULL) {
-            d->barrier_idle(d->barrier_idle_arg);
-        }
         if (rdlm_tl_progress(d->tl) != 0 ||
             (poll_until != 0 && rdlm_clock_now_ns() < poll_until)) {
             continue;
+        }
+        if (d->barrier_idle != NULL) { /* polling is over: before each yield or sleep */
+            d->barrier_idle(d->barrier_idle_arg);
         }
         if (yields < lc->policy.yield) {
             yields++;

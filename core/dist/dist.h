@@ -225,8 +225,8 @@ typedef struct rdlm_dist {
     int barrier_only; /* rdlm_dist_params_t.barrier_only */
     int barrier_pair; /* one node, two uncrowded processes: the pair barrier */
     int left;         /* rdlm_dist_leave ran: destroy does not repeat it */
-    /* Called between the checks of the collective barrier's waits (which then poll
-     * instead of sleeping), NULL: none. Set once before the first barrier
+    /* Called by the collective barrier's waits once they stop spinning (before each
+     * yield, after each sleep slice), NULL: none. Set once before the first barrier
      * (rdlm_ctx_set_barrier_idle): MPI_Barrier's replacement lets MPI progress there. */
     void (*barrier_idle)(void *arg);
     void *barrier_idle_arg;

@@ -64,6 +64,12 @@ rdlm_wait_result_t rdlm_wait_step(rdlm_wait_t *w, rdlm_atomic_u32_t *word, uint3
  *  RDLM_WAIT_CHECK then comes after the first sleep slice. */
 void rdlm_wait_stop_spinning(rdlm_wait_t *w);
 
+/** 1 while the wait is still in its spin phase (no yield or sleep yet). */
+static inline int rdlm_wait_spinning(const rdlm_wait_t *w)
+{
+    return w->spins < w->policy->spin;
+}
+
 /** End the spin and yield phases now: the next step sleeps (a waiter that a wake
  *  will reach, and that the scheduler runs sooner when woken than when yielding). */
 static inline void rdlm_wait_sleep_next(rdlm_wait_t *w)
