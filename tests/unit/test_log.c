@@ -219,26 +219,42 @@ static void a_second_threads_line_carries_its_thread_id(void **state)
     assert_string_equal(t.line.msg, "from a thread");
 }
 
-/* Run this program as CHILD_LAUNCHER with env; its stderr in *out_p (malloc'd). */
-static void run_self(char *const env[], char **out_p)
+/* Fork; child(arg) runs in the child, which exits 0 if it returns. The child's stderr
+ * (through a file named name in the test's directory) in *out_p (malloc'd); asserts
+ * that the child exited 0. Returns the child's pid. */
+static pid_t fork_captured(const char *name, void (*child)(void *), void *arg, char **out_p)
 {
     char path[256];
-    char *const argv[] = {self_exe, CHILD_LAUNCHER, NULL};
     int saved, status;
     pid_t pid;
 
-    path_in_tmpdir(path, sizeof(path), "stderr.exec");
+    path_in_tmpdir(path, sizeof(path), name);
     saved = capture_begin(path);
     assert_true(saved >= 0);
     pid = fork();
     if (pid == 0) {
-        execve(self_exe, argv, env);
-        _exit(127);
+        child(arg);
+        _exit(0);
     }
     waitpid(pid, &status, 0);
     *out_p = capture_end(saved, path);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_non_null(*out_p);
+    return pid;
+}
+
+static void exec_self(void *env)
+{
+    char *const argv[] = {self_exe, CHILD_LAUNCHER, NULL};
+
+    execve(self_exe, argv, env);
+    _exit(127);
+}
+
+/* Run this program as CHILD_LAUNCHER with env; its stderr in *out_p (malloc'd). */
+static void run_self(char *const env[], char **out_p)
+{
+    fork_captured("stderr.exec", exec_self, (void *)env, out_p);
 }
 
 static void launchers_rank_shows_mpi_before_slurm(void **state)
@@ -283,44 +299,41 @@ static void *write_many(void *arg)
     return NULL;
 }
 
+typedef struct logging_child {
+    const char *pattern;
+    int threads, lines;
+} logging_child_t;
+
+static void log_from_threads(void *arg)
+{
+    const logging_child_t *c = arg;
+    rdlm_config_t cfg;
+    pthread_t th[2];
+    many_arg_t args[2];
+    pthread_barrier_t start;
+
+    setenv("RDLM_LOG_FILE", c->pattern, 1);
+    if (rdlm_config_load(&cfg) != RDLM_OK) {
+        _exit(3);
+    }
+    pthread_barrier_init(&start, NULL, (unsigned)c->threads);
+    for (int t = 0; t < c->threads; t++) {
+        args[t] = (many_arg_t){.start = &start, .thread = t, .lines = c->lines};
+        pthread_create(&th[t], NULL, write_many, &args[t]);
+    }
+    for (int t = 0; t < c->threads; t++) {
+        pthread_join(th[t], NULL);
+    }
+}
+
 /* In a fork (the log file is opened once per process): RDLM_LOG_FILE=pattern, the
  * configuration loaded, then threads x lines lines "thread T line N <pad>". Returns the
  * child's pid; its stderr in *err_p (malloc'd). */
 static pid_t child_logging_to(const char *pattern, int threads, int lines, char **err_p)
 {
-    char path[256];
-    int saved, status;
-    pid_t pid;
+    logging_child_t c = {pattern, threads, lines};
 
-    path_in_tmpdir(path, sizeof(path), "stderr.fork");
-    saved = capture_begin(path);
-    assert_true(saved >= 0);
-    pid = fork();
-    if (pid == 0) {
-        rdlm_config_t cfg;
-        pthread_t th[2];
-        many_arg_t args[2];
-        pthread_barrier_t start;
-
-        setenv("RDLM_LOG_FILE", pattern, 1);
-        if (rdlm_config_load(&cfg) != RDLM_OK) {
-            _exit(3);
-        }
-        pthread_barrier_init(&start, NULL, (unsigned)threads);
-        for (int t = 0; t < threads; t++) {
-            args[t] = (many_arg_t){.start = &start, .thread = t, .lines = lines};
-            pthread_create(&th[t], NULL, write_many, &args[t]);
-        }
-        for (int t = 0; t < threads; t++) {
-            pthread_join(th[t], NULL);
-        }
-        _exit(0);
-    }
-    waitpid(pid, &status, 0);
-    *err_p = capture_end(saved, path);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    assert_non_null(*err_p);
-    return pid;
+    return fork_captured("stderr.fork", log_from_threads, &c, err_p);
 }
 
 static void log_file_pattern_expands_and_takes_the_lines(void **state)
