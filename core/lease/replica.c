@@ -27,6 +27,7 @@
 #include "confirm.h"
 #include "fsm.h"
 #include "log.h"
+#include "tcp.h"
 
 /* How often the leadership is sampled and the deadlines looked at. */
 #define RDLM_LEASE_TICK_MS 10u
@@ -43,7 +44,7 @@ typedef struct rdlm_lease_timer {
 struct rdlm_lease_replica {
     struct raft raft;
     struct raft_io io;
-    struct raft_uv_transport transport;
+    rdlm_lease_tcp_t transport;
     struct raft_fsm fsm;
     rdlm_lease_fsm_t adapter;
     int (*fsm_apply)(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result);
@@ -530,7 +531,7 @@ static void rdlm_lease_replica_free_if_closed(rdlm_lease_replica_t *rep)
         return;
     }
     raft_uv_close(&rep->io);
-    raft_uv_tcp_close(&rep->transport);
+    rdlm_lease_tcp_close(&rep->transport);
     rdlm_lease_fsm_close(&rep->adapter);
     free(rep->timers);
     free(rep);
@@ -670,13 +671,13 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     }
     rep->fsm_apply = rep->fsm.apply;
     rep->fsm.apply = rdlm_lease_frame_apply;
-    rv = raft_uv_tcp_init(&rep->transport, loop);
+    rv = rdlm_lease_tcp_init(&rep->transport, loop);
     if (rv != 0) {
         rdlm_error("lease: raft_uv_tcp_init: %s", raft_strerror(rv));
         s = rdlm_lease_raft_status(rv);
         goto err_fsm;
     }
-    rv = raft_uv_init(&rep->io, loop, params->data_dir, &rep->transport);
+    rv = raft_uv_init(&rep->io, loop, params->data_dir, &rep->transport.uv);
     if (rv != 0) {
         rdlm_error("lease: data directory %s: %s", params->data_dir, rep->io.errmsg);
         s = RDLM_ERR_IO;
@@ -732,7 +733,7 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
 err_io:
     raft_uv_close(&rep->io);
 err_transport:
-    raft_uv_tcp_close(&rep->transport);
+    rdlm_lease_tcp_close(&rep->transport);
 err_fsm:
     rdlm_lease_fsm_close(&rep->adapter);
 err_free:
