@@ -2,7 +2,8 @@
  * rdlm_info: what this build of rdlm is and what it would do here — version, build
  * options, transports, node topology, the effective RDLM_* configuration and the
  * segment size it implies. Selectors print single sections (-b, -d, -t, -c), --parsable
- * as "section:key:value" lines; --cleanup removes what dead jobs left in /dev/shm; see
+ * as "section:key:value" lines; --cleanup removes what dead jobs left in their segment
+ * directory (and in /dev/shm under earlier versions' names); see
  * the usage text. Exit 0; 2 on a bad flag (one line) or an invalid configuration.
  */
 #include <getopt.h>
@@ -43,8 +44,10 @@ static const char rdlm_info_usage[] =
     "                    topology:FIELD:VALUE, config:NAME:FIELD:TEXT with FIELD value,\n"
     "                    default, allowed, source, help (the value runs to the end of\n"
     "                    the line and may contain ':')\n"
-    "      --cleanup     remove the calling user's segments and lock files in /dev/shm\n"
-    "                    that no live process is attached to (left by crashed jobs;\n"
+    "      --cleanup     remove the calling user's segments and lock files in\n"
+    "                    RDLM_SHM_DIR (default /dev/shm/rdlm-<uid>), and under an\n"
+    "                    earlier version's names in /dev/shm, that no live process\n"
+    "                    is attached to (left by crashed jobs;\n"
     "                    for job epilogs); one line per job: \"removed JOB: ...\" or\n"
     "                    \"kept JOB: why\", then \"cleanup: N removed, M kept\". Other\n"
     "                    users' files are never touched\n"
@@ -57,7 +60,7 @@ static const char rdlm_info_usage[] =
     "  -h, --help        print this help and exit\n"
     "Exit: 0; 2 on a bad command line (one line on stderr) or an invalid RDLM_*\n"
     "configuration (the error names the variable); --cleanup: 0 (also when it kept\n"
-    "segments in use), 1 if /dev/shm cannot be listed.\n";
+    "segments in use), 1 if a directory cannot be listed or is refused.\n";
 
 /* What the command line asks for. */
 typedef struct rdlm_info_opts {
@@ -213,7 +216,7 @@ int main(int argc, char **argv)
         (void)rdlm_config_parse((const char *const[]){NULL}, &cfg);
     }
     if (o.cleanup) {
-        return rdlm_info_cleanup(o.job, o.dry_run);
+        return rdlm_info_cleanup(cfg.shm_dir, o.job, o.dry_run);
     }
     if (sections & RDLM_INFO_BUILD) {
         rdlm_info_build(parsable);

@@ -32,12 +32,14 @@ int rdlm_info_config(const rdlm_config_t *cfg, int parsable);
 void rdlm_info_config_markdown(void);
 
 /**
- * --cleanup: rdlm_segment_reap every job of the calling user with files in /dev/shm
+ * --cleanup: rdlm_segment_reap every job of the calling user with files in the place
+ * of dir (RDLM_SHM_DIR; place.h), then in /dev/shm under an earlier version's names
  * (only job and its distributed contexts' node segments when job is not NULL),
  * printing one "removed JOB: ...", "would remove JOB: ..." (dry_run) or "kept JOB:
- * why" line each, then "cleanup: N removed, M kept". Returns 0; 1 if /dev/shm cannot
- * be listed (one line on stderr).
+ * why" line each (JOB followed by " (an earlier version's name in /dev/shm)" for
+ * those), then "cleanup: N removed, M kept". Returns 0; 1 if a directory cannot be
+ * listed or is refused (one error line on stderr; the other is still cleaned).
  */
-int rdlm_info_cleanup(const char *job, int dry_run);
+int rdlm_info_cleanup(const char *dir, const char *job, int dry_run);
 
 #endif

@@ -67,7 +67,8 @@ static void rdlm_info_config_text(const rdlm_config_t *cfg)
         printf(")\t# %s\n", e->help);
     }
     printf("segment:\n");
-    printf("  name       : /dev/shm/rdlm-<uid>-<job>, mode 0600\n");
+    printf("  name       : %s/<job>.seg, mode 0600 (directory mode 0700)\n",
+           cfg->shm_dir[0] != '\0' ? cfg->shm_dir : "/dev/shm/rdlm-<uid>");
     printf("  bytes      : %llu for %u objects and %u process slots\n",
            (unsigned long long)rdlm_segment_bytes(cfg->capacity, cfg->max_procs),
            cfg->capacity, cfg->max_procs);

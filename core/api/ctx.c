@@ -95,6 +95,7 @@ static rdlm_status_t rdlm_ctx_attach(rdlm_ctx_h ctx, const char *job)
 {
     rdlm_segment_params_t seg_params = {
         .job = job,
+        .dir = ctx->config.shm_dir,
         .capacity = ctx->config.capacity,
         .max_procs = ctx->config.max_procs,
         .epoch = ctx->dist != NULL ? ctx->dist->epoch : 0,

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,20 +48,34 @@ uint64_t rdlm_segment_bytes(uint32_t capacity, uint32_t max_procs)
     return rdlm_segment_layout(capacity, max_procs).bytes;
 }
 
-/* The file must be ours and private: refuse anything else. Fills *st_p. */
-static rdlm_status_t rdlm_segment_check_owner(int fd, const char *what, struct stat *st_p)
+/* The file name of seg's place open on fd must be ours and private: refuse anything
+ * else. Fills *st_p. */
+static rdlm_status_t rdlm_segment_check_owner(const rdlm_segment_t *seg, int fd,
+                                              const char *name, struct stat *st_p)
 {
     if (fstat(fd, st_p) != 0) {
-        rdlm_error("fstat(%s): %s", what, strerror(errno));
+        rdlm_error("fstat(%s/%s): %s", seg->place.dir, name, strerror(errno));
         return RDLM_ERR_IO;
     }
-    if (st_p->st_uid != geteuid() || (st_p->st_mode & 077) != 0) {
-        rdlm_error("%s belongs to uid %u with mode %03o: refusing (expected uid %u, 0600)",
-                   what, (unsigned)st_p->st_uid, (unsigned)(st_p->st_mode & 0777),
+    if (!S_ISREG(st_p->st_mode) || st_p->st_uid != geteuid() ||
+        (st_p->st_mode & 077) != 0) {
+        rdlm_error("%s/%s belongs to uid %u with mode %06o: refusing (expected uid %u, a "
+                   "regular file, 0600)",
+                   seg->place.dir, name, (unsigned)st_p->st_uid, (unsigned)st_p->st_mode,
                    (unsigned)geteuid());
         return RDLM_ERR_PERMISSION;
     }
     return RDLM_OK;
+}
+
+/* The status of a failed open of name in seg's place, after one error line: a symlink
+ * (ELOOP with O_NOFOLLOW) or a file we may not open is RDLM_ERR_PERMISSION. */
+static rdlm_status_t rdlm_segment_open_failed(const rdlm_segment_t *seg, const char *name,
+                                              int err)
+{
+    rdlm_error("open(%s/%s): %s%s", seg->place.dir, name, strerror(err),
+               err == ELOOP ? " (a symlink: refused)" : "");
+    return (err == EACCES || err == ELOOP) ? RDLM_ERR_PERMISSION : RDLM_ERR_IO;
 }
 
 /* Open and flock (LOCK_EX | nb) the job's lock file; retry if the last detacher
@@ -72,15 +85,14 @@ static int rdlm_segment_lock_as(const rdlm_segment_t *seg, int nb, rdlm_status_t
 {
     for (int attempt = 0; attempt < 100; attempt++) {
         struct stat by_fd, by_path;
-        int fd = open(seg->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = openat(seg->dir_fd, seg->lock_name,
+                        O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 
         if (fd < 0) {
-            rdlm_error("open(%s): %s", seg->lock_path, strerror(errno));
-            *status_p =
-                (errno == EACCES || errno == ELOOP) ? RDLM_ERR_PERMISSION : RDLM_ERR_IO;
+            *status_p = rdlm_segment_open_failed(seg, seg->lock_name, errno);
             return -1;
         }
-        *status_p = rdlm_segment_check_owner(fd, seg->lock_path, &by_fd);
+        *status_p = rdlm_segment_check_owner(seg, fd, seg->lock_name, &by_fd);
         if (*status_p != RDLM_OK) {
             close(fd);
             return -1;
@@ -92,13 +104,14 @@ static int rdlm_segment_lock_as(const rdlm_segment_t *seg, int nb, rdlm_status_t
                 return -1;
             }
         }
-        if (fstat(fd, &by_fd) == 0 && stat(seg->lock_path, &by_path) == 0 &&
+        if (fstat(fd, &by_fd) == 0 &&
+            fstatat(seg->dir_fd, seg->lock_name, &by_path, AT_SYMLINK_NOFOLLOW) == 0 &&
             by_fd.st_ino == by_path.st_ino && by_fd.st_dev == by_path.st_dev) {
             return fd;
         }
         close(fd); /* unlinked under us: take the new one */
     }
-    rdlm_error("%s keeps being replaced; giving up", seg->lock_path);
+    rdlm_error("%s/%s keeps being replaced; giving up", seg->place.dir, seg->lock_name);
     *status_p = RDLM_ERR_IO;
     return -1;
 }
@@ -141,22 +154,25 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
     void *base;
     int fd;
 
-    fd = shm_open(seg->shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    fd = openat(seg->dir_fd, seg->seg_name,
+                O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-        rdlm_error("shm_open(%s, O_CREAT|O_EXCL): %s", seg->shm_name, strerror(errno));
+        rdlm_error("open(%s/%s, O_CREAT|O_EXCL): %s", seg->place.dir, seg->seg_name,
+                   strerror(errno));
         return RDLM_ERR_IO;
     }
     if (flock(fd, LOCK_SH | LOCK_NB) != 0) { /* a new inode: nobody else has it */
-        rdlm_error("flock(%s, LOCK_SH): %s", seg->shm_name, strerror(errno));
-        goto err_unlink;
-    }
-    if (ftruncate(fd, (off_t)l.bytes) != 0) {
-        rdlm_error("ftruncate(%s, %llu): %s", seg->shm_name, (unsigned long long)l.bytes,
+        rdlm_error("flock(%s/%s, LOCK_SH): %s", seg->place.dir, seg->seg_name,
                    strerror(errno));
         goto err_unlink;
     }
+    if (ftruncate(fd, (off_t)l.bytes) != 0) {
+        rdlm_error("ftruncate(%s/%s, %llu): %s", seg->place.dir, seg->seg_name,
+                   (unsigned long long)l.bytes, strerror(errno));
+        goto err_unlink;
+    }
     if (fstat(fd, &st) != 0 || (base = rdlm_mapping_get(fd, &st, l.bytes)) == NULL) {
-        rdlm_error("mmap(%s): %s", seg->shm_name, strerror(errno));
+        rdlm_error("mmap(%s/%s): %s", seg->place.dir, seg->seg_name, strerror(errno));
         goto err_unlink;
     }
     hdr = base;
@@ -175,14 +191,14 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
     rdlm_segment_map_views(seg, base, params->max_procs, &l);
     seg->fd = fd;
     seg->created = 1;
-    rdlm_debug("created %s: %u objects, %u slots, %llu bytes, epoch %u", seg->shm_name,
-               params->capacity, params->max_procs, (unsigned long long)l.bytes,
-               hdr->epoch);
+    rdlm_debug("created %s/%s: %u objects, %u slots, %llu bytes, epoch %u", seg->place.dir,
+               seg->seg_name, params->capacity, params->max_procs,
+               (unsigned long long)l.bytes, hdr->epoch);
     return RDLM_OK;
 
 err_unlink:
     close(fd);
-    shm_unlink(seg->shm_name);
+    unlinkat(seg->dir_fd, seg->seg_name, 0);
     return RDLM_ERR_IO;
 }
 
@@ -267,7 +283,7 @@ static rdlm_status_t rdlm_segment_map(rdlm_segment_t *seg, int fd, const struct 
     void *base = rdlm_mapping_get(fd, st, l.bytes);
 
     if (base == NULL) {
-        rdlm_error("mmap(%s): %s", seg->shm_name, strerror(errno));
+        rdlm_error("mmap(%s/%s): %s", seg->place.dir, seg->seg_name, strerror(errno));
         return RDLM_ERR_IO;
     }
     /* Acquire the creator's header writes through the mapping (its release store of
@@ -342,9 +358,9 @@ static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
         seg->self_owner = RDLM_OWNER_MAKE(i, gen);
         return RDLM_OK;
     }
-    rdlm_error("%s: all %u process slots are held by live processes (raise "
+    rdlm_error("%s/%s: all %u process slots are held by live processes (raise "
                "RDLM_MAX_PROCS for the creator)",
-               seg->shm_name, seg->max_procs);
+               seg->place.dir, seg->seg_name, seg->max_procs);
     return RDLM_ERR_NO_RESOURCE;
 }
 
@@ -365,7 +381,7 @@ static int rdlm_segment_held(const rdlm_segment_t *seg, int fd, rdlm_status_t *s
     if (errno == EWOULDBLOCK) {
         return 1;
     }
-    rdlm_error("flock(%s, LOCK_EX): %s", seg->shm_name, strerror(errno));
+    rdlm_error("flock(%s/%s, LOCK_EX): %s", seg->place.dir, seg->seg_name, strerror(errno));
     *status_p = RDLM_ERR_IO;
     return -1;
 }
@@ -375,7 +391,8 @@ static int rdlm_segment_held(const rdlm_segment_t *seg, int fd, rdlm_status_t *s
 static rdlm_status_t rdlm_segment_share(rdlm_segment_t *seg, int fd)
 {
     if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-        rdlm_error("flock(%s, LOCK_SH): %s", seg->shm_name, strerror(errno));
+        rdlm_error("flock(%s/%s, LOCK_SH): %s", seg->place.dir, seg->seg_name,
+                   strerror(errno));
         rdlm_segment_unmap(seg);
         return RDLM_ERR_IO;
     }
@@ -386,7 +403,7 @@ static rdlm_status_t rdlm_segment_share(rdlm_segment_t *seg, int fd)
 static rdlm_status_t rdlm_segment_unlink_stale(rdlm_segment_t *seg)
 {
     if (!seg->keep_stale) {
-        shm_unlink(seg->shm_name);
+        unlinkat(seg->dir_fd, seg->seg_name, 0);
     }
     seg->replaced_stale = 1;
     return RDLM_ERR_NOT_FOUND;
@@ -397,13 +414,13 @@ static rdlm_status_t rdlm_segment_refuse_or_replace(rdlm_segment_t *seg, int hel
                                                     const char *why)
 {
     if (held) {
-        rdlm_error("/dev/shm%s: %s; processes are attached, so it is left alone (the "
+        rdlm_error("%s/%s: %s; processes are attached, so it is left alone (the "
                    "first attach after they are all gone replaces it)",
-                   seg->shm_name, why);
+                   seg->place.dir, seg->seg_name, why);
         return RDLM_ERR_CORRUPT;
     }
-    rdlm_warn("/dev/shm%s: %s, and no process is attached: %s", seg->shm_name, why,
-              seg->keep_stale ? "stale" : "replacing it");
+    rdlm_warn("%s/%s: %s, and no process is attached: %s", seg->place.dir, seg->seg_name,
+              why, seg->keep_stale ? "stale" : "replacing it");
     return rdlm_segment_unlink_stale(seg);
 }
 
@@ -416,8 +433,8 @@ static rdlm_status_t rdlm_segment_join_or_replace(rdlm_segment_t *seg, int fd, i
         return rdlm_segment_share(seg, fd);
     }
     *stale_epoch_p = seg->hdr->epoch;
-    rdlm_info("%s: no live process attached (creator pid %d): replacing it", seg->shm_name,
-              (int)seg->hdr->creator_pid);
+    rdlm_info("%s/%s: no live process attached (creator pid %d): replacing it",
+              seg->place.dir, seg->seg_name, (int)seg->hdr->creator_pid);
     rdlm_segment_unmap(seg);
     return rdlm_segment_unlink_stale(seg);
 }
@@ -430,7 +447,7 @@ static rdlm_status_t rdlm_segment_judge(rdlm_segment_t *seg, int fd,
     char why[RDLM_WHY_BYTES];
     rdlm_seg_header_t h;
     struct stat st;
-    rdlm_status_t status = rdlm_segment_check_owner(fd, seg->shm_name, &st);
+    rdlm_status_t status = rdlm_segment_check_owner(seg, fd, seg->seg_name, &st);
     int held;
 
     if (status != RDLM_OK) {
@@ -458,15 +475,12 @@ static rdlm_status_t rdlm_segment_judge(rdlm_segment_t *seg, int fd,
 static rdlm_status_t rdlm_segment_open_existing(rdlm_segment_t *seg,
                                                 uint32_t *stale_epoch_p)
 {
-    int fd = shm_open(seg->shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    int fd = openat(seg->dir_fd, seg->seg_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     rdlm_status_t status;
 
     if (fd < 0) {
-        if (errno == ENOENT) {
-            return RDLM_ERR_NOT_FOUND;
-        }
-        rdlm_error("shm_open(%s): %s", seg->shm_name, strerror(errno));
-        return (errno == EACCES) ? RDLM_ERR_PERMISSION : RDLM_ERR_IO;
+        return errno == ENOENT ? RDLM_ERR_NOT_FOUND
+                               : rdlm_segment_open_failed(seg, seg->seg_name, errno);
     }
     status = rdlm_segment_judge(seg, fd, stale_epoch_p);
     if (status != RDLM_OK) {
@@ -475,30 +489,39 @@ static rdlm_status_t rdlm_segment_open_existing(rdlm_segment_t *seg,
     return status;
 }
 
-/* An unattached seg for job: names set, nothing open. */
-static void rdlm_segment_names(rdlm_segment_t *seg, const char *job)
+/* An unattached seg for job in place: names set, the place's directory open in
+ * seg->dir_fd (created if create), nothing else open. */
+static rdlm_status_t rdlm_segment_open_place(rdlm_segment_t *seg, const rdlm_place_t *place,
+                                             const char *job, int create)
 {
+    rdlm_status_t status = RDLM_OK;
+
     memset(seg, 0, sizeof(*seg));
     seg->fd = -1;
-    snprintf(seg->shm_name, sizeof(seg->shm_name), "/rdlm-%u-%s", (unsigned)geteuid(), job);
-    snprintf(seg->lock_path, sizeof(seg->lock_path), "/dev/shm/rdlm-%u-%s.lock",
-             (unsigned)geteuid(), job);
+    seg->place = *place;
+    rdlm_place_names(place, job, seg->seg_name, seg->lock_name);
+    seg->dir_fd = rdlm_place_open(place, create, &status);
+    return status;
 }
 
-rdlm_segment_reap_t rdlm_segment_reap(const char *job, int dry_run, uint32_t *live_p)
+rdlm_segment_reap_t rdlm_segment_reap(const rdlm_place_t *place, const char *job,
+                                      int dry_run, uint32_t *live_p)
 {
     rdlm_segment_t seg;
     rdlm_segment_reap_t reap = RDLM_SEGMENT_REAP_REFUSED;
-    rdlm_status_t status;
+    rdlm_status_t status = rdlm_segment_open_place(&seg, place, job, 0);
     uint32_t stale_epoch = 0;
     int lock_fd, had_lock;
 
     *live_p = 0;
-    rdlm_segment_names(&seg, job);
+    if (status != RDLM_OK) { /* no directory: nothing left there */
+        return status == RDLM_ERR_NOT_FOUND ? RDLM_SEGMENT_REAP_REMOVED : reap;
+    }
     seg.keep_stale = dry_run;
-    had_lock = access(seg.lock_path, F_OK) == 0;
+    had_lock = faccessat(seg.dir_fd, seg.lock_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
     lock_fd = rdlm_segment_lock_as(&seg, LOCK_NB, &status);
     if (lock_fd < 0) {
+        close(seg.dir_fd);
         return status == RDLM_ERR_BUSY ? RDLM_SEGMENT_REAP_BUSY : RDLM_SEGMENT_REAP_REFUSED;
     }
     status = rdlm_segment_open_existing(&seg, &stale_epoch);
@@ -512,9 +535,10 @@ rdlm_segment_reap_t rdlm_segment_reap(const char *job, int dry_run, uint32_t *li
     }
     /* A stale job's lock file goes with it; one this call created goes in any case. */
     if ((reap == RDLM_SEGMENT_REAP_REMOVED && !dry_run) || !had_lock) {
-        unlink(seg.lock_path);
+        unlinkat(seg.dir_fd, seg.lock_name, 0);
     }
     close(lock_fd);
+    close(seg.dir_fd);
     return reap;
 }
 
@@ -522,14 +546,21 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
                                   rdlm_segment_t *seg_p)
 {
     rdlm_segment_t seg;
-    rdlm_status_t status;
+    rdlm_place_t place;
+    rdlm_status_t status = rdlm_place_init(&place, params->dir);
     uint32_t stale_epoch = 0;
     int lock_fd;
 
-    rdlm_segment_names(&seg, params->job);
+    if (status != RDLM_OK) {
+        return status;
+    }
+    status = rdlm_segment_open_place(&seg, &place, params->job, 1);
+    if (status != RDLM_OK) {
+        return status;
+    }
     lock_fd = rdlm_segment_lock(&seg, &status);
     if (lock_fd < 0) {
-        return status;
+        goto out_close_dir;
     }
     status = rdlm_segment_open_existing(&seg, &stale_epoch);
     if (status == RDLM_ERR_NOT_FOUND) {
@@ -545,10 +576,13 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
         goto out_unlock;
     }
     *seg_p = seg;
+    seg_p->dir_fd = -1; /* reopened by detach */
 out_unlock:
     close(lock_fd); /* releases the flock */
+out_close_dir:
+    close(seg.dir_fd);
     if (status == RDLM_OK) {
-        rdlm_leftovers_sweep(params->job);
+        rdlm_leftovers_sweep(&place, params->job);
     }
     return status;
 }
@@ -565,18 +599,26 @@ void rdlm_segment_detach(rdlm_segment_t *seg)
 {
     rdlm_status_t status;
     rdlm_slot_t *slot = &seg->slots[seg->self_slot];
-    int lock_fd = rdlm_segment_lock(seg, &status);
+    int lock_fd = -1;
 
+    seg->dir_fd = rdlm_place_open(&seg->place, 0, &status);
+    if (seg->dir_fd >= 0) {
+        lock_fd = rdlm_segment_lock(seg, &status);
+    }
     rdlm_store(&slot->state, RDLM_SLOT_FREE, RDLM_RELEASE);
     rdlm_fetch_sub(&seg->hdr->attached, 1, RDLM_RELAXED);
     if (lock_fd >= 0 && rdlm_segment_unused(seg)) {
-        shm_unlink(seg->shm_name);
-        unlink(seg->lock_path);
-        rdlm_debug("removed %s (last process detached)", seg->shm_name);
+        unlinkat(seg->dir_fd, seg->seg_name, 0);
+        unlinkat(seg->dir_fd, seg->lock_name, 0);
+        rdlm_debug("removed %s/%s (last process detached)", seg->place.dir, seg->seg_name);
     }
     close(seg->fd);
     rdlm_segment_unmap(seg);
     if (lock_fd >= 0) {
         close(lock_fd);
+    }
+    if (seg->dir_fd >= 0) {
+        close(seg->dir_fd);
+        seg->dir_fd = -1;
     }
 }

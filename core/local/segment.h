@@ -1,6 +1,7 @@
 /*
  * The per-node shared segment of one user's job: create, attach, stale replacement,
- * process slots, detach. Every decision is taken under an flock on a per-job lock
+ * process slots, detach. The segment and its lock file live in the user's private
+ * directory (place.h). Every decision is taken under an flock on the per-job lock
  * file, so create/replace/remove never race. Every attached context keeps the
  * segment's file open with a shared flock: a segment is replaced or removed only when
  * an exclusive flock on it succeeds, i.e. when no process is attached, whatever its
@@ -14,6 +15,7 @@
 #include <rdlm/status.h>
 
 #include "layout.h"
+#include "place.h"
 
 /** A process's view of the segment, and its own slot in it. The pointers and bounds
  *  are private copies checked at attach: a later scribble on the shared header cannot
@@ -31,13 +33,16 @@ typedef struct rdlm_segment {
     int created;         /* this attach created the segment */
     int replaced_stale;  /* ... replacing a stale one */
     int keep_stale;      /* judge only: a stale segment is not unlinked (a dry run) */
-    char shm_name[64];   /* "/rdlm-<uid>-<job>" */
-    char lock_path[96];  /* "/dev/shm/rdlm-<uid>-<job>.lock" */
+    int dir_fd;          /* place.dir, open while attaching, detaching or reaping */
+    rdlm_place_t place;  /* the directory of the segment and its lock file (place.h) */
+    char seg_name[RDLM_PLACE_NAME_BYTES];  /* "<job>.seg" in place.dir */
+    char lock_name[RDLM_PLACE_NAME_BYTES]; /* "<job>.lock" in place.dir */
 } rdlm_segment_t;
 
 /** Creation parameters; only the creator's count. */
 typedef struct rdlm_segment_params {
     const char *job;
+    const char *dir; /* the place's directory (RDLM_SHM_DIR); NULL or "": the default */
     uint32_t capacity;
     uint32_t max_procs;
     uint32_t epoch; /* token epoch of a segment this call creates (1..RDLM_EPOCH_MAX,
@@ -48,7 +53,8 @@ typedef struct rdlm_segment_params {
  * Attach to the segment of job for the calling user, and claim a process slot.
  * Blocking. An existing segment is replaced only if no process holds it (the flock)
  * and its header is unusable or no slot is held by a live process. On success fills
- * *seg_p. Errors: RDLM_ERR_PERMISSION (another uid's or group/other-accessible file),
+ * *seg_p. Errors: RDLM_ERR_PERMISSION (another uid's or group/other-accessible file or
+ * directory, a symlink: place.h), RDLM_ERR_BAD_CONFIG (dir is not absolute),
  * RDLM_ERR_CORRUPT (the header or size disagrees with the layout while processes are
  * attached: nothing is replaced), RDLM_ERR_NO_RESOURCE (no free slot), RDLM_ERR_IO,
  * RDLM_ERR_NO_MEMORY.
@@ -56,8 +62,9 @@ typedef struct rdlm_segment_params {
 rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
                                   rdlm_segment_t *seg_p);
 
-/** Free the slot and close the segment file; remove the segment if no process is
- *  attached any more (the same test as attach's replacement). */
+/** Free the slot and close the segment file; remove the segment and its lock file if
+ *  no process is attached any more (the same test as attach's replacement). The
+ *  directory stays (created once, it keeps the user's name from being squatted). */
 void rdlm_segment_detach(rdlm_segment_t *seg);
 
 /** 1 if the owner word names a slot whose process is alive (slow: reads /proc). */
@@ -85,14 +92,15 @@ typedef enum rdlm_segment_reap {
 } rdlm_segment_reap_t;
 
 /**
- * Remove the calling user's segment and lock file of job if no live process is
+ * Remove the calling user's segment and lock file of job in place if no live process is
  * attached: the judgement of attach's replacement, under the lock file's flock (not
  * waited for). With dry_run nothing is removed; a lock file this call had to create
  * is removed again whatever it found. *live_p: the live processes of a kept segment
  * in use, else 0. Blocking (reads /proc); of two concurrent calls on one job, one may
  * report BUSY.
  */
-rdlm_segment_reap_t rdlm_segment_reap(const char *job, int dry_run, uint32_t *live_p);
+rdlm_segment_reap_t rdlm_segment_reap(const rdlm_place_t *place, const char *job,
+                                      int dry_run, uint32_t *live_p);
 
 /** Bytes a segment of this capacity and slot count occupies. */
 uint64_t rdlm_segment_bytes(uint32_t capacity, uint32_t max_procs);

@@ -86,8 +86,8 @@ static int rdlm_table_claim(rdlm_segment_t *seg, uint32_t idx, uint64_t id,
 
     if (rdlm_fetch_add(&hdr->used, 1, RDLM_RELAXED) >= hdr->capacity) {
         rdlm_fetch_sub(&hdr->used, 1, RDLM_RELAXED);
-        rdlm_error("%s: table full (%u objects; raise RDLM_CAPACITY for the creator)",
-                   seg->shm_name, hdr->capacity);
+        rdlm_error("%s/%s: table full (%u objects; raise RDLM_CAPACITY for the creator)",
+                   seg->place.dir, seg->seg_name, hdr->capacity);
         *status_p = RDLM_ERR_TABLE_FULL;
         return 0;
     }

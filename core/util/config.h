@@ -105,6 +105,10 @@ typedef enum rdlm_pmpi_barrier {
       "objects the node segment holds (set by its creator)")                               \
     X(max_procs, "RDLM_MAX_PROCS", UINT, "256", 2, 4095,                                   \
       "process slots in the node segment (set by its creator)")                            \
+    X(shm_dir, "RDLM_SHM_DIR", PATH, "", 0, 0,                                             \
+      "directory of this user's node segments and their lock files, created mode 0700 "    \
+      "if missing; it must be this user's, not a symlink, without group or other access "  \
+      "(empty: /dev/shm/rdlm-<uid>); every process of a job must name the same one")       \
     X(spin, "RDLM_SPIN", UINT, "4000", 0, 100000000,                                       \
       "busy-wait iterations before a waiter yields")                                       \
     X(yield, "RDLM_YIELD", UINT, "256", 0, 1000000,                                          \

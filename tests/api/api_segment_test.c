@@ -3,16 +3,16 @@
  *
  * Proves: two contexts of one process attach to one segment and see the same
  * objects; rdlm_ctx_segment_info reports who created it, how many objects are used
- * and the creator's capacity; the segment file is /dev/shm/rdlm-<uid>-<job> with
+ * and the creator's capacity; the segment file is /dev/shm/rdlm-<uid>/<job>.seg with
  * mode 0600 and disappears with the last rdlm_ctx_destroy; a segment whose processes
  * all died (exit without destroy, or SIGKILL while holding a lock) is replaced by the
  * next create, with replaced_stale == 1 and a larger epoch, so fencing tokens keep
  * increasing across incarnations, as they do across a clean removal and re-creation
  * in the same second (the host's epoch file); what a process killed alone leaves in
- * /dev/shm is removed by the next context of any job; a live segment is never replaced; a
- * segment file with group/other permission bits is refused; a full object table and full
- * process slots are reported (RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE) without harm to
- * what exists; a segment whose header looks corrupt (zeroed magic, another layout
+ * its directory is removed by the next context of any job; a live segment is never
+ * replaced; a segment file with group/other permission bits is refused; a full object table
+ * and full process slots are reported (RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE) without
+ * harm to what exists; a segment whose header looks corrupt (zeroed magic, another layout
  * version, a huge slot high-water mark, a wild entries offset) while a process is
  * attached and holds a lock is refused with RDLM_ERR_CORRUPT, not replaced, and the
  * attached process keeps working, destroys its context without crashing and removes
@@ -89,7 +89,7 @@ static void test_segment_file_is_private_and_removed_by_last_destroy(void **stat
     struct stat st;
 
     api_segment_path(path, sizeof(path), fx->job);
-    snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+    api_lock_path(lock_path, sizeof(lock_path), fx->job);
     assert_false(api_path_exists(path));
 
     api_ctx(fx, 0);
@@ -261,8 +261,8 @@ static void test_segment_recreated_at_once_gives_larger_tokens(void **state)
 }
 
 /* A process killed while alone on its node (nobody detached) leaves its segment and
- * lock file in /dev/shm; the next context created by this user, of any job, removes
- * them (they piled up before), and leaves a live job's alone. */
+ * lock file in /dev/shm/rdlm-<uid>; the next context created by this user, of any job,
+ * removes them (they piled up before), and leaves a live job's alone. */
 static void test_files_of_a_killed_lone_process_are_swept(void **state)
 {
     api_fixture_t *fx = *state;
@@ -276,7 +276,7 @@ static void test_files_of_a_killed_lone_process_are_swept(void **state)
 
     snprintf(other, sizeof(other), "%s-gone", fx->job);
     api_segment_path(path, sizeof(path), other);
-    snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+    api_lock_path(lock_path, sizeof(lock_path), other);
     pid = api_fork(fx, stale_child, &arg);
     while (!atomic_load(&sh->ready) && api_now_ns() < deadline) {
         api_sleep_ms(1);

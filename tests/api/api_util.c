@@ -35,7 +35,12 @@ void api_sleep_ms(unsigned ms)
 
 void api_segment_path(char *buf, size_t size, const char *job)
 {
-    snprintf(buf, size, "/dev/shm/rdlm-%lu-%s", (unsigned long)getuid(), job);
+    snprintf(buf, size, "/dev/shm/rdlm-%lu/%s.seg", (unsigned long)geteuid(), job);
+}
+
+void api_lock_path(char *buf, size_t size, const char *job)
+{
+    snprintf(buf, size, "/dev/shm/rdlm-%lu/%s.lock", (unsigned long)geteuid(), job);
 }
 
 int api_path_exists(const char *path)
@@ -51,7 +56,7 @@ static void api_segment_cleanup(const char *job)
     char lock_path[160];
 
     api_segment_path(path, sizeof(path), job);
-    snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+    api_lock_path(lock_path, sizeof(lock_path), job);
     unlink(path);
     unlink(lock_path);
 }

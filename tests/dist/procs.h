@@ -149,19 +149,20 @@ static inline int procs_reap(const pid_t *pids, unsigned n, unsigned victim, dou
     return ok;
 }
 
-/* The node segments and lock files of job in /dev/shm ("rdlm-<uid>-<job>*"): a
- * killed process cannot remove its own. */
+/* The node segments and lock files of job in the user's directory
+ * ("/dev/shm/rdlm-<uid>/<job>*"): a killed process cannot remove its own. */
 static inline void procs_remove_segments(const char *job)
 {
-    char prefix[64];
-    DIR *dir = opendir("/dev/shm");
+    char path[64];
+    DIR *dir;
     struct dirent *e;
 
+    snprintf(path, sizeof(path), "/dev/shm/rdlm-%u", (unsigned)geteuid());
+    dir = opendir(path);
     if (dir == NULL)
         return;
-    snprintf(prefix, sizeof(prefix), "rdlm-%u-%s", (unsigned)geteuid(), job);
     while ((e = readdir(dir)) != NULL) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+        if (strncmp(e->d_name, job, strlen(job)) == 0)
             unlinkat(dirfd(dir), e->d_name, 0);
     }
     closedir(dir);

@@ -61,7 +61,7 @@ void stress_job_name(char *buf, size_t size, const char *what)
 
 void stress_segment_path(char *buf, size_t size, const char *job)
 {
-    snprintf(buf, size, "/dev/shm/rdlm-%lu-%s", (unsigned long)getuid(), job);
+    snprintf(buf, size, "/dev/shm/rdlm-%lu/%s.seg", (unsigned long)geteuid(), job);
 }
 
 void stress_segment_cleanup(const char *job)
@@ -70,7 +70,8 @@ void stress_segment_cleanup(const char *job)
     char lock_path[160];
 
     stress_segment_path(path, sizeof(path), job);
-    snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+    snprintf(lock_path, sizeof(lock_path), "/dev/shm/rdlm-%lu/%s.lock",
+             (unsigned long)geteuid(), job);
     unlink(path);
     unlink(lock_path);
 }

@@ -29,7 +29,8 @@ void stress_shared_free(void *p, size_t size);
  *  32 bytes, so what is truncated if needed. */
 void stress_job_name(char *buf, size_t size, const char *what);
 
-/** /dev/shm path of the segment of job (as docs/local-locks.md names it). */
+/** Path of the segment of job in the default directory /dev/shm/rdlm-<uid> (as
+ *  docs/local-locks.md names it). */
 void stress_segment_path(char *buf, size_t size, const char *job);
 
 /** Remove a segment and its lock file left behind by a failed run. */

@@ -6,7 +6,10 @@
 # --job removes only that job; a segment without its lock file (garbage) is removed
 # too, and a dry run over it leaves no lock file behind; a segment with an unsafe mode
 # is refused and left as it was (no lock file added); files named for another user, and a lock file owned by
-# another user under our name, are never touched.
+# another user under our name, are never touched. Files are in the user's directory
+# /dev/shm/rdlm-<uid> (<job>.seg, <job>.lock); what an earlier version left under its
+# names in /dev/shm itself (rdlm-<uid>-<job>, rdlm-<uid>-<job>.lock) is removed too,
+# and reported as such.
 # usage: rdlm_info_cleanup.sh RDLM_INFO SEGMENT_HOLDER
 set -u
 info=$1 holder=$2
@@ -18,7 +21,8 @@ mount -t tmpfs -o size=16m,mode=1777 rdlmtest-shm /dev/shm || exit 1
 failed=0
 fail() { echo "FAIL: $*" >&2; failed=1; }
 uid=$(id -u)
-shm=/dev/shm/rdlm-$uid
+shm=/dev/shm/rdlm-$uid # the user's directory
+old=/dev/shm/rdlm-$uid- # an earlier version's names
 pids=()
 trap 'kill -9 "${pids[@]}" 2>/dev/null' EXIT
 
@@ -33,7 +37,7 @@ start() {
   rm -f "$fifo"
   [ "${line:-}" = ready ] || fail "holder of $1 did not start"
 }
-present() { [ -e "$shm-$1" ] && [ -e "$shm-$1.lock" ]; }
+present() { [ -e "$shm/$1.seg" ] && [ -e "$shm/$1.lock" ]; }
 
 # All started before any is killed: every attach sweeps the user's dead jobs.
 start live
@@ -54,33 +58,41 @@ present live || fail "the live process's segment was removed"
 out=$("$info" --cleanup --job dead) || fail "--job dead: exit $?"
 grep -qx 'removed dead: no live process' <<<"$out" || fail "--job dead printed: $out"
 grep -qx 'cleanup: 1 removed, 0 kept' <<<"$out" || fail "--job dead summary: $out"
-! present dead && [ ! -e "$shm-dead" ] && [ ! -e "$shm-dead.lock" ] ||
+! present dead && [ ! -e "$shm/dead.seg" ] && [ ! -e "$shm/dead.lock" ] ||
   fail "dead's files are still there"
 present other || fail "--job dead removed another job's files"
 
-# Another user's files, and our name with another owner's lock file.
+# Another user's files (its directory, and an earlier version's names), and our name
+# with another owner's lock file.
 other_uid=$((uid + 4242))
-touch "/dev/shm/rdlm-$other_uid-theirs" "/dev/shm/rdlm-$other_uid-theirs.lock" \
-  "$shm-stolen.lock"
-chown "$other_uid" "/dev/shm/rdlm-$other_uid-theirs"* "$shm-stolen.lock"
-(umask 077 && echo garbage >"$shm-lone")
-(umask 022 && echo garbage >"$shm-open") # group/other readable: refused, not ours to judge
+mkdir -m 0700 "/dev/shm/rdlm-$other_uid"
+touch "/dev/shm/rdlm-$other_uid/theirs.seg" "/dev/shm/rdlm-$other_uid/theirs.lock" \
+  "/dev/shm/rdlm-$other_uid-theirs" "/dev/shm/rdlm-$other_uid-theirs.lock" "$shm/stolen.lock"
+chown -R "$other_uid" "/dev/shm/rdlm-$other_uid"*
+chown "$other_uid" "$shm/stolen.lock"
+(umask 077 && echo garbage >"$shm/lone.seg")
+(umask 022 && echo garbage >"$shm/open.seg") # group/other readable: refused, not ours to judge
+(umask 077 && echo garbage >"${old}old" && echo >"${old}old.lock") # an earlier version's
 out=$("$info" --cleanup --job open 2>/dev/null) || fail "--job open: exit $?"
 grep -qx 'kept open: refused (the error line says why)' <<<"$out" || fail "--job open printed: $out"
-[ -e "$shm-open" ] && [ ! -e "$shm-open.lock" ] || fail "--job open changed open's files"
-rm -f "$shm-open"
+[ -e "$shm/open.seg" ] && [ ! -e "$shm/open.lock" ] || fail "--job open changed open's files"
+rm -f "$shm/open.seg"
 out=$("$info" --cleanup --job lone -n 2>/dev/null) || fail "-n --job lone: exit $?"
 grep -qx 'would remove lone: no live process' <<<"$out" || fail "-n --job lone printed: $out"
-[ -e "$shm-lone" ] && [ ! -e "$shm-lone.lock" ] || fail "-n changed lone's files"
+[ -e "$shm/lone.seg" ] && [ ! -e "$shm/lone.lock" ] || fail "-n changed lone's files"
 out=$("$info" --cleanup 2>/dev/null) || fail "--cleanup: exit $?"
 grep -qx 'removed other: no live process' <<<"$out" || fail "--cleanup printed: $out"
 grep -qx 'removed lone: no live process' <<<"$out" || fail "--cleanup printed: $out"
-[ ! -e "$shm-lone" ] && [ ! -e "$shm-lone.lock" ] || fail "lone's files are still there"
+[ ! -e "$shm/lone.seg" ] && [ ! -e "$shm/lone.lock" ] || fail "lone's files are still there"
+grep -qx "removed old (an earlier version's name in /dev/shm): no live process" <<<"$out" ||
+  fail "--cleanup did not remove an earlier version's files: $out"
+[ ! -e "${old}old" ] && [ ! -e "${old}old.lock" ] || fail "old's files are still there"
 grep -qx 'kept stolen: refused (the error line says why)' <<<"$out" ||
   fail "--cleanup did not refuse a lock file of another owner: $out"
-grep -qx 'cleanup: 2 removed, 2 kept' <<<"$out" || fail "--cleanup summary: $out"
-for f in "/dev/shm/rdlm-$other_uid-theirs" "/dev/shm/rdlm-$other_uid-theirs.lock" \
-  "$shm-stolen.lock"; do
+grep -qx 'cleanup: 3 removed, 2 kept' <<<"$out" || fail "--cleanup summary: $out"
+for f in "/dev/shm/rdlm-$other_uid/theirs.seg" "/dev/shm/rdlm-$other_uid/theirs.lock" \
+  "/dev/shm/rdlm-$other_uid-theirs" "/dev/shm/rdlm-$other_uid-theirs.lock" \
+  "$shm/stolen.lock"; do
   [ -e "$f" ] || fail "$f (another user's) was removed"
 done
 present live || fail "--cleanup removed the live process's segment"

@@ -4,7 +4,12 @@
  * file size that disagrees with the layout while a process is attached gives
  * RDLM_ERR_CORRUPT and replaces nothing; a scribbled slot high-water mark is clamped;
  * a segment whose attachers hold the liveness flock is never replaced, even when no
- * slot looks alive. */
+ * slot looks alive. Where it lives: in the user's directory /dev/shm/rdlm-<uid> (mode
+ * 0700, kept after the last detach); a symlink in place of the segment or its lock
+ * file is refused with RDLM_ERR_PERMISSION and its target left alone; a directory
+ * given instead (RDLM_SHM_DIR) is created 0700 if missing, and refused with
+ * RDLM_ERR_PERMISSION when it is a symlink, a file or open to group or others, with
+ * RDLM_ERR_BAD_CONFIG when relative. Other users' squatting: test_segment_users.c. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -30,12 +35,18 @@ static rdlm_segment_params_t params(const char *tag, uint32_t max_procs)
     return (rdlm_segment_params_t){.job = job, .capacity = 64, .max_procs = max_procs};
 }
 
+/* The path of the job's segment (suffix ".seg") or lock file (".lock"). */
+static void job_path(char *buf, size_t len, const char *suffix)
+{
+    snprintf(buf, len, "/dev/shm/rdlm-%u/%s%s", (unsigned)geteuid(), job, suffix);
+}
+
 static int shm_exists(void)
 {
     char path[96];
     struct stat st;
 
-    snprintf(path, sizeof(path), "/dev/shm/rdlm-%u-%s", (unsigned)geteuid(), job);
+    job_path(path, sizeof(path), ".seg");
     return stat(path, &st) == 0;
 }
 
@@ -53,7 +64,7 @@ static void first_attach_creates_second_attaches_last_detach_removes(void **stat
     assert_false(b.created);
     assert_int_not_equal(a.self_owner, b.self_owner);
     assert_int_equal(a.hdr->epoch, b.hdr->epoch);
-    snprintf(path, sizeof(path), "/dev/shm/rdlm-%u-%s", (unsigned)geteuid(), job);
+    job_path(path, sizeof(path), ".seg");
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     assert_int_equal(rdlm_segment_live_procs(&a), 2);
@@ -97,12 +108,12 @@ static void corrupt_segment_is_replaced(void **state)
 {
     rdlm_segment_params_t p = params("corrupt", 4);
     rdlm_segment_t seg;
-    char name[64];
+    char name[96];
     int fd;
 
     (void)state;
-    snprintf(name, sizeof(name), "/rdlm-%u-%s", (unsigned)geteuid(), job);
-    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    job_path(name, sizeof(name), ".seg");
+    fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, "garbage, not a segment", 22), 22);
     close(fd);
@@ -116,19 +127,19 @@ static void group_readable_segment_is_refused_untouched(void **state)
 {
     rdlm_segment_params_t p = params("unsafe", 4);
     rdlm_segment_t seg;
-    char name[64];
+    char name[96];
     int fd;
 
     (void)state;
-    snprintf(name, sizeof(name), "/rdlm-%u-%s", (unsigned)geteuid(), job);
-    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    job_path(name, sizeof(name), ".seg");
+    fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     assert_true(fd >= 0);
     assert_int_equal(fchmod(fd, 0644), 0);
     close(fd);
     assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_ERR_PERMISSION);
     assert_true(shm_exists()); /* not removed: it is not ours to judge */
-    shm_unlink(name);
-    snprintf(name, sizeof(name), "/dev/shm/rdlm-%u-%s.lock", (unsigned)geteuid(), job);
+    unlink(name);
+    job_path(name, sizeof(name), ".lock");
     unlink(name);
 }
 
@@ -226,13 +237,13 @@ static void truncated_segment_while_attached_is_refused_not_replaced(void **stat
 {
     rdlm_segment_params_t p = params("trunc", 4);
     rdlm_segment_t a, b;
-    char name[64];
+    char name[96];
     int fd;
 
     (void)state;
     assert_int_equal(rdlm_segment_attach(&p, &a), RDLM_OK);
-    snprintf(name, sizeof(name), "/rdlm-%u-%s", (unsigned)geteuid(), job);
-    fd = shm_open(name, O_RDWR, 0);
+    job_path(name, sizeof(name), ".seg");
+    fd = open(name, O_RDWR);
     assert_true(fd >= 0);
     /* Only the names at the end go: this process touches the header and slots only. */
     assert_int_equal(ftruncate(fd, (off_t)(a.hdr->bytes - 4096)), 0);
@@ -279,8 +290,112 @@ static void flock_holder_keeps_segment_even_without_live_slot(void **state)
     assert_false(shm_exists());
 }
 
+/* The user's default directory, made as attach would (a test may need it first). */
+static void user_dir(char *buf, size_t len)
+{
+    snprintf(buf, len, "/dev/shm/rdlm-%u", (unsigned)geteuid());
+    (void)mkdir(buf, 0700);
+}
+
+static void segment_lives_in_a_private_directory_of_the_user(void **state)
+{
+    rdlm_segment_params_t p = params("place", 4);
+    rdlm_segment_t seg;
+    char dir[64];
+    struct stat st;
+
+    (void)state;
+    assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_OK);
+    assert_true(shm_exists());
+    snprintf(dir, sizeof(dir), "/dev/shm/rdlm-%u", (unsigned)geteuid());
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0700);
+    assert_int_equal(st.st_uid, geteuid());
+    rdlm_segment_detach(&seg);
+    assert_false(shm_exists());
+    assert_int_equal(lstat(dir, &st), 0); /* kept: the name stays the user's */
+}
+
+/* A symlink in place of the job's file with suffix: attach returns
+ * RDLM_ERR_PERMISSION and leaves the link and its target as they were. */
+static void symlink_is_refused(const char *tag, const char *suffix)
+{
+    rdlm_segment_params_t p = params(tag, 4);
+    rdlm_segment_t seg;
+    char dir[64], link[96], target[96], buf[16] = {0};
+    struct stat st;
+    int fd;
+
+    user_dir(dir, sizeof(dir));
+    snprintf(target, sizeof(target), "/dev/shm/ut-%d-target", (int)getpid());
+    fd = open(target, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "target", 6), 6);
+    close(fd);
+    job_path(link, sizeof(link), suffix);
+    assert_int_equal(symlink(target, link), 0);
+    assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_ERR_PERMISSION);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    fd = open(target, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(read(fd, buf, sizeof(buf)), 6);
+    close(fd);
+    assert_string_equal(buf, "target");
+    unlink(link);
+    unlink(target);
+    job_path(link, sizeof(link), ".lock");
+    unlink(link);
+}
+
+static void symlinked_segment_or_lock_file_is_refused_with_permission(void **state)
+{
+    (void)state;
+    symlink_is_refused("symseg", ".seg");
+    symlink_is_refused("symlock", ".lock");
+}
+
+static void given_directory_is_created_private_or_refused_when_unsafe(void **state)
+{
+    rdlm_segment_params_t p = params("dir", 4);
+    rdlm_segment_t seg;
+    char dir[96], other[112];
+    struct stat st;
+    int fd;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "/dev/shm/ut-%d-dir", (int)getpid());
+    p.dir = dir;
+    assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_OK); /* created */
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0700);
+    assert_false(shm_exists()); /* not in the default directory */
+    rdlm_segment_detach(&seg);
+    assert_int_equal(chmod(dir, 0750), 0);
+    assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_ERR_PERMISSION);
+    assert_int_equal(chmod(dir, 0700), 0);
+    snprintf(other, sizeof(other), "%s-link", dir);
+    assert_int_equal(symlink(dir, other), 0);
+    p.dir = other;
+    assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_ERR_PERMISSION);
+    unlink(other);
+    fd = open(other, O_RDWR | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_ERR_PERMISSION); /* a file */
+    unlink(other);
+    p.dir = "relative/dir";
+    assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_ERR_BAD_CONFIG);
+    assert_int_equal(rmdir(dir), 0); /* empty: the last detach removed both files */
+}
+
 int main(void)
 {
+    char dir[64];
+
+    user_dir(dir, sizeof(dir)); /* for the tests that plant files before an attach */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(first_attach_creates_second_attaches_last_detach_removes),
         cmocka_unit_test(segment_of_dead_job_is_replaced_with_larger_epoch),
@@ -291,6 +406,9 @@ int main(void)
         cmocka_unit_test(truncated_segment_while_attached_is_refused_not_replaced),
         cmocka_unit_test(scribbled_slot_hwm_is_clamped_for_the_attached),
         cmocka_unit_test(flock_holder_keeps_segment_even_without_live_slot),
+        cmocka_unit_test(segment_lives_in_a_private_directory_of_the_user),
+        cmocka_unit_test(symlinked_segment_or_lock_file_is_refused_with_permission),
+        cmocka_unit_test(given_directory_is_created_private_or_refused_when_unsafe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
