@@ -136,9 +136,11 @@ RDLM_EXPORT const char *rdlm_get_version(void);
  * a bad magic, size or offset). Blocking (takes a per-job file lock), not
  * async-signal-safe. Keeps one file descriptor open (close-on-exec) until destroy.
  * params may be NULL. Errors: RDLM_ERR_INVALID_ARG (bad job name, capacity),
- * RDLM_ERR_BAD_CONFIG (bad RDLM_* variable), RDLM_ERR_PERMISSION (segment owned by
- * another user), RDLM_ERR_CORRUPT (the segment's header is unusable while processes
- * are attached to it: it is not replaced until they are all gone; docs/local-locks.md),
+ * RDLM_ERR_BAD_CONFIG (bad RDLM_* variable), RDLM_ERR_PERMISSION (the segment, its lock
+ * file or their directory, RDLM_SHM_DIR or /dev/shm/rdlm-UID, is another user's, open
+ * to group or others, or a symlink: one error line says which), RDLM_ERR_CORRUPT (the
+ * segment's header is unusable while processes are attached to it: it is not replaced
+ * until they are all gone; docs/local-locks.md),
  * RDLM_ERR_NO_RESOURCE (all process slots in use), RDLM_ERR_IO; with RDLM_AUTHORITY,
  * RDLM_ERR_UNAVAILABLE (no leader answered within 10 s; at once when every address
  * refuses connections: include/rdlm/lease.h); joining peers, RDLM_ERR_UNSUPPORTED (the

@@ -3,7 +3,8 @@
  *
  * Proves: two contexts of one process attach to one segment and see the same
  * objects; rdlm_ctx_segment_info reports who created it, how many objects are used
- * and the creator's capacity; the segment file is /dev/shm/rdlm-<uid>/<job>.seg with
+ * and the creator's capacity; the segment file is /dev/shm/rdlm-<uid>/<job>.seg (or in
+ * RDLM_SHM_DIR, created 0700; a relative one is RDLM_ERR_BAD_CONFIG) with
  * mode 0600 and disappears with the last rdlm_ctx_destroy; a segment whose processes
  * all died (exit without destroy, or SIGKILL while holding a lock) is replaced by the
  * next create, with replaced_stale == 1 and a larger epoch, so fencing tokens keep
@@ -103,6 +104,40 @@ static void test_segment_file_is_private_and_removed_by_last_destroy(void **stat
     api_ctx_destroy(fx, 1);
     assert_false(api_path_exists(path));
     assert_false(api_path_exists(lock_path));
+}
+
+/* RDLM_SHM_DIR puts the segment and its lock file in that directory (created 0700),
+ * where the job's next context finds them; a relative one is RDLM_ERR_BAD_CONFIG. */
+static void test_rdlm_shm_dir_holds_the_segment(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_params_t params = api_params(fx->job);
+    char dir[96], path[160], default_path[128];
+    rdlm_segment_info_t info;
+    struct stat st;
+    rdlm_ctx_h ctx;
+
+    snprintf(dir, sizeof(dir), "/dev/shm/%s-dir", fx->job);
+    snprintf(path, sizeof(path), "%s/%s.seg", dir, fx->job);
+    api_segment_path(default_path, sizeof(default_path), fx->job);
+    setenv("RDLM_SHM_DIR", dir, 1);
+    api_ctx(fx, 0);
+    api_ctx(fx, 1);
+    unsetenv("RDLM_SHM_DIR");
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0700);
+    assert_true(api_path_exists(path));
+    assert_false(api_path_exists(default_path));
+    assert_status(rdlm_ctx_segment_info(fx->ctx[1], &info), RDLM_OK);
+    assert_int_equal(info.created, 0);
+    api_ctx_destroy(fx, 0);
+    api_ctx_destroy(fx, 1);
+    assert_false(api_path_exists(path));
+    assert_int_equal(rmdir(dir), 0); /* the lock file went too */
+    setenv("RDLM_SHM_DIR", "relative/dir", 1);
+    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_BAD_CONFIG);
+    unsetenv("RDLM_SHM_DIR");
 }
 
 typedef struct stale_shared {
@@ -636,6 +671,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         API_TEST(test_two_contexts_in_one_process_share_objects),
         API_TEST(test_segment_file_is_private_and_removed_by_last_destroy),
+        API_TEST(test_rdlm_shm_dir_holds_the_segment),
         API_TEST(test_segment_left_by_exit_without_destroy_is_replaced),
         API_TEST(test_segment_left_by_killed_holder_is_replaced_and_tokens_grow),
         API_TEST(test_segment_recreated_at_once_gives_larger_tokens),
