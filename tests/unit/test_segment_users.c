@@ -5,6 +5,8 @@
  *   attach returns RDLM_ERR_PERMISSION with one error line naming the path, what is
  *   wrong and what to do (RDLM_SHM_DIR), and writes nothing into the squatter's
  *   objects.
+ * - The names earlier versions used (/dev/shm/rdlm-65534-<job> and its .lock), made
+ *   by the squatter, no longer stop the victim's job (they gave RDLM_ERR_PERMISSION).
  * - Once the victim's job runs, the squatter can neither list the victim's directory
  *   nor create a name in it (EACCES), and no name in /dev/shm shows the job's name. */
 #include <dirent.h>
@@ -101,6 +103,15 @@ static int squat_file(void)
     return fd >= 0 && close(fd) == 0 ? CHILD_OK : CHILD_OTHER;
 }
 
+static int squat_old_names(void)
+{
+    int seg = open("/dev/shm/rdlm-65534-" JOB, O_RDWR | O_CREAT | O_EXCL, 0666);
+    int lock = open("/dev/shm/rdlm-65534-" JOB ".lock", O_RDWR | O_CREAT | O_EXCL, 0666);
+
+    return seg >= 0 && lock >= 0 && close(seg) == 0 && close(lock) == 0 ? CHILD_OK
+                                                                        : CHILD_OTHER;
+}
+
 /* CHILD_OK if the squatter cannot list or add to the victim's directory and sees
  * no name with the job's in /dev/shm. */
 static int squatter_looks(void)
@@ -176,6 +187,21 @@ static void squatted_file_is_refused(void **state)
     assert_int_equal(unlink(VICTIM_DIR), 0);
 }
 
+static void squatted_old_names_do_not_stop_the_job(void **state)
+{
+    char err[4096];
+
+    (void)state;
+    assert_int_equal(as_user(SQUATTER, squat_old_names, err, sizeof(err)), CHILD_OK);
+    if (as_user(VICTIM, victim_attach, err, sizeof(err)) != CHILD_OK) {
+        fail_msg("the victim's attach failed: %s", err);
+    }
+    assert_int_equal(unlink("/dev/shm/rdlm-65534-" JOB), 0);
+    assert_int_equal(unlink("/dev/shm/rdlm-65534-" JOB ".lock"), 0);
+    assert_int_equal(unlink(VICTIM_DIR "/" JOB ".seg"), 0); /* left attached: exited */
+    assert_int_equal(unlink(VICTIM_DIR "/" JOB ".lock"), 0);
+}
+
 static void other_users_cannot_list_or_add_job_names(void **state)
 {
     char err[4096];
@@ -195,6 +221,7 @@ int main(void)
         cmocka_unit_test(squatted_open_directory_is_refused),
         cmocka_unit_test(squatted_symlink_is_refused),
         cmocka_unit_test(squatted_file_is_refused),
+        cmocka_unit_test(squatted_old_names_do_not_stop_the_job),
         cmocka_unit_test(other_users_cannot_list_or_add_job_names),
     };
 
