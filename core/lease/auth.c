@@ -35,10 +35,16 @@
 
 #include "le.h"
 
+/* The binding (auth.h): MAGIC, the version and its fields, each id 16 hex digits. */
 #define RDLM_LEASE_AUTH_MAGIC "rdlm-open v"
 #define RDLM_LEASE_AUTH_V1 RDLM_LEASE_AUTH_MAGIC "1 authority="
-/* The payload's longest form: the fixed part, two ids and a job. */
-#define RDLM_LEASE_AUTH_PAYLOAD_MAX (sizeof(RDLM_LEASE_AUTH_V1) + 48 + RDLM_LEASE_JOB_MAX)
+#define RDLM_LEASE_AUTH_NONCE " nonce="
+#define RDLM_LEASE_AUTH_JOB " job="
+#define RDLM_LEASE_AUTH_HEX 16
+/* The payload's longest form, without a NUL. */
+#define RDLM_LEASE_AUTH_PAYLOAD_MAX                                                        \
+    (sizeof(RDLM_LEASE_AUTH_V1 RDLM_LEASE_AUTH_NONCE RDLM_LEASE_AUTH_JOB) - 1 +            \
+     2 * RDLM_LEASE_AUTH_HEX + RDLM_LEASE_JOB_MAX)
 
 /* 1 if the len bytes of job form a valid job name (see the top of the file). */
 static int rdlm_lease_auth_job_valid(const void *job, size_t len)
@@ -89,7 +95,7 @@ static int rdlm_lease_auth_munged_listens(munge_ctx_t ctx)
 rdlm_status_t rdlm_lease_auth_create(uint64_t authority, uint64_t nonce, const char *job,
                                      uint8_t *buf, size_t cap, size_t *len_p)
 {
-    char payload[RDLM_LEASE_AUTH_PAYLOAD_MAX];
+    char payload[RDLM_LEASE_AUTH_PAYLOAD_MAX + 1];
     rdlm_status_t status = RDLM_OK;
     munge_ctx_t ctx;
     munge_err_t err;
@@ -111,7 +117,8 @@ rdlm_status_t rdlm_lease_auth_create(uint64_t authority, uint64_t nonce, const c
         goto out_ctx;
     }
     len = (size_t)snprintf(payload, sizeof(payload),
-                           RDLM_LEASE_AUTH_V1 "%016llx nonce=%016llx job=%s",
+                           RDLM_LEASE_AUTH_V1 "%016llx" RDLM_LEASE_AUTH_NONCE
+                                              "%016llx" RDLM_LEASE_AUTH_JOB "%s",
                            (unsigned long long)authority, (unsigned long long)nonce, job);
     err = munge_encode(&cred, ctx, payload, (int)len);
     if (err != EMUNGE_SUCCESS) {
@@ -136,20 +143,37 @@ out_ctx:
     return status;
 }
 
-/* The 16 lowercase hex digits at p (as create writes them) into *v_p. */
-static int rdlm_lease_auth_hex(const char *p, uint64_t *v_p)
+/* Consume the literal lit at *q (before end): 1, or 0 if it is not there. */
+static int rdlm_lease_auth_take(const char **q, const char *end, const char *lit)
+{
+    size_t n = strlen(lit);
+
+    if ((size_t)(end - *q) < n || memcmp(*q, lit, n) != 0) {
+        return 0;
+    }
+    *q += n;
+    return 1;
+}
+
+/* Consume RDLM_LEASE_AUTH_HEX lowercase hex digits at *q (before end), as create
+ * writes them, into *v_p: 1, or 0 if they are not there. */
+static int rdlm_lease_auth_take_hex(const char **q, const char *end, uint64_t *v_p)
 {
     uint64_t v = 0;
 
-    for (int i = 0; i < 16; i++) {
-        int d = p[i] >= '0' && p[i] <= '9'   ? p[i] - '0'
-                : p[i] >= 'a' && p[i] <= 'f' ? p[i] - 'a' + 10
-                                             : -1;
+    if (end - *q < RDLM_LEASE_AUTH_HEX) {
+        return 0;
+    }
+    for (int i = 0; i < RDLM_LEASE_AUTH_HEX; i++) {
+        char c = (*q)[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
         if (d < 0) {
             return 0;
         }
         v = v << 4 | (uint64_t)d;
     }
+    *q += RDLM_LEASE_AUTH_HEX;
     *v_p = v;
     return 1;
 }
@@ -161,8 +185,8 @@ static rdlm_status_t rdlm_lease_auth_binding(const char *p, size_t len, uint64_t
                                              char job_p[RDLM_LEASE_JOB_MAX + 1],
                                              char why_p[RDLM_LEASE_AUTH_WHY_MAX])
 {
-    const size_t magic = sizeof(RDLM_LEASE_AUTH_MAGIC) - 1,
-                 v1 = sizeof(RDLM_LEASE_AUTH_V1) - 1;
+    const size_t magic = sizeof(RDLM_LEASE_AUTH_MAGIC) - 1;
+    const char *q = p, *end = p + len;
     uint64_t a, n;
 
     if (len < magic || memcmp(p, RDLM_LEASE_AUTH_MAGIC, magic) != 0) {
@@ -179,10 +203,12 @@ static rdlm_status_t rdlm_lease_auth_binding(const char *p, size_t len, uint64_t
                  p + magic);
         return RDLM_ERR_PROTOCOL;
     }
-    if (len < v1 + 16 + 7 + 16 + 5 || memcmp(p, RDLM_LEASE_AUTH_V1, v1) != 0 ||
-        !rdlm_lease_auth_hex(p + v1, &a) || memcmp(p + v1 + 16, " nonce=", 7) != 0 ||
-        !rdlm_lease_auth_hex(p + v1 + 23, &n) || memcmp(p + v1 + 39, " job=", 5) != 0 ||
-        !rdlm_lease_auth_job_valid(p + v1 + 44, len - v1 - 44)) {
+    if (!rdlm_lease_auth_take(&q, end, RDLM_LEASE_AUTH_V1) ||
+        !rdlm_lease_auth_take_hex(&q, end, &a) ||
+        !rdlm_lease_auth_take(&q, end, RDLM_LEASE_AUTH_NONCE) ||
+        !rdlm_lease_auth_take_hex(&q, end, &n) ||
+        !rdlm_lease_auth_take(&q, end, RDLM_LEASE_AUTH_JOB) ||
+        !rdlm_lease_auth_job_valid(q, (size_t)(end - q))) {
         snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
                  "credential payload is not a valid rdlm-open v1 binding");
         return RDLM_ERR_AUTH;
@@ -198,7 +224,7 @@ static rdlm_status_t rdlm_lease_auth_binding(const char *p, size_t len, uint64_t
                  "credential made for another OPEN (its nonce differs)");
         return RDLM_ERR_AUTH;
     }
-    memcpy(job_p, p + v1 + 44, len - v1 - 44 + 1);
+    memcpy(job_p, q, (size_t)(end - q) + 1); /* with the NUL at end */
     return RDLM_OK;
 }
 
