@@ -1,7 +1,12 @@
 /*
  * Session credentials (see auth.h). With MUNGE: the credential is munge_encode's
- * base64 string carrying the job name as payload; munged binds the caller's uid and
- * gid and, on decode, refuses forged, replayed, expired and rewound credentials.
+ * base64 string carrying the binding of auth.h as payload; munged binds the caller's
+ * uid and gid and, on decode, refuses forged, replayed, expired and rewound
+ * credentials. The binding is what stops a credential from serving another purpose:
+ * a credential taken from one OPEN (sniffed, or sent to an authority that is not the
+ * one it was made for) names that OPEN's nonce and authority, so it opens no other
+ * session and at no other authority; an empty payload (`munge -n`) binds nothing and
+ * is refused.
  *
  * A job name is 0..RDLM_LEASE_JOB_MAX bytes of printable ASCII other than space and
  * '/': the server builds lock names as "uid/job/name", so a '/' inside a job would
@@ -14,6 +19,7 @@
  */
 #include "auth.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -28,6 +34,17 @@
 #include <unistd.h>
 
 #include "le.h"
+
+/* The binding (auth.h): MAGIC, the version and its fields, each id 16 hex digits. */
+#define RDLM_LEASE_AUTH_MAGIC "rdlm-open v"
+#define RDLM_LEASE_AUTH_V1 RDLM_LEASE_AUTH_MAGIC "1 authority="
+#define RDLM_LEASE_AUTH_NONCE " nonce="
+#define RDLM_LEASE_AUTH_JOB " job="
+#define RDLM_LEASE_AUTH_HEX 16
+/* The payload's longest form, without a NUL. */
+#define RDLM_LEASE_AUTH_PAYLOAD_MAX                                                        \
+    (sizeof(RDLM_LEASE_AUTH_V1 RDLM_LEASE_AUTH_NONCE RDLM_LEASE_AUTH_JOB) - 1 +            \
+     2 * RDLM_LEASE_AUTH_HEX + RDLM_LEASE_JOB_MAX)
 
 /* 1 if the len bytes of job form a valid job name (see the top of the file). */
 static int rdlm_lease_auth_job_valid(const void *job, size_t len)
@@ -75,9 +92,10 @@ static int rdlm_lease_auth_munged_listens(munge_ctx_t ctx)
     return 1;
 }
 
-rdlm_status_t rdlm_lease_auth_create(const char *job, uint8_t *buf, size_t cap,
-                                     size_t *len_p)
+rdlm_status_t rdlm_lease_auth_create(uint64_t authority, uint64_t nonce, const char *job,
+                                     uint8_t *buf, size_t cap, size_t *len_p)
 {
+    char payload[RDLM_LEASE_AUTH_PAYLOAD_MAX + 1];
     rdlm_status_t status = RDLM_OK;
     munge_ctx_t ctx;
     munge_err_t err;
@@ -98,7 +116,11 @@ rdlm_status_t rdlm_lease_auth_create(const char *job, uint8_t *buf, size_t cap,
         status = RDLM_ERR_UNAVAILABLE;
         goto out_ctx;
     }
-    err = munge_encode(&cred, ctx, job, (int)strlen(job));
+    len = (size_t)snprintf(payload, sizeof(payload),
+                           RDLM_LEASE_AUTH_V1 "%016llx" RDLM_LEASE_AUTH_NONCE
+                                              "%016llx" RDLM_LEASE_AUTH_JOB "%s",
+                           (unsigned long long)authority, (unsigned long long)nonce, job);
+    err = munge_encode(&cred, ctx, payload, (int)len);
     if (err != EMUNGE_SUCCESS) {
         const char *detail = rdlm_lease_auth_detail(ctx, err);
         rdlm_error("auth: munge_encode: %s%s%s", munge_strerror(err), *detail ? ": " : "",
@@ -121,11 +143,98 @@ out_ctx:
     return status;
 }
 
-rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint32_t *uid_p,
-                                     uint32_t *gid_p, char job_p[RDLM_LEASE_JOB_MAX + 1])
+/* Consume the literal lit at *q (before end): 1, or 0 if it is not there. */
+static int rdlm_lease_auth_take(const char **q, const char *end, const char *lit)
 {
-    char text[RDLM_LEASE_CRED_MAX + 1];
-    rdlm_status_t status = RDLM_OK;
+    size_t n = strlen(lit);
+
+    if ((size_t)(end - *q) < n || memcmp(*q, lit, n) != 0) {
+        return 0;
+    }
+    *q += n;
+    return 1;
+}
+
+/* Consume RDLM_LEASE_AUTH_HEX lowercase hex digits at *q (before end), as create
+ * writes them, into *v_p: 1, or 0 if they are not there. */
+static int rdlm_lease_auth_take_hex(const char **q, const char *end, uint64_t *v_p)
+{
+    uint64_t v = 0;
+
+    if (end - *q < RDLM_LEASE_AUTH_HEX) {
+        return 0;
+    }
+    for (int i = 0; i < RDLM_LEASE_AUTH_HEX; i++) {
+        char c = (*q)[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+        if (d < 0) {
+            return 0;
+        }
+        v = v << 4 | (uint64_t)d;
+    }
+    *q += RDLM_LEASE_AUTH_HEX;
+    *v_p = v;
+    return 1;
+}
+
+/* Check the payload (len bytes, NUL-terminated) against the OPEN it must bind:
+ * RDLM_OK with the job copied out, else the status of auth.h and the reason. */
+static rdlm_status_t rdlm_lease_auth_binding(const char *p, size_t len, uint64_t authority,
+                                             uint64_t nonce,
+                                             char job_p[RDLM_LEASE_JOB_MAX + 1],
+                                             char why_p[RDLM_LEASE_AUTH_WHY_MAX])
+{
+    const size_t magic = sizeof(RDLM_LEASE_AUTH_MAGIC) - 1;
+    const char *q = p, *end = p + len;
+    uint64_t a, n;
+
+    if (len < magic || memcmp(p, RDLM_LEASE_AUTH_MAGIC, magic) != 0) {
+        snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
+                 "credential payload binds no OPEN (%zu bytes; empty, or a bare job "
+                 "from a client older than this rdlmd)",
+                 len);
+        return RDLM_ERR_AUTH;
+    }
+    if (len >= magic + 2 && (p[magic] != '1' || p[magic + 1] != ' ')) {
+        snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
+                 "credential payload is binding version '%.8s', this rdlmd speaks "
+                 "'rdlm-open v1'",
+                 p + magic);
+        return RDLM_ERR_PROTOCOL;
+    }
+    if (!rdlm_lease_auth_take(&q, end, RDLM_LEASE_AUTH_V1) ||
+        !rdlm_lease_auth_take_hex(&q, end, &a) ||
+        !rdlm_lease_auth_take(&q, end, RDLM_LEASE_AUTH_NONCE) ||
+        !rdlm_lease_auth_take_hex(&q, end, &n) ||
+        !rdlm_lease_auth_take(&q, end, RDLM_LEASE_AUTH_JOB) ||
+        !rdlm_lease_auth_job_valid(q, (size_t)(end - q))) {
+        snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
+                 "credential payload is not a valid rdlm-open v1 binding");
+        return RDLM_ERR_AUTH;
+    }
+    if (a != authority) {
+        snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
+                 "credential made for authority %016llx, this is %016llx",
+                 (unsigned long long)a, (unsigned long long)authority);
+        return RDLM_ERR_AUTH;
+    }
+    if (n != nonce) {
+        snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
+                 "credential made for another OPEN (its nonce differs)");
+        return RDLM_ERR_AUTH;
+    }
+    memcpy(job_p, q, (size_t)(end - q) + 1); /* with the NUL at end */
+    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint64_t authority,
+                                     uint64_t nonce, uint32_t *uid_p, uint32_t *gid_p,
+                                     char job_p[RDLM_LEASE_JOB_MAX + 1],
+                                     char why_p[RDLM_LEASE_AUTH_WHY_MAX])
+{
+    char text[RDLM_LEASE_CRED_MAX + 1], payload_text[RDLM_LEASE_AUTH_PAYLOAD_MAX + 1];
+    rdlm_status_t status = RDLM_ERR_AUTH;
     munge_ctx_t ctx;
     munge_err_t err;
     void *payload = NULL;
@@ -135,8 +244,9 @@ rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint32_t *
 
     if (cred == NULL || len == 0 || len > RDLM_LEASE_CRED_MAX ||
         memchr(cred, '\0', len) != NULL) {
-        rdlm_warn("auth: credential missing, longer than %d bytes or not a string",
-                  RDLM_LEASE_CRED_MAX);
+        snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
+                 "credential missing, longer than %d bytes or not a string",
+                 RDLM_LEASE_CRED_MAX);
         return RDLM_ERR_AUTH;
     }
     memcpy(text, cred, len);
@@ -145,6 +255,7 @@ rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint32_t *
     ctx = munge_ctx_create();
     if (ctx == NULL) {
         rdlm_error("auth: munge_ctx_create failed");
+        why_p[0] = '\0';
         return RDLM_ERR_AUTH;
     }
     /* Payload memory is allocated for some errors too (EXPIRED, REWOUND, REPLAYED). */
@@ -152,24 +263,33 @@ rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint32_t *
     if (err != EMUNGE_SUCCESS) {
         /* Credential faults are the client's; the others mean munged is unusable. */
         const char *detail = rdlm_lease_auth_detail(ctx, err);
-        rdlm_log(err >= EMUNGE_BAD_CRED ? RDLM_LOG_WARN : RDLM_LOG_ERROR,
-                 "auth: credential refused: munge_decode: %s%s%s", munge_strerror(err),
-                 *detail ? ": " : "", detail);
-        status = RDLM_ERR_AUTH;
+
+        why_p[0] = '\0';
+        if (err >= EMUNGE_BAD_CRED) {
+            snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
+                     "credential refused by munge_decode: %s%s%s", munge_strerror(err),
+                     *detail ? ": " : "", detail);
+        } else {
+            rdlm_error("auth: credential not verified: munge_decode: %s%s%s",
+                       munge_strerror(err), *detail ? ": " : "", detail);
+        }
         goto out_payload;
     }
-    if (!rdlm_lease_auth_job_valid(payload, (size_t)payload_len)) {
-        rdlm_warn("auth: credential of uid %u refused: its payload is not a job name",
-                  (unsigned)uid);
-        status = RDLM_ERR_AUTH;
+    if (payload_len < 0 || (size_t)payload_len > RDLM_LEASE_AUTH_PAYLOAD_MAX) {
+        snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX,
+                 "credential payload of %d bytes binds no OPEN", payload_len);
         goto out_payload;
     }
     if (payload_len > 0) {
-        memcpy(job_p, payload, (size_t)payload_len);
+        memcpy(payload_text, payload, (size_t)payload_len);
     }
-    job_p[payload_len] = '\0';
-    *uid_p = (uint32_t)uid;
-    *gid_p = (uint32_t)gid;
+    payload_text[payload_len] = '\0';
+    status = rdlm_lease_auth_binding(payload_text, (size_t)payload_len, authority, nonce,
+                                     job_p, why_p);
+    if (status == RDLM_OK) {
+        *uid_p = (uint32_t)uid;
+        *gid_p = (uint32_t)gid;
+    }
 out_payload:
     free(payload);
     munge_ctx_destroy(ctx);
@@ -183,18 +303,22 @@ int rdlm_lease_auth_available(void)
     return 0;
 }
 
-rdlm_status_t rdlm_lease_auth_create(const char *job, uint8_t *buf, size_t cap,
-                                     size_t *len_p)
+rdlm_status_t rdlm_lease_auth_create(uint64_t authority, uint64_t nonce, const char *job,
+                                     uint8_t *buf, size_t cap, size_t *len_p)
 {
-    (void)job, (void)buf, (void)cap, (void)len_p;
+    (void)authority, (void)nonce, (void)job, (void)buf, (void)cap, (void)len_p;
     rdlm_error("auth: built without MUNGE (libmunge-dev was not found at configure time)");
     return RDLM_ERR_UNSUPPORTED;
 }
 
-rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint32_t *uid_p,
-                                     uint32_t *gid_p, char job_p[RDLM_LEASE_JOB_MAX + 1])
+rdlm_status_t rdlm_lease_auth_verify(const uint8_t *cred, size_t len, uint64_t authority,
+                                     uint64_t nonce, uint32_t *uid_p, uint32_t *gid_p,
+                                     char job_p[RDLM_LEASE_JOB_MAX + 1],
+                                     char why_p[RDLM_LEASE_AUTH_WHY_MAX])
 {
-    (void)cred, (void)len, (void)uid_p, (void)gid_p, (void)job_p;
+    (void)cred, (void)len, (void)authority, (void)nonce, (void)uid_p, (void)gid_p,
+        (void)job_p;
+    snprintf(why_p, RDLM_LEASE_AUTH_WHY_MAX, "built without MUNGE");
     rdlm_error("auth: built without MUNGE (libmunge-dev was not found at configure time)");
     return RDLM_ERR_UNSUPPORTED;
 }

@@ -105,6 +105,7 @@ struct rdlm_session {
     uint64_t id;
     uint64_t nonce; /* the OPEN's; every later request carries it (cmd.h) */
     uint64_t ns_id; /* the OPEN's answer: rdlm_lease_session_namespace */
+    uint64_t authority_id; /* STATUS's answer: what the credential is bound to */
     uint32_t ttl_ms, drift_ppm, lock_delay_ms, connect_timeout_ms;
     rdlm_lease_lost_func_t lost_cb;
     void *lost_arg;
@@ -196,7 +197,8 @@ static size_t rdlm_lease_encode_attempt(rdlm_session_h s, const rdlm_lease_call_
 
     if (cmd.op == RDLM_LEASE_OP_OPEN && s->auth) {
         size_t len;
-        rdlm_status_t st = rdlm_lease_auth_create(s->job, cred, sizeof(cred), &len);
+        rdlm_status_t st = rdlm_lease_auth_create(s->authority_id, cmd.nonce, s->job, cred,
+                                                  sizeof(cred), &len);
 
         if (st == RDLM_OK) {
             cmd.cred = cred;
@@ -413,7 +415,8 @@ static rdlm_status_t rdlm_session_request(rdlm_session_h s, rdlm_lease_call_t *c
  * authority de-duplicates, a new seq (call_lock held). */
 static rdlm_lease_call_t rdlm_session_call(rdlm_session_h s, unsigned op, const char *name)
 {
-    int numbered = op != RDLM_LEASE_OP_OPEN && op != RDLM_LEASE_OP_CANCEL;
+    int numbered = op != RDLM_LEASE_OP_OPEN && op != RDLM_LEASE_OP_CANCEL &&
+                   op != RDLM_LEASE_OP_STATUS;
     rdlm_lease_call_t call = {
         .cmd = {.op = (uint8_t)op, .seq = numbered ? ++s->seq : 0},
         .deadline = rdlm_clock_deadline((uint64_t)s->connect_timeout_ms * RDLM_LEASE_MS),
@@ -553,11 +556,33 @@ static rdlm_status_t rdlm_session_configure(rdlm_session_h s,
     return RDLM_OK;
 }
 
+/* The authority's id that a credential is bound to (auth.h), from the first replica
+ * that answers STATUS (call link); every replica of one authority tells the same. */
+static rdlm_status_t rdlm_session_authority_id(rdlm_session_h s)
+{
+    rdlm_lease_call_t call = rdlm_session_call(s, RDLM_LEASE_OP_STATUS, NULL);
+    rdlm_status_t st;
+
+    call.fail_fast = 1; /* as the OPEN that follows: nothing listening is an answer */
+    st = rdlm_session_request(s, &call);
+    if (call.answered) {
+        s->authority_id = call.reply.token; /* told by a diverged replica too */
+        return RDLM_OK;
+    }
+    return st == RDLM_ERR_TIMEOUT ? RDLM_ERR_UNAVAILABLE : st;
+}
+
 /* Open the session at the authority (call link). */
 static rdlm_status_t rdlm_session_open_remote(rdlm_session_h s)
 {
     rdlm_lease_call_t call = rdlm_session_call(s, RDLM_LEASE_OP_OPEN, NULL);
     rdlm_status_t st;
+
+    if (s->auth) {
+        st = rdlm_session_authority_id(s);
+        if (st != RDLM_OK)
+            return st;
+    }
 
     do {
         if (getrandom(&call.cmd.nonce, sizeof(call.cmd.nonce), 0) !=
@@ -840,6 +865,11 @@ RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char
 uint64_t rdlm_lease_session_namespace(rdlm_session_h session)
 {
     return session != NULL ? session->ns_id : 0;
+}
+
+uint64_t rdlm_lease_session_nonce(rdlm_session_h session)
+{
+    return session != NULL ? session->nonce : 0;
 }
 
 void rdlm_lease_session_lock_delay(rdlm_session_h session)

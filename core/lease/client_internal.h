@@ -38,6 +38,13 @@ int rdlm_lease_session_ended(rdlm_session_h session, uint64_t other);
 uint64_t rdlm_lease_session_namespace(rdlm_session_h session);
 
 /**
+ * The nonce the session was opened with (0 if session is NULL). Requests of the
+ * session outside this file carry it with the session id: HOMES under --auth munge
+ * (core/svc) is answered only within a session the asker opened. Pure.
+ */
+uint64_t rdlm_lease_session_nonce(rdlm_session_h session);
+
+/**
  * Wait out the session's lock delay (rdlm_session_params_t.lock_delay_ms; 0: returns
  * at once). An acquire that took a lock over from a holder whose lease ended calls it
  * before it returns RDLM_OWNER_DEAD, so a paused holder's writes still in flight land

@@ -51,14 +51,17 @@ typedef enum rdlm_lease_op {
                                     that the acquire with this seq obtained */
     RDLM_LEASE_OP_EPOCH = 7,   /**< log: session, seq, token = floor (0: none); the
                                     epoch becomes max(epoch + 1, floor), returned */
-    RDLM_LEASE_OP_STATUS = 8,  /**< client: leader, term, epoch, sessions */
+    RDLM_LEASE_OP_STATUS = 8,  /**< client, no session: leader, term, epoch,
+                                    sessions; token 0: the reply's token is the
+                                    authority id (server.h) */
     RDLM_LEASE_OP_EXPIRE = 9,  /**< log, leader timer only (refused from clients):
                                     session */
     RDLM_LEASE_OP_FATE = 10,   /**< client: session, token = another session of the
                                     same namespace: RDLM_OK with broken 0 (open) or
                                     1 (ended, as committed), or RDLM_ERR_NOT_FOUND
                                     (never opened, or another namespace's) */
-    RDLM_LEASE_OP_HOMES = 11,  /**< client, no session: the lock home this replica's
+    RDLM_LEASE_OP_HOMES = 11,  /**< client (session and nonce: needed under --auth
+                                    munge, server.h): the lock home this replica's
                                     rdlmd hosts, answered by a BLOB frame
                                     (core/svc/layout.h); RDLM_ERR_UNSUPPORTED if it
                                     hosts none, RDLM_ERR_UNAVAILABLE until it serves */

@@ -70,6 +70,7 @@ struct rdlm_lease_server {
     uv_tcp_t listener;
     uv_timer_t warn_timer; /* reports the warn lines that went to debug */
     rdlm_lease_auth_mode_t auth;
+    uint64_t authority_id; /* rdlm_lease_server_params_t.authority_id */
     unsigned max_conns, max_per_peer, n_conns;
     unsigned frame_timeout_ms, idle_timeout_ms;
     rdlm_lease_homes_func_t homes;
@@ -105,6 +106,7 @@ struct rdlm_lease_conn {
     rdlm_status_t auth_status;
     uint32_t auth_uid, auth_gid;
     char auth_job[RDLM_LEASE_JOB_MAX + 1];
+    char auth_why[RDLM_LEASE_AUTH_WHY_MAX]; /* why it was refused ("": logged) */
     size_t have, want;    /* bytes of the frame being read, and its full length */
     rdlm_lease_cmd_t cmd; /* the request, as it is (or would be) logged */
     uint64_t round;       /* CONFIRMING: the confirmation round that answers it */
@@ -408,7 +410,9 @@ static void rdlm_lease_conn_reply_status(rdlm_lease_conn_t *c)
     r.locks = (uint32_t)rdlm_lease_sm_lock_count(sm);
     r.commit = rdlm_lease_replica_applied(c->srv->rep);
     r.session = 0;
-    if (c->cmd.token != 0 && rdlm_lease_witness_lookup(w, c->cmd.token, &chain)) {
+    if (c->cmd.token == 0) {
+        r.token = c->srv->authority_id;
+    } else if (rdlm_lease_witness_lookup(w, c->cmd.token, &chain)) {
         r.session = c->cmd.token;
         r.token = chain;
     } else if (c->cmd.token != 0 && rdlm_lease_witness_newest(w, &newest) &&
@@ -543,8 +547,9 @@ static void rdlm_lease_conn_verify(uv_work_t *req)
 {
     rdlm_lease_conn_t *c = req->data;
 
-    c->auth_status = rdlm_lease_auth_verify(c->cmd.cred, c->cmd.cred_len, &c->auth_uid,
-                                            &c->auth_gid, c->auth_job);
+    c->auth_status = rdlm_lease_auth_verify(
+        c->cmd.cred, c->cmd.cred_len, c->srv->authority_id, c->cmd.nonce, &c->auth_uid,
+        &c->auth_gid, c->auth_job, c->auth_why);
 }
 
 static void rdlm_lease_conn_verified(uv_work_t *req, int status);
@@ -602,6 +607,12 @@ static void rdlm_lease_conn_verified(uv_work_t *req, int status)
     if (c->closing) {
         /* nobody to answer */
     } else if (c->auth_status != RDLM_OK) {
+        if (c->auth_why[0] != '\0') {
+            rdlm_log_level_t level = rdlm_lease_conn_offence_level(c);
+
+            rdlm_log(level, "lease: client %s: OPEN refused (%s): %s", c->peer,
+                     rdlm_status_name(c->auth_status), c->auth_why);
+        }
         rdlm_lease_conn_reply(c, c->auth_status);
     } else {
         cmd->uid = c->auth_uid;
@@ -693,6 +704,33 @@ static rdlm_status_t rdlm_lease_conn_rewrite(rdlm_lease_conn_t *c)
     return RDLM_OK;
 }
 
+/* Whether c may have the home's description: always under --auth none; under munge
+ * only within a session it opened (its nonce), as this replica applied it:
+ * RDLM_ERR_NOT_FOUND while this replica has not applied the session's OPEN yet (the
+ * client asks again), RDLM_ERR_LEASE_EXPIRED once it ended, RDLM_ERR_AUTH with none
+ * or another's (logged). */
+static rdlm_status_t rdlm_lease_conn_homes_allowed(rdlm_lease_conn_t *c)
+{
+    const rdlm_lease_sm_t *sm = rdlm_lease_replica_sm(c->srv->rep);
+    rdlm_status_t s;
+
+    if (c->srv->auth == RDLM_LEASE_AUTH_NONE) {
+        return RDLM_OK;
+    }
+    if (c->cmd.session == 0) {
+        rdlm_lease_conn_bad_frame(c, "HOMES without a session: refused (--auth munge)");
+        return RDLM_ERR_AUTH;
+    }
+    s = rdlm_lease_sm_session_owner(sm, c->cmd.session, c->cmd.nonce);
+    if (s == RDLM_ERR_LEASE_EXPIRED) {
+        return rdlm_lease_sm_session_fate(sm, c->cmd.session, NULL);
+    }
+    if (s == RDLM_ERR_AUTH) {
+        rdlm_lease_conn_bad_frame(c, "HOMES names a session it did not open: refused");
+    }
+    return s;
+}
+
 /* Answer or start c's request (READING, DEFERRED once the leader is ready, or
  * AUTHENTICATING once verified). */
 static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
@@ -706,7 +744,12 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
         return;
     }
     if (c->cmd.op == RDLM_LEASE_OP_HOMES) {
-        rdlm_lease_conn_reply_homes(c);
+        s = rdlm_lease_conn_homes_allowed(c);
+        if (s == RDLM_OK) {
+            rdlm_lease_conn_reply_homes(c);
+        } else {
+            rdlm_lease_conn_reply(c, s);
+        }
         return;
     }
     if (rdlm_lease_server_diverged(c->srv)) {
@@ -1007,6 +1050,31 @@ static void rdlm_lease_server_accept(uv_stream_t *listener, int status)
     rdlm_lease_conn_read_start(c);
 }
 
+uint64_t rdlm_lease_server_authority_id(const rdlm_lease_peer_t *peers, unsigned n)
+{
+    char text[RDLM_LEASE_PEERS_MAX * (2 * RDLM_ADDR_MAX + 24)] = "";
+    size_t used = 0;
+    uint64_t last = 0;
+
+    for (unsigned k = 0; k < n; k++) {
+        const rdlm_lease_peer_t *next = NULL;
+
+        for (unsigned i = 0; i < n; i++) {
+            if (peers[i].id > last && (next == NULL || peers[i].id < next->id)) {
+                next = &peers[i];
+            }
+        }
+        if (next == NULL) {
+            break;
+        }
+        used += (size_t)snprintf(text + used, sizeof(text) - used, "%llu=%s=%s,",
+                                 (unsigned long long)next->id, next->raft_addr,
+                                 next->client_addr);
+        last = next->id;
+    }
+    return rdlm_hash_name(text);
+}
+
 static void rdlm_lease_server_free_on_close(uv_handle_t *handle)
 {
     free(handle->data);
@@ -1040,6 +1108,10 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
         rdlm_error("lease: MUNGE authentication asked for, but this build has no MUNGE");
         return RDLM_ERR_INVALID_ARG;
     }
+    if (params->auth == RDLM_LEASE_AUTH_MUNGE && params->authority_id == 0) {
+        rdlm_error("lease: MUNGE authentication needs the authority's id");
+        return RDLM_ERR_INVALID_ARG;
+    }
     srv = calloc(1, sizeof(*srv));
     if (srv == NULL) {
         rdlm_error("lease: no memory for the client port");
@@ -1047,6 +1119,7 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
     }
     srv->rep = rep;
     srv->auth = params->auth;
+    srv->authority_id = params->authority_id;
     srv->max_conns = params->max_connections;
     srv->max_per_peer = params->max_connections_per_peer;
     srv->frame_timeout_ms = params->frame_timeout_ms;

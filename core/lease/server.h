@@ -21,18 +21,27 @@
  *
  * Requests
  *   STATUS and HOMES: any replica answers (HOMES with a BLOB frame, the description
- *   of the lock home its rdlmd hosts, or a REPLY saying why there is none). FATE (another session's: open, ended, or not found /
- *   another namespace's) is answered by the leader from its applied state. Every
- *   other op on a replica that is not the leader:
- *   RDLM_ERR_NOT_LEADER with the leader's id and client address (if known). On a
- *   leader that is not ready yet (replica.h) the request waits until it is.
- *   RENEW: the replica's timer, no log entry; answered once a majority confirmed the
- *   leader's term after the RENEW arrived (confirm.h). Logged ops: decoded, rewritten
- *   (below), checked with rdlm_lease_sm_check, and only then submitted; the reply is
- *   the result of the applied entry. Every reply carries the replica's term and
+ *   of the lock home its rdlmd hosts, or a REPLY saying why there is none). STATUS
+ *   needs no session (health checks, and the other replicas' confirmation rounds);
+ *   asking no mark (token 0), its reply's token is the authority id credentials
+ *   are bound to. HOMES under --auth munge needs a session the asker opened
+ *   (session and nonce, checked against this replica's applied state): without one
+ *   RDLM_ERR_AUTH, a session this replica has not applied yet RDLM_ERR_NOT_FOUND
+ *   (ask again), an ended one RDLM_ERR_LEASE_EXPIRED. FATE (another session's: open, ended,
+ * or not found / another namespace's) is answered by the leader from its applied state.
+ * Every other op on a replica that is not the leader: RDLM_ERR_NOT_LEADER with the leader's
+ * id and client address (if known). On a leader that is not ready yet (replica.h) the
+ * request waits until it is. RENEW: the replica's timer, no log entry; answered once a
+ * majority confirmed the leader's term after the RENEW arrived (confirm.h). Logged ops:
+ * decoded, rewritten (below), checked with rdlm_lease_sm_check, and only then submitted;
+ * the reply is the result of the applied entry. Every reply carries the replica's term and
  *   leader.
  *   OPEN: auth none: uid = gid = 0, namespace ""; auth munge: the credential is
- *   verified (RDLM_ERR_AUTH if missing or refused) and the logged OPEN carries its
+ *   verified, bound to this authority_id and the OPEN's nonce (auth.h; RDLM_ERR_AUTH
+ *   if missing, refused, foreign or for another nonce, RDLM_ERR_PROTOCOL if its
+ *   binding is of another version; one warn line, limited as the others about
+ *   clients), so re-attaching to a session (OPEN with its nonce) needs a fresh
+ *   credential of the session's own uid and job, and the logged OPEN carries its
  *   uid, gid and the namespace "<uid>/<job>"; the credential itself is never logged.
  *   Verification (a round trip to munged) runs in libuv's thread pool, never on the
  *   loop: a slow or hung munged delays only the OPENs, not other clients, timers or
@@ -73,6 +82,9 @@ typedef rdlm_status_t (*rdlm_lease_homes_func_t)(void *arg, const uint8_t **blob
 typedef struct rdlm_lease_server_params {
     const char *client_addr; /**< "host:port" to listen on (a name: its address now) */
     rdlm_lease_auth_mode_t auth;
+    uint64_t authority_id; /**< the id credentials are bound to, STATUS tells clients
+                                (rdlm_lease_server_authority_id); > 0
+                                with RDLM_LEASE_AUTH_MUNGE */
     unsigned max_connections;          /**< > 0 */
     unsigned max_connections_per_peer; /**< > 0; from one client IPv4 address */
     unsigned frame_timeout_ms;         /**< > 0; to complete a frame, to take a reply */
@@ -87,6 +99,11 @@ typedef struct rdlm_lease_server_params {
 } rdlm_lease_server_params_t;
 
 typedef struct rdlm_lease_server rdlm_lease_server_t;
+
+/** The authority's id that MUNGE credentials are bound to (auth.h): a hash of its
+ *  members (id, Raft and client address, in id order), so every replica of one
+ *  authority has the same and two authorities differ. Pure; never 0. */
+uint64_t rdlm_lease_server_authority_id(const rdlm_lease_peer_t *peers, unsigned n);
 
 /**
  * Listen on params->client_addr for clients of rep (the server installs the replica's

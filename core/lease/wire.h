@@ -43,7 +43,8 @@ typedef struct rdlm_lease_reply {
     uint64_t term;      /**< the answering replica's current term */
     uint64_t session;   /**< OPEN */
     uint64_t token;     /**< ACQUIRE; OPEN: the id of the session's namespace
-                             (rdlm_hash_name of "uid/job"; 0: none, --auth none) */
+                             (rdlm_hash_name of "uid/job"; 0: none, --auth none);
+                             STATUS asking no mark: the authority id (server.h) */
     uint64_t epoch;     /**< current epoch (EPOCH: the new one) */
     uint64_t seq;       /**< echo of the request's seq */
     uint64_t leader_id; /**< 0 if unknown */

@@ -1,6 +1,7 @@
 /* A client context's links to its service's lock homes (svc.h, "Homes"). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client_internal.h"
 #include "clock.h"
@@ -11,16 +12,23 @@
 #include "log.h"
 #include "svc_internal.h"
 
-/* Bounds of one HOMES request, and the pause after a failed connect. */
+/* Bounds of one HOMES request, the pause before asking a replica again that has not
+ * applied the session yet, and the pause after a failed connect. */
 #define RDLM_SVC_ASK_NS 2000000000ull
+#define RDLM_SVC_AGAIN_NS 20000000ull
 #define RDLM_SVC_RETRY_NS 200000000ull
 
-/* Ask the replica at addr for its home's description (into buf). */
-static rdlm_status_t rdlm_svc_ask(const char *addr, uint8_t buf[RDLM_WIRE_MAX_PAYLOAD],
-                                  rdlm_svc_desc_t *d)
+/* One HOMES request to the replica at addr, within session (needed under --auth
+ * munge), answered by deadline: the description in d (decoded from buf), or the
+ * reply's status. */
+static rdlm_status_t rdlm_svc_ask_once(const char *addr, rdlm_session_h session,
+                                       uint64_t deadline,
+                                       uint8_t buf[RDLM_WIRE_MAX_PAYLOAD],
+                                       rdlm_svc_desc_t *d)
 {
-    rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_HOMES};
-    uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_ASK_NS);
+    rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_HOMES,
+                            .session = rdlm_session_id(session),
+                            .nonce = rdlm_lease_session_nonce(session)};
     uint8_t req[RDLM_LEASE_CMD_MAX];
     size_t req_len = rdlm_lease_cmd_encode(&cmd, req, sizeof(req));
     rdlm_wire_kind_t kind;
@@ -45,6 +53,25 @@ static rdlm_status_t rdlm_svc_ask(const char *addr, uint8_t buf[RDLM_WIRE_MAX_PA
         return RDLM_ERR_PROTOCOL;
     }
     return RDLM_OK;
+}
+
+/* Ask the replica at addr for its home's description (into buf), again while it
+ * has not applied the session's OPEN yet (RDLM_ERR_NOT_FOUND: a follower a heartbeat
+ * behind the leader), within RDLM_SVC_ASK_NS. */
+static rdlm_status_t rdlm_svc_ask(const char *addr, rdlm_session_h session,
+                                  uint8_t buf[RDLM_WIRE_MAX_PAYLOAD], rdlm_svc_desc_t *d)
+{
+    uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_ASK_NS);
+    rdlm_status_t st = rdlm_svc_ask_once(addr, session, deadline, buf, d);
+
+    while (st == RDLM_ERR_NOT_FOUND && rdlm_clock_now_ns() + RDLM_SVC_AGAIN_NS < deadline) {
+        nanosleep(&(struct timespec){0, (long)RDLM_SVC_AGAIN_NS}, NULL);
+        st = rdlm_svc_ask_once(addr, session, deadline, buf, d);
+    }
+    if (st == RDLM_ERR_NOT_FOUND || st == RDLM_ERR_AUTH)
+        rdlm_warn("svc: %s refused HOMES within session %llu: %s", addr,
+                  (unsigned long long)rdlm_session_id(session), rdlm_status_name(st));
+    return st;
 }
 
 /* Close what a link holds (its writer lock held). */
@@ -91,7 +118,7 @@ static rdlm_status_t rdlm_svc_link_up(rdlm_svc_t *svc, rdlm_svc_link_t *l)
     uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
     rdlm_tl_params_t tp = svc->tp;
     rdlm_svc_desc_t d;
-    rdlm_status_t st = rdlm_svc_ask(l->addr, buf, &d);
+    rdlm_status_t st = rdlm_svc_ask(l->addr, svc->session, buf, &d);
 
     if (st == RDLM_OK)
         st = rdlm_tl_boot_replay_create(d.rec, d.rec_len, &l->relay);
@@ -174,7 +201,7 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
     if (st != RDLM_OK || session == NULL)
         return RDLM_ERR_INVALID_ARG;
     for (unsigned i = 0; i < addrs.count; i++) {
-        if (rdlm_svc_ask(addrs.addr[i], buf, &d) == RDLM_ERR_UNSUPPORTED) {
+        if (rdlm_svc_ask(addrs.addr[i], session, buf, &d) == RDLM_ERR_UNSUPPORTED) {
             rdlm_info("svc: replica %s hosts no lock home: locks stay node-local",
                       addrs.addr[i]);
             return RDLM_ERR_UNSUPPORTED;

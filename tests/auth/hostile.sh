@@ -8,9 +8,10 @@
 #   hostile_client  rdlmd --auth none (no per-peer cap); malformed, oversized,
 #                   out-of-protocol and random frames, many connections (see
 #                   hostile_client.py)
-#   auth_open       rdlmd --auth munge; OPEN without, with a forged or replayed
-#                   credential -> RDLM_ERR_AUTH, with a real one -> OK (the real-
-#                   credential part is skipped when munged is not running)
+#   auth_open       rdlmd --auth munge; HOMES without a session, OPEN without, with a
+#                   forged, replayed, unbound or foreign credential -> RDLM_ERR_AUTH,
+#                   with a bound one -> OK (the real-credential part is skipped when
+#                   munged is not running)
 #   limits          rdlmd --frame-timeout-ms 500 --idle-timeout-ms 1500
 #                   --max-connections-per-peer 8: timeouts, the per-peer cap and the
 #                   daemon-wide limit on warn lines (read from its log)

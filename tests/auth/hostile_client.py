@@ -10,11 +10,15 @@ MODE hostile_client: malformed, truncated, oversized and out-of-protocol frames,
   requests the authority must refuse (renewal of an unknown or expired session,
   release of a lock never acquired, double release, EXPIRE from a client), random
   frames and many simultaneous connections.
-MODE auth_open (rdlmd --auth munge): OPEN without, with a forged, with a flipped and
-  with a replayed credential -> RDLM_ERR_AUTH; with a real one -> OK; lock names are
-  per job whatever namespace the client sends; a client without a credential cannot
-  act in another's session by naming its id (the real-credential part needs munged
-  and is skipped without it).
+MODE auth_open (rdlmd --auth munge): HOMES without a session or in another's ->
+  RDLM_ERR_AUTH; OPEN without, with a forged, with a flipped and with a replayed
+  credential -> RDLM_ERR_AUTH; a credential must bind this OPEN (core/lease/auth.h):
+  one made for another authority or another nonce, an empty one (munge -n) and a
+  bare job (an older client's) -> RDLM_ERR_AUTH; with a bound one -> OK, and HOMES
+  in that session is answered; re-attaching to a session (OPEN with its nonce) needs
+  a credential of its own uid and job; lock names are per job whatever namespace the
+  client sends; a client without a credential cannot act in another's session by
+  naming its id (the real-credential part needs munged and is skipped without it).
 MODE limits (rdlmd started with the --frame-timeout-ms, --idle-timeout-ms and
   --max-connections-per-peer given here, its log in --log): a burst of bad frames
   logs at most RDLM_LEASE_WARNS_PER_S warn lines a second and the rest is reported
@@ -53,7 +57,7 @@ MAGIC, VERSION, HEADER = 0x4D4C4452, 1, 12
 REQUEST, REPLY, BLOB = 1, 2, 3  # BLOB: the answer to HOMES (core/lease/wire.h)
 MAX_PAYLOAD, REPLY_FIXED, ADDR_MAX = 2048, 80, 63
 OP_OPEN, OP_RENEW, OP_CLOSE, OP_ACQUIRE, OP_RELEASE = 1, 2, 3, 4, 5
-OP_CANCEL, OP_EPOCH, OP_STATUS, OP_EXPIRE = 6, 7, 8, 9
+OP_CANCEL, OP_EPOCH, OP_STATUS, OP_EXPIRE, OP_HOMES = 6, 7, 8, 9, 11
 LOGGED_OPS = {OP_OPEN, OP_CLOSE, OP_ACQUIRE, OP_RELEASE, OP_CANCEL, OP_EPOCH, OP_EXPIRE}
 # op flags name_len ttl_ms timeout_ms uid gid session seq nonce token cred_len
 CMD_FMT = "<BBHIIIIQQQQH"
@@ -62,6 +66,7 @@ assert struct.calcsize(CMD_FMT) == 54 and struct.calcsize(REPLY_FMT) == REPLY_FI
 
 ERR_BUSY, ERR_TIMEOUT, ERR_NOT_OWNER = -100, -101, -102
 ERR_LEASE_EXPIRED, ERR_AUTH = -107, -109
+ERR_UNSUPPORTED, ERR_UNAVAILABLE = -7, -203
 ACQ_TRY = 0x01
 EPOCH_MAX = (1 << 24) - 1  # RDLM_LEASE_EPOCH_MAX: the largest floor a command may carry
 TTL_LONG = 600000  # the test's own sessions never expire during a run
@@ -225,9 +230,12 @@ class Session:
     Its requests carry the OPEN's nonce too, so that a daemon which binds a session to
     its nonce accepts them."""
 
-    def __init__(self, d, cred=b"", name=b"", ttl=TTL_LONG):
+    def __init__(self, d, cred=b"", name=b"", ttl=TTL_LONG, job=None):
+        """job: open with a credential bound to this OPEN (munge_cred), else cred."""
         self.d = d
         self.nonce = random.getrandbits(64)
+        if job is not None:
+            cred = munge_cred(d, job, self.nonce)
         self.conn = Conn(d.addr)
         r = self.conn.call(cmd(OP_OPEN, ttl=ttl, nonce=self.nonce, name=name, cred=cred))
         if r["status"] != 0 or r["session"] == 0:
@@ -843,54 +851,116 @@ def run_auth_stall(d, args):
     return t.passed
 
 
-def munge_cred(job):
-    """A real credential from the munge CLI carrying job, or None without munged."""
+def munge_raw(payload, user=None):
+    """A real credential from the munge CLI carrying payload (bytes; b"": munge -n),
+    made by user (None: this process; else via setpriv), or None without munged."""
     if shutil.which("munge") is None:
         return None
-    p = subprocess.run(["munge", "-s", job], capture_output=True, timeout=10)
+    argv = ["munge", "-n"] if payload == b"" else ["munge", "-s", payload.decode()]
+    if user is not None:
+        argv = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] + argv
+    p = subprocess.run(argv, capture_output=True, timeout=10)
     return p.stdout.strip() if p.returncode == 0 else None
+
+
+def binding(authority, nonce, job):
+    """The payload that binds a credential to one OPEN (core/lease/auth.h)."""
+    return b"rdlm-open v1 authority=%016x nonce=%016x job=%s" % (authority, nonce, job)
+
+
+def munge_cred(d, job, nonce, authority=None, user=None):
+    """A credential bound to the OPEN of nonce at d's authority (or authority)."""
+    a = d.status()["token"] if authority is None else authority
+    return munge_raw(binding(a, nonce, job.encode() if isinstance(job, str) else job), user)
+
+
+def homes(d, session=0, nonce=0):
+    c = Conn(d.addr)
+    try:
+        return c.call(cmd(OP_HOMES, session=session, nonce=nonce))
+    finally:
+        c.close()
 
 
 def run_auth_open(d, args):
     t = Checks(d)
 
-    def open_refused(cred):
+    def open_refused(cred, nonce=None):
         c = Conn(d.addr)
         try:
-            c.send(frame(cmd(OP_OPEN, ttl=TTL_LONG, nonce=random.getrandbits(64),
+            c.send(frame(cmd(OP_OPEN, ttl=TTL_LONG,
+                             nonce=random.getrandbits(64) if nonce is None else nonce,
                              cred=cred)))
             return expect_refused(c, ERR_AUTH)
         finally:
             c.close()
 
+    def homes_refused(session=0, nonce=0):
+        return expect_status(homes(d, session, nonce), ERR_AUTH)
+
+    t.case("HOMES without a session", homes_refused)
     t.case("OPEN without a credential", open_refused, b"")
     t.case("OPEN with a forged credential", open_refused,
            b"MUNGE:AwQFAAD" + b"A" * 120 + b":")
     t.case("OPEN with random bytes as credential", open_refused,
            bytes(random.Random(args.seed).randrange(1, 256) for _ in range(200)))
 
-    real = munge_cred("4711")
-    if real is None:
+    authority = d.status()["token"]
+    if authority == 0:
+        raise Failure("STATUS names no authority id")
+    if munge_raw(b"probe") is None:
         print("SKIP real-credential checks: needs munged: bash scripts/munged.sh start")
         return t.passed
 
-    flipped = bytearray(munge_cred("4711"))
+    nonce = random.getrandbits(64)
+    flipped = bytearray(munge_cred(d, "4711", nonce))
     mid = len(flipped) // 2
     flipped[mid] = ord("B") if flipped[mid] == ord("A") else ord("A")
-    t.case("OPEN with a credential with one byte flipped", open_refused, bytes(flipped))
-    t.case("OPEN with a credential whose job has a '/'", open_refused, munge_cred("47/11"))
+    t.case("OPEN with a credential with one byte flipped", open_refused, bytes(flipped),
+           nonce)
+    t.case("OPEN with a credential whose job has a '/'", open_refused,
+           munge_cred(d, "47/11", nonce), nonce)
+    t.case("OPEN with an empty credential payload (munge -n)", open_refused,
+           munge_raw(b""), nonce)
+    t.case("OPEN with a credential carrying a bare job (bound to nothing)", open_refused,
+           munge_raw(b"4711"), nonce)
+    t.case("OPEN with a credential made for another authority", open_refused,
+           munge_cred(d, "4711", nonce, authority=authority ^ 1), nonce)
+    t.case("OPEN with a credential made for another nonce", open_refused,
+           munge_cred(d, "4711", nonce ^ 1), nonce)
 
-    owner = Session(d, cred=real)
-    t.ok("OPEN with a real credential", "session %d" % owner.id)
+    owner = Session(d, job="4711")
+    t.ok("OPEN with a bound credential", "session %d" % owner.id)
     t.expect_status("ACQUIRE in the authenticated session",
                     owner.call(OP_ACQUIRE, name=b"x"), 0)
-    t.case("OPEN replaying that credential (new nonce)", open_refused, real)
+    replay = munge_cred(d, "4711", owner.nonce)
+    again = Conn(d.addr)
+    try:
+        r = again.call(cmd(OP_OPEN, ttl=TTL_LONG, nonce=owner.nonce, cred=replay))
+    finally:
+        again.close()
+    t.expect_status("re-attach: OPEN with the session's nonce and a fresh credential",
+                    r, 0)
+    if r["session"] != owner.id:
+        raise Failure("re-attach gave session %d, not %d" % (r["session"], owner.id))
+    t.case("OPEN replaying that credential (same nonce)", open_refused, replay, owner.nonce)
+    t.case("re-attach with a credential of another job", open_refused,
+           munge_cred(d, "4712", owner.nonce), owner.nonce)
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        t.case("re-attach with a credential of another uid", open_refused,
+               munge_cred(d, "4711", owner.nonce, user=65534), owner.nonce)
+    t.case("HOMES in another's session (its id, another nonce)", homes_refused, owner.id,
+           owner.nonce ^ 1)
+    r = homes(d, owner.id, owner.nonce)
+    if r["status"] not in (0, ERR_UNSUPPORTED, ERR_UNAVAILABLE):
+        raise Failure("HOMES in an own session answered %d" % r["status"])
+    t.ok("HOMES in an own session", "blob" if "blob" in r else "status %d" % r["status"])
 
     # Lock names are per job: the server prefixes "uid/job/", whatever namespace the
     # client sent with its OPEN.
-    other_job = Session(d, cred=munge_cred("4712"))
-    same_job = Session(d, cred=munge_cred("4711"))
-    claims_ns = Session(d, cred=munge_cred("4713"), name=b"%d/4711" % os.geteuid())
+    other_job = Session(d, job="4712")
+    same_job = Session(d, job="4711")
+    claims_ns = Session(d, job="4713", name=b"%d/4711" % os.geteuid())
     t.expect_status("another job takes the same name",
                     other_job.call(OP_ACQUIRE, flags=ACQ_TRY, name=b"x"), 0)
     t.expect_status("another session of the same job finds it busy",

@@ -64,7 +64,11 @@ static void rdlm_daemon_usage(FILE *out)
           "the one given to clients.\n"
           "A new --data-dir is bootstrapped with the full list. Raft ports\n"
           "carry no authentication: keep them on a private network. --auth munge makes\n"
-          "clients prove their uid and job with a MUNGE credential (needs munged).\n"
+          "clients prove their uid and job with a MUNGE credential bound to this\n"
+          "authority and the session (needs munged); every request but STATUS then\n"
+          "needs a session, HOMES included. --auth none (default): anyone reaching the\n"
+          "client port can open sessions, take any lock and, through HOMES, read and\n"
+          "change every lock word of the homes.\n"
           "A follower that hears no leader stands for election within\n"
           "--election-timeout-ms (randomised between half and all of it); the\n"
           "heartbeat must be under half of it.\n"
@@ -315,6 +319,7 @@ int main(int argc, char **argv)
         return parsed == 0 ? 0 : 2;
     }
     o.replica.peers = o.peers;
+    o.server.authority_id = rdlm_lease_server_authority_id(o.peers, o.replica.n_peers);
     rdlm_log_set_level(o.log_level);
     /* From its first line, not from whenever the home's session reads RDLM_*. */
     rdlm_log_open_file(getenv("RDLM_LOG_FILE") != NULL ? getenv("RDLM_LOG_FILE") : "");
