@@ -108,6 +108,7 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
     uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
     rdlm_lease_reply_t rep;
     uint32_t len;
+    int answered;
 
     if (rdlm_lease_conn_recv(p->fd, RDLM_WIRE_REPLY, buf, &len, deadline) != RDLM_OK ||
         rdlm_wire_reply_decode(buf, len, &rep) != RDLM_OK || rep.seq != p->awaited) {
@@ -116,9 +117,11 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
         return 0;
     }
     p->awaited = 0;
+    /* A peer whose disk refuses writes still answers for its term and chain. */
+    answered = rep.status == RDLM_OK || rep.status == RDLM_ERR_NO_SPACE;
     /* Any answer to our request names the chain at the mark asked, or at the peer's
      * newest if it is behind (session = that n). */
-    if (rep.status == RDLM_OK && rep.session != 0 && rep.session <= p->mark_n &&
+    if (answered && rep.session != 0 && rep.session <= p->mark_n &&
         !rdlm_lease_witness_check(cf->witness, rep.session, rep.token, p->addr)) {
         return 0;
     }
@@ -129,8 +132,7 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
     if (rep.term > term) {
         return -1;
     }
-    return rep.status == RDLM_OK && rep.term == term &&
-           !rdlm_lease_witness_diverged(cf->witness);
+    return answered && rep.term == term && !rdlm_lease_witness_diverged(cf->witness);
 }
 
 /* One round: 1 if a majority confirmed term. */
