@@ -60,7 +60,12 @@ rdlm_status_t rdlm_lease_disk_open(rdlm_lease_disk_t *d, const char *dir)
     struct stat st;
     int err;
 
-    *d = (rdlm_lease_disk_t){.dir = dir};
+    if (strlen(dir) >= sizeof(d->dir)) {
+        rdlm_error("lease: data directory path too long (%zu bytes)", strlen(dir));
+        return RDLM_ERR_IO;
+    }
+    *d = (rdlm_lease_disk_t){.state = RDLM_LEASE_DISK_OK};
+    memcpy(d->dir, dir, strlen(dir) + 1);
     if (stat(dir, &st) != 0) {
         rdlm_error("lease: data directory %s: %s", dir, strerror(errno));
         return RDLM_ERR_IO;

@@ -22,6 +22,7 @@
 #ifndef RDLM_LEASE_DISK_H
 #define RDLM_LEASE_DISK_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #include <sys/types.h>
@@ -43,8 +44,8 @@ typedef enum rdlm_lease_disk_state {
 } rdlm_lease_disk_state_t;
 
 typedef struct rdlm_lease_disk {
-    const char *dir; /* the replica's data_dir (outlives the replica) */
-    dev_t dev;       /* the directory's identity at start */
+    char dir[PATH_MAX]; /* the replica's data_dir */
+    dev_t dev;          /* the directory's identity at start */
     ino_t ino;
     rdlm_lease_disk_state_t state; /* of the last sample */
     uint64_t free_bytes;           /* of the last sample (0 unless OK or LOW) */
@@ -52,8 +53,9 @@ typedef struct rdlm_lease_disk {
 
 /**
  * Check dir before libraft opens it: an existing, writable directory on a read-write
- * file system with at least RDLM_LEASE_DISK_START bytes free. RDLM_OK (d set up,
- * state OK), RDLM_ERR_IO (missing, not a directory, read-only, not writable) or
+ * file system with at least RDLM_LEASE_DISK_START bytes free. RDLM_OK (d set up with
+ * a copy of dir, state OK), RDLM_ERR_IO (missing, not a directory, read-only, not
+ * writable, a path of PATH_MAX bytes or more) or
  * RDLM_ERR_NO_SPACE (too small or too full), each logged at error with the directory
  * and, for space, what it has and what is needed. Blocking (two system calls).
  */

@@ -34,6 +34,9 @@
 #define RDLM_LEASE_TICK_MS 10u
 /* The data directory is sampled every this many ticks (disk.h). */
 #define RDLM_LEASE_DISK_TICKS 10u
+/* A ready leader asks a confirmation round every this many samples, so that it hears
+ * of another replica's full disk without renewals too. */
+#define RDLM_LEASE_DISK_PEER_SAMPLES 5u
 /* A snapshot sent to a follower and not acknowledged within this many election
  * timeouts is sent again. */
 #define RDLM_LEASE_INSTALL_SNAPSHOT_ETS 5u
@@ -74,7 +77,8 @@ struct rdlm_lease_replica {
     uint64_t next_due_ms;
 
     rdlm_lease_disk_t disk; /* sampled every RDLM_LEASE_DISK_TICKS ticks */
-    unsigned disk_ticks;
+    unsigned disk_ticks, disk_samples;
+    const char *peer_full;     /* another replica said its disk is full (confirm.h) */
     uint64_t disk_warned_term; /* "cannot become ready" was logged for this term */
     int unsafe;                /* data directory gone or libraft failed: serves nothing */
     rdlm_lease_fault_func_t on_fault;
@@ -169,11 +173,18 @@ static int rdlm_lease_is_ready(const rdlm_lease_replica_t *rep)
            r->current_term == rep->lead_term;
 }
 
-/* 1 if this replica may log entries now: its data directory was ok at the last
- * sample (disk.h). */
+/* 1 if this replica's data directory was ok at the last sample (disk.h). */
 static int rdlm_lease_disk_ok(const rdlm_lease_replica_t *rep)
 {
     return rep->disk.state == RDLM_LEASE_DISK_OK;
+}
+
+/* 1 if this leader may log entries now: its own disk is ok and no other replica said
+ * lately that its disk is full (it would have to write them too, and libraft 0.15 has
+ * no safe path for a follower's failed write either). */
+static int rdlm_lease_writes_ok(const rdlm_lease_replica_t *rep)
+{
+    return rdlm_lease_disk_ok(rep) && rep->peer_full == NULL;
 }
 
 /* ---- lease timers ---------------------------------------------------------------- */
@@ -271,7 +282,7 @@ static void rdlm_lease_timer_scan(rdlm_lease_replica_t *rep)
     uint64_t now = rdlm_lease_now_ms();
     uint64_t next = UINT64_MAX;
 
-    if (now < rep->next_due_ms || !rdlm_lease_disk_ok(rep)) {
+    if (now < rep->next_due_ms || !rdlm_lease_writes_ok(rep)) {
         return; /* an EXPIRE is an entry: the session waits for space (fenced) */
     }
     for (size_t i = 0; i < rep->n_timers; i++) {
@@ -343,6 +354,29 @@ static void rdlm_lease_fault(rdlm_lease_replica_t *rep, const char *why)
     }
 }
 
+/* What a ready leader hears about the other replicas' disks: a change is logged. */
+static void rdlm_lease_disk_peers(rdlm_lease_replica_t *rep)
+{
+    const char *full;
+
+    if (rep->confirm == NULL || !rdlm_lease_is_ready(rep)) {
+        rep->peer_full = NULL; /* asked again once it leads */
+        return;
+    }
+    if (++rep->disk_samples % RDLM_LEASE_DISK_PEER_SAMPLES == 0) {
+        rdlm_lease_confirm_ask(rep->confirm, rep->lead_term);
+    }
+    full = rdlm_lease_confirm_full_peer(rep->confirm);
+    if (full != NULL && rep->peer_full == NULL) {
+        rdlm_warn("lease: replica at %s says its data disk is full: writes refused with "
+                  "RDLM_ERR_NO_SPACE until it has space",
+                  full);
+    } else if (full == NULL && rep->peer_full != NULL) {
+        rdlm_info("lease: no replica says its data disk is full any more: writes resume");
+    }
+    rep->peer_full = full;
+}
+
 /* Sample the data directory every RDLM_LEASE_DISK_TICKS ticks. 0 if it is gone. */
 static int rdlm_lease_disk_tick(rdlm_lease_replica_t *rep)
 {
@@ -350,6 +384,7 @@ static int rdlm_lease_disk_tick(rdlm_lease_replica_t *rep)
         return 1;
     }
     rep->disk_ticks = 0;
+    rdlm_lease_disk_peers(rep);
     return rdlm_lease_disk_sample(&rep->disk) != RDLM_LEASE_DISK_GONE;
 }
 
@@ -486,7 +521,7 @@ rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
     if (len == 0 || !rdlm_lease_op_is_logged(cmd->op)) {
         return RDLM_ERR_INVALID_ARG;
     }
-    if (!rdlm_lease_disk_ok(rep)) {
+    if (!rdlm_lease_writes_ok(rep)) {
         return RDLM_ERR_NO_SPACE; /* said once by the disk sample, not per request */
     }
     sub = malloc(sizeof(*sub));

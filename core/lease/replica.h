@@ -18,7 +18,9 @@
  *
  * Disk (disk.h)
  *   The data directory is checked at start and sampled every 100 ms. While it is low
- *   or read-only, submit refuses every entry with RDLM_ERR_NO_SPACE and no EXPIRE is
+ *   or read-only, or (on a leader) another replica's STATUS answer said so within two
+ *   timeouts (confirm.h; a ready leader asks a round every 500 ms), submit refuses
+ *   every entry with RDLM_ERR_NO_SPACE and no EXPIRE is
  *   submitted (the sessions keep their locks until space returns; renewals write
  *   nothing and go on); a new leader still commits its barrier on a low disk (one
  *   entry, into a preallocated segment), not on a read-only one. A directory that is
@@ -166,9 +168,9 @@ uint64_t rdlm_lease_replica_applied(const rdlm_lease_replica_t *rep);
  * Log cmd (a logged op, already validated against the state: rdlm_lease_sm_check) and
  * call done once it was applied here, or failed. Requires a ready leader. RDLM_OK
  * (done will be called, never from inside this call) or RDLM_ERR_NOT_LEADER,
- * RDLM_ERR_INVALID_ARG (cmd does not encode), RDLM_ERR_NO_SPACE (the data disk is
- * low or read-only: nothing is written), RDLM_ERR_NO_MEMORY, RDLM_ERR_IO (done
- * is not called).
+ * RDLM_ERR_INVALID_ARG (cmd does not encode), RDLM_ERR_NO_SPACE (this or another
+ * replica's data disk is low or read-only: nothing is written), RDLM_ERR_NO_MEMORY,
+ * RDLM_ERR_IO (done is not called).
  */
 rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
                                         const rdlm_lease_cmd_t *cmd,

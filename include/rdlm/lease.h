@@ -15,7 +15,7 @@
  *
  * A full disk at the authority
  *   Every call that writes to the authority's log (open, lock, unlock, new epoch)
- *   returns RDLM_ERR_NO_SPACE while the leader's data disk is full, read-only or gone;
+ *   returns RDLM_ERR_NO_SPACE while a replica's data disk is full or read-only;
  *   renewals write nothing and go on, so sessions and the locks they hold stay valid.
  *   Retry later: the authority resumes by itself when space returns.
  *
