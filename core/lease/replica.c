@@ -80,7 +80,8 @@ struct rdlm_lease_replica {
     unsigned disk_ticks, disk_samples;
     const char *peer_full;     /* another replica said its disk is full (confirm.h) */
     uint64_t disk_warned_term; /* "cannot become ready" was logged for this term */
-    int unsafe;                /* data directory gone or libraft failed: serves nothing */
+    int unsafe;                /* data directory gone: serves nothing */
+    int unavailable_logged;    /* libraft stopped it (RAFT_UNAVAILABLE), said once */
     rdlm_lease_fault_func_t on_fault;
     void *fault_arg;
 };
@@ -338,12 +339,10 @@ static void rdlm_lease_step_down(rdlm_lease_replica_t *rep)
     rep->ops->leading(rep->ops_arg, 0);
 }
 
-/* The replica can no longer be trusted (its log is gone, or libraft stopped after a
- * failed write): it serves nothing more, and its owner is told once (on_fault). */
-static void rdlm_lease_fault(rdlm_lease_replica_t *rep, const char *why)
+/* The replica's data directory is gone (disk.c said so): its log with it. It serves
+ * nothing more, and its owner is told once (on_fault). */
+static void rdlm_lease_fault(rdlm_lease_replica_t *rep)
 {
-    rdlm_error("lease: replica %llu is unsafe: %s; it stops serving",
-               (unsigned long long)rep->raft.id, why);
     if (rep->leading) {
         rdlm_lease_step_down(rep);
     }
@@ -412,11 +411,18 @@ static void rdlm_lease_tick(uv_timer_t *handle)
     const char *addr;
 
     if (!rdlm_lease_disk_tick(rep)) {
-        rdlm_lease_fault(rep, "its data directory is gone");
+        rdlm_lease_fault(rep);
         return;
     }
     if (state == RAFT_UNAVAILABLE) {
-        rdlm_lease_fault(rep, "libraft stopped after a failed disk write");
+        /* libraft stopped it (a failed write, or entries that contradict the
+         * leader's): it still answers STATUS, so the leader can compare marks */
+        if (!rep->unavailable_logged) {
+            rep->unavailable_logged = 1;
+            rdlm_error("lease: libraft stopped replica %llu (%s): it serves only STATUS "
+                       "now; restart it",
+                       (unsigned long long)r->id, raft_errmsg(r));
+        }
         return;
     }
     raft_leader(r, &leader, &addr);

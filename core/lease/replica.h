@@ -24,8 +24,10 @@
  *   submitted (the sessions keep their locks until space returns; renewals write
  *   nothing and go on); a new leader still commits its barrier on a low disk (one
  *   entry, into a preallocated segment), not on a read-only one. A directory that is
- *   gone, or libraft stopping (RAFT_UNAVAILABLE), makes the replica unsafe: it
- *   serves nothing more and calls params->on_fault once.
+ *   gone makes the replica unsafe: it serves nothing more and calls params->on_fault
+ *   once. A replica libraft stopped (RAFT_UNAVAILABLE: a failed write, or entries
+ *   that contradict the leader's) says so once at error and answers only STATUS, so
+ *   that the leader can still compare marks with it (witness.h).
  *
  * Lease timers (leader only, CLOCK_MONOTONIC milliseconds)
  *   deadline = max(deadline, now + TTL) on OPEN committed and on RENEW (no log entry,
@@ -72,8 +74,9 @@ typedef struct rdlm_lease_peer {
     char client_addr[RDLM_ADDR_MAX + 1]; /**< "a.b.c.d:port" */
 } rdlm_lease_peer_t;
 
-/** The replica became unsafe (fault_arg): its data directory vanished, or libraft
- *  stopped after a failed write. It serves nothing more; the owner should stop it. */
+/** The replica became unsafe (fault_arg): its data directory vanished (removed, or
+ *  replaced by another), and its log with it. It serves nothing more; the owner
+ *  should stop it. */
 typedef void (*rdlm_lease_fault_func_t)(void *arg);
 
 typedef struct rdlm_lease_replica_params {

@@ -3,8 +3,8 @@
  * client port (core/lease/server.h), configured by flags only. SIGTERM or SIGINT
  * closes it cleanly (exit 0); a bad flag prints one line (exit 2); a replica that
  * cannot start exits 1 (a data directory too small, read-only or not writable
- * included); a replica that became unsafe (its data directory vanished, or libraft
- * stopped after a failed write: replica.h on_fault) stops and exits 3. --version
+ * included); a replica whose data directory vanished (replica.h on_fault: its log is
+ * gone) stops and exits 3. --version
  * prints the version. Logs go to stderr, or to RDLM_LOG_FILE (core/util/log.h);
  * leadership changes, stepping down and expiries are logged at info or warn.
  */
@@ -86,7 +86,7 @@ static void rdlm_daemon_usage(FILE *out)
           "read-only, writes are refused with RDLM_ERR_NO_SPACE (renewals go on) until\n"
           "space returns.\n"
           "SIGTERM or SIGINT stops it cleanly. Exit: 0 stopped, 1 failed, 2 usage,\n"
-          "3 stopped because the data directory vanished or libraft failed a write.\n",
+          "3 stopped because the data directory vanished.\n",
           out);
 }
 
