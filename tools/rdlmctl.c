@@ -7,11 +7,12 @@
  * One line per replica: its address, its id if known (the leader's own id; a
  * follower's is not in its answer), leader yes/no, term, epoch, sessions, locks and
  * the last applied index, and "disk=full" for a replica whose data disk is full,
- * read-only or gone (RDLM_ERR_NO_SPACE: a leader so refuses writes), or why it did not
- * answer (DIVERGED: it found that another replica applied other entries, and serves
- * nothing). With --json, one JSON object per line ("disk": "ok" or "full"). Exit 0
- * when a majority answered, exactly one of them is the leader and no disk is full,
- * 1 otherwise, 2 on bad usage (one line on stderr). --version prints the version.
+ * read-only or gone (RDLM_ERR_NO_SPACE: the leader then refuses writes), or why it
+ * did not answer (DIVERGED: it found that another replica applied other entries, and
+ * serves nothing). With --json, one JSON object per line ("disk": "ok" or "full").
+ * Exit 0 when a majority answered, exactly one of them is the leader and no disk is
+ * full, 1 otherwise, 2 on bad usage (one line on stderr). --version prints the
+ * version.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -33,8 +34,8 @@ static void rdlm_ctl_usage(FILE *out)
           "\n"
           "Ask every replica of the authority for its status (client addresses, 1-7;\n"
           "host an IPv4 address or a host name).\n"
-          "disk=full: that replica's data disk is full, read-only or gone (a leader\n"
-          "then refuses writes with RDLM_ERR_NO_SPACE).\n"
+          "disk=full: that replica's data disk is full, read-only or gone (the\n"
+          "leader then refuses writes with RDLM_ERR_NO_SPACE).\n"
           "Exit 0 if a majority answered, exactly one of them is the leader and no\n"
           "disk is full, else 1; 2 on bad usage.\n",
           out);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The leader's data directory disappears (ctest cluster.disk_gone; README.md).
 #
-# w1 (node 5) holds L1 with TTL 5000 ms for 6 s, checking its lease every 100 ms; the
+# w1 (node 5) holds L1 with TTL 5000 ms for 4 s, checking its lease every 100 ms; the
 # leader's data directory is removed (rm -rf) meanwhile. Proves:
 #   - the leader notices within 1 s, logs "data directory ... is gone" and exits 3
 #     (its log is lost: it must not go on acknowledging entries it cannot keep);
@@ -19,7 +19,7 @@ cl_replicas_start
 LEADER=$(cl_leader 20)
 cl_log "replicas up, leader: replica $LEADER"
 cl_store_start
-cl_worker 5 w1 --lock L1 --ttl-ms 5000 --hold-ms 6000 --check-every-ms 100
+cl_worker 5 w1 --lock L1 --ttl-ms 5000 --hold-ms 4000 --check-every-ms 100
 cl_wait_record w1 20 acquire --where 'status=RDLM_OK' >/dev/null
 
 T_RM=$(cl_now_ns)
