@@ -414,16 +414,13 @@ static void rdlm_lease_tick(uv_timer_t *handle)
         rdlm_lease_fault(rep);
         return;
     }
-    if (state == RAFT_UNAVAILABLE) {
+    if (state == RAFT_UNAVAILABLE && !rep->unavailable_logged) {
         /* libraft stopped it (a failed write, or entries that contradict the
          * leader's): it still answers STATUS, so the leader can compare marks */
-        if (!rep->unavailable_logged) {
-            rep->unavailable_logged = 1;
-            rdlm_error("lease: libraft stopped replica %llu (%s): it serves only STATUS "
-                       "now; restart it",
-                       (unsigned long long)r->id, raft_errmsg(r));
-        }
-        return;
+        rep->unavailable_logged = 1;
+        rdlm_error("lease: libraft stopped replica %llu (%s): it serves only STATUS now; "
+                   "restart it",
+                   (unsigned long long)r->id, raft_errmsg(r));
     }
     raft_leader(r, &leader, &addr);
     if (leader != rep->seen_leader || r->current_term != rep->seen_term) {
