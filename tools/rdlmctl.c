@@ -6,10 +6,13 @@
  *
  * One line per replica: its address, its id if known (the leader's own id; a
  * follower's is not in its answer), leader yes/no, term, epoch, sessions, locks and
- * the last applied index, or why it did not answer (DIVERGED: it found that another
- * replica applied other entries, and serves nothing). With --json, one JSON object
- * per line. Exit 0 when a majority answered and exactly one of them is the leader,
- * 1 otherwise, 2 on bad usage (one line on stderr). --version prints the version.
+ * the last applied index, and "disk=full" for a replica whose data disk is full,
+ * read-only or gone (RDLM_ERR_NO_SPACE: the leader then refuses writes), or why it
+ * did not answer (DIVERGED: it found that another replica applied other entries, and
+ * serves nothing). With --json, one JSON object per line ("disk": "ok" or "full").
+ * Exit 0 when a majority answered, exactly one of them is the leader and no disk is
+ * full, 1 otherwise, 2 on bad usage (one line on stderr). --version prints the
+ * version.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -31,8 +34,10 @@ static void rdlm_ctl_usage(FILE *out)
           "\n"
           "Ask every replica of the authority for its status (client addresses, 1-7;\n"
           "host an IPv4 address or a host name).\n"
-          "Exit 0 if a majority answered and exactly one of them is the leader, else 1;\n"
-          "2 on bad usage.\n",
+          "disk=full: that replica's data disk is full, read-only or gone (the\n"
+          "leader then refuses writes with RDLM_ERR_NO_SPACE).\n"
+          "Exit 0 if a majority answered, exactly one of them is the leader and no\n"
+          "disk is full, else 1; 2 on bad usage.\n",
           out);
 }
 
@@ -52,7 +57,11 @@ static void rdlm_ctl_print(const char *addr, rdlm_status_t s,
                            const rdlm_authority_status_t *st, int json)
 {
     char id[24];
+    int full = s == RDLM_ERR_NO_SPACE; /* answered: st is filled */
 
+    if (full) {
+        s = RDLM_OK;
+    }
     if (s != RDLM_OK && json) {
         printf("{\"address\":\"%s\",\"error\":\"%s\"}\n", addr, rdlm_status_name(s));
     } else if (s == RDLM_ERR_CORRUPT) {
@@ -65,22 +74,24 @@ static void rdlm_ctl_print(const char *addr, rdlm_status_t s,
         rdlm_ctl_id(addr, st, id, sizeof(id));
         printf("{\"address\":\"%s\",\"id\":%s,\"leader\":%s,\"term\":%" PRIu64
                ",\"leader_id\":%" PRIu64 ",\"leader_address\":\"%s\",\"epoch\":%" PRIu64
-               ",\"sessions\":%" PRIu64 ",\"locks\":%" PRIu64 ",\"commit\":%" PRIu64 "}\n",
+               ",\"sessions\":%" PRIu64 ",\"locks\":%" PRIu64 ",\"commit\":%" PRIu64
+               ",\"disk\":\"%s\"}\n",
                addr, strcmp(id, "-") == 0 ? "null" : id, st->is_leader ? "true" : "false",
                st->term, st->leader_id, st->leader_addr, st->epoch, st->sessions, st->locks,
-               st->commit);
+               st->commit, full ? "full" : "ok");
     } else {
         printf("%s id=%s leader=%s term=%" PRIu64 " epoch=%" PRIu64 " sessions=%" PRIu64
-               " locks=%" PRIu64 " commit=%" PRIu64 "\n",
+               " locks=%" PRIu64 " commit=%" PRIu64 "%s\n",
                addr, rdlm_ctl_id(addr, st, id, sizeof(id)), st->is_leader ? "yes" : "no",
-               st->term, st->epoch, st->sessions, st->locks, st->commit);
+               st->term, st->epoch, st->sessions, st->locks, st->commit,
+               full ? " disk=full (writes refused: RDLM_ERR_NO_SPACE)" : "");
     }
 }
 
 static int rdlm_ctl_status(const char *authority, uint32_t timeout_ms, int json)
 {
     char addrs[RDLM_ADDRS_COUNT][RDLM_ADDR_MAX + 1];
-    unsigned n, answered = 0, leaders = 0;
+    unsigned n, answered = 0, leaders = 0, full = 0;
 
     if (!rdlm_config_addrs_parse(authority, addrs, RDLM_ADDRS_COUNT, &n)) {
         return rdlm_cli_usage_error("rdlmctl", "--authority '%s' is not 1-%u host:port",
@@ -91,14 +102,22 @@ static int rdlm_ctl_status(const char *authority, uint32_t timeout_ms, int json)
         rdlm_status_t s = rdlm_authority_status(addrs[i], timeout_ms, &st);
 
         rdlm_ctl_print(addrs[i], s, &st, json);
+        full += s == RDLM_ERR_NO_SPACE;
+        if (s == RDLM_ERR_NO_SPACE) {
+            s = RDLM_OK;
+        }
         answered += s == RDLM_OK;
         leaders += s == RDLM_OK && st.is_leader;
     }
     if (!json) {
-        printf("%u of %u replicas answered, %u leader%s\n", answered, n, leaders,
+        printf("%u of %u replicas answered, %u leader%s", answered, n, leaders,
                leaders == 1 ? "" : "s");
+        if (full != 0) {
+            printf(", %u with a full disk", full);
+        }
+        printf("\n");
     }
-    return 2 * answered > n && leaders == 1 ? 0 : 1;
+    return 2 * answered > n && leaders == 1 && full == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -930,7 +930,7 @@ RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t ti
     rdlm_lease_conn_close(link.fd);
     if (st == RDLM_OK)
         st = (rdlm_status_t)call.reply.status;
-    if (st != RDLM_OK) {
+    if (st != RDLM_OK && st != RDLM_ERR_NO_SPACE) {
         /* The caller (rdlmctl) reports unreachable replicas itself. */
         rdlm_debug("lease: status of %s: %s", address, rdlm_status_name(st));
         return st == RDLM_ERR_PROTOCOL || st == RDLM_ERR_CORRUPT ? st
@@ -945,7 +945,7 @@ RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t ti
                                           .commit = call.reply.commit};
     snprintf(status_p->leader_addr, sizeof(status_p->leader_addr), "%s",
              call.reply.leader_addr);
-    return RDLM_OK;
+    return st; /* RDLM_ERR_NO_SPACE: answered, and its disk refuses writes */
 }
 
 rdlm_status_t rdlm_session_stats(rdlm_session_h session, rdlm_session_stats_t *stats_p)

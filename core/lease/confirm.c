@@ -3,7 +3,8 @@
  *
  * Shared between the loop and the thread, under lock: asked (the last round asked
  * for) with its term, started (the last round the thread began), ended and ok (the
- * last round that ended), stop. Everything in the peers array is the thread's alone.
+ * last round that ended), stop, full_until. Everything in the peers and others arrays
+ * is the thread's alone.
  */
 #include "confirm.h"
 
@@ -46,6 +47,7 @@ struct rdlm_lease_confirm {
     unsigned n_others, need; /* need: replies with the term, besides self */
     rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX];
     rdlm_confirm_peer_t others[RDLM_LEASE_PEERS_MAX];
+    uint64_t full_until[RDLM_LEASE_PEERS_MAX]; /* others[i] said its disk is full */
 };
 
 static void rdlm_confirm_drop(rdlm_confirm_peer_t *p)
@@ -100,6 +102,16 @@ static int rdlm_confirm_send(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
     return 0;
 }
 
+/* Remember whether p's answer said that its data disk is full, for two timeouts: a
+ * replica that stops answering is not sent entries either. */
+static void rdlm_confirm_note_disk(rdlm_lease_confirm_t *cf, const rdlm_confirm_peer_t *p,
+                                   int full)
+{
+    pthread_mutex_lock(&cf->lock);
+    cf->full_until[p - cf->others] = full ? rdlm_clock_now_ns() + 2 * cf->timeout_ns : 0;
+    pthread_mutex_unlock(&cf->lock);
+}
+
 /* Read p's reply (readable). 1 if it confirms term in round r, 0 otherwise, -1 if it
  * names a later term. A reply to an earlier round is consumed and round r sent. */
 static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, uint64_t r,
@@ -108,6 +120,7 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
     uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
     rdlm_lease_reply_t rep;
     uint32_t len;
+    int answered;
 
     if (rdlm_lease_conn_recv(p->fd, RDLM_WIRE_REPLY, buf, &len, deadline) != RDLM_OK ||
         rdlm_wire_reply_decode(buf, len, &rep) != RDLM_OK || rep.seq != p->awaited) {
@@ -116,9 +129,12 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
         return 0;
     }
     p->awaited = 0;
+    /* A peer whose disk refuses writes still answers for its term and chain. */
+    answered = rep.status == RDLM_OK || rep.status == RDLM_ERR_NO_SPACE;
+    rdlm_confirm_note_disk(cf, p, rep.status == RDLM_ERR_NO_SPACE);
     /* Any answer to our request names the chain at the mark asked, or at the peer's
      * newest if it is behind (session = that n). */
-    if (rep.status == RDLM_OK && rep.session != 0 && rep.session <= p->mark_n &&
+    if (answered && rep.session != 0 && rep.session <= p->mark_n &&
         !rdlm_lease_witness_check(cf->witness, rep.session, rep.token, p->addr)) {
         return 0;
     }
@@ -129,8 +145,7 @@ static int rdlm_confirm_recv(rdlm_lease_confirm_t *cf, rdlm_confirm_peer_t *p, u
     if (rep.term > term) {
         return -1;
     }
-    return rep.status == RDLM_OK && rep.term == term &&
-           !rdlm_lease_witness_diverged(cf->witness);
+    return answered && rep.term == term && !rdlm_lease_witness_diverged(cf->witness);
 }
 
 /* One round: 1 if a majority confirmed term. */
@@ -312,6 +327,21 @@ uint64_t rdlm_lease_confirm_ask(rdlm_lease_confirm_t *cf, uint64_t term)
     }
     pthread_mutex_unlock(&cf->lock);
     return r;
+}
+
+const char *rdlm_lease_confirm_full_peer(rdlm_lease_confirm_t *cf)
+{
+    const char *full = NULL;
+    uint64_t now = rdlm_clock_now_ns();
+
+    pthread_mutex_lock(&cf->lock);
+    for (unsigned i = 0; i < cf->n_others && full == NULL; i++) {
+        if (cf->full_until[i] > now) {
+            full = cf->others[i].addr;
+        }
+    }
+    pthread_mutex_unlock(&cf->lock);
+    return full;
 }
 
 void rdlm_lease_confirm_stop(rdlm_lease_confirm_t *cf, void (*closed)(void *),

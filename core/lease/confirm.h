@@ -74,6 +74,11 @@ rdlm_status_t rdlm_lease_confirm_start(uv_loop_t *loop, const rdlm_lease_peer_t 
  *  Loop thread only. */
 uint64_t rdlm_lease_confirm_ask(rdlm_lease_confirm_t *cf, uint64_t term);
 
+/** The client address of another replica whose last answer, within two timeouts,
+ *  said that its data disk is full (STATUS answered RDLM_ERR_NO_SPACE), or NULL.
+ *  Loop thread only. */
+const char *rdlm_lease_confirm_full_peer(rdlm_lease_confirm_t *cf);
+
 /** Stop: the thread ends (within about a quarter of timeout_ms), its sockets close, no
  *  more done calls; closed(closed_arg) once cf is freed, from the loop. */
 void rdlm_lease_confirm_stop(rdlm_lease_confirm_t *cf, void (*closed)(void *),

@@ -25,12 +25,18 @@
 
 #include "clock.h"
 #include "confirm.h"
+#include "disk.h"
 #include "fsm.h"
 #include "log.h"
 #include "tcp.h"
 
 /* How often the leadership is sampled and the deadlines looked at. */
 #define RDLM_LEASE_TICK_MS 10u
+/* The data directory is sampled every this many ticks (disk.h). */
+#define RDLM_LEASE_DISK_TICKS 10u
+/* A ready leader asks a confirmation round every this many samples, so that it hears
+ * of another replica's full disk without renewals too. */
+#define RDLM_LEASE_DISK_PEER_SAMPLES 5u
 /* A snapshot sent to a follower and not acknowledged within this many election
  * timeouts is sent again. */
 #define RDLM_LEASE_INSTALL_SNAPSHOT_ETS 5u
@@ -69,6 +75,15 @@ struct rdlm_lease_replica {
     rdlm_lease_timer_t *timers; /* sorted by session, room for limits.max_sessions */
     size_t n_timers;
     uint64_t next_due_ms;
+
+    rdlm_lease_disk_t disk; /* sampled every RDLM_LEASE_DISK_TICKS ticks */
+    unsigned disk_ticks, disk_samples;
+    const char *peer_full;     /* another replica said its disk is full (confirm.h) */
+    uint64_t disk_warned_term; /* "cannot become ready" was logged for this term */
+    int unsafe;                /* data directory gone: serves nothing */
+    int unavailable_logged;    /* libraft stopped it (RAFT_UNAVAILABLE), said once */
+    rdlm_lease_fault_func_t on_fault;
+    void *fault_arg;
 };
 
 /* One entry on its way through raft_apply. */
@@ -155,7 +170,22 @@ static int rdlm_lease_is_ready(const rdlm_lease_replica_t *rep)
 {
     struct raft *r = (struct raft *)&rep->raft; /* libraft's getters are not const */
 
-    return rep->ready && raft_state(r) == RAFT_LEADER && r->current_term == rep->lead_term;
+    return rep->ready && !rep->unsafe && raft_state(r) == RAFT_LEADER &&
+           r->current_term == rep->lead_term;
+}
+
+/* 1 if this replica's data directory was ok at the last sample (disk.h). */
+static int rdlm_lease_disk_ok(const rdlm_lease_replica_t *rep)
+{
+    return rep->disk.state == RDLM_LEASE_DISK_OK;
+}
+
+/* 1 if this leader may log entries now: its own disk is ok and no other replica said
+ * lately that its disk is full (it would have to write them too, and libraft 0.15 has
+ * no safe path for a follower's failed write either). */
+static int rdlm_lease_writes_ok(const rdlm_lease_replica_t *rep)
+{
+    return rdlm_lease_disk_ok(rep) && rep->peer_full == NULL;
 }
 
 /* ---- lease timers ---------------------------------------------------------------- */
@@ -253,8 +283,8 @@ static void rdlm_lease_timer_scan(rdlm_lease_replica_t *rep)
     uint64_t now = rdlm_lease_now_ms();
     uint64_t next = UINT64_MAX;
 
-    if (now < rep->next_due_ms) {
-        return;
+    if (now < rep->next_due_ms || !rdlm_lease_writes_ok(rep)) {
+        return; /* an EXPIRE is an entry: the session waits for space (fenced) */
     }
     for (size_t i = 0; i < rep->n_timers; i++) {
         rdlm_lease_timer_t *t = &rep->timers[i];
@@ -309,6 +339,69 @@ static void rdlm_lease_step_down(rdlm_lease_replica_t *rep)
     rep->ops->leading(rep->ops_arg, 0);
 }
 
+/* The replica's data directory is gone (disk.c said so): its log with it. It serves
+ * nothing more, and its owner is told once (on_fault). */
+static void rdlm_lease_fault(rdlm_lease_replica_t *rep)
+{
+    if (rep->leading) {
+        rdlm_lease_step_down(rep);
+    }
+    rep->unsafe = 1;
+    uv_timer_stop(&rep->tick);
+    if (rep->on_fault != NULL) {
+        rep->on_fault(rep->fault_arg);
+    }
+}
+
+/* What a ready leader hears about the other replicas' disks: a change is logged. */
+static void rdlm_lease_disk_peers(rdlm_lease_replica_t *rep)
+{
+    const char *full;
+
+    if (rep->confirm == NULL || !rdlm_lease_is_ready(rep)) {
+        rep->peer_full = NULL; /* asked again once it leads */
+        return;
+    }
+    if (++rep->disk_samples % RDLM_LEASE_DISK_PEER_SAMPLES == 0) {
+        rdlm_lease_confirm_ask(rep->confirm, rep->lead_term);
+    }
+    full = rdlm_lease_confirm_full_peer(rep->confirm);
+    if (full != NULL && rep->peer_full == NULL) {
+        rdlm_warn("lease: replica at %s says its data disk is full: writes refused with "
+                  "RDLM_ERR_NO_SPACE until it has space",
+                  full);
+    } else if (full == NULL && rep->peer_full != NULL) {
+        rdlm_info("lease: no replica says its data disk is full any more: writes resume");
+    }
+    rep->peer_full = full;
+}
+
+/* Sample the data directory every RDLM_LEASE_DISK_TICKS ticks. 0 if it is gone. */
+static int rdlm_lease_disk_tick(rdlm_lease_replica_t *rep)
+{
+    if (++rep->disk_ticks < RDLM_LEASE_DISK_TICKS) {
+        return 1;
+    }
+    rep->disk_ticks = 0;
+    rdlm_lease_disk_peers(rep);
+    return rdlm_lease_disk_sample(&rep->disk) != RDLM_LEASE_DISK_GONE;
+}
+
+/* A new leader's barrier is one small entry into a segment libraft already
+ * preallocated: a low disk allows it (so that renewals are served), a read-only one
+ * does not (said once per term). */
+static void rdlm_lease_barrier_try(rdlm_lease_replica_t *rep)
+{
+    if (rep->disk.state != RDLM_LEASE_DISK_READONLY) {
+        rdlm_lease_barrier_submit(rep);
+    } else if (rep->disk_warned_term != rep->lead_term) {
+        rep->disk_warned_term = rep->lead_term;
+        rdlm_warn("lease: leader of term %llu cannot become ready: data directory %s is "
+                  "read-only",
+                  (unsigned long long)rep->lead_term, rep->disk.dir);
+    }
+}
+
 static void rdlm_lease_tick(uv_timer_t *handle)
 {
     rdlm_lease_replica_t *rep = handle->data;
@@ -317,6 +410,18 @@ static void rdlm_lease_tick(uv_timer_t *handle)
     raft_id leader;
     const char *addr;
 
+    if (!rdlm_lease_disk_tick(rep)) {
+        rdlm_lease_fault(rep);
+        return;
+    }
+    if (state == RAFT_UNAVAILABLE && !rep->unavailable_logged) {
+        /* libraft stopped it (a failed write, or entries that contradict the
+         * leader's): it still answers STATUS, so the leader can compare marks */
+        rep->unavailable_logged = 1;
+        rdlm_error("lease: libraft stopped replica %llu (%s): it serves only STATUS now; "
+                   "restart it",
+                   (unsigned long long)r->id, raft_errmsg(r));
+    }
     raft_leader(r, &leader, &addr);
     if (leader != rep->seen_leader || r->current_term != rep->seen_term) {
         rep->seen_leader = leader;
@@ -334,7 +439,7 @@ static void rdlm_lease_tick(uv_timer_t *handle)
                   (unsigned long long)r->id, (unsigned long long)rep->lead_term);
     }
     if (rep->leading && !rep->ready && !rep->barrier_pending) {
-        rdlm_lease_barrier_submit(rep);
+        rdlm_lease_barrier_try(rep);
     }
     if (rep->ready) {
         rdlm_lease_timer_scan(rep);
@@ -419,6 +524,9 @@ rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
     if (len == 0 || !rdlm_lease_op_is_logged(cmd->op)) {
         return RDLM_ERR_INVALID_ARG;
     }
+    if (!rdlm_lease_writes_ok(rep)) {
+        return RDLM_ERR_NO_SPACE; /* said once by the disk sample, not per request */
+    }
     sub = malloc(sizeof(*sub));
     buf.base = raft_malloc(len + pad);
     buf.len = len + pad;
@@ -498,6 +606,11 @@ void rdlm_lease_replica_role(const rdlm_lease_replica_t *rep, rdlm_lease_role_t 
     role_p->term = r->current_term;
     role_p->leader_id = id;
     role_p->leader_client_addr = leader != NULL ? leader->client_addr : "";
+}
+
+int rdlm_lease_replica_disk_low(const rdlm_lease_replica_t *rep)
+{
+    return !rdlm_lease_disk_ok(rep);
 }
 
 const rdlm_lease_sm_t *rdlm_lease_replica_sm(const rdlm_lease_replica_t *rep)
@@ -665,6 +778,12 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     rep->ops = &rdlm_lease_stub_ops;
     rep->barrier.data = rep;
     rep->next_due_ms = UINT64_MAX;
+    rep->on_fault = params->on_fault;
+    rep->fault_arg = params->fault_arg;
+    s = rdlm_lease_disk_open(&rep->disk, params->data_dir);
+    if (s != RDLM_OK) {
+        goto err_free; /* logged there */
+    }
     s = rdlm_lease_fsm_init(&rep->adapter, &rep->fsm, &params->limits);
     if (s != RDLM_OK) {
         goto err_free;
@@ -683,6 +802,7 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
         s = RDLM_ERR_IO;
         goto err_transport;
     }
+    raft_uv_set_segment_size(&rep->io, RDLM_LEASE_DISK_SEGMENT);
     rv = raft_init(&rep->raft, &rep->io, &rep->fsm, params->id, self->raft_addr);
     if (rv != 0) {
         rdlm_error("lease: raft_init: %s", raft_errmsg(&rep->raft));

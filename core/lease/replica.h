@@ -16,6 +16,19 @@
  *   Commands are padded for raft_uv, which keeps entry data in 8-byte units, and
  *   unpadded before the state machine applies them (replica.c).
  *
+ * Disk (disk.h)
+ *   The data directory is checked at start and sampled every 100 ms. While it is low
+ *   or read-only, or (on a leader) another replica's STATUS answer said so within two
+ *   timeouts (confirm.h; a ready leader asks a round every 500 ms), submit refuses
+ *   every entry with RDLM_ERR_NO_SPACE and no EXPIRE is
+ *   submitted (the sessions keep their locks until space returns; renewals write
+ *   nothing and go on); a new leader still commits its barrier on a low disk (one
+ *   entry, into a preallocated segment), not on a read-only one. A directory that is
+ *   gone makes the replica unsafe: it serves nothing more and calls params->on_fault
+ *   once. A replica libraft stopped (RAFT_UNAVAILABLE: a failed write, or entries
+ *   that contradict the leader's) says so once at error and answers only STATUS, so
+ *   that the leader can still compare marks with it (witness.h).
+ *
  * Lease timers (leader only, CLOCK_MONOTONIC milliseconds)
  *   deadline = max(deadline, now + TTL) on OPEN committed and on RENEW (no log entry,
  *   no disk write); a deadline that passes submits a committed EXPIRE and logs
@@ -61,6 +74,11 @@ typedef struct rdlm_lease_peer {
     char client_addr[RDLM_ADDR_MAX + 1]; /**< "a.b.c.d:port" */
 } rdlm_lease_peer_t;
 
+/** The replica became unsafe (fault_arg): its data directory vanished (removed, or
+ *  replaced by another), and its log with it. It serves nothing more; the owner
+ *  should stop it. */
+typedef void (*rdlm_lease_fault_func_t)(void *arg);
+
 typedef struct rdlm_lease_replica_params {
     uint64_t id;                    /**< this replica: one of peers */
     const rdlm_lease_peer_t *peers; /**< the full configuration (bootstrapped) */
@@ -73,6 +91,8 @@ typedef struct rdlm_lease_replica_params {
     unsigned snapshot_threshold;    /**< entries between snapshots; 1/8 trail */
     rdlm_lease_limits_t limits;     /**< of the state machine (sm.h); max_sessions
                                          > 0: the timers are allocated for it */
+    rdlm_lease_fault_func_t on_fault; /**< NULL: none (the replica only stops serving) */
+    void *fault_arg;
 } rdlm_lease_replica_params_t;
 
 /** What the replica knows about leadership, as of the call. */
@@ -111,8 +131,10 @@ typedef void (*rdlm_lease_done_func_t)(void *arg, rdlm_status_t status,
  * full configuration is bootstrapped when the directory is new), Raft port bound to
  * this replica's raft_addr. Nothing runs until the loop runs. Errors (logged):
  * RDLM_ERR_INVALID_ARG (params), RDLM_ERR_NO_MEMORY, RDLM_ERR_IO (libraft refused the
- * directory or the address). On an error after libraft was initialised, handles are
- * still closing: run the loop until it returns to release them.
+ * directory or the address; a data directory that is missing, read-only or not
+ * writable), RDLM_ERR_NO_SPACE (under RDLM_LEASE_DISK_START free). On an error after
+ * libraft was initialised, handles are still closing: run the loop until it returns
+ * to release them.
  */
 rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
                                        const rdlm_lease_replica_params_t *params,
@@ -132,6 +154,10 @@ void rdlm_lease_replica_stop(rdlm_lease_replica_t *rep);
 /** Current leadership (fresh from libraft, not the 10 ms sample). */
 void rdlm_lease_replica_role(const rdlm_lease_replica_t *rep, rdlm_lease_role_t *role_p);
 
+/** 1 if the data directory was low, read-only or gone at the last sample (disk.h):
+ *  submit refuses with RDLM_ERR_NO_SPACE. */
+int rdlm_lease_replica_disk_low(const rdlm_lease_replica_t *rep);
+
 /** The state machine, for checks and status (read-only: only apply changes it). */
 const rdlm_lease_sm_t *rdlm_lease_replica_sm(const rdlm_lease_replica_t *rep);
 
@@ -145,8 +171,9 @@ uint64_t rdlm_lease_replica_applied(const rdlm_lease_replica_t *rep);
  * Log cmd (a logged op, already validated against the state: rdlm_lease_sm_check) and
  * call done once it was applied here, or failed. Requires a ready leader. RDLM_OK
  * (done will be called, never from inside this call) or RDLM_ERR_NOT_LEADER,
- * RDLM_ERR_INVALID_ARG (cmd does not encode), RDLM_ERR_NO_MEMORY, RDLM_ERR_IO (done
- * is not called).
+ * RDLM_ERR_INVALID_ARG (cmd does not encode), RDLM_ERR_NO_SPACE (this or another
+ * replica's data disk is low or read-only: nothing is written), RDLM_ERR_NO_MEMORY,
+ * RDLM_ERR_IO (done is not called).
  */
 rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
                                         const rdlm_lease_cmd_t *cmd,

@@ -396,14 +396,16 @@ static void rdlm_lease_conn_reply_result(rdlm_lease_conn_t *c,
  * the mark's n, token = its chain; session 0: none known). A replica that stopped
  * behind (libraft stops one whose committed entries the leader's contradict) thus
  * still shows what it applied. RDLM_ERR_CORRUPT from a replica that found a
- * divergence. */
+ * divergence; RDLM_ERR_NO_SPACE from one whose data disk refuses writes (disk.h). */
 static void rdlm_lease_conn_reply_status(rdlm_lease_conn_t *c)
 {
     const rdlm_lease_sm_t *sm = rdlm_lease_replica_sm(c->srv->rep);
     rdlm_lease_witness_t *w = rdlm_lease_replica_witness(c->srv->rep);
     rdlm_lease_mark_t newest;
     rdlm_lease_reply_t r = rdlm_lease_reply_base(
-        c, rdlm_lease_witness_diverged(w) ? RDLM_ERR_CORRUPT : RDLM_OK);
+        c, rdlm_lease_witness_diverged(w)             ? RDLM_ERR_CORRUPT
+           : rdlm_lease_replica_disk_low(c->srv->rep) ? RDLM_ERR_NO_SPACE
+                                                      : RDLM_OK);
     uint64_t chain;
 
     r.sessions = rdlm_lease_sm_session_count(sm);

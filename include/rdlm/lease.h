@@ -13,6 +13,12 @@
  *   session whose leader has not heard a renewal for TTL (a committed decision), and
  *   only then gives its locks to their next waiters.
  *
+ * A full disk at the authority
+ *   Every call that writes to the authority's log (open, lock, unlock, new epoch)
+ *   returns RDLM_ERR_NO_SPACE while a replica's data disk is full or read-only;
+ *   renewals write nothing and go on, so sessions and the locks they hold stay valid.
+ *   Retry later: the authority resumes by itself when space returns.
+ *
  * Locks held through a session
  *   rdlm_session_lock is a lock kept by the authority itself (FIFO, fenced): safe for
  *   clients outside one MPI job (workflow tools, I/O services, several jobs). It costs
@@ -84,7 +90,7 @@ typedef struct rdlm_session_params {
  *  "host:port", host an IPv4 address or a host name (looked up at each connect).
  *  params may be NULL. RDLM_ERR_INVALID_ARG, RDLM_ERR_BAD_CONFIG (no host of the list
  *  resolves; each one that does not is logged), RDLM_ERR_UNAVAILABLE, RDLM_ERR_AUTH,
- *  RDLM_ERR_QUOTA, RDLM_ERR_NO_MEMORY. */
+ *  RDLM_ERR_QUOTA, RDLM_ERR_NO_SPACE, RDLM_ERR_NO_MEMORY. */
 RDLM_EXPORT rdlm_status_t rdlm_session_open(const char *authority,
                                             const rdlm_session_params_t *params,
                                             rdlm_session_h *session_p);
@@ -105,19 +111,20 @@ RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session);
  * Acquire the authority-kept lock name (1..RDLM_NAME_MAX bytes), blocking up to
  * timeout_ns (0: try once; RDLM_TIMEOUT_INFINITE). RDLM_OK or RDLM_OWNER_DEAD with
  * *token_p; RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT (nothing left queued),
- * RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_UNAVAILABLE, RDLM_ERR_QUOTA,
+ * RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_UNAVAILABLE, RDLM_ERR_QUOTA, RDLM_ERR_NO_SPACE,
  * RDLM_ERR_NAME_TOO_LONG.
  */
 RDLM_EXPORT rdlm_status_t rdlm_session_lock(rdlm_session_h session, const char *name,
                                             uint64_t timeout_ns, uint64_t *token_p);
 
 /** Release a lock held with token. RDLM_ERR_NOT_OWNER if not held with that token
- *  (double release included); RDLM_ERR_LEASE_EXPIRED. */
+ *  (double release included); RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_NO_SPACE (still held:
+ *  retry). */
 RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char *name,
                                               uint64_t token);
 
 /** Commit a new fencing epoch at the authority and return it: strictly greater than
- *  every epoch returned before, across restarts. */
+ *  every epoch returned before, across restarts. RDLM_ERR_NO_SPACE: none committed. */
 RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session,
                                                  uint64_t *epoch_p);
 
@@ -150,10 +157,13 @@ typedef struct rdlm_authority_status {
     uint64_t commit; /**< last applied index */
 } rdlm_authority_status_t;
 
-/** Ask the replica at address (host:port) for its status. RDLM_ERR_UNAVAILABLE,
- *  RDLM_ERR_PROTOCOL, RDLM_ERR_CORRUPT (the replica found that another applied
- *  different entries than it did, and refuses every request: docs/lease-authority.md,
- *  "Divergence"). */
+/** Ask the replica at address (host:port) for its status. RDLM_OK, or
+ *  RDLM_ERR_NO_SPACE with *status_p filled all the same: the replica answered, and its
+ *  data disk is full, read-only or gone, so a leader refuses writes (docs/
+ *  lease-authority.md, "Disk faults"); else, with *status_p untouched,
+ *  RDLM_ERR_UNAVAILABLE, RDLM_ERR_PROTOCOL, RDLM_ERR_CORRUPT (the replica found that
+ *  another applied different entries than it did, and refuses every request:
+ *  docs/lease-authority.md, "Divergence"). */
 RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t timeout_ms,
                                                 rdlm_authority_status_t *status_p);
 

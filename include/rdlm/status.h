@@ -42,6 +42,7 @@
     X(RDLM_ERR_NOT_LEADER, -202, "authority replica is not the leader")                  \
     X(RDLM_ERR_UNAVAILABLE, -203, "no authority leader reachable")                       \
     X(RDLM_ERR_PROTOCOL, -204, "malformed or unexpected wire message")                   \
+    X(RDLM_ERR_NO_SPACE, -205, "authority disk full, read-only or gone; writes refused") \
     X(RDLM_ERR_NO_MEMORY, -300, "out of memory")                                         \
     X(RDLM_ERR_PERMISSION, -301, "segment belongs to another user or has unsafe mode")   \
     X(RDLM_ERR_CORRUPT, -302, "segment or authority replicas are inconsistent")

@@ -83,6 +83,7 @@ _ERRORS = {
     -202: ("NotLeaderError", None),
     -203: ("UnavailableError", None),
     -204: ("ProtocolError", None),
+    -205: ("NoSpaceError", None),
     -300: ("NoMemoryError", MemoryError),
     -301: ("PermissionError", builtins.PermissionError),
     -302: ("CorruptError", None),

@@ -41,6 +41,7 @@ CL_WORKER_ARGS=()   # extra lease_worker flags for every worker (cl_homes_mode)
 CL_WORKER_OWN_SHM=0 # 1: every worker mounts a /dev/shm of its own (cl_homes_mode)
 declare -A CL_BG=()  # name -> pid of its wrapper (our child)
 declare -A CL_PID=() # name -> pid of the program itself
+CL_MOUNTS=()         # mount points under $CL_DIR (cl_mount_tmpfs), unmounted at cleanup
 
 cl_log() { echo "[$CL_NAME $(date +%T.%3N)] $*"; }
 
@@ -138,6 +139,9 @@ cl_cleanup() {
         ip netns del "$CL_TAG-n$i" 2>/dev/null
     done
     ip netns del "$CL_TAG-br" 2>/dev/null
+    for i in "${CL_MOUNTS[@]}"; do
+        umount -l "$i" 2>/dev/null
+    done
     if ip netns list 2>/dev/null | grep -q "^$CL_TAG-"; then
         echo "$CL_NAME: could not delete every $CL_TAG-* namespace" >&2
     fi
@@ -161,6 +165,14 @@ cl_dump_logs() {
         echo "---- $(basename "$f") (last 25 lines)"
         tail -n 25 "$f"
     done
+}
+
+# cl_mount_tmpfs DIR SIZE [OPTIONS]: a tmpfs of SIZE (e.g. 16m) on DIR (created), so a
+# scenario can fill a replica's disk; unmounted by the cleanup trap.
+cl_mount_tmpfs() {
+    mkdir -p "$1"
+    mount -t tmpfs -o "size=$2${3:+,$3}" rdlmtest-disk "$1" || cl_skip "cannot mount a tmpfs"
+    CL_MOUNTS+=("$1")
 }
 
 cl_ns() { echo "$CL_TAG-n$1"; }

@@ -2,8 +2,10 @@
  * rdlmd: one replica of the rdlm lease authority (core/lease/replica.h) with its
  * client port (core/lease/server.h), configured by flags only. SIGTERM or SIGINT
  * closes it cleanly (exit 0); a bad flag prints one line (exit 2); a replica that
- * cannot start exits 1. --version prints the version. Logs go to stderr, or to
- * RDLM_LOG_FILE (core/util/log.h);
+ * cannot start exits 1 (a data directory too small, read-only or not writable
+ * included); a replica whose data directory vanished (replica.h on_fault: its log is
+ * gone) stops and exits 3. --version
+ * prints the version. Logs go to stderr, or to RDLM_LOG_FILE (core/util/log.h);
  * leadership changes, stepping down and expiries are logged at info or warn.
  */
 #include <errno.h>
@@ -41,6 +43,7 @@ typedef struct rdlm_daemon {
     rdlm_lease_server_t *srv;
     rdlm_svc_home_t *home;
     int stopping;
+    int unsafe; /* stopped by the replica's on_fault: exit 3 */
 } rdlm_daemon_t;
 
 static void rdlm_daemon_usage(FILE *out)
@@ -83,7 +86,11 @@ static void rdlm_daemon_usage(FILE *out)
           "tokens grow across its restarts. --home-slots 0: no home.\n"
           "Logs go to stderr, or to the file RDLM_LOG_FILE names (%h host, %p pid,\n"
           "%% a %; opened at start).\n"
-          "SIGTERM or SIGINT stops it cleanly. Exit: 0 stopped, 1 failed, 2 usage.\n",
+          "The data directory needs 7 MiB free to start; below 4 MiB free, or\n"
+          "read-only, writes are refused with RDLM_ERR_NO_SPACE (renewals go on) until\n"
+          "space returns.\n"
+          "SIGTERM or SIGINT stops it cleanly. Exit: 0 stopped, 1 failed, 2 usage,\n"
+          "3 stopped because the data directory vanished.\n",
           out);
 }
 
@@ -245,6 +252,15 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
     return 1;
 }
 
+static void rdlm_daemon_stop(rdlm_daemon_t *d)
+{
+    d->stopping = 1;
+    rdlm_lease_server_stop(d->srv);
+    rdlm_lease_replica_stop(d->rep);
+    uv_close((uv_handle_t *)&d->signals[0], NULL);
+    uv_close((uv_handle_t *)&d->signals[1], NULL);
+}
+
 static void rdlm_daemon_signal(uv_signal_t *handle, int signum)
 {
     rdlm_daemon_t *d = handle->data;
@@ -252,12 +268,22 @@ static void rdlm_daemon_signal(uv_signal_t *handle, int signum)
     if (d->stopping) {
         return;
     }
-    d->stopping = 1;
     rdlm_info("rdlmd: %s: stopping", strsignal(signum));
-    rdlm_lease_server_stop(d->srv);
-    rdlm_lease_replica_stop(d->rep);
-    uv_close((uv_handle_t *)&d->signals[0], NULL);
-    uv_close((uv_handle_t *)&d->signals[1], NULL);
+    rdlm_daemon_stop(d);
+}
+
+/* The replica's on_fault: it cannot be trusted any more; the others go on. */
+static void rdlm_daemon_unsafe(void *arg)
+{
+    rdlm_daemon_t *d = arg;
+
+    if (d->stopping) {
+        return;
+    }
+    rdlm_error("rdlmd: replica unsafe: stopping (exit 3); restore its data directory "
+               "before restarting it");
+    d->unsafe = 1;
+    rdlm_daemon_stop(d);
 }
 
 /* The lock home, serving once it committed an epoch at the authority of --peers. */
@@ -320,6 +346,8 @@ int main(int argc, char **argv)
     }
     o.replica.peers = o.peers;
     o.server.authority_id = rdlm_lease_server_authority_id(o.peers, o.replica.n_peers);
+    o.replica.on_fault = rdlm_daemon_unsafe;
+    o.replica.fault_arg = &d;
     rdlm_log_set_level(o.log_level);
     /* From its first line, not from whenever the home's session reads RDLM_*. */
     rdlm_log_open_file(getenv("RDLM_LOG_FILE") != NULL ? getenv("RDLM_LOG_FILE") : "");
@@ -353,7 +381,7 @@ int main(int argc, char **argv)
     rdlm_svc_home_stop(d.home);
     if (s == RDLM_OK) {
         rdlm_info("rdlmd: replica %u stopped", (unsigned)o.replica.id);
-        return 0;
+        return d.unsafe ? 3 : 0;
     }
     return s == RDLM_ERR_INVALID_ARG ? 2 : 1;
 }

@@ -1,0 +1,128 @@
+/*
+ * The health of a replica's data directory (disk.h): statvfs and stat, compared with
+ * the reserve libraft may need next.
+ */
+#include "disk.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "log.h"
+
+#define RDLM_LEASE_MIB (1024.0 * 1024.0)
+
+const char *rdlm_lease_disk_state_name(rdlm_lease_disk_state_t state)
+{
+    switch (state) {
+    case RDLM_LEASE_DISK_OK:
+        return "ok";
+    case RDLM_LEASE_DISK_LOW:
+        return "low";
+    case RDLM_LEASE_DISK_READONLY:
+        return "read-only";
+    default:
+        return "gone";
+    }
+}
+
+/* The state of dir now, with its free bytes; errno_p: why, when not OK or LOW. */
+static rdlm_lease_disk_state_t rdlm_lease_disk_probe(const rdlm_lease_disk_t *d,
+                                                     uint64_t *free_p, int *errno_p)
+{
+    struct stat st;
+    struct statvfs vfs;
+
+    *free_p = 0;
+    *errno_p = 0;
+    if (stat(d->dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != d->dev ||
+        st.st_ino != d->ino) {
+        *errno_p = errno;
+        return RDLM_LEASE_DISK_GONE;
+    }
+    if (statvfs(d->dir, &vfs) != 0) {
+        *errno_p = errno;
+        return RDLM_LEASE_DISK_GONE;
+    }
+    if ((vfs.f_flag & ST_RDONLY) != 0 || access(d->dir, W_OK | X_OK) != 0) {
+        *errno_p = (vfs.f_flag & ST_RDONLY) != 0 ? EROFS : errno;
+        return RDLM_LEASE_DISK_READONLY;
+    }
+    *free_p = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    return *free_p < RDLM_LEASE_DISK_RESERVE ? RDLM_LEASE_DISK_LOW : RDLM_LEASE_DISK_OK;
+}
+
+rdlm_status_t rdlm_lease_disk_open(rdlm_lease_disk_t *d, const char *dir)
+{
+    struct stat st;
+    int err;
+
+    if (strlen(dir) >= sizeof(d->dir)) {
+        rdlm_error("lease: data directory path too long (%zu bytes)", strlen(dir));
+        return RDLM_ERR_IO;
+    }
+    *d = (rdlm_lease_disk_t){.state = RDLM_LEASE_DISK_OK};
+    memcpy(d->dir, dir, strlen(dir) + 1);
+    if (stat(dir, &st) != 0) {
+        rdlm_error("lease: data directory %s: %s", dir, strerror(errno));
+        return RDLM_ERR_IO;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        rdlm_error("lease: data directory %s: not a directory", dir);
+        return RDLM_ERR_IO;
+    }
+    d->dev = st.st_dev;
+    d->ino = st.st_ino;
+    d->state = rdlm_lease_disk_probe(d, &d->free_bytes, &err);
+    if (d->state == RDLM_LEASE_DISK_GONE || d->state == RDLM_LEASE_DISK_READONLY) {
+        rdlm_error("lease: data directory %s is not writable: %s", dir, strerror(err));
+        return RDLM_ERR_IO;
+    }
+    if (d->free_bytes < RDLM_LEASE_DISK_START) {
+        rdlm_error("lease: data directory %s: %.1f MiB free, a replica needs at least "
+                   "%.1f MiB (3 log segments of %.1f MiB and a reserve of %.1f MiB)",
+                   dir, (double)d->free_bytes / RDLM_LEASE_MIB,
+                   RDLM_LEASE_DISK_START / RDLM_LEASE_MIB,
+                   RDLM_LEASE_DISK_SEGMENT / RDLM_LEASE_MIB,
+                   RDLM_LEASE_DISK_RESERVE / RDLM_LEASE_MIB);
+        return RDLM_ERR_NO_SPACE;
+    }
+    d->state = RDLM_LEASE_DISK_OK;
+    return RDLM_OK;
+}
+
+rdlm_lease_disk_state_t rdlm_lease_disk_sample(rdlm_lease_disk_t *d)
+{
+    int err;
+    rdlm_lease_disk_state_t was = d->state;
+
+    d->state = rdlm_lease_disk_probe(d, &d->free_bytes, &err);
+    if (d->state == was) {
+        return d->state;
+    }
+    switch (d->state) {
+    case RDLM_LEASE_DISK_OK:
+        rdlm_info("lease: data directory %s: %.1f MiB free again: writes resume", d->dir,
+                  (double)d->free_bytes / RDLM_LEASE_MIB);
+        break;
+    case RDLM_LEASE_DISK_LOW:
+        rdlm_warn("lease: data directory %s: %.1f MiB free, under the reserve of %.1f "
+                  "MiB: writes refused with RDLM_ERR_NO_SPACE until space returns",
+                  d->dir, (double)d->free_bytes / RDLM_LEASE_MIB,
+                  RDLM_LEASE_DISK_RESERVE / RDLM_LEASE_MIB);
+        break;
+    case RDLM_LEASE_DISK_READONLY:
+        rdlm_warn("lease: data directory %s is not writable (%s): writes refused with "
+                  "RDLM_ERR_NO_SPACE until it is",
+                  d->dir, strerror(err));
+        break;
+    default:
+        rdlm_error("lease: data directory %s is gone (%s): this replica's log is lost",
+                   d->dir, err != 0 ? strerror(err) : "replaced by another directory");
+        break;
+    }
+    return d->state;
+}
