@@ -41,8 +41,8 @@
 /** Operations. "log" ones become Raft entries; "client" ones are answered by the
  *  replica without a log entry. */
 typedef enum rdlm_lease_op {
-    RDLM_LEASE_OP_OPEN = 1,    /**< log: nonce, ttl_ms, name = namespace, (cred)
-                                    -> new session id */
+    RDLM_LEASE_OP_OPEN = 1,    /**< log: nonce, ttl_ms, name = namespace, flags,
+                                    token = address, (cred) -> new session id */
     RDLM_LEASE_OP_RENEW = 2,   /**< client: session; leader resets its timer, no log */
     RDLM_LEASE_OP_CLOSE = 3,   /**< log: session, seq; releases its locks, drops waits */
     RDLM_LEASE_OP_ACQUIRE = 4, /**< log: session, seq, name, flags, timeout_ms */
@@ -70,10 +70,16 @@ typedef enum rdlm_lease_op {
 
 /** ACQUIRE flags. */
 #define RDLM_LEASE_ACQ_TRY 0x01u /**< never queue: busy -> RDLM_ERR_BUSY */
+/** OPEN flags, set by the server (whatever a client sent is overwritten). */
+#define RDLM_LEASE_OPEN_COUNTED 0x01u /**< the session counts against its identity's
+                                           quotas (sm.h); clear for the daemon's own
+                                           identity and in entries logged before
+                                           identities existed */
 
 typedef struct rdlm_lease_cmd {
     uint8_t op;          /**< rdlm_lease_op_t */
-    uint8_t flags;       /**< RDLM_LEASE_ACQ_* for ACQUIRE, 0 otherwise */
+    uint8_t flags;       /**< RDLM_LEASE_ACQ_* for ACQUIRE, RDLM_LEASE_OPEN_* for
+                              OPEN, 0 otherwise */
     uint16_t name_len;   /**< bytes in name, without NUL */
     uint32_t ttl_ms;     /**< OPEN */
     uint32_t timeout_ms; /**< ACQUIRE: how long the leader keeps the waiter */
@@ -88,7 +94,9 @@ typedef struct rdlm_lease_cmd {
                               does not let another client act in that session */
     uint64_t token;      /**< RELEASE: the token the acquire returned; EPOCH: the
                               floor of the new epoch (<= RDLM_LEASE_EPOCH_MAX); FATE:
-                              the session asked about (> 0) */
+                              the session asked about (> 0); OPEN as logged: the
+                              client's IPv4 address (host order) under --auth none,
+                              0 under munge: with uid and namespace, its identity */
     uint16_t cred_len;   /**< OPEN from a client only; 0 in the log */
     const uint8_t *cred; /**< points into the decoded buffer (not owned) */
     char name[RDLM_LEASE_NAME_MAX + 1]; /**< NUL-terminated */

@@ -618,6 +618,13 @@ const rdlm_lease_sm_t *rdlm_lease_replica_sm(const rdlm_lease_replica_t *rep)
     return rep->adapter.sm;
 }
 
+const rdlm_lease_peer_t *rdlm_lease_replica_peers(const rdlm_lease_replica_t *rep,
+                                                  unsigned *n_p)
+{
+    *n_p = rep->n_peers;
+    return rep->peers;
+}
+
 rdlm_lease_witness_t *rdlm_lease_replica_witness(rdlm_lease_replica_t *rep)
 {
     return &rep->adapter.witness;

@@ -161,6 +161,10 @@ int rdlm_lease_replica_disk_low(const rdlm_lease_replica_t *rep);
 /** The state machine, for checks and status (read-only: only apply changes it). */
 const rdlm_lease_sm_t *rdlm_lease_replica_sm(const rdlm_lease_replica_t *rep);
 
+/** The configuration: *n_p peers (the array lives as long as rep). */
+const rdlm_lease_peer_t *rdlm_lease_replica_peers(const rdlm_lease_replica_t *rep,
+                                                  unsigned *n_p);
+
 /** What this replica applied, as marks (witness.h): for the divergence check. */
 rdlm_lease_witness_t *rdlm_lease_replica_witness(rdlm_lease_replica_t *rep);
 

@@ -24,6 +24,11 @@
  * wait for the authority, not for the client: no timer (a confirmation round ends
  * within an election timeout).
  *
+ * Identities (sm.h "Identity quotas"): an OPEN is logged with its client's IPv4
+ * address (without authentication) and counted against its identity's quotas unless
+ * it is the daemon's own identity (rdlm_lease_conn_own_identity), so the state
+ * machine decides the quotas alike on every replica and across leader changes.
+ *
  * MUNGE verifications block a thread for a round trip to munged (about 10 s when it
  * hangs). At most RDLM_LEASE_AUTH_INFLIGHT run at once, the rest wait in FIFO order:
  * libraft's disk writes use the same thread pool (4 threads unless UV_THREADPOOL_SIZE
@@ -35,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 
@@ -77,6 +83,9 @@ struct rdlm_lease_server {
     void *homes_arg;
     int epoch_seed;           /* rdlm_lease_server_params_t.epoch_seed */
     int full_logged;          /* the connection limit was hit and said so */
+    /* the replicas' IPv4 addresses (host order): the daemon's own identity */
+    uint32_t own_ips[2 * RDLM_LEASE_PEERS_MAX];
+    unsigned n_own_ips;
     rdlm_lease_conn_t *conns; /* open connections (closed ones are unlinked) */
     /* MUNGE verifications: running, and waiting for a turn (each holds a ref) */
     unsigned auth_running;
@@ -628,8 +637,27 @@ static void rdlm_lease_conn_verified(uv_work_t *req, int status)
     rdlm_lease_server_auth_run(srv);
 }
 
+/* Whether c's client is the daemon's own identity, which the identity quotas do not
+ * count (sm.h): under munge, this process's uid; without authentication, a replica's
+ * address (the lock homes connect from there). */
+static int rdlm_lease_conn_own_identity(const rdlm_lease_conn_t *c)
+{
+    const rdlm_lease_server_t *srv = c->srv;
+
+    if (srv->auth == RDLM_LEASE_AUTH_MUNGE) {
+        return c->auth_uid == (uint32_t)geteuid();
+    }
+    for (unsigned i = 0; i < srv->n_own_ips; i++) {
+        if (srv->own_ips[i] == ntohl(c->peer_ip)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* OPEN as it is logged: uid, gid and namespace from the verified credential (munge;
- * RDLM_INPROGRESS while it is being verified) or none. */
+ * RDLM_INPROGRESS while it is being verified) or none; the identity's address and
+ * whether it is counted (cmd.h). */
 static rdlm_status_t rdlm_lease_conn_authenticate(rdlm_lease_conn_t *c)
 {
     rdlm_lease_cmd_t *cmd = &c->cmd;
@@ -646,6 +674,8 @@ static rdlm_status_t rdlm_lease_conn_authenticate(rdlm_lease_conn_t *c)
     }
     cmd->cred = NULL;
     cmd->cred_len = 0;
+    cmd->flags = rdlm_lease_conn_own_identity(c) ? 0 : RDLM_LEASE_OPEN_COUNTED;
+    cmd->token = c->srv->auth == RDLM_LEASE_AUTH_NONE ? ntohl(c->peer_ip) : 0;
     return RDLM_OK;
 }
 
@@ -733,6 +763,18 @@ static rdlm_status_t rdlm_lease_conn_homes_allowed(rdlm_lease_conn_t *c)
     return s;
 }
 
+/* The line about a request refused with RDLM_ERR_QUOTA (an operator may have to
+ * raise a limit, or find the client that hoards). */
+static void rdlm_lease_conn_quota_refused(rdlm_lease_conn_t *c)
+{
+    rdlm_log_level_t level = rdlm_lease_conn_offence_level(c);
+
+    rdlm_log(level,
+             "lease: client %s: %s refused: a quota is reached (rdlmd --max-sessions, "
+             "--max-sessions-per-identity, --max-parked-per-identity and others)",
+             c->peer, rdlm_lease_op_name(c->cmd.op));
+}
+
 /* Answer or start c's request (READING, DEFERRED once the leader is ready, or
  * AUTHENTICATING once verified). */
 static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
@@ -798,6 +840,9 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
     if (s == RDLM_INPROGRESS && c->cmd.op == RDLM_LEASE_OP_ACQUIRE) {
         rdlm_lease_conn_park(c); /* a retry of an ACQUIRE still queued */
         return;
+    }
+    if (s == RDLM_ERR_QUOTA) {
+        rdlm_lease_conn_quota_refused(c);
     }
     if (s != RDLM_OK) {
         rdlm_lease_conn_reply_result(c, &res);
@@ -1082,6 +1127,25 @@ static void rdlm_lease_server_free_on_close(uv_handle_t *handle)
     free(handle->data);
 }
 
+/* The IPv4 literals among the replicas' Raft and client addresses. */
+static void rdlm_lease_server_own_ips(rdlm_lease_server_t *srv)
+{
+    unsigned n;
+    const rdlm_lease_peer_t *peers = rdlm_lease_replica_peers(srv->rep, &n);
+
+    for (unsigned i = 0; i < 2 * n; i++) {
+        const char *addr = i % 2 ? peers[i / 2].client_addr : peers[i / 2].raft_addr;
+        char host[RDLM_HOST_MAX + 1];
+        struct in_addr ip;
+        uint16_t port;
+
+        if (rdlm_config_hostport_parse(addr, host, &port) &&
+            inet_pton(AF_INET, host, &ip) == 1) {
+            srv->own_ips[srv->n_own_ips++] = ntohl(ip.s_addr);
+        }
+    }
+}
+
 rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep,
                                       const rdlm_lease_server_params_t *params,
                                       rdlm_lease_server_t **srv_p)
@@ -1129,6 +1193,7 @@ rdlm_status_t rdlm_lease_server_start(uv_loop_t *loop, rdlm_lease_replica_t *rep
     srv->homes = params->homes;
     srv->homes_arg = params->homes_arg;
     srv->epoch_seed = params->epoch_seed;
+    rdlm_lease_server_own_ips(srv);
     uv_tcp_init(loop, &srv->listener);
     srv->listener.data = srv;
     rv = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&sa, 0);

@@ -105,6 +105,63 @@ static int rdlm_lease_grant_budget(const rdlm_lease_state_t *st)
     return st->grant_seq + st->waiters < RDLM_LEASE_GRANT_SEQ_MAX;
 }
 
+/* Counted sessions of the identity (uid, src, ns) (sm.h), and in *waits_p the
+ * ACQUIREs they have queued. One pass over the sessions. */
+static uint64_t rdlm_lease_identity_load(const rdlm_lease_state_t *st, uint32_t uid,
+                                         uint64_t src, const char *ns, size_t ns_len,
+                                         uint64_t *waits_p)
+{
+    uint64_t n = 0;
+
+    *waits_p = 0;
+    for (size_t i = 0; i < st->n_sessions; i++) {
+        const rdlm_lease_session_t *s = &st->sessions[i];
+        if (s->counted && s->uid == uid && s->src == src && s->ns_len == ns_len &&
+            memcmp(s->ns, ns, ns_len) == 0) {
+            n++;
+            *waits_p += s->waiting;
+        }
+    }
+    return n;
+}
+
+/* Sessions a counted OPEN may find open at most: max_sessions less the reserve of
+ * the uncounted ones. */
+static uint32_t rdlm_lease_counted_cap(const rdlm_lease_limits_t *lim)
+{
+    uint32_t reserve = lim->max_sessions / 2;
+
+    return lim->max_sessions -
+           (reserve < RDLM_LEASE_SESSIONS_RESERVED ? reserve : RDLM_LEASE_SESSIONS_RESERVED);
+}
+
+/* A fresh OPEN within the session quotas: the global one, and for a counted OPEN
+ * the reserve and its identity's. */
+static int rdlm_lease_open_fits(const rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *cmd)
+{
+    const rdlm_lease_state_t *st = &sm->st;
+    uint64_t waits;
+
+    if (!(cmd->flags & RDLM_LEASE_OPEN_COUNTED)) {
+        return st->n_sessions < sm->limits.max_sessions;
+    }
+    return st->n_sessions < rdlm_lease_counted_cap(&sm->limits) &&
+           rdlm_lease_identity_load(st, cmd->uid, cmd->token, cmd->name, cmd->name_len,
+                                    &waits) < sm->limits.max_sessions_per_identity;
+}
+
+/* Whether a counted session's identity has max_waits_per_identity ACQUIREs queued. */
+static int rdlm_lease_identity_waits_full(const rdlm_lease_sm_t *sm,
+                                          const rdlm_lease_session_t *ses)
+{
+    uint64_t waits = 0;
+
+    if (ses->counted) {
+        rdlm_lease_identity_load(&sm->st, ses->uid, ses->src, ses->ns, ses->ns_len, &waits);
+    }
+    return waits >= sm->limits.max_waits_per_identity;
+}
+
 static rdlm_status_t rdlm_lease_decide_open(const rdlm_lease_sm_t *sm,
                                             const rdlm_lease_cmd_t *cmd,
                                             rdlm_lease_result_t *res, int *fresh_p)
@@ -123,7 +180,7 @@ static rdlm_status_t rdlm_lease_decide_open(const rdlm_lease_sm_t *sm,
         res->session = s->id;
         return RDLM_OK;
     }
-    if (st->n_sessions >= sm->limits.max_sessions) {
+    if (!rdlm_lease_open_fits(sm, cmd)) {
         return RDLM_ERR_QUOTA;
     }
     *fresh_p = 1;
@@ -158,6 +215,7 @@ static rdlm_status_t rdlm_lease_decide_acquire(const rdlm_lease_sm_t *sm,
     if ((uint64_t)ses->held + ses->waiting >= lim->max_held_per_session ||
         (lock == NULL && sm->st.n_locks >= lim->max_locks) ||
         (lock != NULL && ses->waiting >= lim->max_waits_per_session) ||
+        (lock != NULL && rdlm_lease_identity_waits_full(sm, ses)) ||
         !rdlm_lease_grant_budget(&sm->st)) {
         return RDLM_ERR_QUOTA;
     }
@@ -239,6 +297,8 @@ static rdlm_status_t rdlm_lease_exec_open(rdlm_lease_sm_t *sm, const rdlm_lease_
     ses->gid = cmd->gid;
     ses->ns_len = cmd->name_len;
     memcpy(ses->ns, cmd->name, cmd->name_len);
+    ses->src = cmd->token;
+    ses->counted = (cmd->flags & RDLM_LEASE_OPEN_COUNTED) != 0;
     res->session = ses->id;
     return RDLM_OK;
 }
@@ -362,6 +422,10 @@ rdlm_status_t rdlm_lease_sm_create(const rdlm_lease_limits_t *limits,
     sm->limits.max_locks = rdlm_lease_or(sm->limits.max_locks, 65536);
     sm->limits.max_held_per_session = rdlm_lease_or(sm->limits.max_held_per_session, 1024);
     sm->limits.max_waits_per_session = rdlm_lease_or(sm->limits.max_waits_per_session, 64);
+    sm->limits.max_sessions_per_identity =
+        rdlm_lease_or(sm->limits.max_sessions_per_identity,
+                      rdlm_lease_or(sm->limits.max_sessions / 2, 1));
+    sm->limits.max_waits_per_identity = rdlm_lease_or(sm->limits.max_waits_per_identity, 512);
     sm->st.epoch = 1;
     sm->st.next_session = 1;
     *sm_p = sm;

@@ -5,10 +5,13 @@
  *   epoch          current fencing epoch (starts at 1; EPOCH bumps it to
  *                  max(epoch + 1, floor), the floor coming from the entry)
  *   grant_seq      sequence of the last grant, over all locks (never decreases)
- *   sessions       id -> {nonce, ttl_ms, uid, gid, ns, last_seq, held, waiting}
+ *   sessions       id -> {nonce, ttl_ms, uid, gid, ns, src, counted, last_seq, held,
+ *                  waiting}
  *                  ids are assigned from a counter in apply order (1, 2, ...);
  *                  ns is the OPEN's name (the "uid/job" namespace the server sets in
- *                  authenticated mode, "" otherwise)
+ *                  authenticated mode, "" otherwise); src the OPEN's token (the
+ *                  client's IPv4 address without authentication, 0 with it);
+ *                  counted the OPEN's RDLM_LEASE_OPEN_COUNTED flag
  *   locks          name -> {holder session, holder_seq (the acquire's seq), token,
  *                  broken flag, FIFO of waiters (session, seq)}; a lock with no
  *                  holder and no waiter is removed
@@ -38,7 +41,17 @@
  *     RDLM_ERR_NOT_OWNER, nothing changes (double release included).
  *   - Quotas (limits): sessions, locks, held locks and waits per session ->
  *     RDLM_ERR_QUOTA. held + waiting counts against max_held_per_session, so a later
- *     grant never exceeds it. The token space is a quota too: EPOCH at epoch 2^24-1,
+ *     grant never exceeds it.
+ *   - Identity quotas: an identity is (uid, ns, src), so (uid, job) under MUNGE and
+ *     the source address without authentication. Counted sessions (opened with
+ *     RDLM_LEASE_OPEN_COUNTED) of one identity: at most max_sessions_per_identity
+ *     sessions, and at most max_waits_per_identity queued ACQUIREs over all of them;
+ *     and counted OPENs leave the last RDLM_LEASE_SESSIONS_RESERVED of max_sessions
+ *     (at most half of it) to uncounted ones: the server leaves the daemon's own
+ *     identity uncounted, so the lock homes' sessions always find room. Entries
+ *     logged before identities existed are uncounted, so replaying them decides as
+ *     it did. Applied on every replica from the entry and the state alone: a new
+ *     leader enforces them as the old one did. The token space is a quota too: EPOCH at epoch 2^24-1,
  *     and ACQUIRE once the 2^40-1 grant numbers are used or promised to waiters.
  *   - Errors change nothing, last_seq included. seq 0 (CLOSE ACQUIRE RELEASE EPOCH):
  *     RDLM_ERR_INVALID_ARG. ACQUIRE by the holder, or by a session that already waits
@@ -57,11 +70,17 @@
 
 typedef struct rdlm_lease_sm rdlm_lease_sm_t;
 
+/** Sessions of max_sessions that counted OPENs leave to uncounted ones (the lock
+ *  homes': one per replica). */
+#define RDLM_LEASE_SESSIONS_RESERVED 8u
+
 typedef struct rdlm_lease_limits {
-    uint32_t max_sessions;          /**< default 4096 */
-    uint32_t max_locks;             /**< default 65536 */
-    uint32_t max_held_per_session;  /**< default 1024 */
-    uint32_t max_waits_per_session; /**< default 64 */
+    uint32_t max_sessions;              /**< default 4096 */
+    uint32_t max_locks;                 /**< default 65536 */
+    uint32_t max_held_per_session;      /**< default 1024 */
+    uint32_t max_waits_per_session;     /**< default 64 */
+    uint32_t max_sessions_per_identity; /**< default max_sessions / 2 (at least 1) */
+    uint32_t max_waits_per_identity;    /**< default 512 */
 } rdlm_lease_limits_t;
 
 /** What one apply (or a check) decided. */

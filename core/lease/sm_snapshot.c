@@ -4,10 +4,10 @@
  * Format, little-endian, sessions by id and locks by name (so equal states give equal
  * bytes); only what apply cannot derive is stored:
  *
- *   u32 magic "RDLS" | u16 version (1) | u16 zero
+ *   u32 magic "RDLS" | u16 version (2) | u16 zero
  *   u64 epoch | u64 grant_seq | u64 next_session | u32 n_sessions | u32 n_locks
  *   n_sessions x { u64 id | u64 nonce | u64 last_seq | u32 ttl_ms | u32 uid | u32 gid
- *                  | u16 ns_len | ns[ns_len] }
+ *                  | u16 ns_len | ns[ns_len] | u64 src | u8 counted }
  *   n_locks x    { u16 name_len | name[name_len] | u64 holder | u64 holder_seq
  *                  | u64 token | u8 broken | u32 n_waiters
  *                  | n_waiters x { u64 session | u64 seq } }
@@ -18,6 +18,9 @@
  * caught, more almost surely), then parses into a separate state and checks every
  * invariant of sm_state.h before it replaces anything. The limits are
  * not applied to a restored state: they gate new entries, a committed state is data.
+ *
+ * Version 1 (before identities) lacks src and counted: it restores with every session
+ * uncounted (src 0), which is what the entries that made it decided.
  */
 #include "sm_state.h"
 
@@ -27,8 +30,9 @@
 #include "le.h"
 
 #define RDLM_LEASE_SNAP_MAGIC 0x534c4452u /* "RDLS" */
-#define RDLM_LEASE_SNAP_VERSION 1u
-#define RDLM_LEASE_SNAP_SESSION_MIN 38u /* encoded session with an empty ns */
+#define RDLM_LEASE_SNAP_VERSION 2u
+#define RDLM_LEASE_SNAP_VERSION_V1 1u /* no src, no counted */
+#define RDLM_LEASE_SNAP_SESSION_MIN 38u /* encoded session with an empty ns (v1) */
 #define RDLM_LEASE_SNAP_LOCK_MIN 32u    /* encoded lock, 1-byte name, no waiter */
 #define RDLM_LEASE_SNAP_WAITER 16u
 #define RDLM_LEASE_FNV_OFFSET UINT64_C(0xcbf29ce484222325)
@@ -86,6 +90,8 @@ static void rdlm_lease_serialise(const rdlm_lease_state_t *st, rdlm_lease_out_t 
         rdlm_lease_out_uint(o, s->gid, 4);
         rdlm_lease_out_uint(o, s->ns_len, 2);
         rdlm_lease_out_bytes(o, s->ns, s->ns_len);
+        rdlm_lease_out_uint(o, s->src, 8);
+        rdlm_lease_out_uint(o, s->counted, 1);
     }
     for (size_t i = 0; i < st->n_locks; i++) {
         const rdlm_lease_lock_t *l = st->locks[i];
@@ -143,7 +149,8 @@ static int rdlm_lease_read_name(rdlm_le_reader_t *r, uint16_t len, char *dst)
 }
 
 static rdlm_status_t rdlm_lease_restore_sessions(rdlm_le_reader_t *r,
-                                                 rdlm_lease_state_t *st, size_t n)
+                                                 rdlm_lease_state_t *st, size_t n,
+                                                 unsigned version)
 {
     if (n > r->left / RDLM_LEASE_SNAP_SESSION_MIN) {
         return RDLM_ERR_PROTOCOL;
@@ -162,7 +169,14 @@ static rdlm_status_t rdlm_lease_restore_sessions(rdlm_le_reader_t *r,
         s->uid = rdlm_le_read32(r);
         s->gid = rdlm_le_read32(r);
         s->ns_len = rdlm_le_read16(r);
-        if (!rdlm_lease_read_name(r, s->ns_len, s->ns) || s->id == 0 ||
+        if (!rdlm_lease_read_name(r, s->ns_len, s->ns)) {
+            return RDLM_ERR_PROTOCOL;
+        }
+        if (version != RDLM_LEASE_SNAP_VERSION_V1) {
+            s->src = rdlm_le_read64(r);
+            s->counted = rdlm_le_read8(r);
+        }
+        if (r->bad || s->counted > 1 || s->id == 0 ||
             s->id >= st->next_session || (i > 0 && s->id <= s[-1].id) ||
             s->ttl_ms < RDLM_LEASE_TTL_MIN_MS || s->ttl_ms > RDLM_LEASE_TTL_MAX_MS) {
             return RDLM_ERR_PROTOCOL;
@@ -279,7 +293,8 @@ static rdlm_status_t rdlm_lease_restore_distinct(const rdlm_lease_state_t *st)
 
 /* The fixed header into st; the counts into *n_sessions_p, *n_locks_p. */
 static rdlm_status_t rdlm_lease_restore_header(rdlm_le_reader_t *r, rdlm_lease_state_t *st,
-                                               size_t *n_sessions_p, size_t *n_locks_p)
+                                               size_t *n_sessions_p, size_t *n_locks_p,
+                                               unsigned *version_p)
 {
     uint32_t magic = rdlm_le_read32(r);
     uint16_t version = rdlm_le_read16(r);
@@ -290,7 +305,9 @@ static rdlm_status_t rdlm_lease_restore_header(rdlm_le_reader_t *r, rdlm_lease_s
     st->next_session = rdlm_le_read64(r);
     *n_sessions_p = rdlm_le_read32(r);
     *n_locks_p = rdlm_le_read32(r);
-    if (r->bad || magic != RDLM_LEASE_SNAP_MAGIC || version != RDLM_LEASE_SNAP_VERSION ||
+    *version_p = version;
+    if (r->bad || magic != RDLM_LEASE_SNAP_MAGIC ||
+        (version != RDLM_LEASE_SNAP_VERSION && version != RDLM_LEASE_SNAP_VERSION_V1) ||
         zero != 0 || st->epoch < 1 || st->epoch > RDLM_LEASE_EPOCH_MAX ||
         st->grant_seq > RDLM_LEASE_GRANT_SEQ_MAX || st->next_session < 1) {
         return RDLM_ERR_PROTOCOL;
@@ -304,6 +321,7 @@ rdlm_status_t rdlm_lease_sm_restore(rdlm_lease_sm_t *sm, const void *buf, size_t
     rdlm_le_reader_t r = rdlm_le_reader(buf, body);
     rdlm_lease_state_t st;
     size_t n_sessions, n_locks;
+    unsigned version;
     rdlm_status_t s;
 
     if (len < 8 || rdlm_lease_fnv(RDLM_LEASE_FNV_OFFSET, buf, body) !=
@@ -311,9 +329,9 @@ rdlm_status_t rdlm_lease_sm_restore(rdlm_lease_sm_t *sm, const void *buf, size_t
         return RDLM_ERR_PROTOCOL;
     }
     memset(&st, 0, sizeof(st));
-    s = rdlm_lease_restore_header(&r, &st, &n_sessions, &n_locks);
+    s = rdlm_lease_restore_header(&r, &st, &n_sessions, &n_locks, &version);
     if (s == RDLM_OK) {
-        s = rdlm_lease_restore_sessions(&r, &st, n_sessions);
+        s = rdlm_lease_restore_sessions(&r, &st, n_sessions, version);
     }
     if (s == RDLM_OK) {
         s = rdlm_lease_restore_locks(&r, &st, n_locks);

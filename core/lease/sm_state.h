@@ -23,6 +23,8 @@ typedef struct rdlm_lease_session {
     uint64_t nonce;
     uint64_t last_seq;
     uint32_t ttl_ms, uid, gid;
+    uint64_t src;     /**< the OPEN's token: the client's address (sm.h) */
+    uint8_t counted;  /**< against its identity's quotas (RDLM_LEASE_OPEN_COUNTED) */
     uint32_t held;    /**< derived: locks it holds */
     uint32_t waiting; /**< derived: locks it waits for */
     uint16_t ns_len;

@@ -147,6 +147,7 @@ static void assert_patched_refused(unsigned op, size_t off, uint8_t value)
 static void every_validation_rule_rejects(void **state)
 {
     rdlm_lease_cmd_t c;
+    uint8_t buf[RDLM_LEASE_CMD_MAX];
 
     (void)state;
     /* Unknown op. */
@@ -157,7 +158,12 @@ static void every_validation_rule_rejects(void **state)
     assert_refused(&c);
     assert_patched_refused(RDLM_LEASE_OP_EPOCH, OFF_OP, 0);
     assert_patched_refused(RDLM_LEASE_OP_EPOCH, OFF_OP, RDLM_LEASE_OP_MAX_ + 1);
-    /* Flags: only TRY, only on ACQUIRE. */
+    /* Flags: only TRY, only on ACQUIRE; only COUNTED, only on OPEN. */
+    c = sample(RDLM_LEASE_OP_OPEN);
+    c.flags = RDLM_LEASE_OPEN_COUNTED;
+    lt_encode(&c, buf);
+    c.flags = 0x02;
+    assert_refused(&c);
     c = sample(RDLM_LEASE_OP_ACQUIRE);
     c.flags = 0x02;
     assert_refused(&c);
@@ -233,7 +239,6 @@ static void every_validation_rule_rejects(void **state)
         c.session = 0;
         if (op == RDLM_LEASE_OP_OPEN || op == RDLM_LEASE_OP_STATUS ||
             op == RDLM_LEASE_OP_HOMES) {
-            uint8_t buf[RDLM_LEASE_CMD_MAX];
             assert_true(rdlm_lease_cmd_encode(&c, buf, sizeof(buf)) > 0);
         } else {
             assert_refused(&c);

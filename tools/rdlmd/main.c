@@ -52,6 +52,7 @@ static void rdlm_daemon_usage(FILE *out)
           "             [--listen host:port] [--election-timeout-ms 1000]\n"
           "             [--heartbeat-ms 100]\n"
           "             [--auth none|munge] [--max-sessions 4096]\n"
+          "             [--max-sessions-per-identity N] [--max-parked-per-identity 512]\n"
           "             [--max-connections 1024] [--max-connections-per-peer 256]\n"
           "             [--frame-timeout-ms 5000] [--idle-timeout-ms 60000]\n"
           "             [--snapshot-threshold 1024] [--home-slots 4096]\n"
@@ -80,6 +81,11 @@ static void rdlm_daemon_usage(FILE *out)
           "holds two); a frame must arrive and a reply be read within\n"
           "--frame-timeout-ms; a connection idle for --idle-timeout-ms is closed\n"
           "(clients reconnect; a queued acquire is not idle).\n"
+          "Quotas per identity (uid and job under --auth munge, the IPv4 address under\n"
+          "--auth none): at most --max-sessions-per-identity sessions (default: half\n"
+          "of --max-sessions) and --max-parked-per-identity queued acquires over them.\n"
+          "The daemon's own identity (its uid; the replicas' addresses) is not\n"
+          "counted and keeps the last 8 of --max-sessions for the lock homes.\n"
           "Each replica hosts a lock home: --home-slots lock words in memory that\n"
           "clients (rdlm_ctx_create with RDLM_AUTHORITY) reach with remote atomics\n"
           "over UCX; it serves once it committed a new epoch at the authority, so\n"
@@ -134,6 +140,8 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         OPT_HEARTBEAT,
         OPT_AUTH,
         OPT_SESSIONS,
+        OPT_ID_SESSIONS,
+        OPT_ID_PARKED,
         OPT_CONNS,
         OPT_PEER_CONNS,
         OPT_FRAME_TIMEOUT,
@@ -151,6 +159,8 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
         {"heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT},
         {"auth", required_argument, NULL, OPT_AUTH},
         {"max-sessions", required_argument, NULL, OPT_SESSIONS},
+        {"max-sessions-per-identity", required_argument, NULL, OPT_ID_SESSIONS},
+        {"max-parked-per-identity", required_argument, NULL, OPT_ID_PARKED},
         {"max-connections", required_argument, NULL, OPT_CONNS},
         {"max-connections-per-peer", required_argument, NULL, OPT_PEER_CONNS},
         {"frame-timeout-ms", required_argument, NULL, OPT_FRAME_TIMEOUT},
@@ -197,6 +207,14 @@ static int rdlm_daemon_parse(int argc, char **argv, rdlm_daemon_opts_t *o)
             break;
         case OPT_SESSIONS:
             ok = rdlm_daemon_uint(optarg, 1, 1u << 24, &o->replica.limits.max_sessions);
+            break;
+        case OPT_ID_SESSIONS:
+            ok = rdlm_daemon_uint(optarg, 1, 1u << 24,
+                                  &o->replica.limits.max_sessions_per_identity);
+            break;
+        case OPT_ID_PARKED:
+            ok = rdlm_daemon_uint(optarg, 1, 1u << 24,
+                                  &o->replica.limits.max_waits_per_identity);
             break;
         case OPT_CONNS:
             ok = rdlm_daemon_uint(optarg, 1, 1u << 20, &o->server.max_connections);
