@@ -50,8 +50,8 @@ static int rdlm_lease_cmd_valid(const rdlm_lease_cmd_t *cmd)
     int needs_name = op == RDLM_LEASE_OP_ACQUIRE || op == RDLM_LEASE_OP_RELEASE ||
                      op == RDLM_LEASE_OP_CANCEL;
     unsigned flags_ok = op == RDLM_LEASE_OP_ACQUIRE ? RDLM_LEASE_ACQ_TRY
-                        : is_open                  ? RDLM_LEASE_OPEN_COUNTED
-                                                   : 0u;
+                        : is_open                   ? RDLM_LEASE_OPEN_COUNTED
+                                                    : 0u;
 
     if (op == 0 || op > RDLM_LEASE_OP_MAX_ || (cmd->flags & ~flags_ok) != 0) {
         return 0;

@@ -70,11 +70,10 @@ typedef enum rdlm_lease_op {
 
 /** ACQUIRE flags. */
 #define RDLM_LEASE_ACQ_TRY 0x01u /**< never queue: busy -> RDLM_ERR_BUSY */
-/** OPEN flags, set by the server (whatever a client sent is overwritten). */
-#define RDLM_LEASE_OPEN_COUNTED 0x01u /**< the session counts against its identity's
-                                           quotas (sm.h); clear for the daemon's own
-                                           identity and in entries logged before
-                                           identities existed */
+/** OPEN flags, set by the server (whatever a client sent is overwritten).
+ *  COUNTED: the session counts against its identity's quotas (sm.h); clear for the
+ *  daemon's own identity and in entries logged before identities existed. */
+#define RDLM_LEASE_OPEN_COUNTED 0x01u
 
 typedef struct rdlm_lease_cmd {
     uint8_t op;          /**< rdlm_lease_op_t */

@@ -637,22 +637,26 @@ static void rdlm_lease_conn_verified(uv_work_t *req, int status)
     rdlm_lease_server_auth_run(srv);
 }
 
+/* Whether ip (network order) is one of the replicas' addresses in --peers. */
+static int rdlm_lease_server_replica_ip(const rdlm_lease_server_t *srv, uint32_t ip)
+{
+    for (unsigned i = 0; i < srv->n_own_ips; i++) {
+        if (srv->own_ips[i] == ntohl(ip)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Whether c's client is the daemon's own identity, which the identity quotas do not
  * count (sm.h): under munge, this process's uid; without authentication, a replica's
  * address (the lock homes connect from there). */
 static int rdlm_lease_conn_own_identity(const rdlm_lease_conn_t *c)
 {
-    const rdlm_lease_server_t *srv = c->srv;
-
-    if (srv->auth == RDLM_LEASE_AUTH_MUNGE) {
+    if (c->srv->auth == RDLM_LEASE_AUTH_MUNGE) {
         return c->auth_uid == (uint32_t)geteuid();
     }
-    for (unsigned i = 0; i < srv->n_own_ips; i++) {
-        if (srv->own_ips[i] == ntohl(c->peer_ip)) {
-            return 1;
-        }
-    }
-    return 0;
+    return rdlm_lease_server_replica_ip(c->srv, c->peer_ip);
 }
 
 /* OPEN as it is logged: uid, gid and namespace from the verified credential (munge;

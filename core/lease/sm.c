@@ -131,8 +131,9 @@ static uint32_t rdlm_lease_counted_cap(const rdlm_lease_limits_t *lim)
 {
     uint32_t reserve = lim->max_sessions / 2;
 
-    return lim->max_sessions -
-           (reserve < RDLM_LEASE_SESSIONS_RESERVED ? reserve : RDLM_LEASE_SESSIONS_RESERVED);
+    return lim->max_sessions - (reserve < RDLM_LEASE_SESSIONS_RESERVED
+                                    ? reserve
+                                    : RDLM_LEASE_SESSIONS_RESERVED);
 }
 
 /* A fresh OPEN within the session quotas: the global one, and for a counted OPEN
@@ -425,7 +426,8 @@ rdlm_status_t rdlm_lease_sm_create(const rdlm_lease_limits_t *limits,
     sm->limits.max_sessions_per_identity =
         rdlm_lease_or(sm->limits.max_sessions_per_identity,
                       rdlm_lease_or(sm->limits.max_sessions / 2, 1));
-    sm->limits.max_waits_per_identity = rdlm_lease_or(sm->limits.max_waits_per_identity, 512);
+    sm->limits.max_waits_per_identity =
+        rdlm_lease_or(sm->limits.max_waits_per_identity, 512);
     sm->st.epoch = 1;
     sm->st.next_session = 1;
     *sm_p = sm;

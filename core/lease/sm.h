@@ -41,7 +41,8 @@
  *     RDLM_ERR_NOT_OWNER, nothing changes (double release included).
  *   - Quotas (limits): sessions, locks, held locks and waits per session ->
  *     RDLM_ERR_QUOTA. held + waiting counts against max_held_per_session, so a later
- *     grant never exceeds it.
+ *     grant never exceeds it. The token space is a quota too: EPOCH at epoch 2^24-1,
+ *     and ACQUIRE once the 2^40-1 grant numbers are used or promised to waiters.
  *   - Identity quotas: an identity is (uid, ns, src), so (uid, job) under MUNGE and
  *     the source address without authentication. Counted sessions (opened with
  *     RDLM_LEASE_OPEN_COUNTED) of one identity: at most max_sessions_per_identity
@@ -51,8 +52,7 @@
  *     identity uncounted, so the lock homes' sessions always find room. Entries
  *     logged before identities existed are uncounted, so replaying them decides as
  *     it did. Applied on every replica from the entry and the state alone: a new
- *     leader enforces them as the old one did. The token space is a quota too: EPOCH at epoch 2^24-1,
- *     and ACQUIRE once the 2^40-1 grant numbers are used or promised to waiters.
+ *     leader enforces them as the old one did.
  *   - Errors change nothing, last_seq included. seq 0 (CLOSE ACQUIRE RELEASE EPOCH):
  *     RDLM_ERR_INVALID_ARG. ACQUIRE by the holder, or by a session that already waits
  *     for that lock, and a duplicate ACQUIRE that neither holds nor waits any more:

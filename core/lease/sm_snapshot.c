@@ -31,7 +31,7 @@
 
 #define RDLM_LEASE_SNAP_MAGIC 0x534c4452u /* "RDLS" */
 #define RDLM_LEASE_SNAP_VERSION 2u
-#define RDLM_LEASE_SNAP_VERSION_V1 1u /* no src, no counted */
+#define RDLM_LEASE_SNAP_VERSION_V1 1u   /* no src, no counted */
 #define RDLM_LEASE_SNAP_SESSION_MIN 38u /* encoded session with an empty ns (v1) */
 #define RDLM_LEASE_SNAP_LOCK_MIN 32u    /* encoded lock, 1-byte name, no waiter */
 #define RDLM_LEASE_SNAP_WAITER 16u
@@ -176,9 +176,9 @@ static rdlm_status_t rdlm_lease_restore_sessions(rdlm_le_reader_t *r,
             s->src = rdlm_le_read64(r);
             s->counted = rdlm_le_read8(r);
         }
-        if (r->bad || s->counted > 1 || s->id == 0 ||
-            s->id >= st->next_session || (i > 0 && s->id <= s[-1].id) ||
-            s->ttl_ms < RDLM_LEASE_TTL_MIN_MS || s->ttl_ms > RDLM_LEASE_TTL_MAX_MS) {
+        if (r->bad || s->counted > 1 || s->id == 0 || s->id >= st->next_session ||
+            (i > 0 && s->id <= s[-1].id) || s->ttl_ms < RDLM_LEASE_TTL_MIN_MS ||
+            s->ttl_ms > RDLM_LEASE_TTL_MAX_MS) {
             return RDLM_ERR_PROTOCOL;
         }
         st->n_sessions = i + 1;

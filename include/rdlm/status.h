@@ -35,7 +35,7 @@
     X(RDLM_ERR_MISMATCH, -105, "object exists with different parameters")                \
     X(RDLM_ERR_STALE_TOKEN, -106, "fencing token older than one already accepted")       \
     X(RDLM_ERR_LEASE_EXPIRED, -107, "session lease expired or unknown; open a new session") \
-    X(RDLM_ERR_QUOTA, -108, "per-session quota exceeded")                                \
+    X(RDLM_ERR_QUOTA, -108, "quota exceeded: per session, per identity or global")       \
     X(RDLM_ERR_AUTH, -109, "credential missing, forged or refused")                      \
     X(RDLM_ERR_PEER_DEAD, -200, "a participating process died")                          \
     X(RDLM_ERR_IO, -201, "system call failed")                                           \

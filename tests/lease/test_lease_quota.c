@@ -34,7 +34,8 @@
 #include "sm.h"
 #include "wire.h"
 
-#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+#define IP(a, b, c, d)                                                                     \
+    ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
 /* ---- the state machine ---- */
 
@@ -107,6 +108,7 @@ static void one_identity_at_its_session_quota_does_not_stop_another(void **state
 {
     const rdlm_lease_limits_t lim = {.max_sessions = 64, .max_sessions_per_identity = 3};
     rdlm_lease_sm_t *sm = NULL;
+    rdlm_lease_cmd_t close_a1;
     uint64_t a1;
 
     (void)state;
@@ -127,11 +129,8 @@ static void one_identity_at_its_session_quota_does_not_stop_another(void **state
     assert_int_equal(open_as(sm, 14, 1000, "1000/jobB", 0, 1, NULL), RDLM_OK);
     assert_int_equal(open_as(sm, 15, 1001, "1001/jobA", 0, 1, NULL), RDLM_OK);
     /* A closed session gives its identity room again. */
-    assert_int_equal(apply_cmd(sm, &(rdlm_lease_cmd_t){.op = RDLM_LEASE_OP_CLOSE,
-                                                        .session = a1,
-                                                        .seq = 1})
-                         .status,
-                     RDLM_OK);
+    close_a1 = lt_cmd(RDLM_LEASE_OP_CLOSE, a1, 1, NULL);
+    assert_int_equal(apply_cmd(sm, &close_a1).status, RDLM_OK);
     assert_int_equal(open_as(sm, 4, 0, "", IP(10, 0, 0, 2), 1, NULL), RDLM_OK);
     rdlm_lease_sm_destroy(sm);
 }
@@ -146,7 +145,8 @@ static void counted_opens_leave_the_reserve_and_the_global_cap_holds(void **stat
     assert_int_equal(rdlm_lease_sm_create(&lim, &sm), RDLM_OK);
     /* Many identities together: counted ones stop RDLM_LEASE_SESSIONS_RESERVED short. */
     for (; n <= 24 - RDLM_LEASE_SESSIONS_RESERVED; n++) {
-        assert_int_equal(open_as(sm, n, 0, "", IP(10, 0, 1, (unsigned)n), 1, NULL), RDLM_OK);
+        assert_int_equal(open_as(sm, n, 0, "", IP(10, 0, 1, (unsigned)n), 1, NULL),
+                         RDLM_OK);
     }
     assert_open_refused(sm, n, 0, "", IP(10, 0, 2, 1));
     /* The daemon's own (uncounted) OPENs use the reserve, up to max_sessions. */
@@ -198,7 +198,7 @@ static void queued_acquires_are_capped_per_identity_over_its_sessions(void **sta
     hash = rdlm_lease_sm_hash(sm);
     assert_int_equal(acquire(sm, a[2], 1, "l1"), RDLM_ERR_QUOTA); /* a third wait */
     assert_true(rdlm_lease_sm_hash(sm) == hash);
-    assert_int_equal(acquire(sm, a[2], 1, "free"), RDLM_OK); /* a grant is no wait */
+    assert_int_equal(acquire(sm, a[2], 1, "free"), RDLM_OK);    /* a grant is no wait */
     assert_int_equal(acquire(sm, b, 1, "l1"), RDLM_INPROGRESS); /* another identity */
     cancel = lt_cmd(RDLM_LEASE_OP_CANCEL, a[0], 1, "l1");
     assert_int_equal(apply_cmd(sm, &cancel).status, RDLM_OK);
