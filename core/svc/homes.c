@@ -222,6 +222,7 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
     svc->session = session;
     svc->planted_reset = getenv("RDLMTEST_SVC_RECLAIM_RESET") != NULL;
     svc->planted_no_check = getenv("RDLMTEST_SVC_RECLAIM_NO_CHECK") != NULL;
+    svc->test_claim_stop = getenv("RDLMTEST_SVC_CLAIM_STOP") != NULL;
     rdlm_tl_params_from_config(cfg, &svc->tp);
     svc->tp.thread_mode = RDLM_TL_THREAD_MULTI;
     svc->tp.progress_thread = 0;

@@ -39,7 +39,9 @@
  *   past its lease) between steps 4 and 7. Once the authority says that session
  *   ended, a client that met the MARK takes it over (CAS to a MARK of its own, so
  *   nobody else acts on the slot), clears the key (CAS loop: no name, generation + 1)
- *   and frees the word at floor + 1. The stopped client's late steps fail: its key
+ *   and frees the word at floor + 1. A MARK of this process's own tag is given back
+ *   the same way when no claim of this process at the home runs (a claim cut short by
+ *   a lost link left it). The stopped client's late steps fail: its key
  *   CAS expects the key it read (the generation moved), its word CASes its own MARK.
  *   The generation has 16 bits: a client stopped between steps 1 and 5 while its
  *   slot was re-keyed a multiple of 65,536 times, ending under the same name, would
@@ -48,7 +50,11 @@
  * Planted bug (RDLMTEST_SVC_RECLAIM_RESET, tests only): a new key starts at word 0
  *   instead of floor + 1, as a reuse without generations would. A name's tokens then
  *   go back when it moves, and a stopped client's guess can match another key's word.
+ * Test hook (RDLMTEST_SVC_CLAIM_STOP): the process stops itself (SIGSTOP) once, after
+ *   step 5 of its first claim, so a test can end its session and resume it.
  */
+#include <signal.h>
+
 #include "clock.h"
 #include "layout.h"
 #include "log.h"
@@ -119,6 +125,18 @@ static rdlm_status_t rdlm_svc_key_clear(rdlm_svc_link_t *l, uint32_t s)
     return st;
 }
 
+/* Whether MARK mark was left: by a client whose session ended, or by this process
+ * while none of its claims at l runs. */
+static int rdlm_svc_mark_abandoned(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t mark,
+                                   rdlm_status_t *st_p)
+{
+    uint64_t tag = rdlm_svc_word_tag(mark);
+
+    if (tag == l->tag)
+        return rdlm_load(&l->claims, RDLM_ACQUIRE) == 0;
+    return rdlm_svc_holder_ended(svc, l, tag, st_p);
+}
+
 int rdlm_svc_slot_settle(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint32_t s, uint64_t mark,
                          rdlm_status_t *st_p)
 {
@@ -126,15 +144,15 @@ int rdlm_svc_slot_settle(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint32_t s, uint64
     uint64_t old, fresh;
 
     *st_p = RDLM_OK;
-    if (rdlm_svc_word_tag(mark) == l->tag ||
-        !rdlm_svc_holder_ended(svc, l, rdlm_svc_word_tag(mark), st_p))
-        return 0; /* ours (another thread's claim), or its client lives */
+    if (!rdlm_svc_mark_abandoned(svc, l, mark, st_p))
+        return 0;
     *st_p = rdlm_svc_cas(l, off, mark, mine, &old);
     if (*st_p != RDLM_OK || old != mark)
         return *st_p == RDLM_OK; /* settled or finished by someone else: read again */
-    rdlm_warn("svc: home %s: slot %u was left half re-keyed by a client whose session "
-              "ended; giving it back",
-              l->addr, s);
+    rdlm_warn("svc: home %s: slot %u was left half re-keyed by %s; giving it back", l->addr,
+              s,
+              rdlm_svc_word_tag(mark) == l->tag ? "this process (a link lost mid-claim)"
+                                                : "a client whose session ended");
     *st_p = rdlm_svc_key_clear(l, s);
     if (*st_p == RDLM_OK)
         *st_p = rdlm_svc_fresh(svc, l, &fresh);
@@ -174,8 +192,9 @@ static int rdlm_svc_named_elsewhere(const rdlm_svc_bucket_view_t *b, uint32_t s,
 
 /* Steps 3 to 7 on victim index v of bucket b; *done_p: k has the slot (else read
  * again). */
-static rdlm_status_t rdlm_svc_claim(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc_lock_t *k,
-                                    rdlm_svc_bucket_view_t *b, uint32_t v, int *done_p)
+static rdlm_status_t rdlm_svc_claim_steps(rdlm_svc_t *svc, rdlm_svc_link_t *l,
+                                          rdlm_svc_lock_t *k, rdlm_svc_bucket_view_t *b,
+                                          uint32_t v, int *done_p)
 {
     uint32_t s = b->first + v;
     uint64_t key0 = b->kw[2 * v], w0 = b->kw[2 * v + 1];
@@ -190,8 +209,18 @@ static rdlm_status_t rdlm_svc_claim(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_sv
     if (st != RDLM_OK || old != w0)
         return st;
     st = rdlm_svc_cas(l, off_key, key0, key, &old);
-    if (st != RDLM_OK || old != key0)
-        return st; /* a settler took the MARK over: this session ended */
+    if (st == RDLM_OK && old != key0) {
+        /* The key read was older than the word (one get reads them in no set order):
+         * the slot was re-keyed just before. Its key did not change under this MARK:
+         * put its word back. (Or a settler took the MARK over: nothing to undo.) */
+        return rdlm_svc_cas(l, off_word, mine, w0, &old);
+    }
+    if (st != RDLM_OK)
+        return st;
+    if (svc->test_claim_stop) {
+        svc->test_claim_stop = 0;
+        raise(SIGSTOP);
+    }
     st = rdlm_svc_bucket_read(l, k->id, b);
     if (st == RDLM_OK)
         st = rdlm_svc_fresh(svc, l, &fresh);
@@ -211,6 +240,18 @@ static rdlm_status_t rdlm_svc_claim(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_sv
     k->guess = fresh;
     *done_p = 1;
     return RDLM_OK;
+}
+
+/* rdlm_svc_claim_steps, counted in l->claims while it runs. */
+static rdlm_status_t rdlm_svc_claim(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc_lock_t *k,
+                                    rdlm_svc_bucket_view_t *b, uint32_t v, int *done_p)
+{
+    rdlm_status_t st;
+
+    rdlm_fetch_add(&l->claims, 1, RDLM_ACQ_REL);
+    st = rdlm_svc_claim_steps(svc, l, k, b, v, done_p);
+    rdlm_fetch_sub(&l->claims, 1, RDLM_ACQ_REL);
+    return st;
 }
 
 /* Step 1 on bucket b: index of the slot of id (*mark_p: whether its word is a MARK),

@@ -25,7 +25,8 @@ typedef struct rdlm_svc_link {
     rdlm_tl_rkey_h rkey;
     uint64_t epoch;
     uint32_t slots, tags, tag;
-    rdlm_atomic_u64_t nonce; /* this process's MARKs at this home (layout.h) */
+    rdlm_atomic_u64_t nonce;  /* this process's MARKs at this home (layout.h) */
+    rdlm_atomic_u32_t claims; /* claims of this process running at this home */
 } rdlm_svc_link_t;
 
 /* One lock this process used: id 0 marks a free entry. Guarded by the caller's
@@ -51,6 +52,7 @@ struct rdlm_svc {
     uint32_t locks_cap;
     int planted_reset;    /* RDLMTEST_SVC_RECLAIM_RESET (slot.c): tests only */
     int planted_no_check; /* RDLMTEST_SVC_RECLAIM_NO_CHECK (slock.c): tests only */
+    int test_claim_stop;  /* RDLMTEST_SVC_CLAIM_STOP (slot.c): tests only */
 };
 
 /* Internal: the lock left its slot (slot.c re-keyed it): resolve it again. */
@@ -83,9 +85,10 @@ static inline rdlm_status_t rdlm_svc_get(rdlm_svc_link_t *l, uint64_t off, void 
 rdlm_status_t rdlm_svc_slot_resolve(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc_lock_t *k,
                                     uint64_t deadline);
 
-/** Slot s of home l showed MARK mark: if the client that wrote it has ended (FATE),
- *  give the slot back (no key, a fresh free word) and return 1; else 0 (*st_p: the
- *  operations' status). */
+/** Slot s of home l showed MARK mark: if it was left (its client's session ended, by
+ *  FATE; or it is this process's and none of its claims at l runs), give the slot
+ *  back (no key, a fresh free word) and return 1; also 1 when the word is no longer
+ *  mark (read again); else 0. *st_p: the operations' status. */
 int rdlm_svc_slot_settle(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint32_t s, uint64_t mark,
                          rdlm_status_t *st_p);
 

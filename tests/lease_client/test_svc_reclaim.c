@@ -22,6 +22,13 @@
  * Tunables (environment): RDLMTEST_RECLAIM_NAMES (NAMES), RDLMTEST_RECLAIM_SLOTS
  * (--home-slots; 4096 with 100000 names is the issue's loop), RDLMTEST_RECLAIM_ROUNDS.
  *
+ *   - a client stopped half-way through claiming a slot (test hook
+ *     RDLMTEST_SVC_CLAIM_STOP: after its MARK and new key) leaves the name pending:
+ *     another job's acquire of the name succeeds once the stopped client's session
+ *     ended (the MARK is given back), and the stopped client, resumed, is told
+ *     RDLM_ERR_LEASE_EXPIRED while the new holder keeps its lock (its release works;
+ *     the next token is larger).
+ *
  * The processes are this program run again (--child ...). Skipped without rdlmd, and
  * when this librdlm has no lock homes (built without UCX).
  */
@@ -126,7 +133,27 @@ static int child_round(shared_t *sh, rdlm_lock_h lock, int n)
     return 0;
 }
 
-/* --child INDEX JOB SHARED-FILE */
+/* --child stop ...: take "orphan", stopping half-way through the claim (the test
+ * hook); resumed after its session ended, the acquire must fail with
+ * RDLM_ERR_LEASE_EXPIRED. Exit 0 then, else 1. */
+static int child_stop(void)
+{
+    rdlm_ctx_h ctx;
+    rdlm_lock_h lock;
+    uint64_t token;
+    rdlm_status_t s;
+
+    if (rdlm_ctx_create(NULL, &ctx) != RDLM_OK ||
+        rdlm_lock_open(ctx, "orphan", &lock) != RDLM_OK)
+        return 1;
+    s = rdlm_lock_acquire(lock, 10000 * MS, &token);
+    if (s != RDLM_ERR_LEASE_EXPIRED)
+        fprintf(stderr, "child stop: acquire: %s\n", rdlm_status_name(s));
+    rdlm_ctx_destroy(ctx);
+    return s == RDLM_ERR_LEASE_EXPIRED ? 0 : 1;
+}
+
+/* --child INDEX|stop JOB SHARED-FILE */
 static int child_main(char **argv)
 {
     shared_t *sh;
@@ -138,6 +165,8 @@ static int child_main(char **argv)
 
     alarm(CHILD_LIMIT_S);
     setenv("RDLM_JOB", argv[3], 1);
+    if (strcmp(argv[2], "stop") == 0)
+        return child_stop();
     snprintf(shared_path, sizeof(shared_path), "%s", argv[4]);
     sh = shared_map(0);
     if (sh == NULL || rdlm_ctx_create(NULL, &ctx) != RDLM_OK) {
@@ -160,13 +189,14 @@ static int child_main(char **argv)
 
 /* ---- the tests --------------------------------------------------------------------- */
 
+/* Child k (-1: the stop mode). */
 static pid_t child_spawn(int k)
 {
     char ix[16], job[64];
     char *argv[] = {"/proc/self/exe", "--child", ix, job, shared_path, NULL};
     pid_t pid;
 
-    snprintf(ix, sizeof(ix), "%d", k);
+    snprintf(ix, sizeof(ix), k < 0 ? "stop" : "%d", k);
     snprintf(job, sizeof(job), "t-reclaim-%d-%d", k, (int)getpid());
     assert_int_equal(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ), 0);
     return pid;
@@ -330,6 +360,43 @@ static void acting_on_a_word_without_its_key_is_caught(void **state)
     assert_true(overlaps + regressions + failed > 0);
 }
 
+static void a_claimer_stopped_half_way_is_settled_and_fenced(void **state)
+{
+    rdlm_lock_h lock;
+    rdlm_ctx_h ctx;
+    uint64_t token, again, t0;
+    pid_t pid;
+    int st = 0, stopped = 0;
+
+    (void)state;
+    need_homes();
+    setenv("RDLM_LEASE_TTL_MS", "1000", 1);
+    setenv("RDLMTEST_SVC_CLAIM_STOP", "1", 1);
+    pid = child_spawn(-1);
+    unsetenv("RDLMTEST_SVC_CLAIM_STOP");
+    for (int i = 0; i < 1000 && !stopped; i++) {
+        stopped = waitpid(pid, &st, WNOHANG | WUNTRACED) == pid && WIFSTOPPED(st);
+        if (!stopped)
+            sleep_ms(10);
+    }
+    assert_true(stopped);
+    t0 = now_ns();
+    svc_env("t-reclaim-settle");
+    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
+    assert_int_equal(rdlm_lock_open(ctx, "orphan", &lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, 10000 * MS, &token), RDLM_OK);
+    print_message("acquired behind a claimer stopped half-way after %.0f ms (its TTL: "
+                  "1000 ms)\n",
+                  (double)(now_ns() - t0) / 1e6);
+    kill(pid, SIGCONT);
+    assert_int_equal(child_reap(pid), 0);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, 10000 * MS, &again), RDLM_OK);
+    assert_true(again > token);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    rdlm_ctx_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +404,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(names_moving_between_slots_stay_exclusive_and_fenced),
         cmocka_unit_test(a_reuse_without_generations_is_caught),
         cmocka_unit_test(acting_on_a_word_without_its_key_is_caught),
+        cmocka_unit_test(a_claimer_stopped_half_way_is_settled_and_fenced),
     };
 
     if (argc == 5 && strcmp(argv[1], "--child") == 0)
