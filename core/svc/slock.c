@@ -96,7 +96,8 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
     uint64_t off = rdlm_svc_off_slot_word(l->tags, k->slot);
     uint64_t w = k->guess, pause = RDLM_SVC_POLL_FIRST_NS;
     uint64_t next_fate = rdlm_clock_now_ns() + RDLM_SVC_FATE_EVERY_NS;
-    int broken = 0, checked = 1; /* the guess was written here: no key check */
+    /* The guess needs no key check: written here, or 0, which no used slot holds. */
+    int broken = 0, checked = 1;
     rdlm_status_t st;
 
     for (;;) {
