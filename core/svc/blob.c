@@ -1,7 +1,9 @@
 /*
  * The HOMES description (layout.h), little-endian:
- *   u32 magic "RDLH" | u32 version (1) | u64 epoch | u32 slots | u32 tags
+ *   u32 magic "RDLH" | u32 version | u64 epoch | u32 slots | u32 tags
  *   u32 rec_len | u32 rkey_len | rec | rkey
+ * Version 2: slots are keyed with a generation and reused, the header has a floor
+ * (layout.h); a client refuses a home of another version (RDLM_ERR_MISMATCH).
  */
 #include "layout.h"
 
@@ -10,7 +12,7 @@
 #include "le.h"
 
 #define RDLM_SVC_DESC_MAGIC 0x484c4452u /* "RDLH" */
-#define RDLM_SVC_DESC_VERSION 1u
+#define RDLM_SVC_DESC_VERSION 2u
 #define RDLM_SVC_DESC_FIXED 32u
 
 size_t rdlm_svc_desc_encode(const rdlm_svc_desc_t *d, uint8_t *buf, size_t cap)
@@ -43,8 +45,12 @@ rdlm_status_t rdlm_svc_desc_decode(const uint8_t *buf, size_t len, rdlm_svc_desc
     d->tags = rdlm_le_read32(&r);
     d->rec_len = rdlm_le_read32(&r);
     d->rkey_len = rdlm_le_read32(&r);
-    if (len < RDLM_SVC_DESC_FIXED || magic != RDLM_SVC_DESC_MAGIC ||
-        version != RDLM_SVC_DESC_VERSION || d->epoch == 0 ||
+    if (len >= RDLM_SVC_DESC_FIXED && magic == RDLM_SVC_DESC_MAGIC &&
+        version != RDLM_SVC_DESC_VERSION) {
+        d->version = version;
+        return RDLM_ERR_MISMATCH;
+    }
+    if (len < RDLM_SVC_DESC_FIXED || magic != RDLM_SVC_DESC_MAGIC || d->epoch == 0 ||
         d->epoch >= (UINT64_C(1) << 24) || d->slots == 0 || d->tags < 2 ||
         d->tags > RDLM_SVC_TAGS_MAX ||
         len != RDLM_SVC_DESC_FIXED + (size_t)d->rec_len + d->rkey_len) {

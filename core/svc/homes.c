@@ -48,11 +48,14 @@ static rdlm_status_t rdlm_svc_ask_once(const char *addr, rdlm_session_h session,
         st = rdlm_wire_reply_decode(buf, len, &reply);
         return st != RDLM_OK ? st : (rdlm_status_t)reply.status;
     }
-    if (kind != RDLM_WIRE_BLOB || rdlm_svc_desc_decode(buf, len, d) != RDLM_OK) {
+    st = kind == RDLM_WIRE_BLOB ? rdlm_svc_desc_decode(buf, len, d) : RDLM_ERR_PROTOCOL;
+    if (st == RDLM_ERR_MISMATCH)
+        rdlm_warn("svc: %s hosts a lock home of layout version %u, this librdlm speaks "
+                  "another: run one rdlm release on clients and daemons",
+                  addr, d->version);
+    else if (st != RDLM_OK)
         rdlm_warn("svc: %s answered HOMES with a malformed description", addr);
-        return RDLM_ERR_PROTOCOL;
-    }
-    return RDLM_OK;
+    return st;
 }
 
 /* Ask the replica at addr for its home's description (into buf), again while it
@@ -217,6 +220,9 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
         return RDLM_ERR_NO_MEMORY;
     }
     svc->session = session;
+    svc->planted_reset = getenv("RDLMTEST_SVC_RECLAIM_RESET") != NULL;
+    svc->planted_no_check = getenv("RDLMTEST_SVC_RECLAIM_NO_CHECK") != NULL;
+    svc->test_claim_stop = getenv("RDLMTEST_SVC_CLAIM_STOP") != NULL;
     rdlm_tl_params_from_config(cfg, &svc->tp);
     svc->tp.thread_mode = RDLM_TL_THREAD_MULTI;
     svc->tp.progress_thread = 0;
@@ -256,7 +262,10 @@ uint64_t rdlm_svc_home_ops(rdlm_svc_t *svc)
 
 uint64_t rdlm_svc_lock_id(const rdlm_svc_t *svc, uint64_t name_id)
 {
-    return rdlm_hash_in(rdlm_lease_session_namespace(svc->session), name_id);
+    uint64_t id = rdlm_hash_in(rdlm_lease_session_namespace(svc->session), name_id);
+
+    /* A slot key keeps the high 48 bits (layout.h): all zero would name no lock. */
+    return id >> 16 != 0 ? id : id | UINT64_C(1) << 16;
 }
 
 uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id)

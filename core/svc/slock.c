@@ -16,20 +16,8 @@
  * release keeps trying to reach it. */
 #define RDLM_SVC_DOWN_PAUSE_NS 50000000ull
 #define RDLM_SVC_RELEASE_TRY_NS 15000000000ull
-
-/* One remote compare-and-swap / read of a word of home l, counted. */
-static rdlm_status_t rdlm_svc_cas(rdlm_svc_link_t *l, uint64_t off, uint64_t compare,
-                                  uint64_t swap, uint64_t *old_p)
-{
-    rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
-    return rdlm_tl_cswap64(l->tl, l->rkey, off, compare, swap, old_p);
-}
-
-static rdlm_status_t rdlm_svc_get(rdlm_svc_link_t *l, uint64_t off, uint64_t *value_p)
-{
-    rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
-    return l->tl->rma->get(l->tl, l->rkey, off, value_p, sizeof(*value_p));
-}
+/* A try-acquire gives up (RDLM_ERR_BUSY) after its lock moved this often. */
+#define RDLM_SVC_TRY_MOVES 4u
 
 /* The state of lock id in this process, created on first use (NULL: table full). */
 static rdlm_svc_lock_t *rdlm_svc_lock_of(rdlm_svc_t *svc, uint64_t id, int create)
@@ -55,34 +43,13 @@ static rdlm_svc_lock_t *rdlm_svc_lock_of(rdlm_svc_t *svc, uint64_t id, int creat
     return found;
 }
 
-/* The slot of id at home l: probe from id's position, claiming a free slot by CAS. */
-static rdlm_status_t rdlm_svc_slot(rdlm_svc_link_t *l, uint64_t id, uint32_t *slot_p)
-{
-    uint32_t s = (uint32_t)((id >> 16) % l->slots); /* the low bits chose the home */
-
-    for (uint32_t n = 0; n < l->slots; n++, s = (s + 1) % l->slots) {
-        uint64_t old;
-        rdlm_status_t st = rdlm_svc_cas(l, rdlm_svc_off_slot_id(l->tags, s), 0, id, &old);
-
-        if (st != RDLM_OK)
-            return st;
-        if (old == 0 || old == id) {
-            *slot_p = s;
-            return RDLM_OK;
-        }
-    }
-    rdlm_error("svc: home %s: all %u lock slots are in use", l->addr, l->slots);
-    return RDLM_ERR_NO_RESOURCE;
-}
-
-/* Whether the session that drew tag at home l has ended (FATE at the authority). */
-static int rdlm_svc_holder_ended(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t tag,
-                                 rdlm_status_t *st_p)
+int rdlm_svc_holder_ended(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t tag,
+                          rdlm_status_t *st_p)
 {
     uint64_t sid = 0;
     int ended;
 
-    *st_p = rdlm_svc_get(l, rdlm_svc_off_tag((uint32_t)tag), &sid);
+    *st_p = rdlm_svc_get(l, rdlm_svc_off_tag((uint32_t)tag), &sid, sizeof(sid));
     if (*st_p != RDLM_OK || sid == 0)
         return 0; /* no session published yet: it cannot hold anything */
     ended = rdlm_lease_session_ended(svc->session, sid);
@@ -94,8 +61,7 @@ static int rdlm_svc_holder_ended(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t t
     return ended == 1;
 }
 
-/* One pause of a poll: RDLM_ERR_TIMEOUT past deadline, else sleep and double. */
-static rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline)
+rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline)
 {
     struct timespec ts = {0, (long)*pause_p};
 
@@ -106,29 +72,50 @@ static rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline)
     return RDLM_OK;
 }
 
-/* The acquire loop on home l (held), for lock state k whose slot is resolved. */
+/* Whether lock k is still in its slot at home l: its key read now is the one k
+ * resolved. Called after reading a word and before acting on it (layout.h). The
+ * planted bug RDLMTEST_SVC_RECLAIM_NO_CHECK (tests only) skips it. */
+static rdlm_status_t rdlm_svc_still_there(rdlm_svc_t *svc, rdlm_svc_link_t *l,
+                                          const rdlm_svc_lock_t *k)
+{
+    uint64_t key = 0;
+    rdlm_status_t st;
+
+    if (svc->planted_no_check)
+        return RDLM_OK;
+    st = rdlm_svc_get(l, rdlm_svc_off_slot_key(l->tags, k->slot), &key, sizeof(key));
+
+    return st != RDLM_OK ? st : key == k->key ? RDLM_OK : RDLM_SVC_MOVED;
+}
+
+/* The acquire loop on home l (held), for lock state k whose slot is resolved.
+ * RDLM_SVC_MOVED: the slot went to another name. */
 static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc_lock_t *k,
                                    uint64_t deadline, int try_only, uint64_t *token_p)
 {
     uint64_t off = rdlm_svc_off_slot_word(l->tags, k->slot);
     uint64_t w = k->guess, pause = RDLM_SVC_POLL_FIRST_NS;
     uint64_t next_fate = rdlm_clock_now_ns() + RDLM_SVC_FATE_EVERY_NS;
-    int broken = 0;
+    /* The guess needs no key check: written here, or 0, which no used slot holds. */
+    int broken = 0, checked = 1;
     rdlm_status_t st;
 
     for (;;) {
         uint64_t tag = rdlm_svc_word_tag(w), seq = rdlm_svc_word_seq(w), old;
+        int mark = rdlm_svc_word_is_mark(w);
 
-        if (tag == 0 || broken) {
+        if (!mark && (tag == 0 || broken)) {
             uint64_t want = rdlm_svc_word(seq + 1, l->tag);
 
-            if (seq == RDLM_SVC_SEQ_MAX) {
+            if (seq + 1 >= RDLM_SVC_SEQ_MAX) {
                 rdlm_error("svc: lock %#llx used up its tokens in epoch %llu: restart "
                            "its home",
                            (unsigned long long)k->id, (unsigned long long)l->epoch);
                 return RDLM_ERR_NO_RESOURCE;
             }
-            st = rdlm_svc_cas(l, off, w, want, &old);
+            st = checked ? RDLM_OK : rdlm_svc_still_there(svc, l, k);
+            if (st == RDLM_OK)
+                st = rdlm_svc_cas(l, off, w, want, &old);
             if (st != RDLM_OK)
                 return st;
             if (old == w) {
@@ -138,9 +125,10 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
             }
             w = old;
             broken = 0;
+            checked = 0;
             continue;
         }
-        if (tag == l->tag) {
+        if (!mark && tag == l->tag) {
             /* Ours, and not held here (the caller's node-local lock): an earlier
              * acquire whose answer was lost with its link. Take it again. */
             rdlm_warn("svc: lock %#llx was left held by this process (an answer lost "
@@ -154,28 +142,37 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
         if (rdlm_session_check(svc->session) != RDLM_OK)
             return RDLM_ERR_LEASE_EXPIRED; /* this process may not take it any more */
         if (rdlm_clock_now_ns() >= next_fate) {
-            broken = rdlm_svc_holder_ended(svc, l, tag, &st);
+            /* A MARK: the slot is being re-keyed; a dead client's is given back. */
+            int ended = mark ? rdlm_svc_slot_settle(svc, l, k->slot, w, &st)
+                             : rdlm_svc_holder_ended(svc, l, tag, &st);
+
             if (st != RDLM_OK)
                 return st;
             next_fate = rdlm_clock_now_ns() + RDLM_SVC_FATE_EVERY_NS;
-            if (broken) {
+            if (ended && mark)
+                return RDLM_SVC_MOVED;
+            if (ended) {
                 rdlm_warn("svc: lock %#llx: its holder's session ended; breaking it",
                           (unsigned long long)k->id);
+                broken = 1;
                 continue; /* CAS from exactly the word read */
             }
         }
         st = rdlm_svc_pause(&pause, deadline);
         if (st == RDLM_OK)
-            st = rdlm_svc_get(l, off, &old);
+            st = rdlm_svc_get(l, off, &old, sizeof(old));
         if (st != RDLM_OK)
             return st;
-        if (old != w) /* the lock moved on: its holder is alive, or another broke it */
+        if (old != w) { /* the lock moved on: its holder is alive, or another broke it */
             next_fate = rdlm_clock_now_ns() + RDLM_SVC_FATE_EVERY_NS;
+            checked = 0;
+        }
         w = old;
     }
 }
 
-/* One attempt through the home's current link. */
+/* One attempt through the home's current link: resolve the slot if this life of the
+ * home has none for k yet, and take the word, again after each move. */
 static rdlm_status_t rdlm_svc_attempt(rdlm_svc_t *svc, rdlm_svc_lock_t *k,
                                       uint64_t deadline_ns, int try_only, uint64_t *token_p)
 {
@@ -184,13 +181,20 @@ static rdlm_status_t rdlm_svc_attempt(rdlm_svc_t *svc, rdlm_svc_lock_t *k,
 
     if (st != RDLM_OK)
         return st;
-    if (k->epoch != l->epoch) {
-        st = rdlm_svc_slot(l, k->id, &k->slot);
-        k->epoch = st == RDLM_OK ? l->epoch : 0;
-        k->guess = 0;
+    for (unsigned moves = 0; st == RDLM_OK; moves++) {
+        if (k->epoch != l->epoch) {
+            st = rdlm_svc_slot_resolve(svc, l, k, try_only ? 0 : deadline_ns);
+            k->epoch = st == RDLM_OK ? l->epoch : 0;
+        }
+        if (st == RDLM_OK)
+            st = rdlm_svc_take(svc, l, k, deadline_ns, try_only, token_p);
+        if (st != RDLM_SVC_MOVED)
+            break;
+        k->epoch = 0;
+        st = try_only && moves >= RDLM_SVC_TRY_MOVES ? RDLM_ERR_BUSY : RDLM_OK;
     }
-    if (st == RDLM_OK)
-        st = rdlm_svc_take(svc, l, k, deadline_ns, try_only, token_p);
+    if (try_only && st == RDLM_ERR_TIMEOUT)
+        st = RDLM_ERR_BUSY; /* a claim of the name under way */
     rdlm_svc_link_put(l, st);
     return st;
 }
@@ -261,6 +265,6 @@ rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
                   (unsigned long long)id);
         return RDLM_ERR_LEASE_EXPIRED;
     }
-    k->guess = old == held ? free_word : old;
+    k->guess = old == held ? free_word : 0; /* another word: read and checked first */
     return RDLM_OK;
 }

@@ -16,12 +16,17 @@
  *   life of the home (same epoch) keeps its tag, so words held under it stay this
  *   process's. An acquire waits for an unreachable home until its deadline.
  *
+ * Slots (slot.c): a lock lives in one slot of its bucket at the home, resolved on
+ *   first use in each life of the home and again whenever the slot moved to another
+ *   name (a name without a slot takes over the oldest free one).
+ *
  * Locks (the word: sequence << 24 | tag; token = epoch << 40 | sequence)
  *   acquire  compare-and-swap of FREE(seq) to HELD(seq + 1, my tag): one remote atomic
  *            when the word is free and its value guessed right (the last one seen
- *            here), two when not. Held by another: poll the word (20 us .. 1 ms
- *            pauses); once it has not changed for 500 ms (and every 500 ms while it
- *            does not), if the holder's tag names a session the authority has ended
+ *            here), three when not (the word read, the slot's key checked: layout.h).
+ *            Held by another: poll the word (20 us .. 1 ms pauses); once it has not
+ *            changed for 500 ms (and every 500 ms while it does not), if the
+ *            holder's tag names a session the authority has ended
  *            (FATE, core/lease), break the lock with a compare-and-swap that only
  *            succeeds if the word is still the one read: RDLM_OWNER_DEAD, with the
  *            next token.
@@ -71,7 +76,8 @@ uint64_t rdlm_svc_home_ops(rdlm_svc_t *svc);
 /** The id of a lock named name_id (rdlm_table_id) on the homes: name_id itself when
  *  the authority does not namespace names (--auth none), else mixed with the
  *  session's namespace (rdlm_hash_in), so the same name in two jobs is two locks, as
- *  at the authority. Pure. */
+ *  at the authority; bit 16 set if bits 63..16 were all 0 (a slot key keeps those).
+ *  Pure. */
 uint64_t rdlm_svc_lock_id(const rdlm_svc_t *svc, uint64_t name_id);
 
 /** The home (0 .. homes-1) of lock id. */
@@ -83,7 +89,9 @@ uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id);
  * RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT, RDLM_ERR_LEASE_EXPIRED (this process's
  * lease was lost while it waited), RDLM_ERR_PEER_DEAD / RDLM_ERR_UNAVAILABLE (the
  * home was down or unreachable until the deadline), RDLM_ERR_NO_RESOURCE (the
- * home's slots or tags are used up: logged), RDLM_ERR_NO_MEMORY.
+ * home's tags, or the slots of the lock's bucket, are all in use: logged),
+ * RDLM_ERR_MISMATCH (the home speaks another layout version: logged),
+ * RDLM_ERR_NO_MEMORY.
  */
 rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadline_ns,
                                     int try_only, uint64_t *token_p);

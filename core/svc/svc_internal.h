@@ -1,6 +1,6 @@
 /*
- * What homes.c and slock.c share: a link to one home (as a client sees it), and the
- * per-lock state of this process.
+ * What homes.c, slot.c and slock.c share: a link to one home (as a client sees it),
+ * the per-lock state of this process, and the counted remote operations on a home.
  */
 #ifndef RDLM_SVC_INTERNAL_H
 #define RDLM_SVC_INTERNAL_H
@@ -25,6 +25,8 @@ typedef struct rdlm_svc_link {
     rdlm_tl_rkey_h rkey;
     uint64_t epoch;
     uint32_t slots, tags, tag;
+    rdlm_atomic_u64_t nonce;  /* this process's MARKs at this home (layout.h) */
+    rdlm_atomic_u32_t claims; /* claims of this process running at this home */
 } rdlm_svc_link_t;
 
 /* One lock this process used: id 0 marks a free entry. Guarded by the caller's
@@ -34,6 +36,8 @@ typedef struct rdlm_svc_lock {
     uint64_t epoch; /* the home's life the slot, guess and held word belong to (0:
                        none): a reconnect within one life keeps them valid */
     uint32_t slot;
+    uint64_t key;   /* the slot's key when it was resolved: the lock is there while
+                       the key is (layout.h) */
     uint64_t guess; /* the word's free value last seen here */
     uint64_t held;  /* the word while this process holds it, else 0 */
 } rdlm_svc_lock_t;
@@ -46,7 +50,52 @@ struct rdlm_svc {
     pthread_mutex_t locks_lock; /* insertion into locks */
     rdlm_svc_lock_t *locks;
     uint32_t locks_cap;
+    int planted_reset;    /* RDLMTEST_SVC_RECLAIM_RESET (slot.c): tests only */
+    int planted_no_check; /* RDLMTEST_SVC_RECLAIM_NO_CHECK (slock.c): tests only */
+    int test_claim_stop;  /* RDLMTEST_SVC_CLAIM_STOP (slot.c): tests only */
 };
+
+/* Internal: the lock left its slot (slot.c re-keyed it): resolve it again. */
+#define RDLM_SVC_MOVED RDLM_INPROGRESS
+
+/** One pause of a poll: RDLM_ERR_TIMEOUT past deadline, else sleep and double (up to
+ *  1 ms). */
+rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline);
+
+/* One remote compare-and-swap / read of home l, counted in rdlm_svc_home_ops. */
+static inline rdlm_status_t rdlm_svc_cas(rdlm_svc_link_t *l, uint64_t off, uint64_t compare,
+                                         uint64_t swap, uint64_t *old_p)
+{
+    rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
+    return rdlm_tl_cswap64(l->tl, l->rkey, off, compare, swap, old_p);
+}
+
+static inline rdlm_status_t rdlm_svc_get(rdlm_svc_link_t *l, uint64_t off, void *buf,
+                                         size_t len)
+{
+    rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
+    return l->tl->rma->get(l->tl, l->rkey, off, buf, len);
+}
+
+/** Resolve lock k's slot at home l (held): the slot of its bucket whose key names it,
+ *  else one claimed for it (slot.c). Sets k->slot, k->key and k->guess. Blocking, up
+ *  to deadline (CLOCK_MONOTONIC ns; UINT64_MAX: none) while another client re-keys a
+ *  slot of the name. RDLM_ERR_NO_RESOURCE (every slot of the bucket held: logged),
+ *  RDLM_ERR_TIMEOUT, RDLM_ERR_LEASE_EXPIRED, the transport's errors. */
+rdlm_status_t rdlm_svc_slot_resolve(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc_lock_t *k,
+                                    uint64_t deadline);
+
+/** Slot s of home l showed MARK mark: if it was left (its client's session ended, by
+ *  FATE; or it is this process's and none of its claims at l runs), give the slot
+ *  back (no key, a fresh free word) and return 1; also 1 when the word is no longer
+ *  mark (read again); else 0. *st_p: the operations' status. */
+int rdlm_svc_slot_settle(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint32_t s, uint64_t mark,
+                         rdlm_status_t *st_p);
+
+/** Whether the session that drew tag at home l has ended (FATE at the authority);
+ *  *st_p: RDLM_ERR_LEASE_EXPIRED when this session's own lease is lost. */
+int rdlm_svc_holder_ended(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t tag,
+                          rdlm_status_t *st_p);
 
 /** Hold home h for an operation (a read lock), connecting first if it is not up.
  *  RDLM_OK: call rdlm_svc_link_put after. Else RDLM_ERR_UNAVAILABLE (not reachable,

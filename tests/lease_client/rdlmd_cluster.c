@@ -69,11 +69,14 @@ void free_ports(unsigned ports[2 * N_REPLICAS])
 void replica_start(replica_t *r, int id)
 {
     char id_s[16];
-    char *argv[] = {RDLM_TEST_RDLMD, "--id",  id_s,     "--peers",      C.peers,
-                    "--data-dir",    r->data, "--auth", (char *)C.auth, NULL};
+    char *argv[] = {RDLM_TEST_RDLMD,      "--id",  id_s,     "--peers",      C.peers,
+                    "--data-dir",         r->data, "--auth", (char *)C.auth, "--home-slots",
+                    (char *)C.home_slots, NULL};
     posix_spawn_file_actions_t fa;
 
     snprintf(id_s, sizeof(id_s), "%d", id);
+    if (C.home_slots == NULL)
+        argv[9] = NULL; /* rdlmd's default for --home-slots */
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
@@ -162,7 +165,7 @@ static int cluster_start(void)
 int cluster_up(void **state)
 {
     (void)state;
-    C = (cluster_t){.auth = "none"};
+    C = (cluster_t){.auth = "none", .home_slots = C.home_slots};
     if (RDLM_TEST_RDLMD[0] == '\0')
         return 0;
     return cluster_start();

@@ -20,6 +20,7 @@ typedef struct replica {
 
 typedef struct cluster {
     const char *auth; /* rdlmd --auth: "none" (cluster_up) or "munge" (cluster_up_munge) */
+    const char *home_slots; /* rdlmd --home-slots; NULL: rdlmd's default (set before up) */
     char dir[128];
     char peers[256];
     char authority[128]; /* the client addresses, comma-separated */
