@@ -3,7 +3,7 @@
 (ctest: lease.conn_flood).
 
 usage: conn_flood.py RDLMD [--max-connections N] [--flood N] [--sources K]
-                     [--renewals N] [--no-kill] [--election-ms MS]
+                     [--renewals N] [--fresh] [--no-kill] [--election-ms MS]
 
 The replicas listen on 127.0.0.1 (so that is a replica's host: their leadership
 confirmation connects from there); the flood comes from 127.0.0.2.. (--sources
@@ -11,7 +11,8 @@ addresses, --flood sockets to each replica's client port, each connected and the
 left idle), the session holder from 127.0.0.100 and a newcomer from 127.0.0.101.
 With the flood up to the cap on every replica:
   1. the holder's existing session renews (--renewals RENEWs back to back, each
-     reconnecting if its idle connection was closed for the flood: p50/p99 printed);
+     reconnecting if its idle connection was closed for the flood; --fresh: each on
+     a new connection; p50/p99 printed, connects included);
   2. a new connection from another address gets in (the oldest idle one is closed
      for it) and OPENs a session;
   3. unless --no-kill: the leader is killed (-9); the holder finds the new leader,
@@ -153,7 +154,9 @@ class Holder:
         return self.request(cmd(OP_RENEW, session=self.id, seq=self.seq, nonce=self.nonce))
 
 
-def flood(cluster, n, sources):
+def flood(cluster, n, sources, holder=None):
+    """n idle sockets to each live replica from sources addresses; the holder (if
+    given) renews every 64 of them, so a long flood does not outlast its TTL."""
     socks = []
     for i in range(3):
         if cluster.procs[i] is None:
@@ -163,6 +166,8 @@ def flood(cluster, n, sources):
             s = socket.create_connection(("127.0.0.1", int(cluster.client[i].rsplit(":")[1])),
                                          timeout=2.0, source_address=(src, 0))
             socks.append(s)
+            if holder is not None and len(socks) % 64 == 0 and holder.renew()["status"] != 0:
+                raise Failure("RENEW while the flood builds up failed")
     time.sleep(0.3)  # accepted (and, today, the excess closed)
     return socks
 
@@ -178,11 +183,14 @@ def run(cl, args):
     for _ in range(5):  # the leader's confirmation connections exist before the flood
         if holder.renew()["status"] != 0:
             raise Failure("RENEW before the flood failed")
-    socks = flood(cl, args.flood, args.sources)
+    socks = flood(cl, args.flood, args.sources, holder)
     print("conn_flood: %d idle sockets from %d address(es) to each replica (cap %d)" %
           (args.flood, args.sources, args.max_connections))
     lat = []
     for _ in range(args.renewals):
+        if args.fresh and holder.conn is not None:
+            holder.conn.close()
+            holder.conn = None
         t0 = time.monotonic()
         try:
             r = holder.renew()
@@ -269,6 +277,8 @@ def main():
     ap.add_argument("--renewals", type=int, default=20)
     ap.add_argument("--election-ms", type=int, default=400)
     ap.add_argument("--no-kill", action="store_true")
+    ap.add_argument("--fresh", action="store_true",
+                    help="each renewal on a new connection (timed with its connect)")
     args = ap.parse_args()
     if not os.access(args.rdlmd, os.X_OK):
         print("conn_flood: no rdlmd at %s" % args.rdlmd)
