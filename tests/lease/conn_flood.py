@@ -102,21 +102,27 @@ class Cluster:
         raise Failure("no leader within %.1f s" % limit)
 
     def stop(self, failed):
+        """SIGTERM to the live replicas; True if one did not exit 0 within 10 s."""
         for p in self.procs:
             if p is not None:
                 p.send_signal(signal.SIGTERM)
-        for p in self.procs:
+        for i, p in enumerate(self.procs):
             if p is not None:
                 try:
-                    p.wait(timeout=10)
+                    rc = p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     p.kill()
+                    rc = "killed after 10 s"
+                if rc != 0:
+                    print("conn_flood: FAIL: replica %d exit status %s" % (i + 1, rc))
+                    failed = True
         if failed:
             for i in range(3):
                 print("---- replica %d log (last 20 lines)" % (i + 1))
                 with open(os.path.join(self.dir, "log%d" % (i + 1)), "rb") as f:
                     print(b"\n".join(f.read().splitlines()[-20:]).decode("ascii", "replace"))
         shutil.rmtree(self.dir, ignore_errors=True)
+        return failed
 
 
 class Holder:
@@ -295,7 +301,7 @@ def main():
     except Failure as e:
         print("conn_flood: FAIL: %s" % e)
     finally:
-        cl.stop(failed)
+        failed = cl.stop(failed)
     return 1 if failed else 0
 
 

@@ -157,9 +157,13 @@ def main():
     finally:
         p.send_signal(signal.SIGTERM)
         try:
-            p.wait(timeout=10)
+            rc = p.wait(timeout=10)
         except subprocess.TimeoutExpired:
             p.kill()
+            rc = "killed after 10 s"
+        if rc != 0:
+            print("raft_port: FAIL: rdlmd exit status %s" % rc)
+            failed = True
         if failed:
             with open(log, "rb") as f:
                 print(b"\n".join(f.read().splitlines()[-30:]).decode("ascii", "replace"))
