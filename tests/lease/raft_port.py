@@ -10,6 +10,7 @@ The replica's Raft address is 127.0.0.1 (so that is the only replica host).
   2. A connection from 127.0.0.2 (not a replica's host) with a well-formed handshake
      is closed within 2 s (one line logged, at most one a second at warn).
   3. The replica still serves: STATUS on its client port answers.
+  4. It exits 0 on SIGTERM with a handshake still under way (sanitizers included).
 The handshake is raft_uv_tcp 0.15's: u64 protocol (1), u64 server id, u64 address
 length, then the address, all little-endian. Exit 0 passed, 1 failed, 2 setup.
 """
@@ -155,12 +156,16 @@ def main():
     except Failure as e:
         print("raft_port: FAIL: %s" % e)
     finally:
+        half = socket.create_connection(raft, timeout=2.0)  # a handshake under way
+        half.sendall(struct.pack("<QQ", 1, 7))
+        time.sleep(0.1)
         p.send_signal(signal.SIGTERM)
         try:
             rc = p.wait(timeout=10)
         except subprocess.TimeoutExpired:
             p.kill()
             rc = "killed after 10 s"
+        half.close()
         if rc != 0:
             print("raft_port: FAIL: rdlmd exit status %s" % rc)
             failed = True
