@@ -85,6 +85,7 @@ static void tcp_incoming_closed(uv_handle_t *handle)
 
 static void tcp_incoming_unlink(rdlm_lease_tcp_incoming_t *in)
 {
+    in->tcp->n_incoming--;
     if (in->prev != NULL) {
         in->prev->next = in->next;
     } else {
@@ -213,6 +214,16 @@ static int tcp_incoming_allowed(rdlm_lease_tcp_incoming_t *in)
     return tcp->n_allowed == 0;
 }
 
+static rdlm_lease_tcp_incoming_t *tcp_oldest_incoming(rdlm_lease_tcp_t *tcp)
+{
+    rdlm_lease_tcp_incoming_t *in = tcp->incoming;
+
+    while (in->next != NULL) {
+        in = in->next;
+    }
+    return in;
+}
+
 static void tcp_listen_cb(uv_stream_t *listener, int status)
 {
     rdlm_lease_tcp_t *tcp = listener->data;
@@ -244,9 +255,14 @@ static void tcp_listen_cb(uv_stream_t *listener, int status)
         in->next->prev = in;
     }
     tcp->incoming = in;
+    tcp->n_incoming++;
     if (!tcp_incoming_allowed(in)) {
         tcp_incoming_refuse(in, "not a replica's address");
         return;
+    }
+    if (tcp->n_incoming > RDLM_LEASE_TCP_HANDSHAKES_MAX) {
+        tcp_incoming_refuse(tcp_oldest_incoming(tcp),
+                            "the oldest of too many handshakes under way");
     }
     uv_read_start((uv_stream_t *)in->stream, tcp_incoming_alloc, tcp_incoming_read);
 }

@@ -21,10 +21,12 @@
  *   sends (u64 protocol 1 | u64 server id | u64 address length | address, the length
  *   at most RDLM_LEASE_TCP_ADDR_MAX, the address NUL-terminated) into a fixed buffer,
  *   and then hands the stream to libraft's accept callback, exactly where libraft's
- *   own listener would. A refused connection is logged once (warn, at most one a
- *   second per transport; the rest at debug). The messages after the handshake are
- *   libraft's to read: their lengths are not capped here (only allowed addresses
- *   get that far).
+ *   own listener would. At most RDLM_LEASE_TCP_HANDSHAKES_MAX handshakes are read at
+ *   once: a new connection beyond closes the oldest (a replica's takes microseconds,
+ *   so only connections that stall theirs are closed). A refused connection is logged
+ *   once (warn, at most one a second per transport; the rest at debug). The messages
+ *   after the handshake are libraft's to read: their lengths are not capped here
+ *   (only allowed addresses get that far).
  */
 #ifndef RDLM_LEASE_TCP_H
 #define RDLM_LEASE_TCP_H
@@ -40,6 +42,8 @@
 
 /** Longest handshake address (libraft pads "host:port" + NUL to 8 bytes). */
 #define RDLM_LEASE_TCP_ADDR_MAX ((RDLM_ADDR_MAX + 1 + 7) / 8 * 8)
+/** Most handshakes read at once: a new connection beyond closes the oldest. */
+#define RDLM_LEASE_TCP_HANDSHAKES_MAX 16
 /** Most source addresses rdlm_lease_tcp_allow takes. */
 #define RDLM_LEASE_TCP_ALLOW_MAX RDLM_ADDRS_COUNT
 
@@ -60,9 +64,10 @@ typedef struct rdlm_lease_tcp {
     char address[RDLM_ADDR_MAX + 1];
     uint32_t allowed[RDLM_LEASE_TCP_ALLOW_MAX]; /* network order */
     unsigned n_allowed;                         /* 0: any source */
-    rdlm_lease_tcp_incoming_t *incoming;        /* handshakes being read */
-    unsigned closes_left;                       /* handles it still waits for */
-    uint64_t warned_at;                         /* uv_now of the last warn line */
+    rdlm_lease_tcp_incoming_t *incoming;        /* handshakes being read, newest first */
+    unsigned n_incoming;
+    unsigned closes_left; /* handles it still waits for */
+    uint64_t warned_at;   /* uv_now of the last warn line */
 } rdlm_lease_tcp_t;
 
 /* raft_uv_tcp_init on tcp->uv, then connect serialized and listen replaced as above.

@@ -9,8 +9,10 @@ The replica's Raft address is 127.0.0.1 (so that is the only replica host).
      by less than a quarter of what was sent, and it logs exactly one line about it.
   2. A connection from 127.0.0.2 (not a replica's host) with a well-formed handshake
      is closed within 2 s (one line logged, at most one a second at warn).
-  3. The replica still serves: STATUS on its client port answers.
-  4. It exits 0 on SIGTERM with a handshake still under way (sanitizers included).
+  3. 17 connections from 127.0.0.1 each stalled in its handshake: the oldest is
+     closed for the newest (at most 16 handshakes are read at once).
+  4. The replica still serves: STATUS on its client port answers.
+  5. It exits 0 on SIGTERM with a handshake still under way (sanitizers included).
 The handshake is raft_uv_tcp 0.15's: u64 protocol (1), u64 server id, u64 address
 length, then the address, all little-endian. Exit 0 passed, 1 failed, 2 setup.
 """
@@ -27,6 +29,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "auth"))
 from hostile_client import OP_STATUS, Conn, Failure, cmd  # noqa: E402
+
+HANDSHAKES_MAX = 16  # RDLM_LEASE_TCP_HANDSHAKES_MAX (core/lease/tcp.h)
 
 
 def free_port():
@@ -116,6 +120,27 @@ def stranger(raft, log):
         raise Failure("expected one warn line about it: %s" % lines)
 
 
+def stalled_handshakes(raft):
+    """HANDSHAKES_MAX + 1 connections each stalled in its preamble: the oldest is
+    closed for the newest, which stays open."""
+    socks = []
+    try:
+        for _ in range(HANDSHAKES_MAX + 1):
+            s = socket.create_connection(raft, timeout=2.0)
+            s.sendall(struct.pack("<QQ", 1, 7))
+            socks.append(s)
+            time.sleep(0.01)  # accepted in this order
+        oldest = closed_within(socks[0], 1.0)
+        newest = closed_within(socks[-1], 0.2)
+    finally:
+        for s in socks:
+            s.close()
+    print("raft_port: %d stalled handshakes: the oldest closed %s, the newest closed %s" %
+          (len(socks), oldest, newest))
+    if not oldest or newest:
+        raise Failure("expected the oldest stalled handshake closed, the newest open")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rdlmd")
@@ -148,6 +173,7 @@ def main():
                 time.sleep(0.05)
         huge_handshake(raft, p.pid, log, args.flood_mb)
         stranger(raft, log)
+        stalled_handshakes(raft)
         c = Conn(client)
         if c.call(cmd(OP_STATUS))["status"] != 0:
             raise Failure("STATUS after the hostile connections failed")
