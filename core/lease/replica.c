@@ -757,6 +757,17 @@ static int rdlm_lease_bootstrap(rdlm_lease_replica_t *rep)
     return rv == RAFT_CANTBOOTSTRAP ? 0 : rv;
 }
 
+/* The Raft port accepts connections from the peers' Raft hosts only (tcp.h). */
+static rdlm_status_t rdlm_lease_replica_allow(rdlm_lease_replica_t *rep)
+{
+    const char *addrs[RDLM_LEASE_PEERS_MAX];
+
+    for (unsigned i = 0; i < rep->n_peers; i++) {
+        addrs[i] = rep->peers[i].raft_addr;
+    }
+    return rdlm_lease_tcp_allow(&rep->transport, addrs, rep->n_peers);
+}
+
 rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
                                        const rdlm_lease_replica_params_t *params,
                                        rdlm_lease_replica_t **rep_p)
@@ -802,6 +813,10 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
         rdlm_error("lease: raft_uv_tcp_init: %s", raft_strerror(rv));
         s = rdlm_lease_raft_status(rv);
         goto err_fsm;
+    }
+    s = rdlm_lease_replica_allow(rep);
+    if (s != RDLM_OK) {
+        goto err_transport;
     }
     rv = raft_uv_init(&rep->io, loop, params->data_dir, &rep->transport.uv);
     if (rv != 0) {

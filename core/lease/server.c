@@ -77,7 +77,8 @@ struct rdlm_lease_server {
     uv_timer_t warn_timer; /* reports the warn lines that went to debug */
     rdlm_lease_auth_mode_t auth;
     uint64_t authority_id; /* rdlm_lease_server_params_t.authority_id */
-    unsigned max_conns, max_per_peer, n_conns;
+    unsigned max_conns, max_per_peer, n_conns; /* n_conns: clients', not replicas' */
+    uint64_t idles; /* connections that became idle so far: their order */
     unsigned frame_timeout_ms, idle_timeout_ms;
     rdlm_lease_homes_func_t homes;
     void *homes_arg;
@@ -108,6 +109,10 @@ struct rdlm_lease_conn {
     int warned;       /* a line about this client's misbehaviour was logged */
     int authed;       /* the OPEN in cmd carries its verified uid, gid and namespace */
     uint32_t peer_ip; /* network order; 0 if unknown */
+    /* peer_ip is a replica's host: outside max_connections */
+    int replica;
+    /* when it last became idle (READING, nothing read): srv->idles then */
+    uint64_t idle_order;
     char peer[32];
     /* A verification: written by the thread pool, read on the loop once it is done. */
     uv_work_t auth_work;
@@ -217,10 +222,13 @@ static void rdlm_lease_conn_timed_out(uv_timer_t *timer)
 /* Start c's timer for its state (READING or WRITING; top of the file). */
 static void rdlm_lease_conn_arm(rdlm_lease_conn_t *c)
 {
-    unsigned ms = c->state == RDLM_CONN_READING && c->have == 0 ? c->srv->idle_timeout_ms
-                                                                : c->srv->frame_timeout_ms;
+    int idle = c->state == RDLM_CONN_READING && c->have == 0;
 
-    uv_timer_start(&c->timer, rdlm_lease_conn_timed_out, ms, 0);
+    if (idle) {
+        c->idle_order = ++c->srv->idles;
+    }
+    uv_timer_start(&c->timer, rdlm_lease_conn_timed_out,
+                   idle ? c->srv->idle_timeout_ms : c->srv->frame_timeout_ms, 0);
 }
 
 static void rdlm_lease_conn_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -916,7 +924,7 @@ static void rdlm_lease_conn_close(rdlm_lease_conn_t *c)
     if (c->next != NULL) {
         c->next->prev = c->prev;
     }
-    srv->n_conns--;
+    srv->n_conns -= !c->replica;
     rdlm_lease_conn_close_handles(c);
 }
 
@@ -1013,6 +1021,7 @@ static void rdlm_lease_conn_name_peer(rdlm_lease_conn_t *c)
         ss.ss_family == AF_INET && uv_ip4_name(sin, ip, sizeof(ip)) == 0) {
         snprintf(c->peer, sizeof(c->peer), "%s:%u", ip, (unsigned)ntohs(sin->sin_port));
         c->peer_ip = sin->sin_addr.s_addr;
+        c->replica = rdlm_lease_server_replica_ip(c->srv, c->peer_ip);
     } else {
         snprintf(c->peer, sizeof(c->peer), "?");
     }
@@ -1029,31 +1038,68 @@ static unsigned rdlm_lease_server_peer_conns(const rdlm_lease_server_t *srv, uin
     return n;
 }
 
-/* 1 if c may stay open: within max_connections, and within max_per_peer of its
- * address. Refusals are logged (the first of a full port, each of a peer's excess
- * within the daemon-wide warn limit). */
+/* The connection idle for longest (READING, no byte of a frame, nothing outstanding)
+ * from the address ip, or (any_address) from any client's; NULL if none is idle. */
+static rdlm_lease_conn_t *rdlm_lease_server_oldest_idle(const rdlm_lease_server_t *srv,
+                                                        uint32_t ip, int any_address)
+{
+    rdlm_lease_conn_t *oldest = NULL;
+
+    for (rdlm_lease_conn_t *c = srv->conns; c != NULL; c = c->next) {
+        if (c->state == RDLM_CONN_READING && c->have == 0 &&
+            (any_address ? !c->replica : c->peer_ip == ip) &&
+            (oldest == NULL || c->idle_order < oldest->idle_order)) {
+            oldest = c;
+        }
+    }
+    return oldest;
+}
+
+/* Make room for c by closing the oldest idle connection of its address (any_address
+ * 0) or of any client (1); 0 if none is idle. */
+static int rdlm_lease_server_evict(rdlm_lease_server_t *srv, const rdlm_lease_conn_t *c,
+                                   int any_address)
+{
+    rdlm_lease_conn_t *victim = rdlm_lease_server_oldest_idle(srv, c->peer_ip, any_address);
+
+    if (victim == NULL) {
+        return 0;
+    }
+    rdlm_debug("lease: client %s: the oldest idle: closed for a new connection from %s",
+               victim->peer, c->peer);
+    rdlm_lease_conn_close(victim);
+    return 1;
+}
+
+/* 1 if c may stay open: within max_per_peer of its address, and (unless it comes
+ * from a replica's host) within max_connections; at a limit, the oldest idle
+ * connection of the address (or of any client) is closed for it. Refusals, when none
+ * is idle, are logged (the first of a full port, each of a peer's excess within the
+ * daemon-wide warn limit); so is the first eviction of a full port. */
 static int rdlm_lease_server_admit(rdlm_lease_server_t *srv, const rdlm_lease_conn_t *c)
 {
     rdlm_log_level_t level;
-    unsigned n;
+    unsigned n = rdlm_lease_server_peer_conns(srv, c->peer_ip);
 
-    if (srv->n_conns >= srv->max_conns) {
-        if (!srv->full_logged) {
-            rdlm_warn("lease: %u client connections open: refusing more until some close",
-                      srv->n_conns);
-            srv->full_logged = 1;
-        }
-        return 0;
-    }
-    srv->full_logged = 0;
-    n = rdlm_lease_server_peer_conns(srv, c->peer_ip);
-    if (n >= srv->max_per_peer) {
+    if (n >= srv->max_per_peer && !rdlm_lease_server_evict(srv, c, 0)) {
         level = rdlm_lease_server_warn_level(srv);
-        rdlm_log(level, "lease: client %s: %u connections open from its address: refused",
+        rdlm_log(level,
+                 "lease: client %s: %u connections open from its address, none idle: "
+                 "refused",
                  c->peer, n);
         return 0;
     }
-    return 1;
+    if (c->replica || srv->n_conns < srv->max_conns) {
+        srv->full_logged = 0;
+        return 1;
+    }
+    if (!srv->full_logged) {
+        rdlm_warn("lease: %u client connections open: closing the oldest idle one for "
+                  "each new one (refused while none is idle)",
+                  srv->n_conns);
+        srv->full_logged = 1;
+    }
+    return rdlm_lease_server_evict(srv, c, 1);
 }
 
 static void rdlm_lease_server_accept(uv_stream_t *listener, int status)
@@ -1092,7 +1138,7 @@ static void rdlm_lease_server_accept(uv_stream_t *listener, int status)
         srv->conns->prev = c;
     }
     srv->conns = c;
-    srv->n_conns++;
+    srv->n_conns += !c->replica;
     uv_tcp_nodelay(&c->tcp, 1);
     uv_tcp_keepalive(&c->tcp, 1, RDLM_LEASE_KEEPALIVE_S);
     c->state = RDLM_CONN_READING;

@@ -10,9 +10,15 @@
  *   that does not decode (or an EXPIRE, which only a leader's timer submits) is
  *   answered RDLM_ERR_PROTOCOL. Either is logged at warn once per connection and
  *   changes nothing. At most max_connections are open, at most
- *   max_connections_per_peer of them from one IPv4 address: more are closed at once
- *   (logged). A frame must be complete frame_timeout_ms after its first
- *   byte, and a reply taken by the client within frame_timeout_ms; a connection with
+ *   max_connections_per_peer of them from one IPv4 address. A new connection beyond
+ *   either closes the connection idle for longest (no frame begun, nothing
+ *   outstanding) of its address, or of any client, to make room; only when none is
+ *   idle is it closed itself (logged). Connections from a replica's host (the IPv4
+ *   addresses of the peers' Raft and client addresses: leadership confirmation,
+ *   confirm.h, connects from there) do not count toward max_connections and are
+ *   never closed for another address's, so a flood of client sockets cannot starve
+ *   confirmation; max_connections_per_peer bounds them as any address. A frame must
+ *   be complete frame_timeout_ms after its first byte, and a reply taken by the client within frame_timeout_ms; a connection with
  *   no frame begun and no request outstanding (a parked ACQUIRE is outstanding) is
  *   closed after idle_timeout_ms (logged at debug: the client reconnects for its next
  *   request). TCP keepalive reaps the connections of dead client hosts.
@@ -85,7 +91,7 @@ typedef struct rdlm_lease_server_params {
     uint64_t authority_id; /**< the id credentials are bound to, STATUS tells clients
                                 (rdlm_lease_server_authority_id); > 0
                                 with RDLM_LEASE_AUTH_MUNGE */
-    unsigned max_connections;          /**< > 0 */
+    unsigned max_connections;          /**< > 0; replicas' hosts not counted */
     unsigned max_connections_per_peer; /**< > 0; from one client IPv4 address */
     unsigned frame_timeout_ms;         /**< > 0; to complete a frame, to take a reply */
     unsigned idle_timeout_ms;          /**< > 0; no frame begun, nothing outstanding */

@@ -22,7 +22,8 @@ MODE auth_open (rdlmd --auth munge): HOMES without a session or in another's ->
 MODE limits (rdlmd started with the --frame-timeout-ms, --idle-timeout-ms and
   --max-connections-per-peer given here, its log in --log): a burst of bad frames
   logs at most RDLM_LEASE_WARNS_PER_S warn lines a second and the rest is reported
-  as a count; the connection after the per-peer cap is closed at once, and STATUS
+  as a count; the connection after the per-peer cap closes the oldest idle one of
+  its address (or, with none idle, is closed at once), and STATUS
   works again once the others closed; a half-sent header, a header without its
   payload and a frame sent one byte every 100 ms are closed within the frame
   timeout; an idle connection (new, or after a reply) within the idle timeout; a
@@ -657,6 +658,8 @@ class Limits(Checks):
             time.sleep(0.2)
 
     def per_peer_cap(self):
+        """At the per-peer cap, a new connection from that address closes the oldest
+        idle one there; with none idle (each has a frame begun) it is closed at once."""
         time.sleep(0.3)  # the daemon has seen the earlier STATUS connections close
         conns = []
         try:
@@ -664,18 +667,24 @@ class Limits(Checks):
                 conns.append(Conn(self.d.addr))
                 expect_status(conns[-1].call(cmd(OP_STATUS)), 0)
             extra = Conn(self.d.addr)
+            conns.append(extra)
+            expect_status(extra.call(cmd(OP_STATUS)), 0)
+            evicted = self.closed_between(conns[0], time.monotonic(), 0.0, 1.0)
+            for c in conns[1:]:
+                c.send(b"RD")  # busy now: a frame begun
+            refused = Conn(self.d.addr)
             try:
-                outcome = self.closed_between(extra, time.monotonic(), 0.0,
+                outcome = self.closed_between(refused, time.monotonic(), 0.0,
                                               min(self.frame_s, self.idle_s) / 2)
             finally:
-                extra.close()
+                refused.close()
         finally:
             for c in conns:
                 c.close()
         time.sleep(0.3)
         self.d.status()
-        return "%d admitted, the next %s; STATUS once they closed" % (self.per_peer,
-                                                                      outcome)
+        return ("%d admitted, the next admitted and the oldest idle %s; with none idle "
+                "the next %s; STATUS once they closed" % (self.per_peer, evicted, outcome))
 
     def partial_frame(self, data):
         """data, a frame begun and not finished, is closed within the frame timeout."""
