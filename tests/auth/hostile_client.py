@@ -107,6 +107,15 @@ def parse_reply(payload):
     return r
 
 
+def free_port():
+    """A loopback port the kernel just gave out (released again for the caller)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 class Conn:
     def __init__(self, addr):
         host, port = addr.rsplit(":", 1)

@@ -37,7 +37,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "auth"))
 from hostile_client import (OP_OPEN, OP_RENEW, OP_STATUS, ERR_LEASE_EXPIRED,  # noqa: E402
-                            Conn, Failure, cmd)
+                            Conn, Failure, cmd, free_port)
 
 HOLDER_IP, NEWCOMER_IP, BUSY_IP = "127.0.0.100", "127.0.0.101", "127.0.0.102"
 TTL_MS = 4000
@@ -51,14 +51,6 @@ class SrcConn(Conn):
         self.s = socket.create_connection((host, int(port)), timeout=2.0,
                                           source_address=(src, 0))
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Cluster:

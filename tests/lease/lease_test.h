@@ -1,6 +1,7 @@
 /*
  * Shared helpers of the lease tests: a seeded PRNG with tunables from the environment
- * (RDLMTEST_SEED, RDLMTEST_ITERATIONS), and command builders. Include after <cmocka.h>.
+ * (RDLMTEST_SEED, RDLMTEST_ITERATIONS), command builders, and applying a command to a
+ * state machine. Include after <cmocka.h>.
  */
 #ifndef RDLM_LEASE_TEST_H
 #define RDLM_LEASE_TEST_H
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "sm.h"
 
 /* The seed of this run: RDLMTEST_SEED, or a fixed default; printed so a failure can
  * be replayed. */
@@ -70,6 +72,17 @@ static inline size_t lt_encode(const rdlm_lease_cmd_t *c, uint8_t buf[RDLM_LEASE
     size_t n = rdlm_lease_cmd_encode(c, buf, RDLM_LEASE_CMD_MAX);
     assert_true(n >= RDLM_LEASE_CMD_FIXED);
     return n;
+}
+
+/* Encode c (valid) and apply it to sm; the result. */
+static inline rdlm_lease_result_t lt_apply(rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *c)
+{
+    uint8_t buf[RDLM_LEASE_CMD_MAX];
+    size_t n = lt_encode(c, buf);
+    rdlm_lease_result_t res;
+
+    rdlm_lease_sm_apply(sm, buf, n, &res);
+    return res;
 }
 
 #endif

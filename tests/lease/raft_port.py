@@ -28,17 +28,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "auth"))
-from hostile_client import OP_STATUS, Conn, Failure, cmd  # noqa: E402
+from hostile_client import OP_STATUS, Conn, Failure, cmd, free_port  # noqa: E402
 
 HANDSHAKES_MAX = 16  # RDLM_LEASE_TCP_HANDSHAKES_MAX (core/lease/tcp.h)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def vm_rss_kb(pid):

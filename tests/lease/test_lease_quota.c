@@ -39,16 +39,6 @@
 
 /* ---- the state machine ---- */
 
-static rdlm_lease_result_t apply_cmd(rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *c)
-{
-    uint8_t buf[RDLM_LEASE_CMD_MAX];
-    size_t n = lt_encode(c, buf);
-    rdlm_lease_result_t res;
-
-    rdlm_lease_sm_apply(sm, buf, n, &res);
-    return res;
-}
-
 /* OPEN of identity (uid, ns, src), counted or not (as the server logs it). */
 static rdlm_status_t open_as(rdlm_lease_sm_t *sm, uint64_t nonce, uint32_t uid,
                              const char *ns, uint32_t src, int counted, uint64_t *id_p)
@@ -60,7 +50,7 @@ static rdlm_status_t open_as(rdlm_lease_sm_t *sm, uint64_t nonce, uint32_t uid,
     c.uid = uid;
     c.token = src;
     c.flags = counted ? RDLM_LEASE_OPEN_COUNTED : 0;
-    r = apply_cmd(sm, &c);
+    r = lt_apply(sm, &c);
     if (id_p != NULL) {
         *id_p = r.session;
     }
@@ -72,7 +62,7 @@ static rdlm_status_t check_apply(rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *c)
 {
     rdlm_lease_result_t res;
     rdlm_status_t checked = rdlm_lease_sm_check(sm, c, &res);
-    rdlm_status_t applied = apply_cmd(sm, c).status;
+    rdlm_status_t applied = lt_apply(sm, c).status;
 
     if (checked != RDLM_OK) {
         assert_int_equal(applied, checked);
@@ -130,7 +120,7 @@ static void one_identity_at_its_session_quota_does_not_stop_another(void **state
     assert_int_equal(open_as(sm, 15, 1001, "1001/jobA", 0, 1, NULL), RDLM_OK);
     /* A closed session gives its identity room again. */
     close_a1 = lt_cmd(RDLM_LEASE_OP_CLOSE, a1, 1, NULL);
-    assert_int_equal(apply_cmd(sm, &close_a1).status, RDLM_OK);
+    assert_int_equal(lt_apply(sm, &close_a1).status, RDLM_OK);
     assert_int_equal(open_as(sm, 4, 0, "", IP(10, 0, 0, 2), 1, NULL), RDLM_OK);
     rdlm_lease_sm_destroy(sm);
 }
@@ -201,7 +191,7 @@ static void queued_acquires_are_capped_per_identity_over_its_sessions(void **sta
     assert_int_equal(acquire(sm, a[2], 1, "free"), RDLM_OK);    /* a grant is no wait */
     assert_int_equal(acquire(sm, b, 1, "l1"), RDLM_INPROGRESS); /* another identity */
     cancel = lt_cmd(RDLM_LEASE_OP_CANCEL, a[0], 1, "l1");
-    assert_int_equal(apply_cmd(sm, &cancel).status, RDLM_OK);
+    assert_int_equal(lt_apply(sm, &cancel).status, RDLM_OK);
     assert_int_equal(acquire(sm, a[2], 2, "l1"), RDLM_INPROGRESS);
     rdlm_lease_sm_destroy(sm);
 }

@@ -82,22 +82,12 @@ static rdlm_lease_sm_t *new_sm(const rdlm_lease_limits_t *limits, grants_t *gs)
     return sm;
 }
 
-static rdlm_lease_result_t apply_cmd(rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *c)
-{
-    uint8_t buf[RDLM_LEASE_CMD_MAX];
-    size_t n = lt_encode(c, buf);
-    rdlm_lease_result_t res;
-
-    rdlm_lease_sm_apply(sm, buf, n, &res);
-    return res;
-}
-
 static rdlm_lease_result_t open_nonce(rdlm_lease_sm_t *sm, uint64_t nonce, uint32_t uid)
 {
     rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_OPEN, 0, 0, "ns");
     c.nonce = nonce;
     c.uid = uid;
-    return apply_cmd(sm, &c);
+    return lt_apply(sm, &c);
 }
 
 static uint64_t open_session(rdlm_lease_sm_t *sm, uint64_t nonce)
@@ -114,7 +104,7 @@ static rdlm_lease_result_t acquire(rdlm_lease_sm_t *sm, uint64_t ses, uint64_t s
     rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_ACQUIRE, ses, seq, name);
     c.flags = (uint8_t)flags;
     c.timeout_ms = 1000;
-    return apply_cmd(sm, &c);
+    return lt_apply(sm, &c);
 }
 
 static rdlm_lease_result_t release(rdlm_lease_sm_t *sm, uint64_t ses, uint64_t seq,
@@ -122,14 +112,14 @@ static rdlm_lease_result_t release(rdlm_lease_sm_t *sm, uint64_t ses, uint64_t s
 {
     rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_RELEASE, ses, seq, name);
     c.token = token;
-    return apply_cmd(sm, &c);
+    return lt_apply(sm, &c);
 }
 
 static rdlm_lease_result_t cancel(rdlm_lease_sm_t *sm, uint64_t ses, uint64_t seq,
                                   const char *name)
 {
     rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_CANCEL, ses, seq, name);
-    return apply_cmd(sm, &c);
+    return lt_apply(sm, &c);
 }
 
 /* CLOSE, EPOCH, EXPIRE. */
@@ -137,7 +127,7 @@ static rdlm_lease_result_t plain(rdlm_lease_sm_t *sm, unsigned op, uint64_t ses,
                                  uint64_t seq)
 {
     rdlm_lease_cmd_t c = lt_cmd(op, ses, seq, NULL);
-    return apply_cmd(sm, &c);
+    return lt_apply(sm, &c);
 }
 
 static uint64_t holder_of(const rdlm_lease_sm_t *sm, const char *name, size_t *waiters_p)
@@ -159,7 +149,7 @@ static void assert_refused_unchanged(rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t
                                      rdlm_status_t status)
 {
     uint64_t before = rdlm_lease_sm_hash(sm);
-    rdlm_lease_result_t r = apply_cmd(sm, c);
+    rdlm_lease_result_t r = lt_apply(sm, c);
 
     assert_int_equal(r.status, status);
     assert_true(rdlm_lease_sm_hash(sm) == before);
@@ -251,7 +241,7 @@ static rdlm_lease_result_t epoch_above(rdlm_lease_sm_t *sm, uint64_t ses, uint64
     rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_EPOCH, ses, seq, NULL);
 
     c.token = floor;
-    return apply_cmd(sm, &c);
+    return lt_apply(sm, &c);
 }
 
 static void epoch_rises_to_its_floor_and_never_falls(void **state)
@@ -306,7 +296,7 @@ static void try_on_a_held_lock_is_busy_and_changes_nothing(void **state)
     assert_refused_unchanged(sm, &try_b, RDLM_ERR_BUSY);
     assert_int_equal(release(sm, a, 2, "x", ra.token).status, RDLM_OK);
     /* The refused seq was not consumed: the same request now succeeds. */
-    assert_int_equal(apply_cmd(sm, &try_b).status, RDLM_OK);
+    assert_int_equal(lt_apply(sm, &try_b).status, RDLM_OK);
     rdlm_lease_sm_destroy(sm);
 }
 
@@ -626,7 +616,7 @@ static void assert_allocation_failures_change_nothing(rdlm_lease_sm_t *sm,
         uint64_t h = rdlm_lease_sm_hash(sm);
         rdlm_lease_result_t r;
         fail_countdown = k;
-        r = apply_cmd(sm, c);
+        r = lt_apply(sm, c);
         fail_countdown = -1;
         if (r.status != RDLM_ERR_NO_MEMORY) {
             assert_int_equal(r.status, final);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rdlm.h>
 #include <rdlm/lease.h>
 
 #include "rdlmd_cluster.h"
@@ -208,4 +209,39 @@ void need_munge(void)
         print_message("skipped: needs a running munged (bash scripts/munged.sh start)\n");
         skip();
     }
+}
+
+void need_homes(void)
+{
+    rdlm_lock_info_t info;
+    rdlm_lock_h lock;
+    rdlm_ctx_h ctx;
+    uint64_t token;
+
+    need_rdlmd();
+    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
+    assert_int_equal(rdlm_lock_open(ctx, "homes-probe", &lock), RDLM_OK);
+    assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &token), RDLM_OK);
+    assert_int_equal(rdlm_lock_query(lock, &info), RDLM_OK);
+    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
+    rdlm_ctx_destroy(ctx);
+    if (info.home_node < 0) {
+        print_message("skipped: this librdlm has no lock homes (built without UCX)\n");
+        skip();
+    }
+    assert_true(info.home_node < N_REPLICAS);
+}
+
+int child_reap(pid_t pid, unsigned limit_s)
+{
+    int st = 0;
+
+    for (unsigned i = 0; i < limit_s * 100; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
 }

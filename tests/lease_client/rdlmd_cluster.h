@@ -48,5 +48,12 @@ int cluster_down(void **state);
 void need_rdlmd(void);
 /** need_rdlmd, and skip unless the cluster runs --auth munge (munged answered). */
 void need_munge(void);
+/** need_rdlmd, and skip unless a context made from the current environment (the
+ *  caller sets RDLM_AUTHORITY and RDLM_JOB) takes a lock on a home, which this librdlm
+ *  reaches only when built with UCX. */
+void need_homes(void);
+/** Exit status of child pid, waiting up to limit_s (then SIGKILL: -1; a signal:
+ *  128 + its number). */
+int child_reap(pid_t pid, unsigned limit_s);
 
 #endif

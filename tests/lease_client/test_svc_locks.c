@@ -221,21 +221,6 @@ static pid_t child_spawn(const char *mode, int n)
     return pid;
 }
 
-/* Exit status of child pid, waiting up to limit_s (then SIGKILL: -1). */
-static int child_reap(pid_t pid, unsigned limit_s)
-{
-    int st = 0;
-
-    for (unsigned i = 0; i < limit_s * 100; i++) {
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        sleep_ms(10);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    return -1;
-}
-
 /* The environment of the children (and of this process's own contexts). */
 static void svc_env(void)
 {
@@ -246,28 +231,12 @@ static void svc_env(void)
     setenv("RDLM_LEASE_TTL_MS", ttl, 1);
 }
 
-/* Skip unless rdlmd runs and this librdlm reaches lock homes. */
-static void need_homes(void)
+/* need_homes, in the environment of the children. */
+static void svc_need_homes(void)
 {
-    rdlm_lock_info_t info;
-    rdlm_lock_h lock;
-    rdlm_ctx_h ctx;
-    uint64_t token;
-
-    need_rdlmd();
     svc_env();
     setenv("RDLM_JOB", "t-svc-probe", 1);
-    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
-    assert_int_equal(rdlm_lock_open(ctx, "svc-probe", &lock), RDLM_OK);
-    assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &token), RDLM_OK);
-    assert_int_equal(rdlm_lock_query(lock, &info), RDLM_OK);
-    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
-    rdlm_ctx_destroy(ctx);
-    if (info.home_node < 0) {
-        print_message("skipped: this librdlm has no lock homes (built without UCX)\n");
-        skip();
-    }
-    assert_true(info.home_node < N_REPLICAS);
+    need_homes();
 }
 
 /* PROCS processes, ROUNDS rounds each; returns the overlaps seen. */
@@ -295,7 +264,7 @@ static void processes_of_other_jobs_exclude_each_other(void **state)
     uint64_t token;
 
     (void)state;
-    need_homes();
+    svc_need_homes();
     assert_int_equal(run_rounds("rounds"), 0);
     /* Rounds on a home send nothing to the authority. */
     setenv("RDLM_JOB", "t-svc-cost", 1);
@@ -320,7 +289,7 @@ static void processes_of_other_jobs_exclude_each_other(void **state)
 static void a_process_that_skips_the_lock_is_caught(void **state)
 {
     (void)state;
-    need_homes();
+    svc_need_homes();
     assert_true(run_rounds("rounds-broken") > 0);
 }
 
@@ -370,7 +339,7 @@ static void killed_holder(unsigned delay_ms)
     pid_t holder, waiter;
     shared_t *sh;
 
-    need_homes();
+    svc_need_homes();
     sh = holder_and_waiter(SIGKILL, delay_ms, &holder, &waiter);
     assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
     munmap(sh, sizeof(*sh));
@@ -396,7 +365,7 @@ static void a_paused_holder_finds_its_lock_broken(void **state)
     shared_t *sh;
 
     (void)state;
-    need_homes();
+    svc_need_homes();
     sh = holder_and_waiter(SIGSTOP, 0, &holder, &waiter);
     atomic_store(&sh->release_now, 1);
     kill(holder, SIGCONT);
@@ -449,7 +418,7 @@ static void a_stalled_home_gets_its_lock_back(void **state)
     pid_t pid;
 
     (void)state;
-    need_homes();
+    svc_need_homes();
     setenv("RDLM_LEASE_TTL_MS", "15000", 1); /* outlives a failover */
     setenv("RDLM_PEER_TIMEOUT_MS", "1000", 1);
     a = ctx_with_lock("t-svc-stall-a", "svc-stall", &a_lock);
@@ -500,7 +469,7 @@ static void a_restarted_home_serves_a_new_epoch(void **state)
     rdlm_status_t s = RDLM_ERR_UNAVAILABLE;
 
     (void)state;
-    need_homes();
+    svc_need_homes();
     setenv("RDLM_JOB", "t-svc-restart", 1);
     setenv("RDLM_LEASE_TTL_MS", "15000", 1); /* outlives a failover, if r leads */
     assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
@@ -550,7 +519,7 @@ static rdlm_status_t other_job_try(void)
 static void names_are_service_wide_without_munge(void **state)
 {
     (void)state;
-    need_homes();
+    svc_need_homes();
     assert_int_equal(other_job_try(), RDLM_ERR_BUSY);
 }
 
@@ -560,7 +529,7 @@ static void names_are_per_job_under_munge(void **state)
 {
     (void)state;
     need_munge();
-    need_homes();
+    svc_need_homes();
     assert_int_equal(other_job_try(), RDLM_OK);
 }
 

@@ -202,40 +202,11 @@ static pid_t child_spawn(int k)
     return pid;
 }
 
-static int child_reap(pid_t pid)
+/* need_homes, in the environment of the children. */
+static void reclaim_need_homes(void)
 {
-    int st = 0;
-
-    for (unsigned i = 0; i < CHILD_LIMIT_S * 100; i++) {
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        sleep_ms(10);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    return -1;
-}
-
-/* Skip unless rdlmd runs and this librdlm reaches lock homes. */
-static void need_homes(void)
-{
-    rdlm_lock_info_t info;
-    rdlm_lock_h lock;
-    rdlm_ctx_h ctx;
-    uint64_t token;
-
-    need_rdlmd();
     svc_env("t-reclaim-probe");
-    assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
-    assert_int_equal(rdlm_lock_open(ctx, "reclaim-probe", &lock), RDLM_OK);
-    assert_int_equal(rdlm_lock_acquire(lock, 20000 * MS, &token), RDLM_OK);
-    assert_int_equal(rdlm_lock_query(lock, &info), RDLM_OK);
-    assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
-    rdlm_ctx_destroy(ctx);
-    if (info.home_node < 0) {
-        print_message("skipped: this librdlm has no lock homes (built without UCX)\n");
-        skip();
-    }
+    need_homes();
 }
 
 /* Acquire and release a fresh handle of name in ctx; the token. */
@@ -261,7 +232,7 @@ static void many_more_names_than_slots_never_run_out(void **state)
     int names = tunable("RDLMTEST_RECLAIM_NAMES", NAMES);
 
     (void)state;
-    need_homes();
+    reclaim_need_homes();
     svc_env("t-reclaim-names");
     assert_int_equal(rdlm_ctx_create(NULL, &ctx), RDLM_OK);
     for (int i = 0; i < HELD; i++) {
@@ -298,7 +269,7 @@ static void run_stress(const char *planted, int *overlaps_p, int *regressions_p,
     pid_t pids[PROCS];
     uint64_t t0 = now_ns();
 
-    need_homes();
+    reclaim_need_homes();
     snprintf(shared_path, sizeof(shared_path), "%s/reclaim-shared", C.dir);
     sh = shared_map(1);
     assert_non_null(sh);
@@ -314,7 +285,7 @@ static void run_stress(const char *planted, int *overlaps_p, int *regressions_p,
     }
     *failed_p = 0;
     for (int k = 0; k < PROCS; k++)
-        *failed_p += child_reap(pids[k]) != 0;
+        *failed_p += child_reap(pids[k], CHILD_LIMIT_S) != 0;
     *overlaps_p = atomic_load(&sh->overlaps);
     *regressions_p = atomic_load(&sh->regressions);
     print_message("%d rounds on %d names, 3 x %s slots%s%s: %d overlaps, %d tokens not "
@@ -369,7 +340,7 @@ static void a_claimer_stopped_half_way_is_settled_and_fenced(void **state)
     int st = 0, stopped = 0;
 
     (void)state;
-    need_homes();
+    reclaim_need_homes();
     setenv("RDLM_LEASE_TTL_MS", "1000", 1);
     setenv("RDLMTEST_SVC_CLAIM_STOP", "1", 1);
     pid = child_spawn(-1);
@@ -389,7 +360,7 @@ static void a_claimer_stopped_half_way_is_settled_and_fenced(void **state)
                   "1000 ms)\n",
                   (double)(now_ns() - t0) / 1e6);
     kill(pid, SIGCONT);
-    assert_int_equal(child_reap(pid), 0);
+    assert_int_equal(child_reap(pid, CHILD_LIMIT_S), 0);
     assert_int_equal(rdlm_lock_release(lock), RDLM_OK);
     assert_int_equal(rdlm_lock_acquire(lock, 10000 * MS, &again), RDLM_OK);
     assert_true(again > token);
