@@ -445,7 +445,7 @@ static void a_waiter_that_lost_its_lease_stops_waiting(void **state)
     uint64_t token, t0;
 
     (void)state;
-    need_homes(); /* TTL 1 s */
+    svc_need_homes(); /* TTL 1 s */
     holder = ctx_with_lock("t-svc-lost-a", "svc-lost", &held);
     setenv("RDLMTEST_LEASE_NO_RENEW", "1", 1);
     waiter = ctx_with_lock("t-svc-lost-b", "svc-lost", &waited);
