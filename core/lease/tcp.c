@@ -7,10 +7,10 @@
  * the loop, so no callback runs under it. It is recursive all the same, so that a
  * libraft version that calls back synchronously cannot deadlock.
  *
- * An accepted stream is allocated with raft_malloc: libraft frees it (raft_free)
- * once it closes it. Until the handshake is complete the stream is this file's: the
- * transport's close closes it with the listener, and calls libraft's close callback
- * only once libraft's part and all of these are closed.
+ * An accepted TCP stream is this file's until its handshake is complete, then its
+ * relay's (tcp_relay.h): libraft gets the relay's pipe instead. The transport's
+ * close closes the handshakes and the relays with the listener, and calls
+ * libraft's close callback only once libraft's part and all of these are closed.
  */
 #include "tcp.h"
 
@@ -76,7 +76,7 @@ static void tcp_incoming_closed(uv_handle_t *handle)
     rdlm_lease_tcp_t *tcp = in->tcp;
     int counted = in->counted;
 
-    raft_free(in->stream);
+    free(in->stream);
     free(in);
     if (counted) {
         tcp_closed_one(tcp);
@@ -102,10 +102,10 @@ static void tcp_incoming_drop(rdlm_lease_tcp_incoming_t *in)
     uv_close((uv_handle_t *)in->stream, tcp_incoming_closed);
 }
 
-/* Refuse in with one line: warn at most once a RDLM_LEASE_TCP_WARN_MS, else debug. */
-static void tcp_incoming_refuse(rdlm_lease_tcp_incoming_t *in, const char *why)
+/* One line about closing peer's connection: warn at most once a
+ * RDLM_LEASE_TCP_WARN_MS, else debug. */
+static void tcp_refused(rdlm_lease_tcp_t *tcp, const char *peer, const char *why)
 {
-    rdlm_lease_tcp_t *tcp = in->tcp;
     uint64_t now = uv_now(tcp->loop);
     rdlm_log_level_t level = RDLM_LOG_DEBUG;
 
@@ -114,7 +114,12 @@ static void tcp_incoming_refuse(rdlm_lease_tcp_incoming_t *in, const char *why)
         level = RDLM_LOG_WARN;
     }
     rdlm_log(level, "lease: raft port %s: connection from %s: %s: closed", tcp->address,
-             in->peer, why);
+             peer, why);
+}
+
+static void tcp_incoming_refuse(rdlm_lease_tcp_incoming_t *in, const char *why)
+{
+    tcp_refused(in->tcp, in->peer, why);
     tcp_incoming_unlink(in);
     tcp_incoming_drop(in);
 }
@@ -145,22 +150,70 @@ static const char *tcp_incoming_preamble(rdlm_lease_tcp_incoming_t *in)
     return NULL;
 }
 
-/* The handshake is complete: the stream is libraft's from here. */
+/* ---- relays ----------------------------------------------------------------- */
+
+static void tcp_relay_refused(rdlm_lease_relay_t *relay, const char *why)
+{
+    tcp_refused(relay->owner, relay->peer, why);
+}
+
+static void tcp_relay_closed(rdlm_lease_relay_t *relay)
+{
+    rdlm_lease_tcp_t *tcp = relay->owner;
+
+    if (relay->prev != NULL) {
+        relay->prev->next = relay->next;
+    } else {
+        tcp->relays = relay->next;
+    }
+    if (relay->next != NULL) {
+        relay->next->prev = relay->prev;
+    }
+    free(relay);
+    if (tcp->close_cb != NULL) {
+        tcp_closed_one(tcp);
+    }
+}
+
+/* The handshake is complete: libraft gets a relay of the stream from here. */
 static void tcp_incoming_accept(rdlm_lease_tcp_incoming_t *in)
 {
     rdlm_lease_tcp_t *tcp = in->tcp;
     const char *address = (const char *)in->hs.bytes + sizeof(in->hs.preamble);
     size_t len = in->want - sizeof(in->hs.preamble);
+    rdlm_lease_relay_t *relay;
+    uv_stream_t *stream;
+    int rv;
 
     if (memchr(address, '\0', len) == NULL) {
         tcp_incoming_refuse(in, "handshake address not terminated");
         return;
     }
+    relay = calloc(1, sizeof(*relay));
+    if (relay == NULL) {
+        rdlm_error("lease: raft port %s: no memory for a connection", tcp->address);
+        tcp_incoming_unlink(in);
+        tcp_incoming_drop(in);
+        return;
+    }
     uv_read_stop((uv_stream_t *)in->stream);
     tcp_incoming_unlink(in);
-    in->stream->data = NULL;
-    tcp->accept_cb(&tcp->uv, (raft_id)le64toh(in->hs.preamble[1]), address,
-                   (uv_stream_t *)in->stream);
+    relay->owner = tcp;
+    memcpy(relay->peer, in->peer, sizeof(relay->peer));
+    relay->refused = tcp_relay_refused;
+    relay->closed = tcp_relay_closed;
+    relay->next = tcp->relays;
+    if (relay->next != NULL) {
+        relay->next->prev = relay;
+    }
+    tcp->relays = relay;
+    rv = rdlm_lease_relay_start(relay, in->stream, &stream);
+    if (rv != 0) {
+        rdlm_error("lease: raft port %s: relay for %s: %s", tcp->address, in->peer,
+                   uv_strerror(rv));
+    } else {
+        tcp->accept_cb(&tcp->uv, (raft_id)le64toh(in->hs.preamble[1]), address, stream);
+    }
     free(in);
 }
 
@@ -235,7 +288,7 @@ static void tcp_listen_cb(uv_stream_t *listener, int status)
     }
     in = calloc(1, sizeof(*in));
     if (in != NULL) {
-        in->stream = raft_malloc(sizeof(*in->stream));
+        in->stream = malloc(sizeof(*in->stream));
     }
     if (in == NULL || in->stream == NULL) {
         rdlm_error("lease: raft port %s: no memory for a connection", tcp->address);
@@ -340,6 +393,10 @@ static void tcp_transport_close(struct raft_uv_transport *t, raft_uv_transport_c
         in->counted = 1;
         tcp_incoming_unlink(in);
         tcp_incoming_drop(in);
+    }
+    for (rdlm_lease_relay_t *r = tcp->relays; r != NULL; r = r->next) {
+        tcp->closes_left++;
+        rdlm_lease_relay_close(r);
     }
     uv_close((uv_handle_t *)&tcp->listener, tcp_listener_closed);
     tcp->close(t, tcp_libraft_closed);
