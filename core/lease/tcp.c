@@ -5,7 +5,12 @@
  * The mutex is held only for the duration of libraft's connect call: it parses the
  * address first and then only starts libuv requests, whose callbacks run later from
  * the loop, so no callback runs under it. It is recursive all the same, so that a
- * libraft version that calls back synchronously cannot deadlock.
+ * libraft version that calls back synchronously cannot deadlock. It is also held
+ * while a relay's socketpair is made: libuv closes descriptors with a raw close
+ * system call that ThreadSanitizer does not see, so a descriptor number one thread
+ * closed and another's socketpair(2) reuses looks like a race on ThreadSanitizer's
+ * descriptor table, unless the creations are ordered (those of accepted and
+ * connected sockets are: TSan orders connect before accept).
  *
  * An accepted TCP stream is this file's until its handshake is complete, then its
  * relay's (tcp_relay.h): libraft gets the relay's pipe instead. The transport's
@@ -15,12 +20,15 @@
 #include "tcp.h"
 
 #include <endian.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "log.h"
 #include "resolve.h"
@@ -152,6 +160,18 @@ static const char *tcp_incoming_preamble(rdlm_lease_tcp_incoming_t *in)
 
 /* ---- relays ----------------------------------------------------------------- */
 
+/* A relay's socketpair, made under the mutex (see the top of this file): 0 or a
+ * libuv error. */
+static int tcp_socketpair(int fds[2])
+{
+    int rv;
+
+    pthread_mutex_lock(&parse_mutex);
+    rv = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0 ? 0 : -errno;
+    pthread_mutex_unlock(&parse_mutex);
+    return rv;
+}
+
 static void tcp_relay_refused(rdlm_lease_relay_t *relay, const char *why)
 {
     tcp_refused(relay->owner, relay->peer, why);
@@ -183,15 +203,22 @@ static void tcp_incoming_accept(rdlm_lease_tcp_incoming_t *in)
     size_t len = in->want - sizeof(in->hs.preamble);
     rdlm_lease_relay_t *relay;
     uv_stream_t *stream;
-    int rv;
+    int fds[2], rv;
 
     if (memchr(address, '\0', len) == NULL) {
         tcp_incoming_refuse(in, "handshake address not terminated");
         return;
     }
     relay = calloc(1, sizeof(*relay));
-    if (relay == NULL) {
-        rdlm_error("lease: raft port %s: no memory for a connection", tcp->address);
+    rv = tcp_socketpair(fds);
+    if (relay == NULL || rv != 0) {
+        rdlm_error("lease: raft port %s: connection from %s: %s", tcp->address, in->peer,
+                   relay == NULL ? "no memory" : uv_strerror(rv));
+        if (rv == 0) {
+            close(fds[0]);
+            close(fds[1]);
+        }
+        free(relay);
         tcp_incoming_unlink(in);
         tcp_incoming_drop(in);
         return;
@@ -207,7 +234,7 @@ static void tcp_incoming_accept(rdlm_lease_tcp_incoming_t *in)
         relay->next->prev = relay;
     }
     tcp->relays = relay;
-    rv = rdlm_lease_relay_start(relay, in->stream, &stream);
+    rv = rdlm_lease_relay_start(relay, in->stream, fds, &stream);
     if (rv != 0) {
         rdlm_error("lease: raft port %s: relay for %s: %s", tcp->address, in->peer,
                    uv_strerror(rv));

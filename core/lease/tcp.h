@@ -69,7 +69,8 @@ typedef struct rdlm_lease_tcp {
     unsigned n_allowed;                         /* 0: any source */
     rdlm_lease_tcp_incoming_t *incoming;        /* handshakes being read, newest first */
     unsigned n_incoming;
-    rdlm_lease_relay_t *relays;           /* connections handed to libraft */
+    /* connections handed to libraft, through their relays */
+    rdlm_lease_relay_t *relays;
     unsigned closes_left; /* handles it still waits for */
     uint64_t warned_at;   /* uv_now of the last warn line */
 } rdlm_lease_tcp_t;

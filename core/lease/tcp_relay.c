@@ -10,10 +10,8 @@
  */
 #include "tcp_relay.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <raft.h>
@@ -314,10 +312,11 @@ static uv_pipe_t *relay_libraft_end(uv_loop_t *loop, int fd)
     return pipe;
 }
 
-int rdlm_lease_relay_start(rdlm_lease_relay_t *r, uv_tcp_t *tcp, uv_stream_t **libraft_p)
+int rdlm_lease_relay_start(rdlm_lease_relay_t *r, uv_tcp_t *tcp, const int fds[2],
+                           uv_stream_t **libraft_p)
 {
     uv_pipe_t *pipe;
-    int fds[2], rv;
+    int rv;
 
     r->tcp = tcp;
     r->queued = 0;
@@ -329,10 +328,6 @@ int rdlm_lease_relay_start(rdlm_lease_relay_t *r, uv_tcp_t *tcp, uv_stream_t **l
     tcp->data = r;
     uv_pipe_init(tcp->loop, &r->out, 0);
     r->out.data = r;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-        rv = uv_translate_sys_error(errno);
-        goto err_close;
-    }
     rv = uv_pipe_open(&r->out, fds[1]);
     if (rv != 0) {
         close(fds[0]);

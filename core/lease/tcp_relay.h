@@ -83,11 +83,13 @@ struct rdlm_lease_relay {
 };
 
 /* Relay tcp (accepted, handshake read, reading stopped; malloc'd) to a new stream
- * returned in *libraft_p (raft_malloc'd, for libraft's accept callback, which owns
- * it). The caller sets relay's owner fields; the relay owns tcp from here, whatever
- * the result. Non-blocking, loop thread. Returns 0, or a libuv error (no stream for
- * libraft: the relay is closing, and closed is called once it is closed). */
-int rdlm_lease_relay_start(rdlm_lease_relay_t *relay, uv_tcp_t *tcp,
+ * on fds[0] returned in *libraft_p (raft_malloc'd, for libraft's accept callback,
+ * which owns it), through fds[1]; fds are the two ends of a new AF_UNIX
+ * SOCK_STREAM socketpair. The caller sets relay's owner fields; the relay owns tcp
+ * and fds from here, whatever the result. Non-blocking, loop thread. Returns 0, or
+ * a libuv error (no stream for libraft: the relay is closing, and closed is called
+ * once it is closed). */
+int rdlm_lease_relay_start(rdlm_lease_relay_t *relay, uv_tcp_t *tcp, const int fds[2],
                            uv_stream_t **libraft_p);
 
 /* Close both ends (pending writes dropped); closed is called once they are closed.

@@ -16,7 +16,8 @@ The replica's Raft address is 127.0.0.1 (so that is the only replica host).
      by --flood-mb MiB: each connection is closed, VmRSS grows by less than a
      sixteenth of what was sent, and one line is logged (tcp_relay.h's caps).
   5. The replica still serves: STATUS on its client port answers.
-  6. It exits 0 on SIGTERM with a handshake still under way (sanitizers included).
+  6. It exits 0 on SIGTERM with a handshake and a relayed message still under way
+     (sanitizers included).
 The handshake is raft_uv_tcp 0.15's: u64 protocol (1), u64 server id, u64 address
 length, then the address; a message is u64 type, u64 header length, the header,
 the payload (uv_encoding.c), all little-endian. Exit 0 passed, 1 failed, 2 setup.
@@ -206,6 +207,8 @@ def main():
     finally:
         half = socket.create_connection(raft, timeout=2.0)  # a handshake under way
         half.sendall(struct.pack("<QQ", 1, 7))
+        relayed = socket.create_connection(raft, timeout=2.0)  # a message under way
+        relayed.sendall(handshake() + struct.pack("<QQ", 3, 40))
         time.sleep(0.1)
         p.send_signal(signal.SIGTERM)
         try:
@@ -214,6 +217,7 @@ def main():
             p.kill()
             rc = "killed after 10 s"
         half.close()
+        relayed.close()
         if rc != 0:
             print("raft_port: FAIL: rdlmd exit status %s" % rc)
             failed = True
