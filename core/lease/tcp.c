@@ -5,22 +5,30 @@
  * The mutex is held only for the duration of libraft's connect call: it parses the
  * address first and then only starts libuv requests, whose callbacks run later from
  * the loop, so no callback runs under it. It is recursive all the same, so that a
- * libraft version that calls back synchronously cannot deadlock.
+ * libraft version that calls back synchronously cannot deadlock. It is also held
+ * while a relay's socketpair is made: libuv closes descriptors with a raw close
+ * system call that ThreadSanitizer does not see, so a descriptor number one thread
+ * closed and another's socketpair(2) reuses looks like a race on ThreadSanitizer's
+ * descriptor table, unless the creations are ordered (those of accepted and
+ * connected sockets are: TSan orders connect before accept).
  *
- * An accepted stream is allocated with raft_malloc: libraft frees it (raft_free)
- * once it closes it. Until the handshake is complete the stream is this file's: the
- * transport's close closes it with the listener, and calls libraft's close callback
- * only once libraft's part and all of these are closed.
+ * An accepted TCP stream is this file's until its handshake is complete, then its
+ * relay's (tcp_relay.h): libraft gets the relay's pipe instead. The transport's
+ * close closes the handshakes and the relays with the listener, and calls
+ * libraft's close callback only once libraft's part and all of these are closed.
  */
 #include "tcp.h"
 
 #include <endian.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "log.h"
 #include "resolve.h"
@@ -76,7 +84,7 @@ static void tcp_incoming_closed(uv_handle_t *handle)
     rdlm_lease_tcp_t *tcp = in->tcp;
     int counted = in->counted;
 
-    raft_free(in->stream);
+    free(in->stream);
     free(in);
     if (counted) {
         tcp_closed_one(tcp);
@@ -102,10 +110,10 @@ static void tcp_incoming_drop(rdlm_lease_tcp_incoming_t *in)
     uv_close((uv_handle_t *)in->stream, tcp_incoming_closed);
 }
 
-/* Refuse in with one line: warn at most once a RDLM_LEASE_TCP_WARN_MS, else debug. */
-static void tcp_incoming_refuse(rdlm_lease_tcp_incoming_t *in, const char *why)
+/* One line about closing peer's connection: warn at most once a
+ * RDLM_LEASE_TCP_WARN_MS, else debug. */
+static void tcp_refused(rdlm_lease_tcp_t *tcp, const char *peer, const char *why)
 {
-    rdlm_lease_tcp_t *tcp = in->tcp;
     uint64_t now = uv_now(tcp->loop);
     rdlm_log_level_t level = RDLM_LOG_DEBUG;
 
@@ -114,7 +122,12 @@ static void tcp_incoming_refuse(rdlm_lease_tcp_incoming_t *in, const char *why)
         level = RDLM_LOG_WARN;
     }
     rdlm_log(level, "lease: raft port %s: connection from %s: %s: closed", tcp->address,
-             in->peer, why);
+             peer, why);
+}
+
+static void tcp_incoming_refuse(rdlm_lease_tcp_incoming_t *in, const char *why)
+{
+    tcp_refused(in->tcp, in->peer, why);
     tcp_incoming_unlink(in);
     tcp_incoming_drop(in);
 }
@@ -145,22 +158,89 @@ static const char *tcp_incoming_preamble(rdlm_lease_tcp_incoming_t *in)
     return NULL;
 }
 
-/* The handshake is complete: the stream is libraft's from here. */
+/* ---- relays ----------------------------------------------------------------- */
+
+/* A relay's socketpair, made under the mutex (see the top of this file): 0 or a
+ * libuv error. */
+static int tcp_socketpair(int fds[2])
+{
+    int rv;
+
+    pthread_mutex_lock(&parse_mutex);
+    rv = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0 ? 0 : -errno;
+    pthread_mutex_unlock(&parse_mutex);
+    return rv;
+}
+
+static void tcp_relay_refused(rdlm_lease_relay_t *relay, const char *why)
+{
+    tcp_refused(relay->owner, relay->peer, why);
+}
+
+static void tcp_relay_closed(rdlm_lease_relay_t *relay)
+{
+    rdlm_lease_tcp_t *tcp = relay->owner;
+
+    if (relay->prev != NULL) {
+        relay->prev->next = relay->next;
+    } else {
+        tcp->relays = relay->next;
+    }
+    if (relay->next != NULL) {
+        relay->next->prev = relay->prev;
+    }
+    free(relay);
+    if (tcp->close_cb != NULL) {
+        tcp_closed_one(tcp);
+    }
+}
+
+/* The handshake is complete: libraft gets a relay of the stream from here. */
 static void tcp_incoming_accept(rdlm_lease_tcp_incoming_t *in)
 {
     rdlm_lease_tcp_t *tcp = in->tcp;
     const char *address = (const char *)in->hs.bytes + sizeof(in->hs.preamble);
     size_t len = in->want - sizeof(in->hs.preamble);
+    rdlm_lease_relay_t *relay;
+    uv_stream_t *stream;
+    int fds[2], rv;
 
     if (memchr(address, '\0', len) == NULL) {
         tcp_incoming_refuse(in, "handshake address not terminated");
         return;
     }
+    relay = calloc(1, sizeof(*relay));
+    rv = tcp_socketpair(fds);
+    if (relay == NULL || rv != 0) {
+        rdlm_error("lease: raft port %s: connection from %s: %s", tcp->address, in->peer,
+                   relay == NULL ? "no memory" : uv_strerror(rv));
+        if (rv == 0) {
+            close(fds[0]);
+            close(fds[1]);
+        }
+        free(relay);
+        tcp_incoming_unlink(in);
+        tcp_incoming_drop(in);
+        return;
+    }
     uv_read_stop((uv_stream_t *)in->stream);
     tcp_incoming_unlink(in);
-    in->stream->data = NULL;
-    tcp->accept_cb(&tcp->uv, (raft_id)le64toh(in->hs.preamble[1]), address,
-                   (uv_stream_t *)in->stream);
+    relay->owner = tcp;
+    memcpy(relay->peer, in->peer, sizeof(relay->peer));
+    relay->refused = tcp_relay_refused;
+    relay->closed = tcp_relay_closed;
+    relay->next = tcp->relays;
+    if (relay->next != NULL) {
+        relay->next->prev = relay;
+    }
+    tcp->relays = relay;
+    rv = rdlm_lease_relay_start(relay, in->stream, fds, &stream);
+    if (rv != 0) {
+        rdlm_error("lease: raft port %s: relay for %s: %s", tcp->address, in->peer,
+                   uv_strerror(rv));
+    } else {
+        tcp->accept_cb(&tcp->uv, (raft_id)le64toh(in->hs.preamble[1]), address, stream);
+    }
     free(in);
 }
 
@@ -235,7 +315,7 @@ static void tcp_listen_cb(uv_stream_t *listener, int status)
     }
     in = calloc(1, sizeof(*in));
     if (in != NULL) {
-        in->stream = raft_malloc(sizeof(*in->stream));
+        in->stream = malloc(sizeof(*in->stream));
     }
     if (in == NULL || in->stream == NULL) {
         rdlm_error("lease: raft port %s: no memory for a connection", tcp->address);
@@ -340,6 +420,10 @@ static void tcp_transport_close(struct raft_uv_transport *t, raft_uv_transport_c
         in->counted = 1;
         tcp_incoming_unlink(in);
         tcp_incoming_drop(in);
+    }
+    for (rdlm_lease_relay_t *r = tcp->relays; r != NULL; r = r->next) {
+        tcp->closes_left++;
+        rdlm_lease_relay_close(r);
     }
     uv_close((uv_handle_t *)&tcp->listener, tcp_listener_closed);
     tcp->close(t, tcp_libraft_closed);

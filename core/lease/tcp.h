@@ -24,9 +24,11 @@
  *   own listener would. At most RDLM_LEASE_TCP_HANDSHAKES_MAX handshakes are read at
  *   once: a new connection beyond closes the oldest (a replica's takes microseconds,
  *   so only connections that stall theirs are closed). A refused connection is logged
- *   once (warn, at most one a second per transport; the rest at debug). The messages
- *   after the handshake are libraft's to read: their lengths are not capped here
- *   (only allowed addresses get that far).
+ *   once (warn, at most one a second per transport; the rest at debug).
+ *   The messages after the handshake go through a relay (tcp_relay.h) that caps
+ *   every length in them before libraft reads it; a message beyond a cap closes the
+ *   connection with a line like a refusal's. The transport's close closes the relays
+ *   too and waits for them.
  */
 #ifndef RDLM_LEASE_TCP_H
 #define RDLM_LEASE_TCP_H
@@ -39,6 +41,7 @@
 #include <rdlm/status.h>
 
 #include "config.h"
+#include "tcp_relay.h"
 
 /** Longest handshake address (libraft pads "host:port" + NUL to 8 bytes). */
 #define RDLM_LEASE_TCP_ADDR_MAX ((RDLM_ADDR_MAX + 1 + 7) / 8 * 8)
@@ -66,6 +69,8 @@ typedef struct rdlm_lease_tcp {
     unsigned n_allowed;                         /* 0: any source */
     rdlm_lease_tcp_incoming_t *incoming;        /* handshakes being read, newest first */
     unsigned n_incoming;
+    /* connections handed to libraft, through their relays */
+    rdlm_lease_relay_t *relays;
     unsigned closes_left; /* handles it still waits for */
     uint64_t warned_at;   /* uv_now of the last warn line */
 } rdlm_lease_tcp_t;

@@ -11,10 +11,16 @@ The replica's Raft address is 127.0.0.1 (so that is the only replica host).
      is closed within 2 s (one line logged, at most one a second at warn).
   3. 17 connections from 127.0.0.1 each stalled in its handshake: the oldest is
      closed for the newest (at most 16 handshakes are read at once).
-  4. The replica still serves: STATUS on its client port answers.
-  5. It exits 0 on SIGTERM with a handshake still under way (sanitizers included).
+  4. After a valid handshake from 127.0.0.1, Raft messages announcing a 1 GiB header,
+     an AppendEntries entry of 1 GiB and an InstallSnapshot of 1 GiB, each followed
+     by --flood-mb MiB: each connection is closed, VmRSS grows by less than a
+     sixteenth of what was sent, and one line is logged (tcp_relay.h's caps).
+  5. The replica still serves: STATUS on its client port answers.
+  6. It exits 0 on SIGTERM with a handshake and a relayed message still under way
+     (sanitizers included).
 The handshake is raft_uv_tcp 0.15's: u64 protocol (1), u64 server id, u64 address
-length, then the address, all little-endian. Exit 0 passed, 1 failed, 2 setup.
+length, then the address; a message is u64 type, u64 header length, the header,
+the payload (uv_encoding.c), all little-endian. Exit 0 passed, 1 failed, 2 setup.
 """
 import argparse
 import os
@@ -67,14 +73,17 @@ def log_size(log):
     return os.path.getsize(log)
 
 
-def huge_handshake(raft, pid, log, flood_mb):
+def hostile(raft, pid, log, what, prefix, flood_mb, share):
+    """Send prefix then flood_mb MiB on one connection from 127.0.0.1: it must be
+    closed, VmRSS grow by less than flood_mb / share MiB, one line be logged."""
     start = log_size(log)
     before = vm_rss_kb(pid)
     s = socket.create_connection(raft, timeout=2.0)
+    me = "%s:%d:" % s.getsockname()  # the lines about this connection name it
     sent = 0
     chunk = bytes(1 << 20)
     try:
-        s.sendall(struct.pack("<QQQ", 1, 7, 1 << 30))
+        s.sendall(prefix)
         for _ in range(flood_mb):
             s.sendall(chunk)
             sent += len(chunk)
@@ -83,15 +92,35 @@ def huge_handshake(raft, pid, log, flood_mb):
     closed = closed_within(s, 2.0)
     grown = vm_rss_kb(pid) - before  # while open: libraft frees the buffer at a close
     s.close()
-    lines = raft_lines(log, start)
-    print("raft_port: 1 GiB address announced, %d MiB sent: closed %s, VmRSS %+d kB, "
-          "%d line(s) logged" % (sent >> 20, closed, grown, len(lines)))
+    time.sleep(0.05)
+    lines = [x for x in raft_lines(log, start) if me in x]
+    print("raft_port: %s, %d MiB sent: closed %s, VmRSS %+d kB, %d line(s) logged" %
+          (what, sent >> 20, closed, grown, len(lines)))
     if not closed:
-        raise Failure("connection announcing a 1 GiB address still open")
-    if grown * 1024 > (flood_mb << 20) // 4:
+        raise Failure("connection announcing %s still open" % what)
+    if grown * 1024 > (flood_mb << 20) // share:
         raise Failure("VmRSS grew by %d kB for %d MiB sent" % (grown, sent >> 20))
     if len(lines) != 1:
         raise Failure("%d lines about it, expected 1: %s" % (len(lines), lines))
+
+
+def handshake():
+    addr = b"127.0.0.1:1\0\0\0\0\0"
+    return struct.pack("<QQQ", 1, 7, len(addr)) + addr
+
+
+def huge_messages(raft, pid, log, flood_mb):
+    gib = 1 << 30
+    append = struct.pack("<QQ", 1, 48 + 16) + struct.pack(
+        "<QQQQQQII Q", 2, 1, 1, 1, 1, 2, 1, gib, 0)  # one COMMAND entry of 1 GiB
+    conf = struct.pack("<BQQ", 1, 1, 1) + b"127.0.0.1:1\0" + bytes([1])
+    conf += bytes(-len(conf) % 8)
+    snapshot = struct.pack("<QQ", 5, 56 + len(conf)) + struct.pack(
+        "<QQQQQ", 2, 1, 1, 1, len(conf)) + conf + struct.pack("<QQ", gib, 0)
+    for what, msg in (("a 1 GiB message header", struct.pack("<QQ", 1, gib)),
+                      ("an AppendEntries entry of 1 GiB", append),
+                      ("an InstallSnapshot of 1 GiB", snapshot)):
+        hostile(raft, pid, log, what, handshake() + msg, flood_mb, 16)
 
 
 def stranger(raft, log):
@@ -163,9 +192,11 @@ def main():
                 if time.monotonic() > end:
                     raise Failure("rdlmd's client port does not answer")
                 time.sleep(0.05)
-        huge_handshake(raft, p.pid, log, args.flood_mb)
+        hostile(raft, p.pid, log, "a 1 GiB handshake address",
+                struct.pack("<QQQ", 1, 7, 1 << 30), args.flood_mb, 4)
         stranger(raft, log)
         stalled_handshakes(raft)
+        huge_messages(raft, p.pid, log, args.flood_mb)
         c = Conn(client)
         if c.call(cmd(OP_STATUS))["status"] != 0:
             raise Failure("STATUS after the hostile connections failed")
@@ -176,6 +207,8 @@ def main():
     finally:
         half = socket.create_connection(raft, timeout=2.0)  # a handshake under way
         half.sendall(struct.pack("<QQ", 1, 7))
+        relayed = socket.create_connection(raft, timeout=2.0)  # a message under way
+        relayed.sendall(handshake() + struct.pack("<QQ", 3, 40))
         time.sleep(0.1)
         p.send_signal(signal.SIGTERM)
         try:
@@ -184,6 +217,7 @@ def main():
             p.kill()
             rc = "killed after 10 s"
         half.close()
+        relayed.close()
         if rc != 0:
             print("raft_port: FAIL: rdlmd exit status %s" % rc)
             failed = True
