@@ -23,6 +23,7 @@
 #include <raft.h>
 #include <raft/uv.h>
 
+#include "append_guard.h"
 #include "clock.h"
 #include "confirm.h"
 #include "disk.h"
@@ -49,7 +50,7 @@ typedef struct rdlm_lease_timer {
 
 struct rdlm_lease_replica {
     struct raft raft;
-    struct raft_io io;
+    rdlm_lease_append_guard_t io; /* libraft's uv io, its appends guarded */
     rdlm_lease_tcp_t transport;
     struct raft_fsm fsm;
     rdlm_lease_fsm_t adapter;
@@ -650,7 +651,7 @@ static void rdlm_lease_replica_free_if_closed(rdlm_lease_replica_t *rep)
     if (--rep->closes_left > 0) {
         return;
     }
-    raft_uv_close(&rep->io);
+    raft_uv_close(&rep->io.io);
     rdlm_lease_tcp_close(&rep->transport);
     rdlm_lease_fsm_close(&rep->adapter);
     free(rep->timers);
@@ -818,14 +819,15 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     if (s != RDLM_OK) {
         goto err_transport;
     }
-    rv = raft_uv_init(&rep->io, loop, params->data_dir, &rep->transport.uv);
+    rv = raft_uv_init(&rep->io.io, loop, params->data_dir, &rep->transport.uv);
     if (rv != 0) {
-        rdlm_error("lease: data directory %s: %s", params->data_dir, rep->io.errmsg);
+        rdlm_error("lease: data directory %s: %s", params->data_dir, rep->io.io.errmsg);
         s = RDLM_ERR_IO;
         goto err_transport;
     }
-    raft_uv_set_segment_size(&rep->io, RDLM_LEASE_DISK_SEGMENT);
-    rv = raft_init(&rep->raft, &rep->io, &rep->fsm, params->id, self->raft_addr);
+    raft_uv_set_segment_size(&rep->io.io, RDLM_LEASE_DISK_SEGMENT);
+    rdlm_lease_append_guard(&rep->io, rep->disk.dir);
+    rv = raft_init(&rep->raft, &rep->io.io, &rep->fsm, params->id, self->raft_addr);
     if (rv != 0) {
         rdlm_error("lease: raft_init: %s", raft_errmsg(&rep->raft));
         s = rdlm_lease_raft_status(rv);
@@ -846,7 +848,7 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     rv = rdlm_lease_bootstrap(rep);
     if (rv != 0) {
         rdlm_error("lease: bootstrapping %s: %s (%s)", params->data_dir, raft_strerror(rv),
-                   rep->io.errmsg);
+                   rep->io.io.errmsg);
     } else if ((rv = raft_start(&rep->raft)) != 0) {
         rdlm_error("lease: starting raft (listening on %s): %s", self->raft_addr,
                    raft_strerror(rv));
@@ -873,7 +875,7 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     return RDLM_OK;
 
 err_io:
-    raft_uv_close(&rep->io);
+    raft_uv_close(&rep->io.io);
 err_transport:
     rdlm_lease_tcp_close(&rep->transport);
 err_fsm:

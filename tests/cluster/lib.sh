@@ -175,6 +175,28 @@ cl_mount_tmpfs() {
     CL_MOUNTS+=("$1")
 }
 
+# cl_mount_ext4 DIR SIZE_MIB: an ext4 file system of SIZE_MIB on a loop device, mounted
+# on DIR (created) with errors=remount-ro, so a scenario can turn it read-only under a
+# running replica (cl_fs_error); unmounted (and the loop device freed) by the cleanup
+# trap. Skips (77) where loop devices or mkfs.ext4 are missing.
+cl_mount_ext4() {
+    local img=$CL_DIR/$(basename "$1").img
+    command -v mkfs.ext4 >/dev/null || cl_skip "no mkfs.ext4"
+    mkdir -p "$1"
+    truncate -s "$2M" "$img"
+    mkfs.ext4 -q -F "$img" || cl_skip "mkfs.ext4 failed"
+    mount -o loop,errors=remount-ro "$img" "$1" 2>/dev/null || cl_skip "cannot mount a loop device"
+    CL_MOUNTS+=("$1")
+}
+
+# cl_fs_error DIR: report an error on the ext4 file system mounted on DIR (the kernel's
+# trigger_fs_error), which errors=remount-ro turns read-only at once.
+cl_fs_error() {
+    local dev
+    dev=$(findmnt -n -o SOURCE --target "$1")
+    echo rdlmtest >"/sys/fs/ext4/$(basename "$dev")/trigger_fs_error"
+}
+
 cl_ns() { echo "$CL_TAG-n$1"; }
 cl_addr() { echo "10.77.0.$1"; }
 
