@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -244,4 +245,20 @@ int child_reap(pid_t pid, unsigned limit_s)
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return -1;
+}
+
+void *shared_file_map(const char *path, size_t size, int create)
+{
+    int fd = open(path, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    void *p;
+
+    if (fd < 0)
+        return NULL;
+    if (create && ftruncate(fd, (off_t)size) != 0) {
+        close(fd);
+        return NULL;
+    }
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
 }

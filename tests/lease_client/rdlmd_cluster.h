@@ -7,6 +7,7 @@
 #ifndef RDLM_TEST_RDLMD_CLUSTER_H
 #define RDLM_TEST_RDLMD_CLUSTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -55,5 +56,8 @@ void need_homes(void);
 /** Exit status of child pid, waiting up to limit_s (then SIGKILL: -1; a signal:
  *  128 + its number). */
 int child_reap(pid_t pid, unsigned limit_s);
+/** A shared mapping of size bytes of the file at path, created (truncated, mode 0600)
+ *  when create, for the test's processes to share; NULL on any failure. */
+void *shared_file_map(const char *path, size_t size, int create);
 
 #endif

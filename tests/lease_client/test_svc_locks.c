@@ -36,7 +36,6 @@
 
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -67,18 +66,6 @@ typedef struct shared {
     atomic_int wait_status, release_status;
     atomic_ullong wait_token, wait_t_ns;
 } shared_t;
-
-static shared_t *shared_map(const char *path, int create)
-{
-    int fd = open(path, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
-    shared_t *sh;
-
-    if (fd < 0 || (create && ftruncate(fd, sizeof(shared_t)) != 0))
-        return NULL;
-    sh = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    return sh == MAP_FAILED ? NULL : sh;
-}
 
 /* ---- the child processes ---------------------------------------------------------- */
 
@@ -166,7 +153,7 @@ static int child_wait(shared_t *sh, rdlm_lock_h lock)
 /* --child MODE SHARED-FILE JOB-TAG */
 static int child_main(char **argv)
 {
-    shared_t *sh = shared_map(argv[3], 0);
+    shared_t *sh = shared_file_map(argv[3], sizeof(shared_t), 0);
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
     const char *mode = argv[2];
@@ -199,7 +186,7 @@ static shared_t *shared_new(void)
     shared_t *sh;
 
     snprintf(shared_path, sizeof(shared_path), "%s/svc-shared", C.dir);
-    sh = shared_map(shared_path, 1);
+    sh = shared_file_map(shared_path, sizeof(shared_t), 1);
     assert_non_null(sh);
     return sh;
 }

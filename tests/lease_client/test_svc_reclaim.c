@@ -39,7 +39,6 @@
 
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -83,18 +82,6 @@ static int tunable(const char *var, int def)
     const char *v = getenv(var);
 
     return v != NULL && atoi(v) > 0 ? atoi(v) : def;
-}
-
-static shared_t *shared_map(int create)
-{
-    int fd = open(shared_path, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
-    shared_t *sh;
-
-    if (fd < 0 || (create && ftruncate(fd, sizeof(shared_t)) != 0))
-        return NULL;
-    sh = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    return sh == MAP_FAILED ? NULL : sh;
 }
 
 static void svc_env(const char *job)
@@ -168,7 +155,7 @@ static int child_main(char **argv)
     if (strcmp(argv[2], "stop") == 0)
         return child_stop();
     snprintf(shared_path, sizeof(shared_path), "%s", argv[4]);
-    sh = shared_map(0);
+    sh = shared_file_map(shared_path, sizeof(shared_t), 0);
     if (sh == NULL || rdlm_ctx_create(NULL, &ctx) != RDLM_OK) {
         fprintf(stderr, "child: set-up failed\n");
         return 1;
@@ -271,7 +258,7 @@ static void run_stress(const char *planted, int *overlaps_p, int *regressions_p,
 
     reclaim_need_homes();
     snprintf(shared_path, sizeof(shared_path), "%s/reclaim-shared", C.dir);
-    sh = shared_map(1);
+    sh = shared_file_map(shared_path, sizeof(shared_t), 1);
     assert_non_null(sh);
     if (planted != NULL) {
         setenv(planted, "1", 1);
@@ -306,7 +293,7 @@ static void names_moving_between_slots_stay_exclusive_and_fenced(void **state)
     assert_int_equal(failed, 0);
     assert_int_equal(overlaps, 0);
     assert_int_equal(regressions, 0);
-    sh = shared_map(0);
+    sh = shared_file_map(shared_path, sizeof(shared_t), 0);
     assert_non_null(sh);
     assert_int_equal(atomic_load(&sh->rounds),
                      PROCS * tunable("RDLMTEST_RECLAIM_ROUNDS", ROUNDS));
