@@ -777,14 +777,12 @@ static rdlm_status_t rdlm_lease_conn_homes_allowed(rdlm_lease_conn_t *c)
 
 /* The line about a request refused with RDLM_ERR_QUOTA (an operator may have to
  * raise a limit, or find the client that hoards). */
-static void rdlm_lease_conn_quota_refused(rdlm_lease_conn_t *c)
+static void rdlm_lease_conn_quota_refused(rdlm_lease_conn_t *c, const char *quota)
 {
     rdlm_log_level_t level = rdlm_lease_conn_offence_level(c);
 
-    rdlm_log(level,
-             "lease: client %s: %s refused: a quota is reached (rdlmd --max-sessions, "
-             "--max-sessions-per-identity, --max-parked-per-identity and others)",
-             c->peer, rdlm_lease_op_name(c->cmd.op));
+    rdlm_log(level, "lease: client %s: %s refused: quota reached: %s", c->peer,
+             rdlm_lease_op_name(c->cmd.op), quota != NULL ? quota : "?");
 }
 
 /* Answer or start c's request (READING, DEFERRED once the leader is ready, or
@@ -854,7 +852,7 @@ static void rdlm_lease_conn_dispatch(rdlm_lease_conn_t *c)
         return;
     }
     if (s == RDLM_ERR_QUOTA) {
-        rdlm_lease_conn_quota_refused(c);
+        rdlm_lease_conn_quota_refused(c, res.quota);
     }
     if (s != RDLM_OK) {
         rdlm_lease_conn_reply_result(c, &res);

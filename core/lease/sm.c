@@ -138,17 +138,23 @@ static uint32_t rdlm_lease_counted_cap(const rdlm_lease_limits_t *lim)
 
 /* A fresh OPEN within the session quotas: the global one, and for a counted OPEN
  * the reserve and its identity's. */
-static int rdlm_lease_open_fits(const rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *cmd)
+/* NULL if a new session fits, else the quota it would exceed. */
+static const char *rdlm_lease_open_quota(const rdlm_lease_sm_t *sm,
+                                         const rdlm_lease_cmd_t *cmd)
 {
     const rdlm_lease_state_t *st = &sm->st;
     uint64_t waits;
 
     if (!(cmd->flags & RDLM_LEASE_OPEN_COUNTED)) {
-        return st->n_sessions < sm->limits.max_sessions;
+        return st->n_sessions < sm->limits.max_sessions ? NULL : "--max-sessions";
     }
-    return st->n_sessions < rdlm_lease_counted_cap(&sm->limits) &&
-           rdlm_lease_identity_load(st, cmd->uid, cmd->token, cmd->name, cmd->name_len,
-                                    &waits) < sm->limits.max_sessions_per_identity;
+    if (st->n_sessions >= rdlm_lease_counted_cap(&sm->limits)) {
+        return "--max-sessions (less the reserve for rdlmd's own sessions)";
+    }
+    return rdlm_lease_identity_load(st, cmd->uid, cmd->token, cmd->name, cmd->name_len,
+                                    &waits) < sm->limits.max_sessions_per_identity
+               ? NULL
+               : "--max-sessions-per-identity";
 }
 
 /* Whether a counted session's identity has max_waits_per_identity ACQUIREs queued. */
@@ -181,7 +187,8 @@ static rdlm_status_t rdlm_lease_decide_open(const rdlm_lease_sm_t *sm,
         res->session = s->id;
         return RDLM_OK;
     }
-    if (!rdlm_lease_open_fits(sm, cmd)) {
+    res->quota = rdlm_lease_open_quota(sm, cmd);
+    if (res->quota != NULL) {
         return RDLM_ERR_QUOTA;
     }
     *fresh_p = 1;
@@ -213,11 +220,18 @@ static rdlm_status_t rdlm_lease_decide_acquire(const rdlm_lease_sm_t *sm,
     if (lock != NULL && (cmd->flags & RDLM_LEASE_ACQ_TRY)) {
         return RDLM_ERR_BUSY;
     }
-    if ((uint64_t)ses->held + ses->waiting >= lim->max_held_per_session ||
-        (lock == NULL && sm->st.n_locks >= lim->max_locks) ||
-        (lock != NULL && ses->waiting >= lim->max_waits_per_session) ||
-        (lock != NULL && rdlm_lease_identity_waits_full(sm, ses)) ||
-        !rdlm_lease_grant_budget(&sm->st)) {
+    if ((uint64_t)ses->held + ses->waiting >= lim->max_held_per_session) {
+        res->quota = "locks held and queued per session";
+    } else if (lock == NULL && sm->st.n_locks >= lim->max_locks) {
+        res->quota = "locks in the authority";
+    } else if (lock != NULL && ses->waiting >= lim->max_waits_per_session) {
+        res->quota = "acquires queued per session";
+    } else if (lock != NULL && rdlm_lease_identity_waits_full(sm, ses)) {
+        res->quota = "--max-parked-per-identity";
+    } else if (!rdlm_lease_grant_budget(&sm->st)) {
+        res->quota = "grants of this epoch";
+    }
+    if (res->quota != NULL) {
         return RDLM_ERR_QUOTA;
     }
     *fresh_p = 1;
@@ -273,6 +287,7 @@ static rdlm_status_t rdlm_lease_decide(const rdlm_lease_sm_t *sm,
     if (cmd->op == RDLM_LEASE_OP_RELEASE) {
         s = rdlm_lease_decide_release(sm, ses, cmd);
     } else if (cmd->op == RDLM_LEASE_OP_EPOCH && sm->st.epoch >= RDLM_LEASE_EPOCH_MAX) {
+        res->quota = "epochs";
         s = RDLM_ERR_QUOTA;
     }
     *fresh_p = s == RDLM_OK;

@@ -90,6 +90,7 @@ typedef struct rdlm_lease_result {
     uint64_t token;       /**< ACQUIRE granted: epoch << 40 | lock_seq */
     uint64_t epoch;       /**< current epoch after the apply (EPOCH: the new one) */
     uint8_t broken;       /**< ACQUIRE granted after the previous holder expired */
+    const char *quota;    /**< RDLM_ERR_QUOTA: the limit reached, for the log line */
 } rdlm_lease_result_t;
 
 /** Called during apply for every waiter granted because of another entry (a RELEASE,

@@ -40,6 +40,9 @@
 /* ---- the state machine ---- */
 
 /* OPEN of identity (uid, ns, src), counted or not (as the server logs it). */
+/* The quota the last refused command named (rdlmd's log line says it). */
+static const char *last_quota;
+
 static rdlm_status_t open_as(rdlm_lease_sm_t *sm, uint64_t nonce, uint32_t uid,
                              const char *ns, uint32_t src, int counted, uint64_t *id_p)
 {
@@ -51,6 +54,7 @@ static rdlm_status_t open_as(rdlm_lease_sm_t *sm, uint64_t nonce, uint32_t uid,
     c.token = src;
     c.flags = counted ? RDLM_LEASE_OPEN_COUNTED : 0;
     r = lt_apply(sm, &c);
+    last_quota = r.quota;
     if (id_p != NULL) {
         *id_p = r.session;
     }
@@ -67,12 +71,14 @@ static rdlm_status_t check_apply(rdlm_lease_sm_t *sm, const rdlm_lease_cmd_t *c)
     if (checked != RDLM_OK) {
         assert_int_equal(applied, checked);
     }
+    assert_true((checked == RDLM_ERR_QUOTA) == (res.quota != NULL));
+    last_quota = res.quota;
     return applied;
 }
 
 /* A counted OPEN refused with RDLM_ERR_QUOTA, by check and apply, changing nothing. */
 static void assert_open_refused(rdlm_lease_sm_t *sm, uint64_t nonce, uint32_t uid,
-                                const char *ns, uint32_t src)
+                                const char *ns, uint32_t src, const char *quota)
 {
     rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_OPEN, 0, 0, ns[0] != '\0' ? ns : NULL);
     uint64_t h = rdlm_lease_sm_hash(sm);
@@ -82,6 +88,7 @@ static void assert_open_refused(rdlm_lease_sm_t *sm, uint64_t nonce, uint32_t ui
     c.token = src;
     c.flags = RDLM_LEASE_OPEN_COUNTED;
     assert_int_equal(check_apply(sm, &c), RDLM_ERR_QUOTA);
+    assert_string_equal(last_quota, quota);
     assert_true(rdlm_lease_sm_hash(sm) == h);
 }
 
@@ -107,7 +114,7 @@ static void one_identity_at_its_session_quota_does_not_stop_another(void **state
     assert_int_equal(open_as(sm, 1, 0, "", IP(10, 0, 0, 2), 1, &a1), RDLM_OK);
     assert_int_equal(open_as(sm, 2, 0, "", IP(10, 0, 0, 2), 1, NULL), RDLM_OK);
     assert_int_equal(open_as(sm, 3, 0, "", IP(10, 0, 0, 2), 1, NULL), RDLM_OK);
-    assert_open_refused(sm, 4, 0, "", IP(10, 0, 0, 2));
+    assert_open_refused(sm, 4, 0, "", IP(10, 0, 0, 2), "--max-sessions-per-identity");
     assert_int_equal(open_as(sm, 5, 0, "", IP(10, 0, 0, 3), 1, NULL), RDLM_OK);
     /* A re-sent OPEN (same nonce) is its session, not a new one. */
     assert_int_equal(open_as(sm, 3, 0, "", IP(10, 0, 0, 2), 1, NULL), RDLM_OK);
@@ -115,7 +122,7 @@ static void one_identity_at_its_session_quota_does_not_stop_another(void **state
     for (uint64_t n = 10; n < 13; n++) {
         assert_int_equal(open_as(sm, n, 1000, "1000/jobA", 0, 1, NULL), RDLM_OK);
     }
-    assert_open_refused(sm, 13, 1000, "1000/jobA", 0);
+    assert_open_refused(sm, 13, 1000, "1000/jobA", 0, "--max-sessions-per-identity");
     assert_int_equal(open_as(sm, 14, 1000, "1000/jobB", 0, 1, NULL), RDLM_OK);
     assert_int_equal(open_as(sm, 15, 1001, "1001/jobA", 0, 1, NULL), RDLM_OK);
     /* A closed session gives its identity room again. */
@@ -138,12 +145,14 @@ static void counted_opens_leave_the_reserve_and_the_global_cap_holds(void **stat
         assert_int_equal(open_as(sm, n, 0, "", IP(10, 0, 1, (unsigned)n), 1, NULL),
                          RDLM_OK);
     }
-    assert_open_refused(sm, n, 0, "", IP(10, 0, 2, 1));
+    assert_open_refused(sm, n, 0, "", IP(10, 0, 2, 1),
+                        "--max-sessions (less the reserve for rdlmd's own sessions)");
     /* The daemon's own (uncounted) OPENs use the reserve, up to max_sessions. */
     for (; n <= 24; n++) {
         assert_int_equal(open_as(sm, n, 0, "", IP(127, 0, 0, 1), 0, NULL), RDLM_OK);
     }
     assert_int_equal(open_as(sm, n, 0, "", IP(127, 0, 0, 1), 0, NULL), RDLM_ERR_QUOTA);
+    assert_string_equal(last_quota, "--max-sessions");
     assert_int_equal(rdlm_lease_sm_session_count(sm), 24);
     rdlm_lease_sm_destroy(sm);
 }
@@ -187,6 +196,7 @@ static void queued_acquires_are_capped_per_identity_over_its_sessions(void **sta
     assert_int_equal(acquire(sm, a[1], 1, "l2"), RDLM_INPROGRESS);
     hash = rdlm_lease_sm_hash(sm);
     assert_int_equal(acquire(sm, a[2], 1, "l1"), RDLM_ERR_QUOTA); /* a third wait */
+    assert_string_equal(last_quota, "--max-parked-per-identity");
     assert_true(rdlm_lease_sm_hash(sm) == hash);
     assert_int_equal(acquire(sm, a[2], 1, "free"), RDLM_OK);    /* a grant is no wait */
     assert_int_equal(acquire(sm, b, 1, "l1"), RDLM_INPROGRESS); /* another identity */
@@ -213,7 +223,7 @@ static void identities_survive_a_snapshot(void **state)
     assert_int_equal(rdlm_lease_sm_restore(copy, snap, len), RDLM_OK);
     free(snap);
     assert_true(rdlm_lease_sm_hash(copy) == rdlm_lease_sm_hash(sm));
-    assert_open_refused(copy, 4, 0, "", IP(10, 0, 0, 2));
+    assert_open_refused(copy, 4, 0, "", IP(10, 0, 0, 2), "--max-sessions-per-identity");
     assert_int_equal(open_as(copy, 5, 0, "", IP(10, 0, 0, 3), 1, NULL), RDLM_OK);
     rdlm_lease_sm_destroy(sm);
     rdlm_lease_sm_destroy(copy);
@@ -259,7 +269,7 @@ static void version_1_snapshot_restores_with_its_sessions_uncounted(void **state
     assert_int_equal(rdlm_lease_sm_session_count(sm), 1);
     /* Its session has identity (0, "", 0) but is uncounted: that identity opens one. */
     assert_int_equal(open_as(sm, 8, 0, "", 0, 1, NULL), RDLM_OK);
-    assert_open_refused(sm, 9, 0, "", 0);
+    assert_open_refused(sm, 9, 0, "", 0, "--max-sessions-per-identity");
     rdlm_lease_sm_destroy(sm);
 }
 
