@@ -5,10 +5,10 @@
  * disk: EROFS, EIO): it answers the pending appends with an error, then crashes on
  * the same path (upstream canonical/raft#466, released in 0.18). The guard wraps
  * io->append: a write that failed logs one error line naming the data directory and
- * the error, and the process exits with status 3 before libraft goes on (a write cancelled
- * because the replica closes is passed through). Nothing is lost: the failed entries were
- * never acknowledged, and the other replicas elect as after a kill. A successful write is
- * passed through unchanged.
+ * the error, and the process exits with status 3 before libraft goes on. A write
+ * cancelled because the replica closes, and a successful one, pass through. Nothing
+ * is lost: the failed entries were never acknowledged, and the other replicas elect
+ * as after a kill.
  */
 #ifndef RDLM_LEASE_APPEND_GUARD_H
 #define RDLM_LEASE_APPEND_GUARD_H

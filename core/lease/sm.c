@@ -136,9 +136,8 @@ static uint32_t rdlm_lease_counted_cap(const rdlm_lease_limits_t *lim)
                                     : RDLM_LEASE_SESSIONS_RESERVED);
 }
 
-/* A fresh OPEN within the session quotas: the global one, and for a counted OPEN
- * the reserve and its identity's. */
-/* NULL if a new session fits, else the quota it would exceed. */
+/* NULL if a fresh OPEN is within the session quotas (the global one, and for a
+ * counted OPEN the reserve and its identity's), else the quota it would exceed. */
 static const char *rdlm_lease_open_quota(const rdlm_lease_sm_t *sm,
                                          const rdlm_lease_cmd_t *cmd)
 {
