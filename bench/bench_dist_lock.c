@@ -8,6 +8,9 @@
  *
  *   dist-lock       rdlm acquire+release, lock homed on the other node
  *                     <= 1.2 x two raw fetching ucp atomics (SWAP + CSWAP)
+ *                     <= 1.2 x two raw verbs CASes on a queue pair of their own
+ *                       (where a device exists: the soft-RoCE VM of tests/rxe with
+ *                       RDLM_TRANSPORT=verbs; issue 17)
  *                     <= 1/3 x MPI_Win_lock(EXCLUSIVE) + MPI_Fetch_and_op + unlock
  *                     <= 1/2 x an MPI_Compare_and_swap spinlock
  *                   hand-off inside the node (its cohort holds the global word)
@@ -40,7 +43,7 @@
 #define RDLM_BENCH_DC_WARMUP 100u
 #define RDLM_BENCH_DC_TIMEOUT_S 60u
 #define RDLM_BENCH_DC_COHORT_TARGET 2.0
-#define RDLM_BENCH_DL_NIMPL 7u
+#define RDLM_BENCH_DL_NIMPL 8u
 
 /* The program's implementations: its name, ours in the report, the metric. */
 static const rdlm_bench_dist_impl_t rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
@@ -51,6 +54,7 @@ static const rdlm_bench_dist_impl_t rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
     {"mpi_cas_spin", "MPI CAS spin", "acq+rel remote home"},
     {"rdlm_cohort", "rdlm", "hand-off in node"},
     {"rdlm_node", "rdlm node-only", "hand-off in node"},
+    {"verbs_amo", "verbs CAS+CAS", "acq+rel remote home"},
 };
 
 enum {
@@ -60,7 +64,8 @@ enum {
     RDLM_BENCH_DL_WIN,
     RDLM_BENCH_DL_CAS,
     RDLM_BENCH_DL_COHORT,
-    RDLM_BENCH_DL_NODE
+    RDLM_BENCH_DL_NODE,
+    RDLM_BENCH_DL_VERBS
 };
 
 /* A figure measured once, with no target: in the final table alone, or beside the
@@ -159,6 +164,7 @@ static const struct {
     {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_WIN, 1.0 / 3.0},
     {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_CAS, 0.5},
     {RDLM_BENCH_DL_COHORT, RDLM_BENCH_DL_NODE, 1.5},
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_VERBS, 1.2}, /* issue 17, where a device exists */
 };
 
 static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
@@ -197,10 +203,11 @@ static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
         const rdlm_bench_measure_t *base = m[rdlm_bench_dl_targets[k].base];
 
         if (ours->nrounds == 0 || base->nrounds == 0) {
-            rdlm_bench_report_note(
-                r, bench, RDLM_BENCH_NOTE_SKIP,
-                "%s vs %s: not measured (no second rank on rank 0's node)", ours->metric,
-                base->impl);
+            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                                   "%s vs %s: not measured (%s)", ours->metric, base->impl,
+                                   rdlm_bench_dl_targets[k].base == RDLM_BENCH_DL_VERBS
+                                       ? "no RDMA device, or built without verbs"
+                                       : "no second rank on rank 0's node");
             continue;
         }
         rdlm_bench_report_compare(r, ours, base, NULL,

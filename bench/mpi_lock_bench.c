@@ -45,6 +45,12 @@
  *                 cohort already holds the global word (FIFO makes them alternate)
  *   rdlm_node     the same two ranks, the same hand-offs, on a lock of a node-only
  *                 rdlm context (rdlm_ctx_create): the on-node lock
+ *   verbs_amo     CAS(w, 0 -> HELD) + CAS(w, HELD -> 0) over   the adapter    sleep
+ *                 a raw RC queue pair of its own (raw_verbs.h),  (nothing)
+ *                 blocking: the floor of rdlm's cycle over the
+ *                 verbs backend (a CAS to acquire, a CAS to
+ *                 release); in the default list only where the
+ *                 build has verbs and rank 0 sees a device
  *
  *   Single-origin impls: -x warm-up cycles (at most 0.5 s), then -i cycles (at most
  *   -t ms), timed in batches of 10; figure: us per cycle; percentiles over batches.
@@ -127,8 +133,8 @@
  *          global_ns= check_local= check_remote_ops= check_handoffs=   (rdlm and
  *          rdlm_cohort; contended: rdlm; counter: rdlm_fadd, rdlm_sharded,
  *          rdlm_sem), summed over ranks and rounds; home_posted: the home_ops posted
- *          (not waited for); handoffs: critical sections entered after another rank's; measured:
- *          the pair's hand-offs inside the node, the ones the figure averages
+ *          (not waited for); handoffs: critical sections entered after another rank's;
+ * measured: the pair's hand-offs inside the node, the ones the figure averages
  *          (handoff_ns); global_ns: the others')
  *   RESULT check impl=I ops= value= base=   (counter, and contended's mpi_win_lock: after
  *          the last phase, every rank's operations, the value read (the semaphore:
@@ -163,6 +169,9 @@
 #include "mpi_output.h"
 #include "options.h"
 #include "raw_ucp.h"
+#if RDLM_BENCH_HAVE_VERBS
+#include "raw_verbs.h"
+#endif
 #include "rounds.h"
 #include "stats.h"
 
@@ -196,6 +205,7 @@ enum rdlm_mlb_impl {
     RDLM_MLB_CAS_SPIN,
     RDLM_MLB_COHORT,
     RDLM_MLB_NODE,
+    RDLM_MLB_VERBS,
     RDLM_MLB_FADD, /* counter mode, in this order */
     RDLM_MLB_MPI_FOP,
     RDLM_MLB_SHARDED,
@@ -207,7 +217,7 @@ enum rdlm_mlb_impl {
 
 static const char *const rdlm_mlb_impl_names[RDLM_MLB_NIMPL] = {
     "rdlm",      "ucp_amo",   "ucp_amo_wake", "mpi_win_lock", "mpi_cas_spin", "rdlm_cohort",
-    "rdlm_node", "rdlm_fadd", "mpi_fetch_op", "rdlm_sharded", "rdlm_sem"};
+    "rdlm_node", "verbs_amo", "rdlm_fadd",    "mpi_fetch_op", "rdlm_sharded", "rdlm_sem"};
 
 /* 1 for the MPI one-sided impls: with osc pt2pt their target applies them in its own
  * MPI calls, so it keeps calling MPI while others may still be operating. */
@@ -319,8 +329,12 @@ typedef struct rdlm_mlb {
     rdlm_ctx_h node_ctx; /* origin and partner: node-only context */
     rdlm_lock_h node_lock;
     rdlm_bench_ucp_t ucp; /* origin and target */
-    MPI_Win win;          /* 2 words per rank: [0] fetch-and-op, [1] CAS lock */
-    const char *osc;      /* its osc components, and who chose them */
+#if RDLM_BENCH_HAVE_VERBS
+    rdlm_bench_ibv_t ibv; /* origin and target, when verbs_amo runs */
+#endif
+    int have_verbs;  /* verbs_amo can run: built with verbs, rank 0 has a device */
+    MPI_Win win;     /* 2 words per rank: [0] fetch-and-op, [1] CAS lock */
+    const char *osc; /* its osc components, and who chose them */
     enum rdlm_bench_mpi_osc osc_who;
     int vnodes_chosen;   /* RDLM_VIRTUAL_NODES set by this program (one machine) */
     uint64_t contenders; /* contended, counter: the ranks taking part (the size) */
@@ -734,8 +748,45 @@ static void rdlm_mlb_win_open(rdlm_mlb_t *m)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* 1 if impl is among the implementations this run alternates. */
+static int rdlm_mlb_selected(const rdlm_mlb_t *m, uint32_t impl)
+{
+    for (uint32_t k = 0; k < m->nimpl; k++) {
+        if (m->impls[k] == impl) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* verbs_amo's queue pairs (origin, target), connected by swapping their records. */
+static void rdlm_mlb_verbs_open(rdlm_mlb_t *m)
+{
+#if RDLM_BENCH_HAVE_VERBS
+    rdlm_bench_ibv_rec_t peer;
+    char why[256];
+    int other = m->rank == 0 ? m->target : 0;
+
+    if (!rdlm_mlb_selected(m, RDLM_MLB_VERBS) || (m->rank != 0 && m->rank != m->target)) {
+        return;
+    }
+    if (rdlm_bench_ibv_open(&m->ibv, why, sizeof(why)) != 0) {
+        rdlm_mlb_die(m, "%s", why);
+    }
+    MPI_Sendrecv(&m->ibv.self, sizeof(m->ibv.self), MPI_BYTE, other, 2, &peer, sizeof(peer),
+                 MPI_BYTE, other, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rdlm_bench_ibv_connect(&m->ibv, &peer, why, sizeof(why)) != 0) {
+        rdlm_mlb_die(m, "%s", why);
+    }
+#else
+    if (rdlm_mlb_selected(m, RDLM_MLB_VERBS)) {
+        rdlm_mlb_die(m, "verbs_amo: built without verbs (RDLM_WITH_VERBS=OFF)");
+    }
+#endif
+}
+
 /* The other baselines' resources: node-only context (origin, partner), raw ucp
- * (origin, target). */
+ * (origin, target), raw verbs (origin, target, when selected). */
 static void rdlm_mlb_baselines_open(rdlm_mlb_t *m)
 {
     rdlm_ctx_params_t cp = {.field_mask = RDLM_CTX_FIELD_JOB};
@@ -789,6 +840,7 @@ static void rdlm_mlb_baselines_open(rdlm_mlb_t *m)
         }
         free(peer);
     }
+    rdlm_mlb_verbs_open(m);
 }
 
 static void rdlm_mlb_baselines_close(rdlm_mlb_t *m)
@@ -799,6 +851,9 @@ static void rdlm_mlb_baselines_close(rdlm_mlb_t *m)
     rdlm_mlb_sync(m->rank == m->target ? RDLM_MLB_SPIN : RDLM_MLB_SLEEP,
                   m->rank == m->target ? m->ucp.worker : NULL);
     rdlm_bench_ucp_close(&m->ucp);
+#if RDLM_BENCH_HAVE_VERBS
+    rdlm_bench_ibv_close(&m->ibv); /* after the barrier: no atomic is in flight */
+#endif
     if (m->node_ctx != NULL) {
         rdlm_ctx_destroy(m->node_ctx);
     }
@@ -840,6 +895,23 @@ static void rdlm_mlb_cycle_ucp(rdlm_mlb_t *m)
         rdlm_mlb_die(m, "raw CSWAP: %s, old %#" PRIx64, ucs_status_string(s), old);
     }
 }
+
+#if RDLM_BENCH_HAVE_VERBS
+static void rdlm_mlb_cycle_verbs(rdlm_mlb_t *m)
+{
+    char why[256];
+    uint64_t old = ~0ull;
+
+    if (rdlm_bench_ibv_cswap(&m->ibv, 0, RDLM_MLB_HELD, &old, why, sizeof(why)) != 0 ||
+        old != 0) {
+        rdlm_mlb_die(m, "raw verbs CAS 0 -> HELD: old %#" PRIx64 " %s", old, why);
+    }
+    if (rdlm_bench_ibv_cswap(&m->ibv, RDLM_MLB_HELD, 0, &old, why, sizeof(why)) != 0 ||
+        old != RDLM_MLB_HELD) {
+        rdlm_mlb_die(m, "raw verbs CAS HELD -> 0: old %#" PRIx64 " %s", old, why);
+    }
+}
+#endif
 
 static void rdlm_mlb_cycle_win_lock(rdlm_mlb_t *m)
 {
@@ -917,6 +989,11 @@ static void rdlm_mlb_cycle(rdlm_mlb_t *m, uint32_t impl)
     case RDLM_MLB_WIN_LOCK:
         rdlm_mlb_cycle_win_lock(m);
         break;
+#if RDLM_BENCH_HAVE_VERBS
+    case RDLM_MLB_VERBS:
+        rdlm_mlb_cycle_verbs(m);
+        break;
+#endif
     default:
         rdlm_mlb_cycle_cas_spin(m);
         break;
@@ -1703,9 +1780,11 @@ static void rdlm_mlb_uncontended_round(rdlm_mlb_t *m, uint32_t impl, uint32_t ro
         if (m->rank == 0) {
             rdlm_mlb_origin(m, impl, round);
             rdlm_mlb_sync(RDLM_MLB_SLEEP, NULL);
-        } else if (m->rank == m->target && impl != RDLM_MLB_RDLM) {
+        } else if (m->rank == m->target && impl != RDLM_MLB_RDLM &&
+                   impl != RDLM_MLB_VERBS) {
             /* MPI one-sided over ob1/pt2pt and raw ucp atomics over TCP run in the
-             * target's progress; rdlm has its own progress thread. */
+             * target's progress; rdlm has its own progress thread, and the adapter
+             * answers raw verbs atomics. */
             rdlm_mlb_sync(impl == RDLM_MLB_UCP_WAKE ? RDLM_MLB_WAKE : RDLM_MLB_SPIN,
                           rdlm_mlb_is_mpi(impl) ? NULL : m->ucp.worker);
         } else {
@@ -1766,7 +1845,7 @@ typedef struct rdlm_mlb_mode_def {
 
 static const uint32_t rdlm_mlb_uncontended_impls[] = {
     RDLM_MLB_RDLM,     RDLM_MLB_UCP,    RDLM_MLB_UCP_WAKE, RDLM_MLB_WIN_LOCK,
-    RDLM_MLB_CAS_SPIN, RDLM_MLB_COHORT, RDLM_MLB_NODE};
+    RDLM_MLB_CAS_SPIN, RDLM_MLB_COHORT, RDLM_MLB_NODE,     RDLM_MLB_VERBS};
 static const uint32_t rdlm_mlb_contended_impls[] = {RDLM_MLB_RDLM, RDLM_MLB_WIN_LOCK,
                                                     RDLM_MLB_CAS_SPIN};
 static const uint32_t rdlm_mlb_counter_impls[] = {RDLM_MLB_FADD, RDLM_MLB_MPI_FOP,
@@ -1809,7 +1888,9 @@ static int rdlm_mlb_impls_select(rdlm_mlb_t *m)
     m->nimpl = 0;
     if (m->impls_arg == NULL) {
         for (k = 0; k < def->nimpl; k++) {
-            m->impls[m->nimpl++] = def->impls[k];
+            if (def->impls[k] != RDLM_MLB_VERBS || m->have_verbs) {
+                m->impls[m->nimpl++] = def->impls[k];
+            }
         }
         return 0;
     }
@@ -2002,6 +2083,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+#if RDLM_BENCH_HAVE_VERBS
+    m->have_verbs = m->rank == 0 && rdlm_bench_ibv_available();
+    MPI_Bcast(&m->have_verbs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
     rc = rdlm_mlb_options(m, argc, argv);
     if (rc < 0 && rdlm_mlb_impls_select(m) != 0) {
         if (m->rank == 0) {
