@@ -80,7 +80,7 @@ static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint64_t *qid_p, uint64_t 
             gen = (d->qgen[q] + 1u) & RDLM_QGEN_MASK;
             d->qgen[q] = (uint16_t)gen;
             rdlm_store(rdlm_dist_q_next(d, q), RDLM_Q_NOLINK(gen), RDLM_RELAXED);
-            rdlm_dist_q_set_state(d, RDLM_QID(d->rank, q), RDLM_Q_WAITING(gen));
+            rdlm_dist_q_set_own_state(d, q, RDLM_Q_WAITING(gen)); /* not published */
             rdlm_fetch_and(&d->qclaim, ~bit, RDLM_RELEASE);
             *qid_p = RDLM_QID(d->rank, q);
             *ref_p = RDLM_QREF(*qid_p, gen);
@@ -412,8 +412,13 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
         *token_p = rdlm_glock_first_token(d, expected);
         return RDLM_OK;
     }
-    rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE); /* never published */
-    return s != RDLM_OK ? s : RDLM_ERR_BUSY;
+    if (s == RDLM_OK) {
+        rdlm_dist_q_set_own_state(d, RDLM_QID_INDEX(qid),
+                                  RDLM_Q_IDLE); /* never published */
+        return RDLM_ERR_BUSY;
+    }
+    rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE); /* an error: through the transport */
+    return s;
 }
 
 /* Wait until queue node qid's next names a successor (it replaced W and is linking):
@@ -483,6 +488,17 @@ static void rdlm_glock_retire(rdlm_dist_t *d, uint64_t cur, uint64_t abandoned)
         rdlm_dist_q_cas(d, cur, abandoned, RDLM_Q_IDLE, &old);
     } else {
         rdlm_dist_q_set_state(d, cur, RDLM_Q_IDLE);
+    }
+}
+
+/* W was freed from cur (nobody queued behind it): retire it. This process's own node,
+ * not an abandoned place passed over, takes a CPU store (rdlm_dist_q_set_own_state). */
+static void rdlm_glock_retire_freed(rdlm_dist_t *d, uint64_t cur, uint64_t abandoned)
+{
+    if (abandoned == 0 && RDLM_QID_RANK(cur) == d->rank) {
+        rdlm_dist_q_set_own_state(d, RDLM_QID_INDEX(cur), RDLM_Q_IDLE);
+    } else {
+        rdlm_glock_retire(d, cur, abandoned);
     }
 }
 
@@ -575,7 +591,7 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_dist_t *d, const rdlm_dist_word_t *
             if (s == RDLM_OK && freed) {
                 rdlm_fetch_or(&d->freed_hint, rdlm_glock_hint_bit(w), RDLM_RELAXED);
                 rdlm_glock_calm(d, w, 1);
-                rdlm_glock_retire(d, cur, abandoned);
+                rdlm_glock_retire_freed(d, cur, abandoned);
                 return RDLM_OK;
             }
             if (s == RDLM_OK) {
@@ -642,7 +658,7 @@ static void rdlm_glock_finish_one(rdlm_dist_t *d, rdlm_dist_posted_t *p)
                    "stall",
                    rdlm_status_str(s));
     } else if (p->op.old == p->held) {
-        rdlm_glock_retire(d, p->qid, 0);
+        rdlm_glock_retire_freed(d, p->qid, 0);
     } else {
         /* A successor swapped W in before the free landed. */
         rdlm_fetch_and(&d->freed_hint, ~rdlm_glock_hint_bit(&w), RDLM_RELAXED);
