@@ -8,17 +8,17 @@
 #
 # What the adapters share (lock_services.c) is always built, and so are rdlm's own
 # lease authority's adapter (lock_rdlmd.c, the public API) and `lease-renew`
-# (bench_lease.c, renew_wire.c), which speaks the authority's wire protocol: the
-# internal lease objects (core/lease cmd.h, wire.h, conn.h) are linked into rdlm-bench
-# as tl-fadd links the transport's (so rdlm_session_* resolve to those objects, the
-# same code as librdlm.so's, rather than to librdlm.so). The servers are not needed to
+# (bench_lease.c, renew_wire.c), which speaks the authority's wire protocol through
+# the lease client's internal encoders and connection (core/lease cmd.h, wire.h,
+# conn.h), exported by librdlm.so as RDLM_SHARED: rdlm-bench links no copy of the
+# lease objects, so its rdlm_session_* are librdlm.so's. The servers are not needed to
 # build:
 # bench/services.sh installs and starts them, and starts rdlmd from this build tree
 # (built with rdlm-bench when the authority is).
 
 target_sources(rdlm-bench PRIVATE bench_services.c lock_services.c lock_rdlmd.c
                                   bench_lease.c renew_wire.c)
-target_link_libraries(rdlm-bench PRIVATE rdlm_lease rdlm_util)
+rdlm_internal_headers(rdlm-bench rdlm_lease rdlm_util)
 if(TARGET rdlmd)
   add_dependencies(rdlm-bench rdlmd rdlmctl)
 endif()

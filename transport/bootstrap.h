@@ -17,6 +17,8 @@
 
 #include <rdlm/status.h>
 
+#include "shared.h"
+
 /** Called while a collective waits; returns the number of events it handled (the
  *  bootstrap then polls again without sleeping), or a negative value when a process
  *  the collective needs is known to be dead: the collective then ends at once with
@@ -71,14 +73,14 @@ typedef struct rdlm_tl_boot_tcp_params {
  * looks it up; a job of one process uses no address). On success
  * *boot_p is usable as a bootstrap through rdlm_tl_boot_tcp_get. Not thread-safe.
  */
-rdlm_status_t rdlm_tl_boot_tcp_create(const rdlm_tl_boot_tcp_params_t *params,
-                                      rdlm_tl_boot_tcp_t **boot_p);
+RDLM_SHARED rdlm_status_t rdlm_tl_boot_tcp_create(const rdlm_tl_boot_tcp_params_t *params,
+                                                  rdlm_tl_boot_tcp_t **boot_p);
 
 /** The callback struct of a TCP bootstrap (valid until destroy). */
-const rdlm_tl_bootstrap_t *rdlm_tl_boot_tcp_get(const rdlm_tl_boot_tcp_t *boot);
+RDLM_SHARED const rdlm_tl_bootstrap_t *rdlm_tl_boot_tcp_get(const rdlm_tl_boot_tcp_t *boot);
 
 /** Close the sockets and free; NULL is a no-op. */
-void rdlm_tl_boot_tcp_destroy(rdlm_tl_boot_tcp_t *boot);
+RDLM_SHARED void rdlm_tl_boot_tcp_destroy(rdlm_tl_boot_tcp_t *boot);
 
 /* ---- the relay bootstraps: a server and its clients, never waiting for each other -- */
 

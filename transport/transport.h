@@ -35,6 +35,7 @@
 #include "atomics.h"
 #include "bootstrap.h"
 #include "config.h"
+#include "shared.h"
 
 /** Largest packed remote key any backend produces (bytes); fixed so that keys can be
  *  exchanged with a fixed-size allgather. */
@@ -319,7 +320,8 @@ typedef struct rdlm_tl_params {
  *  progress_thread (RDLM_PROGRESS=thread), print_stats (RDLM_STATS=1), peer_failure
  *  (RDLM_PEER_FAILURE) and peer_timeout_ms (RDLM_PEER_TIMEOUT_MS). The other fields are
  *  left as they are. */
-void rdlm_tl_params_from_config(const struct rdlm_config *cfg, rdlm_tl_params_t *params_p);
+RDLM_SHARED void rdlm_tl_params_from_config(const struct rdlm_config *cfg,
+                                            rdlm_tl_params_t *params_p);
 
 typedef rdlm_status_t (*rdlm_tl_open_func_t)(const rdlm_tl_params_t *params,
                                              rdlm_tl_ctx_h *ctx_p);
@@ -331,39 +333,39 @@ typedef struct rdlm_tl_backend {
 } rdlm_tl_backend_t;
 
 /** The compiled backends, NULL-terminated (static). */
-const rdlm_tl_backend_t *const *rdlm_tl_backends(void);
+RDLM_SHARED const rdlm_tl_backend_t *const *rdlm_tl_backends(void);
 
 /**
  * Collective: open the backend called name over params->bootstrap. RDLM_ERR_NOT_FOUND
  * if not compiled in; RDLM_ERR_UNSUPPORTED (logged with the reason) if compiled in but
  * unusable here (no device); RDLM_ERR_CORRUPT if a backend left an ops entry NULL.
  */
-rdlm_status_t rdlm_tl_open(const char *name, const rdlm_tl_params_t *params,
-                           rdlm_tl_ctx_h *ctx_p);
+RDLM_SHARED rdlm_status_t rdlm_tl_open(const char *name, const rdlm_tl_params_t *params,
+                                       rdlm_tl_ctx_h *ctx_p);
 
 /** Collective (as setup->destroy): print the statistics first if ctx was opened with
  *  print_stats, then destroy. ctx == NULL is a no-op. Prefer this to calling
  *  ctx->setup->destroy directly. */
-void rdlm_tl_destroy(rdlm_tl_ctx_h ctx);
+RDLM_SHARED void rdlm_tl_destroy(rdlm_tl_ctx_h ctx);
 
 /** 1 if every entry of every table of ctx is non-NULL. */
 int rdlm_tl_ops_complete(const rdlm_tl_ctx_t *ctx);
 
 /** Snapshot of the counters (each read with a relaxed load: a consistent total per
  *  counter, not across counters while other threads run). Thread-safe. */
-void rdlm_tl_stats_read(const rdlm_tl_ctx_t *ctx, rdlm_tl_stats_t *stats_p);
+RDLM_SHARED void rdlm_tl_stats_read(const rdlm_tl_ctx_t *ctx, rdlm_tl_stats_t *stats_p);
 
 /** One line "rdlm[pid] transport ucx rank r/n stats: amo .. puts .. gets .. am_sent ..
  *  am_recv .. bytes .. progress .." on out. Thread-safe; not for hot paths. */
 void rdlm_tl_stats_print(const rdlm_tl_ctx_t *ctx, FILE *out);
 
 /** "none", "cpu", "device". */
-const char *rdlm_tl_atomic_domain_str(rdlm_tl_atomic_domain_t domain);
+RDLM_SHARED const char *rdlm_tl_atomic_domain_str(rdlm_tl_atomic_domain_t domain);
 
 /** A bootstrap of one process (rank 0, size 1): allgather copies send to recv, barrier
  *  returns at once. For opening a context alone (rdlm_info, loopback tests). Static;
  *  thread-safe. */
-const rdlm_tl_bootstrap_t *rdlm_tl_bootstrap_self(void);
+RDLM_SHARED const rdlm_tl_bootstrap_t *rdlm_tl_bootstrap_self(void);
 
 /** A bootstrap idle callback that calls ctx's progress: pass
  *  {rdlm_tl_progress_idle, ctx} so that collectives progress the transport. */

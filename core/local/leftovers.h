@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "place.h"
+#include "shared.h"
 
 /* Bytes of a segment's job name and its NUL: up to 44 fit a place's names. */
 #define RDLM_LEFTOVERS_JOB 45
@@ -31,7 +32,7 @@ void rdlm_leftovers_node_job(char *buf, size_t len, const char *job, uint64_t ct
 /** 1 if seg_job names a segment of job: job itself, or a node segment of one of its
  *  distributed contexts (rdlm_leftovers_node_job); else 0. Node segments keep 20
  *  bytes of the job: jobs whose names share those match each other's. */
-int rdlm_leftovers_job_matches(const char *seg_job, const char *job);
+RDLM_SHARED int rdlm_leftovers_job_matches(const char *seg_job, const char *job);
 
 /**
  * Call func once per job that has a lock file of the calling user in place, and with
@@ -41,8 +42,8 @@ int rdlm_leftovers_job_matches(const char *seg_job, const char *job);
  * read or is refused (logged: rdlm_place_open). Blocking; files that come and go
  * meanwhile may be missed or reported.
  */
-int rdlm_leftovers_each(const rdlm_place_t *place, unsigned max_entries, int lone,
-                        rdlm_leftovers_func_t func, void *arg);
+RDLM_SHARED int rdlm_leftovers_each(const rdlm_place_t *place, unsigned max_entries,
+                                    int lone, rdlm_leftovers_func_t func, void *arg);
 
 /** After an attach: rdlm_segment_reap every other job of this user with a lock file
  *  among the first RDLM_LEFTOVERS_SWEEP_MAX entries of place (an info line for each

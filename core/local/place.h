@@ -22,6 +22,8 @@
 
 #include <rdlm/status.h>
 
+#include "shared.h"
+
 #define RDLM_PLACE_DIR_BYTES 1024 /* RDLM_PATH_MAX + 1 */
 #define RDLM_PLACE_NAME_BYTES 72  /* prefix, a job of RDLM_LEFTOVERS_JOB, ".lock" */
 #define RDLM_PLACE_LOCK_SUFFIX ".lock"
@@ -35,10 +37,10 @@ typedef struct rdlm_place {
 
 /** The user's place: dir, or /dev/shm/rdlm-<euid> if dir is NULL or "". Fails
  *  (RDLM_ERR_INVALID_ARG, logged) only if dir is too long. */
-rdlm_status_t rdlm_place_init(rdlm_place_t *place, const char *dir);
+RDLM_SHARED rdlm_status_t rdlm_place_init(rdlm_place_t *place, const char *dir);
 
 /** The legacy place (/dev/shm, names "rdlm-<euid>-<job>"). Never fails. */
-void rdlm_place_legacy(rdlm_place_t *place);
+RDLM_SHARED void rdlm_place_legacy(rdlm_place_t *place);
 
 /**
  * Open the place's directory (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), creating it

@@ -16,6 +16,7 @@
 
 #include "layout.h"
 #include "place.h"
+#include "shared.h"
 
 /** A process's view of the segment, and its own slot in it. The pointers and bounds
  *  are private copies checked at attach: a later scribble on the shared header cannot
@@ -99,10 +100,11 @@ typedef enum rdlm_segment_reap {
  * in use, else 0. Blocking (reads /proc); of two concurrent calls on one job, one may
  * report BUSY.
  */
-rdlm_segment_reap_t rdlm_segment_reap(const rdlm_place_t *place, const char *job,
-                                      int dry_run, uint32_t *live_p);
+RDLM_SHARED rdlm_segment_reap_t rdlm_segment_reap(const rdlm_place_t *place,
+                                                  const char *job, int dry_run,
+                                                  uint32_t *live_p);
 
 /** Bytes a segment of this capacity and slot count occupies. */
-uint64_t rdlm_segment_bytes(uint32_t capacity, uint32_t max_procs);
+RDLM_SHARED uint64_t rdlm_segment_bytes(uint32_t capacity, uint32_t max_procs);
 
 #endif

@@ -6,6 +6,8 @@
 
 #include <rdlm/status.h>
 
+#include "shared.h"
+
 typedef struct rdlm_topo {
     int packages;
     int numa_nodes;
@@ -15,9 +17,9 @@ typedef struct rdlm_topo {
 } rdlm_topo_t;
 
 /** Discover the node's topology (slow: loads hwloc's view of the machine). */
-rdlm_status_t rdlm_topo_discover(rdlm_topo_t *topo_p);
+RDLM_SHARED rdlm_status_t rdlm_topo_discover(rdlm_topo_t *topo_p);
 
 /** One line per level. */
-void rdlm_topo_print(const rdlm_topo_t *topo, FILE *out);
+RDLM_SHARED void rdlm_topo_print(const rdlm_topo_t *topo, FILE *out);
 
 #endif

@@ -229,7 +229,7 @@ typedef struct rdlm_config_entry {
  * from the defaults. Returns RDLM_ERR_BAD_CONFIG (after logging the variable, its
  * value and what is allowed) on the first bad value; *cfg_p is then untouched.
  */
-rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p);
+RDLM_SHARED rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p);
 
 /** The value of variable name in envp (a NULL-terminated "NAME=value" array), or
  *  NULL. */
@@ -258,33 +258,33 @@ int rdlm_config_hostport_parse(const char *text, char *host_p, uint16_t *port_p)
 
 /** Split "host:port[,...]" into at most max addresses (each checked as
  *  rdlm_config_hostport_parse). 1 with *n_p set, 0 if empty, malformed or too many. */
-int rdlm_config_addrs_parse(const char *text, char out[][RDLM_ADDR_MAX + 1], unsigned max,
-                            unsigned *n_p);
+RDLM_SHARED int rdlm_config_addrs_parse(const char *text, char out[][RDLM_ADDR_MAX + 1],
+                                        unsigned max, unsigned *n_p);
 
 /** 1 if text is "a.b.c.d/len" (len 0..32) or "a.b.c.d" (len 32); *ip_p (network
  *  order) and *len_p are set if not NULL. */
 int rdlm_config_net_parse(const char *text, uint32_t *ip_p, unsigned *len_p);
 
 /** 1 if name is a valid job name ([A-Za-z0-9._-], 1..RDLM_JOB_MAX bytes). */
-int rdlm_config_job_valid(const char *name);
+RDLM_SHARED int rdlm_config_job_valid(const char *name);
 
 /** Name of a progress mode ("poll", "thread"); NULL if out of range. */
-const char *rdlm_config_progress_name(rdlm_progress_mode_t mode);
+RDLM_SHARED const char *rdlm_config_progress_name(rdlm_progress_mode_t mode);
 
 /** Name of a verbs connection method ("cm", "exchange"); NULL if out of range. */
-const char *rdlm_config_verbs_connect_name(rdlm_verbs_connect_t method);
+RDLM_SHARED const char *rdlm_config_verbs_connect_name(rdlm_verbs_connect_t method);
 
 /** Name of a peer-failure setting ("auto", "on", "off"); NULL if out of range. */
-const char *rdlm_config_peer_failure_name(rdlm_peer_failure_t setting);
+RDLM_SHARED const char *rdlm_config_peer_failure_name(rdlm_peer_failure_t setting);
 RDLM_SHARED const char *rdlm_config_pmpi_barrier_name(rdlm_pmpi_barrier_t setting);
 
 /** Entry i (< RDLM_CONFIG_COUNT) of the table; NULL out of range. */
-const rdlm_config_entry_t *rdlm_config_entry(rdlm_config_index_t i);
+RDLM_SHARED const rdlm_config_entry_t *rdlm_config_entry(rdlm_config_index_t i);
 
 /** Entry i's value in cfg as its variable would be set, written into buf (len bytes,
  *  cut to fit, always terminated). Empty out of range. */
-void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i, char *buf,
-                       size_t len);
+RDLM_SHARED void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i,
+                                   char *buf, size_t len);
 
 /**
  * The job name a context created now uses when its parameters name none: cfg's
@@ -293,6 +293,7 @@ void rdlm_config_value(const rdlm_config_t *cfg, rdlm_config_index_t i, char *bu
  * into job and returns the variable it came from ("RDLM_JOB", "SLURM_JOB_ID", ...), or
  * NULL for "default". Not thread-safe against setenv.
  */
-const char *rdlm_config_job_effective(const rdlm_config_t *cfg, char job[RDLM_JOB_MAX + 1]);
+RDLM_SHARED const char *rdlm_config_job_effective(const rdlm_config_t *cfg,
+                                                  char job[RDLM_JOB_MAX + 1]);
 
 #endif

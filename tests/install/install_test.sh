@@ -7,6 +7,9 @@
 #     LD_LIBRARY_PATH;
 #   - librdlm.so links no MPI and exports only the public API and its RDLM_SHARED
 #     internals;
+#   - one copy of the library in a process: no installed program or library that
+#     loads librdlm.so defines an rdlm_ symbol librdlm.so defines (an object copy of
+#     a layer linked beside it);
 #   - an external program builds and runs through find_package(rdlm CONFIG) and
 #     through pkg-config;
 #   - with MPI: an external MPI program builds through find_package(rdlm COMPONENTS
@@ -61,11 +64,32 @@ if readelf -d "$libdir/librdlm.so.0" | grep NEEDED | grep -i mpi; then
   fail "librdlm.so links MPI (the MPI integration belongs in librdlm_mpi.so)"
 fi
 # Exactly the public functions leave librdlm.so (RDLM_EXPORT, declared in an installed
-# header), plus the few RDLM_SHARED internals librdlm_mpi.so and the shim call.
-shared=$(grep -rhE '^RDLM_SHARED ' "$src/core" | sed -E 's/^[^(]*[ *](rdlm_[a-z0-9_]+)\(.*/\1/')
+# header), plus the RDLM_SHARED internals that librdlm_mpi.so, the shim and the tools
+# and benchmarks call (core/util/shared.h).
+shared=$(grep -rhE '^RDLM_SHARED ' "$src/core" "$src/transport" |
+         sed -E 's/^[^(]*[ *](rdlm_[a-z0-9_]+)\(.*/\1/')
 for sym in $(nm -D --defined-only "$libdir/librdlm.so.0" | awk '{print $3}'); do
   grep -rqw -- "$sym" "$prefix/include" || grep -qx -- "$sym" <<< "$shared" ||
     fail "librdlm.so exports $sym, which is neither public nor RDLM_SHARED"
+done
+# One copy of each layer in a process: a program or library that loads librdlm.so
+# must reach the layers through it (their RDLM_SHARED functions), never link an
+# OBJECT library of a layer beside it, which would give the process two copies of
+# that layer's state (two log thresholds) and bind rdlm_session_* to the copy. Such
+# a copy shows as rdlm_ functions and variables defined in both symbol tables
+# (.symtab: the hidden and static ones too; cmake --install does not strip).
+syms() {
+  nm --defined-only "$1" 2>/dev/null | awk '$2 ~ /^[TtDdBbRr]$/ && $3 ~ /^rdlm_/ {print $3}' |
+    sort -u
+}
+syms "$libdir/librdlm.so.0" > "$tmp/librdlm.syms"
+test -s "$tmp/librdlm.syms" || fail "librdlm.so.0 has no symbol table to compare with"
+for f in $elves; do
+  grep -q 'NEEDED.*\[librdlm\.so\.' <<< "$(readelf -d "$f")" || continue
+  copies=$(syms "$f" | comm -12 - "$tmp/librdlm.syms")
+  test -z "$copies" ||
+    fail "$f loads librdlm.so and defines $(wc -w <<< "$copies") of its symbols itself" \
+         "(an object copy of a layer linked beside it): $(head -5 <<< "$copies" | xargs)"
 done
 env -u LD_LIBRARY_PATH "$prefix/bin/rdlm_info" > "$tmp/rdlm_info.out" ||
   fail "the installed rdlm_info does not run: $(cat "$tmp/rdlm_info.out")"

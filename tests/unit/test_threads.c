@@ -1,9 +1,11 @@
 /* Threads of one process: with a context per thread and with one context shared by
  * all threads, a lock protects a plain counter (no lost update, tokens increase),
- * a reader-writer lock keeps readers away from the writer, a barrier orders
- * writes. Built under TSan in CI, this also checks the memory orders. Workers record,
- * the main thread asserts (cmocka is not thread-safe). */
+ * a reader-writer lock keeps readers away from a writer and writers away from each
+ * other, a barrier orders writes, and every call returns RDLM_OK. Built under TSan in
+ * CI, this also checks the memory orders. Each worker records into its own record_t;
+ * the main thread asserts what they recorded (cmocka is not thread-safe). */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,9 @@
 #include <rdlm.h>
 
 #define THREADS 4
+/* Looks a holder of the rwlock takes around a yield while it holds the lock, so that a
+ * lock which let a reader in beside a writer, or two writers in, is caught inside. */
+#define LOOKS 4
 
 static int iterations(void)
 {
@@ -24,25 +29,119 @@ static int iterations(void)
     return v ? atoi(v) : 2000;
 }
 
+/* What one worker saw; only that worker writes it, main reads it after the join. */
+typedef struct record {
+    int failed_calls;           /* rdlm calls that did not return RDLM_OK */
+    rdlm_status_t first_failed; /* the status of the first of them */
+    int bad_tokens;             /* a lock token not above the previous holder's */
+    int writer_saw_other;       /* a writer found a reader or another writer inside */
+    int reader_saw_writer;      /* a reader found a writer inside */
+    int barrier_misses;         /* a round another thread had not reached */
+    int reads, writes;          /* rwlock sections run */
+    uint64_t increments;        /* counter increments made under the lock */
+} record_t;
+
 typedef struct shared {
     rdlm_ctx_h common; /* NULL: each thread makes its own context */
     char job[32];
-    uint64_t counter; /* plain: protected by the lock */
-    uint64_t last_token;
-    int errors;                                 /* written under the lock */
-    int readers_inside, writer_inside, overlap; /* under the rwlock's rules */
+    uint64_t counter;    /* plain: protected by the lock */
+    uint64_t last_token; /* plain: protected by the lock */
+    /* Who is inside the rwlock: atomics, so that a broken lock shows as an overlap
+     * rather than as a data race. */
+    int readers_inside, writers_inside;
     int round_seen[THREADS];
 } shared_t;
 
 typedef struct arg {
     shared_t *sh;
     int id;
+    record_t rec;
 } arg_t;
+
+/* 1 if st is RDLM_OK; else counts it in rec. */
+static int ok(record_t *rec, rdlm_status_t st)
+{
+    if (st == RDLM_OK)
+        return 1;
+    if (rec->failed_calls++ == 0)
+        rec->first_failed = st;
+    return 0;
+}
+
+static int load(const int *p)
+{
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/* Exclusive section: nobody else may be inside, now or at any look. */
+static void write_section(shared_t *sh, rdlm_rwlock_h rw, record_t *rec)
+{
+    int other = 0;
+
+    if (!ok(rec, rdlm_rwlock_write_acquire(rw, RDLM_TIMEOUT_INFINITE, NULL)))
+        return;
+    other |= __atomic_add_fetch(&sh->writers_inside, 1, __ATOMIC_SEQ_CST) != 1;
+    for (int k = 0; k < LOOKS; k++) {
+        other |= load(&sh->readers_inside) != 0 || load(&sh->writers_inside) != 1;
+        sched_yield();
+    }
+    __atomic_sub_fetch(&sh->writers_inside, 1, __ATOMIC_SEQ_CST);
+    rec->writer_saw_other += other;
+    rec->writes++;
+    ok(rec, rdlm_rwlock_write_release(rw));
+}
+
+/* Shared section: other readers may be inside, a writer may not. */
+static void read_section(shared_t *sh, rdlm_rwlock_h rw, record_t *rec)
+{
+    int writer = 0;
+
+    if (!ok(rec, rdlm_rwlock_read_acquire(rw, RDLM_TIMEOUT_INFINITE)))
+        return;
+    __atomic_add_fetch(&sh->readers_inside, 1, __ATOMIC_SEQ_CST);
+    for (int k = 0; k < LOOKS; k++) {
+        writer |= load(&sh->writers_inside) != 0;
+        sched_yield();
+    }
+    __atomic_sub_fetch(&sh->readers_inside, 1, __ATOMIC_SEQ_CST);
+    rec->reader_saw_writer += writer;
+    rec->reads++;
+    ok(rec, rdlm_rwlock_read_release(rw));
+}
+
+static void lock_section(shared_t *sh, rdlm_lock_h lock, record_t *rec)
+{
+    uint64_t token;
+
+    if (!ok(rec, rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &token)))
+        return;
+    rec->bad_tokens += token <= sh->last_token;
+    sh->last_token = token;
+    sh->counter++;
+    rec->increments++;
+    ok(rec, rdlm_lock_release(lock));
+}
+
+static void barrier_rounds(shared_t *sh, rdlm_barrier_h bar, int id, record_t *rec)
+{
+    for (int r = 1; r <= 50; r++) {
+        sh->round_seen[id] = r; /* plain write, ordered by the barrier */
+        if (!ok(rec, rdlm_barrier_wait(bar, RDLM_TIMEOUT_INFINITE)))
+            return;
+        for (int t = 0; t < THREADS; t++) {
+            rec->barrier_misses += sh->round_seen[t] < r;
+        }
+        /* nobody writes r+1 early */
+        if (!ok(rec, rdlm_barrier_wait(bar, RDLM_TIMEOUT_INFINITE)))
+            return;
+    }
+}
 
 static void *worker(void *p)
 {
     arg_t *a = p;
     shared_t *sh = a->sh;
+    record_t *rec = &a->rec;
     rdlm_ctx_params_t params = {.field_mask = RDLM_CTX_FIELD_JOB, .job = sh->job};
     rdlm_ctx_h ctx = sh->common;
     rdlm_lock_h lock;
@@ -50,60 +149,26 @@ static void *worker(void *p)
     rdlm_barrier_h bar;
     int n = iterations();
 
-    if (ctx == NULL && rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
-        __atomic_add_fetch(&sh->errors, 1, __ATOMIC_RELAXED);
+    if (ctx == NULL && !ok(rec, rdlm_ctx_create(&params, &ctx)))
         return NULL;
-    }
-    if (rdlm_lock_open(ctx, "t.lock", &lock) != RDLM_OK ||
-        rdlm_rwlock_open(ctx, "t.rw", &rw) != RDLM_OK ||
-        rdlm_barrier_open(ctx, "t.bar", THREADS, &bar) != RDLM_OK) {
-        __atomic_add_fetch(&sh->errors, 1, __ATOMIC_RELAXED);
+    if (!ok(rec, rdlm_lock_open(ctx, "t.lock", &lock)) ||
+        !ok(rec, rdlm_rwlock_open(ctx, "t.rw", &rw)) ||
+        !ok(rec, rdlm_barrier_open(ctx, "t.bar", THREADS, &bar)))
         return NULL;
-    }
     for (int i = 0; i < n; i++) {
-        uint64_t token;
-
-        if (rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &token) != RDLM_OK) {
-            __atomic_add_fetch(&sh->errors, 1, __ATOMIC_RELAXED);
-            continue;
-        }
-        sh->errors += token <= sh->last_token;
-        sh->last_token = token;
-        sh->counter++;
-        rdlm_lock_release(lock);
-
-        if (i % 4 == 0) {
-            rdlm_rwlock_write_acquire(rw, RDLM_TIMEOUT_INFINITE, NULL);
-            sh->overlap += sh->readers_inside != 0 || sh->writer_inside;
-            sh->writer_inside = 1;
-            sh->writer_inside = 0;
-            rdlm_rwlock_write_release(rw);
-        } else {
-            rdlm_rwlock_read_acquire(rw, RDLM_TIMEOUT_INFINITE);
-            __atomic_add_fetch(&sh->readers_inside, 1, __ATOMIC_RELAXED);
-            if (__atomic_load_n(&sh->writer_inside, __ATOMIC_RELAXED)) {
-                __atomic_add_fetch(&sh->overlap, 1, __ATOMIC_RELAXED);
-            }
-            __atomic_sub_fetch(&sh->readers_inside, 1, __ATOMIC_RELAXED);
-            rdlm_rwlock_read_release(rw);
-        }
+        lock_section(sh, lock, rec);
+        if (i % 4 == 0)
+            write_section(sh, rw, rec);
+        else
+            read_section(sh, rw, rec);
     }
-    for (int r = 1; r <= 50; r++) {
-        sh->round_seen[a->id] = r; /* plain write, ordered by the barrier */
-        rdlm_barrier_wait(bar, RDLM_TIMEOUT_INFINITE);
-        for (int t = 0; t < THREADS; t++) {
-            if (sh->round_seen[t] < r) {
-                __atomic_add_fetch(&sh->errors, 1, __ATOMIC_RELAXED);
-            }
-        }
-        rdlm_barrier_wait(bar, RDLM_TIMEOUT_INFINITE); /* nobody writes r+1 early */
-    }
+    barrier_rounds(sh, bar, a->id, rec);
     if (sh->common == NULL) {
         rdlm_ctx_destroy(ctx);
     } else {
-        rdlm_lock_close(lock);
-        rdlm_rwlock_close(rw);
-        rdlm_barrier_close(bar);
+        ok(rec, rdlm_lock_close(lock));
+        ok(rec, rdlm_rwlock_close(rw));
+        ok(rec, rdlm_barrier_close(bar));
     }
     return NULL;
 }
@@ -113,24 +178,44 @@ static void run(int shared_ctx)
     shared_t *sh = calloc(1, sizeof(*sh));
     rdlm_ctx_params_t params = {.field_mask = RDLM_CTX_FIELD_JOB};
     pthread_t t[THREADS];
-    arg_t args[THREADS];
+    arg_t *args = calloc(THREADS, sizeof(*args));
+    int n = iterations();
 
+    assert_non_null(sh);
+    assert_non_null(args);
     snprintf(sh->job, sizeof(sh->job), "ut-%d-thr%d", (int)getpid(), shared_ctx);
     params.job = sh->job;
     if (shared_ctx) {
         assert_int_equal(rdlm_ctx_create(&params, &sh->common), RDLM_OK);
     }
     for (int i = 0; i < THREADS; i++) {
-        args[i] = (arg_t){.sh = sh, .id = i};
+        args[i].sh = sh;
+        args[i].id = i;
         assert_int_equal(pthread_create(&t[i], NULL, worker, &args[i]), 0);
     }
     for (int i = 0; i < THREADS; i++) {
-        pthread_join(t[i], NULL);
+        assert_int_equal(pthread_join(t[i], NULL), 0);
     }
     rdlm_ctx_destroy(sh->common);
-    assert_int_equal(sh->errors, 0);
-    assert_int_equal(sh->overlap, 0);
-    assert_int_equal(sh->counter, (uint64_t)THREADS * (uint64_t)iterations());
+    for (int i = 0; i < THREADS; i++) {
+        const record_t *rec = &args[i].rec;
+
+        if (rec->failed_calls != 0)
+            print_error("thread %d: %d calls failed, the first with %s\n", i,
+                        rec->failed_calls, rdlm_status_str(rec->first_failed));
+        assert_int_equal(rec->failed_calls, 0);
+        assert_int_equal(rec->bad_tokens, 0);
+        assert_int_equal(rec->writer_saw_other, 0);
+        assert_int_equal(rec->reader_saw_writer, 0);
+        assert_int_equal(rec->barrier_misses, 0);
+        assert_int_equal(rec->increments, (uint64_t)n);
+        assert_int_equal(rec->writes, (n + 3) / 4);
+        assert_int_equal(rec->reads, n - (n + 3) / 4);
+    }
+    assert_int_equal(sh->readers_inside, 0);
+    assert_int_equal(sh->writers_inside, 0);
+    assert_int_equal(sh->counter, (uint64_t)THREADS * (uint64_t)n);
+    free(args);
     free(sh);
 }
 
