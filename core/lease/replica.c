@@ -1,6 +1,7 @@
 /*
  * One lease-authority replica on libraft/raft_uv (replica.h): setup and shutdown,
- * the leadership sample, the submit path, and the leader's lease timers.
+ * the leadership sample, the submit path, and the leader's lease timers (timers.h,
+ * given this clock's time).
  *
  * Entry framing: raft_uv 0.15 stores and sends entry data in 8-byte units (its segment
  * writer asserts len % 8 == 0 and, with assertions compiled out as Debian ships it,
@@ -9,10 +10,6 @@
  * padding is stripped before the state machine sees the entry; an entry that is not
  * framed so reaches the state machine whole, which refuses it like any bad entry.
  *
- * The timers are an array sorted by session id (ids come from a counter, so an OPEN
- * appends), allocated once for limits.max_sessions: arming never fails. The expiry
- * scan runs only when the earliest deadline may have passed (renewals only move
- * deadlines later, so next_due stays a lower bound).
  */
 #include "replica.h"
 
@@ -30,6 +27,7 @@
 #include "fsm.h"
 #include "log.h"
 #include "tcp.h"
+#include "timers.h"
 
 /* How often the leadership is sampled and the deadlines looked at. */
 #define RDLM_LEASE_TICK_MS 10u
@@ -41,12 +39,6 @@
 /* A snapshot sent to a follower and not acknowledged within this many election
  * timeouts is sent again. */
 #define RDLM_LEASE_INSTALL_SNAPSHOT_ETS 5u
-
-typedef struct rdlm_lease_timer {
-    uint64_t session;
-    uint64_t deadline_ms;
-    int expiring; /* its EXPIRE is in flight */
-} rdlm_lease_timer_t;
 
 struct rdlm_lease_replica {
     struct raft raft;
@@ -73,9 +65,7 @@ struct rdlm_lease_replica {
     int barrier_pending;
     int ready;
 
-    rdlm_lease_timer_t *timers; /* sorted by session, room for limits.max_sessions */
-    size_t n_timers;
-    uint64_t next_due_ms;
+    rdlm_lease_timers_t timers; /* room for limits.max_sessions */
 
     rdlm_lease_disk_t disk; /* sampled every RDLM_LEASE_DISK_TICKS ticks */
     unsigned disk_ticks, disk_samples;
@@ -191,66 +181,6 @@ static int rdlm_lease_writes_ok(const rdlm_lease_replica_t *rep)
 
 /* ---- lease timers ---------------------------------------------------------------- */
 
-/* Position of session in the timers (where it would go if absent). */
-static size_t rdlm_lease_timer_pos(const rdlm_lease_replica_t *rep, uint64_t session,
-                                   int *found_p)
-{
-    size_t lo = 0, hi = rep->n_timers;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (rep->timers[mid].session < session) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    *found_p = lo < rep->n_timers && rep->timers[lo].session == session;
-    return lo;
-}
-
-/* Deadline of session = max(its deadline, deadline_ms); a new timer if it has none
- * (room for every session the state machine admits was allocated at start). */
-static void rdlm_lease_timer_arm(rdlm_lease_replica_t *rep, uint64_t session,
-                                 uint64_t deadline_ms)
-{
-    int found;
-    size_t i = rdlm_lease_timer_pos(rep, session, &found);
-    rdlm_lease_timer_t *t = &rep->timers[i];
-
-    if (found) {
-        t->deadline_ms = t->deadline_ms > deadline_ms ? t->deadline_ms : deadline_ms;
-        return;
-    }
-    memmove(t + 1, t, (rep->n_timers - i) * sizeof(*t));
-    *t = (rdlm_lease_timer_t){.session = session, .deadline_ms = deadline_ms};
-    rep->n_timers++;
-    if (deadline_ms < rep->next_due_ms) {
-        rep->next_due_ms = deadline_ms;
-    }
-}
-
-static void rdlm_lease_timer_drop(rdlm_lease_replica_t *rep, uint64_t session)
-{
-    int found;
-    size_t i = rdlm_lease_timer_pos(rep, session, &found);
-
-    if (found) {
-        memmove(&rep->timers[i], &rep->timers[i + 1],
-                (rep->n_timers - i - 1) * sizeof(rep->timers[0]));
-        rep->n_timers--;
-    }
-}
-
-/* foreach_session callback of a new ready leader: a full TTL (replica.h). */
-static void rdlm_lease_timer_arm_new_leader(void *arg, uint64_t session, uint32_t ttl_ms)
-{
-    rdlm_lease_replica_t *rep = arg;
-
-    rdlm_lease_timer_arm(rep, session, rdlm_lease_now_ms() + ttl_ms);
-}
-
 static void rdlm_lease_expire_done(void *arg, rdlm_status_t status,
                                    const rdlm_lease_result_t *res)
 {
@@ -259,45 +189,22 @@ static void rdlm_lease_expire_done(void *arg, rdlm_status_t status,
     (void)res; /* the bookkeeping is in rdlm_lease_replica_applied_cb */
 }
 
-/* Submit the EXPIRE of t's session (its deadline passed). */
-static void rdlm_lease_timer_expire(rdlm_lease_replica_t *rep, rdlm_lease_timer_t *t,
-                                    uint64_t now_ms)
+/* rdlm_lease_timers_scan's callback: submit the EXPIRE of session (its deadline
+ * passed), or retry a heartbeat later. */
+static void rdlm_lease_timer_expire(void *arg, uint64_t session, uint64_t now_ms)
 {
-    rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_EXPIRE, .session = t->session};
+    rdlm_lease_replica_t *rep = arg;
+    rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_EXPIRE, .session = session};
     rdlm_status_t s;
 
     rdlm_warn("lease: expiring session %llu (not renewed for its TTL)",
-              (unsigned long long)t->session);
+              (unsigned long long)session);
     s = rdlm_lease_replica_submit(rep, &cmd, rdlm_lease_expire_done, rep);
     if (s != RDLM_OK) {
         rdlm_warn("lease: cannot submit the EXPIRE of session %llu (%s); retrying",
-                  (unsigned long long)t->session, rdlm_status_name(s));
-        t->deadline_ms = now_ms + rep->heartbeat_ms;
-        return;
+                  (unsigned long long)session, rdlm_status_name(s));
+        rdlm_lease_timers_retry(&rep->timers, session, now_ms + rep->heartbeat_ms);
     }
-    t->expiring = 1;
-}
-
-/* Expire every session whose deadline passed. */
-static void rdlm_lease_timer_scan(rdlm_lease_replica_t *rep)
-{
-    uint64_t now = rdlm_lease_now_ms();
-    uint64_t next = UINT64_MAX;
-
-    if (now < rep->next_due_ms || !rdlm_lease_writes_ok(rep)) {
-        return; /* an EXPIRE is an entry: the session waits for space (fenced) */
-    }
-    for (size_t i = 0; i < rep->n_timers; i++) {
-        rdlm_lease_timer_t *t = &rep->timers[i];
-
-        if (!t->expiring && t->deadline_ms <= now) {
-            rdlm_lease_timer_expire(rep, t, now);
-        }
-        if (!t->expiring && t->deadline_ms < next) {
-            next = t->deadline_ms;
-        }
-    }
-    rep->next_due_ms = next;
 }
 
 /* ---- leadership ---------------------------------------------------------------- */
@@ -311,9 +218,9 @@ static void rdlm_lease_barrier_cb(struct raft_barrier *req, int status)
         return; /* stepped down: the tick notices */
     }
     rep->ready = 1;
-    rdlm_lease_sm_foreach_session(rep->adapter.sm, rdlm_lease_timer_arm_new_leader, rep);
+    rdlm_lease_timers_lead(&rep->timers, rep->adapter.sm, rdlm_lease_now_ms());
     rdlm_info("lease: leader ready in term %llu: %zu sessions armed for a full TTL",
-              (unsigned long long)rep->lead_term, rep->n_timers);
+              (unsigned long long)rep->lead_term, rep->timers.n);
     rep->ops->leading(rep->ops_arg, 1);
 }
 
@@ -335,8 +242,7 @@ static void rdlm_lease_step_down(rdlm_lease_replica_t *rep)
               (unsigned long long)rep->raft.id, (unsigned long long)rep->lead_term);
     rep->leading = 0;
     rep->ready = 0;
-    rep->n_timers = 0;
-    rep->next_due_ms = UINT64_MAX;
+    rdlm_lease_timers_clear(&rep->timers);
     rep->ops->leading(rep->ops_arg, 0);
 }
 
@@ -443,7 +349,8 @@ static void rdlm_lease_tick(uv_timer_t *handle)
         rdlm_lease_barrier_try(rep);
     }
     if (rep->ready) {
-        rdlm_lease_timer_scan(rep);
+        rdlm_lease_timers_scan(&rep->timers, rdlm_lease_now_ms(), rdlm_lease_writes_ok(rep),
+                               rdlm_lease_timer_expire, rep);
     }
 }
 
@@ -479,32 +386,15 @@ static void rdlm_lease_replica_applied_cb(struct raft_apply *req, int rv, void *
     rdlm_lease_replica_t *rep = sub->rep;
     const rdlm_lease_result_t *res = result;
     rdlm_status_t status = rdlm_lease_raft_status(rv);
-    uint32_t ttl_ms;
 
     if (status != RDLM_OK) {
-        if (sub->op == RDLM_LEASE_OP_EXPIRE) {
-            int found;
-            size_t i = rdlm_lease_timer_pos(rep, sub->session, &found);
-
-            if (found) {
-                rep->timers[i].expiring = 0; /* the next scan submits it again */
-                rep->next_due_ms = 0;
-            }
-        }
-        sub->done(sub->arg, status, NULL);
-        free(sub);
-        return;
+        res = NULL;
     }
-    if (sub->op == RDLM_LEASE_OP_OPEN && res->status == RDLM_OK &&
-        rdlm_lease_sm_session_ttl(rep->adapter.sm, res->session, &ttl_ms, NULL)) {
-        rdlm_lease_timer_arm(rep, res->session, rdlm_lease_now_ms() + ttl_ms);
-    }
-    if ((sub->op == RDLM_LEASE_OP_CLOSE || sub->op == RDLM_LEASE_OP_EXPIRE) &&
-        !rdlm_lease_sm_session_ttl(rep->adapter.sm, sub->session, &ttl_ms, NULL)) {
-        rdlm_lease_timer_drop(rep, sub->session);
+    if (rdlm_lease_timers_applied(&rep->timers, rep->adapter.sm, sub->op, sub->session, res,
+                                  rdlm_lease_now_ms())) {
         rep->ops->session_gone(rep->ops_arg, sub->session);
     }
-    sub->done(sub->arg, RDLM_OK, res);
+    sub->done(sub->arg, status, res);
     free(sub);
 }
 
@@ -555,21 +445,11 @@ rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
 rdlm_status_t rdlm_lease_replica_renew(rdlm_lease_replica_t *rep, uint64_t session,
                                        uint32_t *ttl_ms_p)
 {
-    int found;
-    size_t i;
-    uint32_t ttl_ms;
-
     if (!rdlm_lease_is_ready(rep)) {
         return RDLM_ERR_NOT_LEADER;
     }
-    i = rdlm_lease_timer_pos(rep, session, &found);
-    if (!found || rep->timers[i].expiring ||
-        !rdlm_lease_sm_session_ttl(rep->adapter.sm, session, &ttl_ms, NULL)) {
-        return RDLM_ERR_LEASE_EXPIRED;
-    }
-    rdlm_lease_timer_arm(rep, session, rdlm_lease_now_ms() + ttl_ms);
-    *ttl_ms_p = ttl_ms;
-    return RDLM_OK;
+    return rdlm_lease_timers_renew(&rep->timers, rep->adapter.sm, session,
+                                   rdlm_lease_now_ms(), ttl_ms_p);
 }
 
 rdlm_status_t rdlm_lease_replica_confirm(rdlm_lease_replica_t *rep, uint64_t *round_p)
@@ -654,7 +534,7 @@ static void rdlm_lease_replica_free_if_closed(rdlm_lease_replica_t *rep)
     raft_uv_close(&rep->io.io);
     rdlm_lease_tcp_close(&rep->transport);
     rdlm_lease_fsm_close(&rep->adapter);
-    free(rep->timers);
+    rdlm_lease_timers_free(&rep->timers);
     free(rep);
 }
 
@@ -786,8 +666,8 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
         return RDLM_ERR_INVALID_ARG;
     }
     rep = calloc(1, sizeof(*rep));
-    if (rep == NULL || (rep->timers = calloc(params->limits.max_sessions,
-                                             sizeof(rep->timers[0]))) == NULL) {
+    if (rep == NULL ||
+        rdlm_lease_timers_init(&rep->timers, params->limits.max_sessions) != RDLM_OK) {
         s = RDLM_ERR_NO_MEMORY;
         goto err_free;
     }
@@ -796,7 +676,6 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     rep->heartbeat_ms = params->heartbeat_ms;
     rep->ops = &rdlm_lease_stub_ops;
     rep->barrier.data = rep;
-    rep->next_due_ms = UINT64_MAX;
     rep->on_fault = params->on_fault;
     rep->fault_arg = params->fault_arg;
     s = rdlm_lease_disk_open(&rep->disk, params->data_dir);
@@ -885,7 +764,7 @@ err_free:
         rdlm_error("lease: no memory for the replica");
     }
     if (rep != NULL) {
-        free(rep->timers);
+        rdlm_lease_timers_free(&rep->timers);
     }
     free(rep);
     return s;

@@ -29,7 +29,8 @@
  *   that contradict the leader's) says so once at error and answers only STATUS, so
  *   that the leader can still compare marks with it (witness.h).
  *
- * Lease timers (leader only, CLOCK_MONOTONIC milliseconds)
+ * Lease timers (leader only, CLOCK_MONOTONIC milliseconds; the rules are timers.h,
+ * called with this clock's time by the replica and with virtual time by tests/sim)
  *   deadline = max(deadline, now + TTL) on OPEN committed and on RENEW (no log entry,
  *   no disk write); a deadline that passes submits a committed EXPIRE and logs
  *   "expiring session X"; nothing is removed locally: the session leaves the timers

@@ -10,8 +10,8 @@
  * to the leader and validated there with rdlm_lease_sm_check before raft_apply (OPEN,
  * ACQUIRE try and queued, RELEASE with the right and a wrong token, CANCEL, CLOSE,
  * EPOCH, retries of the last request, requests of unknown sessions, some sent to a
- * stale leader), EXPIREs from the leader's lease timers (virtual time; live clients
- * renew, stalled ones do not; a new leader re-arms every session with its full TTL),
+ * stale leader), EXPIREs from the leader's lease timers (the shipped ones,
+ * core/lease/timers.h, in virtual time; live clients renew, stalled ones do not),
  * corrupted entries logged without a check, and faults: kill/revive, disconnected
  * pairs, one-way dropped links, depose and elect. One seed in four runs with tight
  * quotas. At the end everything is healed, every replica must converge, and the
@@ -46,7 +46,6 @@
 #include "log.h"
 #include "sim.h"
 
-#define SIM_DEADLINE_PENDING UINT64_MAX /* an EXPIRE is in flight */
 #define SIM_SETTLE_MS 1000 /* after the final converge: the longest renewal interval */
 
 uint64_t sim_rng_next(sim_rng_t *rng)
@@ -135,13 +134,13 @@ static void sim_client_answer(sim_t *sim, unsigned c, const rdlm_lease_cmd_t *cm
 
 void sim_on_reply(sim_t *sim, sim_req_t *req, int status, const rdlm_lease_result_t *res)
 {
-    if (req->owner == SIM_CLIENTS) {
-        /* the leader's timer: an EXPIRE that did not commit here is re-armed */
-        if (status != 0 && req->cmd.op == RDLM_LEASE_OP_EXPIRE &&
-            req->cmd.session < SIM_MAX_SESSIONS)
-            sim->deadline[req->cmd.session] = 0;
-        return;
-    }
+    /* an entry of the timers' leader: its timers hear of it as the replica's do */
+    if (req->server == sim->timer_leader && req->cmd.op != 0)
+        rdlm_lease_timers_applied(&sim->timers, sim->rep[req->server].adapter.sm,
+                                  req->cmd.op, req->cmd.session, status == 0 ? res : NULL,
+                                  raft_fixture_time(&sim->f));
+    if (req->owner == SIM_CLIENTS)
+        return; /* the leader's own entry */
     /* otherwise unknown, or refused by a replica that failed closed: may retry */
     if (status == 0 && !sim_refuses(sim, req->server))
         sim_client_answer(sim, req->owner, &req->cmd, res->status, res, "reply");
@@ -295,62 +294,54 @@ static void sim_ev_client(sim_t *sim)
 
 /* ---- the leader's lease timers ----------------------------------------------- */
 
-typedef struct sim_arm_arg {
-    sim_t *sim;
-    raft_time now;
-} sim_arm_arg_t;
-
-static void sim_arm(void *arg, uint64_t session, uint32_t ttl_ms)
+/* rdlm_lease_timers_scan's callback: the EXPIRE is submitted after the scan (sim_submit
+ * steps the cluster, whose replies change the timers). */
+static void sim_expire_due(void *arg, uint64_t session, uint64_t now_ms)
 {
-    sim_arm_arg_t *a = arg;
-    if (session >= SIM_MAX_SESSIONS)
-        return;
-    if (session > a->sim->max_session)
-        a->sim->max_session = session;
-    if (a->sim->deadline[session] == 0)
-        a->sim->deadline[session] = a->now + ttl_ms;
+    sim_t *sim = arg;
+
+    (void)now_ms;
+    sim->due[sim->n_due++] = session;
 }
 
-/* What the leader's timer thread does: arm new sessions, take renewals from live
- * clients, submit an EXPIRE for each session past its deadline. */
+/* What the leader's tick does, on the shipped timers (core/lease/timers.h) in virtual
+ * time: a new leader (or term) starts with none; every session its state machine has
+ * and its timers lack is armed for a full TTL (the fixture's leader has no barrier, so
+ * this stands in for the replica's arming once its log is applied); live clients
+ * renew, stalled ones do not; the EXPIREs due are submitted, or retried a heartbeat
+ * later. */
 static void sim_timers(sim_t *sim)
 {
     unsigned l = sim_leader(sim);
-    sim_arm_arg_t arm = {.sim = sim};
+    struct raft *r;
     const rdlm_lease_sm_t *sm;
+    raft_time now;
     uint32_t ttl;
 
     if (l == sim->n)
         return;
-    if (l != sim->timer_leader) { /* a new leader: every session gets its full TTL */
-        memset(sim->deadline, 0, sizeof sim->deadline);
+    r = raft_fixture_get(&sim->f, l);
+    if (l != sim->timer_leader || r->current_term != sim->timer_term) {
+        rdlm_lease_timers_clear(&sim->timers);
         sim->timer_leader = l;
+        sim->timer_term = r->current_term;
     }
     sm = sim->rep[l].adapter.sm;
-    arm.now = raft_fixture_time(&sim->f);
-    rdlm_lease_sm_foreach_session(sm, sim_arm, &arm);
+    now = raft_fixture_time(&sim->f);
+    rdlm_lease_timers_lead(&sim->timers, sm, now);
     for (unsigned c = 0; c < SIM_CLIENTS; c++) {
         uint64_t s = sim->clients[c].session;
-        if (s != 0 && s < SIM_MAX_SESSIONS && !sim->clients[c].stalled &&
-            sim->deadline[s] != SIM_DEADLINE_PENDING &&
-            rdlm_lease_sm_session_ttl(sm, s, &ttl, NULL))
-            sim->deadline[s] = arm.now + ttl;
+        if (s != 0 && !sim->clients[c].stalled)
+            (void)rdlm_lease_timers_renew(&sim->timers, sm, s, now, &ttl);
     }
-    for (uint64_t s = 1; s <= sim->max_session; s++) {
-        uint64_t d = sim->deadline[s];
-        if (d == 0 || d == SIM_DEADLINE_PENDING || d > arm.now)
-            continue;
-        if (!rdlm_lease_sm_session_ttl(sm, s, &ttl, NULL)) {
-            sim->deadline[s] = 0;
-            continue;
-        }
+    sim->n_due = 0;
+    rdlm_lease_timers_scan(&sim->timers, now, 1, sim_expire_due, sim);
+    for (size_t i = 0; i < sim->n_due; i++) {
         /* The timer's own entry: not a client request, so not through check(). */
-        rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_EXPIRE, .session = s};
-        sim->deadline[s] = SIM_DEADLINE_PENDING;
-        if (sim_submit(sim, l, SIM_CLIENTS, &cmd, NULL, 0, 1500) == NULL)
-            sim->deadline[s] = 0;
-        if (sim_leader(sim) != l)
-            return;
+        rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_EXPIRE, .session = sim->due[i]};
+        if (sim_leader(sim) != l ||
+            sim_submit(sim, l, SIM_CLIENTS, &cmd, NULL, 0, 1500) == NULL)
+            rdlm_lease_timers_retry(&sim->timers, cmd.session, now + r->heartbeat_timeout);
     }
 }
 
@@ -547,9 +538,9 @@ static void sim_run_seed(sim_t *sim, uint64_t seed)
     sim->event = 0;
     memset(sim->clients, 0, sizeof sim->clients);
     memset(sim->reqs, 0, sizeof sim->reqs);
-    memset(sim->deadline, 0, sizeof sim->deadline);
+    rdlm_lease_timers_clear(&sim->timers);
     sim->timer_leader = sim->n;
-    sim->max_session = 0;
+    sim->timer_term = 0;
     sim->poisoned = 0;
     /* One seed in four runs into the quotas: few sessions, locks, holds and waits
      * (drawn from a stream of its own, so the workload of a seed stays the same). */
@@ -662,6 +653,8 @@ int main(int argc, char **argv)
             return sim_usage();
         }
     }
+    if (rdlm_lease_timers_init(&sim.timers, SIM_MAX_SESSIONS) != RDLM_OK)
+        sim_fatal("rdlm_lease_timers_init");
     sim.violation_exit = expect ? 0 : 1;
     sim.raft_exit = expect ? 0 : SIM_EXIT_RAFT;
     /* fsm.c warns about every corrupt entry the workload logs on purpose */
@@ -693,6 +686,7 @@ int main(int argc, char **argv)
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     failed = sim_witness_summary(&sim);
     free(sim.points);
+    rdlm_lease_timers_free(&sim.timers);
     if (expect) {
         printf("lease_sim: the planted bug was NOT caught\n");
         return 1;

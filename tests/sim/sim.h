@@ -19,8 +19,9 @@
  *                  confirmation rounds, failing closed, and what each libraft fault
  *                  led to (--raft-faults observe)
  *   sim_fence.c    a fenced resource's view: the tokens clients were told, per lock
- *   lease_sim.c    command line, clients and their workload, the leader's lease
- *                  timers, faults, summary
+ *   lease_sim.c    command line, clients and their workload, the leader's tick
+ *                  driving the shipped lease timers (core/lease/timers.h) in virtual
+ *                  time, faults, summary
  */
 #ifndef RDLM_SIM_H
 #define RDLM_SIM_H
@@ -33,12 +34,13 @@
 #include <raft/fixture.h>
 
 #include "fsm.h"
+#include "timers.h"
 
 #define SIM_MAX_SERVERS 5
 #define SIM_NAMES 4 /**< lock names the clients use ("job/L0".."job/L3") */
 #define SIM_CLIENTS 6
 #define SIM_REQS 64           /**< entries in flight at once (more are not submitted) */
-#define SIM_MAX_SESSIONS 4096 /**< session ids the leader's timers can track */
+#define SIM_MAX_SESSIONS 4096 /**< timers the leader holds: sm.c's default max_sessions */
 #define SIM_GRANT_SLOTS 16384 /**< (session, seq) -> token table, per seed */
 #define SIM_APPLY_GRANTS 16   /**< grants one apply may make (CLOSE of a holder) */
 #define SIM_SNAPSHOT_EVERY 16 /**< applies between snapshot round trips, per replica */
@@ -238,9 +240,11 @@ typedef struct sim {
     int barrier_busy;
     sim_req_t reqs[SIM_REQS];
     sim_client_t clients[SIM_CLIENTS];
-    unsigned timer_leader;               /**< whose timers these are (n: none) */
-    uint64_t max_session;                /**< highest session id armed so far */
-    uint64_t deadline[SIM_MAX_SESSIONS]; /**< virtual ms; 0 unarmed */
+    unsigned timer_leader;          /**< whose timers these are (n: none) */
+    raft_term timer_term;           /**< in which of its terms */
+    rdlm_lease_timers_t timers;     /**< the leader's, in virtual ms */
+    uint64_t due[SIM_MAX_SESSIONS]; /**< sessions whose EXPIRE a scan found due */
+    size_t n_due;
     sim_point_t *points;
     size_t points_cap;
     raft_index max_committed; /**< highest index any server committed */
