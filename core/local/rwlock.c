@@ -206,7 +206,9 @@ static void rdlm_rw_reset_dead(rdlm_local_t *lc, uint32_t idx, uint32_t v)
     rdlm_entry_t *e = &seg->entries[idx];
     uint32_t epoch = (v + (1u << RDLM_RW_EPOCH_SHIFT)) & RDLM_RW_EPOCH_MASK;
 
-    if (rdlm_rec_count(seg, idx, RDLM_REC_READ, 1) != 0) {
+    /* v is read after the wait: the readers may have left meanwhile (nothing to
+     * reset, and no recovery to report). */
+    if (RDLM_RW_READERS(v) == 0 || rdlm_rec_count(seg, idx, RDLM_REC_READ, 1) != 0) {
         return;
     }
     if (rdlm_cas(&e->wake32, &v, (v & (RDLM_RW_WRITER | RDLM_RW_SLEEP)) | epoch,

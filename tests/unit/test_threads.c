@@ -39,6 +39,7 @@ typedef struct record {
     int barrier_misses;         /* a round another thread had not reached */
     int reads, writes;          /* rwlock sections run */
     uint64_t increments;        /* counter increments made under the lock */
+    uint64_t recoveries;        /* its context's recoveries after its loop (none died) */
 } record_t;
 
 typedef struct shared {
@@ -147,6 +148,7 @@ static void *worker(void *p)
     rdlm_lock_h lock;
     rdlm_rwlock_h rw;
     rdlm_barrier_h bar;
+    rdlm_stats_t stats;
     int n = iterations();
 
     if (ctx == NULL && !ok(rec, rdlm_ctx_create(&params, &ctx)))
@@ -163,6 +165,8 @@ static void *worker(void *p)
             read_section(sh, rw, rec);
     }
     barrier_rounds(sh, bar, a->id, rec);
+    if (ok(rec, rdlm_ctx_stats(ctx, &stats)))
+        rec->recoveries = stats.recoveries;
     if (sh->common == NULL) {
         rdlm_ctx_destroy(ctx);
     } else {
@@ -208,6 +212,7 @@ static void run(int shared_ctx)
         assert_int_equal(rec->writer_saw_other, 0);
         assert_int_equal(rec->reader_saw_writer, 0);
         assert_int_equal(rec->barrier_misses, 0);
+        assert_int_equal(rec->recoveries, 0); /* nobody died: nothing to recover */
         assert_int_equal(rec->increments, (uint64_t)n);
         assert_int_equal(rec->writes, (n + 3) / 4);
         assert_int_equal(rec->reads, n - (n + 3) / 4);
