@@ -7,6 +7,10 @@ packages=(
   build-essential cmake pkg-config git
   libhwloc-dev libibverbs-dev librdmacm-dev libucx-dev ucx-utils
   libopenmpi-dev openmpi-bin gfortran
+  # MPICH beside Open MPI for CI's MPICH leg (scripts/test-mpich.sh, mpicc.mpich and
+  # mpiexec.mpich); Debian's alternatives keep Open MPI the default mpicc and mpirun
+  # (priority 50 against MPICH's 40), which the check at the end makes sure of
+  libmpich-dev mpich
   libcmocka-dev libraft-dev libuv1-dev
   # rank and size of standalone contexts under a PMIx server (optional at build time)
   libpmix-dev
@@ -24,11 +28,29 @@ packages=(
   doxygen groff-base
 )
 
+# Open MPI must stay the MPI of mpicc and mpirun: the main build and every test but
+# the MPICH leg use it. Installing MPICH does not change that in auto mode; a machine
+# where someone chose MPICH by hand is refused, not changed.
+check_default_mpi() {
+  local cc run
+  cc=$(readlink -f "$(command -v mpicc)" 2>/dev/null || true)
+  run=$(mpirun --version 2>&1 | head -n 1 || true)
+  case "$cc $run" in
+  */opal_wrapper*"Open MPI"*) ;;
+  *)
+    echo "install-deps: mpicc ($cc) and mpirun ($run) must be Open MPI's;" \
+         "update-alternatives --auto mpi; update-alternatives --auto mpirun" >&2
+    exit 1
+    ;;
+  esac
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  check_default_mpi
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0
 fi
@@ -40,3 +62,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+check_default_mpi

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The README's test command: install dependencies, build with warnings as errors, run
-# the whole ctest suite, then the sanitizer builds (ASan+UBSan over unit, api, stress,
-# transport, lease (codecs, state machine, rdlmd, client), the verbs tests on
-# soft-RoCE, and the cross-node dist tests -- the latter under mpirun without leak
-# checking, since Open MPI keeps allocations past MPI_Finalize; TSan over the threaded
-# unit tests and the lease authority).
+# the whole ctest suite (its MPI tests against Open MPI), then the mpi and pmpi labels
+# against MPICH (scripts/test-mpich.sh, which builds only their programs), then the
+# sanitizer builds (ASan+UBSan over unit, api, stress, transport, lease (codecs, state
+# machine, rdlmd, client), the verbs tests on soft-RoCE, and the cross-node dist tests
+# -- the latter under mpirun without leak checking, since Open MPI keeps allocations
+# past MPI_Finalize; TSan over the threaded unit tests and the lease authority).
 # usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,8 @@ ctest --test-dir build --output-on-failure --timeout 600 -L 'model|sim' -j "$job
 skip_rxe=()
 [ "${1:-}" = "--no-sanitizers" ] || skip_rxe=(-E '^rxe\.verbs')
 ctest --test-dir build --output-on-failure --timeout 600 -LE 'model|sim' "${skip_rxe[@]}"
+# The same MPI integration built and run against MPICH (Open MPI above).
+bash scripts/test-mpich.sh build-mpich
 
 if [ "${1:-}" != "--no-sanitizers" ]; then
   build build-asan Asan

@@ -22,10 +22,11 @@
  * --peer-skips-barrier: rank 1 does not enter one barrier. Every other rank must get
  * RDLM_ERR_TIMEOUT within the timeout (plus slack), having called the idle callback
  * meanwhile, and a later collective must be refused with the same status (the
- * bootstrap is out of step). Then rank 1 joins late, so the abandoned barrier
- * completes and fini frees cleanly. With --idle-says-dead the others' idle callback
- * says after 20 calls that a process is dead: the barrier must end at once with
- * RDLM_ERR_PEER_DEAD (well before the timeout), and so must the next collective.
+ * bootstrap is out of step). Then rank 1 joins late, once every other rank gave up,
+ * so the abandoned barrier completes and fini frees cleanly. With --idle-says-dead
+ * the others' idle callback says after 20 calls that a process is dead: the barrier
+ * must end at once with RDLM_ERR_PEER_DEAD (well before the timeout), and so must the
+ * next collective.
  *
  * Any failure: a message naming the rank, then MPI_Abort (never a hang in the others).
  * Exit 77 on every rank if the UCX backend is not compiled in or not usable here.
@@ -34,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -239,11 +241,26 @@ static int run_skip(const opts_t *o, unsigned rank, unsigned n)
                rank, rdlm_status_name(want), waited_ms, probe.calls,
                (double)probe.max_gap_ns / 1e6);
         fflush(stdout);
-        if (rank == 0)
-            MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+        MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
     } else {
-        /* Join late, once rank 0 has given up: the abandoned barrier completes. */
-        MPI_Recv(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        /* Join late, once every other rank has given up: the abandoned barrier
+         * completes. Not after rank 0 alone: a rank descheduled before its 20th idle
+         * call then saw the barrier complete (RDLM_OK; 1 run in 3 under MPICH on a
+         * loaded machine). Wait napping, not in MPI_Recv, which spins under MPICH and
+         * takes the CPU from the ranks whose idle gaps are measured. */
+        for (unsigned got = 0; got + 1 < n;) {
+            int flag = 0;
+            struct timespec nap = {0, 1000000};
+
+            MPI_Iprobe(MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            if (!flag) {
+                nanosleep(&nap, NULL);
+                continue;
+            }
+            MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            got++;
+        }
         CHECK_OK(bs.barrier(bs.arg, &idle));
     }
     MPI_Barrier(MPI_COMM_WORLD); /* the test's own: drives MPI progress everywhere */
