@@ -35,7 +35,9 @@
  * Global release, pass(Q, s) (rdlm_glock_pass), by the node's holder or a
  * settler, holding the node lock:
  *   loop: n := Q.next
- *         NONE: CAS(W, HELD(Q) -> FREE(s)); success: Q.state := IDLE, return;
+ *         NONE: CAS(W, HELD(Q) -> FREE(s)); success: Q.state := IDLE (the
+ *               code's own CPU store for its own first Q, checked by (f)),
+ *               return;
  *               failure: wait until Q.next != NONE, n := Q.next
  *         old := CAS(n.state, WAITING -> GRANTED(s+1)); Q.state := IDLE
  *         WAITING: return;  ABANDONED: Q := n, loop (same s)
@@ -49,7 +51,8 @@
  * thread), without the node lock, concurrently with its process:
  *   lands:  CAS(W, HELD(Q) -> FREE(s)), one step at any point after the post
  *           (after a later SWAP of the same process, too: no order promised);
- *   finish: success: Q.state := IDLE, slot := free;
+ *   finish: success: Q.state := IDLE (own CPU store, checked by (f)),
+ *           slot := free;
  *           failure: the rest of pass: wait until Q.next != NONE, n :=
  *           Q.next, grant n, Q.state := IDLE; ABANDONED: Q := n and a
  *           blocking pass (its NONE case the in-line CAS); slot := free.
@@ -95,13 +98,16 @@
  * Properties:
  *   (a) mutual exclusion: at most one process in the critical section;
  *   (b) tokens strictly increase over successive critical sections;
- *   (c) a qnode is never re-enqueued while referenced: at step 1, q is IDLE,
- *       W != HELD(q), no non-IDLE qnode's next is q, and no passer will still
- *       touch q (ghost gpass: the passer's Q from its first access to its
- *       last). One exception to "no next is q": once the grant CAS on n
- *       succeeded, the passer's Q stays non-IDLE for one more step with
- *       Q.next == n, but nobody reads that next again, so n may meanwhile be
- *       passed on, set IDLE and re-enqueued (ghost gdone marks that Q);
+ *   (c) a qnode is never re-enqueued while referenced: at step 1, q is IDLE
+ *       and check_unreferenced(q) holds: W != HELD(q), no non-IDLE qnode's
+ *       next is q, no passer will still touch q (ghost gpass: the passer's Q
+ *       from its first access to its last) or is about to grant it (ghost gn:
+ *       the n it read from Q.next, until the grant CAS), and no waiter is
+ *       about to link behind q (ghost glink: from its SWAP to its PUT). One
+ *       exception to "no next is q": once the grant CAS on n succeeded, the
+ *       passer's Q stays non-IDLE for one more step with Q.next == n, but
+ *       nobody reads that next again, so n may meanwhile be passed on, set
+ *       IDLE and re-enqueued (ghost gdone marks that Q);
  *   (d) no invalid end state: every process finishes all its acquires (the
  *       timed-out ones return) -- no lost grant, no stall; and once all have
  *       finished (process Final): W == FREE(x), every qnode IDLE, gq NONE,
@@ -110,9 +116,21 @@
  *       (from its SWAP returning HELD until it holds or abandons), the other
  *       nodes complete at most (nodes - 1) * (BOUND + 1) critical sections
  *       (ghosts gw, ovt): one cohort session each. With two nodes the bound
- *       BOUND + 1 is tight (spin finds a run reaching it).
- * With -DPOSTED the ghosts gpass/gdone have a slot per completer besides the
- * three of the nodes' passers (3 + p), and a pending post counts as a
+ *       BOUND + 1 is tight (spin finds a run reaching it);
+ *   (f) the own-store retire is safe: where glock.c writes its own qnode's
+ *       state with a CPU store (rdlm_dist_q_set_own_state) instead of through
+ *       the transport -- at the claim (step 1: (c)), and Q.state := IDLE after
+ *       a successful CAS of W HELD(Q) -> FREE (pass's NONE case; -DPOSTED: the
+ *       completer's finish after its CAS landed) -- no other process can still
+ *       act on that use of the node: check_unreferenced(Q) of (c), less the
+ *       writer's own ghost slot. The model checks it at every such IDLE write,
+ *       also of another process's or a passed-over qnode (the code uses the
+ *       transport there: a superset). The try path's "never published" IDLE
+ *       is not modelled (there is no try). -DOLD_CHECKS: (c) as it was before
+ *       (f) (without gn, glink) and no check at the IDLE writes, to see what
+ *       the other assertions catch.
+ * With -DPOSTED the ghosts gpass/gdone/gn have a slot per completer besides
+ * the three of the nodes' passers (3 + p), and a pending post counts as a
  * passer's Q in (c) from the post to the completer's last access to it.
  *
  * Planted bugs (-DBUG_...), each must be caught:
@@ -147,6 +165,14 @@
  *       re-reading it under the node lock: the holder it raced with has
  *       passed meanwhile, and the settler passes a stale Q -> (d) stall
  *       (or (a)/(c)).
+ *   BUG_RETIRE_FAILED_FREE  pass: the CAS on W fails (a successor swapped in)
+ *       but the passer retires its own first Q with the own store anyway, in
+ *       the CAS's step, then goes on as usual (waits for the link, grants,
+ *       sets Q IDLE again): the successor has not linked yet -> (f) (glink).
+ *       Nothing else catches it (-DOLD_CHECKS: no error): Q's only claimant
+ *       is the passer itself, busy in the pass. With -DPOSTED the completer's
+ *       failed landing does the same (-> (f); there (c) would catch it too:
+ *       the completer holds no node lock, so the process re-claims Q).
  *   With -DPOSTED:
  *   BUG_POST_RETIRE_EARLY  the post sets Q.state := IDLE at once, before the
  *       CAS lands: Q's owner claims Q again while W still names it -> (c).
@@ -241,35 +267,48 @@ byte gpass[NG];         /* per node (per completer): the Q its passer is
 byte gdone[NG];         /* per node (per completer): the passer's Q whose
                            successor it has granted; Q.next is dead until Q
                            turns IDLE (c) */
+byte gn[NG];            /* per node (per completer): the qnode n its passer has
+                           read from Q.next and is about to grant (c), (f) */
+byte glink[NP];         /* per process: the qnode it swapped out of W and is
+                           about to link behind (SWAP to PUT) (c), (f) */
 bit  gw[3];             /* per node: a process waits in the global queue (e) */
 byte ovt[3];            /* CSes of other nodes since that wait began (e) */
 byte finished;          /* processes (and completers) done (d) */
 
-/* (c): q may be (re)enqueued: nothing refers to it */
-#ifndef POSTED
-inline check_unreferenced(q) {
-    assert(W != q);
-    assert(gpass[0] != q && gpass[1] != q && gpass[2] != q);
-    i = 0;
-    do
-    :: i == NQ -> break
-    :: i < NQ ->
-        assert(qstate[i] == IDLE || qnext[i] != q ||
-               gdone[0] == i + 1 || gdone[1] == i + 1 || gdone[2] == i + 1);
-        i++
-    od;
-    i = 0;
-    assert(qstate[q - 1] == IDLE)
-}
+/* (f): the caller (ghost slot gx) writes Q.state := IDLE with a CPU store
+   (rdlm_dist_q_set_own_state) after W was freed from Q. -DOLD_CHECKS: the
+   assertions as they were before (f) (no check there, and (c) without the
+   glink/gn conjuncts), to see what they catch without it. */
+#ifdef OLD_CHECKS
+#define CHECK_RETIRE(x, gx) skip
+#define NOT_GRANTING(k, x)  1
 #else
-/* the same over NG ghost slots; n is free (NONE) at the claim */
-inline check_unreferenced(q) {
+#define CHECK_RETIRE(x, gx) check_unreferenced(x, gx)
+#define NOT_GRANTING(k, x)  (gn[k] != (x))
+#endif
+
+/* (c), (f): nothing but the caller refers to q, so no other process can act on
+   this use of q (no remote atomic on its words can be in flight or still come):
+   W is not HELD(q); no passer (or completer) other than the caller's ghost slot
+   me (NG: none) has q as its Q or is about to grant it; no waiter is about to
+   link behind q; no non-IDLE qnode's next is q (except a Q whose successor its
+   passer granted: gdone). Scratch i, n: zero on entry and exit. One d_step:
+   the loops add no states to the search. */
+inline check_unreferenced(q, me) {
+  d_step {
     assert(W != q);
     i = 0;
     do
     :: i == NG -> break
-    :: i < NG -> assert(gpass[i] != q); i++
+    :: i < NG -> assert(i == me || (gpass[i] != q && NOT_GRANTING(i, q))); i++
     od;
+#ifndef OLD_CHECKS
+    i = 0;
+    do
+    :: i == NP -> break
+    :: i < NP -> assert(glink[i] != q); i++
+    od;
+#endif
     i = 0;
     do
     :: i == NQ -> break
@@ -283,20 +322,19 @@ inline check_unreferenced(q) {
         n = 0;
         i++
     od;
-    i = 0;
-    assert(qstate[q - 1] == IDLE)
+    i = 0
+  }
 }
-#endif
 
 /* the grant: CAS(n.state, WAITING -> GRANTED(s+1)); o := the old state;
    gx: the passer's ghost slot (nd, or 3 + p for p's completer) */
 #ifdef BUG_GRANT_PUT
 #define GRANT(gx) \
     o = qstate[n - 1]; qstate[n - 1] = GRANTED(s + 1); o = WAITING; \
-    gdone[gx] = Q
+    gdone[gx] = Q; gn[gx] = 0
 #else
 #define GRANT(gx) \
-    o = qstate[n - 1]; \
+    o = qstate[n - 1]; gn[gx] = 0; \
     assert(o == WAITING || o == ABANDONED); \
     if \
     :: o == WAITING -> qstate[n - 1] = GRANTED(s + 1); gdone[gx] = Q \
@@ -352,6 +390,19 @@ inline check_unreferenced(q) {
 #define CALL_BEGIN
 #endif
 
+/* BUG_RETIRE_FAILED_FREE: a free of W that failed (a successor swapped in)
+   still retires Q with the own store, in the failed CAS's step, when `own`
+   holds (the caller's own qnode, as rdlm_glock_retire_freed tests; in pass
+   only its first Q, gq[gx]: OWN_FIRST); the rest of the release then goes on
+   as usual (wait for the link, grant, Q IDLE again). */
+#ifdef BUG_RETIRE_FAILED_FREE
+#define FAILED_FREE(own, gx) \
+    if :: own -> CHECK_RETIRE(Q, gx); qstate[Q - 1] = IDLE :: else -> skip fi
+#else
+#define FAILED_FREE(own, gx) skip
+#endif
+#define OWN_FIRST(gx) ((gx) < 3 && Q == gq[gx] && (Q - 1) / 2 == _pid)
+
 /*
  * pass(Q, s): hand the global lock on from the node's qnode Q with token
  * sequence s; gx: the passer's ghost slot; mayp: the NONE case may post
@@ -363,7 +414,8 @@ inline pass(gx, mayp) {
 #ifdef BUG_IDLE_EARLY
         atomic { qstate[Q - 1] = IDLE };                /* bug: too early */
 #endif
-        atomic { n = qnext[Q - 1]; if :: n != NONE -> LAST_Q :: else fi };
+        atomic { n = qnext[Q - 1]; gn[gx] = n;
+                 if :: n != NONE -> LAST_Q :: else fi };
         if
         :: atomic { n != NONE -> GRANT(gx) }
 #ifdef POSTED
@@ -374,11 +426,12 @@ inline pass(gx, mayp) {
                n == NONE BLOCKING(mayp) ->  /* CAS(W, HELD(Q) -> FREE(s)) */
                if
                :: W == Q -> W = FREEW(s); c = 1; LAST_Q
-               :: else -> skip
+               :: else -> FAILED_FREE(OWN_FIRST(gx), gx)
                fi
            };
            if
-           :: atomic { c -> SET_IDLE(Q); gpass[gx] = 0;
+           :: atomic { c -> CHECK_RETIRE(Q, gx);      /* (f): own store */
+                            SET_IDLE(Q); gpass[gx] = 0;
                             Q = NONE; s = 0; c = 0 };
               break                                     /* W is free */
 #ifdef BUG_NO_WAIT_NEXT
@@ -387,7 +440,7 @@ inline pass(gx, mayp) {
               break                         /* bug: "nobody behind" */
 #else
            :: atomic { !c && qnext[Q - 1] != NONE -> n = qnext[Q - 1];
-                              LAST_Q };
+                              gn[gx] = n; LAST_Q };
               atomic { GRANT(gx) }
 #endif
            fi
@@ -487,7 +540,8 @@ active [NP] proctype P()
                 q = 2 * _pid + 2
 #endif
             fi;
-            check_unreferenced(q);
+            check_unreferenced(q, NG);                  /* (c) */
+            assert(qstate[q - 1] == IDLE);
             qnext[q - 1] = NONE; qstate[q - 1] = WAITING
         };
         /* 2. SWAP(W, HELD(q)) */
@@ -498,7 +552,7 @@ active [NP] proctype P()
                 seq[nd] = o - FREEB + 1; tok = seq[nd]; gq[nd] = q;
                 q = 0; o = 0; goto hold
             :: else ->
-                gw[nd] = 1; ovt[nd] = 0;
+                gw[nd] = 1; ovt[nd] = 0; glink[_pid] = o;
                 if
                 :: gtimeouts > 0 -> gtimeouts--; dl = 1
                 :: true -> skip
@@ -506,7 +560,7 @@ active [NP] proctype P()
             fi
         };
         /* 4. PUT p.next := q, then wait */
-        atomic { qnext[o - 1] = q; o = 0 };
+        atomic { qnext[o - 1] = q; o = 0; glink[_pid] = 0 };
         do
         :: atomic {
                IS_GRANTED(qstate[q - 1]) ->
@@ -604,7 +658,7 @@ next:
 #endif
 active [NP] proctype C()
 {
-    byte Q, n, o, s;
+    byte Q, n, o, s, i;
     bit c, l;
 
     do
@@ -613,7 +667,7 @@ active [NP] proctype C()
            Q = pq[CP]; s = ps[CP]; ps[CP] = 0;
            if
            :: W == Q -> W = FREEW(s); c = 1
-           :: else -> skip
+           :: else -> FAILED_FREE((Q - 1) / 2 == CP, GC)
            fi
        };
 #ifdef BUG_POST_CALLS_ONLY
@@ -629,13 +683,14 @@ active [NP] proctype C()
        };
 #endif
        if
-       :: atomic { c -> qstate[Q - 1] = IDLE; gpass[GC] = 0; pq[CP] = NONE;
+       :: atomic { c -> CHECK_RETIRE(Q, GC);         /* (f): own store */
+                        qstate[Q - 1] = IDLE; gpass[GC] = 0; pq[CP] = NONE;
                         Q = NONE; s = 0; c = 0; UNLOCK_C }
 #ifdef BUG_POST_NO_CONTINUE
        :: atomic { !c -> qstate[Q - 1] = IDLE; gpass[GC] = 0; /* bug: stop */
                          pq[CP] = NONE; Q = NONE; s = 0; UNLOCK_C }
 #else
-       :: atomic { !c && qnext[Q - 1] != NONE -> n = qnext[Q - 1] };
+       :: atomic { !c && qnext[Q - 1] != NONE -> n = qnext[Q - 1]; gn[GC] = n };
           atomic { GRANT(GC) };
           if
           :: atomic { o == WAITING ->       /* granted: done */
