@@ -28,20 +28,6 @@ static inline rdlm_atomic_u64_t *rdlm_dist_q_next(rdlm_dist_t *d, uint32_t q)
     return &d->qn[2 * q + 1];
 }
 
-/** Write own queue node q's state with a CPU store instead of through the transport
- *  (rdlm_dist_q_set_state): only while no other process can act on this use of the
- *  node, that is before it is published in W (a claim; an enqueue whose CAS was
- *  answered without taking W) or once W was freed from it with nobody queued behind
- *  it. No remote atomic on the word can then be in flight, so the store never
- *  interleaves with an adapter's atomic that is not atomic against the CPU's (design
- *  invariant 3 is about concurrent updates); the claim sets the next word so for the
- *  same reason. Over the verbs backend this saves the two loopback atomics of an
- *  uncontended acquire + release. */
-static inline void rdlm_dist_q_set_own_state(rdlm_dist_t *d, uint32_t q, uint64_t value)
-{
-    rdlm_store(rdlm_dist_q_state(d, q), value, RDLM_SEQ_CST);
-}
-
 /** The global word of the name id in home slot slot1 - 1 (slot1 as returned by
  *  rdlm_dist_home_open). */
 void rdlm_dist_word_at(const rdlm_dist_t *d, uint64_t id, uint64_t slot1,
@@ -111,6 +97,27 @@ rdlm_status_t rdlm_dist_q_cas(rdlm_dist_t *d, uint64_t qid, uint64_t compare, ui
 /** Write queue node qid's state (a swap: the state word is only ever written by
  *  atomics of one engine). */
 rdlm_status_t rdlm_dist_q_set_state(rdlm_dist_t *d, uint64_t qid, uint64_t value);
+/** Write own queue node q's state with a CPU store instead of through the transport
+ *  (rdlm_dist_q_set_state), in a context without leases: only while no other process
+ *  can act on this use of the node, that is before it is published in W (a claim; a
+ *  try whose CAS was answered without taking W) or once W was freed from it with
+ *  nobody queued behind it. No remote atomic on the word can then be in flight, so the
+ *  store never interleaves with an adapter's atomic that is not atomic against the
+ *  CPU's (design invariant 3 is about concurrent updates; tests/model/dist_lock.pml,
+ *  property (f)); the claim sets the next word so for the same reason. Over the verbs
+ *  backend this saves the two loopback atomics of an uncontended acquire + release.
+ *  With leases (recovery) the write stays on the transport: a process paused past its
+ *  lease may still send a late CAS to the node, which fails on the generation, and an
+ *  adapter's failed CAS is not known to leave the word unwritten on every adapter. */
+static inline void rdlm_dist_q_set_own_state(rdlm_dist_t *d, uint32_t q, uint64_t value)
+{
+    if (d->recovery.ended != NULL) {
+        (void)rdlm_dist_q_set_state(d, RDLM_QID(d->rank, q), value);
+        return;
+    }
+    rdlm_store(rdlm_dist_q_state(d, q), value, RDLM_SEQ_CST);
+}
+
 /** CAS on queue node qid's next word (a waiter links itself behind qid). */
 rdlm_status_t rdlm_dist_q_cas_next(rdlm_dist_t *d, uint64_t qid, uint64_t compare,
                                    uint64_t swap, uint64_t *old_p);
