@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #define RDLM_BENCH_IBV_PORT 1
-#define RDLM_BENCH_IBV_GID_INDEX 0
 #define RDLM_BENCH_IBV_ACCESS                                                              \
     (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |           \
      IBV_ACCESS_REMOTE_ATOMIC)
@@ -28,6 +27,48 @@ static int rdlm_bench_ibv_fail(char *why, size_t whylen, const char *what, int e
 {
     snprintf(why, whylen, "raw verbs: %s: %s", what, strerror(err));
     return -1;
+}
+
+/* The GID to route by, as rdlm's verbs backend connects by default (librdmacm on the
+ * port's first IPv4 address): the first IPv4-mapped GID (::ffff:a.b.c.d), of RoCE v2
+ * where sysfs says which; none (InfiniBand): index 0. */
+static int rdlm_bench_ibv_gid_index(rdlm_bench_ibv_t *r, union ibv_gid *gid_p)
+{
+    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    union ibv_gid gid;
+    int first_v4 = -1;
+
+    for (int i = 0; i < r->port.gid_tbl_len; i++) {
+        char path[256], type[16] = "";
+        FILE *f;
+
+        if (ibv_query_gid(r->dev, RDLM_BENCH_IBV_PORT, i, &gid) != 0 ||
+            memcmp(gid.raw, v4_prefix, sizeof(v4_prefix)) != 0) {
+            continue;
+        }
+        if (first_v4 < 0) {
+            first_v4 = i;
+        }
+        snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
+                 ibv_get_device_name(r->dev->device), RDLM_BENCH_IBV_PORT, i);
+        if ((f = fopen(path, "r")) != NULL) {
+            if (fgets(type, sizeof(type), f) == NULL) {
+                type[0] = 0;
+            }
+            fclose(f);
+        }
+        if (strncmp(type, "RoCE v2", 7) == 0) {
+            first_v4 = i;
+            break;
+        }
+    }
+    if (first_v4 < 0) {
+        first_v4 = 0;
+    }
+    if (ibv_query_gid(r->dev, RDLM_BENCH_IBV_PORT, first_v4, gid_p) != 0) {
+        return -1;
+    }
+    return first_v4;
 }
 
 int rdlm_bench_ibv_available(void)
@@ -99,8 +140,8 @@ int rdlm_bench_ibv_open(rdlm_bench_ibv_t *r, char *why, size_t whylen)
         return -1;
     }
     if (ibv_query_port(r->dev, RDLM_BENCH_IBV_PORT, &r->port) != 0 ||
-        ibv_query_gid(r->dev, RDLM_BENCH_IBV_PORT, RDLM_BENCH_IBV_GID_INDEX, &gid) != 0) {
-        return rdlm_bench_ibv_fail(why, whylen, "querying port 1 and GID 0", errno);
+        (r->gid_index = rdlm_bench_ibv_gid_index(r, &gid)) < 0) {
+        return rdlm_bench_ibv_fail(why, whylen, "querying port 1 and its GIDs", errno);
     }
     r->pd = ibv_alloc_pd(r->dev);
     r->cq = r->pd != NULL ? ibv_create_cq(r->dev, 8, NULL, NULL, 0) : NULL;
@@ -153,7 +194,7 @@ static int rdlm_bench_ibv_rtr(rdlm_bench_ibv_t *r, const rdlm_bench_ibv_rec_t *p
     if (peer->link_layer == IBV_LINK_LAYER_ETHERNET || peer->lid == 0) {
         a.ah_attr.is_global = 1;
         memcpy(a.ah_attr.grh.dgid.raw, peer->gid, sizeof(peer->gid));
-        a.ah_attr.grh.sgid_index = RDLM_BENCH_IBV_GID_INDEX;
+        a.ah_attr.grh.sgid_index = (uint8_t)r->gid_index;
         a.ah_attr.grh.hop_limit = 64;
     }
     for (int tries = 1;; tries++) {

@@ -2,9 +2,11 @@
  * The raw verbs baseline of rdlm-mpi-lock-bench's uncontended mode: the floor of an
  * acquire + release over an RDMA adapter's atomics, with none of rdlm's code. Two
  * processes, each with its own verbs context on the first device (the one rdlm's
- * verbs backend takes), port 1, GID index 0; one RC queue pair each, connected to
- * the other's by hand (RESET -> INIT -> RTR -> RTS, remote atomics allowed, one
- * outstanding atomic each way); the target registers one 8-byte word with
+ * verbs backend takes), port 1, routed by the GID rdlm's backend connects by (its
+ * first IPv4 address, RoCE v2 where sysfs tells; index 0 on InfiniBand), so that both
+ * take the same path; one RC queue pair each, connected to the other's by hand
+ * (RESET -> INIT -> RTR -> RTS, remote atomics allowed, one outstanding atomic each
+ * way); the target registers one 8-byte word with
  * IBV_ACCESS_REMOTE_ATOMIC; the initiator posts IBV_WR_ATOMIC_CMP_AND_SWP on that
  * word and polls its completion queue until the result is back: one signalled
  * atomic at a time, blocking, as rdlm's verbs backend completes its own. The target's
@@ -51,6 +53,7 @@ typedef struct rdlm_bench_ibv {
     uint64_t *reply;
     struct ibv_port_attr port;
     int swap_results; /**< 1 once the adapter is found to answer big-endian */
+    int gid_index;    /**< the GID routed by */
     rdlm_bench_ibv_rec_t self;
     rdlm_bench_ibv_rec_t peer;
 } rdlm_bench_ibv_t;
