@@ -114,7 +114,11 @@ typedef struct rdlm_ctx_params {
      *  context through a TCP rendezvous: rank 0 listens on `rendezvous`
      *  ("host:port", host an IPv4 address or a host name, looked up now; rank 0
      *  listens on every interface when it is a name; ":port": the first host of
-     *  srun's $SLURM_STEP_NODELIST), the others connect to it.
+     *  srun's $SLURM_STEP_NODELIST; "launcher": rank 0 listens on an ephemeral
+     *  port and publishes it through PMIx when a PMIx server started the processes,
+     *  rank and size then PMIx's, else srun's first --resv-ports port or a port
+     *  derived from $SLURM_JOB_ID and $SLURM_STEP_ID at the step's first host;
+     *  RDLM_ERR_BAD_CONFIG, logged, without either), the others connect to it.
      *  Defaults: $RDLM_RANK and $RDLM_SIZE if $RDLM_SIZE is set, else the launcher's
      *  ($SLURM_PROCID/$SLURM_NTASKS, $OMPI_COMM_WORLD_RANK/$OMPI_COMM_WORLD_SIZE,
      *  $PMI_RANK/$PMI_SIZE, the first pair set); $RDLM_RENDEZVOUS. Processes on the
@@ -123,7 +127,8 @@ typedef struct rdlm_ctx_params {
      *  host name that does not resolve fails at once (RDLM_ERR_BAD_CONFIG, logged). */
     uint32_t rank;
     uint32_t size;          /**< processes joining (RDLM_CTX_FIELD_PEERS) */
-    const char *rendezvous; /**< rank 0's "a.b.c.d:port" (RDLM_CTX_FIELD_PEERS) */
+    const char *rendezvous; /**< rank 0's "host:port", ":port" or "launcher"
+                                 (RDLM_CTX_FIELD_PEERS) */
 } rdlm_ctx_params_t;
 
 /** Library version as "major.minor.patch"; constant, thread-safe. */

@@ -11,6 +11,7 @@
 #include "log.h"
 
 #define RDLM_CTX_STATS_TEXT 640 /* bytes of a statistics line's counters */
+#define RDLM_CTX_RENDEZVOUS_TIMEOUT_MS 30000u /* PMIx's part, as the TCP bootstrap's */
 
 const char *rdlm_get_version(void)
 {
@@ -124,17 +125,33 @@ static void rdlm_ctx_standalone_peers(const rdlm_ctx_params_t *params,
     rdlm_debug("rdlm_ctx_create: rank %u of %u (from %s)", bp->rank, bp->size, source);
 }
 
-/* Rank 0's host and port from addr: "host:port", or ":port" with the host from srun
- * (launch.h). RDLM_ERR_INVALID_ARG (not logged) if addr is neither. */
-static rdlm_status_t rdlm_ctx_rendezvous(const char *addr, rdlm_tl_boot_tcp_params_t *bp,
-                                         char *host)
+/* Rank 0's host and port from addr: "host:port", ":port" with the host from srun, or
+ * "launcher" (launch.h; rank 0 then may get a listening socket in bp->listen_fd).
+ * RDLM_ERR_INVALID_ARG (not logged) if addr is none of them. */
+static rdlm_status_t rdlm_ctx_rendezvous(const char *addr, const char *job,
+                                         rdlm_tl_boot_tcp_params_t *bp, char *host)
 {
+    const char *const *envp = (const char *const *)environ;
+    rdlm_launch_rendezvous_t rv;
+    rdlm_status_t status;
     uint32_t port;
 
+    if (addr != NULL && strcmp(addr, RDLM_LAUNCH_RENDEZVOUS) == 0) {
+        status = rdlm_launch_rendezvous(envp, job, bp->rank, bp->size,
+                                        RDLM_CTX_RENDEZVOUS_TIMEOUT_MS, &rv);
+        if (status == RDLM_OK) {
+            strcpy(host, rv.host);
+            bp->port = rv.port;
+            bp->listen_fd = rv.listen_fd;
+            rdlm_debug("rdlm_ctx_create: rendezvous %s:%u (from %s)", host,
+                       (unsigned)bp->port, rv.source);
+        }
+        return status;
+    }
     if (addr != NULL && addr[0] == ':' &&
         rdlm_config_uint_parse(addr + 1, 1, 65535, &port)) {
         bp->port = (uint16_t)port;
-        return rdlm_launch_rendezvous_host((const char *const *)environ, bp->rank, host);
+        return rdlm_launch_rendezvous_host(envp, bp->rank, host);
     }
     return addr != NULL && rdlm_config_hostport_parse(addr, host, &bp->port)
                ? RDLM_OK
@@ -143,7 +160,8 @@ static rdlm_status_t rdlm_ctx_rendezvous(const char *addr, rdlm_tl_boot_tcp_para
 
 /* Standalone rendezvous: rank, size and address from params, RDLM_* or the launcher. */
 static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
-                                                const rdlm_config_t *cfg, rdlm_ctx_h *ctx_p)
+                                                const rdlm_config_t *cfg, const char *job,
+                                                rdlm_ctx_h *ctx_p)
 {
     int given = params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS);
     const char *addr = given ? params->rendezvous : cfg->rendezvous;
@@ -154,12 +172,12 @@ static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
 
     rdlm_ctx_standalone_peers(params, cfg, &bp);
     status = bp.size == 0 || bp.rank >= bp.size ? RDLM_ERR_INVALID_ARG
-                                                : rdlm_ctx_rendezvous(addr, &bp, host);
+                                                : rdlm_ctx_rendezvous(addr, job, &bp, host);
     if (status == RDLM_ERR_INVALID_ARG) {
         rdlm_error("rdlm_ctx_create: peers need rank < size (RDLM_RANK/RDLM_SIZE, or "
-                   "OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/SLURM_NTASKS) "
-                   "and a rendezvous host:port or :port (rank %u size %u rendezvous "
-                   "\"%s\")",
+                   "OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/SLURM_NTASKS, "
+                   "PMIx) and a rendezvous host:port, :port or launcher (rank %u size %u "
+                   "rendezvous \"%s\")",
                    bp.rank, bp.size, addr != NULL ? addr : "(null)");
     }
     if (status != RDLM_OK) {
@@ -169,6 +187,9 @@ static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
     bp.host = host;
     bp.what = given ? "rdlm_ctx_create: rendezvous" : "RDLM_RENDEZVOUS";
     status = rdlm_tl_boot_tcp_create(&bp, &boot);
+    if (bp.listen_fd >= 0) {
+        close(bp.listen_fd); /* the bootstrap accepted every peer, or gave up */
+    }
     if (status != RDLM_OK) {
         return status;
     }
@@ -195,7 +216,7 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
         rdlm_config_t cfg = ctx->config;
 
         rdlm_ctx_free(ctx);
-        return rdlm_ctx_create_standalone(params, &cfg, ctx_p);
+        return rdlm_ctx_create_standalone(params, &cfg, job, ctx_p);
     }
     if (ctx->config.job_authority) {
         rdlm_warn("rdlm_ctx_create: RDLM_JOB_AUTHORITY=1 needs a distributed context "

@@ -206,7 +206,8 @@ static int rdlm_config_set_ADDR(char *out, const char *value, uint32_t min, uint
     (void)min;
     (void)max;
     if (value[0] != '\0' && !rdlm_config_hostport_parse(value, NULL, NULL) &&
-        !(value[0] == ':' && rdlm_config_set_UINT(&port, value + 1, 1, 65535))) {
+        !(value[0] == ':' && rdlm_config_set_UINT(&port, value + 1, 1, 65535)) &&
+        strcmp(value, "launcher") != 0) {
         return 0;
     }
     strcpy(out, value); /* length bounded by the parse */
@@ -379,8 +380,9 @@ static const char rdlm_config_allowed_PEER_FAILURE[] = "one of auto, on, off";
 static const char rdlm_config_allowed_PMPI_BARRIER[] = "one of auto, 1, 0";
 static const char rdlm_config_allowed_IP[] = "an IPv4 address, e.g. 10.0.0.1";
 static const char rdlm_config_allowed_ADDR[] =
-    "host:port, host an IPv4 address or a name, or :port (the host from Slurm), e.g. "
-    "10.0.0.1:7000, node01:7000 or :7000";
+    "host:port, host an IPv4 address or a name, :port (the host from Slurm), or launcher "
+    "(host and port from PMIx or Slurm), e.g. 10.0.0.1:7000, node01:7000, :7000 or "
+    "launcher";
 static const char rdlm_config_allowed_ADDRS[] =
     "1-7 comma-separated host:port, e.g. 10.0.0.1:7000,node02:7000";
 static const char rdlm_config_allowed_NET[] =

@@ -157,7 +157,9 @@ typedef enum rdlm_pmpi_barrier {
     X(rendezvous, "RDLM_RENDEZVOUS", ADDR, "", 0, 0,                                       \
       "host:port of rank 0 (an IPv4 address or a host name, resolved when joining): "      \
       "rdlm_ctx_create joins a distributed context; rank 0 listens there (on every "       \
-      "interface if a name); under srun, :port takes the first host of the step")          \
+      "interface if a name); under srun, :port takes the first host of the step; "         \
+      "launcher: rank 0 publishes an ephemeral port through PMIx, else the port is "       \
+      "srun's first --resv-ports port or derived from the job and step ids")               \
     X(pmpi_barrier, "RDLM_PMPI_BARRIER", PMPI_BARRIER, "auto", 0, 0,                       \
       "librdlm_pmpi.so: auto times both barriers at the first MPI_Barrier of each "       \
       "communicator and keeps the faster, 1 always runs the rdlm barrier, 0 always "      \

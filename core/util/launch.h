@@ -6,6 +6,7 @@
 #ifndef RDLM_LAUNCH_H
 #define RDLM_LAUNCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -55,7 +56,7 @@ const char *rdlm_launch_job(const char *const *envp, char *job_p);
 int rdlm_launch_first_host(const char *list, char *host_p);
 
 /**
- * Rank 0's host under srun, for RDLM_RENDEZVOUS=":port": the first host of
+ * Rank 0's host under srun, for RDLM_RENDEZVOUS=":port" and "launcher": the first host of
  * SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST), where srun's default block
  * distribution starts task 0. RDLM_OK with host_p (RDLM_HOST_MAX + 1 bytes) written;
  * RDLM_ERR_BAD_CONFIG, logged once, if no list is set or its first host is no host
@@ -64,5 +65,65 @@ int rdlm_launch_first_host(const char *list, char *host_p);
  */
 rdlm_status_t rdlm_launch_rendezvous_host(const char *const *envp, uint32_t rank,
                                           char *host_p);
+
+/** RDLM_RENDEZVOUS's (and rdlm_ctx_params_t's rendezvous) value that asks for the
+ *  launcher's rendezvous (rdlm_launch_rendezvous). */
+#define RDLM_LAUNCH_RENDEZVOUS "launcher"
+
+/* Derived rendezvous ports under srun without --resv-ports:
+ * RDLM_LAUNCH_PORT_BASE + (SLURM_JOB_ID * 10 + SLURM_STEP_ID) % RDLM_LAUNCH_PORT_SPAN,
+ * below Linux's ephemeral range (32768-60999). */
+#define RDLM_LAUNCH_PORT_BASE 20000u
+#define RDLM_LAUNCH_PORT_SPAN 10000u
+
+/**
+ * The rendezvous port of an srun step: the first port of SLURM_STEP_RESV_PORTS
+ * ("12000-12003" or "12000,12007"; srun --resv-ports) when set, else one derived from
+ * SLURM_JOB_ID and SLURM_STEP_ID (decimals; RDLM_LAUNCH_PORT_BASE above). 1 with
+ * *port_p and *source_p (the variable(s) used; a static string) set, 0 if neither is
+ * usable. Pure; thread-safe.
+ */
+int rdlm_launch_slurm_port(const char *const *envp, uint16_t *port_p,
+                           const char **source_p);
+
+/** Where rank 0 listens for a launcher's rendezvous. */
+typedef struct rdlm_launch_rendezvous {
+    char host[RDLM_HOST_MAX + 1]; /**< rank 0's host */
+    uint16_t port;
+    int listen_fd;      /**< rank 0 under PMIx: a socket listening on port (the caller
+                             closes it), else -1 */
+    const char *source; /**< "PMIx" or the Slurm variables used; a static string */
+} rdlm_launch_rendezvous_t;
+
+/**
+ * RDLM_RENDEZVOUS=launcher: rank 0's address from the launcher that started rank of
+ * size (the rendezvous's rank and size). Under a PMIx server (envp sets PMIX_RANK, a
+ * build with PMIx): rank and size must be PMIx's; rank 0 listens on an ephemeral port
+ * and publishes "<its host name>:<port>" under the key "rdlm.rendezvous.<job>.<n>" (n:
+ * this process's count of such rendezvous so far, the same on every rank since each
+ * one is collective), every rank fences, the others read it (rdlm_launch_pmix_exchange,
+ * bounded by timeout_ms). Else under srun (SLURM_STEP_NODELIST or SLURM_JOB_NODELIST):
+ * rank 0's host as for ":port" (rdlm_launch_rendezvous_host) and rdlm_launch_slurm_port.
+ * RDLM_OK with *rv_p set; RDLM_ERR_BAD_CONFIG, one line naming what is missing, without
+ * either launcher or with a rank that is not the launcher's; RDLM_ERR_TIMEOUT,
+ * RDLM_ERR_IO from PMIx or the listening socket (logged). Collective under PMIx.
+ */
+rdlm_status_t rdlm_launch_rendezvous(const char *const *envp, const char *job,
+                                     uint32_t rank, uint32_t size, uint32_t timeout_ms,
+                                     rdlm_launch_rendezvous_t *rv_p);
+
+/**
+ * Under PMIx (after rdlm_launch_pmix_peers found it): if value is not NULL, PMIx_Put
+ * it (PMIX_GLOBAL) under key and PMIx_Commit; then PMIx_Fence over the whole namespace
+ * collecting data, with PMIX_TIMEOUT; then, if value is NULL, PMIx_Get key of PMIx
+ * rank 0 (PMIX_TIMEOUT) into value_p (cap bytes). Collective over every process of the
+ * namespace. RDLM_OK; RDLM_ERR_TIMEOUT if the fence or get timed out,
+ * RDLM_ERR_IO otherwise (logged once); RDLM_ERR_UNSUPPORTED in a build without PMIx.
+ */
+rdlm_status_t rdlm_launch_pmix_exchange(const char *key, const char *value,
+                                        uint32_t timeout_ms, char *value_p, size_t cap);
+
+/** 1 in a build with PMIx (RDLM_WITH_PMIX and libpmix), else 0. Pure. */
+int rdlm_launch_pmix_built(void);
 
 #endif

@@ -258,6 +258,18 @@ static void rendezvous_port_alone_is_valid(void **state)
     assert_string_equal(cfg.rendezvous, ":7000"); /* the host is srun's (launch.h) */
 }
 
+static void rendezvous_launcher_is_valid(void **state)
+{
+    const char *env[] = {"RDLM_RENDEZVOUS=launcher", NULL};
+    const char *bad[] = {"RDLM_RENDEZVOUS=launchers", NULL};
+    rdlm_config_t cfg;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_OK);
+    assert_string_equal(cfg.rendezvous, "launcher"); /* PMIx's or srun's (launch.h) */
+    assert_int_equal(rdlm_config_parse(bad, &cfg), RDLM_ERR_BAD_CONFIG);
+}
+
 static void job_authority_networks(void **state)
 {
     const char *env[] = {"RDLM_JOB_AUTHORITY=1",
@@ -362,6 +374,7 @@ int main(void)
         cmocka_unit_test(authority_address_lists),
         cmocka_unit_test(host_names_are_addresses),
         cmocka_unit_test(rendezvous_port_alone_is_valid),
+        cmocka_unit_test(rendezvous_launcher_is_valid),
         cmocka_unit_test(job_authority_networks),
         cmocka_unit_test(job_names),
         cmocka_unit_test(effective_job_order),

@@ -176,9 +176,34 @@ static void names_and_addresses_resolve(void **state)
     assert_false(rdlm_addr_is_ip("localhost"));
 }
 
+/* RDLM_RENDEZVOUS=launcher's port under srun: the first reserved port, else derived
+ * from the job and step ids; neither: none. */
+static void slurm_port_from_reserved_ports_or_ids(void **state)
+{
+    const char *range[] = {"SLURM_STEP_RESV_PORTS=12000-12003", "SLURM_JOB_ID=7",
+                           "SLURM_STEP_ID=1", NULL};
+    const char *list[] = {"SLURM_STEP_RESV_PORTS=12005,12007", NULL};
+    const char *ids[] = {"SLURM_JOB_ID=1234", "SLURM_STEP_ID=5", NULL};
+    const char *bad[] = {"SLURM_STEP_RESV_PORTS=x", "SLURM_JOB_ID=12", NULL};
+    const char *source = NULL;
+    uint16_t port = 0;
+
+    (void)state;
+    assert_true(rdlm_launch_slurm_port(range, &port, &source));
+    assert_int_equal(port, 12000);
+    assert_string_equal(source, "SLURM_STEP_RESV_PORTS");
+    assert_true(rdlm_launch_slurm_port(list, &port, &source));
+    assert_int_equal(port, 12005);
+    assert_true(rdlm_launch_slurm_port(ids, &port, &source));
+    assert_int_equal(port, RDLM_LAUNCH_PORT_BASE + (1234 * 10 + 5) % RDLM_LAUNCH_PORT_SPAN);
+    assert_string_equal(source, "SLURM_JOB_ID/SLURM_STEP_ID");
+    assert_false(rdlm_launch_slurm_port(bad, &port, &source)); /* no step id */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(slurm_port_from_reserved_ports_or_ids),
         cmocka_unit_test(mpirun_and_hydra_win_over_srun),
         cmocka_unit_test(launcher_rank_alone),
         cmocka_unit_test(a_bad_or_half_pair_does_not_count),
