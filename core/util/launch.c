@@ -222,15 +222,14 @@ static rdlm_status_t rdlm_launch_pmix_publish(const char *key, uint32_t timeout_
 
 /* RDLM_RENDEZVOUS=launcher under PMIx (rdlm_launch_rendezvous). */
 static rdlm_status_t rdlm_launch_pmix_rendezvous(const char *job, uint32_t rank,
-                                                 uint32_t size, uint32_t timeout_ms,
+                                                 uint32_t size, uint32_t r, uint32_t s,
+                                                 uint32_t timeout_ms,
                                                  rdlm_launch_rendezvous_t *rv)
 {
     char key[RDLM_JOB_MAX + 40], addr[RDLM_ADDR_MAX + 1];
-    uint32_t r = 0, s = 0;
     rdlm_status_t st;
 
-    (void)rdlm_launch_pmix_peers(&r, &s);
-    if (r != rank || s != size) {
+    if (r != rank || s != size) { /* PMIx's r of s */
         rdlm_error("RDLM_RENDEZVOUS=launcher: rank %u of %u is not PMIx's rank %u of %u "
                    "(RDLM_RANK/RDLM_SIZE or rdlm_ctx_params_t): give host:port",
                    rank, size, r, s);
@@ -259,7 +258,7 @@ rdlm_status_t rdlm_launch_rendezvous(const char *const *envp, const char *job,
 
     rv_p->listen_fd = -1;
     if (rdlm_config_lookup(envp, "PMIX_RANK") != NULL && rdlm_launch_pmix_peers(&r, &s)) {
-        return rdlm_launch_pmix_rendezvous(job, rank, size, timeout_ms, rv_p);
+        return rdlm_launch_pmix_rendezvous(job, rank, size, r, s, timeout_ms, rv_p);
     }
     if (rdlm_config_lookup(envp, "SLURM_STEP_NODELIST") == NULL &&
         rdlm_config_lookup(envp, "SLURM_JOB_NODELIST") == NULL) {
