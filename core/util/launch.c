@@ -132,8 +132,8 @@ rdlm_status_t rdlm_launch_rendezvous_host(const char *const *envp, uint32_t rank
     }
     if (rank == 0 && me != NULL && strcmp(me, host_p) != 0) {
         rdlm_error("RDLM_RENDEZVOUS=:port or launcher: rank 0 runs on %s, not on %s, the "
-                   "first host of "
-                   "%s (a task distribution other than block): give host:port",
+                   "first host of %s (a task distribution other than block): give "
+                   "host:port",
                    me, host_p, var);
         return RDLM_ERR_BAD_CONFIG;
     }
