@@ -785,35 +785,20 @@ static void rdlm_mlb_verbs_open(rdlm_mlb_t *m)
 #endif
 }
 
-/* The other baselines' resources: node-only context (origin, partner), raw ucp
- * (origin, target), raw verbs (origin, target, when selected). */
-static void rdlm_mlb_baselines_open(rdlm_mlb_t *m)
+/* ucp_amo's and ucp_amo_wake's endpoint (origin) and word (target), when selected. */
+static void rdlm_mlb_ucp_open(rdlm_mlb_t *m)
 {
-    rdlm_ctx_params_t cp = {.field_mask = RDLM_CTX_FIELD_JOB};
     rdlm_mlb_ucp_key_t key;
-    char job[RDLM_BENCH_JOB_MAX];
     char why[256];
     char *peer = NULL;
-    rdlm_status_t st;
-    long job_id = (long)getpid();
     size_t len;
 
-    MPI_Bcast(&job_id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    if (m->rank == 0 || m->rank == m->partner) {
-        snprintf(job, sizeof(job), "mlb-node-%ld", job_id);
-        cp.job = job;
-        st = rdlm_ctx_create(&cp, &m->node_ctx);
-        if (st == RDLM_OK) {
-            st = rdlm_lock_open(m->node_ctx, "bench-node-lock", &m->node_lock);
-        }
-        if (st != RDLM_OK) {
-            rdlm_mlb_die(m, "node-only context %s: %s", job, rdlm_status_str(st));
-        }
+    if ((!rdlm_mlb_selected(m, RDLM_MLB_UCP) && !rdlm_mlb_selected(m, RDLM_MLB_UCP_WAKE)) ||
+        (m->rank != 0 && m->rank != m->target)) {
+        return;
     }
-    if (m->rank == 0 || m->rank == m->target) {
-        if (rdlm_bench_ucp_open(&m->ucp, why, sizeof(why)) != 0) {
-            rdlm_mlb_die(m, "%s", why);
-        }
+    if (rdlm_bench_ucp_open(&m->ucp, why, sizeof(why)) != 0) {
+        rdlm_mlb_die(m, "%s", why);
     }
     if (m->rank == m->target) {
         memset(&key, 0, sizeof(key));
@@ -825,21 +810,43 @@ static void rdlm_mlb_baselines_open(rdlm_mlb_t *m)
         key.address_len = m->ucp.address_len;
         MPI_Send(&key, sizeof(key), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
         MPI_Send(m->ucp.address, (int)m->ucp.address_len, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-    } else if (m->rank == 0) {
-        MPI_Recv(&key, sizeof(key), MPI_BYTE, m->target, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-        peer = malloc(key.address_len);
-        if (peer == NULL) {
-            rdlm_mlb_die(m, "out of memory");
-        }
-        MPI_Recv(peer, (int)key.address_len, MPI_BYTE, m->target, 1, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-        if (rdlm_bench_ucp_connect(&m->ucp, peer, key.key, key.addr, why, sizeof(why)) !=
-            0) {
-            rdlm_mlb_die(m, "%s", why);
-        }
-        free(peer);
+        return;
     }
+    MPI_Recv(&key, sizeof(key), MPI_BYTE, m->target, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    peer = malloc(key.address_len);
+    if (peer == NULL) {
+        rdlm_mlb_die(m, "out of memory");
+    }
+    MPI_Recv(peer, (int)key.address_len, MPI_BYTE, m->target, 1, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    if (rdlm_bench_ucp_connect(&m->ucp, peer, key.key, key.addr, why, sizeof(why)) != 0) {
+        rdlm_mlb_die(m, "%s", why);
+    }
+    free(peer);
+}
+
+/* The other baselines' resources, for the implementations selected: node-only context
+ * (origin, partner), raw ucp (origin, target), raw verbs (origin, target). */
+static void rdlm_mlb_baselines_open(rdlm_mlb_t *m)
+{
+    rdlm_ctx_params_t cp = {.field_mask = RDLM_CTX_FIELD_JOB};
+    char job[RDLM_BENCH_JOB_MAX];
+    rdlm_status_t st;
+    long job_id = (long)getpid();
+
+    MPI_Bcast(&job_id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (rdlm_mlb_selected(m, RDLM_MLB_NODE) && (m->rank == 0 || m->rank == m->partner)) {
+        snprintf(job, sizeof(job), "mlb-node-%ld", job_id);
+        cp.job = job;
+        st = rdlm_ctx_create(&cp, &m->node_ctx);
+        if (st == RDLM_OK) {
+            st = rdlm_lock_open(m->node_ctx, "bench-node-lock", &m->node_lock);
+        }
+        if (st != RDLM_OK) {
+            rdlm_mlb_die(m, "node-only context %s: %s", job, rdlm_status_str(st));
+        }
+    }
+    rdlm_mlb_ucp_open(m);
     rdlm_mlb_verbs_open(m);
 }
 
