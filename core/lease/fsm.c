@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "le.h"
+#include "byteorder.h"
 #include "log.h"
 
 #define RDLM_LEASE_FSM_MARK_MAGIC 0x574c4452u /* "RDLW" */

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "le.h"
+#include "byteorder.h"
 
 #define RDLM_SVC_DESC_MAGIC 0x484c4452u /* "RDLH" */
 #define RDLM_SVC_DESC_VERSION 2u
