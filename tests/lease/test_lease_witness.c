@@ -1,5 +1,5 @@
 /*
- * Divergence between replicas (core/lease/witness.c, fsm.c, confirm.c, server.c).
+ * Divergence between replicas (core/lease/witness.c, raft_fsm.c, confirm.c, server.c).
  *
  * Proves: replicas that apply the same entries have equal marks at every n, and the
  * first entry where they differ makes every later mark differ; a check against a mark
@@ -27,7 +27,7 @@
 #include <rdlm/lease.h>
 
 #include "embed.h"
-#include "fsm.h"
+#include "raft_fsm.h"
 #include "witness.h"
 
 #define N_REPLICAS 3
@@ -109,15 +109,15 @@ static void apply_opens(struct raft_fsm *fsm, unsigned n)
 
 static void snapshot_carries_the_mark_and_an_old_one_has_none(void **state)
 {
-    rdlm_lease_fsm_t a, b;
+    rdlm_lease_raft_fsm_t a, b;
     struct raft_fsm fa, fb;
     struct raft_buffer *bufs, copy;
     rdlm_lease_mark_t ma, mb;
     unsigned n_bufs;
 
     (void)state;
-    assert_int_equal(rdlm_lease_fsm_init(&a, &fa, NULL), RDLM_OK);
-    assert_int_equal(rdlm_lease_fsm_init(&b, &fb, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&a, &fa, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&b, &fb, NULL), RDLM_OK);
     apply_opens(&fa, 7);
     assert_int_equal(fa.snapshot(&fa, &bufs, &n_bufs), 0);
     assert_int_equal(n_bufs, 1);
@@ -144,8 +144,8 @@ static void snapshot_carries_the_mark_and_an_old_one_has_none(void **state)
     assert_int_equal(rdlm_lease_sm_session_count(b.sm), 7);
     raft_free(bufs[0].base);
     raft_free(bufs);
-    rdlm_lease_fsm_close(&a);
-    rdlm_lease_fsm_close(&b);
+    rdlm_lease_raft_fsm_close(&a);
+    rdlm_lease_raft_fsm_close(&b);
 }
 
 /* ---- three real replicas ------------------------------------------------------- */
