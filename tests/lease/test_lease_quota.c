@@ -27,7 +27,7 @@
 #include <uv.h>
 
 #include "byteorder.h"
-#include "embed_addr.h"
+#include "job_authority_addr.h"
 #include "lease_test.h"
 #include "replica.h"
 #include "server.h"
