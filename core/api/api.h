@@ -51,7 +51,7 @@ struct rdlm_ctx {
     uint64_t *peer_sessions; /* every rank's session id, for lock recovery, or NULL */
     struct {                /* the authority the job runs itself (ctx_authority.c) */
         const rdlm_tl_bootstrap_t *bs;  /* NULL without; outlives dist (fini frees it) */
-        struct rdlm_lease_embed *embed; /* the replica this process runs, or NULL */
+        struct rdlm_job_authority *replica; /* the replica this process runs, or NULL */
     } authority;
     struct rdlm_ctx *live_next; /* the list of live contexts (ctx_live.c) */
 };

@@ -188,7 +188,7 @@ rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
         rdlm_warn("rdlm_lock_query: NULL info_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    rdlm_qlock_snapshot(&RDLM_OBJ(lock)->ctx->local, RDLM_OBJ(lock)->index, &snap);
+    rdlm_ticket_snapshot(&RDLM_OBJ(lock)->ctx->local, RDLM_OBJ(lock)->index, &snap);
     info_p->waiters = snap.waiters;
     info_p->held = snap.held;
     info_p->held_by_me = snap.held_by_me;
@@ -290,7 +290,7 @@ rdlm_status_t rdlm_rwlock_query(rdlm_rwlock_h rw, rdlm_rwlock_info_t *info_p)
         rdlm_warn("rdlm_rwlock_query: NULL info_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    rdlm_qlock_snapshot(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index, &snap);
+    rdlm_ticket_snapshot(&RDLM_OBJ(rw)->ctx->local, RDLM_OBJ(rw)->index, &snap);
     info_p->waiters = snap.waiters;
     info_p->readers = snap.readers;
     info_p->reads_held_by_me = snap.reads_held_by_me;

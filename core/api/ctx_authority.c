@@ -1,7 +1,7 @@
 /*
  * The lease authority a job runs inside its ranks (RDLM_JOB_AUTHORITY): the node
  * leaders (local rank 0) of the first 3 nodes each run a replica on a thread of their
- * own (core/lease/embed.h); with 1 or 2 nodes the first node's leader runs the only
+ * own (core/lease/job_authority.h); with 1 or 2 nodes the first node's leader runs the only
  * one (a 2-replica Raft group tolerates no failure either, and needs both for every
  * entry). Every process of the context then holds a session there, exactly as with
  * RDLM_AUTHORITY (ctx_lease.c).
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "embed.h"
+#include "job_authority.h"
 #include "log.h"
 
 #define RDLM_CTX_AUTHORITY_REPLICAS 3u
@@ -46,7 +46,7 @@ static rdlm_atomic_u32_t rdlm_ctx_authority_started;
 /* What the ranks exchange at each step; every record starts with the rank's status. */
 typedef struct rdlm_ctx_authority_addrs {
     int32_t status;
-    rdlm_lease_embed_addrs_t addrs;
+    rdlm_job_authority_addrs_t addrs;
 } rdlm_ctx_authority_addrs_t;
 
 typedef struct rdlm_ctx_authority_epoch {
@@ -105,7 +105,7 @@ static rdlm_status_t rdlm_ctx_authority_replicas(rdlm_ctx_h ctx, uint32_t n,
     const rdlm_dist_t *d = ctx->dist;
     const rdlm_tl_bootstrap_t *bs = ctx->authority.bs;
     rdlm_ctx_authority_addrs_t mine = {.status = RDLM_OK}, *all;
-    rdlm_lease_embed_addrs_t replicas[RDLM_CTX_AUTHORITY_REPLICAS];
+    rdlm_job_authority_addrs_t replicas[RDLM_CTX_AUTHORITY_REPLICAS];
     int32_t started = RDLM_OK;
     char dir[PATH_MAX];
     void *gathered = NULL;
@@ -113,8 +113,8 @@ static rdlm_status_t rdlm_ctx_authority_replicas(rdlm_ctx_h ctx, uint32_t n,
     size_t at = 0;
 
     if (d->nodes.local_rank == 0 && d->nodes.node < n) {
-        mine.status = rdlm_lease_embed_create(ctx->config.job_authority_net,
-                                              &ctx->authority.embed, &mine.addrs);
+        mine.status = rdlm_job_authority_create(ctx->config.job_authority_net,
+                                                &ctx->authority.replica, &mine.addrs);
     }
     s = rdlm_ctx_authority_gather(bs, &mine, sizeof(mine), "reserving replica ports",
                                   &gathered);
@@ -128,8 +128,8 @@ static rdlm_status_t rdlm_ctx_authority_replicas(rdlm_ctx_h ctx, uint32_t n,
     if (s != RDLM_OK) {
         return s;
     }
-    if (ctx->authority.embed != NULL) {
-        rdlm_lease_embed_params_t ep = {
+    if (ctx->authority.replica != NULL) {
+        rdlm_job_authority_params_t ep = {
             .replicas = replicas,
             .n_replicas = n,
             .self = d->nodes.node,
@@ -141,7 +141,7 @@ static rdlm_status_t rdlm_ctx_authority_replicas(rdlm_ctx_h ctx, uint32_t n,
 
         started = rdlm_ctx_authority_dir(d, dir, sizeof(dir));
         if (started == RDLM_OK) {
-            started = rdlm_lease_embed_start(ctx->authority.embed, &ep);
+            started = rdlm_job_authority_start(ctx->authority.replica, &ep);
         }
     }
     s = rdlm_ctx_authority_gather(bs, &started, sizeof(started), "starting replicas",
@@ -209,7 +209,7 @@ void rdlm_ctx_authority_stop(rdlm_ctx_h ctx)
         rdlm_warn("in-job authority: barrier before stopping the replicas: %s",
                   rdlm_status_str(s));
     }
-    rdlm_lease_embed_stop(ctx->authority.embed);
-    ctx->authority.embed = NULL;
+    rdlm_job_authority_stop(ctx->authority.replica);
+    ctx->authority.replica = NULL;
     ctx->authority.bs = NULL;
 }

@@ -1,6 +1,6 @@
 /*
  * Service-wide exclusive locks for a context with RDLM_AUTHORITY (core/svc): the
- * node-local lock first (core/local qlock: one process of the node at a time), then
+ * node-local lock first (core/local ticket.c: one process of the node at a time), then
  * the lock word at the home an rdlmd hosts. The token is the home's.
  */
 #include "api.h"
@@ -36,7 +36,7 @@ rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_
 {
     uint64_t deadline = rdlm_clock_deadline(timeout_ns), local_token, token;
     rdlm_status_t local =
-        rdlm_qlock_acquire(&obj->ctx->local, obj->index, timeout_ns, &local_token);
+        rdlm_ticket_acquire(&obj->ctx->local, obj->index, timeout_ns, &local_token);
     rdlm_status_t global;
 
     if (local < 0) {
@@ -45,7 +45,7 @@ rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_
     global = rdlm_svc_lock_acquire(obj->ctx->svc, rdlm_ctx_svc_id(obj), deadline,
                                    timeout_ns == 0, &token);
     if (global < 0) {
-        rdlm_qlock_release(&obj->ctx->local, obj->index);
+        rdlm_ticket_release(&obj->ctx->local, obj->index);
         return global;
     }
     if (token_p != NULL) {
@@ -57,7 +57,7 @@ rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_
 rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
 {
     rdlm_status_t global = rdlm_svc_lock_release(obj->ctx->svc, rdlm_ctx_svc_id(obj));
-    rdlm_status_t local = rdlm_qlock_release(&obj->ctx->local, obj->index);
+    rdlm_status_t local = rdlm_ticket_release(&obj->ctx->local, obj->index);
 
     return global != RDLM_OK ? global : local;
 }

@@ -170,7 +170,7 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
         }
     }
     if ((obj->kind == RDLM_KIND_LOCK || obj->kind == RDLM_KIND_RWLOCK) &&
-        rdlm_qlock_held_by_me(lc, obj->index)) {
+        rdlm_ticket_held_by_me(lc, obj->index)) {
         if (obj->kind == RDLM_KIND_LOCK) {
             rdlm_lock_release_obj(obj);
         } else if (d == NULL) {

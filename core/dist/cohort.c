@@ -1,5 +1,5 @@
 /*
- * Cohort locks: the node-local lock (core/local qlock) in front of the global queue
+ * Cohort locks: the node-local lock (core/local/ticket.c) in front of the global queue
  * lock (glock.c). Only the node's holder touches the global word; on release it
  * hands the lock to a waiter of its own node, with no remote operation, up to the
  * cohort bound, then passes the global word on.
@@ -119,10 +119,10 @@ static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
     rdlm_entry_t *e = &lc->seg.entries[idx];
     rdlm_status_t s;
 
-    if (rdlm_load(&e->aux32, RDLM_ACQUIRE) == 0 || !rdlm_qlock_idle(lc, idx)) {
+    if (rdlm_load(&e->aux32, RDLM_ACQUIRE) == 0 || !rdlm_ticket_idle(lc, idx)) {
         return;
     }
-    s = rdlm_qlock_acquire(lc, idx, 0, NULL);
+    s = rdlm_ticket_acquire(lc, idx, 0, NULL);
     if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return; /* someone else took it: their release decides */
     }
@@ -131,7 +131,7 @@ static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
                    lc->seg.names[idx]);
         rdlm_dist_node_pass(d, e);
     }
-    rdlm_qlock_release(lc, idx);
+    rdlm_ticket_release(lc, idx);
 }
 
 /* The global part of an acquire (holding the node-local lock; the node does not
@@ -177,7 +177,7 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
         return RDLM_ERR_CLOSED;
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
-    local = rdlm_qlock_acquire(lc, idx, timeout_ns, &token);
+    local = rdlm_ticket_acquire(lc, idx, timeout_ns, &token);
     if (local != RDLM_OK && local != RDLM_OWNER_DEAD) {
         if (local == RDLM_ERR_TIMEOUT || local == RDLM_ERR_CLOSED) {
             /* A waiter that gives up may have been counted by a releaser that kept
@@ -194,7 +194,7 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     } else {
         s = rdlm_dist_global_acquire(d, e, timeout_ns, deadline, &token);
         if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
-            rdlm_qlock_release(lc, idx); /* the node holds nothing: plain release */
+            rdlm_ticket_release(lc, idx); /* the node holds nothing: plain release */
         } else if (s == RDLM_OK && d->recovery.ended == NULL) {
             s = local;
         }
@@ -216,7 +216,7 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     rdlm_status_t s = RDLM_OK, r;
     uint32_t handoffs;
 
-    if (!rdlm_qlock_held_by_me(lc, idx)) {
+    if (!rdlm_ticket_held_by_me(lc, idx)) {
         rdlm_warn("lock \"%s\": release by a context that does not hold it",
                   lc->seg.names[idx]);
         return RDLM_ERR_NOT_OWNER;
@@ -224,15 +224,15 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     handoffs = rdlm_load(&e->wake32, RDLM_RELAXED);
     if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0 && handoffs < rdlm_dist_cohort_bound(d) &&
-        rdlm_qlock_has_waiters(lc, idx)) {
+        rdlm_ticket_has_waiters(lc, idx)) {
         rdlm_store(&e->wake32, handoffs + 1, RDLM_RELAXED);
-        r = rdlm_qlock_release(lc, idx);
+        r = rdlm_ticket_release(lc, idx);
         rdlm_dist_settle(d, lc, idx);
     } else {
         if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0) {
             s = rdlm_dist_node_pass(d, e);
         }
-        r = rdlm_qlock_release(lc, idx);
+        r = rdlm_ticket_release(lc, idx);
     }
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
     return s != RDLM_OK ? s : r;

@@ -137,7 +137,7 @@ rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, ui
         return RDLM_ERR_CLOSED;
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
-    gate = rdlm_qlock_acquire(lc, idx, timeout_ns, NULL);
+    gate = rdlm_ticket_acquire(lc, idx, timeout_ns, NULL);
     if (gate != RDLM_OK && gate != RDLM_OWNER_DEAD) {
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return gate;
@@ -150,7 +150,7 @@ rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, ui
             rdlm_dist_rwlock_read_leave(d, lc, idx); /* undo the node count */
         }
     }
-    rdlm_qlock_release(lc, idx);
+    rdlm_ticket_release(lc, idx);
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
     return s != RDLM_OK ? s : gate;
 }
@@ -264,7 +264,7 @@ rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, u
     rdlm_status_t s;
     uint64_t old;
 
-    if (!rdlm_qlock_held_by_me(lc, idx) || g == 0) {
+    if (!rdlm_ticket_held_by_me(lc, idx) || g == 0) {
         rdlm_warn("rwlock \"%s\": write release by a context that does not hold it",
                   lc->seg.names[idx]);
         return RDLM_ERR_NOT_OWNER;

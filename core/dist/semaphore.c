@@ -104,7 +104,7 @@ static rdlm_status_t rdlm_sem_queue(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
     rdlm_status_t s, taken = RDLM_ERR_TIMEOUT;
 
     rdlm_dist_pair_words(d, e, &w, &p);
-    s = rdlm_qlock_acquire(lc, idx, timeout_ns, NULL); /* the node's FIFO gate */
+    s = rdlm_ticket_acquire(lc, idx, timeout_ns, NULL); /* the node's FIFO gate */
     if (s == RDLM_OWNER_DEAD) {
         s = RDLM_OK;
     }
@@ -120,7 +120,7 @@ static rdlm_status_t rdlm_sem_queue(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
             /* W only orders the takers: pass it on without using the token. */
             rdlm_glock_pass(d, &w, qid, seq - 1);
         }
-        rdlm_qlock_release(lc, idx);
+        rdlm_ticket_release(lc, idx);
     }
     if (taken != RDLM_OK) {
         rdlm_dist_w_fadd(d, &p, (uint64_t)0 - RDLM_DSEM_WAITER, &old);

@@ -33,7 +33,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "le.h"
+#include "byteorder.h"
 
 /* The binding (auth.h): MAGIC, the version and its fields, each id 16 hex digits. */
 #define RDLM_LEASE_AUTH_MAGIC "rdlm-open v"

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "le.h"
+#include "byteorder.h"
 
 static const char *const rdlm_lease_op_names[RDLM_LEASE_OP_MAX_ + 1] = {
     [RDLM_LEASE_OP_OPEN] = "OPEN",       [RDLM_LEASE_OP_RENEW] = "RENEW",

@@ -24,8 +24,8 @@
 #include "clock.h"
 #include "confirm.h"
 #include "disk.h"
-#include "fsm.h"
 #include "log.h"
+#include "raft_fsm.h"
 #include "tcp.h"
 #include "timers.h"
 
@@ -45,7 +45,7 @@ struct rdlm_lease_replica {
     rdlm_lease_append_guard_t io; /* libraft's uv io, its appends guarded */
     rdlm_lease_tcp_t transport;
     struct raft_fsm fsm;
-    rdlm_lease_fsm_t adapter;
+    rdlm_lease_raft_fsm_t adapter;
     int (*fsm_apply)(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result);
     uv_timer_t tick;
     struct raft_barrier barrier;
@@ -533,7 +533,7 @@ static void rdlm_lease_replica_free_if_closed(rdlm_lease_replica_t *rep)
     }
     raft_uv_close(&rep->io.io);
     rdlm_lease_tcp_close(&rep->transport);
-    rdlm_lease_fsm_close(&rep->adapter);
+    rdlm_lease_raft_fsm_close(&rep->adapter);
     rdlm_lease_timers_free(&rep->timers);
     free(rep);
 }
@@ -682,7 +682,7 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     if (s != RDLM_OK) {
         goto err_free; /* logged there */
     }
-    s = rdlm_lease_fsm_init(&rep->adapter, &rep->fsm, &params->limits);
+    s = rdlm_lease_raft_fsm_init(&rep->adapter, &rep->fsm, &params->limits);
     if (s != RDLM_OK) {
         goto err_free;
     }
@@ -758,7 +758,7 @@ err_io:
 err_transport:
     rdlm_lease_tcp_close(&rep->transport);
 err_fsm:
-    rdlm_lease_fsm_close(&rep->adapter);
+    rdlm_lease_raft_fsm_close(&rep->adapter);
 err_free:
     if (s == RDLM_ERR_NO_MEMORY) {
         rdlm_error("lease: no memory for the replica");

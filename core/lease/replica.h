@@ -1,6 +1,6 @@
 /*
  * One replica of the lease authority (replica.c): libraft 0.15 over raft_uv (TCP, data
- * directory) on a libuv loop, the state machine through the fsm adapter (fsm.h), and
+ * directory) on a libuv loop, the state machine through the fsm adapter (raft_fsm.h), and
  * the leader's duties: lease timers and the entries only a leader submits.
  *
  * Leadership

@@ -79,9 +79,10 @@ typedef enum rdlm_lease_auth_mode {
     RDLM_LEASE_AUTH_MUNGE /**< MUNGE credential on OPEN (auth.h) */
 } rdlm_lease_auth_mode_t;
 
-/** Answers HOMES: the description of the lock home the daemon hosts (core/svc/home.h)
- *  in *blob_p (valid until the server is destroyed) and *len_p, or why there is none
- *  (RDLM_ERR_UNAVAILABLE until it serves). Called on the loop. */
+/** Answers HOMES: the description of the lock home the daemon hosts
+ *  (core/svc/home_server.h) in *blob_p (valid until the server is destroyed) and
+ *  *len_p, or why there is none (RDLM_ERR_UNAVAILABLE until it serves). Called on the
+ *  loop. */
 typedef rdlm_status_t (*rdlm_lease_homes_func_t)(void *arg, const uint8_t **blob_p,
                                                  size_t *len_p);
 

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "le.h"
+#include "byteorder.h"
 
 #define RDLM_LEASE_SNAP_MAGIC 0x534c4452u /* "RDLS" */
 #define RDLM_LEASE_SNAP_VERSION 2u

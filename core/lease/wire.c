@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "le.h"
+#include "byteorder.h"
 
 void rdlm_wire_header_encode(uint8_t hdr[RDLM_WIRE_HEADER], rdlm_wire_kind_t kind,
                              uint32_t len)

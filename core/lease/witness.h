@@ -11,13 +11,13 @@
  *   says so, instead of handing out what may be a token given before.
  *
  * Marks
- *   After the n-th entry applied through the state machine adapter (fsm.c), the
+ *   After the n-th entry applied through the state machine adapter (raft_fsm.c), the
  *   replica records mark (n, chain_n), chain_n = FNV-1a-64 over chain_{n-1} and the
  *   entry's bytes (chain_0 = the FNV offset). Replicas that applied the same entries
  *   in the same order have equal marks; at the first entry where they differ, n is
  *   equal and the chains differ, and so they differ at every later n too. Only
  *   command entries reach the adapter, on every replica alike (configuration and
- *   barrier entries do not). A snapshot carries its mark (fsm.c), so a replica that
+ *   barrier entries do not). A snapshot carries its mark (raft_fsm.c), so a replica that
  *   restores one goes on counting from there; one restored from a snapshot of an
  *   older version has no mark and takes no part (it neither answers nor checks).
  *

@@ -27,7 +27,7 @@ enum rdlm_kind {
 };
 #define RDLM_META_KIND 0xffu
 #define RDLM_META_READY 0x100u
-/* Exclusive locks: the entry is a FIFO ticket lock (qlock.c), not the default
+/* Exclusive locks: the entry is a FIFO ticket lock (ticket.c), not the default
  * bounded-bypass mutex (mutex.c). Fixed by the entry's creator. */
 #define RDLM_META_FIFO 0x200u
 /* Only in a rdlm_table_open request: the caller asks for this order (FIFO bit set or

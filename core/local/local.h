@@ -139,13 +139,13 @@ static inline rdlm_status_t rdlm_mutex_acquire(rdlm_local_t *lc, uint32_t idx,
 
 rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx);
 
-/* FIFO ticket lock: qlock.c (the cross-node cohort's, the rwlock's and the
+/* FIFO ticket lock: ticket.c (the cross-node cohort's, the rwlock's and the
  * semaphore's gate, and FIFO exclusive locks). timeout_ns 0 = one try. */
-rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
-                                 uint64_t *token_p);
-rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_ticket_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                  uint64_t *token_p);
+rdlm_status_t rdlm_ticket_release(rdlm_local_t *lc, uint32_t idx);
 /** 1 if this context holds the lock (or rwlock write side); either lock kind. */
-int rdlm_qlock_held_by_me(const rdlm_local_t *lc, uint32_t idx);
+int rdlm_ticket_held_by_me(const rdlm_local_t *lc, uint32_t idx);
 
 static inline int rdlm_local_lock_is_fifo(const rdlm_local_t *lc, uint32_t idx)
 {
@@ -154,30 +154,31 @@ static inline int rdlm_local_lock_is_fifo(const rdlm_local_t *lc, uint32_t idx)
 
 /**
  * The exclusive lock of an entry: the bounded-bypass mutex (mutex.c) by default, the
- * FIFO ticket lock (qlock.c) if the entry has RDLM_META_FIFO. timeout_ns 0 = one
+ * FIFO ticket lock (ticket.c) if the entry has RDLM_META_FIFO. timeout_ns 0 = one
  * try. Returns RDLM_OK or RDLM_OWNER_DEAD (held; *token_p set if not NULL),
  * RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE.
  */
 static inline rdlm_status_t rdlm_local_lock_acquire(rdlm_local_t *lc, uint32_t idx,
                                                     uint64_t timeout_ns, uint64_t *token_p)
 {
-    return rdlm_local_lock_is_fifo(lc, idx) ? rdlm_qlock_acquire(lc, idx, timeout_ns, token_p)
-                                            : rdlm_mutex_acquire(lc, idx, timeout_ns, token_p);
+    return rdlm_local_lock_is_fifo(lc, idx)
+               ? rdlm_ticket_acquire(lc, idx, timeout_ns, token_p)
+               : rdlm_mutex_acquire(lc, idx, timeout_ns, token_p);
 }
 
 /** Release ordering; RDLM_ERR_NOT_OWNER (nothing changed) if not held here. */
 static inline rdlm_status_t rdlm_local_lock_release(rdlm_local_t *lc, uint32_t idx)
 {
-    return rdlm_local_lock_is_fifo(lc, idx) ? rdlm_qlock_release(lc, idx)
+    return rdlm_local_lock_is_fifo(lc, idx) ? rdlm_ticket_release(lc, idx)
                                             : rdlm_mutex_release(lc, idx);
 }
 /** 1 if places were taken behind the current holder (live or abandoned ones). */
-int rdlm_qlock_has_waiters(const rdlm_local_t *lc, uint32_t idx);
+int rdlm_ticket_has_waiters(const rdlm_local_t *lc, uint32_t idx);
 /** After leaving a lock (release, timeout): passes over abandoned places at its
  *  head, then returns 1 if nobody holds the lock and no live waiter is about to
  *  take it, 0 if someone holds it or a live waiter will. The cross-node layer runs it
  *  so that a node never keeps a global lock nobody on the node uses. */
-int rdlm_qlock_idle(rdlm_local_t *lc, uint32_t idx);
+int rdlm_ticket_idle(rdlm_local_t *lc, uint32_t idx);
 
 /** A lock's or rwlock's state, for queries (scans the slots' records); either lock
  *  kind. */
@@ -191,7 +192,7 @@ typedef struct rdlm_lock_snapshot {
     uint64_t last_token;
 } rdlm_lock_snapshot_t;
 
-void rdlm_qlock_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapshot_t *snap);
+void rdlm_ticket_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapshot_t *snap);
 
 /* Reader-writer lock: rwlock.c. */
 rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
@@ -201,7 +202,7 @@ rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
                                               uint64_t timeout_ns, uint64_t *token_p);
 /** Clear the writer bit, then release the gate (NOT_OWNER if not held). */
 rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx);
-/** Holding the gate (the entry's qlock): record a shared hold of this context
+/** Holding the gate (the entry's ticket lock): record a shared hold of this context
  *  (RDLM_ERR_NO_RESOURCE if it holds too many). read_acquire = gate + enter + gate
  *  release; the cross-node layer puts its own step between. */
 rdlm_status_t rdlm_rwlock_local_read_enter(rdlm_local_t *lc, uint32_t idx);

@@ -1,6 +1,6 @@
 /*
  * What the two on-node exclusive locks (the bounded-bypass mutex, mutex.c, and the
- * FIFO ticket lock, qlock.c) share when a failed try reads the clock (local.h has
+ * FIFO ticket lock, ticket.c) share when a failed try reads the clock (local.h has
  * the rest of the try's check and the grant). docs/local-locks.md ("Exclusive lock").
  */
 #include "clock.h"

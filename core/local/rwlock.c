@@ -8,7 +8,7 @@
  * whose wait finds no live process's READ record resets the count of dead readers.
  * docs/local-locks.md ("Reader-writer lock") has the protocol and why it is safe.
  *
- * Entry words used: those of the gate (qlock.c), wake32 (the word above), parked.
+ * Entry words used: those of the gate (ticket.c), wake32 (the word above), parked.
  * The cross-node rwlock (core/dist/rwlock.c) passes the gate for every reader and
  * calls rdlm_rwlock_local_read_enter while holding it.
  */
@@ -107,7 +107,7 @@ static rdlm_status_t rdlm_rw_gate(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
             *entered_p = 1;
             return s;
         }
-        s = rdlm_qlock_acquire(lc, idx, 0, token_p);
+        s = rdlm_ticket_acquire(lc, idx, 0, token_p);
         if (s != RDLM_ERR_BUSY) {
             return s;
         }
@@ -127,8 +127,8 @@ static rdlm_status_t rdlm_rw_gate(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
         }
         sched_yield();
     }
-    return rdlm_qlock_acquire(lc, idx, deadline == UINT64_MAX ? UINT64_MAX : deadline - now,
-                              token_p);
+    return rdlm_ticket_acquire(
+        lc, idx, deadline == UINT64_MAX ? UINT64_MAX : deadline - now, token_p);
 }
 
 rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
@@ -141,7 +141,7 @@ rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
         return status;
     }
     if (timeout_ns == 0) {
-        status = rdlm_qlock_acquire(lc, idx, 0, NULL);
+        status = rdlm_ticket_acquire(lc, idx, 0, NULL);
     } else {
         status = rdlm_rw_gate(lc, idx, rdlm_clock_deadline(timeout_ns), NULL, 1, &fast);
         if (fast) {
@@ -155,7 +155,7 @@ rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
         return status;
     }
     entered = rdlm_rwlock_local_read_enter(lc, idx);
-    rdlm_qlock_release(lc, idx);
+    rdlm_ticket_release(lc, idx);
     return entered != RDLM_OK ? entered : status;
 }
 
@@ -268,7 +268,7 @@ rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
     rdlm_status_t status, drained;
     int unused = 0;
 
-    status = timeout_ns == 0 ? rdlm_qlock_acquire(lc, idx, 0, token_p)
+    status = timeout_ns == 0 ? rdlm_ticket_acquire(lc, idx, 0, token_p)
                              : rdlm_rw_gate(lc, idx, deadline, token_p, 0, &unused);
     if (status != RDLM_OK && status != RDLM_OWNER_DEAD) {
         if (status == RDLM_ERR_TIMEOUT) {
@@ -290,9 +290,9 @@ rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
 
-    if (!rdlm_qlock_held_by_me(lc, idx)) {
-        return rdlm_qlock_release(lc, idx); /* NOT_OWNER, and its warning */
+    if (!rdlm_ticket_held_by_me(lc, idx)) {
+        return rdlm_ticket_release(lc, idx); /* NOT_OWNER, and its warning */
     }
     rdlm_fetch_and(&e->wake32, ~(RDLM_RW_WRITER | RDLM_RW_SLEEP), RDLM_SEQ_CST);
-    return rdlm_qlock_release(lc, idx);
+    return rdlm_ticket_release(lc, idx);
 }

@@ -200,8 +200,8 @@ static rdlm_status_t rdlm_sem_reserve(rdlm_local_t *lc, uint32_t idx, uint32_t p
     if (now >= deadline) {
         return RDLM_ERR_TIMEOUT;
     }
-    s = rdlm_qlock_acquire(lc, idx, deadline == UINT64_MAX ? UINT64_MAX : deadline - now,
-                           NULL);
+    s = rdlm_ticket_acquire(lc, idx, deadline == UINT64_MAX ? UINT64_MAX : deadline - now,
+                            NULL);
     if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return s;
     }
@@ -211,7 +211,7 @@ static rdlm_status_t rdlm_sem_reserve(rdlm_local_t *lc, uint32_t idx, uint32_t p
     if (s != RDLM_OK) {
         rdlm_fetch_and(&e->aux64, ~RDLM_SEM_RSV, RDLM_SEQ_CST);
     }
-    rdlm_qlock_release(lc, idx);
+    rdlm_ticket_release(lc, idx);
     rdlm_sem_pass_wake(lc, e, permits); /* permits left over go to a sleeper */
     return s;
 }
@@ -227,13 +227,13 @@ static int rdlm_sem_try_stale(rdlm_local_t *lc, uint32_t idx, uint32_t permits, 
     if (!(rdlm_load(&e->aux64, RDLM_RELAXED) & RDLM_SEM_RSV)) {
         return 0;
     }
-    s = rdlm_qlock_acquire(lc, idx, 0, NULL);
+    s = rdlm_ticket_acquire(lc, idx, 0, NULL);
     if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return 0;
     }
     rdlm_fetch_and(&e->aux64, ~RDLM_SEM_RSV, RDLM_SEQ_CST);
     took = rdlm_sem_try(e, permits, k);
-    rdlm_qlock_release(lc, idx);
+    rdlm_ticket_release(lc, idx);
     return took;
 }
 

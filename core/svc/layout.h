@@ -1,7 +1,7 @@
 /*
  * Lock homes in rdlmd (DESIGN.md "Cross-node layer": the homes are the rdlmd daemons
  * in service mode): what a home's registered region holds, how its lock words are
- * encoded, and the description a home hands to its clients (blob.c).
+ * encoded, and the description a home hands to its clients (home_desc.c).
  *
  * Region (64-bit words, offsets in bytes)
  *   header  magic | epoch | slots | tags | next_tag (clients fetch-add it) | floor | 2 zero

@@ -1,7 +1,7 @@
 /*
  * A client context's view of the lock homes its service's rdlmd daemons host
- * (homes.c), and exclusive locks on them (slock.c). layout.h has the region and the
- * lock word; home.h the daemon's side.
+ * (home_client.c), and exclusive locks on them (slock.c). layout.h has the region and the
+ * lock word; home_server.h the daemon's side.
  *
  * Homes
  *   One per replica of RDLM_AUTHORITY, ordered by address string (so every client

@@ -1,5 +1,5 @@
 /*
- * What homes.c, slot.c and slock.c share: a link to one home (as a client sees it),
+ * What home_client.c, slot.c and slock.c share: a link to one home (as a client sees it),
  * the per-lock state of this process, and the counted remote operations on a home.
  */
 #ifndef RDLM_SVC_INTERNAL_H

@@ -1,4 +1,4 @@
-/* A replica embedded in a process (core/lease/embed.h): the host address inside a
+/* A replica embedded in a process (core/lease/job_authority.h): the host address inside a
  * network, ports reserved against other binds until libuv takes them, a one-replica
  * authority on its own thread that serves sessions and epochs with a floor, a stale
  * data directory emptied and every data directory removed at stop, and failed starts
@@ -22,8 +22,8 @@
 
 #include "client_internal.h"
 #include "clock.h"
-#include "embed.h"
-#include "embed_addr.h"
+#include "job_authority.h"
+#include "job_authority_addr.h"
 
 static char tmp[64]; /* a private directory for the data directories */
 
@@ -98,15 +98,15 @@ static int exists(const char *path)
 static void replica_serves_sessions_then_removes_its_data(void **state)
 {
     rdlm_session_params_t sp = {.field_mask = RDLM_SESSION_FIELD_TTL, .ttl_ms = 2000};
-    rdlm_lease_embed_addrs_t addrs;
-    rdlm_lease_embed_t *h = NULL;
+    rdlm_job_authority_addrs_t addrs;
+    rdlm_job_authority_t *h = NULL;
     rdlm_session_h s = NULL;
     char dir[128], junk[160];
     uint64_t epoch = 0, seed;
     FILE *f;
 
     (void)state;
-    assert_int_equal(rdlm_lease_embed_create("127.0.0.1", &h, &addrs), RDLM_OK);
+    assert_int_equal(rdlm_job_authority_create("127.0.0.1", &h, &addrs), RDLM_OK);
     assert_int_equal(plain_bind(addrs.raft), EADDRINUSE);
     assert_int_equal(plain_bind(addrs.client), EADDRINUSE);
     /* A directory of an earlier run (of this user) is emptied, not trusted. */
@@ -117,14 +117,14 @@ static void replica_serves_sessions_then_removes_its_data(void **state)
     assert_non_null(f);
     fputs("a configuration from another run", f);
     fclose(f);
-    rdlm_lease_embed_params_t p = {.replicas = &addrs,
-                                   .n_replicas = 1,
-                                   .self = 0,
-                                   .data_dir = dir,
-                                   .election_timeout_ms = 200,
-                                   .heartbeat_ms = 20,
-                                   .max_clients = 4};
-    assert_int_equal(rdlm_lease_embed_start(h, &p), RDLM_OK);
+    rdlm_job_authority_params_t p = {.replicas = &addrs,
+                                     .n_replicas = 1,
+                                     .self = 0,
+                                     .data_dir = dir,
+                                     .election_timeout_ms = 200,
+                                     .heartbeat_ms = 20,
+                                     .max_clients = 4};
+    assert_int_equal(rdlm_job_authority_start(h, &p), RDLM_OK);
     assert_int_equal(rdlm_session_open(addrs.client, &sp, &s), RDLM_OK);
     /* The first epoch of a fresh in-job authority rises to the floor rank 0 asks
      * (its host's epoch); after that floors are ignored: the epoch bumps, at least to
@@ -139,38 +139,38 @@ static void replica_serves_sessions_then_removes_its_data(void **state)
     assert_int_equal(rdlm_lease_session_new_epoch_above(s, 1u << 24, &epoch),
                      RDLM_ERR_INVALID_ARG);
     rdlm_session_close(s);
-    rdlm_lease_embed_stop(h);
+    rdlm_job_authority_stop(h);
     assert_false(exists(dir));
 }
 
 static void failed_starts_leave_nothing_running_and_keep_what_is_not_theirs(void **state)
 {
-    rdlm_lease_embed_addrs_t addrs, other;
-    rdlm_lease_embed_t *h = NULL;
+    rdlm_job_authority_addrs_t addrs, other;
+    rdlm_job_authority_t *h = NULL;
     char path[128];
     FILE *f;
 
     (void)state;
-    assert_int_equal(rdlm_lease_embed_create("127.0.0.1", &h, &addrs), RDLM_OK);
+    assert_int_equal(rdlm_job_authority_create("127.0.0.1", &h, &addrs), RDLM_OK);
     other = addrs;
     snprintf(other.client, sizeof(other.client), "127.0.0.1:1");
     snprintf(path, sizeof(path), "%s/not-a-directory", tmp);
-    rdlm_lease_embed_params_t p = {.replicas = &other,
-                                   .n_replicas = 1,
-                                   .self = 0,
-                                   .data_dir = path,
-                                   .election_timeout_ms = 200,
-                                   .heartbeat_ms = 20,
-                                   .max_clients = 4};
+    rdlm_job_authority_params_t p = {.replicas = &other,
+                                     .n_replicas = 1,
+                                     .self = 0,
+                                     .data_dir = path,
+                                     .election_timeout_ms = 200,
+                                     .heartbeat_ms = 20,
+                                     .max_clients = 4};
     /* Not its own reserved addresses. */
-    assert_int_equal(rdlm_lease_embed_start(h, &p), RDLM_ERR_INVALID_ARG);
+    assert_int_equal(rdlm_job_authority_start(h, &p), RDLM_ERR_INVALID_ARG);
     /* A file where the data directory goes: refused, and left alone. */
     p.replicas = &addrs;
     f = fopen(path, "w");
     assert_non_null(f);
     fclose(f);
-    assert_int_equal(rdlm_lease_embed_start(h, &p), RDLM_ERR_IO);
-    rdlm_lease_embed_stop(h);
+    assert_int_equal(rdlm_job_authority_start(h, &p), RDLM_ERR_IO);
+    rdlm_job_authority_stop(h);
     assert_true(exists(path));
     assert_int_equal(unlink(path), 0);
     assert_int_equal(plain_bind(addrs.client), 0); /* the reservations are gone */

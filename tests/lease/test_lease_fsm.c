@@ -11,8 +11,8 @@
 
 #include <raft/fixture.h>
 
-#include "fsm.h"
 #include "lease_test.h"
+#include "raft_fsm.h"
 
 /* A raft_malloc'd copy of c's encoding, as libraft hands entries to apply. */
 static struct raft_buffer entry(const rdlm_lease_cmd_t *c)
@@ -40,23 +40,23 @@ static rdlm_lease_result_t *fsm_apply(struct raft_fsm *fsm, const rdlm_lease_cmd
 
 static void init_fills_a_version_1_fsm(void **state)
 {
-    rdlm_lease_fsm_t a;
+    rdlm_lease_raft_fsm_t a;
     struct raft_fsm fsm;
 
     (void)state;
-    assert_int_equal(rdlm_lease_fsm_init(&a, &fsm, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&a, &fsm, NULL), RDLM_OK);
     assert_int_equal(fsm.version, 1);
     assert_ptr_equal(fsm.data, &a);
     assert_non_null(fsm.apply);
     assert_non_null(fsm.snapshot);
     assert_non_null(fsm.restore);
     assert_true(a.applied == 0 && rdlm_lease_sm_epoch(a.sm) == 1);
-    rdlm_lease_fsm_close(&a);
+    rdlm_lease_raft_fsm_close(&a);
 }
 
 static void apply_returns_zero_and_points_at_the_adapters_result(void **state)
 {
-    rdlm_lease_fsm_t a;
+    rdlm_lease_raft_fsm_t a;
     struct raft_fsm fsm;
     rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_OPEN, 0, 0, NULL);
     rdlm_lease_result_t *r;
@@ -64,7 +64,7 @@ static void apply_returns_zero_and_points_at_the_adapters_result(void **state)
     void *result = NULL;
 
     (void)state;
-    assert_int_equal(rdlm_lease_fsm_init(&a, &fsm, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&a, &fsm, NULL), RDLM_OK);
     c.nonce = 7;
     r = fsm_apply(&fsm, &c);
     assert_ptr_equal(r, &a.last);
@@ -79,12 +79,12 @@ static void apply_returns_zero_and_points_at_the_adapters_result(void **state)
     assert_ptr_equal(result, &a.last);
     assert_int_equal(a.last.status, RDLM_ERR_PROTOCOL);
     assert_true(a.applied == 3);
-    rdlm_lease_fsm_close(&a);
+    rdlm_lease_raft_fsm_close(&a);
 }
 
 static void snapshot_and_restore_move_the_state_in_raft_buffers(void **state)
 {
-    rdlm_lease_fsm_t a, b;
+    rdlm_lease_raft_fsm_t a, b;
     struct raft_fsm fa, fb;
     struct raft_buffer *bufs = NULL, bad;
     unsigned n_bufs = 0;
@@ -92,8 +92,8 @@ static void snapshot_and_restore_move_the_state_in_raft_buffers(void **state)
     uint64_t hb;
 
     (void)state;
-    assert_int_equal(rdlm_lease_fsm_init(&a, &fa, NULL), RDLM_OK);
-    assert_int_equal(rdlm_lease_fsm_init(&b, &fb, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&a, &fa, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&b, &fb, NULL), RDLM_OK);
     c.nonce = 1;
     fsm_apply(&fa, &c);
     c = lt_cmd(RDLM_LEASE_OP_ACQUIRE, 1, 1, "x");
@@ -119,8 +119,8 @@ static void snapshot_and_restore_move_the_state_in_raft_buffers(void **state)
     raft_free(bufs);
     assert_true(rdlm_lease_sm_hash(b.sm) == rdlm_lease_sm_hash(a.sm));
     assert_true(rdlm_lease_sm_epoch(b.sm) == 2);
-    rdlm_lease_fsm_close(&a);
-    rdlm_lease_fsm_close(&b);
+    rdlm_lease_raft_fsm_close(&a);
+    rdlm_lease_raft_fsm_close(&b);
 }
 
 /* A raft heap whose n-th allocation from now fails (-1: none). */
@@ -171,14 +171,14 @@ static void snapshot_without_memory_is_nomem_and_leaks_nothing(void **state)
                              .realloc = heap_realloc,
                              .aligned_alloc = heap_aligned_alloc,
                              .aligned_free = heap_aligned_free};
-    rdlm_lease_fsm_t a;
+    rdlm_lease_raft_fsm_t a;
     struct raft_fsm fsm;
     struct raft_buffer *bufs = NULL;
     unsigned n_bufs = 0;
     rdlm_lease_cmd_t c = lt_cmd(RDLM_LEASE_OP_OPEN, 0, 0, NULL);
 
     (void)state;
-    assert_int_equal(rdlm_lease_fsm_init(&a, &fsm, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&a, &fsm, NULL), RDLM_OK);
     c.nonce = 3;
     fsm_apply(&fsm, &c);
     raft_heap_set(&heap);
@@ -191,7 +191,7 @@ static void snapshot_without_memory_is_nomem_and_leaks_nothing(void **state)
     raft_heap_set_default();
     raft_free(bufs[0].base);
     raft_free(bufs);
-    rdlm_lease_fsm_close(&a);
+    rdlm_lease_raft_fsm_close(&a);
 }
 
 /* ---- a simulated cluster (raft/fixture.h) ---- */
@@ -200,7 +200,7 @@ static void snapshot_without_memory_is_nomem_and_leaks_nothing(void **state)
 
 typedef struct cluster {
     struct raft_fixture f;
-    rdlm_lease_fsm_t adapters[N_SERVERS];
+    rdlm_lease_raft_fsm_t adapters[N_SERVERS];
     struct raft_fsm fsms[N_SERVERS];
     int answered, failed;
 } cluster_t;
@@ -238,7 +238,7 @@ static void cluster_start(cluster_t *cl)
     memset(cl, 0, sizeof(*cl));
     assert_int_equal(raft_fixture_initialize(&cl->f), 0);
     for (unsigned i = 0; i < N_SERVERS; i++) {
-        assert_int_equal(rdlm_lease_fsm_init(&cl->adapters[i], &cl->fsms[i], NULL),
+        assert_int_equal(rdlm_lease_raft_fsm_init(&cl->adapters[i], &cl->fsms[i], NULL),
                          RDLM_OK);
         assert_int_equal(raft_fixture_grow(&cl->f, &cl->fsms[i]), 0);
         raft_set_snapshot_threshold(raft_fixture_get(&cl->f, i), 16);
@@ -255,7 +255,7 @@ static void cluster_stop(cluster_t *cl)
 {
     raft_fixture_close(&cl->f);
     for (unsigned i = 0; i < N_SERVERS; i++) {
-        rdlm_lease_fsm_close(&cl->adapters[i]);
+        rdlm_lease_raft_fsm_close(&cl->adapters[i]);
     }
 }
 

@@ -26,8 +26,8 @@
 
 #include <uv.h>
 
-#include "embed_addr.h"
-#include "le.h"
+#include "byteorder.h"
+#include "job_authority_addr.h"
 #include "lease_test.h"
 #include "replica.h"
 #include "server.h"

@@ -1,5 +1,5 @@
 /*
- * Divergence between replicas (core/lease/witness.c, fsm.c, confirm.c, server.c).
+ * Divergence between replicas (core/lease/witness.c, raft_fsm.c, confirm.c, server.c).
  *
  * Proves: replicas that apply the same entries have equal marks at every n, and the
  * first entry where they differ makes every later mark differ; a check against a mark
@@ -26,8 +26,8 @@
 
 #include <rdlm/lease.h>
 
-#include "embed.h"
-#include "fsm.h"
+#include "job_authority.h"
+#include "raft_fsm.h"
 #include "witness.h"
 
 #define N_REPLICAS 3
@@ -109,15 +109,15 @@ static void apply_opens(struct raft_fsm *fsm, unsigned n)
 
 static void snapshot_carries_the_mark_and_an_old_one_has_none(void **state)
 {
-    rdlm_lease_fsm_t a, b;
+    rdlm_lease_raft_fsm_t a, b;
     struct raft_fsm fa, fb;
     struct raft_buffer *bufs, copy;
     rdlm_lease_mark_t ma, mb;
     unsigned n_bufs;
 
     (void)state;
-    assert_int_equal(rdlm_lease_fsm_init(&a, &fa, NULL), RDLM_OK);
-    assert_int_equal(rdlm_lease_fsm_init(&b, &fb, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&a, &fa, NULL), RDLM_OK);
+    assert_int_equal(rdlm_lease_raft_fsm_init(&b, &fb, NULL), RDLM_OK);
     apply_opens(&fa, 7);
     assert_int_equal(fa.snapshot(&fa, &bufs, &n_bufs), 0);
     assert_int_equal(n_bufs, 1);
@@ -144,15 +144,15 @@ static void snapshot_carries_the_mark_and_an_old_one_has_none(void **state)
     assert_int_equal(rdlm_lease_sm_session_count(b.sm), 7);
     raft_free(bufs[0].base);
     raft_free(bufs);
-    rdlm_lease_fsm_close(&a);
-    rdlm_lease_fsm_close(&b);
+    rdlm_lease_raft_fsm_close(&a);
+    rdlm_lease_raft_fsm_close(&b);
 }
 
 /* ---- three real replicas ------------------------------------------------------- */
 
 typedef struct cluster {
-    rdlm_lease_embed_t *h[N_REPLICAS];
-    rdlm_lease_embed_addrs_t addrs[N_REPLICAS];
+    rdlm_job_authority_t *h[N_REPLICAS];
+    rdlm_job_authority_addrs_t addrs[N_REPLICAS];
     char dir[64], clients[N_REPLICAS * 24];
 } cluster_t;
 
@@ -164,29 +164,29 @@ static void cluster_start(cluster_t *c)
     snprintf(c->dir, sizeof(c->dir), "/tmp/rdlm-test-witness-XXXXXX");
     assert_non_null(mkdtemp(c->dir));
     for (int i = 0; i < N_REPLICAS; i++) {
-        assert_int_equal(rdlm_lease_embed_create("127.0.0.1", &c->h[i], &c->addrs[i]),
+        assert_int_equal(rdlm_job_authority_create("127.0.0.1", &c->h[i], &c->addrs[i]),
                          RDLM_OK);
         off += (size_t)snprintf(c->clients + off, sizeof(c->clients) - off, "%s%s",
                                 i ? "," : "", c->addrs[i].client);
     }
     for (int i = 0; i < N_REPLICAS; i++) {
-        rdlm_lease_embed_params_t p = {.replicas = c->addrs,
-                                       .n_replicas = N_REPLICAS,
-                                       .self = (unsigned)i,
-                                       .data_dir = path,
-                                       .election_timeout_ms = 300,
-                                       .heartbeat_ms = 30,
-                                       .max_clients = 4};
+        rdlm_job_authority_params_t p = {.replicas = c->addrs,
+                                         .n_replicas = N_REPLICAS,
+                                         .self = (unsigned)i,
+                                         .data_dir = path,
+                                         .election_timeout_ms = 300,
+                                         .heartbeat_ms = 30,
+                                         .max_clients = 4};
 
         snprintf(path, sizeof(path), "%s/r%d", c->dir, i);
-        assert_int_equal(rdlm_lease_embed_start(c->h[i], &p), RDLM_OK);
+        assert_int_equal(rdlm_job_authority_start(c->h[i], &p), RDLM_OK);
     }
 }
 
 static void cluster_stop(cluster_t *c)
 {
     for (int i = 0; i < N_REPLICAS; i++) {
-        rdlm_lease_embed_stop(c->h[i]);
+        rdlm_job_authority_stop(c->h[i]);
     }
     rmdir(c->dir);
 }
@@ -213,7 +213,8 @@ static int wait_mark(cluster_t *c, int i, uint64_t n)
     rdlm_lease_mark_t m;
 
     for (int t = 0; t < WAIT_MS / 10; t++) {
-        if (rdlm_lease_witness_newest(rdlm_lease_embed_witness(c->h[i]), &m) && m.n >= n) {
+        if (rdlm_lease_witness_newest(rdlm_job_authority_witness(c->h[i]), &m) &&
+            m.n >= n) {
             return 1;
         }
         sleep_ms(10);
@@ -242,13 +243,14 @@ static void leader_fails_closed_once_a_follower_applied_otherwise(void **state)
     leader = find_leader(&c);
     assert_true(leader >= 0);
     follower = (leader + 1) % N_REPLICAS;
-    assert_int_equal(rdlm_lease_witness_newest(rdlm_lease_embed_witness(c.h[leader]), &lm),
-                     1);
+    assert_int_equal(
+        rdlm_lease_witness_newest(rdlm_job_authority_witness(c.h[leader]), &lm), 1);
     assert_true(wait_mark(&c, follower, lm.n));
     /* Renewals (every TTL/3) ask for rounds; the followers agree: no divergence. */
     sleep_ms(1200);
     for (int i = 0; i < N_REPLICAS; i++) {
-        assert_int_equal(rdlm_lease_witness_diverged(rdlm_lease_embed_witness(c.h[i])), 0);
+        assert_int_equal(rdlm_lease_witness_diverged(rdlm_job_authority_witness(c.h[i])),
+                         0);
     }
     assert_int_equal(rdlm_session_lock(s, "w", 2000000000ull, &token), RDLM_OK);
     assert_int_equal(rdlm_session_unlock(s, "w", token), RDLM_OK);
@@ -256,12 +258,12 @@ static void leader_fails_closed_once_a_follower_applied_otherwise(void **state)
     /* Plant a divergence: the follower's newest mark as if it had applied another
      * entry there (what a lost committed entry leaves behind). */
     assert_true(wait_mark(&c, follower, lm.n + 2));
-    rdlm_lease_witness_newest(rdlm_lease_embed_witness(c.h[follower]), &fm);
+    rdlm_lease_witness_newest(rdlm_job_authority_witness(c.h[follower]), &fm);
     fm.chain ^= 1;
-    rdlm_lease_witness_restart(rdlm_lease_embed_witness(c.h[follower]), fm, 1);
+    rdlm_lease_witness_restart(rdlm_job_authority_witness(c.h[follower]), fm, 1);
     for (int t = 0; t < WAIT_MS / 50 && !diverged; t++) {
         sleep_ms(50);
-        diverged = rdlm_lease_witness_diverged(rdlm_lease_embed_witness(c.h[leader]));
+        diverged = rdlm_lease_witness_diverged(rdlm_job_authority_witness(c.h[leader]));
     }
     assert_true(diverged);
     assert_int_not_equal(rdlm_session_lock(s, "w", 1000000000ull, &token), RDLM_OK);

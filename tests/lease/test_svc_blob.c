@@ -1,5 +1,5 @@
 /*
- * The HOMES description of a lock home (core/svc/blob.c, layout.h): it round-trips; a
+ * The HOMES description of a lock home (core/svc/home_desc.c, layout.h): it round-trips; a
  * home of another layout version is refused with RDLM_ERR_MISMATCH and its version
  * (layout 2 reuses slots: a client of layout 1 would misread every slot), a wrong
  * magic or length with RDLM_ERR_PROTOCOL.

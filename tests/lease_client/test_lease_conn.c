@@ -15,9 +15,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "byteorder.h"
 #include "clock.h"
 #include "conn.h"
-#include "le.h"
 
 #define MS 1000000ull
 

@@ -61,17 +61,17 @@
  *
  * Cohorts (cohort.c). The node-local lock is abstract: a mutex word `lheld`
  * (0 or the holder's pid+1) plus `lwait`, the number of processes that have
- * asked for it and not yet taken it or given up (the qlock's tickets beyond
+ * asked for it and not yet taken it or given up (the ticket lock's tickets beyond
  * the one served). Acquiring it is two steps: register (lwait++), then take
  * it when free (lwait--, lheld := me). Any registered waiter may take it,
- * newcomers included: no FIFO order, a superset of the qlock's schedules.
- * "Idle" (rdlm_qlock_idle) and try-lock succeed iff lheld == 0 and lwait ==
+ * newcomers included: no FIFO order, a superset of the ticket lock's schedules.
+ * "Idle" (rdlm_ticket_idle) and try-lock succeed iff lheld == 0 and lwait ==
  * 0. Node state, touched only under the node lock and so merged into the
  * neighbouring step: gq (the node's qnode in the global queue, aux32), the
  * hand-off count (wake32), seq (the token sequence, token & SEQ_MASK).
  *   acquire: lock; gq != NONE: seq++, holds (local hand-off, no remote op);
  *            else global acquire (timeout: unlock, return).
- *   release: read lwait (one step: rdlm_qlock_has_waiters) and decide:
+ *   release: read lwait (one step: rdlm_ticket_has_waiters) and decide:
  *            gq != NONE && handoffs < BOUND && lwait > 0: handoffs++,
  *              unlock (keeping gq), then settle;
  *            else pass(gq, seq), gq := NONE, handoffs := 0, unlock.
@@ -82,7 +82,7 @@
  *            gq := NONE, handoffs := 0; unlock.
  *   The decision's read of lwait and the unlock are separate steps, so a
  *   waiter counted by the decision may time out before the unlock: that is
- *   the case settle exists for. (The qlock counts a timed-out waiter's ticket
+ *   the case settle exists for. (The ticket lock counts a timed-out waiter's ticket
  *   until someone passes over it, even after the waiter left; that is the
  *   same as the waiter leaving after the decision, which is modelled.)
  *   Local timeouts: LTIMEOUTS per run, any registered waiter, at any point of

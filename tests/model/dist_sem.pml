@@ -32,7 +32,7 @@
  * N = 2^(b-1) - 1 (RDLM_SEM_PERMITS_MAX is 2^31 - 1) it shows what happens
  * when the transient sum of fast attempts passes 2^32 (README.md).
  *
- * The gates, abstractly: the node-local FIFO ticket lock (rdlm_qlock_acquire)
+ * The gates, abstractly: the node-local FIFO ticket lock (rdlm_ticket_acquire)
  * and the global queue lock W (rdlm_glock_acquire / _try, passed on with
  * rdlm_glock_pass) are ONE FIFO mutex here, a ticket lock (tnext, tserve,
  * tickets mod NP + 1). Why that loses nothing: both gates only serialise the
@@ -46,7 +46,7 @@
  * one of the orders the model's ticket draws produce: a process draws its
  * ticket at any time after it registered, so any order of entry is reached.
  * A waiter that gives up while queued at either gate leaves no trace there
- * (qlock: a timed-out place; glock.h: "the place is abandoned, and the holder
+ * (ticket.c: a timed-out place; glock.h: "the place is abandoned, and the holder
  * passes over it"), so it is modelled as giving up before it draws a ticket.
  * OWNER_DEAD from a gate is treated as OK by the code and does not arise here
  * (no crashes).

@@ -1,6 +1,6 @@
 /*
  * lock_word.pml -- spin model of the on-node exclusive lock as implemented in
- * core/local/qlock.c and described in docs/local-locks.md, "Exclusive lock: a
+ * core/local/ticket.c and described in docs/local-locks.md, "Exclusive lock: a
  * ticket lock in one word, per-ticket wake-up, recovery". Step names (fast
  * path, slow path 1..4, Release, Timeout, Recovery) are the doc's. One lock
  * E; N processes each acquire and release it LOOPS times. (ticket_lock.pml
@@ -43,8 +43,8 @@
  *
  * Atomicity: one STEP = one access to one shared location (the word, one
  * record, the token, one liveness check), plus ghost and local updates.
- *   - Every CAS in qlock.c compares the whole word and is retried only while
- *     `next` alone changed (rdlm_qlock_pass_from, rdlm_qlock_claim), so each
+ *   - Every CAS in ticket.c compares the whole word and is retried only while
+ *     `next` alone changed (rdlm_ticket_pass_from, rdlm_ticket_claim), so each
  *     is modelled as one step "if serving == s and owner == o (or owner is
  *     nobody) then write serving/owner, keep next". The fast path's CAS
  *     expects (n, n, x) exactly: one step "if next == serving and owner is
@@ -180,7 +180,7 @@ byte last_token;
 bit  g_dead;                        /* a holder died owning E, not yet reported */
 
 /*
- * Recovery, one pass (rdlm_qlock_recover). The first step is the load of the
+ * Recovery, one pass (rdlm_ticket_recover). The first step is the load of the
  * word. Own record: WAITING(t), live, so it claims s iff s == t (the real scan
  * reads it too); the other slots' records are read one step each.
  */

@@ -657,7 +657,7 @@ int main(int argc, char **argv)
         sim_fatal("rdlm_lease_timers_init");
     sim.violation_exit = expect ? 0 : 1;
     sim.raft_exit = expect ? 0 : SIM_EXIT_RAFT;
-    /* fsm.c warns about every corrupt entry the workload logs on purpose */
+    /* raft_fsm.c warns about every corrupt entry the workload logs on purpose */
     if (!verbose)
         rdlm_log_set_level(RDLM_LOG_ERROR);
 

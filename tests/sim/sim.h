@@ -2,7 +2,7 @@
  * Deterministic simulation of the replicated lease authority (tests/sim).
  *
  * A raft_fixture cluster (libraft's in-memory I/O, virtual time) whose servers each
- * run the real state machine through the real raft_fsm adapter (core/lease/fsm.c),
+ * run the real state machine through the real raft_fsm adapter (core/lease/raft_fsm.c),
  * wrapped by this harness so every apply is observed. One seed fixes the
  * whole run: the workload and the faults come from a splitmix64 stream, libraft's
  * fixture is itself deterministic, and no decision reads a clock or an address, so a
@@ -33,7 +33,7 @@
 #include <raft.h>
 #include <raft/fixture.h>
 
-#include "fsm.h"
+#include "raft_fsm.h"
 #include "timers.h"
 
 #define SIM_MAX_SERVERS 5
@@ -114,8 +114,8 @@ typedef struct sim_replica {
     struct raft *raft;
     struct raft_fsm outer;
     struct raft_fsm inner;
-    rdlm_lease_fsm_t adapter;
-    rdlm_lease_fsm_t scratch; /**< snapshots are restored into it */
+    rdlm_lease_raft_fsm_t adapter;
+    rdlm_lease_raft_fsm_t scratch; /**< snapshots are restored into it */
     struct raft_fsm scratch_fsm;
     sim_disk_t disk;
     int in_apply;      /**< grant callbacks belong to the current apply */

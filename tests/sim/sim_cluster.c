@@ -177,9 +177,10 @@ void sim_cluster_start(sim_t *sim)
         memset(rep, 0, sizeof *rep);
         rep->sim = sim;
         rep->i = i;
-        if (rdlm_lease_fsm_init(&rep->adapter, &rep->inner, &sim->limits) != RDLM_OK ||
-            rdlm_lease_fsm_init(&rep->scratch, &rep->scratch_fsm, &sim->limits) != RDLM_OK)
-            sim_fatal("rdlm_lease_fsm_init");
+        if (rdlm_lease_raft_fsm_init(&rep->adapter, &rep->inner, &sim->limits) != RDLM_OK ||
+            rdlm_lease_raft_fsm_init(&rep->scratch, &rep->scratch_fsm, &sim->limits) !=
+                RDLM_OK)
+            sim_fatal("rdlm_lease_raft_fsm_init");
         rdlm_lease_sm_set_grant_cb(rep->adapter.sm, sim_grant_cb, rep);
         rep->epoch = rdlm_lease_sm_epoch(rep->adapter.sm);
         rep->outer = (struct raft_fsm){.version = 1,
@@ -223,8 +224,8 @@ void sim_cluster_stop(sim_t *sim)
     /* Entries still in flight get their callback (LEADERSHIPLOST) in here. */
     raft_fixture_close(&sim->f);
     for (unsigned i = 0; i < sim->n; i++) {
-        rdlm_lease_fsm_close(&sim->rep[i].adapter);
-        rdlm_lease_fsm_close(&sim->rep[i].scratch);
+        rdlm_lease_raft_fsm_close(&sim->rep[i].adapter);
+        rdlm_lease_raft_fsm_close(&sim->rep[i].scratch);
         free(sim->rep[i].saved);
         sim->rep[i].saved = NULL;
     }

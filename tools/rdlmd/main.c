@@ -22,7 +22,7 @@
 #include "cli.h"
 #include "config.h"
 #include "log.h"
-#include "home.h"
+#include "home_server.h"
 #include "peers.h"
 #include "replica.h"
 #include "server.h"

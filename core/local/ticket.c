@@ -13,7 +13,7 @@
 #include "records.h"
 
 /* Wake whoever holds ticket `ticket` (it may be asleep). */
-static void rdlm_qlock_wake(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t ticket)
+static void rdlm_ticket_wake(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t ticket)
 {
     rdlm_wait_wake(rdlm_word_futex(&e->word), rdlm_wait_ticket_bit(ticket), &e->parked,
                    &lc->stats.wait);
@@ -24,23 +24,23 @@ static void rdlm_qlock_wake(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t ticket)
  * does meanwhile, and wake ticket s + 1. Fails (returns 0) as soon as serving or
  * owner differ from what is expected. w is the caller's last look at the word.
  */
-static int rdlm_qlock_pass_from(rdlm_local_t *lc, rdlm_entry_t *e, uint64_t w, uint16_t s,
-                                uint32_t from, uint32_t to)
+static int rdlm_ticket_pass_from(rdlm_local_t *lc, rdlm_entry_t *e, uint64_t w, uint16_t s,
+                                 uint32_t from, uint32_t to)
 {
     while (RDLM_WORD_SERVING(w) == s && RDLM_WORD_OWNER(w) == from) {
         if (rdlm_cas(&e->word, &w, RDLM_WORD_MAKE(RDLM_WORD_NEXT(w), s + 1, to),
                      RDLM_SEQ_CST)) {
-            rdlm_qlock_wake(lc, e, (uint16_t)(s + 1));
+            rdlm_ticket_wake(lc, e, (uint16_t)(s + 1));
             return 1;
         }
     }
     return 0;
 }
 
-static int rdlm_qlock_pass(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t s, uint32_t from,
-                           uint32_t to)
+static int rdlm_ticket_pass(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t s, uint32_t from,
+                            uint32_t to)
 {
-    return rdlm_qlock_pass_from(lc, e, rdlm_load(&e->word, RDLM_RELAXED), s, from, to);
+    return rdlm_ticket_pass_from(lc, e, rdlm_load(&e->word, RDLM_RELAXED), s, from, to);
 }
 
 /*
@@ -48,7 +48,7 @@ static int rdlm_qlock_pass(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t s, uint32
  * no live process claims. Every step is a CAS on the word, so any number of waiters
  * may run it at once. Returns 1 if the lock moved on.
  */
-static int rdlm_qlock_recover(rdlm_local_t *lc, uint32_t idx)
+static int rdlm_ticket_recover(rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_segment_t *seg = &lc->seg;
     rdlm_entry_t *e = &seg->entries[idx];
@@ -58,7 +58,7 @@ static int rdlm_qlock_recover(rdlm_local_t *lc, uint32_t idx)
 
     if (!RDLM_OWNER_IS_NOBODY(o)) {
         if (rdlm_segment_owner_alive(seg, o) ||
-            !rdlm_qlock_pass(lc, e, s, o, RDLM_OWNER_DIED)) {
+            !rdlm_ticket_pass(lc, e, s, o, RDLM_OWNER_DIED)) {
             return 0;
         }
         rdlm_fetch_add(&lc->stats.recoveries, 1, RDLM_RELAXED);
@@ -68,7 +68,7 @@ static int rdlm_qlock_recover(rdlm_local_t *lc, uint32_t idx)
     }
     if (s == RDLM_WORD_NEXT(w) ||
         rdlm_rec_find_claimant(seg, idx, s) != RDLM_CLAIMANT_NONE ||
-        !rdlm_qlock_pass(lc, e, s, o, o)) {
+        !rdlm_ticket_pass(lc, e, s, o, o)) {
         return 0;
     }
     rdlm_fetch_add(&lc->stats.skips, 1, RDLM_RELAXED);
@@ -78,7 +78,7 @@ static int rdlm_qlock_recover(rdlm_local_t *lc, uint32_t idx)
 }
 
 /* Fast path: take a free lock in one CAS. *prev_owner_p gets the owner it replaced. */
-static int rdlm_qlock_try_fast(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev_owner_p)
+static int rdlm_ticket_try_fast(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev_owner_p)
 {
     uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
     uint16_t n = RDLM_WORD_NEXT(w);
@@ -93,8 +93,8 @@ static int rdlm_qlock_try_fast(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev
 }
 
 /* Holding ticket t and serving == t: claim. *prev_owner_p gets 0 or DIED. */
-static int rdlm_qlock_claim(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t t,
-                            uint32_t *prev_owner_p)
+static int rdlm_ticket_claim(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t t,
+                             uint32_t *prev_owner_p)
 {
     uint64_t w = rdlm_load(&e->word, RDLM_ACQUIRE);
 
@@ -110,8 +110,8 @@ static int rdlm_qlock_claim(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t t,
 
 /* Slow path: queue with a ticket and wait for it. The record R lets recovery tell a
  * live claimant from an abandoned ticket. */
-static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
-                                      uint32_t *prev_owner_p)
+static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                       uint32_t *prev_owner_p)
 {
     rdlm_segment_t *seg = &lc->seg;
     rdlm_entry_t *e = &seg->entries[idx];
@@ -138,7 +138,7 @@ static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t t
     if (rdlm_local_oversubscribed(lc)) {
         rdlm_wait_stop_spinning(&w);
     }
-    while (!rdlm_qlock_claim(lc, e, t, prev_owner_p)) {
+    while (!rdlm_ticket_claim(lc, e, t, prev_owner_p)) {
         word = rdlm_load(&e->word, RDLM_ACQUIRE);
         if (RDLM_WORD_SERVING(word) == t) {
             continue; /* served, claim raced with an arrival: retry the claim */
@@ -157,14 +157,14 @@ static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t t
         case RDLM_WAIT_AGAIN:
             break;
         case RDLM_WAIT_CHECK:
-            rdlm_qlock_recover(lc, idx);
+            rdlm_ticket_recover(lc, idx);
             break;
         case RDLM_WAIT_TIMEDOUT:
             /* Give the place up; never take it after the record is gone. */
             rdlm_store(rec, 0, RDLM_SEQ_CST);
             word = rdlm_load(&e->word, RDLM_ACQUIRE);
             if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word))) {
-                rdlm_qlock_pass(lc, e, t, RDLM_WORD_OWNER(word), RDLM_WORD_OWNER(word));
+                rdlm_ticket_pass(lc, e, t, RDLM_WORD_OWNER(word), RDLM_WORD_OWNER(word));
             }
             if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
                 return RDLM_ERR_CLOSED;
@@ -177,20 +177,20 @@ static rdlm_status_t rdlm_qlock_queue(rdlm_local_t *lc, uint32_t idx, uint64_t t
     return RDLM_OK;
 }
 
-rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
-                                 uint64_t *token_p)
+rdlm_status_t rdlm_ticket_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                  uint64_t *token_p)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t prev_owner;
 
-    if (!rdlm_qlock_try_fast(lc, e, &prev_owner)) {
+    if (!rdlm_ticket_try_fast(lc, e, &prev_owner)) {
         if (timeout_ns == 0) {
-            if (!(rdlm_local_lock_try_check_due(lc, idx) && rdlm_qlock_recover(lc, idx) &&
-                  rdlm_qlock_try_fast(lc, e, &prev_owner))) {
+            if (!(rdlm_local_lock_try_check_due(lc, idx) && rdlm_ticket_recover(lc, idx) &&
+                  rdlm_ticket_try_fast(lc, e, &prev_owner))) {
                 return RDLM_ERR_BUSY;
             }
         } else {
-            rdlm_status_t status = rdlm_qlock_queue(lc, idx, timeout_ns, &prev_owner);
+            rdlm_status_t status = rdlm_ticket_queue(lc, idx, timeout_ns, &prev_owner);
             if (status != RDLM_OK) {
                 return status;
             }
@@ -199,13 +199,13 @@ rdlm_status_t rdlm_qlock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeou
     return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
 }
 
-rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_ticket_release(rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_segment_t *seg = &lc->seg;
     rdlm_entry_t *e = &seg->entries[idx];
     uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
 
-    if (!rdlm_qlock_pass_from(lc, e, w, RDLM_WORD_SERVING(w), seg->self_owner, 0)) {
+    if (!rdlm_ticket_pass_from(lc, e, w, RDLM_WORD_SERVING(w), seg->self_owner, 0)) {
         rdlm_warn("lock \"%s\": release by a context that does not hold it",
                   seg->names[idx]);
         return RDLM_ERR_NOT_OWNER;
@@ -213,20 +213,20 @@ rdlm_status_t rdlm_qlock_release(rdlm_local_t *lc, uint32_t idx)
     return RDLM_OK;
 }
 
-int rdlm_qlock_held_by_me(const rdlm_local_t *lc, uint32_t idx)
+int rdlm_ticket_held_by_me(const rdlm_local_t *lc, uint32_t idx)
 {
     return RDLM_WORD_OWNER(rdlm_load(&lc->seg.entries[idx].word, RDLM_ACQUIRE)) ==
            lc->seg.self_owner;
 }
 
-int rdlm_qlock_has_waiters(const rdlm_local_t *lc, uint32_t idx)
+int rdlm_ticket_has_waiters(const rdlm_local_t *lc, uint32_t idx)
 {
     uint64_t w = rdlm_load(&lc->seg.entries[idx].word, RDLM_ACQUIRE);
 
     return (uint16_t)(RDLM_WORD_NEXT(w) - RDLM_WORD_SERVING(w)) > 1;
 }
 
-int rdlm_qlock_idle(rdlm_local_t *lc, uint32_t idx)
+int rdlm_ticket_idle(rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
 
@@ -245,14 +245,14 @@ int rdlm_qlock_idle(rdlm_local_t *lc, uint32_t idx)
         if (rdlm_rec_find_claimant(&lc->seg, idx, s) != RDLM_CLAIMANT_NONE) {
             return 0;
         }
-        if (rdlm_qlock_pass(lc, e, s, o, o)) {
+        if (rdlm_ticket_pass(lc, e, s, o, o)) {
             rdlm_fetch_add(&lc->stats.skips, 1, RDLM_RELAXED);
         }
     }
     return 0;
 }
 
-void rdlm_qlock_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapshot_t *snap)
+void rdlm_ticket_snapshot(const rdlm_local_t *lc, uint32_t idx, rdlm_lock_snapshot_t *snap)
 {
     const rdlm_segment_t *seg = &lc->seg;
     uint64_t w = rdlm_load(&seg->entries[idx].word, RDLM_ACQUIRE);

@@ -1,5 +1,5 @@
-/* Addresses and reserved ports of an embedded replica (embed_addr.h). */
-#include "embed_addr.h"
+/* Addresses and reserved ports of an in-job authority replica (job_authority_addr.h). */
+#include "job_authority_addr.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * The lock home an rdlmd daemon hosts (home.c; layout.h has the region): lock words
+ * The lock home an rdlmd daemon hosts (home_server.c; layout.h has the region): lock words
  * in memory registered with UCX, which clients reach with remote atomics while the
  * daemon's progress thread answers them. The daemon never touches a lock word.
  *
@@ -9,8 +9,8 @@
  * token of its previous life (issue 6: "any loss of home state forces a new epoch
  * before that home serves again").
  */
-#ifndef RDLM_SVC_HOME_H
-#define RDLM_SVC_HOME_H
+#ifndef RDLM_SVC_HOME_SERVER_H
+#define RDLM_SVC_HOME_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,12 +1,12 @@
 /*
- * Little-endian byte access for the lease encodings (commands, replies, snapshots):
- * explicit byte writes, never a struct memcpy, so the bytes are the same on every
- * host. Writers return the position after what they wrote; the reader is bounded and
- * sticky: a read past the end returns 0 and marks the reader bad, so a decoder reads
- * field after field and checks once.
+ * Little-endian byte access (rdlm_le_*) for the lease encodings (commands, replies,
+ * snapshots) and the HOMES description: explicit byte writes, never a struct memcpy,
+ * so the bytes are the same on every host. Writers return the position after what
+ * they wrote; the reader is bounded and sticky: a read past the end returns 0 and
+ * marks the reader bad, so a decoder reads field after field and checks once.
  */
-#ifndef RDLM_LEASE_LE_H
-#define RDLM_LEASE_LE_H
+#ifndef RDLM_LEASE_BYTEORDER_H
+#define RDLM_LEASE_BYTEORDER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
-/* The lock home an rdlmd hosts (home.h). */
-#include "home.h"
+/* The lock home an rdlmd hosts (home_server.h). */
+#include "home_server.h"
 
 #include <pthread.h>
 #include <stdlib.h>

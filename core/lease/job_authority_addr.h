@@ -1,7 +1,7 @@
 /*
- * Where an embedded replica listens (embed_addr.c): an IPv4 address of this host, and
- * TCP ports held for the replica from the moment their numbers are known until libuv
- * binds them.
+ * Where an in-job authority's replica listens (job_authority_addr.c): an IPv4 address
+ * of this host, and TCP ports held for the replica from the moment their numbers are
+ * known until libuv binds them.
  *
  * A reservation is a socket bound to (ip, 0) without SO_REUSEADDR, so the kernel
  * picks a port no other socket uses; SO_REUSEADDR is then set on it and it stays
@@ -11,8 +11,8 @@
  * none of the others listens. So the replicas exchange their addresses before any of
  * them starts, with no window in which another process could take a port.
  */
-#ifndef RDLM_LEASE_EMBED_ADDR_H
-#define RDLM_LEASE_EMBED_ADDR_H
+#ifndef RDLM_LEASE_JOB_AUTHORITY_ADDR_H
+#define RDLM_LEASE_JOB_AUTHORITY_ADDR_H
 
 #include <netinet/in.h>
 

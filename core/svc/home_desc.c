@@ -1,5 +1,6 @@
 /*
- * The HOMES description (layout.h), little-endian:
+ * The HOMES description of a lock home (rdlm_svc_desc_t, layout.h), encoded and
+ * decoded, little-endian:
  *   u32 magic "RDLH" | u32 version | u64 epoch | u32 slots | u32 tags
  *   u32 rec_len | u32 rkey_len | rec | rkey
  * Version 2: slots are keyed with a generation and reused, the header has a floor
@@ -9,7 +10,7 @@
 
 #include <string.h>
 
-#include "le.h"
+#include "byteorder.h"
 
 #define RDLM_SVC_DESC_MAGIC 0x484c4452u /* "RDLH" */
 #define RDLM_SVC_DESC_VERSION 2u

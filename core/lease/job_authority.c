@@ -1,5 +1,6 @@
-/* A replica and its client port on a thread of their own (embed.h). */
-#include "embed.h"
+/* The in-job authority: a replica and its client port on a thread of their own
+ * (job_authority.h). */
+#include "job_authority.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,22 +17,23 @@
 
 #include <uv.h>
 
-#include "embed_addr.h"
+#include "job_authority_addr.h"
 #include "log.h"
 #include "replica.h"
 #include "server.h"
 
 /* Sizing and timeouts: rdlmd's defaults where there is one. */
-#define RDLM_LEASE_EMBED_MIN_SESSIONS 4096u
-#define RDLM_LEASE_EMBED_SPARE 64u /* sessions and connections beyond the job's own */
-#define RDLM_LEASE_EMBED_SNAPSHOT 1024u
-#define RDLM_LEASE_EMBED_FRAME_MS 5000u
-#define RDLM_LEASE_EMBED_IDLE_MS 60000u
+#define RDLM_LEASE_JOB_AUTHORITY_MIN_SESSIONS 4096u
+/* Sessions and connections beyond the job's own. */
+#define RDLM_LEASE_JOB_AUTHORITY_SPARE 64u
+#define RDLM_LEASE_JOB_AUTHORITY_SNAPSHOT 1024u
+#define RDLM_LEASE_JOB_AUTHORITY_FRAME_MS 5000u
+#define RDLM_LEASE_JOB_AUTHORITY_IDLE_MS 60000u
 
-struct rdlm_lease_embed {
+struct rdlm_job_authority {
     rdlm_lease_port_t raft, client; /* reserved until the replica bound them */
     uv_loop_t loop;
-    uv_async_t stop;           /* rdlm_lease_embed_stop -> the loop thread */
+    uv_async_t stop;           /* rdlm_job_authority_stop -> the loop thread */
     rdlm_lease_replica_t *rep; /* freed by the loop once stopped */
     rdlm_lease_server_t *srv;
     pthread_t thread;
@@ -112,7 +114,7 @@ static void rdlm_lease_dir_remove(const char *path)
 /* ---- the loop thread ------------------------------------------------------------- */
 
 /* Stop the client port and the replica (on the loop's thread, or before it runs). */
-static void rdlm_lease_embed_halt(rdlm_lease_embed_t *h)
+static void rdlm_job_authority_halt(rdlm_job_authority_t *h)
 {
     if (h->srv != NULL) {
         rdlm_lease_server_stop(h->srv);
@@ -120,29 +122,29 @@ static void rdlm_lease_embed_halt(rdlm_lease_embed_t *h)
     rdlm_lease_replica_stop(h->rep);
 }
 
-static void rdlm_lease_embed_stop_cb(uv_async_t *async)
+static void rdlm_job_authority_stop_cb(uv_async_t *async)
 {
-    rdlm_lease_embed_halt(async->data);
+    rdlm_job_authority_halt(async->data);
     uv_close((uv_handle_t *)async, NULL);
 }
 
-static void *rdlm_lease_embed_main(void *arg)
+static void *rdlm_job_authority_main(void *arg)
 {
-    rdlm_lease_embed_t *h = arg;
+    rdlm_job_authority_t *h = arg;
 
     uv_run(&h->loop, UV_RUN_DEFAULT); /* until the replica and the port closed */
     return NULL;
 }
 
-/* Start the loop thread with every signal blocked (embed.h). */
-static rdlm_status_t rdlm_lease_embed_spawn(rdlm_lease_embed_t *h)
+/* Start the loop thread with every signal blocked (job_authority.h). */
+static rdlm_status_t rdlm_job_authority_spawn(rdlm_job_authority_t *h)
 {
     sigset_t all, old;
     int err;
 
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    err = pthread_create(&h->thread, NULL, rdlm_lease_embed_main, h);
+    err = pthread_create(&h->thread, NULL, rdlm_job_authority_main, h);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err != 0) {
         rdlm_error("lease: cannot start the replica's thread: %s", strerror(err));
@@ -154,11 +156,11 @@ static rdlm_status_t rdlm_lease_embed_spawn(rdlm_lease_embed_t *h)
 
 /* ---- lifecycle ------------------------------------------------------------------- */
 
-rdlm_status_t rdlm_lease_embed_create(const char *net, rdlm_lease_embed_t **h_p,
-                                      rdlm_lease_embed_addrs_t *addrs_p)
+rdlm_status_t rdlm_job_authority_create(const char *net, rdlm_job_authority_t **h_p,
+                                        rdlm_job_authority_addrs_t *addrs_p)
 {
     char ip[INET_ADDRSTRLEN];
-    rdlm_lease_embed_t *h;
+    rdlm_job_authority_t *h;
     rdlm_status_t s = rdlm_lease_host_ip(net, ip);
 
     if (s != RDLM_OK) {
@@ -175,7 +177,7 @@ rdlm_status_t rdlm_lease_embed_create(const char *net, rdlm_lease_embed_t **h_p,
         s = rdlm_lease_port_reserve(ip, &h->client);
     }
     if (s != RDLM_OK) {
-        rdlm_lease_embed_stop(h);
+        rdlm_job_authority_stop(h);
         return s;
     }
     snprintf(addrs_p->raft, sizeof(addrs_p->raft), "%s", h->raft.addr);
@@ -184,8 +186,8 @@ rdlm_status_t rdlm_lease_embed_create(const char *net, rdlm_lease_embed_t **h_p,
     return RDLM_OK;
 }
 
-static int rdlm_lease_embed_params_valid(const rdlm_lease_embed_t *h,
-                                         const rdlm_lease_embed_params_t *p)
+static int rdlm_job_authority_params_valid(const rdlm_job_authority_t *h,
+                                           const rdlm_job_authority_params_t *p)
 {
     return p->n_replicas > 0 && p->n_replicas <= RDLM_LEASE_PEERS_MAX &&
            p->self < p->n_replicas && p->data_dir != NULL &&
@@ -196,7 +198,7 @@ static int rdlm_lease_embed_params_valid(const rdlm_lease_embed_t *h,
 }
 
 /* A replica that accepts conns connections needs as many descriptors, and more. */
-static void rdlm_lease_embed_check_fds(unsigned conns)
+static void rdlm_job_authority_check_fds(unsigned conns)
 {
     struct rlimit rl;
 
@@ -208,12 +210,12 @@ static void rdlm_lease_embed_check_fds(unsigned conns)
     }
 }
 
-rdlm_status_t rdlm_lease_embed_start(rdlm_lease_embed_t *h,
-                                     const rdlm_lease_embed_params_t *params)
+rdlm_status_t rdlm_job_authority_start(rdlm_job_authority_t *h,
+                                       const rdlm_job_authority_params_t *params)
 {
     rdlm_lease_peer_t peers[RDLM_LEASE_PEERS_MAX];
-    unsigned conns = 2 * params->max_clients + RDLM_LEASE_EMBED_SPARE;
-    unsigned sessions = params->max_clients + RDLM_LEASE_EMBED_SPARE;
+    unsigned conns = 2 * params->max_clients + RDLM_LEASE_JOB_AUTHORITY_SPARE;
+    unsigned sessions = params->max_clients + RDLM_LEASE_JOB_AUTHORITY_SPARE;
     rdlm_lease_replica_params_t rp = {
         .id = params->self + 1,
         .peers = peers,
@@ -221,23 +223,23 @@ rdlm_status_t rdlm_lease_embed_start(rdlm_lease_embed_t *h,
         .data_dir = params->data_dir,
         .election_timeout_ms = params->election_timeout_ms,
         .heartbeat_ms = params->heartbeat_ms,
-        .snapshot_threshold = RDLM_LEASE_EMBED_SNAPSHOT,
-        .limits = {.max_sessions = sessions > RDLM_LEASE_EMBED_MIN_SESSIONS
+        .snapshot_threshold = RDLM_LEASE_JOB_AUTHORITY_SNAPSHOT,
+        .limits = {.max_sessions = sessions > RDLM_LEASE_JOB_AUTHORITY_MIN_SESSIONS
                                        ? sessions
-                                       : RDLM_LEASE_EMBED_MIN_SESSIONS},
+                                       : RDLM_LEASE_JOB_AUTHORITY_MIN_SESSIONS},
     };
     rdlm_lease_server_params_t sp = {
         .client_addr = h->client.addr,
         .auth = RDLM_LEASE_AUTH_NONE,
         .max_connections = conns,
         .max_connections_per_peer = conns, /* a host's processes share its address */
-        .frame_timeout_ms = RDLM_LEASE_EMBED_FRAME_MS,
-        .idle_timeout_ms = RDLM_LEASE_EMBED_IDLE_MS,
+        .frame_timeout_ms = RDLM_LEASE_JOB_AUTHORITY_FRAME_MS,
+        .idle_timeout_ms = RDLM_LEASE_JOB_AUTHORITY_IDLE_MS,
         .epoch_seed = 1, /* rank 0 seeds it with its host's epoch */
     };
     rdlm_status_t s;
 
-    if (!rdlm_lease_embed_params_valid(h, params)) {
+    if (!rdlm_job_authority_params_valid(h, params)) {
         rdlm_error("lease: invalid parameters for an embedded replica (1-%u replicas, "
                    "its own reserved addresses, a data directory, clients)",
                    RDLM_LEASE_PEERS_MAX);
@@ -250,7 +252,7 @@ rdlm_status_t rdlm_lease_embed_start(rdlm_lease_embed_t *h,
         snprintf(peers[i].client_addr, sizeof(peers[i].client_addr), "%s",
                  params->replicas[i].client);
     }
-    rdlm_lease_embed_check_fds(conns);
+    rdlm_job_authority_check_fds(conns);
     s = rdlm_lease_dir_make(params->data_dir);
     if (s != RDLM_OK) {
         return s;
@@ -265,21 +267,21 @@ rdlm_status_t rdlm_lease_embed_start(rdlm_lease_embed_t *h,
     if (s == RDLM_OK) {
         s = rdlm_lease_server_start(&h->loop, h->rep, &sp, &h->srv);
         if (s == RDLM_OK &&
-            uv_async_init(&h->loop, &h->stop, rdlm_lease_embed_stop_cb) != 0) {
+            uv_async_init(&h->loop, &h->stop, rdlm_job_authority_stop_cb) != 0) {
             rdlm_error("lease: cannot create the replica's stop signal");
             s = RDLM_ERR_NO_RESOURCE;
         }
         if (s != RDLM_OK) {
-            rdlm_lease_embed_halt(h);
+            rdlm_job_authority_halt(h);
         }
     }
     if (s == RDLM_OK) {
         h->stop.data = h;
         rdlm_lease_port_release(&h->raft); /* both ports are bound by now */
         rdlm_lease_port_release(&h->client);
-        s = rdlm_lease_embed_spawn(h);
+        s = rdlm_job_authority_spawn(h);
         if (s != RDLM_OK) {
-            rdlm_lease_embed_stop_cb(&h->stop);
+            rdlm_job_authority_stop_cb(&h->stop);
         }
     }
     if (s != RDLM_OK) {
@@ -290,7 +292,7 @@ rdlm_status_t rdlm_lease_embed_start(rdlm_lease_embed_t *h,
     return RDLM_OK;
 }
 
-void rdlm_lease_embed_stop(rdlm_lease_embed_t *h)
+void rdlm_job_authority_stop(rdlm_job_authority_t *h)
 {
     if (h == NULL) {
         return;
@@ -313,7 +315,7 @@ void rdlm_lease_embed_stop(rdlm_lease_embed_t *h)
     free(h);
 }
 
-struct rdlm_lease_witness *rdlm_lease_embed_witness(rdlm_lease_embed_t *h)
+struct rdlm_lease_witness *rdlm_job_authority_witness(rdlm_job_authority_t *h)
 {
     return h->rep != NULL ? rdlm_lease_replica_witness(h->rep) : NULL;
 }
