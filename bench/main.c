@@ -1,8 +1,9 @@
 /*
  * rdlm-bench: the benchmark engine's entry point. Parses the command line, prints
- * the header, runs the selected benchmark definitions in order (one progress line
- * each on stderr), prints each one's section and the final comparison table on
- * stdout, and writes the CSV and JSON files.
+ * the header, runs the selected benchmark definitions in order (on stderr a line as
+ * each starts, the progress lines of the MPI programs it runs, and a line as it ends),
+ * prints each one's section and the final comparison table on stdout, and writes the
+ * CSV and JSON files.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -166,8 +167,7 @@ int main(int argc, char **argv)
             continue;
         }
         fflush(stdout);
-        fprintf(stderr, "rdlm-bench: [%u/%u] %-15s ...%s", ++done, selected, d->name,
-                opts.verbose ? "\n" : "");
+        fprintf(stderr, "rdlm-bench: [%u/%u] %-15s ...\n", ++done, selected, d->name);
         t0 = rdlm_bench_now_ns();
         rdlm_bench_noise_take(&snap);
         rc = d->run(report);
@@ -176,8 +176,8 @@ int main(int argc, char **argv)
             report->noise_max = noise;
             snprintf(report->noise_bench, sizeof(report->noise_bench), "%s", d->name);
         }
-        fprintf(stderr, "%s%s in %.1f s", opts.verbose ? "rdlm-bench:   " : " ",
-                rc == 0 ? "done" : "FAILED", (double)(rdlm_bench_now_ns() - t0) / 1e9);
+        fprintf(stderr, "rdlm-bench:   %s in %.1f s", rc == 0 ? "done" : "FAILED",
+                (double)(rdlm_bench_now_ns() - t0) / 1e9);
         if (noise >= 0) {
             fprintf(stderr, ", other load %.0f%%%s", noise * 100.0,
                     noise > 0.10 ? " (noisy)" : "");

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "mpi_output.h"
 
 #define RDLM_BENCH_MPI_TIMEOUT_S 60
 #define RDLM_BENCH_MPI_OUT_MAX 65536
@@ -227,10 +228,29 @@ static void rdlm_bench_mpi_no_leak_check(void)
     setenv("ASAN_OPTIONS", opts, 1);
 }
 
-/* Read the child's output until EOF or the deadline; returns 0 at EOF. */
+/* Pass the progress lines among buf's complete lines from *line_p on to stderr, so a
+ * long run shows how far it is; *line_p: the start of the first line not yet seen. */
+static void rdlm_bench_mpi_progress(const char *buf, size_t used, size_t *line_p)
+{
+    const char *eol;
+
+    while (*line_p < used && (eol = memchr(buf + *line_p, '\n', used - *line_p)) != NULL) {
+        const char *line = buf + *line_p;
+        size_t len = (size_t)(eol - line);
+
+        if (memmem(line, len, RDLM_BENCH_OUT_PROGRESS_MARK,
+                   strlen(RDLM_BENCH_OUT_PROGRESS_MARK)) != NULL) {
+            fprintf(stderr, "rdlm-bench:   %.*s\n", (int)len, line);
+        }
+        *line_p += len + 1;
+    }
+}
+
+/* Read the child's output until EOF or the deadline, passing its progress lines on;
+ * returns 0 at EOF. */
 static int rdlm_bench_mpi_read(int fd, char *buf, size_t cap, uint64_t deadline_ns)
 {
-    size_t used = 0;
+    size_t used = 0, line = 0;
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     ssize_t n;
     uint64_t now;
@@ -255,6 +275,7 @@ static int rdlm_bench_mpi_read(int fd, char *buf, size_t cap, uint64_t deadline_
             if (n > 0) {
                 used += (size_t)n;
                 buf[used] = '\0';
+                rdlm_bench_mpi_progress(buf, used, &line);
             }
         }
         if (n == 0) {

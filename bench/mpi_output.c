@@ -158,8 +158,8 @@ void rdlm_bench_out_progress(rdlm_bench_out_t *o, const char *tool, uint32_t don
         return;
     }
     o->last_ns = now;
-    fprintf(stderr, "%s: %u/%u phases done (last: %s), %.1f s\n", tool, done, total, impl,
-            (double)(now - o->t0_ns) / 1e9);
+    fprintf(stderr, "%s: %u/%u" RDLM_BENCH_OUT_PROGRESS_MARK "%s), %.1f s\n", tool, done,
+            total, impl, (double)(now - o->t0_ns) / 1e9);
 }
 
 void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row, const double *values,

@@ -55,6 +55,9 @@ void rdlm_bench_out_end(rdlm_bench_out_t *o);
 /** Start the clock of rdlm_bench_out_progress (the run's start). */
 void rdlm_bench_out_start(rdlm_bench_out_t *o);
 
+/** What marks a progress line (rdlm-bench passes such lines of its children on). */
+#define RDLM_BENCH_OUT_PROGRESS_MARK " phases done (last: "
+
 /**
  * On stderr, at most one line every 2 s once the run has lasted 3 s since
  * rdlm_bench_out_start:
