@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_result.h"
+
 /* rdlm-mpi-lock-bench, or NULL when not built or not found. */
 static const char *rdlm_bench_dist_prog(void)
 {
@@ -31,24 +33,14 @@ static const char *const rdlm_bench_dist_stat_keys[RDLM_BENCH_DIST_NSTATS] = {
 
 int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
 {
-    const char *cursor = NULL;
-    const char *line;
-    char impl[32];
     int k;
 
-    while ((line = rdlm_bench_mpi_result(out, "stats", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", impl, sizeof(impl)) != 0 ||
-            strcmp(impl, key) != 0) {
-            continue;
+    for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
+        if (rdlm_bench_result_get1(out, key, rdlm_bench_dist_stat_keys[k], &v[k]) != 0) {
+            return -1;
         }
-        for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
-            if (rdlm_bench_mpi_field(line, rdlm_bench_dist_stat_keys[k], &v[k]) != 0) {
-                return -1;
-            }
-        }
-        return 0;
     }
-    return -1;
+    return 0;
 }
 
 rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint32_t procs,
@@ -68,6 +60,7 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
 
 char *rdlm_bench_dist_run(const char *what, const rdlm_bench_mpi_job_t *job)
 {
+    const char *line;
     char why[1024];
     char *out;
 
@@ -75,35 +68,48 @@ char *rdlm_bench_dist_run(const char *what, const rdlm_bench_mpi_job_t *job)
         fprintf(stderr, "rdlm-bench: %s: %s\n", what, why);
         return NULL;
     }
+    for (line = strstr(out, "RESULT "); job->verbose && line != NULL;
+         line = strstr(line + 1, "RESULT ")) {
+        fprintf(stderr, "rdlm-bench:   %.*s\n", (int)strcspn(line, "\n"), line);
+    }
     return out;
 }
 
-void rdlm_bench_dist_rounds(const char *out, const rdlm_bench_dist_impl_t *impls,
-                            uint32_t nimpl, const char *field, int verbose,
-                            rdlm_bench_measure_t *const *m)
+int rdlm_bench_dist_rounds(const char *out, const char *key, const char *fig,
+                           rdlm_bench_measure_t *m)
 {
-    rdlm_bench_summary_t pct;
-    const char *cursor = NULL;
-    const char *line;
-    char key[32];
-    double value;
-    uint32_t k;
+    double v[RDLM_BENCH_MAX_ROUNDS], p[3][RDLM_BENCH_MAX_ROUNDS];
+    int n = rdlm_bench_result_get(out, key, fig, v, RDLM_BENCH_MAX_ROUNDS);
+    int pct = strcmp(fig, "value") == 0;
+    int k;
 
-    while ((line = rdlm_bench_mpi_result(out, "round", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
-            (field != NULL ? rdlm_bench_mpi_field(line, field, &value)
-                           : rdlm_bench_mpi_round(line, &value, &pct)) != 0) {
-            continue;
-        }
-        for (k = 0; k < nimpl; k++) {
-            if (strcmp(key, impls[k].key) == 0) {
-                rdlm_bench_measure_round(m[k], value, field != NULL ? NULL : &pct);
-            }
-        }
-        if (verbose) {
-            fprintf(stderr, "rdlm-bench:   %.*s\n", (int)strcspn(line, "\n"), line);
-        }
+    for (k = 0; k < 3 && pct; k++) {
+        pct = rdlm_bench_result_get(out, key, rdlm_bench_fig_keys[RDLM_BENCH_FIG_P50 + k],
+                                    p[k], RDLM_BENCH_MAX_ROUNDS) == n;
     }
+    for (k = 0; k < n; k++) {
+        rdlm_bench_summary_t s = {
+            .p50 = pct ? p[0][k] : 0, .p90 = pct ? p[1][k] : 0, .p99 = pct ? p[2][k] : 0};
+
+        rdlm_bench_measure_round(m, v[k], pct ? &s : NULL);
+    }
+    return n;
+}
+
+rdlm_bench_measure_t *rdlm_bench_dist_measure(rdlm_bench_report_t *r, const char *bench,
+                                              const char *out, const char *key,
+                                              const char *fig,
+                                              const rdlm_bench_dist_impl_t *impl,
+                                              uint32_t procs, const char *unit)
+{
+    rdlm_bench_measure_t *m =
+        rdlm_bench_report_measure(r, bench, impl->metric, impl->impl, procs, unit);
+
+    if (m != NULL) {
+        rdlm_bench_dist_rounds(out, key, fig, m);
+        rdlm_bench_measure_finish(m);
+    }
+    return m;
 }
 
 int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
@@ -117,19 +123,16 @@ int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
 
     rdlm_bench_mpi_command(job, cmd, sizeof(cmd));
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
-    for (k = 0; k < nimpl; k++) {
-        m[k] = rdlm_bench_report_measure(r, bench, impls[k].metric, impls[k].impl, procs,
-                                         unit);
-        if (m[k] == NULL) {
-            return -1;
-        }
-    }
     if ((out = rdlm_bench_dist_run(bench, job)) == NULL) {
         return -1;
     }
-    rdlm_bench_dist_rounds(out, impls, nimpl, NULL, job->verbose, m);
     for (k = 0; k < nimpl; k++) {
-        rdlm_bench_measure_finish(m[k]);
+        m[k] = rdlm_bench_dist_measure(r, bench, out, impls[k].key, "value", &impls[k],
+                                       procs, unit);
+        if (m[k] == NULL) {
+            free(out);
+            return -1;
+        }
     }
     if (m[0]->nrounds == 0) {
         fprintf(stderr, "rdlm-bench: %s: no rounds in the output: %.600s\n", bench, out);

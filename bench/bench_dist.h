@@ -3,10 +3,10 @@
  * dist-memory; bench_dist_sweep.c: dist-sweep; bench_dist_counter.c: dist-counter):
  * the MPI program that measures them, rdlm-mpi-lock-bench (mpi_lock_bench.c, which
  * documents the measurements), run under mpirun on one machine split into virtual
- * nodes with everything over TCP, and the reading of its output into the report.
- * Running an MPI program and reading its round lines also serve dist-barrier
- * (bench_dist_barrier.c), whose program, rdlm-mpi-barrier-bench, prints the same
- * lines.
+ * nodes with everything over TCP, and the reading of its result lines (mpi_result.h)
+ * into the report. Running an MPI program and reading its rounds also serve
+ * dist-barrier (bench_dist_barrier.c), whose program, rdlm-mpi-barrier-bench, prints
+ * the same lines.
  */
 #ifndef RDLM_BENCH_DIST_H
 #define RDLM_BENCH_DIST_H
@@ -28,7 +28,8 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
                                                 const char *const *args,
                                                 uint32_t timeout_s);
 
-/** The fields of the program's "RESULT stats" lines that the reports use. */
+/** The statistics rdlm-mpi-lock-bench prints for every implementation (summed over
+ *  ranks and rounds) that the reports use. */
 #define RDLM_BENCH_DIST_STATS(X)                                                           \
     X(ACQ, "acquires")                                                                     \
     X(GLOBAL, "global_acquires")                                                           \
@@ -38,7 +39,7 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
     X(PEER, "peer_ops")                                                                    \
     X(COMBINED, "combined")                                                                \
     X(HANDOFFS, "handoffs")                                                                \
-    X(OPS, "ops")                                                                          \
+    X(OPS, "ops_total")                                                                    \
     X(GLOBAL_NS, "global_ns")                                                              \
     X(CHECK_LOCAL, "check_local")                                                          \
     X(CHECK_REMOTE, "check_remote_ops")                                                    \
@@ -47,8 +48,8 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
 #define RDLM_BENCH_DIST_STAT_ENUM(e, s) RDLM_BENCH_DS_##e,
 enum { RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_ENUM) RDLM_BENCH_DIST_NSTATS };
 
-/** The stats line of the program's implementation key in out, as doubles in enum
- *  order into v: 0, or -1 if it is missing. */
+/** The statistics of the program's implementation key in out, in enum order into v:
+ *  0, or -1 if one is missing. */
 int rdlm_bench_dist_stats(const char *out, const char *key, double *v);
 
 /** One implementation the program measures: its name there (key), the report's
@@ -60,21 +61,27 @@ typedef struct rdlm_bench_dist_impl {
 } rdlm_bench_dist_impl_t;
 
 /** Run job once: its output (the caller frees it), or NULL after saying why on stderr
- *  as "rdlm-bench: <what>: ...". */
+ *  as "rdlm-bench: <what>: ...". With job->verbose, its result lines on stderr. */
 char *rdlm_bench_dist_run(const char *what, const rdlm_bench_mpi_job_t *job);
 
-/** Every round line of out (a program's output) for impls[k].key, k < nimpl, into
- *  m[k]: the line's value and percentiles, or with field (not NULL) that field's
- *  value alone. verbose: every line read on stderr. */
-void rdlm_bench_dist_rounds(const char *out, const rdlm_bench_dist_impl_t *impls,
-                            uint32_t nimpl, const char *field, int verbose,
-                            rdlm_bench_measure_t *const *m);
+/** Add to m the rounds of figure fig of the program's implementation key in out (with
+ *  "value", also their percentiles): their count, or -1 when out has none. */
+int rdlm_bench_dist_rounds(const char *out, const char *key, const char *fig,
+                           rdlm_bench_measure_t *m);
+
+/** A new measurement of bench for impl (metric, procs, unit) with those rounds,
+ *  finished; NULL when the report is full. */
+rdlm_bench_measure_t *rdlm_bench_dist_measure(rdlm_bench_report_t *r, const char *bench,
+                                              const char *out, const char *key,
+                                              const char *fig,
+                                              const rdlm_bench_dist_impl_t *impl,
+                                              uint32_t procs, const char *unit);
 
 /**
- * Run job once for bench (its command noted as a parameter) and add the round lines
- * of every impls[k] to m[k], created here for procs in unit and finished. 0 and
- * *out_p (the program's output, for notes; the caller frees it), or -1 with the
- * reason on stderr (also when impls[0] has no round).
+ * Run job once for bench (its command noted as a parameter) and read the rounds of
+ * every impls[k] into m[k] (rdlm_bench_dist_measure, figure "value") for procs in
+ * unit. 0 and *out_p (the program's output, for notes; the caller frees it), or -1
+ * with the reason on stderr (also when impls[0] has no round).
  */
 int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
                         const rdlm_bench_mpi_job_t *job,

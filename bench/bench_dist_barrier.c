@@ -28,6 +28,7 @@
 
 #include "bench_dist.h"
 #include "benchmarks.h"
+#include "mpi_result.h"
 #include "rounds.h"
 
 #define RDLM_BENCH_DB_ITER_SHM 10000u
@@ -125,26 +126,25 @@ static void rdlm_bench_db_design_row(rdlm_bench_report_t *r, const char *metric,
     rdlm_bench_report_compare(r, m, d, NULL, RDLM_BENCH_TARGET_AT_MOST, 1.0);
 }
 
-/* The messages node leaders sent per barrier against ceil(log2 nodes): 0, or -1 if
- * any rank sent another number (a correctness failure, not a missed target). */
+/* The messages node leaders sent per barrier against ceil(log2 nodes), for every rdlm
+ * impl that ran: 0, or -1 if any rank sent another number (a correctness failure,
+ * not a missed target). */
 static int rdlm_bench_db_msgs(rdlm_bench_report_t *r, const char *out,
                               const rdlm_bench_db_setup_t *s)
 {
+    static const char *const keys[] = {"rdlm", "rdlm_split"};
     const char *bench = rdlm_bench_def_dist_barrier.name;
     double design = ceil(log2((double)s->nodes));
-    const char *cursor = NULL;
-    const char *line;
     double lo, hi, off, barriers;
-    char key[32];
     int rc = 0;
     int equal;
+    uint32_t k;
 
-    while ((line = rdlm_bench_mpi_result(out, "stats", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", key, sizeof(key)) != 0 ||
-            rdlm_bench_mpi_field(line, "leader_msgs_per_barrier_min", &lo) != 0 ||
-            rdlm_bench_mpi_field(line, "leader_msgs_per_barrier_max", &hi) != 0 ||
-            rdlm_bench_mpi_field(line, "nonleader_msgs", &off) != 0 ||
-            rdlm_bench_mpi_field(line, "barriers", &barriers) != 0) {
+    for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        if (rdlm_bench_result_get1(out, keys[k], "leader_msgs_min", &lo) != 0 ||
+            rdlm_bench_result_get1(out, keys[k], "leader_msgs_max", &hi) != 0 ||
+            rdlm_bench_result_get1(out, keys[k], "nonleader_msgs", &off) != 0 ||
+            rdlm_bench_result_get1(out, keys[k], "barriers", &barriers) != 0) {
             continue;
         }
         equal = lo == design && hi == design && off == 0;
@@ -152,7 +152,7 @@ static int rdlm_bench_db_msgs(rdlm_bench_report_t *r, const char *out,
             fprintf(stderr,
                     "rdlm-bench: dist-barrier: %s, %u nodes: node leaders sent %.2f..%.2f "
                     "messages per barrier, other ranks %.0f; design %.0f\n",
-                    key, s->nodes, lo, hi, off, design);
+                    keys[k], s->nodes, lo, hi, off, design);
             rc = -1;
         }
         rdlm_bench_report_note(
@@ -160,9 +160,9 @@ static int rdlm_bench_db_msgs(rdlm_bench_report_t *r, const char *out,
             "%s, %u ranks on %u node(s): each node leader sent %.2f..%.2f "
             "messages per barrier (%.0f barriers, summed over ranks), "
             "other ranks %.0f; design ceil(log2 %u) = %.0f: %s",
-            key, s->procs, s->nodes, lo, hi, barriers, off, s->nodes, design,
+            keys[k], s->procs, s->nodes, lo, hi, barriers, off, s->nodes, design,
             equal ? "equal" : "NO");
-        if (strcmp(key, "rdlm") == 0 && s->nodes > 1) {
+        if (k == 0 && s->nodes > 1) {
             rdlm_bench_db_design_row(r, "msgs/barrier/leader", s->procs, hi, design);
         }
     }
@@ -207,11 +207,11 @@ static void rdlm_bench_db_compare_shim(rdlm_bench_report_t *r,
 }
 
 /* With the shim preloaded, the program's MPI_Barrier must be the shim's. */
-static int rdlm_bench_db_check_lib(const char *info, int preload, const char *out)
+static int rdlm_bench_db_check_lib(int preload, const char *out)
 {
     char lib[128] = "?";
 
-    if (rdlm_bench_mpi_field_str(info, "barrier_lib", lib, sizeof(lib)) != 0 ||
+    if (rdlm_bench_result_get_word(out, "info", "barrier_lib", lib, sizeof(lib)) != 0 ||
         (strstr(lib, "rdlm_pmpi") != NULL) != preload) {
         fprintf(stderr, "rdlm-bench: dist-barrier: MPI_Barrier came from %s: %.600s\n", lib,
                 out);
@@ -249,9 +249,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
         .verbose = o->verbose,
     };
     rdlm_bench_measure_t *m[RDLM_BENCH_DB_NIMPL] = {NULL};
-    rdlm_bench_dist_impl_t impl[RDLM_BENCH_DB_NIMPL];
-    const char *cursor = NULL;
-    const char *info;
+    rdlm_bench_dist_impl_t impl;
     double nodes = -1;
     char *out;
     uint32_t k;
@@ -273,25 +271,10 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     snprintf(split_metric, sizeof(split_metric), "split, %u nodes", s->nodes);
     rdlm_bench_mpi_command(&job, cmd, sizeof(cmd));
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
-    for (k = 0; k < nimpl; k++) {
-        uint32_t i = order[k];
-        int split = i == RDLM_BENCH_DB_SPLIT || i == RDLM_BENCH_DB_IBARRIER;
-
-        impl[k] = rdlm_bench_db_impls[i];
-        m[i] = rdlm_bench_report_measure(r, bench,
-                                         split                               ? split_metric
-                                         : i == RDLM_BENCH_DB_MPI && preload ? shim_metric
-                                                                             : metric,
-                                         impl[k].impl, s->procs, "us");
-        if (m[i] == NULL) {
-            return -1;
-        }
-    }
     if ((out = rdlm_bench_dist_run(bench, &job)) == NULL) {
         return -1;
     }
-    info = rdlm_bench_mpi_result(out, "info", &cursor);
-    if (info == NULL || rdlm_bench_mpi_field(info, "nodes", &nodes) != 0 ||
+    if (rdlm_bench_result_get1(out, "info", "nodes", &nodes) != 0 ||
         nodes != (double)s->nodes) {
         fprintf(stderr,
                 "rdlm-bench: dist-barrier: expected %u rdlm nodes, the job has %.0f "
@@ -300,15 +283,24 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
         free(out);
         return -1;
     }
-    if (rdlm_bench_db_check_lib(info, preload, out) != 0) {
+    if (rdlm_bench_db_check_lib(preload, out) != 0) {
         free(out);
         return -1;
     }
     for (k = 0; k < nimpl; k++) {
-        rdlm_bench_measure_t *mk = m[order[k]];
+        uint32_t i = order[k];
+        int split = i == RDLM_BENCH_DB_SPLIT || i == RDLM_BENCH_DB_IBARRIER;
 
-        rdlm_bench_dist_rounds(out, &impl[k], 1, NULL, o->verbose, &mk);
-        rdlm_bench_measure_finish(mk);
+        impl = rdlm_bench_db_impls[i];
+        impl.metric = split                               ? split_metric
+                      : i == RDLM_BENCH_DB_MPI && preload ? shim_metric
+                                                          : metric;
+        m[i] = rdlm_bench_dist_measure(r, bench, out, impl.key, "value", &impl, s->procs,
+                                       "us");
+        if (m[i] == NULL) {
+            free(out);
+            return -1;
+        }
     }
     if (m[RDLM_BENCH_DB_RDLM]->nrounds == 0 || m[RDLM_BENCH_DB_MPI]->nrounds == 0) {
         fprintf(stderr, "rdlm-bench: dist-barrier: no rounds in the output: %.600s\n", out);

@@ -21,10 +21,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench_dist.h"
 #include "benchmarks.h"
+#include "mpi_result.h"
 
 #define RDLM_BENCH_DK_DURATION_MS 500u
 #define RDLM_BENCH_DK_WARMUP 100u
@@ -103,18 +103,18 @@ static void rdlm_bench_dk_offnode(rdlm_bench_report_t *r, const char *out, uint3
 {
     const char *bench = rdlm_bench_def_dist_counter.name;
     rdlm_bench_measure_t *m[2]; /* of impls [0] and [1]: rdlm and MPI fetch-add */
+    rdlm_bench_dist_impl_t impl;
     uint32_t k;
 
     for (k = 0; k < 2; k++) {
-        m[k] = rdlm_bench_report_measure(r, bench, "fetch-add off-node",
-                                         rdlm_bench_dk_impls[k].impl, procs, "kops/s");
+        impl = rdlm_bench_dk_impls[k];
+        impl.metric = "fetch-add off-node";
+        m[k] = rdlm_bench_dist_measure(r, bench, out, impl.key, "offnode_kops", &impl,
+                                       procs, "kops/s");
         if (m[k] == NULL) {
             return;
         }
     }
-    rdlm_bench_dist_rounds(out, rdlm_bench_dk_impls, 2, "offnode_kops", 0, m);
-    rdlm_bench_measure_finish(m[0]);
-    rdlm_bench_measure_finish(m[1]);
     rdlm_bench_report_compare(r, m[0], m[1], NULL, RDLM_BENCH_TARGET_AT_LEAST,
                               RDLM_BENCH_DK_OFFNODE_TARGET);
 }
@@ -123,32 +123,28 @@ static void rdlm_bench_dk_offnode(rdlm_bench_report_t *r, const char *out, uint3
 static void rdlm_bench_dk_notes(rdlm_bench_report_t *r, const char *out, uint32_t procs)
 {
     const char *bench = rdlm_bench_def_dist_counter.name;
-    const char *cursor = NULL;
-    const char *info = rdlm_bench_mpi_result(out, "info", &cursor);
-    const char *line;
-    char transport[16] = "?", impl[32];
+    char transport[16] = "?";
     double home = -1, target = -1, thread = -1, ops, value, base;
+    uint32_t k;
 
-    if (info != NULL) {
-        rdlm_bench_mpi_field_str(info, "transport", transport, sizeof(transport));
-        rdlm_bench_mpi_field(info, "home_node", &home);
-        rdlm_bench_mpi_field(info, "target", &target);
-        rdlm_bench_mpi_field(info, "progress_thread", &thread);
-    }
+    rdlm_bench_result_get_word(out, "info", "transport", transport, sizeof(transport));
+    rdlm_bench_result_get1(out, "info", "home_node", &home);
+    rdlm_bench_result_get1(out, "info", "target", &target);
+    rdlm_bench_result_get1(out, "info", "progress_thread", &thread);
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                            "%u ranks, 2 nodes; rdlm's counter homed on node %.0f, at rank "
                            "%.0f, where the MPI window word is too; off-node: the ranks of "
                            "the other node; rdlm transport %s, progress thread %s",
                            procs, home, target, transport, thread > 0 ? "yes" : "no");
-    cursor = NULL;
-    while ((line = rdlm_bench_mpi_result(out, "check", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field_str(line, "impl", impl, sizeof(impl)) != 0 ||
-            rdlm_bench_mpi_field(line, "ops", &ops) != 0 ||
-            rdlm_bench_mpi_field(line, "value", &value) != 0 ||
-            rdlm_bench_mpi_field(line, "base", &base) != 0) {
+    for (k = 0; k < RDLM_BENCH_DK_NIMPL; k++) {
+        const char *impl = rdlm_bench_dk_impls[k].key;
+
+        if (rdlm_bench_result_get1(out, impl, "check_ops", &ops) != 0 ||
+            rdlm_bench_result_get1(out, impl, "check_value", &value) != 0 ||
+            rdlm_bench_result_get1(out, impl, "check_base", &base) != 0) {
             continue;
         }
-        if (strcmp(impl, "rdlm_sem") == 0) {
+        if (k == RDLM_BENCH_DK_SEM) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                                    "check %s: never more than 2 holders; %.0f permits free "
                                    "after %.0f acquire+release of all ranks",
@@ -160,8 +156,7 @@ static void rdlm_bench_dk_notes(rdlm_bench_report_t *r, const char *out, uint32_
             "check %s (after every phase): value %.0f = start %.0f + "
             "%.0f fetch-adds of all ranks, warm-ups included; old values "
             "increasing per rank%s",
-            impl, value, base, ops,
-            strcmp(impl, "rdlm_sharded") == 0 ? "" : ", all distinct");
+            impl, value, base, ops, k == RDLM_BENCH_DK_SHARDED ? "" : ", all distinct");
     }
 }
 

@@ -34,6 +34,7 @@
 
 #include "bench_dist.h"
 #include "benchmarks.h"
+#include "mpi_result.h"
 #include "rounds.h"
 
 #define RDLM_BENCH_DL_ITERATIONS 1000u
@@ -96,21 +97,17 @@ static void rdlm_bench_dist_row(rdlm_bench_report_t *r, const char *bench,
 static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_t procs)
 {
     const char *bench = rdlm_bench_def_dist_lock.name;
-    const char *cursor = NULL;
-    const char *info = rdlm_bench_mpi_result(out, "info", &cursor);
     char lock[48] = "?", transport[16] = "?";
     double home = -1, target = -1, partner = -1, thread = -1, bound = -1;
     double s[RDLM_BENCH_DIST_NSTATS];
 
-    if (info != NULL) {
-        rdlm_bench_mpi_field_str(info, "lock", lock, sizeof(lock));
-        rdlm_bench_mpi_field_str(info, "transport", transport, sizeof(transport));
-        rdlm_bench_mpi_field(info, "home_node", &home);
-        rdlm_bench_mpi_field(info, "target", &target);
-        rdlm_bench_mpi_field(info, "partner", &partner);
-        rdlm_bench_mpi_field(info, "progress_thread", &thread);
-        rdlm_bench_mpi_field(info, "cohort_bound", &bound);
-    }
+    rdlm_bench_result_get_word(out, "info", "lock", lock, sizeof(lock));
+    rdlm_bench_result_get_word(out, "info", "transport", transport, sizeof(transport));
+    rdlm_bench_result_get1(out, "info", "home_node", &home);
+    rdlm_bench_result_get1(out, "info", "target", &target);
+    rdlm_bench_result_get1(out, "info", "partner", &partner);
+    rdlm_bench_result_get1(out, "info", "progress_thread", &thread);
+    rdlm_bench_result_get1(out, "info", "cohort_bound", &bound);
     rdlm_bench_report_note(
         r, bench, RDLM_BENCH_NOTE_INFO,
         "%u ranks, 2 nodes: origin rank 0 (node 0), lock %s homed on node "
@@ -280,11 +277,7 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
     static const char *const unset_env[] = {"RDLM_UCX_TLS", "RDLM_COHORT_BOUND", NULL};
     rdlm_bench_mpi_job_t job =
         rdlm_bench_dist_job_2nodes(o, c->procs, args, RDLM_BENCH_DC_TIMEOUT_S);
-    double s[RDLM_BENCH_DIST_NSTATS];
-    rdlm_bench_summary_t pct;
-    const char *cursor = NULL;
-    const char *info, *line;
-    double value, handoffs = 0, bound = -1;
+    double s[RDLM_BENCH_DIST_NSTATS], bound = -1;
     char *out;
     int k;
 
@@ -301,12 +294,10 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
     if ((out = rdlm_bench_dist_run("dist-contended", &job)) == NULL) {
         return -1;
     }
-    info = rdlm_bench_mpi_result(out, "info", &cursor);
-    line = rdlm_bench_mpi_result(out, "round", &cursor);
-    if (info == NULL || line == NULL || rdlm_bench_mpi_round(line, &value, &pct) != 0 ||
-        rdlm_bench_mpi_field(line, "handoff_kops", &handoffs) != 0 ||
-        rdlm_bench_mpi_field(info, "cohort_bound", &bound) != 0 ||
-        rdlm_bench_dist_stats(out, "rdlm", s) != 0) {
+    if (rdlm_bench_result_get1(out, "info", "cohort_bound", &bound) != 0 ||
+        rdlm_bench_dist_stats(out, "rdlm", s) != 0 ||
+        rdlm_bench_dist_rounds(out, "rdlm", "value", c->measure[impl]) != 1 ||
+        rdlm_bench_dist_rounds(out, "rdlm", "handoff_kops", c->handoffs[impl]) != 1) {
         fprintf(stderr, "rdlm-bench: dist-contended: malformed output: %.600s\n", out);
         free(out);
         return -1;
@@ -320,16 +311,8 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
         return -1;
     }
     c->bound[impl] = bound;
-    rdlm_bench_measure_round(c->measure[impl], value, &pct);
-    rdlm_bench_measure_round(c->handoffs[impl], handoffs, NULL);
     for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
         c->stats[impl][k] += s[k];
-    }
-    if (o->verbose) {
-        fprintf(stderr,
-                "rdlm-bench:   round %u cohort bound %.0f: %.2f kops/s (hand-offs %.2f "
-                "kops/s), p99 %.1f us\n",
-                round + 1, bound, value, handoffs, pct.p99);
     }
     free(out);
     return 0;
@@ -435,9 +418,8 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
     char nodes_env[40], cmd[512];
     const char *const env[] = {"UCX_TLS=tcp,self", nodes_env, NULL};
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(o, procs, args, 0);
-    const char *cursor = NULL;
-    const char *line;
-    double ctx = -1, ctx_max = -1, used = 0, kib = 0, home = -1;
+    double ctx = -1, ctx_max = -1, kib[RDLM_BENCH_RESULT_MAX], home[RDLM_BENCH_RESULT_MAX];
+    int used, k;
     char *out;
 
     snprintf(nodes_env, sizeof(nodes_env), "RDLM_VIRTUAL_NODES=%u", procs);
@@ -447,24 +429,21 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
     if ((out = rdlm_bench_dist_run(bench, &job)) == NULL) {
         return -1;
     }
-    line = rdlm_bench_mpi_result(out, "memory", &cursor);
-    if (line == NULL || rdlm_bench_mpi_field(line, "ctx_kib", &ctx) != 0 ||
-        rdlm_bench_mpi_field(line, "ctx_kib_max", &ctx_max) != 0) {
+    used = rdlm_bench_result_get(out, "rdlm_remote", "kib", kib, RDLM_BENCH_RESULT_MAX);
+    if (rdlm_bench_result_get1(out, "rdlm_ctx", "kib", &ctx) != 0 ||
+        rdlm_bench_result_get1(out, "rdlm_ctx_max", "kib", &ctx_max) != 0 ||
+        rdlm_bench_result_get(out, "rdlm_remote", "home_node", home,
+                              RDLM_BENCH_RESULT_MAX) != used) {
         fprintf(stderr, "rdlm-bench: dist-memory: malformed output: %.600s\n", out);
         free(out);
         return -1;
     }
-    while ((line = rdlm_bench_mpi_result(out, "memory_node", &cursor)) != NULL) {
-        if (rdlm_bench_mpi_field(line, "used", &used) != 0 ||
-            rdlm_bench_mpi_field(line, "kib", &kib) != 0) {
-            continue;
-        }
-        rdlm_bench_mpi_field(line, "home_node", &home);
+    for (k = 0; k < used; k++) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
-                               "%u ranks, %u nodes: rank 0 after using locks homed on %.0f "
+                               "%u ranks, %u nodes: rank 0 after using locks homed on %d "
                                "remote node(s) (last: node %.0f): +%.0f KiB since its "
                                "context was created",
-                               procs, procs, used, home, kib);
+                               procs, procs, k + 1, home[k], kib[k]);
     }
     free(out);
     rdlm_bench_report_note(
@@ -478,8 +457,8 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
     if (used > 0) {
         char metric[32];
 
-        snprintf(metric, sizeof(metric), "+after %.0f rem. nodes", used);
-        rdlm_bench_dist_row(r, bench, metric, "KiB", procs, kib, -1);
+        snprintf(metric, sizeof(metric), "+after %d rem. nodes", used);
+        rdlm_bench_dist_row(r, bench, metric, "KiB", procs, kib[used - 1], -1);
     }
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                            "resident growth across rdlm_mpi_ctx_create: rank 0 %.0f KiB, "

@@ -28,6 +28,7 @@
 
 #include "bench_dist.h"
 #include "benchmarks.h"
+#include "mpi_result.h"
 
 #define RDLM_BENCH_DSW_DURATION_MS 250u
 #define RDLM_BENCH_DSW_WARMUP 100u
@@ -88,8 +89,6 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
     rdlm_bench_dist_impl_t impls[RDLM_BENCH_DSW_NIMPL];
     rdlm_bench_measure_t *m[RDLM_BENCH_DSW_NIMPL];
     rdlm_bench_measure_t *h[RDLM_BENCH_DSW_NIMPL];
-    const char *cursor = NULL;
-    const char *info;
     double got = -1;
     char *out;
     uint32_t k;
@@ -111,10 +110,8 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
                             &out) != 0) {
         return -1;
     }
-    info = rdlm_bench_mpi_result(out, "info", &cursor);
-    if (info == NULL || rdlm_bench_mpi_field(info, "nodes", &got) != 0 ||
-        got != (double)nodes || m[RDLM_BENCH_DSW_WIN]->nrounds == 0 ||
-        m[RDLM_BENCH_DSW_CAS]->nrounds == 0) {
+    if (rdlm_bench_result_get1(out, "info", "nodes", &got) != 0 || got != (double)nodes ||
+        m[RDLM_BENCH_DSW_WIN]->nrounds == 0 || m[RDLM_BENCH_DSW_CAS]->nrounds == 0) {
         fprintf(stderr,
                 "rdlm-bench: dist-sweep: %u processes, %u nodes: expected %u rdlm nodes "
                 "(the job has %.0f) and rounds of every implementation: %.600s\n",
@@ -123,15 +120,13 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
         return -1;
     }
     for (k = 0; k < RDLM_BENCH_DSW_NIMPL; k++) {
-        h[k] = rdlm_bench_report_measure(r, bench, hmetric, impls[k].impl, procs, "kops/s");
+        impls[k].metric = hmetric;
+        h[k] = rdlm_bench_dist_measure(r, bench, out, impls[k].key, "handoff_kops",
+                                       &impls[k], procs, "kops/s");
         if (h[k] == NULL) {
             free(out);
             return -1;
         }
-    }
-    rdlm_bench_dist_rounds(out, impls, RDLM_BENCH_DSW_NIMPL, "handoff_kops", 0, h);
-    for (k = 0; k < RDLM_BENCH_DSW_NIMPL; k++) {
-        rdlm_bench_measure_finish(h[k]);
     }
     rdlm_bench_dsw_compare(r, m);
     rdlm_bench_dsw_compare_handoffs(r, h, procs, nodes);

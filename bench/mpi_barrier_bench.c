@@ -37,23 +37,19 @@
  *
  * Output of rank 0 (mpi_output.h): '#' header lines, one row per impl, '#' notes (each
  * impl against its MPI counterpart, overlap, messages); --csv or --json: the rows only.
- * With --result-lines, first the lines rdlm-bench parses:
+ * With --result-lines, first the lines rdlm-bench reads (mpi_result.h):
  *
- *   RESULT info nprocs=N nodes=K transport=T progress_thread=0|1
- *          ucx_tls=.. compute_us=X iters=I barrier_lib=FILE (the library that
- *          defines the MPI_Barrier this program calls)
- *   RESULT round impl=I round=R value=U unit=us us_avg= us_min= p50_us= p90_us= p99_us=
- *          done= (value = us_max; done: iterations timed, fewer than -i at the cap)
- *   RESULT stats impl=I barriers= msgs= leader_msgs_per_barrier_min= ..._max=
- *          nonleader_msgs=      (rdlm impls; summed over ranks and rounds)
- *   RESULT done
+ *   info nodes, barrier_lib (the library that defines the MPI_Barrier this program
+ *        calls)
+ *   <impl> value (us_max), p50_us, p90_us, p99_us, ops (iterations timed, fewer than
+ *        -i at the cap): one per round
+ *   <impl> barriers, leader_msgs_min, leader_msgs_max (per barrier, over node
+ *        leaders), nonleader_msgs: rdlm impls, summed over ranks and rounds
  */
 #include <dlfcn.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <mpi.h>
 #include <sched.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +59,9 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "mpi_cli.h"
 #include "mpi_output.h"
+#include "mpi_result.h"
 #include "options.h"
 #include "rounds.h"
 #include "stats.h"
@@ -94,14 +92,10 @@ static const struct {
     {"pmpi", "PMPI_Barrier", 0, RDLM_MBB_PMPI},
 };
 
-/* One rank's figures of one phase, reduced over ranks in this order. */
-enum { RDLM_MBB_F_US, RDLM_MBB_F_P50, RDLM_MBB_F_P90, RDLM_MBB_F_P99, RDLM_MBB_NF };
-
-typedef struct rdlm_mbb_round {
-    double us_max, us_avg, us_min;
-    double pct[3]; /* p50, p90, p99: max over ranks */
-    uint64_t done;
-} rdlm_mbb_round_t;
+/* A phase's figures (rdlm_bench_fig_keys), then osu_barrier's: the VALUE is the
+ * max over ranks of each rank's mean, the percentiles the max over ranks, OPS the
+ * iterations timed; AVG and MIN: the mean's average and minimum over ranks. */
+enum { RDLM_MBB_F_AVG = RDLM_BENCH_FIG_N, RDLM_MBB_F_MIN, RDLM_MBB_NF };
 
 typedef struct rdlm_mbb {
     /* options */
@@ -110,7 +104,7 @@ typedef struct rdlm_mbb {
     uint32_t rounds;
     uint64_t cap_ns;
     uint64_t compute_ns;
-    int result_lines;              /* --result-lines: the RESULT lines rdlm-bench parses */
+    int result_lines;              /* --result-lines: the lines rdlm-bench reads */
     rdlm_bench_out_t out;          /* its format and -f */
     uint32_t impl[RDLM_MBB_NIMPL]; /* the impls run, in --impls order */
     uint32_t nimpl;
@@ -122,9 +116,8 @@ typedef struct rdlm_mbb {
     uint32_t *samples;
     double *scratch;
     /* results (rank 0) */
-    rdlm_mbb_round_t res[RDLM_MBB_NIMPL][RDLM_BENCH_MAX_ROUNDS];
+    rdlm_bench_rounds_t fig[RDLM_MBB_NIMPL][RDLM_MBB_NF];
     uint64_t barriers[RDLM_MBB_NIMPL]; /* rdlm impls: at every rank, summed */
-    uint64_t msgs[RDLM_MBB_NIMPL];     /* ... sent by leaders, summed */
     uint64_t off_msgs[RDLM_MBB_NIMPL]; /* ... sent by other ranks (must stay 0) */
     double per_min[RDLM_MBB_NIMPL];    /* leaders' msgs / barriers, min and max */
     double per_max[RDLM_MBB_NIMPL];
@@ -254,11 +247,11 @@ static void rdlm_mbb_msgs(rdlm_mbb_t *b, uint32_t impl, const rdlm_stats_t *befo
     int leader = b->info.local_rank == 0;
     uint64_t barriers = after->barriers - before->barriers;
     uint64_t msgs = after->barrier_msgs - before->barrier_msgs;
-    uint64_t mine[3] = {barriers, leader ? msgs : 0, leader ? 0 : msgs}, sum[3];
+    uint64_t mine[2] = {barriers, leader ? 0 : msgs}, sum[2];
     double per = barriers ? (double)msgs / (double)barriers : 0;
     double lo = leader ? per : 1e300, hi = leader ? per : -1, per_min, per_max;
 
-    PMPI_Reduce(mine, sum, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(mine, sum, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(&lo, &per_min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     PMPI_Reduce(&hi, &per_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (b->rank != 0) {
@@ -271,8 +264,7 @@ static void rdlm_mbb_msgs(rdlm_mbb_t *b, uint32_t impl, const rdlm_stats_t *befo
         b->per_max[impl] = per_max;
     }
     b->barriers[impl] += sum[0];
-    b->msgs[impl] += sum[1];
-    b->off_msgs[impl] += sum[2];
+    b->off_msgs[impl] += sum[1];
 }
 
 /* One phase of impl: warm-up, the timed loop, the figures reduced at rank 0. */
@@ -283,7 +275,7 @@ static int rdlm_mbb_phase(uint32_t slot, uint32_t round, void *arg)
     rdlm_bench_sampler_t sampler = {.buf = b->samples,
                                     .cap = RDLM_MBB_SAMPLES,
                                     .rng = 0x9e3779b97f4a7c15ull * (uint64_t)(b->rank + 1)};
-    double mine[RDLM_MBB_NF], hi[RDLM_MBB_NF], lo, sum;
+    double mine[RDLM_BENCH_FIG_OPS], hi[RDLM_BENCH_FIG_OPS], lo, sum;
     rdlm_stats_t before, after;
     rdlm_bench_summary_t s;
     uint64_t busy, done, k;
@@ -298,26 +290,25 @@ static int rdlm_mbb_phase(uint32_t slot, uint32_t round, void *arg)
         b->scratch[k] = b->samples[k] / 1000.0;
     }
     rdlm_bench_summarize(b->scratch, sampler.len, &s);
-    mine[RDLM_MBB_F_US] = (double)busy / (double)(done ? done : 1) / 1000.0;
-    mine[RDLM_MBB_F_P50] = s.p50;
-    mine[RDLM_MBB_F_P90] = s.p90;
-    mine[RDLM_MBB_F_P99] = s.p99;
-    PMPI_Reduce(mine, hi, RDLM_MBB_NF, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(&mine[RDLM_MBB_F_US], &lo, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(&mine[RDLM_MBB_F_US], &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    mine[RDLM_BENCH_FIG_VALUE] = (double)busy / (double)(done ? done : 1) / 1000.0;
+    mine[RDLM_BENCH_FIG_P50] = s.p50;
+    mine[RDLM_BENCH_FIG_P90] = s.p90;
+    mine[RDLM_BENCH_FIG_P99] = s.p99;
+    PMPI_Reduce(mine, hi, RDLM_BENCH_FIG_OPS, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(mine, &lo, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rdlm_mbb_impls[impl].rdlm) {
         rdlm_mbb_msgs(b, impl, &before, &after);
     }
     if (b->rank == 0) {
         rdlm_bench_out_progress(&b->out, "rdlm-mpi-barrier-bench", ++b->phases,
                                 b->nimpl * b->rounds, rdlm_mbb_impls[impl].key);
-        b->res[impl][round] = (rdlm_mbb_round_t){
-            .us_max = hi[RDLM_MBB_F_US],
-            .us_avg = sum / b->size,
-            .us_min = lo,
-            .pct = {hi[RDLM_MBB_F_P50], hi[RDLM_MBB_F_P90], hi[RDLM_MBB_F_P99]},
-            .done = done,
-        };
+        for (k = 0; k < RDLM_BENCH_FIG_OPS; k++) {
+            b->fig[impl][k][round] = hi[k];
+        }
+        b->fig[impl][RDLM_BENCH_FIG_OPS][round] = (double)done;
+        b->fig[impl][RDLM_MBB_F_AVG][round] = sum / b->size;
+        b->fig[impl][RDLM_MBB_F_MIN][round] = lo;
     }
     return 0;
 }
@@ -342,46 +333,23 @@ static const char rdlm_mbb_usage[] =
     "  -f             full statistics: min and max over rounds, p50/p90/p99, ops; avg\n"
     "                 and min over ranks in the '#' lines below the rows\n"
     "  --csv, --json  rows as CSV (RFC 4180) or JSON instead of the '#' table\n"
-    "  --result-lines also the RESULT lines rdlm-bench parses\n"
+    "  --result-lines also the RESULT lines rdlm-bench reads\n"
     "Latency: max over ranks of each rank's mean, median over rounds; Size: ranks.\n"
     "Progress on stderr for runs over 3 s.\n"
     "Exit: 0 ran or printed help/version; 2 bad command line (one line on stderr).\n";
 
-/* A decimal count, the whole of text, at least min; 0 or -1. */
-static int rdlm_mbb_parse_u64(const char *text, uint64_t min, uint64_t *value_p)
+/* This program's own option: -c COMPUTE_US. */
+static int rdlm_mbb_option(void *ctx, int c, const char *arg)
 {
-    char tail;
+    rdlm_mbb_t *b = ctx;
+    uint64_t us;
 
-    return text[0] >= '0' && text[0] <= '9' &&
-                   sscanf(text, "%" SCNu64 "%c", value_p, &tail) == 1 && *value_p >= min
-               ? 0
-               : -1;
-}
-
-/* --impls: 0, or -1 for an unknown or repeated name. */
-static int rdlm_mbb_parse_impls(rdlm_mbb_t *b, const char *list)
-{
-    char buf[128];
-    char *save = NULL;
-    char *tok;
-    uint32_t k, j;
-
-    if (strlen(list) >= sizeof(buf)) {
+    (void)c;
+    if (rdlm_bench_mpi_u64(arg, 0, &us) != 0) {
         return -1;
     }
-    strcpy(buf, list);
-    b->nimpl = 0;
-    for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-        for (k = 0; k < RDLM_MBB_NIMPL && strcmp(tok, rdlm_mbb_impls[k].key) != 0; k++) {
-        }
-        for (j = 0; j < b->nimpl && b->impl[j] != k; j++) {
-        }
-        if (k == RDLM_MBB_NIMPL || j < b->nimpl) {
-            return -1;
-        }
-        b->impl[b->nimpl++] = k;
-    }
-    return b->nimpl > 0 ? 0 : -1;
+    b->compute_ns = us * 1000ull;
+    return 0;
 }
 
 /* -1 to run, else the exit status (help, version or one error line printed by
@@ -389,82 +357,36 @@ static int rdlm_mbb_parse_impls(rdlm_mbb_t *b, const char *list)
 static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
 {
     static const char tool[] = "rdlm-mpi-barrier-bench";
-    static const struct option longopts[] = {
-        {"impls", required_argument, NULL, 'm'},
-        {"csv", no_argument, NULL, 'C'},
-        {"json", no_argument, NULL, 'J'},
-        {"result-lines", no_argument, NULL, 'R'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    static const char optstring[] = ":m:i:x:r:t:c:fhvV";
-    uint64_t rounds = 5, cap_ms = 2000, compute_us = 20;
-    int ok = 1;
-    int c;
+    static const struct option longopts[] = {RDLM_BENCH_MPI_LONGOPTS, {NULL, 0, NULL, 0}};
+    const char *names[RDLM_MBB_NIMPL];
+    rdlm_bench_mpi_opts_t o = {.iterations = 10000,
+                               .warmup = 1000,
+                               .rounds = 5,
+                               .cap_ms = 2000,
+                               .impls = "rdlm,mpi"};
+    uint32_t k;
+    int rc, n;
 
-    b->iterations = 10000;
-    b->warmup = 1000;
-    b->impl[0] = RDLM_MBB_RDLM;
-    b->impl[1] = RDLM_MBB_MPI;
-    b->nimpl = 2;
-    opterr = 0; /* rank 0 reports, in one line */
-    while (ok && (c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            ok = rdlm_mbb_parse_impls(b, optarg) == 0;
-            break;
-        case 'i':
-            ok = rdlm_mbb_parse_u64(optarg, 1, &b->iterations) == 0;
-            break;
-        case 'x':
-            ok = rdlm_mbb_parse_u64(optarg, 0, &b->warmup) == 0;
-            break;
-        case 'r':
-            ok = rdlm_mbb_parse_u64(optarg, 1, &rounds) == 0 &&
-                 rounds <= RDLM_BENCH_MAX_ROUNDS;
-            break;
-        case 't':
-            ok = rdlm_mbb_parse_u64(optarg, 1, &cap_ms) == 0;
-            break;
-        case 'c':
-            ok = rdlm_mbb_parse_u64(optarg, 0, &compute_us) == 0;
-            break;
-        case 'f':
-            b->out.full = 1;
-            break;
-        case 'C':
-        case 'J':
-            b->out.format = c == 'C' ? RDLM_BENCH_OUT_CSV : RDLM_BENCH_OUT_JSON;
-            break;
-        case 'R':
-            b->result_lines = 1;
-            break;
-        case 'h':
-            if (b->rank == 0) {
-                fputs(rdlm_mbb_usage, stdout);
-            }
-            return 0;
-        case 'v': /* osu_*'s -v */
-        case 'V':
-            return b->rank == 0 ? rdlm_cli_version(tool) : 0;
-        default:
-            return b->rank == 0 ? rdlm_cli_bad_option(tool, c, optstring, argv)
-                                : RDLM_CLI_EXIT_USAGE;
-        }
-        if (!ok) {
-            return b->rank == 0 ? rdlm_cli_bad_value(tool, c, longopts, optarg)
-                                : RDLM_CLI_EXIT_USAGE;
-        }
+    b->compute_ns = 20000;
+    rc = rdlm_bench_mpi_parse(argc, argv, b->rank, tool, rdlm_mbb_usage,
+                              RDLM_BENCH_MPI_OPTSTRING "c:", longopts, &o, &b->out,
+                              rdlm_mbb_option, b);
+    if (rc >= 0) {
+        return rc;
     }
-    if (optind != argc) {
-        return b->rank == 0
-                   ? rdlm_cli_usage_error(tool, "unexpected argument '%s'", argv[optind])
-                   : RDLM_CLI_EXIT_USAGE;
+    for (k = 0; k < RDLM_MBB_NIMPL; k++) {
+        names[k] = rdlm_mbb_impls[k].key;
     }
-    b->rounds = (uint32_t)rounds;
-    b->cap_ns = cap_ms * 1000000ull;
-    b->compute_ns = compute_us * 1000ull;
+    if ((n = rdlm_bench_mpi_select(o.impls, names, RDLM_MBB_NIMPL, b->impl)) < 0) {
+        return rdlm_bench_mpi_usage_error(b->rank, tool,
+                                          "--impls: unknown or repeated names");
+    }
+    b->nimpl = (uint32_t)n;
+    b->iterations = o.iterations;
+    b->warmup = o.warmup;
+    b->rounds = (uint32_t)o.rounds;
+    b->cap_ns = o.cap_ms * 1000000ull;
+    b->result_lines = o.result_lines;
     return -1;
 }
 
@@ -484,28 +406,27 @@ static const char *rdlm_mbb_barrier_lib(void)
     return slash != NULL ? slash + 1 : dl.dli_fname;
 }
 
-/* The median over rounds of one figure of impl. */
-static double rdlm_mbb_median(const rdlm_mbb_t *b, uint32_t impl, size_t offset)
+/* The median over rounds of figure f of impl. */
+static double rdlm_mbb_median(const rdlm_mbb_t *b, uint32_t impl, uint32_t f)
 {
     double v[RDLM_BENCH_MAX_ROUNDS];
-    uint32_t k;
 
-    for (k = 0; k < b->rounds; k++) {
-        v[k] = *(const double *)((const char *)&b->res[impl][k] + offset);
-    }
+    memcpy(v, b->fig[impl][f], sizeof(double) * b->rounds);
     return rdlm_bench_median(v, b->rounds);
 }
 
 /* The fewest iterations timed in a round of impl (fewer than -i: the cap ended it). */
 static uint64_t rdlm_mbb_fewest(const rdlm_mbb_t *b, uint32_t impl)
 {
-    uint64_t fewest = UINT64_MAX;
+    double fewest = b->fig[impl][RDLM_BENCH_FIG_OPS][0];
     uint32_t k;
 
-    for (k = 0; k < b->rounds; k++) {
-        fewest = b->res[impl][k].done < fewest ? b->res[impl][k].done : fewest;
+    for (k = 1; k < b->rounds; k++) {
+        fewest = b->fig[impl][RDLM_BENCH_FIG_OPS][k] < fewest
+                     ? b->fig[impl][RDLM_BENCH_FIG_OPS][k]
+                     : fewest;
     }
-    return fewest;
+    return (uint64_t)fewest;
 }
 
 static int rdlm_mbb_runs(const rdlm_mbb_t *b, uint32_t impl)
@@ -532,17 +453,10 @@ static int rdlm_mbb_against(const rdlm_mbb_t *b, uint32_t impl)
 /* One row of impl: us_max over rounds, the percentiles, the iterations timed. */
 static void rdlm_mbb_row(rdlm_mbb_t *b, uint32_t impl)
 {
-    double us[RDLM_BENCH_MAX_ROUNDS], pct[RDLM_BENCH_MAX_ROUNDS][3];
     rdlm_bench_out_row_t row = {
         .size = (uint64_t)b->size, .impl = rdlm_mbb_impls[impl].key, .unit = "us"};
-    uint32_t k;
 
-    for (k = 0; k < b->rounds; k++) {
-        us[k] = b->res[impl][k].us_max;
-        memcpy(pct[k], b->res[impl][k].pct, sizeof(pct[k]));
-        row.ops += b->res[impl][k].done;
-    }
-    rdlm_bench_out_over_rounds(&row, us, (const double(*)[3])pct, b->rounds);
+    rdlm_bench_out_over_rounds(&row, b->fig[impl], b->rounds);
     rdlm_bench_out_row(&b->out, &row);
 }
 
@@ -556,19 +470,17 @@ static void rdlm_mbb_notes(const rdlm_mbb_t *b)
 
     for (k = 0; k < b->nimpl; k++) {
         impl = b->impl[k];
-        us = rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, us_max));
+        us = rdlm_mbb_median(b, impl, RDLM_BENCH_FIG_VALUE);
         printf("# %s (%s): %.2f us", rdlm_mbb_impls[impl].key, rdlm_mbb_impls[impl].label,
                us);
         if (b->out.full) {
             printf(", avg %.2f, min %.2f over ranks, fewest iterations %" PRIu64,
-                   rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, us_avg)),
-                   rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, us_min)),
-                   rdlm_mbb_fewest(b, impl));
+                   rdlm_mbb_median(b, impl, RDLM_MBB_F_AVG),
+                   rdlm_mbb_median(b, impl, RDLM_MBB_F_MIN), rdlm_mbb_fewest(b, impl));
         }
         against = rdlm_mbb_against(b, impl);
         if (against >= 0 && (uint32_t)against != impl) {
-            peer =
-                rdlm_mbb_median(b, (uint32_t)against, offsetof(rdlm_mbb_round_t, us_max));
+            peer = rdlm_mbb_median(b, (uint32_t)against, RDLM_BENCH_FIG_VALUE);
             printf(", %.2fx %s", us / peer, rdlm_mbb_impls[against].label);
         }
         printf("\n");
@@ -577,8 +489,8 @@ static void rdlm_mbb_notes(const rdlm_mbb_t *b)
         uint32_t split = impl + RDLM_MBB_RDLM_SPLIT; /* its split-phase form */
 
         if (rdlm_mbb_runs(b, impl) && rdlm_mbb_runs(b, split)) {
-            us = rdlm_mbb_median(b, split, offsetof(rdlm_mbb_round_t, us_max));
-            peer = rdlm_mbb_median(b, impl, offsetof(rdlm_mbb_round_t, us_max));
+            us = rdlm_mbb_median(b, split, RDLM_BENCH_FIG_VALUE);
+            peer = rdlm_mbb_median(b, impl, RDLM_BENCH_FIG_VALUE);
             printf("# %s: %.2f us exposed beside %.1f us of compute, overlap %.0f%% of "
                    "the %.2f us barrier\n",
                    rdlm_mbb_impls[split].label, us - b->compute_ns / 1e3,
@@ -624,36 +536,27 @@ static void rdlm_mbb_table(rdlm_mbb_t *b)
     }
 }
 
-/* The RESULT lines rdlm-bench parses (--result-lines). */
+/* The result lines rdlm-bench reads (--result-lines, mpi_result.h). */
 static void rdlm_mbb_result_lines(const rdlm_mbb_t *b)
 {
-    const char *tls = getenv("UCX_TLS");
-    const rdlm_mbb_round_t *r;
-    uint32_t k, impl, round;
+    uint32_t k, impl;
 
-    printf("RESULT info nprocs=%d nodes=%u transport=%s progress_thread=%d "
-           "ucx_tls=%s compute_us=%.3f iters=%" PRIu64 " barrier_lib=%s\n",
-           b->size, b->info.nodes, b->info.transport ? b->info.transport : "-",
-           b->info.progress_thread, tls ? tls : "(unset)", b->compute_ns / 1e3,
-           b->iterations, rdlm_mbb_barrier_lib());
+    rdlm_bench_result_put1("info", "nodes", b->info.nodes);
+    rdlm_bench_result_word("info", "barrier_lib", rdlm_mbb_barrier_lib());
     for (k = 0; k < b->nimpl; k++) {
         impl = b->impl[k];
-        for (round = 0; round < b->rounds; round++) {
-            r = &b->res[impl][round];
-            printf("RESULT round impl=%s round=%u value=%.6f unit=us us_avg=%.6f "
-                   "us_min=%.6f p50_us=%.6f p90_us=%.6f p99_us=%.6f done=%" PRIu64 "\n",
-                   rdlm_mbb_impls[impl].key, round, r->us_max, r->us_avg, r->us_min,
-                   r->pct[0], r->pct[1], r->pct[2], r->done);
-        }
+        rdlm_bench_result_figs(rdlm_mbb_impls[impl].key, b->fig[impl], rdlm_bench_fig_keys,
+                               RDLM_BENCH_FIG_N, b->rounds);
         if (rdlm_mbb_impls[impl].rdlm) {
-            printf("RESULT stats impl=%s barriers=%" PRIu64 " msgs=%" PRIu64
-                   " leader_msgs_per_barrier_min=%.6f leader_msgs_per_barrier_max=%.6f "
-                   "nonleader_msgs=%" PRIu64 "\n",
-                   rdlm_mbb_impls[impl].key, b->barriers[impl], b->msgs[impl],
-                   b->per_min[impl], b->per_max[impl], b->off_msgs[impl]);
+            rdlm_bench_result_put1(rdlm_mbb_impls[impl].key, "barriers", b->barriers[impl]);
+            rdlm_bench_result_put1(rdlm_mbb_impls[impl].key, "leader_msgs_min",
+                                   b->per_min[impl]);
+            rdlm_bench_result_put1(rdlm_mbb_impls[impl].key, "leader_msgs_max",
+                                   b->per_max[impl]);
+            rdlm_bench_result_put1(rdlm_mbb_impls[impl].key, "nonleader_msgs",
+                                   b->off_msgs[impl]);
         }
     }
-    printf("RESULT done\n");
 }
 
 static void rdlm_mbb_print(rdlm_mbb_t *b)

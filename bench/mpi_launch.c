@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "mpi_output.h"
+#include "mpi_result.h"
 
 #define RDLM_BENCH_MPI_TIMEOUT_S 60
 #define RDLM_BENCH_MPI_OUT_MAX 65536
@@ -185,7 +186,7 @@ static int rdlm_bench_mpi_argv(const rdlm_bench_mpi_job_t *job, const char *mpir
         argv[n++] = job->env[k];
     }
     argv[n++] = job->program;
-    argv[n++] = "--result-lines"; /* what rdlm_bench_mpi_result parses */
+    argv[n++] = "--result-lines"; /* what rdlm-bench reads: mpi_result.h */
     for (k = 0; job->args != NULL && job->args[k] != NULL; k++) {
         if (n + 1 >= RDLM_BENCH_MPI_ARGV_MAX) {
             return -1;
@@ -376,89 +377,6 @@ int rdlm_bench_mpi_run(const rdlm_bench_mpi_job_t *job, char **out_p, char *why,
 #endif
 }
 
-const char *rdlm_bench_mpi_result(const char *out, const char *kind, const char **cursor_p)
-{
-    const char *p = *cursor_p != NULL ? *cursor_p : out;
-    size_t klen = strlen(kind);
-
-    for (p = strstr(p, "RESULT "); p != NULL; p = strstr(p + 1, "RESULT ")) {
-        if ((p == out || p[-1] == '\n') && strncmp(p + 7, kind, klen) == 0 &&
-            p[7 + klen] == ' ') {
-            const char *eol = strchr(p, '\n');
-
-            *cursor_p = eol != NULL ? eol : p + strlen(p);
-            return p;
-        }
-    }
-    return NULL;
-}
-
-/* The start of key's value in line, or NULL. */
-static const char *rdlm_bench_mpi_value(const char *line, const char *key)
-{
-    const char *eol = strchr(line, '\n');
-    size_t klen = strlen(key);
-    const char *p;
-
-    for (p = strstr(line, key); p != NULL && (eol == NULL || p < eol);
-         p = strstr(p + 1, key)) {
-        if (p > line && p[-1] == ' ' && p[klen] == '=') {
-            return p + klen + 1;
-        }
-    }
-    return NULL;
-}
-
-int rdlm_bench_mpi_field(const char *line, const char *key, double *value_p)
-{
-    const char *v = rdlm_bench_mpi_value(line, key);
-    char *end = NULL;
-    double d;
-
-    if (v == NULL) {
-        return -1;
-    }
-    d = strtod(v, &end);
-    if (end == v) {
-        return -1;
-    }
-    *value_p = d;
-    return 0;
-}
-
-int rdlm_bench_mpi_field_str(const char *line, const char *key, char *buf, size_t len)
-{
-    const char *v = rdlm_bench_mpi_value(line, key);
-    size_t n;
-
-    if (v == NULL || len == 0) {
-        return -1;
-    }
-    n = strcspn(v, " \n");
-    if (n >= len) {
-        n = len - 1;
-    }
-    memcpy(buf, v, n);
-    buf[n] = '\0';
-    return 0;
-}
-
-int rdlm_bench_mpi_round(const char *line, double *value_p, rdlm_bench_summary_t *pct_p)
-{
-    static const char *const keys[] = {"value", "p50_us", "p90_us", "p99_us"};
-    double v[4];
-    size_t k;
-
-    for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-        if (rdlm_bench_mpi_field(line, keys[k], &v[k]) != 0) {
-            return -1;
-        }
-    }
-    *value_p = v[0];
-    *pct_p = (rdlm_bench_summary_t){.p50 = v[1], .p90 = v[2], .p99 = v[3]};
-    return 0;
-}
-
 /* ---- the MPI_Barrier baseline ----------------------------------------------------- */
 
 const char *rdlm_bench_mpi_barrier_program(void)
@@ -495,11 +413,9 @@ int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup
         .mca = mca,
         .verbose = verbose,
     };
-    rdlm_bench_summary_t pct;
-    const char *cursor = NULL;
-    const char *line;
-    double us, done;
+    double v[RDLM_BENCH_FIG_N];
     char *out;
+    int k;
 
     if (!rdlm_bench_mpi_can_run(job.program, why, whylen)) {
         return -1;
@@ -510,15 +426,19 @@ int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup
     if (rdlm_bench_mpi_run(&job, &out, why, whylen) != 0) {
         return -1;
     }
-    line = rdlm_bench_mpi_result(out, "round", &cursor);
-    if (line == NULL || rdlm_bench_mpi_round(line, &us, &pct) != 0 ||
-        rdlm_bench_mpi_field(line, "done", &done) != 0) {
-        snprintf(why, whylen, "no RESULT round line; output: %.600s", out);
-        free(out);
-        return -1;
+    for (k = 0; k < RDLM_BENCH_FIG_N; k++) {
+        if (rdlm_bench_result_get1(out, "mpi", rdlm_bench_fig_keys[k], &v[k]) != 0) {
+            snprintf(why, whylen, "no result line of its %s; output: %.600s",
+                     rdlm_bench_fig_keys[k], out);
+            free(out);
+            return -1;
+        }
     }
-    *result_p = (rdlm_bench_mpi_result_t){.us_max = us, .p50_us = pct.p50, .p90_us = pct.p90,
-                                          .p99_us = pct.p99, .done = (uint64_t)done};
+    *result_p = (rdlm_bench_mpi_result_t){.us_max = v[RDLM_BENCH_FIG_VALUE],
+                                          .p50_us = v[RDLM_BENCH_FIG_P50],
+                                          .p90_us = v[RDLM_BENCH_FIG_P90],
+                                          .p99_us = v[RDLM_BENCH_FIG_P99],
+                                          .done = (uint64_t)v[RDLM_BENCH_FIG_OPS]};
     free(out);
     return 0;
 }

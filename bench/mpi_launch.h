@@ -3,15 +3,8 @@
  * (the configured launcher's name in PATH, else its configured path), with Open
  * MPI's run-as-root variables, --oversubscribe and --bind-to none (rdlm's processes
  * are not bound either), the job's MCA parameters and exported variables, and
- * collects their output, from which the caller parses the RESULT lines:
- *
- *   RESULT <kind> key=value key=value ...
- *
- * The MPI programs print their rounds as
- *
- *   RESULT round impl=<name> round=R value=V p50_us=A p90_us=B p99_us=C ...
- *
- * (rdlm_bench_mpi_round reads one). The MPI_Barrier baseline of the `barrier`
+ * collects their output, from which the caller reads the result lines
+ * (mpi_result.h). The MPI_Barrier baseline of the `barrier`
  * benchmark (rdlm-mpi-barrier-bench --impls mpi, over shared memory: pml ob1, btl
  * self,vader) has its own entry point below.
  */
@@ -20,8 +13,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "stats.h"
 
 /** One mpirun. */
 typedef struct rdlm_bench_mpi_job {
@@ -45,20 +36,6 @@ void rdlm_bench_mpi_command(const rdlm_bench_mpi_job_t *job, char *buf, size_t l
  *  caller frees) when mpirun exited with 0; else -1 with why (the output's start). */
 int rdlm_bench_mpi_run(const rdlm_bench_mpi_job_t *job, char **out_p, char *why,
                        size_t whylen);
-
-/** The next line of out at or after *cursor_p that starts with "RESULT <kind> ";
- *  NULL when none is left. *cursor_p moves past it. */
-const char *rdlm_bench_mpi_result(const char *out, const char *kind, const char **cursor_p);
-
-/** The value of key=value in line (up to its end): 0 and *value_p, or -1. */
-int rdlm_bench_mpi_field(const char *line, const char *key, double *value_p);
-
-/** The same for a word value, copied into buf (at most len - 1 bytes). */
-int rdlm_bench_mpi_field_str(const char *line, const char *key, char *buf, size_t len);
-
-/** A round line's value and its p50/p90/p99 (us) into *pct_p (other fields 0): 0, or
- *  -1 if one is missing. */
-int rdlm_bench_mpi_round(const char *line, double *value_p, rdlm_bench_summary_t *pct_p);
 
 /**
  * Where name, a program or library rdlm-bench runs, is: a program beside rdlm-bench's

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rdlm/version.h>
 
@@ -162,25 +163,26 @@ void rdlm_bench_out_progress(rdlm_bench_out_t *o, const char *tool, uint32_t don
             total, impl, (double)(now - o->t0_ns) / 1e9);
 }
 
-void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row, const double *values,
-                                const double (*pct)[3], uint32_t n)
+void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row, const rdlm_bench_rounds_t *fig,
+                                uint32_t n)
 {
-    double v[RDLM_BENCH_MAX_ROUNDS], p[3][RDLM_BENCH_MAX_ROUNDS];
-    uint32_t k, j;
+    double v[RDLM_BENCH_MAX_ROUNDS];
+    double *median[] = {&row->median, &row->p50, &row->p90, &row->p99};
+    uint32_t k, f;
 
     n = n < RDLM_BENCH_MAX_ROUNDS ? n : RDLM_BENCH_MAX_ROUNDS;
-    row->min = row->max = n ? values[0] : NAN;
+    row->min = row->max = n ? fig[RDLM_BENCH_FIG_VALUE][0] : NAN;
+    row->ops = 0;
     for (k = 0; k < n; k++) {
-        v[k] = values[k];
-        row->min = values[k] < row->min ? values[k] : row->min;
-        row->max = values[k] > row->max ? values[k] : row->max;
-        for (j = 0; j < 3; j++) {
-            p[j][k] = pct[k][j];
-        }
+        row->min = fig[RDLM_BENCH_FIG_VALUE][k] < row->min ? fig[RDLM_BENCH_FIG_VALUE][k]
+                                                           : row->min;
+        row->max = fig[RDLM_BENCH_FIG_VALUE][k] > row->max ? fig[RDLM_BENCH_FIG_VALUE][k]
+                                                           : row->max;
+        row->ops += (uint64_t)fig[RDLM_BENCH_FIG_OPS][k];
     }
-    row->median = rdlm_bench_median(v, n);
-    row->p50 = rdlm_bench_median(p[0], n);
-    row->p90 = rdlm_bench_median(p[1], n);
-    row->p99 = rdlm_bench_median(p[2], n);
+    for (f = RDLM_BENCH_FIG_VALUE; f <= RDLM_BENCH_FIG_P99; f++) {
+        memcpy(v, fig[f], sizeof(double) * n);
+        *median[f] = rdlm_bench_median(v, n);
+    }
     row->rounds = n;
 }

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "mpi_result.h"
+
 /** How rows are printed (--csv, --json; the table otherwise). */
 enum rdlm_bench_out_format {
     RDLM_BENCH_OUT_TABLE,
@@ -67,10 +69,11 @@ void rdlm_bench_out_progress(rdlm_bench_out_t *o, const char *tool, uint32_t don
                              uint32_t total, const char *impl);
 
 /**
- * Fill row's median, min, max from values[0..n) (one per round) and
- * p50, p90, p99 as the medians of pct[k][0..2]; n is the rounds.
+ * Fill row's median, min, max from fig[RDLM_BENCH_FIG_VALUE][0..n) (one per round), its
+ * p50, p90, p99 as the medians of the percentiles' rounds and ops as their sum; n is
+ * the rounds.
  */
-void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row, const double *values,
-                                const double (*pct)[3], uint32_t n);
+void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row, const rdlm_bench_rounds_t *fig,
+                                uint32_t n);
 
 #endif

@@ -1,0 +1,106 @@
+/* The MPI programs' result lines; see mpi_result.h. */
+#include "mpi_result.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rdlm_bench_result_put(const char *impl, const char *key, const double *v, uint32_t n)
+{
+    uint32_t k;
+
+    printf("RESULT %s %s", impl, key);
+    for (k = 0; k < n; k++) {
+        printf(" %.6f", v[k]);
+    }
+    printf("\n");
+}
+
+const char *const rdlm_bench_fig_keys[RDLM_BENCH_FIG_N] = {"value", "p50_us", "p90_us",
+                                                           "p99_us", "ops"};
+
+void rdlm_bench_result_figs(const char *impl, const rdlm_bench_rounds_t *fig,
+                            const char *const *keys, uint32_t nfig, uint32_t rounds)
+{
+    uint32_t f;
+
+    for (f = 0; f < nfig; f++) {
+        rdlm_bench_result_put(impl, keys[f], fig[f], rounds);
+    }
+}
+
+void rdlm_bench_result_put1(const char *impl, const char *key, double v)
+{
+    rdlm_bench_result_put(impl, key, &v, 1);
+}
+
+void rdlm_bench_result_word(const char *impl, const char *key, const char *word)
+{
+    printf("RESULT %s %s %s\n", impl, key, word);
+}
+
+/* The values of the first line of impl and key in out, or NULL. */
+static const char *rdlm_bench_result_find(const char *out, const char *impl,
+                                          const char *key)
+{
+    size_t ilen = strlen(impl), klen = strlen(key);
+    const char *p;
+
+    for (p = strstr(out, "RESULT "); p != NULL; p = strstr(p + 1, "RESULT ")) {
+        const char *q = p + 7;
+
+        if ((p == out || p[-1] == '\n') && strncmp(q, impl, ilen) == 0 && q[ilen] == ' ' &&
+            strncmp(q + ilen + 1, key, klen) == 0 && q[ilen + 1 + klen] == ' ') {
+            return q + ilen + 1 + klen + 1;
+        }
+    }
+    return NULL;
+}
+
+int rdlm_bench_result_get(const char *out, const char *impl, const char *key, double *v,
+                          uint32_t cap)
+{
+    const char *p = rdlm_bench_result_find(out, impl, key);
+    uint32_t n = 0;
+    char *end;
+
+    if (p == NULL) {
+        return -1;
+    }
+    while (n < cap && *p != '\n' && *p != '\0') {
+        v[n] = strtod(p, &end);
+        if (end == p) {
+            break;
+        }
+        n++;
+        p = end;
+    }
+    return (int)n;
+}
+
+int rdlm_bench_result_get1(const char *out, const char *impl, const char *key, double *v_p)
+{
+    double v;
+
+    if (rdlm_bench_result_get(out, impl, key, &v, 1) != 1) {
+        return -1;
+    }
+    *v_p = v;
+    return 0;
+}
+
+int rdlm_bench_result_get_word(const char *out, const char *impl, const char *key,
+                               char *buf, size_t len)
+{
+    const char *p = rdlm_bench_result_find(out, impl, key);
+    size_t n;
+
+    if (p == NULL || len == 0) {
+        return -1;
+    }
+    n = strcspn(p, " \n");
+    n = n < len ? n : len - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return 0;
+}
