@@ -17,7 +17,7 @@
 #include "mpi_result.h"
 
 #define RDLM_BENCH_MPI_TIMEOUT_S 60
-#define RDLM_BENCH_MPI_OUT_MAX 65536
+#define RDLM_BENCH_MPI_OUT_MAX 262144 /* the result lines of 51 rounds fit */
 #define RDLM_BENCH_MPI_ARGV_MAX 96
 
 #if defined(RDLM_BENCH_MPIRUN)
