@@ -88,12 +88,20 @@ int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
                         const rdlm_bench_dist_impl_t *impls, uint32_t nimpl, uint32_t procs,
                         const char *unit, rdlm_bench_measure_t **m, char **out_p);
 
-/** A figure measured once (operations per operation, bytes): a measurement of one
- *  round, finished; NULL when the report is full. */
-rdlm_bench_measure_t *rdlm_bench_dist_figure(rdlm_bench_report_t *r, const char *bench,
-                                             const char *metric, const char *impl,
-                                             uint32_t procs, const char *unit,
-                                             double value);
+/** The baseline of a figure measured once: its label, value, and the ratio's target
+ *  (RDLM_BENCH_TARGET_NONE: none). */
+typedef struct rdlm_bench_dist_base {
+    const char *label;
+    double value;
+    enum rdlm_bench_target kind;
+    double target;
+} rdlm_bench_dist_base_t;
+
+/** rdlm's figure measured once (operations per operation, bytes) for bench at procs,
+ *  in the final table beside base (NULL: alone). */
+void rdlm_bench_dist_once(rdlm_bench_report_t *r, const char *bench, uint32_t procs,
+                          const char *metric, const char *unit, double value,
+                          const rdlm_bench_dist_base_t *base);
 
 /** Measure benchmark def at every process count (-p, else def's defaults) of at least
  *  min_procs with run_procs, after noting params (if not NULL); a SKIP note instead

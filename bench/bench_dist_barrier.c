@@ -106,26 +106,6 @@ static void rdlm_bench_db_counts(const rdlm_bench_opts_t *o, int tcp, char *iter
                  : (uint64_t)(tcp ? RDLM_BENCH_DB_WARMUP_TCP : RDLM_BENCH_DB_WARMUP_SHM));
 }
 
-/* A figure measured once, beside its design value (target: at most that). */
-static void rdlm_bench_db_design_row(rdlm_bench_report_t *r, const char *metric,
-                                     uint32_t procs, double ours, double design)
-{
-    const char *bench = rdlm_bench_def_dist_barrier.name;
-    rdlm_bench_measure_t *m =
-        rdlm_bench_report_measure(r, bench, metric, "rdlm", procs, "msgs");
-    rdlm_bench_measure_t *d =
-        rdlm_bench_report_measure(r, bench, metric, "ceil(log2 N)", procs, "msgs");
-
-    if (m == NULL || d == NULL) {
-        return;
-    }
-    rdlm_bench_measure_round(m, ours, NULL);
-    rdlm_bench_measure_finish(m);
-    rdlm_bench_measure_round(d, design, NULL);
-    rdlm_bench_measure_finish(d);
-    rdlm_bench_report_compare(r, m, d, NULL, RDLM_BENCH_TARGET_AT_MOST, 1.0);
-}
-
 /* The messages node leaders sent per barrier against ceil(log2 nodes), for every rdlm
  * impl that ran: 0, or -1 if any rank sent another number (a correctness failure,
  * not a missed target). */
@@ -163,7 +143,9 @@ static int rdlm_bench_db_msgs(rdlm_bench_report_t *r, const char *out,
             keys[k], s->procs, s->nodes, lo, hi, barriers, off, s->nodes, design,
             equal ? "equal" : "NO");
         if (k == 0 && s->nodes > 1) {
-            rdlm_bench_db_design_row(r, "msgs/barrier/leader", s->procs, hi, design);
+            rdlm_bench_dist_once(r, bench, s->procs, "msgs/barrier/leader", "msgs", hi,
+                                 &(rdlm_bench_dist_base_t){"ceil(log2 N)", design,
+                                                           RDLM_BENCH_TARGET_AT_MOST, 1.0});
         }
     }
     return rc;

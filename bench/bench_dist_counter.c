@@ -50,6 +50,10 @@ static const char *const rdlm_bench_dk_ops_metrics[RDLM_BENCH_DK_NIMPL][2] = {
     [RDLM_BENCH_DK_SEM] = {"sem home ops/acq+rel", NULL},
 };
 
+/* The semaphore's home operations per acquire + release: at most 3 (issue 17). */
+static const rdlm_bench_dist_base_t rdlm_bench_dk_sem_base = {
+    "3 (issue 17)", RDLM_BENCH_DK_SEM_HOME_OPS, RDLM_BENCH_TARGET_AT_MOST, 1.0};
+
 /* rdlm's remote operations per operation of implementation k, from its stats line
  * (timed operations only, all ranks and rounds): rows and a note. */
 static void rdlm_bench_dk_remote_ops(rdlm_bench_report_t *r, const char *out,
@@ -70,26 +74,15 @@ static void rdlm_bench_dk_remote_ops(rdlm_bench_report_t *r, const char *out,
     home = s[RDLM_BENCH_DS_HOME] / ops;
     peer = s[RDLM_BENCH_DS_PEER] / ops;
     combined = s[RDLM_BENCH_DS_COMBINED] / ops;
-    if (k == RDLM_BENCH_DK_SEM) {
-        rdlm_bench_report_compare(
-            r, rdlm_bench_dist_figure(r, bench, metric[0], d->impl, procs, "ops", home),
-            rdlm_bench_dist_figure(r, bench, metric[0], "3 (issue 17)", procs, "ops",
-                                   RDLM_BENCH_DK_SEM_HOME_OPS),
-            NULL, RDLM_BENCH_TARGET_AT_MOST, 1.0);
-    } else {
-        rdlm_bench_report_compare(
-            r, rdlm_bench_dist_figure(r, bench, metric[0], d->impl, procs, "ops", home), NULL,
-            NULL, RDLM_BENCH_TARGET_NONE, 0);
-    }
+    rdlm_bench_dist_once(r, bench, procs, metric[0], "ops", home,
+                         k == RDLM_BENCH_DK_SEM ? &rdlm_bench_dk_sem_base : NULL);
     if (metric[1] == NULL) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                                "%s %s: %.0f timed, each %.3f home and %.3f peer operations",
                                d->impl, d->metric, ops, home, peer);
         return;
     }
-    rdlm_bench_report_compare(
-        r, rdlm_bench_dist_figure(r, bench, metric[1], d->impl, procs, "ops", combined),
-        NULL, NULL, RDLM_BENCH_TARGET_NONE, 0);
+    rdlm_bench_dist_once(r, bench, procs, metric[1], "ops", combined, NULL);
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                            "%s %s: %.0f timed; each %.3f home operations and %.3f requests "
                            "served in another rank's combined one (%.3f together; no "

@@ -69,28 +69,6 @@ enum {
     RDLM_BENCH_DL_VERBS
 };
 
-/* A figure measured once, with no target: in the final table alone, or beside the
- * same figure of "rdlm bound=1" (base >= 0). */
-static void rdlm_bench_dist_row(rdlm_bench_report_t *r, const char *bench,
-                                const char *metric, const char *unit, uint32_t procs,
-                                double ours, double base)
-{
-    rdlm_bench_measure_t *m =
-        rdlm_bench_dist_figure(r, bench, metric, "rdlm", procs, unit, ours);
-    rdlm_bench_measure_t *b = NULL;
-
-    if (m == NULL) {
-        return;
-    }
-    if (base >= 0) {
-        b = rdlm_bench_dist_figure(r, bench, metric, "rdlm bound=1", procs, unit, base);
-        if (b == NULL) {
-            return;
-        }
-    }
-    rdlm_bench_report_compare(r, m, b, NULL, RDLM_BENCH_TARGET_NONE, 0);
-}
-
 /* ---- dist-lock -------------------------------------------------------------------- */
 
 /* The run's facts and rdlm's remote operations, as notes. */
@@ -125,13 +103,10 @@ static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_
             "1 waited for over UCX), global acquires %.0f",
             per, s[RDLM_BENCH_DS_HOME], s[RDLM_BENCH_DS_POSTED], s[RDLM_BENCH_DS_PEER],
             s[RDLM_BENCH_DS_ACQ], s[RDLM_BENCH_DS_GLOBAL]);
-        rdlm_bench_dist_row(r, bench, "remote ops/acq+rel", "ops", procs, per, -1);
-        rdlm_bench_report_compare(r,
-                                  rdlm_bench_dist_figure(r, bench, "waited ops/acq+rel",
-                                                         "rdlm", procs, "ops", waited),
-                                  rdlm_bench_dist_figure(r, bench, "waited ops/acq+rel",
-                                                         "1 (issue 17)", procs, "ops", 1.0),
-                                  NULL, RDLM_BENCH_TARGET_AT_MOST, 1.0);
+        rdlm_bench_dist_once(r, bench, procs, "remote ops/acq+rel", "ops", per, NULL);
+        rdlm_bench_dist_once(
+            r, bench, procs, "waited ops/acq+rel", "ops", waited,
+            &(rdlm_bench_dist_base_t){"1 (issue 17)", 1.0, RDLM_BENCH_TARGET_AT_MOST, 1.0});
     }
     if (rdlm_bench_dist_stats(out, "rdlm_cohort", s) == 0) {
         double local = s[RDLM_BENCH_DS_CHECK_LOCAL];
@@ -146,8 +121,8 @@ static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_
             local, s[RDLM_BENCH_DS_CHECK_REMOTE],
             s[RDLM_BENCH_DS_CHECK_REMOTE] == 0 && local > 0 ? "yes" : "NO", rest,
             rest > 0 ? s[RDLM_BENCH_DS_GLOBAL_NS] / rest / 1000.0 : 0.0);
-        rdlm_bench_dist_row(r, bench, "remote ops/handoff", "ops", procs,
-                            local > 0 ? s[RDLM_BENCH_DS_CHECK_REMOTE] / local : -1, -1);
+        rdlm_bench_dist_once(r, bench, procs, "remote ops/handoff", "ops",
+                             local > 0 ? s[RDLM_BENCH_DS_CHECK_REMOTE] / local : -1, NULL);
     }
 }
 
@@ -349,8 +324,10 @@ static void rdlm_bench_dc_finish(rdlm_bench_dc_ctx_t *c)
             s[RDLM_BENCH_DS_ACQ], 100.0 * s[RDLM_BENCH_DS_GLOBAL] / acq,
             100.0 * s[RDLM_BENCH_DS_LOCAL] / acq, 100.0 * s[RDLM_BENCH_DS_HANDOFFS] / acq);
     }
-    rdlm_bench_dist_row(r, bench, "home ops/acq+rel", "ops", c->procs,
-                        per[RDLM_BENCH_DC_DEFAULT], per[RDLM_BENCH_DC_BOUND1]);
+    rdlm_bench_dist_once(
+        r, bench, c->procs, "home ops/acq+rel", "ops", per[RDLM_BENCH_DC_DEFAULT],
+        &(rdlm_bench_dist_base_t){"rdlm bound=1", per[RDLM_BENCH_DC_BOUND1],
+                                  RDLM_BENCH_TARGET_NONE, 0});
 }
 
 static int rdlm_bench_dc_procs(rdlm_bench_report_t *r, uint32_t procs)
@@ -451,14 +428,14 @@ static int rdlm_bench_dm_procs(rdlm_bench_report_t *r, uint32_t procs)
         "home memory per lock: %.0f bytes by design (a home slot, [tag 8 "
         "| word 8]); the API does not expose it: not a measurement",
         RDLM_BENCH_DM_HOME_BYTES);
-    rdlm_bench_dist_row(r, bench, "home bytes/lock", "B", procs, RDLM_BENCH_DM_HOME_BYTES,
-                        -1);
-    rdlm_bench_dist_row(r, bench, "ctx create, max rank", "KiB", procs, ctx_max, -1);
+    rdlm_bench_dist_once(r, bench, procs, "home bytes/lock", "B", RDLM_BENCH_DM_HOME_BYTES,
+                         NULL);
+    rdlm_bench_dist_once(r, bench, procs, "ctx create, max rank", "KiB", ctx_max, NULL);
     if (used > 0) {
         char metric[32];
 
         snprintf(metric, sizeof(metric), "+after %d rem. nodes", used);
-        rdlm_bench_dist_row(r, bench, metric, "KiB", procs, kib[used - 1], -1);
+        rdlm_bench_dist_once(r, bench, procs, metric, "KiB", kib[used - 1], NULL);
     }
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                            "resident growth across rdlm_mpi_ctx_create: rank 0 %.0f KiB, "
