@@ -57,7 +57,6 @@
 #include <rdlm.h>
 #include <rdlm/mpi.h>
 
-#include "cli.h"
 #include "clock.h"
 #include "mpi_cli.h"
 #include "mpi_output.h"
