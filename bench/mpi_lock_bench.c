@@ -17,9 +17,10 @@
  * Output (rank 0, mpi_output.h): '#' header lines, then one row per implementation
  * and size (-m), median over rounds (-f: min, max, percentiles, ops); --csv, --json.
  *
- * Every implementation is an adapter (rdlm_mlb_ops_t: acquire and release, or the one
- * operation of counter mode, with what it opens, serves and checks), and every
- * workload is written once over them (the --impls names, in their default order):
+ * Every implementation is an adapter (rdlm_mlb_ops_t in mpi_lock_impls.c: acquire and
+ * release, or the one operation of counter mode, with what it opens, serves and
+ * checks), and every workload is written once over them, here (the --impls names, in
+ * their default order):
  *
  *   --mode uncontended: rank 0 is the origin, on node n0; the lock is the first
  *   "bench-lock-K" whose home node is not n0; the target is the home node's leader,
