@@ -27,16 +27,12 @@ static const char *const rdlm_bench_dist_env[] = {"UCX_TLS=tcp,self",
                                                   "RDLM_VIRTUAL_NODES=2", NULL};
 static const char *const rdlm_bench_dist_unset_env[] = {"RDLM_UCX_TLS", NULL};
 
-#define RDLM_BENCH_DIST_STAT_KEY(e, s) s,
-static const char *const rdlm_bench_dist_stat_keys[RDLM_BENCH_DIST_NSTATS] = {
-    RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_KEY)};
-
 int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
 {
     int k;
 
-    for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
-        if (rdlm_bench_result_get1(out, key, rdlm_bench_dist_stat_keys[k], &v[k]) != 0) {
+    for (k = 0; k < RDLM_BENCH_NSTATS; k++) {
+        if (rdlm_bench_result_get1(out, key, rdlm_bench_stat_keys[k], &v[k]) != 0) {
             return -1;
         }
     }

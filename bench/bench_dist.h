@@ -15,6 +15,7 @@
 
 #include "benchmarks.h"
 #include "mpi_launch.h"
+#include "mpi_result.h"
 #include "report.h"
 
 /** The default process count of the benchmarks of rdlm-mpi-lock-bench but dist-sweep
@@ -28,28 +29,8 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
                                                 const char *const *args,
                                                 uint32_t timeout_s);
 
-/** The statistics rdlm-mpi-lock-bench prints for every implementation (summed over
- *  ranks and rounds) that the reports use. */
-#define RDLM_BENCH_DIST_STATS(X)                                                           \
-    X(ACQ, "acquires")                                                                     \
-    X(GLOBAL, "global_acquires")                                                           \
-    X(LOCAL, "local_handoffs")                                                             \
-    X(HOME, "home_ops")                                                                    \
-    X(POSTED, "home_posted")                                                               \
-    X(PEER, "peer_ops")                                                                    \
-    X(COMBINED, "combined")                                                                \
-    X(HANDOFFS, "handoffs")                                                                \
-    X(OPS, "ops_total")                                                                    \
-    X(GLOBAL_NS, "global_ns")                                                              \
-    X(CHECK_LOCAL, "check_local")                                                          \
-    X(CHECK_REMOTE, "check_remote_ops")                                                    \
-    X(CHECK_HANDOFFS, "check_handoffs")
-
-#define RDLM_BENCH_DIST_STAT_ENUM(e, s) RDLM_BENCH_DS_##e,
-enum { RDLM_BENCH_DIST_STATS(RDLM_BENCH_DIST_STAT_ENUM) RDLM_BENCH_DIST_NSTATS };
-
-/** The statistics of the program's implementation key in out, in enum order into v:
- *  0, or -1 if one is missing. */
+/** The statistics (RDLM_BENCH_STATS) of the program's implementation key in out, in
+ *  enum order into v: 0, or -1 if one is missing. */
 int rdlm_bench_dist_stats(const char *out, const char *key, double *v);
 
 /** One implementation the program measures: its name there (key), the report's

@@ -62,18 +62,18 @@ static void rdlm_bench_dk_remote_ops(rdlm_bench_report_t *r, const char *out,
     const char *bench = rdlm_bench_def_dist_counter.name;
     const rdlm_bench_dist_impl_t *d = &rdlm_bench_dk_impls[k];
     const char *const *metric = rdlm_bench_dk_ops_metrics[k];
-    double s[RDLM_BENCH_DIST_NSTATS];
+    double s[RDLM_BENCH_NSTATS];
     double ops, home, peer, combined;
 
-    if (rdlm_bench_dist_stats(out, d->key, s) != 0 || s[RDLM_BENCH_DS_OPS] <= 0) {
+    if (rdlm_bench_dist_stats(out, d->key, s) != 0 || s[RDLM_BENCH_ST_OPS] <= 0) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s %s: no statistics",
                                d->impl, d->metric);
         return;
     }
-    ops = s[RDLM_BENCH_DS_OPS];
-    home = s[RDLM_BENCH_DS_HOME] / ops;
-    peer = s[RDLM_BENCH_DS_PEER] / ops;
-    combined = s[RDLM_BENCH_DS_COMBINED] / ops;
+    ops = s[RDLM_BENCH_ST_OPS];
+    home = s[RDLM_BENCH_ST_HOME] / ops;
+    peer = s[RDLM_BENCH_ST_PEER] / ops;
+    combined = s[RDLM_BENCH_ST_COMBINED] / ops;
     rdlm_bench_dist_once(r, bench, procs, metric[0], "ops", home,
                          k == RDLM_BENCH_DK_SEM ? &rdlm_bench_dk_sem_base : NULL);
     if (metric[1] == NULL) {

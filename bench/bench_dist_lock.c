@@ -77,7 +77,7 @@ static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_
     const char *bench = rdlm_bench_def_dist_lock.name;
     char lock[48] = "?", transport[16] = "?";
     double home = -1, target = -1, partner = -1, thread = -1, bound = -1;
-    double s[RDLM_BENCH_DIST_NSTATS];
+    double s[RDLM_BENCH_NSTATS];
 
     rdlm_bench_result_get_word(out, "info", "lock", lock, sizeof(lock));
     rdlm_bench_result_get_word(out, "info", "transport", transport, sizeof(transport));
@@ -92,25 +92,25 @@ static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_
         "%.0f, baselines' target rank %.0f (its leader), partner rank "
         "%.0f; rdlm transport %s, progress thread %s, cohort bound %.0f",
         procs, lock, home, target, partner, transport, thread > 0 ? "yes" : "no", bound);
-    if (rdlm_bench_dist_stats(out, "rdlm", s) == 0 && s[RDLM_BENCH_DS_ACQ] > 0) {
-        double per = (s[RDLM_BENCH_DS_HOME] + s[RDLM_BENCH_DS_PEER]) / s[RDLM_BENCH_DS_ACQ];
-        double waited = per - s[RDLM_BENCH_DS_POSTED] / s[RDLM_BENCH_DS_ACQ];
+    if (rdlm_bench_dist_stats(out, "rdlm", s) == 0 && s[RDLM_BENCH_ST_ACQ] > 0) {
+        double per = (s[RDLM_BENCH_ST_HOME] + s[RDLM_BENCH_ST_PEER]) / s[RDLM_BENCH_ST_ACQ];
+        double waited = per - s[RDLM_BENCH_ST_POSTED] / s[RDLM_BENCH_ST_ACQ];
 
         rdlm_bench_report_note(
             r, bench, RDLM_BENCH_NOTE_INFO,
             "rdlm remote home: %.2f remote operations per acquire+release "
             "(home %.0f, of them posted %.0f, peer %.0f over %.0f cycles; design: 2, "
             "1 waited for over UCX), global acquires %.0f",
-            per, s[RDLM_BENCH_DS_HOME], s[RDLM_BENCH_DS_POSTED], s[RDLM_BENCH_DS_PEER],
-            s[RDLM_BENCH_DS_ACQ], s[RDLM_BENCH_DS_GLOBAL]);
+            per, s[RDLM_BENCH_ST_HOME], s[RDLM_BENCH_ST_POSTED], s[RDLM_BENCH_ST_PEER],
+            s[RDLM_BENCH_ST_ACQ], s[RDLM_BENCH_ST_GLOBAL]);
         rdlm_bench_dist_once(r, bench, procs, "remote ops/acq+rel", "ops", per, NULL);
         rdlm_bench_dist_once(
             r, bench, procs, "waited ops/acq+rel", "ops", waited,
             &(rdlm_bench_dist_base_t){"1 (issue 17)", 1.0, RDLM_BENCH_TARGET_AT_MOST, 1.0});
     }
     if (rdlm_bench_dist_stats(out, "rdlm_cohort", s) == 0) {
-        double local = s[RDLM_BENCH_DS_CHECK_LOCAL];
-        double rest = s[RDLM_BENCH_DS_CHECK_HANDOFFS] - local;
+        double local = s[RDLM_BENCH_ST_CHECK_LOCAL];
+        double rest = s[RDLM_BENCH_ST_CHECK_HANDOFFS] - local;
 
         rdlm_bench_report_note(
             r, bench, RDLM_BENCH_NOTE_INFO,
@@ -118,11 +118,11 @@ static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_
             "node made %.0f remote operations (must be 0: %s); %.0f other "
             "hand-offs went through the global word (cohort bound), mean "
             "%.1f us, not in the figure",
-            local, s[RDLM_BENCH_DS_CHECK_REMOTE],
-            s[RDLM_BENCH_DS_CHECK_REMOTE] == 0 && local > 0 ? "yes" : "NO", rest,
-            rest > 0 ? s[RDLM_BENCH_DS_GLOBAL_NS] / rest / 1000.0 : 0.0);
+            local, s[RDLM_BENCH_ST_CHECK_REMOTE],
+            s[RDLM_BENCH_ST_CHECK_REMOTE] == 0 && local > 0 ? "yes" : "NO", rest,
+            rest > 0 ? s[RDLM_BENCH_ST_GLOBAL_NS] / rest / 1000.0 : 0.0);
         rdlm_bench_dist_once(r, bench, procs, "remote ops/handoff", "ops",
-                             local > 0 ? s[RDLM_BENCH_DS_CHECK_REMOTE] / local : -1, NULL);
+                             local > 0 ? s[RDLM_BENCH_ST_CHECK_REMOTE] / local : -1, NULL);
     }
 }
 
@@ -223,7 +223,7 @@ typedef struct rdlm_bench_dc_ctx {
     uint32_t procs;
     rdlm_bench_measure_t *measure[RDLM_BENCH_DC_NIMPL];
     rdlm_bench_measure_t *handoffs[RDLM_BENCH_DC_NIMPL];       /* hand-offs per second */
-    double stats[RDLM_BENCH_DC_NIMPL][RDLM_BENCH_DIST_NSTATS]; /* summed over rounds */
+    double stats[RDLM_BENCH_DC_NIMPL][RDLM_BENCH_NSTATS];      /* summed over rounds */
     double bound[RDLM_BENCH_DC_NIMPL]; /* as the program reported it */
     char cmd[512];
 } rdlm_bench_dc_ctx_t;
@@ -252,7 +252,7 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
     static const char *const unset_env[] = {"RDLM_UCX_TLS", "RDLM_COHORT_BOUND", NULL};
     rdlm_bench_mpi_job_t job =
         rdlm_bench_dist_job_2nodes(o, c->procs, args, RDLM_BENCH_DC_TIMEOUT_S);
-    double s[RDLM_BENCH_DIST_NSTATS], bound = -1;
+    double s[RDLM_BENCH_NSTATS], bound = -1;
     char *out;
     int k;
 
@@ -286,7 +286,7 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
         return -1;
     }
     c->bound[impl] = bound;
-    for (k = 0; k < RDLM_BENCH_DIST_NSTATS; k++) {
+    for (k = 0; k < RDLM_BENCH_NSTATS; k++) {
         c->stats[impl][k] += s[k];
     }
     free(out);
@@ -312,17 +312,17 @@ static void rdlm_bench_dc_finish(rdlm_bench_dc_ctx_t *c)
                               RDLM_BENCH_TARGET_NONE, 0);
     for (k = 0; k < RDLM_BENCH_DC_NIMPL; k++) {
         const double *s = c->stats[k];
-        double acq = s[RDLM_BENCH_DS_ACQ] > 0 ? s[RDLM_BENCH_DS_ACQ] : 1;
+        double acq = s[RDLM_BENCH_ST_ACQ] > 0 ? s[RDLM_BENCH_ST_ACQ] : 1;
 
-        per[k] = s[RDLM_BENCH_DS_HOME] / acq;
+        per[k] = s[RDLM_BENCH_ST_HOME] / acq;
         rdlm_bench_report_note(
             r, bench, RDLM_BENCH_NOTE_INFO,
             "%u ranks, cohort bound %.0f: home ops per acquire+release "
             "%.3f, peer ops %.3f; acquires %.0f: global %.0f%%, local "
             "hand-offs %.0f%%; critical sections after another rank's %.0f%%",
-            c->procs, c->bound[k], per[k], s[RDLM_BENCH_DS_PEER] / acq,
-            s[RDLM_BENCH_DS_ACQ], 100.0 * s[RDLM_BENCH_DS_GLOBAL] / acq,
-            100.0 * s[RDLM_BENCH_DS_LOCAL] / acq, 100.0 * s[RDLM_BENCH_DS_HANDOFFS] / acq);
+            c->procs, c->bound[k], per[k], s[RDLM_BENCH_ST_PEER] / acq,
+            s[RDLM_BENCH_ST_ACQ], 100.0 * s[RDLM_BENCH_ST_GLOBAL] / acq,
+            100.0 * s[RDLM_BENCH_ST_LOCAL] / acq, 100.0 * s[RDLM_BENCH_ST_HANDOFFS] / acq);
     }
     rdlm_bench_dist_once(
         r, bench, c->procs, "home ops/acq+rel", "ops", per[RDLM_BENCH_DC_DEFAULT],

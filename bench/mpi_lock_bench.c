@@ -122,15 +122,12 @@
 static const char *const rdlm_mlb_mode_names[RDLM_MLB_NMODES] = {"uncontended", "contended",
                                                                  "memory", "counter"};
 
-static const char *const rdlm_mlb_stat_names[RDLM_MLB_ST_N] = {
-    RDLM_MLB_STATS(RDLM_MLB_STAT_NAME)};
-
 static const char *const rdlm_mlb_fig_keys[RDLM_MLB_NF] = {
     "value", "p50_us", "p90_us", "p99_us", "ops", "handoff_kops", "offnode_kops"};
 
 /* What one rank did in one run (warm-up or timed) of a phase. */
 typedef struct rdlm_mlb_loop {
-    uint64_t st[RDLM_MLB_ST_N]; /* the harness's counts (HANDOFFS .. CHECK_ACQ) */
+    uint64_t st[RDLM_BENCH_NSTATS]; /* RDLM_BENCH_STATS of this run */
     uint64_t cs;                /* critical sections, warm-up included */
     uint64_t elapsed_ns;
     uint64_t sink;
@@ -308,7 +305,7 @@ static void rdlm_mlb_run_cycles(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
             }
         }
     }
-    out->st[RDLM_MLB_ST_OPS] = k;
+    out->st[RDLM_BENCH_ST_OPS] = k;
     out->elapsed_ns = rdlm_bench_now_ns() - t0;
 }
 
@@ -332,7 +329,7 @@ static void rdlm_mlb_run_loop(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
         if (timed && cs) {
             rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
         }
-        out->st[RDLM_MLB_ST_HANDOFFS] += cs ? (uint64_t)rdlm_mlb_cs(m) : 0;
+        out->st[RDLM_BENCH_ST_HANDOFFS] += cs ? (uint64_t)rdlm_mlb_cs(m) : 0;
         m->ops->release(m);
         if (timed && !cs) {
             rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
@@ -340,7 +337,7 @@ static void rdlm_mlb_run_loop(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
         out->sink = cs ? rdlm_mlb_local_work(out->sink) : out->sink;
     }
     out->cs += cs ? k : 0;
-    out->st[RDLM_MLB_ST_OPS] = k;
+    out->st[RDLM_BENCH_ST_OPS] = k;
     out->elapsed_ns = rdlm_bench_now_ns() - t0;
 }
 
@@ -365,19 +362,19 @@ static void rdlm_mlb_pair_count(rdlm_mlb_t *m, const rdlm_stats_t *a, const rdlm
 {
     int local = !m->ops->rdlm || b->local_handoffs != a->local_handoffs;
 
-    out->st[RDLM_MLB_ST_HANDOFFS]++;
-    out->st[local ? RDLM_MLB_ST_HANDOFF_NS : RDLM_MLB_ST_GLOBAL_NS] += lat;
+    out->st[RDLM_BENCH_ST_HANDOFFS]++;
+    out->st[local ? RDLM_BENCH_ST_HANDOFF_NS : RDLM_BENCH_ST_GLOBAL_NS] += lat;
     if (local) {
-        out->st[RDLM_MLB_ST_MEASURED]++;
+        out->st[RDLM_BENCH_ST_MEASURED]++;
         if (sampler != NULL) {
             rdlm_bench_sampler_add(sampler, lat);
         }
     }
     if (m->ops->rdlm) {
-        out->st[RDLM_MLB_ST_CHECK_LOCAL] += (uint64_t)local;
-        out->st[RDLM_MLB_ST_CHECK_REMOTE] +=
+        out->st[RDLM_BENCH_ST_CHECK_LOCAL] += (uint64_t)local;
+        out->st[RDLM_BENCH_ST_CHECK_REMOTE] +=
             local ? (b->home_ops - a->home_ops) + (b->peer_ops - a->peer_ops) : 0;
-        out->st[RDLM_MLB_ST_CHECK_ACQ]++;
+        out->st[RDLM_BENCH_ST_CHECK_HANDOFFS]++;
     }
 }
 
@@ -417,7 +414,7 @@ static void rdlm_mlb_run_pair(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
     atomic_fetch_add_explicit(&m->sh->stopped, 1, memory_order_release);
     m->pair_runs++;
     out->cs += k;
-    out->st[RDLM_MLB_ST_OPS] = k;
+    out->st[RDLM_BENCH_ST_OPS] = k;
     out->elapsed_ns = rdlm_bench_now_ns() - t0;
 }
 
@@ -425,21 +422,21 @@ static void rdlm_mlb_run_pair(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
 static double rdlm_mlb_figure_cycles(const uint64_t *sum, uint64_t elapsed_max_ns)
 {
     return (double)elapsed_max_ns /
-           (double)(sum[RDLM_MLB_ST_OPS] ? sum[RDLM_MLB_ST_OPS] : 1) / 1000.0;
+           (double)(sum[RDLM_BENCH_ST_OPS] ? sum[RDLM_BENCH_ST_OPS] : 1) / 1000.0;
 }
 
 /* kops/s of all ranks. */
 static double rdlm_mlb_figure_loop(const uint64_t *sum, uint64_t elapsed_max_ns)
 {
-    return (double)sum[RDLM_MLB_ST_OPS] / ((double)elapsed_max_ns / 1e9) / 1000.0;
+    return (double)sum[RDLM_BENCH_ST_OPS] / ((double)elapsed_max_ns / 1e9) / 1000.0;
 }
 
 /* The mean hand-off inside the node, us. */
 static double rdlm_mlb_figure_pair(const uint64_t *sum, uint64_t elapsed_max_ns)
 {
     (void)elapsed_max_ns;
-    return (double)sum[RDLM_MLB_ST_HANDOFF_NS] /
-           (double)(sum[RDLM_MLB_ST_MEASURED] ? sum[RDLM_MLB_ST_MEASURED] : 1) / 1000.0;
+    return (double)sum[RDLM_BENCH_ST_HANDOFF_NS] /
+           (double)(sum[RDLM_BENCH_ST_MEASURED] ? sum[RDLM_BENCH_ST_MEASURED] : 1) / 1000.0;
 }
 
 static const rdlm_mlb_workload_t rdlm_mlb_cycles = {rdlm_mlb_run_cycles,
@@ -451,13 +448,13 @@ static const rdlm_mlb_workload_t rdlm_mlb_pair = {rdlm_mlb_run_pair, rdlm_mlb_fi
 
 static void rdlm_mlb_stats_sub(const rdlm_stats_t *a, const rdlm_stats_t *b, uint64_t *out)
 {
-    out[RDLM_MLB_ST_ACQUIRES] += a->acquires - b->acquires;
-    out[RDLM_MLB_ST_GLOBAL] += a->global_acquires - b->global_acquires;
-    out[RDLM_MLB_ST_LOCAL] += a->local_handoffs - b->local_handoffs;
-    out[RDLM_MLB_ST_HOME] += a->home_ops - b->home_ops;
-    out[RDLM_MLB_ST_POSTED] += a->home_ops_posted - b->home_ops_posted;
-    out[RDLM_MLB_ST_PEER] += a->peer_ops - b->peer_ops;
-    out[RDLM_MLB_ST_COMBINED] += a->combined - b->combined;
+    out[RDLM_BENCH_ST_ACQ] += a->acquires - b->acquires;
+    out[RDLM_BENCH_ST_GLOBAL] += a->global_acquires - b->global_acquires;
+    out[RDLM_BENCH_ST_LOCAL] += a->local_handoffs - b->local_handoffs;
+    out[RDLM_BENCH_ST_HOME] += a->home_ops - b->home_ops;
+    out[RDLM_BENCH_ST_POSTED] += a->home_ops_posted - b->home_ops_posted;
+    out[RDLM_BENCH_ST_PEER] += a->peer_ops - b->peer_ops;
+    out[RDLM_BENCH_ST_COMBINED] += a->combined - b->combined;
 }
 
 /* Gather every rank's samples (ns) at rank 0 and summarise them (us). */
@@ -510,10 +507,10 @@ static void rdlm_mlb_figures(rdlm_mlb_t *m, const rdlm_mlb_workload_t *w, uint32
     fig[RDLM_BENCH_FIG_P50][round] = pct->p50;
     fig[RDLM_BENCH_FIG_P90][round] = pct->p90;
     fig[RDLM_BENCH_FIG_P99][round] = pct->p99;
-    fig[RDLM_BENCH_FIG_OPS][round] = (double)sum[RDLM_MLB_ST_OPS];
-    fig[RDLM_MLB_F_HANDOFF][round] = (double)sum[RDLM_MLB_ST_HANDOFFS] / secs / 1000.0;
+    fig[RDLM_BENCH_FIG_OPS][round] = (double)sum[RDLM_BENCH_ST_OPS];
+    fig[RDLM_MLB_F_HANDOFF][round] = (double)sum[RDLM_BENCH_ST_HANDOFFS] / secs / 1000.0;
     fig[RDLM_MLB_F_OFFNODE][round] = (double)off_ops / secs / 1000.0;
-    for (k = 0; k < RDLM_MLB_ST_N; k++) {
+    for (k = 0; k < RDLM_BENCH_NSTATS; k++) {
         m->stats[m->impl][k] += sum[k];
     }
 }
@@ -533,7 +530,7 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, const rdlm_mlb_workload_t *w, uint32_t
                                     .rng = 0x9e3779b97f4a7c15ull * (uint64_t)(m->rank + 1)};
     rdlm_mlb_loop_t warm = {.sink = (uint64_t)m->rank + 1}, loop = warm;
     enum rdlm_mlb_wait serve = m->rank == m->target ? m->ops->serve : RDLM_MLB_SLEEP;
-    uint64_t sum[RDLM_MLB_ST_N], cs_sum = 0, elapsed_max = 0, off, off_sum = 0;
+    uint64_t sum[RDLM_BENCH_NSTATS], cs_sum = 0, elapsed_max = 0, off, off_sum = 0;
     uint64_t c0 = m->sh->cs.counter;
     rdlm_stats_t before, after;
     rdlm_bench_summary_t pct;
@@ -555,7 +552,7 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, const rdlm_mlb_workload_t *w, uint32_t
     }
     rdlm_mlb_sync(m, serve);
     atomic_store_explicit(&rdlm_mlb_sink, loop.sink, memory_order_relaxed);
-    m->count[m->impl].done += warm.st[RDLM_MLB_ST_OPS] + loop.st[RDLM_MLB_ST_OPS];
+    m->count[m->impl].done += warm.st[RDLM_BENCH_ST_OPS] + loop.st[RDLM_BENCH_ST_OPS];
     loop.cs += warm.cs;
 
     /* Mutual exclusion: the machine's counter grew by its critical sections. */
@@ -567,8 +564,8 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, const rdlm_mlb_workload_t *w, uint32_t
                      rdlm_mlb_impls[m->impl].name, m->sh->cs.counter - c0, cs_sum);
     }
     /* The share of the operations that crossed nodes: the ranks off the home node. */
-    off = m->node_of[m->rank] != (uint32_t)m->home_node ? loop.st[RDLM_MLB_ST_OPS] : 0;
-    MPI_Reduce(loop.st, sum, RDLM_MLB_ST_N, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    off = m->node_of[m->rank] != (uint32_t)m->home_node ? loop.st[RDLM_BENCH_ST_OPS] : 0;
+    MPI_Reduce(loop.st, sum, RDLM_BENCH_NSTATS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&loop.elapsed_ns, &elapsed_max, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&off, &off_sum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     rdlm_mlb_gather_samples(m, &sampler, &pct);
@@ -951,8 +948,8 @@ static void rdlm_mlb_result_lines(const rdlm_mlb_t *m)
         }
         rdlm_bench_result_figs(rdlm_mlb_impls[impl].name, m->fig[impl], rdlm_mlb_fig_keys,
                                RDLM_MLB_NF, m->o.rounds);
-        for (k = 0; k < RDLM_MLB_ST_N && m->filled[impl].rdlm; k++) {
-            rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, rdlm_mlb_stat_names[k],
+        for (k = 0; k < RDLM_BENCH_NSTATS && m->filled[impl].rdlm; k++) {
+            rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, rdlm_bench_stat_keys[k],
                                    (double)m->stats[impl][k]);
         }
         if (m->filled[impl].check != RDLM_MLB_CHECK_NONE) {

@@ -51,28 +51,6 @@ enum rdlm_mlb_check {
     RDLM_MLB_CHECK_PERMITS,  /* all the semaphore's permits free */
 };
 
-/* What a phase adds up over ranks (one MPI_Reduce) and rank 0 over rounds. */
-#define RDLM_MLB_STATS(X)                                                                  \
-    X(ACQUIRES, "acquires") /* rdlm_ctx_stats deltas of the distributed context */         \
-    X(GLOBAL, "global_acquires")                                                           \
-    X(LOCAL, "local_handoffs")                                                             \
-    X(HOME, "home_ops")                                                                    \
-    X(POSTED, "home_posted")                                                               \
-    X(PEER, "peer_ops")                                                                    \
-    X(COMBINED, "combined")                                                                \
-    X(HANDOFFS, "handoffs") /* critical sections entered after another rank's */           \
-    X(OPS, "ops_total")     /* operations of the timed runs */                             \
-    X(MEASURED, "measured") /* pair: hand-offs inside the node (node lock: all) */         \
-    X(HANDOFF_NS, "handoff_ns")                                                            \
-    X(GLOBAL_NS, "global_ns")                                                              \
-    X(CHECK_LOCAL, "check_local")       /* pair, distributed lock: local hand-offs ... */  \
-    X(CHECK_REMOTE, "check_remote_ops") /* ... their remote operations */                  \
-    X(CHECK_ACQ, "check_handoffs")      /* ... and every hand-off checked */
-
-#define RDLM_MLB_STAT_ENUM(e, s) RDLM_MLB_ST_##e,
-#define RDLM_MLB_STAT_NAME(e, s) s,
-enum { RDLM_MLB_STATS(RDLM_MLB_STAT_ENUM) RDLM_MLB_ST_N };
-
 /* The figures of a round: rdlm_bench_fig_keys, then these. */
 enum { RDLM_MLB_F_HANDOFF = RDLM_BENCH_FIG_N, RDLM_MLB_F_OFFNODE, RDLM_MLB_NF };
 
@@ -198,7 +176,7 @@ typedef struct rdlm_mlb {
     rdlm_mlb_count_t count[RDLM_MLB_NIMPL];
     /* results (rank 0) */
     rdlm_bench_rounds_t fig[RDLM_MLB_NIMPL][RDLM_MLB_NF];
-    uint64_t stats[RDLM_MLB_NIMPL][RDLM_MLB_ST_N];
+    uint64_t stats[RDLM_MLB_NIMPL][RDLM_BENCH_NSTATS];
     uint32_t *samples; /* scratch */
 } rdlm_mlb_t;
 

@@ -19,6 +19,10 @@ void rdlm_bench_result_put(const char *impl, const char *key, const double *v, u
 const char *const rdlm_bench_fig_keys[RDLM_BENCH_FIG_N] = {"value", "p50_us", "p90_us",
                                                            "p99_us", "ops"};
 
+#define RDLM_BENCH_STAT_KEY(e, s) s,
+const char *const rdlm_bench_stat_keys[RDLM_BENCH_NSTATS] = {
+    RDLM_BENCH_STATS(RDLM_BENCH_STAT_KEY)};
+
 void rdlm_bench_result_figs(const char *impl, const rdlm_bench_rounds_t *fig,
                             const char *const *keys, uint32_t nfig, uint32_t rounds)
 {

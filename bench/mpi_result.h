@@ -34,6 +34,32 @@ enum {
 /** Their keys: "value", "p50_us", "p90_us", "p99_us", "ops". */
 extern const char *const rdlm_bench_fig_keys[RDLM_BENCH_FIG_N];
 
+/** The statistics rdlm-mpi-lock-bench prints for its implementations in rdlm's
+ *  distributed context, summed over ranks and rounds: RDLM_BENCH_ST_<name>, keyed by
+ *  the string. */
+#define RDLM_BENCH_STATS(X)                                                                \
+    X(ACQ, "acquires") /* rdlm_ctx_stats deltas of the distributed context */              \
+    X(GLOBAL, "global_acquires")                                                           \
+    X(LOCAL, "local_handoffs")                                                             \
+    X(HOME, "home_ops")                                                                    \
+    X(POSTED, "home_posted") /* of home_ops, not waited for */                             \
+    X(PEER, "peer_ops")                                                                    \
+    X(COMBINED, "combined")                                                                \
+    X(HANDOFFS, "handoffs")       /* critical sections entered after another rank's */     \
+    X(OPS, "ops_total")           /* operations of the timed runs */                       \
+    X(MEASURED, "measured")       /* pair: hand-offs inside the node (node lock: all) */   \
+    X(HANDOFF_NS, "handoff_ns")   /* ... their summed latencies */                         \
+    X(GLOBAL_NS, "global_ns")     /* ... the other hand-offs' */                           \
+    X(CHECK_LOCAL, "check_local") /* pair, distributed lock: local hand-offs ... */        \
+    X(CHECK_REMOTE, "check_remote_ops") /* ... their remote operations */                  \
+    X(CHECK_HANDOFFS, "check_handoffs") /* ... and every hand-off checked */
+
+#define RDLM_BENCH_STAT_ENUM(e, s) RDLM_BENCH_ST_##e,
+enum { RDLM_BENCH_STATS(RDLM_BENCH_STAT_ENUM) RDLM_BENCH_NSTATS };
+
+/** Their keys, in enum order. */
+extern const char *const rdlm_bench_stat_keys[RDLM_BENCH_NSTATS];
+
 /** One implementation's figures over rounds: fig[f][round]. */
 typedef double rdlm_bench_rounds_t[RDLM_BENCH_MAX_ROUNDS];
 
