@@ -78,19 +78,6 @@ enum rdlm_mbb_impl {
     RDLM_MBB_NIMPL
 };
 
-static const struct {
-    const char *key;   /* in --impls and RESULT lines */
-    const char *label; /* in the table */
-    int rdlm;          /* needs the rdlm context */
-    int peer;          /* the impl it is compared with in the table */
-} rdlm_mbb_impls[RDLM_MBB_NIMPL] = {
-    {"rdlm", "rdlm_ctx_barrier", 1, RDLM_MBB_MPI},
-    {"mpi", "MPI_Barrier", 0, RDLM_MBB_MPI},
-    {"rdlm_split", "rdlm arrive+wait", 1, RDLM_MBB_MPI_IBARRIER},
-    {"mpi_ibarrier", "MPI_Ibarrier+Wait", 0, RDLM_MBB_MPI_IBARRIER},
-    {"pmpi", "PMPI_Barrier", 0, RDLM_MBB_PMPI},
-};
-
 /* A phase's figures (rdlm_bench_fig_keys), then osu_barrier's: the VALUE is the
  * max over ranks of each rank's mean, the percentiles the max over ranks, OPS the
  * iterations timed; AVG and MIN: the mean's average and minimum over ranks. */
@@ -168,33 +155,55 @@ static void rdlm_mbb_check(const rdlm_mbb_t *b, rdlm_status_t st, const char *wh
     }
 }
 
-/* One iteration of impl. */
-static void rdlm_mbb_once(const rdlm_mbb_t *b, uint32_t impl)
+/* One iteration of each implementation: its adapter, so the loop is written once. */
+static void rdlm_mbb_rdlm(const rdlm_mbb_t *b)
+{
+    rdlm_mbb_check(b, rdlm_ctx_barrier(b->ctx), "rdlm_ctx_barrier");
+}
+
+static void rdlm_mbb_mpi(const rdlm_mbb_t *b)
+{
+    (void)b;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void rdlm_mbb_pmpi(const rdlm_mbb_t *b)
+{
+    (void)b;
+    PMPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void rdlm_mbb_rdlm_split(const rdlm_mbb_t *b)
+{
+    rdlm_mbb_check(b, rdlm_ctx_barrier_arrive(b->ctx), "rdlm_ctx_barrier_arrive");
+    rdlm_mbb_compute(b->compute_ns);
+    rdlm_mbb_check(b, rdlm_ctx_barrier_wait(b->ctx), "rdlm_ctx_barrier_wait");
+}
+
+static void rdlm_mbb_mpi_ibarrier(const rdlm_mbb_t *b)
 {
     MPI_Request req;
 
-    switch (impl) {
-    case RDLM_MBB_RDLM:
-        rdlm_mbb_check(b, rdlm_ctx_barrier(b->ctx), "rdlm_ctx_barrier");
-        break;
-    case RDLM_MBB_MPI:
-        MPI_Barrier(MPI_COMM_WORLD);
-        break;
-    case RDLM_MBB_PMPI:
-        PMPI_Barrier(MPI_COMM_WORLD);
-        break;
-    case RDLM_MBB_RDLM_SPLIT:
-        rdlm_mbb_check(b, rdlm_ctx_barrier_arrive(b->ctx), "rdlm_ctx_barrier_arrive");
-        rdlm_mbb_compute(b->compute_ns);
-        rdlm_mbb_check(b, rdlm_ctx_barrier_wait(b->ctx), "rdlm_ctx_barrier_wait");
-        break;
-    default:
-        MPI_Ibarrier(MPI_COMM_WORLD, &req);
-        rdlm_mbb_compute(b->compute_ns);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        break;
-    }
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    rdlm_mbb_compute(b->compute_ns);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
+
+static const struct {
+    const char *key;   /* in --impls and the result lines */
+    const char *label; /* in the table */
+    int rdlm;          /* needs the rdlm context */
+    int peer;          /* the impl it is compared with in the table */
+    void (*once)(const rdlm_mbb_t *b);
+} rdlm_mbb_impls[RDLM_MBB_NIMPL] = {
+    [RDLM_MBB_RDLM] = {"rdlm", "rdlm_ctx_barrier", 1, RDLM_MBB_MPI, rdlm_mbb_rdlm},
+    [RDLM_MBB_MPI] = {"mpi", "MPI_Barrier", 0, RDLM_MBB_MPI, rdlm_mbb_mpi},
+    [RDLM_MBB_RDLM_SPLIT] = {"rdlm_split", "rdlm arrive+wait", 1, RDLM_MBB_MPI_IBARRIER,
+                             rdlm_mbb_rdlm_split},
+    [RDLM_MBB_MPI_IBARRIER] = {"mpi_ibarrier", "MPI_Ibarrier+Wait", 0,
+                               RDLM_MBB_MPI_IBARRIER, rdlm_mbb_mpi_ibarrier},
+    [RDLM_MBB_PMPI] = {"pmpi", "PMPI_Barrier", 0, RDLM_MBB_PMPI, rdlm_mbb_pmpi},
+};
 
 /* Up to n iterations of impl, ended at a chunk boundary once rank 0 has spent cap_ns
  * (decided by rank 0, broadcast, not timed). With sampler, every iteration is sampled.
@@ -210,7 +219,7 @@ static uint64_t rdlm_mbb_loop(const rdlm_mbb_t *b, uint32_t impl, uint64_t n,
     int stop;
 
     for (k = 0; k < n;) {
-        rdlm_mbb_once(b, impl);
+        rdlm_mbb_impls[impl].once(b);
         t = rdlm_bench_now_ns();
         if (sampler != NULL) {
             rdlm_bench_sampler_add(sampler, t - t_prev);
