@@ -54,7 +54,7 @@ static const char *const rdlm_bench_dk_ops_metrics[RDLM_BENCH_DK_NIMPL][2] = {
 static const rdlm_bench_dist_base_t rdlm_bench_dk_sem_base = {
     "3 (issue 17)", RDLM_BENCH_DK_SEM_HOME_OPS, RDLM_BENCH_TARGET_AT_MOST, 1.0};
 
-/* rdlm's remote operations per operation of implementation k, from its stats line
+/* rdlm's remote operations per operation of implementation k, from its statistics
  * (timed operations only, all ranks and rounds): rows and a note. */
 static void rdlm_bench_dk_remote_ops(rdlm_bench_report_t *r, const char *out,
                                      uint32_t procs, uint32_t k)
