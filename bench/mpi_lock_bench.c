@@ -83,11 +83,8 @@
  *        lock, transport (words)
  *   <impl> value, p50_us, p90_us, p99_us, ops, handoff_kops (critical sections entered
  *        after another rank's, per second), offnode_kops: one per round
- *   <impl> acquires, global_acquires, local_handoffs, home_ops, home_posted (of them,
- *        not waited for), peer_ops, combined, handoffs, ops_total, measured (the pair's
- *        local hand-offs), handoff_ns (their summed latencies), global_ns (the
- *        others'), check_local, check_remote_ops, check_handoffs: the implementations
- *        in the distributed context, summed over ranks and rounds
+ *   <impl> the statistics of RDLM_BENCH_STATS (mpi_result.h): the implementations in
+ *        the distributed context, summed over ranks and rounds
  *   <impl> check_ops, check_value, check_base: the checked counter after the last
  *        phase (the semaphore: permits free), every rank's operations, its start
  *   rdlm_ctx kib, rdlm_ctx_max kib; rdlm_remote kib, home_node: one per remote node
