@@ -65,6 +65,7 @@
 #include "rounds.h"
 #include "stats.h"
 
+#define RDLM_MBB_TOOL "rdlm-mpi-barrier-bench"
 #define RDLM_MBB_SAMPLES 65536u
 #define RDLM_MBB_CHUNK 100u /* iterations between stop decisions */
 #define RDLM_MBB_WARMUP_CAP_NS 500000000ull
@@ -110,18 +111,6 @@ typedef struct rdlm_mbb {
     uint32_t phases; /* run so far, for the progress line */
 } rdlm_mbb_t;
 
-/* End the job: what failed and why, from this rank (no rank may hang). */
-static void rdlm_mbb_fail(const rdlm_mbb_t *b, const char *what, const char *why)
-    __attribute__((noreturn));
-
-static void rdlm_mbb_fail(const rdlm_mbb_t *b, const char *what, const char *why)
-{
-    fprintf(stderr, "rdlm-mpi-barrier-bench: rank %d: %s: %s\n", b->rank, what, why);
-    fflush(stderr);
-    PMPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
 /* The harness's own synchronisation: never the barrier under test. */
 static void rdlm_mbb_sync(void)
 {
@@ -148,12 +137,8 @@ static void rdlm_mbb_compute(uint64_t ns)
     }
 }
 
-static void rdlm_mbb_check(const rdlm_mbb_t *b, rdlm_status_t st, const char *what)
-{
-    if (st != RDLM_OK) {
-        rdlm_mbb_fail(b, what, rdlm_status_str(st));
-    }
-}
+/* End the job unless st is RDLM_OK (what: the call), from this rank. */
+#define rdlm_mbb_check(b, st, what) rdlm_bench_out_check(RDLM_MBB_TOOL, (b)->rank, st, what)
 
 /* One iteration of each implementation: its adapter, so the loop is written once. */
 static void rdlm_mbb_rdlm(const rdlm_mbb_t *b)
@@ -309,8 +294,8 @@ static int rdlm_mbb_phase(uint32_t slot, uint32_t round, void *arg)
         rdlm_mbb_msgs(b, impl, &before, &after);
     }
     if (b->rank == 0) {
-        rdlm_bench_out_progress(&b->out, "rdlm-mpi-barrier-bench", ++b->phases,
-                                b->nimpl * b->rounds, rdlm_mbb_impls[impl].key);
+        rdlm_bench_out_progress(&b->out, RDLM_MBB_TOOL, ++b->phases, b->nimpl * b->rounds,
+                                rdlm_mbb_impls[impl].key);
         for (k = 0; k < RDLM_BENCH_FIG_OPS; k++) {
             b->fig[impl][k][round] = hi[k];
         }
@@ -364,7 +349,6 @@ static int rdlm_mbb_option(void *ctx, int c, const char *arg)
  * rank 0). */
 static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
 {
-    static const char tool[] = "rdlm-mpi-barrier-bench";
     static const struct option longopts[] = {RDLM_BENCH_MPI_LONGOPTS, {NULL, 0, NULL, 0}};
     const char *names[RDLM_MBB_NIMPL];
     rdlm_bench_mpi_opts_t o = {.iterations = 10000,
@@ -376,7 +360,7 @@ static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
     int rc, n;
 
     b->compute_ns = 20000;
-    rc = rdlm_bench_mpi_parse(argc, argv, b->rank, tool, rdlm_mbb_usage,
+    rc = rdlm_bench_mpi_parse(argc, argv, b->rank, RDLM_MBB_TOOL, rdlm_mbb_usage,
                               RDLM_BENCH_MPI_OPTSTRING "c:", longopts, &o, &b->out,
                               rdlm_mbb_option, b);
     if (rc >= 0) {
@@ -386,7 +370,7 @@ static int rdlm_mbb_options(rdlm_mbb_t *b, int argc, char **argv)
         names[k] = rdlm_mbb_impls[k].key;
     }
     if ((n = rdlm_bench_mpi_select(o.impls, names, RDLM_MBB_NIMPL, b->impl)) < 0) {
-        return rdlm_bench_mpi_usage_error(b->rank, tool,
+        return rdlm_bench_mpi_usage_error(b->rank, RDLM_MBB_TOOL,
                                           "--impls: unknown or repeated names");
     }
     b->nimpl = (uint32_t)n;
@@ -600,7 +584,7 @@ int main(int argc, char **argv)
     b->samples = malloc(sizeof(*b->samples) * RDLM_MBB_SAMPLES);
     b->scratch = malloc(sizeof(*b->scratch) * RDLM_MBB_SAMPLES);
     if (b->samples == NULL || b->scratch == NULL) {
-        rdlm_mbb_fail(b, "malloc", "out of memory");
+        rdlm_bench_out_die(RDLM_MBB_TOOL, b->rank, "malloc: out of memory");
     }
     for (k = 0; k < b->nimpl; k++) {
         need_ctx |= rdlm_mbb_impls[b->impl[k]].rdlm;

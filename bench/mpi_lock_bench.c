@@ -95,7 +95,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,20 +136,6 @@ typedef struct rdlm_mlb_workload {
                 rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out);
     double (*figure)(const uint64_t *sum, uint64_t elapsed_max_ns);
 } rdlm_mlb_workload_t;
-
-void rdlm_mlb_die(const rdlm_mlb_t *m, const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, RDLM_MLB_TOOL ": rank %d: ", m->rank);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
 
 /* ---- synchronisation of the harness ---------------------------------------------- */
 
@@ -201,13 +186,6 @@ void rdlm_mlb_old(rdlm_mlb_t *m, rdlm_status_t st, int64_t old)
     }
     c->last_old = old;
     c->old_sum += (uint64_t)old;
-}
-
-void rdlm_mlb_ok(const rdlm_mlb_t *m, rdlm_status_t st, const char *what)
-{
-    if (st != RDLM_OK) {
-        rdlm_mlb_die(m, "%s: %s", what, rdlm_status_str(st));
-    }
 }
 
 /*
@@ -773,17 +751,10 @@ static void rdlm_mlb_out_begin(rdlm_mlb_t *m);
 /* One row of memory mode: KiB of resident growth, at nodes remote nodes used. */
 static void rdlm_mlb_memory_row(rdlm_mlb_t *m, uint64_t nodes, const char *what, double kib)
 {
-    rdlm_bench_out_row_t row = {.size = nodes,
-                                .impl = what,
-                                .unit = "KiB",
-                                .median = kib,
-                                .min = kib,
-                                .max = kib,
-                                .p50 = NAN,
-                                .p90 = NAN,
-                                .p99 = NAN,
-                                .rounds = 1};
+    const rdlm_bench_rounds_t fig[RDLM_BENCH_FIG_N] = {{kib}, {NAN}, {NAN}, {NAN}, {0}};
+    rdlm_bench_out_row_t row = {.size = nodes, .impl = what, .unit = "KiB"};
 
+    rdlm_bench_out_over_rounds(&row, fig, 1);
     rdlm_bench_out_row(&m->out, &row);
 }
 

@@ -191,11 +191,10 @@ rdlm_mlb_ops_t rdlm_mlb_ops_fill(const rdlm_mlb_ops_t *raw);
 rdlm_lock_h rdlm_mlb_rdlm_lock(const rdlm_mlb_t *m);
 
 /** Print why on stderr, from this rank, and abort the job (no rank may hang). */
-void rdlm_mlb_die(const rdlm_mlb_t *m, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3), noreturn));
+#define rdlm_mlb_die(m, ...) rdlm_bench_out_die(RDLM_MLB_TOOL, (m)->rank, __VA_ARGS__)
 
 /** Die unless st is RDLM_OK (what: the call). */
-void rdlm_mlb_ok(const rdlm_mlb_t *m, rdlm_status_t st, const char *what);
+#define rdlm_mlb_ok(m, st, what) rdlm_bench_out_check(RDLM_MLB_TOOL, (m)->rank, st, what)
 
 /** Count an old value (or token) of the running impl; die unless st is RDLM_OK and it
  *  is larger than this rank's last one. */

@@ -3,7 +3,10 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <mpi.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdlm/version.h>
@@ -142,6 +145,27 @@ void rdlm_bench_out_end(rdlm_bench_out_t *o)
         printf("\n ]}\n");
     }
     fflush(stdout);
+}
+
+void rdlm_bench_out_die(const char *tool, int rank, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "%s: rank %d: ", tool, rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+void rdlm_bench_out_check(const char *tool, int rank, rdlm_status_t st, const char *what)
+{
+    if (st != RDLM_OK) {
+        rdlm_bench_out_die(tool, rank, "%s: %s", what, rdlm_status_str(st));
+    }
 }
 
 void rdlm_bench_out_start(rdlm_bench_out_t *o)

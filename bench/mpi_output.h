@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include <rdlm.h>
+
 #include "mpi_result.h"
 
 /** How rows are printed (--csv, --json; the table otherwise). */
@@ -53,6 +55,14 @@ void rdlm_bench_out_row(rdlm_bench_out_t *o, const rdlm_bench_out_row_t *row);
 
 /** Close the output (JSON: the rows' array and the object) and flush it. */
 void rdlm_bench_out_end(rdlm_bench_out_t *o);
+
+/** Print "<tool>: rank <rank>: <message>" on stderr and abort the job, so that no rank
+ *  hangs (PMPI_Abort: never a profiling layer's). */
+void rdlm_bench_out_die(const char *tool, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+
+/** rdlm_bench_out_die with "<what>: <status>" unless st is RDLM_OK. */
+void rdlm_bench_out_check(const char *tool, int rank, rdlm_status_t st, const char *what);
 
 /** Start the clock of rdlm_bench_out_progress (the run's start). */
 void rdlm_bench_out_start(rdlm_bench_out_t *o);
