@@ -23,6 +23,7 @@ typedef struct rdlm_mlb_ucp_key {
     unsigned char key[RDLM_MLB_KEY_MAX];
 } rdlm_mlb_ucp_key_t;
 
+/* The stubs of unset entries (rdlm_mlb_ops_fill): do nothing; read 0. */
 static void rdlm_mlb_nothing(rdlm_mlb_t *m)
 {
     (void)m;
