@@ -23,7 +23,7 @@
 #include "config.h"
 #include "log.h"
 #include "home_server.h"
-#include "peers.h"
+#include "peer_list.h"
 #include "replica.h"
 #include "server.h"
 

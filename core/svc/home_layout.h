@@ -27,8 +27,8 @@
  * the word is a MARK. A client therefore acts on (compare-and-swaps from) a word value
  * only if it produced it itself or read its slot's key after reading the value.
  */
-#ifndef RDLM_SVC_LAYOUT_H
-#define RDLM_SVC_LAYOUT_H
+#ifndef RDLM_SVC_HOME_LAYOUT_H
+#define RDLM_SVC_HOME_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
