@@ -184,7 +184,7 @@ void rdlm_obj_release_held(rdlm_obj_t *obj);
 /* ---- service-wide locks (ctx_svc.c; ctx_svc_none.c without UCX) ------------------ */
 
 /** A node-only context with a lease (RDLM_AUTHORITY): open the lock homes of the
- *  service (core/svc/svc.h). RDLM_OK also when it hosts none (ctx->svc stays NULL:
+ *  service (core/svc/include/svc.h). RDLM_OK also when it hosts none (ctx->svc stays NULL:
  *  locks are node-local then, logged at info). */
 rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx);
 

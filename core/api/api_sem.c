@@ -1,4 +1,4 @@
-/* Public semaphore calls over core/local and core/dist. */
+/* Public semaphore calls over core/local and core/global. */
 #include "api.h"
 #include "log.h"
 

@@ -136,7 +136,7 @@ typedef struct rdlm_svc_desc {
     uint64_t epoch;
     uint32_t slots, tags;
     uint32_t rec_len, rkey_len;
-    const uint8_t *rec;  /**< the relay bootstrap's records (transport/bootstrap.h) */
+    const uint8_t *rec;  /**< the relay bootstrap's records (transport's bootstrap.h) */
     const uint8_t *rkey; /**< the region's packed remote key */
 } rdlm_svc_desc_t;
 
