@@ -22,7 +22,7 @@ function(rdlm_layer name kind dir)
                                      PRIVATE ${_dir})
   target_link_libraries(${name} PRIVATE rdlm_build_flags)
   target_compile_definitions(${name} PRIVATE RDLM_BUILDING_LIBRARY _GNU_SOURCE)
-  set_target_properties(${name} PROPERTIES C_VISIBILITY_PRESET hidden RDLM_LAYER_DIR ${_dir})
+  set_target_properties(${name} PROPERTIES C_VISIBILITY_PRESET hidden)
 endfunction()
 
 # rdlm_internal_headers(target layer...): the interface headers of the named layers (and
