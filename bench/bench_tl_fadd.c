@@ -20,7 +20,7 @@
  * as rdlm's, worker thread mode single, same UCX_TLS): the transport keeps its ucp
  * endpoint private, and UCX's shared-memory atomics need UCX-allocated memory, so the
  * two sides use one word each, allocated the same way. The two processes meet through
- * the TCP bootstrap (transport/bootstrap.h) on a socket the parent already listens on
+ * the TCP bootstrap (transport's bootstrap.h) on a socket the parent already listens on
  * at 127.0.0.1.
  */
 #include <arpa/inet.h>

@@ -88,12 +88,8 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     }
     status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
     kind &= RDLM_META_KIND; /* without a lock's order bits */
-    if (status == RDLM_OK && ctx->dist != NULL) {
-        status = kind == RDLM_KIND_LOCK      ? rdlm_dist_lock_open(ctx->dist, &ctx->local, index)
-                 : kind == RDLM_KIND_RWLOCK  ? rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index)
-                 : kind == RDLM_KIND_COUNTER ? rdlm_dist_counter_open(ctx->dist, &ctx->local, index)
-                 : kind == RDLM_KIND_BARRIER ? rdlm_dist_nbarrier_open(ctx->dist, &ctx->local, index)
-                                             : rdlm_dist_sem_open(ctx->dist, &ctx->local, index);
+    if (status == RDLM_OK) {
+        status = ctx->ops->open(ctx, kind, index);
     }
     if (status != RDLM_OK) {
         return status;
@@ -119,7 +115,7 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     rdlm_store(&obj->held, 0, RDLM_RELAXED);
     obj->ctx = ctx;
     obj->local = &ctx->local;
-    obj->mutex_only = kind == RDLM_KIND_LOCK && ctx->dist == NULL && ctx->svc == NULL &&
+    obj->mutex_only = kind == RDLM_KIND_LOCK && ctx->ops == &rdlm_obj_local_ops &&
                       ctx->session == NULL && !rdlm_local_lock_is_fifo(&ctx->local, index);
     obj->magic = RDLM_OBJ_MAGIC_OPEN;
     pthread_mutex_unlock(&ctx->objs_lock);
@@ -147,37 +143,21 @@ rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kin
 
 void rdlm_obj_release_held(rdlm_obj_t *obj)
 {
+    const rdlm_obj_ops_t *ops = obj->ctx->ops;
     rdlm_local_t *lc = &obj->ctx->local;
-
-    rdlm_dist_t *d = obj->ctx->dist;
     uint64_t permits = rdlm_exchange(&obj->held, 0, RDLM_ACQ_REL);
 
     if (obj->kind == RDLM_KIND_SEMAPHORE && permits != 0) {
-        if (d != NULL) {
-            rdlm_dist_sem_release(d, lc, obj->index, (uint32_t)permits);
-        } else {
-            rdlm_sem_local_release(lc, obj->index, (uint32_t)permits);
-        }
+        ops->sem_release(obj, (uint32_t)permits);
     }
-
     if (obj->kind == RDLM_KIND_RWLOCK) {
         for (uint32_t n = rdlm_rwlock_local_reads_held(lc, obj->index); n > 0; n--) {
-            if (d != NULL) {
-                rdlm_dist_rwlock_read_release(d, lc, obj->index);
-            } else {
-                rdlm_rwlock_local_read_release(lc, obj->index);
-            }
+            ops->read_release(obj);
         }
     }
     if ((obj->kind == RDLM_KIND_LOCK || obj->kind == RDLM_KIND_RWLOCK) &&
         rdlm_ticket_held_by_me(lc, obj->index)) {
-        if (obj->kind == RDLM_KIND_LOCK) {
-            rdlm_lock_release_obj(obj);
-        } else if (d == NULL) {
-            rdlm_rwlock_local_write_release(lc, obj->index);
-        } else {
-            rdlm_dist_rwlock_write_release(d, lc, obj->index);
-        }
+        (obj->kind == RDLM_KIND_LOCK ? ops->lock_release : ops->write_release)(obj);
     }
 }
 

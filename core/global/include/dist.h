@@ -1,5 +1,5 @@
 /*
- * core/dist: the cross-node lock manager. A process's distributed state: the job's
+ * core/global: the cross-node lock manager. A process's distributed state: the job's
  * nodes, the transport context, its home region (node leaders only) and its queue
  * nodes, and the operations the public API calls for exclusive locks.
  *

@@ -4,8 +4,8 @@
  * address or a host name. Ids and the presence of this replica are checked by the
  * replica.
  */
-#ifndef RDLM_DAEMON_PEERS_H
-#define RDLM_DAEMON_PEERS_H
+#ifndef RDLM_DAEMON_PEER_LIST_H
+#define RDLM_DAEMON_PEER_LIST_H
 
 #include "replica.h"
 

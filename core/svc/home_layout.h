@@ -27,8 +27,8 @@
  * the word is a MARK. A client therefore acts on (compare-and-swaps from) a word value
  * only if it produced it itself or read its slot's key after reading the value.
  */
-#ifndef RDLM_SVC_LAYOUT_H
-#define RDLM_SVC_LAYOUT_H
+#ifndef RDLM_SVC_HOME_LAYOUT_H
+#define RDLM_SVC_HOME_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -136,7 +136,7 @@ typedef struct rdlm_svc_desc {
     uint64_t epoch;
     uint32_t slots, tags;
     uint32_t rec_len, rkey_len;
-    const uint8_t *rec;  /**< the relay bootstrap's records (transport/bootstrap.h) */
+    const uint8_t *rec;  /**< the relay bootstrap's records (transport's bootstrap.h) */
     const uint8_t *rkey; /**< the region's packed remote key */
 } rdlm_svc_desc_t;
 

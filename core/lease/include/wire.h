@@ -6,7 +6,7 @@
  *
  * kind REQUEST: the payload is an rdlm_lease_cmd_t encoding (cmd.h).
  * kind BLOB:    the payload is opaque to this layer: the answer to HOMES
- *               (core/svc/layout.h), instead of a REPLY when there is one.
+ *               (core/svc/home_layout.h), instead of a REPLY when there is one.
  * kind REPLY:   the payload is an rdlm_lease_reply_t encoding (fixed 80 bytes +
  *               leader address, little-endian):
  *   i32 status | u8 broken | u8 is_leader | u16 addr_len | u64 term | u64 session

@@ -6,8 +6,8 @@
  * answering, and UCX watches no such endpoint (RDLM_PEER_FAILURE=auto), so without
  * this a waiter behind a dead holder on the same host waited forever, silently.
  *
- * Identity is (pid, start time), as in the on-node layer (core/local/proc.h), never a
- * bare pid; "same host" is the same boot id and PID namespace, so a pid means the same
+ * Identity is (pid, start time), as in the on-node layer (core/local/include/proc.h), never
+ * a bare pid; "same host" is the same boot id and PID namespace, so a pid means the same
  * process on both sides.
  */
 #ifndef RDLM_DIST_PEERS_H

@@ -1,6 +1,6 @@
 /*
  * A client context's view of the lock homes its service's rdlmd daemons host
- * (home_client.c), and exclusive locks on them (slock.c). layout.h has the region and the
+ * (home_client.c), and exclusive locks on them (slock.c). home_layout.h has the region and the
  * lock word; home_server.h the daemon's side.
  *
  * Homes
@@ -23,7 +23,7 @@
  * Locks (the word: sequence << 24 | tag; token = epoch << 40 | sequence)
  *   acquire  compare-and-swap of FREE(seq) to HELD(seq + 1, my tag): one remote atomic
  *            when the word is free and its value guessed right (the last one seen
- *            here), three when not (the word read, the slot's key checked: layout.h).
+ *            here), three when not (the word read, the slot's key checked: home_layout.h).
  *            Held by another: poll the word (20 us .. 1 ms pauses); once it has not
  *            changed for 500 ms (and every 500 ms while it does not), if the
  *            holder's tag names a session the authority has ended

@@ -65,7 +65,7 @@ typedef enum rdlm_lease_op {
     RDLM_LEASE_OP_HOMES = 11,  /**< client (session and nonce: needed under --auth
                                     munge, server.h): the lock home this replica's
                                     rdlmd hosts, answered by a BLOB frame
-                                    (core/svc/layout.h); RDLM_ERR_UNSUPPORTED if it
+                                    (core/svc/home_layout.h); RDLM_ERR_UNSUPPORTED if it
                                     hosts none, RDLM_ERR_UNAVAILABLE until it serves */
     RDLM_LEASE_OP_MAX_ = 11
 } rdlm_lease_op_t;

@@ -53,7 +53,7 @@ typedef struct rdlm_seg_header {
     rdlm_atomic_u32_t used;     /* objects created */
     rdlm_atomic_u32_t slot_hwm; /* 1 + highest slot index ever claimed */
     rdlm_atomic_u32_t attached; /* ACTIVE slots (dead ones until reclaimed) */
-    /* Collective barrier of a distributed context (core/dist/barrier.c): arrivals
+    /* Collective barrier of a distributed context (core/global/barrier.c): arrivals
      * of the node's processes (they wrap; the leader sleeps on it), the leader
      * parked there, the released generation (futex word) and its sleepers. */
     rdlm_atomic_u32_t coll_arrived;
@@ -78,7 +78,7 @@ typedef struct rdlm_slot {
     rdlm_atomic_u64_t start_time; /* /proc/pid/stat field 22 */
     rdlm_atomic_u64_t rand_id;
     rdlm_atomic_u64_t rec[RDLM_SLOT_RECORDS];
-    /* Counter combining (core/dist/counter.c): this process's request
+    /* Counter combining (core/global/counter.c): this process's request
      * (entry + 1) << 2 | state, its delta, and the old value the combiner hands back. */
     rdlm_atomic_u64_t creq;
     rdlm_atomic_u64_t cdelta;

@@ -80,7 +80,7 @@ typedef enum rdlm_lease_auth_mode {
 } rdlm_lease_auth_mode_t;
 
 /** Answers HOMES: the description of the lock home the daemon hosts
- *  (core/svc/home_server.h) in *blob_p (valid until the server is destroyed) and
+ *  (core/svc/include/home_server.h) in *blob_p (valid until the server is destroyed) and
  *  *len_p, or why there is none (RDLM_ERR_UNAVAILABLE until it serves). Called on the
  *  loop. */
 typedef rdlm_status_t (*rdlm_lease_homes_func_t)(void *arg, const uint8_t **blob_p,

@@ -11,7 +11,7 @@
 #include "shared.h"
 
 /* Largest clock epoch, and largest token epoch of any kind: epoch << 40 | sequence
- * stays below 2^63 (the HELD bit of a global lock word, core/dist). */
+ * stays below 2^63 (the HELD bit of a global lock word, core/global). */
 #define RDLM_CLOCK_EPOCH_MAX ((1u << 23) - 1)
 
 typedef uint64_t (*rdlm_clock_func_t)(void);
@@ -28,7 +28,7 @@ RDLM_SHARED uint64_t rdlm_clock_deadline(uint64_t timeout_ns);
 
 /** The clock epoch of wall-clock time now: minutes since 2024-01-01 + 1, in
  *  1..RDLM_CLOCK_EPOCH_MAX (it wraps in 2039). Pure. What a token epoch is, is in
- *  core/local/epoch.h (hosts) and core/lease (the authority). */
+ *  core/local/include/epoch.h (hosts) and core/lease (the authority). */
 uint32_t rdlm_clock_epoch(time_t now);
 
 #endif

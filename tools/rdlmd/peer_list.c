@@ -1,7 +1,7 @@
 /*
- * rdlmd's --peers list (peers.h).
+ * rdlmd's --peers list (peer_list.h).
  */
-#include "peers.h"
+#include "peer_list.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * The lock home an rdlmd daemon hosts (home_server.c; layout.h has the region): lock words
+ * The lock home an rdlmd daemon hosts (home_server.c; home_layout.h has the region): lock words
  * in memory registered with UCX, which clients reach with remote atomics while the
  * daemon's progress thread answers them. The daemon never touches a lock word.
  *
@@ -22,7 +22,7 @@ typedef struct rdlm_svc_home rdlm_svc_home_t;
 typedef struct rdlm_svc_home_params {
     const char *authority; /**< client addresses of the replicas, "a:p[,b:p...]" */
     uint32_t slots;        /**< lock slots, 1 .. 2^24 */
-    uint32_t tags;         /**< client tags, 2 .. RDLM_SVC_TAGS_MAX (layout.h) */
+    uint32_t tags;         /**< client tags, 2 .. RDLM_SVC_TAGS_MAX (home_layout.h) */
 } rdlm_svc_home_params_t;
 
 /**

@@ -1159,7 +1159,7 @@ static void run_badinput(void)
 
 /* ---- lease authority ------------------------------------------------------------------- */
 
-/* The clock epoch now (core/util/clock.c): a job's token epoch is at least this, from
+/* The clock epoch now (util/clock.c): a job's token epoch is at least this, from
  * its host's epoch file or from the authority's leader (docs/distributed-locks.md). */
 static uint32_t clock_epoch(void)
 {

@@ -2,9 +2,9 @@
  * dist_cohort_death — lock recovery where a node has two processes: the process
  * whose queue node stands for the node in a lock's global queue dies, while another
  * process of its node holds the lock or waits for it. A waiter on the other node
- * takes over once the authority ended the dead process's lease (core/dist/glock.c,
+ * takes over once the authority ended the dead process's lease (core/global/glock.c,
  * "Recovery"); the other process of the dead one's node must then not hold the lock
- * through the dead process's queue node (core/dist/cohort.c).
+ * through the dead process's queue node (core/global/cohort.c).
  *
  * 3 processes forked by the parent join one context (standalone rendezvous on
  * 127.0.0.1, UCX TCP) on 2 virtual nodes: ranks 0 and 1 on node 0, rank 2 on node 1,

@@ -11,7 +11,7 @@
  *   rma     put / get
  *   am      small active messages (notifications, small RPCs)
  *
- * Internal to the library: not installed, not exported. Upper layers (core/dist) call
+ * Internal to the library: not installed, not exported. Upper layers (core/global) call
  * the tables through the inline wrappers at the end of this file.
  *
  * Threading: a context is used by one thread at a time unless it was opened with
