@@ -24,13 +24,12 @@ static const uint32_t rdlm_bench_rw_procs[] = {2};
 static const uint32_t rdlm_bench_rw_read_pct[] = {0, 50, 90, 99};
 #define RDLM_BENCH_RW_NRATIO (sizeof(rdlm_bench_rw_read_pct) / sizeof(uint32_t))
 
-static const rdlm_bench_rwlock_ops_t *const rdlm_bench_rw_impls[] = {
-    &rdlm_bench_rwlock_rdlm, &rdlm_bench_rwlock_pthread};
+static const rdlm_bench_lock_ops_t *const rdlm_bench_rw_impls[] = {
+    &rdlm_bench_lock_rdlm_rwlock, &rdlm_bench_lock_prwlock};
 #define RDLM_BENCH_RW_NIMPL (sizeof(rdlm_bench_rw_impls) / sizeof(rdlm_bench_rw_impls[0]))
 
 typedef struct rdlm_bench_rw_arg {
-    rdlm_bench_lock_arg_t lock; /* first: the lock helpers read it; ops = &rw->lock */
-    const rdlm_bench_rwlock_ops_t *rw;
+    rdlm_bench_lock_arg_t lock; /* first: the lock helpers read it */
     uint32_t read_pct;
 } rdlm_bench_rw_arg_t;
 
@@ -61,11 +60,11 @@ static int rdlm_bench_rw_loop(rdlm_bench_worker_t *w, const rdlm_bench_rw_arg_t 
             (*writes_p)++;
             continue;
         }
-        if ((rc = a->rw->read_acquire(lock)) != 0) {
+        if ((rc = a->lock.ops->read_acquire(lock)) != 0) {
             return rdlm_bench_lock_failed(w, "read_acquire", rc);
         }
         *sink_p += cs->counter;
-        if ((rc = a->rw->read_release(lock)) != 0) {
+        if ((rc = a->lock.ops->read_release(lock)) != 0) {
             return rdlm_bench_lock_failed(w, "read_release", rc);
         }
     }
@@ -125,10 +124,9 @@ static int rdlm_bench_rw_round(uint32_t impl, uint32_t round, void *ctx)
 {
     rdlm_bench_rw_ctx_t *c = ctx;
     rdlm_bench_rw_arg_t arg = {
-        .lock = {.ops = &rdlm_bench_rw_impls[impl]->lock,
+        .lock = {.ops = rdlm_bench_rw_impls[impl],
                  .iterations = c->iterations,
                  .warmup = c->warmup},
-        .rw = rdlm_bench_rw_impls[impl],
         .read_pct = c->read_pct,
     };
     rdlm_bench_run_params_t p = {
@@ -190,7 +188,7 @@ static int rdlm_bench_rw_run(rdlm_bench_report_t *r)
             snprintf(metric, sizeof(metric), "throughput %u%% reads", c.read_pct);
             for (k = 0; k < RDLM_BENCH_RW_NIMPL; k++) {
                 c.measure[k] = rdlm_bench_report_measure(
-                    r, bench, metric, rdlm_bench_rw_impls[k]->lock.name, procs[n], "Mops/s");
+                    r, bench, metric, rdlm_bench_rw_impls[k]->name, procs[n], "Mops/s");
                 if (c.measure[k] == NULL) {
                     return -1;
                 }

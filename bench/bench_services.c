@@ -118,7 +118,7 @@ static int rdlm_bench_svc_probe(const rdlm_bench_lock_ops_t *ops, const char *ad
         if (ops->attach(NULL, job, &lock, msg, 4000) != 0) {
             _exit(1);
         }
-        if ((code = ops->acquire(lock)) != 0 || (code = ops->release(lock)) != 0) {
+        if ((code = ops->acquire(lock, NULL)) != 0 || (code = ops->release(lock)) != 0) {
             snprintf(msg, 4000, "acquire+release: %s", ops->error_name(code));
             ops->detach(lock);
             _exit(1);

@@ -74,7 +74,7 @@ static int rdlm_bench_try_hold(rdlm_bench_worker_t *w, const rdlm_bench_try_arg_
     rdlm_bench_try_flag_t *f = rdlm_bench_try_flag(w->data, a);
     int rc;
 
-    if ((rc = a->lock.ops->acquire(lock)) != 0) {
+    if ((rc = a->lock.ops->acquire(lock, NULL)) != 0) {
         return rdlm_bench_lock_failed(w, "acquire", rc);
     }
     if (rdlm_bench_worker_start(w) == 0) {

@@ -82,7 +82,7 @@ static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,
     int rc;
 
     for (k = 0; k < n; k++) {
-        if ((rc = ops->acquire(lock)) != 0) {
+        if ((rc = ops->acquire(lock, NULL)) != 0) {
             return rdlm_bench_lock_failed(w, "acquire", rc);
         }
         if ((rc = ops->release(lock)) != 0) {
@@ -122,10 +122,10 @@ static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
 
     if (timed) {
         t0 = rdlm_bench_now_ns();
-        rc = ops->acquire(lock);
+        rc = ops->acquire(lock, NULL);
         rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
     } else {
-        rc = ops->acquire(lock);
+        rc = ops->acquire(lock, NULL);
     }
     if (rc != 0) {
         return rdlm_bench_lock_failed(w, "acquire", rc);
@@ -141,7 +141,7 @@ static inline int rdlm_bench_lock_section_waited(rdlm_bench_worker_t *w,
                                                  int sample, uint64_t *wait_ns)
 {
     uint64_t t0 = rdlm_bench_now_ns();
-    int rc = ops->acquire(lock);
+    int rc = ops->acquire(lock, NULL);
 
     *wait_ns = rdlm_bench_now_ns() - t0;
     if (rc != 0) {

@@ -1,6 +1,7 @@
 /*
- * rdlm's exclusive lock and its reader-writer lock behind the adapters: each worker
- * process attaches its own context to the run's job and opens the lock by name.
+ * rdlm's exclusive lock, its reader-writer lock and its semaphore (1 permit) behind
+ * the adapters: each worker process attaches its own context to the run's job and
+ * opens the object by name.
  * Nothing lives in the data mapping; the lock is in rdlm's segment.
  */
 #include <stdio.h>
@@ -10,26 +11,55 @@
 
 #define RDLM_BENCH_LOCK_NAME "bench.lock"
 #define RDLM_BENCH_RWLOCK_NAME "bench.rwlock"
+#define RDLM_BENCH_SEM_NAME "bench.sem1"
 
-/* One of lock, rw is open, as the adapter says. */
+/* One of lock, rw, sem is open, as the adapter says. */
 typedef struct rdlm_bench_rdlm_lock {
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
     rdlm_rwlock_h rw;
+    rdlm_sem_h sem;
 } rdlm_bench_rdlm_lock_t;
 
 /* What rdlm_bench_rdlm_open opens. */
-enum rdlm_bench_rdlm_kind { RDLM_BENCH_RDLM_LOCK, RDLM_BENCH_RDLM_RWLOCK, RDLM_BENCH_RDLM_FIFO };
+enum rdlm_bench_rdlm_kind {
+    RDLM_BENCH_RDLM_LOCK,
+    RDLM_BENCH_RDLM_FIFO,
+    RDLM_BENCH_RDLM_RWLOCK,
+    RDLM_BENCH_RDLM_SEM1
+};
 
-/* A context on job, then the exclusive lock (default or FIFO order) or the
- * reader-writer lock. */
+/* The object of kind in l's context: 0, or an rdlm status with err filled. */
+static rdlm_status_t rdlm_bench_rdlm_open_object(rdlm_bench_rdlm_lock_t *l,
+                                                 enum rdlm_bench_rdlm_kind kind, char *err,
+                                                 size_t errlen)
+{
+    rdlm_lock_params_t fifo = {.field_mask = RDLM_LOCK_FIELD_ORDER,
+                               .order = RDLM_LOCK_ORDER_FIFO};
+    rdlm_status_t st;
+
+    switch (kind) {
+    case RDLM_BENCH_RDLM_RWLOCK:
+        st = rdlm_rwlock_open(l->ctx, RDLM_BENCH_RWLOCK_NAME, &l->rw);
+        break;
+    case RDLM_BENCH_RDLM_SEM1:
+        st = rdlm_sem_open(l->ctx, RDLM_BENCH_SEM_NAME, 1, &l->sem);
+        break;
+    default:
+        st = rdlm_lock_open_params(l->ctx, RDLM_BENCH_LOCK_NAME,
+                                   kind == RDLM_BENCH_RDLM_FIFO ? &fifo : NULL, &l->lock);
+    }
+    if (st != RDLM_OK) {
+        snprintf(err, errlen, "opening the rdlm object: %s", rdlm_status_name(st));
+    }
+    return st;
+}
+
+/* A context on job, then the object of kind. */
 static int rdlm_bench_rdlm_open(const char *job, enum rdlm_bench_rdlm_kind kind,
                                 void **lock_p, char *err, size_t errlen)
 {
     rdlm_ctx_params_t params = {.field_mask = RDLM_CTX_FIELD_JOB, .job = job};
-    rdlm_lock_params_t fifo = {.field_mask = RDLM_LOCK_FIELD_ORDER,
-                               .order = RDLM_LOCK_ORDER_FIFO};
-    int rw = kind == RDLM_BENCH_RDLM_RWLOCK;
     rdlm_bench_rdlm_lock_t *l;
     rdlm_status_t st;
 
@@ -43,12 +73,7 @@ static int rdlm_bench_rdlm_open(const char *job, enum rdlm_bench_rdlm_kind kind,
         snprintf(err, errlen, "rdlm_ctx_create(job %s): %s", job, rdlm_status_name(st));
         goto err_free;
     }
-    st = rw ? rdlm_rwlock_open(l->ctx, RDLM_BENCH_RWLOCK_NAME, &l->rw)
-            : rdlm_lock_open_params(l->ctx, RDLM_BENCH_LOCK_NAME,
-                                    kind == RDLM_BENCH_RDLM_FIFO ? &fifo : NULL, &l->lock);
-    if (st != RDLM_OK) {
-        snprintf(err, errlen, "%s: %s", rw ? "rdlm_rwlock_open" : "rdlm_lock_open",
-                 rdlm_status_name(st));
+    if (rdlm_bench_rdlm_open_object(l, kind, err, errlen) != RDLM_OK) {
         goto err_destroy_ctx;
     }
     *lock_p = l;
@@ -76,10 +101,10 @@ static int rdlm_bench_rdlm_fifo_attach(void *shared, const char *job, void **loc
 }
 
 /* RDLM_OWNER_DEAD counts as a failure here: no worker of a benchmark should die. */
-static int rdlm_bench_rdlm_acquire(void *lock)
+static int rdlm_bench_rdlm_acquire(void *lock, uint64_t *token_p)
 {
     return (int)rdlm_lock_acquire(((rdlm_bench_rdlm_lock_t *)lock)->lock,
-                                  RDLM_TIMEOUT_INFINITE, NULL);
+                                  RDLM_TIMEOUT_INFINITE, token_p);
 }
 
 static int rdlm_bench_rdlm_release(void *lock)
@@ -97,6 +122,15 @@ static int rdlm_bench_rdlm_try_acquire(void *lock, int *busy_p)
     return st == RDLM_ERR_BUSY ? 0 : (int)st;
 }
 
+static int rdlm_bench_rdlm_waiters(void *lock, uint32_t *waiters_p)
+{
+    rdlm_lock_info_t info;
+    rdlm_status_t st = rdlm_lock_query(((rdlm_bench_rdlm_lock_t *)lock)->lock, &info);
+
+    *waiters_p = st == RDLM_OK ? info.waiters : 0;
+    return (int)st;
+}
+
 static const char *rdlm_bench_rdlm_error_name(int code)
 {
     return rdlm_status_name((rdlm_status_t)code);
@@ -108,13 +142,15 @@ static int rdlm_bench_rdlm_stats(void *lock, rdlm_stats_t *stats_p)
                                                                                      : -1;
 }
 
-/* Closes whichever of lock, rw is open. */
+/* Closes whichever of lock, rw, sem is open. */
 static void rdlm_bench_rdlm_detach(void *lock)
 {
     rdlm_bench_rdlm_lock_t *l = lock;
 
     if (l->rw != NULL) {
         rdlm_rwlock_close(l->rw);
+    } else if (l->sem != NULL) {
+        rdlm_sem_close(l->sem);
     } else {
         rdlm_lock_close(l->lock);
     }
@@ -125,6 +161,7 @@ static void rdlm_bench_rdlm_detach(void *lock)
 const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm = {
     .name = "rdlm",
     .description = "rdlm_lock_acquire/release, one context per process",
+    .caps = RDLM_BENCH_LOCK_CAP_TOKENS,
     .shared_size = 0,
     .shared_init = rdlm_bench_lock_nop_init,
     .shared_fini = rdlm_bench_lock_nop_fini,
@@ -140,6 +177,7 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm = {
 const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_fifo = {
     .name = "rdlm_fifo",
     .description = "rdlm_lock_acquire/release of a lock opened RDLM_LOCK_ORDER_FIFO",
+    .caps = RDLM_BENCH_LOCK_CAP_TOKENS | RDLM_BENCH_LOCK_CAP_WAITERS,
     .shared_size = 0,
     .shared_init = rdlm_bench_lock_nop_init,
     .shared_fini = rdlm_bench_lock_nop_fini,
@@ -147,6 +185,7 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_fifo = {
     .acquire = rdlm_bench_rdlm_acquire,
     .release = rdlm_bench_rdlm_release,
     .try_acquire = rdlm_bench_rdlm_try_acquire,
+    .waiters = rdlm_bench_rdlm_waiters,
     .error_name = rdlm_bench_rdlm_error_name,
     .stats = rdlm_bench_rdlm_stats,
     .detach = rdlm_bench_rdlm_detach,
@@ -161,10 +200,10 @@ static int rdlm_bench_rdlm_rw_attach(void *shared, const char *job, void **lock_
     return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_RWLOCK, lock_p, err, errlen);
 }
 
-static int rdlm_bench_rdlm_write_acquire(void *lock)
+static int rdlm_bench_rdlm_write_acquire(void *lock, uint64_t *token_p)
 {
     return (int)rdlm_rwlock_write_acquire(((rdlm_bench_rdlm_lock_t *)lock)->rw,
-                                          RDLM_TIMEOUT_INFINITE, NULL);
+                                          RDLM_TIMEOUT_INFINITE, token_p);
 }
 
 static int rdlm_bench_rdlm_write_release(void *lock)
@@ -192,23 +231,57 @@ static int rdlm_bench_rdlm_read_release(void *lock)
     return (int)rdlm_rwlock_read_release(((rdlm_bench_rdlm_lock_t *)lock)->rw);
 }
 
-const rdlm_bench_rwlock_ops_t rdlm_bench_rwlock_rdlm = {
-    .lock =
-        {
-            .name = "rdlm",
-            .description = "rdlm_rwlock_read/write_acquire/release, one context per "
-                           "process",
-            .shared_size = 0,
-            .shared_init = rdlm_bench_lock_nop_init,
-            .shared_fini = rdlm_bench_lock_nop_fini,
-            .attach = rdlm_bench_rdlm_rw_attach,
-            .acquire = rdlm_bench_rdlm_write_acquire,
-            .release = rdlm_bench_rdlm_write_release,
-            .try_acquire = rdlm_bench_rdlm_write_try,
-            .error_name = rdlm_bench_rdlm_error_name,
-            .stats = rdlm_bench_rdlm_stats,
-            .detach = rdlm_bench_rdlm_detach,
-        },
+const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_rwlock = {
+    .name = "rdlm",
+    .description = "rdlm_rwlock_read/write_acquire/release, one context per process",
+    .caps = RDLM_BENCH_LOCK_CAP_TOKENS | RDLM_BENCH_LOCK_CAP_SHARED,
+    .shared_size = 0,
+    .shared_init = rdlm_bench_lock_nop_init,
+    .shared_fini = rdlm_bench_lock_nop_fini,
+    .attach = rdlm_bench_rdlm_rw_attach,
+    .acquire = rdlm_bench_rdlm_write_acquire,
+    .release = rdlm_bench_rdlm_write_release,
     .read_acquire = rdlm_bench_rdlm_read_acquire,
     .read_release = rdlm_bench_rdlm_read_release,
+    .try_acquire = rdlm_bench_rdlm_write_try,
+    .error_name = rdlm_bench_rdlm_error_name,
+    .stats = rdlm_bench_rdlm_stats,
+    .detach = rdlm_bench_rdlm_detach,
+};
+
+/* ---- semaphore of one permit ------------------------------------------------------- */
+
+static int rdlm_bench_rdlm_sem1_attach(void *shared, const char *job, void **lock_p,
+                                       char *err, size_t errlen)
+{
+    (void)shared;
+    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_SEM1, lock_p, err, errlen);
+}
+
+static int rdlm_bench_rdlm_sem1_acquire(void *lock, uint64_t *token_p)
+{
+    (void)token_p;
+    return (int)rdlm_sem_acquire(((rdlm_bench_rdlm_lock_t *)lock)->sem, 1,
+                                 RDLM_TIMEOUT_INFINITE);
+}
+
+static int rdlm_bench_rdlm_sem1_release(void *lock)
+{
+    return (int)rdlm_sem_release(((rdlm_bench_rdlm_lock_t *)lock)->sem, 1);
+}
+
+const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_sem1 = {
+    .name = "rdlm_sem1",
+    .description = "rdlm_sem_acquire/release(1) of a semaphore of 1 permit",
+    .caps = 0,
+    .shared_size = 0,
+    .shared_init = rdlm_bench_lock_nop_init,
+    .shared_fini = rdlm_bench_lock_nop_fini,
+    .attach = rdlm_bench_rdlm_sem1_attach,
+    .acquire = rdlm_bench_rdlm_sem1_acquire,
+    .release = rdlm_bench_rdlm_sem1_release,
+    .try_acquire = rdlm_bench_lock_no_try,
+    .error_name = rdlm_bench_rdlm_error_name,
+    .stats = rdlm_bench_rdlm_stats,
+    .detach = rdlm_bench_rdlm_detach,
 };
