@@ -195,7 +195,7 @@ static uint32_t rdlm_bench_lease_select(rdlm_bench_report_t *r, const char *benc
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)",
                                    ops->name, ops->env,
                                    rdlm_bench_service_skip_reason(
-                                       ops->env, "start the servers: bench/services.sh "
+                                       ops->env, "start the servers: bench/services/services.sh "
                                                  "run -- rdlm-bench -b lease-renew"));
         } else if (rdlm_bench_lease_measure(r->opts, ops, 1, 0, &out) != 0) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,

@@ -5,7 +5,7 @@
  * rdlm_session_lock) and the lock homes its replicas host (rdlmd-homes,
  * rdlm_lock_acquire with RDLM_AUTHORITY: remote atomics, no Raft entry). The adapters
  * are in lock_redis.c, lock_etcd.c, lock_zk.c, lock_rdlmd.c and lock_svc.c;
- * bench/services.sh starts the servers and exports RDLMBENCH_REDIS / RDLMBENCH_ETCD /
+ * bench/services/services.sh starts the servers and exports RDLMBENCH_REDIS / RDLMBENCH_ETCD /
  * RDLMBENCH_ZK / RDLMBENCH_RDLMD (both rdlmd adapters use the last).
  *
  *   latency:    1 process, uncontended acquire+release, us per pair; rdlm in
@@ -376,7 +376,7 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)",
                                    s->name, s->env,
                                    rdlm_bench_service_skip_reason(
-                                       s->env, "start the servers: bench/services.sh "
+                                       s->env, "start the servers: bench/services/services.sh "
                                                "run -- rdlm-bench -b services"));
             continue;
         }
@@ -558,7 +558,7 @@ static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
         return -1;
     }
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
-                           "durability: redis as started by bench/services.sh keeps no "
+                           "durability: redis as started by bench/services/services.sh keeps no "
                            "log (no fsync); etcd, ZooKeeper (their defaults) and rdlmd "
                            "sync every write to disk: a lock's acquire and release each "
                            "wait for the disk");
