@@ -21,6 +21,9 @@ int rdlm_bench_lock_data_init(void *data, const void *arg)
 {
     const rdlm_bench_lock_arg_t *a = arg;
 
+    if (a->ops->caps & RDLM_BENCH_LOCK_CAP_PERMITS) {
+        ((rdlm_bench_lock_permits_t *)data)->permits = a->permits;
+    }
     return a->ops->shared_init(data);
 }
 

@@ -9,6 +9,7 @@
 #ifndef RDLM_BENCH_LOCK_BENCH_H
 #define RDLM_BENCH_LOCK_BENCH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,7 @@ typedef struct rdlm_bench_lock_arg {
     const rdlm_bench_lock_ops_t *ops;
     uint64_t iterations; /**< measured iterations (iteration-bound benchmarks) */
     uint64_t warmup;     /**< warm-up iterations per worker */
+    uint32_t permits;    /**< a semaphore's (CAP_PERMITS), set by data_init */
 } rdlm_bench_lock_arg_t;
 
 /** The state the critical section protects: plain, non-atomic, one cache line. The
@@ -29,6 +31,8 @@ typedef struct rdlm_bench_lock_arg {
 typedef struct rdlm_bench_cs {
     _Alignas(64) uint64_t counter;
     uint64_t last_rank;
+    _Atomic uint32_t inside;     /**< semaphores: holders inside now (sem) */
+    _Atomic uint32_t max_inside; /**< and the most ever at once */
 } rdlm_bench_cs_t;
 
 /** Bytes of the data mapping for these parameters. */

@@ -32,7 +32,22 @@ enum rdlm_bench_lock_cap {
     RDLM_BENCH_LOCK_CAP_TOKENS = 1u << 0,  /**< acquire fills a fencing token */
     RDLM_BENCH_LOCK_CAP_SHARED = 1u << 1,  /**< read_acquire / read_release */
     RDLM_BENCH_LOCK_CAP_WAITERS = 1u << 2, /**< waiters */
+    RDLM_BENCH_LOCK_CAP_PERMITS = 1u << 3, /**< a semaphore: see rdlm_bench_lock_permits */
 };
+
+/** A semaphore adapter's shared words start with its permits, which the caller sets
+ *  before shared_init (0 means 1): a lock of that many holders. */
+typedef struct rdlm_bench_lock_permits {
+    uint32_t permits;
+} rdlm_bench_lock_permits_t;
+
+/** The permits of a semaphore adapter's shared words (at least 1). */
+static inline uint32_t rdlm_bench_lock_permits(const void *shared)
+{
+    uint32_t k = ((const rdlm_bench_lock_permits_t *)shared)->permits;
+
+    return k != 0 ? k : 1;
+}
 
 typedef struct rdlm_bench_lock_ops {
     const char *name;        /**< short name used in tables and files */
@@ -60,8 +75,10 @@ extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm;
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_fifo;
 /** rdlm reader-writer lock: a context per process, one named rwlock. */
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_rwlock;
-/** rdlm semaphore of 1 permit as a lock (no tokens). */
-extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_sem1;
+/** rdlm semaphore as a lock of rdlm_bench_lock_permits holders (no tokens). */
+extern const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_sem;
+/** POSIX sem_t, sem_init(pshared 1) in the shared mapping, sem_wait/sem_post. */
+extern const rdlm_bench_lock_ops_t rdlm_bench_lock_posix_sem;
 /** Test-and-test-and-set spinlock on one C11 atomic word, pause while spinning:
  *  exclusive, not FIFO; waiters counts the spinning requests. */
 extern const rdlm_bench_lock_ops_t rdlm_bench_lock_tas;

@@ -1,8 +1,8 @@
 /*
- * rdlm's exclusive lock, its reader-writer lock and its semaphore (1 permit) behind
- * the adapters: each worker process attaches its own context to the run's job and
- * opens the object by name.
- * Nothing lives in the data mapping; the lock is in rdlm's segment.
+ * rdlm's exclusive lock, its reader-writer lock and its semaphore behind the
+ * adapters: each worker process attaches its own context to the run's job and opens
+ * the object by name. The object is in rdlm's segment; the data mapping holds only a
+ * semaphore's permits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #define RDLM_BENCH_LOCK_NAME "bench.lock"
 #define RDLM_BENCH_RWLOCK_NAME "bench.rwlock"
-#define RDLM_BENCH_SEM_NAME "bench.sem1"
+#define RDLM_BENCH_SEM_NAME "bench.sem"
 
 /* One of lock, rw, sem is open, as the adapter says. */
 typedef struct rdlm_bench_rdlm_lock {
@@ -26,13 +26,14 @@ enum rdlm_bench_rdlm_kind {
     RDLM_BENCH_RDLM_LOCK,
     RDLM_BENCH_RDLM_FIFO,
     RDLM_BENCH_RDLM_RWLOCK,
-    RDLM_BENCH_RDLM_SEM1
+    RDLM_BENCH_RDLM_SEM
 };
 
-/* The object of kind in l's context: 0, or an rdlm status with err filled. */
+/* The object of kind in l's context (a semaphore of permits): 0, or an rdlm status
+ * with err filled. */
 static rdlm_status_t rdlm_bench_rdlm_open_object(rdlm_bench_rdlm_lock_t *l,
-                                                 enum rdlm_bench_rdlm_kind kind, char *err,
-                                                 size_t errlen)
+                                                 enum rdlm_bench_rdlm_kind kind,
+                                                 uint32_t permits, char *err, size_t errlen)
 {
     rdlm_lock_params_t fifo = {.field_mask = RDLM_LOCK_FIELD_ORDER,
                                .order = RDLM_LOCK_ORDER_FIFO};
@@ -42,8 +43,8 @@ static rdlm_status_t rdlm_bench_rdlm_open_object(rdlm_bench_rdlm_lock_t *l,
     case RDLM_BENCH_RDLM_RWLOCK:
         st = rdlm_rwlock_open(l->ctx, RDLM_BENCH_RWLOCK_NAME, &l->rw);
         break;
-    case RDLM_BENCH_RDLM_SEM1:
-        st = rdlm_sem_open(l->ctx, RDLM_BENCH_SEM_NAME, 1, &l->sem);
+    case RDLM_BENCH_RDLM_SEM:
+        st = rdlm_sem_open(l->ctx, RDLM_BENCH_SEM_NAME, permits, &l->sem);
         break;
     default:
         st = rdlm_lock_open_params(l->ctx, RDLM_BENCH_LOCK_NAME,
@@ -55,9 +56,9 @@ static rdlm_status_t rdlm_bench_rdlm_open_object(rdlm_bench_rdlm_lock_t *l,
     return st;
 }
 
-/* A context on job, then the object of kind. */
+/* A context on job, then the object of kind (a semaphore of permits). */
 static int rdlm_bench_rdlm_open(const char *job, enum rdlm_bench_rdlm_kind kind,
-                                void **lock_p, char *err, size_t errlen)
+                                uint32_t permits, void **lock_p, char *err, size_t errlen)
 {
     rdlm_ctx_params_t params = {.field_mask = RDLM_CTX_FIELD_JOB, .job = job};
     rdlm_bench_rdlm_lock_t *l;
@@ -73,7 +74,7 @@ static int rdlm_bench_rdlm_open(const char *job, enum rdlm_bench_rdlm_kind kind,
         snprintf(err, errlen, "rdlm_ctx_create(job %s): %s", job, rdlm_status_name(st));
         goto err_free;
     }
-    if (rdlm_bench_rdlm_open_object(l, kind, err, errlen) != RDLM_OK) {
+    if (rdlm_bench_rdlm_open_object(l, kind, permits, err, errlen) != RDLM_OK) {
         goto err_destroy_ctx;
     }
     *lock_p = l;
@@ -90,14 +91,14 @@ static int rdlm_bench_rdlm_attach(void *shared, const char *job, void **lock_p, 
                                   size_t errlen)
 {
     (void)shared;
-    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_LOCK, lock_p, err, errlen);
+    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_LOCK, 0, lock_p, err, errlen);
 }
 
 static int rdlm_bench_rdlm_fifo_attach(void *shared, const char *job, void **lock_p,
                                        char *err, size_t errlen)
 {
     (void)shared;
-    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_FIFO, lock_p, err, errlen);
+    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_FIFO, 0, lock_p, err, errlen);
 }
 
 /* RDLM_OWNER_DEAD counts as a failure here: no worker of a benchmark should die. */
@@ -197,7 +198,7 @@ static int rdlm_bench_rdlm_rw_attach(void *shared, const char *job, void **lock_
                                      char *err, size_t errlen)
 {
     (void)shared;
-    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_RWLOCK, lock_p, err, errlen);
+    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_RWLOCK, 0, lock_p, err, errlen);
 }
 
 static int rdlm_bench_rdlm_write_acquire(void *lock, uint64_t *token_p)
@@ -249,37 +250,37 @@ const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_rwlock = {
     .detach = rdlm_bench_rdlm_detach,
 };
 
-/* ---- semaphore of one permit ------------------------------------------------------- */
+/* ---- semaphore ------------------------------------------------------------------- */
 
-static int rdlm_bench_rdlm_sem1_attach(void *shared, const char *job, void **lock_p,
-                                       char *err, size_t errlen)
+static int rdlm_bench_rdlm_sem_attach(void *shared, const char *job, void **lock_p,
+                                      char *err, size_t errlen)
 {
-    (void)shared;
-    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_SEM1, lock_p, err, errlen);
+    return rdlm_bench_rdlm_open(job, RDLM_BENCH_RDLM_SEM, rdlm_bench_lock_permits(shared),
+                                lock_p, err, errlen);
 }
 
-static int rdlm_bench_rdlm_sem1_acquire(void *lock, uint64_t *token_p)
+static int rdlm_bench_rdlm_sem_acquire(void *lock, uint64_t *token_p)
 {
     (void)token_p;
     return (int)rdlm_sem_acquire(((rdlm_bench_rdlm_lock_t *)lock)->sem, 1,
                                  RDLM_TIMEOUT_INFINITE);
 }
 
-static int rdlm_bench_rdlm_sem1_release(void *lock)
+static int rdlm_bench_rdlm_sem_release(void *lock)
 {
     return (int)rdlm_sem_release(((rdlm_bench_rdlm_lock_t *)lock)->sem, 1);
 }
 
-const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_sem1 = {
-    .name = "rdlm_sem1",
-    .description = "rdlm_sem_acquire/release(1) of a semaphore of 1 permit",
-    .caps = 0,
-    .shared_size = 0,
+const rdlm_bench_lock_ops_t rdlm_bench_lock_rdlm_sem = {
+    .name = "rdlm",
+    .description = "rdlm_sem_acquire/release(1), one context per process",
+    .caps = RDLM_BENCH_LOCK_CAP_PERMITS,
+    .shared_size = sizeof(rdlm_bench_lock_permits_t),
     .shared_init = rdlm_bench_lock_nop_init,
     .shared_fini = rdlm_bench_lock_nop_fini,
-    .attach = rdlm_bench_rdlm_sem1_attach,
-    .acquire = rdlm_bench_rdlm_sem1_acquire,
-    .release = rdlm_bench_rdlm_sem1_release,
+    .attach = rdlm_bench_rdlm_sem_attach,
+    .acquire = rdlm_bench_rdlm_sem_acquire,
+    .release = rdlm_bench_rdlm_sem_release,
     .try_acquire = rdlm_bench_lock_no_try,
     .error_name = rdlm_bench_rdlm_error_name,
     .stats = rdlm_bench_rdlm_stats,

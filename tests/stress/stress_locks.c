@@ -8,7 +8,7 @@ const stress_lock_t stress_locks[] = {
     {.name = "lock_fifo", .ops = &rdlm_bench_lock_rdlm_fifo, .fifo = 1},
     {.name = "rwlock_write", .ops = &rdlm_bench_lock_rdlm_rwlock},
     {.name = "rwlock_mixed", .ops = &rdlm_bench_lock_rdlm_rwlock, .read_pct = 75},
-    {.name = "sem1", .ops = &rdlm_bench_lock_rdlm_sem1},
+    {.name = "sem1", .ops = &rdlm_bench_lock_rdlm_sem},
     {.name = "pmutex", .ops = &rdlm_bench_lock_pmutex},
     {.name = "tas", .ops = &rdlm_bench_lock_tas, .fifo = 1, .planted = 1},
     {.name = "broken", .ops = &stress_planted_broken, .planted = 1},
