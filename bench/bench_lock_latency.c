@@ -21,54 +21,6 @@ static const rdlm_bench_lock_ops_t *const rdlm_bench_lat_impls[] = {
     &rdlm_bench_lock_rdlm, &rdlm_bench_lock_tas, &rdlm_bench_lock_pmutex};
 #define RDLM_BENCH_LAT_NIMPL (sizeof(rdlm_bench_lat_impls) / sizeof(rdlm_bench_lat_impls[0]))
 
-static int rdlm_bench_lat_body(rdlm_bench_worker_t *w)
-{
-    const rdlm_bench_lock_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->ops;
-    rdlm_stats_t before;
-    rdlm_stats_t after;
-    uint64_t done;
-    uint64_t t_prev;
-    uint64_t t;
-    uint64_t n;
-    int have_stats;
-    void *lock;
-
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    if (rdlm_bench_lock_pairs(w, ops, lock, a->warmup) != 0) {
-        goto err_detach;
-    }
-    have_stats = ops->stats(lock, &before) == 0;
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    t_prev = w->slot->t_start_ns;
-    for (done = 0; done < a->iterations; done += n) {
-        n = a->iterations - done < RDLM_BENCH_LAT_BATCH ? a->iterations - done
-                                                        : RDLM_BENCH_LAT_BATCH;
-        if (rdlm_bench_lock_pairs(w, ops, lock, n) != 0) {
-            goto err_detach;
-        }
-        t = rdlm_bench_now_ns();
-        if (n == RDLM_BENCH_LAT_BATCH) {
-            rdlm_bench_sampler_add(&w->sampler, t - t_prev);
-        }
-        t_prev = t;
-    }
-    rdlm_bench_worker_end(w, a->iterations);
-    if (have_stats && ops->stats(lock, &after) == 0) {
-        rdlm_bench_worker_stats(w, &before, &after);
-    }
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
-}
-
 typedef struct rdlm_bench_lat_ctx {
     rdlm_bench_report_t *report;
     rdlm_bench_measure_t *measure[RDLM_BENCH_LAT_NIMPL];
@@ -82,14 +34,15 @@ static int rdlm_bench_lat_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_lat_ctx_t *c = ctx;
     rdlm_bench_lock_arg_t arg = {.ops = rdlm_bench_lat_impls[impl],
                                  .iterations = c->iterations,
-                                 .warmup = c->warmup};
+                                 .warmup = c->warmup,
+                                 .batch = RDLM_BENCH_LAT_BATCH};
     rdlm_bench_run_params_t p = {
         .nprocs = 1,
         .sample_cap = RDLM_BENCH_LAT_SAMPLES,
         .data_size = rdlm_bench_lock_data_size(&arg),
         .data_init = rdlm_bench_lock_data_init,
         .data_fini = rdlm_bench_lock_data_fini,
-        .body = rdlm_bench_lat_body,
+        .body = rdlm_bench_lock_pairs_body,
         .arg = &arg,
         .verbose = c->report->opts->verbose,
     };

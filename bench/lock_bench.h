@@ -23,6 +23,11 @@ typedef struct rdlm_bench_lock_arg {
     uint64_t iterations; /**< measured iterations (iteration-bound benchmarks) */
     uint64_t warmup;     /**< warm-up iterations per worker */
     uint32_t permits;    /**< a semaphore's (CAP_PERMITS), set by data_init */
+    /* rdlm_bench_lock_pairs_body */
+    uint32_t batch;  /**< pairs per timed batch (a sample each; 0 is 1) */
+    uint64_t cap_ns; /**< end the measurement after this long (0: never) */
+    /* the window bodies */
+    uint64_t sample_mask; /**< time the acquire when (ops & mask) == 0 */
 } rdlm_bench_lock_arg_t;
 
 /** The state the critical section protects: plain, non-atomic, one cache line. The
@@ -61,6 +66,25 @@ int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_
  *  else -1 with why filled (names the implementation). */
 int rdlm_bench_lock_check_count(void *data, const void *arg, uint64_t expected, char *why,
                                 size_t whylen);
+
+/** The uncontended workload (arg is rdlm_bench_lock_arg_t): warm-up pairs, then
+ *  iterations acquire+release pairs in batches, every full batch's time a sample,
+ *  until done or cap_ns; rdlm's statistics over the measured phase. ops = pairs. */
+int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w);
+
+/** The contended workload (arg is rdlm_bench_lock_arg_t): warm-up sections, then
+ *  sections (rdlm_bench_lock_section, then rdlm_bench_local_work) until the stop
+ *  flag, the acquire timed when (ops & sample_mask) == 0; ops = sections. values:
+ *  [0] warm-up sections, [1] local work's result, [2] hand-offs, [3] longest wait ns
+ *  (waits body). rdlm's statistics as above. */
+int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w);
+/** The same with every acquire timed (its wait into [3] and the sampler). */
+int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w);
+/** The same without the local work (a section costs a service's round trips). */
+int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w);
+
+/** The sum of values[k] over the workers of out. */
+double rdlm_bench_outcome_sum(const rdlm_bench_outcome_t *out, uint32_t k);
 
 #define RDLM_BENCH_LOCAL_WORK_STEPS 64 /**< LCG steps of local work: about 0.1 us */
 

@@ -143,94 +143,6 @@ out_unmap:
 
 /* ---- measurements ----------------------------------------------------------------- */
 
-typedef struct rdlm_bench_svc_arg {
-    rdlm_bench_lock_arg_t lock; /* first: the lock plumbing reads w->arg as this */
-    uint32_t batch;             /* latency: pairs per sample */
-    uint64_t cap_ns;      /* latency: end the measurement after this long (0: never) */
-    uint64_t sample_mask; /* contended: time acquire when (ops & mask) == 0 */
-} rdlm_bench_svc_arg_t;
-
-static int rdlm_bench_svc_lat_body(rdlm_bench_worker_t *w)
-{
-    const rdlm_bench_svc_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->lock.ops;
-    uint64_t done = 0;
-    uint64_t t_prev;
-    uint64_t t;
-    void *lock;
-
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    if (rdlm_bench_lock_pairs(w, ops, lock, a->lock.warmup) != 0) {
-        goto err_detach;
-    }
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    t_prev = w->slot->t_start_ns;
-    while (done + a->batch <= a->lock.iterations) {
-        if (rdlm_bench_lock_pairs(w, ops, lock, a->batch) != 0) {
-            goto err_detach;
-        }
-        done += a->batch;
-        t = rdlm_bench_now_ns();
-        rdlm_bench_sampler_add(&w->sampler, t - t_prev);
-        t_prev = t;
-        if (a->cap_ns && t - w->slot->t_start_ns >= a->cap_ns) {
-            break;
-        }
-    }
-    rdlm_bench_worker_end(w, done);
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
-}
-
-static int rdlm_bench_svc_cont_body(rdlm_bench_worker_t *w)
-{
-    const rdlm_bench_svc_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->lock.ops;
-    rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, &a->lock);
-    uint64_t ops_done = 0;
-    uint64_t handoffs = 0;
-    void *lock;
-    uint64_t k;
-    int rc;
-
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    for (k = 0; k < a->lock.warmup; k++) {
-        if (rdlm_bench_lock_section(w, ops, lock, cs, 0) < 0) {
-            goto err_detach;
-        }
-    }
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    while (!rdlm_bench_worker_stopped(w)) {
-        rc = rdlm_bench_lock_section(w, ops, lock, cs, (ops_done & a->sample_mask) == 0);
-        if (rc < 0) {
-            goto err_detach;
-        }
-        handoffs += (uint64_t)rc;
-        ops_done++;
-    }
-    rdlm_bench_worker_end(w, ops_done);
-    w->slot->values[0] = (double)a->lock.warmup;
-    w->slot->values[1] = (double)handoffs;
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
-}
-
 typedef struct rdlm_bench_svc_ctx {
     rdlm_bench_report_t *report;
     const rdlm_bench_lock_ops_t *impls[RDLM_BENCH_SVC_MAX]; /* [0] rdlm */
@@ -244,17 +156,17 @@ typedef struct rdlm_bench_svc_ctx {
 
 /* Iteration and warm-up counts of impl (0 is rdlm) under the command line. */
 static void rdlm_bench_svc_counts(const rdlm_bench_opts_t *o, uint32_t impl,
-                                  rdlm_bench_svc_arg_t *a)
+                                  rdlm_bench_lock_arg_t *a)
 {
     int rdlm = impl == 0;
 
-    a->lock.iterations = o->iterations ? o->iterations
+    a->iterations = o->iterations ? o->iterations
                          : rdlm        ? RDLM_BENCH_SVC_RDLM_ITERATIONS
                                        : RDLM_BENCH_SVC_ITERATIONS;
-    a->lock.warmup = o->warmup != UINT64_MAX ? o->warmup
+    a->warmup = o->warmup != UINT64_MAX ? o->warmup
                      : rdlm                  ? RDLM_BENCH_SVC_RDLM_WARMUP
                                              : RDLM_BENCH_SVC_WARMUP;
-    a->batch = rdlm && a->lock.iterations >= RDLM_BENCH_SVC_RDLM_BATCH
+    a->batch = rdlm && a->iterations >= RDLM_BENCH_SVC_RDLM_BATCH
                    ? RDLM_BENCH_SVC_RDLM_BATCH
                    : 1;
     a->cap_ns = rdlm ? 0 : (uint64_t)RDLM_BENCH_SVC_CAP_MS * 1000000u;
@@ -263,12 +175,12 @@ static void rdlm_bench_svc_counts(const rdlm_bench_opts_t *o, uint32_t impl,
 static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
 {
     rdlm_bench_svc_ctx_t *c = ctx;
-    rdlm_bench_svc_arg_t arg = {.lock = {.ops = c->impls[impl]}};
+    rdlm_bench_lock_arg_t arg = {.ops = c->impls[impl]};
     rdlm_bench_run_params_t p = {
         .nprocs = 1,
         .sample_cap = RDLM_BENCH_SVC_SAMPLES,
         .timeout_s = 60,
-        .body = rdlm_bench_svc_lat_body,
+        .body = rdlm_bench_lock_pairs_body,
         .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
@@ -277,14 +189,14 @@ static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
     double us;
 
     rdlm_bench_svc_counts(c->report->opts, impl, &arg);
-    p.data_size = rdlm_bench_lock_data_size(&arg.lock);
+    p.data_size = rdlm_bench_lock_data_size(&arg);
     p.data_init = rdlm_bench_lock_data_init;
     p.data_fini = rdlm_bench_lock_data_fini;
     if (rdlm_bench_run(&p, &out) != 0) {
         return -1;
     }
     if (out.ops == 0) {
-        fprintf(stderr, "rdlm-bench: services: %s measured no pair\n", arg.lock.ops->name);
+        fprintf(stderr, "rdlm-bench: services: %s measured no pair\n", arg.ops->name);
         rdlm_bench_outcome_free(&out);
         return -1;
     }
@@ -295,7 +207,7 @@ static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
     if (c->report->opts->verbose) {
         fprintf(stderr,
                 "rdlm-bench:   round %u %-14s %.3f us per pair (%" PRIu64 " pairs)\n",
-                round + 1, arg.lock.ops->name, us, out.ops);
+                round + 1, arg.ops->name, us, out.ops);
     }
     rdlm_bench_outcome_free(&out);
     return 0;
@@ -305,10 +217,9 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
 {
     rdlm_bench_svc_ctx_t *c = ctx;
     const rdlm_bench_opts_t *o = c->report->opts;
-    rdlm_bench_svc_arg_t arg = {
-        .lock = {.ops = c->impls[impl],
-                 .warmup =
-                     o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SVC_CONT_WARMUP},
+    rdlm_bench_lock_arg_t arg = {
+        .ops = c->impls[impl],
+        .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SVC_CONT_WARMUP,
         .sample_mask = impl == 0 ? RDLM_BENCH_SVC_RDLM_SAMPLE_EVERY - 1 : 0,
     };
     rdlm_bench_run_params_t p = {
@@ -316,26 +227,23 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_SVC_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
-        .data_size = rdlm_bench_lock_data_size(&arg.lock),
+        .data_size = rdlm_bench_lock_data_size(&arg),
         .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_lock_check,
         .data_fini = rdlm_bench_lock_data_fini,
-        .body = rdlm_bench_svc_cont_body,
+        .body = rdlm_bench_lock_bare_window_body,
         .arg = &arg,
         .verbose = o->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
     double kops;
-    double handoffs = 0;
-    uint32_t k;
+    double handoffs;
 
     if (rdlm_bench_run(&p, &out) != 0) {
         return -1;
     }
-    for (k = 0; k < out.nprocs; k++) {
-        handoffs += out.slots[k].values[1];
-    }
+    handoffs = rdlm_bench_outcome_sum(&out, 2);
     kops = out.window_ns > 0 ? (double)out.ops * 1e6 / (double)out.window_ns : 0.0;
     rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], kops, &pct);
@@ -346,7 +254,7 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
         fprintf(stderr,
                 "rdlm-bench:   round %u %-14s %2u procs %.2f kops/s (%" PRIu64
                 " ops, %.0f hand-offs in %.1f ms)\n",
-                round + 1, arg.lock.ops->name, c->nprocs, kops, out.ops, handoffs,
+                round + 1, arg.ops->name, c->nprocs, kops, out.ops, handoffs,
                 (double)out.window_ns / 1e6);
     }
     rdlm_bench_outcome_free(&out);
