@@ -124,13 +124,7 @@ static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
                              NULL);
     c->ops[impl] += out.ops;
     c->turns[impl] += (uint64_t)handoffs;
-    if (out.has_stats) {
-        c->rdlm_stats.acquires += out.stats.acquires;
-        c->rdlm_stats.contended += out.stats.contended;
-        c->rdlm_stats.parks += out.stats.parks;
-        c->rdlm_stats.wakes += out.stats.wakes;
-        c->rdlm_stats.skips += out.stats.skips;
-    }
+    rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
     if (c->report->opts->verbose) {
         fprintf(stderr,
                 "rdlm-bench:   round %u %-14s %2u procs %.3f Mops/s (%" PRIu64
@@ -188,19 +182,17 @@ static void rdlm_bench_cont_wait_note(rdlm_bench_report_t *r, const char *bench,
 static int rdlm_bench_cont_wait_target(rdlm_bench_report_t *r, const char *bench,
                                        const rdlm_bench_cont_ctx_t *c)
 {
-    rdlm_bench_measure_t *worst = rdlm_bench_report_measure(
-        r, bench, "wait max, all rounds", rdlm_bench_cont_impls[0]->name, c->nprocs, "ms");
-    rdlm_bench_measure_t *limit = rdlm_bench_report_measure(
-        r, bench, "wait max, all rounds", "limit", c->nprocs, "ms");
+    rdlm_bench_measure_t *worst = rdlm_bench_report_figure(
+        r, bench, "wait max, all rounds", rdlm_bench_cont_impls[0]->name, c->nprocs, "ms",
+        c->worst_wait_ms[0]);
+    rdlm_bench_measure_t *limit =
+        rdlm_bench_report_figure(r, bench, "wait max, all rounds", "limit", c->nprocs, "ms",
+                                 RDLM_BENCH_CONT_MAX_WAIT_MS);
     char label[32];
 
     if (worst == NULL || limit == NULL) {
         return -1;
     }
-    rdlm_bench_measure_round(worst, c->worst_wait_ms[0], NULL);
-    rdlm_bench_measure_round(limit, RDLM_BENCH_CONT_MAX_WAIT_MS, NULL);
-    rdlm_bench_measure_finish(worst);
-    rdlm_bench_measure_finish(limit);
     snprintf(label, sizeof(label), "limit (%.0f ms)", RDLM_BENCH_CONT_MAX_WAIT_MS);
     rdlm_bench_report_compare(r, worst, limit, label, RDLM_BENCH_TARGET_AT_MOST, 1.0);
     return 0;
@@ -238,18 +230,17 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
         };
 
         for (k = 0; k < RDLM_BENCH_CONT_NIMPL; k++) {
-            c.measure[k] = rdlm_bench_report_measure(r, bench, "throughput",
-                                                     rdlm_bench_cont_impls[k]->name,
-                                                     procs[n], "Mops/s");
-            c.handoffs[k] = rdlm_bench_report_measure(r, bench, "hand-offs",
-                                                      rdlm_bench_cont_impls[k]->name,
-                                                      procs[n], "M/s");
-            c.wait_p999[k] = rdlm_bench_report_measure(
-                r, bench, "wait p99.9", rdlm_bench_cont_impls[k]->name, procs[n], "us");
-            c.wait_max[k] = rdlm_bench_report_measure(
-                r, bench, "wait max", rdlm_bench_cont_impls[k]->name, procs[n], "ms");
-            if (c.measure[k] == NULL || c.handoffs[k] == NULL || c.wait_p999[k] == NULL ||
-                c.wait_max[k] == NULL) {
+            const rdlm_bench_lock_ops_t *const *impl = &rdlm_bench_cont_impls[k];
+
+            /* table order: each implementation's four rows together */
+            if (rdlm_bench_lock_measures(r, bench, "throughput", impl, 1, procs[n],
+                                         "Mops/s", &c.measure[k]) != 0 ||
+                rdlm_bench_lock_measures(r, bench, "hand-offs", impl, 1, procs[n], "M/s",
+                                         &c.handoffs[k]) != 0 ||
+                rdlm_bench_lock_measures(r, bench, "wait p99.9", impl, 1, procs[n], "us",
+                                         &c.wait_p999[k]) != 0 ||
+                rdlm_bench_lock_measures(r, bench, "wait max", impl, 1, procs[n], "ms",
+                                         &c.wait_max[k]) != 0) {
                 return -1;
             }
         }
@@ -260,12 +251,10 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
                                  rdlm_bench_cont_round, &c) != 0) {
             return -1;
         }
-        for (k = 0; k < RDLM_BENCH_CONT_NIMPL; k++) {
-            rdlm_bench_measure_finish(c.measure[k]);
-            rdlm_bench_measure_finish(c.handoffs[k]);
-            rdlm_bench_measure_finish(c.wait_p999[k]);
-            rdlm_bench_measure_finish(c.wait_max[k]);
-        }
+        rdlm_bench_measures_finish(c.measure, RDLM_BENCH_CONT_NIMPL);
+        rdlm_bench_measures_finish(c.handoffs, RDLM_BENCH_CONT_NIMPL);
+        rdlm_bench_measures_finish(c.wait_p999, RDLM_BENCH_CONT_NIMPL);
+        rdlm_bench_measures_finish(c.wait_max, RDLM_BENCH_CONT_NIMPL);
         /* [0] is rdlm, [1] pthread_mutex, [2] tas, [3] rdlm_fifo */
         rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
                                   RDLM_BENCH_TARGET_NONE, 0);

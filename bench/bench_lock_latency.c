@@ -56,11 +56,7 @@ static int rdlm_bench_lat_round(uint32_t impl, uint32_t round, void *ctx)
     us = (double)out.max_elapsed_ns / (double)c->iterations / 1000.0;
     rdlm_bench_outcome_percentiles(&out, 1.0 / (1000.0 * RDLM_BENCH_LAT_BATCH), 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], us, &pct);
-    if (out.has_stats) {
-        c->rdlm_stats.acquires += out.stats.acquires;
-        c->rdlm_stats.contended += out.stats.contended;
-        c->rdlm_stats.parks += out.stats.parks;
-    }
+    rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
     if (c->report->opts->verbose) {
         fprintf(stderr, "rdlm-bench:   round %u %-14s %.4f us per pair\n", round + 1,
                 arg.ops->name, us);
@@ -78,27 +74,19 @@ static int rdlm_bench_lat_run(rdlm_bench_report_t *r)
         .iterations = o->iterations ? o->iterations : RDLM_BENCH_LAT_ITERATIONS,
         .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_LAT_WARMUP,
     };
-    uint32_t k;
 
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
                            "1 process, %" PRIu64 " iterations after %" PRIu64
                            " warm-up, %u rounds; us per acquire+release pair; "
                            "p99 over %u-pair batches",
                            c.iterations, c.warmup, o->rounds, RDLM_BENCH_LAT_BATCH);
-    for (k = 0; k < RDLM_BENCH_LAT_NIMPL; k++) {
-        c.measure[k] = rdlm_bench_report_measure(r, bench, "acquire+release",
-                                                 rdlm_bench_lat_impls[k]->name, 1, "us");
-        if (c.measure[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_alternate(RDLM_BENCH_LAT_NIMPL, o->rounds, rdlm_bench_lat_round, &c) !=
-        0) {
+    if (rdlm_bench_lock_measures(r, bench, "acquire+release", rdlm_bench_lat_impls,
+                                 RDLM_BENCH_LAT_NIMPL, 1, "us", c.measure) != 0 ||
+        rdlm_bench_alternate(RDLM_BENCH_LAT_NIMPL, o->rounds, rdlm_bench_lat_round, &c) !=
+            0) {
         return -1;
     }
-    for (k = 0; k < RDLM_BENCH_LAT_NIMPL; k++) {
-        rdlm_bench_measure_finish(c.measure[k]);
-    }
+    rdlm_bench_measures_finish(c.measure, RDLM_BENCH_LAT_NIMPL);
     /* measure[0] is rdlm, [1] tas, [2] pthread_mutex */
     rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL, RDLM_BENCH_TARGET_AT_MOST,
                               1.2);

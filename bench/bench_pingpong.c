@@ -292,7 +292,6 @@ static int rdlm_bench_pp_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_summary_t pct;
     uint64_t iterations = arg.lock.iterations;
     double ns;
-    uint32_t k;
 
     arg.ops = rdlm_bench_pp_impls[impl];
     p.data_check = arg.ops->check;
@@ -304,12 +303,8 @@ static int rdlm_bench_pp_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_outcome_percentiles(&out, 1.0 / (2000.0 * RDLM_BENCH_PP_BATCH), 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], ns, &pct);
     if (out.has_stats) {
-        c->rdlm_stats.acquires += out.stats.acquires;
-        c->rdlm_stats.contended += out.stats.contended;
-        c->rdlm_stats.parks += out.stats.parks;
-        for (k = 0; k < out.nprocs; k++) {
-            c->out_of_turn += (uint64_t)out.slots[k].values[1];
-        }
+        rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1);
+        c->out_of_turn += (uint64_t)rdlm_bench_outcome_sum(&out, 1);
     }
     if (c->report->opts->verbose) {
         fprintf(stderr, "rdlm-bench:   round %u %-5s %.1f ns per hand-off, p99 %.1f ns\n",
@@ -361,9 +356,7 @@ static int rdlm_bench_pp_run(rdlm_bench_report_t *r)
         0) {
         return -1;
     }
-    for (k = 0; k < RDLM_BENCH_PP_NIMPL; k++) {
-        rdlm_bench_measure_finish(c.measure[k]);
-    }
+    rdlm_bench_measures_finish(c.measure, RDLM_BENCH_PP_NIMPL);
     /* [0] is rdlm, [1] cas */
     rdlm = c.measure[0];
     cas = c.measure[1];

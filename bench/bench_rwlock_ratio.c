@@ -163,7 +163,6 @@ static int rdlm_bench_rw_run(rdlm_bench_report_t *r)
     uint32_t nprocs;
     uint32_t n;
     uint32_t q;
-    uint32_t k;
     char metric[32];
 
     nprocs = rdlm_bench_opts_procs(o, rdlm_bench_rw_procs,
@@ -186,20 +185,14 @@ static int rdlm_bench_rw_run(rdlm_bench_report_t *r)
                                        c.iterations, c.warmup, o->rounds);
             }
             snprintf(metric, sizeof(metric), "throughput %u%% reads", c.read_pct);
-            for (k = 0; k < RDLM_BENCH_RW_NIMPL; k++) {
-                c.measure[k] = rdlm_bench_report_measure(
-                    r, bench, metric, rdlm_bench_rw_impls[k]->name, procs[n], "Mops/s");
-                if (c.measure[k] == NULL) {
-                    return -1;
-                }
-            }
-            if (rdlm_bench_alternate(RDLM_BENCH_RW_NIMPL, o->rounds, rdlm_bench_rw_round,
+            if (rdlm_bench_lock_measures(r, bench, metric, rdlm_bench_rw_impls,
+                                         RDLM_BENCH_RW_NIMPL, procs[n], "Mops/s",
+                                         c.measure) != 0 ||
+                rdlm_bench_alternate(RDLM_BENCH_RW_NIMPL, o->rounds, rdlm_bench_rw_round,
                                      &c) != 0) {
                 return -1;
             }
-            for (k = 0; k < RDLM_BENCH_RW_NIMPL; k++) {
-                rdlm_bench_measure_finish(c.measure[k]);
-            }
+            rdlm_bench_measures_finish(c.measure, RDLM_BENCH_RW_NIMPL);
             /* [0] rdlm, [1] pthread_rwlock */
             rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
                                       RDLM_BENCH_TARGET_AT_LEAST, RDLM_BENCH_RW_TARGET);

@@ -182,23 +182,15 @@ static int rdlm_bench_sem_point(rdlm_bench_report_t *r, uint32_t nprocs, uint32_
         .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SEM_WARMUP,
     };
     char metric[32];
-    uint32_t k;
 
     snprintf(metric, sizeof(metric), "throughput K=%u", permits);
-    for (k = 0; k < RDLM_BENCH_SEM_NIMPL; k++) {
-        c.measure[k] = rdlm_bench_report_measure(r, rdlm_bench_def_sem.name, metric,
-                                                 rdlm_bench_sem_impls[k]->name, nprocs,
-                                                 "Mops/s");
-        if (c.measure[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_alternate(RDLM_BENCH_SEM_NIMPL, o->rounds, rdlm_bench_sem_round, &c) != 0) {
+    if (rdlm_bench_lock_measures(r, rdlm_bench_def_sem.name, metric, rdlm_bench_sem_impls,
+                                 RDLM_BENCH_SEM_NIMPL, nprocs, "Mops/s", c.measure) != 0 ||
+        rdlm_bench_alternate(RDLM_BENCH_SEM_NIMPL, o->rounds, rdlm_bench_sem_round, &c) !=
+            0) {
         return -1;
     }
-    for (k = 0; k < RDLM_BENCH_SEM_NIMPL; k++) {
-        rdlm_bench_measure_finish(c.measure[k]);
-    }
+    rdlm_bench_measures_finish(c.measure, RDLM_BENCH_SEM_NIMPL);
     /* [0] is rdlm, [1] the POSIX semaphore */
     if (nprocs == RDLM_BENCH_SEM_TARGET_PROCS) {
         rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,

@@ -223,3 +223,16 @@ double rdlm_bench_outcome_sum(const rdlm_bench_outcome_t *out, uint32_t k)
     }
     return sum;
 }
+
+int rdlm_bench_lock_measures(rdlm_bench_report_t *r, const char *bench, const char *metric,
+                             const rdlm_bench_lock_ops_t *const *impls, uint32_t n,
+                             uint32_t procs, const char *unit, rdlm_bench_measure_t **m)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        m[k] = rdlm_bench_report_measure(r, bench, metric, impls[k]->name, procs, unit);
+        if (m[k] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}

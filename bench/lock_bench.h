@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "lock_ops.h"
+#include "report.h"
 #include "workers.h"
 
 /** Parameters of one lock measurement (copied into the workers by fork). */
@@ -82,6 +83,12 @@ int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w);
 int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w);
 /** The same without the local work (a section costs a service's round trips). */
 int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w);
+
+/** m[k] = a measurement of impls[k] (bench, metric, procs, unit) for k < n: 0, or -1
+ *  when the table is full. */
+int rdlm_bench_lock_measures(rdlm_bench_report_t *r, const char *bench, const char *metric,
+                             const rdlm_bench_lock_ops_t *const *impls, uint32_t n,
+                             uint32_t procs, const char *unit, rdlm_bench_measure_t **m);
 
 /** The sum of values[k] over the workers of out. */
 double rdlm_bench_outcome_sum(const rdlm_bench_outcome_t *out, uint32_t k);

@@ -113,20 +113,22 @@ void rdlm_bench_worker_end(rdlm_bench_worker_t *w, uint64_t ops)
     w->slot->nsamples = w->sampler.len;
 }
 
+void rdlm_bench_stats_add(rdlm_stats_t *sum, const rdlm_stats_t *x, uint64_t sign)
+{
+    sum->acquires += sign * x->acquires;
+    sum->contended += sign * x->contended;
+    sum->parks += sign * x->parks;
+    sum->wakes += sign * x->wakes;
+    sum->timeouts += sign * x->timeouts;
+    sum->recoveries += sign * x->recoveries;
+    sum->skips += sign * x->skips;
+}
+
 void rdlm_bench_worker_stats(rdlm_bench_worker_t *w, const rdlm_stats_t *before,
                              const rdlm_stats_t *after)
 {
-    rdlm_stats_t d = {
-        .acquires = after->acquires - before->acquires,
-        .contended = after->contended - before->contended,
-        .parks = after->parks - before->parks,
-        .wakes = after->wakes - before->wakes,
-        .timeouts = after->timeouts - before->timeouts,
-        .recoveries = after->recoveries - before->recoveries,
-        .skips = after->skips - before->skips,
-    };
-
-    w->slot->stats = d;
+    w->slot->stats = *after;
+    rdlm_bench_stats_add(&w->slot->stats, before, UINT64_MAX); /* minus before */
     w->slot->has_stats = 1;
 }
 
@@ -367,13 +369,7 @@ static void rdlm_bench_collect(const rdlm_bench_run_params_t *params,
         }
         if (s->has_stats) {
             out->has_stats = 1;
-            out->stats.acquires += s->stats.acquires;
-            out->stats.contended += s->stats.contended;
-            out->stats.parks += s->stats.parks;
-            out->stats.wakes += s->stats.wakes;
-            out->stats.timeouts += s->stats.timeouts;
-            out->stats.recoveries += s->stats.recoveries;
-            out->stats.skips += s->stats.skips;
+            rdlm_bench_stats_add(&out->stats, &s->stats, 1);
         }
     }
     out->window_ns = last_end > first_start ? last_end - first_start : 0;

@@ -133,6 +133,10 @@ static inline int rdlm_bench_worker_stopped(const rdlm_bench_worker_t *w)
     return atomic_load_explicit(w->stop, memory_order_relaxed) != 0;
 }
 
+/** sum += sign * x over the counters rdlm-bench reads, modulo 2^64 (sign 1 adds,
+ *  UINT64_MAX subtracts). */
+void rdlm_bench_stats_add(rdlm_stats_t *sum, const rdlm_stats_t *x, uint64_t sign);
+
 /** Fill slot->stats with after - before, field by field, and set has_stats. */
 void rdlm_bench_worker_stats(rdlm_bench_worker_t *w, const rdlm_stats_t *before,
                              const rdlm_stats_t *after);

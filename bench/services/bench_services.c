@@ -364,22 +364,14 @@ static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
     size_t used = 0;
     uint32_t k;
 
-    for (k = 0; k < c->nimpl; k++) {
-        c->measure[k] = rdlm_bench_report_measure(r, bench, "acquire+release",
-                                                  c->impls[k]->name, 1, "us");
-        if (c->measure[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_alternate(c->nimpl, o->rounds, rdlm_bench_svc_lat_round, c) != 0) {
+    if (rdlm_bench_lock_measures(r, bench, "acquire+release", c->impls, c->nimpl, 1, "us",
+                                 c->measure) != 0 ||
+        rdlm_bench_alternate(c->nimpl, o->rounds, rdlm_bench_svc_lat_round, c) != 0) {
         return -1;
     }
+    rdlm_bench_measures_finish(c->measure, c->nimpl);
     text[0] = '\0';
-    for (k = 0; k < c->nimpl; k++) {
-        rdlm_bench_measure_finish(c->measure[k]);
-        if (k == 0) {
-            continue;
-        }
+    for (k = 1; k < c->nimpl; k++) {
         rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
                                   RDLM_BENCH_TARGET_NONE, 0);
         if (used < sizeof(text)) {
@@ -409,25 +401,22 @@ static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
                                    sizeof(rdlm_bench_svc_procs) / sizeof(uint32_t), &procs);
     for (n = 0; n < nprocs; n++) {
         c->nprocs = procs[n];
-        for (k = 0; k < c->nimpl; k++) {
-            c->measure[k] = rdlm_bench_report_measure(
-                r, bench, "throughput", c->impls[k]->name, procs[n], "kops/s");
-            c->handoffs[k] = rdlm_bench_report_measure(r, bench, "hand-offs",
-                                                       c->impls[k]->name, procs[n], "k/s");
-            if (c->measure[k] == NULL || c->handoffs[k] == NULL) {
+        for (k = 0; k < c->nimpl; k++) { /* each implementation's two rows together */
+            if (rdlm_bench_lock_measures(r, bench, "throughput", &c->impls[k], 1, procs[n],
+                                         "kops/s", &c->measure[k]) != 0 ||
+                rdlm_bench_lock_measures(r, bench, "hand-offs", &c->impls[k], 1, procs[n],
+                                         "k/s", &c->handoffs[k]) != 0) {
                 return -1;
             }
         }
         if (rdlm_bench_alternate(c->nimpl, o->rounds, rdlm_bench_svc_cont_round, c) != 0) {
             return -1;
         }
-        for (k = 0; k < c->nimpl; k++) {
-            rdlm_bench_measure_finish(c->measure[k]);
-            rdlm_bench_measure_finish(c->handoffs[k]);
-            if (k > 0) {
-                rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
-                                          RDLM_BENCH_TARGET_NONE, 0);
-            }
+        rdlm_bench_measures_finish(c->measure, c->nimpl);
+        rdlm_bench_measures_finish(c->handoffs, c->nimpl);
+        for (k = 1; k < c->nimpl; k++) {
+            rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
+                                      RDLM_BENCH_TARGET_NONE, 0);
         }
         snprintf(what, sizeof(what), "throughput at %u processes", procs[n]);
         rdlm_bench_svc_rdlmd_notes(r, bench, c, what);
