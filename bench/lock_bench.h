@@ -1,8 +1,9 @@
 /*
- * Plumbing shared by the lock benchmarks: their parameters, the layout of the data
- * mapping (the lock's words, then the critical section's own cache line), the
- * per-worker attach that turns adapter errors into worker failures, and the two
- * measured steps their loops are made of (inline: they are the hot path).
+ * What the lock benchmarks share: their parameters, the layout of the data mapping
+ * (the lock's words, then the critical section's own cache line), the per-worker
+ * attach that turns adapter errors into worker failures, the measured steps their
+ * loops are made of (inline: they are the hot path), and the two workloads written
+ * once over the adapters (uncontended pairs; a window of contended sections).
  *
  *   data mapping:  [ lock words (ops->shared_size), padded ][ cs: 1 cache line ]
  */
