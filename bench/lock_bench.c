@@ -160,7 +160,7 @@ static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w, int waits, int 
         return -1;
     }
     for (k = 0; k < a->warmup; k++) {
-        if (rdlm_bench_lock_section(w, ops, lock, cs, 0) < 0) {
+        if (rdlm_bench_lock_section(w, ops, lock, cs, 0, NULL) < 0) {
             goto err_detach;
         }
         sink = local_work ? rdlm_bench_local_work(sink) : sink;
@@ -171,10 +171,11 @@ static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w, int waits, int 
     }
     while (!rdlm_bench_worker_stopped(w)) {
         if (waits) {
-            rc = rdlm_bench_lock_section_waited(w, ops, lock, cs, 1, &wait);
+            rc = rdlm_bench_lock_section(w, ops, lock, cs, 1, &wait);
             max_wait = wait > max_wait ? wait : max_wait;
         } else {
-            rc = rdlm_bench_lock_section(w, ops, lock, cs, (ops_done & a->sample_mask) == 0);
+            rc = rdlm_bench_lock_section(w, ops, lock, cs, (ops_done & a->sample_mask) == 0,
+                                         NULL);
         }
         if (rc < 0) {
             goto err_detach;

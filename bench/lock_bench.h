@@ -147,44 +147,26 @@ static inline int rdlm_bench_lock_held(rdlm_bench_worker_t *w,
     return handoff;
 }
 
-/** One critical section: acquire (with timed, its wait goes into the sampler), then
- *  rdlm_bench_lock_held. */
+/** One critical section: acquire (with timed, its wait goes into the sampler and,
+ *  if wait_ns_p is not NULL, into *wait_ns_p), then rdlm_bench_lock_held. */
 static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
                                           const rdlm_bench_lock_ops_t *ops, void *lock,
-                                          rdlm_bench_cs_t *cs, int timed)
+                                          rdlm_bench_cs_t *cs, int timed,
+                                          uint64_t *wait_ns_p)
 {
-    uint64_t t0;
-    int rc;
+    uint64_t t0 = timed ? rdlm_bench_now_ns() : 0;
+    int rc = ops->acquire(lock, NULL);
+    uint64_t wait;
 
     if (timed) {
-        t0 = rdlm_bench_now_ns();
-        rc = ops->acquire(lock, NULL);
-        rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
-    } else {
-        rc = ops->acquire(lock, NULL);
+        wait = rdlm_bench_now_ns() - t0;
+        rdlm_bench_sampler_add(&w->sampler, wait);
+        if (wait_ns_p != NULL) {
+            *wait_ns_p = wait;
+        }
     }
     if (rc != 0) {
         return rdlm_bench_lock_failed(w, "acquire", rc);
-    }
-    return rdlm_bench_lock_held(w, ops, lock, cs);
-}
-
-/** As rdlm_bench_lock_section, but every acquire is timed: its wait (ns) goes into
- *  *wait_ns, and into the sampler when sample is set. */
-static inline int rdlm_bench_lock_section_waited(rdlm_bench_worker_t *w,
-                                                 const rdlm_bench_lock_ops_t *ops,
-                                                 void *lock, rdlm_bench_cs_t *cs,
-                                                 int sample, uint64_t *wait_ns)
-{
-    uint64_t t0 = rdlm_bench_now_ns();
-    int rc = ops->acquire(lock, NULL);
-
-    *wait_ns = rdlm_bench_now_ns() - t0;
-    if (rc != 0) {
-        return rdlm_bench_lock_failed(w, "acquire", rc);
-    }
-    if (sample) {
-        rdlm_bench_sampler_add(&w->sampler, *wait_ns);
     }
     return rdlm_bench_lock_held(w, ops, lock, cs);
 }
