@@ -95,19 +95,15 @@ static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_CONT_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
-        .data_size = rdlm_bench_lock_data_size(&arg),
-        .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_lock_check,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = waits ? rdlm_bench_lock_waits_body : rdlm_bench_lock_window_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
     double mops, handoffs;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     if (waits) {

@@ -39,18 +39,14 @@ static int rdlm_bench_lat_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_run_params_t p = {
         .nprocs = 1,
         .sample_cap = RDLM_BENCH_LAT_SAMPLES,
-        .data_size = rdlm_bench_lock_data_size(&arg),
-        .data_init = rdlm_bench_lock_data_init,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_lock_pairs_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
     double us;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     us = (double)out.max_elapsed_ns / (double)c->iterations / 1000.0;

@@ -281,11 +281,7 @@ static int rdlm_bench_pp_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_run_params_t p = {
         .nprocs = 2,
         .sample_cap = RDLM_BENCH_PP_SAMPLES,
-        .data_size = rdlm_bench_lock_data_size(&arg.lock) + sizeof(rdlm_bench_pp_word_t),
-        .data_init = rdlm_bench_lock_data_init,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_pp_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
@@ -295,7 +291,7 @@ static int rdlm_bench_pp_round(uint32_t impl, uint32_t round, void *ctx)
 
     arg.ops = rdlm_bench_pp_impls[impl];
     p.data_check = arg.ops->check;
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, sizeof(rdlm_bench_pp_word_t), &out) != 0) {
         return -1;
     }
     ns = (double)(out.slots[0].t_end_ns - out.slots[0].t_start_ns) /

@@ -131,18 +131,14 @@ static int rdlm_bench_rw_round(uint32_t impl, uint32_t round, void *ctx)
     };
     rdlm_bench_run_params_t p = {
         .nprocs = c->nprocs,
-        .data_size = rdlm_bench_lock_data_size(&arg.lock),
-        .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_rw_check,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_rw_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     double mops;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     mops = out.window_ns > 0 ? (double)out.ops * 1000.0 / (double)out.window_ns : 0.0;

@@ -140,19 +140,15 @@ static int rdlm_bench_sem_round(uint32_t impl, uint32_t round, void *ctx)
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_SEM_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
-        .data_size = rdlm_bench_lock_data_size(&arg),
-        .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_sem_data_check,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_sem_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
     double mops;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     mops = out.window_ns > 0 ? (double)out.ops * 1000.0 / (double)out.window_ns : 0.0;

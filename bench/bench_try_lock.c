@@ -153,17 +153,13 @@ static int rdlm_bench_try_round(uint32_t slot, uint32_t round, void *ctx)
     };
     rdlm_bench_run_params_t p = {
         .nprocs = arg.held ? 2 : 1,
-        .data_size = rdlm_bench_lock_data_size(&arg.lock) + sizeof(rdlm_bench_try_flag_t),
-        .data_init = rdlm_bench_lock_data_init,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_try_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     double us;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, sizeof(rdlm_bench_try_flag_t), &out) != 0) {
         return -1;
     }
     us = out.slots[0].values[0] / (double)c->iterations / 1000.0;

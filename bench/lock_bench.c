@@ -237,3 +237,13 @@ int rdlm_bench_lock_measures(rdlm_bench_report_t *r, const char *bench, const ch
     }
     return 0;
 }
+
+int rdlm_bench_lock_run(rdlm_bench_run_params_t *p, const void *arg, size_t extra,
+                        rdlm_bench_outcome_t *out_p)
+{
+    p->data_size = rdlm_bench_lock_data_size(arg) + extra;
+    p->data_init = rdlm_bench_lock_data_init;
+    p->data_fini = rdlm_bench_lock_data_fini;
+    p->arg = arg;
+    return rdlm_bench_run(p, out_p);
+}

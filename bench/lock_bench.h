@@ -85,6 +85,12 @@ int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w);
 /** The same without the local work (a section costs a service's round trips). */
 int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w);
 
+/** rdlm_bench_run of p with arg (an rdlm_bench_lock_arg_t, or a struct that starts
+ *  with one) and the lock benchmarks' data mapping, then extra bytes: p's data_size,
+ *  data_init, data_fini and arg are set here. */
+int rdlm_bench_lock_run(rdlm_bench_run_params_t *p, const void *arg, size_t extra,
+                        rdlm_bench_outcome_t *out_p);
+
 /** m[k] = a measurement of impls[k] (bench, metric, procs, unit) for k < n: 0, or -1
  *  when the table is full. */
 int rdlm_bench_lock_measures(rdlm_bench_report_t *r, const char *bench, const char *metric,

@@ -181,7 +181,6 @@ static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
         .sample_cap = RDLM_BENCH_SVC_SAMPLES,
         .timeout_s = 60,
         .body = rdlm_bench_lock_pairs_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
@@ -189,10 +188,7 @@ static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
     double us;
 
     rdlm_bench_svc_counts(c->report->opts, impl, &arg);
-    p.data_size = rdlm_bench_lock_data_size(&arg);
-    p.data_init = rdlm_bench_lock_data_init;
-    p.data_fini = rdlm_bench_lock_data_fini;
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     if (out.ops == 0) {
@@ -227,12 +223,8 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_SVC_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
-        .data_size = rdlm_bench_lock_data_size(&arg),
-        .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_lock_check,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_lock_bare_window_body,
-        .arg = &arg,
         .verbose = o->verbose,
     };
     rdlm_bench_outcome_t out;
@@ -240,7 +232,7 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
     double kops;
     double handoffs;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     handoffs = rdlm_bench_outcome_sum(&out, 2);
