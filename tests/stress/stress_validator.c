@@ -483,8 +483,8 @@ static void stress_check_children(stress_run_t *run, const int *statuses, int ki
                        "failed in %s at iteration %" PRIu64 ": %s\n",
                        p, stress_status_text(statuses[p], text, sizeof(text)), res->done,
                        cfg->iters, stress_op_names[res->failed_op], res->failed_iter,
-                       res->failed_op != STRESS_OP_NONE ? cfg->ops->error_name(res->status)
-                                                        : "-");
+                       res->status != 0 ? cfg->ops->error_name(res->status)
+                                        : "-"); /* 0: attach (why on stderr), start line */
             }
         }
     }
