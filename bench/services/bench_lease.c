@@ -192,11 +192,11 @@ static uint32_t rdlm_bench_lease_select(rdlm_bench_report_t *r, const char *benc
         const char *addr = ops->env != NULL ? getenv(ops->env) : NULL;
 
         if (ops->env != NULL && (addr == NULL || addr[0] == '\0')) {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)",
-                                   ops->name, ops->env,
-                                   rdlm_bench_service_skip_reason(
-                                       ops->env, "start the servers: bench/services/services.sh "
-                                                 "run -- rdlm-bench -b lease-renew"));
+            rdlm_bench_report_note(
+                r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)", ops->name, ops->env,
+                rdlm_bench_service_skip_reason(
+                    ops->env, "start the servers: bench/services/services.sh "
+                              "run -- rdlm-bench -b lease-renew"));
         } else if (rdlm_bench_lease_measure(r->opts, ops, 1, 0, &out) != 0) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
                                    "%s: one request failed (reason on stderr)", ops->name);

@@ -5,8 +5,8 @@
  * rdlm_session_lock) and the lock homes its replicas host (rdlmd-homes,
  * rdlm_lock_acquire with RDLM_AUTHORITY: remote atomics, no Raft entry). The adapters
  * are in lock_redis.c, lock_etcd.c, lock_zk.c, lock_rdlmd.c and lock_svc.c;
- * bench/services/services.sh starts the servers and exports RDLMBENCH_REDIS / RDLMBENCH_ETCD /
- * RDLMBENCH_ZK / RDLMBENCH_RDLMD (both rdlmd adapters use the last).
+ * bench/services/services.sh starts the servers and exports RDLMBENCH_REDIS /
+ * RDLMBENCH_ETCD / RDLMBENCH_ZK / RDLMBENCH_RDLMD (both rdlmd adapters use the last).
  *
  *   latency:    1 process, uncontended acquire+release, us per pair; rdlm in
  *               100-pair batches as lock-latency, a service pair by pair with each
@@ -161,14 +161,13 @@ static void rdlm_bench_svc_counts(const rdlm_bench_opts_t *o, uint32_t impl,
     int rdlm = impl == 0;
 
     a->iterations = o->iterations ? o->iterations
-                         : rdlm        ? RDLM_BENCH_SVC_RDLM_ITERATIONS
-                                       : RDLM_BENCH_SVC_ITERATIONS;
+                    : rdlm        ? RDLM_BENCH_SVC_RDLM_ITERATIONS
+                                  : RDLM_BENCH_SVC_ITERATIONS;
     a->warmup = o->warmup != UINT64_MAX ? o->warmup
-                     : rdlm                  ? RDLM_BENCH_SVC_RDLM_WARMUP
-                                             : RDLM_BENCH_SVC_WARMUP;
-    a->batch = rdlm && a->iterations >= RDLM_BENCH_SVC_RDLM_BATCH
-                   ? RDLM_BENCH_SVC_RDLM_BATCH
-                   : 1;
+                : rdlm                  ? RDLM_BENCH_SVC_RDLM_WARMUP
+                                        : RDLM_BENCH_SVC_WARMUP;
+    a->batch =
+        rdlm && a->iterations >= RDLM_BENCH_SVC_RDLM_BATCH ? RDLM_BENCH_SVC_RDLM_BATCH : 1;
     a->cap_ns = rdlm ? 0 : (uint64_t)RDLM_BENCH_SVC_CAP_MS * 1000000u;
 }
 
@@ -273,11 +272,11 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
             continue;
         }
         if (addr == NULL || addr[0] == '\0') {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)",
-                                   s->name, s->env,
-                                   rdlm_bench_service_skip_reason(
-                                       s->env, "start the servers: bench/services/services.sh "
-                                               "run -- rdlm-bench -b services"));
+            rdlm_bench_report_note(
+                r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)", s->name, s->env,
+                rdlm_bench_service_skip_reason(
+                    s->env, "start the servers: bench/services/services.sh "
+                            "run -- rdlm-bench -b services"));
             continue;
         }
         if (rdlm_bench_svc_probe(s->ops, addr, why, sizeof(why)) != 0) {
@@ -446,11 +445,12 @@ static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
         rdlm_bench_svc_contended(r, bench, &c) != 0) {
         return -1;
     }
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
-                           "durability: redis as started by bench/services/services.sh keeps no "
-                           "log (no fsync); etcd, ZooKeeper (their defaults) and rdlmd "
-                           "sync every write to disk: a lock's acquire and release each "
-                           "wait for the disk");
+    rdlm_bench_report_note(
+        r, bench, RDLM_BENCH_NOTE_INFO,
+        "durability: redis as started by bench/services/services.sh keeps no "
+        "log (no fsync); etcd, ZooKeeper (their defaults) and rdlmd "
+        "sync every write to disk: a lock's acquire and release each "
+        "wait for the disk");
     if (rdlm_bench_svc_index(&c, &rdlm_bench_lock_rdlmd_homes) != 0) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                                "rdlmd-homes: the lock words live in the homes' memory, "

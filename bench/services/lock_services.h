@@ -58,8 +58,8 @@ typedef struct rdlm_bench_service_addr {
     int port; /**< 1..65535 */
 } rdlm_bench_service_addr_t;
 
-/** Why variable env is unset: the reason bench/services/services.sh left in env_SKIP when it
- *  did not start that server, else hint. */
+/** Why variable env is unset: the reason bench/services/services.sh left in env_SKIP when
+ * it did not start that server, else hint. */
 const char *rdlm_bench_service_skip_reason(const char *env, const char *hint);
 
 /** What every adapter's attach starts with: the server's address from variable env

@@ -247,9 +247,8 @@ static void stress_note_violation(stress_shared_t *sh, unsigned proc, uint64_t i
 
 /** Exclusive CS: the detector checks, then the plain protected updates. Returns
  *  the waiters op's code (0 when not asked). */
-static int stress_writer_cs(stress_run_t *run, void *lock, unsigned proc,
-                                      uint64_t iter, stress_episode_t *ep, uint64_t start,
-                                      uint64_t *rng)
+static int stress_writer_cs(stress_run_t *run, void *lock, unsigned proc, uint64_t iter,
+                            stress_episode_t *ep, uint64_t start, uint64_t *rng)
 {
     stress_shared_t *sh = run->sh;
     const rdlm_bench_lock_ops_t *ops = run->cfg.ops;
@@ -404,7 +403,8 @@ static int stress_child(void *argp)
 
     for (uint64_t i = 0; i < cfg->iters; i++) {
         stress_episode_t *ep = &eps[i];
-        int shared = cfg->lock->read_pct > 0 && stress_rand(&rng) % 100 < cfg->lock->read_pct;
+        int shared =
+            cfg->lock->read_pct > 0 && stress_rand(&rng) % 100 < cfg->lock->read_pct;
         uint64_t start;
 
         ep->grant = STRESS_NO_GRANT;
@@ -966,7 +966,8 @@ static int stress_verdict_exit(const stress_config_t *cfg, const stress_verdict_
         }
         if (v->safety_violations > 0) {
             printf("RESULT: PASS (the validator caught the %s lock: %d safety check(s) "
-                   "fired)\n", cfg->lock->name, v->safety_violations);
+                   "fired)\n",
+                   cfg->lock->name, v->safety_violations);
             return STRESS_EXIT_PASS;
         }
         printf("RESULT: FAIL (the validator did NOT catch the %s lock)\n", cfg->lock->name);
@@ -980,7 +981,8 @@ static int stress_verdict_exit(const stress_config_t *cfg, const stress_verdict_
             printf("RESULT: PASS (the FIFO check caught the %s lock)\n", cfg->lock->name);
             return STRESS_EXIT_PASS;
         }
-        printf("RESULT: FAIL (the FIFO check did NOT catch the %s lock)\n", cfg->lock->name);
+        printf("RESULT: FAIL (the FIFO check did NOT catch the %s lock)\n",
+               cfg->lock->name);
         return STRESS_EXIT_VIOLATION;
     case STRESS_EXPECT_WAIT_FAILURE:
         if (v->run_failed || v->safety_violations > 0 || v->fifo_violations > 0) {
