@@ -328,25 +328,30 @@ static void rdlm_bench_cleanup_job(const char *job)
     }
 }
 
-/* The first worker's own reason, then the crash or timeout, if any. */
+/* The first worker's own reason, then the crash or timeout, if any; the first of
+ * them also into params->failure. */
 static void rdlm_bench_report_failure(const rdlm_bench_run_params_t *params,
                                       struct rdlm_bench_ctl *ctl, const char *why)
 {
-    int said = 0;
+    const char *first = NULL;
     uint32_t k;
 
-    for (k = 0; k < params->nprocs && !said; k++) {
+    for (k = 0; k < params->nprocs && first == NULL; k++) {
         const rdlm_bench_slot_t *s = rdlm_bench_ctl_slot(ctl, k);
 
         if (s->failed) {
             fprintf(stderr, "rdlm-bench: run %s failed: worker %u of %u: %s\n", ctl->job,
                     k, params->nprocs, s->error);
-            said = 1;
+            first = s->error;
         }
     }
-    if (why[0] != '\0' || !said) {
+    if (why[0] != '\0' || first == NULL) {
         fprintf(stderr, "rdlm-bench: run %s failed: %s\n", ctl->job,
                 why[0] != '\0' ? why : "a worker failed");
+        first = first != NULL ? first : why[0] != '\0' ? why : "a worker failed";
+    }
+    if (params->failure != NULL) {
+        snprintf(params->failure, params->failure_len, "%s", first);
     }
 }
 

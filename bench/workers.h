@@ -84,6 +84,8 @@ typedef struct rdlm_bench_run_params {
     rdlm_bench_body_func_t body;
     const void *arg;
     int verbose;
+    char *failure;      /**< NULL, or where a failed run's first reason is copied */
+    size_t failure_len; /**< bytes at failure */
 } rdlm_bench_run_params_t;
 
 /** What a run produced; the parent's own copy. */

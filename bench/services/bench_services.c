@@ -22,12 +22,8 @@
  * benchmark measures nothing and only says why.
  */
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "benchmarks.h"
 #include "clock.h"
@@ -86,59 +82,26 @@ static const rdlm_bench_service_t rdlm_bench_services[] = {
 
 /* ---- probe ------------------------------------------------------------------------ */
 
-/* One attach + acquire + release + detach in a child process (so no client library
- * state or thread is left in rdlm-bench), bounded by alarm(). 0, or -1 with why. */
-static int rdlm_bench_svc_probe(const rdlm_bench_lock_ops_t *ops, const char *addr,
-                                char *why, size_t whylen)
+/* One attach + acquire + release + detach in a worker process (so no client library
+ * state or thread is left in rdlm-bench), within RDLM_BENCH_SVC_PROBE_S. 0, or -1
+ * with why (also on stderr). */
+static int rdlm_bench_svc_probe(const rdlm_bench_lock_ops_t *ops, char *why, size_t whylen)
 {
-    char *msg;
-    pid_t pid;
-    int status = 0;
-    int rc = -1;
+    rdlm_bench_lock_arg_t arg = {.ops = ops, .warmup = 1};
+    rdlm_bench_run_params_t p = {
+        .nprocs = 1,
+        .timeout_s = RDLM_BENCH_SVC_PROBE_S,
+        .body = rdlm_bench_lock_pairs_body,
+        .failure = why,
+        .failure_len = whylen,
+    };
+    rdlm_bench_outcome_t out;
 
-    msg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (msg == MAP_FAILED) {
-        snprintf(why, whylen, "mmap failed");
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
-    msg[0] = '\0';
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0) {
-        snprintf(why, whylen, "fork failed");
-        goto out_unmap;
-    }
-    if (pid == 0) {
-        char job[RDLM_BENCH_JOB_MAX];
-        void *lock;
-        int code;
-
-        alarm(RDLM_BENCH_SVC_PROBE_S);
-        snprintf(job, sizeof(job), "probe-%ld", (long)getpid());
-        if (ops->attach(NULL, job, &lock, msg, 4000) != 0) {
-            _exit(1);
-        }
-        if ((code = ops->acquire(lock, NULL)) != 0 || (code = ops->release(lock)) != 0) {
-            snprintf(msg, 4000, "acquire+release: %s", ops->error_name(code));
-            ops->detach(lock);
-            _exit(1);
-        }
-        ops->detach(lock);
-        _exit(0);
-    }
-    while (waitpid(pid, &status, 0) < 0) {
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        rc = 0;
-    } else if (WIFSIGNALED(status)) {
-        snprintf(why, whylen, "probe at %s %s", addr,
-                 WTERMSIG(status) == SIGALRM ? "timed out" : "crashed");
-    } else {
-        snprintf(why, whylen, "%s", msg[0] ? msg : "probe failed");
-    }
-out_unmap:
-    munmap(msg, 4096);
-    return rc;
+    rdlm_bench_outcome_free(&out);
+    return 0;
 }
 
 /* ---- measurements ----------------------------------------------------------------- */
@@ -279,7 +242,7 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
                             "run -- rdlm-bench -b services"));
             continue;
         }
-        if (rdlm_bench_svc_probe(s->ops, addr, why, sizeof(why)) != 0) {
+        if (rdlm_bench_svc_probe(s->ops, why, sizeof(why)) != 0) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s", s->name, why);
             continue;
         }
