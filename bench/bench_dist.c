@@ -143,22 +143,18 @@ void rdlm_bench_dist_once(rdlm_bench_report_t *r, const char *bench, uint32_t pr
                           const char *metric, const char *unit, double value,
                           const rdlm_bench_dist_base_t *base)
 {
-    rdlm_bench_measure_t *m[2] = {NULL, NULL};
-    const char *impl[2] = {"rdlm", base != NULL ? base->label : NULL};
-    const double v[2] = {value, base != NULL ? base->value : 0};
-    int k;
+    rdlm_bench_measure_t *m =
+        rdlm_bench_report_figure(r, bench, metric, "rdlm", procs, unit, value);
+    rdlm_bench_measure_t *b = base != NULL
+                                  ? rdlm_bench_report_figure(r, bench, metric, base->label,
+                                                             procs, unit, base->value)
+                                  : NULL;
 
-    for (k = 0; k < 2 && impl[k] != NULL; k++) {
-        if ((m[k] = rdlm_bench_report_measure(r, bench, metric, impl[k], procs, unit)) ==
-            NULL) {
-            return;
-        }
-        rdlm_bench_measure_round(m[k], v[k], NULL);
-        rdlm_bench_measure_finish(m[k]);
+    if (m != NULL && (base == NULL || b != NULL)) {
+        rdlm_bench_report_compare(r, m, b, NULL,
+                                  base != NULL ? base->kind : RDLM_BENCH_TARGET_NONE,
+                                  base != NULL ? base->target : 0);
     }
-    rdlm_bench_report_compare(r, m[0], m[1], NULL,
-                              base != NULL ? base->kind : RDLM_BENCH_TARGET_NONE,
-                              base != NULL ? base->target : 0);
 }
 
 int rdlm_bench_dist_each(rdlm_bench_report_t *r, const rdlm_bench_def_t *def,

@@ -300,10 +300,8 @@ static void rdlm_bench_dc_finish(rdlm_bench_dc_ctx_t *c)
     double per[RDLM_BENCH_DC_NIMPL];
     uint32_t k;
 
-    for (k = 0; k < RDLM_BENCH_DC_NIMPL; k++) {
-        rdlm_bench_measure_finish(c->measure[k]);
-        rdlm_bench_measure_finish(c->handoffs[k]);
-    }
+    rdlm_bench_measures_finish(c->measure, RDLM_BENCH_DC_NIMPL);
+    rdlm_bench_measures_finish(c->handoffs, RDLM_BENCH_DC_NIMPL);
     rdlm_bench_report_compare(r, c->measure[RDLM_BENCH_DC_DEFAULT],
                               c->measure[RDLM_BENCH_DC_BOUND1], "rdlm bound=1",
                               RDLM_BENCH_TARGET_AT_LEAST, RDLM_BENCH_DC_COHORT_TARGET);

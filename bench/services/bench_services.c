@@ -5,8 +5,8 @@
  * rdlm_session_lock) and the lock homes its replicas host (rdlmd-homes,
  * rdlm_lock_acquire with RDLM_AUTHORITY: remote atomics, no Raft entry). The adapters
  * are in lock_redis.c, lock_etcd.c, lock_zk.c, lock_rdlmd.c and lock_svc.c;
- * bench/services.sh starts the servers and exports RDLMBENCH_REDIS / RDLMBENCH_ETCD /
- * RDLMBENCH_ZK / RDLMBENCH_RDLMD (both rdlmd adapters use the last).
+ * bench/services/services.sh starts the servers and exports RDLMBENCH_REDIS /
+ * RDLMBENCH_ETCD / RDLMBENCH_ZK / RDLMBENCH_RDLMD (both rdlmd adapters use the last).
  *
  *   latency:    1 process, uncontended acquire+release, us per pair; rdlm in
  *               100-pair batches as lock-latency, a service pair by pair with each
@@ -22,12 +22,8 @@
  * benchmark measures nothing and only says why.
  */
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "benchmarks.h"
 #include "clock.h"
@@ -86,150 +82,29 @@ static const rdlm_bench_service_t rdlm_bench_services[] = {
 
 /* ---- probe ------------------------------------------------------------------------ */
 
-/* One attach + acquire + release + detach in a child process (so no client library
- * state or thread is left in rdlm-bench), bounded by alarm(). 0, or -1 with why. */
-static int rdlm_bench_svc_probe(const rdlm_bench_lock_ops_t *ops, const char *addr,
-                                char *why, size_t whylen)
+/* One attach + acquire + release + detach in a worker process (so no client library
+ * state or thread is left in rdlm-bench), within RDLM_BENCH_SVC_PROBE_S. 0, or -1
+ * with why (also on stderr). */
+static int rdlm_bench_svc_probe(const rdlm_bench_lock_ops_t *ops, char *why, size_t whylen)
 {
-    char *msg;
-    pid_t pid;
-    int status = 0;
-    int rc = -1;
+    rdlm_bench_lock_arg_t arg = {.ops = ops, .warmup = 1};
+    rdlm_bench_run_params_t p = {
+        .nprocs = 1,
+        .timeout_s = RDLM_BENCH_SVC_PROBE_S,
+        .body = rdlm_bench_lock_pairs_body,
+        .failure = why,
+        .failure_len = whylen,
+    };
+    rdlm_bench_outcome_t out;
 
-    msg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (msg == MAP_FAILED) {
-        snprintf(why, whylen, "mmap failed");
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
-    msg[0] = '\0';
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0) {
-        snprintf(why, whylen, "fork failed");
-        goto out_unmap;
-    }
-    if (pid == 0) {
-        char job[RDLM_BENCH_JOB_MAX];
-        void *lock;
-        int code;
-
-        alarm(RDLM_BENCH_SVC_PROBE_S);
-        snprintf(job, sizeof(job), "probe-%ld", (long)getpid());
-        if (ops->attach(NULL, job, &lock, msg, 4000) != 0) {
-            _exit(1);
-        }
-        if ((code = ops->acquire(lock)) != 0 || (code = ops->release(lock)) != 0) {
-            snprintf(msg, 4000, "acquire+release: %s", ops->error_name(code));
-            ops->detach(lock);
-            _exit(1);
-        }
-        ops->detach(lock);
-        _exit(0);
-    }
-    while (waitpid(pid, &status, 0) < 0) {
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        rc = 0;
-    } else if (WIFSIGNALED(status)) {
-        snprintf(why, whylen, "probe at %s %s", addr,
-                 WTERMSIG(status) == SIGALRM ? "timed out" : "crashed");
-    } else {
-        snprintf(why, whylen, "%s", msg[0] ? msg : "probe failed");
-    }
-out_unmap:
-    munmap(msg, 4096);
-    return rc;
+    rdlm_bench_outcome_free(&out);
+    return 0;
 }
 
 /* ---- measurements ----------------------------------------------------------------- */
-
-typedef struct rdlm_bench_svc_arg {
-    rdlm_bench_lock_arg_t lock; /* first: the lock plumbing reads w->arg as this */
-    uint32_t batch;             /* latency: pairs per sample */
-    uint64_t cap_ns;      /* latency: end the measurement after this long (0: never) */
-    uint64_t sample_mask; /* contended: time acquire when (ops & mask) == 0 */
-} rdlm_bench_svc_arg_t;
-
-static int rdlm_bench_svc_lat_body(rdlm_bench_worker_t *w)
-{
-    const rdlm_bench_svc_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->lock.ops;
-    uint64_t done = 0;
-    uint64_t t_prev;
-    uint64_t t;
-    void *lock;
-
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    if (rdlm_bench_lock_pairs(w, ops, lock, a->lock.warmup) != 0) {
-        goto err_detach;
-    }
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    t_prev = w->slot->t_start_ns;
-    while (done + a->batch <= a->lock.iterations) {
-        if (rdlm_bench_lock_pairs(w, ops, lock, a->batch) != 0) {
-            goto err_detach;
-        }
-        done += a->batch;
-        t = rdlm_bench_now_ns();
-        rdlm_bench_sampler_add(&w->sampler, t - t_prev);
-        t_prev = t;
-        if (a->cap_ns && t - w->slot->t_start_ns >= a->cap_ns) {
-            break;
-        }
-    }
-    rdlm_bench_worker_end(w, done);
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
-}
-
-static int rdlm_bench_svc_cont_body(rdlm_bench_worker_t *w)
-{
-    const rdlm_bench_svc_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->lock.ops;
-    rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, &a->lock);
-    uint64_t ops_done = 0;
-    uint64_t handoffs = 0;
-    void *lock;
-    uint64_t k;
-    int rc;
-
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    for (k = 0; k < a->lock.warmup; k++) {
-        if (rdlm_bench_lock_section(w, ops, lock, cs, 0) < 0) {
-            goto err_detach;
-        }
-    }
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    while (!rdlm_bench_worker_stopped(w)) {
-        rc = rdlm_bench_lock_section(w, ops, lock, cs, (ops_done & a->sample_mask) == 0);
-        if (rc < 0) {
-            goto err_detach;
-        }
-        handoffs += (uint64_t)rc;
-        ops_done++;
-    }
-    rdlm_bench_worker_end(w, ops_done);
-    w->slot->values[0] = (double)a->lock.warmup;
-    w->slot->values[1] = (double)handoffs;
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
-}
 
 typedef struct rdlm_bench_svc_ctx {
     rdlm_bench_report_t *report;
@@ -244,32 +119,30 @@ typedef struct rdlm_bench_svc_ctx {
 
 /* Iteration and warm-up counts of impl (0 is rdlm) under the command line. */
 static void rdlm_bench_svc_counts(const rdlm_bench_opts_t *o, uint32_t impl,
-                                  rdlm_bench_svc_arg_t *a)
+                                  rdlm_bench_lock_arg_t *a)
 {
     int rdlm = impl == 0;
 
-    a->lock.iterations = o->iterations ? o->iterations
-                         : rdlm        ? RDLM_BENCH_SVC_RDLM_ITERATIONS
-                                       : RDLM_BENCH_SVC_ITERATIONS;
-    a->lock.warmup = o->warmup != UINT64_MAX ? o->warmup
-                     : rdlm                  ? RDLM_BENCH_SVC_RDLM_WARMUP
-                                             : RDLM_BENCH_SVC_WARMUP;
-    a->batch = rdlm && a->lock.iterations >= RDLM_BENCH_SVC_RDLM_BATCH
-                   ? RDLM_BENCH_SVC_RDLM_BATCH
-                   : 1;
+    a->iterations = o->iterations ? o->iterations
+                    : rdlm        ? RDLM_BENCH_SVC_RDLM_ITERATIONS
+                                  : RDLM_BENCH_SVC_ITERATIONS;
+    a->warmup = o->warmup != UINT64_MAX ? o->warmup
+                : rdlm                  ? RDLM_BENCH_SVC_RDLM_WARMUP
+                                        : RDLM_BENCH_SVC_WARMUP;
+    a->batch =
+        rdlm && a->iterations >= RDLM_BENCH_SVC_RDLM_BATCH ? RDLM_BENCH_SVC_RDLM_BATCH : 1;
     a->cap_ns = rdlm ? 0 : (uint64_t)RDLM_BENCH_SVC_CAP_MS * 1000000u;
 }
 
 static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
 {
     rdlm_bench_svc_ctx_t *c = ctx;
-    rdlm_bench_svc_arg_t arg = {.lock = {.ops = c->impls[impl]}};
+    rdlm_bench_lock_arg_t arg = {.ops = c->impls[impl]};
     rdlm_bench_run_params_t p = {
         .nprocs = 1,
         .sample_cap = RDLM_BENCH_SVC_SAMPLES,
         .timeout_s = 60,
-        .body = rdlm_bench_svc_lat_body,
-        .arg = &arg,
+        .body = rdlm_bench_lock_pairs_body,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
@@ -277,14 +150,11 @@ static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
     double us;
 
     rdlm_bench_svc_counts(c->report->opts, impl, &arg);
-    p.data_size = rdlm_bench_lock_data_size(&arg.lock);
-    p.data_init = rdlm_bench_lock_data_init;
-    p.data_fini = rdlm_bench_lock_data_fini;
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     if (out.ops == 0) {
-        fprintf(stderr, "rdlm-bench: services: %s measured no pair\n", arg.lock.ops->name);
+        fprintf(stderr, "rdlm-bench: services: %s measured no pair\n", arg.ops->name);
         rdlm_bench_outcome_free(&out);
         return -1;
     }
@@ -295,7 +165,7 @@ static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
     if (c->report->opts->verbose) {
         fprintf(stderr,
                 "rdlm-bench:   round %u %-14s %.3f us per pair (%" PRIu64 " pairs)\n",
-                round + 1, arg.lock.ops->name, us, out.ops);
+                round + 1, arg.ops->name, us, out.ops);
     }
     rdlm_bench_outcome_free(&out);
     return 0;
@@ -305,10 +175,9 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
 {
     rdlm_bench_svc_ctx_t *c = ctx;
     const rdlm_bench_opts_t *o = c->report->opts;
-    rdlm_bench_svc_arg_t arg = {
-        .lock = {.ops = c->impls[impl],
-                 .warmup =
-                     o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SVC_CONT_WARMUP},
+    rdlm_bench_lock_arg_t arg = {
+        .ops = c->impls[impl],
+        .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SVC_CONT_WARMUP,
         .sample_mask = impl == 0 ? RDLM_BENCH_SVC_RDLM_SAMPLE_EVERY - 1 : 0,
     };
     rdlm_bench_run_params_t p = {
@@ -316,26 +185,19 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_SVC_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
-        .data_size = rdlm_bench_lock_data_size(&arg.lock),
-        .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_lock_check,
-        .data_fini = rdlm_bench_lock_data_fini,
-        .body = rdlm_bench_svc_cont_body,
-        .arg = &arg,
+        .body = rdlm_bench_lock_bare_window_body,
         .verbose = o->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
     double kops;
-    double handoffs = 0;
-    uint32_t k;
+    double handoffs;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
-    for (k = 0; k < out.nprocs; k++) {
-        handoffs += out.slots[k].values[1];
-    }
+    handoffs = rdlm_bench_outcome_sum(&out, 2);
     kops = out.window_ns > 0 ? (double)out.ops * 1e6 / (double)out.window_ns : 0.0;
     rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], kops, &pct);
@@ -346,7 +208,7 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
         fprintf(stderr,
                 "rdlm-bench:   round %u %-14s %2u procs %.2f kops/s (%" PRIu64
                 " ops, %.0f hand-offs in %.1f ms)\n",
-                round + 1, arg.lock.ops->name, c->nprocs, kops, out.ops, handoffs,
+                round + 1, arg.ops->name, c->nprocs, kops, out.ops, handoffs,
                 (double)out.window_ns / 1e6);
     }
     rdlm_bench_outcome_free(&out);
@@ -373,14 +235,14 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
             continue;
         }
         if (addr == NULL || addr[0] == '\0') {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)",
-                                   s->name, s->env,
-                                   rdlm_bench_service_skip_reason(
-                                       s->env, "start the servers: bench/services.sh "
-                                               "run -- rdlm-bench -b services"));
+            rdlm_bench_report_note(
+                r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)", s->name, s->env,
+                rdlm_bench_service_skip_reason(
+                    s->env, "start the servers: bench/services/services.sh "
+                            "run -- rdlm-bench -b services"));
             continue;
         }
-        if (rdlm_bench_svc_probe(s->ops, addr, why, sizeof(why)) != 0) {
+        if (rdlm_bench_svc_probe(s->ops, why, sizeof(why)) != 0) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s", s->name, why);
             continue;
         }
@@ -456,22 +318,14 @@ static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
     size_t used = 0;
     uint32_t k;
 
-    for (k = 0; k < c->nimpl; k++) {
-        c->measure[k] = rdlm_bench_report_measure(r, bench, "acquire+release",
-                                                  c->impls[k]->name, 1, "us");
-        if (c->measure[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_alternate(c->nimpl, o->rounds, rdlm_bench_svc_lat_round, c) != 0) {
+    if (rdlm_bench_lock_measures(r, bench, "acquire+release", c->impls, c->nimpl, 1, "us",
+                                 c->measure) != 0 ||
+        rdlm_bench_alternate(c->nimpl, o->rounds, rdlm_bench_svc_lat_round, c) != 0) {
         return -1;
     }
+    rdlm_bench_measures_finish(c->measure, c->nimpl);
     text[0] = '\0';
-    for (k = 0; k < c->nimpl; k++) {
-        rdlm_bench_measure_finish(c->measure[k]);
-        if (k == 0) {
-            continue;
-        }
+    for (k = 1; k < c->nimpl; k++) {
         rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
                                   RDLM_BENCH_TARGET_NONE, 0);
         if (used < sizeof(text)) {
@@ -501,25 +355,22 @@ static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
                                    sizeof(rdlm_bench_svc_procs) / sizeof(uint32_t), &procs);
     for (n = 0; n < nprocs; n++) {
         c->nprocs = procs[n];
-        for (k = 0; k < c->nimpl; k++) {
-            c->measure[k] = rdlm_bench_report_measure(
-                r, bench, "throughput", c->impls[k]->name, procs[n], "kops/s");
-            c->handoffs[k] = rdlm_bench_report_measure(r, bench, "hand-offs",
-                                                       c->impls[k]->name, procs[n], "k/s");
-            if (c->measure[k] == NULL || c->handoffs[k] == NULL) {
+        for (k = 0; k < c->nimpl; k++) { /* each implementation's two rows together */
+            if (rdlm_bench_lock_measures(r, bench, "throughput", &c->impls[k], 1, procs[n],
+                                         "kops/s", &c->measure[k]) != 0 ||
+                rdlm_bench_lock_measures(r, bench, "hand-offs", &c->impls[k], 1, procs[n],
+                                         "k/s", &c->handoffs[k]) != 0) {
                 return -1;
             }
         }
         if (rdlm_bench_alternate(c->nimpl, o->rounds, rdlm_bench_svc_cont_round, c) != 0) {
             return -1;
         }
-        for (k = 0; k < c->nimpl; k++) {
-            rdlm_bench_measure_finish(c->measure[k]);
-            rdlm_bench_measure_finish(c->handoffs[k]);
-            if (k > 0) {
-                rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
-                                          RDLM_BENCH_TARGET_NONE, 0);
-            }
+        rdlm_bench_measures_finish(c->measure, c->nimpl);
+        rdlm_bench_measures_finish(c->handoffs, c->nimpl);
+        for (k = 1; k < c->nimpl; k++) {
+            rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
+                                      RDLM_BENCH_TARGET_NONE, 0);
         }
         snprintf(what, sizeof(what), "throughput at %u processes", procs[n]);
         rdlm_bench_svc_rdlmd_notes(r, bench, c, what);
@@ -557,11 +408,12 @@ static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
         rdlm_bench_svc_contended(r, bench, &c) != 0) {
         return -1;
     }
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
-                           "durability: redis as started by bench/services.sh keeps no "
-                           "log (no fsync); etcd, ZooKeeper (their defaults) and rdlmd "
-                           "sync every write to disk: a lock's acquire and release each "
-                           "wait for the disk");
+    rdlm_bench_report_note(
+        r, bench, RDLM_BENCH_NOTE_INFO,
+        "durability: redis as started by bench/services/services.sh keeps no "
+        "log (no fsync); etcd, ZooKeeper (their defaults) and rdlmd "
+        "sync every write to disk: a lock's acquire and release each "
+        "wait for the disk");
     if (rdlm_bench_svc_index(&c, &rdlm_bench_lock_rdlmd_homes) != 0) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
                                "rdlmd-homes: the lock words live in the homes' memory, "

@@ -214,12 +214,14 @@ static int rdlm_bench_etcd_attach(void *shared, const char *job, void **lock_p, 
     return 0;
 }
 
-static int rdlm_bench_etcd_acquire(void *lock)
+/* token_p: not filled (the service's own token stays inside the adapter). */
+static int rdlm_bench_etcd_acquire(void *lock, uint64_t *token_p)
 {
     rdlm_bench_etcd_t *l = lock;
     char body[200];
     int rc;
 
+    (void)token_p;
     snprintf(body, sizeof(body), "{\"name\":\"%s\",\"lease\":\"%s\"}", l->name_b64,
              l->lease);
     rc = rdlm_bench_etcd_post(l, "/v3/lock/lock", body, NULL, 0);

@@ -110,10 +110,12 @@ err_free:
     return -1;
 }
 
-static int rdlm_bench_svc_acquire(void *lock)
+/* token_p: not filled (the service's own token stays inside the adapter). */
+static int rdlm_bench_svc_acquire(void *lock, uint64_t *token_p)
 {
     rdlm_bench_svc_lock_t *l = lock;
 
+    (void)token_p;
     /* With a token, as a caller that fences asks for (and as lock_rdlmd.c does). Here
      * it is also needed: core/svc/slock.c stores the token without checking for NULL,
      * though rdlm.h allows a NULL token_p (a NULL crashes the acquire). */

@@ -192,11 +192,11 @@ static uint32_t rdlm_bench_lease_select(rdlm_bench_report_t *r, const char *benc
         const char *addr = ops->env != NULL ? getenv(ops->env) : NULL;
 
         if (ops->env != NULL && (addr == NULL || addr[0] == '\0')) {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)",
-                                   ops->name, ops->env,
-                                   rdlm_bench_service_skip_reason(
-                                       ops->env, "start the servers: bench/services.sh "
-                                                 "run -- rdlm-bench -b lease-renew"));
+            rdlm_bench_report_note(
+                r, bench, RDLM_BENCH_NOTE_SKIP, "%s: %s not set (%s)", ops->name, ops->env,
+                rdlm_bench_service_skip_reason(
+                    ops->env, "start the servers: bench/services/services.sh "
+                              "run -- rdlm-bench -b lease-renew"));
         } else if (rdlm_bench_lease_measure(r->opts, ops, 1, 0, &out) != 0) {
             rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
                                    "%s: one request failed (reason on stderr)", ops->name);
@@ -394,21 +394,6 @@ err_close:
     return -1;
 }
 
-/* A one-round measure of bench's named value v. NULL when the report is full. */
-static rdlm_bench_measure_t *rdlm_bench_lease_value(rdlm_bench_report_t *r,
-                                                    const char *bench, const char *metric,
-                                                    const char *impl, const char *unit,
-                                                    double v)
-{
-    rdlm_bench_measure_t *m = rdlm_bench_report_measure(r, bench, metric, impl, 1, unit);
-
-    if (m != NULL) {
-        rdlm_bench_measure_round(m, v, NULL);
-        rdlm_bench_measure_finish(m);
-    }
-    return m;
-}
-
 static int rdlm_bench_lease_disk(rdlm_bench_report_t *r, const char *bench)
 {
     const rdlm_bench_opts_t *o = r->opts;
@@ -433,16 +418,16 @@ static int rdlm_bench_lease_disk(rdlm_bench_report_t *r, const char *bench)
     v = out.slots[0].values;
     bytes = !isnan(v[RDLM_BENCH_LEASE_V_RENEW_BYTES]) &&
             !isnan(v[RDLM_BENCH_LEASE_V_PAIR_BYTES]);
-    renew = rdlm_bench_lease_value(r, bench, "log entries/op", "rdlmd-renew", "count",
-                                   v[RDLM_BENCH_LEASE_V_RENEW_ENTRIES]);
-    pair = rdlm_bench_lease_value(r, bench, "log entries/op", "rdlmd-lock-pair", "count",
-                                  v[RDLM_BENCH_LEASE_V_PAIR_ENTRIES]);
+    renew = rdlm_bench_report_figure(r, bench, "log entries/op", "rdlmd-renew", 1, "count",
+                                     v[RDLM_BENCH_LEASE_V_RENEW_ENTRIES]);
+    pair = rdlm_bench_report_figure(r, bench, "log entries/op", "rdlmd-lock-pair", 1,
+                                    "count", v[RDLM_BENCH_LEASE_V_PAIR_ENTRIES]);
     rdlm_bench_report_compare(r, renew, pair, NULL, RDLM_BENCH_TARGET_AT_MOST, 0);
     if (bytes) {
-        renew = rdlm_bench_lease_value(r, bench, "disk writes/op", "rdlmd-renew", "bytes",
-                                       v[RDLM_BENCH_LEASE_V_RENEW_BYTES]);
-        pair = rdlm_bench_lease_value(r, bench, "disk writes/op", "rdlmd-lock-pair",
-                                      "bytes", v[RDLM_BENCH_LEASE_V_PAIR_BYTES]);
+        renew = rdlm_bench_report_figure(r, bench, "disk writes/op", "rdlmd-renew", 1,
+                                         "bytes", v[RDLM_BENCH_LEASE_V_RENEW_BYTES]);
+        pair = rdlm_bench_report_figure(r, bench, "disk writes/op", "rdlmd-lock-pair", 1,
+                                        "bytes", v[RDLM_BENCH_LEASE_V_PAIR_BYTES]);
         rdlm_bench_report_compare(r, renew, pair, NULL, RDLM_BENCH_TARGET_AT_MOST, 0);
     }
     rdlm_bench_report_note(

@@ -11,6 +11,7 @@
 
 typedef struct rdlm_bench_pmutex {
     _Alignas(64) pthread_mutex_t mutex;
+    uint64_t token; /* last token handed out; the holder's */
 } rdlm_bench_pmutex_t;
 
 static int rdlm_bench_pmutex_init(void *shared)
@@ -23,6 +24,7 @@ static int rdlm_bench_pmutex_init(void *shared)
     pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
     rc = pthread_mutex_init(&m->mutex, &attr);
     pthread_mutexattr_destroy(&attr);
+    m->token = 0;
     return rc == 0 ? 0 : -1;
 }
 
@@ -31,50 +33,42 @@ static void rdlm_bench_pmutex_fini(void *shared)
     pthread_mutex_destroy(&((rdlm_bench_pmutex_t *)shared)->mutex);
 }
 
-static int rdlm_bench_pmutex_attach(void *shared, const char *job, void **lock_p,
-                                    char *err, size_t errlen)
+static int rdlm_bench_pmutex_acquire(void *lock, uint64_t *token_p)
 {
-    (void)job;
-    (void)err;
-    (void)errlen;
-    *lock_p = &((rdlm_bench_pmutex_t *)shared)->mutex;
-    return 0;
-}
+    rdlm_bench_pmutex_t *m = lock;
+    int rc = pthread_mutex_lock(&m->mutex);
 
-static int rdlm_bench_pmutex_acquire(void *lock)
-{
-    return pthread_mutex_lock(lock);
+    if (rc == 0 && token_p != NULL) {
+        *token_p = ++m->token;
+    }
+    return rc;
 }
 
 static int rdlm_bench_pmutex_release(void *lock)
 {
-    return pthread_mutex_unlock(lock);
+    return pthread_mutex_unlock(&((rdlm_bench_pmutex_t *)lock)->mutex);
 }
 
 static int rdlm_bench_pmutex_try_acquire(void *lock, int *busy_p)
 {
-    int rc = pthread_mutex_trylock(lock);
+    int rc = pthread_mutex_trylock(&((rdlm_bench_pmutex_t *)lock)->mutex);
 
     *busy_p = rc == EBUSY;
     return rc == EBUSY ? 0 : rc;
 }
 
-static const char *rdlm_bench_pmutex_error_name(int code)
-{
-    return strerror(code);
-}
-
 const rdlm_bench_lock_ops_t rdlm_bench_lock_pmutex = {
     .name = "pthread_mutex",
     .description = "pthread_mutex_t, PTHREAD_PROCESS_SHARED, default type",
+    .caps = RDLM_BENCH_LOCK_CAP_TOKENS,
     .shared_size = sizeof(rdlm_bench_pmutex_t),
     .shared_init = rdlm_bench_pmutex_init,
     .shared_fini = rdlm_bench_pmutex_fini,
-    .attach = rdlm_bench_pmutex_attach,
+    .attach = rdlm_bench_lock_attach_shared,
     .acquire = rdlm_bench_pmutex_acquire,
     .release = rdlm_bench_pmutex_release,
     .try_acquire = rdlm_bench_pmutex_try_acquire,
-    .error_name = rdlm_bench_pmutex_error_name,
+    .error_name = rdlm_bench_lock_errno_name,
     .stats = rdlm_bench_lock_no_stats,
     .detach = rdlm_bench_lock_nop_detach,
 };
@@ -90,6 +84,16 @@ int rdlm_bench_lock_nop_init(void *shared)
 void rdlm_bench_lock_nop_fini(void *shared)
 {
     (void)shared;
+}
+
+int rdlm_bench_lock_attach_shared(void *shared, const char *job, void **lock_p, char *err,
+                                  size_t errlen)
+{
+    (void)job;
+    (void)err;
+    (void)errlen;
+    *lock_p = shared;
+    return 0;
 }
 
 int rdlm_bench_lock_no_try(void *lock, int *busy_p)
@@ -109,4 +113,9 @@ int rdlm_bench_lock_no_stats(void *lock, rdlm_stats_t *stats_p)
 void rdlm_bench_lock_nop_detach(void *lock)
 {
     (void)lock;
+}
+
+const char *rdlm_bench_lock_errno_name(int code)
+{
+    return strerror(code);
 }

@@ -1,7 +1,7 @@
 /*
  * The classic lock services as lock adapters (lock_ops.h), for the `services`
  * benchmark: each worker process connects to a server on loopback that
- * bench/services.sh started, and the server's address comes from the environment.
+ * bench/services/services.sh started, and the server's address comes from the environment.
  *
  *   redis  redis-server, hiredis
  *          acquire: SET key token NX PX ttl; release: EVALSHA compare-and-delete
@@ -58,8 +58,8 @@ typedef struct rdlm_bench_service_addr {
     int port; /**< 1..65535 */
 } rdlm_bench_service_addr_t;
 
-/** Why variable env is unset: the reason bench/services.sh left in env_SKIP when it
- *  did not start that server, else hint. */
+/** Why variable env is unset: the reason bench/services/services.sh left in env_SKIP when
+ * it did not start that server, else hint. */
 const char *rdlm_bench_service_skip_reason(const char *env, const char *hint);
 
 /** What every adapter's attach starts with: the server's address from variable env

@@ -62,10 +62,12 @@ static int rdlm_bench_rdlmd_attach(void *shared, const char *job, void **lock_p,
     return 0;
 }
 
-static int rdlm_bench_rdlmd_acquire(void *lock)
+/* token_p: not filled (the service's own token stays inside the adapter). */
+static int rdlm_bench_rdlmd_acquire(void *lock, uint64_t *token_p)
 {
     rdlm_bench_rdlmd_lock_t *l = lock;
 
+    (void)token_p;
     return (int)rdlm_session_lock(
         l->session, l->name, (uint64_t)RDLM_BENCH_SERVICE_WAIT_MS * 1000000u, &l->token);
 }

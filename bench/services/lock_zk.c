@@ -172,7 +172,8 @@ static int rdlm_bench_zk_lowest(const struct String_vector *kids, const char *mi
     return 0;
 }
 
-static int rdlm_bench_zk_acquire(void *lock)
+/* token_p: not filled (the service's own token stays inside the adapter). */
+static int rdlm_bench_zk_acquire(void *lock, uint64_t *token_p)
 {
     rdlm_bench_zk_lock_t *l = lock;
     struct String_vector kids;
@@ -184,6 +185,7 @@ static int rdlm_bench_zk_acquire(void *lock)
     int held;
     int rc;
 
+    (void)token_p;
     snprintf(path, sizeof(path), "%s/lock-", l->dir);
     rc = zoo_create(l->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
                     l->node, (int)sizeof(l->node));

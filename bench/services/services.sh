@@ -4,14 +4,14 @@
 # temporary directory, non-default ports (the first free one from a base), each
 # waited for with a bound, and stopped again afterwards.
 #
-#   bench/services.sh run [--] COMMAND [ARG...]
+#   bench/services/services.sh run [--] COMMAND [ARG...]
 #       start the servers, run COMMAND with the variables below exported, stop the
 #       servers (also on error or Ctrl-C), exit with COMMAND's status. E.g.
-#         bench/services.sh run -- build/bench/rdlm-bench -b services
-#   bench/services.sh start DIR     start them with data in DIR (created); print the
+#         bench/services/services.sh run -- build/bench/rdlm-bench -b services
+#   bench/services/services.sh start DIR     start them with data in DIR (created); print the
 #                                   variables as `export` lines (eval them) and keep
 #                                   them in DIR/env; the servers keep running
-#   bench/services.sh stop DIR      stop what `start DIR` started
+#   bench/services/services.sh stop DIR      stop what `start DIR` started
 #
 # Exported (read by rdlm-bench; not RDLM_* names, which librdlm checks):
 #   RDLMBENCH_REDIS=127.0.0.1:PORT  RDLMBENCH_ETCD=127.0.0.1:PORT  RDLMBENCH_ZK=127.0.0.1:PORT
@@ -45,7 +45,7 @@ set -euo pipefail
 
 wait_s=${BENCH_SERVICES_WAIT:-20}
 want=${BENCH_SERVICES:-redis etcd zookeeper rdlmd}
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 say() { echo "services.sh: $*" >&2; }
 

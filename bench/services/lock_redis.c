@@ -135,7 +135,8 @@ static void rdlm_bench_redis_sleep(uint64_t ns)
     }
 }
 
-static int rdlm_bench_redis_acquire(void *lock)
+/* token_p: not filled (the service's own token stays inside the adapter). */
+static int rdlm_bench_redis_acquire(void *lock, uint64_t *token_p)
 {
     rdlm_bench_redis_lock_t *l = lock;
     uint64_t backoff = RDLM_BENCH_REDIS_BACKOFF_MIN_NS;
@@ -143,6 +144,7 @@ static int rdlm_bench_redis_acquire(void *lock)
     redisReply *reply;
     int held;
 
+    (void)token_p;
     snprintf(l->token, sizeof(l->token), "%s-%" PRIu64, l->prefix, ++l->seq);
     for (;;) {
         reply = redisCommand(l->c, "SET %s %s NX PX %d", l->key, l->token,

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <string.h>
 
 #include "lock_ops.h"
 
@@ -30,18 +29,10 @@ static void rdlm_bench_prwlock_fini(void *shared)
     pthread_rwlock_destroy(&((rdlm_bench_prwlock_t *)shared)->rw);
 }
 
-static int rdlm_bench_prwlock_attach(void *shared, const char *job, void **lock_p,
-                                     char *err, size_t errlen)
+/* Tokens: none (the benchmarks ask for none). */
+static int rdlm_bench_prwlock_write_acquire(void *lock, uint64_t *token_p)
 {
-    (void)job;
-    (void)err;
-    (void)errlen;
-    *lock_p = &((rdlm_bench_prwlock_t *)shared)->rw;
-    return 0;
-}
-
-static int rdlm_bench_prwlock_write_acquire(void *lock)
-{
+    (void)token_p;
     return pthread_rwlock_wrlock(lock);
 }
 
@@ -63,27 +54,20 @@ static int rdlm_bench_prwlock_read_acquire(void *lock)
     return pthread_rwlock_rdlock(lock);
 }
 
-static const char *rdlm_bench_prwlock_error_name(int code)
-{
-    return strerror(code);
-}
-
-const rdlm_bench_rwlock_ops_t rdlm_bench_rwlock_pthread = {
-    .lock =
-        {
-            .name = "pthread_rwlock",
-            .description = "pthread_rwlock_t, PTHREAD_PROCESS_SHARED, default kind",
-            .shared_size = sizeof(rdlm_bench_prwlock_t),
-            .shared_init = rdlm_bench_prwlock_init,
-            .shared_fini = rdlm_bench_prwlock_fini,
-            .attach = rdlm_bench_prwlock_attach,
-            .acquire = rdlm_bench_prwlock_write_acquire,
-            .release = rdlm_bench_prwlock_unlock,
-            .try_acquire = rdlm_bench_prwlock_write_try,
-            .error_name = rdlm_bench_prwlock_error_name,
-            .stats = rdlm_bench_lock_no_stats,
-            .detach = rdlm_bench_lock_nop_detach,
-        },
+const rdlm_bench_lock_ops_t rdlm_bench_lock_prwlock = {
+    .name = "pthread_rwlock",
+    .description = "pthread_rwlock_t, PTHREAD_PROCESS_SHARED, default kind",
+    .caps = RDLM_BENCH_LOCK_CAP_SHARED,
+    .shared_size = sizeof(rdlm_bench_prwlock_t),
+    .shared_init = rdlm_bench_prwlock_init,
+    .shared_fini = rdlm_bench_prwlock_fini,
+    .attach = rdlm_bench_lock_attach_shared,
+    .acquire = rdlm_bench_prwlock_write_acquire,
+    .release = rdlm_bench_prwlock_unlock,
     .read_acquire = rdlm_bench_prwlock_read_acquire,
     .read_release = rdlm_bench_prwlock_unlock,
+    .try_acquire = rdlm_bench_prwlock_write_try,
+    .error_name = rdlm_bench_lock_errno_name,
+    .stats = rdlm_bench_lock_no_stats,
+    .detach = rdlm_bench_lock_nop_detach,
 };
