@@ -188,18 +188,15 @@ static void rdlm_bench_db_compare_shim(rdlm_bench_report_t *r,
                               RDLM_BENCH_DB_NEVER_SLOWER);
 }
 
-/* With the shim preloaded, the program's MPI_Barrier must be the shim's. */
+/* With the shim preloaded, the program's MPI_Barrier must be the shim's: 0, or -1. */
 static int rdlm_bench_db_check_lib(int preload, const char *out)
 {
     char lib[128] = "?";
 
-    if (rdlm_bench_result_get_word(out, "info", "barrier_lib", lib, sizeof(lib)) != 0 ||
-        (strstr(lib, "rdlm_pmpi") != NULL) != preload) {
-        fprintf(stderr, "rdlm-bench: dist-barrier: MPI_Barrier came from %s: %.600s\n", lib,
-                out);
-        return -1;
-    }
-    return 0;
+    return rdlm_bench_result_get_word(out, "info", "barrier_lib", lib, sizeof(lib)) == 0 &&
+                   (strstr(lib, "rdlm_pmpi") != NULL) == preload
+               ? 0
+               : -1;
 }
 
 /* One mpirun of s: the rows of every impl, the comparisons, the notes. */
@@ -211,7 +208,6 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     const int preload = pmpi_lib != NULL;
     char iters[24], warm[24], rounds[16], cap[16], compute[16], impls[64];
     char nodes_env[40], preload_env[1100], metric[32], shim_metric[32], split_metric[40];
-    char cmd[1400];
     const char *const args[] = {"--impls", impls, "-i", iters, "-x",    warm, "-r",
                                 rounds,    "-t",  cap,  "-c",  compute, NULL};
     const char *const env_tcp[] = {"UCX_TLS=tcp,self", nodes_env, preload_env, NULL};
@@ -230,8 +226,8 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
         .timeout_s = 60 + o->rounds * nimpl * (RDLM_BENCH_DB_CAP_MS / 1000 + 2),
         .verbose = o->verbose,
     };
-    rdlm_bench_measure_t *m[RDLM_BENCH_DB_NIMPL] = {NULL};
-    rdlm_bench_dist_impl_t impl;
+    rdlm_bench_measure_t *m[RDLM_BENCH_DB_NIMPL] = {NULL}, *mk[RDLM_BENCH_DB_NIMPL];
+    rdlm_bench_dist_impl_t impl[RDLM_BENCH_DB_NIMPL];
     double nodes = -1;
     char *out;
     uint32_t k;
@@ -251,41 +247,26 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     snprintf(shim_metric, sizeof(shim_metric), "shim, %u node%s", s->nodes,
              s->nodes > 1 ? "s" : "");
     snprintf(split_metric, sizeof(split_metric), "split, %u nodes", s->nodes);
-    rdlm_bench_mpi_command(&job, cmd, sizeof(cmd));
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
-    if ((out = rdlm_bench_dist_run(bench, &job)) == NULL) {
-        return -1;
+    for (k = 0; k < nimpl; k++) {
+        int split = order[k] == RDLM_BENCH_DB_SPLIT || order[k] == RDLM_BENCH_DB_IBARRIER;
+
+        impl[k] = rdlm_bench_db_impls[order[k]];
+        impl[k].metric = split                                      ? split_metric
+                         : order[k] == RDLM_BENCH_DB_MPI && preload ? shim_metric
+                                                                    : metric;
     }
-    if (rdlm_bench_result_get1(out, "info", "nodes", &nodes) != 0 ||
-        nodes != (double)s->nodes) {
-        fprintf(stderr,
-                "rdlm-bench: dist-barrier: expected %u rdlm nodes, the job has %.0f "
-                "(RDLM_VIRTUAL_NODES not applied?): %.600s\n",
-                s->nodes, nodes, out);
-        free(out);
-        return -1;
-    }
-    if (rdlm_bench_db_check_lib(preload, out) != 0) {
-        free(out);
+    if (rdlm_bench_dist_job(r, bench, &job, impl, nimpl, s->procs, "us", mk, &out) != 0) {
         return -1;
     }
     for (k = 0; k < nimpl; k++) {
-        uint32_t i = order[k];
-        int split = i == RDLM_BENCH_DB_SPLIT || i == RDLM_BENCH_DB_IBARRIER;
-
-        impl = rdlm_bench_db_impls[i];
-        impl.metric = split                               ? split_metric
-                      : i == RDLM_BENCH_DB_MPI && preload ? shim_metric
-                                                          : metric;
-        m[i] = rdlm_bench_dist_measure(r, bench, out, impl.key, "value", &impl, s->procs,
-                                       "us");
-        if (m[i] == NULL) {
-            free(out);
-            return -1;
-        }
+        m[order[k]] = mk[k];
     }
-    if (m[RDLM_BENCH_DB_RDLM]->nrounds == 0 || m[RDLM_BENCH_DB_MPI]->nrounds == 0) {
-        fprintf(stderr, "rdlm-bench: dist-barrier: no rounds in the output: %.600s\n", out);
+    if (rdlm_bench_result_get1(out, "info", "nodes", &nodes) != 0 ||
+        nodes != (double)s->nodes || rdlm_bench_db_check_lib(preload, out) != 0) {
+        fprintf(stderr,
+                "rdlm-bench: dist-barrier: expected %u rdlm nodes (the job has %.0f; "
+                "RDLM_VIRTUAL_NODES not applied?) and MPI_Barrier %s: %.600s\n",
+                s->nodes, nodes, preload ? "from the shim" : "MPI's own", out);
         free(out);
         return -1;
     }
