@@ -62,6 +62,13 @@ rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
     return global != RDLM_OK ? global : local;
 }
 
+void rdlm_ctx_svc_forget(rdlm_obj_t *obj)
+{
+    if (obj->ctx->svc != NULL && obj->kind == RDLM_KIND_LOCK) {
+        rdlm_svc_lock_forget(obj->ctx->svc, rdlm_ctx_svc_id(obj));
+    }
+}
+
 uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx)
 {
     return ctx->svc != NULL ? rdlm_svc_home_ops(ctx->svc) : 0;

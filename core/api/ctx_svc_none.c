@@ -31,6 +31,11 @@ rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
     return RDLM_ERR_UNSUPPORTED;
 }
 
+void rdlm_ctx_svc_forget(rdlm_obj_t *obj)
+{
+    (void)obj;
+}
+
 uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx)
 {
     (void)ctx;

@@ -16,6 +16,7 @@
 #include "proc.h"
 
 #define RDLM_HEADER_BYTES 4096u
+_Static_assert(sizeof(rdlm_seg_header_t) <= RDLM_HEADER_BYTES, "the header fits its page");
 #define RDLM_SEG_CAPACITY_MAX (RDLM_ENTRY_INDEX_MAX / 2) /* rdlm_ctx_create's bound */
 #define RDLM_WHY_BYTES 128                               /* what is wrong with a header */
 
@@ -187,6 +188,7 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
     hdr->epoch = rdlm_segment_new_epoch(params->epoch, stale_epoch);
     hdr->creator_pid = (int32_t)getpid();
     hdr->creator_start = rdlm_proc_start_time(getpid());
+    rdlm_store(&hdr->create_idx, RDLM_TABLE_NONE, RDLM_RELAXED);
     rdlm_store(&hdr->magic, RDLM_SEG_MAGIC, RDLM_RELEASE);
     rdlm_segment_map_views(seg, base, params->max_procs, &l);
     seg->fd = fd;

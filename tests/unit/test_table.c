@@ -28,12 +28,12 @@ static void open_twice_gives_same_entry_and_kind_is_enforced(void **state)
 
     (void)state;
     assert_int_equal(attach(&seg, 64, "kind"), RDLM_OK);
-    assert_int_equal(rdlm_table_open(&seg, "alpha", RDLM_KIND_LOCK, 0, &a), RDLM_OK);
-    assert_int_equal(rdlm_table_open(&seg, "alpha", RDLM_KIND_LOCK, 0, &b), RDLM_OK);
+    assert_int_equal(rdlm_table_open(&seg, "alpha", RDLM_KIND_LOCK, 0, 0, &a), RDLM_OK);
+    assert_int_equal(rdlm_table_open(&seg, "alpha", RDLM_KIND_LOCK, 0, 0, &b), RDLM_OK);
     assert_int_equal(a, b);
-    assert_int_equal(rdlm_table_open(&seg, "beta", RDLM_KIND_COUNTER, 0, &c), RDLM_OK);
+    assert_int_equal(rdlm_table_open(&seg, "beta", RDLM_KIND_COUNTER, 0, 0, &c), RDLM_OK);
     assert_int_not_equal(a, c);
-    assert_int_equal(rdlm_table_open(&seg, "alpha", RDLM_KIND_COUNTER, 0, &c),
+    assert_int_equal(rdlm_table_open(&seg, "alpha", RDLM_KIND_COUNTER, 0, 0, &c),
                      RDLM_ERR_KIND_MISMATCH);
     assert_int_equal(rdlm_load(&seg.hdr->used, RDLM_RELAXED), 2);
     assert_string_equal(seg.names[a], "alpha");
@@ -50,14 +50,14 @@ static void many_names_in_a_small_table_probe_past_collisions(void **state)
     assert_int_equal(attach(&seg, 40, "probe"), RDLM_OK);
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof(name), "n%d", i);
-        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, &idx[i]), RDLM_OK);
+        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, 0, &idx[i]), RDLM_OK);
         for (int j = 0; j < i; j++) {
             assert_int_not_equal(idx[i], idx[j]);
         }
     }
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof(name), "n%d", i);
-        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, &again), RDLM_OK);
+        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, 0, &again), RDLM_OK);
         assert_int_equal(again, idx[i]);
     }
     rdlm_segment_detach(&seg);
@@ -77,9 +77,11 @@ static void same_id_different_name_gets_its_own_entry(void **state)
     rdlm_store(&seg.entries[planted].key, id, RDLM_RELAXED);
     strcpy(seg.names[planted], "impostor");
     rdlm_store(&seg.entries[planted].meta, RDLM_KIND_LOCK | RDLM_META_READY, RDLM_RELEASE);
+    rdlm_store(&seg.entries[planted].state, RDLM_STATE_MAKE(1, RDLM_PHASE_LIVE, 1),
+               RDLM_RELEASE);
     rdlm_fetch_add(&seg.hdr->used, 1, RDLM_RELAXED);
 
-    assert_int_equal(rdlm_table_open(&seg, "victim", RDLM_KIND_LOCK, 0, &idx), RDLM_OK);
+    assert_int_equal(rdlm_table_open(&seg, "victim", RDLM_KIND_LOCK, 0, 0, &idx), RDLM_OK);
     assert_int_not_equal(idx, planted);
     assert_string_equal(seg.names[idx], "victim");
     assert_string_equal(seg.names[planted], "impostor");
@@ -96,15 +98,15 @@ static void full_table_refuses_and_keeps_existing_entries(void **state)
     assert_int_equal(attach(&seg, 16, "full"), RDLM_OK);
     for (int i = 0; i < 16; i++) {
         snprintf(name, sizeof(name), "f%d", i);
-        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, &idx), RDLM_OK);
+        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, 0, &idx), RDLM_OK);
         if (i == 0) {
             first = idx;
         }
     }
-    assert_int_equal(rdlm_table_open(&seg, "one-too-many", RDLM_KIND_LOCK, 0, &idx),
+    assert_int_equal(rdlm_table_open(&seg, "one-too-many", RDLM_KIND_LOCK, 0, 0, &idx),
                      RDLM_ERR_TABLE_FULL);
     assert_int_equal(rdlm_load(&seg.hdr->used, RDLM_RELAXED), 16);
-    assert_int_equal(rdlm_table_open(&seg, "f0", RDLM_KIND_LOCK, 0, &idx), RDLM_OK);
+    assert_int_equal(rdlm_table_open(&seg, "f0", RDLM_KIND_LOCK, 0, 0, &idx), RDLM_OK);
     assert_int_equal(idx, first);
     rdlm_segment_detach(&seg);
 }
