@@ -56,7 +56,9 @@ static void rdlm_table_key(rdlm_segment_t *seg, uint32_t idx, uint64_t id, const
     rdlm_entry_t *e = &seg->entries[idx];
     uint32_t gen = RDLM_STATE_GEN(rdlm_load(&e->state, RDLM_RELAXED)) + 1;
     uint64_t epoch_base = (uint64_t)seg->hdr->epoch << 40;
-    uint64_t floor = rdlm_load(rdlm_table_floor(seg, id), RDLM_RELAXED);
+    uint64_t floor = (seg->planted & RDLM_PLANTED_NO_FLOOR)
+                         ? 0
+                         : rdlm_load(rdlm_table_floor(seg, id), RDLM_RELAXED);
 
     rdlm_store(&seg->hdr->create_idx, idx, RDLM_RELAXED);
     rdlm_store(&e->state, RDLM_STATE_MAKE(gen, RDLM_PHASE_CREATING, 0), RDLM_SEQ_CST);
@@ -267,20 +269,24 @@ static int rdlm_table_idle(const rdlm_entry_t *e)
 
 /* The state after one close from s: opens - 1, or RETIRED if that was the last open of
  * an idle, retirable entry and the creation lock is held (locked). */
-static uint64_t rdlm_table_closed(const rdlm_entry_t *e, uint64_t s, int locked)
+static uint64_t rdlm_table_closed(const rdlm_segment_t *seg, const rdlm_entry_t *e,
+                                  uint64_t s, int locked)
 {
-    if (locked && RDLM_STATE_OPENS(s) == 1 && !(s & RDLM_STATE_KEEP) && rdlm_table_idle(e)) {
+    uint64_t last = (seg->planted & RDLM_PLANTED_RETIRE_OPEN) ? RDLM_STATE_OPENS(s) : 1;
+
+    if (locked && RDLM_STATE_OPENS(s) == last && !(s & RDLM_STATE_KEEP) && rdlm_table_idle(e)) {
         return RDLM_STATE_MAKE(RDLM_STATE_GEN(s), RDLM_PHASE_RETIRED, 0);
     }
     return s - 1;
 }
 
 /* 1 if closing from s may retire the entry (so the close takes the creation lock). */
-static int rdlm_table_may_retire(const rdlm_entry_t *e, uint64_t s)
+static int rdlm_table_may_retire(const rdlm_segment_t *seg, const rdlm_entry_t *e, uint64_t s)
 {
     uint32_t kind = rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND;
 
-    return RDLM_STATE_OPENS(s) == 1 && !(s & RDLM_STATE_KEEP) &&
+    return (RDLM_STATE_OPENS(s) == 1 || (seg->planted & RDLM_PLANTED_RETIRE_OPEN)) &&
+           !(s & RDLM_STATE_KEEP) &&
            (kind == RDLM_KIND_LOCK || kind == RDLM_KIND_RWLOCK);
 }
 
@@ -290,16 +296,21 @@ static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked)
 {
     rdlm_entry_t *e = &seg->entries[idx];
     uint64_t s = rdlm_load(&e->state, RDLM_ACQUIRE), next;
-    int took = 0;
+    int took = 0, retired = 0;
 
     for (;;) {
-        if (!locked && rdlm_table_may_retire(e, s)) {
+        if (RDLM_STATE_PHASE(s) != RDLM_PHASE_LIVE || RDLM_STATE_OPENS(s) == 0) {
+            rdlm_error("entry %u: closed while not open (state %#llx); left alone", idx,
+                       (unsigned long long)s);
+            break;
+        }
+        if (!locked && rdlm_table_may_retire(seg, e, s)) {
             rdlm_table_lock(seg);
             locked = took = 1;
             s = rdlm_load(&e->state, RDLM_ACQUIRE);
             continue;
         }
-        next = rdlm_table_closed(e, s, locked);
+        next = rdlm_table_closed(seg, e, s, locked);
         if (RDLM_STATE_PHASE(next) == RDLM_PHASE_RETIRED) {
             /* Raised before the retire: a later keying of the name (under this lock)
              * starts above every token this entry issued. */
@@ -311,10 +322,11 @@ static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked)
             }
         }
         if (rdlm_cas(&e->state, &s, next, RDLM_ACQ_REL)) {
+            retired = RDLM_STATE_PHASE(next) == RDLM_PHASE_RETIRED;
             break;
         }
     }
-    if (RDLM_STATE_PHASE(next) == RDLM_PHASE_RETIRED) {
+    if (retired) {
         rdlm_table_trim(seg, idx);
     }
     if (took) {
