@@ -1,5 +1,7 @@
 /* Object table: insert and look up, kinds, home-position collisions, id collisions
- * told apart by the stored name, and a full table that refuses cleanly. */
+ * told apart by the stored name, a full table that refuses cleanly, the last close
+ * of a lock retiring its entry with its tokens kept by the floor (a counter's entry
+ * stays), and a creation lock left by a dead holder taken over and repaired. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,11 @@
 #include <cmocka.h>
 
 #include "table.h"
+
+static uint64_t state_of(const rdlm_segment_t *seg, uint32_t idx)
+{
+    return rdlm_load(&seg->entries[idx].state, RDLM_RELAXED);
+}
 
 static int attach(rdlm_segment_t *seg, uint32_t capacity, const char *tag)
 {
@@ -111,6 +118,70 @@ static void full_table_refuses_and_keeps_existing_entries(void **state)
     rdlm_segment_detach(&seg);
 }
 
+static void last_close_retires_a_lock_and_its_floor_keeps_tokens(void **state)
+{
+    rdlm_segment_t seg;
+    uint32_t a, again, c;
+    uint64_t used_token;
+
+    (void)state;
+    assert_int_equal(attach(&seg, 16, "retire"), RDLM_OK);
+    assert_int_equal(rdlm_table_open(&seg, "a", RDLM_KIND_LOCK, 0, 0, &a), RDLM_OK);
+    assert_int_equal(rdlm_table_open(&seg, "a", RDLM_KIND_LOCK, 0, 0, &again), RDLM_OK);
+    assert_int_equal(again, a);
+    assert_int_equal(RDLM_STATE_OPENS(state_of(&seg, a)), 2);
+    used_token = rdlm_load(&seg.entries[a].token, RDLM_RELAXED) + 1000; /* as if used */
+    rdlm_store(&seg.entries[a].token, used_token, RDLM_RELAXED);
+    rdlm_table_close(&seg, a);
+    assert_int_equal(RDLM_STATE_PHASE(state_of(&seg, a)), RDLM_PHASE_LIVE);
+    rdlm_table_close(&seg, a); /* the last: retired, and trimmed (the next is free) */
+    assert_int_equal(RDLM_STATE_PHASE(state_of(&seg, a)), RDLM_PHASE_FREE);
+    assert_int_equal(rdlm_load(&seg.hdr->used, RDLM_RELAXED), 0);
+    assert_int_equal(rdlm_table_open(&seg, "a", RDLM_KIND_LOCK, 0, 0, &again), RDLM_OK);
+    assert_true(rdlm_load(&seg.entries[again].token, RDLM_RELAXED) >= used_token);
+    assert_int_equal(RDLM_STATE_GEN(state_of(&seg, again)), 2);
+    /* A held lock's last close leaves it live (closing releases first in the API). */
+    rdlm_store(&seg.entries[again].word, RDLM_MUTEX_MAKE(seg.self_owner, 0), RDLM_RELAXED);
+    rdlm_table_close(&seg, again);
+    assert_int_equal(RDLM_STATE_PHASE(state_of(&seg, again)), RDLM_PHASE_LIVE);
+    /* A counter keeps its value: never retired. */
+    assert_int_equal(rdlm_table_open(&seg, "c", RDLM_KIND_COUNTER, 0, 0, &c), RDLM_OK);
+    rdlm_table_close(&seg, c);
+    assert_int_equal(RDLM_STATE_PHASE(state_of(&seg, c)), RDLM_PHASE_LIVE);
+    /* Nor is a kept entry (a cross-node context's). */
+    assert_int_equal(rdlm_table_open(&seg, "k", RDLM_KIND_LOCK, 0, 1, &c), RDLM_OK);
+    rdlm_table_close(&seg, c);
+    assert_int_equal(RDLM_STATE_PHASE(state_of(&seg, c)), RDLM_PHASE_LIVE);
+    rdlm_segment_detach(&seg);
+}
+
+static void dead_holder_of_the_creation_lock_is_taken_over(void **state)
+{
+    rdlm_segment_t seg;
+    uint32_t left = 3, idx;
+    uint32_t dead;
+
+    (void)state;
+    assert_int_equal(attach(&seg, 16, "takeover"), RDLM_OK);
+    dead = RDLM_OWNER_MAKE(seg.self_slot, RDLM_OWNER_GEN(seg.self_owner) + 1);
+    /* A creator died half-way through keying entry 3, holding the lock. */
+    rdlm_store(&seg.hdr->create_lock, dead, RDLM_RELAXED);
+    rdlm_store(&seg.hdr->create_idx, left, RDLM_RELAXED);
+    rdlm_store(&seg.entries[left].key, 0x1234, RDLM_RELAXED);
+    rdlm_store(&seg.entries[left].state, RDLM_STATE_MAKE(1, RDLM_PHASE_CREATING, 0),
+               RDLM_RELAXED);
+    rdlm_fetch_add(&seg.hdr->used, 1, RDLM_RELAXED);
+    rdlm_fetch_add(&seg.hdr->used, 1, RDLM_RELAXED); /* and its count is one off */
+    assert_int_equal(rdlm_table_open(&seg, "new", RDLM_KIND_LOCK, 0, 0, &idx), RDLM_OK);
+    assert_int_equal(rdlm_load(&seg.hdr->create_lock, RDLM_RELAXED), 0);
+    assert_int_equal(rdlm_load(&seg.hdr->create_idx, RDLM_RELAXED), RDLM_TABLE_NONE);
+    assert_int_not_equal(RDLM_STATE_PHASE(state_of(&seg, left)), RDLM_PHASE_CREATING);
+    assert_int_not_equal(RDLM_STATE_PHASE(state_of(&seg, left)), RDLM_PHASE_LIVE);
+    assert_int_equal(rdlm_load(&seg.hdr->used, RDLM_RELAXED),
+                     1 + (RDLM_STATE_PHASE(state_of(&seg, left)) != RDLM_PHASE_FREE));
+    rdlm_segment_detach(&seg);
+}
+
 static void ids_are_never_zero_and_spread(void **state)
 {
     (void)state;
@@ -126,6 +197,8 @@ int main(void)
         cmocka_unit_test(many_names_in_a_small_table_probe_past_collisions),
         cmocka_unit_test(same_id_different_name_gets_its_own_entry),
         cmocka_unit_test(full_table_refuses_and_keeps_existing_entries),
+        cmocka_unit_test(last_close_retires_a_lock_and_its_floor_keeps_tokens),
+        cmocka_unit_test(dead_holder_of_the_creation_lock_is_taken_over),
         cmocka_unit_test(ids_are_never_zero_and_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
