@@ -18,6 +18,7 @@
 #include "ctx_dist.h"
 #include "dist.h"
 #include "local.h"
+#include "obj_ops.h"
 
 #define RDLM_OBJ_MAGIC_OPEN 0x6f626a31u   /* "obj1" */
 #define RDLM_OBJ_MAGIC_CLOSED 0x636c7364u /* "clsd" */
@@ -49,6 +50,7 @@ struct rdlm_ctx {
     rdlm_obj_t *closed_head, *closed_tail; /* closed handles, first closed first */
     uint32_t closed_count;
     rdlm_dist_t *dist; /* NULL for a node-only context */
+    const rdlm_obj_ops_t *ops; /* what its objects do (obj_ops.h) */
     rdlm_ctx_fini_func_t fini;
     void *fini_arg;
     rdlm_session_h session; /* the lease at the authority, or NULL */
@@ -189,32 +191,14 @@ void rdlm_obj_release_held(rdlm_obj_t *obj);
 /* ---- service-wide locks (ctx_svc.c; ctx_svc_none.c without UCX) ------------------ */
 
 /** A node-only context with a lease (RDLM_AUTHORITY): open the lock homes of the
- *  service (core/svc/svc.h). RDLM_OK also when it hosts none (ctx->svc stays NULL:
- *  locks are node-local then, logged at info). */
+ *  service (core/svc/svc.h) and make ctx->ops the table whose exclusive locks take
+ *  them. RDLM_OK also when it hosts none (ctx->svc stays NULL: locks are node-local
+ *  then, logged at info). */
 rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx);
 
 void rdlm_ctx_svc_close(rdlm_ctx_h ctx);
 
-/** Exclusive lock obj with ctx->svc: the node-local lock, then the home's word (the
- *  token is the home's). Results of rdlm_lock_acquire; RDLM_OWNER_DEAD if either
- *  level was taken over from a dead holder. */
-rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_t *token_p);
-
-/** Release both levels; the home's error if it had one (svc.h), else the local one. */
-rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj);
-
 /** Remote operations the context's service-wide locks sent to the homes (0 without). */
-/** A handle of obj is being closed (released): let the service forget the lock's
- *  state in this process unless it is held or in use (rdlm_svc_lock_forget). No-op
- *  for other kinds and without ctx->svc. */
-void rdlm_ctx_svc_forget(rdlm_obj_t *obj);
-
 uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx);
-
-/** The home (index of the sorted authority addresses) of obj's lock. */
-int32_t rdlm_ctx_svc_home(const rdlm_obj_t *obj);
-
-/** Release the exclusive lock obj's process holds at every level (api_lock.c). */
-rdlm_status_t rdlm_lock_release_obj(rdlm_obj_t *obj);
 
 #endif

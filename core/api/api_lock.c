@@ -1,4 +1,4 @@
-/* Public exclusive-lock and reader-writer-lock calls over core/local. */
+/* Public exclusive-lock and reader-writer-lock calls, over the context's ops. */
 #include <inttypes.h>
 
 #include "api.h"
@@ -26,7 +26,7 @@ static rdlm_status_t rdlm_lock_kind(rdlm_ctx_h ctx, const rdlm_lock_params_t *pa
         rdlm_warn("rdlm_lock_open_params: unknown order %d", (int)order);
         return RDLM_ERR_INVALID_ARG;
     }
-    node_only = ctx->dist == NULL && ctx->svc == NULL;
+    node_only = ctx->ops == &rdlm_obj_local_ops;
     if (!node_only && order == RDLM_LOCK_ORDER_BOUNDED) {
         rdlm_warn("rdlm_lock_open_params: bounded-bypass order is for node-only contexts; "
                   "this context's locks are FIFO on the node");
@@ -72,33 +72,6 @@ rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name, rdlm_lock_h *lock
     return rdlm_lock_open_params(ctx, name, NULL, lock_p);
 }
 
-rdlm_status_t rdlm_lock_release_obj(rdlm_obj_t *obj)
-{
-    if (obj->ctx->dist != NULL) {
-        return rdlm_dist_lock_release(obj->ctx->dist, &obj->ctx->local, obj->index);
-    }
-    if (obj->ctx->svc != NULL) {
-        return rdlm_ctx_svc_release(obj);
-    }
-    return rdlm_local_lock_release(&obj->ctx->local, obj->index);
-}
-
-static rdlm_status_t rdlm_rwlock_read_release_obj(rdlm_obj_t *obj)
-{
-    if (obj->ctx->dist != NULL) {
-        return rdlm_dist_rwlock_read_release(obj->ctx->dist, &obj->ctx->local, obj->index);
-    }
-    return rdlm_rwlock_local_read_release(&obj->ctx->local, obj->index);
-}
-
-static rdlm_status_t rdlm_rwlock_write_release_obj(rdlm_obj_t *obj)
-{
-    if (obj->ctx->dist != NULL) {
-        return rdlm_dist_rwlock_write_release(obj->ctx->dist, &obj->ctx->local, obj->index);
-    }
-    return rdlm_rwlock_local_write_release(&obj->ctx->local, obj->index);
-}
-
 /* An acquire that took the lock over from a dead holder (RDLM_OWNER_DEAD) first waits
  * out the lock delay. One that succeeded while the context's lease was lost (it
  * expired during the wait or the delay) is undone: the caller gets
@@ -135,15 +108,8 @@ rdlm_lock_acquire_any(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
     if (status != RDLM_OK) {
         return status;
     }
-    if (obj->ctx->dist != NULL) {
-        status = rdlm_dist_lock_acquire(obj->ctx->dist, &obj->ctx->local, obj->index,
-                                        timeout_ns, token_p);
-    } else if (obj->ctx->svc != NULL) {
-        status = rdlm_ctx_svc_acquire(obj, timeout_ns, token_p);
-    } else {
-        status = rdlm_local_lock_acquire(&obj->ctx->local, obj->index, timeout_ns, token_p);
-    }
-    return rdlm_lock_keep(obj, status, rdlm_lock_release_obj, "rdlm_lock_acquire");
+    status = obj->ctx->ops->lock_acquire(obj, timeout_ns, token_p);
+    return rdlm_lock_keep(obj, status, obj->ctx->ops->lock_release, "rdlm_lock_acquire");
 }
 
 rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
@@ -167,7 +133,7 @@ rdlm_status_t rdlm_lock_release(rdlm_lock_h lock)
     if (status != RDLM_OK) {
         return status;
     }
-    status = rdlm_lock_release_obj(RDLM_OBJ(lock));
+    status = RDLM_OBJ(lock)->ctx->ops->lock_release(RDLM_OBJ(lock));
     return rdlm_ctx_lease_answer(RDLM_OBJ(lock)->ctx, status);
 }
 
@@ -194,17 +160,7 @@ rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p)
     info_p->held_by_me = snap.held_by_me;
     info_p->last_token = snap.last_token;
     info_p->reserved = snap.reserved;
-    info_p->home_node = -1;
-    info_p->node_holds_global = 0;
-    if (RDLM_OBJ(lock)->ctx->dist != NULL) {
-        const rdlm_local_t *lc = &RDLM_OBJ(lock)->ctx->local;
-        uint64_t id = rdlm_load(&lc->seg.entries[RDLM_OBJ(lock)->index].key, RDLM_RELAXED);
-
-        info_p->home_node = (int32_t)rdlm_dist_home_node(RDLM_OBJ(lock)->ctx->dist, id);
-        info_p->node_holds_global = rdlm_dist_lock_node_holds(lc, RDLM_OBJ(lock)->index);
-    } else if (RDLM_OBJ(lock)->ctx->svc != NULL) {
-        info_p->home_node = rdlm_ctx_svc_home(RDLM_OBJ(lock));
-    }
+    RDLM_OBJ(lock)->ctx->ops->lock_home(RDLM_OBJ(lock), info_p);
     return RDLM_OK;
 }
 
@@ -232,11 +188,8 @@ rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
     if (status != RDLM_OK) {
         return status;
     }
-    status = obj->ctx->dist != NULL
-                 ? rdlm_dist_rwlock_read_acquire(obj->ctx->dist, &obj->ctx->local,
-                                                 obj->index, timeout_ns)
-                 : rdlm_rwlock_local_read_acquire(&obj->ctx->local, obj->index, timeout_ns);
-    return rdlm_lock_keep(obj, status, rdlm_rwlock_read_release_obj, __func__);
+    status = obj->ctx->ops->read_acquire(obj, timeout_ns);
+    return rdlm_lock_keep(obj, status, obj->ctx->ops->read_release, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
@@ -246,7 +199,7 @@ rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
     if (status != RDLM_OK) {
         return status;
     }
-    status = rdlm_rwlock_read_release_obj(RDLM_OBJ(rw));
+    status = RDLM_OBJ(rw)->ctx->ops->read_release(RDLM_OBJ(rw));
     return rdlm_ctx_lease_answer(RDLM_OBJ(rw)->ctx, status);
 }
 
@@ -259,12 +212,8 @@ rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
     if (status != RDLM_OK) {
         return status;
     }
-    status = obj->ctx->dist != NULL
-                 ? rdlm_dist_rwlock_write_acquire(obj->ctx->dist, &obj->ctx->local,
-                                                  obj->index, timeout_ns, token_p)
-                 : rdlm_rwlock_local_write_acquire(&obj->ctx->local, obj->index, timeout_ns,
-                                                   token_p);
-    return rdlm_lock_keep(obj, status, rdlm_rwlock_write_release_obj, __func__);
+    status = obj->ctx->ops->write_acquire(obj, timeout_ns, token_p);
+    return rdlm_lock_keep(obj, status, obj->ctx->ops->write_release, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)
@@ -274,7 +223,7 @@ rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)
     if (status != RDLM_OK) {
         return status;
     }
-    status = rdlm_rwlock_write_release_obj(RDLM_OBJ(rw));
+    status = RDLM_OBJ(rw)->ctx->ops->write_release(RDLM_OBJ(rw));
     return rdlm_ctx_lease_answer(RDLM_OBJ(rw)->ctx, status);
 }
 

@@ -1,4 +1,4 @@
-/* Public semaphore calls over core/local and core/dist. */
+/* Public semaphore calls, over the context's ops. */
 #include "api.h"
 #include "log.h"
 
@@ -46,10 +46,7 @@ rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t timeout_ns)
     if (status != RDLM_OK) {
         return status;
     }
-    status = obj->ctx->dist != NULL
-                 ? rdlm_dist_sem_acquire(obj->ctx->dist, &obj->ctx->local, obj->index, k,
-                                         timeout_ns)
-                 : rdlm_sem_local_acquire(&obj->ctx->local, obj->index, k, timeout_ns);
+    status = obj->ctx->ops->sem_acquire(obj, k, timeout_ns);
     if (status == RDLM_OK) {
         rdlm_fetch_add(&obj->held, k, RDLM_RELAXED);
     }
@@ -73,12 +70,7 @@ rdlm_status_t rdlm_sem_release(rdlm_sem_h sem, uint32_t k)
             return RDLM_ERR_NOT_OWNER;
         }
     } while (!rdlm_cas(&obj->held, &held, held - k, RDLM_ACQ_REL));
-    if (obj->ctx->dist != NULL) {
-        status = rdlm_dist_sem_release(obj->ctx->dist, &obj->ctx->local, obj->index, k);
-    } else {
-        rdlm_sem_local_release(&obj->ctx->local, obj->index, k);
-    }
-    return status;
+    return obj->ctx->ops->sem_release(obj, k);
 }
 
 rdlm_status_t rdlm_sem_available(rdlm_sem_h sem, uint32_t *available_p)
@@ -93,12 +85,7 @@ rdlm_status_t rdlm_sem_available(rdlm_sem_h sem, uint32_t *available_p)
         rdlm_warn("rdlm_sem_available: NULL available_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    if (obj->ctx->dist != NULL) {
-        return rdlm_dist_sem_available(obj->ctx->dist, &obj->ctx->local, obj->index,
-                                       available_p);
-    }
-    *available_p = rdlm_sem_local_available(&obj->ctx->local, obj->index);
-    return RDLM_OK;
+    return obj->ctx->ops->sem_available(obj, available_p);
 }
 
 rdlm_status_t rdlm_sem_close(rdlm_sem_h sem)

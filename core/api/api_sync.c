@@ -1,4 +1,4 @@
-/* Public counter and barrier calls over core/local. */
+/* Public counter and barrier calls, over the context's ops. */
 #include "api.h"
 #include "log.h"
 
@@ -39,14 +39,7 @@ rdlm_status_t rdlm_counter_fetch_add(rdlm_counter_h counter, int64_t delta, int6
     if (status != RDLM_OK) {
         return status;
     }
-    if (RDLM_OBJ(counter)->ctx->dist != NULL) {
-        status = rdlm_dist_counter_fetch_add(RDLM_OBJ(counter)->ctx->dist,
-                                             &RDLM_OBJ(counter)->ctx->local,
-                                             RDLM_OBJ(counter)->index, delta, &old);
-    } else {
-        old = rdlm_counter_local_fetch_add(&RDLM_OBJ(counter)->ctx->local,
-                                           RDLM_OBJ(counter)->index, delta);
-    }
+    status = RDLM_OBJ(counter)->ctx->ops->fetch_add(RDLM_OBJ(counter), delta, &old);
     if (old_p != NULL && status == RDLM_OK) {
         *old_p = old;
     }
@@ -64,14 +57,7 @@ rdlm_status_t rdlm_counter_read(rdlm_counter_h counter, int64_t *value_p)
         rdlm_warn("rdlm_counter_read: NULL value_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    if (RDLM_OBJ(counter)->ctx->dist != NULL) {
-        return rdlm_dist_counter_read(RDLM_OBJ(counter)->ctx->dist,
-                                      &RDLM_OBJ(counter)->ctx->local, RDLM_OBJ(counter)->index,
-                                      value_p);
-    }
-    *value_p =
-        rdlm_counter_local_read(&RDLM_OBJ(counter)->ctx->local, RDLM_OBJ(counter)->index);
-    return RDLM_OK;
+    return RDLM_OBJ(counter)->ctx->ops->counter_read(RDLM_OBJ(counter), value_p);
 }
 
 rdlm_status_t rdlm_counter_close(rdlm_counter_h counter)
@@ -103,13 +89,7 @@ rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns)
     if (status != RDLM_OK) {
         return status;
     }
-    if (RDLM_OBJ(barrier)->ctx->dist != NULL) {
-        return rdlm_dist_nbarrier_wait(RDLM_OBJ(barrier)->ctx->dist,
-                                       &RDLM_OBJ(barrier)->ctx->local, RDLM_OBJ(barrier)->index,
-                                       timeout_ns);
-    }
-    return rdlm_barrier_local_wait(&RDLM_OBJ(barrier)->ctx->local, RDLM_OBJ(barrier)->index,
-                                   timeout_ns);
+    return RDLM_OBJ(barrier)->ctx->ops->barrier_wait(RDLM_OBJ(barrier), timeout_ns);
 }
 
 rdlm_status_t rdlm_barrier_close(rdlm_barrier_h barrier)

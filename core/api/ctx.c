@@ -48,6 +48,7 @@ static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
         rdlm_error("rdlm_ctx_create: out of memory");
         return RDLM_ERR_NO_MEMORY;
     }
+    ctx->ops = &rdlm_obj_local_ops; /* until a distributed or service part opens */
     status = rdlm_config_load(&ctx->config);
     if (status == RDLM_OK && ctx->config.job_authority &&
         ctx->config.authority[0] != '\0') {
@@ -286,6 +287,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         status = rdlm_dist_create(&dp, &ctx->dist);
     }
     if (status == RDLM_OK) {
+        ctx->ops = &rdlm_obj_dist_ops;
         /* One segment per (virtual) node and context, named after rank 0's job and its
          * random id of the context. */
         rdlm_leftovers_node_job(node_job, sizeof(node_job), ctx->dist->job,

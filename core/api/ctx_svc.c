@@ -8,23 +8,6 @@
 #include "log.h"
 #include "svc.h"
 
-rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx)
-{
-    rdlm_status_t st;
-
-    if (ctx->session == NULL) {
-        return RDLM_OK;
-    }
-    st = rdlm_svc_open(ctx->config.authority, ctx->session, &ctx->config, &ctx->svc);
-    return st == RDLM_ERR_UNSUPPORTED ? RDLM_OK : st;
-}
-
-void rdlm_ctx_svc_close(rdlm_ctx_h ctx)
-{
-    rdlm_svc_close(ctx->svc);
-    ctx->svc = NULL;
-}
-
 static uint64_t rdlm_ctx_svc_id(const rdlm_obj_t *obj)
 {
     return rdlm_svc_lock_id(
@@ -32,7 +15,8 @@ static uint64_t rdlm_ctx_svc_id(const rdlm_obj_t *obj)
         rdlm_load(&obj->ctx->local.seg.entries[obj->index].key, RDLM_RELAXED));
 }
 
-rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_t *token_p)
+static rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns,
+                                          uint64_t *token_p)
 {
     uint64_t deadline = rdlm_clock_deadline(timeout_ns), local_token, token;
     rdlm_status_t local =
@@ -54,7 +38,7 @@ rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_
     return local == RDLM_OWNER_DEAD ? local : global;
 }
 
-rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
+static rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
 {
     rdlm_status_t global = rdlm_svc_lock_release(obj->ctx->svc, rdlm_ctx_svc_id(obj));
     rdlm_status_t local = rdlm_ticket_release(&obj->ctx->local, obj->index);
@@ -62,9 +46,11 @@ rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
     return global != RDLM_OK ? global : local;
 }
 
-void rdlm_ctx_svc_forget(rdlm_obj_t *obj)
+/* A closed handle of an exclusive lock: the service may forget the lock's state in
+ * this process (rdlm_svc_lock_forget keeps it while held or in a call). */
+static void rdlm_ctx_svc_close_obj(rdlm_obj_t *obj)
 {
-    if (obj->ctx->svc != NULL && obj->kind == RDLM_KIND_LOCK) {
+    if (obj->kind == RDLM_KIND_LOCK) {
         rdlm_svc_lock_forget(obj->ctx->svc, rdlm_ctx_svc_id(obj));
     }
 }
@@ -74,7 +60,49 @@ uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx)
     return ctx->svc != NULL ? rdlm_svc_home_ops(ctx->svc) : 0;
 }
 
-int32_t rdlm_ctx_svc_home(const rdlm_obj_t *obj)
+/* The home: the index of the lock's rdlmd in the sorted authority addresses. */
+static void rdlm_ctx_svc_lock_home(const rdlm_obj_t *obj, rdlm_lock_info_t *info_p)
 {
-    return (int32_t)rdlm_svc_home_of(obj->ctx->svc, rdlm_ctx_svc_id(obj));
+    info_p->home_node = (int32_t)rdlm_svc_home_of(obj->ctx->svc, rdlm_ctx_svc_id(obj));
+    info_p->node_holds_global = 0;
+}
+
+/* Exclusive locks take the home's word too; everything else is node-local. */
+static const rdlm_obj_ops_t rdlm_obj_svc_ops = {
+    .keep_entries = 0,
+    .open = rdlm_ops_local_open,
+    .close = rdlm_ctx_svc_close_obj,
+    .lock_acquire = rdlm_ctx_svc_acquire,
+    .lock_release = rdlm_ctx_svc_release,
+    .lock_home = rdlm_ctx_svc_lock_home,
+    .read_acquire = rdlm_ops_local_read_acquire,
+    .read_release = rdlm_ops_local_read_release,
+    .write_acquire = rdlm_ops_local_write_acquire,
+    .write_release = rdlm_ops_local_write_release,
+    .fetch_add = rdlm_ops_local_fetch_add,
+    .counter_read = rdlm_ops_local_counter_read,
+    .sem_acquire = rdlm_ops_local_sem_acquire,
+    .sem_release = rdlm_ops_local_sem_release,
+    .sem_available = rdlm_ops_local_sem_available,
+    .barrier_wait = rdlm_ops_local_barrier_wait,
+};
+
+rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx)
+{
+    rdlm_status_t st;
+
+    if (ctx->session == NULL) {
+        return RDLM_OK;
+    }
+    st = rdlm_svc_open(ctx->config.authority, ctx->session, &ctx->config, &ctx->svc);
+    if (st == RDLM_OK && ctx->svc != NULL) {
+        ctx->ops = &rdlm_obj_svc_ops;
+    }
+    return st == RDLM_ERR_UNSUPPORTED ? RDLM_OK : st;
+}
+
+void rdlm_ctx_svc_close(rdlm_ctx_h ctx)
+{
+    rdlm_svc_close(ctx->svc);
+    ctx->svc = NULL;
 }

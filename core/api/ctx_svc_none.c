@@ -1,6 +1,6 @@
 /* Service-wide locks in a library built without UCX (RDLM_WITH_UCX=OFF): a context
- * with RDLM_AUTHORITY keeps node-local locks (ctx->svc stays NULL, so the other
- * functions are never called). */
+ * with RDLM_AUTHORITY keeps node-local locks (ctx->svc stays NULL and ctx->ops the
+ * node-local table). */
 #include "api.h"
 #include "log.h"
 
@@ -17,33 +17,8 @@ void rdlm_ctx_svc_close(rdlm_ctx_h ctx)
     (void)ctx;
 }
 
-rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns, uint64_t *token_p)
-{
-    (void)obj;
-    (void)timeout_ns;
-    (void)token_p;
-    return RDLM_ERR_UNSUPPORTED;
-}
-
-rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
-{
-    (void)obj;
-    return RDLM_ERR_UNSUPPORTED;
-}
-
-void rdlm_ctx_svc_forget(rdlm_obj_t *obj)
-{
-    (void)obj;
-}
-
 uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx)
 {
     (void)ctx;
     return 0;
-}
-
-int32_t rdlm_ctx_svc_home(const rdlm_obj_t *obj)
-{
-    (void)obj;
-    return -1;
 }

@@ -91,21 +91,6 @@ static rdlm_obj_t *rdlm_obj_take(rdlm_ctx_h ctx)
     return obj;
 }
 
-/* The cross-node part of an open in a distributed context (RDLM_OK without one). */
-static rdlm_status_t rdlm_obj_open_dist(rdlm_ctx_h ctx, unsigned kind, uint32_t index)
-{
-    rdlm_dist_t *d = ctx->dist;
-
-    if (d == NULL) {
-        return RDLM_OK;
-    }
-    return kind == RDLM_KIND_LOCK      ? rdlm_dist_lock_open(d, &ctx->local, index)
-           : kind == RDLM_KIND_RWLOCK  ? rdlm_dist_rwlock_open(d, &ctx->local, index)
-           : kind == RDLM_KIND_COUNTER ? rdlm_dist_counter_open(d, &ctx->local, index)
-           : kind == RDLM_KIND_BARRIER ? rdlm_dist_nbarrier_open(d, &ctx->local, index)
-                                       : rdlm_dist_sem_open(d, &ctx->local, index);
-}
-
 rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
                             rdlm_obj_t **obj_p)
 {
@@ -121,13 +106,13 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     if (status != RDLM_OK) {
         return status;
     }
-    /* A cross-node context's entries are kept: their global state is keyed by them. */
-    status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, ctx->dist != NULL, &index);
+    status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, ctx->ops->keep_entries,
+                             &index);
     if (status != RDLM_OK) {
         return status;
     }
     kind &= RDLM_META_KIND; /* without a lock's order bits */
-    status = rdlm_obj_open_dist(ctx, kind, index);
+    status = ctx->ops->open(ctx, kind, index);
     if (status != RDLM_OK) {
         goto err_unpin;
     }
@@ -144,7 +129,7 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     rdlm_store(&obj->held, 0, RDLM_RELAXED);
     obj->ctx = ctx;
     obj->local = &ctx->local;
-    obj->mutex_only = kind == RDLM_KIND_LOCK && ctx->dist == NULL && ctx->svc == NULL &&
+    obj->mutex_only = kind == RDLM_KIND_LOCK && ctx->ops == &rdlm_obj_local_ops &&
                       ctx->session == NULL && !rdlm_local_lock_is_fifo(&ctx->local, index);
     obj->magic = RDLM_OBJ_MAGIC_OPEN;
     pthread_mutex_unlock(&ctx->objs_lock);
@@ -176,37 +161,21 @@ rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kin
 
 void rdlm_obj_release_held(rdlm_obj_t *obj)
 {
+    const rdlm_obj_ops_t *ops = obj->ctx->ops;
     rdlm_local_t *lc = &obj->ctx->local;
-
-    rdlm_dist_t *d = obj->ctx->dist;
     uint64_t permits = rdlm_exchange(&obj->held, 0, RDLM_ACQ_REL);
 
     if (obj->kind == RDLM_KIND_SEMAPHORE && permits != 0) {
-        if (d != NULL) {
-            rdlm_dist_sem_release(d, lc, obj->index, (uint32_t)permits);
-        } else {
-            rdlm_sem_local_release(lc, obj->index, (uint32_t)permits);
-        }
+        ops->sem_release(obj, (uint32_t)permits);
     }
-
     if (obj->kind == RDLM_KIND_RWLOCK) {
         for (uint32_t n = rdlm_rwlock_local_reads_held(lc, obj->index); n > 0; n--) {
-            if (d != NULL) {
-                rdlm_dist_rwlock_read_release(d, lc, obj->index);
-            } else {
-                rdlm_rwlock_local_read_release(lc, obj->index);
-            }
+            ops->read_release(obj);
         }
     }
     if ((obj->kind == RDLM_KIND_LOCK || obj->kind == RDLM_KIND_RWLOCK) &&
         rdlm_ticket_held_by_me(lc, obj->index)) {
-        if (obj->kind == RDLM_KIND_LOCK) {
-            rdlm_lock_release_obj(obj);
-        } else if (d == NULL) {
-            rdlm_rwlock_local_write_release(lc, obj->index);
-        } else {
-            rdlm_dist_rwlock_write_release(d, lc, obj->index);
-        }
+        (obj->kind == RDLM_KIND_LOCK ? ops->lock_release : ops->write_release)(obj);
     }
 }
 
@@ -221,7 +190,7 @@ rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func)
     }
     ctx = obj->ctx;
     rdlm_obj_release_held(obj);
-    rdlm_ctx_svc_forget(obj);
+    ctx->ops->close(obj);
     rdlm_table_close(&ctx->local.seg, obj->index);
     pthread_mutex_lock(&ctx->objs_lock);
     obj->magic = RDLM_OBJ_MAGIC_CLOSED;

@@ -75,6 +75,9 @@ struct rdlm_lease_replica {
     int unavailable_logged;    /* libraft stopped it (RAFT_UNAVAILABLE), said once */
     rdlm_lease_fault_func_t on_fault;
     void *fault_arg;
+    /* Test hook RDLMTEST_LEASE_LOSE_ANSWER=name: the first ACQUIRE of name this
+     * replica applies as leader is answered as if its apply had failed. */
+    const char *lose_answer;
 };
 
 /* One entry on its way through raft_apply. */
@@ -85,6 +88,7 @@ typedef struct rdlm_lease_submit {
     void *arg;
     uint8_t op;
     uint64_t session;
+    int lose_answer; /* the test hook picked this entry */
 } rdlm_lease_submit_t;
 
 static void rdlm_lease_stub_leading(void *arg, int ready)
@@ -380,21 +384,43 @@ static int rdlm_lease_frame_apply(struct raft_fsm *fsm, const struct raft_buffer
 
 /* ---- submit path ---------------------------------------------------------------- */
 
+/*
+ * The answer to an entry whose apply ended with rv. A failure other than a lost
+ * leadership (or memory) leaves the outcome unknown: the entry may still be committed,
+ * here or by a later leader. It is answered RDLM_ERR_UNAVAILABLE, on which the client
+ * retries the same seq, and the state machine answers that from its state whether or
+ * not the entry took effect. (An answer the client takes as final would strand it: an
+ * ACQUIRE granted unbeknown to the client makes every later one of that lock invalid.)
+ */
+static rdlm_status_t rdlm_lease_apply_status(const rdlm_lease_submit_t *sub, int rv)
+{
+    rdlm_status_t status = rdlm_lease_raft_status(rv);
+
+    if (status == RDLM_ERR_IO) {
+        rdlm_warn("lease: %s of session %llu: %s: outcome unknown, answered %s",
+                  rdlm_lease_op_name(sub->op), (unsigned long long)sub->session,
+                  raft_strerror(rv), rdlm_status_name(RDLM_ERR_UNAVAILABLE));
+        status = RDLM_ERR_UNAVAILABLE;
+    }
+    return status;
+}
+
 static void rdlm_lease_replica_applied_cb(struct raft_apply *req, int rv, void *result)
 {
     rdlm_lease_submit_t *sub = req->data;
     rdlm_lease_replica_t *rep = sub->rep;
-    const rdlm_lease_result_t *res = result;
-    rdlm_status_t status = rdlm_lease_raft_status(rv);
+    const rdlm_lease_result_t *res = rv == 0 ? result : NULL;
+    rdlm_status_t status;
 
-    if (status != RDLM_OK) {
-        res = NULL;
-    }
     if (rdlm_lease_timers_applied(&rep->timers, rep->adapter.sm, sub->op, sub->session, res,
                                   rdlm_lease_now_ms())) {
         rep->ops->session_gone(rep->ops_arg, sub->session);
     }
-    sub->done(sub->arg, status, res);
+    if (sub->lose_answer) {
+        rv = RAFT_IOERR; /* applied, but answered as a failed apply */
+    }
+    status = rdlm_lease_apply_status(sub, rv);
+    sub->done(sub->arg, status, status == RDLM_OK ? res : NULL);
     free(sub);
 }
 
@@ -430,6 +456,11 @@ rdlm_status_t rdlm_lease_replica_submit(rdlm_lease_replica_t *rep,
     memset((uint8_t *)buf.base + len, (int)pad, pad);
     *sub = (rdlm_lease_submit_t){
         .rep = rep, .done = done, .arg = arg, .op = cmd->op, .session = cmd->session};
+    if (rep->lose_answer != NULL && cmd->op == RDLM_LEASE_OP_ACQUIRE &&
+        strcmp(cmd->name, rep->lose_answer) == 0) {
+        sub->lose_answer = 1;
+        rep->lose_answer = NULL; /* once */
+    }
     sub->req.data = sub;
     rv = raft_apply(&rep->raft, &sub->req, &buf, 1, rdlm_lease_replica_applied_cb);
     if (rv != 0) {
@@ -678,6 +709,7 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     rep->barrier.data = rep;
     rep->on_fault = params->on_fault;
     rep->fault_arg = params->fault_arg;
+    rep->lose_answer = getenv("RDLMTEST_LEASE_LOSE_ANSWER");
     s = rdlm_lease_disk_open(&rep->disk, params->data_dir);
     if (s != RDLM_OK) {
         goto err_free; /* logged there */

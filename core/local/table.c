@@ -247,12 +247,10 @@ void rdlm_table_trim(rdlm_segment_t *seg, uint32_t idx)
     }
 }
 
-/* Holding the creation lock, entry e just retired: raise its name's floor to its last
- * token, so that a later keying of the name (under this lock) starts above every
- * token the entry issued. After the retire, not before: a process may pin the entry,
- * take tokens and close it again between a read of the token and a retire CAS whose
- * state word is then the same again (tests/model/table_reuse.pml found it). */
-static void rdlm_table_raise_floor(rdlm_segment_t *seg, rdlm_entry_t *e)
+/* (table.h) After the retire, not before: a process may pin the entry, take tokens
+ * and close it again between a read of the token and a retire CAS whose state word is
+ * then the same again (tests/model/table_reuse.pml found it). */
+void rdlm_table_raise_floor(rdlm_segment_t *seg, rdlm_entry_t *e)
 {
     rdlm_atomic_u64_t *floor = rdlm_table_floor(seg, rdlm_load(&e->key, RDLM_RELAXED));
     uint64_t last = rdlm_load(&e->token, RDLM_ACQUIRE);
@@ -326,6 +324,10 @@ static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked)
             continue;
         }
         next = rdlm_table_closed(seg, e, s, locked);
+        if (RDLM_STATE_PHASE(next) == RDLM_PHASE_RETIRED) {
+            /* A taker-over of the lock raises the floor if this process dies now. */
+            rdlm_store(&seg->hdr->create_idx, idx, RDLM_RELAXED);
+        }
         if (rdlm_cas(&e->state, &s, next, RDLM_ACQ_REL)) {
             retired = RDLM_STATE_PHASE(next) == RDLM_PHASE_RETIRED;
             break;
@@ -334,6 +336,9 @@ static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked)
     if (retired) {
         rdlm_table_raise_floor(seg, e);
         rdlm_table_trim(seg, idx);
+    }
+    if (locked) {
+        rdlm_store(&seg->hdr->create_idx, RDLM_TABLE_NONE, RDLM_RELAXED);
     }
     if (took) {
         rdlm_table_unlock(seg);

@@ -43,11 +43,17 @@ void rdlm_table_close(rdlm_segment_t *seg, uint32_t idx);
 
 /** Take the segment's creation lock: blocking (yields), taking it over from a dead
  *  holder after repairing what that holder left (an entry left CREATING is retired,
- *  the count of used entries is recounted). Acquire ordering. */
+ *  the floor raised for the entry it was retiring or keying, the count of used
+ *  entries recounted). Acquire ordering. */
 void rdlm_table_lock(rdlm_segment_t *seg);
 
 /** Release the creation lock (release ordering). */
 void rdlm_table_unlock(rdlm_segment_t *seg);
+
+/** Holding the creation lock, entry e retired: raise its name's token floor to its
+ *  last token, so that a later keying of the name (under the lock) starts above every
+ *  token the entry issued. */
+void rdlm_table_raise_floor(rdlm_segment_t *seg, rdlm_entry_t *e);
 
 /** Holding the creation lock: free the retired entries that end a probe chain, from
  *  idx backwards (an entry is freed while it is retired and the next one is free). */

@@ -11,8 +11,10 @@
 #define RDLM_TABLE_LOCK_CHECK_NS 10000000ull
 
 /* Taken over from a dead holder: retire the entry it left CREATING (its fields may be
- * half written; a retired entry is only ever keyed again), count the entries that
- * are not FREE again (its count may be one off), and trim. */
+ * half written; a retired entry is only ever keyed again), raise the floor for the
+ * entry it was retiring or keying (it may have died before it did; its token is the
+ * old or the new one, either at most too high), count the entries that are not FREE
+ * again (its count may be one off), and trim. */
 static void rdlm_table_repair(rdlm_segment_t *seg)
 {
     uint32_t idx = rdlm_load(&seg->hdr->create_idx, RDLM_RELAXED), used = 0;
@@ -22,8 +24,11 @@ static void rdlm_table_repair(rdlm_segment_t *seg)
         uint64_t s = rdlm_load(&e->state, RDLM_ACQUIRE);
 
         if (RDLM_STATE_PHASE(s) == RDLM_PHASE_CREATING) {
-            rdlm_store(&e->state, RDLM_STATE_MAKE(RDLM_STATE_GEN(s), RDLM_PHASE_RETIRED, 0),
-                       RDLM_RELEASE);
+            s = RDLM_STATE_MAKE(RDLM_STATE_GEN(s), RDLM_PHASE_RETIRED, 0);
+            rdlm_store(&e->state, s, RDLM_RELEASE);
+        }
+        if (RDLM_STATE_PHASE(s) == RDLM_PHASE_RETIRED) {
+            rdlm_table_raise_floor(seg, e);
         }
         rdlm_table_trim(seg, idx);
     }

@@ -214,6 +214,27 @@ static void second_session_try_is_busy(void **state)
     rdlm_session_close(b);
 }
 
+/* The leader applies an ACQUIRE and then answers it as a failed apply (test hook
+ * RDLMTEST_LEASE_LOSE_ANSWER, set for the replicas in main): the outcome is unknown to
+ * the client, which must learn it by retrying the same seq. Before, the leader answered
+ * RDLM_ERR_IO, the caller saw that, and the session held the lock unknowingly: every
+ * later ACQUIRE of it was RDLM_ERR_INVALID_ARG. */
+static void acquire_whose_answer_was_lost_is_learnt_by_retrying(void **state)
+{
+    rdlm_session_h s;
+    uint64_t t1, t2;
+
+    (void)state;
+    need_rdlmd();
+    s = open_session(5000, NULL, NULL);
+    assert_int_equal(rdlm_session_lock(s, "lost-answer", 2000 * MS, &t1), RDLM_OK);
+    assert_int_equal(rdlm_session_unlock(s, "lost-answer", t1), RDLM_OK);
+    assert_int_equal(rdlm_session_lock(s, "lost-answer", 0, &t2), RDLM_OK);
+    assert_true(t2 > t1);
+    assert_int_equal(rdlm_session_unlock(s, "lost-answer", t2), RDLM_OK);
+    rdlm_session_close(s);
+}
+
 static void blocking_acquire_is_granted_after_unlock(void **state)
 {
     rdlm_session_h a;
@@ -625,6 +646,7 @@ int main(void)
         cmocka_unit_test(authority_reached_by_host_name),
         cmocka_unit_test(tokens_strictly_increase),
         cmocka_unit_test(second_session_try_is_busy),
+        cmocka_unit_test(acquire_whose_answer_was_lost_is_learnt_by_retrying),
         cmocka_unit_test(blocking_acquire_is_granted_after_unlock),
         cmocka_unit_test(waiters_are_granted_in_fifo_order),
         cmocka_unit_test(timed_out_acquire_leaves_nothing_queued),
@@ -637,5 +659,7 @@ int main(void)
         cmocka_unit_test(operations_continue_after_the_leader_is_killed),
         cmocka_unit_test(a_leader_without_its_majority_renews_nothing),
     };
+    /* Inherited by the replicas cluster_up starts (only this test's lock name). */
+    setenv("RDLMTEST_LEASE_LOSE_ANSWER", "lost-answer", 1);
     return cmocka_run_group_tests(tests, cluster_up, cluster_down);
 }

@@ -1,7 +1,8 @@
 /* Object table: insert and look up, kinds, home-position collisions, id collisions
  * told apart by the stored name, a full table that refuses cleanly, the last close
  * of a lock retiring its entry with its tokens kept by the floor (a counter's entry
- * stays), and a creation lock left by a dead holder taken over and repaired. */
+ * stays), and a creation lock left by a dead holder taken over and repaired (its
+ * half-keyed entry retired, the floor of the entry it retired raised). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,6 +180,21 @@ static void dead_holder_of_the_creation_lock_is_taken_over(void **state)
     assert_int_not_equal(RDLM_STATE_PHASE(state_of(&seg, left)), RDLM_PHASE_LIVE);
     assert_int_equal(rdlm_load(&seg.hdr->used, RDLM_RELAXED),
                      1 + (RDLM_STATE_PHASE(state_of(&seg, left)) != RDLM_PHASE_FREE));
+    /* Another died after retiring "old" (token 5000 above the epoch's) and before
+     * raising its floor: the taker-over raises it, so "old" opened again starts
+     * above. */
+    rdlm_table_close(&seg, idx);
+    assert_int_equal(rdlm_table_open(&seg, "old", RDLM_KIND_LOCK, 0, 0, &idx), RDLM_OK);
+    rdlm_store(&seg.entries[idx].token, ((uint64_t)seg.hdr->epoch << 40) + 5000,
+               RDLM_RELAXED);
+    rdlm_store(&seg.entries[idx].state,
+               RDLM_STATE_MAKE(RDLM_STATE_GEN(state_of(&seg, idx)), RDLM_PHASE_RETIRED, 0),
+               RDLM_RELAXED);
+    rdlm_store(&seg.hdr->create_lock, dead, RDLM_RELAXED);
+    rdlm_store(&seg.hdr->create_idx, idx, RDLM_RELAXED);
+    assert_int_equal(rdlm_table_open(&seg, "old", RDLM_KIND_LOCK, 0, 0, &idx), RDLM_OK);
+    assert_true(rdlm_load(&seg.entries[idx].token, RDLM_RELAXED) >=
+                ((uint64_t)seg.hdr->epoch << 40) + 5000);
     rdlm_segment_detach(&seg);
 }
 
