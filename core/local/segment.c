@@ -578,8 +578,9 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
         close(seg.fd);
         goto out_unlock;
     }
-    seg.planted = (getenv("RDLMTEST_TABLE_NO_FLOOR") != NULL ? RDLM_PLANTED_NO_FLOOR : 0) |
-                  (getenv("RDLMTEST_TABLE_RETIRE_OPEN") != NULL ? RDLM_PLANTED_RETIRE_OPEN : 0);
+    seg.planted =
+        (getenv("RDLMTEST_TABLE_NO_FLOOR") != NULL ? RDLM_PLANTED_NO_FLOOR : 0) |
+        (getenv("RDLMTEST_TABLE_RETIRE_OPEN") != NULL ? RDLM_PLANTED_RETIRE_OPEN : 0);
     *seg_p = seg;
     seg_p->dir_fd = -1; /* reopened by detach */
 out_unlock:

@@ -89,7 +89,8 @@ static int rdlm_table_pin(rdlm_segment_t *seg, uint32_t idx, uint64_t id, int ke
     uint64_t s = rdlm_load(&e->state, RDLM_ACQUIRE);
 
     for (;;) {
-        if (RDLM_STATE_PHASE(s) != RDLM_PHASE_LIVE || rdlm_load(&e->key, RDLM_ACQUIRE) != id) {
+        if (RDLM_STATE_PHASE(s) != RDLM_PHASE_LIVE ||
+            rdlm_load(&e->key, RDLM_ACQUIRE) != id) {
             return 0;
         }
         if (RDLM_STATE_OPENS(s) == RDLM_STATE_OPENS_MAX) {
@@ -115,8 +116,8 @@ static rdlm_status_t rdlm_table_check(rdlm_segment_t *seg, uint32_t idx, const c
     }
     if ((meta & RDLM_META_KIND) != (kind & RDLM_META_KIND)) {
         rdlm_table_unpin(seg, idx, locked);
-        rdlm_error("\"%s\" exists as a %s, opened as a %s", name, rdlm_table_kind_name(meta),
-                   rdlm_table_kind_name(kind));
+        rdlm_error("\"%s\" exists as a %s, opened as a %s", name,
+                   rdlm_table_kind_name(meta), rdlm_table_kind_name(kind));
         return RDLM_ERR_KIND_MISMATCH;
     }
     if ((kind & RDLM_META_ORDER_SET) && ((meta ^ kind) & RDLM_META_FIFO)) {
@@ -135,7 +136,8 @@ static rdlm_status_t rdlm_table_check(rdlm_segment_t *seg, uint32_t idx, const c
  * chain, else its FREE end (RDLM_TABLE_NONE if the walk found neither). locked: the
  * caller holds the creation lock. */
 static rdlm_status_t rdlm_table_find(rdlm_segment_t *seg, const char *name, unsigned kind,
-                                     int keep, int locked, uint32_t *index_p, uint32_t *free_p)
+                                     int keep, int locked, uint32_t *index_p,
+                                     uint32_t *free_p)
 {
     uint64_t id = rdlm_table_id(name);
     uint32_t idx = rdlm_table_home(id, seg->table_size);
@@ -201,8 +203,9 @@ static rdlm_status_t rdlm_table_create(rdlm_segment_t *seg, const char *name, un
             break;
         }
         if (swept) {
-            rdlm_error("%s/%s: table full (%u objects; raise RDLM_CAPACITY for the creator)",
-                       seg->place.dir, seg->seg_name, hdr->capacity);
+            rdlm_error(
+                "%s/%s: table full (%u objects; raise RDLM_CAPACITY for the creator)",
+                seg->place.dir, seg->seg_name, hdr->capacity);
             return RDLM_ERR_TABLE_FULL;
         }
         rdlm_table_trim_all(seg);
@@ -287,20 +290,21 @@ static uint64_t rdlm_table_closed(const rdlm_segment_t *seg, const rdlm_entry_t 
 {
     uint64_t last = (seg->planted & RDLM_PLANTED_RETIRE_OPEN) ? RDLM_STATE_OPENS(s) : 1;
 
-    if (locked && RDLM_STATE_OPENS(s) == last && !(s & RDLM_STATE_KEEP) && rdlm_table_idle(e)) {
+    if (locked && RDLM_STATE_OPENS(s) == last && !(s & RDLM_STATE_KEEP) &&
+        rdlm_table_idle(e)) {
         return RDLM_STATE_MAKE(RDLM_STATE_GEN(s), RDLM_PHASE_RETIRED, 0);
     }
     return s - 1;
 }
 
 /* 1 if closing from s may retire the entry (so the close takes the creation lock). */
-static int rdlm_table_may_retire(const rdlm_segment_t *seg, const rdlm_entry_t *e, uint64_t s)
+static int rdlm_table_may_retire(const rdlm_segment_t *seg, const rdlm_entry_t *e,
+                                 uint64_t s)
 {
     uint32_t kind = rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND;
 
     return (RDLM_STATE_OPENS(s) == 1 || (seg->planted & RDLM_PLANTED_RETIRE_OPEN)) &&
-           !(s & RDLM_STATE_KEEP) &&
-           (kind == RDLM_KIND_LOCK || kind == RDLM_KIND_RWLOCK);
+           !(s & RDLM_STATE_KEEP) && (kind == RDLM_KIND_LOCK || kind == RDLM_KIND_RWLOCK);
 }
 
 /* One close of entry idx; locked: the caller holds the creation lock (else it is

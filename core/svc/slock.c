@@ -269,7 +269,8 @@ rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadl
 }
 
 /* Release lock k (one use counted), as rdlm_svc_lock_release. */
-static rdlm_status_t rdlm_svc_lock_free_word(rdlm_svc_t *svc, rdlm_svc_lock_t *k, uint64_t id)
+static rdlm_status_t rdlm_svc_lock_free_word(rdlm_svc_t *svc, rdlm_svc_lock_t *k,
+                                             uint64_t id)
 {
     uint64_t held, free_word, old = 0;
     uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_RELEASE_TRY_NS);

@@ -15,10 +15,10 @@
  * and full process slots are reported (RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE) without
  * harm to what exists; one context uses far more distinct lock and rwlock names than
  * the capacity over its life (closed ones are retired and their entries reused),
- * with tokens that keep growing per name; a segment whose header looks corrupt (zeroed magic, another layout
- * version, a huge slot high-water mark, a wild entries offset) while a process is
- * attached and holds a lock is refused with RDLM_ERR_CORRUPT, not replaced, and the
- * attached process keeps working, destroys its context without crashing and removes
+ * with tokens that keep growing per name; a segment whose header looks corrupt (zeroed
+ * magic, another layout version, a huge slot high-water mark, a wild entries offset) while
+ * a process is attached and holds a lock is refused with RDLM_ERR_CORRUPT, not replaced,
+ * and the attached process keeps working, destroys its context without crashing and removes
  * the files; once its processes were killed, such a segment is replaced.
  *
  * Children report through shared memory and exit codes; only the parent asserts.

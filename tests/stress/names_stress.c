@@ -35,9 +35,9 @@
 #include "stress_util.h"
 
 #define NAMES_MAX_PROCS 32
-#define NAMES_WINDOW 8         /* names ahead of the cursor a round picks from */
-#define NAMES_CURSOR_STEP 4    /* rounds (of all processes) per step of the window */
-#define NAMES_REPORTS 5        /* violations printed */
+#define NAMES_WINDOW 8      /* names ahead of the cursor a round picks from */
+#define NAMES_CURSOR_STEP 4 /* rounds (of all processes) per step of the window */
+#define NAMES_REPORTS 5     /* violations printed */
 
 typedef struct names_slot {
     atomic_uint inside;
@@ -95,7 +95,8 @@ static rdlm_status_t names_open(rdlm_ctx_h ctx, uint64_t i, names_handle_t *h)
 
     snprintf(name, sizeof(name), "n%llu", (unsigned long long)i);
     h->i = i;
-    return i % 2 == 0 ? rdlm_lock_open(ctx, name, &h->lock) : rdlm_rwlock_open(ctx, name, &h->rw);
+    return i % 2 == 0 ? rdlm_lock_open(ctx, name, &h->lock)
+                      : rdlm_rwlock_open(ctx, name, &h->rw);
 }
 
 static void names_close(names_handle_t *h)
@@ -155,8 +156,8 @@ static int names_child(void *arg)
         } else {
             uint64_t step = atomic_fetch_add(&cfg.shared->cursor, 1) / NAMES_CURSOR_STEP;
 
-            st = names_open(ctx, (step + (unsigned)rand_r(&seed) % NAMES_WINDOW) % cfg.count,
-                            &h);
+            st = names_open(
+                ctx, (step + (unsigned)rand_r(&seed) % NAMES_WINDOW) % cfg.count, &h);
             if (st != RDLM_OK) {
                 rc = names_fail("open", h.i, st);
                 break;

@@ -58,14 +58,16 @@ static void many_names_in_a_small_table_probe_past_collisions(void **state)
     assert_int_equal(attach(&seg, 40, "probe"), RDLM_OK);
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof(name), "n%d", i);
-        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, 0, &idx[i]), RDLM_OK);
+        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, 0, &idx[i]),
+                         RDLM_OK);
         for (int j = 0; j < i; j++) {
             assert_int_not_equal(idx[i], idx[j]);
         }
     }
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof(name), "n%d", i);
-        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, 0, &again), RDLM_OK);
+        assert_int_equal(rdlm_table_open(&seg, name, RDLM_KIND_LOCK, 0, 0, &again),
+                         RDLM_OK);
         assert_int_equal(again, idx[i]);
     }
     rdlm_segment_detach(&seg);
