@@ -431,8 +431,9 @@ static void test_table_full_after_capacity_objects(void **state)
 /* One context opens, takes, releases and closes RDLMTEST_API_NAMES distinct lock
  * names and as many rwlock names, twice over, in a table of
  * RDLMTEST_API_NAMES_CAPACITY objects (0: the default capacity): nothing fails, the
- * table never holds more than a few entries, and every name's tokens of the second
- * round are above its first round's (the floor of retired entries). */
+ * table never holds more than a few entries, every name's tokens of the second
+ * round are above its first round's (the floor of retired entries), and closed
+ * handles are reused (the first one comes back). */
 static void test_names_beyond_capacity_are_reused_and_tokens_grow(void **state)
 {
     api_fixture_t *fx = *state;
@@ -442,6 +443,8 @@ static void test_names_beyond_capacity_are_reused_and_tokens_grow(void **state)
     uint32_t max_used = 0;
     rdlm_segment_info_t info;
     char name[32];
+    void *first_handle = NULL;
+    int first_reused = 0;
 
     assert_non_null(first);
     params.capacity = (uint32_t)api_env_u64("RDLMTEST_API_NAMES_CAPACITY", 64);
@@ -457,6 +460,8 @@ static void test_names_beyond_capacity_are_reused_and_tokens_grow(void **state)
 
             snprintf(name, sizeof(name), "name-%u", i);
             assert_status(rdlm_lock_open(fx->ctx[0], name, &lock), RDLM_OK);
+            first_reused |= i > 0 && (void *)lock == first_handle;
+            first_handle = first_handle == NULL ? (void *)lock : first_handle;
             assert_status(rdlm_lock_acquire(lock, 0, &token), RDLM_OK);
             assert_status(rdlm_lock_release(lock), RDLM_OK);
             assert_status(rdlm_lock_close(lock), RDLM_OK);
@@ -478,6 +483,8 @@ static void test_names_beyond_capacity_are_reused_and_tokens_grow(void **state)
         }
     }
     assert_true(max_used <= 4);
+    /* Closed handles are reused once more than 1,024 are closed (names > 512). */
+    assert_true(names <= 512 || first_reused);
     free(first);
 }
 
