@@ -57,8 +57,9 @@ typedef struct shared {
      * rather than as a data race. */
     int readers_inside, writers_inside;
     int round_seen[THREADS];
-    uint64_t rot_counter[ROTATING]; /* plain: protected by the lock of each name */
-    uint64_t rot_last[ROTATING];    /* plain: the name's last token */
+    /* Per rotating name (and thread, with one context): plain, under its lock. */
+    uint64_t rot_counter[THREADS][ROTATING];
+    uint64_t rot_last[THREADS][ROTATING]; /* the name's last token */
 } shared_t;
 
 typedef struct arg {
@@ -146,22 +147,27 @@ static void barrier_rounds(shared_t *sh, rdlm_barrier_h bar, int id, record_t *r
     }
 }
 
-/* Open, take, release and close the lock of one of ROTATING names, n times. */
+/* Open, take, release and close the lock of one of ROTATING names, n times. With a
+ * context per thread the threads share the names; with one context each thread has
+ * its own (a close releases what its context holds, whichever thread took it), so
+ * they meet only on the table's creation lock. */
 static void rotating_names(shared_t *sh, rdlm_ctx_h ctx, int id, int n, record_t *rec)
 {
     for (int i = 0; i < n; i++) {
         int k = (i + id) % ROTATING;
-        char name[16];
+        char name[24];
         rdlm_lock_h lock;
         uint64_t token;
 
-        snprintf(name, sizeof(name), "t.rot%d", k);
+        snprintf(name, sizeof(name), "t.rot%d.%d", k, sh->common != NULL ? id : 0);
         if (!ok(rec, rdlm_lock_open(ctx, name, &lock)))
             return;
         if (ok(rec, rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &token))) {
-            rec->bad_tokens += token <= sh->rot_last[k];
-            sh->rot_last[k] = token;
-            sh->rot_counter[k]++;
+            int t = sh->common != NULL ? id : 0;
+
+            rec->bad_tokens += token <= sh->rot_last[t][k];
+            sh->rot_last[t][k] = token;
+            sh->rot_counter[t][k]++;
             rec->rot_increments++;
             ok(rec, rdlm_lock_release(lock));
         }
@@ -216,6 +222,7 @@ static void run(int shared_ctx)
     pthread_t t[THREADS];
     arg_t *args = calloc(THREADS, sizeof(*args));
     int n = iterations();
+    uint64_t rot_total = 0;
 
     assert_non_null(sh);
     assert_non_null(args);
@@ -253,8 +260,12 @@ static void run(int shared_ctx)
     assert_int_equal(sh->readers_inside, 0);
     assert_int_equal(sh->writers_inside, 0);
     assert_int_equal(sh->counter, (uint64_t)THREADS * (uint64_t)n);
-    assert_int_equal(sh->rot_counter[0] + sh->rot_counter[1] + sh->rot_counter[2],
-                     (uint64_t)THREADS * (uint64_t)n);
+    for (int th = 0; th < THREADS; th++) {
+        for (int k = 0; k < ROTATING; k++) {
+            rot_total += sh->rot_counter[th][k];
+        }
+    }
+    assert_int_equal(rot_total, (uint64_t)THREADS * (uint64_t)n);
     free(args);
     free(sh);
 }
