@@ -190,10 +190,12 @@ rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func)
     }
     ctx = obj->ctx;
     rdlm_obj_release_held(obj);
+    pthread_mutex_lock(&ctx->objs_lock);
+    obj->magic = RDLM_OBJ_MAGIC_CLOSED; /* before its entry may go to another name */
+    pthread_mutex_unlock(&ctx->objs_lock);
     ctx->ops->close(obj);
     rdlm_table_close(&ctx->local.seg, obj->index);
-    pthread_mutex_lock(&ctx->objs_lock);
-    obj->magic = RDLM_OBJ_MAGIC_CLOSED;
+    pthread_mutex_lock(&ctx->objs_lock); /* reusable from now on */
     obj->closed_next = NULL;
     if (ctx->closed_count++ == 0) {
         ctx->closed_head = obj;
