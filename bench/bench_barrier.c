@@ -186,11 +186,7 @@ static int rdlm_bench_bar_rdlm_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
     us = (double)out.max_elapsed_ns / (double)out.slots[0].ops / 1000.0;
     rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 1, &pct);
     rdlm_bench_measure_round(c->measure[RDLM_BENCH_BAR_RDLM], us, &pct);
-    if (out.has_stats) {
-        c->rdlm_stats.contended += out.stats.contended;
-        c->rdlm_stats.parks += out.stats.parks;
-        c->rdlm_stats.wakes += out.stats.wakes;
-    }
+    rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
     if (c->report->opts->verbose) {
         fprintf(stderr, "rdlm-bench:   round %u rdlm barrier %2u procs %.3f us, p99 %.2f us\n",
                 round + 1, c->nprocs, us, pct.p99);

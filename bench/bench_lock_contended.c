@@ -19,6 +19,7 @@
  * rdlm waits more than 10 ms in any round (bounded bypass).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "benchmarks.h"
@@ -38,78 +39,6 @@ static const rdlm_bench_lock_ops_t *const rdlm_bench_cont_impls[] = {
     &rdlm_bench_lock_rdlm, &rdlm_bench_lock_pmutex, &rdlm_bench_lock_tas,
     &rdlm_bench_lock_rdlm_fifo};
 #define RDLM_BENCH_CONT_NIMPL (sizeof(rdlm_bench_cont_impls) / sizeof(rdlm_bench_cont_impls[0]))
-
-/* The measured loop; every: time every acquire (wait rounds), else 1 in 16. */
-static inline int rdlm_bench_cont_loop(rdlm_bench_worker_t *w, int every)
-{
-    const rdlm_bench_lock_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->ops;
-    rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, a);
-    uint64_t sink = w->rank + 1;
-    rdlm_stats_t before;
-    rdlm_stats_t after;
-    uint64_t ops_done = 0;
-    uint64_t handoffs = 0;
-    uint64_t max_wait = 0;
-    uint64_t wait;
-    int have_stats;
-    void *lock;
-    uint64_t k;
-    int rc;
-
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    for (k = 0; k < a->warmup; k++) {
-        if (rdlm_bench_lock_section(w, ops, lock, cs, 0) < 0) {
-            goto err_detach;
-        }
-        sink = rdlm_bench_local_work(sink);
-    }
-    have_stats = ops->stats(lock, &before) == 0;
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    while (!rdlm_bench_worker_stopped(w)) {
-        if (every) {
-            rc = rdlm_bench_lock_section_waited(w, ops, lock, cs, 1, &wait);
-            max_wait = wait > max_wait ? wait : max_wait;
-        } else {
-            rc = rdlm_bench_lock_section(
-                w, ops, lock, cs, (ops_done & (RDLM_BENCH_CONT_SAMPLE_EVERY - 1)) == 0);
-        }
-        if (rc < 0) {
-            goto err_detach;
-        }
-        handoffs += (uint64_t)rc;
-        sink = rdlm_bench_local_work(sink);
-        ops_done++;
-    }
-    rdlm_bench_worker_end(w, ops_done);
-    w->slot->values[0] = (double)a->warmup;
-    w->slot->values[1] = (double)(sink & 0xff); /* keeps the local work alive */
-    w->slot->values[2] = (double)handoffs;
-    w->slot->values[3] = (double)max_wait; /* ns, every acquire of a wait round */
-    if (have_stats && ops->stats(lock, &after) == 0) {
-        rdlm_bench_worker_stats(w, &before, &after);
-    }
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
-}
-
-static int rdlm_bench_cont_body(rdlm_bench_worker_t *w)
-{
-    return rdlm_bench_cont_loop(w, 0);
-}
-
-static int rdlm_bench_cont_wait_body(rdlm_bench_worker_t *w)
-{
-    return rdlm_bench_cont_loop(w, 1);
-}
 
 typedef struct rdlm_bench_cont_ctx {
     rdlm_bench_report_t *report;
@@ -135,9 +64,7 @@ static void rdlm_bench_cont_waits(rdlm_bench_cont_ctx_t *c, uint32_t impl, uint3
     double max_wait_ms = 0;
 
     for (uint32_t k = 0; k < out->nprocs; k++) {
-        if (out->slots[k].values[3] / 1e6 > max_wait_ms) {
-            max_wait_ms = out->slots[k].values[3] / 1e6;
-        }
+        max_wait_ms = fmax(max_wait_ms, out->slots[k].values[3] / 1e6);
     }
     rdlm_bench_outcome_percentiles(out, 1.0 / 1000.0, 0, &pct);
     rdlm_bench_measure_round(c->wait_p999[impl], pct.p999, NULL);
@@ -160,25 +87,23 @@ static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
     rdlm_bench_cont_ctx_t *c = ctx;
     uint32_t impl = run % RDLM_BENCH_CONT_NIMPL;
     int waits = run >= RDLM_BENCH_CONT_NIMPL;
-    rdlm_bench_lock_arg_t arg = {.ops = rdlm_bench_cont_impls[impl], .warmup = c->warmup};
+    rdlm_bench_lock_arg_t arg = {.ops = rdlm_bench_cont_impls[impl],
+                                 .warmup = c->warmup,
+                                 .sample_mask = RDLM_BENCH_CONT_SAMPLE_EVERY - 1};
     rdlm_bench_run_params_t p = {
         .nprocs = c->nprocs,
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_CONT_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
-        .data_size = rdlm_bench_lock_data_size(&arg),
-        .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_lock_check,
-        .data_fini = rdlm_bench_lock_data_fini,
-        .body = waits ? rdlm_bench_cont_wait_body : rdlm_bench_cont_body,
-        .arg = &arg,
+        .body = waits ? rdlm_bench_lock_waits_body : rdlm_bench_lock_window_body,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
-    double mops, handoffs = 0;
+    double mops, handoffs;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     if (waits) {
@@ -186,9 +111,7 @@ static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
         rdlm_bench_outcome_free(&out);
         return 0;
     }
-    for (uint32_t k = 0; k < out.nprocs; k++) {
-        handoffs += out.slots[k].values[2];
-    }
+    handoffs = rdlm_bench_outcome_sum(&out, 2);
     mops = out.window_ns > 0 ? (double)out.ops * 1000.0 / (double)out.window_ns : 0.0;
     rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], mops, &pct);
@@ -197,13 +120,7 @@ static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
                              NULL);
     c->ops[impl] += out.ops;
     c->turns[impl] += (uint64_t)handoffs;
-    if (out.has_stats) {
-        c->rdlm_stats.acquires += out.stats.acquires;
-        c->rdlm_stats.contended += out.stats.contended;
-        c->rdlm_stats.parks += out.stats.parks;
-        c->rdlm_stats.wakes += out.stats.wakes;
-        c->rdlm_stats.skips += out.stats.skips;
-    }
+    rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
     if (c->report->opts->verbose) {
         fprintf(stderr,
                 "rdlm-bench:   round %u %-14s %2u procs %.3f Mops/s (%" PRIu64
@@ -261,19 +178,17 @@ static void rdlm_bench_cont_wait_note(rdlm_bench_report_t *r, const char *bench,
 static int rdlm_bench_cont_wait_target(rdlm_bench_report_t *r, const char *bench,
                                        const rdlm_bench_cont_ctx_t *c)
 {
-    rdlm_bench_measure_t *worst = rdlm_bench_report_measure(
-        r, bench, "wait max, all rounds", rdlm_bench_cont_impls[0]->name, c->nprocs, "ms");
-    rdlm_bench_measure_t *limit = rdlm_bench_report_measure(
-        r, bench, "wait max, all rounds", "limit", c->nprocs, "ms");
+    rdlm_bench_measure_t *worst = rdlm_bench_report_figure(
+        r, bench, "wait max, all rounds", rdlm_bench_cont_impls[0]->name, c->nprocs, "ms",
+        c->worst_wait_ms[0]);
+    rdlm_bench_measure_t *limit =
+        rdlm_bench_report_figure(r, bench, "wait max, all rounds", "limit", c->nprocs, "ms",
+                                 RDLM_BENCH_CONT_MAX_WAIT_MS);
     char label[32];
 
     if (worst == NULL || limit == NULL) {
         return -1;
     }
-    rdlm_bench_measure_round(worst, c->worst_wait_ms[0], NULL);
-    rdlm_bench_measure_round(limit, RDLM_BENCH_CONT_MAX_WAIT_MS, NULL);
-    rdlm_bench_measure_finish(worst);
-    rdlm_bench_measure_finish(limit);
     snprintf(label, sizeof(label), "limit (%.0f ms)", RDLM_BENCH_CONT_MAX_WAIT_MS);
     rdlm_bench_report_compare(r, worst, limit, label, RDLM_BENCH_TARGET_AT_MOST, 1.0);
     return 0;
@@ -311,18 +226,17 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
         };
 
         for (k = 0; k < RDLM_BENCH_CONT_NIMPL; k++) {
-            c.measure[k] = rdlm_bench_report_measure(r, bench, "throughput",
-                                                     rdlm_bench_cont_impls[k]->name,
-                                                     procs[n], "Mops/s");
-            c.handoffs[k] = rdlm_bench_report_measure(r, bench, "hand-offs",
-                                                      rdlm_bench_cont_impls[k]->name,
-                                                      procs[n], "M/s");
-            c.wait_p999[k] = rdlm_bench_report_measure(
-                r, bench, "wait p99.9", rdlm_bench_cont_impls[k]->name, procs[n], "us");
-            c.wait_max[k] = rdlm_bench_report_measure(
-                r, bench, "wait max", rdlm_bench_cont_impls[k]->name, procs[n], "ms");
-            if (c.measure[k] == NULL || c.handoffs[k] == NULL || c.wait_p999[k] == NULL ||
-                c.wait_max[k] == NULL) {
+            const rdlm_bench_lock_ops_t *const *impl = &rdlm_bench_cont_impls[k];
+
+            /* table order: each implementation's four rows together */
+            if (rdlm_bench_lock_measures(r, bench, "throughput", impl, 1, procs[n],
+                                         "Mops/s", &c.measure[k]) != 0 ||
+                rdlm_bench_lock_measures(r, bench, "hand-offs", impl, 1, procs[n], "M/s",
+                                         &c.handoffs[k]) != 0 ||
+                rdlm_bench_lock_measures(r, bench, "wait p99.9", impl, 1, procs[n], "us",
+                                         &c.wait_p999[k]) != 0 ||
+                rdlm_bench_lock_measures(r, bench, "wait max", impl, 1, procs[n], "ms",
+                                         &c.wait_max[k]) != 0) {
                 return -1;
             }
         }
@@ -333,12 +247,10 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
                                  rdlm_bench_cont_round, &c) != 0) {
             return -1;
         }
-        for (k = 0; k < RDLM_BENCH_CONT_NIMPL; k++) {
-            rdlm_bench_measure_finish(c.measure[k]);
-            rdlm_bench_measure_finish(c.handoffs[k]);
-            rdlm_bench_measure_finish(c.wait_p999[k]);
-            rdlm_bench_measure_finish(c.wait_max[k]);
-        }
+        rdlm_bench_measures_finish(c.measure, RDLM_BENCH_CONT_NIMPL);
+        rdlm_bench_measures_finish(c.handoffs, RDLM_BENCH_CONT_NIMPL);
+        rdlm_bench_measures_finish(c.wait_p999, RDLM_BENCH_CONT_NIMPL);
+        rdlm_bench_measures_finish(c.wait_max, RDLM_BENCH_CONT_NIMPL);
         /* [0] is rdlm, [1] pthread_mutex, [2] tas, [3] rdlm_fifo */
         rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
                                   RDLM_BENCH_TARGET_NONE, 0);

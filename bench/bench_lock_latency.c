@@ -21,54 +21,6 @@ static const rdlm_bench_lock_ops_t *const rdlm_bench_lat_impls[] = {
     &rdlm_bench_lock_rdlm, &rdlm_bench_lock_tas, &rdlm_bench_lock_pmutex};
 #define RDLM_BENCH_LAT_NIMPL (sizeof(rdlm_bench_lat_impls) / sizeof(rdlm_bench_lat_impls[0]))
 
-static int rdlm_bench_lat_body(rdlm_bench_worker_t *w)
-{
-    const rdlm_bench_lock_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->ops;
-    rdlm_stats_t before;
-    rdlm_stats_t after;
-    uint64_t done;
-    uint64_t t_prev;
-    uint64_t t;
-    uint64_t n;
-    int have_stats;
-    void *lock;
-
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    if (rdlm_bench_lock_pairs(w, ops, lock, a->warmup) != 0) {
-        goto err_detach;
-    }
-    have_stats = ops->stats(lock, &before) == 0;
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    t_prev = w->slot->t_start_ns;
-    for (done = 0; done < a->iterations; done += n) {
-        n = a->iterations - done < RDLM_BENCH_LAT_BATCH ? a->iterations - done
-                                                        : RDLM_BENCH_LAT_BATCH;
-        if (rdlm_bench_lock_pairs(w, ops, lock, n) != 0) {
-            goto err_detach;
-        }
-        t = rdlm_bench_now_ns();
-        if (n == RDLM_BENCH_LAT_BATCH) {
-            rdlm_bench_sampler_add(&w->sampler, t - t_prev);
-        }
-        t_prev = t;
-    }
-    rdlm_bench_worker_end(w, a->iterations);
-    if (have_stats && ops->stats(lock, &after) == 0) {
-        rdlm_bench_worker_stats(w, &before, &after);
-    }
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
-}
-
 typedef struct rdlm_bench_lat_ctx {
     rdlm_bench_report_t *report;
     rdlm_bench_measure_t *measure[RDLM_BENCH_LAT_NIMPL];
@@ -82,32 +34,25 @@ static int rdlm_bench_lat_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_lat_ctx_t *c = ctx;
     rdlm_bench_lock_arg_t arg = {.ops = rdlm_bench_lat_impls[impl],
                                  .iterations = c->iterations,
-                                 .warmup = c->warmup};
+                                 .warmup = c->warmup,
+                                 .batch = RDLM_BENCH_LAT_BATCH};
     rdlm_bench_run_params_t p = {
         .nprocs = 1,
         .sample_cap = RDLM_BENCH_LAT_SAMPLES,
-        .data_size = rdlm_bench_lock_data_size(&arg),
-        .data_init = rdlm_bench_lock_data_init,
-        .data_fini = rdlm_bench_lock_data_fini,
-        .body = rdlm_bench_lat_body,
-        .arg = &arg,
+        .body = rdlm_bench_lock_pairs_body,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
     double us;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     us = (double)out.max_elapsed_ns / (double)c->iterations / 1000.0;
     rdlm_bench_outcome_percentiles(&out, 1.0 / (1000.0 * RDLM_BENCH_LAT_BATCH), 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], us, &pct);
-    if (out.has_stats) {
-        c->rdlm_stats.acquires += out.stats.acquires;
-        c->rdlm_stats.contended += out.stats.contended;
-        c->rdlm_stats.parks += out.stats.parks;
-    }
+    rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
     if (c->report->opts->verbose) {
         fprintf(stderr, "rdlm-bench:   round %u %-14s %.4f us per pair\n", round + 1,
                 arg.ops->name, us);
@@ -125,27 +70,19 @@ static int rdlm_bench_lat_run(rdlm_bench_report_t *r)
         .iterations = o->iterations ? o->iterations : RDLM_BENCH_LAT_ITERATIONS,
         .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_LAT_WARMUP,
     };
-    uint32_t k;
 
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
                            "1 process, %" PRIu64 " iterations after %" PRIu64
                            " warm-up, %u rounds; us per acquire+release pair; "
                            "p99 over %u-pair batches",
                            c.iterations, c.warmup, o->rounds, RDLM_BENCH_LAT_BATCH);
-    for (k = 0; k < RDLM_BENCH_LAT_NIMPL; k++) {
-        c.measure[k] = rdlm_bench_report_measure(r, bench, "acquire+release",
-                                                 rdlm_bench_lat_impls[k]->name, 1, "us");
-        if (c.measure[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_alternate(RDLM_BENCH_LAT_NIMPL, o->rounds, rdlm_bench_lat_round, &c) !=
-        0) {
+    if (rdlm_bench_lock_measures(r, bench, "acquire+release", rdlm_bench_lat_impls,
+                                 RDLM_BENCH_LAT_NIMPL, 1, "us", c.measure) != 0 ||
+        rdlm_bench_alternate(RDLM_BENCH_LAT_NIMPL, o->rounds, rdlm_bench_lat_round, &c) !=
+            0) {
         return -1;
     }
-    for (k = 0; k < RDLM_BENCH_LAT_NIMPL; k++) {
-        rdlm_bench_measure_finish(c.measure[k]);
-    }
+    rdlm_bench_measures_finish(c.measure, RDLM_BENCH_LAT_NIMPL);
     /* measure[0] is rdlm, [1] tas, [2] pthread_mutex */
     rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL, RDLM_BENCH_TARGET_AT_MOST,
                               1.2);

@@ -168,28 +168,22 @@ static int rdlm_bench_mem_run(rdlm_bench_report_t *r)
         return -1;
     }
     v = out.slots[0].values;
-    per_lock = rdlm_bench_report_measure(r, bench, "segment bytes/lock", "rdlm", 1, "B");
-    mutex = rdlm_bench_report_measure(r, bench, "segment bytes/lock", "pthread_mutex_t", 1,
-                                      "B");
-    big = rdlm_bench_report_measure(r, bench, "segment, 1e6 locks", "rdlm", 1, "MiB");
-    limit = rdlm_bench_report_measure(r, bench, "segment, 1e6 locks", "limit", 1, "MiB");
-    rss = rdlm_bench_report_measure(r, bench, "RSS per 10k opened", "rdlm", 1, "KiB");
+    per_lock =
+        rdlm_bench_report_figure(r, bench, "segment bytes/lock", "rdlm", 1, "B",
+                                 v[RDLM_BENCH_MEM_BYTES] / v[RDLM_BENCH_MEM_CAPACITY]);
+    mutex = rdlm_bench_report_figure(r, bench, "segment bytes/lock", "pthread_mutex_t", 1,
+                                     "B", (double)sizeof(pthread_mutex_t));
+    big = rdlm_bench_report_figure(r, bench, "segment, 1e6 locks", "rdlm", 1, "MiB",
+                                   v[RDLM_BENCH_MEM_BIG_BYTES] / (1024.0 * 1024.0));
+    limit = rdlm_bench_report_figure(r, bench, "segment, 1e6 locks", "limit", 1, "MiB",
+                                     RDLM_BENCH_MEM_LIMIT_MIB);
+    rss =
+        rdlm_bench_report_figure(r, bench, "RSS per 10k opened", "rdlm", 1, "KiB",
+                                 v[RDLM_BENCH_MEM_RSS_KB] * 10000.0 / RDLM_BENCH_MEM_LOCKS);
     if (per_lock == NULL || mutex == NULL || big == NULL || limit == NULL || rss == NULL) {
         rdlm_bench_outcome_free(&out);
         return -1;
     }
-    rdlm_bench_measure_round(per_lock, v[RDLM_BENCH_MEM_BYTES] / v[RDLM_BENCH_MEM_CAPACITY],
-                             NULL);
-    rdlm_bench_measure_round(mutex, (double)sizeof(pthread_mutex_t), NULL);
-    rdlm_bench_measure_round(big, v[RDLM_BENCH_MEM_BIG_BYTES] / (1024.0 * 1024.0), NULL);
-    rdlm_bench_measure_round(limit, RDLM_BENCH_MEM_LIMIT_MIB, NULL);
-    rdlm_bench_measure_round(rss, v[RDLM_BENCH_MEM_RSS_KB] * 10000.0 / RDLM_BENCH_MEM_LOCKS,
-                             NULL);
-    rdlm_bench_measure_finish(per_lock);
-    rdlm_bench_measure_finish(mutex);
-    rdlm_bench_measure_finish(big);
-    rdlm_bench_measure_finish(limit);
-    rdlm_bench_measure_finish(rss);
     rdlm_bench_report_compare(r, per_lock, mutex, NULL, RDLM_BENCH_TARGET_NONE, 0);
     rdlm_bench_report_compare(r, big, limit, "limit (128 MiB)", RDLM_BENCH_TARGET_AT_MOST,
                               1.0);

@@ -148,7 +148,7 @@ static int rdlm_bench_pp_lock_turn(rdlm_bench_worker_t *w, rdlm_bench_pp_side_t 
     int rc;
 
     do {
-        rc = rdlm_bench_lock_section(w, a->lock.ops, side->lock, side->cs, 0);
+        rc = rdlm_bench_lock_section(w, a->lock.ops, side->lock, side->cs, 0, NULL);
         side->taken++;
     } while (rc == 0);
     return rc < 0 ? -1 : 0;
@@ -281,22 +281,17 @@ static int rdlm_bench_pp_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_run_params_t p = {
         .nprocs = 2,
         .sample_cap = RDLM_BENCH_PP_SAMPLES,
-        .data_size = rdlm_bench_lock_data_size(&arg.lock) + sizeof(rdlm_bench_pp_word_t),
-        .data_init = rdlm_bench_lock_data_init,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_pp_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
     uint64_t iterations = arg.lock.iterations;
     double ns;
-    uint32_t k;
 
     arg.ops = rdlm_bench_pp_impls[impl];
     p.data_check = arg.ops->check;
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, sizeof(rdlm_bench_pp_word_t), &out) != 0) {
         return -1;
     }
     ns = (double)(out.slots[0].t_end_ns - out.slots[0].t_start_ns) /
@@ -304,12 +299,8 @@ static int rdlm_bench_pp_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_outcome_percentiles(&out, 1.0 / (2000.0 * RDLM_BENCH_PP_BATCH), 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], ns, &pct);
     if (out.has_stats) {
-        c->rdlm_stats.acquires += out.stats.acquires;
-        c->rdlm_stats.contended += out.stats.contended;
-        c->rdlm_stats.parks += out.stats.parks;
-        for (k = 0; k < out.nprocs; k++) {
-            c->out_of_turn += (uint64_t)out.slots[k].values[1];
-        }
+        rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1);
+        c->out_of_turn += (uint64_t)rdlm_bench_outcome_sum(&out, 1);
     }
     if (c->report->opts->verbose) {
         fprintf(stderr, "rdlm-bench:   round %u %-5s %.1f ns per hand-off, p99 %.1f ns\n",
@@ -361,9 +352,7 @@ static int rdlm_bench_pp_run(rdlm_bench_report_t *r)
         0) {
         return -1;
     }
-    for (k = 0; k < RDLM_BENCH_PP_NIMPL; k++) {
-        rdlm_bench_measure_finish(c.measure[k]);
-    }
+    rdlm_bench_measures_finish(c.measure, RDLM_BENCH_PP_NIMPL);
     /* [0] is rdlm, [1] cas */
     rdlm = c.measure[0];
     cas = c.measure[1];

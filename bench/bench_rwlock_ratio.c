@@ -24,13 +24,12 @@ static const uint32_t rdlm_bench_rw_procs[] = {2};
 static const uint32_t rdlm_bench_rw_read_pct[] = {0, 50, 90, 99};
 #define RDLM_BENCH_RW_NRATIO (sizeof(rdlm_bench_rw_read_pct) / sizeof(uint32_t))
 
-static const rdlm_bench_rwlock_ops_t *const rdlm_bench_rw_impls[] = {
-    &rdlm_bench_rwlock_rdlm, &rdlm_bench_rwlock_pthread};
+static const rdlm_bench_lock_ops_t *const rdlm_bench_rw_impls[] = {
+    &rdlm_bench_lock_rdlm_rwlock, &rdlm_bench_lock_prwlock};
 #define RDLM_BENCH_RW_NIMPL (sizeof(rdlm_bench_rw_impls) / sizeof(rdlm_bench_rw_impls[0]))
 
 typedef struct rdlm_bench_rw_arg {
-    rdlm_bench_lock_arg_t lock; /* first: the lock helpers read it; ops = &rw->lock */
-    const rdlm_bench_rwlock_ops_t *rw;
+    rdlm_bench_lock_arg_t lock; /* first: the lock helpers read it */
     uint32_t read_pct;
 } rdlm_bench_rw_arg_t;
 
@@ -55,17 +54,17 @@ static int rdlm_bench_rw_loop(rdlm_bench_worker_t *w, const rdlm_bench_rw_arg_t 
 
     for (k = 0; k < n; k++) {
         if (rdlm_bench_rw_next(state) % 100 >= a->read_pct) {
-            if (rdlm_bench_lock_section(w, a->lock.ops, lock, cs, 0) < 0) {
+            if (rdlm_bench_lock_section(w, a->lock.ops, lock, cs, 0, NULL) < 0) {
                 return -1;
             }
             (*writes_p)++;
             continue;
         }
-        if ((rc = a->rw->read_acquire(lock)) != 0) {
+        if ((rc = a->lock.ops->read_acquire(lock)) != 0) {
             return rdlm_bench_lock_failed(w, "read_acquire", rc);
         }
         *sink_p += cs->counter;
-        if ((rc = a->rw->read_release(lock)) != 0) {
+        if ((rc = a->lock.ops->read_release(lock)) != 0) {
             return rdlm_bench_lock_failed(w, "read_release", rc);
         }
     }
@@ -125,26 +124,21 @@ static int rdlm_bench_rw_round(uint32_t impl, uint32_t round, void *ctx)
 {
     rdlm_bench_rw_ctx_t *c = ctx;
     rdlm_bench_rw_arg_t arg = {
-        .lock = {.ops = &rdlm_bench_rw_impls[impl]->lock,
+        .lock = {.ops = rdlm_bench_rw_impls[impl],
                  .iterations = c->iterations,
                  .warmup = c->warmup},
-        .rw = rdlm_bench_rw_impls[impl],
         .read_pct = c->read_pct,
     };
     rdlm_bench_run_params_t p = {
         .nprocs = c->nprocs,
-        .data_size = rdlm_bench_lock_data_size(&arg.lock),
-        .data_init = rdlm_bench_lock_data_init,
         .data_check = rdlm_bench_rw_check,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_rw_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     double mops;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     mops = out.window_ns > 0 ? (double)out.ops * 1000.0 / (double)out.window_ns : 0.0;
@@ -165,7 +159,6 @@ static int rdlm_bench_rw_run(rdlm_bench_report_t *r)
     uint32_t nprocs;
     uint32_t n;
     uint32_t q;
-    uint32_t k;
     char metric[32];
 
     nprocs = rdlm_bench_opts_procs(o, rdlm_bench_rw_procs,
@@ -188,20 +181,14 @@ static int rdlm_bench_rw_run(rdlm_bench_report_t *r)
                                        c.iterations, c.warmup, o->rounds);
             }
             snprintf(metric, sizeof(metric), "throughput %u%% reads", c.read_pct);
-            for (k = 0; k < RDLM_BENCH_RW_NIMPL; k++) {
-                c.measure[k] = rdlm_bench_report_measure(
-                    r, bench, metric, rdlm_bench_rw_impls[k]->lock.name, procs[n], "Mops/s");
-                if (c.measure[k] == NULL) {
-                    return -1;
-                }
-            }
-            if (rdlm_bench_alternate(RDLM_BENCH_RW_NIMPL, o->rounds, rdlm_bench_rw_round,
+            if (rdlm_bench_lock_measures(r, bench, metric, rdlm_bench_rw_impls,
+                                         RDLM_BENCH_RW_NIMPL, procs[n], "Mops/s",
+                                         c.measure) != 0 ||
+                rdlm_bench_alternate(RDLM_BENCH_RW_NIMPL, o->rounds, rdlm_bench_rw_round,
                                      &c) != 0) {
                 return -1;
             }
-            for (k = 0; k < RDLM_BENCH_RW_NIMPL; k++) {
-                rdlm_bench_measure_finish(c.measure[k]);
-            }
+            rdlm_bench_measures_finish(c.measure, RDLM_BENCH_RW_NIMPL);
             /* [0] rdlm, [1] pthread_rwlock */
             rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
                                       RDLM_BENCH_TARGET_AT_LEAST, RDLM_BENCH_RW_TARGET);

@@ -7,16 +7,13 @@
  * (last end - first start), Mops/s; p99: wait in acquire, 1 acquire in 16 timed. Each
  * run fails if more than K processes were ever inside at once. Targets (issue 18): at
  * 4 processes rdlm >= 0.8x sem_t, and rdlm with K = 2 faster than with K = 1.
- *
- *   data mapping:  [ sem_t (POSIX only), padded ][ inside, max_inside: 1 line ]
+ * The semaphores are lock adapters (locks/lock_ops.h, CAP_PERMITS) and the data
+ * mapping is the lock benchmarks' (lock_bench.h): the holders inside are counted in
+ * the critical section's line.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "benchmarks.h"
 #include "clock.h"
@@ -27,217 +24,21 @@
 #define RDLM_BENCH_SEM_WARMUP 200u
 #define RDLM_BENCH_SEM_SAMPLE_EVERY 16u /* power of two */
 #define RDLM_BENCH_SEM_SAMPLES 16384u
-#define RDLM_BENCH_SEM_NAME "bench.sem"
 #define RDLM_BENCH_SEM_TARGET 0.8      /* issue 18: >= 0.8x sem_t at 4 processes */
 #define RDLM_BENCH_SEM_TARGET_PROCS 4u
 
 static const uint32_t rdlm_bench_sem_procs[] = {1, 2, 4};
 
-/* ---- the two semaphores behind one adapter -------------------------------------- */
-
-/* The shared words: the POSIX semaphore (unused by rdlm), then the holder count. */
-typedef struct rdlm_bench_sem_shared {
-    _Alignas(64) sem_t posix;
-    _Alignas(64) _Atomic uint32_t inside;
-    _Atomic uint32_t max_inside;
-} rdlm_bench_sem_shared_t;
-
-typedef struct rdlm_bench_sem_ops {
-    const char *name;
-    const char *description;
-    int (*shared_init)(rdlm_bench_sem_shared_t *shared, uint32_t permits);
-    void (*shared_fini)(rdlm_bench_sem_shared_t *shared);
-    /** Per worker: 0 with *sem_p, or -1 with err filled. */
-    int (*attach)(rdlm_bench_sem_shared_t *shared, const char *job, uint32_t permits,
-                  void **sem_p, char *err, size_t errlen);
-    int (*acquire)(void *sem); /**< one permit: 0 or a code error_name names */
-    int (*release)(void *sem);
-    const char *(*error_name)(int code);
-    void (*detach)(void *sem);
-} rdlm_bench_sem_ops_t;
-
-typedef struct rdlm_bench_sem_rdlm {
-    rdlm_ctx_h ctx;
-    rdlm_sem_h sem;
-} rdlm_bench_sem_rdlm_t;
-
-static int rdlm_bench_sem_rdlm_init(rdlm_bench_sem_shared_t *shared, uint32_t permits)
-{
-    (void)shared;
-    (void)permits;
-    return 0;
-}
-
-static void rdlm_bench_sem_rdlm_fini(rdlm_bench_sem_shared_t *shared)
-{
-    (void)shared;
-}
-
-static int rdlm_bench_sem_rdlm_attach(rdlm_bench_sem_shared_t *shared, const char *job,
-                                      uint32_t permits, void **sem_p, char *err,
-                                      size_t errlen)
-{
-    rdlm_ctx_params_t params = {.field_mask = RDLM_CTX_FIELD_JOB, .job = job};
-    rdlm_bench_sem_rdlm_t *s;
-    rdlm_status_t st;
-
-    (void)shared;
-    s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    st = rdlm_ctx_create(&params, &s->ctx);
-    if (st != RDLM_OK) {
-        snprintf(err, errlen, "rdlm_ctx_create(job %s): %s", job, rdlm_status_name(st));
-        goto err_free;
-    }
-    st = rdlm_sem_open(s->ctx, RDLM_BENCH_SEM_NAME, permits, &s->sem);
-    if (st != RDLM_OK) {
-        snprintf(err, errlen, "rdlm_sem_open(%u permits): %s", permits,
-                 rdlm_status_name(st));
-        goto err_destroy_ctx;
-    }
-    *sem_p = s;
-    return 0;
-
-err_destroy_ctx:
-    rdlm_ctx_destroy(s->ctx);
-err_free:
-    free(s);
-    return -1;
-}
-
-static int rdlm_bench_sem_rdlm_acquire(void *sem)
-{
-    return (int)rdlm_sem_acquire(((rdlm_bench_sem_rdlm_t *)sem)->sem, 1,
-                                 RDLM_TIMEOUT_INFINITE);
-}
-
-static int rdlm_bench_sem_rdlm_release(void *sem)
-{
-    return (int)rdlm_sem_release(((rdlm_bench_sem_rdlm_t *)sem)->sem, 1);
-}
-
-static const char *rdlm_bench_sem_rdlm_error_name(int code)
-{
-    return rdlm_status_name((rdlm_status_t)code);
-}
-
-static void rdlm_bench_sem_rdlm_detach(void *sem)
-{
-    rdlm_bench_sem_rdlm_t *s = sem;
-
-    rdlm_sem_close(s->sem);
-    rdlm_ctx_destroy(s->ctx);
-    free(s);
-}
-
-static const rdlm_bench_sem_ops_t rdlm_bench_sem_rdlm = {
-    .name = "rdlm",
-    .description = "rdlm_sem_acquire/release(1), one context per process",
-    .shared_init = rdlm_bench_sem_rdlm_init,
-    .shared_fini = rdlm_bench_sem_rdlm_fini,
-    .attach = rdlm_bench_sem_rdlm_attach,
-    .acquire = rdlm_bench_sem_rdlm_acquire,
-    .release = rdlm_bench_sem_rdlm_release,
-    .error_name = rdlm_bench_sem_rdlm_error_name,
-    .detach = rdlm_bench_sem_rdlm_detach,
-};
-
-static int rdlm_bench_sem_posix_init(rdlm_bench_sem_shared_t *shared, uint32_t permits)
-{
-    return sem_init(&shared->posix, 1, permits);
-}
-
-static void rdlm_bench_sem_posix_fini(rdlm_bench_sem_shared_t *shared)
-{
-    sem_destroy(&shared->posix);
-}
-
-static int rdlm_bench_sem_posix_attach(rdlm_bench_sem_shared_t *shared, const char *job,
-                                       uint32_t permits, void **sem_p, char *err,
-                                       size_t errlen)
-{
-    (void)job;
-    (void)permits;
-    (void)err;
-    (void)errlen;
-    *sem_p = &shared->posix;
-    return 0;
-}
-
-/* errno, as the adapters' codes are; sem_wait restarts after a signal. */
-static int rdlm_bench_sem_posix_acquire(void *sem)
-{
-    while (sem_wait(sem) != 0) {
-        if (errno != EINTR) {
-            return errno;
-        }
-    }
-    return 0;
-}
-
-static int rdlm_bench_sem_posix_release(void *sem)
-{
-    return sem_post(sem) == 0 ? 0 : errno;
-}
-
-static const char *rdlm_bench_sem_posix_error_name(int code)
-{
-    return strerror(code);
-}
-
-static void rdlm_bench_sem_posix_detach(void *sem)
-{
-    (void)sem;
-}
-
-static const rdlm_bench_sem_ops_t rdlm_bench_sem_posix = {
-    .name = "posix_sem",
-    .description = "sem_t, sem_init(pshared 1) in the shared mapping, sem_wait/sem_post",
-    .shared_init = rdlm_bench_sem_posix_init,
-    .shared_fini = rdlm_bench_sem_posix_fini,
-    .attach = rdlm_bench_sem_posix_attach,
-    .acquire = rdlm_bench_sem_posix_acquire,
-    .release = rdlm_bench_sem_posix_release,
-    .error_name = rdlm_bench_sem_posix_error_name,
-    .detach = rdlm_bench_sem_posix_detach,
-};
-
-static const rdlm_bench_sem_ops_t *const rdlm_bench_sem_impls[] = {&rdlm_bench_sem_rdlm,
-                                                                   &rdlm_bench_sem_posix};
+static const rdlm_bench_lock_ops_t *const rdlm_bench_sem_impls[] = {
+    &rdlm_bench_lock_rdlm_sem, &rdlm_bench_lock_posix_sem};
 #define RDLM_BENCH_SEM_NIMPL (sizeof(rdlm_bench_sem_impls) / sizeof(rdlm_bench_sem_impls[0]))
-
-/* ---- the measurement --------------------------------------------------------------- */
-
-typedef struct rdlm_bench_sem_arg {
-    const rdlm_bench_sem_ops_t *ops;
-    uint32_t permits;
-    uint64_t warmup;
-} rdlm_bench_sem_arg_t;
-
-static int rdlm_bench_sem_data_init(void *data, const void *arg)
-{
-    const rdlm_bench_sem_arg_t *a = arg;
-
-    return a->ops->shared_init(data, a->permits);
-}
-
-static void rdlm_bench_sem_data_fini(void *data, const void *arg)
-{
-    const rdlm_bench_sem_arg_t *a = arg;
-
-    a->ops->shared_fini(data);
-}
 
 static int rdlm_bench_sem_data_check(void *data, const void *arg,
                                      const rdlm_bench_outcome_t *out, char *why,
                                      size_t whylen)
 {
-    const rdlm_bench_sem_arg_t *a = arg;
-    const rdlm_bench_sem_shared_t *s = data;
-    uint32_t max_inside = atomic_load(&s->max_inside);
+    const rdlm_bench_lock_arg_t *a = arg;
+    uint32_t max_inside = atomic_load(&rdlm_bench_lock_cs(data, a)->max_inside);
 
     (void)out;
     if (max_inside > a->permits) {
@@ -248,20 +49,12 @@ static int rdlm_bench_sem_data_check(void *data, const void *arg,
     return 0;
 }
 
-static int rdlm_bench_sem_failed(rdlm_bench_worker_t *w, const char *what, int code)
-{
-    const rdlm_bench_sem_arg_t *a = w->arg;
-
-    return rdlm_bench_worker_fail(w, "%s %s: %s (%d)", a->ops->name, what,
-                                  a->ops->error_name(code), code);
-}
-
 /* One pass: acquire (timed: its wait into the sampler), count the holders inside and
  * keep the largest count seen, release. 0 or -1 after recording why. */
-static int rdlm_bench_sem_section(rdlm_bench_worker_t *w, void *sem, int timed)
+static int rdlm_bench_sem_section(rdlm_bench_worker_t *w, void *sem, rdlm_bench_cs_t *cs,
+                                  int timed)
 {
-    const rdlm_bench_sem_arg_t *a = w->arg;
-    rdlm_bench_sem_shared_t *s = w->data;
+    const rdlm_bench_lock_ops_t *ops = ((const rdlm_bench_lock_arg_t *)w->arg)->ops;
     uint32_t seen;
     uint32_t max;
     uint64_t t0 = 0;
@@ -270,40 +63,39 @@ static int rdlm_bench_sem_section(rdlm_bench_worker_t *w, void *sem, int timed)
     if (timed) {
         t0 = rdlm_bench_now_ns();
     }
-    if ((rc = a->ops->acquire(sem)) != 0) {
-        return rdlm_bench_sem_failed(w, "acquire", rc);
+    if ((rc = ops->acquire(sem, NULL)) != 0) {
+        return rdlm_bench_lock_failed(w, "acquire", rc);
     }
     if (timed) {
         rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
     }
-    seen = atomic_fetch_add_explicit(&s->inside, 1, memory_order_relaxed) + 1;
-    max = atomic_load_explicit(&s->max_inside, memory_order_relaxed);
+    seen = atomic_fetch_add_explicit(&cs->inside, 1, memory_order_relaxed) + 1;
+    max = atomic_load_explicit(&cs->max_inside, memory_order_relaxed);
     while (seen > max && !atomic_compare_exchange_weak_explicit(
-                             &s->max_inside, &max, seen, memory_order_relaxed,
+                             &cs->max_inside, &max, seen, memory_order_relaxed,
                              memory_order_relaxed)) {
     }
-    atomic_fetch_sub_explicit(&s->inside, 1, memory_order_relaxed);
-    if ((rc = a->ops->release(sem)) != 0) {
-        return rdlm_bench_sem_failed(w, "release", rc);
+    atomic_fetch_sub_explicit(&cs->inside, 1, memory_order_relaxed);
+    if ((rc = ops->release(sem)) != 0) {
+        return rdlm_bench_lock_failed(w, "release", rc);
     }
     return 0;
 }
 
 static int rdlm_bench_sem_body(rdlm_bench_worker_t *w)
 {
-    const rdlm_bench_sem_arg_t *a = w->arg;
+    const rdlm_bench_lock_arg_t *a = w->arg;
+    rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, a);
     uint64_t sink = w->rank + 1;
     uint64_t ops_done = 0;
-    char err[160] = "";
     void *sem;
     uint64_t k;
 
-    if (a->ops->attach(w->data, w->job, a->permits, &sem, err, sizeof(err)) != 0) {
-        return rdlm_bench_worker_fail(w, "%s attach: %s", a->ops->name,
-                                      err[0] ? err : "failed");
+    if (rdlm_bench_lock_attach(w, &sem) != 0) {
+        return -1;
     }
     for (k = 0; k < a->warmup; k++) {
-        if (rdlm_bench_sem_section(w, sem, 0) != 0) {
+        if (rdlm_bench_sem_section(w, sem, cs, 0) != 0) {
             goto err_detach;
         }
         sink = rdlm_bench_local_work(sink);
@@ -312,7 +104,7 @@ static int rdlm_bench_sem_body(rdlm_bench_worker_t *w)
         goto err_detach;
     }
     while (!rdlm_bench_worker_stopped(w)) {
-        if (rdlm_bench_sem_section(w, sem,
+        if (rdlm_bench_sem_section(w, sem, cs,
                                    (ops_done & (RDLM_BENCH_SEM_SAMPLE_EVERY - 1)) == 0) != 0) {
             goto err_detach;
         }
@@ -341,26 +133,22 @@ typedef struct rdlm_bench_sem_ctx {
 static int rdlm_bench_sem_round(uint32_t impl, uint32_t round, void *ctx)
 {
     rdlm_bench_sem_ctx_t *c = ctx;
-    rdlm_bench_sem_arg_t arg = {
+    rdlm_bench_lock_arg_t arg = {
         .ops = rdlm_bench_sem_impls[impl], .permits = c->permits, .warmup = c->warmup};
     rdlm_bench_run_params_t p = {
         .nprocs = c->nprocs,
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_SEM_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
-        .data_size = sizeof(rdlm_bench_sem_shared_t),
-        .data_init = rdlm_bench_sem_data_init,
         .data_check = rdlm_bench_sem_data_check,
-        .data_fini = rdlm_bench_sem_data_fini,
         .body = rdlm_bench_sem_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     rdlm_bench_summary_t pct;
     double mops;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, 0, &out) != 0) {
         return -1;
     }
     mops = out.window_ns > 0 ? (double)out.ops * 1000.0 / (double)out.window_ns : 0.0;
@@ -390,23 +178,15 @@ static int rdlm_bench_sem_point(rdlm_bench_report_t *r, uint32_t nprocs, uint32_
         .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SEM_WARMUP,
     };
     char metric[32];
-    uint32_t k;
 
     snprintf(metric, sizeof(metric), "throughput K=%u", permits);
-    for (k = 0; k < RDLM_BENCH_SEM_NIMPL; k++) {
-        c.measure[k] = rdlm_bench_report_measure(r, rdlm_bench_def_sem.name, metric,
-                                                 rdlm_bench_sem_impls[k]->name, nprocs,
-                                                 "Mops/s");
-        if (c.measure[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_alternate(RDLM_BENCH_SEM_NIMPL, o->rounds, rdlm_bench_sem_round, &c) != 0) {
+    if (rdlm_bench_lock_measures(r, rdlm_bench_def_sem.name, metric, rdlm_bench_sem_impls,
+                                 RDLM_BENCH_SEM_NIMPL, nprocs, "Mops/s", c.measure) != 0 ||
+        rdlm_bench_alternate(RDLM_BENCH_SEM_NIMPL, o->rounds, rdlm_bench_sem_round, &c) !=
+            0) {
         return -1;
     }
-    for (k = 0; k < RDLM_BENCH_SEM_NIMPL; k++) {
-        rdlm_bench_measure_finish(c.measure[k]);
-    }
+    rdlm_bench_measures_finish(c.measure, RDLM_BENCH_SEM_NIMPL);
     /* [0] is rdlm, [1] the POSIX semaphore */
     if (nprocs == RDLM_BENCH_SEM_TARGET_PROCS) {
         rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
@@ -435,8 +215,8 @@ static int rdlm_bench_sem_run(rdlm_bench_report_t *r)
         "timed); baseline %s: %s",
         o->duration_ms ? o->duration_ms : RDLM_BENCH_SEM_DURATION_MS,
         o->warmup != UINT64_MAX ? o->warmup : (uint64_t)RDLM_BENCH_SEM_WARMUP, o->rounds,
-        RDLM_BENCH_SEM_SAMPLE_EVERY, rdlm_bench_sem_posix.name,
-        rdlm_bench_sem_posix.description);
+        RDLM_BENCH_SEM_SAMPLE_EVERY, rdlm_bench_lock_posix_sem.name,
+        rdlm_bench_lock_posix_sem.description);
     for (n = 0; n < nprocs; n++) {
         rdlm_bench_measure_t *k1 = NULL;
         rdlm_bench_measure_t *kn = NULL;

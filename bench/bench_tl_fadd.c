@@ -20,7 +20,7 @@
  * as rdlm's, worker thread mode single, same UCX_TLS): the transport keeps its ucp
  * endpoint private, and UCX's shared-memory atomics need UCX-allocated memory, so the
  * two sides use one word each, allocated the same way. The two processes meet through
- * the TCP bootstrap (transport/bootstrap.h) on a socket the parent already listens on
+ * the TCP bootstrap (transport's bootstrap.h) on a socket the parent already listens on
  * at 127.0.0.1.
  */
 #include <arpa/inet.h>
@@ -463,8 +463,7 @@ static int rdlm_bench_tlf_setting(rdlm_bench_report_t *r, const char *label, con
                         label, rdlm_bench_tlf_impl_names[k], d->us[k][round]);
         }
     }
-    for (k = 0; k < RDLM_BENCH_TLF_NIMPL; k++)
-        rdlm_bench_measure_finish(m[k]);
+    rdlm_bench_measures_finish(m, RDLM_BENCH_TLF_NIMPL);
     rdlm_bench_report_compare(r, m[RDLM_BENCH_TLF_RDLM], m[RDLM_BENCH_TLF_RAW], NULL,
                               RDLM_BENCH_TARGET_AT_MOST, RDLM_BENCH_TLF_TARGET);
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,

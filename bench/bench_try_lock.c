@@ -74,7 +74,7 @@ static int rdlm_bench_try_hold(rdlm_bench_worker_t *w, const rdlm_bench_try_arg_
     rdlm_bench_try_flag_t *f = rdlm_bench_try_flag(w->data, a);
     int rc;
 
-    if ((rc = a->lock.ops->acquire(lock)) != 0) {
+    if ((rc = a->lock.ops->acquire(lock, NULL)) != 0) {
         return rdlm_bench_lock_failed(w, "acquire", rc);
     }
     if (rdlm_bench_worker_start(w) == 0) {
@@ -153,17 +153,13 @@ static int rdlm_bench_try_round(uint32_t slot, uint32_t round, void *ctx)
     };
     rdlm_bench_run_params_t p = {
         .nprocs = arg.held ? 2 : 1,
-        .data_size = rdlm_bench_lock_data_size(&arg.lock) + sizeof(rdlm_bench_try_flag_t),
-        .data_init = rdlm_bench_lock_data_init,
-        .data_fini = rdlm_bench_lock_data_fini,
         .body = rdlm_bench_try_body,
-        .arg = &arg,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
     double us;
 
-    if (rdlm_bench_run(&p, &out) != 0) {
+    if (rdlm_bench_lock_run(&p, &arg, sizeof(rdlm_bench_try_flag_t), &out) != 0) {
         return -1;
     }
     us = out.slots[0].values[0] / (double)c->iterations / 1000.0;
@@ -185,29 +181,22 @@ static int rdlm_bench_try_run(rdlm_bench_report_t *r)
         .iterations = o->iterations ? o->iterations : RDLM_BENCH_TRY_ITERATIONS,
         .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_TRY_WARMUP,
     };
-    uint32_t k;
 
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
                            "%" PRIu64 " attempts after %" PRIu64 " warm-up, %u rounds; us "
                            "per call; free: 1 process, try+release; held: another process "
                            "holds the lock, the try fails (busy)",
                            c.iterations, c.warmup, o->rounds);
-    for (k = 0; k < 2 * RDLM_BENCH_TRY_NIMPL; k++) {
-        c.measure[k] = rdlm_bench_report_measure(
-            r, bench, k < RDLM_BENCH_TRY_NIMPL ? "try+release (free)" : "failed try (held)",
-            rdlm_bench_try_impls[k % RDLM_BENCH_TRY_NIMPL]->name, k < RDLM_BENCH_TRY_NIMPL ? 1 : 2,
-            "us");
-        if (c.measure[k] == NULL) {
-            return -1;
-        }
-    }
-    if (rdlm_bench_alternate(2 * RDLM_BENCH_TRY_NIMPL, o->rounds, rdlm_bench_try_round, &c) !=
-        0) {
+    if (rdlm_bench_lock_measures(r, bench, "try+release (free)", rdlm_bench_try_impls,
+                                 RDLM_BENCH_TRY_NIMPL, 1, "us", c.measure) != 0 ||
+        rdlm_bench_lock_measures(r, bench, "failed try (held)", rdlm_bench_try_impls,
+                                 RDLM_BENCH_TRY_NIMPL, 2, "us",
+                                 &c.measure[RDLM_BENCH_TRY_NIMPL]) != 0 ||
+        rdlm_bench_alternate(2 * RDLM_BENCH_TRY_NIMPL, o->rounds, rdlm_bench_try_round,
+                             &c) != 0) {
         return -1;
     }
-    for (k = 0; k < 2 * RDLM_BENCH_TRY_NIMPL; k++) {
-        rdlm_bench_measure_finish(c.measure[k]);
-    }
+    rdlm_bench_measures_finish(c.measure, 2 * RDLM_BENCH_TRY_NIMPL);
     /* [0] rdlm free, [1] pthread_mutex free, [2] rdlm held, [3] pthread_mutex held */
     rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL, RDLM_BENCH_TARGET_NONE, 0);
     rdlm_bench_report_compare(r, c.measure[2], c.measure[3], NULL, RDLM_BENCH_TARGET_AT_MOST,

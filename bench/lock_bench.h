@@ -1,19 +1,22 @@
 /*
- * Plumbing shared by the lock benchmarks: their parameters, the layout of the data
- * mapping (the lock's words, then the critical section's own cache line), the
- * per-worker attach that turns adapter errors into worker failures, and the two
- * measured steps their loops are made of (inline: they are the hot path).
+ * What the lock benchmarks share: their parameters, the layout of the data mapping
+ * (the lock's words, then the critical section's own cache line), the per-worker
+ * attach that turns adapter errors into worker failures, the measured steps their
+ * loops are made of (inline: they are the hot path), and the two workloads written
+ * once over the adapters (uncontended pairs; a window of contended sections).
  *
  *   data mapping:  [ lock words (ops->shared_size), padded ][ cs: 1 cache line ]
  */
 #ifndef RDLM_BENCH_LOCK_BENCH_H
 #define RDLM_BENCH_LOCK_BENCH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "clock.h"
 #include "lock_ops.h"
+#include "report.h"
 #include "workers.h"
 
 /** Parameters of one lock measurement (copied into the workers by fork). */
@@ -21,6 +24,12 @@ typedef struct rdlm_bench_lock_arg {
     const rdlm_bench_lock_ops_t *ops;
     uint64_t iterations; /**< measured iterations (iteration-bound benchmarks) */
     uint64_t warmup;     /**< warm-up iterations per worker */
+    uint32_t permits;    /**< a semaphore's (CAP_PERMITS), set by data_init */
+    /* rdlm_bench_lock_pairs_body */
+    uint32_t batch;  /**< pairs per timed batch (a sample each; 0 is 1) */
+    uint64_t cap_ns; /**< end the measurement after this long (0: never) */
+    /* the window bodies */
+    uint64_t sample_mask; /**< time the acquire when (ops & mask) == 0 */
 } rdlm_bench_lock_arg_t;
 
 /** The state the critical section protects: plain, non-atomic, one cache line. The
@@ -29,6 +38,8 @@ typedef struct rdlm_bench_lock_arg {
 typedef struct rdlm_bench_cs {
     _Alignas(64) uint64_t counter;
     uint64_t last_rank;
+    _Atomic uint32_t inside;     /**< semaphores: holders inside now (sem) */
+    _Atomic uint32_t max_inside; /**< and the most ever at once */
 } rdlm_bench_cs_t;
 
 /** Bytes of the data mapping for these parameters. */
@@ -58,6 +69,37 @@ int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_
 int rdlm_bench_lock_check_count(void *data, const void *arg, uint64_t expected, char *why,
                                 size_t whylen);
 
+/** The uncontended workload (arg is rdlm_bench_lock_arg_t): warm-up pairs, then
+ *  iterations acquire+release pairs in batches, every full batch's time a sample,
+ *  until done or cap_ns; rdlm's statistics over the measured phase. ops = pairs. */
+int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w);
+
+/** The contended workload (arg is rdlm_bench_lock_arg_t): warm-up sections, then
+ *  sections (rdlm_bench_lock_section, then rdlm_bench_local_work) until the stop
+ *  flag, the acquire timed when (ops & sample_mask) == 0; ops = sections. values:
+ *  [0] warm-up sections, [1] local work's result, [2] hand-offs, [3] longest wait ns
+ *  (waits body). rdlm's statistics as above. */
+int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w);
+/** The same with every acquire timed (its wait into [3] and the sampler). */
+int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w);
+/** The same without the local work (a section costs a service's round trips). */
+int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w);
+
+/** rdlm_bench_run of p with arg (an rdlm_bench_lock_arg_t, or a struct that starts
+ *  with one) and the lock benchmarks' data mapping, then extra bytes: p's data_size,
+ *  data_init, data_fini and arg are set here. */
+int rdlm_bench_lock_run(rdlm_bench_run_params_t *p, const void *arg, size_t extra,
+                        rdlm_bench_outcome_t *out_p);
+
+/** m[k] = a measurement of impls[k] (bench, metric, procs, unit) for k < n: 0, or -1
+ *  when the table is full. */
+int rdlm_bench_lock_measures(rdlm_bench_report_t *r, const char *bench, const char *metric,
+                             const rdlm_bench_lock_ops_t *const *impls, uint32_t n,
+                             uint32_t procs, const char *unit, rdlm_bench_measure_t **m);
+
+/** The sum of values[k] over the workers of out. */
+double rdlm_bench_outcome_sum(const rdlm_bench_outcome_t *out, uint32_t k);
+
 #define RDLM_BENCH_LOCAL_WORK_STEPS 64 /**< LCG steps of local work: about 0.1 us */
 
 /** Work outside the lock (about 0.1 us) that the compiler cannot remove or shortcut;
@@ -82,7 +124,7 @@ static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,
     int rc;
 
     for (k = 0; k < n; k++) {
-        if ((rc = ops->acquire(lock)) != 0) {
+        if ((rc = ops->acquire(lock, NULL)) != 0) {
             return rdlm_bench_lock_failed(w, "acquire", rc);
         }
         if ((rc = ops->release(lock)) != 0) {
@@ -111,44 +153,26 @@ static inline int rdlm_bench_lock_held(rdlm_bench_worker_t *w,
     return handoff;
 }
 
-/** One critical section: acquire (with timed, its wait goes into the sampler), then
- *  rdlm_bench_lock_held. */
+/** One critical section: acquire (with timed, its wait goes into the sampler and,
+ *  if wait_ns_p is not NULL, into *wait_ns_p), then rdlm_bench_lock_held. */
 static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
                                           const rdlm_bench_lock_ops_t *ops, void *lock,
-                                          rdlm_bench_cs_t *cs, int timed)
+                                          rdlm_bench_cs_t *cs, int timed,
+                                          uint64_t *wait_ns_p)
 {
-    uint64_t t0;
-    int rc;
+    uint64_t t0 = timed ? rdlm_bench_now_ns() : 0;
+    int rc = ops->acquire(lock, NULL);
+    uint64_t wait;
 
     if (timed) {
-        t0 = rdlm_bench_now_ns();
-        rc = ops->acquire(lock);
-        rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
-    } else {
-        rc = ops->acquire(lock);
+        wait = rdlm_bench_now_ns() - t0;
+        rdlm_bench_sampler_add(&w->sampler, wait);
+        if (wait_ns_p != NULL) {
+            *wait_ns_p = wait;
+        }
     }
     if (rc != 0) {
         return rdlm_bench_lock_failed(w, "acquire", rc);
-    }
-    return rdlm_bench_lock_held(w, ops, lock, cs);
-}
-
-/** As rdlm_bench_lock_section, but every acquire is timed: its wait (ns) goes into
- *  *wait_ns, and into the sampler when sample is set. */
-static inline int rdlm_bench_lock_section_waited(rdlm_bench_worker_t *w,
-                                                 const rdlm_bench_lock_ops_t *ops,
-                                                 void *lock, rdlm_bench_cs_t *cs,
-                                                 int sample, uint64_t *wait_ns)
-{
-    uint64_t t0 = rdlm_bench_now_ns();
-    int rc = ops->acquire(lock);
-
-    *wait_ns = rdlm_bench_now_ns() - t0;
-    if (rc != 0) {
-        return rdlm_bench_lock_failed(w, "acquire", rc);
-    }
-    if (sample) {
-        rdlm_bench_sampler_add(&w->sampler, *wait_ns);
     }
     return rdlm_bench_lock_held(w, ops, lock, cs);
 }

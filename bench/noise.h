@@ -3,7 +3,7 @@
  * whole machine (/proc/stat) minus this process's and its children's own
  * (getrusage), as a share of all CPUs over the wall time, plus the hypervisor's steal.
  * The lock servers of the services benchmark are part of the measurement, not
- * noise: the processes listed in RDLMBENCH_SERVER_PIDS (bench/services.sh sets it)
+ * noise: the processes listed in RDLMBENCH_SERVER_PIDS (bench/services/services.sh sets it)
  * count as this process's own.
  * A benchmark on a shared 2-core VM is only as good as this figure is small.
  */

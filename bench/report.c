@@ -69,6 +69,28 @@ rdlm_bench_measure_t *rdlm_bench_report_measure(rdlm_bench_report_t *r, const ch
     return m;
 }
 
+rdlm_bench_measure_t *rdlm_bench_report_figure(rdlm_bench_report_t *r, const char *bench,
+                                               const char *metric, const char *impl,
+                                               uint32_t procs, const char *unit,
+                                               double value)
+{
+    rdlm_bench_measure_t *m =
+        rdlm_bench_report_measure(r, bench, metric, impl, procs, unit);
+
+    if (m != NULL) {
+        rdlm_bench_measure_round(m, value, NULL);
+        rdlm_bench_measure_finish(m);
+    }
+    return m;
+}
+
+void rdlm_bench_measures_finish(rdlm_bench_measure_t *const *m, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        rdlm_bench_measure_finish(m[k]);
+    }
+}
+
 const rdlm_bench_compare_t *rdlm_bench_report_compare(rdlm_bench_report_t *r,
                                                       const rdlm_bench_measure_t *ours,
                                                       const rdlm_bench_measure_t *base,

@@ -87,6 +87,16 @@ void rdlm_bench_measure_round(rdlm_bench_measure_t *m, double value,
 /** Compute the medians over rounds. */
 void rdlm_bench_measure_finish(rdlm_bench_measure_t *m);
 
+/** A figure measured once (sizes, operations per operation): a measurement of one
+ *  round, finished; NULL when the table is full. */
+rdlm_bench_measure_t *rdlm_bench_report_figure(rdlm_bench_report_t *r, const char *bench,
+                                               const char *metric, const char *impl,
+                                               uint32_t procs, const char *unit,
+                                               double value);
+
+/** rdlm_bench_measure_finish of m[0..n-1]. */
+void rdlm_bench_measures_finish(rdlm_bench_measure_t *const *m, uint32_t n);
+
 /** Compare ours with base (label NULL: base's impl name). base NULL: a figure with
  *  no baseline, listed in the comparison table for completeness. */
 const rdlm_bench_compare_t *rdlm_bench_report_compare(rdlm_bench_report_t *r,

@@ -20,7 +20,7 @@
 #                   (data: dist-sweep.dat)
 # The `services` benchmark's baselines (Redis, etcd, ZooKeeper locks on loopback, and
 # rdlm's lease authority, 3 rdlmd replicas from the same build tree) and
-# `lease-renew` run under bench/services.sh, which installs (as root, unless
+# `lease-renew` run under bench/services/services.sh, which installs (as root, unless
 # BENCH_NO_INSTALL=1), starts and stops the servers around rdlm-bench (a few seconds);
 # BENCH_NO_SERVICES=1, or -b without `services` or `lease-renew`, runs without them
 # (the benchmarks then say SKIP).
@@ -73,7 +73,7 @@ wants_services() {
 }
 wrap=()
 if wants_services "$@"; then
-    wrap=("$here/services.sh" run --)
+    wrap=("$here/services/services.sh" run --)
 fi
 
 echo "run_local.sh: $bench -> $out"

@@ -113,20 +113,22 @@ void rdlm_bench_worker_end(rdlm_bench_worker_t *w, uint64_t ops)
     w->slot->nsamples = w->sampler.len;
 }
 
+void rdlm_bench_stats_add(rdlm_stats_t *sum, const rdlm_stats_t *x, uint64_t sign)
+{
+    sum->acquires += sign * x->acquires;
+    sum->contended += sign * x->contended;
+    sum->parks += sign * x->parks;
+    sum->wakes += sign * x->wakes;
+    sum->timeouts += sign * x->timeouts;
+    sum->recoveries += sign * x->recoveries;
+    sum->skips += sign * x->skips;
+}
+
 void rdlm_bench_worker_stats(rdlm_bench_worker_t *w, const rdlm_stats_t *before,
                              const rdlm_stats_t *after)
 {
-    rdlm_stats_t d = {
-        .acquires = after->acquires - before->acquires,
-        .contended = after->contended - before->contended,
-        .parks = after->parks - before->parks,
-        .wakes = after->wakes - before->wakes,
-        .timeouts = after->timeouts - before->timeouts,
-        .recoveries = after->recoveries - before->recoveries,
-        .skips = after->skips - before->skips,
-    };
-
-    w->slot->stats = d;
+    w->slot->stats = *after;
+    rdlm_bench_stats_add(&w->slot->stats, before, UINT64_MAX); /* minus before */
     w->slot->has_stats = 1;
 }
 
@@ -326,25 +328,30 @@ static void rdlm_bench_cleanup_job(const char *job)
     }
 }
 
-/* The first worker's own reason, then the crash or timeout, if any. */
+/* The first worker's own reason, then the crash or timeout, if any; the first of
+ * them also into params->failure. */
 static void rdlm_bench_report_failure(const rdlm_bench_run_params_t *params,
                                       struct rdlm_bench_ctl *ctl, const char *why)
 {
-    int said = 0;
+    const char *first = NULL;
     uint32_t k;
 
-    for (k = 0; k < params->nprocs && !said; k++) {
+    for (k = 0; k < params->nprocs && first == NULL; k++) {
         const rdlm_bench_slot_t *s = rdlm_bench_ctl_slot(ctl, k);
 
         if (s->failed) {
             fprintf(stderr, "rdlm-bench: run %s failed: worker %u of %u: %s\n", ctl->job,
                     k, params->nprocs, s->error);
-            said = 1;
+            first = s->error;
         }
     }
-    if (why[0] != '\0' || !said) {
+    if (why[0] != '\0' || first == NULL) {
         fprintf(stderr, "rdlm-bench: run %s failed: %s\n", ctl->job,
                 why[0] != '\0' ? why : "a worker failed");
+        first = first != NULL ? first : why[0] != '\0' ? why : "a worker failed";
+    }
+    if (params->failure != NULL) {
+        snprintf(params->failure, params->failure_len, "%s", first);
     }
 }
 
@@ -367,13 +374,7 @@ static void rdlm_bench_collect(const rdlm_bench_run_params_t *params,
         }
         if (s->has_stats) {
             out->has_stats = 1;
-            out->stats.acquires += s->stats.acquires;
-            out->stats.contended += s->stats.contended;
-            out->stats.parks += s->stats.parks;
-            out->stats.wakes += s->stats.wakes;
-            out->stats.timeouts += s->stats.timeouts;
-            out->stats.recoveries += s->stats.recoveries;
-            out->stats.skips += s->stats.skips;
+            rdlm_bench_stats_add(&out->stats, &s->stats, 1);
         }
     }
     out->window_ns = last_end > first_start ? last_end - first_start : 0;

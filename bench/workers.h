@@ -84,6 +84,8 @@ typedef struct rdlm_bench_run_params {
     rdlm_bench_body_func_t body;
     const void *arg;
     int verbose;
+    char *failure;      /**< NULL, or where a failed run's first reason is copied */
+    size_t failure_len; /**< bytes at failure */
 } rdlm_bench_run_params_t;
 
 /** What a run produced; the parent's own copy. */
@@ -132,6 +134,10 @@ static inline int rdlm_bench_worker_stopped(const rdlm_bench_worker_t *w)
 {
     return atomic_load_explicit(w->stop, memory_order_relaxed) != 0;
 }
+
+/** sum += sign * x over the counters rdlm-bench reads, modulo 2^64 (sign 1 adds,
+ *  UINT64_MAX subtracts). */
+void rdlm_bench_stats_add(rdlm_stats_t *sum, const rdlm_stats_t *x, uint64_t sign);
 
 /** Fill slot->stats with after - before, field by field, and set has_stats. */
 void rdlm_bench_worker_stats(rdlm_bench_worker_t *w, const rdlm_stats_t *before,

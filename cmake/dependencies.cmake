@@ -77,7 +77,7 @@ if(MUNGE_FOUND)
 endif()
 
 # PMIx (libpmix-dev): rank and size of the standalone rendezvous under a PMIx server
-# (core/util/launch_pmix.c); used when found unless RDLM_WITH_PMIX=OFF.
+# (util/launch_pmix.c); used when found unless RDLM_WITH_PMIX=OFF.
 set(RDLM_HAVE_PMIX 0)
 if(RDLM_WITH_PMIX)
   pkg_check_modules(PMIX QUIET IMPORTED_TARGET pmix)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README.md's configuration table is generated from the configuration list of
-# core/util/config.h, through `rdlm_info --config-markdown`:
+# util/include/config.h, through `rdlm_info --config-markdown`:
 #   scripts/config-table.sh RDLM_INFO           rewrite the table in README.md
 #   scripts/config-table.sh RDLM_INFO --check   exit 1 with a diff if README.md differs
 # RDLM_INFO is a built rdlm_info (build/tools/rdlm_info). The table is the text between

@@ -21,8 +21,8 @@ packages=(
   munge libmunge-dev nftables
   # tests/rxe: a qemu VM with a soft-RoCE device runs the verbs transport for real
   qemu-system-x86 busybox-static ibverbs-utils
-  # rdlm-bench's lock-service baselines (bench/services.sh): client libraries and the
-  # small servers; zookeeperd (Java, about 30 MB) is installed by bench/services.sh only
+  # rdlm-bench's lock-service baselines (bench/services/services.sh): client libraries and the
+  # small servers; zookeeperd (Java, about 30 MB) is installed by bench/services/services.sh only
   libhiredis-dev libcurl4-openssl-dev libzookeeper-mt-dev redis-server etcd-server
   # the docs tests: the API reference (doxygen) and the man pages rendered (groff)
   doxygen groff-base

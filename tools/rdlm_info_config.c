@@ -1,5 +1,5 @@
 /*
- * rdlm_info's configuration section (-c): the table of core/util/config.h with each
+ * rdlm_info's configuration section (-c): the table of util/include/config.h with each
  * variable's effective value, default and source, as text, as "config:" lines
  * (--parsable) or as README.md's Markdown table (--config-markdown).
  */

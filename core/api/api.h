@@ -190,10 +190,10 @@ void rdlm_obj_release_held(rdlm_obj_t *obj);
 
 /* ---- service-wide locks (ctx_svc.c; ctx_svc_none.c without UCX) ------------------ */
 
-/** A node-only context with a lease (RDLM_AUTHORITY): open the lock homes of the
- *  service (core/svc/svc.h) and make ctx->ops the table whose exclusive locks take
- *  them. RDLM_OK also when it hosts none (ctx->svc stays NULL: locks are node-local
- *  then, logged at info). */
+/** A node-only context with a lease (RDLM_AUTHORITY): open the lock homes of the service
+ *  (core/svc/include/svc.h) and make ctx->ops the table whose exclusive locks take them.
+ *  RDLM_OK also when it hosts none (ctx->svc stays NULL: locks are node-local then, logged
+ *  at info). */
 rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx);
 
 void rdlm_ctx_svc_close(rdlm_ctx_h ctx);

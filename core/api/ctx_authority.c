@@ -1,9 +1,9 @@
 /*
- * The lease authority a job runs inside its ranks (RDLM_JOB_AUTHORITY): the node
- * leaders (local rank 0) of the first 3 nodes each run a replica on a thread of their
- * own (core/lease/job_authority.h); with 1 or 2 nodes the first node's leader runs the only
- * one (a 2-replica Raft group tolerates no failure either, and needs both for every
- * entry). Every process of the context then holds a session there, exactly as with
+ * The lease authority a job runs inside its ranks (RDLM_JOB_AUTHORITY): the node leaders
+ * (local rank 0) of the first 3 nodes each run a replica on a thread of their own
+ * (core/lease/authority/include/job_authority.h); with 1 or 2 nodes the first node's leader
+ * runs the only one (a 2-replica Raft group tolerates no failure either, and needs both for
+ * every entry). Every process of the context then holds a session there, exactly as with
  * RDLM_AUTHORITY (ctx_lease.c).
  *
  * Start (collective over the context's bootstrap, after rdlm_dist_create):

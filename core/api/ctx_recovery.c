@@ -1,5 +1,5 @@
 /*
- * Breaking the global locks of dead processes (core/dist/glock.c, "Recovery") in a
+ * Breaking the global locks of dead processes (core/global/glock.c, "Recovery") in a
  * distributed context that holds a lease: at create every process learns every
  * other's session id; then the lock layer's two questions are asked through the
  * process's own session: has rank r's lease ended (a FATE request: one round trip to

@@ -50,7 +50,7 @@ typedef struct rdlm_obj_ops {
 
 /** Objects of a node-only context (core/local). */
 extern const rdlm_obj_ops_t rdlm_obj_local_ops;
-/** Objects of a distributed context (core/dist). */
+/** Objects of a distributed context (core/global). */
 extern const rdlm_obj_ops_t rdlm_obj_dist_ops;
 
 /* The node-local ops one by one, for tables that keep most of them (ctx_svc.c). A

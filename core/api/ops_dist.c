@@ -1,4 +1,4 @@
-/* The objects of a distributed context: core/dist (obj_ops.h). */
+/* The objects of a distributed context: core/global (obj_ops.h). */
 #include "api.h"
 
 static rdlm_status_t rdlm_ops_dist_open(rdlm_ctx_h ctx, unsigned kind, uint32_t index)

@@ -9,7 +9,7 @@
  * docs/local-locks.md ("Reader-writer lock") has the protocol and why it is safe.
  *
  * Entry words used: those of the gate (ticket.c), wake32 (the word above), parked.
- * The cross-node rwlock (core/dist/rwlock.c) passes the gate for every reader and
+ * The cross-node rwlock (core/global/rwlock.c) passes the gate for every reader and
  * calls rdlm_rwlock_local_read_enter while holding it.
  */
 #include <sched.h>

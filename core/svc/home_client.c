@@ -8,7 +8,7 @@
 #include "cmd.h"
 #include "hash.h"
 #include "conn.h"
-#include "layout.h"
+#include "home_layout.h"
 #include "log.h"
 #include "svc_internal.h"
 
@@ -264,7 +264,7 @@ uint64_t rdlm_svc_lock_id(const rdlm_svc_t *svc, uint64_t name_id)
 {
     uint64_t id = rdlm_hash_in(rdlm_lease_session_namespace(svc->session), name_id);
 
-    /* A slot key keeps the high 48 bits (layout.h): all zero would name no lock. */
+    /* A slot key keeps the high 48 bits (home_layout.h): all zero would name no lock. */
     return id >> 16 != 0 ? id : id | UINT64_C(1) << 16;
 }
 

@@ -1,12 +1,12 @@
 /*
- * The HOMES description of a lock home (rdlm_svc_desc_t, layout.h), encoded and
+ * The HOMES description of a lock home (rdlm_svc_desc_t, home_layout.h), encoded and
  * decoded, little-endian:
  *   u32 magic "RDLH" | u32 version | u64 epoch | u32 slots | u32 tags
  *   u32 rec_len | u32 rkey_len | rec | rkey
  * Version 2: slots are keyed with a generation and reused, the header has a floor
- * (layout.h); a client refuses a home of another version (RDLM_ERR_MISMATCH).
+ * (home_layout.h); a client refuses a home of another version (RDLM_ERR_MISMATCH).
  */
-#include "layout.h"
+#include "home_layout.h"
 
 #include <string.h>
 

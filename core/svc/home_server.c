@@ -10,7 +10,7 @@
 
 #include "atomics.h"
 #include "bootstrap.h"
-#include "layout.h"
+#include "home_layout.h"
 #include "log.h"
 #include "transport.h"
 #include "wire.h"

@@ -3,7 +3,7 @@
 
 #include "clock.h"
 #include "client_internal.h"
-#include "layout.h"
+#include "home_layout.h"
 #include "log.h"
 #include "svc_internal.h"
 
@@ -119,7 +119,7 @@ rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline)
 }
 
 /* Whether lock k is still in its slot at home l: its key read now is the one k
- * resolved. Called after reading a word and before acting on it (layout.h). The
+ * resolved. Called after reading a word and before acting on it (home_layout.h). The
  * planted bug RDLMTEST_SVC_RECLAIM_NO_CHECK (tests only) skips it. */
 static rdlm_status_t rdlm_svc_still_there(rdlm_svc_t *svc, rdlm_svc_link_t *l,
                                           const rdlm_svc_lock_t *k)

@@ -1,5 +1,5 @@
 /*
- * The slots of a lock home as clients use them (layout.h has the region): how a lock
+ * The slots of a lock home as clients use them (home_layout.h has the region): how a lock
  * finds its slot, how a name without one takes one over, and how a slot left half
  * re-keyed by a client that died is given back. Slots are reused, so a home serves
  * any number of names over its life, as long as no bucket has more locks HELD at once
@@ -56,7 +56,7 @@
 #include <signal.h>
 
 #include "clock.h"
-#include "layout.h"
+#include "home_layout.h"
 #include "log.h"
 #include "svc_internal.h"
 

@@ -25,7 +25,7 @@ typedef struct rdlm_svc_link {
     rdlm_tl_rkey_h rkey;
     uint64_t epoch;
     uint32_t slots, tags, tag;
-    rdlm_atomic_u64_t nonce;  /* this process's MARKs at this home (layout.h) */
+    rdlm_atomic_u64_t nonce;  /* this process's MARKs at this home (home_layout.h) */
     rdlm_atomic_u32_t claims; /* claims of this process running at this home */
 } rdlm_svc_link_t;
 
@@ -40,7 +40,7 @@ typedef struct rdlm_svc_lock {
                        none): a reconnect within one life keeps them valid */
     uint32_t slot;
     uint64_t key;   /* the slot's key when it was resolved: the lock is there while
-                       the key is (layout.h) */
+                       the key is (home_layout.h) */
     uint64_t guess; /* the word's free value last seen here */
     uint64_t held;  /* the word while this process holds it, else 0 */
 } rdlm_svc_lock_t;

@@ -2,7 +2,7 @@
  * One process of a standalone distributed context started by a PMIx server (Open
  * MPI's mpirun) with the launcher's OMPI_COMM_WORLD_RANK/SIZE removed from its
  * environment and no RDLM_RANK/RDLM_SIZE: rank and size must come from PMIx
- * (core/util/launch_pmix.c).
+ * (util/launch_pmix.c).
  *
  * usage: mpirun -np N env -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE \
  *            rdlm_api_launch_pmix N [launcher]

@@ -1,5 +1,5 @@
 /*
- * Started by a launcher (core/util/launch.h): a standalone distributed context takes
+ * Started by a launcher (util/include/launch.h): a standalone distributed context takes
  * rank and size from srun's or Hydra's variables when RDLM_RANK/RDLM_SIZE are unset
  * (and RDLM_* wins when set); RDLM_RENDEZVOUS takes a host name, or only a port with
  * the host from srun's step node list, and a name that does not resolve fails at once

@@ -12,7 +12,7 @@ MODE hostile_client: malformed, truncated, oversized and out-of-protocol frames,
   frames and many simultaneous connections.
 MODE auth_open (rdlmd --auth munge): HOMES without a session or in another's ->
   RDLM_ERR_AUTH; OPEN without, with a forged, with a flipped and with a replayed
-  credential -> RDLM_ERR_AUTH; a credential must bind this OPEN (core/lease/auth.h):
+  credential -> RDLM_ERR_AUTH; a credential must bind this OPEN (core/lease/include/auth.h):
   one made for another authority or another nonce, an empty one (munge -n) and a
   bare job (an older client's) -> RDLM_ERR_AUTH; with a bound one -> OK, and HOMES
   in that session is answered; re-attaching to a session (OPEN with its nonce) needs
@@ -38,7 +38,7 @@ commit index must not have moved because of a refused request (a refused request
 never logged). With --pid, the daemon's virtual memory peak must not grow by an
 oversized length header and the process must be alive at the end.
 
-Frames are encoded exactly as core/lease/wire.h and cmd.h say (little-endian).
+Frames are encoded exactly as core/lease/include/wire.h and cmd.h say (little-endian).
 A refusal is an error reply (status < 0) or the daemon closing the connection.
 Exit: 0 all checks passed, 1 a check failed, 2 usage or setup error.
 """
@@ -55,7 +55,7 @@ import threading
 import time
 
 MAGIC, VERSION, HEADER = 0x4D4C4452, 1, 12
-REQUEST, REPLY, BLOB = 1, 2, 3  # BLOB: the answer to HOMES (core/lease/wire.h)
+REQUEST, REPLY, BLOB = 1, 2, 3  # BLOB: the answer to HOMES (core/lease/include/wire.h)
 MAX_PAYLOAD, REPLY_FIXED, ADDR_MAX = 2048, 80, 63
 OP_OPEN, OP_RENEW, OP_CLOSE, OP_ACQUIRE, OP_RELEASE = 1, 2, 3, 4, 5
 OP_CANCEL, OP_EPOCH, OP_STATUS, OP_EXPIRE, OP_HOMES = 6, 7, 8, 9, 11
@@ -72,7 +72,7 @@ ACQ_TRY = 0x01
 EPOCH_MAX = (1 << 24) - 1  # RDLM_LEASE_EPOCH_MAX: the largest floor a command may carry
 TTL_LONG = 600000  # the test's own sessions never expire during a run
 TIMEOUT = 5.0      # seconds for any one reply or close
-WARNS_PER_S = 10   # RDLM_LEASE_WARNS_PER_S in core/lease/server.c
+WARNS_PER_S = 10   # RDLM_LEASE_WARNS_PER_S in core/lease/authority/server.c
 STALL_STATUS_S = 0.2  # slowest STATUS allowed while munged hangs
 
 
@@ -882,7 +882,7 @@ def munge_raw(payload, user=None):
 
 
 def binding(authority, nonce, job):
-    """The payload that binds a credential to one OPEN (core/lease/auth.h)."""
+    """The payload that binds a credential to one OPEN (core/lease/include/auth.h)."""
     return b"rdlm-open v1 authority=%016x nonce=%016x job=%s" % (authority, nonce, job)
 
 

@@ -9,7 +9,7 @@
 # for L1. Proves:
 #   - no renewal sent after the cut succeeds on the minority side (the leader answers
 #     a RENEW only once a majority confirmed its term after it arrived:
-#     core/lease/confirm.h), and the old leader logs "stepping down";
+#     core/lease/authority/confirm.h), and the old leader logs "stepping down";
 #   - no acquire succeeds on the minority side (wC: 0 grants);
 #   - the majority elects a new leader and serves (wD); wB gets L1 with
 #     RDLM_OWNER_DEAD once wA's session expired, and only after every instant wA's

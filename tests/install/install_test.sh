@@ -65,8 +65,8 @@ if readelf -d "$libdir/librdlm.so.0" | grep NEEDED | grep -i mpi; then
 fi
 # Exactly the public functions leave librdlm.so (RDLM_EXPORT, declared in an installed
 # header), plus the RDLM_SHARED internals that librdlm_mpi.so, the shim and the tools
-# and benchmarks call (core/util/shared.h).
-shared=$(grep -rhE '^RDLM_SHARED ' "$src/core" "$src/transport" |
+# and benchmarks call (util/include/shared.h).
+shared=$(grep -rhE '^RDLM_SHARED ' "$src/util" "$src/core" "$src/transport" |
          sed -E 's/^[^(]*[ *](rdlm_[a-z0-9_]+)\(.*/\1/')
 for sym in $(nm -D --defined-only "$libdir/librdlm.so.0" | awk '{print $3}'); do
   grep -rqw -- "$sym" "$prefix/include" || grep -qx -- "$sym" <<< "$shared" ||

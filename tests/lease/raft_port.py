@@ -36,7 +36,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "auth"))
 from hostile_client import OP_STATUS, Conn, Failure, cmd, free_port  # noqa: E402
 
-HANDSHAKES_MAX = 16  # RDLM_LEASE_TCP_HANDSHAKES_MAX (core/lease/tcp.h)
+HANDSHAKES_MAX = 16  # RDLM_LEASE_TCP_HANDSHAKES_MAX (core/lease/authority/tcp.h)
 
 
 def vm_rss_kb(pid):

@@ -1,7 +1,7 @@
-/* A replica embedded in a process (core/lease/job_authority.h): the host address inside a
- * network, ports reserved against other binds until libuv takes them, a one-replica
- * authority on its own thread that serves sessions and epochs with a floor, a stale
- * data directory emptied and every data directory removed at stop, and failed starts
+/* A replica embedded in a process (core/lease/authority/include/job_authority.h): the host
+ * address inside a network, ports reserved against other binds until libuv takes them, a
+ * one-replica authority on its own thread that serves sessions and epochs with a floor, a
+ * stale data directory emptied and every data directory removed at stop, and failed starts
  * that leave nothing running and nothing of the user's removed. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,5 @@
-/* Quotas per identity (core/lease/sm.c, server.c; docs/lease-authority.md "Quotas").
+/* Quotas per identity (core/lease/authority/sm.c, server.c; docs/lease-authority.md
+ * "Quotas").
  *
  * Proves, on the state machine: one identity ((uid, job) namespace, or source
  * address) at its session quota is refused while another still opens; its queued

@@ -1,11 +1,11 @@
 /*
- * The guarded libraft TCP transport (core/lease/tcp.h): replicas on different threads
- * of one process each reach their own listener. Two threads each listen on their own
- * port and, at the same time, connect to it 2000 times, one connection after another;
- * every connect must succeed and every connection a listener accepts must come from
- * its own thread's id. With the guard removed, libraft's strtok-based address parsing
- * is shared between the threads: under ThreadSanitizer (the CI's TSan run of the lease
- * label) this test then failed 5 runs of 5 here, by a race report or a failed connect.
+ * The guarded libraft TCP transport (core/lease/authority/tcp.h): replicas on different
+ * threads of one process each reach their own listener. Two threads each listen on their
+ * own port and, at the same time, connect to it 2000 times, one connection after another;
+ * every connect must succeed and every connection a listener accepts must come from its own
+ * thread's id. With the guard removed, libraft's strtok-based address parsing is shared
+ * between the threads: under ThreadSanitizer (the CI's TSan run of the lease label) this
+ * test then failed 5 runs of 5 here, by a race report or a failed connect.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /*
- * The leader's lease timers (core/lease/timers.c), as pure functions of (timers, state
- * machine, now), with the times given by the test.
+ * The leader's lease timers (core/lease/authority/timers.c), as pure functions of (timers,
+ * state machine, now), with the times given by the test.
  *
  * Proves: a session renewed at t is not due before t + TTL and is due then, once, in
  * session order, its renewals refused from then on; a ready leader arms every session

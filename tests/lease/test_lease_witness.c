@@ -1,5 +1,6 @@
 /*
- * Divergence between replicas (core/lease/witness.c, raft_fsm.c, confirm.c, server.c).
+ * Divergence between replicas (core/lease/authority/witness.c, raft_fsm.c, confirm.c,
+ * server.c).
  *
  * Proves: replicas that apply the same entries have equal marks at every n, and the
  * first entry where they differ makes every later mark differ; a check against a mark

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "layout.h"
+#include "home_layout.h"
 
 static const uint8_t rec[5] = {1, 2, 3, 4, 5}, rkey[3] = {9, 8, 7};
 

@@ -1,5 +1,5 @@
 /*
- * Service-wide locks on the lock homes rdlmd hosts (core/svc/svc.h), through the
+ * Service-wide locks on the lock homes rdlmd hosts (core/svc/include/svc.h), through the
  * public API: contexts made with RDLM_AUTHORITY, each in a job of its own (so no
  * node-local lock orders them: only the home's word does), against three real rdlmd
  * replicas on 127.0.0.1 (rdlmd_cluster.h).

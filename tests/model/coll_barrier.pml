@@ -1,6 +1,6 @@
 /*
  * coll_barrier.pml -- spin model of the collective barrier of a distributed
- * context (core/dist/barrier.c: rdlm_dist_barrier_arrive / _wait, over the
+ * context (core/global/barrier.c: rdlm_dist_barrier_arrive / _wait, over the
  * node segment's coll_arrived, coll_leader_parked, coll_release, coll_parked;
  * the waits are rdlm_wait_step and the wakes rdlm_wait_wake of
  * core/local/wait.[ch]). NODES nodes of L processes each; every process

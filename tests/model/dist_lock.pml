@@ -1,5 +1,5 @@
 /*
- * dist_lock.pml -- spin model of the cross-node exclusive lock of core/dist/
+ * dist_lock.pml -- spin model of the cross-node exclusive lock of core/global/
  * (protocol: dist.h; global queue lock: glock.c; cohorts: cohort.c): one
  * global word W per lock at its home, an MCS-like queue of queue nodes
  * ("qnodes") threaded through the processes' memory, tokens carried in the

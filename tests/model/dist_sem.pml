@@ -1,5 +1,5 @@
 /*
- * dist_sem.pml -- spin model of the cross-node semaphore (core/dist/semaphore.c:
+ * dist_sem.pml -- spin model of the cross-node semaphore (core/global/semaphore.c:
  * rdlm_dist_sem_acquire, rdlm_sem_queue, rdlm_sem_take, rdlm_dist_sem_release).
  * N permits; the home word P = waiters << 32 | taken; NP processes, each
  * acquiring k permits (1 .. KMAX, chosen by spin at every acquire) and releasing

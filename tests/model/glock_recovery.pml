@@ -1,6 +1,6 @@
 /*
  * glock_recovery.pml -- spin model of dead-holder recovery for the global queue
- * lock of core/dist/glock.c (dist_lock.pml models the lock without it; README.md
+ * lock of core/global/glock.c (dist_lock.pml models the lock without it; README.md
  * says which of the changes below glock.c has): waiters
  * break the lock of a dead holder once the lease authority has committed the
  * dead process's expiry. One lock; NP processes, each on its own node (no
@@ -105,7 +105,7 @@
  *       WAITING(gn), ABANDONED(gn) or PEER_DEAD; after a takeover it can
  *       (the passer was slow, or a zombie): then the pass is done.
  *
- * -DCODE: what core/dist/glock.c implements (README.md). Of LINK only the
+ * -DCODE: what core/global/glock.c implements (README.md). Of LINK only the
  * generations: EMPTY(g) and links by CAS; W keeps no predecessor (wp is just
  * "not FIRST") and nobody completes a missing link (glock.c gives up if its
  * link CAS finds anything but EMPTY(gpl) or PEER_DEAD: (e) says it never

@@ -33,7 +33,7 @@
  *                 (read-index round to a majority): it answers at a moment
  *                 when no newer leader exists -- the answer step is guarded
  *                 by "is the current leader";
- *             (b) -DGRACE=g (core/lease/replica.c: libraft's check-quorum
+ *             (b) -DGRACE=g (core/lease/authority/replica.c: libraft's check-quorum
  *                 step-down plus RDLM_LEASE_REPLICA_GRACE): a deposed leader
  *                 may still answer, from its own view (it refuses sessions
  *                 whose EXPIRE it proposed or knew committed), until g ticks

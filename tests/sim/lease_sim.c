@@ -11,7 +11,7 @@
  * ACQUIRE try and queued, RELEASE with the right and a wrong token, CANCEL, CLOSE,
  * EPOCH, retries of the last request, requests of unknown sessions, some sent to a
  * stale leader), EXPIREs from the leader's lease timers (the shipped ones,
- * core/lease/timers.h, in virtual time; live clients renew, stalled ones do not),
+ * core/lease/authority/timers.h, in virtual time; live clients renew, stalled ones do not),
  * corrupted entries logged without a check, and faults: kill/revive, disconnected
  * pairs, one-way dropped links, depose and elect. One seed in four runs with tight
  * quotas. At the end everything is healed, every replica must converge, and the
@@ -304,12 +304,11 @@ static void sim_expire_due(void *arg, uint64_t session, uint64_t now_ms)
     sim->due[sim->n_due++] = session;
 }
 
-/* What the leader's tick does, on the shipped timers (core/lease/timers.h) in virtual
- * time: a new leader (or term) starts with none; every session its state machine has
- * and its timers lack is armed for a full TTL (the fixture's leader has no barrier, so
- * this stands in for the replica's arming once its log is applied); live clients
- * renew, stalled ones do not; the EXPIREs due are submitted, or retried a heartbeat
- * later. */
+/* What the leader's tick does, on the shipped timers (core/lease/authority/timers.h) in
+ * virtual time: a new leader (or term) starts with none; every session its state machine
+ * has and its timers lack is armed for a full TTL (the fixture's leader has no barrier, so
+ * this stands in for the replica's arming once its log is applied); live clients renew,
+ * stalled ones do not; the EXPIREs due are submitted, or retried a heartbeat later. */
 static void sim_timers(sim_t *sim)
 {
     unsigned l = sim_leader(sim);

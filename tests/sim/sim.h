@@ -1,12 +1,12 @@
 /*
  * Deterministic simulation of the replicated lease authority (tests/sim).
  *
- * A raft_fixture cluster (libraft's in-memory I/O, virtual time) whose servers each
- * run the real state machine through the real raft_fsm adapter (core/lease/raft_fsm.c),
- * wrapped by this harness so every apply is observed. One seed fixes the
- * whole run: the workload and the faults come from a splitmix64 stream, libraft's
- * fixture is itself deterministic, and no decision reads a clock or an address, so a
- * failing seed fails again, at the same event, when re-run alone.
+ * A raft_fixture cluster (libraft's in-memory I/O, virtual time) whose servers each run the
+ * real state machine through the real raft_fsm adapter (core/lease/authority/raft_fsm.c),
+ * wrapped by this harness so every apply is observed. One seed fixes the whole run: the
+ * workload and the faults come from a splitmix64 stream, libraft's fixture is itself
+ * deterministic, and no decision reads a clock or an address, so a failing seed fails
+ * again, at the same event, when re-run alone.
  *
  *   sim_cluster.c  the fixture: wrapped FSMs, network faults as a wanted matrix,
  *                  leaders, elections, submitting entries
@@ -15,13 +15,13 @@
  *   sim_checks.c   the invariants, checked after every apply, snapshot and step,
  *                  and the Raft-level checks that tell a libraft fault from a
  *                  state-machine bug
- *   sim_witness.c  the shipped divergence check (core/lease/witness.h) in the leader's
- *                  confirmation rounds, failing closed, and what each libraft fault
- *                  led to (--raft-faults observe)
+ *   sim_witness.c  the shipped divergence check (core/lease/authority/include/
+ *                  witness.h) in the leader's confirmation rounds, failing closed,
+ *                  and what each libraft fault led to (--raft-faults observe)
  *   sim_fence.c    a fenced resource's view: the tokens clients were told, per lock
  *   lease_sim.c    command line, clients and their workload, the leader's tick
- *                  driving the shipped lease timers (core/lease/timers.h) in virtual
- *                  time, faults, summary
+ *                  driving the shipped lease timers (core/lease/authority/timers.h)
+ *                  in virtual time, faults, summary
  */
 #ifndef RDLM_SIM_H
 #define RDLM_SIM_H

@@ -1,6 +1,6 @@
 /*
- * The shipped divergence check (core/lease/witness.h) where the authority runs it,
- * failing closed, and what each seed's libraft fault led to.
+ * The shipped divergence check (core/lease/authority/include/witness.h) where the authority
+ * runs it, failing closed, and what each seed's libraft fault led to.
  *
  * Rounds
  *   A leader compares marks in its leadership-confirmation rounds (confirm.h), which

@@ -1,8 +1,9 @@
 /*
  * rdlm_stress_validator — one multi-process validator for every lock kind.
  *
- * N forked processes each create their own rdlm context and take the lock under
- * test (through an adapter, see stress_adapter.h) a bounded number of times. The
+ * N forked processes each attach to the lock under test (through an adapter of
+ * bench/locks/lock_ops.h, see stress_locks.h; rdlm's make a context per process) and
+ * take it a bounded number of times. The
  * protected state lives in a MAP_SHARED|MAP_ANONYMOUS mapping made before fork and is
  * deliberately plain, non-atomic memory:
  *
@@ -27,7 +28,7 @@
  *      the same clock just before calling acquire) before T. A request that started
  *      after T and was served among them overtook a queued one. This check is sound
  *      whatever the scheduler does.
- *   5. every process finished every iteration with RDLM_OK, in time.
+ *   5. every process finished every iteration without an error, in time.
  *   6. bounded wait (only with --max-wait-ms N): every acquire's wait, from the call
  *      to holding the lock (CLOCK_MONOTONIC around the adapter's acquire, in every
  *      process), is at most N ms. The p50, p99.9 and maximum wait over all processes
@@ -58,7 +59,7 @@
  * variables do not start with RDLM_ because rdlm warns about unknown RDLM_* names):
  *   --adapter NAME  --procs N  --iters N  --cs-spin N  --cs-yield-pct N
  *   --think-spin N  --max-bypass N  --strict-bypass  --timeout-sec N
- *   --acquire-timeout-ms N  --seed N  --verbose
+ *   --seed N  --verbose
  *   --cs-hold-us N  hold every critical section at least N us (a clock-timed spin,
  *                   so a run's length in time does not depend on the CPU)
  *   --max-wait-ms N fail if any acquire waited longer than N ms (default: off)
@@ -79,12 +80,13 @@
 
 #include <rdlm.h>
 
-#include "stress_adapter.h"
+#include "stress_locks.h"
 #include "stress_util.h"
 
 #define STRESS_MAX_PROCS 64
 #define STRESS_LOCK_NAME "stress.lock"
 #define STRESS_NO_GRANT UINT64_MAX
+#define STRESS_LOCK_WORDS 256 /* at least every adapter's shared_size */
 
 enum stress_exit {
     STRESS_EXIT_PASS = 0,
@@ -103,8 +105,7 @@ enum stress_expect {
 /** Where a child process failed. */
 enum stress_failed_op {
     STRESS_OP_NONE = 0,
-    STRESS_OP_CTX_CREATE,
-    STRESS_OP_OPEN,
+    STRESS_OP_ATTACH,
     STRESS_OP_START,
     STRESS_OP_ACQUIRE,
     STRESS_OP_RELEASE,
@@ -112,11 +113,12 @@ enum stress_failed_op {
 };
 
 static const char *const stress_op_names[] = {
-    "none", "rdlm_ctx_create", "open", "start barrier", "acquire", "release", "waiters",
+    "none", "attach", "start barrier", "acquire", "release", "waiters",
 };
 
 typedef struct stress_config {
-    const stress_adapter_ops_t *ops;
+    const stress_lock_t *lock;
+    const rdlm_bench_lock_ops_t *ops; /* lock->ops */
     unsigned procs;
     uint64_t iters;
     unsigned cs_spin;
@@ -127,7 +129,6 @@ typedef struct stress_config {
     unsigned max_bypass;
     int strict_bypass;
     uint64_t timeout_ns;
-    uint64_t acquire_timeout_ns;
     uint64_t seed;
     enum stress_expect expect;
     int verbose;
@@ -152,7 +153,7 @@ typedef struct stress_grant {
 
 /** What one child reports. */
 typedef struct stress_proc_result {
-    int32_t status; /* first failing rdlm status */
+    int32_t status; /* first failing adapter code (ops->error_name) */
     int32_t failed_op;
     uint64_t failed_iter;
     uint64_t done;
@@ -182,7 +183,8 @@ typedef struct stress_shared {
     uint64_t log_len;
     /* read at arrival (outside the lock), so atomic; written only inside the CS */
     _Atomic uint64_t grant_seq;
-    alignas(64) unsigned char scratch[STRESS_ADAPTER_SCRATCH];
+    /* the lock's own words (ops->shared_size), set up before fork */
+    alignas(64) unsigned char lock_words[STRESS_LOCK_WORDS];
 } stress_shared_t;
 
 typedef struct stress_run {
@@ -244,14 +246,13 @@ static void stress_note_violation(stress_shared_t *sh, unsigned proc, uint64_t i
 }
 
 /** Exclusive CS: the detector checks, then the plain protected updates. Returns
- *  the waiters op's status. */
-static rdlm_status_t stress_writer_cs(stress_run_t *run, void *lock, unsigned proc,
-                                      uint64_t iter, stress_episode_t *ep, uint64_t start,
-                                      uint64_t *rng)
+ *  the waiters op's code (0 when not asked). */
+static int stress_writer_cs(stress_run_t *run, void *lock, unsigned proc, uint64_t iter,
+                            stress_episode_t *ep, uint64_t start, uint64_t *rng)
 {
     stress_shared_t *sh = run->sh;
-    const stress_adapter_ops_t *ops = run->cfg.ops;
-    rdlm_status_t st = RDLM_OK;
+    const rdlm_bench_lock_ops_t *ops = run->cfg.ops;
+    int st = 0;
     uint64_t value;
     uint64_t len;
     uint64_t seq;
@@ -274,7 +275,7 @@ static rdlm_status_t stress_writer_cs(stress_run_t *run, void *lock, unsigned pr
 
         g->owner = (int32_t)proc;
         g->start = start;
-        if (ops->waiters != NULL) {
+        if (run->cfg.lock->fifo) {
             st = ops->waiters(lock, &g->waiters);
             g->seen_at = atomic_fetch_add(&sh->clock, 1);
         }
@@ -338,13 +339,29 @@ static void stress_reader_cs(stress_run_t *run, unsigned proc, uint64_t iter,
 
 /* ---- child ---------------------------------------------------------------------- */
 
-static int stress_child_fail(stress_proc_result_t *res, enum stress_failed_op op,
-                             rdlm_status_t status, uint64_t iter)
+static int stress_child_fail(stress_proc_result_t *res, enum stress_failed_op op, int code,
+                             uint64_t iter)
 {
-    res->status = status;
+    res->status = code;
     res->failed_op = op;
     res->failed_iter = iter;
     return 1;
+}
+
+/** One acquire in mode, timed into ep (the token into ep->token when exclusive). */
+static int stress_acquire(const rdlm_bench_lock_ops_t *ops, void *lock, int shared,
+                          stress_episode_t *ep)
+{
+    uint64_t t0 = stress_now_ns();
+    int rc = shared ? ops->read_acquire(lock) : ops->acquire(lock, &ep->token);
+
+    ep->wait_ns = stress_now_ns() - t0;
+    return rc;
+}
+
+static int stress_release(const rdlm_bench_lock_ops_t *ops, void *lock, int shared)
+{
+    return shared ? ops->read_release(lock) : ops->release(lock);
 }
 
 static int stress_child(void *argp)
@@ -352,30 +369,20 @@ static int stress_child(void *argp)
     stress_child_arg_t *arg = argp;
     stress_run_t *run = arg->run;
     const stress_config_t *cfg = &run->cfg;
-    const stress_adapter_ops_t *ops = cfg->ops;
+    const rdlm_bench_lock_ops_t *ops = cfg->ops;
     stress_shared_t *sh = run->sh;
     stress_proc_result_t *res = &run->results[arg->index];
     stress_episode_t *eps = &run->episodes[arg->index * cfg->iters];
-    rdlm_ctx_params_t params = {
-        .field_mask = RDLM_CTX_FIELD_JOB | RDLM_CTX_FIELD_CAPACITY,
-        .job = cfg->job,
-        .capacity = 64,
-    };
     uint64_t rng = cfg->seed * 0x9E3779B97F4A7C15ull + arg->index + 1;
     uint64_t start_deadline;
-    rdlm_ctx_h ctx;
+    char err[160] = "";
     void *lock;
-    rdlm_status_t st;
+    int st;
     int rc = 0;
 
-    st = rdlm_ctx_create(&params, &ctx);
-    if (st != RDLM_OK) {
-        return stress_child_fail(res, STRESS_OP_CTX_CREATE, st, 0);
-    }
-    st = ops->open(ctx, STRESS_LOCK_NAME, sh->scratch, &lock);
-    if (st != RDLM_OK) {
-        rc = stress_child_fail(res, STRESS_OP_OPEN, st, 0);
-        goto out_ctx;
+    if (ops->attach(sh->lock_words, cfg->job, &lock, err, sizeof(err)) != 0) {
+        fprintf(stderr, "process %u: attach: %s\n", arg->index, err);
+        return stress_child_fail(res, STRESS_OP_ATTACH, 0, 0);
     }
 
     /* Start together, so that every process contends from the first iteration:
@@ -384,8 +391,8 @@ static int stress_child(void *argp)
     start_deadline = stress_now_ns() + 30 * STRESS_NSEC_PER_SEC;
     while (atomic_load(&sh->go) == 0) {
         if (stress_now_ns() > start_deadline) {
-            rc = stress_child_fail(res, STRESS_OP_START, RDLM_ERR_TIMEOUT, 0);
-            goto out_lock;
+            rc = stress_child_fail(res, STRESS_OP_START, 0, 0);
+            goto out_detach;
         }
         sched_yield();
     }
@@ -396,38 +403,32 @@ static int stress_child(void *argp)
 
     for (uint64_t i = 0; i < cfg->iters; i++) {
         stress_episode_t *ep = &eps[i];
-        stress_mode_t mode = STRESS_EXCLUSIVE;
+        int shared =
+            cfg->lock->read_pct > 0 && stress_rand(&rng) % 100 < cfg->lock->read_pct;
         uint64_t start;
-        uint64_t t0;
 
-        if (ops->read_pct > 0 && stress_rand(&rng) % 100 < ops->read_pct) {
-            mode = STRESS_SHARED;
-        }
         ep->grant = STRESS_NO_GRANT;
         ep->arrival = atomic_load_explicit(&sh->grant_seq, memory_order_relaxed);
         start = atomic_fetch_add(&sh->clock, 1);
-        t0 = stress_now_ns();
-        st = ops->acquire(lock, mode, cfg->acquire_timeout_ns,
-                          mode == STRESS_EXCLUSIVE ? &ep->token : NULL);
-        ep->wait_ns = stress_now_ns() - t0;
-        if (st != RDLM_OK) {
+        st = stress_acquire(ops, lock, shared, ep);
+        if (st != 0) {
             rc = stress_child_fail(res, STRESS_OP_ACQUIRE, st, i);
             break;
         }
-        if (mode == STRESS_EXCLUSIVE) {
+        if (!shared) {
             st = stress_writer_cs(run, lock, arg->index, i, ep, start, &rng);
             res->writes++;
         } else {
             stress_reader_cs(run, arg->index, i, &rng);
             res->reads++;
         }
-        if (st != RDLM_OK) {
+        if (st != 0) {
             rc = stress_child_fail(res, STRESS_OP_WAITERS, st, i);
-            ops->release(lock, mode);
+            stress_release(ops, lock, shared);
             break;
         }
-        st = ops->release(lock, mode);
-        if (st != RDLM_OK) {
+        st = stress_release(ops, lock, shared);
+        if (st != 0) {
             rc = stress_child_fail(res, STRESS_OP_RELEASE, st, i);
             break;
         }
@@ -436,12 +437,10 @@ static int stress_child(void *argp)
             stress_cpu_pause((unsigned)(stress_rand(&rng) % cfg->think_spin));
         }
     }
-    rdlm_ctx_stats(ctx, &res->stats);
+    ops->stats(lock, &res->stats); /* left zero when the lock keeps none */
 
-out_lock:
-    ops->close(lock);
-out_ctx:
-    rdlm_ctx_destroy(ctx);
+out_detach:
+    ops->detach(lock);
     return rc;
 }
 
@@ -484,9 +483,8 @@ static void stress_check_children(stress_run_t *run, const int *statuses, int ki
                        "failed in %s at iteration %" PRIu64 ": %s\n",
                        p, stress_status_text(statuses[p], text, sizeof(text)), res->done,
                        cfg->iters, stress_op_names[res->failed_op], res->failed_iter,
-                       res->failed_op != STRESS_OP_NONE
-                           ? rdlm_status_name((rdlm_status_t)res->status)
-                           : "-");
+                       res->status != 0 ? cfg->ops->error_name(res->status)
+                                        : "-"); /* 0: attach (why on stderr), start line */
             }
         }
     }
@@ -522,7 +520,7 @@ static void stress_check_state(stress_run_t *run, stress_verdict_t *v)
                  sh->counter, writes, (int64_t)(writes - sh->counter));
     v->safety_violations += !ok;
 
-    if (cfg->ops->caps & STRESS_CAP_TOKENS) {
+    if (cfg->ops->caps & RDLM_BENCH_LOCK_CAP_TOKENS) {
         uint64_t n = len < run->slots ? len : run->slots;
 
         for (uint64_t i = 1; i < n; i++) {
@@ -547,7 +545,7 @@ static void stress_check_state(stress_run_t *run, stress_verdict_t *v)
     ok = excl == 0;
     stress_check("writers alone", ok, "%" PRIu64 " overlaps seen by writers", excl);
     v->safety_violations += !ok;
-    if (cfg->ops->caps & STRESS_CAP_SHARED) {
+    if (cfg->lock->read_pct > 0) {
         ok = shared == 0;
         stress_check("readers never beside writer", ok,
                      "%" PRIu64 " overlaps seen by readers; %" PRIu64
@@ -762,13 +760,13 @@ static void stress_usage(FILE *out)
     fprintf(out,
             "usage: rdlm_stress_validator --adapter NAME [--procs N] [--iters N]\n"
             "         [--cs-spin N] [--cs-yield-pct N] [--think-spin N] [--max-bypass N]\n"
-            "         [--strict-bypass] [--timeout-sec N] [--acquire-timeout-ms N]\n"
+            "         [--strict-bypass] [--timeout-sec N]\n"
             "         [--cs-hold-us N] [--max-wait-ms N] [--seed N]\n"
             "         [--expect-failure | --expect-fifo-failure | --expect-wait-failure]\n"
             "         [--verbose]\n"
             "adapters:");
-    for (int i = 0; stress_adapters[i] != NULL; i++) {
-        fprintf(out, " %s", stress_adapters[i]->name);
+    for (const stress_lock_t *l = stress_locks; l->name != NULL; l++) {
+        fprintf(out, " %s", l->name);
     }
     fprintf(out, "\nenvironment: RDLMTEST_STRESS_ITERS, RDLMTEST_STRESS_SCALE, "
                  "RDLMTEST_STRESS_TIMEOUT_SEC\n");
@@ -797,7 +795,6 @@ static int stress_parse_args(int argc, char **argv, stress_config_t *cfg)
         .think_spin = 50,
         .max_bypass = 2,
         .timeout_ns = 100 * STRESS_NSEC_PER_SEC,
-        .acquire_timeout_ns = 30 * STRESS_NSEC_PER_SEC,
         .seed = 1,
     };
     for (int i = 1; i < argc; i++) {
@@ -829,11 +826,12 @@ static int stress_parse_args(int argc, char **argv, stress_config_t *cfg)
             exit(0);
         }
         if (strcmp(a, "--adapter") == 0 && val != NULL) {
-            cfg->ops = stress_adapter_find(val);
-            if (cfg->ops == NULL) {
+            cfg->lock = stress_lock_find(val);
+            if (cfg->lock == NULL) {
                 fprintf(stderr, "unknown adapter %s\n", val);
                 return -1;
             }
+            cfg->ops = cfg->lock->ops;
             i++;
             continue;
         }
@@ -860,8 +858,6 @@ static int stress_parse_args(int argc, char **argv, stress_config_t *cfg)
             cfg->max_bypass = (unsigned)v;
         } else if (strcmp(a, "--timeout-sec") == 0) {
             cfg->timeout_ns = v * STRESS_NSEC_PER_SEC;
-        } else if (strcmp(a, "--acquire-timeout-ms") == 0) {
-            cfg->acquire_timeout_ns = v * STRESS_NSEC_PER_MSEC;
         } else if (strcmp(a, "--seed") == 0) {
             cfg->seed = v;
         } else {
@@ -878,11 +874,16 @@ static int stress_parse_args(int argc, char **argv, stress_config_t *cfg)
     cfg->timeout_ns = stress_env_u64("RDLMTEST_STRESS_TIMEOUT_SEC",
                                      cfg->timeout_ns / STRESS_NSEC_PER_SEC) *
                       STRESS_NSEC_PER_SEC;
+    if (cfg->ops->shared_size > STRESS_LOCK_WORDS) {
+        fprintf(stderr, "%s needs %zu bytes of lock words, more than %d\n", cfg->lock->name,
+                cfg->ops->shared_size, STRESS_LOCK_WORDS);
+        return -1;
+    }
     if (cfg->procs < 1 || cfg->procs > STRESS_MAX_PROCS || cfg->iters < 1) {
         fprintf(stderr, "need 1 <= procs <= %d and iters >= 1\n", STRESS_MAX_PROCS);
         return -1;
     }
-    if (cfg->expect == STRESS_EXPECT_FIFO_FAILURE && !(cfg->ops->caps & STRESS_CAP_FIFO)) {
+    if (cfg->expect == STRESS_EXPECT_FIFO_FAILURE && !cfg->lock->fifo) {
         fprintf(stderr, "--expect-fifo-failure needs an adapter with a FIFO check\n");
         return -1;
     }
@@ -890,7 +891,7 @@ static int stress_parse_args(int argc, char **argv, stress_config_t *cfg)
         fprintf(stderr, "--expect-wait-failure needs --max-wait-ms\n");
         return -1;
     }
-    stress_job_name(cfg->job, sizeof(cfg->job), cfg->ops->name);
+    stress_job_name(cfg->job, sizeof(cfg->job), cfg->lock->name);
     return 0;
 }
 
@@ -965,10 +966,11 @@ static int stress_verdict_exit(const stress_config_t *cfg, const stress_verdict_
         }
         if (v->safety_violations > 0) {
             printf("RESULT: PASS (the validator caught the %s lock: %d safety check(s) "
-                   "fired)\n", cfg->ops->name, v->safety_violations);
+                   "fired)\n",
+                   cfg->lock->name, v->safety_violations);
             return STRESS_EXIT_PASS;
         }
-        printf("RESULT: FAIL (the validator did NOT catch the %s lock)\n", cfg->ops->name);
+        printf("RESULT: FAIL (the validator did NOT catch the %s lock)\n", cfg->lock->name);
         return STRESS_EXIT_VIOLATION;
     case STRESS_EXPECT_FIFO_FAILURE:
         if (v->run_failed || v->safety_violations > 0) {
@@ -976,10 +978,11 @@ static int stress_verdict_exit(const stress_config_t *cfg, const stress_verdict_
             return STRESS_EXIT_VIOLATION;
         }
         if (v->fifo_violations > 0) {
-            printf("RESULT: PASS (the FIFO check caught the %s lock)\n", cfg->ops->name);
+            printf("RESULT: PASS (the FIFO check caught the %s lock)\n", cfg->lock->name);
             return STRESS_EXIT_PASS;
         }
-        printf("RESULT: FAIL (the FIFO check did NOT catch the %s lock)\n", cfg->ops->name);
+        printf("RESULT: FAIL (the FIFO check did NOT catch the %s lock)\n",
+               cfg->lock->name);
         return STRESS_EXIT_VIOLATION;
     case STRESS_EXPECT_WAIT_FAILURE:
         if (v->run_failed || v->safety_violations > 0 || v->fifo_violations > 0) {
@@ -989,11 +992,11 @@ static int stress_verdict_exit(const stress_config_t *cfg, const stress_verdict_
         }
         if (v->wait_violations > 0) {
             printf("RESULT: PASS (the bounded-wait check caught the %s lock)\n",
-                   cfg->ops->name);
+                   cfg->lock->name);
             return STRESS_EXIT_PASS;
         }
         printf("RESULT: FAIL (the bounded-wait check did NOT catch the %s lock)\n",
-               cfg->ops->name);
+               cfg->lock->name);
         return STRESS_EXIT_VIOLATION;
     case STRESS_EXPECT_PASS:
         break;
@@ -1039,9 +1042,14 @@ int main(int argc, char **argv)
         return STRESS_EXIT_RUN_FAILED;
     }
     printf("adapter %s (%s): %u processes x %" PRIu64 " iterations, job %s%s\n",
-           run.cfg.ops->name, run.cfg.ops->description, run.cfg.procs, run.cfg.iters,
+           run.cfg.lock->name, run.cfg.ops->description, run.cfg.procs, run.cfg.iters,
            run.cfg.job, expect_text[run.cfg.expect]);
 
+    if (run.cfg.ops->shared_init(run.sh->lock_words) != 0) {
+        fprintf(stderr, "%s: shared_init failed\n", run.cfg.lock->name);
+        stress_shared_free(run.sh, run.map_size);
+        return STRESS_EXIT_RUN_FAILED;
+    }
     t0 = stress_now_ns();
     for (unsigned p = 0; p < run.cfg.procs; p++) {
         args[p] = (stress_child_arg_t){.run = &run, .index = p};
@@ -1063,18 +1071,19 @@ int main(int argc, char **argv)
     killed = stress_wait_children(pids, statuses, (int)run.cfg.procs,
                                   t0 + run.cfg.timeout_ns);
     printf("finished in %.3f s\n", (double)(stress_now_ns() - t0) / 1e9);
+    run.cfg.ops->shared_fini(run.sh->lock_words);
 
     stress_check_children(&run, statuses, killed, &v);
     stress_check_state(&run, &v);
-    if (run.cfg.ops->caps & STRESS_CAP_FIFO) {
+    if (run.cfg.lock->fifo) {
         stress_check_queue_order(&run, &v);
     } else {
         printf("  [info] %-28s not checked: %s\n", "FIFO",
-               run.cfg.ops->caps & STRESS_CAP_BROKEN
+               run.cfg.lock->planted
                    ? "not claimed by this lock"
                    : "no way to count queued waiters (rdlm has no rwlock query)");
     }
-    if (!(run.cfg.ops->caps & STRESS_CAP_SHARED)) {
+    if (run.cfg.lock->read_pct == 0) {
         stress_check_bypass(&run, &v);
     }
     stress_check_waits(&run, &v);

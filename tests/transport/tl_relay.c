@@ -1,5 +1,5 @@
 /*
- * The relay bootstraps (transport/bootstrap.h) over UCX: a server opens its context
+ * The relay bootstraps (transport/include/bootstrap.h) over UCX: a server opens its context
  * alone, over the recording bootstrap, with a progress thread, registers a region and
  * hands its records and remote key to CLIENTS client processes through a pipe. Each
  * client opens its context over the replaying bootstrap and does ITERS fetch-adds and

@@ -1,5 +1,5 @@
 /*
- * Launcher variables (core/util/launch.h) and host names (core/util/resolve.h): which
+ * Launcher variables (util/include/launch.h) and host names (util/include/resolve.h): which
  * launcher's rank and size count, what a bad pair falls through to, the job name of a
  * Slurm step, rank 0's host from srun's host lists, and looking up names and
  * addresses.

@@ -1,4 +1,4 @@
-/* Node discovery (core/dist/nodes.c): hosts, virtual nodes, leaders. */
+/* Node discovery (core/global/nodes.c): hosts, virtual nodes, leaders. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

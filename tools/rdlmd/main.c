@@ -1,13 +1,13 @@
 /*
- * rdlmd: one replica of the rdlm lease authority (core/lease/replica.h) with its
- * client port (core/lease/server.h), configured by flags only. SIGTERM or SIGINT
- * closes it cleanly (exit 0); a bad flag prints one line (exit 2); a replica that
- * cannot start exits 1 (a data directory too small, read-only or not writable
- * included); a replica whose data directory vanished (replica.h on_fault: its log is
- * gone) stops and exits 3, and one whose log write failed exits 3 at once
- * (core/lease/append_guard.h). --version
- * prints the version. Logs go to stderr, or to RDLM_LOG_FILE (core/util/log.h);
- * leadership changes, stepping down and expiries are logged at info or warn.
+ * rdlmd: one replica of the rdlm lease authority (core/lease/authority/include/replica.h)
+ * with its client port (core/lease/authority/include/server.h), configured by flags only.
+ * SIGTERM or SIGINT closes it cleanly (exit 0); a bad flag prints one line (exit 2); a
+ * replica that cannot start exits 1 (a data directory too small, read-only or not writable
+ * included); a replica whose data directory vanished (replica.h on_fault: its log is gone)
+ * stops and exits 3, and one whose log write failed exits 3 at once
+ * (core/lease/authority/append_guard.h). --version prints the version. Logs go to stderr,
+ * or to RDLM_LOG_FILE (util/include/log.h); leadership changes, stepping down and expiries
+ * are logged at info or warn.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +23,7 @@
 #include "config.h"
 #include "log.h"
 #include "home_server.h"
-#include "peers.h"
+#include "peer_list.h"
 #include "replica.h"
 #include "server.h"
 

@@ -1199,7 +1199,7 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
          * calls with its own sleeping mutex rather than asking UCX for MULTI, whose
          * worker lock spins. With more threads than cores a spinner waits for a
          * preempted holder: a 2-rank barrier over TCP on 2 cores had a p99 of 8 ms
-         * with MULTI and 0.1 ms serialised (tests/dist barrier mode). */
+         * with MULTI and 0.1 ms serialised (tests/global barrier mode). */
         .thread_mode = want_multi ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE,
     };
     ucp_worker_attr_t wa = {.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE};

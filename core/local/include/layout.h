@@ -1,0 +1,253 @@
+/*
+ * The shared segment's layout (docs/local-locks.md has the pictures). Every word that
+ * more than one process touches is atomic; plain fields are written once by the
+ * creator before the magic is published.
+ */
+#ifndef RDLM_LAYOUT_H
+#define RDLM_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomics.h"
+
+#define RDLM_SEG_MAGIC 0x6d6c64722d73686dull /* "mhs-rldm" */
+#define RDLM_SEG_LAYOUT 6u
+#define RDLM_CACHE_LINE 64
+#define RDLM_SLOT_RECORDS 16
+#define RDLM_NAME_BYTES 48
+/* Buckets of the token floor (a name's bucket: its id mod this; table.c). */
+#define RDLM_FLOOR_BUCKETS 256
+
+/* Object kinds (entry meta, low byte). */
+enum rdlm_kind {
+    RDLM_KIND_LOCK = 1,
+    RDLM_KIND_RWLOCK,
+    RDLM_KIND_COUNTER,
+    RDLM_KIND_BARRIER,
+    RDLM_KIND_SEMAPHORE
+};
+#define RDLM_META_KIND 0xffu
+#define RDLM_META_READY 0x100u
+/* Exclusive locks: the entry is a FIFO ticket lock (ticket.c), not the default
+ * bounded-bypass mutex (mutex.c). Fixed by the entry's creator. */
+#define RDLM_META_FIFO 0x200u
+/* Only in a rdlm_table_open request: the caller asks for this order (FIFO bit set or
+ * not) and an entry of the other order is a mismatch. Never stored. */
+#define RDLM_META_ORDER_SET 0x400u
+
+/* Slot states. */
+enum rdlm_slot_state { RDLM_SLOT_FREE = 0, RDLM_SLOT_ACTIVE = 1 };
+
+typedef struct rdlm_seg_header {
+    rdlm_atomic_u64_t magic; /* published last by the creator (release) */
+    uint32_t layout;
+    uint32_t capacity;   /* objects */
+    uint32_t table_size; /* entries: capacity * 10 / 9 + 1 */
+    uint32_t max_procs;
+    uint64_t bytes; /* size of the mapping */
+    uint64_t slots_offset;
+    uint64_t entries_offset;
+    uint64_t names_offset;
+    uint32_t epoch; /* token epoch of this incarnation */
+    int32_t creator_pid;
+    uint64_t creator_start;
+    rdlm_atomic_u32_t used;     /* entries not FREE (live, being created, retired) */
+    rdlm_atomic_u32_t slot_hwm; /* 1 + highest slot index ever claimed */
+    rdlm_atomic_u32_t attached; /* ACTIVE slots (dead ones until reclaimed) */
+    /* Collective barrier of a distributed context (core/global/barrier.c): arrivals
+     * of the node's processes (they wrap; the leader sleeps on it), the leader
+     * parked there, the released generation (futex word) and its sleepers. */
+    rdlm_atomic_u32_t coll_arrived;
+    rdlm_atomic_u32_t coll_leader_parked;
+    rdlm_atomic_u32_t coll_release;
+    rdlm_atomic_u32_t coll_parked;
+    /* A one-node context of two uncrowded processes instead (barrier.c, "pair"): per
+     * local rank, the last generation it arrived at and the sleepers waiting for it,
+     * each on its own line (each process writes only its own). */
+    struct {
+        rdlm_atomic_u64_t gen;
+        rdlm_atomic_u32_t parked;
+    } __attribute__((aligned(RDLM_CACHE_LINE))) coll_pair[2];
+    /* The table's creation lock (table_lock.c): owner word of its holder or 0, and
+     * the entry the holder is changing (RDLM_TABLE_NONE: none), for a taker-over. */
+    rdlm_atomic_u32_t create_lock;
+    rdlm_atomic_u32_t create_idx;
+    /* Token floor per bucket of names: at least every token a retired lock of a name
+     * of the bucket issued; a lock created again starts above it (written under the
+     * creation lock). */
+    rdlm_atomic_u64_t floor[RDLM_FLOOR_BUCKETS];
+} rdlm_seg_header_t;
+
+/* One per attached context (process). */
+typedef struct rdlm_slot {
+    rdlm_atomic_u32_t state;
+    rdlm_atomic_u32_t gen;
+    _Atomic int32_t pid;
+    uint32_t pad;
+    rdlm_atomic_u64_t start_time; /* /proc/pid/stat field 22 */
+    rdlm_atomic_u64_t rand_id;
+    rdlm_atomic_u64_t rec[RDLM_SLOT_RECORDS];
+    /* Counter combining (core/global/counter.c): this process's request
+     * (entry + 1) << 2 | state, its delta, and the old value the combiner hands back. */
+    rdlm_atomic_u64_t creq;
+    rdlm_atomic_u64_t cdelta;
+    rdlm_atomic_u64_t cresult;
+} __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_slot_t;
+
+/* One object: one cache line. Field use per kind in docs/local-locks.md. */
+typedef struct rdlm_entry {
+    rdlm_atomic_u64_t key;
+    rdlm_atomic_u32_t meta;
+    rdlm_atomic_u32_t parked;  /* sleepers on word or wake32 */
+    rdlm_atomic_u64_t word;    /* lock word: next | serving | owner */
+    rdlm_atomic_u64_t token;   /* last token issued; written by the holder only */
+    rdlm_atomic_u64_t state;   /* gen | phase | KEEP | opens: below */
+    rdlm_atomic_u64_t aux64;
+    rdlm_atomic_u32_t aux32;
+    rdlm_atomic_u32_t wake32;
+    rdlm_atomic_u64_t aux64b; /* second word for kinds that need one (cross-node rwlock) */
+} __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_entry_t;
+
+/*
+ * Entry state (table.c, docs/local-locks.md "Table entries"):
+ *  63                  32 31  30  29   28                       0
+ * +----------------------+-------+----+--------------------------+
+ * |     gen (32)         | phase |KEEP|       opens (29)         |
+ * +----------------------+-------+----+--------------------------+
+ * phase: FREE (nothing; a lookup's probe ends here), CREATING (being keyed, under the
+ * creation lock), LIVE (an object: lookups pin it), RETIRED (no object; probes pass
+ * on; re-keyed under the creation lock). gen grows by one each time the entry is
+ * keyed. KEEP: never retired (used by a cross-node context). opens: handles open on
+ * it (a pin).
+ */
+enum rdlm_phase {
+    RDLM_PHASE_FREE = 0,
+    RDLM_PHASE_CREATING,
+    RDLM_PHASE_LIVE,
+    RDLM_PHASE_RETIRED
+};
+#define RDLM_STATE_OPENS_MAX ((1ull << 29) - 1)
+#define RDLM_STATE_KEEP (1ull << 29)
+#define RDLM_STATE_OPENS(s) ((s)&RDLM_STATE_OPENS_MAX)
+#define RDLM_STATE_PHASE(s) ((unsigned)(((s) >> 30) & 3u))
+#define RDLM_STATE_GEN(s) ((uint32_t)((s) >> 32))
+#define RDLM_STATE_MAKE(gen, phase, flags_opens)                                           \
+    (((uint64_t)(uint32_t)(gen) << 32) | ((uint64_t)(phase) << 30) | (flags_opens))
+#define RDLM_TABLE_NONE 0xffffffffu
+
+/*
+ * Lock word:
+ *  63          48 47          32 31                                 0
+ * +--------------+--------------+------------------------------------+
+ * |  next (16)   | serving (16) |  owner: gen (19) | slot + 1 (13)   |
+ * +--------------+--------------+------------------------------------+
+ * The upper half is the futex word (little-endian: at byte offset 4).
+ */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the lock word's futex half assumes a little-endian machine"
+#endif
+#define RDLM_WORD_NEXT(w) ((uint16_t)((w) >> 48))
+#define RDLM_WORD_SERVING(w) ((uint16_t)((w) >> 32))
+#define RDLM_WORD_OWNER(w) ((uint32_t)(w))
+#define RDLM_WORD_HIGH(w) ((uint32_t)((w) >> 32))
+#define RDLM_WORD_NEXT_ONE (1ull << 48)
+#define RDLM_WORD_MAKE(next, serving, owner)                                               \
+    (((uint64_t)(uint16_t)(next) << 48) | ((uint64_t)(uint16_t)(serving) << 32) |          \
+     (uint32_t)(owner))
+
+/* The futex half of an entry's lock word. */
+static inline rdlm_atomic_u32_t *rdlm_word_futex(rdlm_atomic_u64_t *word)
+{
+    return (rdlm_atomic_u32_t *)(void *)((char *)word + 4);
+}
+
+/*
+ * Mutex word (the bounded-bypass lock, mutex.c; entries without RDLM_META_FIFO):
+ *  63                                 32 31                                 0
+ * +------------------------------------+------------------------------------+
+ * |  heir: owner word of the one waiter |  owner: gen (19) | slot + 1 (13)   |
+ * |  that must get the lock next, or 0  |  0 or DIED: nobody                |
+ * +------------------------------------+------------------------------------+
+ * The lower half is the futex word (little-endian: at byte offset 0). The owner
+ * field is where the ticket lock has it, so RDLM_WORD_OWNER reads both.
+ */
+#define RDLM_MUTEX_HEIR(w) ((uint32_t)((w) >> 32))
+#define RDLM_MUTEX_MAKE(owner, heir) (((uint64_t)(uint32_t)(heir) << 32) | (uint32_t)(owner))
+
+/* The futex half of a mutex word. */
+static inline rdlm_atomic_u32_t *rdlm_mutex_futex(rdlm_atomic_u64_t *word)
+{
+    return (rdlm_atomic_u32_t *)(void *)word;
+}
+
+_Static_assert(sizeof(rdlm_entry_t) == RDLM_CACHE_LINE, "an entry is one cache line");
+_Static_assert(sizeof(rdlm_slot_t) % RDLM_CACHE_LINE == 0, "slots are line-aligned");
+_Static_assert(sizeof(rdlm_slot_t) == 3 * RDLM_CACHE_LINE, "a slot is three lines");
+
+/*
+ * Slot records:
+ *  63    60 59                    32 31                     0
+ * +--------+------------------------+------------------------+
+ * | state  |   entry index (28 bit) |     ticket (32 bit)    |
+ * +--------+------------------------+------------------------+
+ */
+enum rdlm_rec_state {
+    RDLM_REC_FREE = 0,
+    RDLM_REC_PENDING,
+    RDLM_REC_WAITING,
+    RDLM_REC_READ
+};
+#define RDLM_REC_MAKE(state, entry, ticket)                                                \
+    (((uint64_t)(state) << 60) | ((uint64_t)(entry) << 32) | (uint32_t)(ticket))
+#define RDLM_REC_STATE(r) ((unsigned)((r) >> 60))
+#define RDLM_REC_ENTRY(r) ((uint32_t)(((r) >> 32) & 0x0fffffffu))
+#define RDLM_REC_TICKET(r) ((uint32_t)(r))
+#define RDLM_ENTRY_INDEX_MAX 0x0fffffffu
+
+/*
+ * Reader-writer lock word (the entry's wake32, also the futex word a draining writer
+ * sleeps on):
+ *  31  30   29   28          16 15                0
+ * +---+---+-----+--------------+------------------+
+ * | 0 | W |SLEEP|  epoch (13)  |   readers (16)   |
+ * +---+---+-----+--------------+------------------+
+ * W: a writer holds the gate (set and cleared only by the gate's holder). SLEEP: that
+ * writer sleeps until readers reaches 0. epoch: changed only when a writer resets the
+ * count of readers that died (docs/local-locks.md). readers <= 4095 x 16 < 2^16.
+ */
+#define RDLM_RW_READERS(v) ((v)&0xffffu)
+#define RDLM_RW_EPOCH_SHIFT 16
+#define RDLM_RW_EPOCH_MASK (0x1fffu << RDLM_RW_EPOCH_SHIFT)
+#define RDLM_RW_SLEEP (1u << 29)
+#define RDLM_RW_WRITER (1u << 30)
+
+/*
+ * Semaphore state word (the entry's aux64, node-only contexts):
+ *  63      50   49     48      47          32 31                   0
+ * +--------+-----+------+------+-------------+----------------------+
+ * |   0    | RSV | (0)  |WOKEN | sleepers(16)|      taken (32)      |
+ * +--------+-----+------+------+-------------+----------------------+
+ * sleepers: bypass waiters registered to sleep on wake32. WOKEN: a release woke one of
+ * them and it has not run yet. RSV: the gate's holder reserves the next free permits
+ * (the fast path fails while it is set).
+ */
+#define RDLM_SEM_TAKEN(v) ((uint32_t)(v))
+#define RDLM_SEM_SLEEPER_ONE (1ull << 32)
+#define RDLM_SEM_SLEEPERS(v) ((uint32_t)(((v) >> 32) & 0xffffu))
+#define RDLM_SEM_WOKEN (1ull << 48)
+#define RDLM_SEM_RSV (1ull << 50)
+
+/* Owner words (32 bit): (gen mod 2^19) << 13 | (slot index + 1). 0 means nobody;
+ * RDLM_OWNER_DIED means nobody, and the last holder died. */
+#define RDLM_OWNER_SLOT_BITS 13
+#define RDLM_OWNER_SLOT_MASK ((1u << RDLM_OWNER_SLOT_BITS) - 1)
+#define RDLM_OWNER_MAKE(slot, gen)                                                         \
+    ((((uint32_t)(gen)&0x7ffffu) << RDLM_OWNER_SLOT_BITS) | ((uint32_t)(slot) + 1))
+#define RDLM_OWNER_SLOT(o) (((uint32_t)(o)&RDLM_OWNER_SLOT_MASK) - 1)
+#define RDLM_OWNER_GEN(o) ((uint32_t)(o) >> RDLM_OWNER_SLOT_BITS)
+#define RDLM_OWNER_DIED RDLM_OWNER_SLOT_MASK
+#define RDLM_OWNER_IS_NOBODY(o) ((o) == 0 || (o) == RDLM_OWNER_DIED)
+#define RDLM_MAX_PROCS 4095 /* slots x records stay below 2^16 tickets */
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * dist_cohort_death — lock recovery where a node has two processes: the process
+ * whose queue node stands for the node in a lock's global queue dies, while another
+ * process of its node holds the lock or waits for it. A waiter on the other node
+ * takes over once the authority ended the dead process's lease (core/global/glock.c,
+ * "Recovery"); the other process of the dead one's node must then not hold the lock
+ * through the dead process's queue node (core/global/cohort.c).
+ *
+ * 3 processes forked by the parent join one context (standalone rendezvous on
+ * 127.0.0.1, UCX TCP) on 2 virtual nodes: ranks 0 and 1 on node 0, rank 2 on node 1,
+ * with leases at the job's own authority (RDLM_JOB_AUTHORITY=1: one replica, in rank
+ * 0; TTL TTL_MS). Rank 1, the victim, takes lock "cohort"; then rank 0 (same node)
+ * and rank 2 (other node) ask for it, and 300 ms later the victim
+ *   --handoff  releases it and, 200 ms later, kills itself (SIGKILL); its node's
+ *              waiter, rank 0, would be handed the lock locally;
+ *   --died     kills itself holding it.
+ * Ranks 0 and 2 hold the lock HOLD_MS each (longer than the victim's lease takes to
+ * end), flagging an "inside" word in shared memory: two processes inside at once is
+ * an overlap. The parent checks: no overlap, both got the lock (rank 2 with
+ * RDLM_OWNER_DEAD in --died, rank 0 with RDLM_OK: one OWNER_DEAD per death), every
+ * release answered RDLM_OK, tokens increase from the victim's. Before cohort.c refused local hand-offs with leases, both modes
+ * overlapped: rank 0 held through the victim's queue node while rank 2 took it over.
+ *
+ * Exit: 0 pass, 1 fail.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <rdlm.h>
+
+#include "procs.h"
+
+#define NPROCS 3
+#define VICTIM 1
+#define SAME_NODE 0
+#define OTHER_NODE 2
+#define TTL_MS "2000"
+#define HOLD_MS 3000
+#define ACQUIRE_TIMEOUT_NS 30000000000ull
+#define PARENT_LIMIT_S 90.0
+
+/* What the parent reads: per rank the acquire's status and token, the release's
+ * status; and the overlap detector. */
+static struct shared {
+    atomic_int inside, overlaps;
+    struct {
+        int acquired, released;
+        uint64_t token;
+    } r[NPROCS];
+} * sh;
+
+static int died_mode; /* --died (else --handoff) */
+
+#define FAIL(...) procs_fail("dist_cohort_death", rank, __VA_ARGS__)
+
+/* The victim: take the lock, let the others queue, then release and die, or die. */
+static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
+{
+    sh->r[rank].acquired = rdlm_lock_acquire(lock, ACQUIRE_TIMEOUT_NS, &sh->r[rank].token);
+    if (sh->r[rank].acquired != RDLM_OK)
+        FAIL("acquire: %s", rdlm_status_str(sh->r[rank].acquired));
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier failed");
+    usleep(300000); /* the others queue meanwhile */
+    if (!died_mode) {
+        sh->r[rank].released = rdlm_lock_release(lock);
+        usleep(200000);
+    }
+    raise(SIGKILL);
+}
+
+/* Ranks 0 and 2: wait for the lock, hold it HOLD_MS, release. */
+static void waiter(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
+{
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier failed");
+    sh->r[rank].acquired = rdlm_lock_acquire(lock, ACQUIRE_TIMEOUT_NS, &sh->r[rank].token);
+    printf("rank %u: %s, token %#llx\n", rank, rdlm_status_name(sh->r[rank].acquired),
+           (unsigned long long)sh->r[rank].token);
+    if (sh->r[rank].acquired < 0)
+        return;
+    if (atomic_exchange(&sh->inside, 1) != 0)
+        atomic_fetch_add(&sh->overlaps, 1);
+    for (int i = 0; i < HOLD_MS / 10; i++) {
+        usleep(10000);
+        atomic_store(&sh->inside, 1); /* a leaving overlapper cleared it */
+    }
+    atomic_store(&sh->inside, 0);
+    sh->r[rank].released = rdlm_lock_release(lock);
+}
+
+static int child(unsigned rank, const char *rendezvous)
+{
+    rdlm_ctx_dist_info_t di;
+    rdlm_lock_h lock;
+    rdlm_ctx_h ctx;
+    rdlm_status_t s = procs_join(rank, NPROCS, rendezvous, &ctx);
+
+    if (s != RDLM_OK)
+        FAIL("rdlm_ctx_create: %s", rdlm_status_str(s));
+    if (rdlm_ctx_dist_info(ctx, &di) != RDLM_OK || di.nodes != 2 ||
+        (rank == VICTIM) != (di.node == 0 && di.local_rank == 1))
+        FAIL("not the expected layout (2 nodes, ranks 0 and 1 on node 0)");
+    if (rdlm_lock_open(ctx, "cohort", &lock) != RDLM_OK)
+        FAIL("rdlm_lock_open failed");
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier failed");
+    if (rank == VICTIM)
+        victim(rank, ctx, lock);
+    else
+        waiter(rank, ctx, lock);
+    rdlm_ctx_destroy(ctx);
+    return 0;
+}
+
+/* No overlap; both waiters held and released; tokens increasing. 1 if so. */
+static int checked(void)
+{
+    int ok = atomic_load(&sh->overlaps) == 0;
+    uint64_t v = sh->r[VICTIM].token, a = sh->r[SAME_NODE].token,
+             b = sh->r[OTHER_NODE].token;
+    int want_other = died_mode ? RDLM_OWNER_DEAD : RDLM_OK;
+
+    if (!ok)
+        fprintf(stderr, "dist_cohort_death: %d overlaps: two processes held the lock\n",
+                atomic_load(&sh->overlaps));
+    /* One RDLM_OWNER_DEAD per death: rank 2's take-over; rank 0 gets the lock from
+     * rank 2, alive (it once got OWNER_DEAD too, from its node-local lock). */
+    if (sh->r[OTHER_NODE].acquired != want_other || sh->r[SAME_NODE].acquired != RDLM_OK ||
+        sh->r[SAME_NODE].released != RDLM_OK || sh->r[OTHER_NODE].released != RDLM_OK) {
+        fprintf(stderr,
+                "dist_cohort_death: rank 0 got %s and released %s; rank 2 got %s (want %s) "
+                "and released %s\n",
+                rdlm_status_name(sh->r[SAME_NODE].acquired),
+                rdlm_status_name(sh->r[SAME_NODE].released),
+                rdlm_status_name(sh->r[OTHER_NODE].acquired), rdlm_status_name(want_other),
+                rdlm_status_name(sh->r[OTHER_NODE].released));
+        ok = 0;
+    }
+    /* Rank 2 queued globally behind the victim; rank 0 after it. */
+    if (!(v < b && b < a)) {
+        fprintf(stderr,
+                "dist_cohort_death: tokens victim %#llx, rank 2 %#llx, rank 0 %#llx "
+                "not increasing\n",
+                (unsigned long long)v, (unsigned long long)b, (unsigned long long)a);
+        ok = 0;
+    }
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    char rendezvous[32];
+    pid_t pids[NPROCS];
+    int port = procs_free_port(), failed;
+    unsigned rank = NPROCS; /* the parent, for FAIL */
+
+    setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
+    if (argc != 2 || (strcmp(argv[1], "--handoff") != 0 && strcmp(argv[1], "--died") != 0))
+        FAIL("usage: dist_cohort_death --handoff|--died");
+    died_mode = strcmp(argv[1], "--died") == 0;
+    sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED || port < 0)
+        FAIL("no shared memory or no free port");
+    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
+    procs_env("t-cohort-death", "2", 0);
+    setenv("RDLM_JOB_AUTHORITY", "1", 1);
+    setenv("RDLM_LEASE_TTL_MS", TTL_MS, 1);
+    if (procs_start(pids, NPROCS, child, rendezvous) != 0)
+        FAIL("fork failed");
+    failed = !procs_reap(pids, NPROCS, VICTIM, PARENT_LIMIT_S, "dist_cohort_death");
+    failed |= !checked();
+    procs_remove_segments("t-cohort-death");
+    printf("dist_cohort_death %s: %s\n", argv[1], failed ? "FAILED" : "passed");
+    return failed;
+}
