@@ -28,9 +28,10 @@
  *   context already destroyed (looked up in the process's list of live contexts: a
  *   mutex, no system call; calls on object handles do not look, so lock operations pay
  *   nothing), and rdlm_ctx_destroy ignores both. Handles of a destroyed context's
- *   objects return RDLM_ERR_CLOSED. Both checks go by address: a context or handle
- *   opened later may reuse a destroyed one's, and a stale handle then names the new
- *   one, so do not keep handles past their destroy.
+ *   objects return RDLM_ERR_CLOSED, as does a closed handle until 1,024 more handles
+ *   of its context were closed. Both checks go by address: a context or handle
+ *   opened later may reuse a destroyed or closed one's, and a stale handle then names
+ *   the new one, so do not keep handles past their close or destroy.
  *
  * Fencing tokens
  *   Every successful exclusive acquire returns a 64-bit token strictly greater than
@@ -266,8 +267,11 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_n
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_release(rdlm_lock_h lock);
 
-/** Close the handle (the lock itself lives on in the segment). A held lock is
- *  released first. Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED. */
+/** Close the handle. A held lock is released first. Once no process has the lock
+ *  open its place in the node segment may go to other names (the segment's capacity
+ *  bounds the objects open at once, not the names used over time); opened again, it
+ *  issues tokens above every token it issued before. Errors: RDLM_ERR_BAD_HANDLE,
+ *  RDLM_ERR_CLOSED. */
 RDLM_EXPORT rdlm_status_t rdlm_lock_close(rdlm_lock_h lock);
 
 /** A snapshot of a lock's state, for tools and tests. */
@@ -325,7 +329,8 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t t
 /** Release exclusive. Errors as rdlm_lock_release. */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw);
 
-/** Close the handle, releasing what this context holds on it. */
+/** Close the handle, releasing what this context holds on it. As rdlm_lock_close,
+ *  the rwlock's place may go to other names once no process has it open. */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_close(rdlm_rwlock_h rw);
 
 /** A snapshot of a reader-writer lock's state. */

@@ -1,8 +1,8 @@
 /*
  * The public API's objects: a context (one attach to the node segment) and the
  * handles opened in it. Handles stay allocated until the context is destroyed, so a
- * closed handle answers RDLM_ERR_CLOSED instead of touching freed memory; reopening
- * the same object reuses its closed handle.
+ * closed handle answers RDLM_ERR_CLOSED instead of touching freed memory; once more
+ * than RDLM_OBJ_CLOSED_KEEP handles are closed, an open reuses the one closed first.
  */
 #ifndef RDLM_API_H
 #define RDLM_API_H
@@ -22,6 +22,8 @@
 
 #define RDLM_OBJ_MAGIC_OPEN 0x6f626a31u   /* "obj1" */
 #define RDLM_OBJ_MAGIC_CLOSED 0x636c7364u /* "clsd" */
+/* Closed handles a context keeps answering RDLM_ERR_CLOSED before reusing them. */
+#define RDLM_OBJ_CLOSED_KEEP 1024u
 
 typedef struct rdlm_obj {
     uint32_t magic;
@@ -33,6 +35,7 @@ typedef struct rdlm_obj {
     struct rdlm_ctx *ctx;
     rdlm_local_t *local;   /* &ctx->local */
     struct rdlm_obj *next; /* the context's list */
+    struct rdlm_obj *closed_next; /* the context's queue of closed handles */
     rdlm_atomic_u64_t held; /* semaphore permits this handle holds */
 } rdlm_obj_t;
 
@@ -42,8 +45,10 @@ typedef struct rdlm_obj {
 struct rdlm_ctx {
     rdlm_local_t local;
     rdlm_config_t config;
-    pthread_mutex_t objs_lock; /* guards objs */
+    pthread_mutex_t objs_lock; /* guards objs and the closed queue */
     rdlm_obj_t *objs;
+    rdlm_obj_t *closed_head, *closed_tail; /* closed handles, first closed first */
+    uint32_t closed_count;
     rdlm_dist_t *dist; /* NULL for a node-only context */
     const rdlm_obj_ops_t *ops; /* what its objects do (obj_ops.h) */
     rdlm_ctx_fini_func_t fini;

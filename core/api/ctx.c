@@ -9,6 +9,7 @@
 #include "launch.h"
 #include "leftovers.h"
 #include "log.h"
+#include "table.h"
 
 #define RDLM_CTX_STATS_TEXT 640 /* bytes of a statistics line's counters */
 #define RDLM_CTX_RENDEZVOUS_TIMEOUT_MS 30000u /* PMIx's part, as the TCP bootstrap's */
@@ -422,6 +423,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
         ctx->objs = obj->next;
         if (obj->magic == RDLM_OBJ_MAGIC_OPEN) {
             rdlm_obj_release_held(obj);
+            rdlm_table_close(&ctx->local.seg, obj->index);
         }
         rdlm_obj_retire(obj);
     }

@@ -46,6 +46,15 @@ static rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
     return global != RDLM_OK ? global : local;
 }
 
+/* A closed handle of an exclusive lock: the service may forget the lock's state in
+ * this process (rdlm_svc_lock_forget keeps it while held or in a call). */
+static void rdlm_ctx_svc_close_obj(rdlm_obj_t *obj)
+{
+    if (obj->kind == RDLM_KIND_LOCK) {
+        rdlm_svc_lock_forget(obj->ctx->svc, rdlm_ctx_svc_id(obj));
+    }
+}
+
 uint64_t rdlm_ctx_svc_home_ops(rdlm_ctx_h ctx)
 {
     return ctx->svc != NULL ? rdlm_svc_home_ops(ctx->svc) : 0;
@@ -60,7 +69,9 @@ static void rdlm_ctx_svc_lock_home(const rdlm_obj_t *obj, rdlm_lock_info_t *info
 
 /* Exclusive locks take the home's word too; everything else is node-local. */
 static const rdlm_obj_ops_t rdlm_obj_svc_ops = {
+    .keep_entries = 0,
     .open = rdlm_ops_local_open,
+    .close = rdlm_ctx_svc_close_obj,
     .lock_acquire = rdlm_ctx_svc_acquire,
     .lock_release = rdlm_ctx_svc_release,
     .lock_home = rdlm_ctx_svc_lock_home,

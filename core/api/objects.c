@@ -71,6 +71,26 @@ static rdlm_obj_t *rdlm_obj_new(void)
     return obj != NULL ? obj : calloc(1, sizeof(*obj));
 }
 
+/* A handle for an open, the objects lock held: the closed handle closed first once
+ * more than RDLM_OBJ_CLOSED_KEEP are closed, else a new one on the context's list.
+ * NULL: out of memory. */
+static rdlm_obj_t *rdlm_obj_take(rdlm_ctx_h ctx)
+{
+    rdlm_obj_t *obj = ctx->closed_head;
+
+    if (ctx->closed_count > RDLM_OBJ_CLOSED_KEEP) {
+        ctx->closed_head = obj->closed_next;
+        ctx->closed_count--;
+        return obj;
+    }
+    obj = rdlm_obj_new();
+    if (obj != NULL) {
+        obj->next = ctx->objs;
+        ctx->objs = obj;
+    }
+    return obj;
+}
+
 rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
                             rdlm_obj_t **obj_p)
 {
@@ -86,29 +106,23 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     if (status != RDLM_OK) {
         return status;
     }
-    status = rdlm_table_open(&ctx->local.seg, name, kind, aux32, &index);
-    kind &= RDLM_META_KIND; /* without a lock's order bits */
-    if (status == RDLM_OK) {
-        status = ctx->ops->open(ctx, kind, index);
-    }
+    status =
+        rdlm_table_open(&ctx->local.seg, name, kind, aux32, ctx->ops->keep_entries, &index);
     if (status != RDLM_OK) {
         return status;
     }
-    pthread_mutex_lock(&ctx->objs_lock);
-    for (obj = ctx->objs; obj != NULL; obj = obj->next) {
-        if (obj->index == index && obj->magic == RDLM_OBJ_MAGIC_CLOSED) {
-            break; /* reuse the closed handle of the same object */
-        }
+    kind &= RDLM_META_KIND; /* without a lock's order bits */
+    status = ctx->ops->open(ctx, kind, index);
+    if (status != RDLM_OK) {
+        goto err_unpin;
     }
+    pthread_mutex_lock(&ctx->objs_lock);
+    obj = rdlm_obj_take(ctx);
     if (obj == NULL) {
-        obj = rdlm_obj_new();
-        if (obj == NULL) {
-            pthread_mutex_unlock(&ctx->objs_lock);
-            rdlm_error("open \"%s\": out of memory", name);
-            return RDLM_ERR_NO_MEMORY;
-        }
-        obj->next = ctx->objs;
-        ctx->objs = obj;
+        pthread_mutex_unlock(&ctx->objs_lock);
+        rdlm_error("open \"%s\": out of memory", name);
+        status = RDLM_ERR_NO_MEMORY;
+        goto err_unpin;
     }
     obj->kind = kind;
     obj->index = index;
@@ -121,6 +135,10 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     pthread_mutex_unlock(&ctx->objs_lock);
     *obj_p = obj;
     return RDLM_OK;
+
+err_unpin:
+    rdlm_table_close(&ctx->local.seg, index);
+    return status;
 }
 
 rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kind,
@@ -165,13 +183,26 @@ rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func)
 {
     rdlm_obj_t *obj = h;
     rdlm_status_t status = rdlm_obj_check_handle(h, kind, func);
+    rdlm_ctx_h ctx;
 
     if (status != RDLM_OK) {
         return status;
     }
+    ctx = obj->ctx;
     rdlm_obj_release_held(obj);
-    pthread_mutex_lock(&obj->ctx->objs_lock);
-    obj->magic = RDLM_OBJ_MAGIC_CLOSED;
-    pthread_mutex_unlock(&obj->ctx->objs_lock);
+    pthread_mutex_lock(&ctx->objs_lock);
+    obj->magic = RDLM_OBJ_MAGIC_CLOSED; /* before its entry may go to another name */
+    pthread_mutex_unlock(&ctx->objs_lock);
+    ctx->ops->close(obj);
+    rdlm_table_close(&ctx->local.seg, obj->index);
+    pthread_mutex_lock(&ctx->objs_lock); /* reusable from now on */
+    obj->closed_next = NULL;
+    if (ctx->closed_count++ == 0) {
+        ctx->closed_head = obj;
+    } else {
+        ctx->closed_tail->closed_next = obj;
+    }
+    ctx->closed_tail = obj;
+    pthread_mutex_unlock(&ctx->objs_lock);
     return RDLM_OK;
 }

@@ -93,7 +93,9 @@ static rdlm_status_t rdlm_ops_dist_barrier_wait(rdlm_obj_t *obj, uint64_t timeou
 }
 
 const rdlm_obj_ops_t rdlm_obj_dist_ops = {
+    .keep_entries = 1, /* the homes' slots and words are keyed by the entries */
     .open = rdlm_ops_dist_open,
+    .close = rdlm_ops_local_close,
     .lock_acquire = rdlm_ops_dist_lock_acquire,
     .lock_release = rdlm_ops_dist_lock_release,
     .lock_home = rdlm_ops_dist_lock_home,

@@ -9,6 +9,11 @@ rdlm_status_t rdlm_ops_local_open(rdlm_ctx_h ctx, unsigned kind, uint32_t index)
     return RDLM_OK;
 }
 
+void rdlm_ops_local_close(rdlm_obj_t *obj)
+{
+    (void)obj;
+}
+
 rdlm_status_t rdlm_ops_local_lock_acquire(rdlm_obj_t *obj, uint64_t timeout_ns,
                                           uint64_t *token_p)
 {
@@ -83,7 +88,9 @@ rdlm_status_t rdlm_ops_local_barrier_wait(rdlm_obj_t *obj, uint64_t timeout_ns)
 }
 
 const rdlm_obj_ops_t rdlm_obj_local_ops = {
+    .keep_entries = 0,
     .open = rdlm_ops_local_open,
+    .close = rdlm_ops_local_close,
     .lock_acquire = rdlm_ops_local_lock_acquire,
     .lock_release = rdlm_ops_local_lock_release,
     .lock_home = rdlm_ops_local_lock_home,

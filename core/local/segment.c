@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include "proc.h"
 
 #define RDLM_HEADER_BYTES 4096u
+_Static_assert(sizeof(rdlm_seg_header_t) <= RDLM_HEADER_BYTES, "the header fits its page");
 #define RDLM_SEG_CAPACITY_MAX (RDLM_ENTRY_INDEX_MAX / 2) /* rdlm_ctx_create's bound */
 #define RDLM_WHY_BYTES 128                               /* what is wrong with a header */
 
@@ -187,6 +189,7 @@ static rdlm_status_t rdlm_segment_create(rdlm_segment_t *seg,
     hdr->epoch = rdlm_segment_new_epoch(params->epoch, stale_epoch);
     hdr->creator_pid = (int32_t)getpid();
     hdr->creator_start = rdlm_proc_start_time(getpid());
+    rdlm_store(&hdr->create_idx, RDLM_TABLE_NONE, RDLM_RELAXED);
     rdlm_store(&hdr->magic, RDLM_SEG_MAGIC, RDLM_RELEASE);
     rdlm_segment_map_views(seg, base, params->max_procs, &l);
     seg->fd = fd;
@@ -575,6 +578,9 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
         close(seg.fd);
         goto out_unlock;
     }
+    seg.planted =
+        (getenv("RDLMTEST_TABLE_NO_FLOOR") != NULL ? RDLM_PLANTED_NO_FLOOR : 0) |
+        (getenv("RDLMTEST_TABLE_RETIRE_OPEN") != NULL ? RDLM_PLANTED_RETIRE_OPEN : 0);
     *seg_p = seg;
     seg_p->dir_fd = -1; /* reopened by detach */
 out_unlock:

@@ -19,28 +19,74 @@
 /* A try-acquire gives up (RDLM_ERR_BUSY) after its lock moved this often. */
 #define RDLM_SVC_TRY_MOVES 4u
 
-/* The state of lock id in this process, created on first use (NULL: table full). */
+static uint32_t rdlm_svc_lock_next(const rdlm_svc_t *svc, uint32_t i)
+{
+    return i + 1 == svc->locks_cap ? 0 : i + 1;
+}
+
+/* The index of lock id in the table, locks_lock held: its entry, else the first gone
+ * or free one of its probe chain (create), else locks_cap. */
+static uint32_t rdlm_svc_lock_find(const rdlm_svc_t *svc, uint64_t id, int create)
+{
+    uint32_t i = (uint32_t)(id % svc->locks_cap), reuse = svc->locks_cap;
+
+    for (uint32_t n = 0; n < svc->locks_cap; n++, i = rdlm_svc_lock_next(svc, i)) {
+        const rdlm_svc_lock_t *k = &svc->locks[i];
+
+        if (k->gone) {
+            reuse = reuse == svc->locks_cap ? i : reuse;
+        } else if (k->id == id) {
+            return i;
+        } else if (k->id == 0) {
+            return !create ? svc->locks_cap : reuse != svc->locks_cap ? reuse : i;
+        }
+    }
+    return create ? reuse : svc->locks_cap;
+}
+
+/* The state of lock id in this process, created on first use (NULL: table full, or
+ * unknown and not create); one use counted until rdlm_svc_lock_put. */
 static rdlm_svc_lock_t *rdlm_svc_lock_of(rdlm_svc_t *svc, uint64_t id, int create)
 {
     rdlm_svc_lock_t *found = NULL;
-    uint32_t i = (uint32_t)(id % svc->locks_cap);
+    uint32_t i;
 
     pthread_mutex_lock(&svc->locks_lock);
-    for (uint32_t n = 0; n < svc->locks_cap; n++, i = (i + 1) % svc->locks_cap) {
-        if (svc->locks[i].id == id) {
-            found = &svc->locks[i];
-            break;
+    i = rdlm_svc_lock_find(svc, id, create);
+    if (i < svc->locks_cap) {
+        found = &svc->locks[i];
+        if (found->id != id || found->gone) {
+            *found = (rdlm_svc_lock_t){.id = id};
         }
-        if (svc->locks[i].id == 0) {
-            if (create) {
-                svc->locks[i] = (rdlm_svc_lock_t){.id = id};
-                found = &svc->locks[i];
-            }
-            break;
-        }
+        found->users++;
     }
     pthread_mutex_unlock(&svc->locks_lock);
     return found;
+}
+
+/* The end of a use counted by rdlm_svc_lock_of. */
+static void rdlm_svc_lock_put(rdlm_svc_t *svc, rdlm_svc_lock_t *k)
+{
+    pthread_mutex_lock(&svc->locks_lock);
+    k->users--;
+    pthread_mutex_unlock(&svc->locks_lock);
+}
+
+void rdlm_svc_lock_forget(rdlm_svc_t *svc, uint64_t id)
+{
+    uint32_t i;
+
+    pthread_mutex_lock(&svc->locks_lock);
+    i = rdlm_svc_lock_find(svc, id, 0);
+    if (i < svc->locks_cap && svc->locks[i].held == 0 && svc->locks[i].users == 0) {
+        svc->locks[i].gone = 1;
+        /* A gone entry that ends its probe chain is free again, and so on backwards. */
+        while (svc->locks[i].gone && svc->locks[rdlm_svc_lock_next(svc, i)].id == 0) {
+            svc->locks[i] = (rdlm_svc_lock_t){.id = 0};
+            i = i == 0 ? svc->locks_cap - 1 : i - 1;
+        }
+    }
+    pthread_mutex_unlock(&svc->locks_lock);
 }
 
 int rdlm_svc_holder_ended(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint64_t tag,
@@ -216,19 +262,22 @@ rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadl
         st = rdlm_svc_attempt(svc, k, deadline_ns, try_only, token_p);
         if ((st != RDLM_ERR_UNAVAILABLE && st != RDLM_ERR_PEER_DEAD) || try_only ||
             rdlm_svc_pause(&pause, deadline_ns) != RDLM_OK)
-            return st;
+            break;
     }
+    rdlm_svc_lock_put(svc, k);
+    return st;
 }
 
-rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
+/* Release lock k (one use counted), as rdlm_svc_lock_release. */
+static rdlm_status_t rdlm_svc_lock_free_word(rdlm_svc_t *svc, rdlm_svc_lock_t *k,
+                                             uint64_t id)
 {
-    rdlm_svc_lock_t *k = rdlm_svc_lock_of(svc, id, 0);
     uint64_t held, free_word, old = 0;
     uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_RELEASE_TRY_NS);
     rdlm_svc_link_t *l;
     rdlm_status_t st;
 
-    if (k == NULL || k->held == 0)
+    if (k->held == 0)
         return RDLM_ERR_NOT_OWNER;
     held = k->held;
     k->held = 0;
@@ -267,4 +316,16 @@ rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
     }
     k->guess = old == held ? free_word : 0; /* another word: read and checked first */
     return RDLM_OK;
+}
+
+rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
+{
+    rdlm_svc_lock_t *k = rdlm_svc_lock_of(svc, id, 0);
+    rdlm_status_t st;
+
+    if (k == NULL)
+        return RDLM_ERR_NOT_OWNER;
+    st = rdlm_svc_lock_free_word(svc, k, id);
+    rdlm_svc_lock_put(svc, k);
+    return st;
 }

@@ -29,10 +29,13 @@ typedef struct rdlm_svc_link {
     rdlm_atomic_u32_t claims; /* claims of this process running at this home */
 } rdlm_svc_link_t;
 
-/* One lock this process used: id 0 marks a free entry. Guarded by the caller's
- * node-local lock (one holder per process) once found. */
+/* One lock this process uses: id 0 marks a free entry, gone a forgotten one (probes
+ * pass on; slock.c). Guarded by the caller's node-local lock (one holder per process)
+ * once found; users (under locks_lock) counts the calls using it, which keep it. */
 typedef struct rdlm_svc_lock {
     uint64_t id;
+    uint32_t users;
+    int gone;
     uint64_t epoch; /* the home's life the slot, guess and held word belong to (0:
                        none): a reconnect within one life keeps them valid */
     uint32_t slot;
@@ -47,7 +50,7 @@ struct rdlm_svc {
     rdlm_tl_params_t tp;
     uint32_t n;
     rdlm_svc_link_t links[RDLM_ADDRS_COUNT];
-    pthread_mutex_t locks_lock; /* insertion into locks */
+    pthread_mutex_t locks_lock; /* insertion into and removal from locks, users */
     rdlm_svc_lock_t *locks;
     uint32_t locks_cap;
     int planted_reset;    /* RDLMTEST_SVC_RECLAIM_RESET (slot.c): tests only */

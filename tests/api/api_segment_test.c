@@ -13,10 +13,12 @@
  * its directory is removed by the next context of any job; a live segment is never
  * replaced; a segment file with group/other permission bits is refused; a full object table
  * and full process slots are reported (RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE) without
- * harm to what exists; a segment whose header looks corrupt (zeroed magic, another layout
- * version, a huge slot high-water mark, a wild entries offset) while a process is
- * attached and holds a lock is refused with RDLM_ERR_CORRUPT, not replaced, and the
- * attached process keeps working, destroys its context without crashing and removes
+ * harm to what exists; one context uses far more distinct lock and rwlock names than
+ * the capacity over its life (closed ones are retired and their entries reused),
+ * with tokens that keep growing per name; a segment whose header looks corrupt (zeroed
+ * magic, another layout version, a huge slot high-water mark, a wild entries offset) while
+ * a process is attached and holds a lock is refused with RDLM_ERR_CORRUPT, not replaced,
+ * and the attached process keeps working, destroys its context without crashing and removes
  * the files; once its processes were killed, such a segment is replaced.
  *
  * Children report through shared memory and exit codes; only the parent asserts.
@@ -426,6 +428,66 @@ static void test_table_full_after_capacity_objects(void **state)
     }
 }
 
+/* One context opens, takes, releases and closes RDLMTEST_API_NAMES distinct lock
+ * names and as many rwlock names, twice over, in a table of
+ * RDLMTEST_API_NAMES_CAPACITY objects (0: the default capacity): nothing fails, the
+ * table never holds more than a few entries, every name's tokens of the second
+ * round are above its first round's (the floor of retired entries), and closed
+ * handles are reused (the first one comes back). */
+static void test_names_beyond_capacity_are_reused_and_tokens_grow(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_params_t params = api_params(fx->job);
+    uint32_t names = (uint32_t)api_env_u64("RDLMTEST_API_NAMES", 3000);
+    uint64_t *first = calloc(names, sizeof(*first));
+    uint32_t max_used = 0;
+    rdlm_segment_info_t info;
+    char name[32];
+    void *first_handle = NULL;
+    int first_reused = 0;
+
+    assert_non_null(first);
+    params.capacity = (uint32_t)api_env_u64("RDLMTEST_API_NAMES_CAPACITY", 64);
+    if (params.capacity == 0) {
+        params.field_mask &= ~(uint64_t)RDLM_CTX_FIELD_CAPACITY; /* $RDLM_CAPACITY */
+    }
+    assert_status(rdlm_ctx_create(&params, &fx->ctx[0]), RDLM_OK);
+    for (int round = 0; round < 2; round++) {
+        for (uint32_t i = 0; i < names; i++) {
+            rdlm_lock_h lock;
+            rdlm_rwlock_h rw;
+            uint64_t token = 0, wtoken = 0;
+
+            snprintf(name, sizeof(name), "name-%u", i);
+            assert_status(rdlm_lock_open(fx->ctx[0], name, &lock), RDLM_OK);
+            first_reused |= i > 0 && (void *)lock == first_handle;
+            first_handle = first_handle == NULL ? (void *)lock : first_handle;
+            assert_status(rdlm_lock_acquire(lock, 0, &token), RDLM_OK);
+            assert_status(rdlm_lock_release(lock), RDLM_OK);
+            assert_status(rdlm_lock_close(lock), RDLM_OK);
+            snprintf(name, sizeof(name), "rw-%u", i);
+            assert_status(rdlm_rwlock_open(fx->ctx[0], name, &rw), RDLM_OK);
+            assert_status(rdlm_rwlock_read_acquire(rw, 0), RDLM_OK);
+            assert_status(rdlm_rwlock_read_release(rw), RDLM_OK);
+            assert_status(rdlm_rwlock_write_acquire(rw, 0, &wtoken), RDLM_OK);
+            assert_status(rdlm_rwlock_write_release(rw), RDLM_OK);
+            assert_status(rdlm_rwlock_close(rw), RDLM_OK);
+            if (round == 0) {
+                first[i] = token;
+            } else if (token <= first[i]) {
+                fail_msg("%s: token %llu after %llu", name, (unsigned long long)token,
+                         (unsigned long long)first[i]);
+            }
+            assert_status(rdlm_ctx_segment_info(fx->ctx[0], &info), RDLM_OK);
+            max_used = info.used > max_used ? info.used : max_used;
+        }
+    }
+    assert_true(max_used <= 4);
+    /* Closed handles are reused once more than 1,024 are closed (names > 512). */
+    assert_true(names <= 512 || first_reused);
+    free(first);
+}
+
 static void test_ctx_create_with_all_process_slots_used_is_no_resource(void **state)
 {
     api_fixture_t *fx = *state;
@@ -679,6 +741,7 @@ int main(void)
         API_TEST(test_live_segment_is_not_replaced),
         API_TEST(test_segment_with_group_or_other_bits_is_refused),
         API_TEST(test_table_full_after_capacity_objects),
+        API_TEST(test_names_beyond_capacity_are_reused_and_tokens_grow),
         API_TEST(test_ctx_create_with_all_process_slots_used_is_no_resource),
         API_TEST(test_zeroed_magic_while_held_is_corrupt_not_replaced),
         API_TEST(test_other_layout_while_held_is_corrupt_not_replaced),

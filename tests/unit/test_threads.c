@@ -1,7 +1,10 @@
 /* Threads of one process: with a context per thread and with one context shared by
  * all threads, a lock protects a plain counter (no lost update, tokens increase),
  * a reader-writer lock keeps readers away from a writer and writers away from each
- * other, a barrier orders writes, and every call returns RDLM_OK. Built under TSan in
+ * other, a barrier orders writes, locks of a few names opened and closed over and
+ * over (their table entries retired and keyed again while other threads open them)
+ * protect a plain counter per name with tokens growing per name, and every call
+ * returns RDLM_OK. Built under TSan in
  * CI, this also checks the memory orders. Each worker records into its own record_t;
  * the main thread asserts what they recorded (cmocka is not thread-safe). */
 #include <pthread.h>
@@ -22,6 +25,8 @@
 /* Looks a holder of the rwlock takes around a yield while it holds the lock, so that a
  * lock which let a reader in beside a writer, or two writers in, is caught inside. */
 #define LOOKS 4
+/* Names the open/close phase rotates over (fewer than THREADS: threads meet on them). */
+#define ROTATING 3
 
 static int iterations(void)
 {
@@ -39,6 +44,7 @@ typedef struct record {
     int barrier_misses;         /* a round another thread had not reached */
     int reads, writes;          /* rwlock sections run */
     uint64_t increments;        /* counter increments made under the lock */
+    uint64_t rot_increments;    /* ... under the rotating names' locks */
     uint64_t recoveries;        /* its context's recoveries after its loop (none died) */
 } record_t;
 
@@ -51,6 +57,9 @@ typedef struct shared {
      * rather than as a data race. */
     int readers_inside, writers_inside;
     int round_seen[THREADS];
+    /* Per rotating name (and thread, with one context): plain, under its lock. */
+    uint64_t rot_counter[THREADS][ROTATING];
+    uint64_t rot_last[THREADS][ROTATING]; /* the name's last token */
 } shared_t;
 
 typedef struct arg {
@@ -138,6 +147,34 @@ static void barrier_rounds(shared_t *sh, rdlm_barrier_h bar, int id, record_t *r
     }
 }
 
+/* Open, take, release and close the lock of one of ROTATING names, n times. With a
+ * context per thread the threads share the names; with one context each thread has
+ * its own (a close releases what its context holds, whichever thread took it), so
+ * they meet only on the table's creation lock. */
+static void rotating_names(shared_t *sh, rdlm_ctx_h ctx, int id, int n, record_t *rec)
+{
+    for (int i = 0; i < n; i++) {
+        int k = (i + id) % ROTATING;
+        char name[24];
+        rdlm_lock_h lock;
+        uint64_t token;
+
+        snprintf(name, sizeof(name), "t.rot%d.%d", k, sh->common != NULL ? id : 0);
+        if (!ok(rec, rdlm_lock_open(ctx, name, &lock)))
+            return;
+        if (ok(rec, rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, &token))) {
+            int t = sh->common != NULL ? id : 0;
+
+            rec->bad_tokens += token <= sh->rot_last[t][k];
+            sh->rot_last[t][k] = token;
+            sh->rot_counter[t][k]++;
+            rec->rot_increments++;
+            ok(rec, rdlm_lock_release(lock));
+        }
+        ok(rec, rdlm_lock_close(lock));
+    }
+}
+
 static void *worker(void *p)
 {
     arg_t *a = p;
@@ -165,6 +202,7 @@ static void *worker(void *p)
             read_section(sh, rw, rec);
     }
     barrier_rounds(sh, bar, a->id, rec);
+    rotating_names(sh, ctx, a->id, n, rec);
     if (ok(rec, rdlm_ctx_stats(ctx, &stats)))
         rec->recoveries = stats.recoveries;
     if (sh->common == NULL) {
@@ -184,6 +222,7 @@ static void run(int shared_ctx)
     pthread_t t[THREADS];
     arg_t *args = calloc(THREADS, sizeof(*args));
     int n = iterations();
+    uint64_t rot_total = 0;
 
     assert_non_null(sh);
     assert_non_null(args);
@@ -214,12 +253,19 @@ static void run(int shared_ctx)
         assert_int_equal(rec->barrier_misses, 0);
         assert_int_equal(rec->recoveries, 0); /* nobody died: nothing to recover */
         assert_int_equal(rec->increments, (uint64_t)n);
+        assert_int_equal(rec->rot_increments, (uint64_t)n);
         assert_int_equal(rec->writes, (n + 3) / 4);
         assert_int_equal(rec->reads, n - (n + 3) / 4);
     }
     assert_int_equal(sh->readers_inside, 0);
     assert_int_equal(sh->writers_inside, 0);
     assert_int_equal(sh->counter, (uint64_t)THREADS * (uint64_t)n);
+    for (int th = 0; th < THREADS; th++) {
+        for (int k = 0; k < ROTATING; k++) {
+            rot_total += sh->rot_counter[th][k];
+        }
+    }
+    assert_int_equal(rot_total, (uint64_t)THREADS * (uint64_t)n);
     free(args);
     free(sh);
 }

@@ -12,10 +12,12 @@
 #include "atomics.h"
 
 #define RDLM_SEG_MAGIC 0x6d6c64722d73686dull /* "mhs-rldm" */
-#define RDLM_SEG_LAYOUT 5u
+#define RDLM_SEG_LAYOUT 6u
 #define RDLM_CACHE_LINE 64
 #define RDLM_SLOT_RECORDS 16
 #define RDLM_NAME_BYTES 48
+/* Buckets of the token floor (a name's bucket: its id mod this; table.c). */
+#define RDLM_FLOOR_BUCKETS 256
 
 /* Object kinds (entry meta, low byte). */
 enum rdlm_kind {
@@ -50,7 +52,7 @@ typedef struct rdlm_seg_header {
     uint32_t epoch; /* token epoch of this incarnation */
     int32_t creator_pid;
     uint64_t creator_start;
-    rdlm_atomic_u32_t used;     /* objects created */
+    rdlm_atomic_u32_t used;     /* entries not FREE (live, being created, retired) */
     rdlm_atomic_u32_t slot_hwm; /* 1 + highest slot index ever claimed */
     rdlm_atomic_u32_t attached; /* ACTIVE slots (dead ones until reclaimed) */
     /* Collective barrier of a distributed context (core/global/barrier.c): arrivals
@@ -67,6 +69,14 @@ typedef struct rdlm_seg_header {
         rdlm_atomic_u64_t gen;
         rdlm_atomic_u32_t parked;
     } __attribute__((aligned(RDLM_CACHE_LINE))) coll_pair[2];
+    /* The table's creation lock (table_lock.c): owner word of its holder or 0, and
+     * the entry the holder is changing (RDLM_TABLE_NONE: none), for a taker-over. */
+    rdlm_atomic_u32_t create_lock;
+    rdlm_atomic_u32_t create_idx;
+    /* Token floor per bucket of names: at least every token a retired lock of a name
+     * of the bucket issued; a lock created again starts above it (written under the
+     * creation lock). */
+    rdlm_atomic_u64_t floor[RDLM_FLOOR_BUCKETS];
 } rdlm_seg_header_t;
 
 /* One per attached context (process). */
@@ -92,12 +102,39 @@ typedef struct rdlm_entry {
     rdlm_atomic_u32_t parked;  /* sleepers on word or wake32 */
     rdlm_atomic_u64_t word;    /* lock word: next | serving | owner */
     rdlm_atomic_u64_t token;   /* last token issued; written by the holder only */
-    rdlm_atomic_u64_t creator; /* owner word of the creating context */
+    rdlm_atomic_u64_t state;   /* gen | phase | KEEP | opens: below */
     rdlm_atomic_u64_t aux64;
     rdlm_atomic_u32_t aux32;
     rdlm_atomic_u32_t wake32;
     rdlm_atomic_u64_t aux64b; /* second word for kinds that need one (cross-node rwlock) */
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_entry_t;
+
+/*
+ * Entry state (table.c, docs/local-locks.md "Table entries"):
+ *  63                  32 31  30  29   28                       0
+ * +----------------------+-------+----+--------------------------+
+ * |     gen (32)         | phase |KEEP|       opens (29)         |
+ * +----------------------+-------+----+--------------------------+
+ * phase: FREE (nothing; a lookup's probe ends here), CREATING (being keyed, under the
+ * creation lock), LIVE (an object: lookups pin it), RETIRED (no object; probes pass
+ * on; re-keyed under the creation lock). gen grows by one each time the entry is
+ * keyed. KEEP: never retired (used by a cross-node context). opens: handles open on
+ * it (a pin).
+ */
+enum rdlm_phase {
+    RDLM_PHASE_FREE = 0,
+    RDLM_PHASE_CREATING,
+    RDLM_PHASE_LIVE,
+    RDLM_PHASE_RETIRED
+};
+#define RDLM_STATE_OPENS_MAX ((1ull << 29) - 1)
+#define RDLM_STATE_KEEP (1ull << 29)
+#define RDLM_STATE_OPENS(s) ((s)&RDLM_STATE_OPENS_MAX)
+#define RDLM_STATE_PHASE(s) ((unsigned)(((s) >> 30) & 3u))
+#define RDLM_STATE_GEN(s) ((uint32_t)((s) >> 32))
+#define RDLM_STATE_MAKE(gen, phase, flags_opens)                                           \
+    (((uint64_t)(uint32_t)(gen) << 32) | ((uint64_t)(phase) << 30) | (flags_opens))
+#define RDLM_TABLE_NONE 0xffffffffu
 
 /*
  * Lock word:

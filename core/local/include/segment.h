@@ -38,7 +38,15 @@ typedef struct rdlm_segment {
     rdlm_place_t place;  /* the directory of the segment and its lock file (place.h) */
     char seg_name[RDLM_PLACE_NAME_BYTES];  /* "<job>.seg" in place.dir */
     char lock_name[RDLM_PLACE_NAME_BYTES]; /* "<job>.lock" in place.dir */
+    unsigned planted; /* planted bugs of the table (table.c), tests only: below */
 } rdlm_segment_t;
+
+/* Planted bugs (set from the environment at attach; tests only, table.c):
+ * RDLMTEST_TABLE_NO_FLOOR: a keyed entry's tokens start at the epoch, not above its
+ * name's floor; RDLMTEST_TABLE_RETIRE_OPEN: a close retires an idle entry that other
+ * handles still have open. */
+#define RDLM_PLANTED_NO_FLOOR 1u
+#define RDLM_PLANTED_RETIRE_OPEN 2u
 
 /** Creation parameters; only the creator's count. */
 typedef struct rdlm_segment_params {

@@ -103,4 +103,9 @@ rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadl
  *  home and frees the word there. */
 rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id);
 
+/** The last handle of lock id in this process was closed: forget its state here (a
+ *  cache of its slot) unless it is held or a call uses it, so that the process's
+ *  table holds the locks in use, not every lock ever used. Non-blocking (a mutex). */
+void rdlm_svc_lock_forget(rdlm_svc_t *svc, uint64_t id);
+
 #endif
