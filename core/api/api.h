@@ -168,13 +168,13 @@ static inline rdlm_status_t rdlm_obj_check(const void *h, unsigned kind, const c
  *  before an acquire returns RDLM_OWNER_DEAD. Blocking (a sleep). */
 void rdlm_ctx_lease_lock_delay(const struct rdlm_ctx *ctx);
 
-/** Open name as kind (aux32 as in rdlm_table_open) and return its handle. */
-rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
+/** Open name as kind (size as in rdlm_table_open) and return its handle. */
+rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t size,
                             rdlm_obj_t **obj_p);
 
-/** Open name as kind with a size fixed by the first open (barrier participants,
- *  semaphore permits, counter sharding) in aux32: another size is RDLM_ERR_MISMATCH
- *  (logged, handle closed). */
+/** Open name as kind with a size fixed by the first open (the entry's size: barrier
+ *  participants, semaphore permits, counter sharding): another size is
+ *  RDLM_ERR_MISMATCH (logged, handle closed). */
 rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kind,
                                   uint32_t size, rdlm_obj_t **obj_p);
 

@@ -29,8 +29,9 @@ static rdlm_status_t rdlm_sem_check(rdlm_sem_h sem, uint32_t k, const char *func
     if (status != RDLM_OK) {
         return status;
     }
-    permits = rdlm_load(&RDLM_OBJ(sem)->ctx->local.seg.entries[RDLM_OBJ(sem)->index].aux32,
-                        RDLM_RELAXED);
+    permits =
+        rdlm_load(&RDLM_OBJ(sem)->ctx->local.seg.entries[RDLM_OBJ(sem)->index].sem_permits,
+                  RDLM_RELAXED);
     if (k == 0 || k > permits) {
         rdlm_warn("%s: k = %u, must be 1..%u", func, k, permits);
         return RDLM_ERR_INVALID_ARG;

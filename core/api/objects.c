@@ -91,7 +91,7 @@ static rdlm_obj_t *rdlm_obj_take(rdlm_ctx_h ctx)
     return obj;
 }
 
-rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t aux32,
+rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uint32_t size,
                             rdlm_obj_t **obj_p)
 {
     rdlm_status_t status;
@@ -107,7 +107,7 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
         return status;
     }
     status =
-        rdlm_table_open(&ctx->local.seg, name, kind, aux32, ctx->ops->keep_entries, &index);
+        rdlm_table_open(&ctx->local.seg, name, kind, size, ctx->ops->keep_entries, &index);
     if (status != RDLM_OK) {
         return status;
     }
@@ -150,7 +150,7 @@ rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kin
     if (status != RDLM_OK) {
         return status;
     }
-    fixed = rdlm_load(&ctx->local.seg.entries[(*obj_p)->index].aux32, RDLM_ACQUIRE);
+    fixed = rdlm_load(&ctx->local.seg.entries[(*obj_p)->index].size, RDLM_ACQUIRE);
     if (fixed != size) {
         rdlm_error("\"%s\" exists with size %u, opened with %u", name, fixed, size);
         rdlm_obj_close(*obj_p, kind, __func__);

@@ -4,13 +4,14 @@
  * hands the lock to a waiter of its own node, with no remote operation, up to the
  * cohort bound, then passes the global word on.
  *
- * Entry fields of a distributed lock (the node-local lock protects aux32, wake32 and
- * token):
- *   aux64   home slot + 1 (0: not resolved yet; set once, by CAS, by any process)
- *   aux32   queue node id + 1 that stands for this node in the global queue (0: the
- *           node does not hold the global word)
- *   wake32  local hand-offs since the node took the global word
- *   token   the last token issued on this node: epoch << 40 | sequence
+ * Entry fields of a distributed lock (layout.h; the node-local lock protects
+ * queue_node1, cohort_handoffs and token):
+ *   home_slot1       home slot + 1 (0: not resolved yet; set once, by CAS, by any
+ *                    process)
+ *   queue_node1      queue node id + 1 that stands for this node in the global queue
+ *                    (0: the node does not hold the global word)
+ *   cohort_handoffs  local hand-offs since the node took the global word
+ *   token            the last token issued on this node: epoch << 40 | sequence
  *
  * Settling: a process that leaves the node-local lock free (a release that handed
  * off to a waiter that then timed out, or a waiter that timed out) checks whether
@@ -37,7 +38,7 @@ static void rdlm_dist_word_of(const rdlm_dist_t *d, const rdlm_entry_t *e,
                               rdlm_dist_word_t *w)
 {
     rdlm_dist_word_at(d, rdlm_load(&e->key, RDLM_RELAXED),
-                      rdlm_load(&e->aux64, RDLM_ACQUIRE), w);
+                      rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
 }
 
 /* One node: the node-local lock is all of the lock (top of the file). Going through
@@ -71,13 +72,13 @@ rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx
     uint32_t slot;
     rdlm_status_t s;
 
-    if (rdlm_dist_node_only(d) || rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+    if (rdlm_dist_node_only(d) || rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
     s = rdlm_dist_home_open(d, rdlm_load(&e->key, RDLM_RELAXED), &slot);
     if (s == RDLM_OK) {
         /* A concurrent opener found the same slot (same id, same probe sequence). */
-        rdlm_cas(&e->aux64, &cached, slot, RDLM_RELEASE);
+        rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);
     }
     return s;
 }
@@ -85,30 +86,30 @@ rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx
 /* Pass the node's global word on (holding the node-local lock). */
 static rdlm_status_t rdlm_dist_node_pass(rdlm_dist_t *d, rdlm_entry_t *e)
 {
-    uint32_t g = rdlm_load(&e->aux32, RDLM_RELAXED);
+    uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
     rdlm_dist_word_t w;
 
-    rdlm_store(&e->aux32, 0, RDLM_RELAXED);
-    rdlm_store(&e->wake32, 0, RDLM_RELAXED);
+    rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
+    rdlm_store(&e->cohort_handoffs, 0, RDLM_RELAXED);
     rdlm_dist_word_of(d, e, &w);
     return rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
 }
 
-/* The node's queue node + 1 (aux32; 0: the node does not hold the global word), if
+/* The node's queue node + 1 (queue_node1; 0: the node does not hold the global word), if
  * this process may hold the lock through it (holding the node-local lock). Without
  * recovery any process of the node may; with it only the queue node's owner: another
  * process's place (it died holding) is dropped, for recovery to take over. */
 static uint32_t rdlm_dist_node_place(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint32_t g = rdlm_load(&e->aux32, RDLM_RELAXED);
+    uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
 
     if (g != 0 && d->recovery.ended != NULL && RDLM_QID_RANK((uint64_t)g - 1) != d->rank) {
         rdlm_warn("dist: lock \"%s\": rank %u died holding it; its place in the global "
                   "queue is left to the waiters behind it (they take it over once its "
                   "lease ended)",
                   lc->seg.names[idx], RDLM_QID_RANK((uint64_t)g - 1));
-        rdlm_store(&e->aux32, 0, RDLM_RELAXED);
+        rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
         return 0;
     }
     return g;
@@ -119,7 +120,7 @@ static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
     rdlm_entry_t *e = &lc->seg.entries[idx];
     rdlm_status_t s;
 
-    if (rdlm_load(&e->aux32, RDLM_ACQUIRE) == 0 || !rdlm_ticket_idle(lc, idx)) {
+    if (rdlm_load(&e->queue_node1, RDLM_ACQUIRE) == 0 || !rdlm_ticket_idle(lc, idx)) {
         return;
     }
     s = rdlm_ticket_acquire(lc, idx, 0, NULL);
@@ -155,8 +156,8 @@ static rdlm_status_t rdlm_dist_global_acquire(rdlm_dist_t *d, rdlm_entry_t *e,
         return s;
     }
     rdlm_store(&e->token, token, RDLM_RELAXED);
-    rdlm_store(&e->aux32, (uint32_t)qid + 1, RDLM_RELAXED);
-    rdlm_store(&e->wake32, 0, RDLM_RELAXED);
+    rdlm_store(&e->queue_node1, (uint32_t)qid + 1, RDLM_RELAXED);
+    rdlm_store(&e->cohort_handoffs, 0, RDLM_RELAXED);
     rdlm_fetch_add(&d->stats.global_acquires, 1, RDLM_RELAXED);
     *token_p = token;
     return s; /* RDLM_OWNER_DEAD: taken over from a dead holder (glock.c) */
@@ -222,14 +223,14 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
         return RDLM_ERR_NOT_OWNER;
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
-    handoffs = rdlm_load(&e->wake32, RDLM_RELAXED);
-    if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0 && handoffs < rdlm_dist_cohort_bound(d) &&
-        rdlm_ticket_has_waiters(lc, idx)) {
-        rdlm_store(&e->wake32, handoffs + 1, RDLM_RELAXED);
+    handoffs = rdlm_load(&e->cohort_handoffs, RDLM_RELAXED);
+    if (rdlm_load(&e->queue_node1, RDLM_RELAXED) != 0 &&
+        handoffs < rdlm_dist_cohort_bound(d) && rdlm_ticket_has_waiters(lc, idx)) {
+        rdlm_store(&e->cohort_handoffs, handoffs + 1, RDLM_RELAXED);
         r = rdlm_ticket_release(lc, idx);
         rdlm_dist_settle(d, lc, idx);
     } else {
-        if (rdlm_load(&e->aux32, RDLM_RELAXED) != 0) {
+        if (rdlm_load(&e->queue_node1, RDLM_RELAXED) != 0) {
             s = rdlm_dist_node_pass(d, e);
         }
         r = rdlm_ticket_release(lc, idx);
@@ -240,5 +241,5 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
 
 int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx)
 {
-    return rdlm_load(&lc->seg.entries[idx].aux32, RDLM_ACQUIRE) != 0;
+    return rdlm_load(&lc->seg.entries[idx].queue_node1, RDLM_ACQUIRE) != 0;
 }

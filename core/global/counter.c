@@ -8,9 +8,9 @@
  * distinct old value, in a total order. A sharded counter keeps one word per node at
  * the node's own leader (a fetch-add stays on the node; read sums the shards).
  *
- * Entry fields (counter kind, distributed): aux64 = home slot + 1 (the shard's slot
- * on this node's leader if sharded); aux32 = RDLM_DIST_COUNTER_SHARDED flag, fixed by
- * the first open; word = the combiner lock (the holder's owner word, 0 when free).
+ * Entry fields (counter kind, distributed): home_slot1 = home slot + 1 (the shard's slot
+ * on this node's leader if sharded); counter_flags = RDLM_DIST_COUNTER_SHARDED flag, fixed
+ * by the first open; word = the combiner lock (the holder's owner word, 0 when free).
  * Request states: PENDING (posted) -> TAKEN (in a combiner's batch) -> DONE.
  */
 #include "word.h"
@@ -24,7 +24,7 @@
 
 static int rdlm_dist_counter_sharded(const rdlm_entry_t *e)
 {
-    return (rdlm_load(&e->aux32, RDLM_RELAXED) & RDLM_DIST_COUNTER_SHARDED) != 0;
+    return (rdlm_load(&e->counter_flags, RDLM_RELAXED) & RDLM_DIST_COUNTER_SHARDED) != 0;
 }
 
 /* The word this process adds to: the counter's home, or this node's shard. */
@@ -33,7 +33,7 @@ static void rdlm_dist_counter_word(const rdlm_dist_t *d, const rdlm_entry_t *e,
 {
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
 
-    rdlm_dist_word_at(d, id, rdlm_load(&e->aux64, RDLM_ACQUIRE), w);
+    rdlm_dist_word_at(d, id, rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
     if (rdlm_dist_counter_sharded(e)) {
         w->node = d->nodes.node;
     }
@@ -46,13 +46,13 @@ rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     uint32_t slot;
     rdlm_status_t s;
 
-    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+    if (rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
     s = rdlm_dist_counter_sharded(e) ? rdlm_dist_home_open_at(d, d->nodes.node, id, &slot)
                                      : rdlm_dist_home_open(d, id, &slot);
     if (s == RDLM_OK) {
-        rdlm_cas(&e->aux64, &cached, slot, RDLM_RELEASE);
+        rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);
     }
     return s;
 }

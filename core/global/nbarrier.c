@@ -5,7 +5,7 @@
  * next generation (a swap) and releases its node. The other arrivers wait, on each
  * node, for one of them -- the node's poller, holding the entry's word as a lock --
  * to see the generation change (it polls B with pauses growing to 1 ms); the rest
- * sleep on the entry's wake32 futex, where the poller (or a local last arriver) posts
+ * sleep on the entry's barrier_gen futex, where the poller (or a local last arriver) posts
  * the generation. So one remote poller per node and barrier, however many wait there.
  * A timeout withdraws the arrival (CAS of the count down, only within the same
  * generation); if the generation changed meanwhile the barrier completed: RDLM_OK.
@@ -14,9 +14,9 @@
  * reusable barrier (docs/distributed-locks.md). N is fixed job-wide by the first open
  * (companion word 2, rdlm_dist_home_fix).
  *
- * Entry fields (barrier kind, distributed): aux64 = B slot + 1; aux32 = N; word = the
- * node poller's owner word (0: no poller); wake32 = the last generation the node saw
- * completed.
+ * Entry fields (barrier kind, distributed): home_slot1 = B slot + 1; barrier_nprocs = N;
+ * word = the node poller's owner word (0: no poller); barrier_gen = the last generation the
+ * node saw completed.
  */
 #include "word.h"
 
@@ -28,18 +28,18 @@
 
 static void rdlm_nb_word(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *w)
 {
-    rdlm_dist_word_at(d, rdlm_load(&e->key, RDLM_RELAXED), rdlm_load(&e->aux64, RDLM_ACQUIRE),
-                      w);
+    rdlm_dist_word_at(d, rdlm_load(&e->key, RDLM_RELAXED),
+                      rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
 }
 
 rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0, fixed;
-    uint32_t n = rdlm_load(&e->aux32, RDLM_RELAXED), slot;
+    uint32_t n = rdlm_load(&e->barrier_nprocs, RDLM_RELAXED), slot;
     rdlm_status_t s;
 
-    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+    if (rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
     s = rdlm_dist_home_fix(d, rdlm_dist_sub_id(id, 2), n, &fixed);
@@ -52,7 +52,7 @@ rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
         s = rdlm_dist_home_open(d, id, &slot);
     }
     if (s == RDLM_OK) {
-        rdlm_cas(&e->aux64, &cached, slot, RDLM_RELEASE);
+        rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);
     }
     return s;
 }
@@ -60,17 +60,18 @@ rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
 /* Post generation gen as completed on this node and wake the node's sleepers. */
 static void rdlm_nb_post(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t gen)
 {
-    uint32_t seen = rdlm_load(&e->wake32, RDLM_ACQUIRE);
+    uint32_t seen = rdlm_load(&e->barrier_gen, RDLM_ACQUIRE);
 
-    while ((int32_t)(gen - seen) > 0 && !rdlm_cas(&e->wake32, &seen, gen, RDLM_ACQ_REL)) {
+    while ((int32_t)(gen - seen) > 0 &&
+           !rdlm_cas(&e->barrier_gen, &seen, gen, RDLM_ACQ_REL)) {
     }
-    rdlm_wait_wake(&e->wake32, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
+    rdlm_wait_wake(&e->barrier_gen, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
 }
 
 /* 1 if this node saw generation g completed. */
 static int rdlm_nb_done(const rdlm_entry_t *e, uint32_t g)
 {
-    return (int32_t)(rdlm_load(&e->wake32, RDLM_ACQUIRE) - g) > 0;
+    return (int32_t)(rdlm_load(&e->barrier_gen, RDLM_ACQUIRE) - g) > 0;
 }
 
 /* The node's poller: poll B until its generation passes g or the deadline. */
@@ -108,7 +109,7 @@ static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_
 
     rdlm_wait_init_until(&wt, &lc->policy, &lc->stats.wait, deadline);
     for (;;) {
-        uint32_t seen = rdlm_load(&e->wake32, RDLM_ACQUIRE);
+        uint32_t seen = rdlm_load(&e->barrier_gen, RDLM_ACQUIRE);
         uint64_t nobody = 0;
 
         if ((int32_t)(seen - g) > 0) {
@@ -119,7 +120,8 @@ static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_
 
             rdlm_store(&e->word, 0, RDLM_RELEASE);
             /* If we stop early (timeout), a sleeper takes over polling. */
-            rdlm_wait_wake(&e->wake32, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
+            rdlm_wait_wake(&e->barrier_gen, RDLM_WAIT_ALL_BITS, &e->parked,
+                           &lc->stats.wait);
             return s;
         }
         if (nobody != 0 && !rdlm_segment_owner_alive(&lc->seg, (uint32_t)nobody)) {
@@ -129,7 +131,7 @@ static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (rdlm_wait_step(&wt, &e->wake32, seen, RDLM_WAIT_ALL_BITS, &e->parked) ==
+        if (rdlm_wait_step(&wt, &e->barrier_gen, seen, RDLM_WAIT_ALL_BITS, &e->parked) ==
             RDLM_WAIT_TIMEDOUT) {
             return RDLM_ERR_TIMEOUT;
         }
@@ -157,7 +159,7 @@ rdlm_status_t rdlm_dist_nbarrier_wait(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
                                       uint64_t timeout_ns)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint32_t n = rdlm_load(&e->aux32, RDLM_RELAXED), g;
+    uint32_t n = rdlm_load(&e->barrier_nprocs, RDLM_RELAXED), g;
     uint64_t deadline = rdlm_clock_deadline(timeout_ns), old;
     rdlm_dist_word_t w;
     rdlm_status_t s;

@@ -17,10 +17,10 @@
  * it, and readers that join their node's registration re-check R every
  * RDLM_COHORT_BOUND joins.
  *
- * Entry fields (rwlock kind, distributed): aux64 = W slot + 1 | (R slot + 1) << 32
+ * Entry fields (rwlock kind, distributed): home_pair1 = W slot + 1 | (R slot + 1) << 32
  * (rdlm_dist_open_pair: R is companion word 1);
- * aux64b = node readers (low 32) | joins since the last check of R (high 32);
- * aux32 = the writer's W queue node + 1; token = the last write token.
+ * rw_node_readers = node readers (low 32) | joins since the last check of R (high 32);
+ * queue_node1 = the writer's W queue node + 1; token = the last write token.
  */
 #include "glock.h"
 
@@ -91,7 +91,7 @@ static rdlm_status_t rdlm_rw_register(rdlm_dist_t *d, const rdlm_dist_word_t *w,
 static rdlm_status_t rdlm_rw_join(rdlm_dist_t *d, rdlm_entry_t *e, const rdlm_dist_word_t *w,
                                   const rdlm_dist_word_t *r, uint64_t deadline, int try_only)
 {
-    uint64_t v = rdlm_load(&e->aux64b, RDLM_ACQUIRE), old;
+    uint64_t v = rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE), old;
     rdlm_status_t s;
 
     if (RDLM_NR_COUNT(v) != 0 && RDLM_NR_JOINS(v) >= d->cohort_bound) {
@@ -110,17 +110,18 @@ static rdlm_status_t rdlm_rw_join(rdlm_dist_t *d, rdlm_entry_t *e, const rdlm_di
                 return s;
             }
         }
-        rdlm_fetch_and(&e->aux64b, 0xffffffffull, RDLM_ACQ_REL); /* joins := 0 */
-        v = rdlm_load(&e->aux64b, RDLM_ACQUIRE);
+        rdlm_fetch_and(&e->rw_node_readers, 0xffffffffull, RDLM_ACQ_REL); /* joins := 0 */
+        v = rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE);
     }
     while (RDLM_NR_COUNT(v) != 0) {
-        if (rdlm_cas(&e->aux64b, &v, v + RDLM_NR_ONE + RDLM_NR_JOIN, RDLM_ACQ_REL)) {
+        if (rdlm_cas(&e->rw_node_readers, &v, v + RDLM_NR_ONE + RDLM_NR_JOIN,
+                     RDLM_ACQ_REL)) {
             return RDLM_OK;
         }
     }
     s = rdlm_rw_register(d, w, r, deadline, try_only);
     if (s == RDLM_OK) {
-        rdlm_fetch_add(&e->aux64b, RDLM_NR_ONE, RDLM_ACQ_REL);
+        rdlm_fetch_add(&e->rw_node_readers, RDLM_NR_ONE, RDLM_ACQ_REL);
     }
     return s;
 }
@@ -163,7 +164,8 @@ void rdlm_dist_rwlock_read_leave(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 
     /* The node's last reader drops the registration before its READ record goes,
      * so a local writer that saw the records drain also sees R drained of us. */
-    if (RDLM_NR_COUNT(rdlm_fetch_sub(&e->aux64b, RDLM_NR_ONE, RDLM_ACQ_REL)) == 1) {
+    if (RDLM_NR_COUNT(rdlm_fetch_sub(&e->rw_node_readers, RDLM_NR_ONE, RDLM_ACQ_REL)) ==
+        1) {
         rdlm_dist_pair_words(d, e, &w, &r);
         if (rdlm_dist_w_fadd(d, &r, (uint64_t)-1, &old) != RDLM_OK) {
             rdlm_error("rwlock \"%s\": dropping the node's registration failed; writers "
@@ -247,7 +249,7 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
     }
     token = seq;
     rdlm_store(&e->token, token, RDLM_RELAXED);
-    rdlm_store(&e->aux32, (uint32_t)qid + 1, RDLM_RELAXED);
+    rdlm_store(&e->queue_node1, (uint32_t)qid + 1, RDLM_RELAXED);
     rdlm_fetch_add(&d->stats.global_acquires, 1, RDLM_RELAXED);
     if (token_p != NULL) {
         *token_p = token;
@@ -259,7 +261,7 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
 rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint32_t g = rdlm_load(&e->aux32, RDLM_RELAXED);
+    uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
     rdlm_dist_word_t w, r;
     rdlm_status_t s;
     uint64_t old;
@@ -271,7 +273,7 @@ rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, u
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     rdlm_dist_pair_words(d, e, &w, &r);
-    rdlm_store(&e->aux32, 0, RDLM_RELAXED);
+    rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
     atomic_thread_fence(memory_order_seq_cst);
     s = rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */
     if (s == RDLM_OK) {

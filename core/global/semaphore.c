@@ -23,9 +23,9 @@
  * that dies while waiting leaves its waiter count behind: from then on every acquire takes
  * the slow path (still correct; rdlm_info-visible as home operations per acquire).
  *
- * Entry fields (semaphore kind, distributed): aux64 = W slot + 1 | (P slot + 1) << 32
+ * Entry fields (semaphore kind, distributed): home_pair1 = W slot + 1 | (P slot + 1) << 32
  * (rdlm_dist_open_pair: P is companion word 1; N is fixed in companion word 2);
- * aux32 = N.
+ * sem_permits = N.
  */
 #include "glock.h"
 
@@ -45,11 +45,11 @@
 rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED);
+    uint32_t permits = rdlm_load(&e->sem_permits, RDLM_RELAXED);
     uint64_t fixed;
     rdlm_status_t s;
 
-    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+    if (rdlm_load(&e->home_pair1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
     s = rdlm_dist_home_fix(d, rdlm_dist_sub_id(rdlm_load(&e->key, RDLM_RELAXED), 2),
@@ -115,7 +115,7 @@ static rdlm_status_t rdlm_sem_queue(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
             s = RDLM_OK; /* W only orders the takers: a dead one ahead changes nothing */
         }
         if (s == RDLM_OK) {
-            s = taken = rdlm_sem_take(d, &p, rdlm_load(&e->aux32, RDLM_RELAXED), k,
+            s = taken = rdlm_sem_take(d, &p, rdlm_load(&e->sem_permits, RDLM_RELAXED), k,
                                       deadline, timeout_ns == 0);
             /* W only orders the takers: pass it on without using the token. */
             rdlm_glock_pass(d, &w, qid, seq - 1);
@@ -142,8 +142,9 @@ rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     rdlm_dist_pair_words(d, e, &w, &p);
     s = rdlm_dist_w_fadd(d, &p, k, &old); /* the fast path */
-    if (s == RDLM_OK && (RDLM_DSEM_WAITERS(old) != 0 ||
-                         RDLM_DSEM_TAKEN(old) + k > rdlm_load(&e->aux32, RDLM_RELAXED))) {
+    if (s == RDLM_OK &&
+        (RDLM_DSEM_WAITERS(old) != 0 ||
+         RDLM_DSEM_TAKEN(old) + k > rdlm_load(&e->sem_permits, RDLM_RELAXED))) {
         /* undo, and wait behind the others */
         s = rdlm_dist_w_fadd(d, &p, RDLM_DSEM_WAITER - k, &old);
         if (s == RDLM_OK) {
@@ -179,7 +180,7 @@ rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
     s = rdlm_dist_w_fadd(d, &p, 0, &word);
     if (s == RDLM_OK) {
         /* taken exceeds N while a taker's fetch-add waits for its undo */
-        uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED);
+        uint32_t permits = rdlm_load(&e->sem_permits, RDLM_RELAXED);
         uint64_t taken = RDLM_DSEM_TAKEN(word);
 
         *available_p = taken < permits ? permits - (uint32_t)taken : 0;

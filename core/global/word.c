@@ -238,7 +238,7 @@ rdlm_status_t rdlm_dist_open_pair(rdlm_dist_t *d, rdlm_entry_t *e)
     uint32_t first, second;
     rdlm_status_t s;
 
-    if (rdlm_load(&e->aux64, RDLM_ACQUIRE) != 0) {
+    if (rdlm_load(&e->home_pair1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
     s = rdlm_dist_home_open(d, id, &first);
@@ -246,7 +246,7 @@ rdlm_status_t rdlm_dist_open_pair(rdlm_dist_t *d, rdlm_entry_t *e)
         s = rdlm_dist_home_open(d, rdlm_dist_sub_id(id, 1), &second);
     }
     if (s == RDLM_OK) {
-        rdlm_cas(&e->aux64, &cached, first | (uint64_t)second << 32, RDLM_RELEASE);
+        rdlm_cas(&e->home_pair1, &cached, first | (uint64_t)second << 32, RDLM_RELEASE);
     }
     return s;
 }
@@ -255,7 +255,7 @@ void rdlm_dist_pair_words(const rdlm_dist_t *d, const rdlm_entry_t *e,
                           rdlm_dist_word_t *first, rdlm_dist_word_t *second)
 {
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
-    uint64_t slots = rdlm_load(&e->aux64, RDLM_ACQUIRE);
+    uint64_t slots = rdlm_load(&e->home_pair1, RDLM_ACQUIRE);
 
     rdlm_dist_word_at(d, id, (uint32_t)slots, first);
     rdlm_dist_word_at(d, rdlm_dist_sub_id(id, 1), slots >> 32, second);

@@ -48,7 +48,7 @@ rdlm_status_t rdlm_dist_home_fix(rdlm_dist_t *d, uint64_t id, uint64_t value,
 uint64_t rdlm_dist_sub_id(uint64_t id, unsigned n);
 
 /** Resolve (once per node) the home slots of an object with two words: its own (id)
- *  and companion 1, cached in the entry's aux64 as first | second << 32. */
+ *  and companion 1, cached in the entry's home_pair1 as first | second << 32. */
 rdlm_status_t rdlm_dist_open_pair(rdlm_dist_t *d, rdlm_entry_t *e);
 
 /** The two words of such an object. */

@@ -7,7 +7,7 @@
  * the lock (heir), and then nobody else takes it; such waiters are served in the
  * order they reached the bound; a waiter that spins (it is running, so a hand-off to
  * it is cheap) reserves it while it spins. A release wakes one sleeper (or the heir),
- * and no second one while a woken one has not run (wake32).
+ * and no second one while a woken one has not run (mutex_woken).
  *
  * State transitions of the word (owner, heir); "nobody" is 0 or DIED:
  *   take     (nobody, 0)    -> (me, 0)       anyone
@@ -32,7 +32,7 @@
 
 /*
  * The lock became free with no heir, or a waiter left with a wake it may have been
- * sent: wake one sleeper, unless a waiter woken earlier has not run yet. wake32
+ * sent: wake one sleeper, unless a waiter woken earlier has not run yet. mutex_woken
  * counts: 1 while a woken waiter is on its way (it stores 0 when it runs), plus one
  * for every release that skipped its wake meanwhile. A wake that found nobody asleep
  * (the sleeper counted in parked had not gone to sleep yet) leaves nobody on the way
@@ -45,12 +45,12 @@
 void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e)
 {
     if (rdlm_load(&e->parked, RDLM_SEQ_CST) == 0 ||
-        rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST) != 0) {
+        rdlm_fetch_add(&e->mutex_woken, 1, RDLM_SEQ_CST) != 0) {
         return; /* nobody sleeps, or a woken waiter is on its way: counted */
     }
     while (rdlm_wait_wake_one_sleeper(rdlm_mutex_futex(&e->word), RDLM_WAIT_ALL_BITS,
                                       &lc->stats.wait) == 0) {
-        uint32_t count = rdlm_exchange(&e->wake32, 0, RDLM_SEQ_CST);
+        uint32_t count = rdlm_exchange(&e->mutex_woken, 0, RDLM_SEQ_CST);
 
         if (count == 0) {
             /* A running waiter erased the count (and skipped releases with it): that
@@ -65,7 +65,7 @@ void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e)
             return; /* no release skipped meanwhile */
         }
         if (rdlm_load(&e->parked, RDLM_SEQ_CST) == 0 ||
-            rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST) != 0) {
+            rdlm_fetch_add(&e->mutex_woken, 1, RDLM_SEQ_CST) != 0) {
             return; /* none to wake; or another waker took over */
         }
     }
@@ -178,7 +178,7 @@ void rdlm_mutex_leave(rdlm_local_t *lc, rdlm_entry_t *e)
     while (RDLM_MUTEX_HEIR(w) == me &&
            !rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(RDLM_WORD_OWNER(w), 0), RDLM_SEQ_CST)) {
     }
-    rdlm_store(&e->wake32, 0, RDLM_SEQ_CST);
+    rdlm_store(&e->mutex_woken, 0, RDLM_SEQ_CST);
     if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(rdlm_load(&e->word, RDLM_SEQ_CST)))) {
         rdlm_mutex_wake_next(lc, e);
     }

@@ -19,7 +19,7 @@ enum rdlm_mutex_got rdlm_mutex_take_or_reserve(rdlm_local_t *lc, rdlm_entry_t *e
 /** Give this waiter's reservation up while the lock is held (a spinner that stops). */
 void rdlm_mutex_unreserve(rdlm_local_t *lc, rdlm_entry_t *e);
 
-/** Wake one sleeper unless a woken one is on its way (the wake32 count). */
+/** Wake one sleeper unless a woken one is on its way (the mutex_woken count). */
 void rdlm_mutex_wake_next(rdlm_local_t *lc, rdlm_entry_t *e);
 
 /** Recovery: a dead holder's lock freed (DIED), a dead or departed heir's

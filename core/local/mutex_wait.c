@@ -66,8 +66,9 @@ static void rdlm_mutex_at_bound(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_waite
     uint64_t now = rdlm_clock_now_ns();
 
     if (mw->starving == 0) {
-        mw->starving = RDLM_REC_STARVING | ((uint32_t)rdlm_fetch_add(&e->aux64, 1, RDLM_RELAXED) &
-                                            ~RDLM_REC_STARVING);
+        mw->starving = RDLM_REC_STARVING |
+                       ((uint32_t)rdlm_fetch_add(&e->mutex_starving, 1, RDLM_RELAXED) &
+                        ~RDLM_REC_STARVING);
         rdlm_store(mw->rec, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, mw->starving), RDLM_SEQ_CST);
         rdlm_fetch_add(&lc->stats.reservations, 1, RDLM_RELAXED);
     }
@@ -181,7 +182,7 @@ static rdlm_status_t rdlm_mutex_step(rdlm_local_t *lc, uint32_t idx, rdlm_mutex_
     case RDLM_WAIT_AGAIN:
         break;
     case RDLM_WAIT_CHECK:
-        rdlm_store(&e->wake32, 0, RDLM_SEQ_CST); /* running: releases may wake again */
+        rdlm_store(&e->mutex_woken, 0, RDLM_SEQ_CST); /* running: releases may wake again */
         if (mw->heir == RDLM_HEIR_SPINNING && !rdlm_mutex_spinning(lc, &mw->w)) {
             rdlm_mutex_unreserve(lc, e);
             mw->heir = RDLM_HEIR_NONE;

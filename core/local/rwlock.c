@@ -1,6 +1,6 @@
 /*
  * The on-node reader-writer lock. A reader count and a writer bit share one 32-bit
- * word (wake32, layout.h): a reader claims a READ record in its own slot and adds 1
+ * word (rw_word, layout.h): a reader claims a READ record in its own slot and adds 1
  * to the count, one atomic on the shared line; it backs off only if a writer holds
  * the gate. A writer takes the gate (the entry's ticket lock) with a bounded bypass
  * (tries, then a FIFO place), sets the writer bit and waits until the count drains.
@@ -8,7 +8,7 @@
  * whose wait finds no live process's READ record resets the count of dead readers.
  * docs/local-locks.md ("Reader-writer lock") has the protocol and why it is safe.
  *
- * Entry words used: those of the gate (ticket.c), wake32 (the word above), parked.
+ * Entry words used: those of the gate (ticket.c), rw_word (the word above), parked.
  * The cross-node rwlock (core/global/rwlock.c) passes the gate for every reader and
  * calls rdlm_rwlock_local_read_enter while holding it.
  */
@@ -26,18 +26,18 @@
 static void rdlm_rw_departed(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t old)
 {
     if ((old & RDLM_RW_SLEEP) && RDLM_RW_READERS(old) == 1) {
-        rdlm_wait_wake_sleepers(&e->wake32, RDLM_WAIT_ALL_BITS, &lc->stats.wait);
+        rdlm_wait_wake_sleepers(&e->rw_word, RDLM_WAIT_ALL_BITS, &lc->stats.wait);
     }
 }
 
 /* Take back a unit added in epoch of `added`, unless a reset removed it already. */
 static void rdlm_rw_undo(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t added)
 {
-    uint32_t v = rdlm_load(&e->wake32, RDLM_RELAXED);
+    uint32_t v = rdlm_load(&e->rw_word, RDLM_RELAXED);
 
     while ((v & RDLM_RW_EPOCH_MASK) == (added & RDLM_RW_EPOCH_MASK) &&
            RDLM_RW_READERS(v) != 0) {
-        if (rdlm_cas(&e->wake32, &v, v - 1, RDLM_SEQ_CST)) {
+        if (rdlm_cas(&e->rw_word, &v, v - 1, RDLM_SEQ_CST)) {
             rdlm_rw_departed(lc, e, v);
             return;
         }
@@ -52,7 +52,7 @@ static int rdlm_rw_read_fast(rdlm_local_t *lc, uint32_t idx, rdlm_status_t *stat
     uint32_t old;
     int r;
 
-    if (rdlm_load(&e->wake32, RDLM_RELAXED) & RDLM_RW_WRITER) {
+    if (rdlm_load(&e->rw_word, RDLM_RELAXED) & RDLM_RW_WRITER) {
         return 0;
     }
     r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_READ, idx, 0));
@@ -61,7 +61,7 @@ static int rdlm_rw_read_fast(rdlm_local_t *lc, uint32_t idx, rdlm_status_t *stat
         return 1;
     }
     /* The record is published (seq_cst) before the unit: see the reset rule. */
-    old = rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST);
+    old = rdlm_fetch_add(&e->rw_word, 1, RDLM_SEQ_CST);
     if (!(old & RDLM_RW_WRITER)) {
         *status_p = RDLM_OK;
         return 1;
@@ -82,10 +82,10 @@ rdlm_status_t rdlm_rwlock_local_read_enter(rdlm_local_t *lc, uint32_t idx)
         return RDLM_ERR_NO_RESOURCE;
     }
     /* We hold the gate, so no live writer holds the bit: one set is a dead writer's. */
-    if (rdlm_load(&e->wake32, RDLM_RELAXED) & (RDLM_RW_WRITER | RDLM_RW_SLEEP)) {
-        rdlm_fetch_and(&e->wake32, ~(RDLM_RW_WRITER | RDLM_RW_SLEEP), RDLM_SEQ_CST);
+    if (rdlm_load(&e->rw_word, RDLM_RELAXED) & (RDLM_RW_WRITER | RDLM_RW_SLEEP)) {
+        rdlm_fetch_and(&e->rw_word, ~(RDLM_RW_WRITER | RDLM_RW_SLEEP), RDLM_SEQ_CST);
     }
-    rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST);
+    rdlm_fetch_add(&e->rw_word, 1, RDLM_SEQ_CST);
     return RDLM_OK;
 }
 
@@ -172,7 +172,7 @@ rdlm_status_t rdlm_rwlock_local_read_release(rdlm_local_t *lc, uint32_t idx)
          * the unit, then free the record: a record outlives its unit. */
         if (rdlm_cas(rdlm_rec_at(seg, r), &expected,
                      RDLM_REC_MAKE(RDLM_REC_READ, idx, RDLM_RW_LEAVING), RDLM_RELAXED)) {
-            rdlm_rw_departed(lc, e, rdlm_fetch_sub(&e->wake32, 1, RDLM_SEQ_CST));
+            rdlm_rw_departed(lc, e, rdlm_fetch_sub(&e->rw_word, 1, RDLM_SEQ_CST));
             rdlm_store(rdlm_rec_at(seg, r), 0, RDLM_RELEASE);
             return RDLM_OK;
         }
@@ -211,7 +211,7 @@ static void rdlm_rw_reset_dead(rdlm_local_t *lc, uint32_t idx, uint32_t v)
     if (RDLM_RW_READERS(v) == 0 || rdlm_rec_count(seg, idx, RDLM_REC_READ, 1) != 0) {
         return;
     }
-    if (rdlm_cas(&e->wake32, &v, (v & (RDLM_RW_WRITER | RDLM_RW_SLEEP)) | epoch,
+    if (rdlm_cas(&e->rw_word, &v, (v & (RDLM_RW_WRITER | RDLM_RW_SLEEP)) | epoch,
                  RDLM_SEQ_CST)) {
         rdlm_fetch_add(&lc->stats.recoveries, 1, RDLM_RELAXED);
         rdlm_warn("rwlock \"%s\": %u shared holders died; their count was reset",
@@ -224,7 +224,7 @@ static rdlm_status_t rdlm_rwlock_drain_readers(rdlm_local_t *lc, uint32_t idx,
                                                uint64_t deadline)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    rdlm_atomic_u32_t parked_self = 0; /* only the gate's holder sleeps on wake32 */
+    rdlm_atomic_u32_t parked_self = 0; /* only the gate's holder sleeps on rw_word */
     rdlm_wait_t w;
 
     rdlm_wait_init_until(&w, &lc->policy, &lc->stats.wait, deadline);
@@ -232,7 +232,7 @@ static rdlm_status_t rdlm_rwlock_drain_readers(rdlm_local_t *lc, uint32_t idx,
         rdlm_wait_stop_spinning(&w);
     }
     for (;;) {
-        uint32_t v = rdlm_load(&e->wake32, RDLM_SEQ_CST);
+        uint32_t v = rdlm_load(&e->rw_word, RDLM_SEQ_CST);
 
         if (RDLM_RW_READERS(v) == 0) {
             return RDLM_OK;
@@ -243,16 +243,16 @@ static rdlm_status_t rdlm_rwlock_drain_readers(rdlm_local_t *lc, uint32_t idx,
         /* About to sleep: ask the last reader out for a wake (SLEEP, same word). */
         if (w.spins >= lc->policy.spin && w.yields >= lc->policy.yield &&
             !(v & RDLM_RW_SLEEP)) {
-            if (!rdlm_cas(&e->wake32, &v, v | RDLM_RW_SLEEP, RDLM_SEQ_CST)) {
+            if (!rdlm_cas(&e->rw_word, &v, v | RDLM_RW_SLEEP, RDLM_SEQ_CST)) {
                 continue;
             }
             v |= RDLM_RW_SLEEP;
         }
-        switch (rdlm_wait_step(&w, &e->wake32, v, RDLM_WAIT_ALL_BITS, &parked_self)) {
+        switch (rdlm_wait_step(&w, &e->rw_word, v, RDLM_WAIT_ALL_BITS, &parked_self)) {
         case RDLM_WAIT_AGAIN:
             break;
         case RDLM_WAIT_CHECK:
-            rdlm_rw_reset_dead(lc, idx, rdlm_load(&e->wake32, RDLM_SEQ_CST));
+            rdlm_rw_reset_dead(lc, idx, rdlm_load(&e->rw_word, RDLM_SEQ_CST));
             break;
         case RDLM_WAIT_TIMEDOUT:
             return RDLM_ERR_TIMEOUT;
@@ -276,7 +276,7 @@ rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
         }
         return status;
     }
-    rdlm_fetch_or(&e->wake32, RDLM_RW_WRITER, RDLM_SEQ_CST);
+    rdlm_fetch_or(&e->rw_word, RDLM_RW_WRITER, RDLM_SEQ_CST);
     drained = rdlm_rwlock_drain_readers(lc, idx, deadline);
     if (drained != RDLM_OK) {
         rdlm_rwlock_local_write_release(lc, idx);
@@ -293,6 +293,6 @@ rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx)
     if (!rdlm_ticket_held_by_me(lc, idx)) {
         return rdlm_ticket_release(lc, idx); /* NOT_OWNER, and its warning */
     }
-    rdlm_fetch_and(&e->wake32, ~(RDLM_RW_WRITER | RDLM_RW_SLEEP), RDLM_SEQ_CST);
+    rdlm_fetch_and(&e->rw_word, ~(RDLM_RW_WRITER | RDLM_RW_SLEEP), RDLM_SEQ_CST);
     return rdlm_ticket_release(lc, idx);
 }

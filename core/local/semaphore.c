@@ -1,9 +1,9 @@
 /*
- * The on-node semaphore: N permits (entry aux32) and one state word (aux64, layout.h:
- * taken | sleepers | WOKEN | RSV). Permits are taken with one CAS on the word when
- * enough are free and no reservation stands (the fast path, which lets a running
+ * The on-node semaphore: N permits (entry sem_permits) and one state word (sem_state,
+ * layout.h: taken | sleepers | WOKEN | RSV). Permits are taken with one CAS on the word
+ * when enough are free and no reservation stands (the fast path, which lets a running
  * process take permits back at once). A waiter tries, then registers as a sleeper on
- * wake32; a release that sees sleepers (and no wake in flight, WOKEN) wakes one. A
+ * sem_wake; a release that sees sleepers (and no wake in flight, WOKEN) wakes one. A
  * waiter that has waited RDLM_LOCK_BYPASS_US passes the entry's ticket lock (the gate,
  * FIFO) and, holding it, sets RSV: from then on the fast path fails and the next free
  * permits go to it, so no request waits unboundedly and a large one is not starved by
@@ -15,7 +15,7 @@
 #include "local.h"
 #include "log.h"
 
-/* Futex bits on wake32: bypass sleepers, and the reserver (the gate's holder). */
+/* Futex bits on sem_wake: bypass sleepers, and the reserver (the gate's holder). */
 #define RDLM_SEM_BIT_BYPASS 1u
 #define RDLM_SEM_BIT_RSV 2u
 
@@ -30,7 +30,7 @@ rdlm_status_t rdlm_sem_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
         rdlm_wait_stop_spinning(&w);
     }
     for (;;) {
-        uint32_t releases = rdlm_load(&e->wake32, RDLM_SEQ_CST);
+        uint32_t releases = rdlm_load(&e->sem_wake, RDLM_SEQ_CST);
 
         if (ready(arg)) {
             return RDLM_OK;
@@ -38,33 +38,33 @@ rdlm_status_t rdlm_sem_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
         if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (rdlm_wait_step(&w, &e->wake32, releases, RDLM_SEM_BIT_RSV, &e->parked) ==
+        if (rdlm_wait_step(&w, &e->sem_wake, releases, RDLM_SEM_BIT_RSV, &e->parked) ==
             RDLM_WAIT_TIMEDOUT) {
             return deadline == 0 ? RDLM_ERR_BUSY : RDLM_ERR_TIMEOUT;
         }
     }
 }
 
-/* Wake at most one sleeper of bitset on wake32 (which the caller has changed). */
+/* Wake at most one sleeper of bitset on sem_wake (which the caller has changed). */
 static void rdlm_sem_wake_one(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t bitset)
 {
-    rdlm_wait_wake_one_sleeper(&e->wake32, bitset, &lc->stats.wait);
+    rdlm_wait_wake_one_sleeper(&e->sem_wake, bitset, &lc->stats.wait);
 }
 
 static void rdlm_sem_sleep(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t seen,
                            uint64_t until_ns)
 {
     rdlm_fetch_add(&lc->stats.wait.parks, 1, RDLM_RELAXED);
-    rdlm_wait_futex_sleep(&e->wake32, seen, RDLM_SEM_BIT_BYPASS, until_ns);
+    rdlm_wait_futex_sleep(&e->sem_wake, seen, RDLM_SEM_BIT_BYPASS, until_ns);
 }
 
 /* The fast path: take k permits if free and nothing is reserved. */
 static int rdlm_sem_try(rdlm_entry_t *e, uint32_t permits, uint32_t k)
 {
-    uint64_t v = rdlm_load(&e->aux64, RDLM_RELAXED);
+    uint64_t v = rdlm_load(&e->sem_state, RDLM_RELAXED);
 
     while (!(v & RDLM_SEM_RSV) && permits - RDLM_SEM_TAKEN(v) >= k) {
-        if (rdlm_cas(&e->aux64, &v, v + k, RDLM_SEQ_CST)) {
+        if (rdlm_cas(&e->sem_state, &v, v + k, RDLM_SEQ_CST)) {
             return 1;
         }
     }
@@ -75,12 +75,12 @@ static int rdlm_sem_try(rdlm_entry_t *e, uint32_t permits, uint32_t k)
  * wake one sleeper. Run by releases and by whoever leaves free permits behind. */
 static void rdlm_sem_pass_wake(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t permits)
 {
-    uint64_t v = rdlm_load(&e->aux64, RDLM_SEQ_CST);
+    uint64_t v = rdlm_load(&e->sem_state, RDLM_SEQ_CST);
 
     while (!(v & (RDLM_SEM_RSV | RDLM_SEM_WOKEN)) && RDLM_SEM_SLEEPERS(v) != 0 &&
            RDLM_SEM_TAKEN(v) < permits) {
-        if (rdlm_cas(&e->aux64, &v, v | RDLM_SEM_WOKEN, RDLM_SEQ_CST)) {
-            rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST);
+        if (rdlm_cas(&e->sem_state, &v, v | RDLM_SEM_WOKEN, RDLM_SEQ_CST)) {
+            rdlm_fetch_add(&e->sem_wake, 1, RDLM_SEQ_CST);
             rdlm_sem_wake_one(lc, e, RDLM_SEM_BIT_BYPASS);
             return;
         }
@@ -94,7 +94,7 @@ static void rdlm_sem_pass_wake(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t permi
  */
 static int rdlm_sem_register(rdlm_entry_t *e, uint32_t permits, uint32_t k)
 {
-    uint64_t v = rdlm_load(&e->aux64, RDLM_SEQ_CST);
+    uint64_t v = rdlm_load(&e->sem_state, RDLM_SEQ_CST);
 
     for (;;) {
         int take = !(v & RDLM_SEM_RSV) && permits - RDLM_SEM_TAKEN(v) >= k;
@@ -103,7 +103,7 @@ static int rdlm_sem_register(rdlm_entry_t *e, uint32_t permits, uint32_t k)
         if (!take && RDLM_SEM_SLEEPERS(v) == 0) {
             next &= ~RDLM_SEM_WOKEN;
         }
-        if (rdlm_cas(&e->aux64, &v, next, RDLM_SEQ_CST)) {
+        if (rdlm_cas(&e->sem_state, &v, next, RDLM_SEQ_CST)) {
             return take;
         }
     }
@@ -112,9 +112,9 @@ static int rdlm_sem_register(rdlm_entry_t *e, uint32_t permits, uint32_t k)
 /* After a sleep: no longer a sleeper; a wake in flight was (or may have been) ours. */
 static void rdlm_sem_unregister(rdlm_entry_t *e)
 {
-    uint64_t v = rdlm_load(&e->aux64, RDLM_RELAXED);
+    uint64_t v = rdlm_load(&e->sem_state, RDLM_RELAXED);
 
-    while (!rdlm_cas(&e->aux64, &v, (v - RDLM_SEM_SLEEPER_ONE) & ~RDLM_SEM_WOKEN,
+    while (!rdlm_cas(&e->sem_state, &v, (v - RDLM_SEM_SLEEPER_ONE) & ~RDLM_SEM_WOKEN,
                      RDLM_SEQ_CST)) {
     }
 }
@@ -155,7 +155,7 @@ static rdlm_status_t rdlm_sem_bypass(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t
             sched_yield();
             continue;
         }
-        seen = rdlm_load(&e->wake32, RDLM_SEQ_CST);
+        seen = rdlm_load(&e->sem_wake, RDLM_SEQ_CST);
         if (rdlm_sem_register(e, permits, k)) {
             return RDLM_OK;
         }
@@ -178,10 +178,10 @@ typedef struct rdlm_sem_take {
 static int rdlm_sem_take_reserved(void *arg)
 {
     rdlm_sem_take_t *t = arg;
-    uint64_t v = rdlm_load(&t->e->aux64, RDLM_SEQ_CST);
+    uint64_t v = rdlm_load(&t->e->sem_state, RDLM_SEQ_CST);
 
     while (t->permits - RDLM_SEM_TAKEN(v) >= t->k) {
-        if (rdlm_cas(&t->e->aux64, &v, (v + t->k) & ~RDLM_SEM_RSV, RDLM_SEQ_CST)) {
+        if (rdlm_cas(&t->e->sem_state, &v, (v + t->k) & ~RDLM_SEM_RSV, RDLM_SEQ_CST)) {
             return 1;
         }
     }
@@ -206,10 +206,10 @@ static rdlm_status_t rdlm_sem_reserve(rdlm_local_t *lc, uint32_t idx, uint32_t p
         return s;
     }
     /* Holding the gate: an RSV already set is a dead reserver's; ours now. */
-    rdlm_fetch_or(&e->aux64, RDLM_SEM_RSV, RDLM_SEQ_CST);
+    rdlm_fetch_or(&e->sem_state, RDLM_SEM_RSV, RDLM_SEQ_CST);
     s = rdlm_sem_local_wait(lc, idx, deadline, rdlm_sem_take_reserved, &t);
     if (s != RDLM_OK) {
-        rdlm_fetch_and(&e->aux64, ~RDLM_SEM_RSV, RDLM_SEQ_CST);
+        rdlm_fetch_and(&e->sem_state, ~RDLM_SEM_RSV, RDLM_SEQ_CST);
     }
     rdlm_ticket_release(lc, idx);
     rdlm_sem_pass_wake(lc, e, permits); /* permits left over go to a sleeper */
@@ -224,14 +224,14 @@ static int rdlm_sem_try_stale(rdlm_local_t *lc, uint32_t idx, uint32_t permits, 
     rdlm_status_t s;
     int took;
 
-    if (!(rdlm_load(&e->aux64, RDLM_RELAXED) & RDLM_SEM_RSV)) {
+    if (!(rdlm_load(&e->sem_state, RDLM_RELAXED) & RDLM_SEM_RSV)) {
         return 0;
     }
     s = rdlm_ticket_acquire(lc, idx, 0, NULL);
     if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return 0;
     }
-    rdlm_fetch_and(&e->aux64, ~RDLM_SEM_RSV, RDLM_SEQ_CST);
+    rdlm_fetch_and(&e->sem_state, ~RDLM_SEM_RSV, RDLM_SEQ_CST);
     took = rdlm_sem_try(e, permits, k);
     rdlm_ticket_release(lc, idx);
     return took;
@@ -241,7 +241,7 @@ rdlm_status_t rdlm_sem_local_acquire(rdlm_local_t *lc, uint32_t idx, uint32_t k,
                                      uint64_t timeout_ns)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint32_t permits = rdlm_load(&e->aux32, RDLM_RELAXED);
+    uint32_t permits = rdlm_load(&e->sem_permits, RDLM_RELAXED);
     uint64_t deadline;
     rdlm_status_t s;
 
@@ -269,14 +269,14 @@ rdlm_status_t rdlm_sem_local_acquire(rdlm_local_t *lc, uint32_t idx, uint32_t k,
 void rdlm_sem_local_release(rdlm_local_t *lc, uint32_t idx, uint32_t k)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint64_t old = rdlm_fetch_sub(&e->aux64, k, RDLM_SEQ_CST);
+    uint64_t old = rdlm_fetch_sub(&e->sem_state, k, RDLM_SEQ_CST);
 
     if (old & RDLM_SEM_RSV) {
         /* The reserver waits holding the gate; only it sleeps with this bit. */
-        rdlm_fetch_add(&e->wake32, 1, RDLM_SEQ_CST);
-        rdlm_wait_wake(&e->wake32, RDLM_SEM_BIT_RSV, &e->parked, &lc->stats.wait);
+        rdlm_fetch_add(&e->sem_wake, 1, RDLM_SEQ_CST);
+        rdlm_wait_wake(&e->sem_wake, RDLM_SEM_BIT_RSV, &e->parked, &lc->stats.wait);
     } else if (RDLM_SEM_SLEEPERS(old) != 0 && !(old & RDLM_SEM_WOKEN)) {
-        rdlm_sem_pass_wake(lc, e, rdlm_load(&e->aux32, RDLM_RELAXED));
+        rdlm_sem_pass_wake(lc, e, rdlm_load(&e->sem_permits, RDLM_RELAXED));
     }
 }
 
@@ -284,6 +284,6 @@ uint32_t rdlm_sem_local_available(const rdlm_local_t *lc, uint32_t idx)
 {
     const rdlm_entry_t *e = &lc->seg.entries[idx];
 
-    return rdlm_load(&e->aux32, RDLM_RELAXED) -
-           RDLM_SEM_TAKEN(rdlm_load(&e->aux64, RDLM_ACQUIRE));
+    return rdlm_load(&e->sem_permits, RDLM_RELAXED) -
+           RDLM_SEM_TAKEN(rdlm_load(&e->sem_state, RDLM_ACQUIRE));
 }

@@ -51,7 +51,7 @@ static rdlm_atomic_u64_t *rdlm_table_floor(rdlm_segment_t *seg, uint64_t id)
  * CREATING (gen + 1) first, so that a lookup that read the old state cannot pin it;
  * then the fields, the first token above the name's floor, and LIVE (release). */
 static void rdlm_table_key(rdlm_segment_t *seg, uint32_t idx, uint64_t id, const char *name,
-                           unsigned kind, uint32_t aux32_init, int keep)
+                           unsigned kind, uint32_t size, int keep)
 {
     rdlm_entry_t *e = &seg->entries[idx];
     uint32_t gen = RDLM_STATE_GEN(rdlm_load(&e->state, RDLM_RELAXED)) + 1;
@@ -68,10 +68,10 @@ static void rdlm_table_key(rdlm_segment_t *seg, uint32_t idx, uint64_t id, const
     rdlm_store(&e->parked, 0, RDLM_RELAXED);
     rdlm_store(&e->word, 0, RDLM_RELAXED);
     rdlm_store(&e->token, floor > epoch_base ? floor : epoch_base, RDLM_RELAXED);
-    rdlm_store(&e->aux64, 0, RDLM_RELAXED);
-    rdlm_store(&e->aux64b, 0, RDLM_RELAXED);
-    rdlm_store(&e->aux32, aux32_init, RDLM_RELAXED);
-    rdlm_store(&e->wake32, 0, RDLM_RELAXED);
+    rdlm_store(&e->kind_word64, 0, RDLM_RELAXED);
+    rdlm_store(&e->rw_node_readers, 0, RDLM_RELAXED);
+    rdlm_store(&e->size, size, RDLM_RELAXED);
+    rdlm_store(&e->kind_word32, 0, RDLM_RELAXED);
     rdlm_store(&e->meta, (kind & (RDLM_META_KIND | RDLM_META_FIFO)) | RDLM_META_READY,
                RDLM_RELAXED);
     rdlm_store(&e->state,
@@ -186,7 +186,7 @@ static void rdlm_table_trim_all(rdlm_segment_t *seg)
 /* Holding the creation lock: find name again, else key a retired entry of its chain,
  * else its FREE end if the table has room (after a sweep if it had none). */
 static rdlm_status_t rdlm_table_create(rdlm_segment_t *seg, const char *name, unsigned kind,
-                                       uint32_t aux32_init, int keep, uint32_t *index_p)
+                                       uint32_t size, int keep, uint32_t *index_p)
 {
     rdlm_seg_header_t *hdr = seg->hdr;
     uint32_t target;
@@ -213,13 +213,13 @@ static rdlm_status_t rdlm_table_create(rdlm_segment_t *seg, const char *name, un
     if (rdlm_table_phase(seg, target) == RDLM_PHASE_FREE) {
         rdlm_fetch_add(&hdr->used, 1, RDLM_RELAXED);
     }
-    rdlm_table_key(seg, target, rdlm_table_id(name), name, kind, aux32_init, keep);
+    rdlm_table_key(seg, target, rdlm_table_id(name), name, kind, size, keep);
     *index_p = target;
     return RDLM_OK;
 }
 
 rdlm_status_t rdlm_table_open(rdlm_segment_t *seg, const char *name, unsigned kind,
-                              uint32_t aux32_init, int keep, uint32_t *index_p)
+                              uint32_t size, int keep, uint32_t *index_p)
 {
     uint32_t target;
     rdlm_status_t status = rdlm_table_find(seg, name, kind, keep, 0, index_p, &target);
@@ -228,7 +228,7 @@ rdlm_status_t rdlm_table_open(rdlm_segment_t *seg, const char *name, unsigned ki
         return status;
     }
     rdlm_table_lock(seg);
-    status = rdlm_table_create(seg, name, kind, aux32_init, keep, index_p);
+    status = rdlm_table_create(seg, name, kind, size, keep, index_p);
     rdlm_table_unlock(seg);
     return status;
 }
@@ -275,8 +275,8 @@ static int rdlm_table_idle(const rdlm_entry_t *e)
                          : RDLM_MUTEX_HEIR(w) == 0);
 
     if (kind == RDLM_KIND_RWLOCK &&
-        (RDLM_RW_READERS(rdlm_load(&e->wake32, RDLM_RELAXED)) != 0 ||
-         (rdlm_load(&e->wake32, RDLM_RELAXED) & RDLM_RW_WRITER) != 0)) {
+        (RDLM_RW_READERS(rdlm_load(&e->rw_word, RDLM_RELAXED)) != 0 ||
+         (rdlm_load(&e->rw_word, RDLM_RELAXED) & RDLM_RW_WRITER) != 0)) {
         return 0;
     }
     return (kind == RDLM_KIND_LOCK || kind == RDLM_KIND_RWLOCK) && word_free &&

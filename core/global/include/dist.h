@@ -112,7 +112,7 @@ static inline int rdlm_q_abandoned_first(uint64_t state)
 /* The active-message id of the barrier's dissemination flags. */
 #define RDLM_DIST_AM_BARRIER 0u
 
-/* Counter entry flag (aux32): one shard per node. */
+/* Counter entry flag (counter_flags): one shard per node. */
 #define RDLM_DIST_COUNTER_SHARDED 1u
 
 typedef struct rdlm_dist_stats {
@@ -349,7 +349,7 @@ rdlm_status_t rdlm_dist_counter_read(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
  * ------------------------------------------------------------- */
 
 rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
-/** Arrive at and wait for the named barrier entry idx (aux32 participants). On
+/** Arrive at and wait for the named barrier entry idx (barrier_nprocs participants). On
  *  RDLM_ERR_TIMEOUT the arrival is withdrawn unless the barrier completed meanwhile. */
 rdlm_status_t rdlm_dist_nbarrier_wait(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
                                       uint64_t timeout_ns);

@@ -95,18 +95,75 @@ typedef struct rdlm_slot {
     rdlm_atomic_u64_t cresult;
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_slot_t;
 
-/* One object: one cache line. Field use per kind in docs/local-locks.md. */
+/*
+ * One object: one cache line. The last 24 bytes mean what the object's kind (and a
+ * distributed context) makes them: each union names one slot once per use, so every
+ * use site says which it is (docs/local-locks.md, "Table entries"; docs/architecture.md,
+ * "Names"). Kind-neutral code (table.c's keying, the size check at open) uses the
+ * kind_* and size members.
+ */
 typedef struct rdlm_entry {
     rdlm_atomic_u64_t key;
     rdlm_atomic_u32_t meta;
-    rdlm_atomic_u32_t parked;  /* sleepers on word or wake32 */
-    rdlm_atomic_u64_t word;    /* lock word: next | serving | owner */
-    rdlm_atomic_u64_t token;   /* last token issued; written by the holder only */
-    rdlm_atomic_u64_t state;   /* gen | phase | KEEP | opens: below */
-    rdlm_atomic_u64_t aux64;
-    rdlm_atomic_u32_t aux32;
-    rdlm_atomic_u32_t wake32;
-    rdlm_atomic_u64_t aux64b; /* second word for kinds that need one (cross-node rwlock) */
+    rdlm_atomic_u32_t parked; /* sleepers on word or on the futex word at bytes 52-55 */
+    rdlm_atomic_u64_t word;   /* lock word: next | serving | owner */
+    rdlm_atomic_u64_t token;  /* last token issued; written by the holder only */
+    rdlm_atomic_u64_t state;  /* gen | phase | KEEP | opens: below */
+    /* Bytes 40-47. */
+    union {
+        /* Any kind: 0 when keyed (table.c). */
+        rdlm_atomic_u64_t kind_word64;
+        /* On-node mutex: the next STARVING ticket (mutex_wait.c). */
+        rdlm_atomic_u64_t mutex_starving;
+        /* On-node counter: the value. */
+        rdlm_atomic_u64_t counter_value;
+        /* On-node barrier: generation << 32 | arrived. */
+        rdlm_atomic_u64_t barrier_state;
+        /* On-node semaphore: the state word (below). */
+        rdlm_atomic_u64_t sem_state;
+        /* Distributed lock, counter, barrier: home slot + 1 (0: not resolved yet; set
+         * once, by CAS). */
+        rdlm_atomic_u64_t home_slot1;
+        /* Distributed rwlock, semaphore: its two home words' slots, first slot + 1 |
+         * (companion 1's slot + 1) << 32 (word.c; 0: not resolved yet). */
+        rdlm_atomic_u64_t home_pair1;
+    };
+    /* Bytes 48-51. */
+    union {
+        /* Any kind: the size fixed by the first open (one of the next three; 0 for
+         * locks), checked by later opens. */
+        rdlm_atomic_u32_t size;
+        /* Barrier: participants N. */
+        rdlm_atomic_u32_t barrier_nprocs;
+        /* Semaphore: permits N. */
+        rdlm_atomic_u32_t sem_permits;
+        /* Counter: RDLM_DIST_COUNTER_SHARDED or 0. */
+        rdlm_atomic_u32_t counter_flags;
+        /* Distributed lock, rwlock: the global queue node + 1 of the node (of the
+         * writer) holding the global word (0: none). */
+        rdlm_atomic_u32_t queue_node1;
+    };
+    /* Bytes 52-55. */
+    union {
+        /* Any kind: 0 when keyed (table.c). */
+        rdlm_atomic_u32_t kind_word32;
+        /* On-node mutex: 1 while a woken waiter is on its way, plus one per release
+         * that skipped its wake meanwhile (mutex.c). */
+        rdlm_atomic_u32_t mutex_woken;
+        /* Distributed lock: local hand-offs since the node took the global word. */
+        rdlm_atomic_u32_t cohort_handoffs;
+        /* Rwlock: the reader-writer word (below). */
+        rdlm_atomic_u32_t rw_word;
+        /* Barrier: the generation last completed on the node (its waiters' futex
+         * word). */
+        rdlm_atomic_u32_t barrier_gen;
+        /* On-node semaphore: bumped by releases that wake (the futex word of its
+         * sleepers and of the reserver). */
+        rdlm_atomic_u32_t sem_wake;
+    };
+    /* Bytes 56-63. Distributed rwlock: node readers | joins since R was checked << 32
+     * (core/global/rwlock.c); 0 for every other kind. */
+    rdlm_atomic_u64_t rw_node_readers;
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_entry_t;
 
 /*
@@ -182,6 +239,35 @@ static inline rdlm_atomic_u32_t *rdlm_mutex_futex(rdlm_atomic_u64_t *word)
 }
 
 _Static_assert(sizeof(rdlm_entry_t) == RDLM_CACHE_LINE, "an entry is one cache line");
+/* Where the kind's words sat as aux64, aux32, wake32 and aux64b (layout 6 unchanged). */
+#define RDLM_ENTRY_AT(m, at)                                                               \
+    _Static_assert(offsetof(rdlm_entry_t, m) == (at), #m " at " #at)
+RDLM_ENTRY_AT(key, 0);
+RDLM_ENTRY_AT(meta, 8);
+RDLM_ENTRY_AT(parked, 12);
+RDLM_ENTRY_AT(word, 16);
+RDLM_ENTRY_AT(token, 24);
+RDLM_ENTRY_AT(state, 32);
+RDLM_ENTRY_AT(kind_word64, 40);
+RDLM_ENTRY_AT(mutex_starving, 40);
+RDLM_ENTRY_AT(counter_value, 40);
+RDLM_ENTRY_AT(barrier_state, 40);
+RDLM_ENTRY_AT(sem_state, 40);
+RDLM_ENTRY_AT(home_slot1, 40);
+RDLM_ENTRY_AT(home_pair1, 40);
+RDLM_ENTRY_AT(size, 48);
+RDLM_ENTRY_AT(barrier_nprocs, 48);
+RDLM_ENTRY_AT(sem_permits, 48);
+RDLM_ENTRY_AT(counter_flags, 48);
+RDLM_ENTRY_AT(queue_node1, 48);
+RDLM_ENTRY_AT(kind_word32, 52);
+RDLM_ENTRY_AT(mutex_woken, 52);
+RDLM_ENTRY_AT(cohort_handoffs, 52);
+RDLM_ENTRY_AT(rw_word, 52);
+RDLM_ENTRY_AT(barrier_gen, 52);
+RDLM_ENTRY_AT(sem_wake, 52);
+RDLM_ENTRY_AT(rw_node_readers, 56);
+#undef RDLM_ENTRY_AT
 _Static_assert(sizeof(rdlm_slot_t) % RDLM_CACHE_LINE == 0, "slots are line-aligned");
 _Static_assert(sizeof(rdlm_slot_t) == 3 * RDLM_CACHE_LINE, "a slot is three lines");
 
@@ -206,7 +292,7 @@ enum rdlm_rec_state {
 #define RDLM_ENTRY_INDEX_MAX 0x0fffffffu
 
 /*
- * Reader-writer lock word (the entry's wake32, also the futex word a draining writer
+ * Reader-writer lock word (the entry's rw_word, also the futex word a draining writer
  * sleeps on):
  *  31  30   29   28          16 15                0
  * +---+---+-----+--------------+------------------+
@@ -223,12 +309,12 @@ enum rdlm_rec_state {
 #define RDLM_RW_WRITER (1u << 30)
 
 /*
- * Semaphore state word (the entry's aux64, node-only contexts):
+ * Semaphore state word (the entry's sem_state, node-only contexts):
  *  63      50   49     48      47          32 31                   0
  * +--------+-----+------+------+-------------+----------------------+
  * |   0    | RSV | (0)  |WOKEN | sleepers(16)|      taken (32)      |
  * +--------+-----+------+------+-------------+----------------------+
- * sleepers: bypass waiters registered to sleep on wake32. WOKEN: a release woke one of
+ * sleepers: bypass waiters registered to sleep on sem_wake. WOKEN: a release woke one of
  * them and it has not run yet. RSV: the gate's holder reserves the next free permits
  * (the fast path fails while it is set).
  */

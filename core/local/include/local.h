@@ -213,8 +213,8 @@ uint32_t rdlm_rwlock_local_reads_held(const rdlm_local_t *lc, uint32_t idx);
 int64_t rdlm_counter_local_fetch_add(rdlm_local_t *lc, uint32_t idx, int64_t delta);
 int64_t rdlm_counter_local_read(const rdlm_local_t *lc, uint32_t idx);
 
-/* Semaphore: semaphore.c. aux32 = permits (fixed by the first open). */
-/** Bounded bypass: one CAS on aux64 when k are free and nothing is reserved; else
+/* Semaphore: semaphore.c. sem_permits = N (fixed by the first open). */
+/** Bounded bypass: one CAS on sem_state when k are free and nothing is reserved; else
  *  retry and sleep for up to 1 ms, then pass the gate (the entry's ticket lock) and,
  *  holding it, reserve the next free permits. timeout_ns 0 = one try. A timeout
  *  takes nothing. k must be 1..permits (the caller checks). */
@@ -227,7 +227,7 @@ void rdlm_sem_local_release(rdlm_local_t *lc, uint32_t idx, uint32_t k);
 uint32_t rdlm_sem_local_available(const rdlm_local_t *lc, uint32_t idx);
 
 /** Holding the gate: wait until `ready(arg)` (re-checked after every change of the
- *  entry's wake32 word, which releases bump while a reservation stands) or the
+ *  entry's sem_wake word, which releases bump while a reservation stands) or the
  *  deadline. The reserver's wait (semaphore.c). */
 rdlm_status_t rdlm_sem_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t deadline,
                                   int (*ready)(void *arg), void *arg);

@@ -18,7 +18,7 @@ uint64_t rdlm_table_id(const char *name);
 
 /**
  * Open the object named name: pin its live entry (opens + 1), or create it as kind
- * (aux32 = aux32_init, token above the name's floor) in a free or retired entry if
+ * (the entry's size = size, token above the name's floor) in a free or retired entry if
  * no live entry has the name. Lock-free when the object is live; else it takes the
  * creation lock (blocking; a dead holder is taken over). name must be
  * 1..RDLM_NAME_BYTES-1 bytes (caller checks). kind may carry RDLM_META_FIFO (kept if
@@ -29,7 +29,7 @@ uint64_t rdlm_table_id(const char *name);
  * kind or order), RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_RESOURCE (too many opens).
  */
 rdlm_status_t rdlm_table_open(rdlm_segment_t *seg, const char *name, unsigned kind,
-                              uint32_t aux32_init, int keep, uint32_t *index_p);
+                              uint32_t size, int keep, uint32_t *index_p);
 
 /**
  * Undo one rdlm_table_open of entry idx (the caller released what it held there).
