@@ -150,7 +150,7 @@ rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kin
     if (status != RDLM_OK) {
         return status;
     }
-    fixed = rdlm_load(&ctx->local.seg.entries[(*obj_p)->index].size, RDLM_ACQUIRE);
+    fixed = rdlm_load(&ctx->local.seg.entries[(*obj_p)->index].fixed_size, RDLM_ACQUIRE);
     if (fixed != size) {
         rdlm_error("\"%s\" exists with size %u, opened with %u", name, fixed, size);
         rdlm_obj_close(*obj_p, kind, __func__);

@@ -5,8 +5,8 @@
  * next generation (a swap) and releases its node. The other arrivers wait, on each
  * node, for one of them -- the node's poller, holding the entry's word as a lock --
  * to see the generation change (it polls B with pauses growing to 1 ms); the rest
- * sleep on the entry's barrier_gen futex, where the poller (or a local last arriver) posts
- * the generation. So one remote poller per node and barrier, however many wait there.
+ * sleep on the entry's barrier_released futex, where the poller (or a local last arriver)
+ * posts the generation. So one remote poller per node and barrier, however many wait there.
  * A timeout withdraws the arrival (CAS of the count down, only within the same
  * generation); if the generation changed meanwhile the barrier completed: RDLM_OK.
  *
@@ -15,8 +15,8 @@
  * (companion word 2, rdlm_dist_home_fix).
  *
  * Entry fields (barrier kind, distributed): home_slot1 = B slot + 1; barrier_nprocs = N;
- * word = the node poller's owner word (0: no poller); barrier_gen = the last generation the
- * node saw completed.
+ * word = the node poller's owner word (0: no poller); barrier_released = the last
+ * generation the node saw completed.
  */
 #include "word.h"
 
@@ -60,18 +60,18 @@ rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
 /* Post generation gen as completed on this node and wake the node's sleepers. */
 static void rdlm_nb_post(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t gen)
 {
-    uint32_t seen = rdlm_load(&e->barrier_gen, RDLM_ACQUIRE);
+    uint32_t seen = rdlm_load(&e->barrier_released, RDLM_ACQUIRE);
 
     while ((int32_t)(gen - seen) > 0 &&
-           !rdlm_cas(&e->barrier_gen, &seen, gen, RDLM_ACQ_REL)) {
+           !rdlm_cas(&e->barrier_released, &seen, gen, RDLM_ACQ_REL)) {
     }
-    rdlm_wait_wake(&e->barrier_gen, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
+    rdlm_wait_wake(&e->barrier_released, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
 }
 
 /* 1 if this node saw generation g completed. */
 static int rdlm_nb_done(const rdlm_entry_t *e, uint32_t g)
 {
-    return (int32_t)(rdlm_load(&e->barrier_gen, RDLM_ACQUIRE) - g) > 0;
+    return (int32_t)(rdlm_load(&e->barrier_released, RDLM_ACQUIRE) - g) > 0;
 }
 
 /* The node's poller: poll B until its generation passes g or the deadline. */
@@ -109,7 +109,7 @@ static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_
 
     rdlm_wait_init_until(&wt, &lc->policy, &lc->stats.wait, deadline);
     for (;;) {
-        uint32_t seen = rdlm_load(&e->barrier_gen, RDLM_ACQUIRE);
+        uint32_t seen = rdlm_load(&e->barrier_released, RDLM_ACQUIRE);
         uint64_t nobody = 0;
 
         if ((int32_t)(seen - g) > 0) {
@@ -120,7 +120,7 @@ static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_
 
             rdlm_store(&e->word, 0, RDLM_RELEASE);
             /* If we stop early (timeout), a sleeper takes over polling. */
-            rdlm_wait_wake(&e->barrier_gen, RDLM_WAIT_ALL_BITS, &e->parked,
+            rdlm_wait_wake(&e->barrier_released, RDLM_WAIT_ALL_BITS, &e->parked,
                            &lc->stats.wait);
             return s;
         }
@@ -131,8 +131,8 @@ static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (rdlm_wait_step(&wt, &e->barrier_gen, seen, RDLM_WAIT_ALL_BITS, &e->parked) ==
-            RDLM_WAIT_TIMEDOUT) {
+        if (rdlm_wait_step(&wt, &e->barrier_released, seen, RDLM_WAIT_ALL_BITS,
+                           &e->parked) == RDLM_WAIT_TIMEDOUT) {
             return RDLM_ERR_TIMEOUT;
         }
     }

@@ -1,7 +1,7 @@
 /*
  * The on-node barrier: one word `barrier_state = generation << 32 | arrived`; the last
- * arriver opens the next generation and mirrors it into `barrier_gen`, the futex word the
- * others sleep on. Nothing is reset between rounds. docs/local-locks.md ("Barrier").
+ * arriver opens the next generation and mirrors it into `barrier_released`, the futex word
+ * the others sleep on. Nothing is reset between rounds. docs/local-locks.md ("Barrier").
  */
 #include "local.h"
 
@@ -30,13 +30,14 @@ rdlm_status_t rdlm_barrier_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t t
 
     if ((uint32_t)v + 1 == nprocs) {
         rdlm_store(&e->barrier_state, (uint64_t)(gen + 1) << 32, RDLM_SEQ_CST);
-        rdlm_store(&e->barrier_gen, gen + 1, RDLM_SEQ_CST);
-        rdlm_wait_wake(&e->barrier_gen, RDLM_WAIT_ALL_BITS, &e->parked, &lc->stats.wait);
+        rdlm_store(&e->barrier_released, gen + 1, RDLM_SEQ_CST);
+        rdlm_wait_wake(&e->barrier_released, RDLM_WAIT_ALL_BITS, &e->parked,
+                       &lc->stats.wait);
         return RDLM_OK;
     }
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, timeout_ns);
     while (RDLM_BARRIER_GEN(rdlm_load(&e->barrier_state, RDLM_ACQUIRE)) == gen) {
-        if (rdlm_wait_step(&w, &e->barrier_gen, gen, RDLM_WAIT_ALL_BITS, &e->parked) ==
+        if (rdlm_wait_step(&w, &e->barrier_released, gen, RDLM_WAIT_ALL_BITS, &e->parked) ==
                 RDLM_WAIT_TIMEDOUT &&
             rdlm_barrier_withdraw(e, gen)) {
             rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);

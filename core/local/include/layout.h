@@ -100,7 +100,7 @@ typedef struct rdlm_slot {
  * distributed context) makes them: each union names one slot once per use, so every
  * use site says which it is (docs/local-locks.md, "Table entries"; docs/architecture.md,
  * "Names"). Kind-neutral code (table.c's keying, the size check at open) uses the
- * kind_* and size members.
+ * kind_word* and fixed_size members.
  */
 typedef struct rdlm_entry {
     rdlm_atomic_u64_t key;
@@ -132,7 +132,7 @@ typedef struct rdlm_entry {
     union {
         /* Any kind: the size fixed by the first open (one of the next three; 0 for
          * locks), checked by later opens. */
-        rdlm_atomic_u32_t size;
+        rdlm_atomic_u32_t fixed_size;
         /* Barrier: participants N. */
         rdlm_atomic_u32_t barrier_nprocs;
         /* Semaphore: permits N. */
@@ -156,7 +156,7 @@ typedef struct rdlm_entry {
         rdlm_atomic_u32_t rw_word;
         /* Barrier: the generation last completed on the node (its waiters' futex
          * word). */
-        rdlm_atomic_u32_t barrier_gen;
+        rdlm_atomic_u32_t barrier_released;
         /* On-node semaphore: bumped by releases that wake (the futex word of its
          * sleepers and of the reserver). */
         rdlm_atomic_u32_t sem_wake;
@@ -255,7 +255,7 @@ RDLM_ENTRY_AT(barrier_state, 40);
 RDLM_ENTRY_AT(sem_state, 40);
 RDLM_ENTRY_AT(home_slot1, 40);
 RDLM_ENTRY_AT(home_pair1, 40);
-RDLM_ENTRY_AT(size, 48);
+RDLM_ENTRY_AT(fixed_size, 48);
 RDLM_ENTRY_AT(barrier_nprocs, 48);
 RDLM_ENTRY_AT(sem_permits, 48);
 RDLM_ENTRY_AT(counter_flags, 48);
@@ -264,7 +264,7 @@ RDLM_ENTRY_AT(kind_word32, 52);
 RDLM_ENTRY_AT(mutex_woken, 52);
 RDLM_ENTRY_AT(cohort_handoffs, 52);
 RDLM_ENTRY_AT(rw_word, 52);
-RDLM_ENTRY_AT(barrier_gen, 52);
+RDLM_ENTRY_AT(barrier_released, 52);
 RDLM_ENTRY_AT(sem_wake, 52);
 RDLM_ENTRY_AT(rw_node_readers, 56);
 #undef RDLM_ENTRY_AT
