@@ -67,8 +67,8 @@
  * newcomers included: no FIFO order, a superset of the ticket lock's schedules.
  * "Idle" (rdlm_ticket_idle) and try-lock succeed iff lheld == 0 and lwait ==
  * 0. Node state, touched only under the node lock and so merged into the
- * neighbouring step: gq (the node's qnode in the global queue, aux32), the
- * hand-off count (wake32), seq (the token sequence, token & SEQ_MASK).
+ * neighbouring step: gq (the node's qnode in the global queue, queue_node1), the
+ * hand-off count (cohort_handoffs), seq (the token sequence, token & SEQ_MASK).
  *   acquire: lock; gq != NONE: seq++, holds (local hand-off, no remote op);
  *            else global acquire (timeout: unlock, return).
  *   release: read lwait (one step: rdlm_ticket_has_waiters) and decide:

@@ -11,7 +11,7 @@
  * nobody and the last holder died, else slot + 1; heir: 0 or the id of the one
  * waiter entitled to take the lock next. The futex word of the sleepers is the
  * OWNER half only. Separate words: `parked` (sleepers, ++ before the futex
- * sleep and -- after, seq_cst), `wake32` (a count, WAKE_COUNT below: 1 while
+ * sleep and -- after, seq_cst), `mutex_woken` (a count, WAKE_COUNT below: 1 while
  * a woken waiter is on its way, plus 1 per release that skipped its wake
  * meanwhile), `token` (written by the holder only).
  *
@@ -19,7 +19,7 @@
  *   A2 heir claims: (o nobody, me) -> (me, 0); OWNER_DEAD likewise
  *   A3 become heir: (x, 0) -> (x, me), x a holder (the waiter is starving)
  *   R1 release:     (me, h) -> (0, h); if h: wake h; else if parked and
- *                   fetch_add(wake32, 1) == 0: wake one sleeper (WAKE_COUNT)
+ *                   fetch_add(mutex_woken, 1) == 0: wake one sleeper (WAKE_COUNT)
  *   H1 heir gives up (deadline): (x, me) -> (x, 0); if x nobody: wake as R1
  *   timeout of a non-heir: leave; if owner nobody: wake as R1
  *   D1 dead holder: (o dead, h) -> (DIED, h)
@@ -31,7 +31,7 @@
  * removes sleepers from `asleep`: "wake h" removes h if it is there, "wake
  * one" removes any one (none if the queue is empty: the waker's `c` says so).
  * A process between parked++ and the compare is NOT in the queue: a wake then
- * finds nobody. On return: parked--, wake32 := 0 (two steps), retry.
+ * finds nobody. On return: parked--, mutex_woken := 0 (two steps), retry.
  *
  * Slices. The real sleep ends after a slice (20 ms) whether woken or not. The
  * model lets a sleep end without a wake only in these cases, so that a wake
@@ -59,7 +59,7 @@
  *   starving at most once per acquire a waiter that sees (holder, 0) may A3.
  * A waiter that reads a word naming a dead process runs the check (D1 / D2)
  * before anything else (the real code does at its next CHECK).
- * Interleaving is sequentially consistent (seq_cst CASes, parked, wake32).
+ * Interleaving is sequentially consistent (seq_cst CASes, parked, mutex_woken).
  *
  * Atomicity: one STEP = one access to one shared location, plus ghosts.
  *   - A load of the word followed by a CAS expecting what it loaded is one
@@ -80,24 +80,24 @@
  *   D1_WAKE  after D1, wake as R1 (the dead holder's release).
  *       -DPROPOSED_D1_WAKE: D1 wakes nobody; a sleeping heir stays asleep.
  *   WOKEN_RESET  a waker whose FUTEX_WAKE woke nobody takes its 1 back from
- *       wake32.  -DPROPOSED_WOKEN_RESET: wake32 stays up with nobody on the
+ *       mutex_woken.  -DPROPOSED_WOKEN_RESET: mutex_woken stays up with nobody on the
  *       way, and every later release skips its wake. The reset alone is not
- *       enough (BUG_WAKE_COUNT_STORE): a release that found wake32 != 0
+ *       enough (BUG_WAKE_COUNT_STORE): a release that found mutex_woken != 0
  *       before the reset skipped its wake. WAKE_COUNT (mutex.c since 8ea264c):
  *       the skipping release counts itself (fetch_add), the waker resets by
  *       exchange and goes round again only if it returned more than 1:
- *         if parked == 0 or fetch_add(wake32, 1) != 0: return
+ *         if parked == 0 or fetch_add(mutex_woken, 1) != 0: return
  *         while FUTEX_WAKE(one) woke nobody:
- *             if exchange(wake32, 0) <= 1 or parked == 0
- *                or fetch_add(wake32, 1) != 0: return
- *       -DWAKE_RECHECK: the loop before it (wake32 a flag; after the reset
+ *             if exchange(mutex_woken, 0) <= 1 or parked == 0
+ *                or fetch_add(mutex_woken, 1) != 0: return
+ *       -DWAKE_RECHECK: the loop before it (mutex_woken a flag; after the reset
  *       re-read the word, go round again while it is (nobody, 0)): a process
  *       that dies between parked++ and parked-- makes it spin on a free lock
  *       for ever (non-progress cycle, pan -l -f). -DWAKE_TRIES=k: that loop
  *       stopped after k rounds (mutex.c: 16): loses a wake.
  *       -DCHECK_ROUNDS asserts that the count loop ends (ghosts g_loop, g_ent).
  *       Flaw (4 processes, -DN=4 -DLOOPS0=1): a waiter whose compare failed
- *       stores wake32 := 0 over a skipped release's count and dies before its
+ *       stores mutex_woken := 0 over a skipped release's count and dies before its
  *       take; the waker's exchange returns 0 and it stops: a sleeper on a
  *       free lock. -DFIX_ERASED (proposed): an exchange that returns 0 (my 1
  *       erased) re-reads the word and goes round again if it is (nobody, 0).
@@ -120,14 +120,14 @@
  *
  * Second round (README.md, "The spin phase, reservation passing"):
  *   -DSPINNERS  S1 a waiter in its spin phase reserves (x, 0) -> (x, me); S2 at
- *       its last spin (CHECK, wake32 := 0) unreserves (x, me) -> (x, 0) while x
+ *       its last spin (CHECK, mutex_woken := 0) unreserves (x, me) -> (x, 0) while x
  *       is not nobody.
  *   -DPASSING   the bound takes a STARVING ticket (rec[]); P1 a holder that was
  *       starving passes (me, 0) -> (me, oldest live ticket holder); D2' drops
  *       a heir that is alive with no WAITING record (wt). -DPROPOSED_STALE_HEIR:
  *       without D2' (mutex.c before it): a pass to a waiter that left stalls.
  *   -DWAKE_TRIES=k  the old wake loop stops after k rounds (16): stalls.
- *   leave: record := 0 with H1, then wake32 := 0, then the load (as mutex.c).
+ *   leave: record := 0 with H1, then mutex_woken := 0, then the load (as mutex.c).
  *   BUG_UNRESERVE_FREE (S2 also on (nobody, me)) -> (d);
  *   BUG_PASS_WHEN_HEIR (P1 overwrites a heir) -> (f).
  *
@@ -139,8 +139,8 @@
  *   BUG_NO_DEAD_HEIR  no D2: the lock stays reserved for a dead heir -> (d).
  *   BUG_RELEASE_STORE  release loads the word, then stores (0, 0): an heir
  *       set in between is lost -> (f).
- *   BUG_WOKEN_NOT_CLEARED  a returning sleeper never resets wake32 -> (d).
- *   BUG_WAKE_COUNT_STORE  the waker whose wake found nobody stores wake32 := 0
+ *   BUG_WOKEN_NOT_CLEARED  a returning sleeper never resets mutex_woken -> (d).
+ *   BUG_WAKE_COUNT_STORE  the waker whose wake found nobody stores mutex_woken := 0
  *       (instead of the exchange) and stops: a release counted meanwhile loses
  *       its wake -> (d).
  */
@@ -229,7 +229,7 @@
 /* the lock word (two fields, one atomic), the sleepers' words, the token */
 byte owner, heir;
 byte parked;
-byte wake32;                        /* wake32: count (WAKE_COUNT) */
+byte mutex_woken;                   /* mutex_woken: count (WAKE_COUNT) */
 byte token;
 byte asleep;                        /* bit i: process i is in the futex queue */
 
@@ -248,7 +248,7 @@ byte spins = SPINS;                 /* acquires left that start with a spin phas
 #endif
 #ifdef PASSING
 byte rec[N];                        /* STARVING ticket in i's WAITING record, or 0 */
-byte tickets;                       /* the per-lock STARVING counter (aux64) */
+byte tickets;                       /* the per-lock STARVING counter (mutex_starving) */
 byte wt;                            /* bit i: i has a WAITING record on the lock */
 #endif
 
@@ -304,16 +304,16 @@ byte g_loop, g_ent;
 #endif
 
 #if defined(WAKE_RECHECK) || WAKE_TRIES > 0
-/* The wake loop before 8ea264c (wake32 used as a flag): if parked != 0 and
-   exchange(wake32, 1) == 0, wake one sleeper; if that wake found nobody,
-   wake32 := 0, and go round again while the word is (nobody, 0) (a waker that
-   found wake32 == 1 meanwhile skipped its wake, relying on this); at most
+/* The wake loop before 8ea264c (mutex_woken used as a flag): if parked != 0 and
+   exchange(mutex_woken, 1) == 0, wake one sleeper; if that wake found nobody,
+   mutex_woken := 0, and go round again while the word is (nobody, 0) (a waker that
+   found mutex_woken == 1 meanwhile skipped its wake, relying on this); at most
    WAKE_TRIES rounds (mutex.c: 16), none with WAKE_RECHECK alone. */
 inline wake_next() {
     do
     :: STEP(if :: parked == 0 -> owe = 0 :: else -> skip fi);
         if
-        :: owe -> STEP(if :: wake32 -> owe = 0 :: else -> wake32 = 1 fi)
+        :: owe -> STEP(if :: mutex_woken -> owe = 0 :: else -> mutex_woken = 1 fi)
         :: else -> skip
         fi;
         if
@@ -322,10 +322,10 @@ inline wake_next() {
         :: else -> skip
         fi;
 #ifdef PROPOSED_WOKEN_RESET
-        atomic { c = 0; owe = 0 }               /* wake32 stays 1 */
+        atomic { c = 0; owe = 0 }               /* mutex_woken stays 1 */
 #else
         if
-        :: c -> STEP(wake32 = 0; c = 0);        /* the wake found nobody */
+        :: c -> STEP(mutex_woken = 0; c = 0);        /* the wake found nobody */
 #ifdef BUG_WAKE_COUNT_STORE
                 owe = 0
 #else
@@ -348,18 +348,18 @@ inline wake_next() {
 }
 #else
 /* R1's second branch, with owe == ANY (rdlm_mutex_wake_next, WAKE_COUNT):
-   wake32 = 1 while a woken waiter is on its way, plus one per release that
+   mutex_woken = 1 while a woken waiter is on its way, plus one per release that
    skipped its wake meanwhile.
-     if parked == 0 or fetch_add(wake32, 1) != 0: return
+     if parked == 0 or fetch_add(mutex_woken, 1) != 0: return
      while FUTEX_WAKE(one) woke nobody:
-         if exchange(wake32, 0) <= 1 or parked == 0
-            or fetch_add(wake32, 1) != 0: return
+         if exchange(mutex_woken, 0) <= 1 or parked == 0
+            or fetch_add(mutex_woken, 1) != 0: return
    Each load / fetch_add / exchange / wake is one step. */
 inline wake_next() {
     STEP(if :: parked == 0 -> owe = 0 :: else -> skip fi);
     if
-    :: owe -> STEP(if :: wake32 -> owe = 0 :: else -> LOOP_IN fi;
-                   wake32++; ENTERED)
+    :: owe -> STEP(if :: mutex_woken -> owe = 0 :: else -> LOOP_IN fi;
+                   mutex_woken++; ENTERED)
     :: else -> skip
     fi;
     do
@@ -370,30 +370,30 @@ inline wake_next() {
         :: owe ->
             /* the wake found nobody */
 #if defined(PROPOSED_WOKEN_RESET)
-            atomic { owe = 0 }                  /* wake32 stays up */
+            atomic { owe = 0 }                  /* mutex_woken stays up */
 #elif defined(BUG_WAKE_COUNT_STORE)
-            STEP(wake32 = 0; owe = 0)           /* bug: store 0, stop */
+            STEP(mutex_woken = 0; owe = 0)           /* bug: store 0, stop */
 #else
 #ifdef FIX_ERASED
-            /* 0: a runner's wake32 := 0 erased my count (it took the skipped
+            /* 0: a runner's mutex_woken := 0 erased my count (it took the skipped
                wakes over, and may die before it looks): look at the word */
-            STEP(if :: wake32 == 1 -> owe = 0 :: else -> d = (wake32 == 0) fi;
-                 wake32 = 0; ERASED);
+            STEP(if :: mutex_woken == 1 -> owe = 0 :: else -> d = (mutex_woken == 0) fi;
+                 mutex_woken = 0; ERASED);
             if
             :: d -> STEP(d = 0; if :: NOBODY(owner) && heir == 0 -> skip
                                    :: else -> owe = 0 fi)
             :: else -> skip
             fi;
 #else
-            STEP(if :: wake32 <= 1 -> owe = 0 :: else -> skip fi; wake32 = 0);
+            STEP(if :: mutex_woken <= 1 -> owe = 0 :: else -> skip fi; mutex_woken = 0);
 #endif
             if
             :: owe -> STEP(if :: parked == 0 -> owe = 0 :: else -> skip fi)
             :: else -> skip
             fi;
             if
-            :: owe -> STEP(if :: wake32 -> owe = 0; ENTERED :: else -> ROUND fi;
-                           wake32++)
+            :: owe -> STEP(if :: mutex_woken -> owe = 0; ENTERED :: else -> ROUND fi;
+                           mutex_woken++)
             :: else -> skip
             fi
 #endif
@@ -533,8 +533,8 @@ wait:   /* not free for me: spin, starve (A3), give up, or sleep */
                              heir = ME; g_heir = ME; sr = 1; TOUCH
                         :: else -> skip fi)
             :: atomic { dirty & BIT -> skip }       /* spin until the word changes */
-            :: /* the last spin (CHECK): wake32 := 0; S2 unreserve while held */
-                STEP(wake32 = 0; ERASED; sp = 0);
+            :: /* the last spin (CHECK): mutex_woken := 0; S2 unreserve while held */
+                STEP(mutex_woken = 0; ERASED; sp = 0);
                 if
                 :: sr ->
 #ifndef BUG_SPIN_RESERVE_KEPT
@@ -594,7 +594,7 @@ wait:   /* not free for me: spin, starve (A3), give up, or sleep */
             fi;
             STEP(parked--);
 #ifndef BUG_WOKEN_NOT_CLEARED
-            STEP(wake32 = 0; ERASED);
+            STEP(mutex_woken = 0; ERASED);
 #endif
             atomic { o = 0; h = 0 }
             goto retry
@@ -666,7 +666,7 @@ progress_hold:      /* (NP: pan -l, see README) */
         goto done;
 
 giveup: /* rdlm_mutex_leave: (WAITING record := 0;) H1 (x, me) -> (x, 0) if
-           I am the heir; wake32 := 0; load the word: if the owner is nobody,
+           I am the heir; mutex_woken := 0; load the word: if the owner is nobody,
            wake as R1 (H1: the release may have woken only me; timeout: I may
            have consumed a wake) */
         /* (the record's clear and H1 are one step here: between them only a
@@ -677,7 +677,7 @@ giveup: /* rdlm_mutex_leave: (WAITING record := 0;) H1 (x, me) -> (x, 0) if
 #endif
              if :: heir == ME -> heir = 0; g_heir = 0; TOUCH; c = 1
                 :: else -> skip fi);
-        STEP(wake32 = 0; ERASED);
+        STEP(mutex_woken = 0; ERASED);
         STEP(o = owner; owe = (NOBODY(o) -> ANY : 0));
 #ifdef BUG_HEIR_NO_WAKE_ON_GIVEUP
         if :: c -> owe = 0 :: else -> skip fi;      /* bug: H1 never wakes */
