@@ -1,7 +1,7 @@
 /*
  * libraft glue for the state machine (raft_fsm.c): a struct raft_fsm whose apply, snapshot
  * and restore call sm.h. Used by the replica (replica.c, raft_uv) and by the
- * deterministic simulation (tests/lease, raft/fixture.h), so both run the same code.
+ * deterministic simulation (tests/lease/authority, raft/fixture.h), so both run the same code.
  *
  * apply() hands libraft a pointer to a result stored in the adapter (valid until the
  * next apply), never a heap block: followers have no request to free it. restore()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A 1-replica rdlmd fed hostile input by hostile_client.py (ctest: lease.hostile_client,
-# lease.auth_open, lease.limits, lease.auth_stall).
+# A 1-replica rdlmd fed hostile input by hostile_client.py (ctest:
+# lease.authority.hostile_client, lease.authority.auth_open, lease.authority.limits,
+# lease.authority.auth_stall).
 #
 # usage: hostile.sh RDLMD hostile_client|auth_open|limits|auth_stall
 #                   [hostile_client.py options]

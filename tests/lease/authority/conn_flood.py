@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A flood of idle client sockets against a 3-replica rdlmd on 127.0.0.1
-(ctest: lease.conn_flood).
+(ctest: lease.authority.conn_flood).
 
 usage: conn_flood.py RDLMD [--max-connections N] [--flood N] [--sources K]
                      [--renewals N] [--fresh] [--no-kill] [--election-ms MS]
@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "auth"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hostile_client import (OP_OPEN, OP_RENEW, OP_STATUS, ERR_LEASE_EXPIRED,  # noqa: E402
                             Conn, Failure, cmd, free_port)
 

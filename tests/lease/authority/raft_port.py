@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile connections to a 1-replica rdlmd's Raft port (ctest: lease.raft_port).
+"""Hostile connections to a 1-replica rdlmd's Raft port (ctest: lease.authority.raft_port).
 
 usage: raft_port.py RDLMD [--flood-mb N]
 
@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "auth"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hostile_client import OP_STATUS, Conn, Failure, cmd, free_port  # noqa: E402
 
 HANDSHAKES_MAX = 16  # RDLM_LEASE_TCP_HANDSHAKES_MAX (core/lease/authority/tcp.h)
