@@ -380,7 +380,7 @@ const rdlm_bench_def_t rdlm_bench_def_dist_contended = {
 
 /* ---- dist-memory --------------------------------------------------------------------- */
 
-/* A home slot is [tag 8 | word 8] (RDLM_DIST_SLOT_BYTES, core/global's dist.h; 24 with
+/* A home slot is [tag 8 | word 8] (RDLM_GLOBAL_SLOT_BYTES, core/global's global.h; 24 with
  * the holder word of contexts with leases, not used here); the public API does not
  * expose it, so this is the design's figure, not a measurement. */
 #define RDLM_BENCH_DM_HOME_BYTES 16.0

@@ -3,7 +3,7 @@
 # the whole ctest suite (its MPI tests against Open MPI), then the mpi and pmpi labels
 # against MPICH (scripts/test-mpich.sh, which builds only their programs), then the
 # sanitizer builds (ASan+UBSan over unit, api, stress, transport, lease (codecs, state
-# machine, rdlmd, client), the verbs tests on soft-RoCE, and the cross-node dist tests
+# machine, rdlmd, client), the verbs tests on soft-RoCE, and the cross-node global tests
 # -- the latter under mpirun without leak checking, since Open MPI keeps allocations
 # past MPI_Finalize; TSan over the threaded unit tests and the lease authority).
 # usage: scripts/test.sh [--no-sanitizers]
@@ -38,7 +38,7 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 900 -L 'unit|api|stress|transport|lease'
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure --timeout 900 -L dist
+    ctest --test-dir build-asan --output-on-failure --timeout 900 -L global
   # The verbs backend on soft-RoCE (a qemu VM, tests/rxe), leak-checked.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 900 -R '^rxe\.verbs'

@@ -16,7 +16,7 @@
 #include "bootstrap.h"
 #include "config.h"
 #include "ctx_dist.h"
-#include "dist.h"
+#include "global.h"
 #include "local.h"
 #include "obj_ops.h"
 
@@ -49,7 +49,7 @@ struct rdlm_ctx {
     rdlm_obj_t *objs;
     rdlm_obj_t *closed_head, *closed_tail; /* closed handles, first closed first */
     uint32_t closed_count;
-    rdlm_dist_t *dist; /* NULL for a node-only context */
+    rdlm_global_t *dist;       /* NULL for a node-only context */
     const rdlm_obj_ops_t *ops; /* what its objects do (obj_ops.h) */
     rdlm_ctx_fini_func_t fini;
     void *fini_arg;

@@ -28,7 +28,8 @@ rdlm_status_t rdlm_counter_open(rdlm_ctx_h ctx, const char *name, rdlm_counter_h
 rdlm_status_t rdlm_counter_open_sharded(rdlm_ctx_h ctx, const char *name,
                                         rdlm_counter_h *counter_p)
 {
-    return rdlm_counter_open_as(ctx, name, RDLM_DIST_COUNTER_SHARDED, counter_p, __func__);
+    return rdlm_counter_open_as(ctx, name, RDLM_GLOBAL_COUNTER_SHARDED, counter_p,
+                                __func__);
 }
 
 rdlm_status_t rdlm_counter_fetch_add(rdlm_counter_h counter, int64_t delta, int64_t *old_p)

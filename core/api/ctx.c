@@ -250,7 +250,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                    unsigned flags, rdlm_ctx_fini_func_t fini, void *fini_arg,
                                    rdlm_ctx_h *ctx_p)
 {
-    rdlm_dist_params_t dp;
+    rdlm_global_params_t dp;
     uint32_t epoch = 0;
     char job[RDLM_JOB_MAX + 1], node_job[RDLM_JOB_MAX + 24];
     rdlm_status_t status;
@@ -284,7 +284,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         dp.job = job;
         dp.hostkey = hostkey;
         dp.holder_words = ctx->config.authority[0] != '\0' || ctx->config.job_authority;
-        status = rdlm_dist_create(&dp, &ctx->dist);
+        status = rdlm_global_create(&dp, &ctx->dist);
     }
     if (status == RDLM_OK) {
         ctx->ops = &rdlm_obj_dist_ops;
@@ -294,7 +294,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                 ctx->dist->ctx_id, ctx->dist->nodes.node);
         status = rdlm_ctx_attach(ctx, node_job);
         if (status == RDLM_OK) {
-            status = rdlm_dist_attach_node(ctx->dist, &ctx->local);
+            status = rdlm_global_attach_node(ctx->dist, &ctx->local);
             if (status == RDLM_OK && ctx->config.job_authority) {
                 status = rdlm_ctx_authority_start(ctx, job); /* the lease, the epoch */
             }
@@ -310,8 +310,8 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
             }
         }
         if (status != RDLM_OK) {
-            rdlm_dist_quiesce(ctx->dist);
-            rdlm_dist_destroy(ctx->dist);
+            rdlm_global_quiesce(ctx->dist);
+            rdlm_global_destroy(ctx->dist);
         }
     }
     if (status != RDLM_OK) {
@@ -376,7 +376,7 @@ static rdlm_stats_t rdlm_ctx_stats_sum(const rdlm_stats_t *all, uint32_t n)
     return total;
 }
 
-/* Collective, the first part of a distributed context's destroy (rdlm_dist_leave):
+/* Collective, the first part of a distributed context's destroy (rdlm_global_leave):
  * gather every process's counters mine (taken when destroy began) whatever RDLM_STATS
  * says, so that processes with different settings still meet; rank 0 prints their
  * sum when its RDLM_STATS=1. No sum when a process is dead (it would miss one). */
@@ -390,10 +390,10 @@ static void rdlm_ctx_stats_total(rdlm_ctx_h ctx, const rdlm_stats_t *mine)
         rdlm_error("rdlm_ctx_destroy: out of memory for the statistics of %u processes: "
                    "the others wait for them until the bootstrap's timeout",
                    size);
-        (void)rdlm_dist_leave(ctx->dist, NULL, NULL, 0);
+        (void)rdlm_global_leave(ctx->dist, NULL, NULL, 0);
         return;
     }
-    if (rdlm_dist_leave(ctx->dist, mine, all, sizeof(*mine)) == RDLM_OK &&
+    if (rdlm_global_leave(ctx->dist, mine, all, sizeof(*mine)) == RDLM_OK &&
         ctx->config.stats && ctx->dist->rank == 0) {
         total = rdlm_ctx_stats_sum(all, size);
         rdlm_ctx_stats_text(&total, text, sizeof(text));
@@ -415,7 +415,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
     }
     if (ctx->dist != NULL) {
         rdlm_store(&ctx->local.closing, 1, RDLM_SEQ_CST);
-        rdlm_dist_quiesce(ctx->dist);
+        rdlm_global_quiesce(ctx->dist);
     }
     while (ctx->objs != NULL) {
         rdlm_obj_t *obj = ctx->objs;
@@ -430,7 +430,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
     if (ctx->dist != NULL) {
         rdlm_ctx_stats_total(ctx, &stats); /* collective */
     }
-    rdlm_dist_destroy(ctx->dist); /* collective */
+    rdlm_global_destroy(ctx->dist); /* collective */
     rdlm_ctx_svc_close(ctx);
     rdlm_ctx_recovery_free(ctx);
     rdlm_segment_detach(&ctx->local.seg);
@@ -477,7 +477,7 @@ rdlm_status_t rdlm_ctx_stats(rdlm_ctx_h ctx, rdlm_stats_t *stats_p)
         stats_p->authority_renewals = ls.renewals;
     }
     if (ctx->dist != NULL) {
-        const rdlm_dist_stats_t *d = &ctx->dist->stats;
+        const rdlm_global_stats_t *d = &ctx->dist->stats;
 
         stats_p->combined = rdlm_load(&d->combined, RDLM_RELAXED);
         stats_p->barriers = rdlm_load(&d->barriers, RDLM_RELAXED);
@@ -511,14 +511,14 @@ rdlm_status_t rdlm_ctx_barrier_arrive(rdlm_ctx_h ctx)
 {
     rdlm_status_t s = rdlm_ctx_check_dist(ctx, __func__);
 
-    return s != RDLM_OK ? s : rdlm_dist_barrier_arrive(ctx->dist, &ctx->local);
+    return s != RDLM_OK ? s : rdlm_global_barrier_arrive(ctx->dist, &ctx->local);
 }
 
 rdlm_status_t rdlm_ctx_barrier_wait(rdlm_ctx_h ctx)
 {
     rdlm_status_t s = rdlm_ctx_check_dist(ctx, __func__);
 
-    return s != RDLM_OK ? s : rdlm_dist_barrier_wait(ctx->dist, &ctx->local);
+    return s != RDLM_OK ? s : rdlm_global_barrier_wait(ctx->dist, &ctx->local);
 }
 
 rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx)
@@ -564,7 +564,7 @@ rdlm_status_t rdlm_ctx_transport_stats(rdlm_ctx_h ctx, rdlm_transport_stats_t *s
 
 rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)
 {
-    const rdlm_dist_t *d;
+    const rdlm_global_t *d;
     rdlm_status_t status = rdlm_ctx_check_out(ctx, info_p, __func__);
 
     if (status != RDLM_OK) {
@@ -582,7 +582,7 @@ rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)
     info_p->nodes = d->nodes.nodes;
     info_p->local_rank = d->nodes.local_rank;
     info_p->local_size = d->nodes.local_size;
-    info_p->cohort_bound = rdlm_dist_cohort_bound(d);
+    info_p->cohort_bound = rdlm_global_cohort_bound(d);
     info_p->token_epoch = d->epoch;
     info_p->transport = d->caps.backend;
     info_p->progress_thread = d->caps.progress_thread;

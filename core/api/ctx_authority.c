@@ -6,7 +6,7 @@
  * every entry). Every process of the context then holds a session there, exactly as with
  * RDLM_AUTHORITY (ctx_lease.c).
  *
- * Start (collective over the context's bootstrap, after rdlm_dist_create):
+ * Start (collective over the context's bootstrap, after rdlm_global_create):
  *   1. replica ranks reserve their ports                 allgather {status, addresses}
  *   2. replica ranks start with the full list            allgather {status}
  *   3. every rank opens its session; rank 0 commits      allgather {status, epoch}
@@ -80,7 +80,7 @@ static rdlm_status_t rdlm_ctx_authority_gather(const rdlm_tl_bootstrap_t *bs,
 }
 
 /* A new replica's data directory (see the top). */
-static rdlm_status_t rdlm_ctx_authority_dir(const rdlm_dist_t *d, char *dir, size_t len)
+static rdlm_status_t rdlm_ctx_authority_dir(const rdlm_global_t *d, char *dir, size_t len)
 {
     const char *tmp = getenv("TMPDIR");
     int n;
@@ -102,7 +102,7 @@ static rdlm_status_t rdlm_ctx_authority_dir(const rdlm_dist_t *d, char *dir, siz
 static rdlm_status_t rdlm_ctx_authority_replicas(rdlm_ctx_h ctx, uint32_t n,
                                                  char authority[RDLM_ADDRS_MAX])
 {
-    const rdlm_dist_t *d = ctx->dist;
+    const rdlm_global_t *d = ctx->dist;
     const rdlm_tl_bootstrap_t *bs = ctx->authority.bs;
     rdlm_ctx_authority_addrs_t mine = {.status = RDLM_OK}, *all;
     rdlm_job_authority_addrs_t replicas[RDLM_CTX_AUTHORITY_REPLICAS];
@@ -154,7 +154,7 @@ static rdlm_status_t rdlm_ctx_authority_replicas(rdlm_ctx_h ctx, uint32_t n,
 static rdlm_status_t rdlm_ctx_authority_join(rdlm_ctx_h ctx, const char *job,
                                              const char *authority)
 {
-    rdlm_dist_t *d = ctx->dist;
+    rdlm_global_t *d = ctx->dist;
     rdlm_ctx_authority_epoch_t mine = {.status = RDLM_OK}, *all;
     void *gathered = NULL;
     rdlm_status_t s;
@@ -167,7 +167,7 @@ static rdlm_status_t rdlm_ctx_authority_join(rdlm_ctx_h ctx, const char *job,
                                   "opening sessions", &gathered);
     all = gathered;
     if (s == RDLM_OK) {
-        rdlm_dist_set_epoch(d, all[0].epoch);
+        rdlm_global_set_epoch(d, all[0].epoch);
         if (d->rank == 0) {
             rdlm_info("in-job authority at %s: token epoch %u", authority, all[0].epoch);
         }

@@ -41,10 +41,10 @@ rdlm_status_t rdlm_ctx_lease_epoch(rdlm_ctx_h ctx, uint32_t floor, uint32_t *epo
                    rdlm_status_str(status));
         return status;
     }
-    if (epoch == 0 || epoch > RDLM_DIST_EPOCH_MAX) {
+    if (epoch == 0 || epoch > RDLM_GLOBAL_EPOCH_MAX) {
         rdlm_error("rdlm_ctx_create: authority epoch %llu is past %u (tokens would not "
                    "fit 63 bits)",
-                   (unsigned long long)epoch, RDLM_DIST_EPOCH_MAX);
+                   (unsigned long long)epoch, RDLM_GLOBAL_EPOCH_MAX);
         return RDLM_ERR_QUOTA;
     }
     *epoch_p = (uint32_t)epoch;

@@ -36,7 +36,7 @@ rdlm_status_t rdlm_ctx_recovery_start(rdlm_ctx_h ctx)
     const rdlm_tl_bootstrap_t *bs = ctx->dist->bootstrap;
     uint64_t mine = ctx->session != NULL ? rdlm_session_id(ctx->session) : 0;
     uint64_t *all = calloc(bs->size, sizeof(*all));
-    rdlm_dist_recovery_t rec = {
+    rdlm_global_recovery_t rec = {
         .ended = rdlm_ctx_recovery_ended, .new_epoch = rdlm_ctx_recovery_epoch, .arg = ctx};
     rdlm_status_t s;
 
@@ -56,7 +56,7 @@ rdlm_status_t rdlm_ctx_recovery_start(rdlm_ctx_h ctx)
         return s;
     }
     ctx->peer_sessions = all;
-    rdlm_dist_set_recovery(ctx->dist, &rec);
+    rdlm_global_set_recovery(ctx->dist, &rec);
     return RDLM_OK;
 }
 

@@ -5,91 +5,91 @@ static rdlm_status_t rdlm_ops_dist_open(rdlm_ctx_h ctx, unsigned kind, uint32_t 
 {
     switch (kind) {
     case RDLM_KIND_LOCK:
-        return rdlm_dist_lock_open(ctx->dist, &ctx->local, index);
+        return rdlm_global_lock_open(ctx->dist, &ctx->local, index);
     case RDLM_KIND_RWLOCK:
-        return rdlm_dist_rwlock_open(ctx->dist, &ctx->local, index);
+        return rdlm_global_rwlock_open(ctx->dist, &ctx->local, index);
     case RDLM_KIND_COUNTER:
-        return rdlm_dist_counter_open(ctx->dist, &ctx->local, index);
+        return rdlm_global_counter_open(ctx->dist, &ctx->local, index);
     case RDLM_KIND_BARRIER:
-        return rdlm_dist_nbarrier_open(ctx->dist, &ctx->local, index);
+        return rdlm_global_nbarrier_open(ctx->dist, &ctx->local, index);
     default:
-        return rdlm_dist_sem_open(ctx->dist, &ctx->local, index);
+        return rdlm_global_sem_open(ctx->dist, &ctx->local, index);
     }
 }
 
 static rdlm_status_t rdlm_ops_dist_lock_acquire(rdlm_obj_t *obj, uint64_t timeout_ns,
                                                 uint64_t *token_p)
 {
-    return rdlm_dist_lock_acquire(obj->ctx->dist, obj->local, obj->index, timeout_ns,
-                                  token_p);
+    return rdlm_global_lock_acquire(obj->ctx->dist, obj->local, obj->index, timeout_ns,
+                                    token_p);
 }
 
 static rdlm_status_t rdlm_ops_dist_lock_release(rdlm_obj_t *obj)
 {
-    return rdlm_dist_lock_release(obj->ctx->dist, obj->local, obj->index);
+    return rdlm_global_lock_release(obj->ctx->dist, obj->local, obj->index);
 }
 
 static void rdlm_ops_dist_lock_home(const rdlm_obj_t *obj, rdlm_lock_info_t *info_p)
 {
     uint64_t id = rdlm_load(&obj->local->seg.entries[obj->index].key, RDLM_RELAXED);
 
-    info_p->home_node = (int32_t)rdlm_dist_home_node(obj->ctx->dist, id);
-    info_p->node_holds_global = rdlm_dist_lock_node_holds(obj->local, obj->index);
+    info_p->home_node = (int32_t)rdlm_global_home_node(obj->ctx->dist, id);
+    info_p->node_holds_global = rdlm_global_lock_node_holds(obj->local, obj->index);
 }
 
 static rdlm_status_t rdlm_ops_dist_read_acquire(rdlm_obj_t *obj, uint64_t timeout_ns)
 {
-    return rdlm_dist_rwlock_read_acquire(obj->ctx->dist, obj->local, obj->index,
-                                         timeout_ns);
+    return rdlm_global_rwlock_read_acquire(obj->ctx->dist, obj->local, obj->index,
+                                           timeout_ns);
 }
 
 static rdlm_status_t rdlm_ops_dist_read_release(rdlm_obj_t *obj)
 {
-    return rdlm_dist_rwlock_read_release(obj->ctx->dist, obj->local, obj->index);
+    return rdlm_global_rwlock_read_release(obj->ctx->dist, obj->local, obj->index);
 }
 
 static rdlm_status_t rdlm_ops_dist_write_acquire(rdlm_obj_t *obj, uint64_t timeout_ns,
                                                  uint64_t *token_p)
 {
-    return rdlm_dist_rwlock_write_acquire(obj->ctx->dist, obj->local, obj->index,
-                                          timeout_ns, token_p);
+    return rdlm_global_rwlock_write_acquire(obj->ctx->dist, obj->local, obj->index,
+                                            timeout_ns, token_p);
 }
 
 static rdlm_status_t rdlm_ops_dist_write_release(rdlm_obj_t *obj)
 {
-    return rdlm_dist_rwlock_write_release(obj->ctx->dist, obj->local, obj->index);
+    return rdlm_global_rwlock_write_release(obj->ctx->dist, obj->local, obj->index);
 }
 
 static rdlm_status_t rdlm_ops_dist_fetch_add(rdlm_obj_t *obj, int64_t delta, int64_t *old_p)
 {
-    return rdlm_dist_counter_fetch_add(obj->ctx->dist, obj->local, obj->index, delta,
-                                       old_p);
+    return rdlm_global_counter_fetch_add(obj->ctx->dist, obj->local, obj->index, delta,
+                                         old_p);
 }
 
 static rdlm_status_t rdlm_ops_dist_counter_read(rdlm_obj_t *obj, int64_t *value_p)
 {
-    return rdlm_dist_counter_read(obj->ctx->dist, obj->local, obj->index, value_p);
+    return rdlm_global_counter_read(obj->ctx->dist, obj->local, obj->index, value_p);
 }
 
 static rdlm_status_t rdlm_ops_dist_sem_acquire(rdlm_obj_t *obj, uint32_t k,
                                                uint64_t timeout_ns)
 {
-    return rdlm_dist_sem_acquire(obj->ctx->dist, obj->local, obj->index, k, timeout_ns);
+    return rdlm_global_sem_acquire(obj->ctx->dist, obj->local, obj->index, k, timeout_ns);
 }
 
 static rdlm_status_t rdlm_ops_dist_sem_release(rdlm_obj_t *obj, uint32_t k)
 {
-    return rdlm_dist_sem_release(obj->ctx->dist, obj->local, obj->index, k);
+    return rdlm_global_sem_release(obj->ctx->dist, obj->local, obj->index, k);
 }
 
 static rdlm_status_t rdlm_ops_dist_sem_available(rdlm_obj_t *obj, uint32_t *available_p)
 {
-    return rdlm_dist_sem_available(obj->ctx->dist, obj->local, obj->index, available_p);
+    return rdlm_global_sem_available(obj->ctx->dist, obj->local, obj->index, available_p);
 }
 
 static rdlm_status_t rdlm_ops_dist_barrier_wait(rdlm_obj_t *obj, uint64_t timeout_ns)
 {
-    return rdlm_dist_nbarrier_wait(obj->ctx->dist, obj->local, obj->index, timeout_ns);
+    return rdlm_global_nbarrier_wait(obj->ctx->dist, obj->local, obj->index, timeout_ns);
 }
 
 const rdlm_obj_ops_t rdlm_obj_dist_ops = {

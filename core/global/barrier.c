@@ -49,16 +49,16 @@
  * polls (a poll is a system call or so: counting them would spin for milliseconds
  * while a process that shares the CPU waits), then sleeps on the transport's event
  * fd, this long at most (a bound on a lost wake-up; the message's arrival ends it). */
-#define RDLM_DIST_FLAG_POLL_NS 50000ull
-#define RDLM_DIST_FLAG_SLEEP_NS 1000000ull
+#define RDLM_GLOBAL_FLAG_POLL_NS 50000ull
+#define RDLM_GLOBAL_FLAG_SLEEP_NS 1000000ull
 
-static int rdlm_dist_is_leader(const rdlm_dist_t *d)
+static int rdlm_global_is_leader(const rdlm_global_t *d)
 {
     return d->nodes.leader_of[d->nodes.node] == d->rank;
 }
 
 /* More processes want this host's CPUs than it has: waiters must not spin. */
-static int rdlm_dist_crowded(const rdlm_dist_t *d, const rdlm_local_t *lc)
+static int rdlm_global_crowded(const rdlm_global_t *d, const rdlm_local_t *lc)
 {
     return d->host_procs > lc->cpus || rdlm_local_oversubscribed(lc);
 }
@@ -66,14 +66,14 @@ static int rdlm_dist_crowded(const rdlm_dist_t *d, const rdlm_local_t *lc)
 /* Remote operations on this process's memory progress only when it calls progress
  * (and a context that runs nothing but barriers has none: its leaders progress for
  * their own messages while they wait). */
-static int rdlm_dist_must_poll(const rdlm_dist_t *d)
+static int rdlm_global_must_poll(const rdlm_global_t *d)
 {
     return d->caps.amo_needs_target_progress && !d->caps.progress_thread &&
            !d->barrier_only;
 }
 
 /* Flag k of this leader (in its home region, after the slots). */
-static rdlm_atomic_u64_t *rdlm_dist_flag(rdlm_dist_t *d, uint32_t k)
+static rdlm_atomic_u64_t *rdlm_global_flag(rdlm_global_t *d, uint32_t k)
 {
     void *base;
     size_t len;
@@ -83,18 +83,18 @@ static rdlm_atomic_u64_t *rdlm_dist_flag(rdlm_dist_t *d, uint32_t k)
 }
 
 /* A dissemination message: flag k of the receiver reached gen. */
-typedef struct rdlm_dist_flag_msg {
+typedef struct rdlm_global_flag_msg {
     uint64_t gen;
     uint32_t k;
     uint32_t pad;
-} rdlm_dist_flag_msg_t;
+} rdlm_global_flag_msg_t;
 
 /* The active-message handler (in progress): raise flag k to gen (messages may
  * arrive out of order; a flag only grows). */
-static void rdlm_dist_flag_handler(void *arg, uint32_t src, const void *data, size_t len)
+static void rdlm_global_flag_handler(void *arg, uint32_t src, const void *data, size_t len)
 {
-    rdlm_dist_t *d = arg;
-    rdlm_dist_flag_msg_t m;
+    rdlm_global_t *d = arg;
+    rdlm_global_flag_msg_t m;
     rdlm_atomic_u64_t *flag;
     uint64_t cur;
 
@@ -104,27 +104,27 @@ static void rdlm_dist_flag_handler(void *arg, uint32_t src, const void *data, si
         return;
     }
     memcpy(&m, data, sizeof(m));
-    if (m.k >= RDLM_DIST_ROUNDS || d->homemem == NULL) {
+    if (m.k >= RDLM_GLOBAL_ROUNDS || d->homemem == NULL) {
         rdlm_warn("barrier: dropped a message for round %u from rank %u", m.k, src);
         return;
     }
-    flag = rdlm_dist_flag(d, m.k);
+    flag = rdlm_global_flag(d, m.k);
     cur = rdlm_load(flag, RDLM_RELAXED);
     while (cur < m.gen && !rdlm_cas(flag, &cur, m.gen, RDLM_SEQ_CST)) {
     }
 }
 
-rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc)
+rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, const rdlm_local_t *lc)
 {
     const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
 
     d->barrier_pair = d->nodes.nodes == 1 && d->nodes.local_size == 2 &&
                       d->host_procs <= lc->cpus;
     d->barrier_am = d->caps.amo_needs_target_progress && (d->caps.flags & RDLM_TL_CAP_AM) &&
-                    d->caps.am_max_payload >= sizeof(rdlm_dist_flag_msg_t);
+                    d->caps.am_max_payload >= sizeof(rdlm_global_flag_msg_t);
     if (d->barrier_am) {
-        rdlm_status_t s =
-            d->tl->am->set_handler(d->tl, RDLM_DIST_AM_BARRIER, rdlm_dist_flag_handler, d);
+        rdlm_status_t s = d->tl->am->set_handler(d->tl, RDLM_GLOBAL_AM_BARRIER,
+                                                 rdlm_global_flag_handler, d);
 
         if (s != RDLM_OK) {
             return s;
@@ -138,12 +138,12 @@ rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc)
 }
 
 /* The node's arrivals once generation gen is complete (wrapping). */
-static uint32_t rdlm_dist_fan_in_target(const rdlm_dist_t *d, uint64_t gen)
+static uint32_t rdlm_global_fan_in_target(const rdlm_global_t *d, uint64_t gen)
 {
     return (uint32_t)(gen * d->nodes.local_size);
 }
 
-static void rdlm_dist_release(rdlm_local_t *lc, uint64_t gen)
+static void rdlm_global_release(rdlm_local_t *lc, uint64_t gen)
 {
     rdlm_seg_header_t *hdr = lc->seg.hdr;
 
@@ -153,23 +153,23 @@ static void rdlm_dist_release(rdlm_local_t *lc, uint64_t gen)
 }
 
 /* The low half of a pair line's generation: the futex word its waiter sleeps on. */
-static rdlm_atomic_u32_t *rdlm_dist_pair_word(rdlm_seg_header_t *hdr, uint32_t rank)
+static rdlm_atomic_u32_t *rdlm_global_pair_word(rdlm_seg_header_t *hdr, uint32_t rank)
 {
     return (rdlm_atomic_u32_t *)&hdr->coll_pair[rank].gen; /* little-endian: layout.h */
 }
 
 /* A pair's arrival: publish the generation in our own line, wake its sleeper. */
-static void rdlm_dist_pair_arrive(rdlm_dist_t *d, rdlm_local_t *lc, uint64_t gen)
+static void rdlm_global_pair_arrive(rdlm_global_t *d, rdlm_local_t *lc, uint64_t gen)
 {
     rdlm_seg_header_t *hdr = lc->seg.hdr;
     uint32_t me = d->nodes.local_rank;
 
     rdlm_store(&hdr->coll_pair[me].gen, gen, RDLM_SEQ_CST);
-    rdlm_wait_wake(rdlm_dist_pair_word(hdr, me), RDLM_WAIT_ALL_BITS,
+    rdlm_wait_wake(rdlm_global_pair_word(hdr, me), RDLM_WAIT_ALL_BITS,
                    &hdr->coll_pair[me].parked, &lc->stats.wait);
 }
 
-rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
+rdlm_status_t rdlm_global_barrier_arrive(rdlm_global_t *d, rdlm_local_t *lc)
 {
     rdlm_seg_header_t *hdr = lc->seg.hdr;
     uint32_t n;
@@ -184,16 +184,16 @@ rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
     d->barrier_arrived = 1;
     d->barrier_gen++;
     if (d->barrier_pair) {
-        rdlm_dist_pair_arrive(d, lc, d->barrier_gen);
+        rdlm_global_pair_arrive(d, lc, d->barrier_gen);
         return RDLM_OK;
     }
     /* Release: everything written before arriving is visible to whoever completes
      * the count; acquire: the one who completes it sees everybody's. */
     n = rdlm_fetch_add(&hdr->coll_arrived, 1, RDLM_SEQ_CST) + 1;
-    if (n == rdlm_dist_fan_in_target(d, d->barrier_gen)) {
+    if (n == rdlm_global_fan_in_target(d, d->barrier_gen)) {
         if (d->nodes.nodes == 1) {
-            rdlm_dist_release(lc, d->barrier_gen);
-        } else if (!rdlm_dist_is_leader(d)) {
+            rdlm_global_release(lc, d->barrier_gen);
+        } else if (!rdlm_global_is_leader(d)) {
             rdlm_wait_wake(&hdr->coll_arrived, RDLM_WAIT_ALL_BITS, &hdr->coll_leader_parked,
                            &lc->stats.wait);
         }
@@ -205,11 +205,11 @@ rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc)
  * yield, sleep on it; progressing meanwhile if this process must. The idle callback
  * (d->barrier_idle) runs once the spinning is over: before every yield and after
  * every sleep slice, so a barrier that completes while spinning never pays for it. */
-static rdlm_status_t rdlm_dist_await_word(rdlm_dist_t *d, rdlm_local_t *lc,
-                                          rdlm_atomic_u32_t *word, uint32_t target,
-                                          rdlm_atomic_u32_t *parked)
+static rdlm_status_t rdlm_global_await_word(rdlm_global_t *d, rdlm_local_t *lc,
+                                            rdlm_atomic_u32_t *word, uint32_t target,
+                                            rdlm_atomic_u32_t *parked)
 {
-    const int poll = rdlm_dist_must_poll(d), crowded = rdlm_dist_crowded(d, lc);
+    const int poll = rdlm_global_must_poll(d), crowded = rdlm_global_crowded(d, lc);
     rdlm_wait_t w;
 
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, UINT64_MAX);
@@ -241,31 +241,31 @@ static rdlm_status_t rdlm_dist_await_word(rdlm_dist_t *d, rdlm_local_t *lc,
     }
 }
 
-typedef struct rdlm_dist_flag_wait {
+typedef struct rdlm_global_flag_wait {
     rdlm_atomic_u64_t *flag;
     uint64_t gen;
-} rdlm_dist_flag_wait_t;
+} rdlm_global_flag_wait_t;
 
-static int rdlm_dist_flag_reached(void *arg)
+static int rdlm_global_flag_reached(void *arg)
 {
-    const rdlm_dist_flag_wait_t *fw = arg;
+    const rdlm_global_flag_wait_t *fw = arg;
 
     return rdlm_load(fw->flag, RDLM_ACQUIRE) >= fw->gen;
 }
 
 /* Leader: wait for flag k to reach gen, progressing (the peer's message lands through
- * the transport): polls for RDLM_DIST_FLAG_POLL_NS (not when crowded), then polls
+ * the transport): polls for RDLM_GLOBAL_FLAG_POLL_NS (not when crowded), then polls
  * that yield the CPU, then the transport's sleep between polls. */
-static rdlm_status_t rdlm_dist_await_flag(rdlm_dist_t *d, const rdlm_local_t *lc,
-                                          uint32_t k, uint64_t gen)
+static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t *lc,
+                                            uint32_t k, uint64_t gen)
 {
-    rdlm_dist_flag_wait_t fw = {rdlm_dist_flag(d, k), gen};
+    rdlm_global_flag_wait_t fw = {rdlm_global_flag(d, k), gen};
     const uint64_t poll_until =
-        rdlm_dist_crowded(d, lc) ? 0 : rdlm_clock_now_ns() + RDLM_DIST_FLAG_POLL_NS;
+        rdlm_global_crowded(d, lc) ? 0 : rdlm_clock_now_ns() + RDLM_GLOBAL_FLAG_POLL_NS;
     uint32_t yields = 0;
 
     for (;;) {
-        if (rdlm_dist_flag_reached(&fw)) {
+        if (rdlm_global_flag_reached(&fw)) {
             return RDLM_OK;
         }
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
@@ -282,31 +282,31 @@ static rdlm_status_t rdlm_dist_await_flag(rdlm_dist_t *d, const rdlm_local_t *lc
             yields++;
             sched_yield();
         } else {
-            d->tl->setup->sleep(d->tl, RDLM_DIST_FLAG_SLEEP_NS, rdlm_dist_flag_reached,
+            d->tl->setup->sleep(d->tl, RDLM_GLOBAL_FLAG_SLEEP_NS, rdlm_global_flag_reached,
                                 &fw);
         }
     }
 }
 
 /* Leader: dissemination among the leaders. */
-static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, const rdlm_local_t *lc,
-                                        uint64_t gen)
+static rdlm_status_t rdlm_global_exchange(rdlm_global_t *d, const rdlm_local_t *lc,
+                                          uint64_t gen)
 {
     uint32_t nodes = d->nodes.nodes, node = d->nodes.node;
 
     for (uint32_t k = 0, dist = 1; dist < nodes; k++, dist <<= 1) {
-        rdlm_dist_word_t peer = {.node = (node + dist) % nodes,
-                                 .offset = (uint64_t)d->home_slots * d->slot_bytes +
-                                           k * sizeof(uint64_t)};
-        rdlm_dist_flag_msg_t m = {.gen = gen, .k = k};
+        rdlm_global_word_t peer = {.node = (node + dist) % nodes,
+                                   .offset = (uint64_t)d->home_slots * d->slot_bytes +
+                                             k * sizeof(uint64_t)};
+        rdlm_global_flag_msg_t m = {.gen = gen, .k = k};
         rdlm_status_t s = d->barrier_am
                               ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
-                                                RDLM_DIST_AM_BARRIER, &m, sizeof(m))
-                              : rdlm_dist_home_add_post(d, &peer, 1);
+                                                RDLM_GLOBAL_AM_BARRIER, &m, sizeof(m))
+                              : rdlm_global_home_add_post(d, &peer, 1);
 
         if (s == RDLM_OK) {
             rdlm_fetch_add(&d->stats.barrier_msgs, 1, RDLM_RELAXED);
-            s = rdlm_dist_await_flag(d, lc, k, gen);
+            s = rdlm_global_await_flag(d, lc, k, gen);
         }
         if (s != RDLM_OK) {
             return s;
@@ -318,7 +318,7 @@ static rdlm_status_t rdlm_dist_exchange(rdlm_dist_t *d, const rdlm_local_t *lc,
     return RDLM_OK;
 }
 
-rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc)
+rdlm_status_t rdlm_global_barrier_wait(rdlm_global_t *d, rdlm_local_t *lc)
 {
     rdlm_seg_header_t *hdr = lc->seg.hdr;
     uint64_t gen = d->barrier_gen;
@@ -334,19 +334,20 @@ rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc)
         uint32_t other = 1 - d->nodes.local_rank;
 
         /* the other's line is at gen - 1, gen or gen + 1: its low half compares */
-        s = rdlm_dist_await_word(d, lc, rdlm_dist_pair_word(hdr, other), (uint32_t)gen,
-                                 &hdr->coll_pair[other].parked);
-    } else if (d->nodes.nodes == 1 || !rdlm_dist_is_leader(d)) {
-        s = rdlm_dist_await_word(d, lc, &hdr->coll_release, (uint32_t)gen,
-                                 &hdr->coll_parked);
+        s = rdlm_global_await_word(d, lc, rdlm_global_pair_word(hdr, other), (uint32_t)gen,
+                                   &hdr->coll_pair[other].parked);
+    } else if (d->nodes.nodes == 1 || !rdlm_global_is_leader(d)) {
+        s = rdlm_global_await_word(d, lc, &hdr->coll_release, (uint32_t)gen,
+                                   &hdr->coll_parked);
     } else {
-        s = rdlm_dist_await_word(d, lc, &hdr->coll_arrived, rdlm_dist_fan_in_target(d, gen),
-                                 &hdr->coll_leader_parked);
+        s = rdlm_global_await_word(d, lc, &hdr->coll_arrived,
+                                   rdlm_global_fan_in_target(d, gen),
+                                   &hdr->coll_leader_parked);
         if (s == RDLM_OK) {
-            s = rdlm_dist_exchange(d, lc, gen);
+            s = rdlm_global_exchange(d, lc, gen);
         }
         if (s == RDLM_OK) {
-            rdlm_dist_release(lc, gen);
+            rdlm_global_release(lc, gen);
         }
     }
     if (s == RDLM_OK) {

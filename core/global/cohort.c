@@ -27,25 +27,25 @@
  *
  * A context of one node has nobody to share a lock with off the node: the node-local
  * lock is the whole lock, with no home slot and no global word. Its tokens still
- * start at the context's epoch (rdlm_dist_node_only_token).
+ * start at the context's epoch (rdlm_global_node_only_token).
  */
 #include "glock.h"
 
 #include "clock.h"
 #include "log.h"
 
-static void rdlm_dist_word_of(const rdlm_dist_t *d, const rdlm_entry_t *e,
-                              rdlm_dist_word_t *w)
+static void rdlm_global_word_of(const rdlm_global_t *d, const rdlm_entry_t *e,
+                                rdlm_global_word_t *w)
 {
-    rdlm_dist_word_at(d, rdlm_load(&e->key, RDLM_RELAXED),
-                      rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
+    rdlm_global_word_at(d, rdlm_load(&e->key, RDLM_RELAXED),
+                        rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
 }
 
 /* One node: the node-local lock is all of the lock (top of the file). Going through
  * the global word as well made 2 processes of one node pass it through the home on
  * every other hand-off (the releaser found the other not yet queued): 7-8k
  * hand-offs/s. */
-static int rdlm_dist_node_only(const rdlm_dist_t *d)
+static int rdlm_global_node_only(const rdlm_global_t *d)
 {
     return d->nodes.nodes == 1;
 }
@@ -53,10 +53,10 @@ static int rdlm_dist_node_only(const rdlm_dist_t *d)
 /* A node-only acquire's token (holding the lock): the node's next one, but at least
  * the first of the context's epoch, which the authority may have raised after the
  * segment's entries started from the one agreed at create. */
-static uint64_t rdlm_dist_node_only_token(const rdlm_dist_t *d, rdlm_entry_t *e,
-                                          uint64_t token)
+static uint64_t rdlm_global_node_only_token(const rdlm_global_t *d, rdlm_entry_t *e,
+                                            uint64_t token)
 {
-    uint64_t floor = (uint64_t)d->epoch << RDLM_DIST_SEQ_BITS;
+    uint64_t floor = (uint64_t)d->epoch << RDLM_GLOBAL_SEQ_BITS;
 
     if (token <= floor) {
         token = floor + 1;
@@ -65,17 +65,17 @@ static uint64_t rdlm_dist_node_only_token(const rdlm_dist_t *d, rdlm_entry_t *e,
     return token;
 }
 
-rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_lock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t cached = 0;
     uint32_t slot;
     rdlm_status_t s;
 
-    if (rdlm_dist_node_only(d) || rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
+    if (rdlm_global_node_only(d) || rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_dist_home_open(d, rdlm_load(&e->key, RDLM_RELAXED), &slot);
+    s = rdlm_global_home_open(d, rdlm_load(&e->key, RDLM_RELAXED), &slot);
     if (s == RDLM_OK) {
         /* A concurrent opener found the same slot (same id, same probe sequence). */
         rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);
@@ -84,14 +84,14 @@ rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx
 }
 
 /* Pass the node's global word on (holding the node-local lock). */
-static rdlm_status_t rdlm_dist_node_pass(rdlm_dist_t *d, rdlm_entry_t *e)
+static rdlm_status_t rdlm_global_node_pass(rdlm_global_t *d, rdlm_entry_t *e)
 {
     uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
-    rdlm_dist_word_t w;
+    rdlm_global_word_t w;
 
     rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
     rdlm_store(&e->cohort_handoffs, 0, RDLM_RELAXED);
-    rdlm_dist_word_of(d, e, &w);
+    rdlm_global_word_of(d, e, &w);
     return rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
 }
 
@@ -99,7 +99,7 @@ static rdlm_status_t rdlm_dist_node_pass(rdlm_dist_t *d, rdlm_entry_t *e)
  * this process may hold the lock through it (holding the node-local lock). Without
  * recovery any process of the node may; with it only the queue node's owner: another
  * process's place (it died holding) is dropped, for recovery to take over. */
-static uint32_t rdlm_dist_node_place(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+static uint32_t rdlm_global_node_place(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
@@ -115,7 +115,7 @@ static uint32_t rdlm_dist_node_place(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     return g;
 }
 
-static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+static void rdlm_global_settle(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     rdlm_status_t s;
@@ -127,26 +127,26 @@ static void rdlm_dist_settle(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
     if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return; /* someone else took it: their release decides */
     }
-    if (rdlm_dist_node_place(d, lc, idx) != 0) {
+    if (rdlm_global_node_place(d, lc, idx) != 0) {
         rdlm_debug("dist: lock \"%s\": nobody left on this node; passing it on",
                    lc->seg.names[idx]);
-        rdlm_dist_node_pass(d, e);
+        rdlm_global_node_pass(d, e);
     }
     rdlm_ticket_release(lc, idx);
 }
 
 /* The global part of an acquire (holding the node-local lock; the node does not
  * hold the global word). */
-static rdlm_status_t rdlm_dist_global_acquire(rdlm_dist_t *d, rdlm_entry_t *e,
-                                              uint64_t timeout_ns, uint64_t deadline_ns,
-                                              uint64_t *token_p)
+static rdlm_status_t rdlm_global_queue_acquire(rdlm_global_t *d, rdlm_entry_t *e,
+                                               uint64_t timeout_ns, uint64_t deadline_ns,
+                                               uint64_t *token_p)
 {
     /* The local acquire raised the node's token by one: undo for the guess. */
     uint64_t guess = rdlm_load(&e->token, RDLM_RELAXED) - 1, qid, token;
-    rdlm_dist_word_t w;
+    rdlm_global_word_t w;
     rdlm_status_t s;
 
-    rdlm_dist_word_of(d, e, &w);
+    rdlm_global_word_of(d, e, &w);
     if (timeout_ns == 0) {
         s = rdlm_glock_try(d, &w, guess, &qid, &token);
     } else {
@@ -163,8 +163,8 @@ static rdlm_status_t rdlm_dist_global_acquire(rdlm_dist_t *d, rdlm_entry_t *e,
     return s; /* RDLM_OWNER_DEAD: taken over from a dead holder (glock.c) */
 }
 
-rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                     uint64_t timeout_ns, uint64_t *token_p)
+rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                       uint64_t timeout_ns, uint64_t *token_p)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t deadline = timeout_ns == UINT64_MAX || timeout_ns > UINT64_MAX / 2
@@ -183,17 +183,17 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
         if (local == RDLM_ERR_TIMEOUT || local == RDLM_ERR_CLOSED) {
             /* A waiter that gives up may have been counted by a releaser that kept
              * the global word for it (spin model: BUG_NO_SETTLE_ON_GIVEUP). */
-            rdlm_dist_settle(d, lc, idx);
+            rdlm_global_settle(d, lc, idx);
         }
         s = local;
-    } else if (rdlm_dist_node_only(d)) {
-        token = rdlm_dist_node_only_token(d, e, token);
+    } else if (rdlm_global_node_only(d)) {
+        token = rdlm_global_node_only_token(d, e, token);
         s = local;
-    } else if (rdlm_dist_node_place(d, lc, idx) != 0) {
+    } else if (rdlm_global_node_place(d, lc, idx) != 0) {
         rdlm_fetch_add(&d->stats.local_handoffs, 1, RDLM_RELAXED);
         s = local;
     } else {
-        s = rdlm_dist_global_acquire(d, e, timeout_ns, deadline, &token);
+        s = rdlm_global_queue_acquire(d, e, timeout_ns, deadline, &token);
         if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
             rdlm_ticket_release(lc, idx); /* the node holds nothing: plain release */
         } else if (s == RDLM_OK && d->recovery.ended == NULL) {
@@ -211,7 +211,7 @@ rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     return s;
 }
 
-rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     rdlm_status_t s = RDLM_OK, r;
@@ -225,13 +225,13 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     handoffs = rdlm_load(&e->cohort_handoffs, RDLM_RELAXED);
     if (rdlm_load(&e->queue_node1, RDLM_RELAXED) != 0 &&
-        handoffs < rdlm_dist_cohort_bound(d) && rdlm_ticket_has_waiters(lc, idx)) {
+        handoffs < rdlm_global_cohort_bound(d) && rdlm_ticket_has_waiters(lc, idx)) {
         rdlm_store(&e->cohort_handoffs, handoffs + 1, RDLM_RELAXED);
         r = rdlm_ticket_release(lc, idx);
-        rdlm_dist_settle(d, lc, idx);
+        rdlm_global_settle(d, lc, idx);
     } else {
         if (rdlm_load(&e->queue_node1, RDLM_RELAXED) != 0) {
-            s = rdlm_dist_node_pass(d, e);
+            s = rdlm_global_node_pass(d, e);
         }
         r = rdlm_ticket_release(lc, idx);
     }
@@ -239,7 +239,7 @@ rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     return s != RDLM_OK ? s : r;
 }
 
-int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx)
+int rdlm_global_lock_node_holds(const rdlm_local_t *lc, uint32_t idx)
 {
     return rdlm_load(&lc->seg.entries[idx].queue_node1, RDLM_ACQUIRE) != 0;
 }

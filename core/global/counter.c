@@ -9,8 +9,8 @@
  * the node's own leader (a fetch-add stays on the node; read sums the shards).
  *
  * Entry fields (counter kind, distributed): home_slot1 = home slot + 1 (the shard's slot
- * on this node's leader if sharded); counter_flags = RDLM_DIST_COUNTER_SHARDED flag, fixed
- * by the first open; word = the combiner lock (the holder's owner word, 0 when free).
+ * on this node's leader if sharded); counter_flags = RDLM_GLOBAL_COUNTER_SHARDED flag,
+ * fixed by the first open; word = the combiner lock (the holder's owner word, 0 when free).
  * Request states: PENDING (posted) -> TAKEN (in a combiner's batch) -> DONE.
  */
 #include "word.h"
@@ -22,24 +22,24 @@
 #define RDLM_CREQ_DONE 2u
 #define RDLM_CREQ(idx, state) ((((uint64_t)(idx) + 1) << 2) | (state))
 
-static int rdlm_dist_counter_sharded(const rdlm_entry_t *e)
+static int rdlm_global_counter_sharded(const rdlm_entry_t *e)
 {
-    return (rdlm_load(&e->counter_flags, RDLM_RELAXED) & RDLM_DIST_COUNTER_SHARDED) != 0;
+    return (rdlm_load(&e->counter_flags, RDLM_RELAXED) & RDLM_GLOBAL_COUNTER_SHARDED) != 0;
 }
 
 /* The word this process adds to: the counter's home, or this node's shard. */
-static void rdlm_dist_counter_word(const rdlm_dist_t *d, const rdlm_entry_t *e,
-                                   rdlm_dist_word_t *w)
+static void rdlm_global_counter_word(const rdlm_global_t *d, const rdlm_entry_t *e,
+                                     rdlm_global_word_t *w)
 {
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED);
 
-    rdlm_dist_word_at(d, id, rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
-    if (rdlm_dist_counter_sharded(e)) {
+    rdlm_global_word_at(d, id, rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
+    if (rdlm_global_counter_sharded(e)) {
         w->node = d->nodes.node;
     }
 }
 
-rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_counter_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0;
@@ -49,8 +49,9 @@ rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
     if (rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_dist_counter_sharded(e) ? rdlm_dist_home_open_at(d, d->nodes.node, id, &slot)
-                                     : rdlm_dist_home_open(d, id, &slot);
+    s = rdlm_global_counter_sharded(e)
+            ? rdlm_global_home_open_at(d, d->nodes.node, id, &slot)
+            : rdlm_global_home_open(d, id, &slot);
     if (s == RDLM_OK) {
         rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);
     }
@@ -58,12 +59,12 @@ rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t 
 }
 
 /* Holding the combiner lock: serve every pending request of counter idx. */
-static rdlm_status_t rdlm_dist_combine(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+static rdlm_status_t rdlm_global_combine(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_segment_t *seg = &lc->seg;
     uint32_t hwm = rdlm_segment_hwm(seg);
     uint64_t total = 0, base, prefix = 0;
-    rdlm_dist_word_t w;
+    rdlm_global_word_t w;
     rdlm_status_t s;
 
     for (uint32_t i = 0; i < hwm; i++) {
@@ -76,8 +77,8 @@ static rdlm_status_t rdlm_dist_combine(rdlm_dist_t *d, rdlm_local_t *lc, uint32_
             }
         }
     }
-    rdlm_dist_counter_word(d, &seg->entries[idx], &w);
-    s = rdlm_dist_w_fadd(d, &w, total, &base);
+    rdlm_global_counter_word(d, &seg->entries[idx], &w);
+    s = rdlm_global_w_fadd(d, &w, total, &base);
     for (uint32_t i = 0; i < hwm; i++) {
         rdlm_slot_t *slot = &seg->slots[i];
 
@@ -94,21 +95,21 @@ static rdlm_status_t rdlm_dist_combine(rdlm_dist_t *d, rdlm_local_t *lc, uint32_
     return s;
 }
 
-rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                          int64_t delta, int64_t *old_p)
+rdlm_status_t rdlm_global_counter_fetch_add(rdlm_global_t *d, rdlm_local_t *lc,
+                                            uint32_t idx, int64_t delta, int64_t *old_p)
 {
     rdlm_segment_t *seg = &lc->seg;
     rdlm_entry_t *e = &seg->entries[idx];
     rdlm_slot_t *mine = &seg->slots[seg->self_slot];
-    rdlm_dist_word_t w;
+    rdlm_global_word_t w;
     rdlm_status_t s = RDLM_OK;
     unsigned spins = 0;
     uint64_t old;
 
     if (pthread_mutex_trylock(&d->combine_lock) != 0) {
         /* Another thread of this process has the slot's request: go direct. */
-        rdlm_dist_counter_word(d, e, &w);
-        s = rdlm_dist_w_fadd(d, &w, (uint64_t)delta, &old);
+        rdlm_global_counter_word(d, e, &w);
+        s = rdlm_global_w_fadd(d, &w, (uint64_t)delta, &old);
         *old_p = (int64_t)old;
         return s;
     }
@@ -125,7 +126,7 @@ rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint
             break;
         }
         if (rdlm_cas(&e->word, &free_lock, seg->self_owner, RDLM_ACQUIRE)) {
-            rdlm_dist_combine(d, lc, idx);
+            rdlm_global_combine(d, lc, idx);
             rdlm_store(&e->word, 0, RDLM_RELEASE);
             continue; /* our own request was pending: it is served now */
         }
@@ -135,35 +136,35 @@ rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint
              * us: our request is still PENDING or was served before). */
             rdlm_cas(&e->word, &free_lock, 0, RDLM_RELAXED);
         }
-        rdlm_dist_pause(d, &spins);
+        rdlm_global_pause(d, &spins);
     }
     rdlm_store(&mine->creq, 0, RDLM_RELAXED);
     pthread_mutex_unlock(&d->combine_lock);
     return s;
 }
 
-rdlm_status_t rdlm_dist_counter_read(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                     int64_t *value_p)
+rdlm_status_t rdlm_global_counter_read(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                       int64_t *value_p)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), sum = 0, v;
-    rdlm_dist_word_t w;
+    rdlm_global_word_t w;
     rdlm_status_t s = RDLM_OK;
 
-    if (!rdlm_dist_counter_sharded(e)) {
-        rdlm_dist_counter_word(d, e, &w);
-        s = rdlm_dist_w_fadd(d, &w, 0, &v);
+    if (!rdlm_global_counter_sharded(e)) {
+        rdlm_global_counter_word(d, e, &w);
+        s = rdlm_global_w_fadd(d, &w, 0, &v);
         *value_p = (int64_t)v;
         return s;
     }
     for (uint32_t n = 0; s == RDLM_OK && n < d->nodes.nodes; n++) {
         uint32_t slot;
 
-        s = rdlm_dist_home_open_at(d, n, id, &slot);
+        s = rdlm_global_home_open_at(d, n, id, &slot);
         if (s == RDLM_OK) {
-            rdlm_dist_word_at(d, id, slot, &w);
+            rdlm_global_word_at(d, id, slot, &w);
             w.node = n;
-            s = rdlm_dist_w_fadd(d, &w, 0, &v);
+            s = rdlm_global_w_fadd(d, &w, 0, &v);
             sum += v;
         }
     }

@@ -1,5 +1,5 @@
 /*
- * The global queue lock (see dist.h for the protocol and glock.h for the contracts).
+ * The global queue lock (see global.h for the protocol and glock.h for the contracts).
  *
  *   W      FREE(t) = t (bit 63 clear; t the lock's last token, 0 before the first)
  *          HELD = RDLM_W_HELD | ref of the queue's tail, plus RDLM_W_FIRST when that
@@ -67,20 +67,20 @@
 
 /* Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen).
  * *qid_p its id, *ref_p that use. */
-static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint64_t *qid_p, uint64_t *ref_p)
+static rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p)
 {
-    for (uint32_t q = 0; q < RDLM_DIST_QNODES; q++) {
+    for (uint32_t q = 0; q < RDLM_GLOBAL_QNODES; q++) {
         uint32_t bit = 1u << q, gen;
 
-        if (rdlm_load(rdlm_dist_q_state(d, q), RDLM_ACQUIRE) != RDLM_Q_IDLE ||
+        if (rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE) != RDLM_Q_IDLE ||
             (rdlm_fetch_or(&d->qclaim, bit, RDLM_ACQUIRE) & bit)) {
             continue;
         }
-        if (rdlm_load(rdlm_dist_q_state(d, q), RDLM_ACQUIRE) == RDLM_Q_IDLE) {
+        if (rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE) == RDLM_Q_IDLE) {
             gen = (d->qgen[q] + 1u) & RDLM_QGEN_MASK;
             d->qgen[q] = (uint16_t)gen;
-            rdlm_store(rdlm_dist_q_next(d, q), RDLM_Q_NOLINK(gen), RDLM_RELAXED);
-            rdlm_dist_q_set_own_state(d, q, RDLM_Q_WAITING(gen)); /* not published */
+            rdlm_store(rdlm_global_q_next(d, q), RDLM_Q_NOLINK(gen), RDLM_RELAXED);
+            rdlm_global_q_set_own_state(d, q, RDLM_Q_WAITING(gen)); /* not published */
             rdlm_fetch_and(&d->qclaim, ~bit, RDLM_RELEASE);
             *qid_p = RDLM_QID(d->rank, q);
             *ref_p = RDLM_QREF(*qid_p, gen);
@@ -90,23 +90,23 @@ static rdlm_status_t rdlm_glock_claim(rdlm_dist_t *d, uint64_t *qid_p, uint64_t 
     }
     rdlm_error("dist: all %u queue nodes of this process are in use (waits on many locks "
                "at once, or abandoned places not yet passed over)",
-               RDLM_DIST_QNODES);
+               RDLM_GLOBAL_QNODES);
     return RDLM_ERR_NO_RESOURCE;
 }
 
 /* The token after FREE(t): t + 1, or the first of this context's epoch. */
-static uint64_t rdlm_glock_first_token(const rdlm_dist_t *d, uint64_t t)
+static uint64_t rdlm_glock_first_token(const rdlm_global_t *d, uint64_t t)
 {
-    uint64_t floor = (uint64_t)d->epoch << RDLM_DIST_SEQ_BITS;
+    uint64_t floor = (uint64_t)d->epoch << RDLM_GLOBAL_SEQ_BITS;
 
     return t >= floor ? t + 1 : floor + 1;
 }
 
 /* A caller's guess of the free word: its last token, or 0 (a word never used) if that
  * is not one of this context's. */
-static uint64_t rdlm_glock_guess(const rdlm_dist_t *d, uint64_t guess)
+static uint64_t rdlm_glock_guess(const rdlm_global_t *d, uint64_t guess)
 {
-    return guess > ((uint64_t)d->epoch << RDLM_DIST_SEQ_BITS) ? guess : 0;
+    return guess > ((uint64_t)d->epoch << RDLM_GLOBAL_SEQ_BITS) ? guess : 0;
 }
 
 /* Record in w's holder word H that the lock was handed to ref, completed before the
@@ -115,32 +115,32 @@ static uint64_t rdlm_glock_guess(const rdlm_dist_t *d, uint64_t guess)
  * behind a dead process unable to tell who held (tests/model: BUG_H_AFTER_GRANT,
  * code_outside_windows_stale_put). One round trip per cross-node hand-off. Only when
  * the slots have holder words (contexts with leases). */
-static void rdlm_glock_record_holder(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+static void rdlm_glock_record_holder(rdlm_global_t *d, const rdlm_global_word_t *w,
                                      uint64_t ref)
 {
-    rdlm_dist_word_t h;
+    rdlm_global_word_t h;
 
-    if (d->slot_bytes == RDLM_DIST_SLOT_BYTES_HOLDER) {
-        rdlm_dist_holder_word(w, &h);
-        rdlm_dist_home_write(d, &h, ref);
+    if (d->slot_bytes == RDLM_GLOBAL_SLOT_BYTES_HOLDER) {
+        rdlm_global_holder_word(w, &h);
+        rdlm_global_home_write(d, &h, ref);
     }
 }
 
 /* RDLM_W_FIRST where recovery may read it (slots with holder words), else 0: without
  * leases W never carries it, and a SWAP that finds W free needs no second atomic. */
-static uint64_t rdlm_glock_first_bit(const rdlm_dist_t *d)
+static uint64_t rdlm_glock_first_bit(const rdlm_global_t *d)
 {
-    return d->slot_bytes == RDLM_DIST_SLOT_BYTES_HOLDER ? RDLM_W_FIRST : 0;
+    return d->slot_bytes == RDLM_GLOBAL_SLOT_BYTES_HOLDER ? RDLM_W_FIRST : 0;
 }
 
 /* The bit of w in d->freed_hint and d->calm_hint. */
-static uint64_t rdlm_glock_hint_bit(const rdlm_dist_word_t *w)
+static uint64_t rdlm_glock_hint_bit(const rdlm_global_word_t *w)
 {
-    return 1ull << ((w->offset / RDLM_DIST_SLOT_BYTES + w->node * 7u) & 63u);
+    return 1ull << ((w->offset / RDLM_GLOBAL_SLOT_BYTES + w->node * 7u) & 63u);
 }
 
 /* Record in d->calm_hint whether w's release here found no successor. */
-static void rdlm_glock_calm(rdlm_dist_t *d, const rdlm_dist_word_t *w, int calm)
+static void rdlm_glock_calm(rdlm_global_t *d, const rdlm_global_word_t *w, int calm)
 {
     if (calm) {
         rdlm_fetch_or(&d->calm_hint, rdlm_glock_hint_bit(w), RDLM_RELAXED);
@@ -158,8 +158,8 @@ static void rdlm_glock_calm(rdlm_dist_t *d, const rdlm_dist_word_t *w, int calm)
  * ref instead. A death between the SWAP and that CAS or write leaves the lock stuck
  * (tests/model: code_swap_window_stalls). The CASes are bounded: a process at the
  * home retakes a free W through the loopback in well under a remote round trip, and
- * a CAS loop chasing its tokens starved the remote process (dist.homebusy.p2.vn2). */
-static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+ * a CAS loop chasing its tokens starved the remote process (global.homebusy.p2.vn2). */
+static rdlm_status_t rdlm_glock_enqueue(rdlm_global_t *d, const rdlm_global_word_t *w,
                                         uint64_t guess, uint64_t ref, uint64_t *old_p)
 {
     uint64_t expected = guess, desired, old, bit = rdlm_glock_hint_bit(w);
@@ -169,7 +169,7 @@ static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *
     if (rdlm_fetch_and(&d->freed_hint, ~bit, RDLM_RELAXED) & bit) {
         for (int i = 0; i < RDLM_GLOCK_ENQUEUE_CAS; i++) {
             desired = RDLM_W_HELD | ref | ((expected & RDLM_W_HELD) ? 0 : first);
-            s = rdlm_dist_w_cas(d, w, expected, desired, &old);
+            s = rdlm_global_w_cas(d, w, expected, desired, &old);
             if (s != RDLM_OK || old == expected) {
                 *old_p = old;
                 return s;
@@ -178,11 +178,11 @@ static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *
             rdlm_glock_finish(d, 0); /* a failed posted free of ours may be in */
         }
     }
-    s = rdlm_dist_w_swap(d, w, RDLM_W_HELD | ref, old_p);
+    s = rdlm_global_w_swap(d, w, RDLM_W_HELD | ref, old_p);
     if (s != RDLM_OK || (*old_p & RDLM_W_HELD) || first == 0) {
         return s;
     }
-    s = rdlm_dist_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | first | ref, &old);
+    s = rdlm_global_w_cas(d, w, RDLM_W_HELD | ref, RDLM_W_HELD | first | ref, &old);
     if (s != RDLM_OK || old != (RDLM_W_HELD | ref)) {
         rdlm_glock_record_holder(d, w, ref);
     }
@@ -192,12 +192,13 @@ static rdlm_status_t rdlm_glock_enqueue(rdlm_dist_t *d, const rdlm_dist_word_t *
 /* Give up a queued place: WAITING(gen) -> ABANDONED(gen, pred, first), naming the
  * place it queued behind for the waiter behind it (rdlm_glock_walk). 1 if given up;
  * 0 if the grant won the race (*token_p set: the caller holds the lock). */
-static int rdlm_glock_abandon(rdlm_dist_t *d, uint64_t qid, uint32_t gen, uint64_t pred,
+static int rdlm_glock_abandon(rdlm_global_t *d, uint64_t qid, uint32_t gen, uint64_t pred,
                               int first, uint64_t *token_p)
 {
     uint64_t old = RDLM_Q_WAITING(gen);
 
-    rdlm_dist_q_cas(d, qid, RDLM_Q_WAITING(gen), rdlm_q_abandoned(gen, pred, first), &old);
+    rdlm_global_q_cas(d, qid, RDLM_Q_WAITING(gen), rdlm_q_abandoned(gen, pred, first),
+                      &old);
     if (old == RDLM_Q_WAITING(gen)) {
         return 1;
     }
@@ -219,14 +220,15 @@ typedef struct rdlm_glock_ahead {
  * transport (a watched peer that died: RDLM_PEER_FAILURE), or, on this host, by its
  * process record (peers.h; shared memory answers for a dead process): nobody can
  * grant the places behind it any more, as a grant or a pass over it needs it. */
-static int rdlm_glock_walk(rdlm_dist_t *d, uint64_t pred, int first, rdlm_glock_ahead_t *a)
+static int rdlm_glock_walk(rdlm_global_t *d, uint64_t pred, int first,
+                           rdlm_glock_ahead_t *a)
 {
     uint64_t state;
     rdlm_status_t s;
 
     a->n = 0;
     for (;;) {
-        s = rdlm_dist_q_get_state(d, pred & RDLM_QID_MASK, &state);
+        s = rdlm_global_q_get_state(d, pred & RDLM_QID_MASK, &state);
         if (s != RDLM_OK || a->n == RDLM_GLOCK_WALK_MAX ||
             !rdlm_q_is_abandoned(state, RDLM_QREF_GEN(pred))) {
             break;
@@ -238,7 +240,7 @@ static int rdlm_glock_walk(rdlm_dist_t *d, uint64_t pred, int first, rdlm_glock_
     a->head = pred;
     a->first = first;
     return s == RDLM_ERR_PEER_DEAD ||
-           (s == RDLM_OK && rdlm_dist_proc_gone(d->procs, RDLM_QID_RANK(pred)));
+           (s == RDLM_OK && rdlm_global_proc_gone(d->procs, RDLM_QID_RANK(pred)));
 }
 
 /* H names the dead head, a place walked over, or this waiter's own place ref. */
@@ -256,22 +258,22 @@ static int rdlm_glock_handed_here(const rdlm_glock_ahead_t *a, uint64_t held, ui
  * authority ended its lease and it held the lock (top of the file). RDLM_OWNER_DEAD
  * (taken over) or RDLM_OK (granted meanwhile) with *token_p; RDLM_INPROGRESS: not
  * (yet), keep waiting. */
-static rdlm_status_t rdlm_glock_recover(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+static rdlm_status_t rdlm_glock_recover(rdlm_global_t *d, const rdlm_global_word_t *w,
                                         uint64_t ref, const rdlm_glock_ahead_t *a,
                                         uint64_t *token_p)
 {
-    const rdlm_dist_recovery_t *rec = &d->recovery;
+    const rdlm_global_recovery_t *rec = &d->recovery;
     uint64_t qid = ref & RDLM_QID_MASK, held, old, token;
     uint32_t gen = RDLM_QREF_GEN(ref), epoch;
-    rdlm_dist_word_t h;
+    rdlm_global_word_t h;
     rdlm_status_t s;
 
     if (!rec->ended(rec->arg, RDLM_QID_RANK(a->head))) {
         return RDLM_INPROGRESS;
     }
     if (!a->first) {
-        rdlm_dist_holder_word(w, &h);
-        s = rdlm_dist_w_fadd(d, &h, 0, &held);
+        rdlm_global_holder_word(w, &h);
+        s = rdlm_global_w_fadd(d, &h, 0, &held);
         if (s != RDLM_OK || !rdlm_glock_handed_here(a, held, ref)) {
             return RDLM_INPROGRESS; /* head was waiting: its predecessor's pass names it */
         }
@@ -279,8 +281,8 @@ static rdlm_status_t rdlm_glock_recover(rdlm_dist_t *d, const rdlm_dist_word_t *
     if (rec->new_epoch(rec->arg, &epoch) != RDLM_OK) {
         return RDLM_INPROGRESS; /* logged; tried again at the next probe */
     }
-    token = ((uint64_t)epoch << RDLM_DIST_SEQ_BITS) | 1u;
-    s = rdlm_dist_q_cas(d, qid, RDLM_Q_WAITING(gen), token, &old);
+    token = ((uint64_t)epoch << RDLM_GLOBAL_SEQ_BITS) | 1u;
+    s = rdlm_global_q_cas(d, qid, RDLM_Q_WAITING(gen), token, &old);
     if (s != RDLM_OK) {
         return RDLM_INPROGRESS;
     }
@@ -297,7 +299,7 @@ static rdlm_status_t rdlm_glock_recover(rdlm_dist_t *d, const rdlm_dist_word_t *
 
 /* Queued behind the tail old replaced: link into its next, then wait for the grant in
  * our own memory (probing the predecessor every RDLM_GLOCK_PROBE_NS). */
-static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+static rdlm_status_t rdlm_glock_wait(rdlm_global_t *d, const rdlm_global_word_t *w,
                                      uint64_t ref, uint64_t old, uint64_t deadline_ns,
                                      uint64_t *token_p)
 {
@@ -309,8 +311,8 @@ static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
     unsigned spins = 0;
     rdlm_status_t s;
 
-    s = rdlm_dist_q_cas_next(d, pred, RDLM_Q_NOLINK(RDLM_QREF_GEN(pred)), RDLM_Q_LINK(ref),
-                             &cur);
+    s = rdlm_global_q_cas_next(d, pred, RDLM_Q_NOLINK(RDLM_QREF_GEN(pred)),
+                               RDLM_Q_LINK(ref), &cur);
     probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
     if (s == RDLM_ERR_PEER_DEAD) {
         probe_at = 0; /* the probe finds it dead at once */
@@ -323,7 +325,7 @@ static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
         return s != RDLM_OK ? s : RDLM_ERR_LEASE_EXPIRED;
     }
     for (;;) {
-        state = rdlm_load(rdlm_dist_q_state(d, q), RDLM_ACQUIRE);
+        state = rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE);
         if (RDLM_Q_IS_GRANTED(state)) {
             *token_p = state;
             return RDLM_OK;
@@ -358,12 +360,13 @@ static rdlm_status_t rdlm_glock_wait(rdlm_dist_t *d, const rdlm_dist_word_t *w,
                                                         : RDLM_ERR_TIMEOUT;
         }
         rdlm_glock_finish(d, 0); /* a posted release of ours may be what grants us */
-        rdlm_dist_pause(d, &spins);
+        rdlm_global_pause(d, &spins);
     }
 }
 
-rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
-                                 uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p)
+rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                 uint64_t guess, uint64_t deadline_ns, uint64_t *qid_p,
+                                 uint64_t *token_p)
 {
     uint64_t qid, ref, old;
     rdlm_status_t s;
@@ -375,7 +378,7 @@ rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint
     }
     s = rdlm_glock_enqueue(d, w, rdlm_glock_guess(d, guess), ref, &old);
     if (s != RDLM_OK) {
-        rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE); /* the CAS did not happen */
+        rdlm_global_q_set_state(d, qid, RDLM_Q_IDLE); /* the CAS did not happen */
         return s;
     }
     *qid_p = qid;
@@ -386,7 +389,7 @@ rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint
     return rdlm_glock_wait(d, w, ref, old, deadline_ns, token_p);
 }
 
-rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
+rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t guess,
                              uint64_t *qid_p, uint64_t *token_p)
 {
     uint64_t qid, ref, old, expected = rdlm_glock_guess(d, guess);
@@ -400,8 +403,8 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
     /* At most two CASes: the second only if the word was free with another token than
      * guessed; a held word answers busy after the first. */
     for (int i = 0; i < 2; i++) {
-        s = rdlm_dist_w_cas(d, w, expected, RDLM_W_HELD | rdlm_glock_first_bit(d) | ref,
-                            &old);
+        s = rdlm_global_w_cas(d, w, expected, RDLM_W_HELD | rdlm_glock_first_bit(d) | ref,
+                              &old);
         if (s != RDLM_OK || old == expected || (old & RDLM_W_HELD)) {
             break;
         }
@@ -413,11 +416,11 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
         return RDLM_OK;
     }
     if (s == RDLM_OK) {
-        rdlm_dist_q_set_own_state(d, RDLM_QID_INDEX(qid),
-                                  RDLM_Q_IDLE); /* never published */
+        rdlm_global_q_set_own_state(d, RDLM_QID_INDEX(qid),
+                                    RDLM_Q_IDLE); /* never published */
         return RDLM_ERR_BUSY;
     }
-    rdlm_dist_q_set_state(d, qid, RDLM_Q_IDLE); /* an error: through the transport */
+    rdlm_global_q_set_state(d, qid, RDLM_Q_IDLE); /* an error: through the transport */
     return s;
 }
 
@@ -426,14 +429,14 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
  * A successor that died between replacing W and linking never links: this waits
  * forever then (tests/model/README.md, "crash between enqueue and link"), saying so
  * every RDLM_GLOCK_LINK_WARN_NS. */
-static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t *next_p)
+static rdlm_status_t rdlm_glock_wait_next(rdlm_global_t *d, uint64_t qid, uint64_t *next_p)
 {
     uint64_t warn_at = rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS;
     unsigned spins = 0;
     rdlm_status_t s;
 
     for (;;) {
-        s = rdlm_dist_q_get_next(d, qid, next_p);
+        s = rdlm_global_q_get_next(d, qid, next_p);
         if (s != RDLM_OK || (*next_p & RDLM_W_HELD)) {
             return s;
         }
@@ -444,25 +447,25 @@ static rdlm_status_t rdlm_glock_wait_next(rdlm_dist_t *d, uint64_t qid, uint64_t
                       (unsigned long long)(RDLM_GLOCK_LINK_WARN_NS / 1000000000u));
             warn_at = rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS;
         }
-        rdlm_dist_pause(d, &spins);
+        rdlm_global_pause(d, &spins);
     }
 }
 
 /* Free W if qid (in its use gen) is still its tail: *freed_p = 1 if freed. first: the
  * holder took W free (W has RDLM_W_FIRST, with holder words); the other form is tried
  * if that was wrong. */
-static rdlm_status_t rdlm_glock_free(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+static rdlm_status_t rdlm_glock_free(rdlm_global_t *d, const rdlm_global_word_t *w,
                                      uint64_t qid, uint32_t gen, int first, uint64_t token,
                                      int *freed_p)
 {
     uint64_t held = RDLM_W_HELD | RDLM_QREF(qid, gen), old;
     uint64_t guess = first ? held | rdlm_glock_first_bit(d) : held;
     uint64_t other = guess ^ RDLM_W_FIRST;
-    rdlm_status_t s = rdlm_dist_w_cas(d, w, guess, token, &old);
+    rdlm_status_t s = rdlm_global_w_cas(d, w, guess, token, &old);
 
     if (s == RDLM_OK && old == other && rdlm_glock_first_bit(d) != 0) {
         guess = other;
-        s = rdlm_dist_w_cas(d, w, guess, token, &old);
+        s = rdlm_global_w_cas(d, w, guess, token, &old);
     }
     *freed_p = s == RDLM_OK && old == guess;
     return s;
@@ -470,33 +473,33 @@ static rdlm_status_t rdlm_glock_free(rdlm_dist_t *d, const rdlm_dist_word_t *w,
 
 /* 1 if the holder's queue node qid took W free: its state is still WAITING (a grant
  * or a take-over writes the token there). */
-static int rdlm_glock_took_free(rdlm_dist_t *d, uint64_t qid)
+static int rdlm_glock_took_free(rdlm_global_t *d, uint64_t qid)
 {
     uint64_t state = 0;
 
-    return rdlm_dist_q_get_state(d, qid, &state) == RDLM_OK && !RDLM_Q_IS_GRANTED(state);
+    return rdlm_global_q_get_state(d, qid, &state) == RDLM_OK && !RDLM_Q_IS_GRANTED(state);
 }
 
 /* Nothing refers to cur any more: the holder's node (abandoned 0; any state) or an
  * abandoned one passed over (abandoned: its state, that use of it only: a late pass by
  * a paused process changes nothing). */
-static void rdlm_glock_retire(rdlm_dist_t *d, uint64_t cur, uint64_t abandoned)
+static void rdlm_glock_retire(rdlm_global_t *d, uint64_t cur, uint64_t abandoned)
 {
     uint64_t old;
 
     if (abandoned != 0) {
-        rdlm_dist_q_cas(d, cur, abandoned, RDLM_Q_IDLE, &old);
+        rdlm_global_q_cas(d, cur, abandoned, RDLM_Q_IDLE, &old);
     } else {
-        rdlm_dist_q_set_state(d, cur, RDLM_Q_IDLE);
+        rdlm_global_q_set_state(d, cur, RDLM_Q_IDLE);
     }
 }
 
 /* W was freed from cur (nobody queued behind it): retire it. This process's own node,
- * not an abandoned place passed over, takes a CPU store (rdlm_dist_q_set_own_state). */
-static void rdlm_glock_retire_freed(rdlm_dist_t *d, uint64_t cur, uint64_t abandoned)
+ * not an abandoned place passed over, takes a CPU store (rdlm_global_q_set_own_state). */
+static void rdlm_glock_retire_freed(rdlm_global_t *d, uint64_t cur, uint64_t abandoned)
 {
     if (abandoned == 0 && RDLM_QID_RANK(cur) == d->rank) {
-        rdlm_dist_q_set_own_state(d, RDLM_QID_INDEX(cur), RDLM_Q_IDLE);
+        rdlm_global_q_set_own_state(d, RDLM_QID_INDEX(cur), RDLM_Q_IDLE);
     } else {
         rdlm_glock_retire(d, cur, abandoned);
     }
@@ -505,7 +508,7 @@ static void rdlm_glock_retire_freed(rdlm_dist_t *d, uint64_t cur, uint64_t aband
 /* The ref of the use of qid that holds the lock: its generation is known for this
  * process's own queue nodes, which are the only ones a holder passes from when
  * waiters may walk (with recovery there are no local hand-offs, cohort.c). */
-static uint64_t rdlm_glock_holder_ref(const rdlm_dist_t *d, uint64_t qid)
+static uint64_t rdlm_glock_holder_ref(const rdlm_global_t *d, uint64_t qid)
 {
     uint32_t gen = RDLM_QID_RANK(qid) == d->rank ? d->qgen[RDLM_QID_INDEX(qid)] : 0;
 
@@ -516,11 +519,11 @@ static uint64_t rdlm_glock_holder_ref(const rdlm_dist_t *d, uint64_t qid)
  * passing the lock through it, so that the waiters behind it know whose death to
  * wait for once the places ahead of it are retired. *state_p: its state now (the
  * mark, or what the CAS found instead). */
-static rdlm_status_t rdlm_glock_mark(rdlm_dist_t *d, uint64_t succ, uint64_t was,
+static rdlm_status_t rdlm_glock_mark(rdlm_global_t *d, uint64_t succ, uint64_t was,
                                      uint64_t holder, uint64_t *state_p)
 {
     uint64_t mark = rdlm_q_abandoned(RDLM_QREF_GEN(succ), holder, 1), old;
-    rdlm_status_t s = rdlm_dist_q_cas(d, succ & RDLM_QID_MASK, was, mark, &old);
+    rdlm_status_t s = rdlm_global_q_cas(d, succ & RDLM_QID_MASK, was, mark, &old);
 
     *state_p = s == RDLM_OK && old == was ? mark : old;
     return s;
@@ -529,19 +532,19 @@ static rdlm_status_t rdlm_glock_mark(rdlm_dist_t *d, uint64_t succ, uint64_t was
 /* Free W posted (top of the file: "Posted releases"), the holder's own queue node qid
  * in use gen: 1 if issued, 0 if the caller frees it itself (not this case, the word
  * was contended at its last release here, no free slot, or nothing was issued). */
-static int rdlm_glock_free_posted(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
-                                  uint32_t gen, uint64_t token)
+static int rdlm_glock_free_posted(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                  uint64_t qid, uint32_t gen, uint64_t token)
 {
-    if (!d->posts_release || d->slot_bytes == RDLM_DIST_SLOT_BYTES_HOLDER ||
+    if (!d->posts_release || d->slot_bytes == RDLM_GLOBAL_SLOT_BYTES_HOLDER ||
         RDLM_QID_RANK(qid) != d->rank || rdlm_load(&d->closing, RDLM_RELAXED) ||
         !(rdlm_load(&d->calm_hint, RDLM_RELAXED) & rdlm_glock_hint_bit(w))) {
         return 0;
     }
-    for (uint32_t i = 0; i < RDLM_DIST_POSTED; i++) {
-        rdlm_dist_posted_t *p = &d->posted[i];
-        uint32_t expected = RDLM_DIST_POSTED_FREE;
+    for (uint32_t i = 0; i < RDLM_GLOBAL_POSTED; i++) {
+        rdlm_global_posted_t *p = &d->posted[i];
+        uint32_t expected = RDLM_GLOBAL_POSTED_FREE;
 
-        if (!rdlm_cas(&p->state, &expected, RDLM_DIST_POSTED_FILLING, RDLM_ACQUIRE)) {
+        if (!rdlm_cas(&p->state, &expected, RDLM_GLOBAL_POSTED_FILLING, RDLM_ACQUIRE)) {
             continue;
         }
         p->node = w->node;
@@ -550,15 +553,15 @@ static int rdlm_glock_free_posted(rdlm_dist_t *d, const rdlm_dist_word_t *w, uin
         p->held = RDLM_W_HELD | RDLM_QREF(qid, gen);
         p->token = token;
         rdlm_fetch_add(&d->posted_n, 1, RDLM_ACQ_REL);
-        if (rdlm_dist_w_cas_post(d, w, p->held, token, &p->op) != RDLM_OK) {
-            rdlm_store(&p->state, RDLM_DIST_POSTED_FREE, RDLM_RELEASE);
+        if (rdlm_global_w_cas_post(d, w, p->held, token, &p->op) != RDLM_OK) {
+            rdlm_store(&p->state, RDLM_GLOBAL_POSTED_FREE, RDLM_RELEASE);
             rdlm_fetch_sub(&d->posted_n, 1, RDLM_ACQ_REL);
             return 0;
         }
         /* The next acquire here guesses that the free landed (a wrong guess costs
          * one CAS). */
         rdlm_fetch_or(&d->freed_hint, rdlm_glock_hint_bit(w), RDLM_RELAXED);
-        rdlm_store(&p->state, RDLM_DIST_POSTED_POSTED, RDLM_RELEASE);
+        rdlm_store(&p->state, RDLM_GLOBAL_POSTED_POSTED, RDLM_RELEASE);
         return 1;
     }
     return 0;
@@ -566,7 +569,7 @@ static int rdlm_glock_free_posted(rdlm_dist_t *d, const rdlm_dist_word_t *w, uin
 
 /* Pass the lock on from queue node qid (rdlm_glock_pass); linking: the free of W
  * already failed, so a successor is linking behind qid. */
-static rdlm_status_t rdlm_glock_pass_on(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word_t *w,
                                         uint64_t qid, uint64_t token, int linking)
 {
     uint64_t cur = qid, next, succ, old, holder = rdlm_glock_holder_ref(d, qid);
@@ -578,7 +581,7 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_dist_t *d, const rdlm_dist_word_t *
         if (linking) {
             linking = 0;
             s = rdlm_glock_wait_next(d, cur, &next);
-        } else if ((s = rdlm_dist_q_get_next(d, cur, &next)) == RDLM_OK &&
+        } else if ((s = rdlm_global_q_get_next(d, cur, &next)) == RDLM_OK &&
                    !(next & RDLM_W_HELD)) {
             uint32_t gen = (uint32_t)(next >> 2) & RDLM_QGEN_MASK; /* NOLINK(gen) */
 
@@ -612,8 +615,8 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_dist_t *d, const rdlm_dist_word_t *
         }
         succ = RDLM_QREF_OF(next);
         rdlm_glock_record_holder(d, w, succ);
-        s = rdlm_dist_q_cas(d, succ & RDLM_QID_MASK, RDLM_Q_WAITING(RDLM_QREF_GEN(succ)),
-                            token + 1, &old);
+        s = rdlm_global_q_cas(d, succ & RDLM_QID_MASK, RDLM_Q_WAITING(RDLM_QREF_GEN(succ)),
+                              token + 1, &old);
         if (s == RDLM_OK && rdlm_q_is_abandoned(old, RDLM_QREF_GEN(succ))) {
             s = rdlm_glock_mark(d, succ, old, holder, &old); /* before cur is retired */
         }
@@ -638,7 +641,7 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_dist_t *d, const rdlm_dist_word_t *
     }
 }
 
-rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
+rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
                               uint64_t token)
 {
     /* Everything written in the critical section before the word moves on. */
@@ -648,9 +651,9 @@ rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_
 }
 
 /* Finish posted release p (claimed: FINISHING), its CAS complete. */
-static void rdlm_glock_finish_one(rdlm_dist_t *d, rdlm_dist_posted_t *p)
+static void rdlm_glock_finish_one(rdlm_global_t *d, rdlm_global_posted_t *p)
 {
-    rdlm_dist_word_t w = {.node = p->node, .offset = p->offset};
+    rdlm_global_word_t w = {.node = p->node, .offset = p->offset};
     rdlm_status_t s = p->op.status;
 
     if (s != RDLM_OK) {
@@ -665,27 +668,27 @@ static void rdlm_glock_finish_one(rdlm_dist_t *d, rdlm_dist_posted_t *p)
         rdlm_glock_calm(d, &w, 0);
         rdlm_glock_pass_on(d, &w, p->qid, p->token, 1);
     }
-    rdlm_store(&p->state, RDLM_DIST_POSTED_FREE, RDLM_RELEASE);
+    rdlm_store(&p->state, RDLM_GLOBAL_POSTED_FREE, RDLM_RELEASE);
     rdlm_fetch_sub(&d->posted_n, 1, RDLM_ACQ_REL);
 }
 
-void rdlm_glock_finish(rdlm_dist_t *d, int wait)
+void rdlm_glock_finish(rdlm_global_t *d, int wait)
 {
     uint64_t until = wait ? rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS : 0;
 
     if (rdlm_load(&d->posted_n, RDLM_ACQUIRE) == 0) {
         return;
     }
-    for (uint32_t i = 0; i < RDLM_DIST_POSTED; i++) {
-        rdlm_dist_posted_t *p = &d->posted[i];
-        uint32_t expected = RDLM_DIST_POSTED_POSTED;
+    for (uint32_t i = 0; i < RDLM_GLOBAL_POSTED; i++) {
+        rdlm_global_posted_t *p = &d->posted[i];
+        uint32_t expected = RDLM_GLOBAL_POSTED_POSTED;
 
         /* With wait, also until another thread (the progress thread) finished it. */
-        while (wait && rdlm_load(&p->state, RDLM_ACQUIRE) == RDLM_DIST_POSTED_FINISHING &&
+        while (wait && rdlm_load(&p->state, RDLM_ACQUIRE) == RDLM_GLOBAL_POSTED_FINISHING &&
                rdlm_clock_now_ns() < until) {
             sched_yield();
         }
-        if (rdlm_load(&p->state, RDLM_ACQUIRE) != RDLM_DIST_POSTED_POSTED) {
+        if (rdlm_load(&p->state, RDLM_ACQUIRE) != RDLM_GLOBAL_POSTED_POSTED) {
             continue;
         }
         while (wait && !rdlm_load(&p->op.done, RDLM_ACQUIRE) &&
@@ -700,7 +703,7 @@ void rdlm_glock_finish(rdlm_dist_t *d, int wait)
             }
             continue;
         }
-        if (rdlm_cas(&p->state, &expected, RDLM_DIST_POSTED_FINISHING, RDLM_ACQUIRE)) {
+        if (rdlm_cas(&p->state, &expected, RDLM_GLOBAL_POSTED_FINISHING, RDLM_ACQUIRE)) {
             rdlm_glock_finish_one(d, p);
         }
     }

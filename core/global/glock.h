@@ -1,9 +1,9 @@
 /*
  * The global queue lock (glock.c): one word at the home, a queue of processes' queue
- * nodes, grants written into the waiter's own memory. See dist.h for the protocol.
+ * nodes, grants written into the waiter's own memory. See global.h for the protocol.
  */
-#ifndef RDLM_DIST_GLOCK_H
-#define RDLM_DIST_GLOCK_H
+#ifndef RDLM_GLOBAL_GLOCK_H
+#define RDLM_GLOBAL_GLOCK_H
 
 #include "word.h"
 
@@ -25,15 +25,16 @@
  * right; plus 1 CAS into the predecessor's link when queued, and 1 get from it per
  * 100 ms of waiting.
  */
-rdlm_status_t rdlm_glock_acquire(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
-                                 uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p);
+rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                 uint64_t guess, uint64_t deadline_ns, uint64_t *qid_p,
+                                 uint64_t *token_p);
 
 /**
  * One attempt, nothing queued: CAS the word from FREE(guess) to held. RDLM_ERR_BUSY
  * after one remote atomic if the word is held; a second CAS only if it was free with
  * another token than guessed.
  */
-rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t guess,
+rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t guess,
                              uint64_t *qid_p, uint64_t *token_p);
 
 /** Pass the global word held through queue node qid, with token `token` (the last one
@@ -43,13 +44,13 @@ rdlm_status_t rdlm_glock_try(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t
  *  call it. A successor that died is named in the
  *  holder word, and the pass ends there: the process behind it takes over once the
  *  dead one's lease ended. */
-rdlm_status_t rdlm_glock_pass(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint64_t qid,
+rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
                               uint64_t token);
 
 /** Finish the posted releases of this process (glock.c "Posted releases") whose CAS
  *  completed; with wait, all of them, progressing until each completed. Any thread;
  *  a release another thread is finishing is left to it. */
-void rdlm_glock_finish(rdlm_dist_t *d, int wait);
+void rdlm_glock_finish(rdlm_global_t *d, int wait);
 
 /** rdlm_glock_finish(dist, 0): the transport's after_progress hook. */
 void rdlm_glock_finish_posted(void *dist);

@@ -12,7 +12,7 @@
  *
  * Entry barriers, exit barriers and double barriers are successive waits of one
  * reusable barrier (docs/distributed-locks.md). N is fixed job-wide by the first open
- * (companion word 2, rdlm_dist_home_fix).
+ * (companion word 2, rdlm_global_home_fix).
  *
  * Entry fields (barrier kind, distributed): home_slot1 = B slot + 1; barrier_nprocs = N;
  * word = the node poller's owner word (0: no poller); barrier_released = the last
@@ -26,13 +26,14 @@
 #define RDLM_NB_GEN(v) ((uint32_t)((v) >> 32))
 #define RDLM_NB_ARRIVED(v) ((uint32_t)(v))
 
-static void rdlm_nb_word(const rdlm_dist_t *d, const rdlm_entry_t *e, rdlm_dist_word_t *w)
+static void rdlm_nb_word(const rdlm_global_t *d, const rdlm_entry_t *e,
+                         rdlm_global_word_t *w)
 {
-    rdlm_dist_word_at(d, rdlm_load(&e->key, RDLM_RELAXED),
-                      rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
+    rdlm_global_word_at(d, rdlm_load(&e->key, RDLM_RELAXED),
+                        rdlm_load(&e->home_slot1, RDLM_ACQUIRE), w);
 }
 
-rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_nbarrier_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0, fixed;
@@ -42,14 +43,14 @@ rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
     if (rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_dist_home_fix(d, rdlm_dist_sub_id(id, 2), n, &fixed);
+    s = rdlm_global_home_fix(d, rdlm_global_sub_id(id, 2), n, &fixed);
     if (s == RDLM_OK && fixed != n) {
         rdlm_error("barrier \"%s\" exists for %llu participants on another node, opened "
                    "for %u", lc->seg.names[idx], (unsigned long long)fixed, n);
         return RDLM_ERR_MISMATCH;
     }
     if (s == RDLM_OK) {
-        s = rdlm_dist_home_open(d, id, &slot);
+        s = rdlm_global_home_open(d, id, &slot);
     }
     if (s == RDLM_OK) {
         rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);
@@ -75,14 +76,15 @@ static int rdlm_nb_done(const rdlm_entry_t *e, uint32_t g)
 }
 
 /* The node's poller: poll B until its generation passes g or the deadline. */
-static rdlm_status_t rdlm_nb_poll(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_t *e,
-                                  const rdlm_dist_word_t *w, uint32_t g, uint64_t deadline)
+static rdlm_status_t rdlm_nb_poll(rdlm_global_t *d, rdlm_local_t *lc, rdlm_entry_t *e,
+                                  const rdlm_global_word_t *w, uint32_t g,
+                                  uint64_t deadline)
 {
-    uint64_t pause = RDLM_DIST_POLL_FIRST_NS, v;
+    uint64_t pause = RDLM_GLOBAL_POLL_FIRST_NS, v;
     rdlm_status_t s;
 
     for (;;) {
-        s = rdlm_dist_w_fadd(d, w, 0, &v);
+        s = rdlm_global_w_fadd(d, w, 0, &v);
         if (s != RDLM_OK) {
             return s;
         }
@@ -93,7 +95,7 @@ static rdlm_status_t rdlm_nb_poll(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_t
         if (rdlm_nb_done(e, g)) {
             return RDLM_OK; /* a local last arriver posted it */
         }
-        s = rdlm_dist_poll_pause(d, &pause, deadline, 0);
+        s = rdlm_global_poll_pause(d, &pause, deadline, 0);
         if (s != RDLM_OK) {
             return s;
         }
@@ -102,8 +104,9 @@ static rdlm_status_t rdlm_nb_poll(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_t
 
 /* Wait for generation g to complete: poll for the node, or sleep until the poller
  * posts it. */
-static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_t *e,
-                                   const rdlm_dist_word_t *w, uint32_t g, uint64_t deadline)
+static rdlm_status_t rdlm_nb_await(rdlm_global_t *d, rdlm_local_t *lc, rdlm_entry_t *e,
+                                   const rdlm_global_word_t *w, uint32_t g,
+                                   uint64_t deadline)
 {
     rdlm_wait_t wt;
 
@@ -140,13 +143,14 @@ static rdlm_status_t rdlm_nb_await(rdlm_dist_t *d, rdlm_local_t *lc, rdlm_entry_
 
 /* Withdraw an arrival at generation g after a timeout; RDLM_OK if the barrier
  * completed meanwhile. */
-static rdlm_status_t rdlm_nb_withdraw(rdlm_dist_t *d, const rdlm_dist_word_t *w, uint32_t g)
+static rdlm_status_t rdlm_nb_withdraw(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                      uint32_t g)
 {
     uint64_t v, old;
-    rdlm_status_t s = rdlm_dist_w_fadd(d, w, 0, &v);
+    rdlm_status_t s = rdlm_global_w_fadd(d, w, 0, &v);
 
     while (s == RDLM_OK && RDLM_NB_GEN(v) == g) {
-        s = rdlm_dist_w_cas(d, w, v, v - 1, &old);
+        s = rdlm_global_w_cas(d, w, v, v - 1, &old);
         if (s == RDLM_OK && old == v) {
             return RDLM_ERR_TIMEOUT;
         }
@@ -155,13 +159,13 @@ static rdlm_status_t rdlm_nb_withdraw(rdlm_dist_t *d, const rdlm_dist_word_t *w,
     return s;
 }
 
-rdlm_status_t rdlm_dist_nbarrier_wait(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                      uint64_t timeout_ns)
+rdlm_status_t rdlm_global_nbarrier_wait(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                        uint64_t timeout_ns)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t n = rdlm_load(&e->barrier_nprocs, RDLM_RELAXED), g;
     uint64_t deadline = rdlm_clock_deadline(timeout_ns), old;
-    rdlm_dist_word_t w;
+    rdlm_global_word_t w;
     rdlm_status_t s;
 
     if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
@@ -170,10 +174,10 @@ rdlm_status_t rdlm_dist_nbarrier_wait(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     rdlm_nb_word(d, e, &w);
     atomic_thread_fence(memory_order_seq_cst); /* writes before the barrier */
-    s = rdlm_dist_w_fadd(d, &w, 1, &old);
+    s = rdlm_global_w_fadd(d, &w, 1, &old);
     g = RDLM_NB_GEN(old);
     if (s == RDLM_OK && RDLM_NB_ARRIVED(old) + 1 == n) {
-        s = rdlm_dist_w_swap(d, &w, (uint64_t)(g + 1) << 32, &old); /* open g + 1 */
+        s = rdlm_global_w_swap(d, &w, (uint64_t)(g + 1) << 32, &old); /* open g + 1 */
         rdlm_nb_post(lc, e, g + 1);
     } else if (s == RDLM_OK) {
         s = rdlm_nb_await(d, lc, e, &w, g, deadline);

@@ -10,7 +10,7 @@
 #include "log.h"
 #include "proc.h"
 
-void rdlm_dist_procid_self(rdlm_dist_procid_t *id_p)
+void rdlm_global_procid_self(rdlm_global_procid_t *id_p)
 {
     struct stat st;
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -27,18 +27,18 @@ void rdlm_dist_procid_self(rdlm_dist_procid_t *id_p)
     id_p->start_time = rdlm_proc_start_time(getpid());
 }
 
-rdlm_dist_proc_t *rdlm_dist_procs_new(const rdlm_dist_procid_t *all, uint32_t size,
-                                      uint32_t self)
+rdlm_global_proc_t *rdlm_global_procs_new(const rdlm_global_procid_t *all, uint32_t size,
+                                          uint32_t self)
 {
-    rdlm_dist_proc_t *procs = calloc(size, sizeof(*procs));
-    const rdlm_dist_procid_t *me = &all[self];
+    rdlm_global_proc_t *procs = calloc(size, sizeof(*procs));
+    const rdlm_global_procid_t *me = &all[self];
 
     if (procs == NULL) {
         rdlm_error("dist: no memory for %u process records", size);
         return NULL;
     }
     for (uint32_t r = 0; r < size; r++) {
-        const rdlm_dist_procid_t *id = &all[r];
+        const rdlm_global_procid_t *id = &all[r];
 
         if (r != self && me->boot[0] != '\0' && me->pid_ns != 0 && id->start_time != 0 &&
             strncmp(id->boot, me->boot, sizeof(id->boot)) == 0 &&
@@ -50,9 +50,9 @@ rdlm_dist_proc_t *rdlm_dist_procs_new(const rdlm_dist_procid_t *all, uint32_t si
     return procs;
 }
 
-int rdlm_dist_proc_gone(rdlm_dist_proc_t *procs, uint32_t rank)
+int rdlm_global_proc_gone(rdlm_global_proc_t *procs, uint32_t rank)
 {
-    rdlm_dist_proc_t *p = &procs[rank];
+    rdlm_global_proc_t *p = &procs[rank];
 
     if (p->pid == 0) {
         return 0;

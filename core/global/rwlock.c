@@ -18,7 +18,7 @@
  * RDLM_COHORT_BOUND joins.
  *
  * Entry fields (rwlock kind, distributed): home_pair1 = W slot + 1 | (R slot + 1) << 32
- * (rdlm_dist_open_pair: R is companion word 1);
+ * (rdlm_global_open_pair: R is companion word 1);
  * rw_node_readers = node readers (low 32) | joins since the last check of R (high 32);
  * queue_node1 = the writer's W queue node + 1; token = the last write token.
  */
@@ -34,14 +34,14 @@
 #define RDLM_NR_COUNT(v) ((uint32_t)(v))
 #define RDLM_NR_JOINS(v) ((uint32_t)((v) >> 32))
 
-rdlm_status_t rdlm_dist_rwlock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_rwlock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
-    return rdlm_dist_open_pair(d, &lc->seg.entries[idx]);
+    return rdlm_global_open_pair(d, &lc->seg.entries[idx]);
 }
 
 /* Holding W (taken with token) only to let a writer ahead finish: pass it on without
  * using the token. */
-static rdlm_status_t rdlm_rw_pass_unused(rdlm_dist_t *d, const rdlm_dist_word_t *w,
+static rdlm_status_t rdlm_rw_pass_unused(rdlm_global_t *d, const rdlm_global_word_t *w,
                                          uint64_t qid, uint64_t token)
 {
     return rdlm_glock_pass(d, w, qid, token - 1);
@@ -49,8 +49,8 @@ static rdlm_status_t rdlm_rw_pass_unused(rdlm_dist_t *d, const rdlm_dist_word_t 
 
 /* Wait in W behind the writer(s) ahead; then, if `add`, register in R (no writer can
  * be inside while we hold W), and pass W on. */
-static rdlm_status_t rdlm_rw_wait_writers(rdlm_dist_t *d, const rdlm_dist_word_t *w,
-                                          const rdlm_dist_word_t *r, uint64_t deadline,
+static rdlm_status_t rdlm_rw_wait_writers(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                          const rdlm_global_word_t *r, uint64_t deadline,
                                           int add)
 {
     uint64_t qid, seq, old;
@@ -61,24 +61,25 @@ static rdlm_status_t rdlm_rw_wait_writers(rdlm_dist_t *d, const rdlm_dist_word_t
     }
     s = RDLM_OK;
     if (add) {
-        s = rdlm_dist_w_fadd(d, r, 1, &old);
+        s = rdlm_global_w_fadd(d, r, 1, &old);
     }
     rdlm_status_t p = rdlm_rw_pass_unused(d, w, qid, seq);
     return s != RDLM_OK ? s : p;
 }
 
 /* Holding the gate: make this node a registered reader (first reader of the node). */
-static rdlm_status_t rdlm_rw_register(rdlm_dist_t *d, const rdlm_dist_word_t *w,
-                                      const rdlm_dist_word_t *r, uint64_t deadline,
+static rdlm_status_t rdlm_rw_register(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                      const rdlm_global_word_t *r, uint64_t deadline,
                                       int try_only)
 {
     uint64_t old;
-    rdlm_status_t s = rdlm_dist_w_fadd(d, r, 1, &old);
+    rdlm_status_t s = rdlm_global_w_fadd(d, r, 1, &old);
 
     if (s != RDLM_OK || !(old & RDLM_R_WRITER)) {
         return s;
     }
-    s = rdlm_dist_w_fadd(d, r, (uint64_t)-1, &old); /* a writer is in or draining: back off */
+    s = rdlm_global_w_fadd(d, r, (uint64_t)-1,
+                           &old); /* a writer is in or draining: back off */
     if (s != RDLM_OK) {
         return s;
     }
@@ -88,14 +89,15 @@ static rdlm_status_t rdlm_rw_register(rdlm_dist_t *d, const rdlm_dist_word_t *w,
 /* Holding the gate, the node already registered: join, re-checking R for a waiting
  * writer every cohort_bound joins. The join is a CAS on the node count so that it
  * never revives a registration the last reader is dropping. */
-static rdlm_status_t rdlm_rw_join(rdlm_dist_t *d, rdlm_entry_t *e, const rdlm_dist_word_t *w,
-                                  const rdlm_dist_word_t *r, uint64_t deadline, int try_only)
+static rdlm_status_t rdlm_rw_join(rdlm_global_t *d, rdlm_entry_t *e,
+                                  const rdlm_global_word_t *w, const rdlm_global_word_t *r,
+                                  uint64_t deadline, int try_only)
 {
     uint64_t v = rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE), old;
     rdlm_status_t s;
 
     if (RDLM_NR_COUNT(v) != 0 && RDLM_NR_JOINS(v) >= d->cohort_bound) {
-        s = rdlm_dist_w_fadd(d, r, 0, &old);
+        s = rdlm_global_w_fadd(d, r, 0, &old);
         if (s != RDLM_OK) {
             return s;
         }
@@ -126,12 +128,12 @@ static rdlm_status_t rdlm_rw_join(rdlm_dist_t *d, rdlm_entry_t *e, const rdlm_di
     return s;
 }
 
-rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                            uint64_t timeout_ns)
+rdlm_status_t rdlm_global_rwlock_read_acquire(rdlm_global_t *d, rdlm_local_t *lc,
+                                              uint32_t idx, uint64_t timeout_ns)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t deadline = rdlm_clock_deadline(timeout_ns);
-    rdlm_dist_word_t w, r;
+    rdlm_global_word_t w, r;
     rdlm_status_t s, gate;
 
     if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
@@ -143,12 +145,12 @@ rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, ui
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return gate;
     }
-    rdlm_dist_pair_words(d, e, &w, &r);
+    rdlm_global_pair_words(d, e, &w, &r);
     s = rdlm_rw_join(d, e, &w, &r, deadline, timeout_ns == 0);
     if (s == RDLM_OK) {
         s = rdlm_rwlock_local_read_enter(lc, idx);
         if (s != RDLM_OK) {
-            rdlm_dist_rwlock_read_leave(d, lc, idx); /* undo the node count */
+            rdlm_global_rwlock_read_leave(d, lc, idx); /* undo the node count */
         }
     }
     rdlm_ticket_release(lc, idx);
@@ -156,57 +158,59 @@ rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, ui
     return s != RDLM_OK ? s : gate;
 }
 
-void rdlm_dist_rwlock_read_leave(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+void rdlm_global_rwlock_read_leave(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    rdlm_dist_word_t w, r;
+    rdlm_global_word_t w, r;
     uint64_t old;
 
     /* The node's last reader drops the registration before its READ record goes,
      * so a local writer that saw the records drain also sees R drained of us. */
     if (RDLM_NR_COUNT(rdlm_fetch_sub(&e->rw_node_readers, RDLM_NR_ONE, RDLM_ACQ_REL)) ==
         1) {
-        rdlm_dist_pair_words(d, e, &w, &r);
-        if (rdlm_dist_w_fadd(d, &r, (uint64_t)-1, &old) != RDLM_OK) {
+        rdlm_global_pair_words(d, e, &w, &r);
+        if (rdlm_global_w_fadd(d, &r, (uint64_t)-1, &old) != RDLM_OK) {
             rdlm_error("rwlock \"%s\": dropping the node's registration failed; writers "
                        "will wait", lc->seg.names[idx]);
         }
     }
 }
 
-rdlm_status_t rdlm_dist_rwlock_read_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_rwlock_read_release(rdlm_global_t *d, rdlm_local_t *lc,
+                                              uint32_t idx)
 {
     if (rdlm_rwlock_local_reads_held(lc, idx) == 0) {
         rdlm_warn("rwlock \"%s\": shared release by a context that holds no shared lock",
                   lc->seg.names[idx]);
         return RDLM_ERR_NOT_OWNER;
     }
-    rdlm_dist_rwlock_read_leave(d, lc, idx);
+    rdlm_global_rwlock_read_leave(d, lc, idx);
     return rdlm_rwlock_local_read_release(lc, idx);
 }
 
 /* Holding W with WRITER set: wait until no node is registered as reader. */
-static rdlm_status_t rdlm_rw_drain(rdlm_dist_t *d, const rdlm_dist_word_t *r, uint64_t old,
-                                   uint64_t deadline, int try_only)
+static rdlm_status_t rdlm_rw_drain(rdlm_global_t *d, const rdlm_global_word_t *r,
+                                   uint64_t old, uint64_t deadline, int try_only)
 {
-    uint64_t pause = RDLM_DIST_POLL_FIRST_NS;
+    uint64_t pause = RDLM_GLOBAL_POLL_FIRST_NS;
     rdlm_status_t s = RDLM_OK;
 
     while (s == RDLM_OK && RDLM_R_READERS(old) != 0) {
-        s = rdlm_dist_poll_pause(d, &pause, deadline, try_only);
+        s = rdlm_global_poll_pause(d, &pause, deadline, try_only);
         if (s == RDLM_OK) {
-            s = rdlm_dist_w_fadd(d, r, 0, &old);
+            s = rdlm_global_w_fadd(d, r, 0, &old);
         }
     }
     return s;
 }
 
-rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                             uint64_t timeout_ns, uint64_t *token_p)
+rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *lc,
+                                               uint32_t idx, uint64_t timeout_ns,
+                                               uint64_t *token_p)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t deadline = rdlm_clock_deadline(timeout_ns), qid, seq, old, token;
-    rdlm_dist_word_t w, r;
+    rdlm_global_word_t w, r;
     rdlm_status_t s, local;
 
     if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
@@ -219,7 +223,7 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return local;
     }
-    rdlm_dist_pair_words(d, e, &w, &r);
+    rdlm_global_pair_words(d, e, &w, &r);
     if (timeout_ns == 0) {
         s = rdlm_glock_try(d, &w, rdlm_load(&e->token, RDLM_RELAXED), &qid, &seq);
     } else {
@@ -231,11 +235,12 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
         s = RDLM_OK;
     }
     if (s == RDLM_OK) {
-        s = rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old);
+        s = rdlm_global_w_fadd(d, &r, RDLM_R_WRITER, &old);
         if (s == RDLM_OK) {
             s = rdlm_rw_drain(d, &r, old, deadline, timeout_ns == 0);
             if (s != RDLM_OK) {
-                rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */
+                rdlm_global_w_fadd(d, &r, RDLM_R_WRITER,
+                                   &old); /* clear WRITER (mod 2^64) */
             }
         }
         if (s != RDLM_OK) {
@@ -258,11 +263,12 @@ rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, u
     return local;
 }
 
-rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_rwlock_write_release(rdlm_global_t *d, rdlm_local_t *lc,
+                                               uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
-    rdlm_dist_word_t w, r;
+    rdlm_global_word_t w, r;
     rdlm_status_t s;
     uint64_t old;
 
@@ -272,10 +278,10 @@ rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc, u
         return RDLM_ERR_NOT_OWNER;
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
-    rdlm_dist_pair_words(d, e, &w, &r);
+    rdlm_global_pair_words(d, e, &w, &r);
     rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
     atomic_thread_fence(memory_order_seq_cst);
-    s = rdlm_dist_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */
+    s = rdlm_global_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */
     if (s == RDLM_OK) {
         s = rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
     }

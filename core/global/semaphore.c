@@ -19,12 +19,12 @@
  * no permits). A failed fast attempt is undone at once, so it delays a waiter's take
  * by at most one attempt per newcomer. N is fixed job-wide by the first open (a third home
  * word, CAS from 0). taken can exceed N for the two round trips of a fetch-add and its
- * undo: readers of the free count (rdlm_dist_sem_available) clamp it to 0..N. A process
+ * undo: readers of the free count (rdlm_global_sem_available) clamp it to 0..N. A process
  * that dies while waiting leaves its waiter count behind: from then on every acquire takes
  * the slow path (still correct; rdlm_info-visible as home operations per acquire).
  *
  * Entry fields (semaphore kind, distributed): home_pair1 = W slot + 1 | (P slot + 1) << 32
- * (rdlm_dist_open_pair: P is companion word 1; N is fixed in companion word 2);
+ * (rdlm_global_open_pair: P is companion word 1; N is fixed in companion word 2);
  * sem_permits = N.
  */
 #include "glock.h"
@@ -42,7 +42,7 @@
 #define RDLM_DSEM_TAKEN(p) ((p) & (RDLM_DSEM_WAITER - 1))
 #define RDLM_DSEM_WAITERS(p) ((p) >> 48)
 
-rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_sem_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t permits = rdlm_load(&e->sem_permits, RDLM_RELAXED);
@@ -52,39 +52,39 @@ rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx)
     if (rdlm_load(&e->home_pair1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_dist_home_fix(d, rdlm_dist_sub_id(rdlm_load(&e->key, RDLM_RELAXED), 2),
-                           permits, &fixed);
+    s = rdlm_global_home_fix(d, rdlm_global_sub_id(rdlm_load(&e->key, RDLM_RELAXED), 2),
+                             permits, &fixed);
     if (s == RDLM_OK && fixed != permits) {
         rdlm_error("semaphore \"%s\" exists with %llu permits on another node, opened with "
                    "%u",
                    lc->seg.names[idx], (unsigned long long)fixed, permits);
         return RDLM_ERR_MISMATCH;
     }
-    return s != RDLM_OK ? s : rdlm_dist_open_pair(d, e);
+    return s != RDLM_OK ? s : rdlm_global_open_pair(d, e);
 }
 
 /* Holding both gates, counted as a waiter: take k of the permits and stop waiting,
  * waiting for them until deadline (try_only: not at all; then still a waiter). */
-static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p,
+static rdlm_status_t rdlm_sem_take(rdlm_global_t *d, const rdlm_global_word_t *p,
                                    uint32_t permits, uint32_t k, uint64_t deadline,
                                    int try_only)
 {
     const uint64_t take = k - RDLM_DSEM_WAITER; /* wraps: adds k, removes one waiter */
-    uint64_t pause = RDLM_DIST_POLL_FIRST_NS, old;
+    uint64_t pause = RDLM_GLOBAL_POLL_FIRST_NS, old;
     rdlm_status_t s;
 
     for (;;) {
-        s = rdlm_dist_w_fadd(d, p, take, &old);
+        s = rdlm_global_w_fadd(d, p, take, &old);
         if (s != RDLM_OK || RDLM_DSEM_TAKEN(old) + k <= permits) {
             return s;
         }
-        s = rdlm_dist_w_fadd(d, p, (uint64_t)0 - take, &old); /* undo */
+        s = rdlm_global_w_fadd(d, p, (uint64_t)0 - take, &old); /* undo */
         old -= take; /* the count without our k, with us waiting */
         /* Wait until enough are free (reads), then try again. */
         while (s == RDLM_OK && RDLM_DSEM_TAKEN(old) + k > permits) {
-            s = rdlm_dist_poll_pause(d, &pause, deadline, try_only);
+            s = rdlm_global_poll_pause(d, &pause, deadline, try_only);
             if (s == RDLM_OK) {
-                s = rdlm_dist_w_fadd(d, p, 0, &old);
+                s = rdlm_global_w_fadd(d, p, 0, &old);
             }
         }
         if (s != RDLM_OK) {
@@ -95,15 +95,15 @@ static rdlm_status_t rdlm_sem_take(rdlm_dist_t *d, const rdlm_dist_word_t *p,
 
 /* The slow path, counted as a waiter: the gates, then the take; a waiter that gives
  * up (error, timeout) stops counting. */
-static rdlm_status_t rdlm_sem_queue(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
+static rdlm_status_t rdlm_sem_queue(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
                                     uint32_t k, uint64_t timeout_ns, uint64_t deadline)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    rdlm_dist_word_t w, p;
+    rdlm_global_word_t w, p;
     uint64_t qid, seq, old;
     rdlm_status_t s, taken = RDLM_ERR_TIMEOUT;
 
-    rdlm_dist_pair_words(d, e, &w, &p);
+    rdlm_global_pair_words(d, e, &w, &p);
     s = rdlm_ticket_acquire(lc, idx, timeout_ns, NULL); /* the node's FIFO gate */
     if (s == RDLM_OWNER_DEAD) {
         s = RDLM_OK;
@@ -123,30 +123,30 @@ static rdlm_status_t rdlm_sem_queue(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
         rdlm_ticket_release(lc, idx);
     }
     if (taken != RDLM_OK) {
-        rdlm_dist_w_fadd(d, &p, (uint64_t)0 - RDLM_DSEM_WAITER, &old);
+        rdlm_global_w_fadd(d, &p, (uint64_t)0 - RDLM_DSEM_WAITER, &old);
     }
     return s;
 }
 
-rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                    uint32_t k, uint64_t timeout_ns)
+rdlm_status_t rdlm_global_sem_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                      uint32_t k, uint64_t timeout_ns)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t deadline = rdlm_clock_deadline(timeout_ns), old;
-    rdlm_dist_word_t w, p;
+    rdlm_global_word_t w, p;
     rdlm_status_t s;
 
     if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
         return RDLM_ERR_CLOSED;
     }
     rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
-    rdlm_dist_pair_words(d, e, &w, &p);
-    s = rdlm_dist_w_fadd(d, &p, k, &old); /* the fast path */
+    rdlm_global_pair_words(d, e, &w, &p);
+    s = rdlm_global_w_fadd(d, &p, k, &old); /* the fast path */
     if (s == RDLM_OK &&
         (RDLM_DSEM_WAITERS(old) != 0 ||
          RDLM_DSEM_TAKEN(old) + k > rdlm_load(&e->sem_permits, RDLM_RELAXED))) {
         /* undo, and wait behind the others */
-        s = rdlm_dist_w_fadd(d, &p, RDLM_DSEM_WAITER - k, &old);
+        s = rdlm_global_w_fadd(d, &p, RDLM_DSEM_WAITER - k, &old);
         if (s == RDLM_OK) {
             s = rdlm_sem_queue(d, lc, idx, k, timeout_ns, deadline);
         }
@@ -158,26 +158,26 @@ rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t i
     return s;
 }
 
-rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                    uint32_t k)
+rdlm_status_t rdlm_global_sem_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                      uint32_t k)
 {
-    rdlm_dist_word_t w, p;
+    rdlm_global_word_t w, p;
     uint64_t old;
 
-    rdlm_dist_pair_words(d, &lc->seg.entries[idx], &w, &p);
-    return rdlm_dist_w_fadd(d, &p, (uint64_t) - (int64_t)k, &old);
+    rdlm_global_pair_words(d, &lc->seg.entries[idx], &w, &p);
+    return rdlm_global_w_fadd(d, &p, (uint64_t) - (int64_t)k, &old);
 }
 
-rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                      uint32_t *available_p)
+rdlm_status_t rdlm_global_sem_available(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                        uint32_t *available_p)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    rdlm_dist_word_t w, p;
+    rdlm_global_word_t w, p;
     uint64_t word;
     rdlm_status_t s;
 
-    rdlm_dist_pair_words(d, e, &w, &p);
-    s = rdlm_dist_w_fadd(d, &p, 0, &word);
+    rdlm_global_pair_words(d, e, &w, &p);
+    s = rdlm_global_w_fadd(d, &p, 0, &word);
     if (s == RDLM_OK) {
         /* taken exceeds N while a taker's fetch-add waits for its undo */
         uint32_t permits = rdlm_load(&e->sem_permits, RDLM_RELAXED);

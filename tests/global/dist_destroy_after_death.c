@@ -1,6 +1,6 @@
 /*
  * rdlm_ctx_destroy after a process of the context died (ctest
- * dist.destroy_after_death*): under `mpirun --mca orte_enable_recovery 1` (without it
+ * global.destroy_after_death*): under `mpirun --mca orte_enable_recovery 1` (without it
  * Open MPI aborts the job when a rank dies), 3 ranks make a context, meet at its
  * barrier, and the last rank kills itself; the others wait 500 ms and destroy their
  * contexts, which must return within DESTROY_BOUND_S: destroy is collective, but a

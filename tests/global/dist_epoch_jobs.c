@@ -1,8 +1,8 @@
 /*
  * One job of several that write, one after another, to a fenced file that outlives
- * them (ctest dist.epoch_jobs runs it twice back to back, within the same second).
+ * them (ctest global.epoch_jobs runs it twice back to back, within the same second).
  *
- * usage: mpirun -np N rdlm_dist_epoch_jobs FILE ROUNDS
+ * usage: mpirun -np N rdlm_global_epoch_jobs FILE ROUNDS
  *
  * Every rank acquires the lock "fenced-file" ROUNDS times; under it, the holder reads
  * the highest token FILE has accepted and writes its own, which must be strictly

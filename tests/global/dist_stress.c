@@ -1,5 +1,5 @@
 /*
- * rdlm_dist_stress — the cross-node lock validator (issue 4). Every process joins one
+ * rdlm_global_stress — the cross-node lock validator (issue 4). Every process joins one
  * distributed context, under mpirun (rdlm_mpi_ctx_create) or standalone (--standalone:
  * rdlm_ctx_create with RDLM_RANK / RDLM_SIZE / RDLM_RENDEZVOUS, as in the network-
  * namespace test). The processes run on one machine, so the state the locks protect

@@ -1,6 +1,6 @@
 /*
  * coll_barrier.pml -- spin model of the collective barrier of a distributed
- * context (core/global/barrier.c: rdlm_dist_barrier_arrive / _wait, over the
+ * context (core/global/barrier.c: rdlm_global_barrier_arrive / _wait, over the
  * node segment's coll_arrived, coll_leader_parked, coll_release, coll_parked;
  * the waits are rdlm_wait_step and the wakes rdlm_wait_wake of
  * core/local/wait.[ch]). NODES nodes of L processes each; every process
@@ -64,11 +64,11 @@
  *     until flag >= gen.
  *   - the flag writes: by default (PUTS=0) a put lands at once and raises
  *     the flag. -DPUTS=1: puts are in flight (a proctype Net lands them
- *     later, the oldest first, as a plain overwrite: rdlm_dist_home_put is
+ *     later, the oldest first, as a plain overwrite: rdlm_global_home_put is
  *     not flushed, so a leader may go on before its put landed); -DPUTS=2:
  *     they land in any order, still overwriting (a transport that reorders
  *     one endpoint's puts); -DPUTS=3: in any order, raising the flag to the
- *     larger value (the active messages: rdlm_dist_flag_handler's CAS loop).
+ *     larger value (the active messages: rdlm_global_flag_handler's CAS loop).
  *     PUTS=3 includes the behaviours of 0 and 1 (ordered puts of growing
  *     gens from the one peer overwrite = raise).
  *   - closing (RDLM_ERR_CLOSED), more than two nodes (ceil(log2 nodes)
@@ -91,7 +91,7 @@
  *   (b) no lost wake-up, no hang: no invalid end state -- every process
  *       finishes its B barriers; at the end nobody is parked or asleep.
  *
- * The pair (-DPAIR: rdlm_dist_pair_arrive / _wait; a context of one node
+ * The pair (-DPAIR: rdlm_global_pair_arrive / _wait; a context of one node
  * and exactly two processes on an uncrowded host, decided at attach, the
  * same on both). No count: each process has its own line coll_pair[me] =
  * { gen (u64), parked }. At barrier gen:
@@ -205,7 +205,7 @@
 #define LEADER   (_pid % L == 0)            /* leader_of[node]: its first process */
 #define BIT      (1 << _pid)
 #define GEN      (G0 + it)                  /* d->barrier_gen (not wrapped) */
-#define TARGET   ((GEN * L) & MASK)         /* rdlm_dist_fan_in_target */
+#define TARGET   ((GEN * L) & MASK)         /* rdlm_global_fan_in_target */
 
 /* (int32_t)(v - t) >= 0, mod M */
 #ifdef BUG_NO_WRAP_COMPARE
@@ -293,7 +293,7 @@ byte asleep_pair[2];
     atomic { if :: c -> sl = 0 :: else -> skip fi; c = 0 }
 #endif
 
-/* rdlm_dist_await_word over rdlm_wait_step: (the load), parked++,
+/* rdlm_global_await_word over rdlm_wait_step: (the load), parked++,
    FUTEX_WAIT(word, v), (the return, maybe spurious) parked-- */
 inline await(word, t, pk, sl) {
     do
@@ -309,7 +309,7 @@ inline await(word, t, pk, sl) {
     od
 }
 
-/* rdlm_dist_release: store, then read parked and wake (Dekker) */
+/* rdlm_global_release: store, then read parked and wake (Dekker) */
 inline release_node() {
 #ifdef BUG_RELEASE_CHECK_BEFORE_STORE
     atomic { c = (parked[NODE] != 0) };
@@ -322,7 +322,7 @@ inline release_node() {
 }
 
 #if NODES == 2
-/* rdlm_dist_exchange, one round: put gen into the peer's flag, wait for the
+/* rdlm_global_exchange, one round: put gen into the peer's flag, wait for the
    own flag to reach gen */
 inline exchange() {
 #if PUTS == 0
@@ -343,7 +343,7 @@ active [NP] proctype P()
     bit c;
 
     for (it : 1 .. B) {
-        /* arrive (rdlm_dist_pair_arrive): store gen, then read parked, wake */
+        /* arrive (rdlm_global_pair_arrive): store gen, then read parked, wake */
 #ifdef BUG_PAIR_WAKE_BEFORE_STORE
         atomic { c = (pparked[_pid] != 0) };        /* bug: before the store */
         atomic { pgen[_pid] = GEN; garr[it]++ };
@@ -352,7 +352,7 @@ active [NP] proctype P()
         atomic { c = (pparked[_pid] != 0) };
 #endif
         FUTEX_WAKE(asleep_pair[_pid]);
-        /* wait (rdlm_dist_pair_wait over rdlm_wait_step) */
+        /* wait (rdlm_global_pair_wait over rdlm_wait_step) */
         do
         :: PREACHED(pgen[OTHER]) -> break
         :: atomic { !PREACHED(pgen[OTHER]) -> v = pgen[OTHER] };

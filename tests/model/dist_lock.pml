@@ -1,6 +1,6 @@
 /*
  * dist_lock.pml -- spin model of the cross-node exclusive lock of core/global/
- * (protocol: dist.h; global queue lock: glock.c; cohorts: cohort.c): one
+ * (protocol: global.h; global queue lock: glock.c; cohorts: cohort.c): one
  * global word W per lock at its home, an MCS-like queue of queue nodes
  * ("qnodes") threaded through the processes' memory, tokens carried in the
  * grant, abandonment by timed-out waiters, and node cohorts (the node-local
@@ -75,7 +75,7 @@
  *            gq != NONE && handoffs < BOUND && lwait > 0: handoffs++,
  *              unlock (keeping gq), then settle;
  *            else pass(gq, seq), gq := NONE, handoffs := 0, unlock.
- *   settle (rdlm_dist_settle; after an unlock that kept gq, and after a
+ *   settle (rdlm_global_settle; after an unlock that kept gq, and after a
  *            local-wait timeout): gq != NONE and the node lock idle (two
  *            unlocked reads); try-lock (seq++, as every local acquire bumps
  *            the token); re-read gq under the lock: != NONE -> pass(gq, seq),
@@ -118,7 +118,7 @@
  *       (ghosts gw, ovt): one cohort session each. With two nodes the bound
  *       BOUND + 1 is tight (spin finds a run reaching it);
  *   (f) the own-store retire is safe: where glock.c writes its own qnode's
- *       state with a CPU store (rdlm_dist_q_set_own_state) instead of through
+ *       state with a CPU store (rdlm_global_q_set_own_state) instead of through
  *       the transport -- at the claim (step 1: (c)), and Q.state := IDLE after
  *       a successful CAS of W HELD(Q) -> FREE (pass's NONE case; -DPOSTED: the
  *       completer's finish after its CAS landed) -- no other process can still
@@ -276,7 +276,7 @@ byte ovt[3];            /* CSes of other nodes since that wait began (e) */
 byte finished;          /* processes (and completers) done (d) */
 
 /* (f): the caller (ghost slot gx) writes Q.state := IDLE with a CPU store
-   (rdlm_dist_q_set_own_state) after W was freed from Q. -DOLD_CHECKS: the
+   (rdlm_global_q_set_own_state) after W was freed from Q. -DOLD_CHECKS: the
    assertions as they were before (f) (no check there, and (c) without the
    glink/gn conjuncts), to see what they catch without it. */
 #ifdef OLD_CHECKS
@@ -458,7 +458,7 @@ inline pass(gx, mayp) {
 }
 
 /*
- * settle (rdlm_dist_settle): after leaving the node lock free with gq possibly
+ * settle (rdlm_global_settle): after leaving the node lock free with gq possibly
  * set. (1) gq != NONE? (2) is the node lock idle (free, nobody registered)?
  * -- both read without the lock; (3) try-lock, which bumps the node's token
  * like any local acquire; under the lock re-read gq: != NONE -> pass; unlock.

@@ -1,6 +1,6 @@
 /*
  * dist_sem.pml -- spin model of the cross-node semaphore (core/global/semaphore.c:
- * rdlm_dist_sem_acquire, rdlm_sem_queue, rdlm_sem_take, rdlm_dist_sem_release).
+ * rdlm_global_sem_acquire, rdlm_sem_queue, rdlm_sem_take, rdlm_global_sem_release).
  * N permits; the home word P = waiters << 32 | taken; NP processes, each
  * acquiring k permits (1 .. KMAX, chosen by spin at every acquire) and releasing
  * them, LOOPS times.
@@ -57,7 +57,7 @@
  * waiter that can never take is stuck at its poll: an invalid end state.
  * Deadlines: a budget of TIMEOUT give-ups in the run; any waiter, chosen by
  * spin, may spend it at the gates or at any pause of its poll loop (a try,
- * timeout 0, is the same: rdlm_glock_try fails or rdlm_dist_poll_pause returns
+ * timeout 0, is the same: rdlm_glock_try fails or rdlm_global_poll_pause returns
  * BUSY at the first pause). A deadline is not checked before the first take
  * and not before a retake after an undo that saw room (as in the code).
  *
@@ -95,7 +95,7 @@
  * between a fetch_add and its undo leaves k in taken, for good; a holder's
  * permits are not given back), transport errors (a fetch_add that fails leaves
  * it unknown whether it landed), closing (RDLM_ERR_CLOSED), fixing N at the
- * first open, rdlm_dist_sem_available, the handle's count of held permits
+ * first open, rdlm_global_sem_available, the handle's count of held permits
  * (RDLM_ERR_NOT_OWNER), the gates' own protocols (lock_word.pml, dist_lock.pml,
  * glock_recovery.pml). A thread is a process here.
  *

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A program between two network namespaces (ctest: transport.ucx_tcp_two_netns, the
-# transport conformance suite; dist.two_netns, the cross-node lock validator). Usage:
+# transport conformance suite; global.two_netns, the cross-node lock validator). Usage:
 #
 #   netns_pair.sh PROGRAM [program options, e.g. --iters 1000 --timeout-sec 60]
 #

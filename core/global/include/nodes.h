@@ -4,8 +4,8 @@
  * then split, in rank order, into up to K virtual nodes (RDLM_VIRTUAL_NODES) so that
  * the cross-node path runs on one machine. Pure computation over the allgathered keys.
  */
-#ifndef RDLM_DIST_NODES_H
-#define RDLM_DIST_NODES_H
+#ifndef RDLM_GLOBAL_NODES_H
+#define RDLM_GLOBAL_NODES_H
 
 #include <stdint.h>
 

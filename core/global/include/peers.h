@@ -10,8 +10,8 @@
  * a bare pid; "same host" is the same boot id and PID namespace, so a pid means the same
  * process on both sides.
  */
-#ifndef RDLM_DIST_PEERS_H
-#define RDLM_DIST_PEERS_H
+#ifndef RDLM_GLOBAL_PEERS_H
+#define RDLM_GLOBAL_PEERS_H
 
 #include <stdint.h>
 
@@ -19,32 +19,32 @@
 #include "rdlm.h"
 
 /* What each process tells the others at create (in the hello). */
-typedef struct rdlm_dist_procid {
+typedef struct rdlm_global_procid {
     char boot[40];       /* /proc/sys/kernel/random/boot_id */
     uint64_t pid_ns;     /* inode of /proc/self/ns/pid; 0 if unknown */
     uint64_t start_time; /* rdlm_proc_start_time */
     int32_t pid;
     uint32_t pad;
-} rdlm_dist_procid_t;
+} rdlm_global_procid_t;
 
 /* Per rank: pid 0 for a process this one cannot watch (another host or namespace,
  * or itself). */
-typedef struct rdlm_dist_proc {
+typedef struct rdlm_global_proc {
     int32_t pid;
     rdlm_atomic_u32_t gone; /* sticky */
     uint64_t start_time;
-} rdlm_dist_proc_t;
+} rdlm_global_proc_t;
 
 /** This process's identity. */
-void rdlm_dist_procid_self(rdlm_dist_procid_t *id_p);
+void rdlm_global_procid_self(rdlm_global_procid_t *id_p);
 
 /** The table of size ranks from every rank's identity (all, by rank), as seen by
  *  rank self; malloc'd (NULL: no memory, logged). */
-rdlm_dist_proc_t *rdlm_dist_procs_new(const rdlm_dist_procid_t *all, uint32_t size,
-                                      uint32_t self);
+rdlm_global_proc_t *rdlm_global_procs_new(const rdlm_global_procid_t *all, uint32_t size,
+                                          uint32_t self);
 
 /** 1 if rank's process shares this host and is gone (sticky; a kill(0) and a /proc
  *  read until then: call on slow paths only), else 0. */
-int rdlm_dist_proc_gone(rdlm_dist_proc_t *procs, uint32_t rank);
+int rdlm_global_proc_gone(rdlm_global_proc_t *procs, uint32_t rank);
 
 #endif

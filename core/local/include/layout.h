@@ -137,7 +137,7 @@ typedef struct rdlm_entry {
         rdlm_atomic_u32_t barrier_nprocs;
         /* Semaphore: permits N. */
         rdlm_atomic_u32_t sem_permits;
-        /* Counter: RDLM_DIST_COUNTER_SHARDED or 0. */
+        /* Counter: RDLM_GLOBAL_COUNTER_SHARDED or 0. */
         rdlm_atomic_u32_t counter_flags;
         /* Distributed lock, rwlock: the global queue node + 1 of the node (of the
          * writer) holding the global word (0: none). */

@@ -18,8 +18,8 @@
  *   cohorts   (cohort.c) the node-local lock comes first; the node's holder alone
  *             touches W, and passes it to a local waiter up to the cohort bound.
  */
-#ifndef RDLM_DIST_H
-#define RDLM_DIST_H
+#ifndef RDLM_GLOBAL_H
+#define RDLM_GLOBAL_H
 
 #include <pthread.h>
 #include <stdint.h>
@@ -35,23 +35,23 @@
 
 /* Queue nodes per process: a process waits on at most this many locks at once
  * (threads x locks), plus abandoned nodes not yet passed over. */
-#define RDLM_DIST_QNODES 32u
-#define RDLM_DIST_QNODE_BYTES 16u
+#define RDLM_GLOBAL_QNODES 32u
+#define RDLM_GLOBAL_QNODE_BYTES 16u
 /* After the queue nodes in the same region: the goodbye word, which every other
  * process adds 1 to when it destroys its context (goodbye.c). */
-#define RDLM_DIST_BYE_OFFSET (RDLM_DIST_QNODES * RDLM_DIST_QNODE_BYTES)
-#define RDLM_DIST_QMEM_BYTES (RDLM_DIST_BYE_OFFSET + 8u)
+#define RDLM_GLOBAL_BYE_OFFSET (RDLM_GLOBAL_QNODES * RDLM_GLOBAL_QNODE_BYTES)
+#define RDLM_GLOBAL_QMEM_BYTES (RDLM_GLOBAL_BYE_OFFSET + 8u)
 /* Home slots: [tag 8 | word 8], the tag the name's id (remote open addressing); in a
  * context whose processes hold leases [tag 8 | word 8 | holder 8], the holder word a
  * lock's H (glock.c, lock recovery). */
-#define RDLM_DIST_SLOT_BYTES 16u
-#define RDLM_DIST_SLOT_BYTES_HOLDER 24u
-#define RDLM_DIST_PROBES 64u
-#define RDLM_DIST_SEQ_BITS 40
-#define RDLM_DIST_SEQ_MASK ((1ull << RDLM_DIST_SEQ_BITS) - 1)
+#define RDLM_GLOBAL_SLOT_BYTES 16u
+#define RDLM_GLOBAL_SLOT_BYTES_HOLDER 24u
+#define RDLM_GLOBAL_PROBES 64u
+#define RDLM_GLOBAL_SEQ_BITS 40
+#define RDLM_GLOBAL_SEQ_MASK ((1ull << RDLM_GLOBAL_SEQ_BITS) - 1)
 /* Largest token epoch: a token, epoch << 40 | sequence, stays below 2^63, so a global
  * word FREE(token) never has the HELD bit. */
-#define RDLM_DIST_EPOCH_MAX RDLM_EPOCH_MAX
+#define RDLM_GLOBAL_EPOCH_MAX RDLM_EPOCH_MAX
 
 /* Words (glock.c documents the encodings). A queue node id (qid) is rank << 8 | index;
  * a reference to one use of it (ref) adds its generation in bits 48..61. */
@@ -73,8 +73,9 @@
  * whether ahead holds the lock (first) << 16, gen << 2, 2. */
 #define RDLM_Q_ABANDONED_BIT (1ull << 63)
 #define RDLM_Q_IS_GRANTED(state)                                                           \
-    ((state) >= (1ull << RDLM_DIST_SEQ_BITS) && !((state)&RDLM_Q_ABANDONED_BIT)) /* token  \
-                                                                                  */
+    ((state) >= (1ull << RDLM_GLOBAL_SEQ_BITS) &&                                          \
+     !((state)&RDLM_Q_ABANDONED_BIT)) /* token                                             \
+                                       */
 #define RDLM_Q_NOLINK(gen) ((uint64_t)(gen) << 2)
 #define RDLM_Q_LINK(ref) (RDLM_W_HELD | (ref))
 
@@ -108,14 +109,14 @@ static inline int rdlm_q_abandoned_first(uint64_t state)
 
 /* Dissemination rounds of the collective barrier: enough for 2^32 nodes. The flags
  * live after the home slots in each leader's home region. */
-#define RDLM_DIST_ROUNDS 32u
+#define RDLM_GLOBAL_ROUNDS 32u
 /* The active-message id of the barrier's dissemination flags. */
-#define RDLM_DIST_AM_BARRIER 0u
+#define RDLM_GLOBAL_AM_BARRIER 0u
 
 /* Counter entry flag (counter_flags): one shard per node. */
-#define RDLM_DIST_COUNTER_SHARDED 1u
+#define RDLM_GLOBAL_COUNTER_SHARDED 1u
 
-typedef struct rdlm_dist_stats {
+typedef struct rdlm_global_stats {
     rdlm_atomic_u64_t combined; /* counter requests served in another's batch */
     rdlm_atomic_u64_t barriers;
     rdlm_atomic_u64_t barrier_msgs;
@@ -124,39 +125,39 @@ typedef struct rdlm_dist_stats {
     rdlm_atomic_u64_t home_ops;
     rdlm_atomic_u64_t home_ops_posted; /* of home_ops: posted, not waited for */
     rdlm_atomic_u64_t peer_ops;
-} rdlm_dist_stats_t;
+} rdlm_global_stats_t;
 
 /* A release whose free of the global word is a posted CAS (glock.c). */
-#define RDLM_DIST_POSTED 4u
+#define RDLM_GLOBAL_POSTED 4u
 enum {
-    RDLM_DIST_POSTED_FREE,      /* slot unused */
-    RDLM_DIST_POSTED_FILLING,   /* claimed by a releaser */
-    RDLM_DIST_POSTED_POSTED,    /* the CAS is in flight or done, not finished */
-    RDLM_DIST_POSTED_FINISHING  /* claimed by the thread that finishes it */
+    RDLM_GLOBAL_POSTED_FREE,     /* slot unused */
+    RDLM_GLOBAL_POSTED_FILLING,  /* claimed by a releaser */
+    RDLM_GLOBAL_POSTED_POSTED,   /* the CAS is in flight or done, not finished */
+    RDLM_GLOBAL_POSTED_FINISHING /* claimed by the thread that finishes it */
 };
-typedef struct rdlm_dist_posted {
+typedef struct rdlm_global_posted {
     rdlm_tl_op_t op;
     rdlm_atomic_u32_t state;
-    uint32_t node;    /* the global word: its home node and offset */
+    uint32_t node; /* the global word: its home node and offset */
     uint64_t offset;
-    uint64_t qid;     /* this process's queue node whose use the release ends */
-    uint64_t held;    /* what the CAS expected: HELD of that use */
-    uint64_t token;   /* the token the lock was held with */
-} rdlm_dist_posted_t;
+    uint64_t qid;   /* this process's queue node whose use the release ends */
+    uint64_t held;  /* what the CAS expected: HELD of that use */
+    uint64_t token; /* the token the lock was held with */
+} rdlm_global_posted_t;
 
 /* Breaking a global lock whose holder died (glock.c): what the lease authority says.
- * Installed by the API layer when the context holds a lease (rdlm_dist_set_recovery). */
-typedef struct rdlm_dist_recovery {
+ * Installed by the API layer when the context holds a lease (rdlm_global_set_recovery). */
+typedef struct rdlm_global_recovery {
     /* 1 if rank's lease ended by the authority's committed decision, 0 if not (yet) or
      * unknown (errors are logged by the callee). */
     int (*ended)(void *arg, uint32_t rank);
-    /* A new token epoch, larger than every one before (<= RDLM_DIST_EPOCH_MAX). */
+    /* A new token epoch, larger than every one before (<= RDLM_GLOBAL_EPOCH_MAX). */
     rdlm_status_t (*new_epoch)(void *arg, uint32_t *epoch_p);
     void *arg;
-} rdlm_dist_recovery_t;
+} rdlm_global_recovery_t;
 
-typedef struct rdlm_dist_params {
-    const rdlm_tl_bootstrap_t *bootstrap; /* kept until rdlm_dist_destroy returns */
+typedef struct rdlm_global_params {
+    const rdlm_tl_bootstrap_t *bootstrap; /* kept until rdlm_global_destroy returns */
     const char *transport;                /* backend name */
     rdlm_tl_params_t tl;                  /* progress_thread, print_stats */
     int barrier_only; /* only the collective barrier runs: it progresses by itself */
@@ -169,9 +170,9 @@ typedef struct rdlm_dist_params {
                             wins): the context will hold leases */
     uint32_t epoch;      /* token epoch committed by the lease authority (rank 0's
                             wins); 0: rank 0 takes its host's (rdlm_epoch_host) */
-} rdlm_dist_params_t;
+} rdlm_global_params_t;
 
-typedef struct rdlm_dist {
+typedef struct rdlm_global {
     const rdlm_tl_bootstrap_t *bootstrap; /* kept for collectives after create */
     rdlm_nodes_t nodes;
     uint32_t rank;
@@ -183,54 +184,54 @@ typedef struct rdlm_dist {
      * whose rank 0s both count their first context, or one after another) or of two
      * jobs with one name (two srun steps of an allocation). */
     uint64_t ctx_id;
-    uint32_t slot_bytes; /* RDLM_DIST_SLOT_BYTES, or _HOLDER (rank 0's holder_words) */
+    uint32_t slot_bytes; /* RDLM_GLOBAL_SLOT_BYTES, or _HOLDER (rank 0's holder_words) */
     char job[64];        /* rank 0's job name */
     rdlm_tl_ctx_h tl;
     rdlm_tl_caps_t caps;
     rdlm_tl_mem_h qmem;    /* own queue nodes */
-    rdlm_atomic_u64_t *qn; /* their words: [2 * RDLM_DIST_QNODES] */
+    rdlm_atomic_u64_t *qn; /* their words: [2 * RDLM_GLOBAL_QNODES] */
     rdlm_tl_mem_h homemem; /* home slots (leaders only) */
     char *blobs;           /* packed keys: per rank, [qnode key | home key] */
     size_t blob_len;       /* per key */
     pthread_mutex_t keys_lock;
-    rdlm_tl_rkey_h *qkeys;           /* [size], unpacked lazily */
-    rdlm_tl_rkey_h *homekeys;        /* [nodes], unpacked lazily */
-    rdlm_atomic_u32_t qclaim;        /* own queue nodes being claimed (bitmap) */
-    uint16_t qgen[RDLM_DIST_QNODES]; /* generation of each own queue node's last use */
-    rdlm_atomic_u64_t calm_hint;     /* glock.c: per global word (hashed), whether its
-                                        last release here found no successor (then
-                                        the next one posts its free) */
-    rdlm_atomic_u64_t freed_hint;    /* glock.c: per global word (hashed), whether this
-                                        process was the last to free it */
-    rdlm_dist_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
+    rdlm_tl_rkey_h *qkeys;             /* [size], unpacked lazily */
+    rdlm_tl_rkey_h *homekeys;          /* [nodes], unpacked lazily */
+    rdlm_atomic_u32_t qclaim;          /* own queue nodes being claimed (bitmap) */
+    uint16_t qgen[RDLM_GLOBAL_QNODES]; /* generation of each own queue node's last use */
+    rdlm_atomic_u64_t calm_hint;       /* glock.c: per global word (hashed), whether its
+                                          last release here found no successor (then
+                                          the next one posts its free) */
+    rdlm_atomic_u64_t freed_hint;      /* glock.c: per global word (hashed), whether this
+                                          process was the last to free it */
+    rdlm_global_recovery_t recovery;   /* ended == NULL: no recovery (no lease) */
     int serves_home; /* the transport's remote atomics need the target's progress:
                         a home process serves its home from its own calls (word.c) */
     rdlm_atomic_u64_t served_ns; /* when it last did (word.c, a hint) */
-    int posts_release; /* the transport posts CASes: a release frees W posted */
-    rdlm_atomic_u32_t posted_n; /* slots of posted[] not FREE */
-    rdlm_dist_posted_t posted[RDLM_DIST_POSTED];
-    rdlm_dist_proc_t *procs;         /* [size]: same-host processes (peers.h) */
-    uint32_t host_procs; /* processes of the context on this host, itself included
-                            (all its virtual nodes), or of the job if the launcher
-                            says more: more than the CPUs is crowded */
-    rdlm_atomic_u32_t active;        /* calls in progress (destroy waits for 0) */
+    int posts_release;           /* the transport posts CASes: a release frees W posted */
+    rdlm_atomic_u32_t posted_n;  /* slots of posted[] not FREE */
+    rdlm_global_posted_t posted[RDLM_GLOBAL_POSTED];
+    rdlm_global_proc_t *procs; /* [size]: same-host processes (peers.h) */
+    uint32_t host_procs;       /* processes of the context on this host, itself included
+                                  (all its virtual nodes), or of the job if the launcher
+                                  says more: more than the CPUs is crowded */
+    rdlm_atomic_u32_t active;  /* calls in progress (destroy waits for 0) */
     rdlm_atomic_u32_t closing;
-    rdlm_dist_stats_t stats;
+    rdlm_global_stats_t stats;
     pthread_mutex_t combine_lock; /* this process's counter request slot */
     /* Collective barrier (barrier.c): one thread at a time per process. */
-    uint64_t barrier_gen;  /* barriers this process arrived at */
-    int barrier_arrived;   /* split phase: arrived, wait pending */
-    int barrier_am; /* leaders send the dissemination flags as active messages (the
-                       transport emulates puts with messages anyway) */
-    int barrier_only; /* rdlm_dist_params_t.barrier_only */
-    int barrier_pair; /* one node, two uncrowded processes: the pair barrier */
-    int left;         /* rdlm_dist_leave ran: destroy does not repeat it */
+    uint64_t barrier_gen; /* barriers this process arrived at */
+    int barrier_arrived;  /* split phase: arrived, wait pending */
+    int barrier_am;       /* leaders send the dissemination flags as active messages (the
+                             transport emulates puts with messages anyway) */
+    int barrier_only;     /* rdlm_global_params_t.barrier_only */
+    int barrier_pair;     /* one node, two uncrowded processes: the pair barrier */
+    int left;             /* rdlm_global_leave ran: destroy does not repeat it */
     /* Called by the collective barrier's waits once they stop spinning (before each
      * yield, after each sleep slice), NULL: none. Set once before the first barrier
      * (rdlm_ctx_set_barrier_idle): MPI_Barrier's replacement lets MPI progress there. */
     void (*barrier_idle)(void *arg);
     void *barrier_idle_arg;
-} rdlm_dist_t;
+} rdlm_global_t;
 
 /**
  * Collective over params->bootstrap: discover nodes, open the transport, register
@@ -238,22 +239,23 @@ typedef struct rdlm_dist {
  * keys, agree on rank 0's job name and token epoch. Errors are logged; a peer that
  * fails makes the others time out in the bootstrap (bounded), never hang.
  */
-rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p);
+rdlm_status_t rdlm_global_create(const rdlm_global_params_t *params,
+                                 rdlm_global_t **dist_p);
 
-/** Install epoch (1..RDLM_DIST_EPOCH_MAX) as the token epoch, replacing the one agreed at
+/** Install epoch (1..RDLM_GLOBAL_EPOCH_MAX) as the token epoch, replacing the one agreed at
  *  create: for an epoch that is known only once the context exists (the authority
  *  the job runs itself). Every process installs the same one, before its context
  *  issues any token (before the create returns); not thread-safe. */
-void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch);
+void rdlm_global_set_epoch(rdlm_global_t *d, uint32_t epoch);
 
 /** Let waiters break global locks of dead processes (glock.c) with rec's answers;
  *  before the context issues any token, on every process; not thread-safe. Refused
  *  (a warning) when the home slots have no holder words. */
-void rdlm_dist_set_recovery(rdlm_dist_t *d, const rdlm_dist_recovery_t *rec);
+void rdlm_global_set_recovery(rdlm_global_t *d, const rdlm_global_recovery_t *rec);
 
 /** Local hand-offs of an exclusive lock allowed before its node passes the global
  *  word on: RDLM_COHORT_BOUND, or none with recovery (cohort.c says why). */
-static inline uint32_t rdlm_dist_cohort_bound(const rdlm_dist_t *d)
+static inline uint32_t rdlm_global_cohort_bound(const rdlm_global_t *d)
 {
     return d->recovery.ended != NULL ? 0 : d->cohort_bound;
 }
@@ -262,122 +264,124 @@ static inline uint32_t rdlm_dist_cohort_bound(const rdlm_dist_t *d)
  *  progress the transport (a progress thread stands back while we do), then spin,
  *  yield, and after a while sleep 20 us (the writer may need our CPU on an
  *  oversubscribed node). *spins starts at 0. */
-void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins);
+void rdlm_global_pause(rdlm_global_t *d, unsigned *spins);
 
 /** Refuse new acquires (RDLM_ERR_CLOSED) and make this process's waiters give up
  *  their places and return RDLM_ERR_CLOSED; returns when no call of this process is
  *  running any more (bounded: 10 s, then a warning). Not collective. */
-void rdlm_dist_quiesce(rdlm_dist_t *dist);
+void rdlm_global_quiesce(rdlm_global_t *dist);
 
 /** Before the transport's destroy (goodbye.c): tell every other process this one is
  *  leaving (one remote fetch-add each) and wait until every process not known dead
- *  said the same (bounded: RDLM_DIST_GOODBYE_NS, then a warning). If one is dead,
+ *  said the same (bounded: RDLM_GLOBAL_GOODBYE_NS, then a warning). If one is dead,
  *  the bootstrap is then put out of step, so that the transport's barriers, which
  *  would wait for the dead one until the bootstrap's timeout, end at once. */
-void rdlm_dist_goodbye(rdlm_dist_t *d);
+void rdlm_global_goodbye(rdlm_global_t *d);
 
-/** The collective first part of destroy (after rdlm_dist_quiesce and after this
- *  process released what it holds): finish posted releases, rdlm_dist_goodbye, then,
+/** The collective first part of destroy (after rdlm_global_quiesce and after this
+ *  process released what it holds): finish posted releases, rdlm_global_goodbye, then,
  *  every process being alive, allgather len bytes of mine into all (size * len
  *  bytes). RDLM_OK when all holds every process's block; else the allgather's
  *  status (a process is dead: RDLM_ERR_PEER_DEAD at once, the bootstrap given up).
  *  all NULL (the caller is out of memory): no allgather, RDLM_ERR_NO_MEMORY, and the
- *  others' allgather ends at the bootstrap's timeout. Blocking; rdlm_dist_destroy
+ *  others' allgather ends at the bootstrap's timeout. Blocking; rdlm_global_destroy
  *  then does not repeat it. */
-rdlm_status_t rdlm_dist_leave(rdlm_dist_t *d, const void *mine, void *all, size_t len);
+rdlm_status_t rdlm_global_leave(rdlm_global_t *d, const void *mine, void *all, size_t len);
 
-/** Collectively close the transport (after rdlm_dist_quiesce and after this process
- *  released what it holds; rdlm_dist_leave's finish and goodbye first, unless it ran)
+/** Collectively close the transport (after rdlm_global_quiesce and after this process
+ *  released what it holds; rdlm_global_leave's finish and goodbye first, unless it ran)
  *  and free. dist == NULL is a no-op. */
-void rdlm_dist_destroy(rdlm_dist_t *dist);
+void rdlm_global_destroy(rdlm_global_t *dist);
 
 /* ---- remote words (word.c) ----------------------------------------------------------- */
 
 /** The slot of name's global word at its home, found or claimed by remote open
  *  addressing (cached per node in the entry by the caller). *slot_p = slot + 1.
- *  RDLM_ERR_TABLE_FULL after RDLM_DIST_PROBES probes. */
-rdlm_status_t rdlm_dist_home_open(rdlm_dist_t *d, uint64_t id, uint32_t *slot_p);
+ *  RDLM_ERR_TABLE_FULL after RDLM_GLOBAL_PROBES probes. */
+rdlm_status_t rdlm_global_home_open(rdlm_global_t *d, uint64_t id, uint32_t *slot_p);
 
 /** The same at the home process of a given node (per-node shards). */
-rdlm_status_t rdlm_dist_home_open_at(rdlm_dist_t *d, uint32_t node, uint64_t id,
-                                     uint32_t *slot_p);
+rdlm_status_t rdlm_global_home_open_at(rdlm_global_t *d, uint32_t node, uint64_t id,
+                                       uint32_t *slot_p);
 
 /** Home node of a name's id. */
-uint32_t rdlm_dist_home_node(const rdlm_dist_t *d, uint64_t id);
+uint32_t rdlm_global_home_node(const rdlm_global_t *d, uint64_t id);
 
 /* ---- exclusive locks (cohort.c) --------------------------------------------------------
  */
 
 /** Resolve the home slot of lock entry idx (cached in the entry). */
-rdlm_status_t rdlm_dist_lock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
-rdlm_status_t rdlm_dist_lock_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                     uint64_t timeout_ns, uint64_t *token_p);
-rdlm_status_t rdlm_dist_lock_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_global_lock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                       uint64_t timeout_ns, uint64_t *token_p);
+rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
 /** 1 if this node's cohort holds lock idx's global word. */
-int rdlm_dist_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
+int rdlm_global_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
 
 /* ---- collective barrier (barrier.c)
  * ------------------------------------------------------ */
 
 /** Collective, after the node segment is attached: returns once every process of
  *  the context attached its node's (the barrier counts arrivals there). */
-rdlm_status_t rdlm_dist_attach_node(rdlm_dist_t *d, const rdlm_local_t *lc);
+rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, const rdlm_local_t *lc);
 
 /** Split-phase collective barrier over every process of the context: arrive never
  *  blocks; wait returns once every process arrived at this generation. Writes before
  *  arrive (in any process) are visible after wait (in all). One thread per process;
  *  RDLM_ERR_MISMATCH for arrive twice or wait without arrive; RDLM_ERR_CLOSED while
  *  destroying. */
-rdlm_status_t rdlm_dist_barrier_arrive(rdlm_dist_t *d, rdlm_local_t *lc);
-rdlm_status_t rdlm_dist_barrier_wait(rdlm_dist_t *d, rdlm_local_t *lc);
+rdlm_status_t rdlm_global_barrier_arrive(rdlm_global_t *d, rdlm_local_t *lc);
+rdlm_status_t rdlm_global_barrier_wait(rdlm_global_t *d, rdlm_local_t *lc);
 
 /* ---- counters (counter.c)
  * ------------------------------------------------------------------ */
 
 /** Resolve counter entry idx's word (the home's, or this node's shard). */
-rdlm_status_t rdlm_dist_counter_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_global_counter_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
 /** Add delta (wrapping); *old_p = the value before, distinct for every fetch-add of a
  *  non-sharded counter (the shard's value for a sharded one). One remote fetch-add,
  *  shared with the concurrent fetch-adds of the node (combining). */
-rdlm_status_t rdlm_dist_counter_fetch_add(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                          int64_t delta, int64_t *old_p);
+rdlm_status_t rdlm_global_counter_fetch_add(rdlm_global_t *d, rdlm_local_t *lc,
+                                            uint32_t idx, int64_t delta, int64_t *old_p);
 /** The value (a sharded counter: the sum over the nodes' shards, not a snapshot). */
-rdlm_status_t rdlm_dist_counter_read(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                     int64_t *value_p);
+rdlm_status_t rdlm_global_counter_read(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                       int64_t *value_p);
 
 /* ---- named barriers (nbarrier.c)
  * ------------------------------------------------------------- */
 
-rdlm_status_t rdlm_dist_nbarrier_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_global_nbarrier_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
 /** Arrive at and wait for the named barrier entry idx (barrier_nprocs participants). On
  *  RDLM_ERR_TIMEOUT the arrival is withdrawn unless the barrier completed meanwhile. */
-rdlm_status_t rdlm_dist_nbarrier_wait(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                      uint64_t timeout_ns);
+rdlm_status_t rdlm_global_nbarrier_wait(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                        uint64_t timeout_ns);
 
 /* ---- semaphores (semaphore.c)
  * --------------------------------------------------------------- */
 
-rdlm_status_t rdlm_dist_sem_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
-rdlm_status_t rdlm_dist_sem_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                    uint32_t k, uint64_t timeout_ns);
-rdlm_status_t rdlm_dist_sem_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                    uint32_t k);
-rdlm_status_t rdlm_dist_sem_available(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                      uint32_t *available_p);
+rdlm_status_t rdlm_global_sem_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_global_sem_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                      uint32_t k, uint64_t timeout_ns);
+rdlm_status_t rdlm_global_sem_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                      uint32_t k);
+rdlm_status_t rdlm_global_sem_available(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                        uint32_t *available_p);
 
 /* ---- reader-writer locks (rwlock.c) -----------------------------------------------------
  */
 
 /** Resolve the two home words (writer queue, reader count) of rwlock entry idx. */
-rdlm_status_t rdlm_dist_rwlock_open(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
-rdlm_status_t rdlm_dist_rwlock_read_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                            uint64_t timeout_ns);
-rdlm_status_t rdlm_dist_rwlock_read_release(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_global_rwlock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_global_rwlock_read_acquire(rdlm_global_t *d, rdlm_local_t *lc,
+                                              uint32_t idx, uint64_t timeout_ns);
+rdlm_status_t rdlm_global_rwlock_read_release(rdlm_global_t *d, rdlm_local_t *lc,
+                                              uint32_t idx);
 /** The node-count part of a shared release (before the READ record goes). */
-void rdlm_dist_rwlock_read_leave(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx);
-rdlm_status_t rdlm_dist_rwlock_write_acquire(rdlm_dist_t *d, rdlm_local_t *lc, uint32_t idx,
-                                             uint64_t timeout_ns, uint64_t *token_p);
-rdlm_status_t rdlm_dist_rwlock_write_release(rdlm_dist_t *d, rdlm_local_t *lc,
-                                             uint32_t idx);
+void rdlm_global_rwlock_read_leave(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
+rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *lc,
+                                               uint32_t idx, uint64_t timeout_ns,
+                                               uint64_t *token_p);
+rdlm_status_t rdlm_global_rwlock_write_release(rdlm_global_t *d, rdlm_local_t *lc,
+                                               uint32_t idx);
 
 #endif

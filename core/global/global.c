@@ -1,5 +1,5 @@
-/* Distributed context: create and destroy (see dist.h). */
-#include "dist.h"
+/* Distributed context: create and destroy (see global.h). */
+#include "global.h"
 #include "glock.h"
 
 #include <sched.h>
@@ -10,35 +10,34 @@
 #include "log.h"
 #include "proc.h"
 
-#define RDLM_DIST_DRAIN_NS 10000000000ull
-#define RDLM_DIST_SPINS 200 /* polls (with progress) before yielding */
+#define RDLM_GLOBAL_DRAIN_NS 10000000000ull
+#define RDLM_GLOBAL_SPINS 200 /* polls (with progress) before yielding */
 
 /* What every process tells the others first. */
-typedef struct rdlm_dist_hello {
+typedef struct rdlm_global_hello {
     char hostkey[RDLM_HOSTKEY_LEN];
     char job[64];
     uint32_t epoch;
     uint64_t ctx_id;       /* random: rank 0's names the context */
-    uint32_t holder_words; /* rdlm_dist_params_t.holder_words */
-    rdlm_dist_procid_t proc;
-} rdlm_dist_hello_t;
-
+    uint32_t holder_words; /* rdlm_global_params_t.holder_words */
+    rdlm_global_procid_t proc;
+} rdlm_global_hello_t;
 
 /* What launchers call the number of the job's processes on this host (Open MPI,
  * MPICH's Hydra). */
-static const char *const rdlm_dist_local_size_vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
-                                                         "MPI_LOCALNRANKS"};
+static const char *const rdlm_global_local_size_vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
+                                                          "MPI_LOCALNRANKS"};
 
 /* The same-host process records (peers.h) from everyone's hello. */
-static rdlm_status_t rdlm_dist_hello_procs(rdlm_dist_t *d, const rdlm_dist_hello_t *all,
-                                           uint32_t size)
+static rdlm_status_t rdlm_global_hello_procs(rdlm_global_t *d,
+                                             const rdlm_global_hello_t *all, uint32_t size)
 {
-    rdlm_dist_procid_t *ids = calloc(size, sizeof(*ids));
+    rdlm_global_procid_t *ids = calloc(size, sizeof(*ids));
 
     for (uint32_t r = 0; ids != NULL && r < size; r++) {
         ids[r] = all[r].proc;
     }
-    d->procs = ids != NULL ? rdlm_dist_procs_new(ids, size, d->rank) : NULL;
+    d->procs = ids != NULL ? rdlm_global_procs_new(ids, size, d->rank) : NULL;
     free(ids);
     d->host_procs = 1;
     for (uint32_t r = 0; d->procs != NULL && r < size; r++) {
@@ -46,8 +45,8 @@ static rdlm_status_t rdlm_dist_hello_procs(rdlm_dist_t *d, const rdlm_dist_hello
     }
     /* A context over part of a job (a sub-communicator) sees only its own processes:
      * the launcher's count of the job's processes on this host, where it says. */
-    for (size_t i = 0; i < sizeof(rdlm_dist_local_size_vars) / sizeof(char *); i++) {
-        const char *v = getenv(rdlm_dist_local_size_vars[i]);
+    for (size_t i = 0; i < sizeof(rdlm_global_local_size_vars) / sizeof(char *); i++) {
+        const char *v = getenv(rdlm_global_local_size_vars[i]);
         unsigned long n = v != NULL ? strtoul(v, NULL, 10) : 0;
 
         if (n > d->host_procs && n < UINT32_MAX) {
@@ -57,10 +56,10 @@ static rdlm_status_t rdlm_dist_hello_procs(rdlm_dist_t *d, const rdlm_dist_hello
     return d->procs != NULL ? RDLM_OK : RDLM_ERR_NO_MEMORY;
 }
 
-static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p)
+static rdlm_status_t rdlm_global_hello(rdlm_global_t *d, const rdlm_global_params_t *p)
 {
     const rdlm_tl_bootstrap_t *bs = p->bootstrap;
-    rdlm_dist_hello_t mine, *all;
+    rdlm_global_hello_t mine, *all;
     rdlm_status_t s;
 
     memset(&mine, 0, sizeof(mine));
@@ -74,7 +73,7 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
     mine.epoch = p->epoch != 0 ? p->epoch : bs->rank == 0 ? rdlm_epoch_host() : 0;
     mine.ctx_id = rdlm_proc_random_id();
     mine.holder_words = p->holder_words != 0;
-    rdlm_dist_procid_self(&mine.proc);
+    rdlm_global_procid_self(&mine.proc);
     all = calloc(bs->size, sizeof(*all));
     if (all == NULL) {
         return RDLM_ERR_NO_MEMORY;
@@ -94,20 +93,21 @@ static rdlm_status_t rdlm_dist_hello(rdlm_dist_t *d, const rdlm_dist_params_t *p
             free(keys);
         }
         if (s == RDLM_OK) {
-            s = rdlm_dist_hello_procs(d, all, bs->size);
+            s = rdlm_global_hello_procs(d, all, bs->size);
         }
         snprintf(d->job, sizeof(d->job), "%s", all[0].job);
         d->epoch = all[0].epoch;
         d->ctx_id = all[0].ctx_id;
         d->slot_bytes =
-            all[0].holder_words ? RDLM_DIST_SLOT_BYTES_HOLDER : RDLM_DIST_SLOT_BYTES;
+            all[0].holder_words ? RDLM_GLOBAL_SLOT_BYTES_HOLDER : RDLM_GLOBAL_SLOT_BYTES;
     }
     free(all);
     return s;
 }
 
 /* Pack this process's keys (queue nodes; home region or none) and gather everyone's. */
-static rdlm_status_t rdlm_dist_exchange_keys(rdlm_dist_t *d, const rdlm_tl_bootstrap_t *bs)
+static rdlm_status_t rdlm_global_exchange_keys(rdlm_global_t *d,
+                                               const rdlm_tl_bootstrap_t *bs)
 {
     const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
     char packed[2][RDLM_TL_RKEY_MAX];
@@ -154,7 +154,8 @@ static rdlm_status_t rdlm_dist_exchange_keys(rdlm_dist_t *d, const rdlm_tl_boots
     return s;
 }
 
-static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_params_t *p)
+static rdlm_status_t rdlm_global_open_transport(rdlm_global_t *d,
+                                                const rdlm_global_params_t *p)
 {
     rdlm_tl_params_t tlp = p->tl;
     rdlm_status_t s;
@@ -188,9 +189,9 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
      * (its successor granted) also while this process is outside rdlm, say in an MPI
      * barrier the successor waits for too (tests/model dist_lock.pml
      * BUG_POST_CALLS_ONLY). */
-    d->posts_release = d->tl->amo->cswap64_post != NULL && d->caps.progress_thread &&
-                       !d->barrier_only;
-    s = d->tl->mem->reg(d->tl, NULL, RDLM_DIST_QMEM_BYTES, &d->qmem);
+    d->posts_release =
+        d->tl->amo->cswap64_post != NULL && d->caps.progress_thread && !d->barrier_only;
+    s = d->tl->mem->reg(d->tl, NULL, RDLM_GLOBAL_QMEM_BYTES, &d->qmem);
     if (s == RDLM_OK) {
         s = d->tl->mem->addr(d->tl, d->qmem, &addr, &len);
         d->qn = addr;
@@ -199,15 +200,15 @@ static rdlm_status_t rdlm_dist_open_transport(rdlm_dist_t *d, const rdlm_dist_pa
         /* Home slots, then the barrier's dissemination flags. */
         s = d->tl->mem->reg(d->tl, NULL,
                             (size_t)d->home_slots * d->slot_bytes +
-                                RDLM_DIST_ROUNDS * sizeof(uint64_t),
+                                RDLM_GLOBAL_ROUNDS * sizeof(uint64_t),
                             &d->homemem);
     }
     return s;
 }
 
-rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **dist_p)
+rdlm_status_t rdlm_global_create(const rdlm_global_params_t *params, rdlm_global_t **dist_p)
 {
-    rdlm_dist_t *d = calloc(1, sizeof(*d));
+    rdlm_global_t *d = calloc(1, sizeof(*d));
     rdlm_status_t s;
 
     if (d == NULL) {
@@ -222,12 +223,12 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
     d->calm_hint = ~0ull;
     pthread_mutex_init(&d->keys_lock, NULL);
     pthread_mutex_init(&d->combine_lock, NULL);
-    s = rdlm_dist_hello(d, params);
+    s = rdlm_global_hello(d, params);
     if (s == RDLM_OK) {
-        s = rdlm_dist_open_transport(d, params);
+        s = rdlm_global_open_transport(d, params);
     }
     if (s == RDLM_OK) {
-        s = rdlm_dist_exchange_keys(d, params->bootstrap);
+        s = rdlm_global_exchange_keys(d, params->bootstrap);
     }
     if (s == RDLM_OK) {
         d->qkeys = calloc(params->bootstrap->size, sizeof(*d->qkeys));
@@ -236,7 +237,7 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
     }
     if (s != RDLM_OK) {
         rdlm_error("dist: creating the distributed context failed: %s", rdlm_status_str(s));
-        rdlm_dist_destroy(d);
+        rdlm_global_destroy(d);
         return s;
     }
     rdlm_info("dist: rank %u/%u node %u/%u (local %u/%u) over %s, epoch %u, packed keys "
@@ -248,15 +249,15 @@ rdlm_status_t rdlm_dist_create(const rdlm_dist_params_t *params, rdlm_dist_t **d
     return RDLM_OK;
 }
 
-void rdlm_dist_set_epoch(rdlm_dist_t *d, uint32_t epoch)
+void rdlm_global_set_epoch(rdlm_global_t *d, uint32_t epoch)
 {
     rdlm_debug("dist: rank %u: token epoch %u (was %u)", d->rank, epoch, d->epoch);
     d->epoch = epoch;
 }
 
-void rdlm_dist_set_recovery(rdlm_dist_t *d, const rdlm_dist_recovery_t *rec)
+void rdlm_global_set_recovery(rdlm_global_t *d, const rdlm_global_recovery_t *rec)
 {
-    if (d->slot_bytes != RDLM_DIST_SLOT_BYTES_HOLDER) {
+    if (d->slot_bytes != RDLM_GLOBAL_SLOT_BYTES_HOLDER) {
         rdlm_warn("dist: no lock recovery: rank 0 created the context without holder "
                   "words (no lease configured there)");
         return;
@@ -264,13 +265,13 @@ void rdlm_dist_set_recovery(rdlm_dist_t *d, const rdlm_dist_recovery_t *rec)
     d->recovery = *rec;
 }
 
-void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins)
+void rdlm_global_pause(rdlm_global_t *d, unsigned *spins)
 {
     rdlm_tl_progress(d->tl); /* the progress thread stands back meanwhile */
-    if (*spins < RDLM_DIST_SPINS) {
+    if (*spins < RDLM_GLOBAL_SPINS) {
         (*spins)++;
         rdlm_cpu_relax();
-    } else if (*spins < 2 * RDLM_DIST_SPINS) {
+    } else if (*spins < 2 * RDLM_GLOBAL_SPINS) {
         (*spins)++;
         sched_yield();
     } else {
@@ -280,9 +281,9 @@ void rdlm_dist_pause(rdlm_dist_t *d, unsigned *spins)
     }
 }
 
-void rdlm_dist_quiesce(rdlm_dist_t *d)
+void rdlm_global_quiesce(rdlm_global_t *d)
 {
-    uint64_t until = rdlm_clock_now_ns() + RDLM_DIST_DRAIN_NS;
+    uint64_t until = rdlm_clock_now_ns() + RDLM_GLOBAL_DRAIN_NS;
 
     rdlm_store(&d->closing, 1, RDLM_SEQ_CST);
     while (rdlm_load(&d->active, RDLM_ACQUIRE) != 0 && rdlm_clock_now_ns() < until) {
@@ -298,7 +299,7 @@ void rdlm_dist_quiesce(rdlm_dist_t *d)
     rdlm_glock_finish(d, 1);
 }
 
-void rdlm_dist_destroy(rdlm_dist_t *d)
+void rdlm_global_destroy(rdlm_global_t *d)
 {
     if (d == NULL) {
         return;
@@ -307,7 +308,7 @@ void rdlm_dist_destroy(rdlm_dist_t *d)
         rdlm_glock_finish(d, 1); /* releases made after quiesce (held at destroy) */
     }
     if (d->tl != NULL && d->procs != NULL && !d->left) {
-        rdlm_dist_goodbye(d);
+        rdlm_global_goodbye(d);
     }
     rdlm_tl_destroy(d->tl); /* collective (or not, after a death); releases everything */
     rdlm_nodes_fini(&d->nodes);
