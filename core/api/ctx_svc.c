@@ -69,7 +69,7 @@ static void rdlm_ctx_svc_lock_home(const rdlm_obj_t *obj, rdlm_lock_info_t *info
 
 /* Exclusive locks take the home's word too; everything else is node-local. */
 static const rdlm_obj_ops_t rdlm_obj_svc_ops = {
-    .keep_entries = 0,
+    .keeps = rdlm_ops_local_keeps,
     .open = rdlm_ops_local_open,
     .close = rdlm_ctx_svc_close_obj,
     .lock_acquire = rdlm_ctx_svc_acquire,

@@ -21,9 +21,10 @@ struct rdlm_ctx;
 struct rdlm_obj;
 
 typedef struct rdlm_obj_ops {
-    /** The table entries this context opens are never retired (rdlm_table_open's
-     *  keep): the layer keys state beyond the segment by them. */
-    int keep_entries;
+    /** 1 if the table entries of kind (without order bits) that ctx opens are never
+     *  retired (rdlm_table_open's keep): the layer keys state beyond the segment by
+     *  them. */
+    int (*keeps)(const struct rdlm_ctx *ctx, unsigned kind);
     /** After the table entry index of kind (without order bits) was found or made in
      *  ctx, before a handle is made for it. */
     rdlm_status_t (*open)(struct rdlm_ctx *ctx, unsigned kind, uint32_t index);
@@ -55,6 +56,7 @@ extern const rdlm_obj_ops_t rdlm_obj_dist_ops;
 
 /* The node-local ops one by one, for tables that keep most of them (ctx_svc.c). A
  * node-only lock has no home: lock_home says home_node -1, node_holds_global 0. */
+int rdlm_ops_local_keeps(const struct rdlm_ctx *ctx, unsigned kind);
 rdlm_status_t rdlm_ops_local_open(struct rdlm_ctx *ctx, unsigned kind, uint32_t index);
 void rdlm_ops_local_close(struct rdlm_obj *obj);
 rdlm_status_t rdlm_ops_local_lock_acquire(struct rdlm_obj *obj, uint64_t timeout_ns,

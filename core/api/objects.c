@@ -106,8 +106,8 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     if (status != RDLM_OK) {
         return status;
     }
-    status =
-        rdlm_table_open(&ctx->local.seg, name, kind, size, ctx->ops->keep_entries, &index);
+    status = rdlm_table_open(&ctx->local.seg, name, kind, size,
+                             ctx->ops->keeps(ctx, kind & RDLM_META_KIND), &index);
     if (status != RDLM_OK) {
         return status;
     }

@@ -1,6 +1,14 @@
 /* The objects of a distributed context: core/global (obj_ops.h). */
 #include "api.h"
 
+/* The homes' slots and words are keyed by the entries, which are kept; but a lock of a
+ * context on one node is the node-local lock alone (no home slot), retired as a
+ * node-only context's is. */
+static int rdlm_ops_dist_keeps(const struct rdlm_ctx *ctx, unsigned kind)
+{
+    return kind != RDLM_KIND_LOCK || !rdlm_global_one_node(ctx->dist);
+}
+
 static rdlm_status_t rdlm_ops_dist_open(rdlm_ctx_h ctx, unsigned kind, uint32_t index)
 {
     switch (kind) {
@@ -93,7 +101,7 @@ static rdlm_status_t rdlm_ops_dist_barrier_wait(rdlm_obj_t *obj, uint64_t timeou
 }
 
 const rdlm_obj_ops_t rdlm_obj_dist_ops = {
-    .keep_entries = 1, /* the homes' slots and words are keyed by the entries */
+    .keeps = rdlm_ops_dist_keeps,
     .open = rdlm_ops_dist_open,
     .close = rdlm_ops_local_close,
     .lock_acquire = rdlm_ops_dist_lock_acquire,

@@ -1,6 +1,13 @@
 /* The objects of a node-only context: core/local alone (obj_ops.h). */
 #include "api.h"
 
+int rdlm_ops_local_keeps(const struct rdlm_ctx *ctx, unsigned kind)
+{
+    (void)ctx;
+    (void)kind;
+    return 0; /* nothing beyond the segment is keyed by an entry */
+}
+
 rdlm_status_t rdlm_ops_local_open(rdlm_ctx_h ctx, unsigned kind, uint32_t index)
 {
     (void)ctx;
@@ -88,7 +95,7 @@ rdlm_status_t rdlm_ops_local_barrier_wait(rdlm_obj_t *obj, uint64_t timeout_ns)
 }
 
 const rdlm_obj_ops_t rdlm_obj_local_ops = {
-    .keep_entries = 0,
+    .keeps = rdlm_ops_local_keeps,
     .open = rdlm_ops_local_open,
     .close = rdlm_ops_local_close,
     .lock_acquire = rdlm_ops_local_lock_acquire,

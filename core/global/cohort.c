@@ -45,7 +45,7 @@ static void rdlm_global_word_of(const rdlm_global_t *d, const rdlm_entry_t *e,
  * the global word as well made 2 processes of one node pass it through the home on
  * every other hand-off (the releaser found the other not yet queued): 7-8k
  * hand-offs/s. */
-static int rdlm_global_node_only(const rdlm_global_t *d)
+int rdlm_global_one_node(const rdlm_global_t *d)
 {
     return d->nodes.nodes == 1;
 }
@@ -72,7 +72,7 @@ rdlm_status_t rdlm_global_lock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t
     uint32_t slot;
     rdlm_status_t s;
 
-    if (rdlm_global_node_only(d) || rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
+    if (rdlm_global_one_node(d) || rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
     s = rdlm_global_home_open(d, rdlm_load(&e->key, RDLM_RELAXED), &slot);
@@ -186,7 +186,7 @@ rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint3
             rdlm_global_settle(d, lc, idx);
         }
         s = local;
-    } else if (rdlm_global_node_only(d)) {
+    } else if (rdlm_global_one_node(d)) {
         token = rdlm_global_node_only_token(d, e, token);
         s = local;
     } else if (rdlm_global_node_place(d, lc, idx) != 0) {

@@ -21,6 +21,11 @@
  *      process is descheduled before it queues, which on 2 oversubscribed cores is
  *      tens of milliseconds.)
  * --threads T runs T threads per process on the same handles (MPI_THREAD_MULTIPLE).
+ * --reopen (one thread): every iteration opens its lock before the acquire and closes
+ * it after the release, and also opens and closes a name of its own that nobody uses
+ * again: so a small RDLM_CAPACITY is passed through many times, and on one node the
+ * locks' entries are retired and keyed again (checks 1 and 2 then say that exclusion
+ * and growing tokens survive that).
  * --broken skips the acquire on every 4th iteration (a lock that lets a second holder
  * in): with --expect-violation the run passes only if a check fired.
  *
@@ -108,9 +113,9 @@ typedef struct shared {
 
 static struct {
     const char *mode, *shm, *create_error;
-    int standalone, broken, expect_violation, authority;
+    int standalone, broken, expect_violation, authority, reopen;
     uint32_t iters, locks, fair_bound, timeout_sec, threads;
-} opt = {"stress", NULL, NULL, 0, 0, 0, 0, 400, 2, 0, 100, 1};
+} opt = {"stress", NULL, NULL, 0, 0, 0, 0, 0, 400, 2, 0, 100, 1};
 
 static uint32_t g_rank, g_size, g_node, g_nodes, g_epoch;
 static shared_t *g_sh;
@@ -258,6 +263,30 @@ static void critical_section(uint32_t l, int widen)
 
 static rdlm_lock_h g_lock[MAX_LOCKS];
 
+/* --reopen: open lock l's name (close: 0) or close it, and a name used once. */
+static void reopen(uint32_t l, uint32_t i, int open)
+{
+    char name[48];
+    rdlm_lock_h once;
+    rdlm_status_t s;
+
+    if (!open) {
+        if ((s = rdlm_lock_close(g_lock[l])) != RDLM_OK) {
+            die("close stress-%u: %s", l, rdlm_status_name(s));
+        }
+        return;
+    }
+    snprintf(name, sizeof(name), "stress-%u", l);
+    if ((s = rdlm_lock_open(g_ctx, name, &g_lock[l])) != RDLM_OK) {
+        die("open %s (iteration %u): %s", name, i, rdlm_status_name(s));
+    }
+    snprintf(name, sizeof(name), "once-%u-%u", g_rank, i);
+    if ((s = rdlm_lock_open(g_ctx, name, &once)) != RDLM_OK ||
+        (s = rdlm_lock_close(once)) != RDLM_OK) {
+        die("open and close %s: %s", name, rdlm_status_name(s));
+    }
+}
+
 /* One thread's loop; slot = rank * threads + thread names its log. */
 static void *stress_loop(void *arg)
 {
@@ -272,6 +301,9 @@ static void *stress_loop(void *arg)
 
         uint64_t globals = stats_now().global_acquires;
 
+        if (opt.reopen) {
+            reopen(l, i, 1);
+        }
         r->t_req = now_ns();
         if (!skip) {
             s = rdlm_lock_acquire(lock[l], RDLM_TIMEOUT_INFINITE, &r->token);
@@ -287,6 +319,9 @@ static void *stress_loop(void *arg)
         if (!skip && (s = rdlm_lock_release(lock[l])) != RDLM_OK) {
             die("release: %s", rdlm_status_name(s));
         }
+        if (opt.reopen) {
+            reopen(l, i, 0);
+        }
     }
     return NULL;
 }
@@ -298,7 +333,7 @@ static void run_stress(void)
     uint64_t requests;
     char name[32];
 
-    for (uint32_t l = 0; l < opt.locks; l++) {
+    for (uint32_t l = 0; l < opt.locks && !opt.reopen; l++) {
         snprintf(name, sizeof(name), "stress-%u", l);
         if (rdlm_lock_open(g_ctx, name, &g_lock[l]) != RDLM_OK) {
             die("open %s", name);
@@ -1209,6 +1244,8 @@ static void parse(int argc, char **argv)
             opt.broken = 1;
         } else if (!strcmp(a, "--expect-violation")) {
             opt.expect_violation = 1;
+        } else if (!strcmp(a, "--reopen")) {
+            opt.reopen = 1;
         } else if (!strcmp(a, "--authority")) {
             opt.authority = 1;
         } else if (v != NULL && !strcmp(a, "--create-error")) {
@@ -1232,7 +1269,7 @@ static void parse(int argc, char **argv)
                             "nbarrier|semavail|cancel|"
                             "twoctx|"
                             "timeout|accounting|homebusy|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
-                            "[--fair-bound B] [--threads T] [--broken --expect-violation] "
+                            "[--fair-bound B] [--threads T] [--reopen] [--broken --expect-violation] "
                             "[--authority] [--create-error STATUS] [--timeout-sec S]\n",
                     argv[0]);
             exit(2);
@@ -1240,7 +1277,8 @@ static void parse(int argc, char **argv)
     }
     if (opt.shm == NULL || opt.locks == 0 || opt.locks > MAX_LOCKS || opt.iters == 0 ||
         opt.threads == 0 || opt.threads > MAX_THREADS ||
-        (opt.threads > 1 && (opt.fair_bound != 0 || strcmp(opt.mode, "stress") != 0))) {
+        (opt.threads > 1 && (opt.fair_bound != 0 || strcmp(opt.mode, "stress") != 0)) ||
+        (opt.reopen && (opt.threads > 1 || strcmp(opt.mode, "stress") != 0))) {
         fprintf(stderr, "need --shm NAME, 1..%d locks, iterations, 1..%d threads (more than "
                         "one only in mode stress without --fair-bound)\n",
                 MAX_LOCKS, MAX_THREADS);

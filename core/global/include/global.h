@@ -317,6 +317,9 @@ rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint3
 rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
 /** 1 if this node's cohort holds lock idx's global word. */
 int rdlm_global_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
+/** 1 if every process of the context is on one node: an exclusive lock is then the
+ *  node-local lock alone, with no home slot and no global word. */
+int rdlm_global_one_node(const rdlm_global_t *d);
 
 /* ---- collective barrier (barrier.c)
  * ------------------------------------------------------ */
