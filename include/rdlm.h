@@ -189,8 +189,10 @@ RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
  * (RDLM_LOCK_ORDER_DEFAULT, see rdlm_lock_open_params). Non-blocking apart from a bounded
  * wait for a concurrent creator. Errors: RDLM_ERR_BAD_HANDLE (NULL or destroyed ctx),
  * RDLM_ERR_INVALID_ARG (NULL name or lock_p), RDLM_ERR_NAME_TOO_LONG (empty or longer
- * than RDLM_NAME_MAX), RDLM_ERR_KIND_MISMATCH, RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_MEMORY.
- * The same errors apply to the other *_open functions.
+ * than RDLM_NAME_MAX), RDLM_ERR_KIND_MISMATCH (the name is another kind of object: a
+ * counter, semaphore or barrier for the node segment's life, a lock or rwlock while a
+ * process has it open), RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_MEMORY. The same errors apply
+ * to the other *_open functions.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
                                          rdlm_lock_h *lock_p);
@@ -269,8 +271,9 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_release(rdlm_lock_h lock);
 
 /** Close the handle. A held lock is released first. Once no process has the lock
  *  open its place in the node segment may go to other names (the segment's capacity
- *  bounds the objects open at once, not the names used over time); opened again, it
- *  issues tokens above every token it issued before. Errors: RDLM_ERR_BAD_HANDLE,
+ *  bounds the objects open at once, not the names used over time), and its name may
+ *  be opened as another kind or order; opened again as a lock, it issues tokens above
+ *  every token it issued before. Errors: RDLM_ERR_BAD_HANDLE,
  *  RDLM_ERR_CLOSED. */
 RDLM_EXPORT rdlm_status_t rdlm_lock_close(rdlm_lock_h lock);
 

@@ -66,8 +66,8 @@ program standalone
   call expect(rdlm_lock_open(ctx, padded, lock), RDLM_OK, 'name of RDLM_NAME_MAX, padded')
   call expect(rdlm_lock_open(ctx, repeat('n', RDLM_NAME_MAX + 1), lock), &
               RDLM_ERR_NAME_TOO_LONG, 'name too long')
-  call expect(rdlm_counter_open(ctx, 'f.lock', wrong_kind), RDLM_ERR_KIND_MISMATCH, &
-              'counter named as a lock')
+  call expect(rdlm_counter_open(ctx, 'f.fifo', wrong_kind), RDLM_ERR_KIND_MISMATCH, &
+              'counter named as an open lock')
 
   ! Reader-writer lock.
   call expect(rdlm_rwlock_open(ctx, 'f.rw', rw), RDLM_OK, 'rwlock_open')
