@@ -10,8 +10,9 @@
 #     once ("writes refused with RDLM_ERR_NO_SPACE"), not per request; with
 #     --follower the leader also warns once that a replica "says its data disk is
 #     full" (it learns it from the STATUS answers of its confirmation rounds);
-#   - writes are refused with RDLM_ERR_NO_SPACE: w2's acquires, and a new session's
-#     OPEN (w3 exits with "refused the session");
+#   - writes are refused with RDLM_ERR_NO_SPACE: w2's acquires (or the release of the
+#     lock it held when the disk filled, which it retries), and a new session's OPEN
+#     (w3 exits with "refused the session");
 #   - renewals go on: w1 keeps its lease through the full disk (every check RDLM_OK,
 #     no lease_lost) and releases L1 with RDLM_OK after the space returned;
 #   - `rdlmctl status` shows it (the full replica's line ends in disk=full), exits 1;
@@ -48,7 +49,11 @@ cl_wait_record w2 20 acquire --where 'status=RDLM_OK' >/dev/null
 T_FULL=$(cl_now_ns)
 dd if=/dev/zero of="$CL_DIR/r$FULL/filler" bs=1M 2>/dev/null || true
 cl_log "replica $FULL's disk full: $(df -k --output=avail "$CL_DIR/r$FULL" | tail -1) KiB free"
-cl_wait_record w2 5 acquire --where status=RDLM_ERR_NO_SPACE --after-ns "$T_FULL" >/dev/null
+# w2's next write is refused: an acquire, or the release of the lock it held when the
+# disk filled (then it keeps that lock and tries the release again).
+cl_q wait "$CL_DIR/w2.jsonl" --where 'op=acquire|release' --where status=RDLM_ERR_NO_SPACE \
+    --after-ns "$T_FULL" --timeout 5 >/dev/null ||
+    cl_fail "w2: no acquire or release refused with RDLM_ERR_NO_SPACE within 5s"
 cl_worker 6 w3 --lock L3 --ttl-ms 5000 --iters 1
 cl_wait_exit w3 15
 [ "$CL_RC" != 0 ] || cl_fail "w3 opened a session on a full disk"
@@ -77,9 +82,10 @@ H=$CL_DIR/w1.jsonl
 LOST=$(cl_q count "$H" --op lease_lost)
 BAD=$(cl_q count "$H" --op check --where 'status=RDLM_ERR_LEASE_EXPIRED|RDLM_ERR_UNAVAILABLE')
 CHECKS=$(cl_q count "$H" --op check)
-REFUSED=$(cl_q count "$CL_DIR/w2.jsonl" --op acquire --where status=RDLM_ERR_NO_SPACE)
-cl_log "w1: $CHECKS lease checks, $BAD failed, $LOST lease_lost; w2: $REFUSED acquires" \
-    "refused with RDLM_ERR_NO_SPACE"
+REFUSED=$(cl_q count "$CL_DIR/w2.jsonl" --where 'op=acquire|release' \
+    --where status=RDLM_ERR_NO_SPACE)
+cl_log "w1: $CHECKS lease checks, $BAD failed, $LOST lease_lost; w2: $REFUSED" \
+    "acquires and releases refused with RDLM_ERR_NO_SPACE"
 [ "$LOST" = 0 ] && [ "$BAD" = 0 ] || cl_fail "w1's lease expired while the disk was full"
 [ "$(cl_q get "$H" --op release --field status)" = RDLM_OK ] || cl_fail "w1 lost L1"
 for i in 1 2 3; do
@@ -96,5 +102,6 @@ grep -q "writes resume" "$LOG" || cl_fail "the leader did not log that writes re
 cl_ctl_status --authority "$(cl_authority)" >/dev/null || cl_fail "rdlmctl status exits" \
     "non-zero after the space returned"
 cl_checkers
-cl_pass "replica $FULL's disk full (leader $LEADER): writes refused ($REFUSED acquires, an OPEN), renewals served" \
-    "($CHECKS checks OK), no crash; writes resume once the filler is removed"
+cl_pass "replica $FULL's disk full (leader $LEADER): writes refused ($REFUSED acquires" \
+    "and releases, an OPEN), renewals served ($CHECKS checks OK), no crash; writes" \
+    "resume once the filler is removed"

@@ -47,7 +47,8 @@
  *   acquire   when the lock call returned (t_call_ns: when it was called)
  *   write     before the request was sent (the store's decision comes later)
  *   check     before rdlm_session_check was called
- *   release   before the unlock call
+ *   release   before the unlock call (one record per try: a release refused with
+ *             RDLM_ERR_NO_SPACE leaves the lock held and is tried again)
  * so [acquire.t_ns, release.t_ns] lies inside the interval in which the authority
  * let this client hold the lock, and a check or write stamped t happened after t.
  *
@@ -71,6 +72,10 @@
 #include "worker_log.h"
 
 #define WORKER_STORE_TIMEOUT_MS 2000
+/* A release refused with RDLM_ERR_NO_SPACE is tried again this often, this many times
+ * (60 s in all). */
+#define WORKER_UNLOCK_RETRY_MS 100
+#define WORKER_UNLOCK_RETRIES 600
 
 typedef struct worker_lock_ops worker_lock_ops_t;
 
@@ -459,6 +464,13 @@ static int worker_iteration(worker_t *w, long i, int *failures_p)
         *failures_p += worker_write(w, token, i) != RDLM_OK;
     }
     status = worker_unlock(w, token);
+    /* A release the authority refused for its disk leaves the lock held: retried, as
+     * rdlm_session_unlock's contract says, until the space returns (bounded). */
+    for (int retry = 0; status == RDLM_ERR_NO_SPACE && retry < WORKER_UNLOCK_RETRIES;
+         retry++) {
+        worker_sleep_ms(WORKER_UNLOCK_RETRY_MS);
+        status = worker_unlock(w, token);
+    }
     if (status == RDLM_ERR_LEASE_EXPIRED) {
         return 3;
     }
