@@ -57,11 +57,6 @@ static int rdlm_global_is_leader(const rdlm_global_t *d)
     return d->nodes.leader_of[d->nodes.node] == d->rank;
 }
 
-/* More processes want this host's CPUs than it has: waiters must not spin. */
-static int rdlm_global_crowded(const rdlm_global_t *d, const rdlm_local_t *lc)
-{
-    return d->host_procs > lc->cpus || rdlm_local_oversubscribed(lc);
-}
 
 /* Remote operations on this process's memory progress only when it calls progress
  * (and a context that runs nothing but barriers has none: its leaders progress for
@@ -114,12 +109,18 @@ static void rdlm_global_flag_handler(void *arg, uint32_t src, const void *data, 
     }
 }
 
-rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, const rdlm_local_t *lc)
+rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, rdlm_local_t *lc)
 {
     const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
 
+    lc->host_procs = d->host_procs; /* the node's waiters see the other virtual nodes */
+    if (rdlm_local_oversubscribed(lc)) {
+        rdlm_debug("dist: %u processes of the context share this host's %u CPUs: "
+                   "waiters yield and sleep instead of spinning",
+                   d->host_procs, lc->cpus);
+    }
     d->barrier_pair = d->nodes.nodes == 1 && d->nodes.local_size == 2 &&
-                      d->host_procs <= lc->cpus;
+                      !rdlm_local_oversubscribed(lc);
     d->barrier_am = d->caps.amo_needs_target_progress && (d->caps.flags & RDLM_TL_CAP_AM) &&
                     d->caps.am_max_payload >= sizeof(rdlm_global_flag_msg_t);
     if (d->barrier_am) {
@@ -209,7 +210,7 @@ static rdlm_status_t rdlm_global_await_word(rdlm_global_t *d, rdlm_local_t *lc,
                                             rdlm_atomic_u32_t *word, uint32_t target,
                                             rdlm_atomic_u32_t *parked)
 {
-    const int poll = rdlm_global_must_poll(d), crowded = rdlm_global_crowded(d, lc);
+    const int poll = rdlm_global_must_poll(d), crowded = rdlm_local_oversubscribed(lc);
     rdlm_wait_t w;
 
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, UINT64_MAX);
@@ -261,7 +262,7 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
 {
     rdlm_global_flag_wait_t fw = {rdlm_global_flag(d, k), gen};
     const uint64_t poll_until =
-        rdlm_global_crowded(d, lc) ? 0 : rdlm_clock_now_ns() + RDLM_GLOBAL_FLAG_POLL_NS;
+        rdlm_local_oversubscribed(lc) ? 0 : rdlm_clock_now_ns() + RDLM_GLOBAL_FLAG_POLL_NS;
     uint32_t yields = 0;
 
     for (;;) {

@@ -325,8 +325,10 @@ int rdlm_global_one_node(const rdlm_global_t *d);
  * ------------------------------------------------------ */
 
 /** Collective, after the node segment is attached: returns once every process of
- *  the context attached its node's (the barrier counts arrivals there). */
-rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, const rdlm_local_t *lc);
+ *  the context attached its node's (the barrier counts arrivals there). Tells lc how
+ *  many processes of the context share this host (its waiters stop spinning when they
+ *  outnumber the CPUs, virtual nodes included). */
+rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, rdlm_local_t *lc);
 
 /** Split-phase collective barrier over every process of the context: arrive never
  *  blocks; wait returns once every process arrived at this generation. Writes before

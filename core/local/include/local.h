@@ -27,7 +27,10 @@ typedef struct rdlm_local {
     rdlm_segment_t seg;
     rdlm_wait_policy_t policy;
     uint64_t bypass_ns; /* RDLM_LOCK_BYPASS_US: a mutex waiter then reserves the lock */
-    uint32_t cpus; /* online CPUs: more attached processes than this = oversubscribed */
+    uint32_t cpus; /* online CPUs: more processes than this = oversubscribed */
+    /* Processes known to share this host's CPUs besides the segment's (a job's other
+     * virtual nodes, say), set by the layer above; 0: only the attached ones. */
+    uint32_t host_procs;
     rdlm_local_stats_t stats;
     /* Set when the context is being destroyed: waiters give up their places and
      * return RDLM_ERR_CLOSED (checked after every wait step). */
@@ -39,11 +42,14 @@ typedef struct rdlm_local {
     rdlm_atomic_u32_t try_fails;
 } rdlm_local_t;
 
-/** More processes attached than CPUs: a waiter that spins takes the CPU the holder
- *  (or the next in line) needs, so waiters yield or sleep at once. */
+/** More processes than CPUs (attached to the segment, or host_procs on the host): a
+ *  waiter that spins takes the CPU the holder (or the next in line) needs, so waiters
+ *  yield or sleep at once. */
 static inline int rdlm_local_oversubscribed(const rdlm_local_t *lc)
 {
-    return rdlm_load(&lc->seg.hdr->attached, RDLM_RELAXED) > lc->cpus;
+    uint32_t attached = rdlm_load(&lc->seg.hdr->attached, RDLM_RELAXED);
+
+    return (attached > lc->host_procs ? attached : lc->host_procs) > lc->cpus;
 }
 
 /* What both exclusive locks share (lock.c). */
