@@ -5,8 +5,11 @@
  * whoever takes the entry's combiner lock collects every pending request of the
  * counter, adds their sum with ONE remote fetch-add, and hands each requester
  * base + (sum of the deltas collected before it) -- so every fetch-add still gets a
- * distinct old value, in a total order. A sharded counter keeps one word per node at
- * the node's own leader (a fetch-add stays on the node; read sums the shards).
+ * distinct old value, in a total order. The process whose memory holds the word (the
+ * home node's leader) never posts: its own fetch-add is a loopback that completes at
+ * once, and atomic against the batches' (one remote fetch-add each), so every old
+ * value stays distinct. A sharded counter keeps one word per node at the node's own
+ * leader (a fetch-add stays on the node; read sums the shards).
  *
  * Entry fields (counter kind, distributed): home_slot1 = home slot + 1 (the shard's slot
  * on this node's leader if sharded); counter_flags = RDLM_GLOBAL_COUNTER_SHARDED flag,
@@ -106,9 +109,12 @@ rdlm_status_t rdlm_global_counter_fetch_add(rdlm_global_t *d, rdlm_local_t *lc,
     unsigned spins = 0;
     uint64_t old;
 
-    if (pthread_mutex_trylock(&d->combine_lock) != 0) {
-        /* Another thread of this process has the slot's request: go direct. */
-        rdlm_global_counter_word(d, e, &w);
+    rdlm_global_counter_word(d, e, &w);
+    /* The home process adds directly: the word is its own memory, so the transport's
+     * loopback completes at once, where a batch waits for a node-mate's remote round
+     * trip. So does a thread whose process's slot has another thread's request. */
+    if (d->nodes.leader_of[w.node] == d->rank ||
+        pthread_mutex_trylock(&d->combine_lock) != 0) {
         s = rdlm_global_w_fadd(d, &w, (uint64_t)delta, &old);
         *old_p = (int64_t)old;
         return s;
