@@ -11,9 +11,19 @@
  * value stays distinct. A sharded counter keeps one word per node at the node's own
  * leader (a fetch-add stays on the node; read sums the shards).
  *
+ * A request may also be withdrawn: a requester that finds a batch in flight (another
+ * process holds the combiner lock) and takes the node's bypass (counter_bypass 0 -> 1:
+ * one such process per node at a time) takes its request back (CAS PENDING -> 0; a
+ * combiner takes with CAS PENDING -> TAKEN, so exactly one of them wins) and adds
+ * directly. Waiting would cost it the batch's round trip and then its own; this way,
+ * with 2 processes per node each has a fetch-add in flight, as without combining,
+ * and with more the others still batch (tests/model/counter_combine.pml). A process
+ * that dies holding the bypass leaves the node to batches alone.
+ *
  * Entry fields (counter kind, distributed): home_slot1 = home slot + 1 (the shard's slot
  * on this node's leader if sharded); counter_flags = RDLM_GLOBAL_COUNTER_SHARDED flag,
- * fixed by the first open; word = the combiner lock (the holder's owner word, 0 when free).
+ * fixed by the first open; word = the combiner lock (the holder's owner word, 0 when free);
+ * counter_bypass = 1 while a process adds directly beside a batch (above).
  * Request states: PENDING (posted) -> TAKEN (in a combiner's batch) -> DONE.
  */
 #include "word.h"
@@ -121,8 +131,10 @@ rdlm_status_t rdlm_global_counter_fetch_add(rdlm_global_t *d, rdlm_local_t *lc,
     }
     rdlm_store(&mine->cdelta, (uint64_t)delta, RDLM_RELAXED);
     rdlm_store(&mine->creq, RDLM_CREQ(idx, RDLM_CREQ_PENDING), RDLM_RELEASE);
-    for (;;) {
+    for (int may_withdraw = 1;; may_withdraw = 0) {
         uint64_t r = rdlm_load(&mine->creq, RDLM_ACQUIRE), free_lock = 0;
+        uint64_t pending = RDLM_CREQ(idx, RDLM_CREQ_PENDING);
+        uint32_t unused = 0;
 
         if (r == RDLM_CREQ(idx, RDLM_CREQ_DONE) || r == RDLM_CREQ(idx, 0)) {
             s = r == RDLM_CREQ(idx, RDLM_CREQ_DONE)
@@ -135,6 +147,19 @@ rdlm_status_t rdlm_global_counter_fetch_add(rdlm_global_t *d, rdlm_local_t *lc,
             rdlm_global_combine(d, lc, idx);
             rdlm_store(&e->word, 0, RDLM_RELEASE);
             continue; /* our own request was pending: it is served now */
+        }
+        if (may_withdraw && free_lock != 0 && rdlm_cas(&e->counter_bypass, &unused, 1,
+                                                      RDLM_ACQUIRE)) {
+            int withdrawn = rdlm_cas(&mine->creq, &pending, 0, RDLM_ACQUIRE);
+
+            if (withdrawn) { /* no combiner can take it now */
+                s = rdlm_global_w_fadd(d, &w, (uint64_t)delta, &old);
+                *old_p = (int64_t)old;
+            }
+            rdlm_store(&e->counter_bypass, 0, RDLM_RELEASE);
+            if (withdrawn) {
+                break;
+            }
         }
         if (free_lock != 0 && spins > 1000 &&
             !rdlm_segment_owner_alive(seg, (uint32_t)free_lock)) {

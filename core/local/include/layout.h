@@ -152,6 +152,9 @@ typedef struct rdlm_entry {
         rdlm_atomic_u32_t mutex_woken;
         /* Distributed lock: local hand-offs since the node took the global word. */
         rdlm_atomic_u32_t cohort_handoffs;
+        /* Distributed counter: 1 while a process of the node adds directly beside a
+         * batch in flight (core/global/counter.c). */
+        rdlm_atomic_u32_t counter_bypass;
         /* Rwlock: the reader-writer word (below). */
         rdlm_atomic_u32_t rw_word;
         /* Barrier: the generation last completed on the node (its waiters' futex
@@ -263,6 +266,7 @@ RDLM_ENTRY_AT(queue_node1, 48);
 RDLM_ENTRY_AT(kind_word32, 52);
 RDLM_ENTRY_AT(mutex_woken, 52);
 RDLM_ENTRY_AT(cohort_handoffs, 52);
+RDLM_ENTRY_AT(counter_bypass, 52);
 RDLM_ENTRY_AT(rw_word, 52);
 RDLM_ENTRY_AT(barrier_released, 52);
 RDLM_ENTRY_AT(sem_wake, 52);
