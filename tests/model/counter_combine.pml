@@ -2,8 +2,9 @@
  * counter_combine.pml -- spin model of the node-level flat combining of a
  * cross-node counter (core/global/counter.c: rdlm_global_counter_fetch_add,
  * rdlm_global_combine) with the "withdraw" rule: a requester that finds the
- * combiner lock held on its first pass, and no other request pending, takes
- * its request back (CAS PENDING -> 0) and adds directly.
+ * combiner lock held on its first pass, and takes the node's bypass flag (one
+ * withdrawer per node at a time), takes its request back (CAS PENDING -> 0)
+ * and adds directly.
  *
  * One node, one counter. The home word H is remote; its fetch-add is one
  * atomic step that returns the old value. The node's entry has the combiner
@@ -16,10 +17,12 @@
  *   loop    a  creq[p] == DONE: old := cresult[p]; creq[p] := 0; return old
  *           b  CAS(L, 0 -> p): combine (below); L := 0; loop
  *           c  withdraw, first pass only (the CAS in b failed: L held by
- *              another): scan the other slots, one load each; if none is
- *              PENDING: CAS(creq[p], PENDING -> 0); if it succeeds:
- *              old := fetch_add(H, d); return old. If it fails, a combiner
- *              has TAKEN the request: loop.
+ *              another): CAS(bypass, 0 -> 1), else loop; then
+ *              CAS(creq[p], PENDING -> 0); if it succeeds:
+ *              old := fetch_add(H, d); bypass := 0; return old. If it fails,
+ *              a combiner has TAKEN the request: bypass := 0; loop.
+ *              (-DSCAN: the first proposal's gate instead of the flag: a scan
+ *              of the other slots that must find none PENDING.)
  *           d  pause; loop
  *   combine (holding L)
  *           for each slot i: CAS(creq[i], PENDING -> TAKEN); on success
@@ -75,9 +78,9 @@
  *       never withdrawn (asserted at the take and at the withdraw).
  *
  * Results (README.md): the protocol with the rule passes (a)-(c) in every
- * configuration searched, and so do WITHDRAW_ANY and BYPASS below: the CAS
+ * configuration searched, and so do WITHDRAW_ANY and SCAN below: the CAS
  * PENDING -> 0 against the combiner's CAS PENDING -> TAKEN alone makes it
- * safe; the first-pass rule and the scan only decide how often it is used.
+ * safe; the first-pass rule and the gate (flag or scan) only decide how often it is used.
  *
  * Knobs: -DNP (requesters, 3), -DLOOPS0 (fetch-adds of requester 0, 2),
  * -DLOOPS (fetch-adds of each other requester, 1), -DHOME (direct adds of
@@ -85,9 +88,11 @@
  *   NO_WITHDRAW   the protocol without the new rule
  *   WITHDRAW_ANY  withdraw on any pass that finds L held, without the scan:
  *                 the CAS alone carries the safety
- *   BYPASS        the scan replaced by a node-wide flag: the withdraw is
- *                 tried only by a requester that takes it (CAS 0 -> 1), and
- *                 it is cleared after the direct add or the failed CAS
+ *   SCAN          the first proposal: instead of the node-wide bypass flag
+ *                 (the default, as counter.c ships it: the withdraw is tried
+ *                 only by a requester that takes the flag, CAS 0 -> 1, cleared
+ *                 after the direct add or the failed CAS), a scan of the other
+ *                 slots, one load each, that must find none PENDING
  *   ALL_PASSES    every failed pass of b too (no blocking: a check of the
  *                 "Pauses" reduction for the assertions; a requester that is
  *                 never served then loops, which -DSAFETY does not report)
@@ -154,6 +159,11 @@
 #define PENDING 1
 #define DONE 2
 #define TAKEN 3
+
+/* The gate counter.c ships; -DSCAN, -DWITHDRAW_ANY and -DNO_WITHDRAW replace it. */
+#if !defined(SCAN) && !defined(WITHDRAW_ANY) && !defined(NO_WITHDRAW)
+#define BYPASS
+#endif
 
 #define BIT(r) (1 << (r))
 
