@@ -28,8 +28,8 @@ typedef struct rdlm_local {
     rdlm_wait_policy_t policy;
     uint64_t bypass_ns; /* RDLM_LOCK_BYPASS_US: a mutex waiter then reserves the lock */
     uint32_t cpus; /* online CPUs: more processes than this = oversubscribed */
-    /* Processes known to share this host's CPUs besides the segment's (a job's other
-     * virtual nodes, say), set by the layer above; 0: only the attached ones. */
+    /* Processes known to share this host's CPUs, the segment's included (a context's
+     * other virtual nodes, say), set by the layer above; 0: only the attached ones. */
     uint32_t host_procs;
     rdlm_local_stats_t stats;
     /* Set when the context is being destroyed: waiters give up their places and
