@@ -280,6 +280,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         dp.barrier_only = (flags & RDLM_CTX_DIST_BARRIER_ONLY) != 0;
         dp.virtual_nodes = ctx->config.virtual_nodes;
         dp.cohort_bound = ctx->config.cohort_bound;
+        dp.lock_am = ctx->config.lock_am;
         dp.home_slots = ctx->config.capacity;
         dp.job = job;
         dp.hostkey = hostkey;

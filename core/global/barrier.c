@@ -111,7 +111,7 @@ static void rdlm_global_flag_handler(void *arg, uint32_t src, const void *data, 
 
 rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, rdlm_local_t *lc)
 {
-    const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
+    const rdlm_tl_idle_t idle = {rdlm_global_progress_idle, d};
 
     lc->host_procs = d->host_procs; /* the node's waiters see the other virtual nodes */
     if (rdlm_local_oversubscribed(lc)) {
@@ -227,7 +227,7 @@ static rdlm_status_t rdlm_global_await_word(rdlm_global_t *d, rdlm_local_t *lc,
             return RDLM_ERR_CLOSED;
         }
         if (poll) {
-            rdlm_tl_progress(d->tl);
+            rdlm_global_progress(d);
             if (crowded) {
                 sched_yield();
             } else {
@@ -272,7 +272,7 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (rdlm_tl_progress(d->tl) != 0 ||
+        if (rdlm_global_progress(d) != 0 ||
             (poll_until != 0 && rdlm_clock_now_ns() < poll_until)) {
             continue;
         }

@@ -1,5 +1,6 @@
 /* Distributed context: create and destroy (see global.h). */
 #include "global.h"
+#include "amq.h"
 #include "glock.h"
 
 #include <sched.h>
@@ -109,7 +110,7 @@ static rdlm_status_t rdlm_global_hello(rdlm_global_t *d, const rdlm_global_param
 static rdlm_status_t rdlm_global_exchange_keys(rdlm_global_t *d,
                                                const rdlm_tl_bootstrap_t *bs)
 {
-    const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
+    const rdlm_tl_idle_t idle = {rdlm_global_progress_idle, d};
     char packed[2][RDLM_TL_RKEY_MAX];
     size_t len[2] = {0, 0};
     uint64_t maxlen = 0, *lens;
@@ -154,6 +155,13 @@ static rdlm_status_t rdlm_global_exchange_keys(rdlm_global_t *d,
     return s;
 }
 
+/* The progress thread's hook: finish posted releases, send the home's answers. */
+static void rdlm_global_after_progress(void *dist)
+{
+    rdlm_glock_finish(dist, 0);
+    rdlm_amq_flush(dist);
+}
+
 static rdlm_status_t rdlm_global_open_transport(rdlm_global_t *d,
                                                 const rdlm_global_params_t *p)
 {
@@ -165,7 +173,7 @@ static rdlm_status_t rdlm_global_open_transport(rdlm_global_t *d,
     tlp.bootstrap = p->bootstrap;
     tlp.thread_mode = RDLM_TL_THREAD_MULTI;
     if (!p->barrier_only) {
-        tlp.after_progress = rdlm_glock_finish_posted; /* nothing to do until posted */
+        tlp.after_progress = rdlm_global_after_progress;
         tlp.after_progress_arg = d;
     }
     s = rdlm_tl_open(p->transport, &tlp, &d->tl);
@@ -228,6 +236,11 @@ rdlm_status_t rdlm_global_create(const rdlm_global_params_t *params, rdlm_global
         s = rdlm_global_open_transport(d, params);
     }
     if (s == RDLM_OK) {
+        /* Collective; the key exchange after it makes sure every process set its
+         * handlers before any sends a request. */
+        s = rdlm_amq_setup(d, params->lock_am);
+    }
+    if (s == RDLM_OK) {
         s = rdlm_global_exchange_keys(d, params->bootstrap);
     }
     if (s == RDLM_OK) {
@@ -265,9 +278,22 @@ void rdlm_global_set_recovery(rdlm_global_t *d, const rdlm_global_recovery_t *re
     d->recovery = *rec;
 }
 
+unsigned rdlm_global_progress(rdlm_global_t *d)
+{
+    unsigned n = rdlm_tl_progress(d->tl);
+
+    rdlm_amq_flush(d);
+    return n;
+}
+
+int rdlm_global_progress_idle(void *dist)
+{
+    return (int)rdlm_global_progress(dist);
+}
+
 void rdlm_global_pause(rdlm_global_t *d, unsigned *spins)
 {
-    rdlm_tl_progress(d->tl); /* the progress thread stands back meanwhile */
+    rdlm_global_progress(d); /* the progress thread stands back meanwhile */
     if (*spins < RDLM_GLOBAL_SPINS) {
         (*spins)++;
         rdlm_cpu_relax();
@@ -288,7 +314,7 @@ void rdlm_global_quiesce(rdlm_global_t *d)
     rdlm_store(&d->closing, 1, RDLM_SEQ_CST);
     while (rdlm_load(&d->active, RDLM_ACQUIRE) != 0 && rdlm_clock_now_ns() < until) {
         if (d->tl != NULL) {
-            rdlm_tl_progress(d->tl);
+            rdlm_global_progress(d);
         }
         sched_yield();
     }
@@ -311,6 +337,7 @@ void rdlm_global_destroy(rdlm_global_t *d)
         rdlm_global_goodbye(d);
     }
     rdlm_tl_destroy(d->tl); /* collective (or not, after a death); releases everything */
+    rdlm_amq_free(d);
     rdlm_nodes_fini(&d->nodes);
     pthread_mutex_destroy(&d->keys_lock);
     pthread_mutex_destroy(&d->combine_lock);

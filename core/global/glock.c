@@ -53,6 +53,8 @@
 
 #include <sched.h>
 
+#include "amq.h"
+
 #include "clock.h"
 #include "log.h"
 
@@ -65,9 +67,7 @@
 /* CASes an enqueue tries (from the guess, then from what W held) before it swaps. */
 #define RDLM_GLOCK_ENQUEUE_CAS 2
 
-/* Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen).
- * *qid_p its id, *ref_p that use. */
-static rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p)
+rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p)
 {
     for (uint32_t q = 0; q < RDLM_GLOBAL_QNODES; q++) {
         uint32_t bit = 1u << q, gen;
@@ -94,8 +94,7 @@ static rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_
     return RDLM_ERR_NO_RESOURCE;
 }
 
-/* The token after FREE(t): t + 1, or the first of this context's epoch. */
-static uint64_t rdlm_glock_first_token(const rdlm_global_t *d, uint64_t t)
+uint64_t rdlm_glock_first_token(const rdlm_global_t *d, uint64_t t)
 {
     uint64_t floor = (uint64_t)d->epoch << RDLM_GLOBAL_SEQ_BITS;
 
@@ -371,6 +370,9 @@ rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
     uint64_t qid, ref, old;
     rdlm_status_t s;
 
+    if (d->am_lock) {
+        return rdlm_amq_acquire(d, w, deadline_ns, qid_p, token_p);
+    }
     rdlm_glock_finish(d, 0);
     s = rdlm_glock_claim(d, &qid, &ref);
     if (s != RDLM_OK) {
@@ -395,6 +397,9 @@ rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint
     uint64_t qid, ref, old, expected = rdlm_glock_guess(d, guess);
     rdlm_status_t s;
 
+    if (d->am_lock) {
+        return rdlm_amq_try(d, w, qid_p, token_p);
+    }
     rdlm_glock_finish(d, 0);
     s = rdlm_glock_claim(d, &qid, &ref);
     if (s != RDLM_OK) {
@@ -644,6 +649,9 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word
 rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
                               uint64_t token)
 {
+    if (d->am_lock) {
+        return rdlm_amq_pass(d, w, qid, token);
+    }
     /* Everything written in the critical section before the word moves on. */
     atomic_thread_fence(memory_order_seq_cst);
     rdlm_glock_finish(d, 0);
@@ -693,7 +701,7 @@ void rdlm_glock_finish(rdlm_global_t *d, int wait)
         }
         while (wait && !rdlm_load(&p->op.done, RDLM_ACQUIRE) &&
                rdlm_clock_now_ns() < until) {
-            rdlm_tl_progress(d->tl);
+            rdlm_global_progress(d);
         }
         if (!rdlm_load(&p->op.done, RDLM_ACQUIRE)) {
             if (wait) {
@@ -707,9 +715,4 @@ void rdlm_glock_finish(rdlm_global_t *d, int wait)
             rdlm_glock_finish_one(d, p);
         }
     }
-}
-
-void rdlm_glock_finish_posted(void *dist)
-{
-    rdlm_glock_finish(dist, 0);
 }

@@ -1,11 +1,22 @@
 /*
  * The global queue lock (glock.c): one word at the home, a queue of processes' queue
  * nodes, grants written into the waiter's own memory. See global.h for the protocol.
+ * In a context that chose the home-served queue (d->am_lock, amq.h), acquire, try
+ * and pass run that protocol instead, with the same contracts (no posted releases,
+ * no recovery: it runs only without leases).
  */
 #ifndef RDLM_GLOBAL_GLOCK_H
 #define RDLM_GLOBAL_GLOCK_H
 
 #include "word.h"
+
+/** Claim an IDLE own queue node for a new use: next NOLINK(gen), state WAITING(gen).
+ *  *qid_p its id, *ref_p that use. RDLM_ERR_NO_RESOURCE (logged): all in use. */
+rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p);
+
+/** The token after a lock's last token t: t + 1, or the first of this context's
+ *  epoch. */
+uint64_t rdlm_glock_first_token(const rdlm_global_t *d, uint64_t t);
 
 /**
  * Take the global word w with one of this process's queue nodes, waiting in the
@@ -51,8 +62,5 @@ rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uin
  *  completed; with wait, all of them, progressing until each completed. Any thread;
  *  a release another thread is finishing is left to it. */
 void rdlm_glock_finish(rdlm_global_t *d, int wait);
-
-/** rdlm_glock_finish(dist, 0): the transport's after_progress hook. */
-void rdlm_glock_finish_posted(void *dist);
 
 #endif

@@ -67,7 +67,7 @@ static rdlm_status_t rdlm_global_goodbye_wait(rdlm_global_t *d, uint32_t *alive_
         if (now - start >= RDLM_GLOBAL_GOODBYE_NS) {
             return RDLM_ERR_TIMEOUT;
         }
-        if (rdlm_tl_progress(d->tl) == 0) {
+        if (rdlm_global_progress(d) == 0) {
             nanosleep(&nap, NULL);
         }
     }
@@ -109,7 +109,7 @@ void rdlm_global_goodbye(rdlm_global_t *d)
 
 rdlm_status_t rdlm_global_leave(rdlm_global_t *d, const void *mine, void *all, size_t len)
 {
-    const rdlm_tl_idle_t idle = {rdlm_tl_progress_idle, d->tl};
+    const rdlm_tl_idle_t idle = {rdlm_global_progress_idle, d};
 
     rdlm_glock_finish(d, 1); /* releases made after quiesce (held at destroy) */
     if (d->procs != NULL) {

@@ -156,7 +156,7 @@ static void rdlm_global_serve_own(rdlm_global_t *d, const rdlm_global_word_t *w)
     now = rdlm_clock_now_ns();
     if (now - rdlm_load(&d->served_ns, RDLM_RELAXED) >= RDLM_GLOBAL_SERVE_NS) {
         rdlm_store(&d->served_ns, now, RDLM_RELAXED);
-        rdlm_tl_progress(d->tl);
+        rdlm_global_progress(d);
     }
 }
 
@@ -277,7 +277,7 @@ rdlm_status_t rdlm_global_poll_pause(rdlm_global_t *d, uint64_t *pause_p, uint64
     if (rdlm_load(&d->closing, RDLM_RELAXED)) {
         return RDLM_ERR_CLOSED;
     }
-    rdlm_tl_progress(d->tl);
+    rdlm_global_progress(d);
     nanosleep(&ts, NULL);
     *pause_p =
         *pause_p * 2 < RDLM_GLOBAL_POLL_MAX_NS ? *pause_p * 2 : RDLM_GLOBAL_POLL_MAX_NS;

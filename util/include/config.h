@@ -111,12 +111,12 @@ typedef enum rdlm_pmpi_barrier {
       "(empty: /dev/shm/rdlm-<uid>); every process of a job must name the same one")       \
     X(spin, "RDLM_SPIN", UINT, "4000", 0, 100000000,                                       \
       "busy-wait iterations before a waiter yields")                                       \
-    X(yield, "RDLM_YIELD", UINT, "256", 0, 1000000,                                          \
+    X(yield, "RDLM_YIELD", UINT, "256", 0, 1000000,                                        \
       "sched_yield calls before a waiter sleeps on a futex")                               \
     X(park_slice_ms, "RDLM_PARK_SLICE_MS", UINT, "20", 1, 10000,                           \
       "futex sleep slice; dead holders are looked for once per slice")                     \
     X(lock_bypass_us, "RDLM_LOCK_BYPASS_US", UINT, "1000", 1, 10000000,                    \
-      "on-node locks (not FIFO ones), semaphores and rwlocks: a waiter that waited this " \
+      "on-node locks (not FIFO ones), semaphores and rwlocks: a waiter that waited this "  \
       "long reserves the object for itself (the next holder; one waiter at a time), so "   \
       "that running processes stop taking it first; each process uses its own value")      \
     X(stats, "RDLM_STATS", BOOL, "0", 0, 1,                                                \
@@ -125,7 +125,7 @@ typedef enum rdlm_pmpi_barrier {
       "destroy")                                                                           \
     X(progress, "RDLM_PROGRESS", PROGRESS, "auto", 0, 0,                                   \
       "transport progress: poll (inside rdlm calls only), thread (also a progress "        \
-      "thread, so emulated remote atomics on this process's memory complete while it "    \
+      "thread, so emulated remote atomics on this process's memory complete while it "     \
       "computes), auto (thread in distributed contexts)")                                  \
     X(peer_failure, "RDLM_PEER_FAILURE", PEER_FAILURE, "auto", 0, 0,                       \
       "transport endpoints that report a dead peer as RDLM_ERR_PEER_DEAD instead of "      \
@@ -147,6 +147,11 @@ typedef enum rdlm_pmpi_barrier {
       "split each host's processes into this many nodes (tests on one machine)")           \
     X(cohort_bound, "RDLM_COHORT_BOUND", UINT, "64", 0, 1000000,                           \
       "local hand-offs of a global lock before it passes to another node")                 \
+    X(lock_am, "RDLM_LOCK_AM", BOOL, "1", 0, 1,                                            \
+      "cross-node exclusive locks: 1 lets each lock's home process serve its queue "       \
+      "with active messages where the transport emulates remote atomics anyway (UCX "      \
+      "over TCP) and no lease is held; 0 keeps the remote-atomic queue everywhere; "       \
+      "every process must say 1 for it to apply")                                          \
     X(rank, "RDLM_RANK", UINT, "0", 0, 16777214,                                           \
       "this process's rank for the standalone rendezvous (with RDLM_RENDEZVOUS); "         \
       "with RDLM_SIZE unset, the launcher's: OMPI_COMM_WORLD_RANK, PMI_RANK, "             \
@@ -161,31 +166,31 @@ typedef enum rdlm_pmpi_barrier {
       "launcher: rank 0 publishes an ephemeral port through PMIx, else the port is "       \
       "srun's first --resv-ports port or derived from the job and step ids")               \
     X(pmpi_barrier, "RDLM_PMPI_BARRIER", PMPI_BARRIER, "auto", 0, 0,                       \
-      "librdlm_pmpi.so: auto times both barriers at the first MPI_Barrier of each "       \
-      "communicator and keeps the faster, 1 always runs the rdlm barrier, 0 always "      \
+      "librdlm_pmpi.so: auto times both barriers at the first MPI_Barrier of each "        \
+      "communicator and keeps the faster, 1 always runs the rdlm barrier, 0 always "       \
       "PMPI_Barrier (docs/barrier-replacement.md)")                                        \
     X(authority, "RDLM_AUTHORITY", ADDRS, "", 0, 0,                                        \
-      "client addresses of the lease authority (rdlmd): every process of a context "      \
+      "client addresses of the lease authority (rdlmd): every process of a context "       \
       "holds a lease, and the token epoch is committed there")                             \
     X(lease_ttl_ms, "RDLM_LEASE_TTL_MS", UINT, "5000", 100, 600000,                        \
       "TTL of the context's lease at the authority")                                       \
     X(lock_delay_ms, "RDLM_LOCK_DELAY_MS", UINT, "0", 0, 600000,                           \
-      "with a lease: an acquire that takes a lock over from a holder whose lease ended "  \
-      "(RDLM_OWNER_DEAD) returns this much later, for resources that cannot check "       \
+      "with a lease: an acquire that takes a lock over from a holder whose lease ended "   \
+      "(RDLM_OWNER_DEAD) returns this much later, for resources that cannot check "        \
       "tokens")                                                                            \
     X(job_authority, "RDLM_JOB_AUTHORITY", BOOL, "0", 0, 1,                                \
-      "run the lease authority inside the job: a replica in the node leader of each of "  \
-      "the first 3 nodes (1 with 1 or 2 nodes), each on its own thread; every process "   \
+      "run the lease authority inside the job: a replica in the node leader of each of "   \
+      "the first 3 nodes (1 with 1 or 2 nodes), each on its own thread; every process "    \
       "of a distributed context holds a lease there (not with RDLM_AUTHORITY)")            \
     X(job_authority_net, "RDLM_JOB_AUTHORITY_NET", NET, "", 0, 0,                          \
       "where in-job replicas listen: their host's address in this IPv4 network "           \
       "(a.b.c.d/len, or one address a.b.c.d); empty: the first address of an up "          \
-      "interface other than loopback, else 127.0.0.1")                                    \
+      "interface other than loopback, else 127.0.0.1")                                     \
     X(python_library, "RDLM_LIBRARY", PATH, "", 0, 0,                                      \
-      "the Python package (python/rdlm): librdlm.so to load instead of the installed "    \
-      "prefix's or the loader's (docs/python.md)")                                        \
+      "the Python package (python/rdlm): librdlm.so to load instead of the installed "     \
+      "prefix's or the loader's (docs/python.md)")                                         \
     X(python_mpi_library, "RDLM_MPI_LIBRARY", PATH, "", 0, 0,                              \
-      "the Python package: librdlm_mpi.so to load instead of the one beside librdlm.so, " \
+      "the Python package: librdlm_mpi.so to load instead of the one beside librdlm.so, "  \
       "the prefix's or the loader's (docs/python.md)")
 
 #define RDLM_CONFIG_FIELD_(field, var, type, def, min, max, help)                          \

@@ -110,8 +110,11 @@ static inline int rdlm_q_abandoned_first(uint64_t state)
 /* Dissemination rounds of the collective barrier: enough for 2^32 nodes. The flags
  * live after the home slots in each leader's home region. */
 #define RDLM_GLOBAL_ROUNDS 32u
-/* The active-message id of the barrier's dissemination flags. */
+/* Active-message ids: the barrier's dissemination flags; the home-served lock's
+ * requests (to a home) and answers (amq.h). */
 #define RDLM_GLOBAL_AM_BARRIER 0u
+#define RDLM_GLOBAL_AM_LOCK_REQ 1u
+#define RDLM_GLOBAL_AM_LOCK_ANS 2u
 
 /* Counter entry flag (counter_flags): one shard per node. */
 #define RDLM_GLOBAL_COUNTER_SHARDED 1u
@@ -170,6 +173,8 @@ typedef struct rdlm_global_params {
                             wins): the context will hold leases */
     uint32_t epoch;      /* token epoch committed by the lease authority (rank 0's
                             wins); 0: rank 0 takes its host's (rdlm_epoch_host) */
+    int lock_am;         /* RDLM_LOCK_AM: the home-served lock where it applies (amq.h;
+                            on only if every process says so) */
 } rdlm_global_params_t;
 
 typedef struct rdlm_global {
@@ -208,6 +213,9 @@ typedef struct rdlm_global {
                         a home process serves its home from its own calls (word.c) */
     rdlm_atomic_u64_t served_ns; /* when it last did (word.c, a hint) */
     int posts_release;           /* the transport posts CASes: a release frees W posted */
+    int am_lock; /* exclusive global locks are served by their home process (amq.h) */
+    rdlm_atomic_u32_t amq_seq[RDLM_GLOBAL_QNODES]; /* amq.c: each own queue node's use */
+    struct rdlm_amq_home *amq_home; /* amq_home.c: a leader's lock records, or NULL */
     rdlm_atomic_u32_t posted_n;  /* slots of posted[] not FREE */
     rdlm_global_posted_t posted[RDLM_GLOBAL_POSTED];
     rdlm_global_proc_t *procs; /* [size]: same-host processes (peers.h) */
@@ -265,6 +273,14 @@ static inline uint32_t rdlm_global_cohort_bound(const rdlm_global_t *d)
  *  yield, and after a while sleep 20 us (the writer may need our CPU on an
  *  oversubscribed node). *spins starts at 0. */
 void rdlm_global_pause(rdlm_global_t *d, unsigned *spins);
+
+/** Progress the transport once, then send what the handlers left to send (the lock
+ *  home's answers, amq.h): every progress call of core/global is this one. Returns
+ *  the transport's count of events. */
+unsigned rdlm_global_progress(rdlm_global_t *d);
+
+/** rdlm_global_progress(dist) as a bootstrap idle callback (rdlm_tl_idle_t). */
+int rdlm_global_progress_idle(void *dist);
 
 /** Refuse new acquires (RDLM_ERR_CLOSED) and make this process's waiters give up
  *  their places and return RDLM_ERR_CLOSED; returns when no call of this process is

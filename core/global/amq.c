@@ -1,0 +1,215 @@
+/*
+ * The requester's side of the home-served queue lock (amq.h has the protocol). A
+ * request occupies one of this process's queue nodes, as in the atomic queue: its
+ * state word is WAITING until the answer's handler writes the token (GRANT) or
+ * RDLM_AMQ_REFUSED(type) into it; the waiter polls that word while it progresses.
+ * A request to this process's own home is handled in place, without a message.
+ */
+#include "amq.h"
+
+#include "clock.h"
+#include "glock.h"
+#include "log.h"
+
+/* A waiter checks this often whether the home's process died. */
+#define RDLM_AMQ_PROBE_NS 100000000ull
+/* Longest wait for the answer to a cancel or a try (the home answers at once unless
+ * it died, which the probe finds within the transport's peer timeout). */
+#define RDLM_AMQ_ANSWER_NS 10000000000ull
+
+void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m)
+{
+    rdlm_atomic_u64_t *state;
+    uint64_t was, value;
+
+    if (m->q >= RDLM_GLOBAL_QNODES || m->type < RDLM_AMQ_GRANT || m->type > RDLM_AMQ_DEAD) {
+        rdlm_error("dist: a malformed lock answer (type %u, queue node %u): dropped",
+                   m->type, m->q);
+        return;
+    }
+    if (m->seq != rdlm_load(&d->amq_seq[m->q], RDLM_ACQUIRE)) {
+        rdlm_debug("dist: a lock answer for an earlier use of queue node %u: ignored",
+                   m->q);
+        return;
+    }
+    state = rdlm_global_q_state(d, m->q);
+    was = rdlm_load(state, RDLM_ACQUIRE);
+    value = m->type == RDLM_AMQ_GRANT ? m->token : RDLM_AMQ_REFUSED(m->type);
+    if ((was & 3u) != 1u || was >= (1ull << RDLM_GLOBAL_SEQ_BITS) ||
+        !rdlm_cas(state, &was, value, RDLM_RELEASE)) {
+        rdlm_debug("dist: a second lock answer for queue node %u: ignored", m->q);
+    }
+}
+
+/* Send request m to the home of w (handled in place when that is this process);
+ * counted in home_ops, and in home_ops_posted when nobody waits for an answer. */
+static rdlm_status_t rdlm_amq_send(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                   rdlm_amq_msg_t *m)
+{
+    uint32_t home = d->nodes.leader_of[w->node];
+
+    m->offset = w->offset;
+    if (home == d->rank) {
+        rdlm_amq_home_request(d, d->rank, m);
+        return RDLM_OK;
+    }
+    rdlm_fetch_add(&d->stats.home_ops, 1, RDLM_RELAXED);
+    if (m->type == RDLM_AMQ_REL || m->type == RDLM_AMQ_CANCEL) {
+        rdlm_fetch_add(&d->stats.home_ops_posted, 1, RDLM_RELAXED);
+    }
+    return d->tl->am->send(d->tl, home, RDLM_GLOBAL_AM_LOCK_REQ, m, sizeof(*m));
+}
+
+/* Wait until own queue node q is answered (*state_p its state then): RDLM_OK; or
+ * RDLM_ERR_PEER_DEAD, the home's process died; with give_up, RDLM_ERR_TIMEOUT past
+ * deadline_ns and RDLM_ERR_CLOSED while the context closes. */
+static rdlm_status_t rdlm_amq_wait(rdlm_global_t *d, uint32_t q, uint32_t home,
+                                   uint64_t deadline_ns, int give_up, uint64_t *state_p)
+{
+    uint64_t probe_at = rdlm_clock_now_ns() + RDLM_AMQ_PROBE_NS;
+    unsigned spins = 0;
+
+    for (;;) {
+        uint64_t state = rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE);
+
+        if ((state & 3u) != 1u || state >= (1ull << RDLM_GLOBAL_SEQ_BITS)) {
+            *state_p = state;
+            return RDLM_OK;
+        }
+        if (rdlm_clock_now_ns() >= probe_at) {
+            if (home != d->rank &&
+                (rdlm_tl_peer_dead(d->tl, home) || rdlm_global_proc_gone(d->procs, home))) {
+                rdlm_error("dist: rank %u, home of a lock this process waits for, died",
+                           home);
+                return RDLM_ERR_PEER_DEAD;
+            }
+            probe_at = rdlm_clock_now_ns() + RDLM_AMQ_PROBE_NS;
+        }
+        if (give_up && rdlm_load(&d->closing, RDLM_RELAXED)) {
+            return RDLM_ERR_CLOSED;
+        }
+        if (rdlm_clock_now_ns() >= deadline_ns) {
+            return RDLM_ERR_TIMEOUT;
+        }
+        rdlm_global_pause(d, &spins);
+    }
+}
+
+/* Own queue node q (in its use seq) is done with: IDLE again. */
+static void rdlm_amq_retire(rdlm_global_t *d, uint32_t q)
+{
+    rdlm_store(rdlm_global_q_state(d, q), RDLM_Q_IDLE, RDLM_RELEASE);
+}
+
+/* The outcome of q's answered request (its state): granted (RDLM_OK, *token_p), or
+ * refused (q retired): RDLM_ERR_BUSY, refused_status for a cancel that won,
+ * RDLM_ERR_PEER_DEAD for a holder that died. */
+static rdlm_status_t rdlm_amq_outcome(rdlm_global_t *d, uint32_t q, uint64_t state,
+                                      rdlm_status_t refused_status, uint64_t *token_p)
+{
+    if (RDLM_Q_IS_GRANTED(state)) {
+        *token_p = state;
+        return RDLM_OK;
+    }
+    rdlm_amq_retire(d, q);
+    if (state == RDLM_AMQ_REFUSED(RDLM_AMQ_BUSY)) {
+        return RDLM_ERR_BUSY;
+    }
+    if (state == RDLM_AMQ_REFUSED(RDLM_AMQ_DEAD)) {
+        rdlm_error("dist: the holder of a lock this process waited for died; giving up "
+                   "the place (RDLM_ERR_PEER_DEAD)");
+        return RDLM_ERR_PEER_DEAD;
+    }
+    return refused_status;
+}
+
+/* Send request type for a fresh use of a claimed queue node qid and wait for its
+ * answer (acquire: until deadline_ns, then cancel). */
+static rdlm_status_t rdlm_amq_request(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                      uint8_t type, uint64_t qid, uint64_t deadline_ns,
+                                      uint64_t *token_p)
+{
+    uint32_t q = RDLM_QID_INDEX(qid), home = d->nodes.leader_of[w->node];
+    uint64_t state = 0;
+    rdlm_amq_msg_t m = {.type = type, .q = (uint8_t)q};
+    rdlm_status_t s, gave_up;
+
+    m.seq = rdlm_fetch_add(&d->amq_seq[q], 1, RDLM_ACQ_REL) + 1;
+    s = rdlm_amq_send(d, w, &m);
+    if (s == RDLM_OK) {
+        s = rdlm_amq_wait(d, q, home, deadline_ns, type == RDLM_AMQ_ACQ, &state);
+    }
+    if (s == RDLM_OK) {
+        return rdlm_amq_outcome(d, q, state, RDLM_ERR_BUSY, token_p);
+    }
+    if (s != RDLM_ERR_TIMEOUT && s != RDLM_ERR_CLOSED) {
+        rdlm_amq_retire(d, q); /* the home is gone: no answer comes any more */
+        return s;
+    }
+    /* Gave up: cancel; the answer is CANCELLED, or the GRANT that crossed it. */
+    gave_up = s;
+    m.type = RDLM_AMQ_CANCEL;
+    s = rdlm_amq_send(d, w, &m);
+    if (s == RDLM_OK) {
+        s = rdlm_amq_wait(d, q, home, rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, 0, &state);
+    }
+    if (s == RDLM_OK) {
+        return rdlm_amq_outcome(d, q, state, gave_up, token_p);
+    }
+    if (s == RDLM_ERR_TIMEOUT) {
+        /* The queue node stays in use: a late grant must not land on its next use. */
+        rdlm_error("dist: the home of a lock (rank %u) did not answer a cancel within %llu "
+                   "s; one queue node of this process stays in use",
+                   home, (unsigned long long)(RDLM_AMQ_ANSWER_NS / 1000000000u));
+        return gave_up;
+    }
+    rdlm_amq_retire(d, q);
+    return s;
+}
+
+rdlm_status_t rdlm_amq_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
+                               uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p)
+{
+    uint64_t ref;
+    rdlm_status_t s = rdlm_glock_claim(d, qid_p, &ref);
+
+    return s != RDLM_OK
+               ? s
+               : rdlm_amq_request(d, w, RDLM_AMQ_ACQ, *qid_p, deadline_ns, token_p);
+}
+
+rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t *qid_p,
+                           uint64_t *token_p)
+{
+    uint64_t ref;
+    rdlm_status_t s = rdlm_glock_claim(d, qid_p, &ref);
+
+    return s != RDLM_OK
+               ? s
+               : rdlm_amq_request(d, w, RDLM_AMQ_TRY, *qid_p,
+                                  rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, token_p);
+}
+
+rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
+                            uint64_t token)
+{
+    rdlm_amq_msg_t m = {.type = RDLM_AMQ_REL,
+                        .q = (uint8_t)RDLM_QID_INDEX(qid),
+                        .rank = RDLM_QID_RANK(qid),
+                        .token = token};
+    rdlm_status_t s;
+
+    /* Everything written in the critical section before the lock moves on. */
+    atomic_thread_fence(memory_order_seq_cst);
+    s = rdlm_amq_send(d, w, &m);
+    if (s != RDLM_OK) {
+        rdlm_error("dist: releasing a lock: its home did not take the release: %s",
+                   rdlm_status_str(s));
+    }
+    if (RDLM_QID_RANK(qid) == d->rank) {
+        rdlm_amq_retire(d, RDLM_QID_INDEX(qid));
+    } else {
+        (void)rdlm_global_q_set_state(d, qid, RDLM_Q_IDLE); /* a node-mate's */
+    }
+    return s;
+}

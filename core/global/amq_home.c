@@ -1,0 +1,387 @@
+/*
+ * The home's side of the home-served queue lock (amq.h has the protocol). A node
+ * leader keeps one record per home slot (holder, FIFO queue, last token) and one
+ * waiter entry per queue node of every process: a queue node is in at most one
+ * queue at a time, so the queues link through these entries and never allocate.
+ *
+ * The handler runs inside the transport's progress and must not send: answers go
+ * into an outbox, sent by rdlm_amq_flush after the progress call (every progress of
+ * core/global, and the progress thread's). The outbox holds at most one answer per
+ * request in flight, so size * RDLM_GLOBAL_QNODES entries never overflow.
+ */
+#include "amq.h"
+
+#include <stdlib.h>
+
+#include "clock.h"
+#include "glock.h"
+#include "log.h"
+
+/* How often the home looks for holders that died with waiters behind them. */
+#define RDLM_AMQ_SCAN_NS 100000000ull
+
+typedef struct rdlm_amq_rec {
+    uint64_t token;      /* the last token issued */
+    uint32_t holder;     /* waiter entry + 1 of the holder; 0: free */
+    uint32_t head, tail; /* the queue: waiter entries + 1 */
+    uint32_t reported;   /* the holder whose death was last reported, + 1 */
+} rdlm_amq_rec_t;
+
+typedef struct rdlm_amq_waiter {
+    uint32_t next;     /* the next in its queue, entry + 1 */
+    uint32_t last_seq; /* the newest request seen from this queue node */
+    uint8_t queued;    /* last_seq waits in a queue */
+} rdlm_amq_waiter_t;
+
+typedef struct rdlm_amq_out {
+    uint32_t dst;
+    rdlm_amq_msg_t m;
+} rdlm_amq_out_t;
+
+struct rdlm_amq_home {
+    pthread_mutex_t lock;       /* everything below */
+    rdlm_amq_rec_t *recs;       /* [home_slots] */
+    rdlm_amq_waiter_t *waiters; /* [size * RDLM_GLOBAL_QNODES] */
+    rdlm_amq_out_t *out;        /* ring of cap answers */
+    uint32_t cap, out_head;
+    rdlm_atomic_u32_t out_n;   /* read without the lock by rdlm_amq_flush */
+    rdlm_atomic_u32_t waiting; /* requests queued over all records */
+    uint64_t scan_at;
+};
+
+/* a is a later use than b (32-bit serial numbers). */
+static int rdlm_amq_newer(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) > 0;
+}
+
+/* Queue answer m for rank dst, or hand it over at once when dst is this process. */
+static void rdlm_amq_out(rdlm_global_t *d, uint32_t dst, const rdlm_amq_msg_t *m)
+{
+    struct rdlm_amq_home *h = d->amq_home;
+    uint32_t n = rdlm_load(&h->out_n, RDLM_RELAXED);
+
+    if (dst == d->rank) {
+        rdlm_amq_answer(d, m);
+        return;
+    }
+    if (n == h->cap) {
+        rdlm_error("dist: lock home: %u answers waiting to be sent; one to rank %u is "
+                   "lost (a bug: there is one per request in flight)",
+                   n, dst);
+        return;
+    }
+    h->out[(h->out_head + n) % h->cap] = (rdlm_amq_out_t){dst, *m};
+    rdlm_store(&h->out_n, n + 1, RDLM_RELEASE);
+}
+
+/* Grant rec to waiter entry wi (its request seq). */
+static void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t seq)
+{
+    rdlm_amq_msg_t m = {
+        .type = RDLM_AMQ_GRANT, .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES), .seq = seq};
+
+    rec->holder = wi + 1;
+    rec->token = rdlm_glock_first_token(d, rec->token);
+    m.token = rec->token;
+    rdlm_amq_out(d, wi / RDLM_GLOBAL_QNODES, &m);
+}
+
+/* Refuse waiter entry wi's request seq with type (BUSY, CANCELLED, DEAD). */
+static void rdlm_amq_refuse(rdlm_global_t *d, uint32_t wi, uint32_t seq, uint8_t type)
+{
+    rdlm_amq_msg_t m = {.type = type, .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES), .seq = seq};
+
+    rdlm_amq_out(d, wi / RDLM_GLOBAL_QNODES, &m);
+}
+
+/* Take waiter entry wi out of rec's queue; 1 if it was there. */
+static int rdlm_amq_unlink(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi)
+{
+    uint32_t *link = &rec->head, prev = 0;
+
+    while (*link != 0 && *link != wi + 1) {
+        prev = *link;
+        link = &h->waiters[*link - 1].next;
+    }
+    if (*link == 0) {
+        return 0;
+    }
+    *link = h->waiters[wi].next;
+    if (rec->tail == wi + 1) {
+        rec->tail = prev;
+    }
+    h->waiters[wi].next = 0;
+    h->waiters[wi].queued = 0;
+    rdlm_fetch_sub(&h->waiting, 1, RDLM_RELAXED);
+    return 1;
+}
+
+/* Take waiter entry wi out of whichever queue holds it (a scan: never on a path a
+ * correct requester takes). */
+static void rdlm_amq_unlink_any(rdlm_global_t *d, uint32_t wi)
+{
+    for (uint32_t i = 0; i < d->home_slots; i++) {
+        if (rdlm_amq_unlink(d->amq_home, &d->amq_home->recs[i], wi)) {
+            return;
+        }
+    }
+}
+
+static void rdlm_amq_enqueue(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi)
+{
+    h->waiters[wi].next = 0;
+    h->waiters[wi].queued = 1;
+    if (rec->tail != 0) {
+        h->waiters[rec->tail - 1].next = wi + 1;
+    } else {
+        rec->head = wi + 1;
+    }
+    rec->tail = wi + 1;
+    rdlm_fetch_add(&h->waiting, 1, RDLM_RELAXED);
+}
+
+/* The holder's release: the next in the queue holds, with the token after t. */
+static void rdlm_amq_release(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t holder,
+                             uint64_t t)
+{
+    struct rdlm_amq_home *h = d->amq_home;
+    uint32_t next = rec->head;
+
+    if (rec->holder != holder) {
+        rdlm_debug("dist: lock home: a release from a process that does not hold the "
+                   "lock (stale or repeated): ignored");
+        return;
+    }
+    rec->token = t > rec->token ? t : rec->token;
+    rec->holder = 0;
+    if (next != 0) {
+        rdlm_amq_unlink(h, rec, next - 1);
+        rdlm_amq_grant(d, rec, next - 1, h->waiters[next - 1].last_seq);
+    }
+}
+
+static void rdlm_amq_cancel(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
+                            uint32_t seq)
+{
+    rdlm_amq_waiter_t *wt = &d->amq_home->waiters[wi];
+
+    if (rdlm_amq_newer(seq, wt->last_seq)) {
+        /* Before its request: the request, when it comes, is older than this. */
+        wt->last_seq = seq;
+        rdlm_amq_refuse(d, wi, seq, RDLM_AMQ_CANCELLED);
+    } else if (seq == wt->last_seq && wt->queued && rdlm_amq_unlink(d->amq_home, rec, wi)) {
+        rdlm_amq_refuse(d, wi, seq, RDLM_AMQ_CANCELLED);
+    }
+    /* Otherwise it was granted (the GRANT crossed the cancel) or is stale: nothing. */
+}
+
+void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t *m)
+{
+    struct rdlm_amq_home *h = d->amq_home;
+    uint64_t slot = m->offset / d->slot_bytes;
+    uint32_t who = m->type == RDLM_AMQ_REL ? m->rank : src;
+    uint32_t wi = who * RDLM_GLOBAL_QNODES + m->q;
+    rdlm_amq_rec_t *rec;
+
+    if (h == NULL || m->offset % d->slot_bytes != 8 || slot >= d->home_slots ||
+        m->q >= RDLM_GLOBAL_QNODES || who >= d->bootstrap->size || m->type < RDLM_AMQ_ACQ ||
+        m->type > RDLM_AMQ_REL) {
+        rdlm_error("dist: lock home: malformed request from rank %u (type %u, queue node "
+                   "%u, offset %llu): dropped",
+                   src, m->type, m->q, (unsigned long long)m->offset);
+        return;
+    }
+    pthread_mutex_lock(&h->lock);
+    rec = &h->recs[slot];
+    switch (m->type) {
+    case RDLM_AMQ_ACQ:
+    case RDLM_AMQ_TRY:
+        if (!rdlm_amq_newer(m->seq, h->waiters[wi].last_seq)) {
+            rdlm_debug("dist: lock home: a stale request from rank %u: dropped", src);
+            break;
+        }
+        if (h->waiters[wi].queued) {
+            rdlm_error("dist: lock home: rank %u asked again from a queue node still "
+                       "queued (a bug): its older request is dropped",
+                       src);
+            rdlm_amq_unlink_any(d, wi);
+        }
+        h->waiters[wi].last_seq = m->seq;
+        if (rec->holder == 0) {
+            rdlm_amq_grant(d, rec, wi, m->seq);
+        } else if (m->type == RDLM_AMQ_TRY) {
+            rdlm_amq_refuse(d, wi, m->seq, RDLM_AMQ_BUSY);
+        } else {
+            rdlm_amq_enqueue(h, rec, wi);
+        }
+        break;
+    case RDLM_AMQ_CANCEL:
+        rdlm_amq_cancel(d, rec, wi, m->seq);
+        break;
+    default:
+        rdlm_amq_release(d, rec, wi + 1, m->token);
+        break;
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void rdlm_amq_req_handler(void *arg, uint32_t src, const void *data, size_t len)
+{
+    rdlm_amq_msg_t m;
+
+    if (len != sizeof(m)) {
+        rdlm_error("dist: lock home: a %zu-byte message from rank %u: dropped", len, src);
+        return;
+    }
+    memcpy(&m, data, sizeof(m));
+    rdlm_amq_home_request(arg, src, &m);
+}
+
+static void rdlm_amq_ans_handler(void *arg, uint32_t src, const void *data, size_t len)
+{
+    rdlm_amq_msg_t m;
+
+    if (len != sizeof(m)) {
+        rdlm_error("dist: lock answer: a %zu-byte message from rank %u: dropped", len, src);
+        return;
+    }
+    memcpy(&m, data, sizeof(m));
+    rdlm_amq_answer(arg, &m);
+}
+
+/* Holders that died with waiters behind them: without a lease nobody may take their
+ * locks over, so the waiters give up (RDLM_ERR_PEER_DEAD), as behind a dead
+ * predecessor in the atomic queue. Holding h->lock. */
+static void rdlm_amq_scan(rdlm_global_t *d)
+{
+    struct rdlm_amq_home *h = d->amq_home;
+
+    for (uint32_t i = 0; i < d->home_slots && rdlm_load(&h->waiting, RDLM_RELAXED); i++) {
+        rdlm_amq_rec_t *rec = &h->recs[i];
+        uint32_t rank = (rec->holder - 1) / RDLM_GLOBAL_QNODES;
+
+        if (rec->head == 0 || rank == d->rank ||
+            !(rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank))) {
+            continue;
+        }
+        if (rec->reported != rec->holder) {
+            rec->reported = rec->holder;
+            rdlm_error("dist: lock home: rank %u died holding a lock (home slot %u); its "
+                       "waiters give up (RDLM_ERR_PEER_DEAD)",
+                       rank, i);
+        }
+        while (rec->head != 0) {
+            uint32_t wi = rec->head - 1;
+
+            rdlm_amq_unlink(h, rec, wi);
+            rdlm_amq_refuse(d, wi, h->waiters[wi].last_seq, RDLM_AMQ_DEAD);
+        }
+    }
+}
+
+void rdlm_amq_flush(rdlm_global_t *d)
+{
+    struct rdlm_amq_home *h = d->amq_home;
+    rdlm_amq_out_t batch[16];
+    uint32_t n;
+
+    if (h == NULL || (rdlm_load(&h->out_n, RDLM_ACQUIRE) == 0 &&
+                      rdlm_load(&h->waiting, RDLM_RELAXED) == 0)) {
+        return;
+    }
+    do {
+        pthread_mutex_lock(&h->lock);
+        if (rdlm_load(&h->waiting, RDLM_RELAXED) != 0 &&
+            rdlm_clock_now_ns() >= h->scan_at) {
+            h->scan_at = rdlm_clock_now_ns() + RDLM_AMQ_SCAN_NS;
+            rdlm_amq_scan(d);
+        }
+        n = rdlm_load(&h->out_n, RDLM_RELAXED);
+        n = n < 16 ? n : 16;
+        for (uint32_t i = 0; i < n; i++) {
+            batch[i] = h->out[(h->out_head + i) % h->cap];
+        }
+        h->out_head = (h->out_head + n) % h->cap;
+        rdlm_store(&h->out_n, rdlm_load(&h->out_n, RDLM_RELAXED) - n, RDLM_RELEASE);
+        pthread_mutex_unlock(&h->lock);
+        for (uint32_t i = 0; i < n; i++) {
+            rdlm_status_t s = d->tl->am->send(d->tl, batch[i].dst, RDLM_GLOBAL_AM_LOCK_ANS,
+                                              &batch[i].m, sizeof(batch[i].m));
+
+            if (s != RDLM_OK) {
+                rdlm_warn("dist: lock home: answering rank %u failed: %s", batch[i].dst,
+                          rdlm_status_str(s));
+            }
+        }
+    } while (n == 16);
+}
+
+static rdlm_status_t rdlm_amq_home_new(rdlm_global_t *d)
+{
+    struct rdlm_amq_home *h = calloc(1, sizeof(*h));
+    size_t nw = (size_t)d->bootstrap->size * RDLM_GLOBAL_QNODES;
+
+    if (h == NULL) {
+        return RDLM_ERR_NO_MEMORY;
+    }
+    pthread_mutex_init(&h->lock, NULL);
+    h->cap = (uint32_t)nw;
+    h->recs = calloc(d->home_slots, sizeof(*h->recs));
+    h->waiters = calloc(nw, sizeof(*h->waiters));
+    h->out = calloc(nw, sizeof(*h->out));
+    d->amq_home = h;
+    return h->recs && h->waiters && h->out ? RDLM_OK : RDLM_ERR_NO_MEMORY;
+}
+
+void rdlm_amq_free(rdlm_global_t *d)
+{
+    struct rdlm_amq_home *h = d->amq_home;
+
+    if (h != NULL) {
+        pthread_mutex_destroy(&h->lock);
+        free(h->recs);
+        free(h->waiters);
+        free(h->out);
+        free(h);
+        d->amq_home = NULL;
+    }
+}
+
+rdlm_status_t rdlm_amq_setup(rdlm_global_t *d, int wanted)
+{
+    const rdlm_tl_bootstrap_t *bs = d->bootstrap;
+    const rdlm_tl_idle_t idle = {rdlm_global_progress_idle, d};
+    uint32_t mine = wanted && d->caps.amo_needs_target_progress &&
+                    (d->caps.flags & RDLM_TL_CAP_AM) && d->caps.progress_thread &&
+                    d->caps.am_max_payload >= sizeof(rdlm_amq_msg_t) &&
+                    d->slot_bytes != RDLM_GLOBAL_SLOT_BYTES_HOLDER && !d->barrier_only;
+    uint32_t *all = calloc(bs->size, sizeof(*all));
+    rdlm_status_t s = all != NULL ? bs->allgather(bs->arg, &mine, all, sizeof(mine), &idle)
+                                  : RDLM_ERR_NO_MEMORY;
+
+    d->am_lock = s == RDLM_OK;
+    for (uint32_t r = 0; s == RDLM_OK && r < bs->size; r++) {
+        d->am_lock &= all[r] != 0;
+    }
+    free(all);
+    if (!d->am_lock) {
+        return s;
+    }
+    if (d->nodes.leader_of[d->nodes.node] == d->rank) {
+        s = rdlm_amq_home_new(d);
+    }
+    if (s == RDLM_OK) {
+        s = d->tl->am->set_handler(d->tl, RDLM_GLOBAL_AM_LOCK_REQ, rdlm_amq_req_handler, d);
+    }
+    if (s == RDLM_OK) {
+        s = d->tl->am->set_handler(d->tl, RDLM_GLOBAL_AM_LOCK_ANS, rdlm_amq_ans_handler, d);
+    }
+    if (s == RDLM_OK && d->rank == 0) {
+        rdlm_info("dist: cross-node exclusive locks are served by their home process "
+                  "with active messages (transport %s emulates remote atomics; "
+                  "RDLM_LOCK_AM=0 keeps the remote-atomic queue)",
+                  d->caps.backend);
+    }
+    return s;
+}
