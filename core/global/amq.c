@@ -16,6 +16,9 @@
 /* Longest wait for the answer to a cancel or a try (the home answers at once unless
  * it died, which the probe finds within the transport's peer timeout). */
 #define RDLM_AMQ_ANSWER_NS 10000000000ull
+/* On a crowded host: polls before the waiter sleeps, and its longest sleep. */
+#define RDLM_AMQ_CROWDED_POLLS 16u
+#define RDLM_AMQ_SLEEP_NS 1000000ull
 
 void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m)
 {
@@ -50,6 +53,7 @@ static rdlm_status_t rdlm_amq_send(rdlm_global_t *d, const rdlm_global_word_t *w
 
     m->offset = w->offset;
     if (home == d->rank) {
+        rdlm_global_serve_own(d, w); /* requests that came first are queued first */
         rdlm_amq_home_request(d, d->rank, m);
         return RDLM_OK;
     }
@@ -60,19 +64,35 @@ static rdlm_status_t rdlm_amq_send(rdlm_global_t *d, const rdlm_global_word_t *w
     return d->tl->am->send(d->tl, home, RDLM_GLOBAL_AM_LOCK_REQ, m, sizeof(*m));
 }
 
+/* 1 if queue node state is answered: no longer WAITING. */
+static int rdlm_amq_answered(uint64_t state)
+{
+    return (state & 3u) != 1u || state >= (1ull << RDLM_GLOBAL_SEQ_BITS);
+}
+
+/* The transport's sleep's question: was the queue node (arg) answered meanwhile? */
+static int rdlm_amq_answered_at(void *arg)
+{
+    return rdlm_amq_answered(rdlm_load((rdlm_atomic_u64_t *)arg, RDLM_ACQUIRE));
+}
+
 /* Wait until own queue node q is answered (*state_p its state then): RDLM_OK; or
  * RDLM_ERR_PEER_DEAD, the home's process died; with give_up, RDLM_ERR_TIMEOUT past
- * deadline_ns and RDLM_ERR_CLOSED while the context closes. */
+ * deadline_ns and RDLM_ERR_CLOSED while the context closes. The answer is a message
+ * to this process: on a crowded host, once a first round of polls found nothing, the
+ * waiter sleeps until the transport has an event (at most RDLM_AMQ_SLEEP_NS),
+ * leaving its CPU to the holder and the home. */
 static rdlm_status_t rdlm_amq_wait(rdlm_global_t *d, uint32_t q, uint32_t home,
                                    uint64_t deadline_ns, int give_up, uint64_t *state_p)
 {
     uint64_t probe_at = rdlm_clock_now_ns() + RDLM_AMQ_PROBE_NS;
+    rdlm_atomic_u64_t *word = rdlm_global_q_state(d, q);
     unsigned spins = 0;
 
     for (;;) {
-        uint64_t state = rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE);
+        uint64_t state = rdlm_load(word, RDLM_ACQUIRE);
 
-        if ((state & 3u) != 1u || state >= (1ull << RDLM_GLOBAL_SEQ_BITS)) {
+        if (rdlm_amq_answered(state)) {
             *state_p = state;
             return RDLM_OK;
         }
@@ -91,7 +111,15 @@ static rdlm_status_t rdlm_amq_wait(rdlm_global_t *d, uint32_t q, uint32_t home,
         if (rdlm_clock_now_ns() >= deadline_ns) {
             return RDLM_ERR_TIMEOUT;
         }
-        rdlm_global_pause(d, &spins);
+        if (d->crowded && spins >= RDLM_AMQ_CROWDED_POLLS) {
+            d->tl->setup->sleep(d->tl, RDLM_AMQ_SLEEP_NS, rdlm_amq_answered_at, word);
+            rdlm_global_progress(d);
+        } else if (d->crowded) {
+            spins++;
+            rdlm_global_progress(d);
+        } else {
+            rdlm_global_pause(d, &spins);
+        }
     }
 }
 

@@ -114,7 +114,8 @@ rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, rdlm_local_t *lc)
     const rdlm_tl_idle_t idle = {rdlm_global_progress_idle, d};
 
     lc->host_procs = d->host_procs; /* the node's waiters see the other virtual nodes */
-    if (rdlm_local_oversubscribed(lc)) {
+    d->crowded = rdlm_local_oversubscribed(lc);
+    if (d->crowded) {
         rdlm_debug("dist: %u processes of the context share this host's %u CPUs: "
                    "waiters yield and sleep instead of spinning",
                    d->host_procs, lc->cpus);

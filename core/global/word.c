@@ -146,7 +146,7 @@ typedef enum rdlm_global_amo {
  * which waits for a free CPU, and a remote waiter starved (2 processes on 2 virtual
  * nodes: 0.1-0.5k hand-offs/s against MPI_Win_lock's 30k). So it progresses first,
  * at most every RDLM_GLOBAL_SERVE_NS. */
-static void rdlm_global_serve_own(rdlm_global_t *d, const rdlm_global_word_t *w)
+void rdlm_global_serve_own(rdlm_global_t *d, const rdlm_global_word_t *w)
 {
     uint64_t now;
 

@@ -65,6 +65,12 @@ void rdlm_global_pair_words(const rdlm_global_t *d, const rdlm_entry_t *e,
 rdlm_status_t rdlm_global_poll_pause(rdlm_global_t *d, uint64_t *pause_p, uint64_t deadline,
                                      int try_only);
 
+/** Before this process works on a word of its own home (w's home is this process):
+ *  progress first, at most every 5 us, so that the remote requests that already
+ *  arrived for its home are served before its own (word.c says why). A no-op
+ *  elsewhere, or where remote atomics do not need the target's progress. */
+void rdlm_global_serve_own(rdlm_global_t *d, const rdlm_global_word_t *w);
+
 /** Fetch-add on a global word (reader counts). */
 rdlm_status_t rdlm_global_w_fadd(rdlm_global_t *d, const rdlm_global_word_t *w,
                                  uint64_t add, uint64_t *old_p);

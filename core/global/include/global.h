@@ -233,6 +233,8 @@ typedef struct rdlm_global {
                              transport emulates puts with messages anyway) */
     int barrier_only;     /* rdlm_global_params_t.barrier_only */
     int barrier_pair;     /* one node, two uncrowded processes: the pair barrier */
+    int crowded; /* more processes of the context on this host than CPUs (decided at
+                    rdlm_global_attach_node): waiters give their CPU up */
     int left;             /* rdlm_global_leave ran: destroy does not repeat it */
     /* Called by the collective barrier's waits once they stop spinning (before each
      * yield, after each sleep slice), NULL: none. Set once before the first barrier
