@@ -587,6 +587,7 @@ rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_t *info_p)
     info_p->token_epoch = d->epoch;
     info_p->transport = d->caps.backend;
     info_p->progress_thread = d->caps.progress_thread;
+    info_p->lock_protocol = d->am_lock ? "am" : "atomic";
     return RDLM_OK;
 }
 

@@ -181,6 +181,9 @@ static rdlm_status_t rdlm_amq_request(rdlm_global_t *d, const rdlm_global_word_t
     if (s == RDLM_OK) {
         s = rdlm_amq_wait(d, q, home, rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, 0, &state);
     }
+    if (s == RDLM_OK && RDLM_Q_IS_GRANTED(state)) {
+        rdlm_debug("dist: a lock's grant crossed this process's cancel: held after all");
+    }
     if (s == RDLM_OK) {
         return rdlm_amq_outcome(d, q, state, gave_up, token_p);
     }

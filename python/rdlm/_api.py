@@ -46,7 +46,8 @@ class DistInfo(ctypes.Structure):
     """rdlm_ctx_dist_info_t"""
     _fields_ = [("distributed", c_int)] + [(name, c_uint32) for name in (
         "rank", "size", "node", "nodes", "local_rank", "local_size", "cohort_bound",
-        "token_epoch")] + [("transport", c_char_p), ("progress_thread", c_int)]
+        "token_epoch")] + [("transport", c_char_p), ("progress_thread", c_int),
+                           ("lock_protocol", c_char_p)]
 
 
 _H = POINTER(HANDLE)

@@ -26,6 +26,11 @@
  * again: so a small RDLM_CAPACITY is passed through many times, and on one node the
  * locks' entries are retired and keyed again (checks 1 and 2 then say that exclusion
  * and growing tokens survive that).
+ * --lock-protocol P: the context's cross-node lock protocol must be P (am, atomic).
+ * --give-up-us U: every other acquire times out after U us (on a contended lock many
+ * do: its place is cancelled, or a grant crossing the cancel makes it hold after
+ * all); timed-out ones are left out, and check 1 counts the critical sections
+ * entered instead of the iterations. Some acquire must have given up.
  * --broken skips the acquire on every 4th iteration (a lock that lets a second holder
  * in): with --expect-violation the run passes only if a check fired.
  *
@@ -105,6 +110,8 @@ typedef struct shared {
     atomic_uint inside[MAX_LOCKS];  /* exclusive holders (writers) */
     atomic_uint readers[MAX_LOCKS]; /* shared holders (rwstress) */
     atomic_ulong writes[MAX_LOCKS]; /* write acquires (rwstress) */
+    atomic_ulong entered[MAX_LOCKS]; /* critical sections entered (--give-up-us) */
+    atomic_ulong gave_up;            /* acquires that timed out (--give-up-us) */
     atomic_uint holding[2]; /* rwstarve: readers holding, per node */
     uint64_t hold_token; /* timeout mode: rank 0's token */
     atomic_uint stop;    /* homebusy mode: the remote rank is done */
@@ -112,10 +119,10 @@ typedef struct shared {
 } shared_t;
 
 static struct {
-    const char *mode, *shm, *create_error;
+    const char *mode, *shm, *create_error, *lock_protocol;
     int standalone, broken, expect_violation, authority, reopen;
-    uint32_t iters, locks, fair_bound, timeout_sec, threads;
-} opt = {"stress", NULL, NULL, 0, 0, 0, 0, 0, 400, 2, 0, 100, 1};
+    uint32_t iters, locks, fair_bound, timeout_sec, threads, give_up_us;
+} opt = {"stress", NULL, NULL, NULL, 0, 0, 0, 0, 0, 400, 2, 0, 100, 1, 0};
 
 static uint32_t g_rank, g_size, g_node, g_nodes, g_epoch;
 static shared_t *g_sh;
@@ -248,6 +255,7 @@ static rdlm_stats_t stats_now(void)
 
 static void critical_section(uint32_t l, int widen)
 {
+    atomic_fetch_add(&g_sh->entered[l], 1);
     if (atomic_fetch_add(&g_sh->inside[l], 1) != 0) {
         check(0, "lock %u: two holders inside", l);
     }
@@ -287,6 +295,14 @@ static void reopen(uint32_t l, uint32_t i, int open)
     }
 }
 
+/* --give-up-us: every other acquire gives up after that long (a cancel, or a grant
+ * that crosses it), the others wait. */
+static uint64_t stress_timeout(uint32_t i)
+{
+    return opt.give_up_us != 0 && i % 2 == 0 ? (uint64_t)opt.give_up_us * 1000u
+                                             : RDLM_TIMEOUT_INFINITE;
+}
+
 /* One thread's loop; slot = rank * threads + thread names its log. */
 static void *stress_loop(void *arg)
 {
@@ -306,7 +322,12 @@ static void *stress_loop(void *arg)
         }
         r->t_req = now_ns();
         if (!skip) {
-            s = rdlm_lock_acquire(lock[l], RDLM_TIMEOUT_INFINITE, &r->token);
+            s = rdlm_lock_acquire(lock[l], stress_timeout(i), &r->token);
+            if (s == RDLM_ERR_TIMEOUT && opt.give_up_us != 0) {
+                r->token = 0; /* never held: left out of the checks */
+                atomic_fetch_add(&g_sh->gave_up, 1);
+                continue;
+            }
             if (s != RDLM_OK) {
                 die("acquire: %s", rdlm_status_name(s));
             }
@@ -545,6 +566,8 @@ static void check_stress(int rw)
 
         if (rw) {
             want = atomic_load(&g_sh->writes[l]);
+        } else if (opt.give_up_us != 0) {
+            want = atomic_load(&g_sh->entered[l]);
         } else {
             for (uint32_t i = l; i < opt.iters; i += opt.locks) {
                 want += g_size * opt.threads;
@@ -553,6 +576,13 @@ static void check_stress(int rw)
         check(g_sh->counter[l] == want, "lock %u: counter %" PRIu64 " != %" PRIu64
               " exclusive acquires (lost updates)", l, g_sh->counter[l], want);
         printf("lock %u: %zu tokens, counter %" PRIu64 "\n", l, n, g_sh->counter[l]);
+    }
+    if (opt.give_up_us != 0) {
+        uint64_t gave_up = atomic_load(&g_sh->gave_up);
+
+        printf("%" PRIu64 " acquires gave up after %u us\n", gave_up, opt.give_up_us);
+        check(gave_up > 0, "no acquire gave up: --give-up-us %u tested nothing",
+              opt.give_up_us);
     }
     free(all);
 }
@@ -1260,6 +1290,10 @@ static void parse(int argc, char **argv)
             opt.locks = (uint32_t)atoi(argv[++i]);
         } else if (v != NULL && !strcmp(a, "--fair-bound")) {
             opt.fair_bound = (uint32_t)atoi(argv[++i]);
+        } else if (v != NULL && !strcmp(a, "--lock-protocol")) {
+            opt.lock_protocol = argv[++i];
+        } else if (v != NULL && !strcmp(a, "--give-up-us")) {
+            opt.give_up_us = (uint32_t)atoi(argv[++i]);
         } else if (v != NULL && !strcmp(a, "--threads")) {
             opt.threads = (uint32_t)atoi(argv[++i]);
         } else if (v != NULL && !strcmp(a, "--timeout-sec")) {
@@ -1269,7 +1303,9 @@ static void parse(int argc, char **argv)
                             "nbarrier|semavail|cancel|"
                             "twoctx|"
                             "timeout|accounting|homebusy|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
-                            "[--fair-bound B] [--threads T] [--reopen] [--broken --expect-violation] "
+                            "[--fair-bound B] [--threads T] [--reopen] [--give-up-us U] "
+                            "[--lock-protocol am|atomic] "
+                            "[--broken --expect-violation] "
                             "[--authority] [--create-error STATUS] [--timeout-sec S]\n",
                     argv[0]);
             exit(2);
@@ -1330,8 +1366,12 @@ int main(int argc, char **argv)
         die("not a distributed context of at most %d processes", MAX_PROCS);
     }
     if (g_rank == 0) {
-        printf("%u processes, %u nodes, transport %s, cohort bound %u, mode %s\n", g_size,
-               di.nodes, di.transport, di.cohort_bound, opt.mode);
+        printf("%u processes, %u nodes, transport %s, cohort bound %u, lock protocol %s, "
+               "mode %s\n",
+               g_size, di.nodes, di.transport, di.cohort_bound, di.lock_protocol, opt.mode);
+    }
+    if (opt.lock_protocol != NULL && strcmp(di.lock_protocol, opt.lock_protocol) != 0) {
+        die("lock protocol %s, want %s", di.lock_protocol, opt.lock_protocol);
     }
     map_shared();
     barrier();
