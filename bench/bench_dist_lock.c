@@ -75,12 +75,13 @@ enum {
 static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_t procs)
 {
     const char *bench = rdlm_bench_def_dist_lock.name;
-    char lock[48] = "?", transport[16] = "?";
+    char lock[48] = "?", transport[16] = "?", protocol[16] = "?";
     double home = -1, target = -1, partner = -1, thread = -1, bound = -1;
     double s[RDLM_BENCH_NSTATS];
 
     rdlm_bench_result_get_word(out, "info", "lock", lock, sizeof(lock));
     rdlm_bench_result_get_word(out, "info", "transport", transport, sizeof(transport));
+    rdlm_bench_result_get_word(out, "info", "lock_protocol", protocol, sizeof(protocol));
     rdlm_bench_result_get1(out, "info", "home_node", &home);
     rdlm_bench_result_get1(out, "info", "target", &target);
     rdlm_bench_result_get1(out, "info", "partner", &partner);
@@ -90,8 +91,9 @@ static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_
         r, bench, RDLM_BENCH_NOTE_INFO,
         "%u ranks, 2 nodes: origin rank 0 (node 0), lock %s homed on node "
         "%.0f, baselines' target rank %.0f (its leader), partner rank "
-        "%.0f; rdlm transport %s, progress thread %s, cohort bound %.0f",
-        procs, lock, home, target, partner, transport, thread > 0 ? "yes" : "no", bound);
+        "%.0f; rdlm transport %s, lock protocol %s, progress thread %s, cohort bound %.0f",
+        procs, lock, home, target, partner, transport, protocol, thread > 0 ? "yes" : "no",
+        bound);
     if (rdlm_bench_dist_stats(out, "rdlm", s) == 0 && s[RDLM_BENCH_ST_ACQ] > 0) {
         double per = (s[RDLM_BENCH_ST_HOME] + s[RDLM_BENCH_ST_PEER]) / s[RDLM_BENCH_ST_ACQ];
         double waited = per - s[RDLM_BENCH_ST_POSTED] / s[RDLM_BENCH_ST_ACQ];

@@ -80,7 +80,7 @@
  * rdlm-bench reads (mpi_result.h), once per size of -m:
  *
  *   info nodes, home_node, target, partner, cohort_bound, progress_thread (numbers),
- *        lock, transport (words)
+ *        lock, transport, lock_protocol (words)
  *   <impl> value, p50_us, p90_us, p99_us, ops, handoff_kops (critical sections entered
  *        after another rank's, per second), offnode_kops: one per round
  *   <impl> the statistics of RDLM_BENCH_STATS (mpi_result.h): the implementations in
@@ -908,6 +908,8 @@ static void rdlm_mlb_result_lines(const rdlm_mlb_t *m)
     rdlm_bench_result_word("info", "lock", m->lock_name[0] ? m->lock_name : "-");
     rdlm_bench_result_word("info", "transport",
                            m->info.transport ? m->info.transport : "?");
+    rdlm_bench_result_word("info", "lock_protocol",
+                           m->info.lock_protocol ? m->info.lock_protocol : "?");
     for (j = 0; j < m->nimpl; j++) {
         impl = m->impls[j];
         c = &m->count[impl];
