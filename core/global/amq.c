@@ -16,11 +16,8 @@
 /* Longest wait for the answer to a cancel or a try (the home answers at once unless
  * it died, which the probe finds within the transport's peer timeout). */
 #define RDLM_AMQ_ANSWER_NS 10000000000ull
-/* On a crowded host a waiter polls for twice the smoothed round trip to a home (this
- * long before it knows one; at most RDLM_AMQ_POLL_MAX_NS), then sleeps at most
- * RDLM_AMQ_SLEEP_NS at a time. */
-#define RDLM_AMQ_POLL_FIRST_NS 20000ull
-#define RDLM_AMQ_POLL_MAX_NS 100000ull
+/* On a crowded host: polls before the waiter sleeps, and its longest sleep. */
+#define RDLM_AMQ_CROWDED_POLLS 16u
 #define RDLM_AMQ_SLEEP_NS 1000000ull
 
 void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m)
@@ -40,7 +37,6 @@ void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m)
     }
     state = rdlm_global_q_state(d, m->q);
     was = rdlm_load(state, RDLM_ACQUIRE);
-    rdlm_store(&d->amq_at_once[m->q], m->at_once, RDLM_RELAXED); /* published by the CAS */
     value = m->type == RDLM_AMQ_GRANT ? m->token : RDLM_AMQ_REFUSED(m->type);
     if ((was & 3u) != 1u || was >= (1ull << RDLM_GLOBAL_SEQ_BITS) ||
         !rdlm_cas(state, &was, value, RDLM_RELEASE)) {
@@ -80,39 +76,16 @@ static int rdlm_amq_answered_at(void *arg)
     return rdlm_amq_answered(rdlm_load((rdlm_atomic_u64_t *)arg, RDLM_ACQUIRE));
 }
 
-/* How long a waiter sent at sent_ns polls on a crowded host before it sleeps. */
-static uint64_t rdlm_amq_poll_until(const rdlm_global_t *d, uint64_t sent_ns)
-{
-    uint64_t rtt = rdlm_load(&d->amq_rtt_ns, RDLM_RELAXED);
-    uint64_t poll = rtt == 0 ? RDLM_AMQ_POLL_FIRST_NS : 2 * rtt;
-
-    return sent_ns + (poll < RDLM_AMQ_POLL_MAX_NS ? poll : RDLM_AMQ_POLL_MAX_NS);
-}
-
-/* q's answer came after rtt_ns: if the home answered as the request came, a round
- * trip, smoothed into d->amq_rtt_ns (a queued request measures the queue). */
-static void rdlm_amq_learn(rdlm_global_t *d, uint32_t q, uint64_t rtt_ns)
-{
-    uint64_t old = rdlm_load(&d->amq_rtt_ns, RDLM_RELAXED);
-
-    if (rdlm_load(&d->amq_at_once[q], RDLM_RELAXED)) {
-        rdlm_store(&d->amq_rtt_ns, old == 0 ? rtt_ns : (3 * old + rtt_ns) / 4, RDLM_RELAXED);
-    }
-}
-
-/* Wait until own queue node q, whose request went out at sent_ns, is answered
- * (*state_p its state then): RDLM_OK; or RDLM_ERR_PEER_DEAD, the home's process
- * died; with give_up, RDLM_ERR_TIMEOUT past deadline_ns and RDLM_ERR_CLOSED while
- * the context closes. The answer is a message to this process: on a crowded host the
- * waiter polls about as long as an answer given at once takes to come back, then
- * sleeps until the transport has an event, leaving its CPU to the holder and the
- * home (polling longer cost hand-offs with 4 processes on 2 CPUs; sleeping at once
- * cost the uncontended acquire a wake-up). */
+/* Wait until own queue node q is answered (*state_p its state then): RDLM_OK; or
+ * RDLM_ERR_PEER_DEAD, the home's process died; with give_up, RDLM_ERR_TIMEOUT past
+ * deadline_ns and RDLM_ERR_CLOSED while the context closes. The answer is a message
+ * to this process: on a crowded host, once a first round of polls found nothing, the
+ * waiter sleeps until the transport has an event (at most RDLM_AMQ_SLEEP_NS),
+ * leaving its CPU to the holder and the home. */
 static rdlm_status_t rdlm_amq_wait(rdlm_global_t *d, uint32_t q, uint32_t home,
-                                   uint64_t sent_ns, uint64_t deadline_ns, int give_up,
-                                   uint64_t *state_p)
+                                   uint64_t deadline_ns, int give_up, uint64_t *state_p)
 {
-    uint64_t probe_at = sent_ns + RDLM_AMQ_PROBE_NS, poll_until = rdlm_amq_poll_until(d, sent_ns);
+    uint64_t probe_at = rdlm_clock_now_ns() + RDLM_AMQ_PROBE_NS;
     rdlm_atomic_u64_t *word = rdlm_global_q_state(d, q);
     unsigned spins = 0;
 
@@ -120,9 +93,6 @@ static rdlm_status_t rdlm_amq_wait(rdlm_global_t *d, uint32_t q, uint32_t home,
         uint64_t state = rdlm_load(word, RDLM_ACQUIRE);
 
         if (rdlm_amq_answered(state)) {
-            if (home != d->rank) { /* answered in place: no round trip */
-                rdlm_amq_learn(d, q, rdlm_clock_now_ns() - sent_ns);
-            }
             *state_p = state;
             return RDLM_OK;
         }
@@ -141,10 +111,11 @@ static rdlm_status_t rdlm_amq_wait(rdlm_global_t *d, uint32_t q, uint32_t home,
         if (rdlm_clock_now_ns() >= deadline_ns) {
             return RDLM_ERR_TIMEOUT;
         }
-        if (d->crowded && rdlm_clock_now_ns() >= poll_until) {
+        if (d->crowded && spins >= RDLM_AMQ_CROWDED_POLLS) {
             d->tl->setup->sleep(d->tl, RDLM_AMQ_SLEEP_NS, rdlm_amq_answered_at, word);
             rdlm_global_progress(d);
         } else if (d->crowded) {
+            spins++;
             rdlm_global_progress(d);
         } else {
             rdlm_global_pause(d, &spins);
@@ -187,15 +158,14 @@ static rdlm_status_t rdlm_amq_request(rdlm_global_t *d, const rdlm_global_word_t
                                       uint64_t *token_p)
 {
     uint32_t q = RDLM_QID_INDEX(qid), home = d->nodes.leader_of[w->node];
-    uint64_t state = 0, sent;
+    uint64_t state = 0;
     rdlm_amq_msg_t m = {.type = type, .q = (uint8_t)q};
     rdlm_status_t s, gave_up;
 
     m.seq = rdlm_fetch_add(&d->amq_seq[q], 1, RDLM_ACQ_REL) + 1;
-    sent = rdlm_clock_now_ns();
     s = rdlm_amq_send(d, w, &m);
     if (s == RDLM_OK) {
-        s = rdlm_amq_wait(d, q, home, sent, deadline_ns, type == RDLM_AMQ_ACQ, &state);
+        s = rdlm_amq_wait(d, q, home, deadline_ns, type == RDLM_AMQ_ACQ, &state);
     }
     if (s == RDLM_OK) {
         return rdlm_amq_outcome(d, q, state, RDLM_ERR_BUSY, token_p);
@@ -207,10 +177,9 @@ static rdlm_status_t rdlm_amq_request(rdlm_global_t *d, const rdlm_global_word_t
     /* Gave up: cancel; the answer is CANCELLED, or the GRANT that crossed it. */
     gave_up = s;
     m.type = RDLM_AMQ_CANCEL;
-    sent = rdlm_clock_now_ns();
     s = rdlm_amq_send(d, w, &m);
     if (s == RDLM_OK) {
-        s = rdlm_amq_wait(d, q, home, sent, sent + RDLM_AMQ_ANSWER_NS, 0, &state);
+        s = rdlm_amq_wait(d, q, home, rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, 0, &state);
     }
     if (s == RDLM_OK && RDLM_Q_IS_GRANTED(state)) {
         rdlm_debug("dist: a lock's grant crossed this process's cancel: held after all");

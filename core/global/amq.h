@@ -45,9 +45,8 @@ enum {
 
 typedef struct rdlm_amq_msg {
     uint8_t type;
-    uint8_t q;       /* the requester's queue node (REL: the holder's) */
-    uint8_t at_once; /* GRANT, BUSY: answered as the request came (one round trip) */
-    uint8_t pad;
+    uint8_t q; /* the requester's queue node (REL: the holder's) */
+    uint16_t pad;
     uint32_t seq;  /* which use of it (not in REL) */
     uint32_t rank; /* REL: the holder's rank (the sender may be a node-mate) */
     uint32_t pad2;

@@ -75,14 +75,11 @@ static void rdlm_amq_out(rdlm_global_t *d, uint32_t dst, const rdlm_amq_msg_t *m
     rdlm_store(&h->out_n, n + 1, RDLM_RELEASE);
 }
 
-/* Grant rec to waiter entry wi (its request seq); at_once: as the request came. */
-static void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t seq,
-                           int at_once)
+/* Grant rec to waiter entry wi (its request seq). */
+static void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t seq)
 {
-    rdlm_amq_msg_t m = {.type = RDLM_AMQ_GRANT,
-                        .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES),
-                        .at_once = (uint8_t)at_once,
-                        .seq = seq};
+    rdlm_amq_msg_t m = {
+        .type = RDLM_AMQ_GRANT, .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES), .seq = seq};
 
     rec->holder = wi + 1;
     rec->token = rdlm_glock_first_token(d, rec->token);
@@ -93,10 +90,7 @@ static void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, u
 /* Refuse waiter entry wi's request seq with type (BUSY, CANCELLED, DEAD). */
 static void rdlm_amq_refuse(rdlm_global_t *d, uint32_t wi, uint32_t seq, uint8_t type)
 {
-    rdlm_amq_msg_t m = {.type = type,
-                        .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES),
-                        .at_once = type == RDLM_AMQ_BUSY,
-                        .seq = seq};
+    rdlm_amq_msg_t m = {.type = type, .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES), .seq = seq};
 
     rdlm_amq_out(d, wi / RDLM_GLOBAL_QNODES, &m);
 }
@@ -163,7 +157,7 @@ static void rdlm_amq_release(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t hol
     rec->holder = 0;
     if (next != 0) {
         rdlm_amq_unlink(h, rec, next - 1);
-        rdlm_amq_grant(d, rec, next - 1, h->waiters[next - 1].last_seq, 0);
+        rdlm_amq_grant(d, rec, next - 1, h->waiters[next - 1].last_seq);
     }
 }
 
@@ -215,7 +209,7 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
         }
         h->waiters[wi].last_seq = m->seq;
         if (rec->holder == 0) {
-            rdlm_amq_grant(d, rec, wi, m->seq, 1);
+            rdlm_amq_grant(d, rec, wi, m->seq);
         } else if (m->type == RDLM_AMQ_TRY) {
             rdlm_amq_refuse(d, wi, m->seq, RDLM_AMQ_BUSY);
         } else {

@@ -215,8 +215,6 @@ typedef struct rdlm_global {
     int posts_release;           /* the transport posts CASes: a release frees W posted */
     int am_lock; /* exclusive global locks are served by their home process (amq.h) */
     rdlm_atomic_u32_t amq_seq[RDLM_GLOBAL_QNODES]; /* amq.c: each own queue node's use */
-    rdlm_atomic_u32_t amq_at_once[RDLM_GLOBAL_QNODES]; /* amq.c: its answer came at once */
-    rdlm_atomic_u64_t amq_rtt_ns; /* amq.c: round trip to a home, smoothed (0: none yet) */
     struct rdlm_amq_home *amq_home; /* amq_home.c: a leader's lock records, or NULL */
     rdlm_atomic_u32_t posted_n;  /* slots of posted[] not FREE */
     rdlm_global_posted_t posted[RDLM_GLOBAL_POSTED];
