@@ -226,28 +226,33 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
     pthread_mutex_unlock(&h->lock);
 }
 
+/* A message's payload as a rdlm_amq_msg_t: 0 (logged, dropped) if its size is not. */
+static int rdlm_amq_msg_of(const void *data, size_t len, uint32_t src, rdlm_amq_msg_t *m_p)
+{
+    if (len != sizeof(*m_p)) {
+        rdlm_error("dist: a %zu-byte lock message from rank %u: dropped", len, src);
+        return 0;
+    }
+    memcpy(m_p, data, sizeof(*m_p));
+    return 1;
+}
+
 static void rdlm_amq_req_handler(void *arg, uint32_t src, const void *data, size_t len)
 {
     rdlm_amq_msg_t m;
 
-    if (len != sizeof(m)) {
-        rdlm_error("dist: lock home: a %zu-byte message from rank %u: dropped", len, src);
-        return;
+    if (rdlm_amq_msg_of(data, len, src, &m)) {
+        rdlm_amq_home_request(arg, src, &m);
     }
-    memcpy(&m, data, sizeof(m));
-    rdlm_amq_home_request(arg, src, &m);
 }
 
 static void rdlm_amq_ans_handler(void *arg, uint32_t src, const void *data, size_t len)
 {
     rdlm_amq_msg_t m;
 
-    if (len != sizeof(m)) {
-        rdlm_error("dist: lock answer: a %zu-byte message from rank %u: dropped", len, src);
-        return;
+    if (rdlm_amq_msg_of(data, len, src, &m)) {
+        rdlm_amq_answer(arg, &m);
     }
-    memcpy(&m, data, sizeof(m));
-    rdlm_amq_answer(arg, &m);
 }
 
 /* Holders that died with waiters behind them: without a lease nobody may take their

@@ -12,6 +12,16 @@
  * acquire of the same lock waits for the node-local lock, which the node-mate
  * lets go only after it retired q.
  *
+ * Since commit "amq: a queue node is free again once answered" the code retires
+ * the queue node at its answer, a GRANT too, instead of after the REL (the home
+ * keeps the holder (p, q) until the REL). With one lock that changes nothing here:
+ * p claims q again only for its next acquire of the lock, which waits for the
+ * node's release, after the REL was sent; and an IDLE node takes no answer (the
+ * handler's CAS is from WAITING). With several locks, q may serve a request for
+ * another lock while p's node holds this one: the home keeps queues per lock and
+ * the holder in the lock's record, and REL names the lock, so that use of q is
+ * another record's business; answers for it carry its own seq.
+ *
  * Transport: no order at all. The transport promises none, so any message in
  * flight may be delivered next, whoever sent it and whenever. The messages to
  * H are a set per queue node: racq[p] / rcan[p] (bit s: an ACQ or TRY / a
