@@ -370,7 +370,7 @@ rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
     uint64_t qid, ref, old;
     rdlm_status_t s;
 
-    if (d->am_lock) {
+    if (d->am_lock && !w->atomic_queue) {
         return rdlm_amq_acquire(d, w, deadline_ns, qid_p, token_p);
     }
     rdlm_glock_finish(d, 0);
@@ -397,7 +397,7 @@ rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint
     uint64_t qid, ref, old, expected = rdlm_glock_guess(d, guess);
     rdlm_status_t s;
 
-    if (d->am_lock) {
+    if (d->am_lock && !w->atomic_queue) {
         return rdlm_amq_try(d, w, qid_p, token_p);
     }
     rdlm_glock_finish(d, 0);
@@ -649,7 +649,7 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word
 rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
                               uint64_t token)
 {
-    if (d->am_lock) {
+    if (d->am_lock && !w->atomic_queue) {
         return rdlm_amq_pass(d, w, qid, token);
     }
     /* Everything written in the critical section before the word moves on. */

@@ -104,6 +104,11 @@ static rdlm_status_t rdlm_sem_queue(rdlm_global_t *d, rdlm_local_t *lc, uint32_t
     rdlm_status_t s, taken = RDLM_ERR_TIMEOUT;
 
     rdlm_global_pair_words(d, e, &w, &p);
+    /* The gate keeps the remote-atomic queue also where locks are served by their
+     * home (amq.h): with the home-served gate, 4 ranks on 2 virtual nodes churning a
+     * 2-permit semaphore stayed in the slow path (p50 0.26-0.5 ms per acquire, 7.6-
+     * 11.5k acquires/s over three runs, against 5-78k with the atomic gate). */
+    w.atomic_queue = 1;
     s = rdlm_ticket_acquire(lc, idx, timeout_ns, NULL); /* the node's FIFO gate */
     if (s == RDLM_OWNER_DEAD) {
         s = RDLM_OK;

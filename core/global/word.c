@@ -10,6 +10,7 @@
 
 #include <time.h>
 
+#include "amq.h"
 #include "clock.h"
 #include "log.h"
 
@@ -125,12 +126,13 @@ void rdlm_global_word_at(const rdlm_global_t *d, uint64_t id, uint64_t slot1,
                          rdlm_global_word_t *w)
 {
     w->node = rdlm_global_home_node(d, id);
+    w->atomic_queue = 0;
     w->offset = (slot1 - 1) * d->slot_bytes + 8;
 }
 
 void rdlm_global_holder_word(const rdlm_global_word_t *w, rdlm_global_word_t *h)
 {
-    h->node = w->node;
+    *h = *w;
     h->offset = w->offset + 8;
 }
 
@@ -174,7 +176,10 @@ static rdlm_status_t rdlm_global_home_amo_key(rdlm_global_t *d, const rdlm_globa
     return s;
 }
 
-/* One remote atomic on a home word, counted. */
+/* One remote atomic on a home word, counted. Its wait progresses the transport, so
+ * the lock home's handler may have left answers (amq.h): they go out before the
+ * caller goes on, which may be a while (a semaphore's release, then the user's
+ * work), since the progress thread may be backing off for up to 1 ms. */
 static rdlm_status_t rdlm_global_home_amo(rdlm_global_t *d, const rdlm_global_word_t *w,
                                           rdlm_global_amo_t op, uint64_t a, uint64_t b,
                                           uint64_t *old_p)
@@ -187,12 +192,17 @@ static rdlm_status_t rdlm_global_home_amo(rdlm_global_t *d, const rdlm_global_wo
     }
     switch (op) {
     case RDLM_GLOBAL_FADD:
-        return rdlm_tl_fadd64(d->tl, key, w->offset, a, old_p);
+        s = rdlm_tl_fadd64(d->tl, key, w->offset, a, old_p);
+        break;
     case RDLM_GLOBAL_SWAP:
-        return d->tl->amo->swap64(d->tl, key, w->offset, a, old_p);
+        s = d->tl->amo->swap64(d->tl, key, w->offset, a, old_p);
+        break;
     default:
-        return rdlm_tl_cswap64(d->tl, key, w->offset, a, b, old_p);
+        s = rdlm_tl_cswap64(d->tl, key, w->offset, a, b, old_p);
+        break;
     }
+    rdlm_amq_flush(d);
+    return s;
 }
 
 rdlm_status_t rdlm_global_w_fadd(rdlm_global_t *d, const rdlm_global_word_t *w,
