@@ -32,6 +32,12 @@
 #define RDLM_AMQ_CROWDED_YIELDS 200u
 #define RDLM_AMQ_SLEEP_NS 1000000ull
 
+/* 1 if queue node state is answered: no longer WAITING. */
+static int rdlm_amq_answered(uint64_t state)
+{
+    return (state & 3u) != 1u || state >= (1ull << RDLM_GLOBAL_SEQ_BITS);
+}
+
 void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m)
 {
     rdlm_atomic_u64_t *state;
@@ -50,8 +56,7 @@ void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m)
     state = rdlm_global_q_state(d, m->q);
     was = rdlm_load(state, RDLM_ACQUIRE);
     value = m->type == RDLM_AMQ_GRANT ? m->token : RDLM_AMQ_REFUSED(m->type);
-    if ((was & 3u) != 1u || was >= (1ull << RDLM_GLOBAL_SEQ_BITS) ||
-        !rdlm_cas(state, &was, value, RDLM_RELEASE)) {
+    if (rdlm_amq_answered(was) || !rdlm_cas(state, &was, value, RDLM_RELEASE)) {
         rdlm_debug("dist: a second lock answer for queue node %u: ignored", m->q);
     }
 }
@@ -84,12 +89,6 @@ static rdlm_status_t rdlm_amq_send(rdlm_global_t *d, const rdlm_global_word_t *w
     return s;
 }
 
-/* 1 if queue node state is answered: no longer WAITING. */
-static int rdlm_amq_answered(uint64_t state)
-{
-    return (state & 3u) != 1u || state >= (1ull << RDLM_GLOBAL_SEQ_BITS);
-}
-
 /* The transport's sleep's question: was the queue node (arg) answered meanwhile? */
 static int rdlm_amq_answered_at(void *arg)
 {
@@ -113,25 +112,26 @@ static rdlm_status_t rdlm_amq_wait(rdlm_global_t *d, uint32_t q, uint32_t home,
     unsigned spins = 0;
 
     for (;;) {
-        uint64_t state = rdlm_load(word, RDLM_ACQUIRE);
+        uint64_t state = rdlm_load(word, RDLM_ACQUIRE), now;
 
         if (rdlm_amq_answered(state)) {
             *state_p = state;
             return RDLM_OK;
         }
-        if (rdlm_clock_now_ns() >= probe_at) {
+        now = rdlm_clock_now_ns();
+        if (now >= probe_at) {
             if (home != d->rank &&
                 (rdlm_tl_peer_dead(d->tl, home) || rdlm_global_proc_gone(d->procs, home))) {
                 rdlm_error("dist: rank %u, home of a lock this process waits for, died",
                            home);
                 return RDLM_ERR_PEER_DEAD;
             }
-            probe_at = rdlm_clock_now_ns() + RDLM_AMQ_PROBE_NS;
+            probe_at = now + RDLM_AMQ_PROBE_NS;
         }
         if (give_up && rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
         }
-        if (rdlm_clock_now_ns() >= deadline_ns) {
+        if (now >= deadline_ns) {
             return RDLM_ERR_TIMEOUT;
         }
         if (d->crowded && spins >= RDLM_AMQ_CROWDED_POLLS + RDLM_AMQ_CROWDED_YIELDS) {
