@@ -531,10 +531,10 @@ typedef struct rdlm_ctx_dist_info {
     uint32_t token_epoch;  /**< epoch of the tokens issued in this job */
     const char *transport; /**< "ucx", ...; static string */
     int progress_thread;   /**< 1 if a progress thread runs */
-    /** How cross-node exclusive locks (and rwlock writers, semaphore waiters) queue:
-     *  "am", served by each lock's home process with active messages (where the
+    /** How cross-node exclusive locks (and rwlock writers) and semaphores queue:
+     *  "am", served by each one's home process with active messages (where the
      *  transport emulates remote atomics, no lease is held and RDLM_LOCK_AM=1), or
-     *  "atomic", a queue kept with remote atomics; static string. */
+     *  "atomic", with remote atomics; static string. */
     const char *lock_protocol;
 } rdlm_ctx_dist_info_t;
 

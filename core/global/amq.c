@@ -12,6 +12,9 @@
  * that releases the lock (cohorts) then only sends the REL. Before, it reset the
  * holder's queue node through the transport: a blocking round trip through that
  * process's progress over TCP in every cross-node pass of a cohort.
+ *
+ * A semaphore's requests (SEM_ACQ, SEM_TRY, SEM_COUNT) take a queue node the same way,
+ * retired at the answer; its SEM_REL needs none.
  */
 #include "amq.h"
 
@@ -81,7 +84,8 @@ static rdlm_status_t rdlm_amq_send(rdlm_global_t *d, const rdlm_global_word_t *w
         return RDLM_OK;
     }
     rdlm_fetch_add(&d->stats.home_ops, 1, RDLM_RELAXED);
-    if (m->type == RDLM_AMQ_REL || m->type == RDLM_AMQ_CANCEL) {
+    if (m->type == RDLM_AMQ_REL || m->type == RDLM_AMQ_SEM_REL ||
+        m->type == RDLM_AMQ_CANCEL) {
         rdlm_fetch_add(&d->stats.home_ops_posted, 1, RDLM_RELAXED);
     }
     s = d->tl->am->send(d->tl, home, RDLM_GLOBAL_AM_LOCK_REQ, m, sizeof(*m));
@@ -176,21 +180,22 @@ static rdlm_status_t rdlm_amq_outcome(rdlm_global_t *d, uint32_t q, uint64_t sta
     return refused_status;
 }
 
-/* Send request type for a fresh use of a claimed queue node qid and wait for its
- * answer (acquire: until deadline_ns, then cancel). */
+/* Send request m (its type and payload) for a fresh use of a claimed queue node qid
+ * and wait for its answer (ACQ, SEM_ACQ: until deadline_ns, then cancel). */
 static rdlm_status_t rdlm_amq_request(rdlm_global_t *d, const rdlm_global_word_t *w,
-                                      uint8_t type, uint64_t qid, uint64_t deadline_ns,
+                                      rdlm_amq_msg_t m, uint64_t qid, uint64_t deadline_ns,
                                       uint64_t *token_p)
 {
     uint32_t q = RDLM_QID_INDEX(qid), home = d->nodes.leader_of[w->node];
     uint64_t state = 0;
-    rdlm_amq_msg_t m = {.type = type, .q = (uint8_t)q};
+    int give_up = m.type == RDLM_AMQ_ACQ || m.type == RDLM_AMQ_SEM_ACQ;
     rdlm_status_t s, gave_up;
 
+    m.q = (uint8_t)q;
     m.seq = rdlm_fetch_add(&d->amq_seq[q], 1, RDLM_ACQ_REL) + 1;
     s = rdlm_amq_send(d, w, &m);
     if (s == RDLM_OK) {
-        s = rdlm_amq_wait(d, q, home, deadline_ns, type == RDLM_AMQ_ACQ, &state);
+        s = rdlm_amq_wait(d, q, home, deadline_ns, give_up, &state);
     }
     if (s == RDLM_OK) {
         return rdlm_amq_outcome(d, q, state, RDLM_ERR_BUSY, token_p);
@@ -229,9 +234,9 @@ rdlm_status_t rdlm_amq_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
     uint64_t ref;
     rdlm_status_t s = rdlm_glock_claim(d, qid_p, &ref);
 
-    return s != RDLM_OK
-               ? s
-               : rdlm_amq_request(d, w, RDLM_AMQ_ACQ, *qid_p, deadline_ns, token_p);
+    return s != RDLM_OK ? s
+                        : rdlm_amq_request(d, w, (rdlm_amq_msg_t){.type = RDLM_AMQ_ACQ},
+                                           *qid_p, deadline_ns, token_p);
 }
 
 rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t *qid_p,
@@ -242,7 +247,7 @@ rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64
 
     return s != RDLM_OK
                ? s
-               : rdlm_amq_request(d, w, RDLM_AMQ_TRY, *qid_p,
+               : rdlm_amq_request(d, w, (rdlm_amq_msg_t){.type = RDLM_AMQ_TRY}, *qid_p,
                                   rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, token_p);
 }
 
@@ -261,6 +266,54 @@ rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint6
     if (s != RDLM_OK) {
         rdlm_error("dist: releasing a lock: its home did not take the release: %s",
                    rdlm_status_str(s));
+    }
+    return s;
+}
+
+/* A semaphore's request m on a queue node of its own, retired at the answer (the
+ * home keeps the permits, not the holders). */
+static rdlm_status_t rdlm_amq_sem_request(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                          rdlm_amq_msg_t m, uint64_t deadline_ns,
+                                          uint64_t *token_p)
+{
+    uint64_t qid, ref;
+    rdlm_status_t s = rdlm_glock_claim(d, &qid, &ref);
+
+    return s != RDLM_OK ? s : rdlm_amq_request(d, w, m, qid, deadline_ns, token_p);
+}
+
+rdlm_status_t rdlm_amq_sem_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                   uint32_t k, uint32_t permits, uint64_t deadline_ns,
+                                   int try_only)
+{
+    rdlm_amq_msg_t m = {
+        .type = try_only ? RDLM_AMQ_SEM_TRY : RDLM_AMQ_SEM_ACQ, .k = k, .token = permits};
+    uint64_t granted;
+
+    return rdlm_amq_sem_request(
+        d, w, m, try_only ? rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS : deadline_ns,
+        &granted);
+}
+
+rdlm_status_t rdlm_amq_sem_release(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                   uint32_t k)
+{
+    rdlm_amq_msg_t m = {.type = RDLM_AMQ_SEM_REL, .k = k};
+
+    atomic_thread_fence(memory_order_seq_cst); /* the holder's writes before the permits */
+    return rdlm_amq_send(d, w, &m);
+}
+
+rdlm_status_t rdlm_amq_sem_taken(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                 uint64_t *taken_p)
+{
+    rdlm_amq_msg_t m = {.type = RDLM_AMQ_SEM_COUNT};
+    uint64_t answer;
+    rdlm_status_t s =
+        rdlm_amq_sem_request(d, w, m, rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, &answer);
+
+    if (s == RDLM_OK) {
+        *taken_p = answer - RDLM_AMQ_COUNT_BASE;
     }
     return s;
 }

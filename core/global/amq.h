@@ -12,6 +12,19 @@
  *   REL(rank, q, t)   the holder's release, any process of its node may send it; no
  *                        answer; the home grants the next with t + 1
  *
+ * A semaphore's home keeps its permits taken and a FIFO queue of waiters, each with
+ * the permits k it asks for (the record of the semaphore's gate word):
+ *
+ *   SEM_ACQ(q, seq, k, N)  -> GRANT when nobody is queued and k fit (taken + k <= N),
+ *                             or when its turn comes and k fit
+ *   SEM_TRY(q, seq, k, N)  -> GRANT, or BUSY
+ *   CANCEL(q, seq)         as for locks; a cancelled head lets the next ones in
+ *   SEM_REL(k)             no answer; the queue's head is granted while its k fit
+ *   SEM_COUNT(q, seq)      -> GRANT whose token is RDLM_AMQ_COUNT_BASE + taken
+ *
+ * So an acquire + release is one round trip and one message, contended or not, and a
+ * waiter is granted by the release itself: nobody polls the count.
+ *
  * An acquire is one round trip, a release one message nobody waits for; the atomic
  * queue (glock.c) takes one round trip for an uncontended acquire too, but a release
  * that is a round trip of its own (posted, still answered), and three round trips per
@@ -24,7 +37,7 @@
  * Chosen at create by every process alike (rdlm_global_create): the transport
  * emulates remote atomics, has active messages and a progress thread, the context
  * holds no lease (recovery reads the atomic queue's words) and RDLM_LOCK_AM=1.
- * Spin model: tests/model/am_lock.pml.
+ * Spin models: tests/model/am_lock.pml (locks), tests/model/am_sem.pml (semaphores).
  */
 #ifndef RDLM_GLOBAL_AMQ_H
 #define RDLM_GLOBAL_AMQ_H
@@ -37,7 +50,11 @@ enum {
     RDLM_AMQ_TRY,
     RDLM_AMQ_CANCEL,
     RDLM_AMQ_REL,
-    RDLM_AMQ_GRANT,
+    RDLM_AMQ_SEM_ACQ,
+    RDLM_AMQ_SEM_TRY,
+    RDLM_AMQ_SEM_REL,
+    RDLM_AMQ_SEM_COUNT,
+    RDLM_AMQ_GRANT, /* the answers: from here on */
     RDLM_AMQ_BUSY,
     RDLM_AMQ_CANCELLED,
     RDLM_AMQ_DEAD /* the holder's process died: the waiter gives up (no lease) */
@@ -47,12 +64,16 @@ typedef struct rdlm_amq_msg {
     uint8_t type;
     uint8_t q; /* the requester's queue node (REL: the holder's) */
     uint16_t pad;
-    uint32_t seq;  /* which use of it (not in REL) */
+    uint32_t seq;  /* which use of it (not in REL, SEM_REL) */
     uint32_t rank; /* REL: the holder's rank (the sender may be a node-mate) */
-    uint32_t pad2;
+    uint32_t k;    /* SEM_ACQ, SEM_TRY, SEM_REL: the permits asked or given back */
     uint64_t offset; /* requests: the lock's global word in the home's region */
-    uint64_t token;  /* GRANT: the holder's token; REL: the last one it used */
+    uint64_t token;  /* GRANT: the holder's token; REL: the last one it used;
+                        SEM_ACQ, SEM_TRY: the semaphore's N */
 } rdlm_amq_msg_t;
+
+/* SEM_COUNT's answer: a GRANT with this plus the permits taken (a granted state). */
+#define RDLM_AMQ_COUNT_BASE (1ull << RDLM_GLOBAL_SEQ_BITS)
 
 /* What a queue node's state becomes when its request is answered without a grant
  * (never a token, never IDLE or WAITING). */
@@ -66,6 +87,23 @@ rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64
                            uint64_t *token_p);
 rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
                             uint64_t token);
+
+/* Semaphores (semaphore.c, where d->am_lock): w is the semaphore's gate word, whose
+ * record at the home keeps the permits. */
+
+/** Take k of permits (N): RDLM_OK; with try_only RDLM_ERR_BUSY at once if they are not
+ *  free; else RDLM_ERR_TIMEOUT at deadline_ns (a cancel whose grant crossed it holds:
+ *  RDLM_OK), RDLM_ERR_CLOSED, RDLM_ERR_PEER_DEAD (the home died), RDLM_ERR_NO_RESOURCE
+ *  (no free queue node). */
+rdlm_status_t rdlm_amq_sem_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                   uint32_t k, uint32_t permits, uint64_t deadline_ns,
+                                   int try_only);
+/** Give k permits back (one message; nobody waits). */
+rdlm_status_t rdlm_amq_sem_release(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                   uint32_t k);
+/** The permits taken now, at the home, into *taken_p (one round trip). */
+rdlm_status_t rdlm_amq_sem_taken(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                 uint64_t *taken_p);
 
 /** An answer for one of this process's queue nodes (from the home's handler, or from
  *  this process's own home directly). */

@@ -1,8 +1,9 @@
 /*
- * The home's side of the home-served queue lock (amq.h has the protocol). A node
- * leader keeps one record per home slot (holder, FIFO queue, last token) and one
- * waiter entry per queue node of every process: a queue node is in at most one
- * queue at a time, so the queues link through these entries and never allocate.
+ * The home's side of the home-served queue lock and semaphore (amq.h has the
+ * protocol). A node leader keeps one record per home slot (a lock's holder and last
+ * token, or a semaphore's permits taken; the FIFO queue) and one waiter entry per
+ * queue node of every process: a queue node is in at most one queue at a time, so
+ * the queues link through these entries and never allocate.
  *
  * The handler runs inside the transport's progress and must not send: answers go
  * into an outbox, sent by rdlm_amq_flush after the progress call (every progress of
@@ -21,15 +22,18 @@
 #define RDLM_AMQ_SCAN_NS 100000000ull
 
 typedef struct rdlm_amq_rec {
-    uint64_t token;      /* the last token issued */
-    uint32_t holder;     /* waiter entry + 1 of the holder; 0: free */
+    uint64_t token;      /* lock: the last token issued */
+    uint32_t holder;     /* lock: waiter entry + 1 of the holder; 0: free */
     uint32_t head, tail; /* the queue: waiter entries + 1 */
-    uint32_t reported;   /* the holder whose death was last reported, + 1 */
+    uint32_t reported;   /* lock: the holder whose death was last reported, + 1 */
+    uint32_t permits;    /* semaphore: N (0: a lock's record) */
+    uint32_t taken;      /* semaphore: permits granted and not given back */
 } rdlm_amq_rec_t;
 
 typedef struct rdlm_amq_waiter {
     uint32_t next;     /* the next in its queue, entry + 1 */
     uint32_t last_seq; /* the newest request seen from this queue node */
+    uint32_t k;        /* semaphore: the permits it waits for */
     uint8_t queued;    /* last_seq waits in a queue */
 } rdlm_amq_waiter_t;
 
@@ -161,6 +165,79 @@ static void rdlm_amq_release(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t hol
     }
 }
 
+/* A semaphore's queue, from its head, while the head's k fit: granted. A waiter
+ * whose process died is dropped instead (its permits would be lost with it). */
+static void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec)
+{
+    struct rdlm_amq_home *h = d->amq_home;
+
+    while (rec->head != 0 && rec->taken + h->waiters[rec->head - 1].k <= rec->permits) {
+        uint32_t wi = rec->head - 1, rank = wi / RDLM_GLOBAL_QNODES;
+        rdlm_amq_msg_t m = {.type = RDLM_AMQ_GRANT,
+                            .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES),
+                            .seq = h->waiters[wi].last_seq,
+                            .token = RDLM_AMQ_COUNT_BASE};
+
+        rdlm_amq_unlink(h, rec, wi);
+        if (rank != d->rank &&
+            (rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank))) {
+            rdlm_warn("dist: semaphore home: rank %u died waiting for permits: dropped",
+                      rank);
+            continue;
+        }
+        rec->taken += h->waiters[wi].k;
+        rdlm_amq_out(d, rank, &m);
+    }
+}
+
+/* A semaphore's SEM_ACQ, SEM_TRY (new, from waiter entry wi) or SEM_COUNT. */
+static void rdlm_amq_sem_home(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
+                              const rdlm_amq_msg_t *m)
+{
+    struct rdlm_amq_home *h = d->amq_home;
+    rdlm_amq_msg_t a = {.type = RDLM_AMQ_GRANT,
+                        .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES),
+                        .seq = m->seq,
+                        .token = RDLM_AMQ_COUNT_BASE};
+
+    if (m->type == RDLM_AMQ_SEM_COUNT) {
+        a.token += rec->taken;
+    } else if (m->token == 0 || m->token > UINT32_MAX || m->k == 0 || m->k > m->token ||
+               (rec->permits != 0 && rec->permits != m->token)) {
+        rdlm_error("dist: semaphore home: rank %u asked %u permits of %llu (the record "
+                   "has %u): refused",
+                   wi / RDLM_GLOBAL_QNODES, m->k, (unsigned long long)m->token,
+                   rec->permits);
+        a.type = RDLM_AMQ_BUSY;
+    } else {
+        rec->permits = (uint32_t)m->token;
+        if (rec->head == 0 && rec->taken + m->k <= rec->permits) {
+            rec->taken += m->k; /* nobody queued (FIFO) and they fit */
+        } else if (m->type == RDLM_AMQ_SEM_TRY) {
+            a.type = RDLM_AMQ_BUSY;
+        } else {
+            h->waiters[wi].k = m->k;
+            rdlm_amq_enqueue(h, rec, wi);
+            return;
+        }
+    }
+    rdlm_amq_out(d, wi / RDLM_GLOBAL_QNODES, &a);
+}
+
+/* A semaphore's SEM_REL of k from rank src: the queue's head in while it fits. */
+static void rdlm_amq_sem_give_back(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t src,
+                                   uint32_t k)
+{
+    if (k > rec->taken) {
+        rdlm_error("dist: semaphore home: rank %u gave back %u permits of %u taken (a "
+                   "bug): the count stays at 0",
+                   src, k, rec->taken);
+        k = rec->taken;
+    }
+    rec->taken -= k;
+    rdlm_amq_sem_grant_ready(d, rec);
+}
+
 static void rdlm_amq_cancel(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
                             uint32_t seq)
 {
@@ -172,8 +249,31 @@ static void rdlm_amq_cancel(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
         rdlm_amq_refuse(d, wi, seq, RDLM_AMQ_CANCELLED);
     } else if (seq == wt->last_seq && wt->queued && rdlm_amq_unlink(d->amq_home, rec, wi)) {
         rdlm_amq_refuse(d, wi, seq, RDLM_AMQ_CANCELLED);
+        if (rec->permits != 0) {
+            rdlm_amq_sem_grant_ready(d, rec); /* it may have held back smaller ones */
+        }
     }
     /* Otherwise it was granted (the GRANT crossed the cancel) or is stale: nothing. */
+}
+
+/* A new request (ACQ, TRY, SEM_ACQ, SEM_TRY, SEM_COUNT) from waiter entry wi of rank
+ * src: 1, its seq now the entry's newest; 0 if it is stale (its cancel came first). */
+static int rdlm_amq_fresh(rdlm_global_t *d, uint32_t wi, uint32_t src, uint32_t seq)
+{
+    rdlm_amq_waiter_t *wt = &d->amq_home->waiters[wi];
+
+    if (!rdlm_amq_newer(seq, wt->last_seq)) {
+        rdlm_debug("dist: lock home: a stale request from rank %u: dropped", src);
+        return 0;
+    }
+    if (wt->queued) {
+        rdlm_error("dist: lock home: rank %u asked again from a queue node still queued (a "
+                   "bug): its older request is dropped",
+                   src);
+        rdlm_amq_unlink_any(d, wi);
+    }
+    wt->last_seq = seq;
+    return 1;
 }
 
 void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t *m)
@@ -186,7 +286,7 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
 
     if (h == NULL || m->offset % d->slot_bytes != 8 || slot >= d->home_slots ||
         m->q >= RDLM_GLOBAL_QNODES || who >= d->bootstrap->size || m->type < RDLM_AMQ_ACQ ||
-        m->type > RDLM_AMQ_REL) {
+        m->type >= RDLM_AMQ_GRANT) {
         rdlm_error("dist: lock home: malformed request from rank %u (type %u, queue node "
                    "%u, offset %llu): dropped",
                    src, m->type, m->q, (unsigned long long)m->offset);
@@ -197,17 +297,9 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
     switch (m->type) {
     case RDLM_AMQ_ACQ:
     case RDLM_AMQ_TRY:
-        if (!rdlm_amq_newer(m->seq, h->waiters[wi].last_seq)) {
-            rdlm_debug("dist: lock home: a stale request from rank %u: dropped", src);
+        if (!rdlm_amq_fresh(d, wi, src, m->seq)) {
             break;
         }
-        if (h->waiters[wi].queued) {
-            rdlm_error("dist: lock home: rank %u asked again from a queue node still "
-                       "queued (a bug): its older request is dropped",
-                       src);
-            rdlm_amq_unlink_any(d, wi);
-        }
-        h->waiters[wi].last_seq = m->seq;
         if (rec->holder == 0) {
             rdlm_amq_grant(d, rec, wi, m->seq);
         } else if (m->type == RDLM_AMQ_TRY) {
@@ -216,8 +308,18 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
             rdlm_amq_enqueue(h, rec, wi);
         }
         break;
+    case RDLM_AMQ_SEM_ACQ:
+    case RDLM_AMQ_SEM_TRY:
+    case RDLM_AMQ_SEM_COUNT:
+        if (rdlm_amq_fresh(d, wi, src, m->seq)) {
+            rdlm_amq_sem_home(d, rec, wi, m);
+        }
+        break;
     case RDLM_AMQ_CANCEL:
         rdlm_amq_cancel(d, rec, wi, m->seq);
+        break;
+    case RDLM_AMQ_SEM_REL:
+        rdlm_amq_sem_give_back(d, rec, src, m->k);
         break;
     default:
         rdlm_amq_release(d, rec, wi + 1, m->token);
@@ -266,7 +368,7 @@ static void rdlm_amq_scan(rdlm_global_t *d)
         rdlm_amq_rec_t *rec = &h->recs[i];
         uint32_t rank = (rec->holder - 1) / RDLM_GLOBAL_QNODES;
 
-        if (rec->head == 0 || rank == d->rank ||
+        if (rec->head == 0 || rec->holder == 0 || rank == d->rank ||
             !(rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank))) {
             continue;
         }

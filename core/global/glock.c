@@ -67,13 +67,6 @@
 /* CASes an enqueue tries (from the guess, then from what W held) before it swaps. */
 #define RDLM_GLOCK_ENQUEUE_CAS 2
 
-/* 1 if w runs the home-served queue (amq.h): the context chose it and w is not a
- * semaphore's gate. */
-static int rdlm_glock_home_served(const rdlm_global_t *d, const rdlm_global_word_t *w)
-{
-    return d->am_lock && !w->atomic_queue;
-}
-
 rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p)
 {
     for (uint32_t q = 0; q < RDLM_GLOBAL_QNODES; q++) {
@@ -377,7 +370,7 @@ rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
     uint64_t qid, ref, old;
     rdlm_status_t s;
 
-    if (rdlm_glock_home_served(d, w)) {
+    if (d->am_lock) {
         return rdlm_amq_acquire(d, w, deadline_ns, qid_p, token_p);
     }
     rdlm_glock_finish(d, 0);
@@ -404,7 +397,7 @@ rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint
     uint64_t qid, ref, old, expected = rdlm_glock_guess(d, guess);
     rdlm_status_t s;
 
-    if (rdlm_glock_home_served(d, w)) {
+    if (d->am_lock) {
         return rdlm_amq_try(d, w, qid_p, token_p);
     }
     rdlm_glock_finish(d, 0);
@@ -656,7 +649,7 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word
 rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
                               uint64_t token)
 {
-    if (rdlm_glock_home_served(d, w)) {
+    if (d->am_lock) {
         return rdlm_amq_pass(d, w, qid, token);
     }
     /* Everything written in the critical section before the word moves on. */

@@ -23,10 +23,16 @@
  * that dies while waiting leaves its waiter count behind: from then on every acquire takes
  * the slow path (still correct; rdlm_info-visible as home operations per acquire).
  *
+ * Home-served (d->am_lock, amq.h): where locks are served by their home process, so
+ * are semaphores. The home keeps the permits taken and a FIFO queue of waiters; an
+ * acquire is one round trip (SEM_ACQ -> GRANT, at once or when a release lets it
+ * in), a release one message (SEM_REL). P and its waiter count are not used there.
+ *
  * Entry fields (semaphore kind, distributed): home_pair1 = W slot + 1 | (P slot + 1) << 32
  * (rdlm_global_open_pair: P is companion word 1; N is fixed in companion word 2);
  * sem_permits = N.
  */
+#include "amq.h"
 #include "glock.h"
 
 #include "clock.h"
@@ -104,11 +110,6 @@ static rdlm_status_t rdlm_sem_queue(rdlm_global_t *d, rdlm_local_t *lc, uint32_t
     rdlm_status_t s, taken = RDLM_ERR_TIMEOUT;
 
     rdlm_global_pair_words(d, e, &w, &p);
-    /* The gate keeps the remote-atomic queue also where locks are served by their
-     * home (amq.h): with the home-served gate, 4 ranks on 2 virtual nodes churning a
-     * 2-permit semaphore stayed in the slow path (p50 0.26-0.5 ms per acquire, 7.6-
-     * 11.5k acquires/s over three runs, against 5-78k with the atomic gate). */
-    w.atomic_queue = 1;
     s = rdlm_ticket_acquire(lc, idx, timeout_ns, NULL); /* the node's FIFO gate */
     if (s == RDLM_OWNER_DEAD) {
         s = RDLM_OK;
@@ -133,20 +134,18 @@ static rdlm_status_t rdlm_sem_queue(rdlm_global_t *d, rdlm_local_t *lc, uint32_t
     return s;
 }
 
-rdlm_status_t rdlm_global_sem_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
-                                      uint32_t k, uint64_t timeout_ns)
+/* The remote-atomic protocol's acquire: the fast path, else the slow one. */
+static rdlm_status_t rdlm_sem_atomic_acquire(rdlm_global_t *d, rdlm_local_t *lc,
+                                             uint32_t idx, uint32_t k, uint64_t timeout_ns,
+                                             uint64_t deadline)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint64_t deadline = rdlm_clock_deadline(timeout_ns), old;
     rdlm_global_word_t w, p;
+    uint64_t old;
     rdlm_status_t s;
 
-    if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
-        return RDLM_ERR_CLOSED;
-    }
-    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
     rdlm_global_pair_words(d, e, &w, &p);
-    s = rdlm_global_w_fadd(d, &p, k, &old); /* the fast path */
+    s = rdlm_global_w_fadd(d, &p, k, &old);
     if (s == RDLM_OK &&
         (RDLM_DSEM_WAITERS(old) != 0 ||
          RDLM_DSEM_TAKEN(old) + k > rdlm_load(&e->sem_permits, RDLM_RELAXED))) {
@@ -155,6 +154,28 @@ rdlm_status_t rdlm_global_sem_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32
         if (s == RDLM_OK) {
             s = rdlm_sem_queue(d, lc, idx, k, timeout_ns, deadline);
         }
+    }
+    return s;
+}
+
+rdlm_status_t rdlm_global_sem_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                      uint32_t k, uint64_t timeout_ns)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns);
+    rdlm_global_word_t w, p;
+    rdlm_status_t s;
+
+    if (rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        return RDLM_ERR_CLOSED;
+    }
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL);
+    if (d->am_lock) {
+        rdlm_global_pair_words(d, e, &w, &p);
+        s = rdlm_amq_sem_acquire(d, &w, k, rdlm_load(&e->sem_permits, RDLM_RELAXED),
+                                 deadline, timeout_ns == 0);
+    } else {
+        s = rdlm_sem_atomic_acquire(d, lc, idx, k, timeout_ns, deadline);
     }
     if (s == RDLM_ERR_TIMEOUT) {
         rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
@@ -170,7 +191,8 @@ rdlm_status_t rdlm_global_sem_release(rdlm_global_t *d, rdlm_local_t *lc, uint32
     uint64_t old;
 
     rdlm_global_pair_words(d, &lc->seg.entries[idx], &w, &p);
-    return rdlm_global_w_fadd(d, &p, (uint64_t) - (int64_t)k, &old);
+    return d->am_lock ? rdlm_amq_sem_release(d, &w, k)
+                      : rdlm_global_w_fadd(d, &p, (uint64_t) - (int64_t)k, &old);
 }
 
 rdlm_status_t rdlm_global_sem_available(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
@@ -182,7 +204,7 @@ rdlm_status_t rdlm_global_sem_available(rdlm_global_t *d, rdlm_local_t *lc, uint
     rdlm_status_t s;
 
     rdlm_global_pair_words(d, e, &w, &p);
-    s = rdlm_global_w_fadd(d, &p, 0, &word);
+    s = d->am_lock ? rdlm_amq_sem_taken(d, &w, &word) : rdlm_global_w_fadd(d, &p, 0, &word);
     if (s == RDLM_OK) {
         /* taken exceeds N while a taker's fetch-add waits for its undo */
         uint32_t permits = rdlm_load(&e->sem_permits, RDLM_RELAXED);

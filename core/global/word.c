@@ -126,7 +126,6 @@ void rdlm_global_word_at(const rdlm_global_t *d, uint64_t id, uint64_t slot1,
                          rdlm_global_word_t *w)
 {
     w->node = rdlm_global_home_node(d, id);
-    w->atomic_queue = 0;
     w->offset = (slot1 - 1) * d->slot_bytes + 8;
 }
 

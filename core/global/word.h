@@ -14,9 +14,6 @@
 /** A lock's global word: home node and byte offset in the home's region. */
 typedef struct rdlm_global_word {
     uint32_t node;
-    /** glock: this word runs the remote-atomic queue whatever protocol the context
-     *  chose (d->am_lock): a semaphore's gate (semaphore.c says why). */
-    int atomic_queue;
     uint64_t offset;
 } rdlm_global_word_t;
 

@@ -746,12 +746,15 @@ static int cmp_u64(const void *a, const void *b);
  * briefly and gives them back; a shared gauge of permits held must never exceed N.
  * Then rank 0 holds all N and the last rank's 10 ms timed acquire of 1 must time out
  * and take nothing (available stays 0 until rank 0 releases, then N).
- * --broken: the last rank skips the acquire on every 4th round (the gauge must show). */
+ * --broken: the last rank skips the acquire on every 4th round (the gauge must show).
+ * --give-up-us: every other acquire gives up after that long (a cancel, or a grant
+ * that crosses it); the run must see some, and every permit must come back. */
 static void run_sem(void)
 {
     atomic_uint *gauge = &g_sh->readers[0];
     uint32_t permits = 3, avail;
     rdlm_sem_h sem, other;
+    rdlm_status_t s;
 
     if (rdlm_sem_open(g_ctx, "sem", permits, &sem) != RDLM_OK) {
         die("open sem");
@@ -766,7 +769,12 @@ static void run_sem(void)
         int skip = opt.broken && g_rank == g_size - 1 && i % 4 == 3;
 
         if (!skip) {
-            expect_status(rdlm_sem_acquire(sem, k, RDLM_TIMEOUT_INFINITE), RDLM_OK, "acquire");
+            s = rdlm_sem_acquire(sem, k, stress_timeout(i));
+            if (s == RDLM_ERR_TIMEOUT && opt.give_up_us != 0) {
+                atomic_fetch_add(&g_sh->gave_up, 1); /* holds nothing */
+                continue;
+            }
+            expect_status(s, RDLM_OK, "acquire");
         }
         uint32_t now = atomic_fetch_add(gauge, k) + k;
         check(now <= permits, "%u permits held at once (N = %u)", now, permits);
@@ -797,6 +805,13 @@ static void run_sem(void)
         expect_status(rdlm_sem_release(sem, permits), RDLM_OK, "release all");
         expect_status(rdlm_sem_available(sem, &avail), RDLM_OK, "available");
         check(avail == permits, "%u available after all came back, want %u", avail, permits);
+        if (opt.give_up_us != 0) {
+            uint64_t gave_up = atomic_load(&g_sh->gave_up);
+
+            printf("%" PRIu64 " acquires gave up after %u us\n", gave_up, opt.give_up_us);
+            check(gave_up > 0, "no acquire gave up: --give-up-us %u tested nothing",
+                  opt.give_up_us);
+        }
     }
 }
 
