@@ -526,14 +526,15 @@ typedef struct rdlm_ctx_dist_info {
     uint32_t nodes;        /**< nodes, virtual ones included (RDLM_VIRTUAL_NODES) */
     uint32_t local_rank;   /**< this process among its node's */
     uint32_t local_size;   /**< processes on its node */
-    uint32_t cohort_bound; /**< RDLM_COHORT_BOUND; 0 with leases (no local hand-offs
-                                of exclusive locks: lock recovery needs it) */
+    uint32_t cohort_bound; /**< RDLM_COHORT_BOUND; 0 with leases in the remote-atomic
+                                queue (no local hand-offs of exclusive locks: its lock
+                                recovery needs it) */
     uint32_t token_epoch;  /**< epoch of the tokens issued in this job */
     const char *transport; /**< "ucx", ...; static string */
     int progress_thread;   /**< 1 if a progress thread runs */
     /** How cross-node exclusive locks (and rwlock writers) and semaphores queue:
      *  "am", served by each one's home process with active messages (where the
-     *  transport emulates remote atomics, no lease is held and RDLM_LOCK_AM=1), or
+     *  transport emulates remote atomics and RDLM_LOCK_AM=1), or
      *  "atomic", with remote atomics; static string. */
     const char *lock_protocol;
 } rdlm_ctx_dist_info_t;

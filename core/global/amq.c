@@ -59,9 +59,63 @@ void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m)
     state = rdlm_global_q_state(d, m->q);
     was = rdlm_load(state, RDLM_ACQUIRE);
     value = m->type == RDLM_AMQ_GRANT ? m->token : RDLM_AMQ_REFUSED(m->type);
-    if (rdlm_amq_answered(was) || !rdlm_cas(state, &was, value, RDLM_RELEASE)) {
+    if (rdlm_amq_answered(was)) {
+        rdlm_debug("dist: a second lock answer for queue node %u: ignored", m->q);
+        return;
+    }
+    if (m->type == RDLM_AMQ_GRANT && (m->flags & RDLM_AMQ_F_DEAD)) {
+        rdlm_fetch_or(&d->amq_dead, 1u << m->q, RDLM_RELAXED); /* before the state */
+    }
+    if (!rdlm_cas(state, &was, value, RDLM_RELEASE)) {
         rdlm_debug("dist: a second lock answer for queue node %u: ignored", m->q);
     }
+}
+
+void rdlm_amq_settle_note(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t *m)
+{
+    uint32_t n;
+
+    if (src >= d->nodes.size || m->rank >= d->nodes.size || m->q >= RDLM_GLOBAL_QNODES ||
+        m->offset % d->slot_bytes != 8) {
+        rdlm_error("dist: a malformed SETTLE from rank %u: dropped", src);
+        return;
+    }
+    pthread_mutex_lock(&d->settle_lock);
+    n = rdlm_load(&d->settle_n, RDLM_RELAXED);
+    if (n < sizeof(d->settle) / sizeof(d->settle[0])) {
+        d->settle[n].home = d->nodes.node_of[src];
+        d->settle[n].slot1 = m->offset / d->slot_bytes + 1;
+        d->settle[n].qid = RDLM_QID(m->rank, m->q);
+        rdlm_store(&d->settle_n, n + 1, RDLM_RELEASE);
+    } /* else dropped: the home asks again at its next scan */
+    pthread_mutex_unlock(&d->settle_lock);
+}
+
+void rdlm_amq_settle_run(rdlm_global_t *d)
+{
+    uint32_t idle = 0;
+
+    if (rdlm_load(&d->settle_n, RDLM_ACQUIRE) == 0 ||
+        !rdlm_cas(&d->settle_run, &idle, 1, RDLM_ACQUIRE)) {
+        return; /* nothing, or another thread runs them */
+    }
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL); /* destroy waits for us */
+    while (rdlm_load(&d->settle_n, RDLM_ACQUIRE) != 0 && d->local != NULL &&
+           !rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        uint32_t n, home;
+        uint64_t slot1, qid;
+
+        pthread_mutex_lock(&d->settle_lock);
+        n = rdlm_load(&d->settle_n, RDLM_RELAXED) - 1;
+        home = d->settle[n].home;
+        slot1 = d->settle[n].slot1;
+        qid = d->settle[n].qid;
+        rdlm_store(&d->settle_n, n, RDLM_RELEASE);
+        pthread_mutex_unlock(&d->settle_lock);
+        rdlm_global_settle_dead(d, home, slot1, qid);
+    }
+    rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+    rdlm_store(&d->settle_run, 0, RDLM_RELEASE);
 }
 
 /* Send request m to the home of w (handled in place when that is this process);
@@ -167,7 +221,9 @@ static rdlm_status_t rdlm_amq_outcome(rdlm_global_t *d, uint32_t q, uint64_t sta
     rdlm_amq_retire(d, q); /* answered: the home keeps the rest (top of the file) */
     if (RDLM_Q_IS_GRANTED(state)) {
         *token_p = state;
-        return RDLM_OK;
+        return rdlm_fetch_and(&d->amq_dead, ~(1u << q), RDLM_ACQ_REL) & (1u << q)
+                   ? RDLM_OWNER_DEAD /* the holder before died holding (leases) */
+                   : RDLM_OK;
     }
     if (state == RDLM_AMQ_REFUSED(RDLM_AMQ_BUSY)) {
         return RDLM_ERR_BUSY;
@@ -192,6 +248,7 @@ static rdlm_status_t rdlm_amq_request(rdlm_global_t *d, const rdlm_global_word_t
     rdlm_status_t s, gave_up;
 
     m.q = (uint8_t)q;
+    rdlm_fetch_and(&d->amq_dead, ~(1u << q), RDLM_RELAXED);
     m.seq = rdlm_fetch_add(&d->amq_seq[q], 1, RDLM_ACQ_REL) + 1;
     s = rdlm_amq_send(d, w, &m);
     if (s == RDLM_OK) {
@@ -252,10 +309,11 @@ rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64
 }
 
 rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
-                            uint64_t token)
+                            uint64_t token, int holder_died)
 {
     rdlm_amq_msg_t m = {.type = RDLM_AMQ_REL,
                         .q = (uint8_t)RDLM_QID_INDEX(qid),
+                        .flags = holder_died ? RDLM_AMQ_F_DEAD : 0,
                         .rank = RDLM_QID_RANK(qid),
                         .token = token};
     rdlm_status_t s;

@@ -34,9 +34,17 @@
  * current use (a stale one changes nothing). The home drops a request older than
  * the newest it saw from that queue node, so no delivery order is assumed.
  *
+ * With leases the home recovers a lock whose holder A died (amq_home.c, "Recovery"):
+ * while some process of A's node lives, the home asks it, SETTLE(A, q), to pass the
+ * lock on for the node if nobody of it holds the lock through A's queue node (a node
+ * keeps cohort hand-offs under leases: any of its processes may hold through it);
+ * once every process of A's node is dead and its lease ended, the home grants the next
+ * waiter with the first token of a new epoch. Either way the next holder's GRANT says
+ * DEAD when A (or the one after it on its node) died holding: RDLM_OWNER_DEAD.
+ *
  * Chosen at create by every process alike (rdlm_global_create): the transport
- * emulates remote atomics, has active messages and a progress thread, the context
- * holds no lease (recovery reads the atomic queue's words) and RDLM_LOCK_AM=1.
+ * emulates remote atomics, has active messages and a progress thread, and
+ * RDLM_LOCK_AM=1.
  * Spin models: tests/model/am_lock.pml (locks), tests/model/am_sem.pml (semaphores).
  */
 #ifndef RDLM_GLOBAL_AMQ_H
@@ -57,15 +65,19 @@ enum {
     RDLM_AMQ_GRANT, /* the answers: from here on */
     RDLM_AMQ_BUSY,
     RDLM_AMQ_CANCELLED,
-    RDLM_AMQ_DEAD /* the holder's process died: the waiter gives up (no lease) */
+    RDLM_AMQ_DEAD,  /* the holder's process died: the waiter gives up (no lease) */
+    RDLM_AMQ_SETTLE /* home -> a node-mate of a dead holder (leases; not an answer) */
 };
+
+/* Message flags. */
+#define RDLM_AMQ_F_DEAD 1u /* REL: its holder died holding; GRANT: RDLM_OWNER_DEAD */
 
 typedef struct rdlm_amq_msg {
     uint8_t type;
-    uint8_t q; /* the requester's queue node (REL: the holder's) */
-    uint16_t pad;
+    uint8_t q; /* the requester's queue node (REL, SETTLE: the holder's) */
+    uint16_t flags;
     uint32_t seq;  /* which use of it (not in REL, SEM_REL) */
-    uint32_t rank; /* REL: the holder's rank (the sender may be a node-mate) */
+    uint32_t rank; /* REL, SETTLE: the holder's rank (the sender may be a node-mate) */
     uint32_t k;    /* SEM_ACQ, SEM_TRY, SEM_REL: the permits asked or given back */
     uint64_t offset; /* requests: the lock's global word in the home's region */
     uint64_t token;  /* GRANT: the holder's token; REL: the last one it used;
@@ -85,8 +97,9 @@ rdlm_status_t rdlm_amq_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
                                uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p);
 rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t *qid_p,
                            uint64_t *token_p);
+/** glock.h's pass; holder_died: the holder died holding (RDLM_AMQ_F_DEAD). */
 rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
-                            uint64_t token);
+                            uint64_t token, int holder_died);
 
 /* Semaphores (semaphore.c, where d->am_lock): w is the semaphore's gate word, whose
  * record at the home keeps the permits. */
@@ -109,6 +122,14 @@ rdlm_status_t rdlm_amq_sem_taken(rdlm_global_t *d, const rdlm_global_word_t *w,
  *  this process's own home directly). */
 void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m);
 
+/** A SETTLE from home rank src (its handler, or this process's own home): noted, run
+ *  by rdlm_amq_settle_run. */
+void rdlm_amq_settle_note(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t *m);
+
+/** Run the SETTLEs noted (rdlm_global_settle_dead), one thread at a time; called by
+ *  rdlm_amq_flush. Never waits. */
+void rdlm_amq_settle_run(rdlm_global_t *d);
+
 /* ---- the home's side (amq_home.c) --------------------------------------------------- */
 
 /** Decide d->am_lock with every process (a collective: one allgather) and, if on,
@@ -122,8 +143,9 @@ void rdlm_amq_free(rdlm_global_t *d);
  *  d->rank: no message). */
 void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t *m);
 
-/** Send the home's queued answers, and every 100 ms tell the waiters behind a holder
- *  whose process died (RDLM_AMQ_DEAD). Any thread; cheap when there is nothing to do.
+/** Send the home's queued answers, run the SETTLEs noted, and every 100 ms look for
+ *  holders that died with waiters behind them (RDLM_AMQ_DEAD to the waiters without
+ *  leases; recovery with them). Any thread; cheap when there is nothing to do.
  *  Called after every progress of core/global (rdlm_global_progress). */
 void rdlm_amq_flush(rdlm_global_t *d);
 

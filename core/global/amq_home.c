@@ -10,48 +10,13 @@
  * core/global, and the progress thread's). The outbox holds at most one answer per
  * request in flight, so size * RDLM_GLOBAL_QNODES entries never overflow.
  */
-#include "amq.h"
+#include "amq_home.h"
 
 #include <stdlib.h>
 
 #include "clock.h"
 #include "glock.h"
 #include "log.h"
-
-/* How often the home looks for holders that died with waiters behind them. */
-#define RDLM_AMQ_SCAN_NS 100000000ull
-
-typedef struct rdlm_amq_rec {
-    uint64_t token;      /* lock: the last token issued */
-    uint32_t holder;     /* lock: waiter entry + 1 of the holder; 0: free */
-    uint32_t head, tail; /* the queue: waiter entries + 1 */
-    uint32_t reported;   /* lock: the holder whose death was last reported, + 1 */
-    uint32_t permits;    /* semaphore: N (0: a lock's record) */
-    uint32_t taken;      /* semaphore: permits granted and not given back */
-} rdlm_amq_rec_t;
-
-typedef struct rdlm_amq_waiter {
-    uint32_t next;     /* the next in its queue, entry + 1 */
-    uint32_t last_seq; /* the newest request seen from this queue node */
-    uint32_t k;        /* semaphore: the permits it waits for */
-    uint8_t queued;    /* last_seq waits in a queue */
-} rdlm_amq_waiter_t;
-
-typedef struct rdlm_amq_out {
-    uint32_t dst;
-    rdlm_amq_msg_t m;
-} rdlm_amq_out_t;
-
-struct rdlm_amq_home {
-    pthread_mutex_t lock;       /* everything below */
-    rdlm_amq_rec_t *recs;       /* [home_slots] */
-    rdlm_amq_waiter_t *waiters; /* [size * RDLM_GLOBAL_QNODES] */
-    rdlm_amq_out_t *out;        /* ring of cap answers */
-    uint32_t cap, out_head;
-    rdlm_atomic_u32_t out_n;   /* read without the lock by rdlm_amq_flush */
-    rdlm_atomic_u32_t waiting; /* requests queued over all records */
-    uint64_t scan_at;
-};
 
 /* a is a later use than b (32-bit serial numbers). */
 static int rdlm_amq_newer(uint32_t a, uint32_t b)
@@ -79,11 +44,13 @@ static void rdlm_amq_out(rdlm_global_t *d, uint32_t dst, const rdlm_amq_msg_t *m
     rdlm_store(&h->out_n, n + 1, RDLM_RELEASE);
 }
 
-/* Grant rec to waiter entry wi (its request seq). */
-static void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t seq)
+void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t seq,
+                    uint16_t flags)
 {
-    rdlm_amq_msg_t m = {
-        .type = RDLM_AMQ_GRANT, .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES), .seq = seq};
+    rdlm_amq_msg_t m = {.type = RDLM_AMQ_GRANT,
+                        .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES),
+                        .flags = flags,
+                        .seq = seq};
 
     rec->holder = wi + 1;
     rec->token = rdlm_glock_first_token(d, rec->token);
@@ -99,8 +66,7 @@ static void rdlm_amq_refuse(rdlm_global_t *d, uint32_t wi, uint32_t seq, uint8_t
     rdlm_amq_out(d, wi / RDLM_GLOBAL_QNODES, &m);
 }
 
-/* Take waiter entry wi out of rec's queue; 1 if it was there. */
-static int rdlm_amq_unlink(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi)
+int rdlm_amq_unlink(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi)
 {
     uint32_t *link = &rec->head, prev = 0;
 
@@ -145,9 +111,10 @@ static void rdlm_amq_enqueue(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint3
     rdlm_fetch_add(&h->waiting, 1, RDLM_RELAXED);
 }
 
-/* The holder's release: the next in the queue holds, with the token after t. */
+/* The holder's release: the next in the queue holds, with the token after t (told
+ * that the holder died holding if flags say so). */
 static void rdlm_amq_release(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t holder,
-                             uint64_t t)
+                             uint64_t t, uint16_t flags)
 {
     struct rdlm_amq_home *h = d->amq_home;
     uint32_t next = rec->head;
@@ -161,7 +128,8 @@ static void rdlm_amq_release(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t hol
     rec->holder = 0;
     if (next != 0) {
         rdlm_amq_unlink(h, rec, next - 1);
-        rdlm_amq_grant(d, rec, next - 1, h->waiters[next - 1].last_seq);
+        rdlm_amq_grant(d, rec, next - 1, h->waiters[next - 1].last_seq,
+                       flags & RDLM_AMQ_F_DEAD);
     }
 }
 
@@ -179,8 +147,7 @@ static void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec)
                             .token = RDLM_AMQ_COUNT_BASE};
 
         rdlm_amq_unlink(h, rec, wi);
-        if (rank != d->rank &&
-            (rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank))) {
+        if (rank != d->rank && rdlm_amq_gone(d, rank)) {
             rdlm_warn("dist: semaphore home: rank %u died waiting for permits: dropped",
                       rank);
             continue;
@@ -301,7 +268,7 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
             break;
         }
         if (rec->holder == 0) {
-            rdlm_amq_grant(d, rec, wi, m->seq);
+            rdlm_amq_grant(d, rec, wi, m->seq, 0);
         } else if (m->type == RDLM_AMQ_TRY) {
             rdlm_amq_refuse(d, wi, m->seq, RDLM_AMQ_BUSY);
         } else {
@@ -322,10 +289,15 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
         rdlm_amq_sem_give_back(d, rec, src, m->k);
         break;
     default:
-        rdlm_amq_release(d, rec, wi + 1, m->token);
+        rdlm_amq_release(d, rec, wi + 1, m->token, m->flags);
         break;
     }
     pthread_mutex_unlock(&h->lock);
+}
+
+int rdlm_amq_gone(rdlm_global_t *d, uint32_t rank)
+{
+    return rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank);
 }
 
 /* A message's payload as a rdlm_amq_msg_t: 0 (logged, dropped) if its size is not. */
@@ -352,24 +324,39 @@ static void rdlm_amq_ans_handler(void *arg, uint32_t src, const void *data, size
 {
     rdlm_amq_msg_t m;
 
-    if (rdlm_amq_msg_of(data, len, src, &m)) {
+    if (!rdlm_amq_msg_of(data, len, src, &m)) {
+        return;
+    }
+    if (m.type == RDLM_AMQ_SETTLE) {
+        rdlm_amq_settle_note(arg, src, &m);
+    } else {
         rdlm_amq_answer(arg, &m);
     }
 }
 
-/* Holders that died with waiters behind them: without a lease nobody may take their
+/* Holders that died with waiters behind them. Without a lease nobody may take their
  * locks over, so the waiters give up (RDLM_ERR_PEER_DEAD), as behind a dead
- * predecessor in the atomic queue. Holding h->lock. */
-static void rdlm_amq_scan(rdlm_global_t *d)
+ * predecessor in the atomic queue. With one, up to max of them go into dead[] for
+ * recovery (rdlm_amq_recover, without h->lock: it asks the authority); their count.
+ * Holding h->lock. */
+static uint32_t rdlm_amq_scan(rdlm_global_t *d, rdlm_amq_dead_t *dead, uint32_t max)
 {
     struct rdlm_amq_home *h = d->amq_home;
+    uint32_t n = 0;
 
     for (uint32_t i = 0; i < d->home_slots && rdlm_load(&h->waiting, RDLM_RELAXED); i++) {
         rdlm_amq_rec_t *rec = &h->recs[i];
         uint32_t rank = (rec->holder - 1) / RDLM_GLOBAL_QNODES;
 
         if (rec->head == 0 || rec->holder == 0 || rank == d->rank ||
-            !(rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank))) {
+            !rdlm_amq_gone(d, rank)) {
+            continue;
+        }
+        if (d->recovery.ended != NULL) {
+            if (n < max) {
+                dead[n++] = (rdlm_amq_dead_t){i, rec->holder, rec->reported != rec->holder};
+                rec->reported = rec->holder;
+            }
             continue;
         }
         if (rec->reported != rec->holder) {
@@ -385,14 +372,17 @@ static void rdlm_amq_scan(rdlm_global_t *d)
             rdlm_amq_refuse(d, wi, h->waiters[wi].last_seq, RDLM_AMQ_DEAD);
         }
     }
+    return n;
 }
 
 void rdlm_amq_flush(rdlm_global_t *d)
 {
     struct rdlm_amq_home *h = d->amq_home;
     rdlm_amq_out_t batch[16];
-    uint32_t n;
+    rdlm_amq_dead_t dead[RDLM_AMQ_RECOVER_MAX];
+    uint32_t n, ndead = 0;
 
+    rdlm_amq_settle_run(d);
     if (h == NULL || (rdlm_load(&h->out_n, RDLM_ACQUIRE) == 0 &&
                       rdlm_load(&h->waiting, RDLM_RELAXED) == 0)) {
         return;
@@ -402,7 +392,7 @@ void rdlm_amq_flush(rdlm_global_t *d)
         if (rdlm_load(&h->waiting, RDLM_RELAXED) != 0 &&
             rdlm_clock_now_ns() >= h->scan_at) {
             h->scan_at = rdlm_clock_now_ns() + RDLM_AMQ_SCAN_NS;
-            rdlm_amq_scan(d);
+            ndead = rdlm_amq_scan(d, dead, RDLM_AMQ_RECOVER_MAX);
         }
         n = rdlm_load(&h->out_n, RDLM_RELAXED);
         n = n < 16 ? n : 16;
@@ -422,6 +412,9 @@ void rdlm_amq_flush(rdlm_global_t *d)
             }
         }
     } while (n == 16);
+    for (uint32_t i = 0; i < ndead; i++) {
+        rdlm_amq_recover(d, &dead[i]); /* its grant, if any, leaves at the next flush */
+    }
 }
 
 static rdlm_status_t rdlm_amq_home_new(rdlm_global_t *d)
@@ -461,8 +454,7 @@ rdlm_status_t rdlm_amq_setup(rdlm_global_t *d, int wanted)
     const rdlm_tl_idle_t idle = {rdlm_global_progress_idle, d};
     uint32_t mine = wanted && d->caps.amo_needs_target_progress &&
                     (d->caps.flags & RDLM_TL_CAP_AM) && d->caps.progress_thread &&
-                    d->caps.am_max_payload >= sizeof(rdlm_amq_msg_t) &&
-                    d->slot_bytes != RDLM_GLOBAL_SLOT_BYTES_HOLDER && !d->barrier_only;
+                    d->caps.am_max_payload >= sizeof(rdlm_amq_msg_t) && !d->barrier_only;
     uint32_t *all = calloc(bs->size, sizeof(*all));
     rdlm_status_t s = all != NULL ? bs->allgather(bs->arg, &mine, all, sizeof(mine), &idle)
                                   : RDLM_ERR_NO_MEMORY;
@@ -475,6 +467,7 @@ rdlm_status_t rdlm_amq_setup(rdlm_global_t *d, int wanted)
     if (!d->am_lock) {
         return s;
     }
+    d->planted_settle_busy = getenv("RDLMTEST_AMQ_SETTLE_BUSY") != NULL;
     if (d->nodes.leader_of[d->nodes.node] == d->rank) {
         s = rdlm_amq_home_new(d);
     }

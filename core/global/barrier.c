@@ -113,6 +113,7 @@ rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, rdlm_local_t *lc)
 {
     const rdlm_tl_idle_t idle = {rdlm_global_progress_idle, d};
 
+    d->local = lc;                  /* SETTLEs look up their lock's entry (cohort.c) */
     lc->host_procs = d->host_procs; /* the node's waiters see the other virtual nodes */
     d->crowded = rdlm_local_oversubscribed(lc);
     if (d->crowded) {

@@ -17,18 +17,22 @@
  * off to a waiter that then timed out, or a waiter that timed out) checks whether
  * the node still holds the global word with nobody left to use it, and passes it on.
  *
- * With lock recovery (leases: d->recovery), a waiter on another node takes the lock
- * over once the process that owns the node's queue node is dead and its lease ended,
- * whoever of the node holds the lock through that queue node. So only its owner may:
- * there are no local hand-offs (every release passes the global word on), and a
- * process that finds the queue node of a process that died holding (its local
- * acquire or settle returned RDLM_OWNER_DEAD) leaves that place to the waiters behind
- * it and queues with its own.
+ * With lock recovery (leases: d->recovery) in the remote-atomic queue, a waiter on
+ * another node takes the lock over once the process that owns the node's queue node
+ * is dead and its lease ended, whoever of the node holds the lock through that queue
+ * node. So only its owner may: there are no local hand-offs (every release passes the
+ * global word on), and a process that finds the queue node of a process that died
+ * holding (its local acquire or settle returned RDLM_OWNER_DEAD) leaves that place to
+ * the waiters behind it and queues with its own. The home-served queue (amq.h) asks
+ * the node instead (rdlm_global_settle_dead below), so there the node keeps its
+ * hand-offs under leases, and a process that finds the dead one's place holds through
+ * it (RDLM_OWNER_DEAD) as without leases.
  *
  * A context of one node has nobody to share a lock with off the node: the node-local
  * lock is the whole lock, with no home slot and no global word. Its tokens still
  * start at the context's epoch (rdlm_global_node_only_token).
  */
+#include "amq.h"
 #include "glock.h"
 
 #include "clock.h"
@@ -83,28 +87,34 @@ rdlm_status_t rdlm_global_lock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t
     return s;
 }
 
-/* Pass the node's global word on (holding the node-local lock). */
-static rdlm_status_t rdlm_global_node_pass(rdlm_global_t *d, rdlm_entry_t *e)
+/* Pass the node's global word on (holding the node-local lock); holder_died: a
+ * process of the node died holding it (home-served queue only, amq.h). */
+static rdlm_status_t rdlm_global_node_pass(rdlm_global_t *d, rdlm_entry_t *e,
+                                           int holder_died)
 {
     uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
+    uint64_t token = rdlm_load(&e->token, RDLM_RELAXED);
     rdlm_global_word_t w;
 
     rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
     rdlm_store(&e->cohort_handoffs, 0, RDLM_RELAXED);
     rdlm_global_word_of(d, e, &w);
-    return rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
+    return holder_died ? rdlm_amq_pass(d, &w, (uint64_t)g - 1, token, 1)
+                       : rdlm_glock_pass(d, &w, (uint64_t)g - 1, token);
 }
 
 /* The node's queue node + 1 (queue_node1; 0: the node does not hold the global word), if
  * this process may hold the lock through it (holding the node-local lock). Without
- * recovery any process of the node may; with it only the queue node's owner: another
- * process's place (it died holding) is dropped, for recovery to take over. */
+ * recovery, or in the home-served queue, any process of the node may; with recovery in
+ * the remote-atomic queue only the queue node's owner: another process's place (it
+ * died holding) is dropped, for recovery to take over. */
 static uint32_t rdlm_global_node_place(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
 
-    if (g != 0 && d->recovery.ended != NULL && RDLM_QID_RANK((uint64_t)g - 1) != d->rank) {
+    if (g != 0 && d->recovery.ended != NULL && !d->am_lock &&
+        RDLM_QID_RANK((uint64_t)g - 1) != d->rank) {
         rdlm_warn("dist: lock \"%s\": rank %u died holding it; its place in the global "
                   "queue is left to the waiters behind it (they take it over once its "
                   "lease ended)",
@@ -130,7 +140,7 @@ static void rdlm_global_settle(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
     if (rdlm_global_node_place(d, lc, idx) != 0) {
         rdlm_debug("dist: lock \"%s\": nobody left on this node; passing it on",
                    lc->seg.names[idx]);
-        rdlm_global_node_pass(d, e);
+        rdlm_global_node_pass(d, e, 0);
     }
     rdlm_ticket_release(lc, idx);
 }
@@ -231,7 +241,7 @@ rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint3
         rdlm_global_settle(d, lc, idx);
     } else {
         if (rdlm_load(&e->queue_node1, RDLM_RELAXED) != 0) {
-            s = rdlm_global_node_pass(d, e);
+            s = rdlm_global_node_pass(d, e, 0);
         }
         r = rdlm_ticket_release(lc, idx);
     }
@@ -242,4 +252,74 @@ rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint3
 int rdlm_global_lock_node_holds(const rdlm_local_t *lc, uint32_t idx)
 {
     return rdlm_load(&lc->seg.entries[idx].queue_node1, RDLM_ACQUIRE) != 0;
+}
+
+/* This node's entry of the lock or rwlock whose global word is home slot slot1 - 1 at
+ * node home, or UINT32_MAX (a scan: only on the SETTLE path). */
+static uint32_t rdlm_global_entry_at(rdlm_global_t *d, rdlm_local_t *lc, uint32_t home,
+                                     uint64_t slot1)
+{
+    for (uint32_t idx = 0; idx < lc->seg.table_size; idx++) {
+        rdlm_entry_t *e = &lc->seg.entries[idx];
+        uint32_t kind = (uint32_t)rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND;
+        uint64_t key = rdlm_load(&e->key, RDLM_RELAXED);
+
+        if ((kind == RDLM_KIND_LOCK || kind == RDLM_KIND_RWLOCK) && key != 0 &&
+            (uint32_t)rdlm_load(&e->home_slot1, RDLM_ACQUIRE) == slot1 &&
+            rdlm_global_home_node(d, key) == home) {
+            return idx;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* Planted bug (RDLMTEST_AMQ_SETTLE_BUSY, tests only): a SETTLE passes the lock on also
+ * when a live process of the node holds the node-local lock (the test,
+ * global.lock_recovery_cohort_settle_busy_is_caught, must see two holders). */
+void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, uint64_t qid)
+{
+    rdlm_local_t *lc = d->local;
+    uint32_t g1 = (uint32_t)qid + 1, dead = RDLM_QID_RANK(qid);
+    uint32_t idx = rdlm_global_entry_at(d, lc, home, slot1);
+    rdlm_global_word_t w;
+    rdlm_entry_t *e;
+    rdlm_status_t s;
+    int held;
+
+    if (idx == UINT32_MAX) {
+        return; /* no entry on this node: its dead process cannot have held it */
+    }
+    e = &lc->seg.entries[idx];
+    if ((rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND) == RDLM_KIND_LOCK &&
+        rdlm_load(&e->queue_node1, RDLM_ACQUIRE) == g1) {
+        /* The node holds the lock through the dead one's place: whoever holds the
+         * node-local lock (or waits for it) passes it on; if nobody, we do. */
+        s = rdlm_ticket_acquire(lc, idx, 0, NULL);
+        if (s != RDLM_OK && s != RDLM_OWNER_DEAD && !d->planted_settle_busy) {
+            return;
+        }
+        if (rdlm_load(&e->queue_node1, RDLM_RELAXED) == g1) {
+            rdlm_warn(
+                "dist: lock \"%s\": rank %u died; passing the lock on for this node%s",
+                lc->seg.names[idx], dead,
+                s == RDLM_OWNER_DEAD ? " (it died holding it: RDLM_OWNER_DEAD)" : "");
+            rdlm_global_node_pass(d, e, s == RDLM_OWNER_DEAD);
+        }
+        rdlm_ticket_release(lc, idx);
+        return;
+    }
+    if (!rdlm_global_proc_gone(d->procs, dead)) {
+        return; /* not seen dead here: it may still take its place */
+    }
+    /* Gone without the node holding through its place: it died between its grant and
+     * taking the node's place (it never entered), or it was an rwlock's writer, whose
+     * place nobody else uses. */
+    held = rdlm_load(&e->queue_node1, RDLM_ACQUIRE) == g1;
+    if (held) {
+        rdlm_cas(&e->queue_node1, &g1, 0, RDLM_RELAXED);
+    }
+    rdlm_global_word_at(d, rdlm_load(&e->key, RDLM_RELAXED), slot1, &w);
+    rdlm_warn("dist: lock \"%s\": rank %u died %s; passing the lock on for this node",
+              lc->seg.names[idx], dead, held ? "writing" : "before it took its place");
+    rdlm_amq_pass(d, &w, qid, rdlm_load(&e->token, RDLM_RELAXED), held);
 }

@@ -231,6 +231,7 @@ rdlm_status_t rdlm_global_create(const rdlm_global_params_t *params, rdlm_global
     d->calm_hint = ~0ull;
     pthread_mutex_init(&d->keys_lock, NULL);
     pthread_mutex_init(&d->combine_lock, NULL);
+    pthread_mutex_init(&d->settle_lock, NULL);
     s = rdlm_global_hello(d, params);
     if (s == RDLM_OK) {
         s = rdlm_global_open_transport(d, params);
@@ -341,6 +342,7 @@ void rdlm_global_destroy(rdlm_global_t *d)
     rdlm_nodes_fini(&d->nodes);
     pthread_mutex_destroy(&d->keys_lock);
     pthread_mutex_destroy(&d->combine_lock);
+    pthread_mutex_destroy(&d->settle_lock);
     free(d->blobs);
     free(d->qkeys);
     free(d->homekeys);

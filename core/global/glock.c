@@ -650,7 +650,7 @@ rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uin
                               uint64_t token)
 {
     if (d->am_lock) {
-        return rdlm_amq_pass(d, w, qid, token);
+        return rdlm_amq_pass(d, w, qid, token, 0);
     }
     /* Everything written in the critical section before the word moves on. */
     atomic_thread_fence(memory_order_seq_cst);

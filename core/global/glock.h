@@ -2,8 +2,8 @@
  * The global queue lock (glock.c): one word at the home, a queue of processes' queue
  * nodes, grants written into the waiter's own memory. See global.h for the protocol.
  * In a context that chose the home-served queue (d->am_lock, amq.h), acquire, try
- * and pass run that protocol instead, with the same contracts (no posted releases,
- * no recovery: it runs only without leases).
+ * and pass run that protocol instead, with the same contracts (no posted releases;
+ * with a lease the home recovers a dead holder's lock, amq.h).
  */
 #ifndef RDLM_GLOBAL_GLOCK_H
 #define RDLM_GLOBAL_GLOCK_H
@@ -57,6 +57,13 @@ rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint
  *  dead one's lease ended. */
 rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
                               uint64_t token);
+
+/** The home's SETTLE (amq.h; leases, home-served queue): rank RDLM_QID_RANK(qid), which
+ *  held the lock of home slot slot1 - 1 at node home through its queue node qid,
+ *  died. If no live process of this node holds the lock through qid, pass it on for
+ *  the node (RDLM_AMQ_F_DEAD when a process of the node died holding it); if one may,
+ *  leave it to that one. Never waits (cohort.c). */
+void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, uint64_t qid);
 
 /** Finish the posted releases of this process (glock.c "Posted releases") whose CAS
  *  completed; with wait, all of them, progressing until each completed. Any thread;

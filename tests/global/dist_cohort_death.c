@@ -1,25 +1,40 @@
 /*
  * dist_cohort_death — lock recovery where a node has two processes: the process
  * whose queue node stands for the node in a lock's global queue dies, while another
- * process of its node holds the lock or waits for it. A waiter on the other node
- * takes over once the authority ended the dead process's lease (core/global/glock.c,
+ * process of its node holds the lock, waits for it, or has no use for it.
+ *
+ * The remote-atomic queue (RDLM_LOCK_AM=0): a waiter on the other node takes over
+ * once the authority ended the dead process's lease (core/global/glock.c,
  * "Recovery"); the other process of the dead one's node must then not hold the lock
  * through the dead process's queue node (core/global/cohort.c).
+ * The home-served queue (the default over UCX TCP; core/global/amq_recover.c): the
+ * node keeps its hand-offs, so the node-mate holds through the dead one's place (with
+ * RDLM_OWNER_DEAD if it died holding) and passes the lock on; a node-mate with no use
+ * for the lock is asked by the home (SETTLE) and passes it on for the node.
  *
  * 3 processes forked by the parent join one context (standalone rendezvous on
  * 127.0.0.1, UCX TCP) on 2 virtual nodes: ranks 0 and 1 on node 0, rank 2 on node 1,
  * with leases at the job's own authority (RDLM_JOB_AUTHORITY=1: one replica, in rank
  * 0; TTL TTL_MS). Rank 1, the victim, takes lock "cohort"; then rank 0 (same node)
  * and rank 2 (other node) ask for it, and 300 ms later the victim
- *   --handoff  releases it and, 200 ms later, kills itself (SIGKILL); its node's
- *              waiter, rank 0, would be handed the lock locally;
- *   --died     kills itself holding it.
+ *   --handoff    releases it and, 200 ms later, kills itself (SIGKILL); its node's
+ *                waiter, rank 0, would be handed the lock locally;
+ *   --died       kills itself holding it;
+ *   --died-idle  the same, but rank 0 never asks for the lock (it waits, idle, until
+ *                rank 2 is done).
  * Ranks 0 and 2 hold the lock HOLD_MS each (longer than the victim's lease takes to
  * end), flagging an "inside" word in shared memory: two processes inside at once is
- * an overlap. The parent checks: no overlap, both got the lock (rank 2 with
- * RDLM_OWNER_DEAD in --died, rank 0 with RDLM_OK: one OWNER_DEAD per death), every
- * release answered RDLM_OK, tokens increase from the victim's. Before cohort.c refused local hand-offs with leases, both modes
- * overlapped: rank 0 held through the victim's queue node while rank 2 took it over.
+ * an overlap. The parent checks: no overlap, every release answered RDLM_OK, one
+ * RDLM_OWNER_DEAD per death in a critical section, and tokens increasing from the
+ * victim's in the order the protocol grants: atomic queue, rank 2 (taking over:
+ * RDLM_OWNER_DEAD in --died) then rank 0; home-served queue, rank 0 (RDLM_OWNER_DEAD
+ * in --died) then rank 2; --died-idle, rank 2 with RDLM_OWNER_DEAD in both. Before
+ * cohort.c refused local hand-offs with leases in the atomic queue, --handoff and
+ * --died overlapped: rank 0 held through the victim's queue node while rank 2 took it
+ * over.
+ *
+ * --expect-overlap (with the planted bug RDLMTEST_AMQ_SETTLE_BUSY): exit 0 if an
+ * overlap was seen.
  *
  * Exit: 0 pass, 1 fail.
  */
@@ -45,14 +60,16 @@
 /* What the parent reads: per rank the acquire's status and token, the release's
  * status; and the overlap detector. */
 static struct shared {
-    atomic_int inside, overlaps;
+    atomic_int inside, overlaps, done;
+    int am; /* the home-served queue (rdlm_ctx_dist_info().lock_protocol "am") */
     struct {
         int acquired, released;
         uint64_t token;
     } r[NPROCS];
 } * sh;
 
-static int died_mode; /* --died (else --handoff) */
+static int died_mode; /* --died or --died-idle (else --handoff) */
+static int idle_mode; /* --died-idle */
 
 #define FAIL(...) procs_fail("dist_cohort_death", rank, __VA_ARGS__)
 
@@ -72,11 +89,17 @@ static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
     raise(SIGKILL);
 }
 
-/* Ranks 0 and 2: wait for the lock, hold it HOLD_MS, release. */
+/* Ranks 0 and 2: wait for the lock, hold it HOLD_MS, release; in --died-idle rank 0
+ * only waits (at most PARENT_LIMIT_S) until rank 2 is done. */
 static void waiter(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
 {
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier failed");
+    if (idle_mode && rank == SAME_NODE) {
+        for (int i = 0; i < (int)PARENT_LIMIT_S * 10 && !atomic_load(&sh->done); i++)
+            usleep(100000);
+        return;
+    }
     sh->r[rank].acquired = rdlm_lock_acquire(lock, ACQUIRE_TIMEOUT_NS, &sh->r[rank].token);
     printf("rank %u: %s, token %#llx\n", rank, rdlm_status_name(sh->r[rank].acquired),
            (unsigned long long)sh->r[rank].token);
@@ -90,6 +113,7 @@ static void waiter(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
     }
     atomic_store(&sh->inside, 0);
     sh->r[rank].released = rdlm_lock_release(lock);
+    atomic_store(&sh->done, 1);
 }
 
 static int child(unsigned rank, const char *rendezvous)
@@ -104,6 +128,8 @@ static int child(unsigned rank, const char *rendezvous)
     if (rdlm_ctx_dist_info(ctx, &di) != RDLM_OK || di.nodes != 2 ||
         (rank == VICTIM) != (di.node == 0 && di.local_rank == 1))
         FAIL("not the expected layout (2 nodes, ranks 0 and 1 on node 0)");
+    if (rank == SAME_NODE)
+        sh->am = strcmp(di.lock_protocol, "am") == 0;
     if (rdlm_lock_open(ctx, "cohort", &lock) != RDLM_OK)
         FAIL("rdlm_lock_open failed");
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
@@ -116,36 +142,51 @@ static int child(unsigned rank, const char *rendezvous)
     return 0;
 }
 
-/* No overlap; both waiters held and released; tokens increasing. 1 if so. */
+/* The status rank's acquire must return, and whether it must hold at all. */
+static int want_status(unsigned rank)
+{
+    if (idle_mode)
+        return RDLM_OWNER_DEAD; /* rank 2; rank 0 never asks */
+    if (!died_mode)
+        return RDLM_OK;
+    /* One RDLM_OWNER_DEAD per death: the atomic queue's take-over is rank 2's (rank 0
+     * then gets the lock from rank 2, alive); the home-served queue leaves the lock to
+     * the node, where rank 0 finds the victim dead holding the node-local lock. */
+    return (rank == SAME_NODE) == sh->am ? RDLM_OWNER_DEAD : RDLM_OK;
+}
+
+/* No overlap; the waiters held and released with the statuses wanted; tokens
+ * increasing in the protocol's order. 1 if so. */
 static int checked(void)
 {
     int ok = atomic_load(&sh->overlaps) == 0;
     uint64_t v = sh->r[VICTIM].token, a = sh->r[SAME_NODE].token,
              b = sh->r[OTHER_NODE].token;
-    int want_other = died_mode ? RDLM_OWNER_DEAD : RDLM_OK;
+    /* first and second in the order the lock reached them */
+    uint64_t first = sh->am && !idle_mode ? a : b, second = sh->am ? b : a;
 
     if (!ok)
         fprintf(stderr, "dist_cohort_death: %d overlaps: two processes held the lock\n",
                 atomic_load(&sh->overlaps));
-    /* One RDLM_OWNER_DEAD per death: rank 2's take-over; rank 0 gets the lock from
-     * rank 2, alive (it once got OWNER_DEAD too, from its node-local lock). */
-    if (sh->r[OTHER_NODE].acquired != want_other || sh->r[SAME_NODE].acquired != RDLM_OK ||
-        sh->r[SAME_NODE].released != RDLM_OK || sh->r[OTHER_NODE].released != RDLM_OK) {
-        fprintf(stderr,
-                "dist_cohort_death: rank 0 got %s and released %s; rank 2 got %s (want %s) "
-                "and released %s\n",
-                rdlm_status_name(sh->r[SAME_NODE].acquired),
-                rdlm_status_name(sh->r[SAME_NODE].released),
-                rdlm_status_name(sh->r[OTHER_NODE].acquired), rdlm_status_name(want_other),
-                rdlm_status_name(sh->r[OTHER_NODE].released));
-        ok = 0;
+    for (unsigned r = 0; r < NPROCS; r++) {
+        if (r == VICTIM || (idle_mode && r == SAME_NODE))
+            continue;
+        if (sh->r[r].acquired != want_status(r) || sh->r[r].released != RDLM_OK) {
+            fprintf(stderr,
+                    "dist_cohort_death: rank %u got %s (want %s) and released %s (protocol "
+                    "%s)\n",
+                    r, rdlm_status_name(sh->r[r].acquired),
+                    rdlm_status_name(want_status(r)), rdlm_status_name(sh->r[r].released),
+                    sh->am ? "am" : "atomic");
+            ok = 0;
+        }
     }
-    /* Rank 2 queued globally behind the victim; rank 0 after it. */
-    if (!(v < b && b < a)) {
+    if (!(v < first && (idle_mode || first < second))) {
         fprintf(stderr,
-                "dist_cohort_death: tokens victim %#llx, rank 2 %#llx, rank 0 %#llx "
-                "not increasing\n",
-                (unsigned long long)v, (unsigned long long)b, (unsigned long long)a);
+                "dist_cohort_death: tokens victim %#llx, rank 2 %#llx, rank 0 %#llx not "
+                "increasing in the %s queue's order\n",
+                (unsigned long long)v, (unsigned long long)b, (unsigned long long)a,
+                sh->am ? "home-served" : "atomic");
         ok = 0;
     }
     return ok;
@@ -159,9 +200,13 @@ int main(int argc, char **argv)
     unsigned rank = NPROCS; /* the parent, for FAIL */
 
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
-    if (argc != 2 || (strcmp(argv[1], "--handoff") != 0 && strcmp(argv[1], "--died") != 0))
-        FAIL("usage: dist_cohort_death --handoff|--died");
-    died_mode = strcmp(argv[1], "--died") == 0;
+    if (argc < 2 || argc > 3 ||
+        (strcmp(argv[1], "--handoff") != 0 && strcmp(argv[1], "--died") != 0 &&
+         strcmp(argv[1], "--died-idle") != 0) ||
+        (argc == 3 && strcmp(argv[2], "--expect-overlap") != 0))
+        FAIL("usage: dist_cohort_death --handoff|--died|--died-idle [--expect-overlap]");
+    idle_mode = strcmp(argv[1], "--died-idle") == 0;
+    died_mode = idle_mode || strcmp(argv[1], "--died") == 0;
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED || port < 0)
         FAIL("no shared memory or no free port");
@@ -172,6 +217,13 @@ int main(int argc, char **argv)
     if (procs_start(pids, NPROCS, child, rendezvous) != 0)
         FAIL("fork failed");
     failed = !procs_reap(pids, NPROCS, VICTIM, PARENT_LIMIT_S, "dist_cohort_death");
+    if (argc == 3) {
+        /* a planted bug (RDLMTEST_AMQ_SETTLE_BUSY): the overlap must show */
+        procs_remove_segments("t-cohort-death");
+        printf("dist_cohort_death %s %s: %d overlaps\n", argv[1], argv[2],
+               atomic_load(&sh->overlaps));
+        return atomic_load(&sh->overlaps) == 0;
+    }
     failed |= !checked();
     procs_remove_segments("t-cohort-death");
     printf("dist_cohort_death %s: %s\n", argv[1], failed ? "FAILED" : "passed");

@@ -149,9 +149,9 @@ typedef enum rdlm_pmpi_barrier {
       "local hand-offs of a global lock before it passes to another node")                 \
     X(lock_am, "RDLM_LOCK_AM", BOOL, "1", 0, 1,                                            \
       "cross-node exclusive locks and semaphores: 1 lets each one's home process serve "   \
-      "its queue with active messages where the transport emulates remote atomics "        \
-      "anyway (UCX over TCP) and no lease is held; 0 keeps the remote-atomic protocols "   \
-      "everywhere; every process must say 1 for it to apply")                              \
+      "its queue (and recover a dead holder's lock under leases) with active messages "    \
+      "where the transport emulates remote atomics anyway (UCX over TCP); 0 keeps the "    \
+      "remote-atomic protocols everywhere; every process must say 1 for it to apply")      \
     X(rank, "RDLM_RANK", UINT, "0", 0, 16777214,                                           \
       "this process's rank for the standalone rendezvous (with RDLM_RENDEZVOUS); "         \
       "with RDLM_SIZE unset, the launcher's: OMPI_COMM_WORLD_RANK, PMI_RANK, "             \

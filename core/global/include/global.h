@@ -215,7 +215,19 @@ typedef struct rdlm_global {
     int posts_release;           /* the transport posts CASes: a release frees W posted */
     int am_lock; /* exclusive global locks are served by their home process (amq.h) */
     rdlm_atomic_u32_t amq_seq[RDLM_GLOBAL_QNODES]; /* amq.c: each own queue node's use */
+    rdlm_atomic_u32_t amq_dead;     /* amq.c: own queue nodes granted with DEAD (bitmap) */
     struct rdlm_amq_home *amq_home; /* amq_home.c: a leader's lock records, or NULL */
+    /* amq.c: SETTLEs noted by the handler, run after progress (settle_lock guards the
+     * array; settle_run: a thread runs them). */
+    pthread_mutex_t settle_lock;
+    rdlm_atomic_u32_t settle_n, settle_run;
+    struct {
+        uint32_t home;  /* node of the home */
+        uint64_t slot1; /* home slot + 1 */
+        uint64_t qid;   /* the dead holder's queue node */
+    } settle[8];
+    rdlm_local_t *local;         /* the node layer (rdlm_global_attach_node), or NULL */
+    int planted_settle_busy;     /* tests only: RDLMTEST_AMQ_SETTLE_BUSY (cohort.c) */
     rdlm_atomic_u32_t posted_n;  /* slots of posted[] not FREE */
     rdlm_global_posted_t posted[RDLM_GLOBAL_POSTED];
     rdlm_global_proc_t *procs; /* [size]: same-host processes (peers.h) */
@@ -264,10 +276,11 @@ void rdlm_global_set_epoch(rdlm_global_t *d, uint32_t epoch);
 void rdlm_global_set_recovery(rdlm_global_t *d, const rdlm_global_recovery_t *rec);
 
 /** Local hand-offs of an exclusive lock allowed before its node passes the global
- *  word on: RDLM_COHORT_BOUND, or none with recovery (cohort.c says why). */
+ *  word on: RDLM_COHORT_BOUND, or none with recovery in the remote-atomic queue
+ *  (cohort.c says why). */
 static inline uint32_t rdlm_global_cohort_bound(const rdlm_global_t *d)
 {
-    return d->recovery.ended != NULL ? 0 : d->cohort_bound;
+    return d->recovery.ended != NULL && !d->am_lock ? 0 : d->cohort_bound;
 }
 
 /** One step of a wait for a word that another process writes into our memory:

@@ -1,0 +1,70 @@
+/*
+ * The home's records of the home-served queue lock and semaphore (amq.h has the
+ * protocol): shared by amq_home.c (requests, answers, the outbox) and amq_recover.c
+ * (what the home does when a lock's holder died). Private to core/global.
+ */
+#ifndef RDLM_GLOBAL_AMQ_HOME_H
+#define RDLM_GLOBAL_AMQ_HOME_H
+
+#include "amq.h"
+
+/* How often the home looks for holders that died with waiters behind them. */
+#define RDLM_AMQ_SCAN_NS 100000000ull
+
+typedef struct rdlm_amq_rec {
+    uint64_t token;      /* lock: the last token issued */
+    uint32_t holder;     /* lock: waiter entry + 1 of the holder; 0: free */
+    uint32_t head, tail; /* the queue: waiter entries + 1 */
+    uint32_t reported;   /* lock: the holder whose death was last reported, + 1 */
+    uint32_t permits;    /* semaphore: N (0: a lock's record) */
+    uint32_t taken;      /* semaphore: permits granted and not given back */
+} rdlm_amq_rec_t;
+
+typedef struct rdlm_amq_waiter {
+    uint32_t next;     /* the next in its queue, entry + 1 */
+    uint32_t last_seq; /* the newest request seen from this queue node */
+    uint32_t k;        /* semaphore: the permits it waits for */
+    uint8_t queued;    /* last_seq waits in a queue */
+} rdlm_amq_waiter_t;
+
+typedef struct rdlm_amq_out {
+    uint32_t dst;
+    rdlm_amq_msg_t m;
+} rdlm_amq_out_t;
+
+struct rdlm_amq_home {
+    pthread_mutex_t lock;       /* everything below */
+    rdlm_amq_rec_t *recs;       /* [home_slots] */
+    rdlm_amq_waiter_t *waiters; /* [size * RDLM_GLOBAL_QNODES] */
+    rdlm_amq_out_t *out;        /* ring of cap answers */
+    uint32_t cap, out_head;
+    rdlm_atomic_u32_t out_n;   /* read without the lock by rdlm_amq_flush */
+    rdlm_atomic_u32_t waiting; /* requests queued over all records */
+    uint64_t scan_at;
+};
+
+/* A lock whose holder died with waiters behind it, for recovery (leases). */
+typedef struct rdlm_amq_dead {
+    uint32_t slot;   /* its home slot */
+    uint32_t holder; /* its holder's waiter entry + 1 when found */
+    int first;       /* found for the first time (say so) */
+} rdlm_amq_dead_t;
+
+/* Most of them one scan hands to recovery (the rest: the next scan, 100 ms later). */
+#define RDLM_AMQ_RECOVER_MAX 8u
+
+/** 1 if rank's process is gone: for the transport, or by its record on this host. */
+int rdlm_amq_gone(rdlm_global_t *d, uint32_t rank);
+
+/** Take waiter entry wi out of rec's queue; 1 if it was there. Holding h->lock. */
+int rdlm_amq_unlink(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi);
+
+/** Grant rec to waiter entry wi (its request seq); flags: RDLM_AMQ_F_DEAD, the holder
+ *  before died holding. Holding h->lock; the answer goes to the outbox. */
+void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t seq,
+                    uint16_t flags);
+
+/** Recover the lock of dead (amq_recover.c), with a lease, not holding h->lock. */
+void rdlm_amq_recover(rdlm_global_t *d, const rdlm_amq_dead_t *dead);
+
+#endif
