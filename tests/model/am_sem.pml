@@ -1,0 +1,605 @@
+/*
+ * am_sem.pml -- spin model of the home-served counting semaphore over active
+ * messages (core/global/amq.c, amq_home.c: the semaphore's messages SEM_ACQ,
+ * SEM_TRY, SEM_REL, SEM_COUNT beside the lock's), written from the protocol as
+ * designed, before the code; it follows am_lock.pml (the queue lock over the
+ * same transport, with the same seq, stale-drop and cancel rules). README.md
+ * has the results.
+ *
+ * One semaphore of N (2) permits, its home H (one record: taken, the FIFO queue
+ * of waiters with the k each asks for) and NR (3) requesters, each doing LOOPS
+ * (2) acquires; requester 0 asks k in 1 .. KBIG (2), chosen by spin at every
+ * acquire, the others 1. A requester stands for one queue node of one process
+ * (seq[p] counts its uses), as in am_lock.pml.
+ *
+ * Transport: no order at all, as in am_lock.pml. The messages in flight to H
+ * are sets: rq[(p, s)] (the request of p's use s: kind and k), can[(p, s)] (its
+ * CANCEL) and nrel[k] (RELs of k permits: a REL names neither sender nor use,
+ * so RELs of the same k are alike). The answers are a set too: ans[(kind, p,
+ * s)] (GRANT / BUSY / CANCELLED for p's use s). H takes any one message (Home);
+ * an answer is taken by its waiter (Req) or dropped by the handler (Ans). Sets
+ * are canonical and allow every order a FIFO channel would. (The printfs are
+ * for the trail, spin -t: pan prints nothing.)
+ *
+ * Requester p (Req), acquire u:
+ *   claim      its queue node IDLE -> WAITING, seq[p]++, send SEM_ACQ(seq, k),
+ *              or SEM_TRY(seq, k) (requester TRIER, a budget of TRIES), or
+ *              SEM_COUNT(seq) (requester COUNTER, a budget of COUNTS; 0 by
+ *              default): one step;
+ *   wait       until the answer of this use comes; or, while WAITING, give up
+ *              (a budget of TIMEOUTS in the run): send CANCEL(seq) and wait for
+ *              exactly one answer: the GRANT that crossed the cancel (p holds
+ *              after all, and releases normally), CANCELLED, or for a TRY the
+ *              BUSY H sent before the cancel came;
+ *   outcome    GRANT: p holds k permits (the critical section), then sends
+ *              SEM_REL(k) (one-way) and may start its next acquire at once,
+ *              the REL still in flight; a COUNT's GRANT carries taken: checked
+ *              0 <= taken <= N. BUSY, CANCELLED: p holds nothing. The node is
+ *              IDLE again at its answer.
+ * Answer handler: an answer is applied only if its seq is the node's and the
+ *   node is WAITING (CAS WAITING -> answer); otherwise dropped (Ans). The
+ *   delivery, the handler's CAS and the waiter's reading of its node are one
+ *   step here (Req takes its own answer): nobody but p reads p's node, so a
+ *   state where the CAS is done and p has not looked yet is one where the answer
+ *   is still in flight. Drops are Ans's; none happens in the correct model (g).
+ *   (amq.c's handler is am_lock.pml's; its step order, -DSPLIT there.)
+ * H (one atomic step per message, as under its mutex; its answers go to the
+ *   outbox and are sent later: the model puts them in flight at once, delivery
+ *   in any order covers the delay). Per requester lseq[p] (last_seq), queued
+ *   (qset bit p), hk[p] (k of a queued waiter); the record: taken, the queue
+ *   q[0 .. qlen - 1], oldest first.
+ *   ACQ/TRY(s, k)  s not newer than lseq[p]: stale (its CANCEL came first):
+ *                  dropped. Else lseq[p] := s; the queue empty and taken + k
+ *                  <= N: taken += k, GRANT(s); else TRY -> BUSY(s), ACQ ->
+ *                  append (p, k). A newcomer that would fit still queues
+ *                  behind any waiter: a large request is never overtaken.
+ *   COUNT(s)       stale: dropped; else lseq[p] := s, GRANT(s) carrying taken
+ *                  (the seq rules as for a TRY, so that a COUNT can be given
+ *                  up: -DCOUNT_NO_SEQ shows why).
+ *   CANCEL(s)      newer than lseq[p] (its request not seen yet): lseq[p] := s,
+ *                  CANCELLED at once; s == lseq[p] and queued: unlink,
+ *                  CANCELLED, grant_ready (p may have been the head that kept
+ *                  smaller requests behind it waiting); otherwise (granted: the
+ *                  GRANT crosses the cancel; answered BUSY; older): nothing.
+ *   REL(k)         taken -= k; grant_ready.
+ *   grant_ready    while the queue is not empty and taken + k(head) <= N:
+ *                  unlink the head w, taken += k(w), GRANT(lseq[w]). (Run at
+ *                  the end of the handler's step, when REL or CANCEL asks.)
+ *
+ * Properties (ghosts: incs = permits held in critical sections, bf[p] = the
+ * waiters already queued when H queued p's request, gcur[p] = H granted p's
+ * request lseq[p], nan[p] = answers in flight to p):
+ *   (a) safety: incs <= N and incs <= taken at every entry; taken <= N at
+ *       every grant; taken >= incs at every REL (H never counts fewer permits
+ *       than are held).
+ *   (b) FIFO: H grants a newcomer at once only with an empty queue, and a
+ *       waiter only when every waiter queued before its request came has left
+ *       the queue (bf[w] == 0): nobody whose request H got later is granted
+ *       first. (bf is kept apart from the queue array, so it checks it.)
+ *   (c) no invalid end state: every acquire ends, every requester finishes.
+ *   (d) at the end (Final): nothing in flight, taken == 0, the queue empty,
+ *       every queue node IDLE: a cancel never leaves permits counted.
+ *   (e) a refused use (BUSY, CANCELLED) was never granted by H: the requester
+ *       holds nothing and H counts nothing for it.
+ *   (f) H is work-conserving: after every message it handles, the queue is
+ *       empty or its head does not fit (taken + k(head) > N). Without it a
+ *       waiter that could hold waits for the next REL (see CANCEL_NO_GRANT).
+ *   (g) H answers only a node WAITING for that very use, never twice while an
+ *       answer is in flight, and nothing is in flight to a node when it is
+ *       claimed: one answer per use, so the seq check never fires and no
+ *       answer lands on a later use.
+ *   Also asserted: no request comes from a requester still queued; a REL never
+ *   takes taken below 0.
+ * -DOUTCOME_ONLY keeps only what a user of the semaphore sees: (a), (c), (d)
+ * (no (b), (e), (f), (g)); a request from a requester still queued (only with
+ * a bug) replaces its older entry. It shows what a planted bug does in the end.
+ *
+ * Knobs: -DN (permits, 2), -DNR (requesters, 3, at most 4), -DLOOPS (acquires
+ * each, 2, at most 4), -DKBIG (the largest k, 2, at most 3 and N), -DKANY=n
+ * (requesters 0 .. n - 1 choose k in 1 .. KBIG at every acquire, the others
+ * ask 1; 1; with 0, requester 0 always asks KBIG), -DTIMEOUTS (give-ups in the
+ * run, by anybody, 1), -DTRIES (TRYs, 1, by requester TRIER = 0), -DCOUNTS
+ * (COUNTs, 0, by requester COUNTER = NR - 1), -DCOUNT_NO_SEQ (H answers a
+ * COUNT outside the seq rules: no stale drop, no last_seq := s).
+ * -DREACH=n asserts false when a case is reached (each must fail):
+ *   1 a CANCEL reaches H before its request (H answers CANCELLED at once);
+ *   2 a GRANT crosses a CANCEL (p gets GRANT after sending CANCEL);
+ *   3 head-of-line: a REL's grant_ready grants a head of k = 2 while a k = 1
+ *     stays queued behind it;
+ *   4 one REL's grant_ready grants two waiters;
+ *   5 a cancel's grant_ready grants (the cancelled head kept it waiting);
+ *   6 H drops a stale request (its CANCEL came first);
+ *   7 a TRY's cancel is answered BUSY;
+ *   8 a TRY is refused BUSY while the only permits counted are in its own
+ *     RELs in flight;
+ *   9 H ignores a stale CANCEL (older than lseq: its GRANT crossed it and p
+ *     asked again).
+ *
+ * Planted bugs (-DBUG_...), each a line of amq_home.c done wrong, and what
+ * catches it (with -DOUTCOME_ONLY: what it does in the end):
+ *   REL_NO_GRANT     SEM_REL does not run grant_ready: (f) (a deadlock, (c)).
+ *   CANCEL_NO_GRANT  the cancel of a queued waiter does not run grant_ready:
+ *                    (f) (no deadlock: the waiter behind waits for the next
+ *                    REL, which always comes; README.md).
+ *   OVERTAKE         a newcomer that fits is granted although the queue is
+ *                    not empty: (b) (safe, unfair).
+ *   NO_FIT_CHECK     grant_ready grants the head without taken + k <= N: (a).
+ *   CANCEL_ALWAYS    a CANCEL of the current request answers CANCELLED
+ *                    whatever happened to it (granted, answered BUSY): (e)
+ *                    (the permits leak: (c), (d)).
+ *   NO_STALE_DROP    H serves a request not newer than lseq: (g), or a
+ *                    request from a requester still queued (a GRANT for a
+ *                    cancelled use: the permits leak, (c), (d)).
+ */
+
+#ifndef N
+#define N 2                         /* permits */
+#endif
+#ifndef NR
+#define NR 3
+#endif
+#ifndef LOOPS
+#define LOOPS 2
+#endif
+#ifndef KBIG
+#define KBIG 2                      /* the largest k */
+#endif
+#ifndef KANY
+#define KANY 1                      /* requesters 0 .. KANY - 1 choose k */
+#endif
+#ifndef TIMEOUTS
+#define TIMEOUTS 1                  /* give-ups in the run */
+#endif
+#ifndef TRIES
+#define TRIES 1
+#endif
+#ifndef COUNTS
+#define COUNTS 0
+#endif
+#ifndef REACH
+#define REACH 0
+#endif
+/* who may send a TRY, who may send a COUNT */
+#ifndef TRIER
+#define TRIER 0
+#endif
+#ifndef COUNTER
+#define COUNTER (NR - 1)
+#endif
+#if NR > 4 || LOOPS > 4 || KBIG > 3 || KBIG > N
+#error "written for at most 4 requesters, 4 uses, k <= 3 and k <= N"
+#endif
+
+/* messages (declared last to first: ACQ is 1); a request in flight is kind * 4 + k */
+mtype = { CANCELLED, BUSY, GRANT, REL, CAN, CNT, TRY, ACQ };
+
+#define IDLE    0                   /* queue node states */
+#define WAITING 1
+
+#define NS (LOOPS + 1)              /* seqs 1 .. LOOPS per requester */
+#define AT(p, s) ((p) * NS + (s))   /* the (requester, seq) cell of a message set */
+#define ANS(kd, p, s) (((kd) - GRANT) * NR * NS + AT(p, s))  /* answer cell */
+
+/* ---- the requesters' side (amq.c) -------------------------------------------------- */
+byte st[NR];                        /* queue node state */
+byte seq[NR];                       /* the node's use count */
+
+/* ---- in flight ------------------------------------------------------------------- */
+byte rq[NR * NS];                   /* to H: the request of (p, s), kind * 4 + k; 0: none */
+bit can[NR * NS];                   /* to H: CANCEL (p, s) */
+byte nrel[KBIG + 1];                /* to H: RELs of k permits (they name nobody) */
+bit ans[3 * NR * NS];               /* to p: GRANT / BUSY / CANCELLED (p, s) */
+byte nh;                            /* messages in flight to H */
+byte na;                            /* answers in flight */
+
+/* ---- H (amq_home.c) -------------------------------------------------------------- */
+byte taken;
+byte q[NR], qlen;                   /* the FIFO queue of waiters, oldest first */
+byte hk[NR];                        /* k of a queued waiter */
+byte lseq[NR];                      /* last_seq */
+byte qset;                          /* bit p: p queued */
+#if COUNTS > 0
+byte acv[NR];                       /* the taken a COUNT's GRANT carries */
+#endif
+
+byte timeouts = TIMEOUTS, tries = TRIES, counts = COUNTS;
+byte done;                          /* requesters that finished */
+
+/* ---- ghosts ------------------------------------------------------------------------ */
+byte incs;                          /* (a): permits held in critical sections */
+byte bf[NR];                        /* (b): who was queued when H queued p */
+bit gcur[NR];                       /* (e): H granted p's request lseq[p] */
+byte nan[NR];                       /* (g): answers in flight to p */
+#if REACH == 8
+byte trel[KBIG + 1];                /* of nrel[k]: the TRIER's RELs */
+#if KBIG == 1
+#define TRELK (trel[1])
+#elif KBIG == 2
+#define TRELK (trel[1] + 2 * trel[2])
+#else
+#define TRELK (trel[1] + 2 * trel[2] + 3 * trel[3])
+#endif
+#endif
+
+/* ---- H's handler pieces ------------------------------------------------------------ */
+
+/* answer kd about seq s, H -> w (to the outbox; in flight at once) */
+inline answer(w, s, kd) {
+#ifndef OUTCOME_ONLY
+    assert(st[w] == WAITING && seq[w] == s && nan[w] == 0);     /* (g) */
+#endif
+    assert(!ans[ANS(kd, w, s)]);
+    ans[ANS(kd, w, s)] = 1; nan[w]++; na++;
+    printf("H: %e(%d) to P%d, taken %d\n", kd, s, w, taken)
+}
+
+/* append w asking kk; bf[w] := who is queued ahead */
+inline enqueue(w, kk) {
+    bf[w] = qset;
+    q[qlen] = w; qlen++; hk[w] = kk;
+    qset = qset | (1 << w);
+    printf("H: queues P%d (k %d), %d waiting, taken %d\n", w, kk, qlen, taken)
+}
+
+/* take w out of the queue (it is there) */
+inline unlink(w) {
+    assert(qset & (1 << w));
+    i = 0;
+    do
+    :: q[i] != w -> i++
+    :: q[i] == w -> break
+    od;
+    do
+    :: i + 1 < qlen -> q[i] = q[i + 1]; i++
+    :: i + 1 >= qlen -> break
+    od;
+    qlen--; q[qlen] = 0;
+    qset = qset & ~(1 << w); hk[w] = 0; bf[w] = 0;
+    i = 0;
+    do                              /* (b): w is ahead of nobody now */
+    :: i < NR -> bf[i] = bf[i] & ~(1 << w); i++
+    :: i >= NR -> break
+    od;
+    i = 0
+}
+
+#define HEAD_FITS (qlen > 0 && taken + hk[q[0]] <= N)
+#ifdef BUG_NO_FIT_CHECK
+#define READY (qlen > 0)
+#else
+#define READY HEAD_FITS
+#endif
+
+/* grant_ready, after a REL (gr == 1) or the cancel of a queued waiter (gr == 2):
+   grant heads while they fit (ng: how many so far) */
+inline grant_ready() {
+    do
+    :: READY ->
+        w = q[0]; kk = hk[w];
+        printf("H: grant_ready: the head P%d (k %d)\n", w, kk);
+#ifndef OUTCOME_ONLY
+        assert(bf[w] == 0);                                     /* (b) */
+#endif
+        unlink(w);
+        taken = taken + kk;
+        assert(taken <= N);                                     /* (a) */
+        gcur[w] = 1;
+        answer(w, lseq[w], GRANT);
+#if REACH == 3
+        assert(!(gr == 1 && kk > 1 && qlen > 0 && hk[q[0]] == 1));  /* reach */
+#elif REACH == 4
+        assert(!(gr == 1 && ng > 0));   /* reach: one REL grants two waiters */
+#elif REACH == 5
+        assert(gr != 2);                /* reach: a cancel lets a waiter in */
+#endif
+        ng++; w = 0; kk = 0
+    :: !READY -> break
+    od;
+    ng = 0; gr = 0
+}
+
+#ifdef BUG_OVERTAKE
+#define FITS_NOW (taken + kk <= N)
+#else
+#define FITS_NOW (qlen == 0 && taken + kk <= N)
+#endif
+#if defined(BUG_NO_STALE_DROP)
+#define STALE false
+#elif defined(COUNT_NO_SEQ)
+#define STALE (s <= lseq[p] && c != CNT)
+#else
+#define STALE (s <= lseq[p])
+#endif
+
+/* SEM_ACQ / SEM_TRY / SEM_COUNT (s, kk) from p, kind c */
+inline h_request() {
+    if
+    :: STALE ->                         /* its CANCEL came first: dropped */
+#if REACH == 6
+        assert(false);                  /* reach: a stale request dropped */
+#endif
+        printf("H: drops it (stale)\n")
+    :: !STALE ->
+#ifndef OUTCOME_ONLY
+        assert(c == CNT || !(qset & (1 << p)));  /* asked again while queued: never */
+#else
+        if                              /* (then the older entry goes) */
+        :: c != CNT && (qset & (1 << p)) -> unlink(p)
+        :: c == CNT || !(qset & (1 << p)) -> skip
+        fi;
+#endif
+#ifdef COUNT_NO_SEQ
+        if
+        :: c != CNT -> lseq[p] = s; gcur[p] = 0
+        :: c == CNT -> skip             /* a COUNT outside the seq rules */
+        fi;
+#else
+        lseq[p] = s; gcur[p] = 0;
+#endif
+        if
+#if COUNTS > 0
+        :: c == CNT ->                  /* answered at once: GRANT with taken */
+            acv[p] = taken;
+            answer(p, s, GRANT)
+#endif
+        :: c != CNT && FITS_NOW ->
+#ifndef OUTCOME_ONLY
+            assert(qset == 0);                                  /* (b) */
+#endif
+            taken = taken + kk;
+            assert(taken <= N);                                 /* (a) */
+            gcur[p] = 1;
+            answer(p, s, GRANT)
+        :: c == TRY && !FITS_NOW ->
+#if REACH == 8
+            assert(!(p == TRIER && taken > 0 && taken == TRELK));  /* reach */
+#endif
+            kd = BUSY
+        :: c == ACQ && !FITS_NOW ->
+            enqueue(p, kk)
+        fi
+    fi
+}
+
+/* CANCEL(s) from p */
+inline h_cancel() {
+    if
+    :: s > lseq[p] ->                   /* before its request */
+#if REACH == 1
+        assert(false);                  /* reach: a CANCEL before its request */
+#endif
+        lseq[p] = s; gcur[p] = 0;
+        kd = CANCELLED
+    :: s == lseq[p] && (qset & (1 << p)) ->
+        unlink(p);
+        kd = CANCELLED;
+#ifndef BUG_CANCEL_NO_GRANT
+        gr = 2
+#endif
+    :: s < lseq[p] || (s == lseq[p] && !(qset & (1 << p))) ->
+#if REACH == 9
+        assert(s == lseq[p]);           /* reach: a stale CANCEL ignored */
+#endif
+#ifdef BUG_CANCEL_ALWAYS
+        if
+        :: s == lseq[p] -> kd = CANCELLED
+        :: s < lseq[p] -> skip
+        fi
+#else
+        skip                            /* granted, answered BUSY, or stale */
+#endif
+    fi
+}
+
+/* SEM_REL(kk) */
+inline h_release() {
+    assert(taken >= kk);
+    taken = taken - kk;
+    assert(taken >= incs);                                      /* (a) */
+#if REACH == 8
+    if                                  /* whose REL it was (they look alike) */
+    :: trel[kk] > 0 -> trel[kk]--
+    :: nrel[kk] >= trel[kk] -> skip     /* (nrel[kk] is already one less) */
+    fi;
+#endif
+#ifndef BUG_REL_NO_GRANT
+    gr = 1
+#endif
+}
+
+/* H: takes any one message in flight and handles it, in one step */
+active proctype Home()
+{
+    byte p, s, c, kk, w, i, ng, gr;
+    mtype kd;                       /* BUSY or CANCELLED to p (refuse) */
+end:
+    do
+    :: atomic {
+        nh > 0 ->
+        /* a request or CANCEL (p, s), or a REL */
+        i = 0; c = 0;
+        do
+        :: i < NR * NS && rq[i] != 0 -> c = rq[i] / 4; kk = rq[i] % 4; rq[i] = 0; break
+        :: i < NR * NS && can[i] -> c = CAN; can[i] = 0; break
+        :: i < NR * NS -> i++
+        :: i >= NR * NS -> break
+        od;
+        if
+        :: c == 0 && nrel[1] > 0 -> c = REL; kk = 1; nrel[1]--
+#if KBIG > 1
+        :: c == 0 && nrel[2] > 0 -> c = REL; kk = 2; nrel[2]--
+#endif
+#if KBIG > 2
+        :: c == 0 && nrel[3] > 0 -> c = REL; kk = 3; nrel[3]--
+#endif
+        :: true -> skip                 /* (nothing taken: the same state) */
+        fi;
+        if
+        :: c == 0 -> skip
+        :: c != 0 ->
+            nh--; p = i / NS; s = i % NS;
+            if
+            :: c == REL -> printf("H: takes REL(%d)\n", kk); h_release()
+            :: c == CAN -> printf("H: takes CANCEL(%d) of P%d\n", s, p); h_cancel()
+            :: c < CAN -> printf("H: takes %e(%d, k %d) of P%d\n", c, s, kk, p); h_request()
+            fi;
+            if
+            :: kd != 0 ->               /* refused: BUSY, CANCELLED */
+#ifndef OUTCOME_ONLY
+                assert(!(gcur[p] && lseq[p] == s));             /* (e) */
+#endif
+                answer(p, s, kd); kd = 0
+            :: kd == 0 -> skip
+            fi;
+            if
+            :: gr != 0 -> grant_ready()
+            :: gr == 0 -> skip
+            fi;
+#ifndef OUTCOME_ONLY
+            assert(!HEAD_FITS);         /* (f): no waiter left that could go */
+#endif
+            skip
+        fi;
+        p = 0; s = 0; c = 0; kk = 0; i = 0
+       }
+    od
+}
+
+/* requester me: LOOPS acquires */
+active [NR] proctype Req()
+{
+    byte me = _pid - 1;             /* Home is pid 0 */
+    byte u, k, kind;
+    bit gaveup;
+
+    for (u : 1 .. LOOPS) {
+        /* claim the queue node, seq++, send the request: one step */
+        atomic {
+#if KANY > 0
+            k = 1;
+            do                          /* the first KANY choose k */
+            :: me < KANY && k < KBIG -> k++
+            :: true -> break
+            od;
+#else
+            k = (me == 0 -> KBIG : 1);
+#endif
+            if
+            :: tries > 0 && me == TRIER -> tries--; kind = TRY
+#if COUNTS > 0
+            :: counts > 0 && me == COUNTER -> counts--; kind = CNT
+#endif
+            :: true -> kind = ACQ
+            fi;
+#if COUNTS > 0
+            k = (kind == CNT -> 0 : k);     /* a COUNT asks for nothing */
+#endif
+            assert(st[me] == IDLE); st[me] = WAITING;
+#ifndef OUTCOME_ONLY
+            assert(nan[me] == 0);       /* (g): nothing in flight to p's node */
+#endif
+            seq[me]++;
+            rq[AT(me, seq[me])] = kind * 4 + k; nh++;
+            printf("P%d: sends %e(%d, k %d)\n", me, kind, seq[me], k)
+        };
+wait:   /* the answer of this use (the handler's CAS WAITING -> answer), or give up */
+        if
+        :: atomic {                     /* GRANT: the critical section */
+            st[me] == WAITING && ans[ANS(GRANT, me, seq[me])] && kind != CNT ->
+            ans[ANS(GRANT, me, seq[me])] = 0; na--; nan[me]--;
+            st[me] = IDLE;
+            incs = incs + k;
+            assert(incs <= N && incs <= taken);                 /* (a) */
+            printf("P%d: GRANT(%d): holds %d, %d held in all\n", me, seq[me], k, incs);
+#if REACH == 2
+            assert(!gaveup)             /* reach: a GRANT crossed the CANCEL */
+#endif
+           };
+            atomic {                    /* release: SEM_REL(k), one-way */
+                incs = incs - k;
+                nrel[k]++; nh++;
+                printf("P%d: sends REL(%d)\n", me, k)
+#if REACH == 8
+                ; if :: me == TRIER -> trel[k]++ :: me != TRIER -> skip fi
+#endif
+            }
+#if COUNTS > 0
+        :: atomic {                     /* a COUNT's GRANT: taken */
+            st[me] == WAITING && ans[ANS(GRANT, me, seq[me])] && kind == CNT ->
+            ans[ANS(GRANT, me, seq[me])] = 0; na--; nan[me]--;
+            assert(acv[me] <= N);
+            printf("P%d: GRANT(%d): taken was %d\n", me, seq[me], acv[me]);
+            acv[me] = 0; st[me] = IDLE
+           }
+#endif
+        :: atomic {                     /* BUSY, CANCELLED: holds nothing */
+            st[me] == WAITING &&
+            (ans[ANS(BUSY, me, seq[me])] || ans[ANS(CANCELLED, me, seq[me])]) ->
+#if REACH == 7
+            assert(!(ans[ANS(BUSY, me, seq[me])] && gaveup));  /* reach */
+#endif
+            if
+            :: ans[ANS(BUSY, me, seq[me])] -> ans[ANS(BUSY, me, seq[me])] = 0;
+                printf("P%d: BUSY(%d)\n", me, seq[me])
+            :: ans[ANS(CANCELLED, me, seq[me])] -> ans[ANS(CANCELLED, me, seq[me])] = 0;
+                printf("P%d: CANCELLED(%d)\n", me, seq[me])
+            fi;
+            na--; nan[me]--;
+#ifndef OUTCOME_ONLY
+            assert(!(gcur[me] && lseq[me] == seq[me]));          /* (e) */
+#endif
+            st[me] = IDLE
+           }
+        :: atomic {                     /* give up: CANCEL, then exactly one answer */
+            st[me] == WAITING && !gaveup && timeouts > 0 ->
+            timeouts--; gaveup = 1;
+            can[AT(me, seq[me])] = 1; nh++;
+            printf("P%d: gives up: CANCEL(%d)\n", me, seq[me])
+           };
+            goto wait
+        fi;
+        gaveup = 0; kind = 0; k = 0
+    }
+    atomic { done++; u = 0 }
+}
+
+/* The answer handler's drops (every requester's, one process): an answer whose seq
+   is not its node's, or that finds the node not WAITING. The answers it applies are
+   taken by the waiter itself (Req). */
+#define DROPS(j) !((j) % NS == seq[((j) % (NR * NS)) / NS] && st[((j) % (NR * NS)) / NS] == WAITING)
+active proctype Ans()
+{
+    byte i, p;
+end:
+    do
+    :: atomic {
+        na > 0 ->
+        i = 0;
+        do
+        :: i < 3 * NR * NS && ans[i] && DROPS(i) -> ans[i] = 0; break
+        :: i < 3 * NR * NS -> i++
+        :: i >= 3 * NR * NS -> break
+        od;
+        if
+        :: i < 3 * NR * NS ->
+            na--; p = (i % (NR * NS)) / NS; nan[p]--;
+            printf("P%d: drops an answer\n", p)
+        :: i >= 3 * NR * NS -> skip     /* (nothing taken: the same state) */
+        fi;
+        i = 0; p = 0
+       }
+    od
+}
+
+/* (d): once every requester finished and nothing is in flight */
+active proctype Final()
+{
+    byte i;
+    atomic {
+        done == NR && nh == 0 && na == 0 ->
+        assert(taken == 0 && qlen == 0 && qset == 0 && incs == 0);
+        for (i : 0 .. NR - 1) {
+            assert(st[i] == IDLE)
+        }
+    }
+}
