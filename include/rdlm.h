@@ -398,20 +398,24 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32
  * whoever takes them first (one CAS), but a request that has waited
  * RDLM_LOCK_BYPASS_US (default 1 ms) reserves the next free permits (reservations in
  * arrival order), so no request waits without bound and a large request is not
- * starved by small ones. Distributed: FIFO (requests served in arrival order). The
- * permits held never exceed the semaphore's size. timeout_ns as for locks (0: one
- * try, RDLM_ERR_BUSY); a timeout
- * takes nothing. Distributed: the node-local FIFO gate, then the global one, then one
- * remote fetch-add (3 remote operations when uncontended); a head waiting for permits
- * polls the count with pauses growing to 1 ms. Errors: RDLM_ERR_INVALID_ARG (k),
- * RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED, handle errors.
+ * starved by small ones. Distributed: FIFO (requests served in arrival order; a try
+ * takes no free permit while anyone waits). The permits held never exceed the
+ * semaphore's size. timeout_ns as for locks (0: one try, RDLM_ERR_BUSY); a timeout
+ * takes nothing. Distributed over UCX TCP (RDLM_LOCK_AM=1, the default): the
+ * semaphore's home process keeps the count and the queue; an acquire is one round
+ * trip, granted at once or by the release that frees its permits. Elsewhere: one
+ * remote fetch-add when nobody waits, else the node-local FIFO gate, then the global
+ * one, and a head waiting for permits polls the count with pauses growing to 1 ms.
+ * Errors: RDLM_ERR_INVALID_ARG (k), RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED,
+ * handle errors.
  */
 RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t timeout_ns);
 
 /** Give back k permits this handle holds: RDLM_ERR_INVALID_ARG if k is 0 or above the
  *  semaphore's size, RDLM_ERR_NOT_OWNER if it holds fewer (nothing changes then).
  *  Node-only: one atomic; wakes one sleeping waiter (or the reserver) only when one
- *  sleeps and no wake is in flight. Distributed: one remote fetch-add. */
+ *  sleeps and no wake is in flight. Distributed: one message to the home that nobody
+ *  waits for (UCX TCP), else one remote fetch-add. */
 RDLM_EXPORT rdlm_status_t rdlm_sem_release(rdlm_sem_h sem, uint32_t k);
 
 /** Permits free at this instant: a snapshot, always within 0..permits. While others
