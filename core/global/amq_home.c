@@ -24,8 +24,7 @@ static int rdlm_amq_newer(uint32_t a, uint32_t b)
     return (int32_t)(a - b) > 0;
 }
 
-/* Queue answer m for rank dst, or hand it over at once when dst is this process. */
-static void rdlm_amq_out(rdlm_global_t *d, uint32_t dst, const rdlm_amq_msg_t *m)
+void rdlm_amq_out(rdlm_global_t *d, uint32_t dst, const rdlm_amq_msg_t *m)
 {
     struct rdlm_amq_home *h = d->amq_home;
     uint32_t n = rdlm_load(&h->out_n, RDLM_RELAXED);
@@ -98,7 +97,7 @@ static void rdlm_amq_unlink_any(rdlm_global_t *d, uint32_t wi)
     }
 }
 
-static void rdlm_amq_enqueue(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi)
+void rdlm_amq_enqueue(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi)
 {
     h->waiters[wi].next = 0;
     h->waiters[wi].queued = 1;
@@ -131,78 +130,6 @@ static void rdlm_amq_release(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t hol
         rdlm_amq_grant(d, rec, next - 1, h->waiters[next - 1].last_seq,
                        flags & RDLM_AMQ_F_DEAD);
     }
-}
-
-/* A semaphore's queue, from its head, while the head's k fit: granted. A waiter
- * whose process died is dropped instead (its permits would be lost with it). */
-static void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec)
-{
-    struct rdlm_amq_home *h = d->amq_home;
-
-    while (rec->head != 0 && rec->taken + h->waiters[rec->head - 1].k <= rec->permits) {
-        uint32_t wi = rec->head - 1, rank = wi / RDLM_GLOBAL_QNODES;
-        rdlm_amq_msg_t m = {.type = RDLM_AMQ_GRANT,
-                            .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES),
-                            .seq = h->waiters[wi].last_seq,
-                            .token = RDLM_AMQ_COUNT_BASE};
-
-        rdlm_amq_unlink(h, rec, wi);
-        if (rank != d->rank && rdlm_amq_gone(d, rank)) {
-            rdlm_warn("dist: semaphore home: rank %u died waiting for permits: dropped",
-                      rank);
-            continue;
-        }
-        rec->taken += h->waiters[wi].k;
-        rdlm_amq_out(d, rank, &m);
-    }
-}
-
-/* A semaphore's SEM_ACQ, SEM_TRY (new, from waiter entry wi) or SEM_COUNT. */
-static void rdlm_amq_sem_home(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
-                              const rdlm_amq_msg_t *m)
-{
-    struct rdlm_amq_home *h = d->amq_home;
-    rdlm_amq_msg_t a = {.type = RDLM_AMQ_GRANT,
-                        .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES),
-                        .seq = m->seq,
-                        .token = RDLM_AMQ_COUNT_BASE};
-
-    if (m->type == RDLM_AMQ_SEM_COUNT) {
-        a.token += rec->taken;
-    } else if (m->token == 0 || m->token > UINT32_MAX || m->k == 0 || m->k > m->token ||
-               (rec->permits != 0 && rec->permits != m->token)) {
-        rdlm_error("dist: semaphore home: rank %u asked %u permits of %llu (the record "
-                   "has %u): refused",
-                   wi / RDLM_GLOBAL_QNODES, m->k, (unsigned long long)m->token,
-                   rec->permits);
-        a.type = RDLM_AMQ_BUSY;
-    } else {
-        rec->permits = (uint32_t)m->token;
-        if (rec->head == 0 && rec->taken + m->k <= rec->permits) {
-            rec->taken += m->k; /* nobody queued (FIFO) and they fit */
-        } else if (m->type == RDLM_AMQ_SEM_TRY) {
-            a.type = RDLM_AMQ_BUSY;
-        } else {
-            h->waiters[wi].k = m->k;
-            rdlm_amq_enqueue(h, rec, wi);
-            return;
-        }
-    }
-    rdlm_amq_out(d, wi / RDLM_GLOBAL_QNODES, &a);
-}
-
-/* A semaphore's SEM_REL of k from rank src: the queue's head in while it fits. */
-static void rdlm_amq_sem_give_back(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t src,
-                                   uint32_t k)
-{
-    if (k > rec->taken) {
-        rdlm_error("dist: semaphore home: rank %u gave back %u permits of %u taken (a "
-                   "bug): the count stays at 0",
-                   src, k, rec->taken);
-        k = rec->taken;
-    }
-    rec->taken -= k;
-    rdlm_amq_sem_grant_ready(d, rec);
 }
 
 static void rdlm_amq_cancel(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,

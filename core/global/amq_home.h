@@ -1,7 +1,8 @@
 /*
  * The home's records of the home-served queue lock and semaphore (amq.h has the
- * protocol): shared by amq_home.c (requests, answers, the outbox) and amq_recover.c
- * (what the home does when a lock's holder died). Private to core/global.
+ * protocol): shared by amq_home.c (requests, answers, the outbox), amq_sem_home.c (a
+ * semaphore's record) and amq_recover.c (what the home does when a lock's holder
+ * died). Private to core/global.
  */
 #ifndef RDLM_GLOBAL_AMQ_HOME_H
 #define RDLM_GLOBAL_AMQ_HOME_H
@@ -63,6 +64,27 @@ int rdlm_amq_unlink(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi);
  *  before died holding. Holding h->lock; the answer goes to the outbox. */
 void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t seq,
                     uint16_t flags);
+
+/** Queue answer m for rank dst, or hand it over at once when dst is this process.
+ *  Holding h->lock. */
+void rdlm_amq_out(rdlm_global_t *d, uint32_t dst, const rdlm_amq_msg_t *m);
+
+/** Append waiter entry wi to rec's queue. Holding h->lock. */
+void rdlm_amq_enqueue(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi);
+
+/* ---- a semaphore at its home (amq_sem_home.c); holding h->lock ------------------- */
+
+/** SEM_ACQ, SEM_TRY (new, from waiter entry wi) or SEM_COUNT m for rec. */
+void rdlm_amq_sem_home(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
+                       const rdlm_amq_msg_t *m);
+
+/** SEM_REL of k from rank src: the queue's head in while it fits. */
+void rdlm_amq_sem_give_back(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t src,
+                            uint32_t k);
+
+/** Grant from the head of rec's queue while the head's k fit; a waiter whose process
+ *  died is dropped instead (its permits would be lost with it). */
+void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec);
 
 /** Recover the lock of dead (amq_recover.c), with a lease, not holding h->lock. */
 void rdlm_amq_recover(rdlm_global_t *d, const rdlm_amq_dead_t *dead);
