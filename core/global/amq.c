@@ -309,11 +309,11 @@ rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64
 }
 
 rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
-                            uint64_t token, int holder_died)
+                            uint64_t token, uint16_t flags)
 {
     rdlm_amq_msg_t m = {.type = RDLM_AMQ_REL,
                         .q = (uint8_t)RDLM_QID_INDEX(qid),
-                        .flags = holder_died ? RDLM_AMQ_F_DEAD : 0,
+                        .flags = flags,
                         .rank = RDLM_QID_RANK(qid),
                         .token = token};
     rdlm_status_t s;

@@ -71,6 +71,9 @@ enum {
 
 /* Message flags. */
 #define RDLM_AMQ_F_DEAD 1u /* REL: its holder died holding; GRANT: RDLM_OWNER_DEAD */
+#define RDLM_AMQ_F_UNUSED                                                                  \
+    2u /* REL: its holder died before it used the grant: the next                          \
+          grant says DEAD if that grant did */
 
 typedef struct rdlm_amq_msg {
     uint8_t type;
@@ -97,9 +100,10 @@ rdlm_status_t rdlm_amq_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
                                uint64_t deadline_ns, uint64_t *qid_p, uint64_t *token_p);
 rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t *qid_p,
                            uint64_t *token_p);
-/** glock.h's pass; holder_died: the holder died holding (RDLM_AMQ_F_DEAD). */
+/** glock.h's pass; flags RDLM_AMQ_F_DEAD (the holder died holding) or
+ *  RDLM_AMQ_F_UNUSED (it died before using its grant), else 0. */
 rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
-                            uint64_t token, int holder_died);
+                            uint64_t token, uint16_t flags);
 
 /* Semaphores (semaphore.c, where d->am_lock): w is the semaphore's gate word, whose
  * record at the home keeps the permits. */

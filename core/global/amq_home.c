@@ -46,11 +46,13 @@ void rdlm_amq_out(rdlm_global_t *d, uint32_t dst, const rdlm_amq_msg_t *m)
 void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t seq,
                     uint16_t flags)
 {
-    rdlm_amq_msg_t m = {.type = RDLM_AMQ_GRANT,
-                        .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES),
-                        .flags = flags,
-                        .seq = seq};
+    rdlm_amq_msg_t m = {
+        .type = RDLM_AMQ_GRANT, .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES), .seq = seq};
 
+    flags |= rec->dead_pending ? RDLM_AMQ_F_DEAD : 0;
+    m.flags = flags;
+    rec->dead_pending = 0;
+    rec->granted_dead = (flags & RDLM_AMQ_F_DEAD) != 0;
     rec->holder = wi + 1;
     rec->token = rdlm_glock_first_token(d, rec->token);
     m.token = rec->token;
@@ -125,10 +127,14 @@ static void rdlm_amq_release(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t hol
     }
     rec->token = t > rec->token ? t : rec->token;
     rec->holder = 0;
+    /* A death in a critical section is told to the next holder, even when nobody
+     * waits now or the grant went to a process that died before using it (am_lease.pml,
+     * flaws 4 and 5). */
+    rec->dead_pending |=
+        (flags & RDLM_AMQ_F_DEAD) || ((flags & RDLM_AMQ_F_UNUSED) && rec->granted_dead);
     if (next != 0) {
         rdlm_amq_unlink(h, rec, next - 1);
-        rdlm_amq_grant(d, rec, next - 1, h->waiters[next - 1].last_seq,
-                       flags & RDLM_AMQ_F_DEAD);
+        rdlm_amq_grant(d, rec, next - 1, h->waiters[next - 1].last_seq, 0);
     }
 }
 
@@ -261,11 +267,23 @@ static void rdlm_amq_ans_handler(void *arg, uint32_t src, const void *data, size
     }
 }
 
+/* 1 if a process of node other than this one is gone. */
+static int rdlm_amq_node_lost_one(rdlm_global_t *d, uint32_t node)
+{
+    for (uint32_t r = 0; r < d->nodes.size; r++) {
+        if (d->nodes.node_of[r] == node && r != d->rank && rdlm_amq_gone(d, r)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Holders that died with waiters behind them. Without a lease nobody may take their
  * locks over, so the waiters give up (RDLM_ERR_PEER_DEAD), as behind a dead
- * predecessor in the atomic queue. With one, up to max of them go into dead[] for
- * recovery (rdlm_amq_recover, without h->lock: it asks the authority); their count.
- * Holding h->lock. */
+ * predecessor in the atomic queue. With one, a lock whose holder's node lost any
+ * process (a node-mate may have died holding it after a cohort hand-off: am_lease.pml,
+ * flaw 1) goes into dead[] for recovery (rdlm_amq_recover, without h->lock: it asks
+ * the authority), up to max of them; their count. Holding h->lock. */
 static uint32_t rdlm_amq_scan(rdlm_global_t *d, rdlm_amq_dead_t *dead, uint32_t max)
 {
     struct rdlm_amq_home *h = d->amq_home;
@@ -275,15 +293,17 @@ static uint32_t rdlm_amq_scan(rdlm_global_t *d, rdlm_amq_dead_t *dead, uint32_t 
         rdlm_amq_rec_t *rec = &h->recs[i];
         uint32_t rank = (rec->holder - 1) / RDLM_GLOBAL_QNODES;
 
-        if (rec->head == 0 || rec->holder == 0 || rank == d->rank ||
-            !rdlm_amq_gone(d, rank)) {
+        if (rec->head == 0 || rec->holder == 0) {
             continue;
         }
         if (d->recovery.ended != NULL) {
-            if (n < max) {
+            if (n < max && rdlm_amq_node_lost_one(d, d->nodes.node_of[rank])) {
                 dead[n++] = (rdlm_amq_dead_t){i, rec->holder, rec->reported != rec->holder};
                 rec->reported = rec->holder;
             }
+            continue;
+        }
+        if (rank == d->rank || !rdlm_amq_gone(d, rank)) {
             continue;
         }
         if (rec->reported != rec->holder) {

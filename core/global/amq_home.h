@@ -19,6 +19,9 @@ typedef struct rdlm_amq_rec {
     uint32_t reported;   /* lock: the holder whose death was last reported, + 1 */
     uint32_t permits;    /* semaphore: N (0: a lock's record) */
     uint32_t taken;      /* semaphore: permits granted and not given back */
+    uint8_t granted_dead; /* lock: the holder's GRANT said DEAD */
+    uint8_t dead_pending; /* lock: freed by a DEAD release with nobody waiting: the
+                             next grant says DEAD */
 } rdlm_amq_rec_t;
 
 typedef struct rdlm_amq_waiter {

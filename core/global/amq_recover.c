@@ -1,13 +1,15 @@
 /*
  * Recovery at the home of the home-served queue lock (amq.h), in a context with
- * leases: the lock's holder A died with waiters behind it (the home's scan found it
- * gone: for the transport, or by its record on the home's host).
+ * leases: a process of the node of the lock's holder A died (A itself, or a node-mate
+ * that may hold the lock through A's queue node after a cohort hand-off) while
+ * someone waits (the home's scan found it gone: for the transport, or by its record
+ * on the home's host).
  *
- *   - Some process P of A's node lives: any process of the node may hold the lock
- *     through A's queue node (cohort hand-offs), and only the node can tell. The home
- *     sends P SETTLE(A, q) at every scan (100 ms) until the lock moves on; P passes
- *     it on for the node if nobody of it holds it (rdlm_global_settle_dead, cohort.c),
- *     else the one who holds it passes it on at its release.
+ *   - Some process P of A's node lives (A itself may): any process of the node may hold
+ *     the lock through A's queue node (cohort hand-offs), and only the node can tell. The
+ * home sends P SETTLE(A, q) at every scan (100 ms) until the lock moves on; P passes it on
+ * for the node if nobody of it holds it (rdlm_global_settle_dead, cohort.c), else the one
+ * who holds it passes it on at its release.
  *   - Every process of A's node is dead: once the authority says each one's lease
  *     ended (a process past its lease fails closed), the home grants the first waiter
  *     with the first token of a new epoch, above every token the node issued in its
@@ -21,12 +23,11 @@
 
 #include "log.h"
 
-/* The lowest live process of node other than rank, or UINT32_MAX. */
-static uint32_t rdlm_amq_live_mate(rdlm_global_t *d, uint32_t node, uint32_t rank)
+/* The lowest live process of node (the holder itself included), or UINT32_MAX. */
+static uint32_t rdlm_amq_live_mate(rdlm_global_t *d, uint32_t node)
 {
     for (uint32_t r = 0; r < d->nodes.size; r++) {
-        if (d->nodes.node_of[r] == node && r != rank &&
-            (r == d->rank || !rdlm_amq_gone(d, r))) {
+        if (d->nodes.node_of[r] == node && (r == d->rank || !rdlm_amq_gone(d, r))) {
             return r;
         }
     }
@@ -71,7 +72,7 @@ static void rdlm_amq_take_over(rdlm_global_t *d, const rdlm_amq_dead_t *dead,
 void rdlm_amq_recover(rdlm_global_t *d, const rdlm_amq_dead_t *dead)
 {
     uint32_t rank = (dead->holder - 1) / RDLM_GLOBAL_QNODES, node = d->nodes.node_of[rank];
-    uint32_t mate = rdlm_amq_live_mate(d, node, rank), epoch;
+    uint32_t mate = rdlm_amq_live_mate(d, node), epoch;
     rdlm_amq_msg_t m = {.type = RDLM_AMQ_SETTLE,
                         .q = (uint8_t)((dead->holder - 1) % RDLM_GLOBAL_QNODES),
                         .rank = rank,
@@ -80,8 +81,9 @@ void rdlm_amq_recover(rdlm_global_t *d, const rdlm_amq_dead_t *dead)
 
     if (mate != UINT32_MAX) {
         if (dead->first) {
-            rdlm_warn("dist: lock home: rank %u died holding a lock (home slot %u); "
-                      "rank %u, on its node, passes it on unless a process there holds it",
+            rdlm_warn("dist: lock home: a process of the node of rank %u, which holds a "
+                      "lock (home slot %u), died; rank %u, on that node, passes it on "
+                      "unless a live process there holds it",
                       rank, dead->slot, mate);
         }
         if (mate == d->rank) {

@@ -99,7 +99,7 @@ static rdlm_status_t rdlm_global_node_pass(rdlm_global_t *d, rdlm_entry_t *e,
     rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
     rdlm_store(&e->cohort_handoffs, 0, RDLM_RELAXED);
     rdlm_global_word_of(d, e, &w);
-    return holder_died ? rdlm_amq_pass(d, &w, (uint64_t)g - 1, token, 1)
+    return holder_died ? rdlm_amq_pass(d, &w, (uint64_t)g - 1, token, RDLM_AMQ_F_DEAD)
                        : rdlm_glock_pass(d, &w, (uint64_t)g - 1, token);
 }
 
@@ -273,53 +273,79 @@ static uint32_t rdlm_global_entry_at(rdlm_global_t *d, rdlm_local_t *lc, uint32_
     return UINT32_MAX;
 }
 
+/* 1 if this process passed the place (home, slot1, qid) on for a SETTLE lately: its REL
+ * is under way, and a second one, unflagged, could overtake it (am_lease.pml, flaw 3). */
+static int rdlm_global_settle_passed(rdlm_global_t *d, uint32_t home, uint64_t slot1,
+                                     uint64_t qid, int record)
+{
+    uint32_t n = sizeof(d->settle_passed) / sizeof(d->settle_passed[0]);
+
+    for (uint32_t i = 0; i < n; i++) {
+        if (d->settle_passed[i].home == home && d->settle_passed[i].slot1 == slot1 &&
+            d->settle_passed[i].qid == qid) {
+            return 1;
+        }
+    }
+    if (record) {
+        d->settle_passed[d->settle_passed_next % n].home = home;
+        d->settle_passed[d->settle_passed_next % n].slot1 = slot1;
+        d->settle_passed[d->settle_passed_next % n].qid = qid;
+        d->settle_passed_next++;
+    }
+    return 0;
+}
+
 /* Planted bug (RDLMTEST_AMQ_SETTLE_BUSY, tests only): a SETTLE passes the lock on also
  * when a live process of the node holds the node-local lock (the test,
  * global.lock_recovery_cohort_settle_busy_is_caught, must see two holders). */
 void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, uint64_t qid)
 {
     rdlm_local_t *lc = d->local;
-    uint32_t g1 = (uint32_t)qid + 1, dead = RDLM_QID_RANK(qid);
-    uint32_t idx = rdlm_global_entry_at(d, lc, home, slot1);
+    uint32_t g1 = (uint32_t)qid + 1, holder = RDLM_QID_RANK(qid);
+    uint32_t idx = rdlm_global_entry_at(d, lc, home, slot1), kind;
+    /* Gone first, the node's place after: a holder seen gone can no longer take its
+     * place, so what the entry says then stays true (am_lease.pml, flaw 2). */
+    int gone = rdlm_global_proc_gone(d->procs, holder), held;
     rdlm_global_word_t w;
     rdlm_entry_t *e;
     rdlm_status_t s;
-    int held;
 
     if (idx == UINT32_MAX) {
-        return; /* no entry on this node: its dead process cannot have held it */
+        return; /* no entry on this node: none of its processes can have held it */
     }
     e = &lc->seg.entries[idx];
-    if ((rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND) == RDLM_KIND_LOCK &&
-        rdlm_load(&e->queue_node1, RDLM_ACQUIRE) == g1) {
-        /* The node holds the lock through the dead one's place: whoever holds the
-         * node-local lock (or waits for it) passes it on; if nobody, we do. */
+    kind = (uint32_t)rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND;
+    held = rdlm_load(&e->queue_node1, RDLM_ACQUIRE) == g1;
+    if (kind == RDLM_KIND_LOCK && held) {
+        /* The node holds the lock through that place: whoever holds the node-local
+         * lock (or waits for it) passes it on; if nobody, we do. */
         s = rdlm_ticket_acquire(lc, idx, 0, NULL);
         if (s != RDLM_OK && s != RDLM_OWNER_DEAD && !d->planted_settle_busy) {
             return;
         }
         if (rdlm_load(&e->queue_node1, RDLM_RELAXED) == g1) {
-            rdlm_warn(
-                "dist: lock \"%s\": rank %u died; passing the lock on for this node%s",
-                lc->seg.names[idx], dead,
-                s == RDLM_OWNER_DEAD ? " (it died holding it: RDLM_OWNER_DEAD)" : "");
+            rdlm_warn("dist: lock \"%s\": a process of this node died; passing the lock on "
+                      "for the node%s",
+                      lc->seg.names[idx],
+                      s == RDLM_OWNER_DEAD ? " (it died holding it: RDLM_OWNER_DEAD)" : "");
+            rdlm_global_settle_passed(d, home, slot1, qid, 1);
             rdlm_global_node_pass(d, e, s == RDLM_OWNER_DEAD);
         }
         rdlm_ticket_release(lc, idx);
         return;
     }
-    if (!rdlm_global_proc_gone(d->procs, dead)) {
-        return; /* not seen dead here: it may still take its place */
+    if (!gone || rdlm_global_settle_passed(d, home, slot1, qid, 0)) {
+        return; /* alive: it passes the lock on itself; or our REL is under way */
     }
     /* Gone without the node holding through its place: it died between its grant and
-     * taking the node's place (it never entered), or it was an rwlock's writer, whose
-     * place nobody else uses. */
-    held = rdlm_load(&e->queue_node1, RDLM_ACQUIRE) == g1;
+     * taking the node's place (it never used the grant), or it was an rwlock's writer,
+     * whose place nobody else uses. */
     if (held) {
         rdlm_cas(&e->queue_node1, &g1, 0, RDLM_RELAXED);
     }
     rdlm_global_word_at(d, rdlm_load(&e->key, RDLM_RELAXED), slot1, &w);
     rdlm_warn("dist: lock \"%s\": rank %u died %s; passing the lock on for this node",
-              lc->seg.names[idx], dead, held ? "writing" : "before it took its place");
-    rdlm_amq_pass(d, &w, qid, rdlm_load(&e->token, RDLM_RELAXED), held);
+              lc->seg.names[idx], holder, held ? "writing" : "before it took its place");
+    rdlm_amq_pass(d, &w, qid, rdlm_load(&e->token, RDLM_RELAXED),
+                  held ? RDLM_AMQ_F_DEAD : RDLM_AMQ_F_UNUSED);
 }

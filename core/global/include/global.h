@@ -225,7 +225,9 @@ typedef struct rdlm_global {
         uint32_t home;  /* node of the home */
         uint64_t slot1; /* home slot + 1 */
         uint64_t qid;   /* the dead holder's queue node */
-    } settle[8];
+    } settle[8], settle_passed[8]; /* settle_passed: the places this process passed
+                                       on for a SETTLE, last 8 (by the runner only) */
+    uint32_t settle_passed_next;
     rdlm_local_t *local;         /* the node layer (rdlm_global_attach_node), or NULL */
     int planted_settle_busy;     /* tests only: RDLMTEST_AMQ_SETTLE_BUSY (cohort.c) */
     rdlm_atomic_u32_t posted_n;  /* slots of posted[] not FREE */
