@@ -21,7 +21,13 @@
  *                waiter, rank 0, would be handed the lock locally;
  *   --died       kills itself holding it;
  *   --died-idle  the same, but rank 0 never asks for the lock (it waits, idle, until
- *                rank 2 is done).
+ *                rank 2 is done);
+ *   --mate-died  roles swapped (home-served queue): rank 0 takes the lock first, with
+ *                the node's queue node; the victim and rank 2 ask for it; rank 0
+ *                hands it to the victim locally and stays idle; the victim dies
+ *                holding it. The home must ask the node although the process whose
+ *                queue node holds the lock lives (am_lease.pml, flaw 1: rank 2
+ *                waited until its timeout before the fix).
  * Ranks 0 and 2 hold the lock HOLD_MS each (longer than the victim's lease takes to
  * end), flagging an "inside" word in shared memory: two processes inside at once is
  * an overlap. The parent checks: no overlap, every release answered RDLM_OK, one
@@ -70,6 +76,7 @@ static struct shared {
 
 static int died_mode; /* --died or --died-idle (else --handoff) */
 static int idle_mode; /* --died-idle */
+static int mate_mode; /* --mate-died */
 
 #define FAIL(...) procs_fail("dist_cohort_death", rank, __VA_ARGS__)
 
@@ -87,6 +94,30 @@ static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
         usleep(200000);
     }
     raise(SIGKILL);
+}
+
+/* --mate-died: rank 0 takes the lock, lets the others queue, releases it (to the
+ * victim, locally) and waits idle; the victim dies holding it. */
+static void mate_died(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h lock)
+{
+    if (rank == SAME_NODE) {
+        sh->r[rank].acquired =
+            rdlm_lock_acquire(lock, ACQUIRE_TIMEOUT_NS, &sh->r[rank].token);
+        if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+            FAIL("barrier failed");
+        usleep(300000); /* the others queue meanwhile */
+        sh->r[rank].released = rdlm_lock_release(lock);
+        for (int i = 0; i < (int)PARENT_LIMIT_S * 10 && !atomic_load(&sh->done); i++)
+            usleep(100000);
+        return;
+    }
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier failed");
+    if (rank == VICTIM) {
+        sh->r[rank].acquired =
+            rdlm_lock_acquire(lock, ACQUIRE_TIMEOUT_NS, &sh->r[rank].token);
+        raise(SIGKILL);
+    }
 }
 
 /* Ranks 0 and 2: wait for the lock, hold it HOLD_MS, release; in --died-idle rank 0
@@ -134,10 +165,12 @@ static int child(unsigned rank, const char *rendezvous)
         FAIL("rdlm_lock_open failed");
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier failed");
-    if (rank == VICTIM)
-        victim(rank, ctx, lock);
-    else
+    if (mate_mode && rank != OTHER_NODE)
+        mate_died(rank, ctx, lock);
+    else if (mate_mode || rank != VICTIM)
         waiter(rank, ctx, lock);
+    else
+        victim(rank, ctx, lock);
     rdlm_ctx_destroy(ctx);
     return 0;
 }
@@ -145,8 +178,8 @@ static int child(unsigned rank, const char *rendezvous)
 /* The status rank's acquire must return, and whether it must hold at all. */
 static int want_status(unsigned rank)
 {
-    if (idle_mode)
-        return RDLM_OWNER_DEAD; /* rank 2; rank 0 never asks */
+    if (idle_mode || mate_mode)
+        return rank == OTHER_NODE ? RDLM_OWNER_DEAD : RDLM_OK; /* rank 0: its first */
     if (!died_mode)
         return RDLM_OK;
     /* One RDLM_OWNER_DEAD per death: the atomic queue's take-over is rank 2's (rank 0
@@ -165,11 +198,20 @@ static int checked(void)
     /* first and second in the order the lock reached them */
     uint64_t first = sh->am && !idle_mode ? a : b, second = sh->am ? b : a;
 
+    if (mate_mode) { /* rank 0, the victim, rank 2 */
+        first = v;
+        second = b;
+        v = a;
+    }
+
     if (!ok)
         fprintf(stderr, "dist_cohort_death: %d overlaps: two processes held the lock\n",
                 atomic_load(&sh->overlaps));
     for (unsigned r = 0; r < NPROCS; r++) {
         if (r == VICTIM || (idle_mode && r == SAME_NODE))
+            continue;
+        if (mate_mode && r == SAME_NODE && sh->r[r].acquired == RDLM_OK &&
+            sh->r[r].released == RDLM_OK)
             continue;
         if (sh->r[r].acquired != want_status(r) || sh->r[r].released != RDLM_OK) {
             fprintf(stderr,
@@ -181,7 +223,7 @@ static int checked(void)
             ok = 0;
         }
     }
-    if (!(v < first && (idle_mode || first < second))) {
+    if (!(v < first && ((idle_mode && !mate_mode) || first < second))) {
         fprintf(stderr,
                 "dist_cohort_death: tokens victim %#llx, rank 2 %#llx, rank 0 %#llx not "
                 "increasing in the %s queue's order\n",
@@ -202,10 +244,12 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     if (argc < 2 || argc > 3 ||
         (strcmp(argv[1], "--handoff") != 0 && strcmp(argv[1], "--died") != 0 &&
-         strcmp(argv[1], "--died-idle") != 0) ||
+         strcmp(argv[1], "--died-idle") != 0 && strcmp(argv[1], "--mate-died") != 0) ||
         (argc == 3 && strcmp(argv[2], "--expect-overlap") != 0))
-        FAIL("usage: dist_cohort_death --handoff|--died|--died-idle [--expect-overlap]");
+        FAIL("usage: dist_cohort_death --handoff|--died|--died-idle|--mate-died "
+             "[--expect-overlap]");
     idle_mode = strcmp(argv[1], "--died-idle") == 0;
+    mate_mode = strcmp(argv[1], "--mate-died") == 0;
     died_mode = idle_mode || strcmp(argv[1], "--died") == 0;
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED || port < 0)
