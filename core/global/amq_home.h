@@ -86,7 +86,7 @@ void rdlm_amq_sem_give_back(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t src,
                             uint32_t k);
 
 /** Grant from the head of rec's queue while the head's k fit; a waiter whose process
- *  died is dropped instead (its permits would be lost with it). */
+ *  the transport reports dead is dropped instead (its permits would be lost with it). */
 void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec);
 
 /** Recover the lock of dead (amq_recover.c), with a lease, not holding h->lock. */

@@ -22,7 +22,9 @@ void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec)
                             .token = RDLM_AMQ_COUNT_BASE};
 
         rdlm_amq_unlink(h, rec, wi);
-        if (rank != d->rank && rdlm_amq_gone(d, rank)) {
+        /* The transport's flag only: a process record's check is a system call, and
+         * this is every queued grant's path. */
+        if (rank != d->rank && rdlm_tl_peer_dead(d->tl, rank)) {
             rdlm_warn("dist: semaphore home: rank %u died waiting for permits: dropped",
                       rank);
             continue;
