@@ -15,6 +15,12 @@
  *
  * A semaphore's requests (SEM_ACQ, SEM_TRY, SEM_COUNT) take a queue node the same way,
  * retired at the answer; its SEM_REL needs none.
+ *
+ * Tests only (RDLMTEST_AMQ_REPLAY_REL, d->test_replay_rel): each thread sends the last
+ * REL it sent once more right after each grant of a lock, while it holds it: a late
+ * copy, as a SETTLE's REL and the holder's own may both arrive (am_lease.pml, flaw 6).
+ * The home must ignore it (global.stress_stale_rel); releasing the queue node's use
+ * that holds now would let the next waiter in beside this process.
  */
 #include "amq.h"
 
@@ -23,6 +29,13 @@
 #include "clock.h"
 #include "glock.h"
 #include "log.h"
+
+/* RDLMTEST_AMQ_REPLAY_REL: this thread's last REL and its lock's word. */
+static _Thread_local struct {
+    int have;
+    rdlm_global_word_t w;
+    rdlm_amq_msg_t m;
+} rdlm_amq_replay;
 
 /* A waiter checks this often whether the home's process died. */
 #define RDLM_AMQ_PROBE_NS 100000000ull
@@ -86,6 +99,7 @@ void rdlm_amq_settle_note(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t *
         d->settle[n].home = d->nodes.node_of[src];
         d->settle[n].slot1 = m->offset / d->slot_bytes + 1;
         d->settle[n].qid = RDLM_QID(m->rank, m->q);
+        d->settle[n].granted = m->granted;
         rdlm_store(&d->settle_n, n + 1, RDLM_RELEASE);
     } /* else dropped: the home asks again at its next scan */
     pthread_mutex_unlock(&d->settle_lock);
@@ -103,16 +117,17 @@ void rdlm_amq_settle_run(rdlm_global_t *d)
     while (rdlm_load(&d->settle_n, RDLM_ACQUIRE) != 0 && d->local != NULL &&
            !rdlm_load(&d->closing, RDLM_ACQUIRE)) {
         uint32_t n, home;
-        uint64_t slot1, qid;
+        uint64_t slot1, qid, granted;
 
         pthread_mutex_lock(&d->settle_lock);
         n = rdlm_load(&d->settle_n, RDLM_RELAXED) - 1;
         home = d->settle[n].home;
         slot1 = d->settle[n].slot1;
         qid = d->settle[n].qid;
+        granted = d->settle[n].granted;
         rdlm_store(&d->settle_n, n, RDLM_RELEASE);
         pthread_mutex_unlock(&d->settle_lock);
-        rdlm_global_settle_dead(d, home, slot1, qid);
+        rdlm_global_settle_dead(d, home, slot1, qid, granted);
     }
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
     rdlm_store(&d->settle_run, 0, RDLM_RELEASE);
@@ -291,9 +306,17 @@ rdlm_status_t rdlm_amq_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
     uint64_t ref;
     rdlm_status_t s = rdlm_glock_claim(d, qid_p, &ref);
 
-    return s != RDLM_OK ? s
-                        : rdlm_amq_request(d, w, (rdlm_amq_msg_t){.type = RDLM_AMQ_ACQ},
-                                           *qid_p, deadline_ns, token_p);
+    if (s == RDLM_OK) {
+        s = rdlm_amq_request(d, w, (rdlm_amq_msg_t){.type = RDLM_AMQ_ACQ}, *qid_p,
+                             deadline_ns, token_p);
+    }
+    if ((s == RDLM_OK || s == RDLM_OWNER_DEAD) && d->test_replay_rel &&
+        rdlm_amq_replay.have) {
+        rdlm_amq_msg_t late = rdlm_amq_replay.m; /* the send sets its offset again */
+
+        rdlm_amq_send(d, &rdlm_amq_replay.w, &late);
+    }
+    return s;
 }
 
 rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t *qid_p,
@@ -309,17 +332,23 @@ rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64
 }
 
 rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
-                            uint64_t token, uint16_t flags)
+                            uint64_t granted, uint64_t token, uint16_t flags)
 {
     rdlm_amq_msg_t m = {.type = RDLM_AMQ_REL,
                         .q = (uint8_t)RDLM_QID_INDEX(qid),
                         .flags = flags,
                         .rank = RDLM_QID_RANK(qid),
-                        .token = token};
+                        .token = token,
+                        .granted = granted};
     rdlm_status_t s;
 
     /* Everything written in the critical section before the lock moves on. */
     atomic_thread_fence(memory_order_seq_cst);
+    if (d->test_replay_rel) {
+        rdlm_amq_replay.have = 1;
+        rdlm_amq_replay.w = *w;
+        rdlm_amq_replay.m = m;
+    }
     s = rdlm_amq_send(d, w, &m);
     if (s != RDLM_OK) {
         rdlm_error("dist: releasing a lock: its home did not take the release: %s",

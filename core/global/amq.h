@@ -9,8 +9,11 @@
  *   TRY(q, seq)       -> GRANT, or BUSY
  *   CANCEL(q, seq)    -> CANCELLED (was queued, or not seen yet), or nothing (was
  *                        granted: the GRANT crossed the cancel, and the requester holds)
- *   REL(rank, q, t)   the holder's release, any process of its node may send it; no
- *                        answer; the home grants the next with t + 1
+ *   REL(rank, q, g, t) the holder's release, any process of its node may send it; no
+ *                        answer; g, the token of the GRANT it releases, names the use:
+ *                        the home takes it only while that use holds (a late copy of
+ *                        a REL never releases the queue node's next use: am_lease.pml,
+ *                        flaw 6); it grants the next with t + 1
  *
  * A semaphore's home keeps its permits taken and a FIFO queue of waiters, each with
  * the permits k it asks for (the record of the semaphore's gate word):
@@ -36,7 +39,8 @@
  *
  * With leases the home recovers a lock whose holder A died (amq_home.c, "Recovery"):
  * while some process of A's node lives, the home asks it, SETTLE(A, q), to pass the
- * lock on for the node if nobody of it holds the lock through A's queue node (a node
+ * lock on for the node if nobody of it holds the lock through A's queue node in the use
+ * the SETTLE names (the token of A's GRANT) (a node
  * keeps cohort hand-offs under leases: any of its processes may hold through it);
  * once every process of A's node is dead and its lease ended, the home grants the next
  * waiter with the first token of a new epoch. Either way the next holder's GRANT says
@@ -79,12 +83,13 @@ typedef struct rdlm_amq_msg {
     uint8_t type;
     uint8_t q; /* the requester's queue node (REL, SETTLE: the holder's) */
     uint16_t flags;
-    uint32_t seq;  /* which use of it (not in REL, SEM_REL) */
+    uint32_t seq;  /* which use of it (requests and their answers) */
     uint32_t rank; /* REL, SETTLE: the holder's rank (the sender may be a node-mate) */
     uint32_t k;    /* SEM_ACQ, SEM_TRY, SEM_REL: the permits asked or given back */
     uint64_t offset; /* requests: the lock's global word in the home's region */
     uint64_t token;  /* GRANT: the holder's token; REL: the last one it used;
                         SEM_ACQ, SEM_TRY: the semaphore's N */
+    uint64_t granted; /* REL, SETTLE: the token of the GRANT whose use it names */
 } rdlm_amq_msg_t;
 
 /* SEM_COUNT's answer: a GRANT with this plus the permits taken (a granted state). */
@@ -103,7 +108,7 @@ rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64
 /** glock.h's pass; flags RDLM_AMQ_F_DEAD (the holder died holding) or
  *  RDLM_AMQ_F_UNUSED (it died before using its grant), else 0. */
 rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
-                            uint64_t token, uint16_t flags);
+                            uint64_t granted, uint64_t token, uint16_t flags);
 
 /* Semaphores (semaphore.c, where d->am_lock): w is the semaphore's gate word, whose
  * record at the home keeps the permits. */

@@ -55,6 +55,7 @@ void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t
     rec->granted_dead = (flags & RDLM_AMQ_F_DEAD) != 0;
     rec->holder = wi + 1;
     rec->token = rdlm_glock_first_token(d, rec->token);
+    rec->granted = rec->token;
     m.token = rec->token;
     rdlm_amq_out(d, wi / RDLM_GLOBAL_QNODES, &m);
 }
@@ -112,17 +113,20 @@ void rdlm_amq_enqueue(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi)
     rdlm_fetch_add(&h->waiting, 1, RDLM_RELAXED);
 }
 
-/* The holder's release: the next in the queue holds, with the token after t (told
- * that the holder died holding if flags say so). */
+/* The release of holder's use granted with token `granted`: the next in the queue
+ * holds, with the token after t (told that the holder died holding if flags say
+ * so). */
 static void rdlm_amq_release(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t holder,
-                             uint64_t t, uint16_t flags)
+                             uint64_t granted, uint64_t t, uint16_t flags)
 {
     struct rdlm_amq_home *h = d->amq_home;
     uint32_t next = rec->head;
 
-    if (rec->holder != holder) {
-        rdlm_debug("dist: lock home: a release from a process that does not hold the "
-                   "lock (stale or repeated): ignored");
+    if (rec->holder != holder || rec->granted != granted) {
+        /* A SETTLE's REL and the holder's own may both come, in any order; the later
+         * one must not release the queue node's next use (am_lease.pml, flaw 6). */
+        rdlm_debug("dist: lock home: a release of a use that does not hold the lock "
+                   "(stale or repeated): ignored");
         return;
     }
     rec->token = t > rec->token ? t : rec->token;
@@ -222,7 +226,7 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
         rdlm_amq_sem_give_back(d, rec, src, m->k);
         break;
     default:
-        rdlm_amq_release(d, rec, wi + 1, m->token, m->flags);
+        rdlm_amq_release(d, rec, wi + 1, m->granted, m->token, m->flags);
         break;
     }
     pthread_mutex_unlock(&h->lock);
@@ -298,7 +302,8 @@ static uint32_t rdlm_amq_scan(rdlm_global_t *d, rdlm_amq_dead_t *dead, uint32_t 
         }
         if (d->recovery.ended != NULL) {
             if (n < max && rdlm_amq_node_lost_one(d, d->nodes.node_of[rank])) {
-                dead[n++] = (rdlm_amq_dead_t){i, rec->holder, rec->reported != rec->holder};
+                dead[n++] = (rdlm_amq_dead_t){i, rec->holder, rec->granted,
+                                              rec->reported != rec->holder};
                 rec->reported = rec->holder;
             }
             continue;
@@ -415,6 +420,7 @@ rdlm_status_t rdlm_amq_setup(rdlm_global_t *d, int wanted)
         return s;
     }
     d->planted_settle_busy = getenv("RDLMTEST_AMQ_SETTLE_BUSY") != NULL;
+    d->test_replay_rel = getenv("RDLMTEST_AMQ_REPLAY_REL") != NULL;
     if (d->nodes.leader_of[d->nodes.node] == d->rank) {
         s = rdlm_amq_home_new(d);
     }

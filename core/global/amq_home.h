@@ -14,6 +14,7 @@
 
 typedef struct rdlm_amq_rec {
     uint64_t token;      /* lock: the last token issued */
+    uint64_t granted;    /* lock: the holder's GRANT token, which names its use */
     uint32_t holder;     /* lock: waiter entry + 1 of the holder; 0: free */
     uint32_t head, tail; /* the queue: waiter entries + 1 */
     uint32_t reported;   /* lock: the holder whose death was last reported, + 1 */
@@ -51,6 +52,7 @@ struct rdlm_amq_home {
 typedef struct rdlm_amq_dead {
     uint32_t slot;   /* its home slot */
     uint32_t holder; /* its holder's waiter entry + 1 when found */
+    uint64_t granted; /* and the holder's GRANT token (its use) */
     int first;       /* found for the first time (say so) */
 } rdlm_amq_dead_t;
 

@@ -46,7 +46,7 @@ static int rdlm_amq_node_ended(rdlm_global_t *d, uint32_t node)
 }
 
 /* Grant the first waiter of dead's record with the first token of epoch, if its
- * holder is still the dead one. */
+ * holder is still the dead one in the same use. */
 static void rdlm_amq_take_over(rdlm_global_t *d, const rdlm_amq_dead_t *dead,
                                uint32_t epoch)
 {
@@ -55,7 +55,7 @@ static void rdlm_amq_take_over(rdlm_global_t *d, const rdlm_amq_dead_t *dead,
     uint32_t wi;
 
     pthread_mutex_lock(&h->lock);
-    if (rec->holder == dead->holder && rec->head != 0) {
+    if (rec->holder == dead->holder && rec->granted == dead->granted && rec->head != 0) {
         wi = rec->head - 1;
         rdlm_amq_unlink(h, rec, wi);
         rec->token = (uint64_t)epoch << RDLM_GLOBAL_SEQ_BITS;
@@ -76,6 +76,7 @@ void rdlm_amq_recover(rdlm_global_t *d, const rdlm_amq_dead_t *dead)
     rdlm_amq_msg_t m = {.type = RDLM_AMQ_SETTLE,
                         .q = (uint8_t)((dead->holder - 1) % RDLM_GLOBAL_QNODES),
                         .rank = rank,
+                        .granted = dead->granted,
                         .offset = (uint64_t)dead->slot * d->slot_bytes + 8};
     rdlm_status_t s;
 

@@ -10,6 +10,8 @@
  *                    process)
  *   queue_node1      queue node id + 1 that stands for this node in the global queue
  *                    (0: the node does not hold the global word)
+ *   queue_granted    the token the global word was granted with to queue_node1 (its
+ *                    release names that use: glock.h's pass)
  *   cohort_handoffs  local hand-offs since the node took the global word
  *   token            the last token issued on this node: epoch << 40 | sequence
  *
@@ -94,13 +96,15 @@ static rdlm_status_t rdlm_global_node_pass(rdlm_global_t *d, rdlm_entry_t *e,
 {
     uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
     uint64_t token = rdlm_load(&e->token, RDLM_RELAXED);
+    uint64_t granted = rdlm_load(&e->queue_granted, RDLM_RELAXED);
     rdlm_global_word_t w;
 
     rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
     rdlm_store(&e->cohort_handoffs, 0, RDLM_RELAXED);
     rdlm_global_word_of(d, e, &w);
-    return holder_died ? rdlm_amq_pass(d, &w, (uint64_t)g - 1, token, RDLM_AMQ_F_DEAD)
-                       : rdlm_glock_pass(d, &w, (uint64_t)g - 1, token);
+    return holder_died
+               ? rdlm_amq_pass(d, &w, (uint64_t)g - 1, granted, token, RDLM_AMQ_F_DEAD)
+               : rdlm_glock_pass(d, &w, (uint64_t)g - 1, granted, token);
 }
 
 /* The node's queue node + 1 (queue_node1; 0: the node does not hold the global word), if
@@ -166,6 +170,7 @@ static rdlm_status_t rdlm_global_queue_acquire(rdlm_global_t *d, rdlm_entry_t *e
         return s;
     }
     rdlm_store(&e->token, token, RDLM_RELAXED);
+    rdlm_store(&e->queue_granted, token, RDLM_RELAXED);
     rdlm_store(&e->queue_node1, (uint32_t)qid + 1, RDLM_RELAXED);
     rdlm_store(&e->cohort_handoffs, 0, RDLM_RELAXED);
     rdlm_fetch_add(&d->stats.global_acquires, 1, RDLM_RELAXED);
@@ -273,16 +278,17 @@ static uint32_t rdlm_global_entry_at(rdlm_global_t *d, rdlm_local_t *lc, uint32_
     return UINT32_MAX;
 }
 
-/* 1 if this process passed the place (home, slot1, qid) on for a SETTLE lately: its REL
- * is under way, and a second one, unflagged, could overtake it (am_lease.pml, flaw 3). */
+/* 1 if this process passed the place (home, slot1, qid) in its use granted on for a
+ * SETTLE lately: its REL is under way, and a second one, unflagged, could overtake it
+ * (am_lease.pml, flaw 3). */
 static int rdlm_global_settle_passed(rdlm_global_t *d, uint32_t home, uint64_t slot1,
-                                     uint64_t qid, int record)
+                                     uint64_t qid, uint64_t granted, int record)
 {
     uint32_t n = sizeof(d->settle_passed) / sizeof(d->settle_passed[0]);
 
     for (uint32_t i = 0; i < n; i++) {
         if (d->settle_passed[i].home == home && d->settle_passed[i].slot1 == slot1 &&
-            d->settle_passed[i].qid == qid) {
+            d->settle_passed[i].qid == qid && d->settle_passed[i].granted == granted) {
             return 1;
         }
     }
@@ -290,6 +296,7 @@ static int rdlm_global_settle_passed(rdlm_global_t *d, uint32_t home, uint64_t s
         d->settle_passed[d->settle_passed_next % n].home = home;
         d->settle_passed[d->settle_passed_next % n].slot1 = slot1;
         d->settle_passed[d->settle_passed_next % n].qid = qid;
+        d->settle_passed[d->settle_passed_next % n].granted = granted;
         d->settle_passed_next++;
     }
     return 0;
@@ -298,7 +305,8 @@ static int rdlm_global_settle_passed(rdlm_global_t *d, uint32_t home, uint64_t s
 /* Planted bug (RDLMTEST_AMQ_SETTLE_BUSY, tests only): a SETTLE passes the lock on also
  * when a live process of the node holds the node-local lock (the test,
  * global.lock_recovery_cohort_settle_busy_is_caught, must see two holders). */
-void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, uint64_t qid)
+void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, uint64_t qid,
+                             uint64_t granted)
 {
     rdlm_local_t *lc = d->local;
     uint32_t g1 = (uint32_t)qid + 1, holder = RDLM_QID_RANK(qid);
@@ -328,13 +336,14 @@ void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, ui
                       "for the node%s",
                       lc->seg.names[idx],
                       s == RDLM_OWNER_DEAD ? " (it died holding it: RDLM_OWNER_DEAD)" : "");
-            rdlm_global_settle_passed(d, home, slot1, qid, 1);
+            rdlm_global_settle_passed(d, home, slot1, qid,
+                                      rdlm_load(&e->queue_granted, RDLM_RELAXED), 1);
             rdlm_global_node_pass(d, e, s == RDLM_OWNER_DEAD);
         }
         rdlm_ticket_release(lc, idx);
         return;
     }
-    if (!gone || rdlm_global_settle_passed(d, home, slot1, qid, 0)) {
+    if (!gone || rdlm_global_settle_passed(d, home, slot1, qid, granted, 0)) {
         return; /* alive: it passes the lock on itself; or our REL is under way */
     }
     /* Gone without the node holding through its place: it died between its grant and
@@ -346,6 +355,8 @@ void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, ui
     rdlm_global_word_at(d, rdlm_load(&e->key, RDLM_RELAXED), slot1, &w);
     rdlm_warn("dist: lock \"%s\": rank %u died %s; passing the lock on for this node",
               lc->seg.names[idx], holder, held ? "writing" : "before it took its place");
-    rdlm_amq_pass(d, &w, qid, rdlm_load(&e->token, RDLM_RELAXED),
+    /* The use the SETTLE names: if the holder's own REL of it came first, the home
+     * ignores this one (am_lease.pml, flaw 6). */
+    rdlm_amq_pass(d, &w, qid, granted, rdlm_load(&e->token, RDLM_RELAXED),
                   held ? RDLM_AMQ_F_DEAD : RDLM_AMQ_F_UNUSED);
 }

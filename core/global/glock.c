@@ -647,10 +647,10 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word
 }
 
 rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
-                              uint64_t token)
+                              uint64_t granted, uint64_t token)
 {
     if (d->am_lock) {
-        return rdlm_amq_pass(d, w, qid, token, 0);
+        return rdlm_amq_pass(d, w, qid, granted, token, 0);
     }
     /* Everything written in the critical section before the word moves on. */
     atomic_thread_fence(memory_order_seq_cst);

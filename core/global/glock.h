@@ -48,22 +48,26 @@ rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
 rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t guess,
                              uint64_t *qid_p, uint64_t *token_p);
 
-/** Pass the global word held through queue node qid, with token `token` (the last one
- *  used), to the next live waiter (granting token + 1), or free it (FREE(token)); the
+/** Pass the global word held through queue node qid, granted with token `granted`
+ *  (the token its acquire returned: in the home-served queue it names the use of qid
+ *  this releases, amq.h), with token `token` (the last one used), to the next live
+ *  waiter (granting token + 1), or free it (FREE(token)); the
  *  free is posted where the transport posts CASes (glock.c "Posted releases": the
  *  pass may end later, in rdlm_glock_finish). Any process of the holder's node may
  *  call it. A successor that died is named in the
  *  holder word, and the pass ends there: the process behind it takes over once the
  *  dead one's lease ended. */
 rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
-                              uint64_t token);
+                              uint64_t granted, uint64_t token);
 
 /** The home's SETTLE (amq.h; leases, home-served queue): rank RDLM_QID_RANK(qid), which
- *  held the lock of home slot slot1 - 1 at node home through its queue node qid,
- *  died. If no live process of this node holds the lock through qid, pass it on for
- *  the node (RDLM_AMQ_F_DEAD when a process of the node died holding it); if one may,
- *  leave it to that one. Never waits (cohort.c). */
-void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, uint64_t qid);
+ *  holds the lock of home slot slot1 - 1 at node home through its queue node qid, in
+ *  the use granted with token `granted`, or a process of its node, died. If no live
+ *  process of this node holds the lock through qid, pass that use on for the node
+ *  (RDLM_AMQ_F_DEAD when a process of the node died holding it); if one may, leave
+ *  it to that one. Never waits (cohort.c). */
+void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, uint64_t qid,
+                             uint64_t granted);
 
 /** Finish the posted releases of this process (glock.c "Posted releases") whose CAS
  *  completed; with wait, all of them, progressing until each completed. Any thread;

@@ -20,7 +20,8 @@
  * Entry fields (rwlock kind, distributed): home_pair1 = W slot + 1 | (R slot + 1) << 32
  * (rdlm_global_open_pair: R is companion word 1);
  * rw_node_readers = node readers (low 32) | joins since the last check of R (high 32);
- * queue_node1 = the writer's W queue node + 1; token = the last write token.
+ * queue_node1 = the writer's W queue node + 1; token = the last write token (the
+ * token W was granted with: it names the use of the queue node, glock.h's pass).
  */
 #include "glock.h"
 
@@ -44,7 +45,7 @@ rdlm_status_t rdlm_global_rwlock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32
 static rdlm_status_t rdlm_rw_pass_unused(rdlm_global_t *d, const rdlm_global_word_t *w,
                                          uint64_t qid, uint64_t token)
 {
-    return rdlm_glock_pass(d, w, qid, token - 1);
+    return rdlm_glock_pass(d, w, qid, token, token - 1);
 }
 
 /* Wait in W behind the writer(s) ahead; then, if `add`, register in R (no writer can
@@ -188,6 +189,24 @@ rdlm_status_t rdlm_global_rwlock_read_release(rdlm_global_t *d, rdlm_local_t *lc
     return rdlm_rwlock_local_read_release(lc, idx);
 }
 
+/* Holding W: set WRITER in R (*old_p: R before). A writer that died holding W left
+ * WRITER set (W came to us by recovery); adding bit 63 to it cleared it, and readers
+ * of other nodes would register and go in beside us (global.rw_writer_death_*): so
+ * then add it once more. */
+static rdlm_status_t rdlm_rw_set_writer(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                        const rdlm_global_word_t *r, uint64_t *old_p)
+{
+    rdlm_status_t s = rdlm_global_w_fadd(d, r, RDLM_R_WRITER, old_p);
+
+    if (s == RDLM_OK && (*old_p & RDLM_R_WRITER)) {
+        rdlm_warn("rwlock \"%s\": a writer died holding it; its WRITER mark is this "
+                  "writer's now",
+                  lc->seg.names[idx]);
+        s = rdlm_global_w_fadd(d, r, RDLM_R_WRITER, old_p);
+    }
+    return s;
+}
+
 /* Holding W with WRITER set: wait until no node is registered as reader. */
 static rdlm_status_t rdlm_rw_drain(rdlm_global_t *d, const rdlm_global_word_t *r,
                                    uint64_t old, uint64_t deadline, int try_only)
@@ -235,7 +254,7 @@ rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *l
         s = RDLM_OK;
     }
     if (s == RDLM_OK) {
-        s = rdlm_global_w_fadd(d, &r, RDLM_R_WRITER, &old);
+        s = rdlm_rw_set_writer(d, lc, idx, &r, &old);
         if (s == RDLM_OK) {
             s = rdlm_rw_drain(d, &r, old, deadline, timeout_ns == 0);
             if (s != RDLM_OK) {
@@ -283,7 +302,10 @@ rdlm_status_t rdlm_global_rwlock_write_release(rdlm_global_t *d, rdlm_local_t *l
     atomic_thread_fence(memory_order_seq_cst);
     s = rdlm_global_w_fadd(d, &r, RDLM_R_WRITER, &old); /* clear WRITER (mod 2^64) */
     if (s == RDLM_OK) {
-        s = rdlm_glock_pass(d, &w, (uint64_t)g - 1, rdlm_load(&e->token, RDLM_RELAXED));
+        /* A writer's token is its grant's: no hand-offs on the node. */
+        uint64_t token = rdlm_load(&e->token, RDLM_RELAXED);
+
+        s = rdlm_glock_pass(d, &w, (uint64_t)g - 1, token, token);
     }
     rdlm_status_t l = rdlm_rwlock_local_write_release(lc, idx);
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);

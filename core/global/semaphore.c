@@ -124,7 +124,7 @@ static rdlm_status_t rdlm_sem_queue(rdlm_global_t *d, rdlm_local_t *lc, uint32_t
             s = taken = rdlm_sem_take(d, &p, rdlm_load(&e->sem_permits, RDLM_RELAXED), k,
                                       deadline, timeout_ns == 0);
             /* W only orders the takers: pass it on without using the token. */
-            rdlm_glock_pass(d, &w, qid, seq - 1);
+            rdlm_glock_pass(d, &w, qid, seq, seq - 1);
         }
         rdlm_ticket_release(lc, idx);
     }

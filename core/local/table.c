@@ -69,7 +69,7 @@ static void rdlm_table_key(rdlm_segment_t *seg, uint32_t idx, uint64_t id, const
     rdlm_store(&e->word, 0, RDLM_RELAXED);
     rdlm_store(&e->token, floor > epoch_base ? floor : epoch_base, RDLM_RELAXED);
     rdlm_store(&e->kind_word64, 0, RDLM_RELAXED);
-    rdlm_store(&e->rw_node_readers, 0, RDLM_RELAXED);
+    rdlm_store(&e->kind_tail64, 0, RDLM_RELAXED);
     rdlm_store(&e->fixed_size, size, RDLM_RELAXED);
     rdlm_store(&e->kind_word32, 0, RDLM_RELAXED);
     rdlm_store(&e->meta, (kind & (RDLM_META_KIND | RDLM_META_FIFO)) | RDLM_META_READY,

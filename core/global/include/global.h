@@ -225,11 +225,13 @@ typedef struct rdlm_global {
         uint32_t home;  /* node of the home */
         uint64_t slot1; /* home slot + 1 */
         uint64_t qid;   /* the dead holder's queue node */
+        uint64_t granted;          /* the token of its GRANT: which use of qid */
     } settle[8], settle_passed[8]; /* settle_passed: the places this process passed
                                        on for a SETTLE, last 8 (by the runner only) */
     uint32_t settle_passed_next;
     rdlm_local_t *local;         /* the node layer (rdlm_global_attach_node), or NULL */
     int planted_settle_busy;     /* tests only: RDLMTEST_AMQ_SETTLE_BUSY (cohort.c) */
+    int test_replay_rel;         /* tests only: RDLMTEST_AMQ_REPLAY_REL (amq.c) */
     rdlm_atomic_u32_t posted_n;  /* slots of posted[] not FREE */
     rdlm_global_posted_t posted[RDLM_GLOBAL_POSTED];
     rdlm_global_proc_t *procs; /* [size]: same-host processes (peers.h) */

@@ -100,7 +100,7 @@ typedef struct rdlm_slot {
  * distributed context) makes them: each union names one slot once per use, so every
  * use site says which it is (docs/local-locks.md, "Table entries"; docs/architecture.md,
  * "Names"). Kind-neutral code (table.c's keying, the size check at open) uses the
- * kind_word* and fixed_size members.
+ * kind_word*, kind_tail64 and fixed_size members.
  */
 typedef struct rdlm_entry {
     rdlm_atomic_u64_t key;
@@ -164,9 +164,17 @@ typedef struct rdlm_entry {
          * sleepers and of the reserver). */
         rdlm_atomic_u32_t sem_wake;
     };
-    /* Bytes 56-63. Distributed rwlock: node readers | joins since R was checked << 32
-     * (core/global/rwlock.c); 0 for every other kind. */
-    rdlm_atomic_u64_t rw_node_readers;
+    /* Bytes 56-63. */
+    union {
+        /* Any kind: 0 when keyed (table.c). */
+        rdlm_atomic_u64_t kind_tail64;
+        /* Distributed rwlock: node readers | joins since R was checked << 32
+         * (core/global/rwlock.c). */
+        rdlm_atomic_u64_t rw_node_readers;
+        /* Distributed lock: the token the global word was granted with to queue_node1
+         * (it names that use of the queue node: core/global/amq.h, REL). */
+        rdlm_atomic_u64_t queue_granted;
+    };
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_entry_t;
 
 /*
@@ -270,7 +278,9 @@ RDLM_ENTRY_AT(counter_bypass, 52);
 RDLM_ENTRY_AT(rw_word, 52);
 RDLM_ENTRY_AT(barrier_released, 52);
 RDLM_ENTRY_AT(sem_wake, 52);
+RDLM_ENTRY_AT(kind_tail64, 56);
 RDLM_ENTRY_AT(rw_node_readers, 56);
+RDLM_ENTRY_AT(queue_granted, 56);
 #undef RDLM_ENTRY_AT
 _Static_assert(sizeof(rdlm_slot_t) % RDLM_CACHE_LINE == 0, "slots are line-aligned");
 _Static_assert(sizeof(rdlm_slot_t) == 3 * RDLM_CACHE_LINE, "a slot is three lines");

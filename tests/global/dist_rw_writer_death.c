@@ -1,0 +1,179 @@
+/*
+ * dist_rw_writer_death — a cross-node reader-writer lock whose writer dies holding it:
+ * the next writer must keep readers out.
+ *
+ * A writer holds the rwlock's W word and has set WRITER (bit 63) in its R word
+ * (core/global/rwlock.c). A writer that dies there leaves WRITER set. The next writer
+ * gets W by recovery (RDLM_OWNER_DEAD) and adds WRITER to R: an add of bit 63 to a
+ * word that has it clears it. Before rwlock.c looked at the bit it found, R then said
+ * "no writer" while that writer was inside, and a reader on another node registered
+ * and went in beside it.
+ *
+ * 3 processes forked by the parent join one context (standalone rendezvous on
+ * 127.0.0.1, UCX TCP) on 2 virtual nodes: ranks 0 and 1 on node 0, rank 2 on node 1,
+ * with leases at the job's own authority (RDLM_JOB_AUTHORITY=1, TTL TTL_MS). Rank 1,
+ * the victim, takes rwlock "rw" exclusive; rank 0 (same node) asks for it exclusive,
+ * and 300 ms later the victim kills itself (SIGKILL) holding it. Rank 0 gets it
+ * (RDLM_OWNER_DEAD) and holds it HOLD_MS; once it is inside, rank 2 asks for it shared
+ * and must get it only after rank 0 left. The parent checks: no reader inside beside
+ * the writer, the statuses (rank 0 RDLM_OWNER_DEAD, rank 2 RDLM_OK, both releases
+ * RDLM_OK), rank 0's token above the victim's. Either cross-node lock protocol
+ * (RDLM_LOCK_AM=0: the remote-atomic queue).
+ *
+ * Exit: 0 pass, 1 fail.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <rdlm.h>
+
+#include "procs.h"
+
+#define NPROCS 3
+#define VICTIM 1
+#define WRITER 0
+#define READER 2
+#define TTL_MS "2000"
+#define HOLD_MS 1500
+#define ACQUIRE_TIMEOUT_NS 30000000000ull
+#define PARENT_LIMIT_S 90.0
+
+/* What the parent reads. */
+static struct shared {
+    atomic_int writer_inside, overlaps, writer_done;
+    int acquired[NPROCS], released[NPROCS];
+    uint64_t token[NPROCS];
+} * sh;
+
+#define FAIL(...) procs_fail("dist_rw_writer_death", rank, __VA_ARGS__)
+
+/* The victim: take it exclusive, let rank 0 queue, die holding it. */
+static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
+{
+    sh->acquired[rank] =
+        rdlm_rwlock_write_acquire(rw, ACQUIRE_TIMEOUT_NS, &sh->token[rank]);
+    if (sh->acquired[rank] != RDLM_OK)
+        FAIL("write acquire: %s", rdlm_status_str(sh->acquired[rank]));
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier failed");
+    usleep(300000); /* rank 0 queues meanwhile */
+    raise(SIGKILL);
+}
+
+/* Rank 0: take it exclusive after the victim, hold it HOLD_MS. */
+static void writer(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
+{
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier failed");
+    sh->acquired[rank] =
+        rdlm_rwlock_write_acquire(rw, ACQUIRE_TIMEOUT_NS, &sh->token[rank]);
+    printf("writer: %s, token %#llx\n", rdlm_status_name(sh->acquired[rank]),
+           (unsigned long long)sh->token[rank]);
+    if (sh->acquired[rank] >= 0) {
+        atomic_store(&sh->writer_inside, 1);
+        usleep(HOLD_MS * 1000);
+        atomic_store(&sh->writer_inside, 0);
+        sh->released[rank] = rdlm_rwlock_write_release(rw);
+    }
+    atomic_store(&sh->writer_done, 1);
+}
+
+/* Rank 2: once the writer is inside, take it shared; it must not get in beside it. */
+static void reader(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
+{
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier failed");
+    for (int i = 0; i < (int)PARENT_LIMIT_S * 100 && !atomic_load(&sh->writer_inside) &&
+                    !atomic_load(&sh->writer_done);
+         i++)
+        usleep(10000);
+    sh->acquired[rank] = rdlm_rwlock_read_acquire(rw, ACQUIRE_TIMEOUT_NS);
+    if (atomic_load(&sh->writer_inside))
+        atomic_fetch_add(&sh->overlaps, 1);
+    printf("reader: %s%s\n", rdlm_status_name(sh->acquired[rank]),
+           atomic_load(&sh->writer_inside) ? ", beside the writer" : "");
+    if (sh->acquired[rank] >= 0)
+        sh->released[rank] = rdlm_rwlock_read_release(rw);
+}
+
+static int child(unsigned rank, const char *rendezvous)
+{
+    rdlm_ctx_dist_info_t di;
+    rdlm_rwlock_h rw;
+    rdlm_ctx_h ctx;
+    rdlm_status_t s = procs_join(rank, NPROCS, rendezvous, &ctx);
+
+    if (s != RDLM_OK)
+        FAIL("rdlm_ctx_create: %s", rdlm_status_str(s));
+    if (rdlm_ctx_dist_info(ctx, &di) != RDLM_OK || di.nodes != 2 ||
+        (rank == VICTIM) != (di.node == 0 && di.local_rank == 1))
+        FAIL("not the expected layout (2 nodes, ranks 0 and 1 on node 0)");
+    if (rdlm_rwlock_open(ctx, "rw", &rw) != RDLM_OK)
+        FAIL("rdlm_rwlock_open failed");
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("barrier failed");
+    if (rank == VICTIM)
+        victim(rank, ctx, rw);
+    else if (rank == WRITER)
+        writer(rank, ctx, rw);
+    else
+        reader(rank, ctx, rw);
+    rdlm_ctx_destroy(ctx);
+    return 0;
+}
+
+/* 1 if the run went as it must (the file's comment). */
+static int checked(void)
+{
+    int ok = 1;
+
+    if (atomic_load(&sh->overlaps) != 0) {
+        fprintf(stderr, "dist_rw_writer_death: a reader got in beside the writer\n");
+        ok = 0;
+    }
+    if (sh->acquired[WRITER] != RDLM_OWNER_DEAD || sh->released[WRITER] != RDLM_OK ||
+        sh->acquired[READER] != RDLM_OK || sh->released[READER] != RDLM_OK) {
+        fprintf(
+            stderr,
+            "dist_rw_writer_death: writer %s / %s (want RDLM_OWNER_DEAD / RDLM_OK), "
+            "reader %s / %s (want RDLM_OK / RDLM_OK)\n",
+            rdlm_status_name(sh->acquired[WRITER]), rdlm_status_name(sh->released[WRITER]),
+            rdlm_status_name(sh->acquired[READER]), rdlm_status_name(sh->released[READER]));
+        ok = 0;
+    }
+    if (sh->token[WRITER] <= sh->token[VICTIM]) {
+        fprintf(stderr,
+                "dist_rw_writer_death: writer's token %#llx not above the victim's %#llx\n",
+                (unsigned long long)sh->token[WRITER],
+                (unsigned long long)sh->token[VICTIM]);
+        ok = 0;
+    }
+    return ok;
+}
+
+int main(void)
+{
+    char rendezvous[32];
+    pid_t pids[NPROCS];
+    int port = procs_free_port(), failed;
+    unsigned rank = NPROCS; /* the parent, for FAIL */
+
+    setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
+    sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED || port < 0)
+        FAIL("no shared memory or no free port");
+    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
+    procs_env("t-rw-writer-death", "2", 0);
+    setenv("RDLM_JOB_AUTHORITY", "1", 1);
+    setenv("RDLM_LEASE_TTL_MS", TTL_MS, 1);
+    if (procs_start(pids, NPROCS, child, rendezvous) != 0)
+        FAIL("fork failed");
+    failed = !procs_reap(pids, NPROCS, VICTIM, PARENT_LIMIT_S, "dist_rw_writer_death");
+    failed |= !checked();
+    procs_remove_segments("t-rw-writer-death");
+    printf("dist_rw_writer_death: %s\n", failed ? "FAILED" : "passed");
+    return failed;
+}
