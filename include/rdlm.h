@@ -406,6 +406,8 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32
  * trip, granted at once or by the release that frees its permits. Elsewhere: one
  * remote fetch-add when nobody waits, else the node-local FIFO gate, then the global
  * one, and a head waiting for permits polls the count with pauses growing to 1 ms.
+ * A process that dies holding permits: with leases over UCX TCP its permits come back
+ * once the authority ended its lease; otherwise they stay taken.
  * Errors: RDLM_ERR_INVALID_ARG (k), RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED,
  * handle errors.
  */

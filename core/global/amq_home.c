@@ -332,7 +332,8 @@ void rdlm_amq_flush(rdlm_global_t *d)
     struct rdlm_amq_home *h = d->amq_home;
     rdlm_amq_out_t batch[16];
     rdlm_amq_dead_t dead[RDLM_AMQ_RECOVER_MAX];
-    uint32_t n, ndead = 0;
+    rdlm_amq_sem_dead_t sem_dead[RDLM_AMQ_RECOVER_MAX];
+    uint32_t n, ndead = 0, nsem = 0;
 
     rdlm_amq_settle_run(d);
     if (h == NULL || (rdlm_load(&h->out_n, RDLM_ACQUIRE) == 0 &&
@@ -345,6 +346,9 @@ void rdlm_amq_flush(rdlm_global_t *d)
             rdlm_clock_now_ns() >= h->scan_at) {
             h->scan_at = rdlm_clock_now_ns() + RDLM_AMQ_SCAN_NS;
             ndead = rdlm_amq_scan(d, dead, RDLM_AMQ_RECOVER_MAX);
+            nsem = d->recovery.ended != NULL
+                       ? rdlm_amq_held_dead(d, sem_dead, RDLM_AMQ_RECOVER_MAX)
+                       : 0;
         }
         n = rdlm_load(&h->out_n, RDLM_RELAXED);
         n = n < 16 ? n : 16;
@@ -366,6 +370,9 @@ void rdlm_amq_flush(rdlm_global_t *d)
     } while (n == 16);
     for (uint32_t i = 0; i < ndead; i++) {
         rdlm_amq_recover(d, &dead[i]); /* its grant, if any, leaves at the next flush */
+    }
+    for (uint32_t i = 0; i < nsem; i++) {
+        rdlm_amq_sem_recover(d, &sem_dead[i]); /* the same */
     }
 }
 
@@ -394,6 +401,7 @@ void rdlm_amq_free(rdlm_global_t *d)
         pthread_mutex_destroy(&h->lock);
         free(h->recs);
         free(h->waiters);
+        free(h->held);
         free(h->out);
         free(h);
         d->amq_home = NULL;

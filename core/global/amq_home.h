@@ -32,6 +32,14 @@ typedef struct rdlm_amq_waiter {
     uint8_t queued;    /* last_seq waits in a queue */
 } rdlm_amq_waiter_t;
 
+/* Permits one rank holds at one semaphore (amq_sem_held.c). */
+typedef struct rdlm_amq_held {
+    uint32_t slot1; /* the semaphore's home slot + 1; 0: an empty entry */
+    uint32_t rank;
+    uint32_t k;        /* permits held */
+    uint32_t returned; /* its permits came back when its lease ended */
+} rdlm_amq_held_t;
+
 typedef struct rdlm_amq_out {
     uint32_t dst;
     rdlm_amq_msg_t m;
@@ -46,6 +54,8 @@ struct rdlm_amq_home {
     rdlm_atomic_u32_t out_n;   /* read without the lock by rdlm_amq_flush */
     rdlm_atomic_u32_t waiting; /* requests queued over all records */
     uint64_t scan_at;
+    rdlm_amq_held_t *held; /* [held_cap], a power of 2 (amq_sem_held.c) */
+    uint32_t held_cap, held_n;
 };
 
 /* A lock whose holder died with waiters behind it, for recovery (leases). */
@@ -55,6 +65,11 @@ typedef struct rdlm_amq_dead {
     uint64_t granted; /* and the holder's GRANT token (its use) */
     int first;       /* found for the first time (say so) */
 } rdlm_amq_dead_t;
+
+/* A semaphore's holder that died with waiters behind it, for recovery (leases). */
+typedef struct rdlm_amq_sem_dead {
+    uint32_t slot, rank;
+} rdlm_amq_sem_dead_t;
 
 /* Most of them one scan hands to recovery (the rest: the next scan, 100 ms later). */
 #define RDLM_AMQ_RECOVER_MAX 8u
@@ -90,6 +105,24 @@ void rdlm_amq_sem_give_back(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t src,
 /** Grant from the head of rec's queue while the head's k fit; a waiter whose process
  *  the transport reports dead is dropped instead (its permits would be lost with it). */
 void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec);
+
+/* ---- the permits each rank holds at a semaphore (amq_sem_held.c) ------------------ */
+
+/** Note k permits granted to rank at semaphore slot. Holding h->lock. */
+void rdlm_amq_held_grant(struct rdlm_amq_home *h, uint32_t slot, uint32_t rank, uint32_t k);
+
+/** rank's SEM_REL of k at slot: the permits to give back (k; 0 if its permits came
+ *  back when its lease ended). Holding h->lock. */
+uint32_t rdlm_amq_held_release(struct rdlm_amq_home *h, uint32_t slot, uint32_t rank,
+                               uint32_t k);
+
+/** Holders of semaphores that someone waits for whose process is gone, into dead[]
+ *  (at most max); their count. Holding h->lock. */
+uint32_t rdlm_amq_held_dead(rdlm_global_t *d, rdlm_amq_sem_dead_t *dead, uint32_t max);
+
+/** With a lease: if the authority ended dead's lease, its permits come back and the
+ *  waiters that now fit are granted. Not holding h->lock (it asks the authority). */
+void rdlm_amq_sem_recover(rdlm_global_t *d, const rdlm_amq_sem_dead_t *dead);
 
 /** Recover the lock of dead (amq_recover.c), with a lease, not holding h->lock. */
 void rdlm_amq_recover(rdlm_global_t *d, const rdlm_amq_dead_t *dead);

@@ -3,7 +3,8 @@
  * messages): the record keeps N and the permits taken, and the waiters queued in
  * arrival order with the permits k each asks for. A request is granted at once only
  * when nobody is queued and its k fit; a release, and a cancel that takes the head
- * away, grant from the head while the head's k fit. Spin model:
+ * away, grant from the head while the head's k fit. With leases, the permits of a
+ * holder that died come back once its lease ended (amq_sem_held.c). Spin model:
  * tests/model/am_sem.pml.
  */
 #include "amq_home.h"
@@ -30,6 +31,7 @@ void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec)
             continue;
         }
         rec->taken += h->waiters[wi].k;
+        rdlm_amq_held_grant(h, (uint32_t)(rec - h->recs), rank, h->waiters[wi].k);
         rdlm_amq_out(d, rank, &m);
     }
 }
@@ -56,6 +58,8 @@ void rdlm_amq_sem_home(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
         rec->permits = (uint32_t)m->token;
         if (rec->head == 0 && rec->taken + m->k <= rec->permits) {
             rec->taken += m->k; /* nobody queued (FIFO) and they fit */
+            rdlm_amq_held_grant(h, (uint32_t)(rec - h->recs), wi / RDLM_GLOBAL_QNODES,
+                                m->k);
         } else if (m->type == RDLM_AMQ_SEM_TRY) {
             a.type = RDLM_AMQ_BUSY;
         } else {
@@ -69,6 +73,7 @@ void rdlm_amq_sem_home(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
 
 void rdlm_amq_sem_give_back(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t src, uint32_t k)
 {
+    k = rdlm_amq_held_release(d->amq_home, (uint32_t)(rec - d->amq_home->recs), src, k);
     if (k > rec->taken) {
         rdlm_error("dist: semaphore home: rank %u gave back %u permits of %u taken (a "
                    "bug): the count stays at 0",
