@@ -17,10 +17,11 @@
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "bench_dist.h"
 #include "benchmarks.h"
 #include "clock.h"
-#include "mpi_launch.h"
 #include "rounds.h"
 #include "workers.h"
 
@@ -195,28 +196,44 @@ static int rdlm_bench_bar_rdlm_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
     return 0;
 }
 
+/* One round of the MPI_Barrier baseline: rdlm-mpi-barrier-bench --impls mpi over
+ * shared memory, -i, -x and the time cap as rdlm's. */
 static int rdlm_bench_bar_mpi_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
 {
-    rdlm_bench_mpi_result_t res;
-    rdlm_bench_summary_t pct = {0};
-    char why[768];
+    static const char *const mca[] = {"pml", "ob1", "btl", "self,vader", NULL};
+    rdlm_bench_measure_t *m = c->measure[RDLM_BENCH_BAR_MPI];
+    rdlm_bench_dist_args_t args = {0};
+    rdlm_bench_mpi_job_t job = {.program = rdlm_bench_dist_barrier_program(),
+                                .nprocs = c->nprocs,
+                                .args = args.argv,
+                                .mca = mca,
+                                .verbose = c->report->opts->verbose};
+    double done = 0;
+    char *out;
 
-    if (rdlm_bench_mpi_barrier(c->nprocs, c->arg.iterations, c->arg.warmup,
-                               (uint32_t)(RDLM_BENCH_BAR_CAP_NS / 1000000u),
-                               c->report->opts->verbose, &res, why, sizeof(why)) != 0) {
-        fprintf(stderr, "rdlm-bench: MPI_Barrier baseline: %s\n", why);
+    rdlm_bench_dist_arg(&args, "--impls", "mpi");
+    rdlm_bench_dist_arg(&args, "-r", "1");
+    rdlm_bench_dist_arg(&args, "-i", "%" PRIu64, c->arg.iterations);
+    rdlm_bench_dist_arg(&args, "-x", "%" PRIu64, c->arg.warmup);
+    rdlm_bench_dist_arg(&args, "-t", "%u", (uint32_t)(RDLM_BENCH_BAR_CAP_NS / 1000000u));
+    if ((out = rdlm_bench_dist_run("MPI_Barrier baseline", &job)) == NULL) {
         return -1;
     }
-    if (res.done < c->arg.iterations) {
+    if (rdlm_bench_result_get1(out, "mpi", "ops", &done) != 0 ||
+        rdlm_bench_dist_rounds(out, "mpi", "value", m) != 1) {
+        fprintf(stderr, "rdlm-bench: MPI_Barrier baseline: no result lines: %.600s\n", out);
+        free(out);
+        return -1;
+    }
+    free(out);
+    if (done < (double)c->arg.iterations) {
         c->mpi_capped++;
     }
-    pct.p50 = res.p50_us;
-    pct.p90 = res.p90_us;
-    pct.p99 = res.p99_us;
-    rdlm_bench_measure_round(c->measure[RDLM_BENCH_BAR_MPI], res.us_max, &pct);
     if (c->report->opts->verbose) {
-        fprintf(stderr, "rdlm-bench:   round %u MPI_Barrier  %2u procs %.3f us, p99 %.2f us\n",
-                round + 1, c->nprocs, res.us_max, res.p99_us);
+        fprintf(stderr,
+                "rdlm-bench:   round %u MPI_Barrier  %2u procs %.3f us, p99 %.2f us\n",
+                round + 1, c->nprocs, m->round[m->nrounds - 1],
+                m->round_pct[m->nrounds - 1][2]);
     }
     return 0;
 }
@@ -238,22 +255,24 @@ static int rdlm_bench_bar_run(rdlm_bench_report_t *r)
     const uint32_t *procs;
     uint32_t nprocs;
     char why[256];
-    int have_mpi = rdlm_bench_mpi_available(why, sizeof(why));
+    int have_mpi =
+        rdlm_bench_mpi_can_run(rdlm_bench_dist_barrier_program(), why, sizeof(why));
     uint32_t n;
 
     nprocs = rdlm_bench_opts_procs(o, rdlm_bench_bar_procs,
                                    sizeof(rdlm_bench_bar_procs) / sizeof(uint32_t), &procs);
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
-                           "%" PRIu64 " barriers after %" PRIu64 " warm-up, %u rounds; us per "
+                           "%" PRIu64 " barriers after %" PRIu64
+                           " warm-up, %u rounds; us per "
                            "barrier = max over processes of elapsed/iterations",
-                           o->iterations ? o->iterations : RDLM_BENCH_BAR_ITERATIONS,
-                           o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_BAR_WARMUP,
-                           o->rounds);
+                           rdlm_bench_opts_iterations(o, RDLM_BENCH_BAR_ITERATIONS),
+                           rdlm_bench_opts_warmup(o, RDLM_BENCH_BAR_WARMUP), o->rounds);
     if (have_mpi) {
-        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
-                               "baseline: %s rdlm-mpi-barrier-bench --impls mpi (rdlm "
-                               "processes are not bound either)",
-                               rdlm_bench_mpi_describe());
+        rdlm_bench_report_note(
+            r, bench, RDLM_BENCH_NOTE_PARAMS,
+            "baseline: mpirun -np N --oversubscribe --bind-to none --mca "
+            "pml ob1 --mca btl self,vader rdlm-mpi-barrier-bench --impls "
+            "mpi (rdlm processes are not bound either)");
     } else {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
                                "MPI_Barrier baseline not measured: %s", why);
@@ -262,8 +281,8 @@ static int rdlm_bench_bar_run(rdlm_bench_report_t *r)
         rdlm_bench_bar_ctx_t c = {
             .report = r,
             .nprocs = procs[n],
-            .arg = {.iterations = o->iterations ? o->iterations : RDLM_BENCH_BAR_ITERATIONS,
-                    .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_BAR_WARMUP},
+            .arg = {.iterations = rdlm_bench_opts_iterations(o, RDLM_BENCH_BAR_ITERATIONS),
+                    .warmup = rdlm_bench_opts_warmup(o, RDLM_BENCH_BAR_WARMUP)},
             .have_mpi = have_mpi,
         };
 

@@ -1,6 +1,8 @@
-/* What the cross-node benchmarks share; see bench_dist.h. */
+/* rdlm-bench's side of its MPI programs; see bench_dist.h. */
 #include "bench_dist.h"
 
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,50 @@ static const char *rdlm_bench_dist_prog(void)
 #else
     return NULL;
 #endif
+}
+
+const char *rdlm_bench_dist_barrier_program(void)
+{
+#if defined(RDLM_BENCH_MPI_BARRIER_BENCH)
+    return rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH);
+#else
+    return NULL;
+#endif
+}
+
+void rdlm_bench_dist_arg(rdlm_bench_dist_args_t *a, const char *flag, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (a->n + (fmt != NULL) >= RDLM_BENCH_DIST_ARGS_MAX) {
+        return;
+    }
+    a->argv[a->n++] = flag;
+    if (fmt != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(a->text[a->n], sizeof(a->text[a->n]), fmt, ap);
+        va_end(ap);
+        a->argv[a->n] = a->text[a->n];
+        a->n++;
+    }
+    a->argv[a->n] = NULL;
+}
+
+void rdlm_bench_dist_counts(rdlm_bench_dist_args_t *a, const rdlm_bench_opts_t *o,
+                            uint64_t iterations, uint64_t warmup)
+{
+    rdlm_bench_dist_arg(a, "-i", "%" PRIu64, rdlm_bench_opts_iterations(o, iterations));
+    rdlm_bench_dist_arg(a, "-x", "%" PRIu64, rdlm_bench_opts_warmup(o, warmup));
+}
+
+void rdlm_bench_dist_window(rdlm_bench_dist_args_t *a, const rdlm_bench_opts_t *o,
+                            uint32_t duration_ms, uint64_t warmup)
+{
+    rdlm_bench_dist_arg(a, "--duration", "%u", rdlm_bench_opts_duration_ms(o, duration_ms));
+    rdlm_bench_dist_arg(a, "-x", "%" PRIu64, rdlm_bench_opts_warmup(o, warmup));
+    if (o->iterations) {
+        rdlm_bench_dist_arg(a, "-i", "%" PRIu64, o->iterations);
+    }
 }
 
 const uint32_t rdlm_bench_dist_procs[1] = {4};

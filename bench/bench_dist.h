@@ -1,12 +1,11 @@
 /*
- * What the cross-node benchmarks share (bench_dist_lock.c: dist-lock, dist-contended,
- * dist-memory; bench_dist_sweep.c: dist-sweep; bench_dist_counter.c: dist-counter):
- * the MPI program that measures them, rdlm-mpi-lock-bench (mpi_lock_bench.c, which
- * documents the measurements), run under mpirun on one machine split into virtual
- * nodes with everything over TCP, and the reading of its result lines (mpi_result.h)
- * into the report. Running an MPI program and reading its rounds also serve
- * dist-barrier (bench_dist_barrier.c), whose program, rdlm-mpi-barrier-bench, prints
- * the same lines.
+ * rdlm-bench's side of its MPI programs, rdlm-mpi-lock-bench (mpi_lock_bench.c, which
+ * documents its measurements) and rdlm-mpi-barrier-bench (mpi_barrier_bench.c): their
+ * jobs (the programs found, their arguments built from rdlm-bench's options, run
+ * under mpirun; the cross-node ones on one machine split into virtual nodes with
+ * everything over TCP) and the one reading of their result lines (mpi_result.h) into
+ * the report. Used by dist-lock, dist-contended, dist-memory (bench_dist_lock.c),
+ * dist-sweep, dist-counter, dist-barrier and the MPI_Barrier baseline of barrier.
  */
 #ifndef RDLM_BENCH_DIST_H
 #define RDLM_BENCH_DIST_H
@@ -17,6 +16,34 @@
 #include "mpi_launch.h"
 #include "mpi_result.h"
 #include "report.h"
+
+/** The path of rdlm-mpi-barrier-bench, or NULL if not built or not found
+ *  (rdlm_bench_mpi_find). */
+const char *rdlm_bench_dist_barrier_program(void);
+
+/** At most this many arguments of a job's program (rdlm_bench_dist_args_t). */
+#define RDLM_BENCH_DIST_ARGS_MAX 16u
+
+/** A job's program arguments, appended in order; argv is NULL-ended (job.args). */
+typedef struct rdlm_bench_dist_args {
+    const char *argv[RDLM_BENCH_DIST_ARGS_MAX + 1];
+    char text[RDLM_BENCH_DIST_ARGS_MAX][64];
+    uint32_t n;
+} rdlm_bench_dist_args_t;
+
+/** Append flag, then, unless fmt is NULL, its value printed from fmt (at most 63
+ *  characters); arguments beyond RDLM_BENCH_DIST_ARGS_MAX are dropped. */
+void rdlm_bench_dist_arg(rdlm_bench_dist_args_t *a, const char *flag, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** Append -i and -x: o's, else iterations and warmup. */
+void rdlm_bench_dist_counts(rdlm_bench_dist_args_t *a, const rdlm_bench_opts_t *o,
+                            uint64_t iterations, uint64_t warmup);
+
+/** Append a timed window's arguments: --duration (o's -d, else duration_ms), -x (o's,
+ *  else warmup), and -i only when o sets it (a cap on the window's loops). */
+void rdlm_bench_dist_window(rdlm_bench_dist_args_t *a, const rdlm_bench_opts_t *o,
+                            uint32_t duration_ms, uint64_t warmup);
 
 /** The default process count of the benchmarks of rdlm-mpi-lock-bench but dist-sweep
  *  (-p replaces it): 2 nodes x 2 ranks. */

@@ -20,7 +20,6 @@
  * named (-b dist-barrier), all of them. -p N,M replaces the cross-node jobs with N
  * ranks on N virtual nodes, M on M.
  */
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,20 +90,6 @@ typedef struct rdlm_bench_db_setup {
     int tcp;        /* everything over TCP, else shared memory */
     int split;      /* also the split-phase impls */
 } rdlm_bench_db_setup_t;
-
-/* Iterations and warm-up: -i and -x, else the defaults of the transport. */
-static void rdlm_bench_db_counts(const rdlm_bench_opts_t *o, int tcp, char *iters,
-                                 char *warm, size_t len)
-{
-    snprintf(iters, len, "%" PRIu64,
-             o->iterations
-                 ? o->iterations
-                 : (uint64_t)(tcp ? RDLM_BENCH_DB_ITER_TCP : RDLM_BENCH_DB_ITER_SHM));
-    snprintf(warm, len, "%" PRIu64,
-             o->warmup != UINT64_MAX
-                 ? o->warmup
-                 : (uint64_t)(tcp ? RDLM_BENCH_DB_WARMUP_TCP : RDLM_BENCH_DB_WARMUP_SHM));
-}
 
 /* The messages node leaders sent per barrier against ceil(log2 nodes), for every rdlm
  * impl that ran: 0, or -1 if any rank sent another number (a correctness failure,
@@ -206,19 +191,17 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     const char *bench = rdlm_bench_def_dist_barrier.name;
     const char *pmpi_lib = rdlm_bench_db_pmpi_lib();
     const int preload = pmpi_lib != NULL;
-    char iters[24], warm[24], rounds[16], cap[16], compute[16], impls[64];
     char nodes_env[40], preload_env[1100], metric[32], shim_metric[32], split_metric[40];
-    const char *const args[] = {"--impls", impls, "-i", iters, "-x",    warm, "-r",
-                                rounds,    "-t",  cap,  "-c",  compute, NULL};
+    rdlm_bench_dist_args_t args = {0};
     const char *const env_tcp[] = {"UCX_TLS=tcp,self", nodes_env, preload_env, NULL};
     const char *const env_shm[] = {nodes_env, preload_env, NULL};
     const uint32_t order[] = {RDLM_BENCH_DB_RDLM, RDLM_BENCH_DB_MPI, RDLM_BENCH_DB_PMPI,
                               RDLM_BENCH_DB_SPLIT, RDLM_BENCH_DB_IBARRIER};
     const uint32_t nimpl = (preload ? 3u : 2u) + (s->split ? 2u : 0u);
     rdlm_bench_mpi_job_t job = {
-        .program = rdlm_bench_mpi_barrier_program(),
+        .program = rdlm_bench_dist_barrier_program(),
         .nprocs = s->procs,
-        .args = args,
+        .args = args.argv,
         .mca = s->tcp ? rdlm_bench_db_mca_tcp : rdlm_bench_db_mca_shm,
         .env = s->tcp ? env_tcp : env_shm,
         .unset_env = rdlm_bench_db_unset_env,
@@ -233,12 +216,14 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     uint32_t k;
     int rc;
 
-    snprintf(impls, sizeof(impls), "rdlm,mpi%s%s", preload ? ",pmpi" : "",
-             s->split ? ",rdlm_split,mpi_ibarrier" : "");
-    rdlm_bench_db_counts(o, s->tcp, iters, warm, sizeof(iters));
-    snprintf(rounds, sizeof(rounds), "%u", o->rounds);
-    snprintf(cap, sizeof(cap), "%u", RDLM_BENCH_DB_CAP_MS);
-    snprintf(compute, sizeof(compute), "%u", RDLM_BENCH_DB_COMPUTE_US);
+    rdlm_bench_dist_arg(&args, "--impls", "rdlm,mpi%s%s", preload ? ",pmpi" : "",
+                        s->split ? ",rdlm_split,mpi_ibarrier" : "");
+    rdlm_bench_dist_counts(&args, o,
+                           s->tcp ? RDLM_BENCH_DB_ITER_TCP : RDLM_BENCH_DB_ITER_SHM,
+                           s->tcp ? RDLM_BENCH_DB_WARMUP_TCP : RDLM_BENCH_DB_WARMUP_SHM);
+    rdlm_bench_dist_arg(&args, "-r", "%u", o->rounds);
+    rdlm_bench_dist_arg(&args, "-t", "%u", RDLM_BENCH_DB_CAP_MS);
+    rdlm_bench_dist_arg(&args, "-c", "%u", RDLM_BENCH_DB_COMPUTE_US);
     snprintf(nodes_env, sizeof(nodes_env), "RDLM_VIRTUAL_NODES=%u", s->nodes);
     /* without the shim an empty LD_PRELOAD (the caller's is unset) */
     snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", preload ? pmpi_lib : "");
@@ -299,7 +284,7 @@ static int rdlm_bench_db_run(rdlm_bench_report_t *r)
     char why[256];
     int rc = 0;
 
-    if (!rdlm_bench_mpi_can_run(rdlm_bench_mpi_barrier_program(), why, sizeof(why))) {
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_barrier_program(), why, sizeof(why))) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
         return 0;
     }

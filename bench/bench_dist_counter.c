@@ -18,7 +18,6 @@
  * The program fails the run if a counter differs from the fetch-adds made, if two
  * fetch-adds got the same old value, or if the semaphore let a third holder in.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -157,23 +156,17 @@ static int rdlm_bench_dk_procs(rdlm_bench_report_t *r, uint32_t procs)
 {
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_counter.name;
-    uint32_t dur_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_DK_DURATION_MS;
-    char dur[16], warm[24], rounds[16], iters[24];
-    const char *const args[] = {"--mode", "counter",    "-r",
-                                rounds,   "--duration", dur,
-                                "-x",     warm,         o->iterations ? "-i" : NULL,
-                                iters,    NULL};
+    uint32_t dur_ms = rdlm_bench_opts_duration_ms(o, RDLM_BENCH_DK_DURATION_MS);
+    rdlm_bench_dist_args_t args = {0};
     /* every phase: its window, at most 0.5 s of warm-up, the checks */
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
-        o, procs, args, 60 + o->rounds * RDLM_BENCH_DK_NIMPL * (dur_ms / 1000 + 3));
+        o, procs, args.argv, 60 + o->rounds * RDLM_BENCH_DK_NIMPL * (dur_ms / 1000 + 3));
     rdlm_bench_measure_t *m[RDLM_BENCH_DK_NIMPL];
     char *out;
 
-    snprintf(dur, sizeof(dur), "%u", dur_ms);
-    snprintf(warm, sizeof(warm), "%" PRIu64,
-             o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DK_WARMUP);
-    snprintf(rounds, sizeof(rounds), "%u", o->rounds);
-    snprintf(iters, sizeof(iters), "%" PRIu64, o->iterations);
+    rdlm_bench_dist_arg(&args, "--mode", "counter");
+    rdlm_bench_dist_arg(&args, "-r", "%u", o->rounds);
+    rdlm_bench_dist_window(&args, o, RDLM_BENCH_DK_DURATION_MS, RDLM_BENCH_DK_WARMUP);
     if (rdlm_bench_dist_job(r, bench, &job, rdlm_bench_dk_impls, RDLM_BENCH_DK_NIMPL, procs,
                             "kops/s", m, &out) != 0) {
         return -1;

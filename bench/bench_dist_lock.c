@@ -28,7 +28,6 @@
  *
  * What these share with dist-counter (bench_dist_counter.c) is in bench_dist.c.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -145,23 +144,19 @@ static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
 {
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_lock.name;
-    char iters[24], warm[24], rounds[16], cap[16];
-    const char *const args[] = {"--mode", "uncontended", "-i", iters, "-x", warm,
-                                "-r",     rounds,        "-t", cap,   NULL};
+    rdlm_bench_dist_args_t args = {0};
     /* worst case: every measurement hits its cap */
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
-        o, procs, args,
+        o, procs, args.argv,
         60 + o->rounds * RDLM_BENCH_DL_NIMPL * (RDLM_BENCH_DL_CAP_MS / 1000 + 2));
     rdlm_bench_measure_t *m[RDLM_BENCH_DL_NIMPL];
     char *out;
     uint32_t k;
 
-    snprintf(iters, sizeof(iters), "%" PRIu64,
-             o->iterations ? o->iterations : RDLM_BENCH_DL_ITERATIONS);
-    snprintf(warm, sizeof(warm), "%" PRIu64,
-             o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DL_WARMUP);
-    snprintf(rounds, sizeof(rounds), "%u", o->rounds);
-    snprintf(cap, sizeof(cap), "%u", RDLM_BENCH_DL_CAP_MS);
+    rdlm_bench_dist_arg(&args, "--mode", "uncontended");
+    rdlm_bench_dist_counts(&args, o, RDLM_BENCH_DL_ITERATIONS, RDLM_BENCH_DL_WARMUP);
+    rdlm_bench_dist_arg(&args, "-r", "%u", o->rounds);
+    rdlm_bench_dist_arg(&args, "-t", "%u", RDLM_BENCH_DL_CAP_MS);
     if (rdlm_bench_dist_job(r, bench, &job, rdlm_bench_dl_impls, RDLM_BENCH_DL_NIMPL, procs,
                             "us", m, &out) != 0) {
         return -1;
@@ -235,34 +230,20 @@ static int rdlm_bench_dc_round(uint32_t impl, uint32_t round, void *arg)
 {
     rdlm_bench_dc_ctx_t *c = arg;
     const rdlm_bench_opts_t *o = c->report->opts;
-    char dur[16], warm[24], iters[24];
-    const char *const args[] = {"--mode",
-                                "contended",
-                                "--impls",
-                                "rdlm",
-                                "-r",
-                                "1",
-                                "--duration",
-                                dur,
-                                "-x",
-                                warm,
-                                o->iterations ? "-i" : NULL,
-                                iters,
-                                NULL};
+    rdlm_bench_dist_args_t args = {0};
     static const char *const env_bound1[] = {"UCX_TLS=tcp,self", "RDLM_VIRTUAL_NODES=2",
                                              "RDLM_COHORT_BOUND=1", NULL};
     static const char *const unset_env[] = {"RDLM_UCX_TLS", "RDLM_COHORT_BOUND", NULL};
     rdlm_bench_mpi_job_t job =
-        rdlm_bench_dist_job_2nodes(o, c->procs, args, RDLM_BENCH_DC_TIMEOUT_S);
+        rdlm_bench_dist_job_2nodes(o, c->procs, args.argv, RDLM_BENCH_DC_TIMEOUT_S);
     double s[RDLM_BENCH_NSTATS], bound = -1;
     char *out;
     int k;
 
-    snprintf(dur, sizeof(dur), "%u",
-             o->duration_ms ? o->duration_ms : RDLM_BENCH_DC_DURATION_MS);
-    snprintf(warm, sizeof(warm), "%" PRIu64,
-             o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DC_WARMUP);
-    snprintf(iters, sizeof(iters), "%" PRIu64, o->iterations);
+    rdlm_bench_dist_arg(&args, "--mode", "contended");
+    rdlm_bench_dist_arg(&args, "--impls", "rdlm");
+    rdlm_bench_dist_arg(&args, "-r", "1");
+    rdlm_bench_dist_window(&args, o, RDLM_BENCH_DC_DURATION_MS, RDLM_BENCH_DC_WARMUP);
     job.env = impl == RDLM_BENCH_DC_DEFAULT ? job.env : env_bound1;
     job.unset_env = unset_env;
     if (round == 0 && impl == RDLM_BENCH_DC_DEFAULT) {

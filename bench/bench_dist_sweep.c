@@ -22,7 +22,6 @@
  * the run if the counter lost an increment (two holders at once), for every impl.
  * bench/run_local.sh plots the rows (dist-sweep.png).
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -76,16 +75,13 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
 {
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_sweep.name;
-    uint32_t dur_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_DSW_DURATION_MS;
-    char dur[16], warm[24], rounds[16], iters[24], nodes_env[40], metric[32], hmetric[32];
-    const char *const args[] = {"--mode", "contended",  "-r",
-                                rounds,   "--duration", dur,
-                                "-x",     warm,         o->iterations ? "-i" : NULL,
-                                iters,    NULL};
+    uint32_t dur_ms = rdlm_bench_opts_duration_ms(o, RDLM_BENCH_DSW_DURATION_MS);
+    char nodes_env[40], metric[32], hmetric[32];
+    rdlm_bench_dist_args_t args = {0};
     const char *const env[] = {"UCX_TLS=tcp,self", nodes_env, NULL};
     /* every phase: its window, at most 0.5 s of warm-up, the checks */
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
-        o, procs, args, 60 + o->rounds * RDLM_BENCH_DSW_NIMPL * (dur_ms / 1000 + 3));
+        o, procs, args.argv, 60 + o->rounds * RDLM_BENCH_DSW_NIMPL * (dur_ms / 1000 + 3));
     rdlm_bench_dist_impl_t impls[RDLM_BENCH_DSW_NIMPL];
     rdlm_bench_measure_t *m[RDLM_BENCH_DSW_NIMPL];
     rdlm_bench_measure_t *h[RDLM_BENCH_DSW_NIMPL];
@@ -93,11 +89,9 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
     char *out;
     uint32_t k;
 
-    snprintf(dur, sizeof(dur), "%u", dur_ms);
-    snprintf(warm, sizeof(warm), "%" PRIu64,
-             o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_DSW_WARMUP);
-    snprintf(rounds, sizeof(rounds), "%u", o->rounds);
-    snprintf(iters, sizeof(iters), "%" PRIu64, o->iterations);
+    rdlm_bench_dist_arg(&args, "--mode", "contended");
+    rdlm_bench_dist_arg(&args, "-r", "%u", o->rounds);
+    rdlm_bench_dist_window(&args, o, RDLM_BENCH_DSW_DURATION_MS, RDLM_BENCH_DSW_WARMUP);
     snprintf(nodes_env, sizeof(nodes_env), "RDLM_VIRTUAL_NODES=%u", nodes);
     snprintf(metric, sizeof(metric), "throughput %u node%s", nodes, nodes > 1 ? "s" : "");
     snprintf(hmetric, sizeof(hmetric), "hand-offs %u node%s", nodes, nodes > 1 ? "s" : "");

@@ -214,15 +214,15 @@ static int rdlm_bench_cont_run(rdlm_bench_report_t *r)
         " warm-up ops per process, %u rounds; "
         "Mops/s over all processes; p99 = wait in acquire (1 in %u timed); wait p99.9 "
         "and wait max: from as many wait rounds, alternated, every acquire timed",
-        o->duration_ms ? o->duration_ms : RDLM_BENCH_CONT_DURATION_MS,
-        o->warmup != UINT64_MAX ? o->warmup : (uint64_t)RDLM_BENCH_CONT_WARMUP, o->rounds,
+        rdlm_bench_opts_duration_ms(o, RDLM_BENCH_CONT_DURATION_MS),
+        rdlm_bench_opts_warmup(o, RDLM_BENCH_CONT_WARMUP), o->rounds,
         RDLM_BENCH_CONT_SAMPLE_EVERY);
     for (n = 0; n < nprocs; n++) {
         rdlm_bench_cont_ctx_t c = {
             .report = r,
             .nprocs = procs[n],
-            .duration_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_CONT_DURATION_MS,
-            .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_CONT_WARMUP,
+            .duration_ms = rdlm_bench_opts_duration_ms(o, RDLM_BENCH_CONT_DURATION_MS),
+            .warmup = rdlm_bench_opts_warmup(o, RDLM_BENCH_CONT_WARMUP),
         };
 
         for (k = 0; k < RDLM_BENCH_CONT_NIMPL; k++) {

@@ -317,8 +317,8 @@ static int rdlm_bench_pp_run(rdlm_bench_report_t *r)
     rdlm_bench_pp_ctx_t c = {
         .report = r,
         .arg.lock = {.ops = &rdlm_bench_lock_rdlm,
-                     .iterations = o->iterations ? o->iterations : RDLM_BENCH_PP_ITERATIONS,
-                     .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_PP_WARMUP},
+                     .iterations = rdlm_bench_opts_iterations(o, RDLM_BENCH_PP_ITERATIONS),
+                     .warmup = rdlm_bench_opts_warmup(o, RDLM_BENCH_PP_WARMUP)},
     };
     const rdlm_bench_measure_t *rdlm;
     const rdlm_bench_measure_t *cas;

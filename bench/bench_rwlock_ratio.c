@@ -169,8 +169,8 @@ static int rdlm_bench_rw_run(rdlm_bench_report_t *r)
                 .report = r,
                 .nprocs = procs[n],
                 .read_pct = rdlm_bench_rw_read_pct[q],
-                .iterations = o->iterations ? o->iterations : RDLM_BENCH_RW_ITERATIONS,
-                .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_RW_WARMUP,
+                .iterations = rdlm_bench_opts_iterations(o, RDLM_BENCH_RW_ITERATIONS),
+                .warmup = rdlm_bench_opts_warmup(o, RDLM_BENCH_RW_WARMUP),
             };
 
             if (n == 0 && q == 0) {

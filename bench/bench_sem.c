@@ -174,8 +174,8 @@ static int rdlm_bench_sem_point(rdlm_bench_report_t *r, uint32_t nprocs, uint32_
         .report = r,
         .nprocs = nprocs,
         .permits = permits,
-        .duration_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_SEM_DURATION_MS,
-        .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SEM_WARMUP,
+        .duration_ms = rdlm_bench_opts_duration_ms(o, RDLM_BENCH_SEM_DURATION_MS),
+        .warmup = rdlm_bench_opts_warmup(o, RDLM_BENCH_SEM_WARMUP),
     };
     char metric[32];
 
@@ -213,8 +213,8 @@ static int rdlm_bench_sem_run(rdlm_bench_report_t *r)
         "%u ms window after %" PRIu64 " warm-up ops per process, %u rounds; acquire(1)/"
         "release(1), K permits; Mops/s over all processes; p99 = wait in acquire (1 in %u "
         "timed); baseline %s: %s",
-        o->duration_ms ? o->duration_ms : RDLM_BENCH_SEM_DURATION_MS,
-        o->warmup != UINT64_MAX ? o->warmup : (uint64_t)RDLM_BENCH_SEM_WARMUP, o->rounds,
+        rdlm_bench_opts_duration_ms(o, RDLM_BENCH_SEM_DURATION_MS),
+        rdlm_bench_opts_warmup(o, RDLM_BENCH_SEM_WARMUP), o->rounds,
         RDLM_BENCH_SEM_SAMPLE_EVERY, rdlm_bench_lock_posix_sem.name,
         rdlm_bench_lock_posix_sem.description);
     for (n = 0; n < nprocs; n++) {

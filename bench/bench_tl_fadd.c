@@ -411,8 +411,8 @@ static int rdlm_bench_tlf_setting(rdlm_bench_report_t *r, const char *label, con
     rdlm_bench_tlf_arg_t a = {
         .label = label,
         .tls = tls,
-        .iterations = o->iterations ? o->iterations : default_iterations,
-        .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_TLF_WARMUP,
+        .iterations = rdlm_bench_opts_iterations(o, default_iterations),
+        .warmup = rdlm_bench_opts_warmup(o, RDLM_BENCH_TLF_WARMUP),
         .rounds = o->rounds,
         .result = result,
     };
@@ -492,9 +492,9 @@ static int rdlm_bench_tlf_run(rdlm_bench_report_t *r)
         " (shm) / %" PRIu64 " (tcp) fetch-adds after %" PRIu64 " warm-up; figure: "
         "elapsed / count; percentiles over %u-op batches; raw: a second ucp context in "
         "the same processes",
-        o->rounds, o->iterations ? o->iterations : RDLM_BENCH_TLF_ITER_SHM,
-        o->iterations ? o->iterations : RDLM_BENCH_TLF_ITER_TCP,
-        o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_TLF_WARMUP, RDLM_BENCH_TLF_BATCH);
+        o->rounds, rdlm_bench_opts_iterations(o, RDLM_BENCH_TLF_ITER_SHM),
+        rdlm_bench_opts_iterations(o, RDLM_BENCH_TLF_ITER_TCP),
+        rdlm_bench_opts_warmup(o, RDLM_BENCH_TLF_WARMUP), RDLM_BENCH_TLF_BATCH);
     memset(result, 0, sizeof(*result));
     rc |= rdlm_bench_tlf_setting(r, "shm", "posix,sysv,self", RDLM_BENCH_TLF_ITER_SHM, result);
     memset(result, 0, sizeof(*result));

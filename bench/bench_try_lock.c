@@ -178,8 +178,8 @@ static int rdlm_bench_try_run(rdlm_bench_report_t *r)
     const char *bench = rdlm_bench_def_try_lock.name;
     rdlm_bench_try_ctx_t c = {
         .report = r,
-        .iterations = o->iterations ? o->iterations : RDLM_BENCH_TRY_ITERATIONS,
-        .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_TRY_WARMUP,
+        .iterations = rdlm_bench_opts_iterations(o, RDLM_BENCH_TRY_ITERATIONS),
+        .warmup = rdlm_bench_opts_warmup(o, RDLM_BENCH_TRY_WARMUP),
     };
 
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,

@@ -2,7 +2,6 @@
 #include "mpi_launch.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,7 +13,6 @@
 
 #include "clock.h"
 #include "mpi_output.h"
-#include "mpi_result.h"
 
 #define RDLM_BENCH_MPI_TIMEOUT_S 60
 #define RDLM_BENCH_MPI_OUT_MAX 262144 /* the result lines of 51 rounds fit */
@@ -375,70 +373,4 @@ int rdlm_bench_mpi_run(const rdlm_bench_mpi_job_t *job, char **out_p, char *why,
     rdlm_bench_mpi_can_run(job->program, why, whylen);
     return -1;
 #endif
-}
-
-/* ---- the MPI_Barrier baseline ----------------------------------------------------- */
-
-const char *rdlm_bench_mpi_barrier_program(void)
-{
-#if RDLM_BENCH_HAVE_MPI && defined(RDLM_BENCH_MPI_BARRIER_BENCH)
-    return rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH);
-#else
-    return NULL;
-#endif
-}
-
-int rdlm_bench_mpi_available(char *why, size_t whylen)
-{
-    return rdlm_bench_mpi_can_run(rdlm_bench_mpi_barrier_program(), why, whylen);
-}
-
-const char *rdlm_bench_mpi_describe(void)
-{
-    return "mpirun -np N --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader";
-}
-
-int rdlm_bench_mpi_barrier(uint32_t nprocs, uint64_t iterations, uint64_t warmup,
-                           uint32_t cap_ms, int verbose, rdlm_bench_mpi_result_t *result_p,
-                           char *why, size_t whylen)
-{
-    static const char *const mca[] = {"pml", "ob1", "btl", "self,vader", NULL};
-    char iters[32], wu[32], cap[16];
-    const char *const args[] = {"--impls", "mpi", "-r", "1",  "-i",
-                                iters,     "-x",  wu,   "-t", cap, NULL};
-    rdlm_bench_mpi_job_t job = {
-        .program = rdlm_bench_mpi_barrier_program(),
-        .nprocs = nprocs,
-        .args = args,
-        .mca = mca,
-        .verbose = verbose,
-    };
-    double v[RDLM_BENCH_FIG_N];
-    char *out;
-    int k;
-
-    if (!rdlm_bench_mpi_can_run(job.program, why, whylen)) {
-        return -1;
-    }
-    snprintf(iters, sizeof(iters), "%" PRIu64, iterations);
-    snprintf(wu, sizeof(wu), "%" PRIu64, warmup);
-    snprintf(cap, sizeof(cap), "%u", cap_ms);
-    if (rdlm_bench_mpi_run(&job, &out, why, whylen) != 0) {
-        return -1;
-    }
-    for (k = 0; k < RDLM_BENCH_FIG_N; k++) {
-        if (rdlm_bench_result_get1(out, "mpi", rdlm_bench_fig_keys[k], &v[k]) != 0) {
-            snprintf(why, whylen, "no result line of its %s; output: %.600s",
-                     rdlm_bench_fig_keys[k], out);
-            free(out);
-            return -1;
-        }
-    }
-    *result_p = (rdlm_bench_mpi_result_t){.us_max = v[RDLM_BENCH_FIG_VALUE],
-                                          .p50_us = v[RDLM_BENCH_FIG_P50],
-                                          .p90_us = v[RDLM_BENCH_FIG_P90],
-                                          .p99_us = v[RDLM_BENCH_FIG_P99],
-                                          .done = (uint64_t)v[RDLM_BENCH_FIG_OPS]};
-    free(out);
-    return 0;
 }

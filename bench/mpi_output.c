@@ -12,7 +12,7 @@
 #include <rdlm/version.h>
 
 #include "clock.h"
-#include "csv.h"
+#include "fields.h"
 #include "options.h"
 #include "stats.h"
 
@@ -21,22 +21,6 @@
 
 static const char rdlm_bench_out_csv_header[] =
     "size,impl,unit,median,min,max,p50_us,p90_us,p99_us,ops,rounds\n";
-
-/* A JSON string holding text, which has no quote, backslash or control character
- * (names and units of this program, notes written by it). */
-static void rdlm_bench_out_json_str(const char *key, const char *text, const char *sep)
-{
-    printf("\"%s\": \"%s\"%s", key, text, sep);
-}
-
-static void rdlm_bench_out_json_num(const char *key, double v, const char *sep)
-{
-    if (isnan(v) || isinf(v)) {
-        printf("\"%s\": null%s", key, sep);
-    } else {
-        printf("\"%s\": %.6g%s", key, v, sep);
-    }
-}
 
 /* The table's column header. */
 static void rdlm_bench_out_columns(const rdlm_bench_out_t *o)
@@ -61,14 +45,15 @@ void rdlm_bench_out_begin(rdlm_bench_out_t *o, const char *what, int ranks, uint
         return;
     case RDLM_BENCH_OUT_JSON:
         printf("{");
-        rdlm_bench_out_json_str("benchmark", what, ", ");
-        rdlm_bench_out_json_str("rdlm_version", RDLM_VERSION_STRING, ", ");
-        rdlm_bench_out_json_num("ranks", ranks, ", ");
-        rdlm_bench_out_json_num("nodes", nodes, ", ");
-        rdlm_bench_out_json_str("size", o->size, ", ");
+        rdlm_bench_json_kv(stdout, "benchmark", what, 1);
+        rdlm_bench_json_kv(stdout, "rdlm_version", RDLM_VERSION_STRING, 1);
+        rdlm_bench_json_kn(stdout, "ranks", ranks, 1);
+        rdlm_bench_json_kn(stdout, "nodes", nodes, 1);
+        rdlm_bench_json_kv(stdout, "size", o->size, 1);
         printf("\"notes\": [");
         for (k = 0; k < nnotes; k++) {
-            printf("%s\"%s\"", k ? ", " : "", notes[k]);
+            printf("%s", k ? ", " : "");
+            rdlm_bench_json_str(stdout, notes[k]);
         }
         printf("],\n \"rows\": [");
         return;
@@ -103,17 +88,18 @@ static void rdlm_bench_out_json_row(const rdlm_bench_out_t *o,
                                     const rdlm_bench_out_row_t *row)
 {
     printf("%s\n  {", o->nrows ? "," : "");
-    rdlm_bench_out_json_num("size", (double)row->size, ", ");
-    rdlm_bench_out_json_str("impl", row->impl, ", ");
-    rdlm_bench_out_json_str("unit", row->unit, ", ");
-    rdlm_bench_out_json_num("median", row->median, ", ");
-    rdlm_bench_out_json_num("min", row->min, ", ");
-    rdlm_bench_out_json_num("max", row->max, ", ");
-    rdlm_bench_out_json_num("p50_us", row->p50, ", ");
-    rdlm_bench_out_json_num("p90_us", row->p90, ", ");
-    rdlm_bench_out_json_num("p99_us", row->p99, ", ");
-    rdlm_bench_out_json_num("ops", (double)row->ops, ", ");
-    rdlm_bench_out_json_num("rounds", row->rounds, "}");
+    rdlm_bench_json_kn(stdout, "size", (double)row->size, 1);
+    rdlm_bench_json_kv(stdout, "impl", row->impl, 1);
+    rdlm_bench_json_kv(stdout, "unit", row->unit, 1);
+    rdlm_bench_json_kn(stdout, "median", row->median, 1);
+    rdlm_bench_json_kn(stdout, "min", row->min, 1);
+    rdlm_bench_json_kn(stdout, "max", row->max, 1);
+    rdlm_bench_json_kn(stdout, "p50_us", row->p50, 1);
+    rdlm_bench_json_kn(stdout, "p90_us", row->p90, 1);
+    rdlm_bench_json_kn(stdout, "p99_us", row->p99, 1);
+    rdlm_bench_json_kn(stdout, "ops", (double)row->ops, 1);
+    rdlm_bench_json_kn(stdout, "rounds", row->rounds, 0);
+    fputc('}', stdout);
 }
 
 void rdlm_bench_out_row(rdlm_bench_out_t *o, const rdlm_bench_out_row_t *row)

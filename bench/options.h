@@ -43,6 +43,24 @@ enum rdlm_bench_parse rdlm_bench_opts_parse(int argc, char **argv,
 /** 1 if name was selected (or nothing was, which selects all). */
 int rdlm_bench_opts_selects(const rdlm_bench_opts_t *opts, const char *name);
 
+/** -i as a benchmark runs it: the option's value, else the benchmark's default def. */
+static inline uint64_t rdlm_bench_opts_iterations(const rdlm_bench_opts_t *o, uint64_t def)
+{
+    return o->iterations ? o->iterations : def;
+}
+
+/** -x as a benchmark runs it: the option's value, else def. */
+static inline uint64_t rdlm_bench_opts_warmup(const rdlm_bench_opts_t *o, uint64_t def)
+{
+    return o->warmup != UINT64_MAX ? o->warmup : def;
+}
+
+/** -d as a benchmark runs it: the option's value, else def (ms). */
+static inline uint32_t rdlm_bench_opts_duration_ms(const rdlm_bench_opts_t *o, uint32_t def)
+{
+    return o->duration_ms ? o->duration_ms : def;
+}
+
 /** The -p list if given, else the caller's default list; returns the count. */
 uint32_t rdlm_bench_opts_procs(const rdlm_bench_opts_t *opts, const uint32_t *defaults,
                                uint32_t ndefaults, const uint32_t **list_p);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "csv.h"
+#include "fields.h"
 #include "report.h"
 
 /* Text fields, each followed by a comma. */
@@ -105,52 +105,6 @@ int rdlm_bench_report_write_csv(const rdlm_bench_report_t *r, const char *path)
 }
 
 /* ---- JSON -------------------------------------------------------------------------- */
-
-static void rdlm_bench_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        unsigned char ch = (unsigned char)*s;
-
-        if (ch == '"' || ch == '\\') {
-            fprintf(f, "\\%c", ch);
-        } else if (ch < 0x20) {
-            fprintf(f, "\\u%04x", ch);
-        } else {
-            fputc(ch, f);
-        }
-    }
-    fputc('"', f);
-}
-
-static void rdlm_bench_json_num(FILE *f, double v)
-{
-    if (isnan(v) || isinf(v)) {
-        fputs("null", f);
-    } else {
-        fprintf(f, "%.6g", v);
-    }
-}
-
-static void rdlm_bench_json_kv(FILE *f, const char *key, const char *value, int comma)
-{
-    rdlm_bench_json_str(f, key);
-    fputs(": ", f);
-    rdlm_bench_json_str(f, value);
-    if (comma) {
-        fputs(", ", f);
-    }
-}
-
-static void rdlm_bench_json_kn(FILE *f, const char *key, double value, int comma)
-{
-    rdlm_bench_json_str(f, key);
-    fputs(": ", f);
-    rdlm_bench_json_num(f, value);
-    if (comma) {
-        fputs(", ", f);
-    }
-}
 
 static void rdlm_bench_json_measure(FILE *f, const rdlm_bench_measure_t *m)
 {

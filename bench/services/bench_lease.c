@@ -157,8 +157,8 @@ static int rdlm_bench_lease_round(uint32_t impl, uint32_t round, void *ctx)
     double us;
 
     if (rdlm_bench_lease_measure(
-            o, c->impls[impl], o->iterations ? o->iterations : RDLM_BENCH_LEASE_ITERATIONS,
-            o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_LEASE_WARMUP, &out) != 0) {
+            o, c->impls[impl], rdlm_bench_opts_iterations(o, RDLM_BENCH_LEASE_ITERATIONS),
+            rdlm_bench_opts_warmup(o, RDLM_BENCH_LEASE_WARMUP), &out) != 0) {
         return -1;
     }
     if (out.ops == 0) {
@@ -398,7 +398,7 @@ static int rdlm_bench_lease_disk(rdlm_bench_report_t *r, const char *bench)
 {
     const rdlm_bench_opts_t *o = r->opts;
     rdlm_bench_lease_arg_t arg = {
-        .iterations = o->iterations ? o->iterations : RDLM_BENCH_LEASE_ITERATIONS};
+        .iterations = rdlm_bench_opts_iterations(o, RDLM_BENCH_LEASE_ITERATIONS)};
     rdlm_bench_run_params_t p = {
         .nprocs = 1,
         .timeout_s = 120,
@@ -454,14 +454,13 @@ static int rdlm_bench_lease_run(rdlm_bench_report_t *r)
                                "no lease authority: nothing measured");
         return 0;
     }
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
-                           "latency: 1 process, %u rounds, each up to %" PRIu64
-                           " requests or %u ms after %" PRIu64
-                           " warm-up ones; us per request (p99 per request)",
-                           o->rounds,
-                           o->iterations ? o->iterations : RDLM_BENCH_LEASE_ITERATIONS,
-                           RDLM_BENCH_LEASE_CAP_MS,
-                           o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_LEASE_WARMUP);
+    rdlm_bench_report_note(
+        r, bench, RDLM_BENCH_NOTE_PARAMS,
+        "latency: 1 process, %u rounds, each up to %" PRIu64
+        " requests or %u ms after %" PRIu64
+        " warm-up ones; us per request (p99 per request)",
+        o->rounds, rdlm_bench_opts_iterations(o, RDLM_BENCH_LEASE_ITERATIONS),
+        RDLM_BENCH_LEASE_CAP_MS, rdlm_bench_opts_warmup(o, RDLM_BENCH_LEASE_WARMUP));
     if (rdlm_bench_lease_latency(r, bench, &c) != 0 ||
         rdlm_bench_lease_disk(r, bench) != 0) {
         return -1;

@@ -123,12 +123,10 @@ static void rdlm_bench_svc_counts(const rdlm_bench_opts_t *o, uint32_t impl,
 {
     int rdlm = impl == 0;
 
-    a->iterations = o->iterations ? o->iterations
-                    : rdlm        ? RDLM_BENCH_SVC_RDLM_ITERATIONS
-                                  : RDLM_BENCH_SVC_ITERATIONS;
-    a->warmup = o->warmup != UINT64_MAX ? o->warmup
-                : rdlm                  ? RDLM_BENCH_SVC_RDLM_WARMUP
-                                        : RDLM_BENCH_SVC_WARMUP;
+    a->iterations = rdlm_bench_opts_iterations(o, rdlm ? RDLM_BENCH_SVC_RDLM_ITERATIONS
+                                                       : RDLM_BENCH_SVC_ITERATIONS);
+    a->warmup = rdlm_bench_opts_warmup(o, rdlm ? RDLM_BENCH_SVC_RDLM_WARMUP
+                                               : RDLM_BENCH_SVC_WARMUP);
     a->batch =
         rdlm && a->iterations >= RDLM_BENCH_SVC_RDLM_BATCH ? RDLM_BENCH_SVC_RDLM_BATCH : 1;
     a->cap_ns = rdlm ? 0 : (uint64_t)RDLM_BENCH_SVC_CAP_MS * 1000000u;
@@ -177,7 +175,7 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
     const rdlm_bench_opts_t *o = c->report->opts;
     rdlm_bench_lock_arg_t arg = {
         .ops = c->impls[impl],
-        .warmup = o->warmup != UINT64_MAX ? o->warmup : RDLM_BENCH_SVC_CONT_WARMUP,
+        .warmup = rdlm_bench_opts_warmup(o, RDLM_BENCH_SVC_CONT_WARMUP),
         .sample_mask = impl == 0 ? RDLM_BENCH_SVC_RDLM_SAMPLE_EVERY - 1 : 0,
     };
     rdlm_bench_run_params_t p = {
@@ -384,7 +382,7 @@ static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
     const char *bench = rdlm_bench_def_services.name;
     rdlm_bench_svc_ctx_t c = {
         .report = r,
-        .duration_ms = o->duration_ms ? o->duration_ms : RDLM_BENCH_SVC_CONT_MS,
+        .duration_ms = rdlm_bench_opts_duration_ms(o, RDLM_BENCH_SVC_CONT_MS),
     };
 
     if (rdlm_bench_svc_select(r, bench, &c) == 0) {
@@ -396,9 +394,9 @@ static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
         r, bench, RDLM_BENCH_NOTE_PARAMS,
         "latency: 1 process, %u rounds; rdlm %" PRIu64 " pairs (p99 over %u-pair batches), "
         "a service up to %" PRIu64 " pairs or %u ms (p99 per pair), us per pair",
-        o->rounds, o->iterations ? o->iterations : RDLM_BENCH_SVC_RDLM_ITERATIONS,
-        RDLM_BENCH_SVC_RDLM_BATCH,
-        o->iterations ? o->iterations : RDLM_BENCH_SVC_ITERATIONS, RDLM_BENCH_SVC_CAP_MS);
+        o->rounds, rdlm_bench_opts_iterations(o, RDLM_BENCH_SVC_RDLM_ITERATIONS),
+        RDLM_BENCH_SVC_RDLM_BATCH, rdlm_bench_opts_iterations(o, RDLM_BENCH_SVC_ITERATIONS),
+        RDLM_BENCH_SVC_CAP_MS);
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS,
                            "contended: %u ms window, loop { acquire; counter++; release }; "
                            "kops/s over all processes; p99: wait in acquire (rdlm 1 in %u, "
