@@ -144,7 +144,7 @@ typedef enum rdlm_pmpi_barrier {
       "interface, where librdmacm listens (empty: the first IPv4 address in the port's "   \
       "GID table, i.e. of its RoCE interface)")                                            \
     X(virtual_nodes, "RDLM_VIRTUAL_NODES", UINT, "1", 1, 4096,                             \
-      "split each host's processes into this many nodes (tests on one machine)")           \
+      "split each host's processes, in rank order, into this many nodes of consecutive ranks; a node's lowest rank leads it (tests on one machine)")           \
     X(cohort_bound, "RDLM_COHORT_BOUND", UINT, "64", 0, 1000000,                           \
       "local hand-offs of a global lock before it passes to another node")                 \
     X(lock_am, "RDLM_LOCK_AM", BOOL, "1", 0, 1,                                            \
