@@ -151,14 +151,8 @@ static int child(unsigned rank, const char *rendezvous)
 {
     rdlm_ctx_dist_info_t di;
     rdlm_lock_h lock;
-    rdlm_ctx_h ctx;
-    rdlm_status_t s = procs_join(rank, NPROCS, rendezvous, &ctx);
-
-    if (s != RDLM_OK)
-        FAIL("rdlm_ctx_create: %s", rdlm_status_str(s));
-    if (rdlm_ctx_dist_info(ctx, &di) != RDLM_OK || di.nodes != 2 ||
-        (rank == VICTIM) != (di.node == 0 && di.local_rank == 1))
-        FAIL("not the expected layout (2 nodes, ranks 0 and 1 on node 0)");
+    rdlm_ctx_h ctx =
+        procs_join_two_nodes("dist_cohort_death", rank, NPROCS, rendezvous, VICTIM, &di);
     if (rank == SAME_NODE)
         sh->am = strcmp(di.lock_protocol, "am") == 0;
     if (rdlm_lock_open(ctx, "cohort", &lock) != RDLM_OK)
@@ -236,10 +230,8 @@ static int checked(void)
 
 int main(int argc, char **argv)
 {
-    char rendezvous[32];
-    pid_t pids[NPROCS];
-    int port = procs_free_port(), failed;
     unsigned rank = NPROCS; /* the parent, for FAIL */
+    int failed;
 
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     if (argc < 2 || argc > 3 ||
@@ -252,15 +244,10 @@ int main(int argc, char **argv)
     mate_mode = strcmp(argv[1], "--mate-died") == 0;
     died_mode = idle_mode || strcmp(argv[1], "--died") == 0;
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (sh == MAP_FAILED || port < 0)
-        FAIL("no shared memory or no free port");
-    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
-    procs_env("t-cohort-death", "2", 0);
-    setenv("RDLM_JOB_AUTHORITY", "1", 1);
-    setenv("RDLM_LEASE_TTL_MS", TTL_MS, 1);
-    if (procs_start(pids, NPROCS, child, rendezvous) != 0)
-        FAIL("fork failed");
-    failed = !procs_reap(pids, NPROCS, VICTIM, PARENT_LIMIT_S, "dist_cohort_death");
+    if (sh == MAP_FAILED)
+        FAIL("no shared memory");
+    failed = !procs_run_leased("t-cohort-death", "2", TTL_MS, NPROCS, child, VICTIM,
+                               PARENT_LIMIT_S, "dist_cohort_death");
     if (argc == 3) {
         /* a planted bug (RDLMTEST_AMQ_SETTLE_BUSY): the overlap must show */
         procs_remove_segments("t-cohort-death");

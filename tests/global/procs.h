@@ -92,6 +92,25 @@ static inline rdlm_status_t procs_join(unsigned rank, unsigned size, const char 
     return rdlm_ctx_create(&p, ctx_p);
 }
 
+/* procs_join, then check the layout the death tests build on 2 virtual nodes: 2 nodes,
+ * the victim the second process of node 0 (its node-mate leads node 0, so the homes
+ * of node 0 live on). The context, or procs_fail (prefixed with who). */
+static inline rdlm_ctx_h procs_join_two_nodes(const char *who, unsigned rank, unsigned size,
+                                              const char *rendezvous, unsigned victim,
+                                              rdlm_ctx_dist_info_t *di_p)
+{
+    rdlm_ctx_h ctx;
+    rdlm_status_t s = procs_join(rank, size, rendezvous, &ctx);
+
+    if (s != RDLM_OK)
+        procs_fail(who, rank, "rdlm_ctx_create: %s", rdlm_status_str(s));
+    if (rdlm_ctx_dist_info(ctx, di_p) != RDLM_OK || di_p->nodes != 2 ||
+        (rank == victim) != (di_p->node == 0 && di_p->local_rank == 1))
+        procs_fail(who, rank,
+                   "not the expected layout (2 nodes, the victim second on node 0)");
+    return ctx;
+}
+
 /* Fork n children, rank r running child(r, rendezvous) and exiting with its result.
  * 0, or -1 if a fork failed (the children forked so far run on). */
 static inline int procs_start(pid_t *pids, unsigned n, int (*child)(unsigned, const char *),
@@ -147,6 +166,35 @@ static inline int procs_reap(const pid_t *pids, unsigned n, unsigned victim, dou
         }
     }
     return ok;
+}
+
+/* Run n children of one context with leases at the job's own authority: a free
+ * loopback port for the rendezvous, job's environment on virtual_nodes nodes over
+ * UCX TCP (procs_env), RDLM_JOB_AUTHORITY=1 and RDLM_LEASE_TTL_MS=ttl_ms; rank r runs
+ * child(r, rendezvous). 1 if they ended as procs_reap wants (victim by SIGKILL, the
+ * others 0) within limit_s, else 0 (said on stderr, prefixed with who). */
+static inline int procs_run_leased(const char *job, const char *virtual_nodes,
+                                   const char *ttl_ms, unsigned n,
+                                   int (*child)(unsigned, const char *), unsigned victim,
+                                   double limit_s, const char *who)
+{
+    char rendezvous[32];
+    pid_t pids[64];
+    int port = procs_free_port();
+
+    if (port < 0 || n > 64) {
+        fprintf(stderr, "%s: no free port, or more than 64 processes\n", who);
+        return 0;
+    }
+    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
+    procs_env(job, virtual_nodes, 0);
+    setenv("RDLM_JOB_AUTHORITY", "1", 1);
+    setenv("RDLM_LEASE_TTL_MS", ttl_ms, 1);
+    if (procs_start(pids, n, child, rendezvous) != 0) {
+        fprintf(stderr, "%s: fork failed\n", who);
+        return 0;
+    }
+    return procs_reap(pids, n, victim, limit_s, who);
 }
 
 /* The node segments and lock files of job in the user's directory
