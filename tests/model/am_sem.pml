@@ -130,6 +130,76 @@
  *   NO_STALE_DROP    H serves a request not newer than lseq: (g), or a
  *                    request from a requester still queued (a GRANT for a
  *                    cancelled use: the permits leak, (c), (d)).
+ *
+ * With leases: a dead holder's permits come back (commit 93c386f:
+ * amq_sem_held.c, amq_sem_home.c, rdlm_amq_flush's scan in amq_home.c).
+ * -DCRASH: requester CRASHER (-DCRASHER=n, 0 by default: the one that chooses k
+ *   and TRYs) may crash once (-DCRASHES) instead of any of its steps: before a
+ *   later claim or after its acquires (its REL in flight), waiting (its request
+ *   or CANCEL in flight or queued, or its answer in flight: between grant and
+ *   use), holding k in its critical section. Its messages in flight still
+ *   arrive; answers to it are dropped (Ans). The authority ends its lease at any
+ *   later moment (Auth), never a live process's; H sees it gone (the transport:
+ *   rdlm_tl_peer_dead) at any later moment.
+ * -DSUSPECT: H may take CRASHER for gone while it lives (a transport timeout;
+ *   it stays so); its lease does not end. With -DCRASH also a crash; alone no
+ *   crash (-DCRASHES=0).
+ * -DPROC_VIEW: H's recovery also reads the process record (rdlm_amq_gone: the
+ *   transport's view or the record's; same host, exact), which may see CRASHER
+ *   gone before the transport does; grant_ready's drop reads the transport only.
+ * H (the model notes CRASHER's permits only: nobody else can be gone):
+ *   grant          (at once or by grant_ready) to CRASHER: held += k (returned
+ *                  stays: rdlm_amq_held_grant);
+ *   grant_ready    a head whose process H sees gone (the transport) is dropped,
+ *                  not granted (unlinked, no answer);
+ *   SEM_REL(k)     from CRASHER (H knows the sender: drel[k], the others' RELs
+ *                  stay alike in nrel[k]): returned -> nothing changes (k := 0);
+ *                  else held -= k (at least 0); then taken -= k, grant_ready;
+ *   recovery       (one step; rdlm_amq_flush's scan every 100 ms while someone
+ *                  waits, the authority asked, then under the lock): qlen > 0,
+ *                  CRASHER gone, its lease ended, held > 0: taken -= held,
+ *                  held := 0, returned := 1 (sticky), grant_ready.
+ * Properties added (ghosts: gown = permits H granted and neither took back for
+ * a REL of their use nor recovered, gowd = gown's part granted to CRASHER,
+ * dlate[k] = CRASHER's RELs of k in flight at a recovery: their use's permits
+ * came back; incs counts live holders only, a crash takes the dead one's out):
+ *   (s) safety: live holders never hold more than N (incs <= N at every entry)
+ *       nor more than H counts (taken >= incs at every entry, REL, recovery);
+ *       after every step of H, taken == gown and held == gowd (the dead one's
+ *       permits count until they come back); at the end (every live requester
+ *       done, nothing in flight, CRASHER seen gone and its lease ended, no
+ *       recovery due): taken == held == gowd (the permits granted to the dead
+ *       one and neither released nor recovered: 0 without a crash, and 0 once
+ *       they came back after its last grant), the queue empty, incs == 0,
+ *       every live node IDLE.
+ *   (t) no permit given back twice: a REL takes back exactly what the ghost
+ *       says (taken == gown + k before taken -= k): a late REL (its use
+ *       recovered) takes back nothing.
+ *   (u) no stall: no invalid end state (c), now with a dead holder: every live
+ *       requester's acquire ends, granted, refused or given up. Not with
+ *       -DSUSPECT (pan -E: a live waiter H takes for gone is dropped, never
+ *       answered: suspect_drops_live_waiter, README.md).
+ * -DOUTCOME_ONLY with leases: (s) is incs <= N only (taken >= incs, (t) and
+ * the ghost accounting are off), and H clamps taken at 0 as the code does;
+ * -DNO_CHECK_D: no taken == gowd at the end (to see an over-subscription).
+ * REACH (with -DCRASH):
+ *   10 a recovery's grant_ready grants a waiter;
+ *   11 H ignores a late REL of a recovered process;
+ *   12 a second recovery (a grant after the first came back);
+ *   13 grant_ready drops a dead waiter;
+ *   14 H grants CRASHER at once after its permits came back;
+ *   15 grant_ready grants CRASHER after its permits came back (-DPROC_VIEW).
+ * Planted bugs (with leases):
+ *   NO_RECOVERY             nothing comes back: (u), a live waiter waits for
+ *                           ever behind the dead one's permits.
+ *   RECOVER_NO_LEASE_WAIT   permits come back once CRASHER is gone, without
+ *                           its lease ended (-DSUSPECT, pan -E): (s).
+ *   REL_AFTER_RETURN        a late REL of a recovered process still gives k
+ *                           back: (t); its outcome (-DCRASHER=1) incs > N.
+ *   NOT_STICKY              a grant clears returned: a REL in flight from
+ *                           before the crash gives back twice: (t).
+ *   RECOVER_ONCE            a process's permits come back only once (not a
+ *                           grant after its return): (u).
  */
 
 #ifndef N
@@ -169,6 +239,32 @@
 #if NR > 4 || LOOPS > 4 || KBIG > 3 || KBIG > N
 #error "written for at most 4 requesters, 4 uses, k <= 3 and k <= N"
 #endif
+/* -DCRASH (a crash of requester CRASHER) or -DSUSPECT (H may take it for gone while
+   it lives): the context has leases, and H notes the permits CRASHER holds */
+#if defined(CRASH) || defined(SUSPECT)
+#define LEASES 1
+#ifndef CRASHER
+#define CRASHER 0
+#endif
+#ifndef CRASHES
+#ifdef CRASH
+#define CRASHES 1
+#else
+#define CRASHES 0
+#endif
+#endif
+#if REACH == 8
+#error "REACH=8 counts the TRIER's RELs in nrel[]; with leases CRASHER's are apart"
+#endif
+#endif
+
+/* (a): H counts at least the permits held (with leases and -DOUTCOME_ONLY only
+   what a user sees: incs <= N, so that a planted bug shows its over-subscription) */
+#if defined(LEASES) && defined(OUTCOME_ONLY)
+#define COUNTS_HELD true
+#else
+#define COUNTS_HELD (taken >= incs)
+#endif
 
 /* messages (declared last to first: ACQ is 1); a request in flight is kind * 4 + k */
 mtype = { CANCELLED, BUSY, GRANT, REL, CAN, CNT, TRY, ACQ };
@@ -188,6 +284,9 @@ byte seq[NR];                       /* the node's use count */
 byte rq[NR * NS];                   /* to H: the request of (p, s), kind * 4 + k; 0: none */
 bit can[NR * NS];                   /* to H: CANCEL (p, s) */
 byte nrel[KBIG + 1];                /* to H: RELs of k permits (they name nobody) */
+#ifdef LEASES
+byte drel[KBIG + 1];                /* to H: CRASHER's RELs of k (H knows their sender) */
+#endif
 bit ans[3 * NR * NS];               /* to p: GRANT / BUSY / CANCELLED (p, s) */
 byte nh;                            /* messages in flight to H */
 byte na;                            /* answers in flight */
@@ -203,6 +302,23 @@ byte acv[NR];                       /* the taken a COUNT's GRANT carries */
 #endif
 
 byte timeouts = TIMEOUTS, tries = TRIES, counts = COUNTS;
+#ifdef LEASES
+/* ---- leases: CRASHER's process, H's view of it, the authority, H's notes ---------- */
+byte crashes = CRASHES;
+bit dead;                           /* CRASHER crashed */
+bit gone;                           /* H's view: the transport has CRASHER dead
+                                       (rdlm_tl_peer_dead) */
+#ifdef PROC_VIEW
+bit pgone;                          /* H's other view: its process record (same host:
+                                       exact, may come before the transport's) */
+#define GONE (gone || pgone)        /* rdlm_amq_gone */
+#else
+#define GONE gone
+#endif
+bit ended;                          /* the authority ended CRASHER's lease */
+byte held;                          /* H: the permits CRASHER holds (held[CRASHER]) */
+bit returned;                       /* H: CRASHER's permits came back (sticky) */
+#endif
 byte done;                          /* requesters that finished */
 
 /* ---- ghosts ------------------------------------------------------------------------ */
@@ -210,6 +326,13 @@ byte incs;                          /* (a): permits held in critical sections */
 byte bf[NR];                        /* (b): who was queued when H queued p */
 bit gcur[NR];                       /* (e): H granted p's request lseq[p] */
 byte nan[NR];                       /* (g): answers in flight to p */
+#ifdef LEASES
+byte gown;                          /* (s), (t): permits H granted and neither took
+                                       back for a REL of their use nor recovered */
+byte gowd;                          /* (t): gown's part granted to CRASHER */
+byte dlate[KBIG + 1];               /* (t): of drel[k], those in flight at a recovery
+                                       (their use's permits came back already) */
+#endif
 #if REACH == 8
 byte trel[KBIG + 1];                /* of nrel[k]: the TRIER's RELs */
 #if KBIG == 1
@@ -270,8 +393,31 @@ inline unlink(w) {
 #define READY HEAD_FITS
 #endif
 
-/* grant_ready, after a REL (gr == 1) or the cancel of a queued waiter (gr == 2):
-   grant heads while they fit (ng: how many so far) */
+#ifdef LEASES
+/* H notes a grant of kk to w (rdlm_amq_held_grant: held[w] += kk; returned stays) */
+inline note_grant(w, kk) {
+    gown = gown + kk;
+    if
+    :: w == CRASHER -> held = held + kk; gowd = gowd + kk
+#ifdef BUG_NOT_STICKY
+        ; returned = 0                  /* planted: a grant clears the mark */
+#endif
+    :: w != CRASHER -> skip
+    fi
+}
+#define DROPPED(w) ((w) == CRASHER && gone)
+#ifndef OUTCOME_ONLY
+#define GHOST_ASSERT(x) assert(x)
+#else
+#define GHOST_ASSERT(x) skip
+#endif
+#else
+#define DROPPED(w) false
+#endif
+
+/* grant_ready, after a REL (gr == 1), the cancel of a queued waiter (gr == 2) or a
+   recovery (gr == 3): grant heads while they fit (ng: how many so far); a head whose
+   process H sees gone is dropped, not granted */
 inline grant_ready() {
     do
     :: READY ->
@@ -281,18 +427,35 @@ inline grant_ready() {
         assert(bf[w] == 0);                                     /* (b) */
 #endif
         unlink(w);
-        taken = taken + kk;
-        assert(taken <= N);                                     /* (a) */
-        gcur[w] = 1;
-        answer(w, lseq[w], GRANT);
-#if REACH == 3
-        assert(!(gr == 1 && kk > 1 && qlen > 0 && hk[q[0]] == 1));  /* reach */
-#elif REACH == 4
-        assert(!(gr == 1 && ng > 0));   /* reach: one REL grants two waiters */
-#elif REACH == 5
-        assert(gr != 2);                /* reach: a cancel lets a waiter in */
+        if
+        :: DROPPED(w) ->
+#if REACH == 13
+            assert(false);              /* reach: a dead waiter dropped */
 #endif
-        ng++; w = 0; kk = 0
+            printf("H: P%d is gone: dropped\n", w)
+        :: !DROPPED(w) ->
+            taken = taken + kk;
+            assert(taken <= N);                                 /* (a) */
+            gcur[w] = 1;
+            answer(w, lseq[w], GRANT);
+#ifdef LEASES
+            note_grant(w, kk);
+#endif
+#if REACH == 3
+            assert(!(gr == 1 && kk > 1 && qlen > 0 && hk[q[0]] == 1));  /* reach */
+#elif REACH == 4
+            assert(!(gr == 1 && ng > 0));   /* reach: one REL grants two waiters */
+#elif REACH == 5
+            assert(gr != 2);                /* reach: a cancel lets a waiter in */
+#elif REACH == 10
+            assert(gr != 3);                /* reach: a recovery lets a waiter in */
+#elif REACH == 15
+            assert(!(w == CRASHER && returned));    /* reach: a queued grant after a
+                                                       return (-DPROC_VIEW) */
+#endif
+            ng++
+        fi;
+        w = 0; kk = 0
     :: !READY -> break
     od;
     ng = 0; gr = 0
@@ -349,6 +512,12 @@ inline h_request() {
             taken = taken + kk;
             assert(taken <= N);                                 /* (a) */
             gcur[p] = 1;
+#ifdef LEASES
+#if REACH == 14
+            assert(!(p == CRASHER && returned));    /* reach: a grant after a return */
+#endif
+            note_grant(p, kk);
+#endif
             answer(p, s, GRANT)
         :: c == TRY && !FITS_NOW ->
 #if REACH == 8
@@ -391,11 +560,45 @@ inline h_cancel() {
     fi
 }
 
-/* SEM_REL(kk) */
+/* SEM_REL(kk) (fromd: CRASHER's) */
 inline h_release() {
+#ifdef LEASES
+    if                                  /* (t) ghost: a late REL (its use came back)? */
+    :: fromd && dlate[kk] > 0 -> dlate[kk]--; late = 1
+    :: fromd && drel[kk] >= dlate[kk] -> skip   /* (drel[kk] is already one less) */
+    :: !fromd -> skip
+    fi;
+    if
+    :: late -> skip                     /* the permits of its use came back already */
+    :: !late && fromd -> GHOST_ASSERT(gowd >= kk); gowd = gowd - kk; gown = gown - kk
+    :: !late && !fromd -> GHOST_ASSERT(gown >= kk); gown = gown - kk
+    fi;
+    if                                  /* rdlm_amq_held_release */
+#ifndef BUG_REL_AFTER_RETURN
+    :: fromd && returned ->
+#if REACH == 11
+        assert(false);                  /* reach: a late REL ignored */
+#endif
+        printf("H: P%d's permits came back already: ignored\n", CRASHER);
+        kk = 0
+    :: fromd && !returned ->
+        held = (held > kk -> held - kk : 0)
+#else
+    :: fromd ->                         /* planted: the mark is not read */
+        held = (held > kk -> held - kk : 0)
+#endif
+    :: !fromd -> skip
+    fi;
+#ifndef OUTCOME_ONLY
+    assert(taken == gown + kk);         /* (t): never given back twice */
+#else
+    kk = (kk > taken -> taken : kk);    /* rdlm_amq_sem_give_back: "a bug", 0 stays */
+#endif
+#else
     assert(taken >= kk);
+#endif
     taken = taken - kk;
-    assert(taken >= incs);                                      /* (a) */
+    assert(COUNTS_HELD);                                        /* (a) */
 #if REACH == 8
     if                                  /* whose REL it was (they look alike) */
     :: trel[kk] > 0 -> trel[kk]--
@@ -407,13 +610,69 @@ inline h_release() {
 #endif
 }
 
-/* H: takes any one message in flight and handles it, in one step */
+#ifdef LEASES
+/* H's recovery may run (rdlm_amq_flush's scan, every 100 ms, while someone waits:
+   rdlm_amq_held_dead; the authority asked, rdlm_amq_sem_recover) */
+#if defined(BUG_NO_RECOVERY)
+#define RECOVERABLE false
+#elif defined(BUG_RECOVER_NO_LEASE_WAIT)
+#define RECOVERABLE (qlen > 0 && GONE && held > 0)
+#elif defined(BUG_RECOVER_ONCE)
+#define RECOVERABLE (qlen > 0 && GONE && ended && held > 0 && !returned)
+#else
+#define RECOVERABLE (qlen > 0 && GONE && ended && held > 0)
+#endif
+/* after every step of H: what H counts is what it granted and did not get back */
+#ifndef OUTCOME_ONLY
+#define ACCOUNTS assert(taken == gown && held == gowd)                  /* (s), (t) */
+#else
+#define ACCOUNTS skip
+#endif
+#else
+#define ACCOUNTS skip
+#endif
+
+/* H: takes any one message in flight and handles it, in one step; or recovers */
 active proctype Home()
 {
     byte p, s, c, kk, w, i, ng, gr;
     mtype kd;                       /* BUSY or CANCELLED to p (refuse) */
+#ifdef LEASES
+    bit fromd, late;                /* a REL of CRASHER's; late: its use came back */
+#endif
 end:
     do
+#ifdef LEASES
+    :: atomic {                     /* CRASHER's permits come back */
+        RECOVERABLE ->
+        printf("H: P%d is gone (lease ended %d): %d permits come back\n", CRASHER, ended, held);
+#if REACH == 12
+        assert(!returned);              /* reach: a second recovery */
+#endif
+#ifndef OUTCOME_ONLY
+        assert(taken >= held);
+        taken = taken - held;
+#else
+        taken = (taken > held -> taken - held : 0);
+#endif
+        held = 0; returned = 1;
+        gown = gown - gowd; gowd = 0;   /* the ghost: every use's permits came back */
+        i = 1;
+        do                              /* its RELs in flight are late now */
+        :: i <= KBIG -> dlate[i] = drel[i]; i++
+        :: i > KBIG -> break
+        od;
+        i = 0;
+        assert(COUNTS_HELD);                                    /* (a), (s) */
+        gr = 3; grant_ready();
+        ACCOUNTS;
+#ifndef OUTCOME_ONLY
+        assert(!HEAD_FITS)              /* (f) */
+#else
+        skip
+#endif
+       }
+#endif
     :: atomic {
         nh > 0 ->
         /* a request or CANCEL (p, s), or a REL */
@@ -431,6 +690,15 @@ end:
 #endif
 #if KBIG > 2
         :: c == 0 && nrel[3] > 0 -> c = REL; kk = 3; nrel[3]--
+#endif
+#ifdef LEASES
+        :: c == 0 && drel[1] > 0 -> c = REL; kk = 1; drel[1]--; fromd = 1
+#if KBIG > 1
+        :: c == 0 && drel[2] > 0 -> c = REL; kk = 2; drel[2]--; fromd = 1
+#endif
+#if KBIG > 2
+        :: c == 0 && drel[3] > 0 -> c = REL; kk = 3; drel[3]--; fromd = 1
+#endif
 #endif
         :: true -> skip                 /* (nothing taken: the same state) */
         fi;
@@ -458,12 +726,29 @@ end:
 #ifndef OUTCOME_ONLY
             assert(!HEAD_FITS);         /* (f): no waiter left that could go */
 #endif
-            skip
+            ACCOUNTS
         fi;
         p = 0; s = 0; c = 0; kk = 0; i = 0
+#ifdef LEASES
+        ; fromd = 0; late = 0
+#endif
        }
     od
 }
+
+#ifdef LEASES
+/* CRASHER may crash instead of its next step; its messages in flight still arrive */
+#define CAN_CRASH (me == CRASHER && crashes > 0)
+inline crash(kin) {
+    crashes--; dead = 1;
+    incs = incs - kin;              /* (its permits stay counted until they come back) */
+    printf("P%d: crashes (holding %d)\n", me, kin);
+    gaveup = 0; kind = 0; k = 0
+}
+#define SEND_REL if :: me == CRASHER -> drel[k]++ :: me != CRASHER -> nrel[k]++ fi
+#else
+#define SEND_REL nrel[k]++
+#endif
 
 /* requester me: LOOPS acquires */
 active [NR] proctype Req()
@@ -474,6 +759,12 @@ active [NR] proctype Req()
 
     for (u : 1 .. LOOPS) {
         /* claim the queue node, seq++, send the request: one step */
+#ifdef LEASES
+        if
+        :: atomic { u > 1 && CAN_CRASH -> crash(0) };   /* its last REL may be in flight */
+            goto out
+        :: skip ->                      /* (merged with the claim below) */
+#endif
         atomic {
 #if KANY > 0
             k = 1;
@@ -502,6 +793,9 @@ active [NR] proctype Req()
             rq[AT(me, seq[me])] = kind * 4 + k; nh++;
             printf("P%d: sends %e(%d, k %d)\n", me, kind, seq[me], k)
         };
+#ifdef LEASES
+        fi;
+#endif
 wait:   /* the answer of this use (the handler's CAS WAITING -> answer), or give up */
         if
         :: atomic {                     /* GRANT: the critical section */
@@ -509,20 +803,29 @@ wait:   /* the answer of this use (the handler's CAS WAITING -> answer), or give
             ans[ANS(GRANT, me, seq[me])] = 0; na--; nan[me]--;
             st[me] = IDLE;
             incs = incs + k;
-            assert(incs <= N && incs <= taken);                 /* (a) */
+            assert(incs <= N && COUNTS_HELD);                   /* (a), (s) */
             printf("P%d: GRANT(%d): holds %d, %d held in all\n", me, seq[me], k, incs);
 #if REACH == 2
             assert(!gaveup)             /* reach: a GRANT crossed the CANCEL */
 #endif
            };
+#ifdef LEASES
+            if
+            :: atomic { CAN_CRASH -> crash(k) };    /* holding k */
+                goto out
+            :: skip ->
+#endif
             atomic {                    /* release: SEM_REL(k), one-way */
                 incs = incs - k;
-                nrel[k]++; nh++;
+                SEND_REL; nh++;
                 printf("P%d: sends REL(%d)\n", me, k)
 #if REACH == 8
                 ; if :: me == TRIER -> trel[k]++ :: me != TRIER -> skip fi
 #endif
             }
+#ifdef LEASES
+            fi
+#endif
 #if COUNTS > 0
         :: atomic {                     /* a COUNT's GRANT: taken */
             st[me] == WAITING && ans[ANS(GRANT, me, seq[me])] && kind == CNT ->
@@ -557,16 +860,33 @@ wait:   /* the answer of this use (the handler's CAS WAITING -> answer), or give
             printf("P%d: gives up: CANCEL(%d)\n", me, seq[me])
            };
             goto wait
+#ifdef LEASES
+        :: atomic {                     /* waiting: its request or CANCEL in flight or
+                                           queued, or its answer in flight */
+            CAN_CRASH -> crash(0)
+           };
+            goto out
+#endif
         fi;
         gaveup = 0; kind = 0; k = 0
     }
-    atomic { done++; u = 0 }
+out:
+    atomic { done++; u = 0 };
+#ifdef LEASES
+end_late:                           /* done, it may still crash (its REL in flight) */
+    atomic { CAN_CRASH && !dead -> crash(0) }
+#endif
 }
 
 /* The answer handler's drops (every requester's, one process): an answer whose seq
    is not its node's, or that finds the node not WAITING. The answers it applies are
    taken by the waiter itself (Req). */
+#ifdef LEASES
+#define DROPS(j) (!((j) % NS == seq[((j) % (NR * NS)) / NS] && st[((j) % (NR * NS)) / NS] == WAITING) || \
+                  (dead && ((j) % (NR * NS)) / NS == CRASHER))
+#else
 #define DROPS(j) !((j) % NS == seq[((j) % (NR * NS)) / NS] && st[((j) % (NR * NS)) / NS] == WAITING)
+#endif
 active proctype Ans()
 {
     byte i, p;
@@ -591,15 +911,51 @@ end:
     od
 }
 
-/* (d): once every requester finished and nothing is in flight */
+#ifdef LEASES
+/* The authority ends a crashed process's lease at any later moment (never a live
+   one's); H sees it gone at any later moment; -DSUSPECT: H may take it for gone
+   while it lives (a transport timeout; it stays so) */
+active proctype Auth()
+{
+end:
+    do
+#ifdef SUSPECT
+    :: atomic { !gone -> gone = 1; printf("H: takes P%d for gone\n", CRASHER) }
+#else
+    :: atomic { dead && !gone -> gone = 1; printf("H: sees P%d gone\n", CRASHER) }
+#endif
+    :: atomic { dead && !ended -> ended = 1; printf("P%d's lease ended\n", CRASHER) }
+#ifdef PROC_VIEW
+    :: atomic { dead && !pgone -> pgone = 1; printf("H: P%d's process is gone\n", CRASHER) }
+#endif
+    od
+}
+#endif
+
+/* (d): once every requester finished and nothing is in flight (with leases: a dead
+   CRASHER seen gone, its lease ended, no recovery due) */
 active proctype Final()
 {
     byte i;
     atomic {
+#ifdef LEASES
+        done == NR && nh == 0 && na == 0 && (!dead || (GONE && gone && ended)) &&
+        !RECOVERABLE ->
+        /* (s): taken is what the dead one was granted and neither gave back nor got
+           recovered (0 without a crash, or once its permits came back) */
+#ifndef NO_CHECK_D
+        assert(taken == gowd && held == gowd);
+#endif
+        assert(qlen == 0 && qset == 0 && incs == 0);
+        for (i : 0 .. NR - 1) {
+            assert(st[i] == IDLE || (dead && i == CRASHER))
+        }
+#else
         done == NR && nh == 0 && na == 0 ->
         assert(taken == 0 && qlen == 0 && qset == 0 && incs == 0);
         for (i : 0 .. NR - 1) {
             assert(st[i] == IDLE)
         }
+#endif
     }
 }
