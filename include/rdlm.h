@@ -410,8 +410,8 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32
  * one, and a head waiting for permits polls the count with pauses growing to 1 ms.
  * A process that dies holding permits: with leases over UCX TCP (the context's
  * lock_protocol "am", rdlm_ctx_dist_info) its permits come back once the authority
- * ended its lease, found while some process waits for permits, and that waiter gets
- * them with RDLM_OK; otherwise they stay taken.
+ * ended its lease, found while some process waits or tries for permits, and the one
+ * that gets them gets RDLM_OK; otherwise they stay taken.
  * Errors: RDLM_ERR_INVALID_ARG (k), RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED,
  * RDLM_ERR_PEER_DEAD (the semaphore's home process, its node's leader, died),
  * handle errors.

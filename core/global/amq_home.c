@@ -337,17 +337,21 @@ void rdlm_amq_flush(rdlm_global_t *d)
 
     rdlm_amq_settle_run(d);
     if (h == NULL || (rdlm_load(&h->out_n, RDLM_ACQUIRE) == 0 &&
-                      rdlm_load(&h->waiting, RDLM_RELAXED) == 0)) {
+                      rdlm_load(&h->waiting, RDLM_RELAXED) == 0 &&
+                      rdlm_load(&h->tried_busy, RDLM_RELAXED) == 0)) {
         return;
     }
     do {
         pthread_mutex_lock(&h->lock);
-        if (rdlm_load(&h->waiting, RDLM_RELAXED) != 0 &&
+        if ((rdlm_load(&h->waiting, RDLM_RELAXED) != 0 ||
+             rdlm_load(&h->tried_busy, RDLM_RELAXED) != 0) &&
             rdlm_clock_now_ns() >= h->scan_at) {
+            int tried = (int)rdlm_exchange(&h->tried_busy, 0, RDLM_RELAXED);
+
             h->scan_at = rdlm_clock_now_ns() + RDLM_AMQ_SCAN_NS;
             ndead = rdlm_amq_scan(d, dead, RDLM_AMQ_RECOVER_MAX);
             nsem = d->recovery.ended != NULL
-                       ? rdlm_amq_held_dead(d, sem_dead, RDLM_AMQ_RECOVER_MAX)
+                       ? rdlm_amq_held_dead(d, sem_dead, RDLM_AMQ_RECOVER_MAX, tried)
                        : 0;
         }
         n = rdlm_load(&h->out_n, RDLM_RELAXED);

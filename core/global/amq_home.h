@@ -56,6 +56,7 @@ struct rdlm_amq_home {
     uint64_t scan_at;
     rdlm_amq_held_t *held; /* [held_cap], a power of 2 (amq_sem_held.c) */
     uint32_t held_cap, held_n;
+    rdlm_atomic_u32_t tried_busy; /* leases: a SEM_TRY was refused since the last scan */
 };
 
 /* A lock whose holder died with waiters behind it, for recovery (leases). */
@@ -116,9 +117,11 @@ void rdlm_amq_held_grant(struct rdlm_amq_home *h, uint32_t slot, uint32_t rank, 
 uint32_t rdlm_amq_held_release(struct rdlm_amq_home *h, uint32_t slot, uint32_t rank,
                                uint32_t k);
 
-/** Holders of semaphores that someone waits for whose process is gone, into dead[]
- *  (at most max); their count. Holding h->lock. */
-uint32_t rdlm_amq_held_dead(rdlm_global_t *d, rdlm_amq_sem_dead_t *dead, uint32_t max);
+/** Holders whose process is gone, into dead[] (at most max), of the semaphores someone
+ *  waits for, or with any_sem (a SEM_TRY was refused since the last scan) of every
+ *  semaphore; their count. Holding h->lock. */
+uint32_t rdlm_amq_held_dead(rdlm_global_t *d, rdlm_amq_sem_dead_t *dead, uint32_t max,
+                            int any_sem);
 
 /** With a lease: if the authority ended dead's lease, its permits come back and the
  *  waiters that now fit are granted. Not holding h->lock (it asks the authority). */

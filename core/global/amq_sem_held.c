@@ -6,7 +6,8 @@
  * table (linear probing; an entry whose count drops to 0 is deleted by shifting the
  * ones after it back, so the table holds the holders of now). A grant adds to its
  * rank's entry, a SEM_REL takes from the sender's. Recovery, when some waiter of the
- * semaphore waits (rdlm_amq_flush's scan, every 100 ms): a holder whose process is
+ * semaphore waits, or a SEM_TRY was refused since the last scan (a process that only
+ * tries never queues; rdlm_amq_flush's scan, every 100 ms): a holder whose process is
  * gone and whose lease the authority ended gives its permits back, and its entry
  * stays, marked returned: a SEM_REL of that rank still in flight then changes
  * nothing (it would give the permits back twice). Without leases nothing comes back:
@@ -142,7 +143,8 @@ uint32_t rdlm_amq_held_release(struct rdlm_amq_home *h, uint32_t slot, uint32_t 
     return k; /* an untracked grant's permits (no memory) come back as always */
 }
 
-uint32_t rdlm_amq_held_dead(rdlm_global_t *d, rdlm_amq_sem_dead_t *dead, uint32_t max)
+uint32_t rdlm_amq_held_dead(rdlm_global_t *d, rdlm_amq_sem_dead_t *dead, uint32_t max,
+                            int any_sem)
 {
     struct rdlm_amq_home *h = d->amq_home;
     uint32_t n = 0;
@@ -150,7 +152,7 @@ uint32_t rdlm_amq_held_dead(rdlm_global_t *d, rdlm_amq_sem_dead_t *dead, uint32_
     for (uint32_t i = 0; i < h->held_cap && n < max; i++) {
         const rdlm_amq_held_t *e = &h->held[i];
 
-        if (e->slot1 != 0 && e->k != 0 && h->recs[e->slot1 - 1].head != 0 &&
+        if (e->slot1 != 0 && e->k != 0 && (any_sem || h->recs[e->slot1 - 1].head != 0) &&
             e->rank != d->rank && rdlm_amq_gone(d, e->rank)) {
             dead[n++] = (rdlm_amq_sem_dead_t){e->slot1 - 1, e->rank};
         }

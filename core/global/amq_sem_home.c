@@ -62,6 +62,9 @@ void rdlm_amq_sem_home(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi,
                                 m->k);
         } else if (m->type == RDLM_AMQ_SEM_TRY) {
             a.type = RDLM_AMQ_BUSY;
+            if (d->recovery.ended != NULL) { /* the scan looks too (amq_sem_held.c) */
+                rdlm_store(&h->tried_busy, 1, RDLM_RELAXED);
+            }
         } else {
             h->waiters[wi].k = m->k;
             rdlm_amq_enqueue(h, rec, wi);

@@ -14,6 +14,11 @@
  * must be free (nothing counted twice, nothing lost). Before the home tracked who
  * holds what, the victim's permit was lost and rank 2 timed out.
  *
+ * --try: rank 2 only tries (timeout 0, every TRY_PAUSE_US, until ACQUIRE_TIMEOUT_NS),
+ * as a process that polls does: it never queues, so the home must look for the dead
+ * holder when a try is refused too (before, it looked only while someone waited, and
+ * rank 2 never got the permit).
+ *
  * Exit: 0 pass, 1 fail.
  */
 #include <stdatomic.h>
@@ -34,6 +39,9 @@
 #define TTL_MS "2000"
 #define ACQUIRE_TIMEOUT_NS 30000000000ull
 #define PARENT_LIMIT_S 90.0
+#define TRY_PAUSE_US 20000
+
+static int try_mode; /* --try */
 
 /* What the parent reads. */
 static struct shared {
@@ -77,7 +85,16 @@ static void taker(unsigned rank, rdlm_ctx_h ctx, rdlm_sem_h sem)
 {
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier failed");
-    sh->acquired[rank] = rdlm_sem_acquire(sem, 1, ACQUIRE_TIMEOUT_NS);
+    if (try_mode) {
+        double until = procs_now_s() + (double)ACQUIRE_TIMEOUT_NS / 1e9;
+
+        do {
+            sh->acquired[rank] = rdlm_sem_acquire(sem, 1, 0);
+        } while (sh->acquired[rank] == RDLM_ERR_BUSY && procs_now_s() < until &&
+                 usleep(TRY_PAUSE_US) == 0);
+    } else {
+        sh->acquired[rank] = rdlm_sem_acquire(sem, 1, ACQUIRE_TIMEOUT_NS);
+    }
     sh->granted_early = !atomic_load(&sh->victim_dying);
     sh->holder_let_go = !atomic_load(&sh->holder_holds);
     printf("taker: %s\n", rdlm_status_name(sh->acquired[rank]));
@@ -136,11 +153,14 @@ static int checked(void)
     return ok;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     unsigned rank = NPROCS; /* the parent, for FAIL */
     int failed;
 
+    if (argc > 2 || (argc == 2 && strcmp(argv[1], "--try") != 0))
+        FAIL("usage: dist_sem_death [--try]");
+    try_mode = argc == 2;
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)

@@ -156,9 +156,12 @@
  *                  stay alike in nrel[k]): returned -> nothing changes (k := 0);
  *                  else held -= k (at least 0); then taken -= k, grant_ready;
  *   recovery       (one step; rdlm_amq_flush's scan every 100 ms while someone
- *                  waits, the authority asked, then under the lock): qlen > 0,
- *                  CRASHER gone, its lease ended, held > 0: taken -= held,
- *                  held := 0, returned := 1 (sticky), grant_ready.
+ *                  waits or after a refused TRY, the authority asked, then under
+ *                  the lock): qlen > 0 or a TRY refused since the last recovery
+ *                  (tbusy; the code clears its flag at every scan and a polling
+ *                  process sets it again), CRASHER gone, its lease ended, held >
+ *                  0: taken -= held, held := 0, returned := 1 (sticky),
+ *                  tbusy := 0, grant_ready.
  * Properties added (ghosts: gown = permits H granted and neither took back for
  * a REL of their use nor recovered, gowd = gown's part granted to CRASHER,
  * dlate[k] = CRASHER's RELs of k in flight at a recovery: their use's permits
@@ -188,7 +191,8 @@
  *   12 a second recovery (a grant after the first came back);
  *   13 grant_ready drops a dead waiter;
  *   14 H grants CRASHER at once after its permits came back;
- *   15 grant_ready grants CRASHER after its permits came back (-DPROC_VIEW).
+ *   15 grant_ready grants CRASHER after its permits came back (-DPROC_VIEW);
+ *   16 a recovery with nobody queued: a refused TRY brought it (tbusy).
  * Planted bugs (with leases):
  *   NO_RECOVERY             nothing comes back: (u), a live waiter waits for
  *                           ever behind the dead one's permits.
@@ -318,6 +322,8 @@ bit pgone;                          /* H's other view: its process record (same 
 bit ended;                          /* the authority ended CRASHER's lease */
 byte held;                          /* H: the permits CRASHER holds (held[CRASHER]) */
 bit returned;                       /* H: CRASHER's permits came back (sticky) */
+bit tbusy;                          /* H: a TRY was refused since the last recovery
+                                       (amq_home.h: tried_busy) */
 #endif
 byte done;                          /* requesters that finished */
 
@@ -523,6 +529,9 @@ inline h_request() {
 #if REACH == 8
             assert(!(p == TRIER && taken > 0 && taken == TRELK));  /* reach */
 #endif
+#ifdef LEASES
+            tbusy = 1;
+#endif
             kd = BUSY
         :: c == ACQ && !FITS_NOW ->
             enqueue(p, kk)
@@ -616,11 +625,11 @@ inline h_release() {
 #if defined(BUG_NO_RECOVERY)
 #define RECOVERABLE false
 #elif defined(BUG_RECOVER_NO_LEASE_WAIT)
-#define RECOVERABLE (qlen > 0 && GONE && held > 0)
+#define RECOVERABLE ((qlen > 0 || tbusy) && GONE && held > 0)
 #elif defined(BUG_RECOVER_ONCE)
-#define RECOVERABLE (qlen > 0 && GONE && ended && held > 0 && !returned)
+#define RECOVERABLE ((qlen > 0 || tbusy) && GONE && ended && held > 0 && !returned)
 #else
-#define RECOVERABLE (qlen > 0 && GONE && ended && held > 0)
+#define RECOVERABLE ((qlen > 0 || tbusy) && GONE && ended && held > 0)
 #endif
 /* after every step of H: what H counts is what it granted and did not get back */
 #ifndef OUTCOME_ONLY
@@ -649,13 +658,16 @@ end:
 #if REACH == 12
         assert(!returned);              /* reach: a second recovery */
 #endif
+#if REACH == 16
+        assert(qlen > 0);               /* reach: a recovery a refused TRY brought */
+#endif
 #ifndef OUTCOME_ONLY
         assert(taken >= held);
         taken = taken - held;
 #else
         taken = (taken > held -> taken - held : 0);
 #endif
-        held = 0; returned = 1;
+        held = 0; returned = 1; tbusy = 0;
         gown = gown - gowd; gowd = 0;   /* the ghost: every use's permits came back */
         i = 1;
         do                              /* its RELs in flight are late now */
