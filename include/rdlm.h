@@ -325,9 +325,10 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw);
  *  by other writers, then FIFO), then wait for current readers to leave. Returns as
  *  rdlm_lock_acquire, with a fencing token. RDLM_OWNER_DEAD reports a dead exclusive
  *  holder; a reader that died holding a shared lock is passed over silently (its
- *  share ends with it), and so it is for read_acquire. Distributed, a known limit:
- *  a reader that died holding a shared lock keeps its node registered, and writers
- *  of other nodes wait until their timeout (docs/distributed-locks.md). */
+ *  share ends with it), and so it is for read_acquire. Distributed: a live process of
+ *  the dead reader's node passes it over within about a second (UCX); if every
+ *  process of its node died, writers of other nodes wait until their timeout (a known
+ *  limit, docs/distributed-locks.md). */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
                                                     uint64_t *token_p);
 

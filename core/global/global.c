@@ -160,6 +160,7 @@ static void rdlm_global_after_progress(void *dist)
 {
     rdlm_glock_finish(dist, 0);
     rdlm_amq_flush(dist);
+    rdlm_global_rw_sweep(dist);
 }
 
 static rdlm_status_t rdlm_global_open_transport(rdlm_global_t *d,

@@ -69,6 +69,12 @@ rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uin
 void rdlm_global_settle_dead(rdlm_global_t *d, uint32_t home, uint64_t slot1, uint64_t qid,
                              uint64_t granted);
 
+/** Every RDLM_GLOBAL_RW_SWEEP_NS, if a process of this node is gone: for each
+ *  rwlock this node reads, count only the live readers' holds in the node's count of
+ *  readers, and drop the node's registration if none is left (rwlock.c). From the
+ *  progress thread; never waits (a gate that is busy is looked at next time). */
+void rdlm_global_rw_sweep(rdlm_global_t *d);
+
 /** Finish the posted releases of this process (glock.c "Posted releases") whose CAS
  *  completed; with wait, all of them, progressing until each completed. Any thread;
  *  a release another thread is finishing is left to it. */

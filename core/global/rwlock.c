@@ -189,6 +189,87 @@ rdlm_status_t rdlm_global_rwlock_read_release(rdlm_global_t *d, rdlm_local_t *lc
     return rdlm_rwlock_local_read_release(lc, idx);
 }
 
+#define RDLM_GLOBAL_RW_SWEEP_NS 1000000000ull
+
+/* 1 if a process of this node other than this one is gone (on this host: exact). */
+static int rdlm_rw_mate_gone(rdlm_global_t *d)
+{
+    for (uint32_t r = 0; d->procs != NULL && r < d->nodes.size; r++) {
+        if (r != d->rank && d->nodes.node_of[r] == d->nodes.node &&
+            rdlm_global_proc_gone(d->procs, r)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Holding nothing: if the node's count of readers of rwlock idx counts more holds than
+ * its live processes have (readers that died holding), set it to theirs, under the
+ * gate (no reader joins meanwhile, and a reader's READ record outlives its count:
+ * so a live hold is never left out), and drop the node's registration in R if none is
+ * left. Before, the registration stayed for good and writers of other nodes waited
+ * until their timeout (global.rw_reader_death.p3.vn2). */
+static void rdlm_rw_repair(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    rdlm_global_word_t w, r;
+    rdlm_status_t s = rdlm_ticket_acquire(lc, idx, 0, NULL);
+    uint64_t v, old;
+    uint32_t live;
+
+    if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
+        return; /* busy: next time */
+    }
+    v = rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE);
+    live = rdlm_rwlock_local_live_reads(lc, idx);
+    if (RDLM_NR_COUNT(v) > live &&
+        rdlm_cas(&e->rw_node_readers, &v, (v & ~0xffffffffull) | live, RDLM_ACQ_REL)) {
+        rdlm_warn("rwlock \"%s\": %u shared holds of this node's dead processes left its "
+                  "count of readers%s",
+                  lc->seg.names[idx], RDLM_NR_COUNT(v) - live,
+                  live == 0 ? "; the node's registration is dropped" : "");
+        rdlm_global_pair_words(d, e, &w, &r);
+        if (live == 0 && rdlm_global_w_fadd(d, &r, (uint64_t)-1, &old) != RDLM_OK) {
+            rdlm_error("rwlock \"%s\": dropping the node's registration failed; writers "
+                       "will wait",
+                       lc->seg.names[idx]);
+        }
+    }
+    rdlm_ticket_release(lc, idx);
+}
+
+void rdlm_global_rw_sweep(rdlm_global_t *d)
+{
+    uint64_t now, at = rdlm_load(&d->rw_sweep_at, RDLM_RELAXED);
+    uint32_t idle = 0;
+    rdlm_local_t *lc = d->local;
+
+    if (lc == NULL || rdlm_global_one_node(d) || (now = rdlm_clock_now_ns()) < at ||
+        !rdlm_cas(&d->rw_sweeping, &idle, 1, RDLM_ACQUIRE)) {
+        return;
+    }
+    rdlm_store(&d->rw_sweep_at, now + RDLM_GLOBAL_RW_SWEEP_NS, RDLM_RELAXED);
+    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL); /* destroy waits for us */
+    /* A node-mate gone is asked (system calls) only when the node reads some rwlock. */
+    for (uint32_t idx = 0, gone = 2;
+         idx < lc->seg.table_size && gone != 0 && !rdlm_load(&d->closing, RDLM_ACQUIRE);
+         idx++) {
+        rdlm_entry_t *e = &lc->seg.entries[idx];
+
+        if (((uint32_t)rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND) ==
+                RDLM_KIND_RWLOCK &&
+            rdlm_load(&e->key, RDLM_RELAXED) != 0 &&
+            RDLM_NR_COUNT(rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE)) != 0) {
+            gone = gone == 2 ? (uint32_t)rdlm_rw_mate_gone(d) : gone;
+            if (gone) {
+                rdlm_rw_repair(d, lc, idx);
+            }
+        }
+    }
+    rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+    rdlm_store(&d->rw_sweeping, 0, RDLM_RELEASE);
+}
+
 /* Holding W: set WRITER in R (*old_p: R before). A writer that died holding W left
  * WRITER set (W came to us by recovery); adding bit 63 to it cleared it, and readers
  * of other nodes would register and go in beside us (global.rw_writer_death_*): so

@@ -194,6 +194,11 @@ uint32_t rdlm_rwlock_local_reads_held(const rdlm_local_t *lc, uint32_t idx)
     return n;
 }
 
+uint32_t rdlm_rwlock_local_live_reads(const rdlm_local_t *lc, uint32_t idx)
+{
+    return rdlm_rec_count(&lc->seg, idx, RDLM_REC_READ, 1);
+}
+
 /*
  * Holding the gate with the writer bit set, the count seen as v != 0: if no live
  * process has a READ record of this lock, every unit left is a dead reader's (or a

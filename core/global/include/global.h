@@ -229,6 +229,8 @@ typedef struct rdlm_global {
     } settle[8], settle_passed[8]; /* settle_passed: the places this process passed
                                        on for a SETTLE, last 8 (by the runner only) */
     uint32_t settle_passed_next;
+    rdlm_atomic_u64_t rw_sweep_at; /* rwlock.c: the next look for dead readers (ns) */
+    rdlm_atomic_u32_t rw_sweeping; /* rwlock.c: a thread looks now */
     rdlm_local_t *local;         /* the node layer (rdlm_global_attach_node), or NULL */
     int planted_settle_busy;     /* tests only: RDLMTEST_AMQ_SETTLE_BUSY (cohort.c) */
     int test_replay_rel;         /* tests only: RDLMTEST_AMQ_REPLAY_REL (amq.c) */

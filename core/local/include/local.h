@@ -214,6 +214,9 @@ rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx);
 rdlm_status_t rdlm_rwlock_local_read_enter(rdlm_local_t *lc, uint32_t idx);
 /** Shared holds of this context on the rwlock. */
 uint32_t rdlm_rwlock_local_reads_held(const rdlm_local_t *lc, uint32_t idx);
+/** Shared holds on the rwlock of every live process of the node (a scan of the
+ *  slots' records, each owner's liveness checked: system calls). */
+uint32_t rdlm_rwlock_local_live_reads(const rdlm_local_t *lc, uint32_t idx);
 
 /* Counter: counter.c. Non-blocking, seq_cst; wraps. */
 int64_t rdlm_counter_local_fetch_add(rdlm_local_t *lc, uint32_t idx, int64_t delta);

@@ -1,6 +1,7 @@
 /*
- * dist_rw_writer_death — a cross-node reader-writer lock whose writer dies holding it:
- * the next writer must keep readers out.
+ * dist_rw_death — a cross-node reader-writer lock whose holder dies.
+ *
+ * --writer-died: the writer dies holding it; the next writer must keep readers out.
  *
  * A writer holds the rwlock's W word and has set WRITER (bit 63) in its R word
  * (core/global/rwlock.c). A writer that dies there leaves WRITER set. The next writer
@@ -19,6 +20,13 @@
  * the writer, the statuses (rank 0 RDLM_OWNER_DEAD, rank 2 RDLM_OK, both releases
  * RDLM_OK), rank 0's token above the victim's. Either cross-node lock protocol
  * (RDLM_LOCK_AM=0: the remote-atomic queue).
+ *
+ * --reader-died: the victim takes "rw" shared and dies holding it, 300 ms after rank 2
+ * (the other node) asked for it exclusive; rank 0, the victim's node-mate, stays idle.
+ * The victim's node stays registered as a reader in R while its count of readers
+ * counts the dead hold: rank 2 must get the lock (RDLM_OK: a dead reader is passed
+ * over) once a process of the victim's node saw the death (core/global/rwlock.c,
+ * rdlm_global_rw_sweep). Before, rank 2 waited until its timeout.
  *
  * Exit: 0 pass, 1 fail.
  */
@@ -41,6 +49,8 @@
 #define ACQUIRE_TIMEOUT_NS 30000000000ull
 #define PARENT_LIMIT_S 90.0
 
+static int reader_died; /* --reader-died */
+
 /* What the parent reads. */
 static struct shared {
     atomic_int writer_inside, overlaps, writer_done;
@@ -48,22 +58,25 @@ static struct shared {
     uint64_t token[NPROCS];
 } * sh;
 
-#define FAIL(...) procs_fail("dist_rw_writer_death", rank, __VA_ARGS__)
+#define FAIL(...) procs_fail("dist_rw_death", rank, __VA_ARGS__)
 
-/* The victim: take it exclusive, let rank 0 queue, die holding it. */
+/* The victim: take it exclusive (shared: --reader-died), let the writer queue, die
+ * holding it. */
 static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
 {
     sh->acquired[rank] =
-        rdlm_rwlock_write_acquire(rw, ACQUIRE_TIMEOUT_NS, &sh->token[rank]);
+        reader_died ? rdlm_rwlock_read_acquire(rw, ACQUIRE_TIMEOUT_NS)
+                    : rdlm_rwlock_write_acquire(rw, ACQUIRE_TIMEOUT_NS, &sh->token[rank]);
     if (sh->acquired[rank] != RDLM_OK)
-        FAIL("write acquire: %s", rdlm_status_str(sh->acquired[rank]));
+        FAIL("acquire: %s", rdlm_status_str(sh->acquired[rank]));
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier failed");
     usleep(300000); /* rank 0 queues meanwhile */
     raise(SIGKILL);
 }
 
-/* Rank 0: take it exclusive after the victim, hold it HOLD_MS. */
+/* Rank 0 (rank 2: --reader-died): take it exclusive after the victim, hold it
+ * HOLD_MS. */
 static void writer(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
 {
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
@@ -81,11 +94,18 @@ static void writer(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
     atomic_store(&sh->writer_done, 1);
 }
 
-/* Rank 2: once the writer is inside, take it shared; it must not get in beside it. */
+/* Rank 2: once the writer is inside, take it shared; it must not get in beside it.
+ * --reader-died: rank 0, idle until the writer is done. */
 static void reader(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
 {
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier failed");
+    if (reader_died) {
+        for (int i = 0; i < (int)PARENT_LIMIT_S * 100 && !atomic_load(&sh->writer_done);
+             i++)
+            usleep(10000);
+        return;
+    }
     for (int i = 0; i < (int)PARENT_LIMIT_S * 100 && !atomic_load(&sh->writer_inside) &&
                     !atomic_load(&sh->writer_done);
          i++)
@@ -104,18 +124,31 @@ static int child(unsigned rank, const char *rendezvous)
     rdlm_ctx_dist_info_t di;
     rdlm_rwlock_h rw;
     rdlm_ctx_h ctx =
-        procs_join_two_nodes("dist_rw_writer_death", rank, NPROCS, rendezvous, VICTIM, &di);
+        procs_join_two_nodes("dist_rw_death", rank, NPROCS, rendezvous, VICTIM, &di);
+
     if (rdlm_rwlock_open(ctx, "rw", &rw) != RDLM_OK)
         FAIL("rdlm_rwlock_open failed");
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier failed");
     if (rank == VICTIM)
         victim(rank, ctx, rw);
-    else if (rank == WRITER)
+    else if (rank == (reader_died ? READER : WRITER))
         writer(rank, ctx, rw);
     else
         reader(rank, ctx, rw);
     rdlm_ctx_destroy(ctx);
+    return 0;
+}
+
+/* --reader-died: 1 if the writer got it (RDLM_OK) and gave it back. */
+static int checked_reader_died(void)
+{
+    if (sh->acquired[READER] == RDLM_OK && sh->released[READER] == RDLM_OK &&
+        sh->token[READER] != 0)
+        return 1;
+    fprintf(stderr, "dist_rw_death: writer %s / %s (want RDLM_OK / RDLM_OK), token %#llx\n",
+            rdlm_status_name(sh->acquired[READER]), rdlm_status_name(sh->released[READER]),
+            (unsigned long long)sh->token[READER]);
     return 0;
 }
 
@@ -124,43 +157,48 @@ static int checked(void)
 {
     int ok = 1;
 
+    if (reader_died)
+        return checked_reader_died();
     if (atomic_load(&sh->overlaps) != 0) {
-        fprintf(stderr, "dist_rw_writer_death: a reader got in beside the writer\n");
+        fprintf(stderr, "dist_rw_death: a reader got in beside the writer\n");
         ok = 0;
     }
     if (sh->acquired[WRITER] != RDLM_OWNER_DEAD || sh->released[WRITER] != RDLM_OK ||
         sh->acquired[READER] != RDLM_OK || sh->released[READER] != RDLM_OK) {
         fprintf(
             stderr,
-            "dist_rw_writer_death: writer %s / %s (want RDLM_OWNER_DEAD / RDLM_OK), "
+            "dist_rw_death: writer %s / %s (want RDLM_OWNER_DEAD / RDLM_OK), "
             "reader %s / %s (want RDLM_OK / RDLM_OK)\n",
             rdlm_status_name(sh->acquired[WRITER]), rdlm_status_name(sh->released[WRITER]),
             rdlm_status_name(sh->acquired[READER]), rdlm_status_name(sh->released[READER]));
         ok = 0;
     }
     if (sh->token[WRITER] <= sh->token[VICTIM]) {
-        fprintf(stderr,
-                "dist_rw_writer_death: writer's token %#llx not above the victim's %#llx\n",
-                (unsigned long long)sh->token[WRITER],
-                (unsigned long long)sh->token[VICTIM]);
+        fprintf(
+            stderr, "dist_rw_death: writer's token %#llx not above the victim's %#llx\n",
+            (unsigned long long)sh->token[WRITER], (unsigned long long)sh->token[VICTIM]);
         ok = 0;
     }
     return ok;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     unsigned rank = NPROCS; /* the parent, for FAIL */
     int failed;
 
+    if (argc != 2 ||
+        (strcmp(argv[1], "--writer-died") != 0 && strcmp(argv[1], "--reader-died") != 0))
+        FAIL("usage: dist_rw_death --writer-died|--reader-died");
+    reader_died = strcmp(argv[1], "--reader-died") == 0;
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)
         FAIL("no shared memory");
-    failed = !procs_run_leased("t-rw-writer-death", "2", TTL_MS, NPROCS, child, VICTIM,
-                               PARENT_LIMIT_S, "dist_rw_writer_death");
+    failed = !procs_run_leased("t-rw-death", "2", TTL_MS, NPROCS, child, VICTIM,
+                               PARENT_LIMIT_S, "dist_rw_death");
     failed |= !checked();
-    procs_remove_segments("t-rw-writer-death");
-    printf("dist_rw_writer_death: %s\n", failed ? "FAILED" : "passed");
+    procs_remove_segments("t-rw-death");
+    printf("dist_rw_death %s: %s\n", argv[1], failed ? "FAILED" : "passed");
     return failed;
 }
