@@ -1,0 +1,366 @@
+/*
+ * dist_rw_reg.pml -- spin model of the cross-node rwlock's node registration
+ * (core/global/rwlock.c) with the dead-reader repair of commit 6d60704
+ * (rdlm_rw_repair, run by rdlm_global_rw_sweep from a progress thread).
+ *
+ * Words. At the home: R = WRITER | count of registered reader nodes (kept as a bool
+ * Rw and a byte Rn: a fetch-add of WRITER toggles Rw, mod 2^64 as in the code) and W,
+ * the writers' queue lock (a mutex here: holder + 1). Per node, in shared memory: the
+ * gate (the entry's ticket lock: holder + 1), the node count nc (rw_node_readers, low
+ * 32 bits) and, with -DBOUND=b, the joins nj (its high 32 bits); per process its READ
+ * records rec[p] and whether it is dead.
+ *
+ * Processes. Node X: reader A (the one that may crash, CRASHES = 1 by default), reader
+ * B (-DB_IDLE: B does not read) and B's progress thread P, which runs the repair.
+ * Node Y: writer C; -DYREADER adds a reader D on Y (it shares Y's gate with C). Each
+ * reader reads once, the writer writes once.
+ *
+ * Read acquire (rdlm_global_rwlock_read_acquire): the gate; join (rdlm_rw_join): load
+ * the node word; [-DBOUND: if nc != 0 and nj >= BOUND, fetch-add 0 on R; if WRITER,
+ * rdlm_rw_wait_writers(add 0): W, pass W; nj := 0; reload]; while nc != 0: CAS nc += 1
+ * (nj += 1) -> joined; else register (rdlm_rw_register): fetch-add R +1; if WRITER was
+ * set: fetch-add R -1, then W, fetch-add R +1, pass W; then nc += 1. Joined: the READ
+ * record (rdlm_rwlock_local_read_enter), release the gate.
+ * Read release (rdlm_global_rwlock_read_release; not under the gate): nc -= 1
+ * (fetch_sub); if it was 1: fetch-add R -1; then the READ record goes.
+ * Write (rdlm_global_rwlock_write_acquire / _release): the own node's gate (and, with
+ * D, its local readers drained: D's record gone), W, fetch-add WRITER (if it was set:
+ * once more: no writer dies here, so never), wait until Rn == 0 (the drain's polls: a
+ * poll that finds readers changes nothing, so it is one step taken when Rn == 0), the
+ * critical section, fetch-add WRITER (clear), pass W, release the gate.
+ * Repair (rdlm_rw_repair): taken by P when a node-mate of B is dead and nc != 0 (the
+ * sweep's conditions): try the gate (busy: nothing); v := the node word; live := the
+ * READ records of live processes, one process at a time; if nc(v) > live: CAS the word
+ * from v to (nj(v), live), and if that succeeded and live == 0: fetch-add R -1; release
+ * the gate. A repair that finds the gate busy, or that changes nothing, leaves no trace;
+ * P runs one only when the state of node X (nc, records, deaths, gate) differs from the
+ * one at the end of its last repair that changed nothing (the same repair again would
+ * change nothing again), so P waits at an end state once nothing is left to repair and
+ * a stall is an invalid end state.
+ *
+ * Crashes. The crasher may die at any step (CRASH): its READ record stays, counted as
+ * dead; its share of nc stays; a gate or W it holds goes to the next taker (ticket.c
+ * and glock.c take over from a dead holder; a try of the gate, the repair's, does so
+ * too, ticket.c's due check). -DOUTSIDE_R_WINDOWS rules out a crash in the windows
+ * between a change of R and the matching change of nc (CRASH_RW): after register's
+ * fetch-add +1 and before nc += 1 (in rdlm_rw_wait_writers too), between the
+ * back-off's +1 and -1, and after the release's nc 1 -> 0 and before its R -1.
+ *
+ * Properties:
+ *   (a) safety: no writer in its critical section while a live reader holds a share
+ *       (checked when either enters; the shares are intervals);
+ *   (b) no stall: every live process finishes (no invalid end state);
+ *   (c) at the end (all finished, P idle): Rn == 0, no WRITER, W free or dead, every
+ *       node count == the live holds (0);
+ *   (e) no borrow: a fetch-add -1 on R, or a fetch_sub on nc, never finds 0 (it would
+ *       borrow from WRITER, or from the joins).
+ * -DNO_CHECK_C and -DNO_CHECK_E leave (c), (e) out, to see what else a bug breaks.
+ *
+ * Planted bugs (-DBUG_x): REPAIR_NO_GATE, REPAIR_TO_ZERO, LEAVE_RECORD_FIRST,
+ * NO_REPAIR, REPAIR_NO_DROP. Reach checks (-DREACH=n, the assertion must fail):
+ *   1  a repair drops the node's registration;
+ *   2  the writer gets in after a repair dropped a registration.
+ */
+
+#define A 0
+#define B 1
+#define C 2
+#define D 3
+#define PP 4 /* B's progress thread, as a gate holder */
+#define NPROC 5
+#define NX 0
+#define NY 1
+
+#ifndef CRASHES
+#define CRASHES 1
+#endif
+#define CRASHER A
+
+bool Rw;              /* R: WRITER */
+byte Rn;              /* R: registered reader nodes */
+byte W;               /* writers' queue lock: holder + 1 */
+byte gate[2];         /* node gates: holder + 1 */
+byte nc[2];           /* node counts */
+byte nj[2];           /* joins since the last check of R (-DBOUND) */
+byte rec[NPROC];      /* READ records */
+bool dead[NPROC];
+bool incs[NPROC];     /* ghost: a reader in its critical section */
+bool wcs;             /* ghost: the writer in its critical section */
+byte ncrash = CRASHES;
+byte done;            /* processes finished or dead (readers, writer) */
+byte ndone;           /* how many there are */
+bool dropped;         /* ghost: a repair dropped a registration */
+short lastkey = -1;   /* ghost: node X's state after P's last no-op repair */
+
+#define XKEY (nc[NX] * 32 + nj[NX] * 8 + rec[A] * 4 + rec[B] * 2 + dead[A])
+
+#define TAKEABLE(g) (g == 0 || dead[g - 1])
+
+/* (e), -DNO_CHECK_E: unchecked (a borrow wraps) */
+#ifdef NO_CHECK_E
+#define CHECK_E(c) skip
+#else
+#define CHECK_E(c) assert(c)
+#endif
+/* fetch-add R -1 */
+#define R_DEC atomic { CHECK_E(Rn > 0); Rn-- }
+
+inline crash() {
+    if
+    :: atomic { ncrash > 0 && me == CRASHER -> ncrash--; dead[me] = true }; goto died
+    :: true
+    fi
+}
+#define CRASH crash()
+
+#ifdef OUTSIDE_R_WINDOWS
+#define CRASH_RW skip
+#else
+#define CRASH_RW CRASH
+#endif
+
+#ifdef REACH
+#define REACHED(n) assert(REACH != n)
+#else
+#define REACHED(n) skip
+#endif
+
+inline take_w() {
+    atomic { TAKEABLE(W) -> W = me + 1 }
+}
+
+proctype Reader(byte me; byte n)
+{
+    byte v, j;
+    bool wr;
+
+    CRASH;
+    atomic { TAKEABLE(gate[n]) -> gate[n] = me + 1 };
+    CRASH;
+    atomic { v = nc[n]; j = nj[n] };
+#ifdef BOUND
+    if
+    :: v != 0 && j >= BOUND ->
+        CRASH;
+        if
+        :: Rw ->      /* rdlm_rw_wait_writers(add 0), holding the gate */
+            CRASH;
+            take_w();
+            CRASH;
+            W = 0;
+            CRASH
+        :: else
+        fi;
+        nj[n] = 0;
+        CRASH;
+        atomic { v = nc[n]; j = nj[n] }
+    :: else
+    fi;
+#endif
+join:
+    if
+    :: v != 0 ->
+        CRASH;
+        atomic {
+            if
+            :: nc[n] == v && nj[n] == j ->
+                nc[n]++;
+#ifdef BOUND
+                nj[n]++;
+#endif
+                wr = true
+            :: else -> v = nc[n]; j = nj[n]; wr = false
+            fi
+        };
+        if
+        :: wr -> goto joined
+        :: else -> goto join
+        fi
+    :: else
+    fi;
+    /* rdlm_rw_register */
+    CRASH;
+    atomic { wr = Rw; Rn++ };
+    if
+    :: wr ->
+        CRASH_RW;
+        R_DEC;          /* back off */
+        CRASH;
+        take_w();       /* rdlm_rw_wait_writers(add 1) */
+        CRASH;
+        Rn++;
+        CRASH_RW;
+        W = 0;
+        CRASH_RW
+    :: else ->
+        CRASH_RW
+    fi;
+    nc[n]++;
+joined:
+    CRASH;              /* counted, no record yet, holding the gate */
+    rec[me]++;
+    CRASH;
+    gate[n] = 0;
+    atomic { incs[me] = true; assert(!wcs) };   /* (a) */
+    CRASH;
+    incs[me] = false;
+    /* rdlm_global_rwlock_read_release */
+#ifdef BUG_LEAVE_RECORD_FIRST
+    rec[me]--;
+    CRASH;
+#endif
+    atomic { v = nc[n]; CHECK_E(v > 0); nc[n]-- };
+    if
+    :: v == 1 ->
+        CRASH_RW;
+        R_DEC
+    :: else
+    fi;
+#ifndef BUG_LEAVE_RECORD_FIRST
+    CRASH;
+    rec[me]--;
+#endif
+    done++;
+    goto out;
+died:
+    done++;
+out:
+    skip
+}
+
+proctype Writer(byte me; byte n)
+{
+    bool wasw;
+
+    atomic { TAKEABLE(gate[n]) -> gate[n] = me + 1 };
+#ifdef YREADER
+    (rec[D] == 0);      /* the local readers drained */
+#endif
+    take_w();
+    atomic { wasw = Rw; Rw = !Rw };
+    if
+    :: wasw -> Rw = !Rw     /* rdlm_rw_set_writer: once more */
+    :: else
+    fi;
+    (Rn == 0);              /* rdlm_rw_drain */
+    atomic {
+        wcs = true;
+        assert(!(incs[A] && !dead[A]) && !(incs[B] && !dead[B]) &&
+               !(incs[D] && !dead[D]));                 /* (a) */
+        if
+        :: dropped -> REACHED(2)
+        :: else
+        fi
+    };
+    wcs = false;
+    Rw = !Rw;               /* clear WRITER */
+    W = 0;
+    gate[n] = 0;
+    done++
+}
+
+#define REPAIR_WANTED(n) (dead[A] && nc[n] != 0 && XKEY != lastkey)
+#ifdef BUG_REPAIR_NO_GATE
+#define REPAIR_DUE(n) REPAIR_WANTED(n)
+#define REPAIR_GATE(n) skip
+#else
+#define REPAIR_DUE(n) (REPAIR_WANTED(n) && TAKEABLE(gate[n]))
+#define REPAIR_GATE(n) gate[n] = me + 1
+#endif
+
+/* B's progress thread: rdlm_global_rw_sweep -> rdlm_rw_repair on node X. */
+proctype Repair(byte me; byte n)
+{
+    byte v, j, live;
+    short k0;
+    bool ok;
+
+end_idle:
+    do
+    :: atomic {
+           REPAIR_DUE(n) -> REPAIR_GATE(n);
+           k0 = XKEY
+       };
+       atomic { v = nc[n]; j = nj[n] };
+       live = 0;
+       if
+       :: rec[A] != 0 && !dead[A] -> live = live + rec[A]
+       :: else
+       fi;
+       if
+       :: rec[B] != 0 && !dead[B] -> live = live + rec[B]
+       :: else
+       fi;
+       ok = false;
+       if
+       :: v > live ->
+           atomic {
+               if
+               :: nc[n] == v && nj[n] == j ->
+#ifdef BUG_REPAIR_TO_ZERO
+                   nc[n] = 0;
+#else
+                   nc[n] = live;
+#endif
+                   ok = true
+               :: else
+               fi
+           };
+           if
+           :: ok && live == 0 ->
+#ifndef BUG_REPAIR_NO_DROP
+               R_DEC;
+               dropped = true;
+               REACHED(1)
+#else
+               skip
+#endif
+           :: else
+           fi
+       :: else
+       fi;
+       atomic {
+#ifndef BUG_REPAIR_NO_GATE
+           gate[n] = 0;
+#endif
+           if
+           :: !ok && XKEY == k0 -> lastkey = k0
+           :: else
+           fi
+       }
+    od
+}
+
+init
+{
+    atomic {
+#ifdef BOUND
+        /* joins left by earlier readers: 0 .. BOUND */
+        if
+        :: nj[NX] = 0
+        :: nj[NX] = BOUND
+        fi;
+#endif
+        run Reader(A, NX);
+        ndone = 1;
+#ifndef B_IDLE
+        run Reader(B, NX);
+        ndone++;
+#endif
+        run Writer(C, NY);
+        ndone++;
+#ifdef YREADER
+        run Reader(D, NY);
+        ndone++;
+#endif
+#ifndef BUG_NO_REPAIR
+        run Repair(PP, NX);
+#endif
+    }
+    (done == ndone);
+#ifndef NO_CHECK_C
+    timeout ->
+    /* (c) */
+    assert(Rn == 0 && !Rw && TAKEABLE(W) && nc[NX] == 0 && nc[NY] == 0)
+#endif
+}
