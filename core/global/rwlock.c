@@ -32,8 +32,11 @@
 #define RDLM_R_READERS(v) ((uint32_t)(v))
 #define RDLM_NR_ONE 1ull
 #define RDLM_NR_JOIN (1ull << 32)
+/* The gate's holder waits behind a writer (rdlm_rw_join): it joins nobody meanwhile,
+ * so the sweep may repair the count without the gate. */
+#define RDLM_NR_WAITING (1ull << 63)
 #define RDLM_NR_COUNT(v) ((uint32_t)(v))
-#define RDLM_NR_JOINS(v) ((uint32_t)((v) >> 32))
+#define RDLM_NR_JOINS(v) ((uint32_t)((v) >> 32) & 0x7fffffffu)
 
 rdlm_status_t rdlm_global_rwlock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
@@ -87,13 +90,43 @@ static rdlm_status_t rdlm_rw_register(rdlm_global_t *d, const rdlm_global_word_t
     return try_only ? RDLM_ERR_BUSY : rdlm_rw_wait_writers(d, w, r, deadline, 1);
 }
 
+/* Holding rwlock idx's gate (no reader joins meanwhile, and a reader's READ record
+ * outlives its share of the count: so a live hold is never left out): if the node's
+ * count of readers counts more holds than its live processes have (readers that died
+ * holding), set it to theirs, and drop the node's registration in R (r) if none is
+ * left. Before, the registration stayed for good and writers of other nodes waited
+ * until their timeout (global.rw_reader_death_*). */
+static void rdlm_rw_fix_count(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                              const rdlm_global_word_t *r)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t v = rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE), old;
+    uint32_t live = rdlm_rwlock_local_live_reads(lc, idx);
+
+    if (RDLM_NR_COUNT(v) > live &&
+        rdlm_cas(&e->rw_node_readers, &v, (v & ~0xffffffffull) | live, RDLM_ACQ_REL)) {
+        rdlm_warn("rwlock \"%s\": %u shared holds of this node's dead processes left its "
+                  "count of readers%s",
+                  lc->seg.names[idx], RDLM_NR_COUNT(v) - live,
+                  live == 0 ? "; the node's registration is dropped" : "");
+        if (live == 0 && rdlm_global_w_fadd(d, r, (uint64_t)-1, &old) != RDLM_OK) {
+            rdlm_error("rwlock \"%s\": dropping the node's registration failed; writers "
+                       "will wait",
+                       lc->seg.names[idx]);
+        }
+    }
+}
+
 /* Holding the gate, the node already registered: join, re-checking R for a waiting
  * writer every cohort_bound joins. The join is a CAS on the node count so that it
- * never revives a registration the last reader is dropping. */
-static rdlm_status_t rdlm_rw_join(rdlm_global_t *d, rdlm_entry_t *e,
+ * never revives a registration the last reader is dropping. A joiner that waits behind
+ * the writer holds the gate, which the sweep's repair needs: so it repairs the count
+ * first (dist_rw_reg.pml found the stall: code_bound_recheck_stalls). */
+static rdlm_status_t rdlm_rw_join(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
                                   const rdlm_global_word_t *w, const rdlm_global_word_t *r,
                                   uint64_t deadline, int try_only)
 {
+    rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t v = rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE), old;
     rdlm_status_t s;
 
@@ -107,8 +140,12 @@ static rdlm_status_t rdlm_rw_join(rdlm_global_t *d, rdlm_entry_t *e,
                 return RDLM_ERR_BUSY;
             }
             /* Let the writer in: wait behind it (the node's readers drain meanwhile;
-             * new ones wait at the gate behind us). */
+             * new ones wait at the gate behind us). A reader of the node that dies
+             * meanwhile is the sweep's to repair, without the gate: say we wait. */
+            rdlm_rw_fix_count(d, lc, idx, r);
+            rdlm_fetch_or(&e->rw_node_readers, RDLM_NR_WAITING, RDLM_ACQ_REL);
             s = rdlm_rw_wait_writers(d, w, r, deadline, 0);
+            rdlm_fetch_and(&e->rw_node_readers, ~RDLM_NR_WAITING, RDLM_ACQ_REL);
             if (s != RDLM_OK) {
                 return s;
             }
@@ -147,7 +184,7 @@ rdlm_status_t rdlm_global_rwlock_read_acquire(rdlm_global_t *d, rdlm_local_t *lc
         return gate;
     }
     rdlm_global_pair_words(d, e, &w, &r);
-    s = rdlm_rw_join(d, e, &w, &r, deadline, timeout_ns == 0);
+    s = rdlm_rw_join(d, lc, idx, &w, &r, deadline, timeout_ns == 0);
     if (s == RDLM_OK) {
         s = rdlm_rwlock_local_read_enter(lc, idx);
         if (s != RDLM_OK) {
@@ -203,39 +240,25 @@ static int rdlm_rw_mate_gone(rdlm_global_t *d)
     return 0;
 }
 
-/* Holding nothing: if the node's count of readers of rwlock idx counts more holds than
- * its live processes have (readers that died holding), set it to theirs, under the
- * gate (no reader joins meanwhile, and a reader's READ record outlives its count:
- * so a live hold is never left out), and drop the node's registration in R if none is
- * left. Before, the registration stayed for good and writers of other nodes waited
- * until their timeout (global.rw_reader_death.p3.vn2). */
+/* The sweep's repair of rwlock idx: rdlm_rw_fix_count under its gate, taken without
+ * waiting; or without it while its holder waits behind a writer (RDLM_NR_WAITING: it
+ * joins nobody until it cleared the mark, and its join is a CAS that a repair in
+ * between makes fail); else next time. */
 static void rdlm_rw_repair(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     rdlm_global_word_t w, r;
     rdlm_status_t s = rdlm_ticket_acquire(lc, idx, 0, NULL);
-    uint64_t v, old;
-    uint32_t live;
+    int gate = s == RDLM_OK || s == RDLM_OWNER_DEAD;
 
-    if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
-        return; /* busy: next time */
+    if (!gate && !(rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE) & RDLM_NR_WAITING)) {
+        return;
     }
-    v = rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE);
-    live = rdlm_rwlock_local_live_reads(lc, idx);
-    if (RDLM_NR_COUNT(v) > live &&
-        rdlm_cas(&e->rw_node_readers, &v, (v & ~0xffffffffull) | live, RDLM_ACQ_REL)) {
-        rdlm_warn("rwlock \"%s\": %u shared holds of this node's dead processes left its "
-                  "count of readers%s",
-                  lc->seg.names[idx], RDLM_NR_COUNT(v) - live,
-                  live == 0 ? "; the node's registration is dropped" : "");
-        rdlm_global_pair_words(d, e, &w, &r);
-        if (live == 0 && rdlm_global_w_fadd(d, &r, (uint64_t)-1, &old) != RDLM_OK) {
-            rdlm_error("rwlock \"%s\": dropping the node's registration failed; writers "
-                       "will wait",
-                       lc->seg.names[idx]);
-        }
+    rdlm_global_pair_words(d, e, &w, &r);
+    rdlm_rw_fix_count(d, lc, idx, &r);
+    if (gate) {
+        rdlm_ticket_release(lc, idx);
     }
-    rdlm_ticket_release(lc, idx);
 }
 
 void rdlm_global_rw_sweep(rdlm_global_t *d)

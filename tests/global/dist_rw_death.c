@@ -28,6 +28,13 @@
  * over) once a process of the victim's node saw the death (core/global/rwlock.c,
  * rdlm_global_rw_sweep). Before, rank 2 waited until its timeout.
  *
+ * --reader-died-join (run with RDLM_COHORT_BOUND=1): the same, but rank 0 reads once
+ * before (so the node's joins reach the bound) and again 100 ms after the death, while
+ * rank 2 waits for the readers to drain: its join re-checks R, finds WRITER and waits
+ * behind the writer holding the gate the sweep needs. It must repair the count itself
+ * first (dist_rw_reg.pml, code_bound_recheck_stalls); then rank 2 gets in, and rank 0
+ * reads after it (not beside it).
+ *
  * Exit: 0 pass, 1 fail.
  */
 #include <stdatomic.h>
@@ -49,7 +56,8 @@
 #define ACQUIRE_TIMEOUT_NS 30000000000ull
 #define PARENT_LIMIT_S 90.0
 
-static int reader_died; /* --reader-died */
+static int reader_died; /* --reader-died, --reader-died-join */
+static int mate_joins;  /* --reader-died-join */
 
 /* What the parent reads. */
 static struct shared {
@@ -69,9 +77,10 @@ static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
                     : rdlm_rwlock_write_acquire(rw, ACQUIRE_TIMEOUT_NS, &sh->token[rank]);
     if (sh->acquired[rank] != RDLM_OK)
         FAIL("acquire: %s", rdlm_status_str(sh->acquired[rank]));
-    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK ||
+        (mate_joins && rdlm_ctx_barrier(ctx) != RDLM_OK))
         FAIL("barrier failed");
-    usleep(300000); /* rank 0 queues meanwhile */
+    usleep(300000); /* the writer queues meanwhile */
     raise(SIGKILL);
 }
 
@@ -79,7 +88,8 @@ static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
  * HOLD_MS. */
 static void writer(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
 {
-    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK ||
+        (mate_joins && rdlm_ctx_barrier(ctx) != RDLM_OK))
         FAIL("barrier failed");
     sh->acquired[rank] =
         rdlm_rwlock_write_acquire(rw, ACQUIRE_TIMEOUT_NS, &sh->token[rank]);
@@ -95,19 +105,27 @@ static void writer(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
 }
 
 /* Rank 2: once the writer is inside, take it shared; it must not get in beside it.
- * --reader-died: rank 0, idle until the writer is done. */
+ * --reader-died: rank 0, idle until the writer is done; --reader-died-join: rank 0,
+ * reads once before the writer starts and once 100 ms after the victim's death. */
 static void reader(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
 {
     if (rdlm_ctx_barrier(ctx) != RDLM_OK)
         FAIL("barrier failed");
-    if (reader_died) {
+    if (mate_joins) {
+        if (rdlm_rwlock_read_acquire(rw, ACQUIRE_TIMEOUT_NS) != RDLM_OK ||
+            rdlm_rwlock_read_release(rw) != RDLM_OK)
+            FAIL("the first read failed");
+        if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+            FAIL("barrier failed");
+        usleep(400000); /* the victim died 100 ms ago, the writer drains */
+    } else if (reader_died) {
         for (int i = 0; i < (int)PARENT_LIMIT_S * 100 && !atomic_load(&sh->writer_done);
              i++)
             usleep(10000);
         return;
     }
-    for (int i = 0; i < (int)PARENT_LIMIT_S * 100 && !atomic_load(&sh->writer_inside) &&
-                    !atomic_load(&sh->writer_done);
+    for (int i = 0; !mate_joins && i < (int)PARENT_LIMIT_S * 100 &&
+                    !atomic_load(&sh->writer_inside) && !atomic_load(&sh->writer_done);
          i++)
         usleep(10000);
     sh->acquired[rank] = rdlm_rwlock_read_acquire(rw, ACQUIRE_TIMEOUT_NS);
@@ -140,9 +158,18 @@ static int child(unsigned rank, const char *rendezvous)
     return 0;
 }
 
-/* --reader-died: 1 if the writer got it (RDLM_OK) and gave it back. */
+/* --reader-died: 1 if the writer got it (RDLM_OK) and gave it back (and with
+ * --reader-died-join rank 0 read after it, not beside it). */
 static int checked_reader_died(void)
 {
+    if (mate_joins && (atomic_load(&sh->overlaps) != 0 || sh->acquired[WRITER] != RDLM_OK ||
+                       sh->released[WRITER] != RDLM_OK)) {
+        fprintf(
+            stderr, "dist_rw_death: rank 0 read %s / %s, %s\n",
+            rdlm_status_name(sh->acquired[WRITER]), rdlm_status_name(sh->released[WRITER]),
+            atomic_load(&sh->overlaps) ? "beside the writer" : "want RDLM_OK / RDLM_OK");
+        return 0;
+    }
     if (sh->acquired[READER] == RDLM_OK && sh->released[READER] == RDLM_OK &&
         sh->token[READER] != 0)
         return 1;
@@ -188,9 +215,11 @@ int main(int argc, char **argv)
     int failed;
 
     if (argc != 2 ||
-        (strcmp(argv[1], "--writer-died") != 0 && strcmp(argv[1], "--reader-died") != 0))
-        FAIL("usage: dist_rw_death --writer-died|--reader-died");
-    reader_died = strcmp(argv[1], "--reader-died") == 0;
+        (strcmp(argv[1], "--writer-died") != 0 && strcmp(argv[1], "--reader-died") != 0 &&
+         strcmp(argv[1], "--reader-died-join") != 0))
+        FAIL("usage: dist_rw_death --writer-died|--reader-died|--reader-died-join");
+    mate_joins = strcmp(argv[1], "--reader-died-join") == 0;
+    reader_died = mate_joins || strcmp(argv[1], "--reader-died") == 0;
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)

@@ -56,8 +56,13 @@
  *       borrow from WRITER, or from the joins).
  * -DNO_CHECK_C and -DNO_CHECK_E leave (c), (e) out, to see what else a bug breaks.
  *
+ * The joiner's re-check (-DBOUND), since the fix of stall 2: if WRITER, it repairs the
+ * count itself (it holds the gate) and marks its wait (nw: RDLM_NR_WAITING) until it
+ * returns; the repair may then run without the gate. -DBUG_RECHECK_NO_REPAIR and
+ * -DBUG_NO_WAIT_MARK take either out (both: the code of 6d60704).
+ *
  * Planted bugs (-DBUG_x): REPAIR_NO_GATE, REPAIR_TO_ZERO, LEAVE_RECORD_FIRST,
- * NO_REPAIR, REPAIR_NO_DROP. Reach checks (-DREACH=n, the assertion must fail):
+ * NO_REPAIR, REPAIR_NO_DROP, NO_WAIT_MARK. Reach checks (-DREACH=n, the assertion must fail):
  *   1  a repair drops the node's registration;
  *   2  the writer gets in after a repair dropped a registration.
  */
@@ -82,6 +87,7 @@ byte W;               /* writers' queue lock: holder + 1 */
 byte gate[2];         /* node gates: holder + 1 */
 byte nc[2];           /* node counts */
 byte nj[2];           /* joins since the last check of R (-DBOUND) */
+bool nw[2];           /* the gate's holder waits behind a writer (RDLM_NR_WAITING) */
 byte rec[NPROC];      /* READ records */
 bool dead[NPROC];
 bool incs[NPROC];     /* ghost: a reader in its critical section */
@@ -92,7 +98,7 @@ byte ndone;           /* how many there are */
 bool dropped;         /* ghost: a repair dropped a registration */
 short lastkey = -1;   /* ghost: node X's state after P's last no-op repair */
 
-#define XKEY (nc[NX] * 32 + nj[NX] * 8 + rec[A] * 4 + rec[B] * 2 + dead[A])
+#define XKEY (nw[NX] * 256 + nc[NX] * 32 + nj[NX] * 8 + rec[A] * 4 + rec[B] * 2 + dead[A])
 
 #define TAKEABLE(g) (g == 0 || dead[g - 1])
 
@@ -131,7 +137,7 @@ inline take_w() {
 
 proctype Reader(byte me; byte n)
 {
-    byte v, j;
+    byte v, j, live;
     bool wr;
 
     CRASH;
@@ -144,10 +150,47 @@ proctype Reader(byte me; byte n)
         CRASH;
         if
         :: Rw ->      /* rdlm_rw_wait_writers(add 0), holding the gate */
+#ifndef BUG_RECHECK_NO_REPAIR
+            /* rdlm_rw_fix_count first (since the commit after 6d60704): the repair
+               needs the gate this joiner keeps while it waits behind the writer */
+            CRASH;
+            atomic { v = nc[n]; j = nj[n] };
+            live = 0;
+            if
+            :: n == NX && rec[A] != 0 && !dead[A] -> live = live + rec[A]
+            :: else
+            fi;
+            if
+            :: n == NX && rec[B] != 0 && !dead[B] -> live = live + rec[B]
+            :: else
+            fi;
+            if
+            :: n == NY && rec[D] != 0 && !dead[D] -> live = live + rec[D]
+            :: else
+            fi;
+            if
+            :: v > live ->
+                atomic {
+                    if
+                    :: nc[n] == v && nj[n] == j -> nc[n] = live; wr = true
+                    :: else -> wr = false
+                    fi
+                };
+                if
+                :: wr && live == 0 -> CRASH_RW; R_DEC; dropped = true
+                :: else
+                fi
+            :: else
+            fi;
+#endif
+#ifndef BUG_NO_WAIT_MARK
+            nw[n] = true;         /* the sweep may repair without the gate now */
+#endif
             CRASH;
             take_w();
             CRASH;
             W = 0;
+            nw[n] = false;
             CRASH
         :: else
         fi;
@@ -264,8 +307,13 @@ proctype Writer(byte me; byte n)
 #define REPAIR_DUE(n) REPAIR_WANTED(n)
 #define REPAIR_GATE(n) skip
 #else
-#define REPAIR_DUE(n) (REPAIR_WANTED(n) && TAKEABLE(gate[n]))
-#define REPAIR_GATE(n) gate[n] = me + 1
+/* the gate, or its holder waits behind a writer (RDLM_NR_WAITING): no gate needed */
+#define REPAIR_DUE(n) (REPAIR_WANTED(n) && (TAKEABLE(gate[n]) || nw[n]))
+#define REPAIR_GATE(n)                                                                 \
+    if                                                                                 \
+    :: TAKEABLE(gate[n]) -> gate[n] = me + 1; g = true                                 \
+    :: else -> g = false                                                               \
+    fi
 #endif
 
 /* B's progress thread: rdlm_global_rw_sweep -> rdlm_rw_repair on node X. */
@@ -273,7 +321,7 @@ proctype Repair(byte me; byte n)
 {
     byte v, j, live;
     short k0;
-    bool ok;
+    bool ok, g;
 
 end_idle:
     do
@@ -321,7 +369,10 @@ end_idle:
        fi;
        atomic {
 #ifndef BUG_REPAIR_NO_GATE
-           gate[n] = 0;
+           if
+           :: g -> gate[n] = 0
+           :: else
+           fi;
 #endif
            if
            :: !ok && XKEY == k0 -> lastkey = k0
