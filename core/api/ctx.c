@@ -307,6 +307,9 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                 }
             }
             if (status != RDLM_OK) {
+                /* The progress thread reads the segment (rdlm_global_rw_sweep) until
+                 * the quiesce: that first, the detach after. */
+                rdlm_global_quiesce(ctx->dist);
                 rdlm_segment_detach(&ctx->local.seg);
             }
         }

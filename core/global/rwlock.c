@@ -272,10 +272,13 @@ void rdlm_global_rw_sweep(rdlm_global_t *d)
         return;
     }
     rdlm_store(&d->rw_sweep_at, now + RDLM_GLOBAL_RW_SWEEP_NS, RDLM_RELAXED);
-    rdlm_fetch_add(&d->active, 1, RDLM_ACQ_REL); /* destroy waits for us */
+    /* The quiesce (destroy, a failed create) waits for us once we count as active, and
+     * the segment is detached only after it: count, then look at closing (both
+     * seq_cst, against its store of closing and its load of active). */
+    rdlm_fetch_add(&d->active, 1, RDLM_SEQ_CST);
     /* A node-mate gone is asked (system calls) only when the node reads some rwlock. */
     for (uint32_t idx = 0, gone = 2;
-         idx < lc->seg.table_size && gone != 0 && !rdlm_load(&d->closing, RDLM_ACQUIRE);
+         !rdlm_load(&d->closing, RDLM_SEQ_CST) && idx < lc->seg.table_size && gone != 0;
          idx++) {
         rdlm_entry_t *e = &lc->seg.entries[idx];
 
