@@ -414,8 +414,8 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32
  * ended its lease, found while some process waits or tries for permits, and the one
  * that gets them gets RDLM_OK; otherwise they stay taken.
  * Errors: RDLM_ERR_INVALID_ARG (k), RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED,
- * RDLM_ERR_PEER_DEAD (the semaphore's home process, its node's leader, died),
- * handle errors.
+ * RDLM_ERR_PEER_DEAD (the semaphore's home process, its node's leader, died, or it
+ * counts this process as dead: its link to this process was lost), handle errors.
  */
 RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t timeout_ns);
 

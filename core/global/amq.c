@@ -59,7 +59,7 @@ void rdlm_amq_answer(rdlm_global_t *d, const rdlm_amq_msg_t *m)
     rdlm_atomic_u64_t *state;
     uint64_t was, value;
 
-    if (m->q >= RDLM_GLOBAL_QNODES || m->type < RDLM_AMQ_GRANT || m->type > RDLM_AMQ_DEAD) {
+    if (m->q >= RDLM_GLOBAL_QNODES || m->type < RDLM_AMQ_GRANT || m->type > RDLM_AMQ_LOST) {
         rdlm_error("dist: a malformed lock answer (type %u, queue node %u): dropped",
                    m->type, m->q);
         return;
@@ -229,7 +229,7 @@ static void rdlm_amq_retire(rdlm_global_t *d, uint32_t q)
 
 /* The outcome of q's answered request (its state): granted (RDLM_OK, *token_p), or
  * refused (q retired): RDLM_ERR_BUSY, refused_status for a cancel that won,
- * RDLM_ERR_PEER_DEAD for a holder that died. */
+ * RDLM_ERR_PEER_DEAD for a holder that died or a home that counts this process dead. */
 static rdlm_status_t rdlm_amq_outcome(rdlm_global_t *d, uint32_t q, uint64_t state,
                                       rdlm_status_t refused_status, uint64_t *token_p)
 {
@@ -246,6 +246,12 @@ static rdlm_status_t rdlm_amq_outcome(rdlm_global_t *d, uint32_t q, uint64_t sta
     if (state == RDLM_AMQ_REFUSED(RDLM_AMQ_DEAD)) {
         rdlm_error("dist: the holder of a lock this process waited for died; giving up "
                    "the place (RDLM_ERR_PEER_DEAD)");
+        return RDLM_ERR_PEER_DEAD;
+    }
+    if (state == RDLM_AMQ_REFUSED(RDLM_AMQ_LOST)) {
+        rdlm_error("dist: the home of a semaphore this process waited for counts this "
+                   "process as dead (its link to it was lost); giving up the place "
+                   "(RDLM_ERR_PEER_DEAD)");
         return RDLM_ERR_PEER_DEAD;
     }
     return refused_status;

@@ -70,6 +70,7 @@ enum {
     RDLM_AMQ_BUSY,
     RDLM_AMQ_CANCELLED,
     RDLM_AMQ_DEAD,  /* the holder's process died: the waiter gives up (no lease) */
+    RDLM_AMQ_LOST,  /* the home counts the waiter's process dead: it gives up */
     RDLM_AMQ_SETTLE /* home -> a node-mate of a dead holder (leases; not an answer) */
 };
 

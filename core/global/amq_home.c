@@ -60,8 +60,7 @@ void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t
     rdlm_amq_out(d, wi / RDLM_GLOBAL_QNODES, &m);
 }
 
-/* Refuse waiter entry wi's request seq with type (BUSY, CANCELLED, DEAD). */
-static void rdlm_amq_refuse(rdlm_global_t *d, uint32_t wi, uint32_t seq, uint8_t type)
+void rdlm_amq_refuse(rdlm_global_t *d, uint32_t wi, uint32_t seq, uint8_t type)
 {
     rdlm_amq_msg_t m = {.type = type, .q = (uint8_t)(wi % RDLM_GLOBAL_QNODES), .seq = seq};
 
@@ -433,6 +432,9 @@ rdlm_status_t rdlm_amq_setup(rdlm_global_t *d, int wanted)
     }
     d->planted_settle_busy = getenv("RDLMTEST_AMQ_SETTLE_BUSY") != NULL;
     d->test_replay_rel = getenv("RDLMTEST_AMQ_REPLAY_REL") != NULL;
+    d->test_seen_dead = getenv("RDLMTEST_AMQ_SEEN_DEAD") != NULL
+                            ? (uint32_t)atoi(getenv("RDLMTEST_AMQ_SEEN_DEAD")) + 1
+                            : 0;
     if (d->nodes.leader_of[d->nodes.node] == d->rank) {
         s = rdlm_amq_home_new(d);
     }

@@ -90,6 +90,10 @@ void rdlm_amq_grant(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint32_t wi, uint32_t
  *  Holding h->lock. */
 void rdlm_amq_out(rdlm_global_t *d, uint32_t dst, const rdlm_amq_msg_t *m);
 
+/** Refuse waiter entry wi's request seq with type (BUSY, CANCELLED, DEAD, LOST): its
+ *  answer goes to the waiter's rank. Holding h->lock. */
+void rdlm_amq_refuse(rdlm_global_t *d, uint32_t wi, uint32_t seq, uint8_t type);
+
 /** Append waiter entry wi to rec's queue. Holding h->lock. */
 void rdlm_amq_enqueue(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi);
 

@@ -6,6 +6,9 @@
  * away, grant from the head while the head's k fit. With leases, the permits of a
  * holder that died come back once its lease ended (amq_sem_held.c). Spin model:
  * tests/model/am_sem.pml.
+ *
+ * Test hook (RDLMTEST_AMQ_SEEN_DEAD=r, d->test_seen_dead): the home counts rank r,
+ * when its turn comes, as dead, as a transport that wrongly reports a live peer lost.
  */
 #include "amq_home.h"
 
@@ -24,10 +27,14 @@ void rdlm_amq_sem_grant_ready(rdlm_global_t *d, rdlm_amq_rec_t *rec)
 
         rdlm_amq_unlink(h, rec, wi);
         /* The transport's flag only: a process record's check is a system call, and
-         * this is every queued grant's path. */
-        if (rank != d->rank && rdlm_tl_peer_dead(d->tl, rank)) {
-            rdlm_warn("dist: semaphore home: rank %u died waiting for permits: dropped",
+         * this is every queued grant's path. The waiter is told, in case the
+         * transport counts a live one dead: its wait ends (am_sem.pml's finding). */
+        if (rank != d->rank &&
+            (rdlm_tl_peer_dead(d->tl, rank) || rank + 1 == d->test_seen_dead)) {
+            rdlm_warn("dist: semaphore home: rank %u, waiting for permits, counts as dead: "
+                      "its place is dropped (it is told RDLM_ERR_PEER_DEAD if it lives)",
                       rank);
+            rdlm_amq_refuse(d, wi, m.seq, RDLM_AMQ_LOST);
             continue;
         }
         rec->taken += h->waiters[wi].k;

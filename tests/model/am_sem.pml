@@ -151,7 +151,9 @@
  *   grant          (at once or by grant_ready) to CRASHER: held += k (returned
  *                  stays: rdlm_amq_held_grant);
  *   grant_ready    a head whose process H sees gone (the transport) is dropped,
- *                  not granted (unlinked, no answer);
+ *                  not granted: unlinked and answered LOST (a refusal: the code's
+ *                  waiter returns RDLM_ERR_PEER_DEAD), so a live one H took for
+ *                  gone (-DSUSPECT) ends its wait;
  *   SEM_REL(k)     from CRASHER (H knows the sender: drel[k], the others' RELs
  *                  stay alike in nrel[k]): returned -> nothing changes (k := 0);
  *                  else held -= k (at least 0); then taken -= k, grant_ready;
@@ -179,9 +181,10 @@
  *       says (taken == gown + k before taken -= k): a late REL (its use
  *       recovered) takes back nothing.
  *   (u) no stall: no invalid end state (c), now with a dead holder: every live
- *       requester's acquire ends, granted, refused or given up. Not with
- *       -DSUSPECT (pan -E: a live waiter H takes for gone is dropped, never
- *       answered: suspect_drops_live_waiter, README.md).
+ *       requester's acquire ends, granted, refused or given up; with
+ *       -DSUSPECT too, as a live waiter H takes for gone is answered LOST
+ *       (suspect_live). Planted BUG_DROP_SILENT (the code before: dropped
+ *       without an answer) stalls it: suspect_bug_drop_silent.
  * -DOUTCOME_ONLY with leases: (s) is incs <= N only (taken >= incs, (t) and
  * the ghost accounting are off), and H clamps taken at 0 as the code does;
  * -DNO_CHECK_D: no taken == gowd at the end (to see an over-subscription).
@@ -193,6 +196,7 @@
  *   14 H grants CRASHER at once after its permits came back;
  *   15 grant_ready grants CRASHER after its permits came back (-DPROC_VIEW);
  *   16 a recovery with nobody queued: a refused TRY brought it (tbusy).
+ *   17 a live waiter H took for gone takes its LOST (-DSUSPECT).
  * Planted bugs (with leases):
  *   NO_RECOVERY             nothing comes back: (u), a live waiter waits for
  *                           ever behind the dead one's permits.
@@ -271,7 +275,7 @@
 #endif
 
 /* messages (declared last to first: ACQ is 1); a request in flight is kind * 4 + k */
-mtype = { CANCELLED, BUSY, GRANT, REL, CAN, CNT, TRY, ACQ };
+mtype = { LOST, CANCELLED, BUSY, GRANT, REL, CAN, CNT, TRY, ACQ };
 
 #define IDLE    0                   /* queue node states */
 #define WAITING 1
@@ -291,7 +295,7 @@ byte nrel[KBIG + 1];                /* to H: RELs of k permits (they name nobody
 #ifdef LEASES
 byte drel[KBIG + 1];                /* to H: CRASHER's RELs of k (H knows their sender) */
 #endif
-bit ans[3 * NR * NS];               /* to p: GRANT / BUSY / CANCELLED (p, s) */
+bit ans[4 * NR * NS];               /* to p: GRANT / BUSY / CANCELLED / LOST (p, s) */
 byte nh;                            /* messages in flight to H */
 byte na;                            /* answers in flight */
 
@@ -438,7 +442,12 @@ inline grant_ready() {
 #if REACH == 13
             assert(false);              /* reach: a dead waiter dropped */
 #endif
-            printf("H: P%d is gone: dropped\n", w)
+#ifdef BUG_DROP_SILENT
+            printf("H: P%d is gone: dropped\n", w)   /* planted: no answer */
+#else
+            printf("H: P%d is gone: dropped, told LOST\n", w);
+            answer(w, lseq[w], LOST)
+#endif
         :: !DROPPED(w) ->
             taken = taken + kk;
             assert(taken <= N);                                 /* (a) */
@@ -847,9 +856,10 @@ wait:   /* the answer of this use (the handler's CAS WAITING -> answer), or give
             acv[me] = 0; st[me] = IDLE
            }
 #endif
-        :: atomic {                     /* BUSY, CANCELLED: holds nothing */
+        :: atomic {                     /* BUSY, CANCELLED, LOST: holds nothing */
             st[me] == WAITING &&
-            (ans[ANS(BUSY, me, seq[me])] || ans[ANS(CANCELLED, me, seq[me])]) ->
+            (ans[ANS(BUSY, me, seq[me])] || ans[ANS(CANCELLED, me, seq[me])] ||
+             ans[ANS(LOST, me, seq[me])]) ->
 #if REACH == 7
             assert(!(ans[ANS(BUSY, me, seq[me])] && gaveup));  /* reach */
 #endif
@@ -858,6 +868,11 @@ wait:   /* the answer of this use (the handler's CAS WAITING -> answer), or give
                 printf("P%d: BUSY(%d)\n", me, seq[me])
             :: ans[ANS(CANCELLED, me, seq[me])] -> ans[ANS(CANCELLED, me, seq[me])] = 0;
                 printf("P%d: CANCELLED(%d)\n", me, seq[me])
+            :: ans[ANS(LOST, me, seq[me])] -> ans[ANS(LOST, me, seq[me])] = 0;
+                printf("P%d: LOST(%d): RDLM_ERR_PEER_DEAD\n", me, seq[me])
+#if REACH == 17
+                ; assert(false)         /* reach: a live waiter taken for gone is told */
+#endif
             fi;
             na--; nan[me]--;
 #ifndef OUTCOME_ONLY
@@ -908,15 +923,15 @@ end:
         na > 0 ->
         i = 0;
         do
-        :: i < 3 * NR * NS && ans[i] && DROPS(i) -> ans[i] = 0; break
-        :: i < 3 * NR * NS -> i++
-        :: i >= 3 * NR * NS -> break
+        :: i < 4 * NR * NS && ans[i] && DROPS(i) -> ans[i] = 0; break
+        :: i < 4 * NR * NS -> i++
+        :: i >= 4 * NR * NS -> break
         od;
         if
-        :: i < 3 * NR * NS ->
+        :: i < 4 * NR * NS ->
             na--; p = (i % (NR * NS)) / NS; nan[p]--;
             printf("P%d: drops an answer\n", p)
-        :: i >= 3 * NR * NS -> skip     /* (nothing taken: the same state) */
+        :: i >= 4 * NR * NS -> skip     /* (nothing taken: the same state) */
         fi;
         i = 0; p = 0
        }

@@ -234,6 +234,7 @@ typedef struct rdlm_global {
     rdlm_local_t *local;         /* the node layer (rdlm_global_attach_node), or NULL */
     int planted_settle_busy;     /* tests only: RDLMTEST_AMQ_SETTLE_BUSY (cohort.c) */
     int test_replay_rel;         /* tests only: RDLMTEST_AMQ_REPLAY_REL (amq.c) */
+    uint32_t test_seen_dead;     /* tests only: RDLMTEST_AMQ_SEEN_DEAD + 1, or 0 */
     rdlm_atomic_u32_t posted_n;  /* slots of posted[] not FREE */
     rdlm_global_posted_t posted[RDLM_GLOBAL_POSTED];
     rdlm_global_proc_t *procs; /* [size]: same-host processes (peers.h) */
