@@ -14,6 +14,9 @@
  *                                            backend's posted CAS, or the blocking one
  *                                            it falls back to), each op waited for by
  *                                            progressing until done
+ *   posted_cswap_done_by_progress_thread     with a progress thread: a posted CAS
+ *                                            completes, with the word's value, while
+ *                                            the caller only sleeps
  *   put_get_round_trip                       per-rank slots, also read by every rank
  *   am_delivery_intact                       every message once, payload intact;
  *                                            per-sender order reported, not required
@@ -243,6 +246,35 @@ static void test_posted_cswap(rank_ctx_t *t)
         printf("PASS posted_cswap_increment_no_lost_update (%s, rank 0 retried %" PRIu64
                " times)\n",
                t->ctx->amo->cswap64_post != NULL ? "posted" : "blocking fallback", retries);
+    }
+    tl_checks_barrier(t);
+}
+
+/* With a progress thread, a posted CAS (one that cannot swap: the word stays) must
+ * complete while this thread never calls the library. */
+static void test_posted_cswap_by_thread(rank_ctx_t *t)
+{
+    uint64_t want = (uint64_t)t->writers * t->iters;
+    rdlm_tl_op_t op;
+    unsigned naps = 0;
+
+    if (!t->caps.progress_thread || t->ctx->amo->cswap64_post == NULL)
+        return;
+    if (t->active) {
+        CHECK_OK(rdlm_tl_cswap64_post(t->ctx, t->rk, OFF_PCAS, UINT64_MAX, 0, &op));
+        while (!rdlm_load(&op.done, RDLM_ACQUIRE)) {
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+            naps++;
+            tl_checks_deadline(t, "a posted cswap the progress thread should complete");
+        }
+        CHECK_OK(op.status);
+        if (op.old != want)
+            fail("posted cswap by the progress thread: old value %" PRIu64
+                 ", expected %" PRIu64,
+                 op.old, want);
+        printf(
+            "PASS posted_cswap_done_by_progress_thread (rank %u, after %u naps of 1 ms)\n",
+            t->rank, naps);
     }
     tl_checks_barrier(t);
 }
@@ -611,6 +643,7 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
         test_posted_fadd(&t);
         tl_checks_cswap_increment(&t);
         test_posted_cswap(&t);
+        test_posted_cswap_by_thread(&t);
     } else if (rank == 0) {
         printf("SKIP (capability) atomics: no remote 64-bit atomics\n");
     }

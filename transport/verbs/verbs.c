@@ -37,6 +37,11 @@
  * - Threads: one mutex serialises every post and poll (and the QP table). Posting and
  *   polling are thread-safe in libibverbs, but the shared scratch result word and the
  *   bounce buffer are not; simple first, finer later if measured.
+ * - Posted compare-and-swap and the progress thread (RDLM_PROGRESS=thread, the default
+ *   of distributed contexts): verbs_progress.c. The thread finishes posted CASes and
+ *   runs the owner's hook while the owner's threads are elsewhere (core/global's
+ *   posted release needs it); it polls the CQ every 1 ms while posted CASes are in
+ *   flight, every 100 ms otherwise.
  * - Active messages: not implemented (SEND/RECV would need posted receive buffers and
  *   progress): the am table is the stub table and query() leaves RDLM_TL_CAP_AM clear.
  */
@@ -112,11 +117,8 @@ static void rdlm_verbs_break(rdlm_verbs_ctx_t *c, uint32_t peer, rdlm_status_t w
         (void)ibv_modify_qp(c->peers[peer].qp, &a, IBV_QP_STATE);
 }
 
-/* Poll the CQ once (up to 16 completions). *found_p is set if wr_id `want` completed,
- * with its status in *want_st_p. Returns the number of completions, or -1 if
- * ibv_poll_cq failed. Lock held. */
-static int rdlm_verbs_poll(rdlm_verbs_ctx_t *c, uint64_t want, int *found_p,
-                           rdlm_status_t *want_st_p)
+int rdlm_verbs_poll(rdlm_verbs_ctx_t *c, uint64_t want, int *found_p,
+                    rdlm_status_t *want_st_p)
 {
     struct ibv_wc wc[16];
     int n = ibv_poll_cq(c->cq, 16, wc), i;
@@ -143,6 +145,8 @@ static int rdlm_verbs_poll(rdlm_verbs_ctx_t *c, uint64_t want, int *found_p,
             *found_p = 1;
             *want_st_p = st;
         }
+        if (c->posts_n > 0)
+            rdlm_verbs_post_done(c, wc[i].wr_id, st);
     }
     return n;
 }
@@ -228,6 +232,7 @@ rdlm_status_t rdlm_verbs_drain(rdlm_verbs_ctx_t *c, uint32_t peer)
                 continue; /* once more, for the flushed completions */
             }
             c->peers[peer].outstanding = 0; /* give up on them */
+            rdlm_verbs_posts_fail(c, peer, RDLM_ERR_TIMEOUT);
             return RDLM_ERR_TIMEOUT;
         }
     }
@@ -252,7 +257,7 @@ static rdlm_status_t rdlm_verbs_query(rdlm_tl_ctx_h ctx, rdlm_tl_caps_t *caps_p)
         .amo_needs_target_progress = 0, /* the target's adapter executes them */
         .thread_mode = c->thread_mode,
         .serialized_by_rdlm = c->thread_mode == RDLM_TL_THREAD_MULTI,
-        .progress_thread = 0,
+        .progress_thread = c->thread_running,
         .am_max_payload = 0,
         .rank = c->super.rank,
         .size = c->super.size,
@@ -306,6 +311,8 @@ static void rdlm_verbs_free(rdlm_verbs_ctx_t *c)
 {
     uint32_t i;
 
+    rdlm_verbs_thread_stop(c);
+    rdlm_verbs_posts_fail(c, RDLM_TL_PEER_ALL, RDLM_ERR_CLOSED); /* none after a flush */
     if (c->rkeys.slots != NULL) /* verbs keys are plain numbers: nothing to release */
         rdlm_tl_rkey_table_fini(&c->rkeys, rdlm_verbs_release_rkey, NULL);
     rdlm_verbs_cm_free(c); /* its QPs, ids and channel */
@@ -320,6 +327,8 @@ static void rdlm_verbs_free(rdlm_verbs_ctx_t *c)
     free(c->scratch);
     if (c->cq != NULL)
         (void)ibv_destroy_cq(c->cq);
+    if (c->stop_fd >= 0)
+        close(c->stop_fd);
     if (c->pd != NULL)
         (void)ibv_dealloc_pd(c->pd);
     if (c->cm_devs != NULL)
@@ -339,6 +348,7 @@ static void rdlm_verbs_destroy(rdlm_tl_ctx_h ctx)
 
     if (c == NULL)
         return;
+    rdlm_verbs_thread_stop(c); /* first: its hook may still issue operations */
     (void)rdlm_verbs_flush(ctx, RDLM_TL_PEER_ALL);
     if (c->boot.barrier(c->boot.arg, NULL) != RDLM_OK)
         rdlm_warn("verbs: destroy: bootstrap barrier failed; closing anyway");
@@ -575,6 +585,9 @@ static rdlm_status_t rdlm_verbs_open(const rdlm_tl_params_t *params, rdlm_tl_ctx
     c->boot = *b;
     c->thread_mode = params->thread_mode;
     c->connect = cfg.verbs_connect;
+    c->stop_fd = -1;
+    c->super.after_progress = params->after_progress;
+    c->super.after_progress_arg = params->after_progress_arg;
     pthread_mutex_init(&c->lock, NULL);
     c->peers = calloc(b->size, sizeof(*c->peers));
     st = c->peers ? rdlm_tl_rkey_table_init(&c->rkeys, params->max_rkeys)
@@ -595,8 +608,7 @@ static rdlm_status_t rdlm_verbs_open(const rdlm_tl_params_t *params, rdlm_tl_ctx
     rdlm_verbs_probe_byte_order(c);
     pthread_mutex_unlock(&c->lock);
     if (params->progress_thread)
-        rdlm_info("verbs: no progress thread: the adapters execute remote atomics and "
-                  "this backend has no active messages");
+        (void)rdlm_verbs_thread_start(c); /* without it (logged), posts finish in calls */
     /* A warning on adapters until the suite has run on one (see the top comment). */
     rdlm_log(strncmp(c->devname, "rxe", 3) == 0 ? RDLM_LOG_INFO : RDLM_LOG_WARN,
              "verbs: rank %u/%u on %s port %u, connected by %s, atomics %s (this backend "

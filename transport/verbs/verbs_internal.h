@@ -20,12 +20,15 @@
  *   [0] result of the one fetching atomic in flight (ops are serialised by ctx->lock)
  *   [1] discarded result of posted fetch-adds (written concurrently, never read)
  *   [2] target word of the byte-order probe at open (loopback atomics)
+ *   [8 .. 8 + RDLM_VERBS_POSTS) results of the posted compare-and-swaps in flight
  * then, from byte RDLM_VERBS_BOUNCE_OFF, the bounce buffer for put/get, because the
  * caller's buffers of put/get are not registered. */
 #define RDLM_VERBS_RES_WORD 0
 #define RDLM_VERBS_DISCARD_WORD 1
 #define RDLM_VERBS_PROBE_WORD 2
-#define RDLM_VERBS_BOUNCE_OFF 64u
+#define RDLM_VERBS_POST_WORD 8
+#define RDLM_VERBS_POSTS 16u
+#define RDLM_VERBS_BOUNCE_OFF 256u
 #define RDLM_VERBS_BOUNCE_LEN (64u * 1024u)
 
 /** Access of every memory region and QP: remote atomics, reads and writes. */
@@ -54,6 +57,12 @@ struct rdlm_tl_mem {
     struct rdlm_tl_mem *prev, *next; /* the context's regions, released at destroy */
 };
 
+/* A posted compare-and-swap in flight: its WR's id (0: the slot is free) and op. */
+typedef struct rdlm_verbs_posted {
+    uint64_t wr_id;
+    rdlm_tl_op_t *op;
+} rdlm_verbs_posted_t;
+
 typedef struct rdlm_verbs_ctx {
     rdlm_tl_ctx_t super;
     rdlm_tl_bootstrap_t boot;
@@ -81,7 +90,16 @@ typedef struct rdlm_verbs_ctx {
     int loopback;     /* 1: the loopback QP reached RTS */
     rdlm_tl_atomic_domain_t domain;
     rdlm_tl_thread_mode_t thread_mode;
-    pthread_mutex_t lock; /* every post and every CQ poll; the region list */
+    pthread_mutex_t lock; /* every post and every CQ poll; the region list; posts */
+    rdlm_verbs_posted_t posts[RDLM_VERBS_POSTS];
+    uint32_t posts_n;
+    /* The progress thread (verbs_progress.c): the descriptor that wakes it (a post
+     * while it sleeps long, or destroy), its long sleep (under lock), the stop flag. */
+    int stop_fd;
+    int thread_sleeps_long;
+    pthread_t thread;
+    int thread_running;
+    rdlm_atomic_u32_t stop;
     rdlm_tl_rkey_table_t rkeys;
     struct rdlm_tl_mem *mems;
 } rdlm_verbs_ctx_t;
@@ -96,6 +114,28 @@ rdlm_status_t rdlm_verbs_post(rdlm_verbs_ctx_t *c, uint32_t peer, struct ibv_sen
 rdlm_status_t rdlm_verbs_wait(rdlm_verbs_ctx_t *c, uint32_t peer, uint64_t wr_id);
 rdlm_status_t rdlm_verbs_drain(rdlm_verbs_ctx_t *c, uint32_t peer);
 uint64_t rdlm_verbs_result(const rdlm_verbs_ctx_t *c, uint64_t raw);
+
+/* verbs.c: with ctx->lock held. Poll the CQ once (up to 16 completions), finishing
+ * posted CASes; *found_p set if wr_id `want` completed, its status in *want_st_p. The
+ * number of completions, or -1 if ibv_poll_cq failed. */
+int rdlm_verbs_poll(rdlm_verbs_ctx_t *c, uint64_t want, int *found_p,
+                    rdlm_status_t *want_st_p);
+
+/* verbs_progress.c: the posted CASes (with ctx->lock held) and the progress thread. */
+/** Slot i (free) now tracks WR wr_id for op; wakes the progress thread from its long
+ *  sleep. */
+void rdlm_verbs_posts_track(rdlm_verbs_ctx_t *c, uint32_t i, uint64_t wr_id,
+                            rdlm_tl_op_t *op);
+/** WR wr_id completed with st: if a slot tracks it, its op is finished (old, status,
+ *  done) and the slot freed. */
+void rdlm_verbs_post_done(rdlm_verbs_ctx_t *c, uint64_t wr_id, rdlm_status_t st);
+/** Finish with st every tracked op to peer (RDLM_TL_PEER_ALL: every one). */
+void rdlm_verbs_posts_fail(rdlm_verbs_ctx_t *c, uint32_t peer, rdlm_status_t st);
+/** Start the thread (open, once the QPs are connected): RDLM_OK, or an error (logged;
+ *  the context runs without it). thread_running says if it runs. */
+rdlm_status_t rdlm_verbs_thread_start(rdlm_verbs_ctx_t *c);
+/** Stop and join it, if it runs. */
+void rdlm_verbs_thread_stop(rdlm_verbs_ctx_t *c);
 
 /* verbs_exchange.c (open: after the PD, CQ and scratch region exist) */
 /** Collective: a QP per peer and to ourselves, records exchanged with one bootstrap

@@ -290,11 +290,57 @@ static rdlm_status_t rdlm_verbs_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h h,
     return st;
 }
 
+/* Posted CAS (verbs_progress.c: the slots, who finishes it): the result goes to a
+ * free slot's scratch word; with every slot in flight the CAS runs blocking, done at
+ * return. */
+static rdlm_status_t rdlm_verbs_cswap64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h h,
+                                             uint64_t offset, uint64_t compare,
+                                             uint64_t swap, rdlm_tl_op_t *op)
+{
+    rdlm_verbs_ctx_t *c = (rdlm_verbs_ctx_t *)ctx;
+    struct ibv_sge sge = {.length = 8, .lkey = c->scratch_mr->lkey};
+    struct ibv_send_wr wr = {
+        .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_ATOMIC_CMP_AND_SWP};
+    uint64_t raddr, id;
+    uint32_t peer, rkey, i = 0;
+    rdlm_status_t st;
+
+    if (c->domain == RDLM_TL_ATOMIC_NONE)
+        return RDLM_ERR_UNSUPPORTED;
+    st = rdlm_verbs_target(c, h, offset, 8, 8, &peer, &raddr, &rkey);
+    if (st != RDLM_OK)
+        return st;
+    rdlm_tl_stat_add(&c->super.stats.amo, 1);
+    op->status = RDLM_OK;
+    rdlm_store(&op->done, 0, RDLM_RELAXED);
+    pthread_mutex_lock(&c->lock);
+    while (i < RDLM_VERBS_POSTS && c->posts[i].wr_id != 0)
+        i++;
+    if (i == RDLM_VERBS_POSTS) {
+        st = rdlm_verbs_atomic(c, peer, IBV_WR_ATOMIC_CMP_AND_SWP, raddr, rkey, compare,
+                               swap, &op->old);
+        if (st == RDLM_OK)
+            rdlm_store(&op->done, 1, RDLM_RELEASE);
+    } else {
+        sge.addr = (uint64_t)(uintptr_t)&c->scratch[RDLM_VERBS_POST_WORD + i];
+        wr.wr.atomic.remote_addr = raddr;
+        wr.wr.atomic.compare_add = compare;
+        wr.wr.atomic.swap = swap;
+        wr.wr.atomic.rkey = rkey;
+        st = rdlm_verbs_post(c, peer, &wr, &id);
+        if (st == RDLM_OK)
+            rdlm_verbs_posts_track(c, i, id, op);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}
+
 const rdlm_tl_amo_ops_t rdlm_verbs_amo_ops = {
     .cswap64 = rdlm_verbs_cswap64,
     .fadd64 = rdlm_verbs_fadd64,
     .swap64 = rdlm_verbs_swap64,
     .fadd64_post = rdlm_verbs_fadd64_post,
+    .cswap64_post = rdlm_verbs_cswap64_post,
 };
 
 /* ---- put / get ----------------------------------------------------------------------- */
