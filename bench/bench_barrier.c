@@ -188,10 +188,9 @@ static int rdlm_bench_bar_rdlm_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
     rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 1, &pct);
     rdlm_bench_measure_round(c->measure[RDLM_BENCH_BAR_RDLM], us, &pct);
     rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
-    if (c->report->opts->verbose) {
-        fprintf(stderr, "rdlm-bench:   round %u rdlm barrier %2u procs %.3f us, p99 %.2f us\n",
-                round + 1, c->nprocs, us, pct.p99);
-    }
+    rdlm_bench_report_round(c->report, round,
+                            "rdlm barrier %2u procs %.3f us, p99 %.2f us\n", c->nprocs, us,
+                            pct.p99);
     rdlm_bench_outcome_free(&out);
     return 0;
 }
@@ -229,12 +228,9 @@ static int rdlm_bench_bar_mpi_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
     if (done < (double)c->arg.iterations) {
         c->mpi_capped++;
     }
-    if (c->report->opts->verbose) {
-        fprintf(stderr,
-                "rdlm-bench:   round %u MPI_Barrier  %2u procs %.3f us, p99 %.2f us\n",
-                round + 1, c->nprocs, m->round[m->nrounds - 1],
-                m->round_pct[m->nrounds - 1][2]);
-    }
+    rdlm_bench_report_round(c->report, round,
+                            "MPI_Barrier  %2u procs %.3f us, p99 %.2f us\n", c->nprocs,
+                            m->round[m->nrounds - 1], m->round_pct[m->nrounds - 1][2]);
     return 0;
 }
 
