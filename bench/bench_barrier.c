@@ -202,7 +202,8 @@ static int rdlm_bench_bar_mpi_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
     static const char *const mca[] = {"pml", "ob1", "btl", "self,vader", NULL};
     rdlm_bench_measure_t *m = c->measure[RDLM_BENCH_BAR_MPI];
     rdlm_bench_dist_args_t args = {0};
-    rdlm_bench_mpi_job_t job = {.program = rdlm_bench_dist_barrier_program(),
+    rdlm_bench_mpi_job_t job = {.program =
+                                    rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH),
                                 .nprocs = c->nprocs,
                                 .args = args.argv,
                                 .mca = mca,
@@ -251,8 +252,8 @@ static int rdlm_bench_bar_run(rdlm_bench_report_t *r)
     const uint32_t *procs;
     uint32_t nprocs;
     char why[256];
-    int have_mpi =
-        rdlm_bench_mpi_can_run(rdlm_bench_dist_barrier_program(), why, sizeof(why));
+    int have_mpi = rdlm_bench_mpi_can_run(rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH),
+                                          why, sizeof(why));
     uint32_t n;
 
     nprocs = rdlm_bench_opts_procs(o, rdlm_bench_bar_procs,
