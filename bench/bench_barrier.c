@@ -188,10 +188,9 @@ static int rdlm_bench_bar_rdlm_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
     rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 1, &pct);
     rdlm_bench_measure_round(c->measure[RDLM_BENCH_BAR_RDLM], us, &pct);
     rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
-    if (c->report->opts->verbose) {
-        fprintf(stderr, "rdlm-bench:   round %u rdlm barrier %2u procs %.3f us, p99 %.2f us\n",
-                round + 1, c->nprocs, us, pct.p99);
-    }
+    rdlm_bench_report_round(c->report, round,
+                            "rdlm barrier %2u procs %.3f us, p99 %.2f us\n", c->nprocs, us,
+                            pct.p99);
     rdlm_bench_outcome_free(&out);
     return 0;
 }
@@ -203,7 +202,8 @@ static int rdlm_bench_bar_mpi_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
     static const char *const mca[] = {"pml", "ob1", "btl", "self,vader", NULL};
     rdlm_bench_measure_t *m = c->measure[RDLM_BENCH_BAR_MPI];
     rdlm_bench_dist_args_t args = {0};
-    rdlm_bench_mpi_job_t job = {.program = rdlm_bench_dist_barrier_program(),
+    rdlm_bench_mpi_job_t job = {.program =
+                                    rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH),
                                 .nprocs = c->nprocs,
                                 .args = args.argv,
                                 .mca = mca,
@@ -229,12 +229,9 @@ static int rdlm_bench_bar_mpi_round(rdlm_bench_bar_ctx_t *c, uint32_t round)
     if (done < (double)c->arg.iterations) {
         c->mpi_capped++;
     }
-    if (c->report->opts->verbose) {
-        fprintf(stderr,
-                "rdlm-bench:   round %u MPI_Barrier  %2u procs %.3f us, p99 %.2f us\n",
-                round + 1, c->nprocs, m->round[m->nrounds - 1],
-                m->round_pct[m->nrounds - 1][2]);
-    }
+    rdlm_bench_report_round(c->report, round,
+                            "MPI_Barrier  %2u procs %.3f us, p99 %.2f us\n", c->nprocs,
+                            m->round[m->nrounds - 1], m->round_pct[m->nrounds - 1][2]);
     return 0;
 }
 
@@ -255,8 +252,8 @@ static int rdlm_bench_bar_run(rdlm_bench_report_t *r)
     const uint32_t *procs;
     uint32_t nprocs;
     char why[256];
-    int have_mpi =
-        rdlm_bench_mpi_can_run(rdlm_bench_dist_barrier_program(), why, sizeof(why));
+    int have_mpi = rdlm_bench_mpi_can_run(rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH),
+                                          why, sizeof(why));
     uint32_t n;
 
     nprocs = rdlm_bench_opts_procs(o, rdlm_bench_bar_procs,

@@ -9,25 +9,6 @@
 
 #include "mpi_result.h"
 
-/* rdlm-mpi-lock-bench, or NULL when not built or not found. */
-static const char *rdlm_bench_dist_prog(void)
-{
-#if defined(RDLM_BENCH_MPI_LOCK_BENCH)
-    return rdlm_bench_mpi_find(RDLM_BENCH_MPI_LOCK_BENCH);
-#else
-    return NULL;
-#endif
-}
-
-const char *rdlm_bench_dist_barrier_program(void)
-{
-#if defined(RDLM_BENCH_MPI_BARRIER_BENCH)
-    return rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH);
-#else
-    return NULL;
-#endif
-}
-
 void rdlm_bench_dist_arg(rdlm_bench_dist_args_t *a, const char *flag, const char *fmt, ...)
 {
     va_list ap;
@@ -89,7 +70,7 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
                                                 const char *const *args, uint32_t timeout_s)
 {
     return (rdlm_bench_mpi_job_t){
-        .program = rdlm_bench_dist_prog(),
+        .program = rdlm_bench_mpi_find(RDLM_BENCH_MPI_LOCK_BENCH),
         .nprocs = procs,
         .args = args,
         .mca = rdlm_bench_dist_mca,
@@ -213,7 +194,8 @@ int rdlm_bench_dist_each(rdlm_bench_report_t *r, const rdlm_bench_def_t *def,
     char why[256];
     int rc = 0;
 
-    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_prog(), why, sizeof(why))) {
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_mpi_find(RDLM_BENCH_MPI_LOCK_BENCH), why,
+                                sizeof(why))) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
         return 0;
     }

@@ -17,10 +17,6 @@
 #include "mpi_result.h"
 #include "report.h"
 
-/** The path of rdlm-mpi-barrier-bench, or NULL if not built or not found
- *  (rdlm_bench_mpi_find). */
-const char *rdlm_bench_dist_barrier_program(void);
-
 /** At most this many arguments of a job's program (rdlm_bench_dist_args_t). */
 #define RDLM_BENCH_DIST_ARGS_MAX 16u
 

@@ -40,16 +40,6 @@
 #define RDLM_BENCH_DB_NEVER_SLOWER 1.05
 #define RDLM_BENCH_DB_NIMPL 5u
 
-/* librdlm_pmpi.so, or NULL when not built or not found. */
-static const char *rdlm_bench_db_pmpi_lib(void)
-{
-#if defined(RDLM_BENCH_PMPI_LIB)
-    return rdlm_bench_mpi_find(RDLM_BENCH_PMPI_LIB);
-#else
-    return NULL;
-#endif
-}
-
 /* The jobs: ranks and (virtual) nodes; the cross-node ones are replaced by -p. */
 typedef struct rdlm_bench_db_shape {
     uint32_t procs;
@@ -189,7 +179,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
 {
     const rdlm_bench_opts_t *o = r->opts;
     const char *bench = rdlm_bench_def_dist_barrier.name;
-    const char *pmpi_lib = rdlm_bench_db_pmpi_lib();
+    const char *pmpi_lib = rdlm_bench_mpi_find(RDLM_BENCH_PMPI_LIB);
     const int preload = pmpi_lib != NULL;
     char nodes_env[40], preload_env[1100], metric[32], shim_metric[32], split_metric[40];
     rdlm_bench_dist_args_t args = {0};
@@ -199,7 +189,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
                               RDLM_BENCH_DB_SPLIT, RDLM_BENCH_DB_IBARRIER};
     const uint32_t nimpl = (preload ? 3u : 2u) + (s->split ? 2u : 0u);
     rdlm_bench_mpi_job_t job = {
-        .program = rdlm_bench_dist_barrier_program(),
+        .program = rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH),
         .nprocs = s->procs,
         .args = args.argv,
         .mca = s->tcp ? rdlm_bench_db_mca_tcp : rdlm_bench_db_mca_shm,
@@ -284,7 +274,8 @@ static int rdlm_bench_db_run(rdlm_bench_report_t *r)
     char why[256];
     int rc = 0;
 
-    if (!rdlm_bench_mpi_can_run(rdlm_bench_dist_barrier_program(), why, sizeof(why))) {
+    if (!rdlm_bench_mpi_can_run(rdlm_bench_mpi_find(RDLM_BENCH_MPI_BARRIER_BENCH), why,
+                                sizeof(why))) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP, "not measured: %s", why);
         return 0;
     }
@@ -293,7 +284,7 @@ static int rdlm_bench_db_run(rdlm_bench_report_t *r)
         "rdlm and MPI alternate in every round inside one mpirun%s; us per "
         "barrier: max over ranks of elapsed/iterations, median over "
         "rounds; p99 of single barriers, max over ranks%s",
-        rdlm_bench_db_pmpi_lib() != NULL
+        rdlm_bench_mpi_find(RDLM_BENCH_PMPI_LIB) != NULL
             ? ", librdlm_pmpi.so preloaded (MPI_Barrier shim: what an unmodified "
               "program gets; PMPI_Barrier: MPI's own)"
             : "; librdlm_pmpi.so not built (RDLM_WITH_PMPI=OFF) or not found: no shim rows",

@@ -72,14 +72,11 @@ static void rdlm_bench_cont_waits(rdlm_bench_cont_ctx_t *c, uint32_t impl, uint3
     if (max_wait_ms > c->worst_wait_ms[impl]) {
         c->worst_wait_ms[impl] = max_wait_ms;
     }
-    if (c->report->opts->verbose) {
-        fprintf(
-            stderr,
-            "rdlm-bench:   round %u %-14s %2u procs, every acquire timed: wait p99 %.2f "
-            "us, p99.9 %.2f us, max %.3f ms\n",
-            round + 1, rdlm_bench_cont_impls[impl]->name, c->nprocs, pct.p99, pct.p999,
-            max_wait_ms);
-    }
+    rdlm_bench_report_round(c->report, round,
+                            "%-14s %2u procs, every acquire timed: wait p99 %.2f us, p99.9 "
+                            "%.2f us, max %.3f ms\n",
+                            rdlm_bench_cont_impls[impl]->name, c->nprocs, pct.p99, pct.p999,
+                            max_wait_ms);
 }
 
 static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
@@ -121,13 +118,10 @@ static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
     c->ops[impl] += out.ops;
     c->turns[impl] += (uint64_t)handoffs;
     rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
-    if (c->report->opts->verbose) {
-        fprintf(stderr,
-                "rdlm-bench:   round %u %-14s %2u procs %.3f Mops/s (%" PRIu64
-                " ops in %.1f ms), acquire p99 %.2f us\n",
-                round + 1, arg.ops->name, c->nprocs, mops, out.ops,
-                (double)out.window_ns / 1e6, pct.p99);
-    }
+    rdlm_bench_report_round(
+        c->report, round,
+        "%-14s %2u procs %.3f Mops/s (%" PRIu64 " ops in %.1f ms), acquire p99 %.2f us\n",
+        arg.ops->name, c->nprocs, mops, out.ops, (double)out.window_ns / 1e6, pct.p99);
     rdlm_bench_outcome_free(&out);
     return 0;
 }

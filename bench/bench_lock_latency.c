@@ -53,10 +53,8 @@ static int rdlm_bench_lat_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_outcome_percentiles(&out, 1.0 / (1000.0 * RDLM_BENCH_LAT_BATCH), 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], us, &pct);
     rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1); /* zero without stats */
-    if (c->report->opts->verbose) {
-        fprintf(stderr, "rdlm-bench:   round %u %-14s %.4f us per pair\n", round + 1,
-                arg.ops->name, us);
-    }
+    rdlm_bench_report_round(c->report, round, "%-14s %.4f us per pair\n", arg.ops->name,
+                            us);
     rdlm_bench_outcome_free(&out);
     return 0;
 }

@@ -302,10 +302,8 @@ static int rdlm_bench_pp_round(uint32_t impl, uint32_t round, void *ctx)
         rdlm_bench_stats_add(&c->rdlm_stats, &out.stats, 1);
         c->out_of_turn += (uint64_t)rdlm_bench_outcome_sum(&out, 1);
     }
-    if (c->report->opts->verbose) {
-        fprintf(stderr, "rdlm-bench:   round %u %-5s %.1f ns per hand-off, p99 %.1f ns\n",
-                round + 1, arg.ops->name, ns, pct.p99 * 1000.0);
-    }
+    rdlm_bench_report_round(c->report, round, "%-5s %.1f ns per hand-off, p99 %.1f ns\n",
+                            arg.ops->name, ns, pct.p99 * 1000.0);
     rdlm_bench_outcome_free(&out);
     return 0;
 }

@@ -143,10 +143,8 @@ static int rdlm_bench_rw_round(uint32_t impl, uint32_t round, void *ctx)
     }
     mops = out.window_ns > 0 ? (double)out.ops * 1000.0 / (double)out.window_ns : 0.0;
     rdlm_bench_measure_round(c->measure[impl], mops, NULL);
-    if (c->report->opts->verbose) {
-        fprintf(stderr, "rdlm-bench:   round %u %-14s %2u procs %3u%% reads %.3f Mops/s\n",
-                round + 1, arg.lock.ops->name, c->nprocs, c->read_pct, mops);
-    }
+    rdlm_bench_report_round(c->report, round, "%-14s %2u procs %3u%% reads %.3f Mops/s\n",
+                            arg.lock.ops->name, c->nprocs, c->read_pct, mops);
     rdlm_bench_outcome_free(&out);
     return 0;
 }

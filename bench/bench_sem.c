@@ -154,12 +154,9 @@ static int rdlm_bench_sem_round(uint32_t impl, uint32_t round, void *ctx)
     mops = out.window_ns > 0 ? (double)out.ops * 1000.0 / (double)out.window_ns : 0.0;
     rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], mops, &pct);
-    if (c->report->opts->verbose) {
-        fprintf(stderr,
-                "rdlm-bench:   round %u %-10s %u procs K=%u %.3f Mops/s, acquire p99 "
-                "%.2f us\n",
-                round + 1, arg.ops->name, c->nprocs, c->permits, mops, pct.p99);
-    }
+    rdlm_bench_report_round(c->report, round,
+                            "%-10s %u procs K=%u %.3f Mops/s, acquire p99 %.2f us\n",
+                            arg.ops->name, c->nprocs, c->permits, mops, pct.p99);
     rdlm_bench_outcome_free(&out);
     return 0;
 }

@@ -458,9 +458,8 @@ static int rdlm_bench_tlf_setting(rdlm_bench_report_t *r, const char *label, con
                                         .p99 = d->pct[k][round][2]};
 
             rdlm_bench_measure_round(m[k], d->us[k][round], &pct);
-            if (o->verbose)
-                fprintf(stderr, "rdlm-bench:   round %u %-4s %-18s %.3f us\n", round + 1,
-                        label, rdlm_bench_tlf_impl_names[k], d->us[k][round]);
+            rdlm_bench_report_round(r, round, "%-4s %-18s %.3f us\n", label,
+                                    rdlm_bench_tlf_impl_names[k], d->us[k][round]);
         }
     }
     rdlm_bench_measures_finish(m, RDLM_BENCH_TLF_NIMPL);

@@ -164,10 +164,8 @@ static int rdlm_bench_try_round(uint32_t slot, uint32_t round, void *ctx)
     }
     us = out.slots[0].values[0] / (double)c->iterations / 1000.0;
     rdlm_bench_measure_round(c->measure[slot], us, NULL);
-    if (c->report->opts->verbose) {
-        fprintf(stderr, "rdlm-bench:   round %u %-14s %s %.4f us per call\n", round + 1,
-                arg.lock.ops->name, arg.held ? "held" : "free", us);
-    }
+    rdlm_bench_report_round(c->report, round, "%-14s %s %.4f us per call\n",
+                            arg.lock.ops->name, arg.held ? "held" : "free", us);
     rdlm_bench_outcome_free(&out);
     return 0;
 }

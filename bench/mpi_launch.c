@@ -104,6 +104,9 @@ const char *rdlm_bench_mpi_find(const char *name)
     } found[RDLM_BENCH_MPI_FOUND_MAX];
     size_t k;
 
+    if (name == NULL) {
+        return NULL;
+    }
     for (k = 0; k < RDLM_BENCH_MPI_FOUND_MAX && found[k].name != NULL; k++) {
         if (strcmp(found[k].name, name) == 0) {
             return found[k].path;

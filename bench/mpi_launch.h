@@ -35,12 +35,24 @@ void rdlm_bench_mpi_command(const rdlm_bench_mpi_job_t *job, char *buf, size_t l
 int rdlm_bench_mpi_run(const rdlm_bench_mpi_job_t *job, char **out_p, char *why,
                        size_t whylen);
 
+/** The names of the MPI programs and of the MPI_Barrier shim library, as the build
+ *  defines them; NULL when not built (rdlm_bench_mpi_find then finds nothing). */
+#ifndef RDLM_BENCH_MPI_LOCK_BENCH
+#define RDLM_BENCH_MPI_LOCK_BENCH NULL
+#endif
+#ifndef RDLM_BENCH_MPI_BARRIER_BENCH
+#define RDLM_BENCH_MPI_BARRIER_BENCH NULL
+#endif
+#ifndef RDLM_BENCH_PMPI_LIB
+#define RDLM_BENCH_PMPI_LIB NULL
+#endif
+
 /**
  * Where name, a program or library rdlm-bench runs, is: a program beside rdlm-bench's
  * own executable (/proc/self/exe; the build tree and an installed bin alike), else in
  * PATH; a library (name holds ".so") in the installed lib directory relative to it,
  * else in the build tree's, relative too (no build-tree path is compiled in). NULL
- * when not found. The string lives until exit. Not thread-safe.
+ * when not found or name is NULL. The string lives until exit. Not thread-safe.
  */
 const char *rdlm_bench_mpi_find(const char *name);
 

@@ -379,41 +379,27 @@ static const rdlm_mlb_ops_t rdlm_mlb_fop_ops = {
     .check = RDLM_MLB_CHECK_DISTINCT,
 };
 
+/* The running impl's counter: the sharded one, or the plain one. */
+static rdlm_counter_h rdlm_mlb_counter(const rdlm_mlb_t *m)
+{
+    return m->impl == RDLM_MLB_SHARDED ? m->sharded : m->counter;
+}
+
 /* rdlm_counter_fetch_add(c, 1); the value of c. */
-static void rdlm_mlb_fetch_add(rdlm_mlb_t *m, rdlm_counter_h c)
+static void rdlm_mlb_fadd_acquire(rdlm_mlb_t *m)
 {
     int64_t old = -1;
-    rdlm_status_t st = rdlm_counter_fetch_add(c, 1, &old);
+    rdlm_status_t st = rdlm_counter_fetch_add(rdlm_mlb_counter(m), 1, &old);
 
     rdlm_mlb_old(m, st, old);
 }
 
-static int64_t rdlm_mlb_counter_read(rdlm_mlb_t *m, rdlm_counter_h c)
+static int64_t rdlm_mlb_fadd_read(rdlm_mlb_t *m)
 {
     int64_t value = 0;
 
-    rdlm_mlb_ok(m, rdlm_counter_read(c, &value), "rdlm_counter_read");
+    rdlm_mlb_ok(m, rdlm_counter_read(rdlm_mlb_counter(m), &value), "rdlm_counter_read");
     return value;
-}
-
-static void rdlm_mlb_fadd_acquire(rdlm_mlb_t *m)
-{
-    rdlm_mlb_fetch_add(m, m->counter);
-}
-
-static int64_t rdlm_mlb_fadd_read(rdlm_mlb_t *m)
-{
-    return rdlm_mlb_counter_read(m, m->counter);
-}
-
-static void rdlm_mlb_sharded_acquire(rdlm_mlb_t *m)
-{
-    rdlm_mlb_fetch_add(m, m->sharded);
-}
-
-static int64_t rdlm_mlb_sharded_read(rdlm_mlb_t *m)
-{
-    return rdlm_mlb_counter_read(m, m->sharded);
 }
 
 static const rdlm_mlb_ops_t rdlm_mlb_fadd_ops = {
@@ -424,8 +410,8 @@ static const rdlm_mlb_ops_t rdlm_mlb_fadd_ops = {
 };
 
 static const rdlm_mlb_ops_t rdlm_mlb_sharded_ops = {
-    .acquire = rdlm_mlb_sharded_acquire,
-    .read = rdlm_mlb_sharded_read,
+    .acquire = rdlm_mlb_fadd_acquire,
+    .read = rdlm_mlb_fadd_read,
     .check = RDLM_MLB_CHECK_COUNT,
     .rdlm = 1,
 };

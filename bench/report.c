@@ -140,6 +140,20 @@ void rdlm_bench_report_note(rdlm_bench_report_t *r, const char *bench,
     va_end(ap);
 }
 
+void rdlm_bench_report_round(const rdlm_bench_report_t *r, uint32_t round, const char *fmt,
+                             ...)
+{
+    va_list ap;
+
+    if (!r->opts->verbose) {
+        return;
+    }
+    fprintf(stderr, "rdlm-bench:   round %u ", round + 1);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
 static void rdlm_bench_print_notes(const rdlm_bench_report_t *r, const char *bench,
                                    int params, FILE *out)
 {

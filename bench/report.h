@@ -111,6 +111,11 @@ void rdlm_bench_report_note(rdlm_bench_report_t *r, const char *bench,
                             enum rdlm_bench_note_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/** With -v, print "rdlm-bench:   round <round + 1> " and fmt's text on stderr: the one
+ *  form of every benchmark's per-round line. */
+void rdlm_bench_report_round(const rdlm_bench_report_t *r, uint32_t round, const char *fmt,
+                             ...) __attribute__((format(printf, 3, 4)));
+
 /** Print one benchmark's section: title, parameters, per-implementation table,
  *  findings and skips. */
 void rdlm_bench_report_section(const rdlm_bench_report_t *r, const char *bench,

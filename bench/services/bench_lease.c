@@ -171,10 +171,8 @@ static int rdlm_bench_lease_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_outcome_percentiles(&out, 1.0 / 1000.0, 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], us, &pct);
     c->requests[impl] += out.ops;
-    if (o->verbose) {
-        fprintf(stderr, "rdlm-bench:   round %u %-15s %.2f us per request (%" PRIu64 ")\n",
-                round + 1, c->impls[impl]->name, us, out.ops);
-    }
+    rdlm_bench_report_round(c->report, round, "%-15s %.2f us per request (%" PRIu64 ")\n",
+                            c->impls[impl]->name, us, out.ops);
     rdlm_bench_outcome_free(&out);
     return 0;
 }

@@ -160,11 +160,9 @@ static int rdlm_bench_svc_lat_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_outcome_percentiles(&out, 1.0 / (1000.0 * arg.batch), 0, &pct);
     rdlm_bench_measure_round(c->measure[impl], us, &pct);
     c->pairs[impl] += out.ops;
-    if (c->report->opts->verbose) {
-        fprintf(stderr,
-                "rdlm-bench:   round %u %-14s %.3f us per pair (%" PRIu64 " pairs)\n",
-                round + 1, arg.ops->name, us, out.ops);
-    }
+    rdlm_bench_report_round(c->report, round,
+                            "%-14s %.3f us per pair (%" PRIu64 " pairs)\n", arg.ops->name,
+                            us, out.ops);
     rdlm_bench_outcome_free(&out);
     return 0;
 }
@@ -202,13 +200,10 @@ static int rdlm_bench_svc_cont_round(uint32_t impl, uint32_t round, void *ctx)
     rdlm_bench_measure_round(
         c->handoffs[impl], out.window_ns > 0 ? handoffs * 1e6 / (double)out.window_ns : 0.0,
         NULL);
-    if (o->verbose) {
-        fprintf(stderr,
-                "rdlm-bench:   round %u %-14s %2u procs %.2f kops/s (%" PRIu64
-                " ops, %.0f hand-offs in %.1f ms)\n",
-                round + 1, arg.ops->name, c->nprocs, kops, out.ops, handoffs,
-                (double)out.window_ns / 1e6);
-    }
+    rdlm_bench_report_round(
+        c->report, round,
+        "%-14s %2u procs %.2f kops/s (%" PRIu64 " ops, %.0f hand-offs in %.1f ms)\n",
+        arg.ops->name, c->nprocs, kops, out.ops, handoffs, (double)out.window_ns / 1e6);
     rdlm_bench_outcome_free(&out);
     return 0;
 }
