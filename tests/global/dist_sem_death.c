@@ -106,17 +106,10 @@ static void taker(unsigned rank, rdlm_ctx_h ctx, rdlm_sem_h sem)
 static int child(unsigned rank, const char *rendezvous)
 {
     rdlm_ctx_dist_info_t di;
-    rdlm_sem_h sem;
     rdlm_ctx_h ctx =
         procs_join_two_nodes("dist_sem_death", rank, NPROCS, rendezvous, VICTIM, &di);
+    rdlm_sem_h sem = procs_sem_am("dist_sem_death", rank, ctx, &di, "pool", PERMITS);
 
-    if (strcmp(di.lock_protocol, "am") != 0)
-        FAIL("the home-served protocol (am) expected, the context has %s",
-             di.lock_protocol);
-    if (rdlm_sem_open(ctx, "pool", PERMITS, &sem) != RDLM_OK)
-        FAIL("rdlm_sem_open failed");
-    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
-        FAIL("barrier failed");
     if (rank == VICTIM)
         victim(rank, ctx, sem);
     else if (rank == HOLDER)
@@ -130,27 +123,16 @@ static int child(unsigned rank, const char *rendezvous)
 /* 1 if the run went as it must (the file's comment). */
 static int checked(void)
 {
-    int ok = 1;
+    int ok = procs_all_ok("dist_sem_death", NPROCS, VICTIM, sh->acquired, sh->released);
 
-    for (unsigned r = 0; r < NPROCS; r++) {
-        if (r != VICTIM && (sh->acquired[r] != RDLM_OK || sh->released[r] != RDLM_OK)) {
-            fprintf(stderr,
-                    "dist_sem_death: rank %u acquired %s, released %s (want RDLM_OK)\n", r,
-                    rdlm_status_name(sh->acquired[r]), rdlm_status_name(sh->released[r]));
-            ok = 0;
-        }
-    }
     if (sh->granted_early || sh->holder_let_go) {
         fprintf(stderr, "dist_sem_death: rank 2 got its permit %s\n",
                 sh->granted_early ? "before the victim died" : "after rank 0 let go");
         ok = 0;
     }
-    if (sh->available_status != RDLM_OK || sh->available_after != PERMITS) {
-        fprintf(stderr, "dist_sem_death: at the end %u permits free (%s), want %u\n",
-                sh->available_after, rdlm_status_name(sh->available_status), PERMITS);
-        ok = 0;
-    }
-    return ok;
+    return procs_permits_free("dist_sem_death", sh->available_status, sh->available_after,
+                              PERMITS) &&
+           ok;
 }
 
 int main(int argc, char **argv)

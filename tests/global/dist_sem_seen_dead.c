@@ -82,17 +82,10 @@ static void holder(unsigned rank, rdlm_ctx_h ctx, rdlm_sem_h sem)
 static int child(unsigned rank, const char *rendezvous)
 {
     rdlm_ctx_dist_info_t di;
-    rdlm_sem_h sem;
     rdlm_ctx_h ctx = procs_join_two_nodes("dist_sem_seen_dead", rank, NPROCS, rendezvous,
                                           SEEN_DEAD, &di);
+    rdlm_sem_h sem = procs_sem_am("dist_sem_seen_dead", rank, ctx, &di, "pool", PERMITS);
 
-    if (strcmp(di.lock_protocol, "am") != 0)
-        FAIL("the home-served protocol (am) expected, the context has %s",
-             di.lock_protocol);
-    if (rdlm_sem_open(ctx, "pool", PERMITS, &sem) != RDLM_OK)
-        FAIL("rdlm_sem_open failed");
-    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
-        FAIL("barrier failed");
     if (rank == SEEN_DEAD)
         waiter(rank, ctx, sem);
     else
@@ -106,17 +99,9 @@ static int child(unsigned rank, const char *rendezvous)
 /* 1 if the run went as it must (the file's comment). */
 static int checked(void)
 {
-    int ok = 1;
+    int ok =
+        procs_all_ok("dist_sem_seen_dead", NPROCS, SEEN_DEAD, sh->acquired, sh->released);
 
-    for (unsigned r = 0; r < NPROCS; r++) {
-        if (r != SEEN_DEAD && (sh->acquired[r] != RDLM_OK || sh->released[r] != RDLM_OK)) {
-            fprintf(stderr,
-                    "dist_sem_seen_dead: rank %u acquired %s, released %s (want RDLM_OK)\n",
-                    r, rdlm_status_name(sh->acquired[r]),
-                    rdlm_status_name(sh->released[r]));
-            ok = 0;
-        }
-    }
     if (sh->acquired[SEEN_DEAD] != RDLM_ERR_PEER_DEAD || sh->waited_s > ANSWER_LIMIT_S) {
         fprintf(stderr,
                 "dist_sem_seen_dead: the waiter the home counts dead got %s after %.2f s "
@@ -124,12 +109,9 @@ static int checked(void)
                 rdlm_status_name(sh->acquired[SEEN_DEAD]), sh->waited_s, ANSWER_LIMIT_S);
         ok = 0;
     }
-    if (sh->available_status != RDLM_OK || sh->available_after != PERMITS) {
-        fprintf(stderr, "dist_sem_seen_dead: at the end %u permits free (%s), want %u\n",
-                sh->available_after, rdlm_status_name(sh->available_status), PERMITS);
-        ok = 0;
-    }
-    return ok;
+    return procs_permits_free("dist_sem_seen_dead", sh->available_status,
+                              sh->available_after, PERMITS) &&
+           ok;
 }
 
 int main(void)

@@ -111,6 +111,25 @@ static inline rdlm_ctx_h procs_join_two_nodes(const char *who, unsigned rank, un
     return ctx;
 }
 
+/* The home-served semaphore the semaphore tests share: the context's protocol must be
+ * "am"; then name with permits is opened and every process waits for the others'
+ * open. The handle, or procs_fail (prefixed with who). */
+static inline rdlm_sem_h procs_sem_am(const char *who, unsigned rank, rdlm_ctx_h ctx,
+                                      const rdlm_ctx_dist_info_t *di, const char *name,
+                                      uint32_t permits)
+{
+    rdlm_sem_h sem;
+
+    if (strcmp(di->lock_protocol, "am") != 0)
+        procs_fail(who, rank, "the home-served protocol (am) expected, the context has %s",
+                   di->lock_protocol);
+    if (rdlm_sem_open(ctx, name, permits, &sem) != RDLM_OK)
+        procs_fail(who, rank, "rdlm_sem_open failed");
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        procs_fail(who, rank, "barrier failed");
+    return sem;
+}
+
 /* Fork n children, rank r running child(r, rendezvous) and exiting with its result.
  * 0, or -1 if a fork failed (the children forked so far run on). */
 static inline int procs_start(pid_t *pids, unsigned n, int (*child)(unsigned, const char *),
@@ -195,6 +214,35 @@ static inline int procs_run_leased(const char *job, const char *virtual_nodes,
         return 0;
     }
     return procs_reap(pids, n, victim, limit_s, who);
+}
+
+/* 1 if every rank of n but skip acquired and released with RDLM_OK (acquired[r],
+ * released[r]), else 0 (said on stderr, prefixed with who). */
+static inline int procs_all_ok(const char *who, unsigned n, unsigned skip,
+                               const int *acquired, const int *released)
+{
+    int ok = 1;
+
+    for (unsigned r = 0; r < n; r++) {
+        if (r != skip && (acquired[r] != RDLM_OK || released[r] != RDLM_OK)) {
+            fprintf(stderr, "%s: rank %u acquired %s, released %s (want RDLM_OK)\n", who, r,
+                    rdlm_status_name(acquired[r]), rdlm_status_name(released[r]));
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+/* 1 if rdlm_sem_available at the end said (status, available) with want permits
+ * free, else 0 (said on stderr, prefixed with who). */
+static inline int procs_permits_free(const char *who, int status, uint32_t available,
+                                     uint32_t want)
+{
+    if (status == RDLM_OK && available == want)
+        return 1;
+    fprintf(stderr, "%s: at the end %u permits free (%s), want %u\n", who, available,
+            rdlm_status_name(status), want);
+    return 0;
 }
 
 /* The node segments and lock files of job in the user's directory

@@ -171,28 +171,55 @@ static inline rdlm_status_t rdlm_verbs_target(rdlm_verbs_ctx_t *c, rdlm_tl_rkey_
     return RDLM_OK;
 }
 
+/* Post atomic op on (peer, raddr, rkey) with its fetched value into scratch word
+ * `word`: its WR's id. Lock held. */
+static rdlm_status_t rdlm_verbs_amo_post(rdlm_verbs_ctx_t *c, uint32_t peer,
+                                         enum ibv_wr_opcode op, uint64_t raddr,
+                                         uint32_t rkey, uint64_t compare_add, uint64_t swap,
+                                         unsigned word, uint64_t *id_p)
+{
+    struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)&c->scratch[word],
+                          .length = 8,
+                          .lkey = c->scratch_mr->lkey};
+    struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = op};
+
+    wr.wr.atomic.remote_addr = raddr;
+    wr.wr.atomic.compare_add = compare_add;
+    wr.wr.atomic.swap = swap;
+    wr.wr.atomic.rkey = rkey;
+    return rdlm_verbs_post(c, peer, &wr, id_p);
+}
+
 /* One fetching atomic into the scratch result word, waited for; the result is
  * normalised to host order. Lock held. */
 rdlm_status_t rdlm_verbs_atomic(rdlm_verbs_ctx_t *c, uint32_t peer, enum ibv_wr_opcode op,
                                 uint64_t raddr, uint32_t rkey, uint64_t compare_add,
                                 uint64_t swap, uint64_t *old_p)
 {
-    struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)&c->scratch[RDLM_VERBS_RES_WORD],
-                          .length = 8,
-                          .lkey = c->scratch_mr->lkey};
-    struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = op};
     uint64_t id;
-    rdlm_status_t st;
+    rdlm_status_t st = rdlm_verbs_amo_post(c, peer, op, raddr, rkey, compare_add, swap,
+                                           RDLM_VERBS_RES_WORD, &id);
 
-    wr.wr.atomic.remote_addr = raddr;
-    wr.wr.atomic.compare_add = compare_add;
-    wr.wr.atomic.swap = swap;
-    wr.wr.atomic.rkey = rkey;
-    st = rdlm_verbs_post(c, peer, &wr, &id);
     if (st == RDLM_OK)
         st = rdlm_verbs_wait(c, peer, id);
     if (st == RDLM_OK)
         *old_p = rdlm_verbs_result(c, c->scratch[RDLM_VERBS_RES_WORD]);
+    return st;
+}
+
+/* What every atomic checks first, counted in the statistics: RDLM_OK with its target
+ * (peer, remote address, rkey), or why not. */
+static rdlm_status_t rdlm_verbs_amo_target(rdlm_verbs_ctx_t *c, rdlm_tl_rkey_h h,
+                                           uint64_t offset, uint32_t *peer_p,
+                                           uint64_t *raddr_p, uint32_t *rkey_p)
+{
+    rdlm_status_t st;
+
+    if (c->domain == RDLM_TL_ATOMIC_NONE)
+        return RDLM_ERR_UNSUPPORTED;
+    st = rdlm_verbs_target(c, h, offset, 8, 8, peer_p, raddr_p, rkey_p);
+    if (st == RDLM_OK)
+        rdlm_tl_stat_add(&c->super.stats.amo, 1);
     return st;
 }
 
@@ -205,14 +232,11 @@ static rdlm_status_t rdlm_verbs_amo(rdlm_tl_ctx_h ctx, enum ibv_wr_opcode op,
     uint32_t peer, rkey;
     rdlm_status_t st;
 
-    if (c->domain == RDLM_TL_ATOMIC_NONE)
-        return RDLM_ERR_UNSUPPORTED;
-    if (old_p == NULL)
+    if (old_p == NULL && c->domain != RDLM_TL_ATOMIC_NONE)
         return RDLM_ERR_INVALID_ARG;
-    st = rdlm_verbs_target(c, h, offset, 8, 8, &peer, &raddr, &rkey);
+    st = rdlm_verbs_amo_target(c, h, offset, &peer, &raddr, &rkey);
     if (st != RDLM_OK)
         return st;
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
     pthread_mutex_lock(&c->lock);
     st = rdlm_verbs_atomic(c, peer, op, raddr, rkey, compare_add, swap, old_p);
     pthread_mutex_unlock(&c->lock);
@@ -266,26 +290,15 @@ static rdlm_status_t rdlm_verbs_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h h,
                                             uint64_t offset, uint64_t add)
 {
     rdlm_verbs_ctx_t *c = (rdlm_verbs_ctx_t *)ctx;
-    struct ibv_sge sge = {.addr = (uint64_t)(uintptr_t)&c->scratch[RDLM_VERBS_DISCARD_WORD],
-                          .length = 8,
-                          .lkey = c->scratch_mr->lkey};
-    struct ibv_send_wr wr = {
-        .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD};
     uint64_t raddr, id;
     uint32_t peer, rkey;
-    rdlm_status_t st;
+    rdlm_status_t st = rdlm_verbs_amo_target(c, h, offset, &peer, &raddr, &rkey);
 
-    if (c->domain == RDLM_TL_ATOMIC_NONE)
-        return RDLM_ERR_UNSUPPORTED;
-    st = rdlm_verbs_target(c, h, offset, 8, 8, &peer, &raddr, &rkey);
     if (st != RDLM_OK)
         return st;
-    wr.wr.atomic.remote_addr = raddr;
-    wr.wr.atomic.compare_add = add;
-    wr.wr.atomic.rkey = rkey;
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
     pthread_mutex_lock(&c->lock);
-    st = rdlm_verbs_post(c, peer, &wr, &id);
+    st = rdlm_verbs_amo_post(c, peer, IBV_WR_ATOMIC_FETCH_AND_ADD, raddr, rkey, add, 0,
+                             RDLM_VERBS_DISCARD_WORD, &id);
     pthread_mutex_unlock(&c->lock);
     return st;
 }
@@ -298,19 +311,12 @@ static rdlm_status_t rdlm_verbs_cswap64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h h
                                              uint64_t swap, rdlm_tl_op_t *op)
 {
     rdlm_verbs_ctx_t *c = (rdlm_verbs_ctx_t *)ctx;
-    struct ibv_sge sge = {.length = 8, .lkey = c->scratch_mr->lkey};
-    struct ibv_send_wr wr = {
-        .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_ATOMIC_CMP_AND_SWP};
     uint64_t raddr, id;
     uint32_t peer, rkey, i = 0;
-    rdlm_status_t st;
+    rdlm_status_t st = rdlm_verbs_amo_target(c, h, offset, &peer, &raddr, &rkey);
 
-    if (c->domain == RDLM_TL_ATOMIC_NONE)
-        return RDLM_ERR_UNSUPPORTED;
-    st = rdlm_verbs_target(c, h, offset, 8, 8, &peer, &raddr, &rkey);
     if (st != RDLM_OK)
         return st;
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
     op->status = RDLM_OK;
     rdlm_store(&op->done, 0, RDLM_RELAXED);
     pthread_mutex_lock(&c->lock);
@@ -322,12 +328,8 @@ static rdlm_status_t rdlm_verbs_cswap64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h h
         if (st == RDLM_OK)
             rdlm_store(&op->done, 1, RDLM_RELEASE);
     } else {
-        sge.addr = (uint64_t)(uintptr_t)&c->scratch[RDLM_VERBS_POST_WORD + i];
-        wr.wr.atomic.remote_addr = raddr;
-        wr.wr.atomic.compare_add = compare;
-        wr.wr.atomic.swap = swap;
-        wr.wr.atomic.rkey = rkey;
-        st = rdlm_verbs_post(c, peer, &wr, &id);
+        st = rdlm_verbs_amo_post(c, peer, IBV_WR_ATOMIC_CMP_AND_SWP, raddr, rkey, compare,
+                                 swap, RDLM_VERBS_POST_WORD + i, &id);
         if (st == RDLM_OK)
             rdlm_verbs_posts_track(c, i, id, op);
     }
