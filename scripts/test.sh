@@ -5,7 +5,8 @@
 # sanitizer builds (ASan+UBSan over unit, api, stress, transport, lease (codecs, state
 # machine, rdlmd, client), the verbs tests on soft-RoCE, and the cross-node global tests
 # -- the latter under mpirun without leak checking, since Open MPI keeps allocations
-# past MPI_Finalize; TSan over the threaded unit tests and the lease authority).
+# past MPI_Finalize; TSan over the threaded unit tests, the lease authority and the
+# verbs conformance suite with its progress thread on soft-RoCE).
 # usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,5 +54,7 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
   # the lease authority's threads (label lease: renewal threads, rdlmd, in-job replicas).
   build build-tsan Tsan -DRDLM_WITH_UCX=OFF
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L 'unit|lease'
+  # The verbs backend's progress thread beside its callers, on soft-RoCE (a VM boot).
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -R '^rxe\.verbs'
 fi
 echo "scripts/test.sh: all suites passed"
