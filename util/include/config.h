@@ -126,7 +126,8 @@ typedef enum rdlm_pmpi_barrier {
     X(progress, "RDLM_PROGRESS", PROGRESS, "auto", 0, 0,                                   \
       "transport progress: poll (inside rdlm calls only), thread (also a progress "        \
       "thread, so emulated remote atomics on this process's memory complete while it "     \
-      "computes), auto (thread in distributed contexts)")                                  \
+      "computes, and a lock's release over UCX or verbs is posted, not waited for), "      \
+      "auto (thread in distributed contexts)")                                             \
     X(peer_failure, "RDLM_PEER_FAILURE", PEER_FAILURE, "auto", 0, 0,                       \
       "transport endpoints that report a dead peer as RDLM_ERR_PEER_DEAD instead of "      \
       "hanging: auto (peers not reached through shared memory), on (all), off (none); "    \
@@ -144,7 +145,8 @@ typedef enum rdlm_pmpi_barrier {
       "interface, where librdmacm listens (empty: the first IPv4 address in the port's "   \
       "GID table, i.e. of its RoCE interface)")                                            \
     X(virtual_nodes, "RDLM_VIRTUAL_NODES", UINT, "1", 1, 4096,                             \
-      "split each host's processes, in rank order, into this many nodes of consecutive ranks; a node's lowest rank leads it (tests on one machine)")           \
+      "split each host's processes, in rank order, into this many nodes of consecutive "   \
+      "ranks; a node's lowest rank leads it (tests on one machine)")                       \
     X(cohort_bound, "RDLM_COHORT_BOUND", UINT, "64", 0, 1000000,                           \
       "local hand-offs of a global lock before it passes to another node")                 \
     X(lock_am, "RDLM_LOCK_AM", BOOL, "1", 0, 1,                                            \
