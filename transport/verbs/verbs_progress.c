@@ -17,7 +17,8 @@
  * when idle: the rwlock sweep); a post that finds it in the long sleep wakes it
  * (stop_fd). It does not sleep on the CQ's completion channel: an event per
  * completion woke it at every release, and in the soft-RoCE VM an uncontended lock
- * cycle took 6.6 times a raw pair of atomics with it, 1.09 times polling.
+ * cycle took 6.6 times a raw pair of atomics with it, 1.09 times with the thread
+ * left asleep (one run each; the VM's times swing, docs/rdma.md).
  * No wake-up is lost: the thread marks its long sleep, then reads posts_n under the
  * lock; a post adds to posts_n, then reads the mark, under the lock.
  */
