@@ -419,6 +419,7 @@ rdlm_status_t rdlm_amq_setup(rdlm_global_t *d, int wanted)
                     (d->caps.flags & RDLM_TL_CAP_AM) && d->caps.progress_thread &&
                     d->caps.am_max_payload >= sizeof(rdlm_amq_msg_t) && !d->barrier_only;
     uint32_t *all = calloc(bs->size, sizeof(*all));
+    const char *seen_dead;
     rdlm_status_t s = all != NULL ? bs->allgather(bs->arg, &mine, all, sizeof(mine), &idle)
                                   : RDLM_ERR_NO_MEMORY;
 
@@ -432,9 +433,8 @@ rdlm_status_t rdlm_amq_setup(rdlm_global_t *d, int wanted)
     }
     d->planted_settle_busy = getenv("RDLMTEST_AMQ_SETTLE_BUSY") != NULL;
     d->test_replay_rel = getenv("RDLMTEST_AMQ_REPLAY_REL") != NULL;
-    d->test_seen_dead = getenv("RDLMTEST_AMQ_SEEN_DEAD") != NULL
-                            ? (uint32_t)atoi(getenv("RDLMTEST_AMQ_SEEN_DEAD")) + 1
-                            : 0;
+    seen_dead = getenv("RDLMTEST_AMQ_SEEN_DEAD");
+    d->test_seen_dead = seen_dead != NULL ? (uint32_t)atoi(seen_dead) + 1 : 0;
     if (d->nodes.leader_of[d->nodes.node] == d->rank) {
         s = rdlm_amq_home_new(d);
     }

@@ -35,19 +35,25 @@
 #define RDLM_VERBS_BUSY_MS 1
 #define RDLM_VERBS_IDLE_MS 100
 
-void rdlm_verbs_posts_track(rdlm_verbs_ctx_t *c, uint32_t i, uint64_t wr_id,
-                            rdlm_tl_op_t *op)
+/* Wake the thread from its sleep (it then polls, or sees the stop flag). */
+static void rdlm_verbs_thread_wake(rdlm_verbs_ctx_t *c)
 {
     uint64_t one = 1;
 
+    if (write(c->stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one)) {
+        rdlm_debug("verbs: waking the progress thread failed: it wakes within %d ms",
+                   RDLM_VERBS_IDLE_MS);
+    }
+}
+
+void rdlm_verbs_posts_track(rdlm_verbs_ctx_t *c, uint32_t i, uint64_t wr_id,
+                            rdlm_tl_op_t *op)
+{
     c->posts[i] = (rdlm_verbs_posted_t){wr_id, op};
     c->posts_n++;
     if (c->thread_sleeps_long) {
         c->thread_sleeps_long = 0; /* one wake-up is enough */
-        if (write(c->stop_fd, &one, sizeof(one)) != sizeof(one)) {
-            rdlm_debug("verbs: waking the progress thread failed: it polls within %d ms",
-                       RDLM_VERBS_IDLE_MS);
-        }
+        rdlm_verbs_thread_wake(c);
     }
 }
 
@@ -155,16 +161,11 @@ rdlm_status_t rdlm_verbs_thread_start(rdlm_verbs_ctx_t *c)
 
 void rdlm_verbs_thread_stop(rdlm_verbs_ctx_t *c)
 {
-    uint64_t one = 1;
-
     if (!c->thread_running) {
         return;
     }
     rdlm_store(&c->stop, 1, RDLM_RELEASE);
-    if (write(c->stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one)) {
-        rdlm_debug("verbs: waking the progress thread failed: it stops within %d ms",
-                   RDLM_VERBS_IDLE_MS);
-    }
+    rdlm_verbs_thread_wake(c);
     pthread_join(c->thread, NULL);
     c->thread_running = 0;
 }
