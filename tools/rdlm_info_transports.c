@@ -207,8 +207,8 @@ void rdlm_info_transports(const rdlm_config_t *cfg)
     }
     printf("  progress: RDLM_PROGRESS=%s\n", rdlm_config_progress_name(cfg->progress));
     printf("  dead peers: RDLM_PEER_FAILURE=%s, RDLM_PEER_TIMEOUT_MS=%u (%s)\n",
-           rdlm_config_peer_failure_name(cfg->peer_failure), (unsigned)cfg->peer_timeout_ms,
-           cfg->peer_failure == RDLM_PEER_FAILURE_OFF
+           rdlm_config_switch_name(cfg->peer_failure), (unsigned)cfg->peer_timeout_ms,
+           cfg->peer_failure == RDLM_SWITCH_OFF
                ? "not detected: an operation on a dead peer may hang"
                : "an operation on a dead watched peer returns RDLM_ERR_PEER_DEAD");
 }

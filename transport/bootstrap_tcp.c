@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "log.h"
 #include "resolve.h"
+#include "sock.h"
 
 #define RDLM_BOOT_MAGIC 0x52444c42u /* "RDLB" */
 #define RDLM_BOOT_DEFAULT_TIMEOUT_MS 30000u
@@ -49,100 +50,6 @@ struct rdlm_tl_boot_tcp {
     int *fds; /* rank 0: fds[r] for r >= 1; others: fds[0] is the link to rank 0 */
     rdlm_status_t failed; /* the first collective that failed (out of step), or OK */
 };
-
-static int rdlm_boot_ms_left(uint64_t deadline)
-{
-    uint64_t now = rdlm_clock_now_ns();
-    uint64_t ms;
-
-    if (now >= deadline)
-        return 0;
-    ms = (deadline - now + 999999) / 1000000;
-    return ms > 100 ? 100 : (int)ms;
-}
-
-/* Wait until fd is ready for events, calling idle meanwhile. */
-static rdlm_status_t rdlm_boot_wait(int fd, short events, uint64_t deadline,
-                                    const rdlm_tl_idle_t *idle)
-{
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = events};
-        int busy = 0, tmo, n;
-
-        if (idle != NULL && idle->func != NULL)
-            busy = idle->func(idle->arg);
-        if (busy < 0)
-            return RDLM_ERR_PEER_DEAD;
-        if (rdlm_clock_now_ns() >= deadline)
-            return RDLM_ERR_TIMEOUT;
-        if (idle != NULL && idle->func != NULL) {
-            /* Come back soon: a peer's emulated atomic may be waiting for our
-             * progress. 100 us sleeps, not a spin. */
-            struct timespec ts = {0, busy ? 0 : 100000};
-            n = ppoll(&p, 1, &ts, NULL);
-        } else {
-            tmo = rdlm_boot_ms_left(deadline);
-            n = poll(&p, 1, tmo);
-        }
-        if (n > 0)
-            return RDLM_OK;
-        if (n < 0 && errno != EINTR)
-            return RDLM_ERR_IO;
-    }
-}
-
-static rdlm_status_t rdlm_boot_send(int fd, const void *buf, size_t len, uint64_t deadline,
-                                    const rdlm_tl_idle_t *idle)
-{
-    const char *p = buf;
-
-    while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n > 0) {
-            p += n;
-            len -= (size_t)n;
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-            rdlm_status_t st = rdlm_boot_wait(fd, POLLOUT, deadline, idle);
-            if (st != RDLM_OK)
-                return st;
-        } else {
-            return (n < 0 && errno != EPIPE && errno != ECONNRESET) ? RDLM_ERR_IO
-                                                                    : RDLM_ERR_PEER_DEAD;
-        }
-    }
-    return RDLM_OK;
-}
-
-static rdlm_status_t rdlm_boot_recv(int fd, void *buf, size_t len, uint64_t deadline,
-                                    const rdlm_tl_idle_t *idle)
-{
-    char *p = buf;
-
-    while (len > 0) {
-        ssize_t n = recv(fd, p, len, 0);
-        if (n > 0) {
-            p += n;
-            len -= (size_t)n;
-        } else if (n == 0) {
-            return RDLM_ERR_PEER_DEAD;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            rdlm_status_t st = rdlm_boot_wait(fd, POLLIN, deadline, idle);
-            if (st != RDLM_OK)
-                return st;
-        } else {
-            return errno == ECONNRESET ? RDLM_ERR_PEER_DEAD : RDLM_ERR_IO;
-        }
-    }
-    return RDLM_OK;
-}
-
-static void rdlm_boot_tune(int fd)
-{
-    int one = 1;
-
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
 
 static void rdlm_boot_log_failure(const rdlm_tl_boot_tcp_t *b, rdlm_status_t st,
                                   uint32_t peer, const char *what)
@@ -180,11 +87,11 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
 
     if (b->cb.rank != 0) {
         f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, len};
-        st = rdlm_boot_send(b->fds[0], &f, sizeof(f), deadline, idle);
+        st = rdlm_sock_send(b->fds[0], &f, sizeof(f), deadline, idle);
         if (st == RDLM_OK)
-            st = rdlm_boot_send(b->fds[0], send, len, deadline, idle);
+            st = rdlm_sock_send(b->fds[0], send, len, deadline, idle);
         if (st == RDLM_OK)
-            st = rdlm_boot_recv(b->fds[0], &f, sizeof(f), deadline, idle);
+            st = rdlm_sock_recv(b->fds[0], &f, sizeof(f), deadline, idle);
         if (st == RDLM_OK &&
             (f.magic != RDLM_BOOT_MAGIC || f.seq != seq || f.len != (uint64_t)len * size)) {
             rdlm_error("bootstrap: rank %u: collective %u out of step with rank 0 "
@@ -193,13 +100,13 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
             return RDLM_ERR_MISMATCH;
         }
         if (st == RDLM_OK)
-            st = rdlm_boot_recv(b->fds[0], recv, (size_t)len * size, deadline, idle);
+            st = rdlm_sock_recv(b->fds[0], recv, (size_t)len * size, deadline, idle);
         if (st != RDLM_OK)
             rdlm_boot_log_failure(b, st, 0, "collective");
         return st;
     }
     for (r = 1; r < size; r++) {
-        st = rdlm_boot_recv(b->fds[r], &f, sizeof(f), deadline, idle);
+        st = rdlm_sock_recv(b->fds[r], &f, sizeof(f), deadline, idle);
         if (st == RDLM_OK && (f.magic != RDLM_BOOT_MAGIC || f.seq != seq || f.len != len)) {
             rdlm_error("bootstrap: rank 0: rank %u out of step in collective %u "
                        "(seq %u, %llu bytes, expected %zu)",
@@ -207,7 +114,7 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
             return RDLM_ERR_MISMATCH;
         }
         if (st == RDLM_OK)
-            st = rdlm_boot_recv(b->fds[r], (char *)recv + (size_t)r * len, len, deadline,
+            st = rdlm_sock_recv(b->fds[r], (char *)recv + (size_t)r * len, len, deadline,
                                 idle);
         if (st != RDLM_OK) {
             rdlm_boot_log_failure(b, st, r, "collective");
@@ -216,9 +123,9 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
     }
     f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, (uint64_t)len * size};
     for (r = 1; r < size; r++) {
-        st = rdlm_boot_send(b->fds[r], &f, sizeof(f), deadline, idle);
+        st = rdlm_sock_send(b->fds[r], &f, sizeof(f), deadline, idle);
         if (st == RDLM_OK)
-            st = rdlm_boot_send(b->fds[r], recv, (size_t)len * size, deadline, idle);
+            st = rdlm_sock_send(b->fds[r], recv, (size_t)len * size, deadline, idle);
         if (st != RDLM_OK) {
             rdlm_boot_log_failure(b, st, r, "collective");
             return st;
@@ -280,35 +187,19 @@ static rdlm_status_t rdlm_boot_connect(rdlm_tl_boot_tcp_t *b,
         return resolved;
     }
     for (;;) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
-        socklen_t elen = sizeof(err);
-        rdlm_status_t st;
+        int fd, err = rdlm_sock_connect(&sa, deadline, &fd);
 
-        if (fd < 0) {
-            rdlm_error("bootstrap: socket: %s", strerror(errno));
+        if (err < 0) {
             return RDLM_ERR_IO;
         }
-        rdlm_boot_tune(fd);
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-            if (errno == EINPROGRESS) {
-                st = rdlm_boot_wait(fd, POLLOUT, deadline, NULL);
-                if (st == RDLM_OK)
-                    (void)getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-                else
-                    err = ETIMEDOUT;
-            } else {
-                err = errno;
-            }
-        }
         if (err == 0) {
-            st = rdlm_boot_send(fd, &h, sizeof(h), deadline, NULL);
-            if (st == RDLM_OK) {
+            if (rdlm_sock_send(fd, &h, sizeof(h), deadline, NULL) == RDLM_OK) {
                 b->fds[0] = fd;
                 return RDLM_OK;
             }
             err = ECONNRESET;
+            close(fd);
         }
-        close(fd);
         if (rdlm_clock_now_ns() >= deadline) {
             rdlm_error("bootstrap: rank %u: timed out after %llu ms connecting to rank 0 "
                        "at %s:%u (%s)",
@@ -363,13 +254,13 @@ static rdlm_status_t rdlm_boot_accept(rdlm_tl_boot_tcp_t *b,
                 st = RDLM_ERR_IO;
                 break;
             }
-            st = rdlm_boot_wait(lfd, POLLIN, deadline, NULL);
+            st = rdlm_sock_wait(lfd, POLLIN, deadline, NULL);
             if (st == RDLM_OK)
                 continue;
             break;
         }
-        rdlm_boot_tune(fd);
-        st = rdlm_boot_recv(fd, &h, sizeof(h), deadline, NULL);
+        rdlm_sock_tune(fd);
+        st = rdlm_sock_recv(fd, &h, sizeof(h), deadline, NULL);
         if (st != RDLM_OK || h.magic != RDLM_BOOT_MAGIC || h.size != p->size ||
             h.rank == 0 || h.rank >= p->size || b->fds[h.rank] >= 0) {
             rdlm_warn("bootstrap: rank 0: dropped a bad hello (rank %u, size %u, %s)",

@@ -85,8 +85,7 @@ RDLM_CONFIG_NAMED_ENUM(rdlm_progress_mode_t, PROGRESS, progress, RDLM_PROGRESS_L
                        RDLM_PROGRESS_MODE_COUNT)
 RDLM_CONFIG_NAMED_ENUM(rdlm_verbs_connect_t, VERBS_CONNECT, verbs_connect,
                        RDLM_VERBS_CONNECT_LIST, RDLM_VERBS_CONNECT_COUNT)
-RDLM_CONFIG_NAMED_ENUM(rdlm_peer_failure_t, PEER_FAILURE, peer_failure,
-                       RDLM_PEER_FAILURE_LIST, RDLM_PEER_FAILURE_COUNT)
+RDLM_CONFIG_NAMED_ENUM(rdlm_switch_t, SWITCH, switch, RDLM_SWITCH_LIST, RDLM_SWITCH_COUNT)
 RDLM_CONFIG_NAMED_ENUM(rdlm_pmpi_barrier_t, PMPI_BARRIER, pmpi_barrier,
                        RDLM_PMPI_BARRIER_LIST, RDLM_PMPI_BARRIER_COUNT)
 
@@ -361,7 +360,7 @@ static int rdlm_config_known(const char *entry)
 #define RDLM_CONFIG_DEST_JOB(f) (f)
 #define RDLM_CONFIG_DEST_PROGRESS(f) (&(f))
 #define RDLM_CONFIG_DEST_VERBS_CONNECT(f) (&(f))
-#define RDLM_CONFIG_DEST_PEER_FAILURE(f) (&(f))
+#define RDLM_CONFIG_DEST_SWITCH(f) (&(f))
 #define RDLM_CONFIG_DEST_PMPI_BARRIER(f) (&(f))
 #define RDLM_CONFIG_DEST_IP(f) (f)
 #define RDLM_CONFIG_DEST_ADDR(f) (f)
@@ -376,7 +375,7 @@ static const char rdlm_config_allowed_BOOL[] = "0 or 1";
 static const char rdlm_config_allowed_JOB[] = "1-32 of [A-Za-z0-9._-]";
 static const char rdlm_config_allowed_PROGRESS[] = "one of auto, poll, thread";
 static const char rdlm_config_allowed_VERBS_CONNECT[] = "one of cm, exchange";
-static const char rdlm_config_allowed_PEER_FAILURE[] = "one of auto, on, off";
+static const char rdlm_config_allowed_SWITCH[] = "one of auto, on, off";
 static const char rdlm_config_allowed_PMPI_BARRIER[] = "one of auto, 1, 0";
 static const char rdlm_config_allowed_IP[] = "an IPv4 address, e.g. 10.0.0.1";
 static const char rdlm_config_allowed_ADDR[] =
@@ -441,7 +440,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_ALLOWED_JOB(min, max) rdlm_config_allowed_JOB
 #define RDLM_CONFIG_ALLOWED_PROGRESS(min, max) rdlm_config_allowed_PROGRESS
 #define RDLM_CONFIG_ALLOWED_VERBS_CONNECT(min, max) rdlm_config_allowed_VERBS_CONNECT
-#define RDLM_CONFIG_ALLOWED_PEER_FAILURE(min, max) rdlm_config_allowed_PEER_FAILURE
+#define RDLM_CONFIG_ALLOWED_SWITCH(min, max) rdlm_config_allowed_SWITCH
 #define RDLM_CONFIG_ALLOWED_PMPI_BARRIER(min, max) rdlm_config_allowed_PMPI_BARRIER
 #define RDLM_CONFIG_ALLOWED_IP(min, max) rdlm_config_allowed_IP
 #define RDLM_CONFIG_ALLOWED_ADDR(min, max) rdlm_config_allowed_ADDR
@@ -472,8 +471,8 @@ const rdlm_config_entry_t *rdlm_config_entry(rdlm_config_index_t i)
     snprintf(buf, len, "%s", rdlm_config_progress_name(v))
 #define RDLM_CONFIG_SHOW_VERBS_CONNECT(buf, len, v)                                        \
     snprintf(buf, len, "%s", rdlm_config_verbs_connect_name(v))
-#define RDLM_CONFIG_SHOW_PEER_FAILURE(buf, len, v)                                         \
-    snprintf(buf, len, "%s", rdlm_config_peer_failure_name(v))
+#define RDLM_CONFIG_SHOW_SWITCH(buf, len, v)                                               \
+    snprintf(buf, len, "%s", rdlm_config_switch_name(v))
 #define RDLM_CONFIG_SHOW_PMPI_BARRIER(buf, len, v)                                         \
     snprintf(buf, len, "%s", rdlm_config_pmpi_barrier_name(v))
 #define RDLM_CONFIG_SHOW_IP(buf, len, v) snprintf(buf, len, "%s", (v))

@@ -2,6 +2,9 @@
 #include "resolve.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -48,5 +51,38 @@ rdlm_status_t rdlm_addr_resolve(const char *what, const char *host, uint16_t por
     sa.sin_addr = ((const struct sockaddr_in *)(const void *)res->ai_addr)->sin_addr;
     freeaddrinfo(res);
     *sa_p = sa;
+    return RDLM_OK;
+}
+
+int rdlm_addr_is_loopback(uint32_t a)
+{
+    return (ntohl(a) >> 24) == 127;
+}
+
+rdlm_status_t rdlm_host_addrs(uint32_t *addrs, unsigned max, unsigned *n_p)
+{
+    struct ifaddrs *ifs;
+    unsigned n = 0;
+
+    if (getifaddrs(&ifs) != 0) {
+        rdlm_error("getifaddrs: %s", strerror(errno));
+        return RDLM_ERR_IO;
+    }
+    for (int loopback = 0; loopback <= 1; loopback++) {
+        for (const struct ifaddrs *i = ifs; i != NULL && n < max; i = i->ifa_next) {
+            uint32_t a;
+
+            if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+                !(i->ifa_flags & IFF_UP)) {
+                continue;
+            }
+            a = ((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr;
+            if (rdlm_addr_is_loopback(a) == loopback) {
+                addrs[n++] = a;
+            }
+        }
+    }
+    freeifaddrs(ifs);
+    *n_p = n;
     return RDLM_OK;
 }

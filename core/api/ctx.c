@@ -281,6 +281,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
         dp.virtual_nodes = ctx->config.virtual_nodes;
         dp.cohort_bound = ctx->config.cohort_bound;
         dp.lock_am = ctx->config.lock_am;
+        dp.barrier_links = ctx->config.barrier_links;
         dp.home_slots = ctx->config.capacity;
         dp.job = job;
         dp.hostkey = hostkey;

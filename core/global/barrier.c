@@ -9,13 +9,21 @@
  *             i raises flag k of leader (i + 2^k) mod nodes to the generation and
  *             waits for its own flag k to reach it. Flags only grow, so nothing is
  *             reset between barriers, and an old message that lands late cannot
- *             lower one: an active message carries the generation and its handler
- *             raises the flag to it (where the transport emulates remote atomics with
- *             messages anyway); otherwise a posted remote add of one (each flag gets
- *             one per barrier, from one leader, so it counts the generations). A put
- *             of the generation would not do: UCP orders no two RMA operations, and a
- *             late one would overwrite a newer value (tests/model/coll_barrier.pml,
- *             -DPUTS=2, finds the hang)
+ *             lower one. Three ways to raise one, chosen at attach:
+ *             - links (links.h; RDLM_BARRIER_LINKS): the generation is sent on link
+ *               k, a TCP connection of the leaders' own, and the waiter reads its
+ *               in-link k, raising its flag to each generation that comes; where UCX
+ *               would carry the rounds over TCP anyway, this saves its progress
+ *               engine (an epoll_wait per poll) and headers on the critical path. A
+ *               leader whose partner died gets RDLM_ERR_PEER_DEAD (the link closed);
+ *             - an active message carries the generation and its handler raises the
+ *               flag to it (where the transport emulates remote atomics with
+ *               messages anyway);
+ *             - otherwise a posted remote add of one (each flag gets one per
+ *               barrier, from one leader, so it counts the generations). A put of
+ *               the generation would not do: UCP orders no two RMA operations, and a
+ *               late one would overwrite a newer value (tests/model/coll_barrier.pml,
+ *               -DPUTS=2, finds the hang)
  *   fan-out   the leader (or, on one node, the last arriver) stores the generation
  *             into the segment's coll_release word and wakes the sleepers; the
  *             others wait on it (spin, yield, futex)
@@ -39,6 +47,7 @@
  */
 #include "word.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <string.h>
 
@@ -51,6 +60,10 @@
  * fd, this long at most (a bound on a lost wake-up; the message's arrival ends it). */
 #define RDLM_GLOBAL_FLAG_POLL_NS 50000ull
 #define RDLM_GLOBAL_FLAG_SLEEP_NS 1000000ull
+/* A leader waiting on a link progresses the transport this often, while it spins. */
+#define RDLM_GLOBAL_LINK_PROGRESS_NS 10000ull
+/* Making the leaders' links: the bound of connecting and accepting them. */
+#define RDLM_GLOBAL_LINKS_TIMEOUT_MS 5000u
 
 static int rdlm_global_is_leader(const rdlm_global_t *d)
 {
@@ -109,9 +122,47 @@ static void rdlm_global_flag_handler(void *arg, uint32_t src, const void *data, 
     }
 }
 
+/* Collective: the leaders' links (links.h), where RDLM_BARRIER_LINKS and every
+ * process allow them; for auto, where the transport reaches each round's partners
+ * over TCP. Without them (a vote against, or a link that could not be made) the
+ * barrier stays on the transport. */
+static rdlm_status_t rdlm_global_links_open(rdlm_global_t *d, const rdlm_tl_idle_t *idle)
+{
+    const uint32_t nodes = d->nodes.nodes, node = d->nodes.node;
+    uint32_t to[RDLM_LINKS_MAX], from[RDLM_LINKS_MAX], n = 0;
+    int want = d->barrier_links_mode != RDLM_SWITCH_OFF;
+    rdlm_status_t s;
+
+    if (nodes == 1) {
+        return RDLM_OK;
+    }
+    for (uint32_t dist = 1; rdlm_global_is_leader(d) && dist < nodes; dist <<= 1, n++) {
+        to[n] = d->nodes.leader_of[(node + dist) % nodes];
+        from[n] = d->nodes.leader_of[(node + nodes - dist) % nodes];
+        if (d->barrier_links_mode == RDLM_SWITCH_AUTO) {
+            want =
+                want && rdlm_tl_peer_tcp(d->tl, to[n]) && rdlm_tl_peer_tcp(d->tl, from[n]);
+        }
+    }
+    s = rdlm_links_open(d->bootstrap, idle, want, to, from, n, RDLM_GLOBAL_LINKS_TIMEOUT_MS,
+                        &d->links);
+    if (s == RDLM_ERR_UNSUPPORTED) {
+        rdlm_debug("barrier: no links (RDLM_BARRIER_LINKS=%s here)",
+                   rdlm_config_switch_name(d->barrier_links_mode));
+        return RDLM_OK;
+    }
+    if (s == RDLM_OK && d->rank == 0) {
+        rdlm_info("barrier: node leaders send their rounds over TCP links of their own "
+                  "(RDLM_BARRIER_LINKS=%s)",
+                  rdlm_config_switch_name(d->barrier_links_mode));
+    }
+    return s;
+}
+
 rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, rdlm_local_t *lc)
 {
     const rdlm_tl_idle_t idle = {rdlm_global_progress_idle, d};
+    rdlm_status_t links;
 
     d->local = lc;                  /* SETTLEs look up their lock's entry (cohort.c) */
     lc->host_procs = d->host_procs; /* the node's waiters see the other virtual nodes */
@@ -133,9 +184,14 @@ rdlm_status_t rdlm_global_attach_node(rdlm_global_t *d, rdlm_local_t *lc)
             return s;
         }
     }
-    rdlm_debug("barrier: %s", d->barrier_pair ? "a pair (one node, two processes)"
-                              : d->barrier_am ? "count, leaders exchange active messages"
-                                              : "count, leaders exchange posted adds");
+    links = rdlm_global_links_open(d, &idle);
+    if (links != RDLM_OK) {
+        return links;
+    }
+    rdlm_debug("barrier: %s", d->barrier_pair    ? "a pair (one node, two processes)"
+                              : d->links != NULL ? "count, leaders exchange over links"
+                              : d->barrier_am    ? "count, leaders exchange active messages"
+                                                 : "count, leaders exchange posted adds");
     /* Every process installed its handler before anyone sends. */
     return d->bootstrap->barrier(d->bootstrap->arg, &idle);
 }
@@ -258,9 +314,11 @@ static int rdlm_global_flag_reached(void *arg)
 
 /* Leader: wait for flag k to reach gen, progressing (the peer's message lands through
  * the transport): polls for RDLM_GLOBAL_FLAG_POLL_NS (not when crowded), then polls
- * that yield the CPU, then the transport's sleep between polls. */
+ * that yield the CPU, then the transport's sleep between polls. Once polling is over,
+ * a sender the transport reports dead (sender: the leader whose round k raises flag
+ * k) ends the wait with RDLM_ERR_PEER_DEAD. */
 static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t *lc,
-                                            uint32_t k, uint64_t gen)
+                                            uint32_t k, uint64_t gen, uint32_t sender)
 {
     rdlm_global_flag_wait_t fw = {rdlm_global_flag(d, k), gen};
     const uint64_t poll_until =
@@ -278,6 +336,12 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
             (poll_until != 0 && rdlm_clock_now_ns() < poll_until)) {
             continue;
         }
+        if (rdlm_tl_peer_dead(d->tl, sender)) {
+            rdlm_warn("barrier: rank %u, which leads the node that sends round %u, is "
+                      "gone",
+                      sender, k);
+            return RDLM_ERR_PEER_DEAD;
+        }
         if (d->barrier_idle != NULL) { /* polling is over: before each yield or sleep */
             d->barrier_idle(d->barrier_idle_arg);
         }
@@ -291,6 +355,65 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
     }
 }
 
+/* Leader: wait until in-link k brought gen (or a later generation: a partner may
+ * finish this barrier and send the next one's round before we read this one's), as
+ * rdlm_global_await_flag waits, its sleeps a poll of the link's socket. Where this
+ * process must progress for others (must_poll), it does so every
+ * RDLM_GLOBAL_LINK_PROGRESS_NS, not between every two reads of the socket: a progress
+ * call is a system call or two (UCX's epoll_wait), and the round's message should not
+ * wait behind one. */
+static rdlm_status_t rdlm_global_await_link(rdlm_global_t *d, const rdlm_local_t *lc,
+                                            uint32_t k, uint64_t gen)
+{
+    const int progress = rdlm_global_must_poll(d);
+    uint64_t now = rdlm_clock_now_ns(), progress_at = now;
+    const uint64_t poll_until =
+        rdlm_local_oversubscribed(lc) ? 0 : now + RDLM_GLOBAL_FLAG_POLL_NS;
+    uint32_t yields = 0;
+
+    while (d->link_flag[k] < gen) {
+        uint64_t v;
+        int got;
+        rdlm_status_t s = rdlm_links_recv(d->links, k, &got, &v);
+
+        if (s != RDLM_OK) {
+            return s;
+        }
+        if (got) {
+            d->link_flag[k] = v > d->link_flag[k] ? v : d->link_flag[k];
+            continue;
+        }
+        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
+            return RDLM_ERR_CLOSED;
+        }
+        now = rdlm_clock_now_ns();
+        if (progress && now >= progress_at) {
+            progress_at = now + RDLM_GLOBAL_LINK_PROGRESS_NS;
+            if (rdlm_global_progress(d) != 0) {
+                continue;
+            }
+        }
+        if (now < poll_until) {
+            continue;
+        }
+        if (d->barrier_idle != NULL) { /* polling is over: before each yield or sleep */
+            d->barrier_idle(d->barrier_idle_arg);
+        }
+        if (yields < lc->policy.yield) {
+            yields++;
+            sched_yield();
+        } else {
+            /* the home's requests wait for our progress: come back sooner then */
+            struct pollfd p = {.fd = rdlm_links_fd(d->links, k), .events = POLLIN};
+            const struct timespec slice = {0, progress ? RDLM_GLOBAL_FLAG_SLEEP_NS / 10
+                                                       : RDLM_GLOBAL_FLAG_SLEEP_NS};
+
+            (void)ppoll(&p, 1, &slice, NULL);
+        }
+    }
+    return RDLM_OK;
+}
+
 /* Leader: dissemination among the leaders. */
 static rdlm_status_t rdlm_global_exchange(rdlm_global_t *d, const rdlm_local_t *lc,
                                           uint64_t gen)
@@ -302,14 +425,18 @@ static rdlm_status_t rdlm_global_exchange(rdlm_global_t *d, const rdlm_local_t *
                                    .offset = (uint64_t)d->home_slots * d->slot_bytes +
                                              k * sizeof(uint64_t)};
         rdlm_global_flag_msg_t m = {.gen = gen, .k = k};
-        rdlm_status_t s = d->barrier_am
+        rdlm_status_t s = d->links != NULL ? rdlm_links_send(d->links, k, gen)
+                          : d->barrier_am
                               ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
                                                 RDLM_GLOBAL_AM_BARRIER, &m, sizeof(m))
                               : rdlm_global_home_add_post(d, &peer, 1);
 
         if (s == RDLM_OK) {
             rdlm_fetch_add(&d->stats.barrier_msgs, 1, RDLM_RELAXED);
-            s = rdlm_global_await_flag(d, lc, k, gen);
+            s = d->links != NULL
+                    ? rdlm_global_await_link(d, lc, k, gen)
+                    : rdlm_global_await_flag(
+                          d, lc, k, gen, d->nodes.leader_of[(node + nodes - dist) % nodes]);
         }
         if (s != RDLM_OK) {
             return s;

@@ -228,6 +228,7 @@ rdlm_status_t rdlm_global_create(const rdlm_global_params_t *params, rdlm_global
     d->cohort_bound = params->cohort_bound;
     d->home_slots = params->home_slots;
     d->barrier_only = params->barrier_only;
+    d->barrier_links_mode = params->barrier_links;
     d->freed_hint = ~0ull; /* a word nobody used is FREE(0): guessed right (glock.c) */
     d->calm_hint = ~0ull;
     pthread_mutex_init(&d->keys_lock, NULL);
@@ -339,6 +340,7 @@ void rdlm_global_destroy(rdlm_global_t *d)
         rdlm_global_goodbye(d);
     }
     rdlm_tl_destroy(d->tl); /* collective (or not, after a death); releases everything */
+    rdlm_links_close(d->links);
     rdlm_amq_free(d);
     rdlm_nodes_fini(&d->nodes);
     pthread_mutex_destroy(&d->keys_lock);

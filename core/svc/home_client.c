@@ -226,7 +226,7 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
     rdlm_tl_params_from_config(cfg, &svc->tp);
     svc->tp.thread_mode = RDLM_TL_THREAD_MULTI;
     svc->tp.progress_thread = 0;
-    svc->tp.peer_failure = RDLM_PEER_FAILURE_ON; /* a home is another process */
+    svc->tp.peer_failure = RDLM_SWITCH_ON; /* a home is another process */
     qsort(addrs.addr, addrs.count, sizeof(addrs.addr[0]), rdlm_svc_addr_cmp);
     svc->n = addrs.count;
     for (uint32_t h = 0; h < svc->n; h++) {

@@ -140,6 +140,10 @@ typedef int (*rdlm_tl_peer_dead_func_t)(rdlm_tl_ctx_h ctx, uint32_t peer);
  *  the caller's: call progress after. */
 typedef void (*rdlm_tl_sleep_func_t)(rdlm_tl_ctx_h ctx, uint64_t timeout_ns,
                                      int (*done)(void *arg), void *arg);
+/** 1 if active messages to peer travel over a TCP socket (UCX's tcp transport), so
+ *  that a socket of the caller's own to that peer is no slower; 0 if not, or not
+ *  known. May create the endpoint to peer. Optional (NULL: never TCP). */
+typedef int (*rdlm_tl_peer_tcp_func_t)(rdlm_tl_ctx_h ctx, uint32_t peer);
 
 #define RDLM_TL_PEER_ALL UINT32_MAX
 
@@ -150,6 +154,7 @@ typedef struct rdlm_tl_setup_ops {
     rdlm_tl_destroy_func_t destroy;
     rdlm_tl_peer_dead_func_t peer_dead;
     rdlm_tl_sleep_func_t sleep;
+    rdlm_tl_peer_tcp_func_t peer_tcp; /* optional */
 } rdlm_tl_setup_ops_t;
 
 /* ---- memory registration and remote keys ------------------------------------------ */
@@ -305,7 +310,7 @@ typedef struct rdlm_tl_params {
     /** Print the statistics on stderr at rdlm_tl_destroy (RDLM_STATS=1). */
     int print_stats;
     /** Which peers are watched for failure (RDLM_PEER_FAILURE; 0 is auto). */
-    rdlm_peer_failure_t peer_failure;
+    rdlm_switch_t peer_failure;
     /** A watched peer that leaves an operation unanswered this long counts as dead
      *  (RDLM_PEER_TIMEOUT_MS; 0: 10000, that variable's default). */
     uint32_t peer_timeout_ms;
@@ -410,6 +415,11 @@ static inline unsigned rdlm_tl_progress(rdlm_tl_ctx_h c)
 static inline int rdlm_tl_peer_dead(rdlm_tl_ctx_h c, uint32_t peer)
 {
     return c->setup->peer_dead(c, peer);
+}
+
+static inline int rdlm_tl_peer_tcp(rdlm_tl_ctx_h c, uint32_t peer)
+{
+    return c->setup->peer_tcp != NULL && c->setup->peer_tcp(c, peer);
 }
 
 #endif

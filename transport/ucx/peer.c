@@ -50,7 +50,7 @@
 typedef struct rdlm_ucx_ident {
     uint64_t system_id; /* ucs_get_system_id() */
     uint64_t pid_ns;    /* inode of /proc/self/ns/pid; 0 if unknown */
-    uint32_t policy;    /* rdlm_peer_failure_t */
+    uint32_t policy;    /* rdlm_switch_t */
     uint32_t has_shm;   /* a posix, sysv or xpmem resource */
 } rdlm_ucx_ident_t;
 
@@ -64,9 +64,9 @@ static uint64_t rdlm_ucx_pid_ns(void)
 /* The symmetric rule of the header comment. */
 static int rdlm_ucx_watch(const rdlm_ucx_ident_t *a, const rdlm_ucx_ident_t *b)
 {
-    if (a->policy == RDLM_PEER_FAILURE_OFF || b->policy == RDLM_PEER_FAILURE_OFF)
+    if (a->policy == RDLM_SWITCH_OFF || b->policy == RDLM_SWITCH_OFF)
         return 0;
-    if (a->policy == RDLM_PEER_FAILURE_ON || b->policy == RDLM_PEER_FAILURE_ON)
+    if (a->policy == RDLM_SWITCH_ON || b->policy == RDLM_SWITCH_ON)
         return 1;
     return a->system_id != b->system_id || a->pid_ns != b->pid_ns || !a->has_shm ||
            !b->has_shm;
@@ -101,12 +101,12 @@ rdlm_status_t rdlm_ucx_peers_open(rdlm_ucx_ctx_t *c, const rdlm_tl_params_t *par
         c->peers[r].rank = r;
         c->peers[r].watched = r != b->rank && rdlm_ucx_watch(&me, &all[r]);
         watched += (uint32_t)c->peers[r].watched;
-        if (all[r].policy == RDLM_PEER_FAILURE_OFF)
+        if (all[r].policy == RDLM_SWITCH_OFF)
             c->watching = 0;
     }
     rdlm_debug("ucx: rank %u watches %u of %u peers for failure (RDLM_PEER_FAILURE=%s, "
                "bound %u ms)",
-               b->rank, watched, b->size - 1, rdlm_config_peer_failure_name(me.policy), ms);
+               b->rank, watched, b->size - 1, rdlm_config_switch_name(me.policy), ms);
 out:
     free(all);
     return st;

@@ -182,35 +182,81 @@ static int rdlm_ucx_tl_is_cpu(const char *tl, size_t n)
     return 0;
 }
 
-/* Read one endpoint's lanes: "lane[0]:  1:sysv/memory.0 md[1] -> ... amo#0 am ...". */
-static void rdlm_ucx_inspect_ep(ucp_ep_h ep, int *has_amo_p, int *device_p)
+/* An endpoint's lanes as UCX prints them, one per line:
+ * "lane[0]:  1:sysv/memory.0 md[1] -> ... amo#0 am am_bw#0". The text is malloc'ed
+ * (free it); NULL without memory. */
+static char *rdlm_ucx_ep_lanes(ucp_ep_h ep)
 {
-    char *text = NULL, *line, *save = NULL;
+    char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
 
-    *has_amo_p = 0;
     if (f == NULL)
-        return;
+        return NULL;
     ucp_ep_print_info(ep, f);
     fclose(f);
-    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        const char *tl, *slash;
+    return text;
+}
 
-        if (strstr(line, "lane[") == NULL || strstr(line, " amo#") == NULL)
-            continue;
-        tl = strchr(strstr(line, "]:") + 2, ':');
-        if (tl == NULL)
-            continue;
-        tl++;
-        slash = strchr(tl, '/');
-        if (slash == NULL)
+/* The transport name of a lane line that serves use (" amo#", " am "), in *tl_p with
+ * its length; 0 if the line is no lane or serves no such use. */
+static size_t rdlm_ucx_lane_tl(const char *line, const char *use, const char **tl_p)
+{
+    const char *tl = strstr(line, "]:"), *slash;
+    char padded[512];
+
+    snprintf(padded, sizeof(padded), "%s ", line); /* so a use at the end matches too */
+    if (strstr(line, "lane[") == NULL || tl == NULL || strstr(padded, use) == NULL)
+        return 0;
+    tl = strchr(tl + 2, ':');
+    slash = tl != NULL ? strchr(tl + 1, '/') : NULL;
+    if (slash == NULL)
+        return 0;
+    *tl_p = tl + 1;
+    return (size_t)(slash - (tl + 1));
+}
+
+/* Read one endpoint's atomic lanes: whether it has one, and whether one is a NIC's. */
+static void rdlm_ucx_inspect_ep(ucp_ep_h ep, int *has_amo_p, int *device_p)
+{
+    char *text = rdlm_ucx_ep_lanes(ep), *line, *save = NULL;
+
+    *has_amo_p = 0;
+    for (line = text != NULL ? strtok_r(text, "\n", &save) : NULL; line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        const char *tl;
+        size_t n = rdlm_ucx_lane_tl(line, " amo#", &tl);
+
+        if (n == 0)
             continue;
         *has_amo_p = 1;
-        if (!rdlm_ucx_tl_is_cpu(tl, (size_t)(slash - tl)))
+        if (!rdlm_ucx_tl_is_cpu(tl, n))
             *device_p = 1;
     }
     free(text);
+}
+
+/* setup->peer_tcp: the endpoint's active-message lane is UCX's tcp. */
+static int rdlm_ucx_peer_tcp(rdlm_tl_ctx_h ctx, uint32_t peer)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    char *text, *line, *save = NULL;
+    ucp_ep_h ep;
+    int tcp = 0;
+
+    if (peer == c->super.rank || rdlm_ucx_ep(c, peer, &ep) != RDLM_OK)
+        return 0;
+    rdlm_ucx_lock(c);
+    text = rdlm_ucx_ep_lanes(ep);
+    rdlm_ucx_unlock(c);
+    for (line = text != NULL ? strtok_r(text, "\n", &save) : NULL; line != NULL && !tcp;
+         line = strtok_r(NULL, "\n", &save)) {
+        const char *tl;
+
+        tcp = rdlm_ucx_lane_tl(line, " am ", &tl) == 3 && strncmp(tl, "tcp", 3) == 0;
+    }
+    free(text);
+    return tcp;
 }
 
 /* Resources are listed as "#      resource 1  :  md 1  dev 1  flags -- tcp/lo". When
@@ -1058,6 +1104,7 @@ static const rdlm_tl_setup_ops_t rdlm_ucx_setup_ops = {
     .destroy = rdlm_ucx_destroy,
     .peer_dead = rdlm_ucx_peer_dead,
     .sleep = rdlm_ucx_sleep,
+    .peer_tcp = rdlm_ucx_peer_tcp,
 };
 
 static const rdlm_tl_mem_ops_t rdlm_ucx_mem_ops = {

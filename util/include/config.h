@@ -51,20 +51,19 @@ typedef enum rdlm_verbs_connect {
     RDLM_VERBS_CONNECT_COUNT
 } rdlm_verbs_connect_t;
 
-/* Which transport endpoints watch their peer for failure, so that a dead peer gives
- * RDLM_ERR_PEER_DEAD instead of a hang: name list of RDLM_PEER_FAILURE.
- * X(enum suffix, name) */
-#define RDLM_PEER_FAILURE_LIST(X)                                                          \
-    X(AUTO, "auto") /* peers not reached through shared memory (other hosts) */            \
-    X(ON, "on")     /* every other process, shared memory given up where it cannot */      \
-    X(OFF, "off")   /* none */
+/* A setting that is on, off, or decided by rdlm (RDLM_PEER_FAILURE,
+ * RDLM_BARRIER_LINKS): name list of the SWITCH type. X(enum suffix, name) */
+#define RDLM_SWITCH_LIST(X)                                                                \
+    X(AUTO, "auto")                                                                        \
+    X(ON, "on")                                                                            \
+    X(OFF, "off")
 
-typedef enum rdlm_peer_failure {
-#define RDLM_PEER_FAILURE_ENUM_(sym, name) RDLM_PEER_FAILURE_##sym,
-    RDLM_PEER_FAILURE_LIST(RDLM_PEER_FAILURE_ENUM_)
-#undef RDLM_PEER_FAILURE_ENUM_
-    RDLM_PEER_FAILURE_COUNT
-} rdlm_peer_failure_t;
+typedef enum rdlm_switch {
+#define RDLM_SWITCH_ENUM_(sym, name) RDLM_SWITCH_##sym,
+    RDLM_SWITCH_LIST(RDLM_SWITCH_ENUM_)
+#undef RDLM_SWITCH_ENUM_
+        RDLM_SWITCH_COUNT
+} rdlm_switch_t;
 
 /* Which barrier librdlm_pmpi.so's MPI_Barrier runs: name list of RDLM_PMPI_BARRIER.
  * X(enum suffix, name) */
@@ -83,7 +82,7 @@ typedef enum rdlm_pmpi_barrier {
 /* X(field, variable, type, default, min, max, help)
  * types: LEVEL (log level name), UINT (decimal, min..max), JOB (job name), BOOL (0/1),
  * PROGRESS (a name of RDLM_PROGRESS_LIST), VERBS_CONNECT (a name of
- * RDLM_VERBS_CONNECT_LIST), PEER_FAILURE (a name of RDLM_PEER_FAILURE_LIST), PMPI_BARRIER (a
+ * RDLM_VERBS_CONNECT_LIST), SWITCH (a name of RDLM_SWITCH_LIST), PMPI_BARRIER (a
  * name of RDLM_PMPI_BARRIER_LIST), IP (empty
  * or an IPv4 address "a.b.c.d"), ADDR (empty, "host:port" with host an IPv4 address or a
  * host name: rdlm_config_hostport_parse, or ":port": the host is the launcher's),
@@ -128,7 +127,7 @@ typedef enum rdlm_pmpi_barrier {
       "thread, so emulated remote atomics on this process's memory complete while it "     \
       "computes, and a lock's release over UCX or verbs is posted, not waited for), "      \
       "auto (thread in distributed contexts)")                                             \
-    X(peer_failure, "RDLM_PEER_FAILURE", PEER_FAILURE, "auto", 0, 0,                       \
+    X(peer_failure, "RDLM_PEER_FAILURE", SWITCH, "auto", 0, 0,                             \
       "transport endpoints that report a dead peer as RDLM_ERR_PEER_DEAD instead of "      \
       "hanging: auto (peers not reached through shared memory), on (all), off (none); "    \
       "processes on this host are also watched through their records, whatever this says") \
@@ -154,6 +153,11 @@ typedef enum rdlm_pmpi_barrier {
       "its queue (and recover a dead holder's lock under leases) with active messages "    \
       "where the transport emulates remote atomics anyway (UCX over TCP); 0 keeps the "    \
       "remote-atomic protocols everywhere; every process must say 1 for it to apply")      \
+    X(barrier_links, "RDLM_BARRIER_LINKS", SWITCH, "auto", 0, 0,                           \
+      "the collective barrier's node leaders send their rounds over TCP connections of "   \
+      "their own, spun on without the transport's progress: auto where the transport "     \
+      "would carry them over TCP anyway (UCX's tcp), on wherever TCP reaches, off never; " \
+      "a process that says off, or cannot connect, keeps every process on the transport")  \
     X(rank, "RDLM_RANK", UINT, "0", 0, 16777214,                                           \
       "this process's rank for the standalone rendezvous (with RDLM_RENDEZVOUS); "         \
       "with RDLM_SIZE unset, the launcher's: OMPI_COMM_WORLD_RANK, PMI_RANK, "             \
@@ -203,7 +207,7 @@ typedef enum rdlm_pmpi_barrier {
 #define RDLM_CONFIG_DECL_JOB(f) char f[RDLM_JOB_MAX + 1];
 #define RDLM_CONFIG_DECL_PROGRESS(f) rdlm_progress_mode_t f;
 #define RDLM_CONFIG_DECL_VERBS_CONNECT(f) rdlm_verbs_connect_t f;
-#define RDLM_CONFIG_DECL_PEER_FAILURE(f) rdlm_peer_failure_t f;
+#define RDLM_CONFIG_DECL_SWITCH(f) rdlm_switch_t f;
 #define RDLM_CONFIG_DECL_PMPI_BARRIER(f) rdlm_pmpi_barrier_t f;
 #define RDLM_CONFIG_DECL_IP(f) char f[RDLM_IP_MAX + 1];
 #define RDLM_CONFIG_DECL_ADDR(f) char f[RDLM_ADDR_MAX + 1];
@@ -283,8 +287,8 @@ RDLM_SHARED const char *rdlm_config_progress_name(rdlm_progress_mode_t mode);
 /** Name of a verbs connection method ("cm", "exchange"); NULL if out of range. */
 RDLM_SHARED const char *rdlm_config_verbs_connect_name(rdlm_verbs_connect_t method);
 
-/** Name of a peer-failure setting ("auto", "on", "off"); NULL if out of range. */
-RDLM_SHARED const char *rdlm_config_peer_failure_name(rdlm_peer_failure_t setting);
+/** Name of a SWITCH setting ("auto", "on", "off"); NULL if out of range. */
+RDLM_SHARED const char *rdlm_config_switch_name(rdlm_switch_t setting);
 RDLM_SHARED const char *rdlm_config_pmpi_barrier_name(rdlm_pmpi_barrier_t setting);
 
 /** Entry i (< RDLM_CONFIG_COUNT) of the table; NULL out of range. */

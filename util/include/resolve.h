@@ -30,4 +30,15 @@ rdlm_status_t rdlm_addr_resolve(const char *what, const char *host, uint16_t por
 /** 1 if host is an IPv4 address "a.b.c.d" (not a name). */
 int rdlm_addr_is_ip(const char *host);
 
+/**
+ * This host's IPv4 addresses (network order) on up interfaces, at most max of them
+ * into addrs: those of other interfaces first, in getifaddrs order, then loopback
+ * ones. Returns how many, or RDLM_ERR_IO (logged) if the interfaces cannot be listed.
+ * Thread-safe.
+ */
+rdlm_status_t rdlm_host_addrs(uint32_t *addrs, unsigned max, unsigned *n_p);
+
+/** 1 if the IPv4 address a (network order) is a loopback one (127.0.0.0/8). */
+int rdlm_addr_is_loopback(uint32_t a);
+
 #endif

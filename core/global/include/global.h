@@ -27,7 +27,9 @@
 #include <rdlm/status.h>
 
 #include "atomics.h"
+#include "config.h"
 #include "epoch.h"
+#include "links.h"
 #include "local.h"
 #include "nodes.h"
 #include "peers.h"
@@ -175,6 +177,7 @@ typedef struct rdlm_global_params {
                             wins); 0: rank 0 takes its host's (rdlm_epoch_host) */
     int lock_am;         /* RDLM_LOCK_AM: the home-served lock where it applies (amq.h;
                             on only if every process says so) */
+    rdlm_switch_t barrier_links; /* RDLM_BARRIER_LINKS (barrier.c) */
 } rdlm_global_params_t;
 
 typedef struct rdlm_global {
@@ -250,6 +253,9 @@ typedef struct rdlm_global {
     int barrier_arrived;  /* split phase: arrived, wait pending */
     int barrier_am;       /* leaders send the dissemination flags as active messages (the
                              transport emulates puts with messages anyway) */
+    rdlm_switch_t barrier_links_mode; /* rdlm_global_params_t.barrier_links */
+    rdlm_links_t *links; /* leaders: the dissemination's links (links.h), or NULL */
+    uint64_t link_flag[RDLM_GLOBAL_ROUNDS]; /* the largest generation in-link k brought */
     int barrier_only;     /* rdlm_global_params_t.barrier_only */
     int barrier_pair;     /* one node, two uncrowded processes: the pair barrier */
     int crowded; /* more processes of the context on this host than CPUs (decided at

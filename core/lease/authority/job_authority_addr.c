@@ -3,14 +3,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "resolve.h"
 
 /* 1 if the IPv4 address a (network order) is inside net/len. */
 static int rdlm_lease_in_net(uint32_t a, uint32_t net, unsigned len)
@@ -22,41 +21,29 @@ static int rdlm_lease_in_net(uint32_t a, uint32_t net, unsigned len)
 
 rdlm_status_t rdlm_lease_host_ip(const char *net, char ip[INET_ADDRSTRLEN])
 {
-    struct ifaddrs *ifs, *i;
-    uint32_t net_ip = 0, found = 0;
-    unsigned len = 0;
-    int any = net[0] == '\0', have = 0;
+    uint32_t addrs[64], net_ip = 0, found = htonl(INADDR_LOOPBACK);
+    unsigned len = 0, n, i;
+    const int any = net[0] == '\0';
 
     if (!any && !rdlm_config_net_parse(net, &net_ip, &len)) {
         rdlm_error("lease: RDLM_JOB_AUTHORITY_NET=\"%s\" is not a.b.c.d[/len]", net);
         return RDLM_ERR_BAD_CONFIG;
     }
-    if (getifaddrs(&ifs) != 0) {
-        rdlm_error("lease: getifaddrs: %s", strerror(errno));
+    if (rdlm_host_addrs(addrs, 64, &n) != RDLM_OK) {
         return RDLM_ERR_IO;
     }
-    for (i = ifs; i != NULL && !have; i = i->ifa_next) {
-        uint32_t a;
-
-        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
-            !(i->ifa_flags & IFF_UP) || (any && (i->ifa_flags & IFF_LOOPBACK))) {
-            continue;
-        }
-        a = ((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr;
-        if (any || rdlm_lease_in_net(a, net_ip, len)) {
-            found = a;
-            have = 1;
-        }
+    /* any: the first address other than loopback (they come first), else 127.0.0.1 */
+    for (i = 0; i < n && !(any ? !rdlm_addr_is_loopback(addrs[i])
+                               : rdlm_lease_in_net(addrs[i], net_ip, len));
+         i++) {
     }
-    freeifaddrs(ifs);
-    if (!have && !any) {
+    if (i < n) {
+        found = addrs[i];
+    } else if (!any) {
         rdlm_error("lease: no up interface of this host has an address in "
                    "RDLM_JOB_AUTHORITY_NET=%s",
                    net);
         return RDLM_ERR_BAD_CONFIG;
-    }
-    if (!have) {
-        found = htonl(INADDR_LOOPBACK);
     }
     inet_ntop(AF_INET, &found, ip, INET_ADDRSTRLEN);
     return RDLM_OK;

@@ -1,0 +1,122 @@
+/*
+ * dist_barrier_death — a node leader that dies between two collective barriers does
+ * not leave the others waiting for ever: the next rdlm_ctx_barrier of the leaders it
+ * exchanges with returns RDLM_ERR_PEER_DEAD within ANSWER_LIMIT_S. Before, the leaders'
+ * wait for a round's message checked nothing but the message (and the context's
+ * closing), so it never returned.
+ *
+ * 3 processes forked by the parent join one context (standalone rendezvous on
+ * 127.0.0.1, UCX TCP, every peer watched) on 3 virtual nodes, so each leads its node:
+ * the dissemination's rounds are 0 -> 1 -> 2 -> 0 and 0 -> 2 -> 1 -> 0. After a first
+ * barrier rank 2 kills itself; 300 ms later ranks 0 and 1 call the barrier again.
+ * Rank 0 waits in round 0 for rank 2, rank 1 in round 1 for rank 2.
+ *
+ * Argument: "links" (RDLM_BARRIER_LINKS=auto, the leaders' own TCP links: the link
+ * closes) or "transport" (RDLM_BARRIER_LINKS=off, UCX's active messages: the
+ * transport reports the peer dead). The processes log at info to one file, which the
+ * parent reads to check that the barrier ran on the links in the first case (rank 0
+ * says so once) and not in the second.
+ *
+ * Exit: 0 pass, 1 fail.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <rdlm.h>
+
+#include "procs.h"
+
+#define NPROCS 3
+#define VICTIM 2
+#define ANSWER_LIMIT_S 5.0
+#define PARENT_LIMIT_S 60.0
+#define LINKS_LINE "over TCP links of their own"
+
+/* What the parent reads. */
+static struct shared {
+    int status[NPROCS];
+    double waited_s[NPROCS];
+} * sh;
+
+#define FAIL(...) procs_fail("dist_barrier_death", rank, __VA_ARGS__)
+
+static int child(unsigned rank, const char *rendezvous)
+{
+    rdlm_ctx_h ctx;
+    double t0;
+
+    if (procs_join(rank, NPROCS, rendezvous, &ctx) != RDLM_OK)
+        FAIL("rdlm_ctx_create failed");
+    if (rdlm_ctx_barrier(ctx) != RDLM_OK)
+        FAIL("the first barrier failed");
+    if (rank == VICTIM)
+        raise(SIGKILL);
+    usleep(300000);
+    t0 = procs_now_s();
+    sh->status[rank] = rdlm_ctx_barrier(ctx);
+    sh->waited_s[rank] = procs_now_s() - t0;
+    printf("rank %u: rdlm_ctx_barrier: %s after %.3f s\n", rank,
+           rdlm_status_name(sh->status[rank]), sh->waited_s[rank]);
+    rdlm_ctx_destroy(ctx);
+    return 0;
+}
+
+/* 1 if the log file says the leaders use links. */
+static int log_says_links(const char *path)
+{
+    char line[512];
+    FILE *f = fopen(path, "r");
+    int found = 0;
+
+    while (f != NULL && !found && fgets(line, sizeof(line), f) != NULL)
+        found = strstr(line, LINKS_LINE) != NULL;
+    if (f != NULL)
+        fclose(f);
+    return found;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned rank = NPROCS; /* the parent, for FAIL */
+    const int links = argc == 2 && strcmp(argv[1], "links") == 0;
+    char rendezvous[32], log[64];
+    pid_t pids[NPROCS];
+    int port = procs_free_port(), failed;
+
+    if (argc != 2 || (!links && strcmp(argv[1], "transport") != 0))
+        FAIL("usage: dist_barrier_death links|transport");
+    setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
+    sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED || port < 0)
+        FAIL("no shared memory or no free port");
+    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
+    snprintf(log, sizeof(log), "/tmp/rdlm-barrier-death-%d.log", (int)getpid());
+    procs_env(links ? "t-barrier-death-l" : "t-barrier-death-t", "3", 0);
+    setenv("RDLM_BARRIER_LINKS", links ? "auto" : "off", 1);
+    setenv("RDLM_LOG", "info", 1);
+    setenv("RDLM_LOG_FILE", log, 1);
+    if (procs_start(pids, NPROCS, child, rendezvous) != 0)
+        FAIL("fork failed");
+    failed = !procs_reap(pids, NPROCS, VICTIM, PARENT_LIMIT_S, "dist_barrier_death");
+    for (unsigned r = 0; r < NPROCS; r++) {
+        if (r != VICTIM &&
+            (sh->status[r] != RDLM_ERR_PEER_DEAD || sh->waited_s[r] > ANSWER_LIMIT_S)) {
+            fprintf(stderr,
+                    "dist_barrier_death: rank %u: %s after %.2f s (want "
+                    "RDLM_ERR_PEER_DEAD within %.0f s)\n",
+                    r, rdlm_status_name(sh->status[r]), sh->waited_s[r], ANSWER_LIMIT_S);
+            failed = 1;
+        }
+    }
+    if (log_says_links(log) != links) {
+        fprintf(stderr, "dist_barrier_death: the log (%s) %s \"%s\"\n", log,
+                links ? "lacks" : "has", LINKS_LINE);
+        failed = 1;
+    }
+    unlink(log);
+    printf("dist_barrier_death %s: %s\n", argv[1], failed ? "FAILED" : "passed");
+    return failed;
+}
