@@ -22,6 +22,13 @@
  *   exchange (two nodes, the dissemination's one round): put gen into the
  *             other leader's flag (a flag only grows: the AM handler's CAS
  *             loop; a put of a larger gen), wait until the own flag >= gen.
+ *             -DLINKS (rdlm_links_send, rdlm_global_await_link over
+ *             transport/links.h): send gen as one message on the leaders'
+ *             TCP connection (per direction a FIFO chan link[k], into node k;
+ *             one message per barrier), then while the own flag (private:
+ *             link_flag, not remote memory) < gen: read a message v, flag :=
+ *             max(flag, v). The partner may pass g and send g + 1 before this
+ *             leader read g (two unread on a link: -DLINK_UNREAD=1 finds it).
  *
  * Wrap-around. coll_arrived and coll_release are 32-bit words compared by
  * the wrapping signed difference. Here both are bytes kept modulo M (a power
@@ -73,6 +80,10 @@
  *     gens from the one peer overwrite = raise).
  *   - closing (RDLM_ERR_CLOSED), more than two nodes (ceil(log2 nodes)
  *     rounds), statistics, the split-phase misuse checks.
+ *   - LINKS: the socket's poll, spins, sleeps and progress calls (a read
+ *     that finds nothing changes nothing: the receive is one blocking
+ *     step); a closed link (RDLM_ERR_PEER_DEAD); a full socket buffer (a
+ *     link never holds more than 2 unread messages of 8 bytes: (c)).
  *   Interleaving is sequentially consistent: the stores, the fetch_adds
  *   and parked++ / -- and the waker's read of parked are seq_cst, the
  *   waiters' loads acquire; the kernel orders its compare after the
@@ -90,6 +101,11 @@
  *       garr[g] (arrivals at g, counted at the fetch_add) is NP.
  *   (b) no lost wake-up, no hang: no invalid end state -- every process
  *       finishes its B barriers; at the end nobody is parked or asleep.
+ *   (c) LINKS: a send finds at most LINK_UNREAD - 1 (1) unread messages on
+ *       its link, so a link never holds more than 2.
+ *   (d) LINKS, with -DLINK_EXACT: every read brings exactly gen, and the
+ *       flag was gen - 1 (FIFO, one message per barrier: the max and the
+ *       loop are never needed; they are the code's defence).
  *
  * The pair (-DPAIR: rdlm_global_pair_arrive / _wait; a context of one node
  * and exactly two processes on an uncrowded host, decided at attach, the
@@ -116,7 +132,8 @@
  * Knobs: -DPAIR (the pair, above), -DNODES=1|2 (1), -DL (processes per node; 3 with one node, 2 with
  * two), -DB (barriers, 3), -DM (modulus, 8), -DG0 (barriers before the
  * run, 6), -DSPURIOUS (spurious futex returns per run, 0), -DPUTS (0-3,
- * above; two nodes).
+ * above; two nodes), -DLINKS (the links exchange; -DNODES=2, no PUTS),
+ * -DLINK_UNREAD (the bound of (c), 2), -DLINK_EXACT ((d)).
  *
  * Planted bugs (-DBUG_...), each must be caught:
  *   BUG_RELEASE_CHECK_BEFORE_STORE  release reads coll_parked before it
@@ -148,6 +165,20 @@
  *   BUG_PAIR_FULL_COMPARE_LOW  the loop compares (uint32)v >= (uint32)gen,
  *       the low halves as plain numbers: at gen 8 (low half 0) the other's
  *       7 "reaches" it -> (a).
+ * Planted bugs of the links (-DNODES=2 -DLINKS -DBUG_LINK_...), each must be
+ * caught:
+ *   BUG_LINK_PEEK  the waiter returns once its in-link is readable, without
+ *       reading (a poll's POLLIN taken for the round): at gen 8 leader 1
+ *       sees leader 0's unread 7 and releases its node -> (a).
+ *   BUG_LINK_WAIT_BEFORE_SEND  the leader waits, then sends: each leader
+ *       waits for the other's message -> (b).
+ *   BUG_LINK_SEND_EARLY  the leader sends gen at its own arrival, before
+ *       its node's fan-in: the other leader releases its node while this
+ *       node's other process has not arrived -> (a).
+ * Harmless, not a planted bug: BUG_LINK_ASSIGN (flag := v, no max): over a
+ * FIFO link with one message per barrier each read brings exactly gen
+ * ((d)), so v > flag always and := is the max; same states, no error
+ * (links_assign_is_safe). It would matter on a link that reorders.
  * Not caught, as expected: BUG_WAKE_ONE with two nodes of two (one sleeper
  * per word at most). -DPUTS=2 is not a planted bug but an assumption made
  * visible: puts landing out of order lower a flag -> (b) (README.md).
@@ -188,9 +219,17 @@
 #ifndef PUTS
 #define PUTS 0
 #endif
+#ifndef LINK_UNREAD
+#define LINK_UNREAD 2
+#endif
 
 #if NODES != 1 && NODES != 2
 #error "the exchange is modelled for one or two nodes"
+#endif
+#ifdef LINKS
+#if NODES != 2 || PUTS != 0 || defined(PAIR)
+#error "the links are the two leaders' exchange: -DNODES=2, no -DPUTS, no -DPAIR"
+#endif
 #endif
 #if M != 2 && M != 4 && M != 8 && M != 16 && M != 32 && M != 64 && M != 128
 #error "M must be a power of two below 256"
@@ -229,7 +268,14 @@ byte parked[NODES];                         /* coll_parked */
 byte asleep_arr[NODES];
 byte asleep_rel[NODES];
 #if NODES == 2
-byte flag[NODES] = G0;                      /* dissemination flag 0 (u64: no wrap) */
+byte flag[NODES] = G0;                      /* dissemination flag 0 (u64: no wrap);
+                                               LINKS: leader k's private link_flag[0] */
+#ifdef LINKS
+chan link[NODES] = [B] of { byte };         /* round 0 into node k: the TCP
+                                               connection's direction from the
+                                               other leader (B: a send never
+                                               blocks, even with a bug) */
+#endif
 #if PUTS > 0
 byte infl[NODES];                           /* bit j: gen G0 + j in flight to the flag */
 #endif
@@ -322,9 +368,47 @@ inline release_node() {
 }
 
 #if NODES == 2
+#ifdef LINKS
+/* rdlm_links_send: gen as one message on the out-link; (c) the send finds
+   fewer than LINK_UNREAD (2) unread messages there */
+inline link_send() {
+    atomic { assert(len(link[1 - NODE]) < LINK_UNREAD); link[1 - NODE] ! GEN }
+}
+#endif
+
 /* rdlm_global_exchange, one round: put gen into the peer's flag, wait for the
    own flag to reach gen */
 inline exchange() {
+#ifdef LINKS
+#ifndef BUG_LINK_WAIT_BEFORE_SEND
+#ifndef BUG_LINK_SEND_EARLY
+    link_send();
+#endif
+#endif
+#ifdef BUG_LINK_PEEK
+    len(link[NODE]) > 0;                            /* bug: readable = done, unread */
+#else
+    /* rdlm_global_await_link: while (flag < gen) { recv v; flag = max(flag, v) } */
+    do
+    :: flag[NODE] >= GEN -> break
+    :: atomic { flag[NODE] < GEN && len(link[NODE]) > 0 ->
+                link[NODE] ? v;
+#ifdef LINK_EXACT
+                assert(v == GEN && flag[NODE] == GEN - 1);  /* (d) */
+#endif
+#ifdef BUG_LINK_ASSIGN
+                flag[NODE] = v;                     /* "bug": no max */
+#else
+                flag[NODE] = (v > flag[NODE] -> v : flag[NODE]);
+#endif
+                v = 0 }
+    od
+#endif
+#ifdef BUG_LINK_WAIT_BEFORE_SEND
+    ;
+    link_send()                                     /* bug: after the wait */
+#endif
+#else
 #if PUTS == 0
     atomic { if :: flag[1 - NODE] < GEN -> flag[1 - NODE] = GEN
                 :: else -> skip fi };
@@ -332,6 +416,7 @@ inline exchange() {
     infl[1 - NODE] = infl[1 - NODE] | (1 << it);    /* in flight */
 #endif
     flag[NODE] >= GEN
+#endif
 }
 
 #endif
@@ -389,6 +474,12 @@ active [NP] proctype P()
 #endif
         atomic { n = (arrived[NODE] + 1) & MASK; arrived[NODE] = n;
                  garr[it]++ };
+#if defined(LINKS) && defined(BUG_LINK_SEND_EARLY)
+        if
+        :: LEADER -> link_send()                    /* bug: before the fan-in */
+        :: !LEADER -> skip
+        fi;
+#endif
 #if NODES == 1
         /* the last arriver releases the node */
         if
