@@ -561,11 +561,14 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_
  * called it (for this generation); writes made before it by any process are visible
  * after it in every process (for memory shared between them; data sent through other
  * channels must be complete before). On-node fan-in over per-process padded words,
- * then a dissemination exchange among node leaders (ceil(log2 nodes) remote writes
- * each, stamped with the generation), then on-node release. Blocks without a time
- * limit; one thread per process at a time. Errors: RDLM_ERR_BAD_HANDLE,
- * RDLM_ERR_UNSUPPORTED (node-only context: use a named rdlm_barrier_*),
- * RDLM_ERR_CLOSED (the context is being destroyed).
+ * then a dissemination exchange among node leaders (ceil(log2 nodes) messages each,
+ * stamped with the generation: over TCP connections of the leaders' own where the
+ * transport would use TCP, RDLM_BARRIER_LINKS), then on-node release. Blocks without
+ * a time limit while the processes live; one thread per process at a time. Errors:
+ * RDLM_ERR_BAD_HANDLE, RDLM_ERR_UNSUPPORTED (node-only context: use a named
+ * rdlm_barrier_*), RDLM_ERR_CLOSED (the context is being destroyed),
+ * RDLM_ERR_PEER_DEAD (a node leader whose round this node leader waits for died;
+ * this process's node-mates, which wait for their leader, still wait), RDLM_ERR_IO.
  */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx);
 

@@ -17,6 +17,9 @@
 
 #define RDLM_LINKS_MAGIC 0x52444c4cu /* "RDLL" */
 #define RDLM_LINKS_SEND_NS 10000000000ull
+/* An address that does not answer a connect within this (a firewall that drops) is
+ * given up for the next one. */
+#define RDLM_LINKS_ADDR_NS 1000000000ull
 
 /* A process's block in the allgather of step 2. */
 typedef struct rdlm_links_card {
@@ -112,7 +115,9 @@ static rdlm_status_t rdlm_links_connect(rdlm_links_t *l, uint32_t k, uint32_t to
                                  .sin_addr.s_addr = card->addrs[i]};
         int fd;
 
-        err = rdlm_sock_connect(&sa, deadline, &fd);
+        const uint64_t by = rdlm_clock_now_ns() + RDLM_LINKS_ADDR_NS;
+
+        err = rdlm_sock_connect(&sa, by < deadline ? by : deadline, &fd);
         if (err == 0 && rdlm_sock_send(fd, &h, sizeof(h), deadline, NULL) == RDLM_OK) {
             l->out[k] = fd;
             return RDLM_OK;
@@ -199,11 +204,8 @@ static rdlm_status_t rdlm_links_answered(rdlm_links_t *l, uint32_t k, uint32_t t
     return st;
 }
 
-/* Steps 4-6 for a process with links. A link whose two ends are one pair of processes
- * both ways (to[k] == from[k]: 2^(k+1) is a multiple of the node count, as in the
- * last round of a power of two) is one connection, made by the lower rank: one
- * stream each way, whose data carries the other direction's acknowledgements, so the
- * kernel handles half the segments. */
+/* Steps 4-6 for a process with links (links.h; a pair's link is made by its lower
+ * rank and accepted by the other). */
 static rdlm_status_t rdlm_links_make(rdlm_links_t *l, int lfd, const uint32_t *to,
                                      const rdlm_links_card_t *cards, uint64_t deadline)
 {

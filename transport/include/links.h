@@ -16,9 +16,13 @@
  *   2. allgather: its vote (1: it wants links), the port, a random nonce and up to
  *      RDLM_LINKS_ADDRS of its host's IPv4 addresses (rdlm_host_addrs: loopback last);
  *   3. if some process voted 0, nobody makes links (RDLM_ERR_UNSUPPORTED);
- *   4. connect link k to to[k]'s addresses in order until one answers, and send a
- *      hello {magic, k, own rank, to[k]'s nonce};
- *   5. accept n connections: a hello with the own nonce, k < n and from[k]'s rank
+ *   4. connect link k to to[k]'s addresses in order until one answers (at most 1 s
+ *      each), and send a hello {magic, k, own rank, to[k]'s nonce}. A link whose two
+ *      ends are one pair both ways (to[k] == from[k]: 2^(k+1) is a multiple of the
+ *      processes, as in the last round of a power of two) is one connection, made by
+ *      the lower rank: its data carries the other direction's acknowledgements, so
+ *      the kernel handles half the segments;
+ *   5. accept the in-links: a hello with the own nonce, k < n and from[k]'s rank
  *      takes in-link k and is answered {magic, k, own rank, the sender's nonce};
  *      anything else is closed (a warning). The nonce travels only in the bootstrap,
  *      so no other process can take a link's place; the listening socket is closed;
