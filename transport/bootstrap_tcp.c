@@ -87,11 +87,11 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
 
     if (b->cb.rank != 0) {
         f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, len};
-        st = rdlm_sock_send(b->fds[0], &f, sizeof(f), deadline, idle);
+        st = rdlm_sock_send(b->fds[0], &f, sizeof(f), deadline, idle, NULL);
         if (st == RDLM_OK)
-            st = rdlm_sock_send(b->fds[0], send, len, deadline, idle);
+            st = rdlm_sock_send(b->fds[0], send, len, deadline, idle, NULL);
         if (st == RDLM_OK)
-            st = rdlm_sock_recv(b->fds[0], &f, sizeof(f), deadline, idle);
+            st = rdlm_sock_recv(b->fds[0], &f, sizeof(f), deadline, idle, NULL);
         if (st == RDLM_OK &&
             (f.magic != RDLM_BOOT_MAGIC || f.seq != seq || f.len != (uint64_t)len * size)) {
             rdlm_error("bootstrap: rank %u: collective %u out of step with rank 0 "
@@ -100,13 +100,13 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
             return RDLM_ERR_MISMATCH;
         }
         if (st == RDLM_OK)
-            st = rdlm_sock_recv(b->fds[0], recv, (size_t)len * size, deadline, idle);
+            st = rdlm_sock_recv(b->fds[0], recv, (size_t)len * size, deadline, idle, NULL);
         if (st != RDLM_OK)
             rdlm_boot_log_failure(b, st, 0, "collective");
         return st;
     }
     for (r = 1; r < size; r++) {
-        st = rdlm_sock_recv(b->fds[r], &f, sizeof(f), deadline, idle);
+        st = rdlm_sock_recv(b->fds[r], &f, sizeof(f), deadline, idle, NULL);
         if (st == RDLM_OK && (f.magic != RDLM_BOOT_MAGIC || f.seq != seq || f.len != len)) {
             rdlm_error("bootstrap: rank 0: rank %u out of step in collective %u "
                        "(seq %u, %llu bytes, expected %zu)",
@@ -115,7 +115,7 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
         }
         if (st == RDLM_OK)
             st = rdlm_sock_recv(b->fds[r], (char *)recv + (size_t)r * len, len, deadline,
-                                idle);
+                                idle, NULL);
         if (st != RDLM_OK) {
             rdlm_boot_log_failure(b, st, r, "collective");
             return st;
@@ -123,9 +123,9 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
     }
     f = (rdlm_boot_frame_t){RDLM_BOOT_MAGIC, seq, (uint64_t)len * size};
     for (r = 1; r < size; r++) {
-        st = rdlm_sock_send(b->fds[r], &f, sizeof(f), deadline, idle);
+        st = rdlm_sock_send(b->fds[r], &f, sizeof(f), deadline, idle, NULL);
         if (st == RDLM_OK)
-            st = rdlm_sock_send(b->fds[r], recv, (size_t)len * size, deadline, idle);
+            st = rdlm_sock_send(b->fds[r], recv, (size_t)len * size, deadline, idle, NULL);
         if (st != RDLM_OK) {
             rdlm_boot_log_failure(b, st, r, "collective");
             return st;
@@ -187,18 +187,21 @@ static rdlm_status_t rdlm_boot_connect(rdlm_tl_boot_tcp_t *b,
         return resolved;
     }
     for (;;) {
-        int fd, err = rdlm_sock_connect(&sa, deadline, &fd);
+        int fd, err;
+        rdlm_status_t st = rdlm_sock_connect(&sa, deadline, &fd, &err);
 
-        if (err < 0) {
-            return RDLM_ERR_IO;
+        if (st == RDLM_ERR_IO) {
+            return st;
         }
-        if (err == 0) {
-            if (rdlm_sock_send(fd, &h, sizeof(h), deadline, NULL) == RDLM_OK) {
+        if (st == RDLM_OK) {
+            if (rdlm_sock_send(fd, &h, sizeof(h), deadline, NULL, NULL) == RDLM_OK) {
                 b->fds[0] = fd;
                 return RDLM_OK;
             }
             err = ECONNRESET;
             close(fd);
+        } else if (st == RDLM_ERR_TIMEOUT) {
+            err = ETIMEDOUT;
         }
         if (rdlm_clock_now_ns() >= deadline) {
             rdlm_error("bootstrap: rank %u: timed out after %llu ms connecting to rank 0 "
@@ -260,7 +263,7 @@ static rdlm_status_t rdlm_boot_accept(rdlm_tl_boot_tcp_t *b,
             break;
         }
         rdlm_sock_tune(fd);
-        st = rdlm_sock_recv(fd, &h, sizeof(h), deadline, NULL);
+        st = rdlm_sock_recv(fd, &h, sizeof(h), deadline, NULL, NULL);
         if (st != RDLM_OK || h.magic != RDLM_BOOT_MAGIC || h.size != p->size ||
             h.rank == 0 || h.rank >= p->size || b->fds[h.rank] >= 0) {
             rdlm_warn("bootstrap: rank 0: dropped a bad hello (rank %u, size %u, %s)",

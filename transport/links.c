@@ -107,28 +107,28 @@ static rdlm_status_t rdlm_links_connect(rdlm_links_t *l, uint32_t k, uint32_t to
                                         const rdlm_links_card_t *card, uint64_t deadline)
 {
     rdlm_links_hello_t h = {RDLM_LINKS_MAGIC, k, l->rank, 0, card->nonce};
-    int err = ENOENT;
+    int err = 0;
+    rdlm_status_t st = RDLM_ERR_UNAVAILABLE;
 
     for (uint32_t i = 0; i < card->naddrs && i < RDLM_LINKS_ADDRS; i++) {
         struct sockaddr_in sa = {.sin_family = AF_INET,
                                  .sin_port = htons((uint16_t)card->port),
                                  .sin_addr.s_addr = card->addrs[i]};
+        const uint64_t by = rdlm_clock_now_ns() + RDLM_LINKS_ADDR_NS;
         int fd;
 
-        const uint64_t by = rdlm_clock_now_ns() + RDLM_LINKS_ADDR_NS;
-
-        err = rdlm_sock_connect(&sa, by < deadline ? by : deadline, &fd);
-        if (err == 0 && rdlm_sock_send(fd, &h, sizeof(h), deadline, NULL) == RDLM_OK) {
-            l->out[k] = fd;
-            return RDLM_OK;
-        }
-        if (err == 0) {
+        st = rdlm_sock_connect(&sa, by < deadline ? by : deadline, &fd, &err);
+        if (st == RDLM_OK) {
+            st = rdlm_sock_send(fd, &h, sizeof(h), deadline, NULL, &err);
+            if (st == RDLM_OK) {
+                l->out[k] = fd;
+                return RDLM_OK;
+            }
             close(fd);
-            err = ECONNRESET;
         }
     }
-    rdlm_warn("links: link %u to rank %u: no address of it answered (last: %s)", k, to,
-              strerror(err < 0 ? EIO : err));
+    rdlm_warn("links: link %u to rank %u: no address of it answered (last: %s, %s)", k, to,
+              rdlm_status_name(st), err != 0 ? strerror(err) : "no error number");
     return RDLM_ERR_UNAVAILABLE;
 }
 
@@ -162,7 +162,7 @@ static rdlm_status_t rdlm_links_accept(rdlm_links_t *l, const uint32_t *to, int 
             continue; /* EAGAIN after a peer gave up, or EINTR */
         }
         rdlm_sock_tune(fd);
-        st = rdlm_sock_recv(fd, &h, sizeof(h), deadline, NULL);
+        st = rdlm_sock_recv(fd, &h, sizeof(h), deadline, NULL, NULL);
         if (st != RDLM_OK || h.magic != RDLM_LINKS_MAGIC || h.nonce != nonce ||
             h.k >= l->n || h.rank != l->from[h.k] || l->in[h.k].fd >= 0 ||
             (to[h.k] == h.rank && !rdlm_links_partner_connects(l, to, h.k))) {
@@ -173,7 +173,7 @@ static rdlm_status_t rdlm_links_accept(rdlm_links_t *l, const uint32_t *to, int 
         }
         h.rank = l->rank; /* the answer: the sender is l->from[h.k] */
         h.nonce = cards[l->from[h.k]].nonce;
-        if (rdlm_sock_send(fd, &h, sizeof(h), deadline, NULL) != RDLM_OK) {
+        if (rdlm_sock_send(fd, &h, sizeof(h), deadline, NULL, NULL) != RDLM_OK) {
             close(fd);
             continue;
         }
@@ -191,7 +191,7 @@ static rdlm_status_t rdlm_links_answered(rdlm_links_t *l, uint32_t k, uint32_t t
                                          uint64_t nonce, uint64_t deadline)
 {
     rdlm_links_hello_t h;
-    rdlm_status_t st = rdlm_sock_recv(l->out[k], &h, sizeof(h), deadline, NULL);
+    rdlm_status_t st = rdlm_sock_recv(l->out[k], &h, sizeof(h), deadline, NULL, NULL);
 
     if (st == RDLM_OK &&
         (h.magic != RDLM_LINKS_MAGIC || h.k != k || h.rank != to || h.nonce != nonce)) {
@@ -308,7 +308,7 @@ rdlm_status_t rdlm_links_open(const rdlm_tl_bootstrap_t *boot, const rdlm_tl_idl
 rdlm_status_t rdlm_links_send(rdlm_links_t *l, uint32_t k, uint64_t value)
 {
     rdlm_status_t st = rdlm_sock_send(l->out[k], &value, sizeof(value),
-                                      rdlm_clock_now_ns() + RDLM_LINKS_SEND_NS, NULL);
+                                      rdlm_clock_now_ns() + RDLM_LINKS_SEND_NS, NULL, NULL);
 
     if (st != RDLM_OK) {
         rdlm_warn("links: link %u: send: %s", k, rdlm_status_str(st));
@@ -321,6 +321,7 @@ rdlm_status_t rdlm_links_recv(rdlm_links_t *l, uint32_t k, int *got_p, uint64_t 
     rdlm_links_in_t *in = &l->in[k];
     ssize_t got =
         recv(in->fd, in->buf + in->have, sizeof(in->buf) - in->have, MSG_DONTWAIT);
+    const int err = got < 0 ? errno : 0;
 
     *got_p = 0;
     if (got > 0) {
@@ -332,15 +333,15 @@ rdlm_status_t rdlm_links_recv(rdlm_links_t *l, uint32_t k, int *got_p, uint64_t 
         }
         return RDLM_OK;
     }
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) {
         return RDLM_OK;
     }
     if (!l->dead_logged) {
         l->dead_logged = 1;
         rdlm_warn("links: link %u from rank %u closed (%s): that process is gone", k,
-                  l->from[k], got == 0 ? "end of stream" : strerror(errno));
+                  l->from[k], got == 0 ? "end of stream" : strerror(err));
     }
-    return got < 0 && errno != ECONNRESET ? RDLM_ERR_IO : RDLM_ERR_PEER_DEAD;
+    return got == 0 ? RDLM_ERR_PEER_DEAD : rdlm_sock_err_status(err);
 }
 
 int rdlm_links_fd(const rdlm_links_t *l, uint32_t k)

@@ -312,6 +312,22 @@ static int rdlm_global_flag_reached(void *arg)
     return rdlm_load(fw->flag, RDLM_ACQUIRE) >= fw->gen;
 }
 
+/* A leader's wait once polling is over: the idle callback, then a yield while the
+ * policy allows (*yields counts them); 0 when the caller should sleep instead. */
+static int rdlm_global_leader_yield(rdlm_global_t *d, const rdlm_local_t *lc,
+                                    uint32_t *yields)
+{
+    if (d->barrier_idle != NULL) {
+        d->barrier_idle(d->barrier_idle_arg);
+    }
+    if (*yields < lc->policy.yield) {
+        (*yields)++;
+        sched_yield();
+        return 1;
+    }
+    return 0;
+}
+
 /* Leader: wait for flag k to reach gen, progressing (the peer's message lands through
  * the transport): polls for RDLM_GLOBAL_FLAG_POLL_NS (not when crowded), then polls
  * that yield the CPU, then the transport's sleep between polls. Once polling is over,
@@ -342,13 +358,7 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
                       sender, k);
             return RDLM_ERR_PEER_DEAD;
         }
-        if (d->barrier_idle != NULL) { /* polling is over: before each yield or sleep */
-            d->barrier_idle(d->barrier_idle_arg);
-        }
-        if (yields < lc->policy.yield) {
-            yields++;
-            sched_yield();
-        } else {
+        if (!rdlm_global_leader_yield(d, lc, &yields)) {
             d->tl->setup->sleep(d->tl, RDLM_GLOBAL_FLAG_SLEEP_NS, rdlm_global_flag_reached,
                                 &fw);
         }
@@ -396,13 +406,7 @@ static rdlm_status_t rdlm_global_await_link(rdlm_global_t *d, const rdlm_local_t
         if (now < poll_until) {
             continue;
         }
-        if (d->barrier_idle != NULL) { /* polling is over: before each yield or sleep */
-            d->barrier_idle(d->barrier_idle_arg);
-        }
-        if (yields < lc->policy.yield) {
-            yields++;
-            sched_yield();
-        } else {
+        if (!rdlm_global_leader_yield(d, lc, &yields)) {
             /* the home's requests wait for our progress: come back sooner then */
             struct pollfd p = {.fd = rdlm_links_fd(d->links, k), .events = POLLIN};
             const struct timespec slice = {0, progress ? RDLM_GLOBAL_FLAG_SLEEP_NS / 10

@@ -4,107 +4,48 @@
 #include "conn.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
 #include "resolve.h"
+#include "sock.h"
 
-/* Milliseconds to poll for before deadline, rounded up; 0 once it passed. */
-static int rdlm_lease_conn_ms_left(uint64_t deadline)
+/* A socket step's status as the lease client says it (conn.h): a dead, absent or
+ * unreachable replica is RDLM_ERR_UNAVAILABLE (debug: the caller tries another), any
+ * other failure RDLM_ERR_IO (an error line). */
+static rdlm_status_t rdlm_lease_conn_status(const char *what, rdlm_status_t st, int err)
 {
-    uint64_t now = rdlm_clock_now_ns(), ms;
-
-    if (now >= deadline)
-        return 0;
-    ms = (deadline - now + 999999) / 1000000;
-    return ms > 60000 ? 60000 : (int)ms;
-}
-
-/* Wait for events on fd until deadline. */
-static rdlm_status_t rdlm_lease_conn_poll(int fd, short events, uint64_t deadline)
-{
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = events};
-        int tmo = rdlm_lease_conn_ms_left(deadline), n;
-
-        if (tmo == 0)
-            return RDLM_ERR_TIMEOUT;
-        n = poll(&p, 1, tmo);
-        if (n > 0)
-            return RDLM_OK;
-        if (n < 0 && errno != EINTR) {
-            rdlm_error("lease conn: poll: %s", strerror(errno));
-            return RDLM_ERR_IO;
-        }
-    }
-}
-
-/* A failed connect, send or receive: errno values a dead or absent peer produces. */
-static rdlm_status_t rdlm_lease_conn_failed(const char *what, int err)
-{
-    switch (err) {
-    case ECONNREFUSED:
-    case ECONNRESET:
-    case ECONNABORTED:
-    case EPIPE:
-    case ENETUNREACH:
-    case EHOSTUNREACH:
-    case ETIMEDOUT:
-    case ENOTCONN:
-        rdlm_debug("lease conn: %s: %s", what, strerror(err));
+    if (st == RDLM_ERR_PEER_DEAD) {
+        rdlm_debug("lease conn: %s: %s", what,
+                   err != 0 ? strerror(err) : "closed by the peer");
         return RDLM_ERR_UNAVAILABLE;
-    default:
-        rdlm_error("lease conn: %s: %s", what, strerror(err));
-        return RDLM_ERR_IO;
     }
+    if (st == RDLM_ERR_IO) {
+        rdlm_error("lease conn: %s: %s", what, strerror(err));
+    }
+    return st;
 }
 
 static rdlm_status_t rdlm_lease_conn_send_all(int fd, const uint8_t *p, size_t len,
                                               uint64_t deadline)
 {
-    while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n > 0) {
-            p += n;
-            len -= (size_t)n;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            rdlm_status_t st = rdlm_lease_conn_poll(fd, POLLOUT, deadline);
-            if (st != RDLM_OK)
-                return st;
-        } else {
-            return rdlm_lease_conn_failed("send", errno);
-        }
-    }
-    return RDLM_OK;
+    int err = 0;
+    rdlm_status_t st = rdlm_sock_send(fd, p, len, deadline, NULL, &err);
+
+    return rdlm_lease_conn_status("send", st, err);
 }
 
 static rdlm_status_t rdlm_lease_conn_recv_all(int fd, uint8_t *p, size_t len,
                                               uint64_t deadline)
 {
-    while (len > 0) {
-        ssize_t n = recv(fd, p, len, 0);
-        if (n > 0) {
-            p += n;
-            len -= (size_t)n;
-        } else if (n == 0) {
-            rdlm_debug("lease conn: closed by the peer");
-            return RDLM_ERR_UNAVAILABLE;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            rdlm_status_t st = rdlm_lease_conn_poll(fd, POLLIN, deadline);
-            if (st != RDLM_OK)
-                return st;
-        } else {
-            return rdlm_lease_conn_failed("recv", errno);
-        }
-    }
-    return RDLM_OK;
+    int err = 0;
+    rdlm_status_t st = rdlm_sock_recv(fd, p, len, deadline, NULL, &err);
+
+    return rdlm_lease_conn_status("recv", st, err);
 }
 
 rdlm_status_t rdlm_lease_addrs_parse(const char *text, rdlm_lease_addrs_t *addrs_p)
@@ -143,8 +84,7 @@ rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_
     struct sockaddr_in sa;
     rdlm_status_t status;
     uint16_t port;
-    int fd, one = 1, err = 0;
-    socklen_t elen = sizeof(err);
+    int err;
 
     if (!rdlm_config_hostport_parse(addr, host, &port)) {
         rdlm_error("lease conn: '%s' is not host:port", addr);
@@ -154,33 +94,8 @@ rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_
         errno = EHOSTUNREACH; /* conn.h */
         return RDLM_ERR_UNAVAILABLE; /* like a replica that is down (checked at open) */
     }
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        rdlm_error("lease conn: socket: %s", strerror(errno));
-        return RDLM_ERR_IO;
-    }
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        if (errno != EINPROGRESS) {
-            err = errno;
-            status = rdlm_lease_conn_failed(addr, err);
-            goto err_close;
-        }
-        status = rdlm_lease_conn_poll(fd, POLLOUT, deadline);
-        if (status != RDLM_OK)
-            goto err_close;
-        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
-            err = errno;
-        if (err != 0) {
-            status = rdlm_lease_conn_failed(addr, err);
-            goto err_close;
-        }
-    }
-    *fd_p = fd;
-    return RDLM_OK;
-
-err_close:
-    close(fd);
+    status =
+        rdlm_lease_conn_status(addr, rdlm_sock_connect(&sa, deadline, fd_p, &err), err);
     errno = err; /* the caller's: why the connection failed (conn.h) */
     return status;
 }
@@ -209,7 +124,7 @@ rdlm_status_t rdlm_lease_conn_send(int fd, rdlm_wire_kind_t kind, const uint8_t 
 
 rdlm_status_t rdlm_lease_conn_wait(int fd, uint64_t deadline)
 {
-    return rdlm_lease_conn_poll(fd, POLLIN, deadline);
+    return rdlm_sock_wait(fd, POLLIN, deadline, NULL);
 }
 
 /* Receive one frame; expect 0 takes any kind, else a header of another kind is refused

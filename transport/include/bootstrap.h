@@ -18,18 +18,15 @@
 #include <rdlm/status.h>
 
 #include "shared.h"
+#include "sock.h"
 
-/** Called while a collective waits; returns the number of events it handled (the
- *  bootstrap then polls again without sleeping), or a negative value when a process
- *  the collective needs is known to be dead: the collective then ends at once with
- *  RDLM_ERR_PEER_DEAD (it could only time out), and the bootstrap is out of step:
- *  later collectives fail at once with the same status. */
-typedef int (*rdlm_tl_idle_func_t)(void *arg);
-
-typedef struct rdlm_tl_idle {
-    rdlm_tl_idle_func_t func;
-    void *arg;
-} rdlm_tl_idle_t;
+/** Called while a collective waits (sock.h's idle callback): returns the number of
+ *  events it handled (the bootstrap then polls again without sleeping), or a negative
+ *  value when a process the collective needs is known to be dead: the collective then
+ *  ends at once with RDLM_ERR_PEER_DEAD (it could only time out), and the bootstrap is
+ *  out of step: later collectives fail at once with the same status. */
+typedef rdlm_idle_func_t rdlm_tl_idle_func_t;
+typedef rdlm_idle_t rdlm_tl_idle_t;
 
 /** Every rank passes len bytes in send; recv (size * len bytes) receives rank r's
  *  block at r * len. Collective, blocking, bounded by the bootstrap's timeout
