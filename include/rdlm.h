@@ -482,8 +482,9 @@ typedef struct rdlm_stats {
     uint64_t combined;        /**< counter fetch-adds of other processes this one
                                    served in its combined remote operation */
     uint64_t barriers;        /**< collective barriers completed (rdlm_ctx_barrier) */
-    uint64_t barrier_msgs;    /**< remote writes this process sent for them (node
-                                   leaders: ceil(log2 nodes) per barrier) */
+    uint64_t barrier_msgs;    /**< messages (over links, active messages or posted
+                                   adds) this process sent for them (node leaders:
+                                   ceil(log2 nodes) per barrier) */
     /* With a lease authority (RDLM_AUTHORITY, RDLM_JOB_AUTHORITY) only (0 otherwise): */
     uint64_t authority_requests; /**< requests this process sent to the authority,
                                       renewals excluded (opening the lease and the
@@ -567,8 +568,9 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_
  * a time limit while the processes live; one thread per process at a time. Errors:
  * RDLM_ERR_BAD_HANDLE, RDLM_ERR_UNSUPPORTED (node-only context: use a named
  * rdlm_barrier_*), RDLM_ERR_CLOSED (the context is being destroyed),
- * RDLM_ERR_PEER_DEAD (a node leader whose round this node leader waits for died;
- * this process's node-mates, which wait for their leader, still wait), RDLM_ERR_IO.
+ * RDLM_ERR_PEER_DEAD (node leaders only: a node leader died, and the barrier cannot
+ * complete; every later barrier fails so too. The processes that lead no node still
+ * wait for their leader: docs/distributed-locks.md, "a leader dies"), RDLM_ERR_IO.
  */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx);
 

@@ -235,13 +235,13 @@ static rdlm_status_t rdlm_links_make(rdlm_links_t *l, int lfd, const uint32_t *t
     return st;
 }
 
-/* Step 1-2's card of this process: a vote of 0 if it cannot listen. */
+/* Step 1-2's card of this process: its vote, 0 if it cannot listen. */
 static int rdlm_links_card(int want, uint32_t n, rdlm_links_card_t *card)
 {
     int lfd = -1;
 
     memset(card, 0, sizeof(*card));
-    card->want = n == 0 || want;
+    card->want = want != 0;
     if (n == 0 || !want) {
         return -1;
     }
@@ -342,6 +342,15 @@ rdlm_status_t rdlm_links_recv(rdlm_links_t *l, uint32_t k, int *got_p, uint64_t 
                   l->from[k], got == 0 ? "end of stream" : strerror(err));
     }
     return got == 0 ? RDLM_ERR_PEER_DEAD : rdlm_sock_err_status(err);
+}
+
+void rdlm_links_shutdown(rdlm_links_t *l)
+{
+    l->dead_logged = 1; /* its own ends' end of stream is no news */
+    for (uint32_t k = 0; k < l->n; k++) {
+        (void)shutdown(l->out[k], SHUT_RDWR);
+        (void)shutdown(l->in[k].fd, SHUT_RDWR);
+    }
 }
 
 int rdlm_links_fd(const rdlm_links_t *l, uint32_t k)

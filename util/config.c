@@ -394,6 +394,7 @@ rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
     rdlm_config_t cfg;
     const char *value;
+    char range[32];
 
     memset(&cfg, 0, sizeof(cfg));
 #define RDLM_CONFIG_PARSE_(field, var, type, def, min, max, help)                          \
@@ -404,8 +405,11 @@ rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
     value = rdlm_config_lookup(envp, var);                                                 \
     if (value != NULL &&                                                                   \
         !rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), value, min, max)) {    \
-        rdlm_error("%s=\"%s\" is invalid: expected %s [%u..%u] (%s)", var, value,          \
-                   rdlm_config_allowed_##type, (unsigned)(min), (unsigned)(max), help);    \
+        if ((max) != 0) {                                                                  \
+            snprintf(range, sizeof(range), " [%u..%u]", (unsigned)(min), (unsigned)(max)); \
+        }                                                                                  \
+        rdlm_error("%s=\"%s\" is invalid: expected %s%s", var, value,                      \
+                   rdlm_config_allowed_##type, (max) != 0 ? range : "");                   \
         return RDLM_ERR_BAD_CONFIG;                                                        \
     }
     RDLM_CONFIG_LIST(RDLM_CONFIG_PARSE_)

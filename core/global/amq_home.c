@@ -231,11 +231,6 @@ void rdlm_amq_home_request(rdlm_global_t *d, uint32_t src, const rdlm_amq_msg_t 
     pthread_mutex_unlock(&h->lock);
 }
 
-int rdlm_amq_gone(rdlm_global_t *d, uint32_t rank)
-{
-    return rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank);
-}
-
 /* A message's payload as a rdlm_amq_msg_t: 0 (logged, dropped) if its size is not. */
 static int rdlm_amq_msg_of(const void *data, size_t len, uint32_t src, rdlm_amq_msg_t *m_p)
 {
@@ -274,7 +269,7 @@ static void rdlm_amq_ans_handler(void *arg, uint32_t src, const void *data, size
 static int rdlm_amq_node_lost_one(rdlm_global_t *d, uint32_t node)
 {
     for (uint32_t r = 0; r < d->nodes.size; r++) {
-        if (d->nodes.node_of[r] == node && r != d->rank && rdlm_amq_gone(d, r)) {
+        if (d->nodes.node_of[r] == node && r != d->rank && rdlm_global_rank_gone(d, r)) {
             return 1;
         }
     }
@@ -307,7 +302,7 @@ static uint32_t rdlm_amq_scan(rdlm_global_t *d, rdlm_amq_dead_t *dead, uint32_t 
             }
             continue;
         }
-        if (rank == d->rank || !rdlm_amq_gone(d, rank)) {
+        if (rank == d->rank || !rdlm_global_rank_gone(d, rank)) {
             continue;
         }
         if (rec->reported != rec->holder) {

@@ -75,9 +75,6 @@ typedef struct rdlm_amq_sem_dead {
 /* Most of them one scan hands to recovery (the rest: the next scan, 100 ms later). */
 #define RDLM_AMQ_RECOVER_MAX 8u
 
-/** 1 if rank's process is gone: for the transport, or by its record on this host. */
-int rdlm_amq_gone(rdlm_global_t *d, uint32_t rank);
-
 /** Take waiter entry wi out of rec's queue; 1 if it was there. Holding h->lock. */
 int rdlm_amq_unlink(struct rdlm_amq_home *h, rdlm_amq_rec_t *rec, uint32_t wi);
 

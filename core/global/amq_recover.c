@@ -27,7 +27,7 @@
 static uint32_t rdlm_amq_live_mate(rdlm_global_t *d, uint32_t node)
 {
     for (uint32_t r = 0; r < d->nodes.size; r++) {
-        if (d->nodes.node_of[r] == node && (r == d->rank || !rdlm_amq_gone(d, r))) {
+        if (d->nodes.node_of[r] == node && (r == d->rank || !rdlm_global_rank_gone(d, r))) {
             return r;
         }
     }

@@ -153,7 +153,7 @@ uint32_t rdlm_amq_held_dead(rdlm_global_t *d, rdlm_amq_sem_dead_t *dead, uint32_
         const rdlm_amq_held_t *e = &h->held[i];
 
         if (e->slot1 != 0 && e->k != 0 && (any_sem || h->recs[e->slot1 - 1].head != 0) &&
-            e->rank != d->rank && rdlm_amq_gone(d, e->rank)) {
+            e->rank != d->rank && rdlm_global_rank_gone(d, e->rank)) {
             dead[n++] = (rdlm_amq_sem_dead_t){e->slot1 - 1, e->rank};
         }
     }

@@ -60,6 +60,8 @@
  * fd, this long at most (a bound on a lost wake-up; the message's arrival ends it). */
 #define RDLM_GLOBAL_FLAG_POLL_NS 50000ull
 #define RDLM_GLOBAL_FLAG_SLEEP_NS 1000000ull
+/* A leader waiting for a round looks this often whether its sender died. */
+#define RDLM_GLOBAL_GONE_CHECK_NS 10000000ull
 /* A leader waiting on a link progresses the transport this often, while it spins. */
 #define RDLM_GLOBAL_LINK_PROGRESS_NS 10000ull
 /* Making the leaders' links: the bound of connecting and accepting them. */
@@ -147,8 +149,17 @@ static rdlm_status_t rdlm_global_links_open(rdlm_global_t *d, const rdlm_tl_idle
     s = rdlm_links_open(d->bootstrap, idle, want, to, from, n, RDLM_GLOBAL_LINKS_TIMEOUT_MS,
                         &d->links);
     if (s == RDLM_ERR_UNSUPPORTED) {
-        rdlm_debug("barrier: no links (RDLM_BARRIER_LINKS=%s here)",
-                   rdlm_config_switch_name(d->barrier_links_mode));
+        rdlm_debug("barrier: no links; this process voted %s (RDLM_BARRIER_LINKS=%s%s)",
+                   want ? "for them" : "against them",
+                   rdlm_config_switch_name(d->barrier_links_mode),
+                   want || d->barrier_links_mode != RDLM_SWITCH_AUTO
+                       ? ""
+                       : ": the transport does not reach a round's partner over TCP");
+        if (d->rank == 0) {
+            rdlm_info("barrier: node leaders exchange over the transport, not over links "
+                      "(a process voted against them, or a link could not be made: "
+                      "RDLM_LOG=debug on each process says which)");
+        }
         return RDLM_OK;
     }
     if (s == RDLM_OK && d->rank == 0) {
@@ -328,11 +339,25 @@ static int rdlm_global_leader_yield(rdlm_global_t *d, const rdlm_local_t *lc,
     return 0;
 }
 
+/* A round's flag at or above this says the sender gave the barrier up (a leader it
+ * waited for died): rdlm_global_break. Generations stay far below it. */
+#define RDLM_GLOBAL_FLAG_BROKEN (1ull << 62)
+
+/* What a waiting leader learns when round k's sender broke the barrier. */
+static rdlm_status_t rdlm_global_broken(uint32_t k, uint32_t sender)
+{
+    rdlm_warn("barrier: rank %u, which sends round %u, gave the barrier up (a node leader "
+              "died)",
+              sender, k);
+    return RDLM_ERR_PEER_DEAD;
+}
+
 /* Leader: wait for flag k to reach gen, progressing (the peer's message lands through
  * the transport): polls for RDLM_GLOBAL_FLAG_POLL_NS (not when crowded), then polls
  * that yield the CPU, then the transport's sleep between polls. Once polling is over,
- * a sender the transport reports dead (sender: the leader whose round k raises flag
- * k) ends the wait with RDLM_ERR_PEER_DEAD. */
+ * every RDLM_GLOBAL_GONE_CHECK_NS, a sender known dead (sender: the leader whose
+ * round k raises flag k; the transport reports it, or its record on this host) ends
+ * the wait with RDLM_ERR_PEER_DEAD, and so does a flag the sender broke. */
 static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t *lc,
                                             uint32_t k, uint64_t gen, uint32_t sender)
 {
@@ -341,9 +366,13 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
         rdlm_local_oversubscribed(lc) ? 0 : rdlm_clock_now_ns() + RDLM_GLOBAL_FLAG_POLL_NS;
     uint32_t yields = 0;
 
+    uint64_t check_at = 0;
+
     for (;;) {
         if (rdlm_global_flag_reached(&fw)) {
-            return RDLM_OK;
+            return rdlm_load(fw.flag, RDLM_ACQUIRE) >= RDLM_GLOBAL_FLAG_BROKEN
+                       ? rdlm_global_broken(k, sender)
+                       : RDLM_OK;
         }
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
@@ -352,11 +381,14 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
             (poll_until != 0 && rdlm_clock_now_ns() < poll_until)) {
             continue;
         }
-        if (rdlm_tl_peer_dead(d->tl, sender)) {
-            rdlm_warn("barrier: rank %u, which leads the node that sends round %u, is "
-                      "gone",
-                      sender, k);
-            return RDLM_ERR_PEER_DEAD;
+        if (rdlm_clock_now_ns() >= check_at) {
+            check_at = rdlm_clock_now_ns() + RDLM_GLOBAL_GONE_CHECK_NS;
+            if (rdlm_global_rank_gone(d, sender)) {
+                rdlm_warn("barrier: rank %u, which leads the node that sends round %u, is "
+                          "gone",
+                          sender, k);
+                return RDLM_ERR_PEER_DEAD;
+            }
         }
         if (!rdlm_global_leader_yield(d, lc, &yields)) {
             d->tl->setup->sleep(d->tl, RDLM_GLOBAL_FLAG_SLEEP_NS, rdlm_global_flag_reached,
@@ -368,14 +400,16 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
 /* Leader: wait until in-link k brought gen (or a later generation: a partner may
  * finish this barrier and send the next one's round before we read this one's), as
  * rdlm_global_await_flag waits, its sleeps a poll of the link's socket. Where this
- * process must progress for others (must_poll), it does so every
+ * process serves a home (others' emulated atomics need its progress), it progresses
+ * while it is awake, as the wait on the transport's messages does, but every
  * RDLM_GLOBAL_LINK_PROGRESS_NS, not between every two reads of the socket: a progress
  * call is a system call or two (UCX's epoll_wait), and the round's message should not
- * wait behind one. */
+ * wait behind one. Its sleeps are shorter where nobody else progresses for it
+ * (must_poll: no progress thread). */
 static rdlm_status_t rdlm_global_await_link(rdlm_global_t *d, const rdlm_local_t *lc,
                                             uint32_t k, uint64_t gen)
 {
-    const int progress = rdlm_global_must_poll(d);
+    const int progress = d->serves_home, must = rdlm_global_must_poll(d);
     uint64_t now = rdlm_clock_now_ns(), progress_at = now;
     const uint64_t poll_until =
         rdlm_local_oversubscribed(lc) ? 0 : now + RDLM_GLOBAL_FLAG_POLL_NS;
@@ -409,8 +443,8 @@ static rdlm_status_t rdlm_global_await_link(rdlm_global_t *d, const rdlm_local_t
         if (!rdlm_global_leader_yield(d, lc, &yields)) {
             /* the home's requests wait for our progress: come back sooner then */
             struct pollfd p = {.fd = rdlm_links_fd(d->links, k), .events = POLLIN};
-            const struct timespec slice = {0, progress ? RDLM_GLOBAL_FLAG_SLEEP_NS / 10
-                                                       : RDLM_GLOBAL_FLAG_SLEEP_NS};
+            const struct timespec slice = {0, must ? RDLM_GLOBAL_FLAG_SLEEP_NS / 10
+                                                   : RDLM_GLOBAL_FLAG_SLEEP_NS};
 
             (void)ppoll(&p, 1, &slice, NULL);
         }
@@ -418,11 +452,44 @@ static rdlm_status_t rdlm_global_await_link(rdlm_global_t *d, const rdlm_local_t
     return RDLM_OK;
 }
 
+/* Leader: this barrier failed (a leader it waits for died, or gave up): make the
+ * leaders that wait for one of this leader's rounds fail too, instead of waiting for
+ * ever for a round it will not send. Links are shut down (their other ends read end
+ * of stream); otherwise each round's partner gets its flag raised to
+ * RDLM_GLOBAL_FLAG_BROKEN (best effort: a dead partner's error is ignored). Later
+ * barriers of the context fail at once. */
+static void rdlm_global_break(rdlm_global_t *d)
+{
+    const uint32_t nodes = d->nodes.nodes, node = d->nodes.node;
+
+    d->barrier_broken = 1;
+    if (d->links != NULL) {
+        rdlm_links_shutdown(d->links);
+        return;
+    }
+    for (uint32_t k = 0, dist = 1; dist < nodes; k++, dist <<= 1) {
+        rdlm_global_word_t peer = {.node = (node + dist) % nodes,
+                                   .offset = (uint64_t)d->home_slots * d->slot_bytes +
+                                             k * sizeof(uint64_t)};
+        rdlm_global_flag_msg_t m = {.gen = RDLM_GLOBAL_FLAG_BROKEN, .k = k};
+
+        (void)(d->barrier_am
+                   ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
+                                     RDLM_GLOBAL_AM_BARRIER, &m, sizeof(m))
+                   : rdlm_global_home_add_post(d, &peer, RDLM_GLOBAL_FLAG_BROKEN));
+    }
+}
+
 /* Leader: dissemination among the leaders. */
 static rdlm_status_t rdlm_global_exchange(rdlm_global_t *d, const rdlm_local_t *lc,
                                           uint64_t gen)
 {
     uint32_t nodes = d->nodes.nodes, node = d->nodes.node;
+
+    if (d->barrier_broken) {
+        rdlm_warn("barrier: broken by a node leader's death at an earlier barrier");
+        return RDLM_ERR_PEER_DEAD;
+    }
 
     for (uint32_t k = 0, dist = 1; dist < nodes; k++, dist <<= 1) {
         rdlm_global_word_t peer = {.node = (node + dist) % nodes,
@@ -443,6 +510,9 @@ static rdlm_status_t rdlm_global_exchange(rdlm_global_t *d, const rdlm_local_t *
                           d, lc, k, gen, d->nodes.leader_of[(node + nodes - dist) % nodes]);
         }
         if (s != RDLM_OK) {
+            if (s != RDLM_ERR_CLOSED) {
+                rdlm_global_break(d);
+            }
             return s;
         }
     }

@@ -31,19 +31,13 @@
 #define RDLM_GLOBAL_GOODBYE_NS 30000000000ull    /* as the MPI bootstrap's timeout */
 #define RDLM_GLOBAL_GOODBYE_CHECK_NS 10000000ull /* deaths looked for this often */
 
-/* 1 if rank's process is known dead. */
-static int rdlm_global_known_dead(rdlm_global_t *d, uint32_t rank)
-{
-    return rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank);
-}
-
 /* Processes other than this one not known dead. */
 static uint32_t rdlm_global_others_alive(rdlm_global_t *d)
 {
     uint32_t alive = 0;
 
     for (uint32_t r = 0; r < d->bootstrap->size; r++) {
-        alive += r != d->rank && !rdlm_global_known_dead(d, r);
+        alive += r != d->rank && !rdlm_global_rank_gone(d, r);
     }
     return alive;
 }
@@ -87,7 +81,7 @@ void rdlm_global_goodbye(rdlm_global_t *d)
     rdlm_status_t s;
 
     for (uint32_t r = 0; r < bs->size; r++) {
-        if (r != d->rank && !rdlm_global_known_dead(d, r) &&
+        if (r != d->rank && !rdlm_global_rank_gone(d, r) &&
             rdlm_global_bye_send(d, r) == RDLM_ERR_PEER_DEAD) {
             rdlm_debug("dist: rank %u: goodbye to rank %u: dead", d->rank, r);
         }

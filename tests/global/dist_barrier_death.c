@@ -1,21 +1,25 @@
 /*
  * dist_barrier_death — a node leader that dies between two collective barriers does
- * not leave the others waiting for ever: the next rdlm_ctx_barrier of the leaders it
- * exchanges with returns RDLM_ERR_PEER_DEAD within ANSWER_LIMIT_S. Before, the leaders'
- * wait for a round's message checked nothing but the message (and the context's
- * closing), so it never returned.
+ * not leave the others waiting for ever: the next rdlm_ctx_barrier of every other
+ * leader returns RDLM_ERR_PEER_DEAD within ANSWER_LIMIT_S. Before, the leaders' wait
+ * for a round's message checked nothing but the message (and the context's closing),
+ * so it never returned.
  *
- * 3 processes forked by the parent join one context (standalone rendezvous on
- * 127.0.0.1, UCX TCP, every peer watched) on 3 virtual nodes, so each leads its node:
- * the dissemination's rounds are 0 -> 1 -> 2 -> 0 and 0 -> 2 -> 1 -> 0. After a first
- * barrier rank 2 kills itself; 300 ms later ranks 0 and 1 call the barrier again.
- * Rank 0 waits in round 0 for rank 2, rank 1 in round 1 for rank 2.
+ * 4 processes forked by the parent join one context (standalone rendezvous on
+ * 127.0.0.1) on 4 virtual nodes, so each leads its node: in round 0 leader i sends to
+ * i + 1, in round 1 to i + 2 (mod 4). After a first barrier rank 3 kills itself; 300
+ * ms later the others call the barrier again. Rank 0 waits in round 0 for rank 3 and
+ * rank 1 in round 1 for rank 3: they learn of the death directly. Rank 2 waits in
+ * round 1 for rank 0, which will not send it: rank 0 must break the barrier for it
+ * (its links shut down, or its partners' flags raised to "broken").
  *
- * Argument: "links" (RDLM_BARRIER_LINKS=auto, the leaders' own TCP links: the link
- * closes) or "transport" (RDLM_BARRIER_LINKS=off, UCX's active messages: the
- * transport reports the peer dead). The processes log at info to one file, which the
- * parent reads to check that the barrier ran on the links in the first case (rank 0
- * says so once) and not in the second.
+ * Argument, the path: "links" (UCX TCP, RDLM_BARRIER_LINKS=auto: the leaders' own
+ * TCP links; a link closes), "transport" (UCX TCP, RDLM_BARRIER_LINKS=off: UCX's
+ * active messages; the transport or the process record on this host says the sender
+ * is dead) or "shm" (UCX's default transports on one host: shared memory, which
+ * nobody watches: the process record). The processes log at info to one file, which
+ * the parent reads to check that the barrier ran on the links in the first case
+ * (rank 0 says so once) and not in the others.
  *
  * Exit: 0 pass, 1 fail.
  */
@@ -29,8 +33,8 @@
 
 #include "procs.h"
 
-#define NPROCS 3
-#define VICTIM 2
+#define NPROCS 4
+#define VICTIM 3
 #define ANSWER_LIMIT_S 5.0
 #define PARENT_LIMIT_S 60.0
 #define LINKS_LINE "over TCP links of their own"
@@ -81,21 +85,25 @@ static int log_says_links(const char *path)
 int main(int argc, char **argv)
 {
     unsigned rank = NPROCS; /* the parent, for FAIL */
-    const int links = argc == 2 && strcmp(argv[1], "links") == 0;
+    const int links = argc == 2 && strcmp(argv[1], "links") == 0,
+              shm = argc == 2 && strcmp(argv[1], "shm") == 0;
     char rendezvous[32], log[64];
     pid_t pids[NPROCS];
     int port = procs_free_port(), failed;
 
-    if (argc != 2 || (!links && strcmp(argv[1], "transport") != 0))
-        FAIL("usage: dist_barrier_death links|transport");
+    if (argc != 2 || (!links && !shm && strcmp(argv[1], "transport") != 0))
+        FAIL("usage: dist_barrier_death links|transport|shm");
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED || port < 0)
         FAIL("no shared memory or no free port");
     snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
     snprintf(log, sizeof(log), "/tmp/rdlm-barrier-death-%d.log", (int)getpid());
-    procs_env(links ? "t-barrier-death-l" : "t-barrier-death-t", "3", 0);
-    setenv("RDLM_BARRIER_LINKS", links ? "auto" : "off", 1);
+    procs_env(links ? "t-barrier-death-l"
+              : shm ? "t-barrier-death-s"
+                    : "t-barrier-death-t",
+              "4", shm);
+    setenv("RDLM_BARRIER_LINKS", links || shm ? "auto" : "off", 1);
     setenv("RDLM_LOG", "info", 1);
     setenv("RDLM_LOG_FILE", log, 1);
     if (procs_start(pids, NPROCS, child, rendezvous) != 0)

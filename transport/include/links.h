@@ -52,7 +52,8 @@ typedef struct rdlm_links rdlm_links_t;
 
 /**
  * Collective over boot: every process calls it, one with no links with n = 0 (it only
- * takes part in the two allgathers). want: this process's vote. idle is passed to the
+ * takes part in the allgathers). want: this process's vote (a process without links
+ * votes too). idle is passed to the
  * bootstrap's collectives. On RDLM_OK every process with n > 0 has *links_p (NULL for
  * n = 0); RDLM_ERR_UNSUPPORTED: no process has links (a vote of 0, or a link that
  * could not be made); other errors are the bootstrap's (the context cannot go on).
@@ -74,6 +75,12 @@ rdlm_status_t rdlm_links_recv(rdlm_links_t *l, uint32_t k, int *got_p, uint64_t 
 
 /** The socket of in-link k, to poll() for POLLIN while waiting. */
 int rdlm_links_fd(const rdlm_links_t *l, uint32_t k);
+
+/** Shut every link down both ways (the process stays the links' owner): the other
+ *  ends read end of stream, as if this process had died, and this process's own
+ *  sends and receives fail with RDLM_ERR_PEER_DEAD from now on. For a process that
+ *  gives up on its partners, so that they learn of it at once. */
+void rdlm_links_shutdown(rdlm_links_t *l);
 
 /** Close and free; NULL is a no-op. */
 void rdlm_links_close(rdlm_links_t *l);

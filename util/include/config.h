@@ -155,9 +155,10 @@ typedef enum rdlm_pmpi_barrier {
       "remote-atomic protocols everywhere; every process must say 1 for it to apply")      \
     X(barrier_links, "RDLM_BARRIER_LINKS", SWITCH, "auto", 0, 0,                           \
       "the collective barrier's node leaders send their rounds over TCP connections of "   \
-      "their own, spun on without the transport's progress: auto where the transport "     \
-      "would carry them over TCP anyway (UCX's tcp), on wherever TCP reaches, off never; " \
-      "a process that says off, or cannot connect, keeps every process on the transport")  \
+      "their own, made at context creation: auto where the transport would carry them "    \
+      "over TCP anyway (UCX's tcp), on over any transport, off never; all or none: a "     \
+      "process that says off (or auto where its rounds do not go over TCP), or a link "    \
+      "not made within 5 s, keeps every process on the transport")                         \
     X(rank, "RDLM_RANK", UINT, "0", 0, 16777214,                                           \
       "this process's rank for the standalone rendezvous (with RDLM_RENDEZVOUS); "         \
       "with RDLM_SIZE unset, the launcher's: OMPI_COMM_WORLD_RANK, PMI_RANK, "             \

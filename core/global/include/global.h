@@ -256,6 +256,8 @@ typedef struct rdlm_global {
     rdlm_switch_t barrier_links_mode; /* rdlm_global_params_t.barrier_links */
     rdlm_links_t *links; /* leaders: the dissemination's links (links.h), or NULL */
     uint64_t link_flag[RDLM_GLOBAL_ROUNDS]; /* the largest generation in-link k brought */
+    int barrier_broken;   /* a leader this one waited for died (barrier.c: later
+                             barriers fail at once) */
     int barrier_only;     /* rdlm_global_params_t.barrier_only */
     int barrier_pair;     /* one node, two uncrowded processes: the pair barrier */
     int crowded; /* more processes of the context on this host than CPUs (decided at
@@ -267,6 +269,14 @@ typedef struct rdlm_global {
     void (*barrier_idle)(void *arg);
     void *barrier_idle_arg;
 } rdlm_global_t;
+
+/** 1 if rank's process is known dead: the transport reports it (a watched peer), or it
+ *  shares this host and its record says so (a kill(0) and a /proc read until then:
+ *  slow paths only). */
+static inline int rdlm_global_rank_gone(rdlm_global_t *d, uint32_t rank)
+{
+    return rdlm_tl_peer_dead(d->tl, rank) || rdlm_global_proc_gone(d->procs, rank);
+}
 
 /**
  * Collective over params->bootstrap: discover nodes, open the transport, register
