@@ -364,9 +364,8 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
     rdlm_global_flag_wait_t fw = {rdlm_global_flag(d, k), gen};
     const uint64_t poll_until =
         rdlm_local_oversubscribed(lc) ? 0 : rdlm_clock_now_ns() + RDLM_GLOBAL_FLAG_POLL_NS;
+    uint64_t check_at = 0; /* the next look whether the sender died */
     uint32_t yields = 0;
-
-    uint64_t check_at = 0;
 
     for (;;) {
         if (rdlm_global_flag_reached(&fw)) {
