@@ -21,6 +21,7 @@ typedef struct rdlm_global_hello {
     uint32_t epoch;
     uint64_t ctx_id;       /* random: rank 0's names the context */
     uint32_t holder_words; /* rdlm_global_params_t.holder_words */
+    uint32_t virtual_nodes; /* RDLM_VIRTUAL_NODES: rank 0's is every process's layout */
     rdlm_global_procid_t proc;
 } rdlm_global_hello_t;
 
@@ -74,6 +75,7 @@ static rdlm_status_t rdlm_global_hello(rdlm_global_t *d, const rdlm_global_param
     mine.epoch = p->epoch != 0 ? p->epoch : bs->rank == 0 ? rdlm_epoch_host() : 0;
     mine.ctx_id = rdlm_proc_random_id();
     mine.holder_words = p->holder_words != 0;
+    mine.virtual_nodes = p->virtual_nodes;
     rdlm_global_procid_self(&mine.proc);
     all = calloc(bs->size, sizeof(*all));
     if (all == NULL) {
@@ -90,7 +92,15 @@ static rdlm_status_t rdlm_global_hello(rdlm_global_t *d, const rdlm_global_param
                 memcpy(keys + (size_t)r * RDLM_HOSTKEY_LEN, all[r].hostkey,
                        RDLM_HOSTKEY_LEN);
             }
-            s = rdlm_nodes_compute(keys, bs->size, bs->rank, p->virtual_nodes, &d->nodes);
+            /* Every process must split the hosts alike, or their collectives part
+             * ways (an MPMD launch that set the variable for one program only). */
+            if (all[0].virtual_nodes != p->virtual_nodes) {
+                rdlm_warn("dist: RDLM_VIRTUAL_NODES=%u here, rank 0 says %u: rank 0's is "
+                          "used",
+                          p->virtual_nodes, all[0].virtual_nodes);
+            }
+            s = rdlm_nodes_compute(keys, bs->size, bs->rank, all[0].virtual_nodes,
+                                   &d->nodes);
             free(keys);
         }
         if (s == RDLM_OK) {

@@ -145,7 +145,8 @@ typedef enum rdlm_pmpi_barrier {
       "GID table, i.e. of its RoCE interface)")                                            \
     X(virtual_nodes, "RDLM_VIRTUAL_NODES", UINT, "1", 1, 4096,                             \
       "split each host's processes, in rank order, into this many nodes of consecutive "   \
-      "ranks; a node's lowest rank leads it (tests on one machine)")                       \
+      "ranks; a node's lowest rank leads it (tests on one machine); rank 0's value "       \
+      "applies to every process of a distributed context")                                 \
     X(cohort_bound, "RDLM_COHORT_BOUND", UINT, "64", 0, 1000000,                           \
       "local hand-offs of a global lock before it passes to another node")                 \
     X(lock_am, "RDLM_LOCK_AM", BOOL, "1", 0, 1,                                            \
