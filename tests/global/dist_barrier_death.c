@@ -87,28 +87,24 @@ int main(int argc, char **argv)
     unsigned rank = NPROCS; /* the parent, for FAIL */
     const int links = argc == 2 && strcmp(argv[1], "links") == 0,
               shm = argc == 2 && strcmp(argv[1], "shm") == 0;
-    char rendezvous[32], log[64];
-    pid_t pids[NPROCS];
-    int port = procs_free_port(), failed;
+    char log[64];
+    int failed;
 
     if (argc != 2 || (!links && !shm && strcmp(argv[1], "transport") != 0))
         FAIL("usage: dist_barrier_death links|transport|shm");
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (sh == MAP_FAILED || port < 0)
-        FAIL("no shared memory or no free port");
-    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
+    if (sh == MAP_FAILED)
+        FAIL("no shared memory");
     snprintf(log, sizeof(log), "/tmp/rdlm-barrier-death-%d.log", (int)getpid());
-    procs_env(links ? "t-barrier-death-l"
-              : shm ? "t-barrier-death-s"
-                    : "t-barrier-death-t",
-              "4", shm);
     setenv("RDLM_BARRIER_LINKS", links || shm ? "auto" : "off", 1);
     setenv("RDLM_LOG", "info", 1);
     setenv("RDLM_LOG_FILE", log, 1);
-    if (procs_start(pids, NPROCS, child, rendezvous) != 0)
-        FAIL("fork failed");
-    failed = !procs_reap(pids, NPROCS, VICTIM, PARENT_LIMIT_S, "dist_barrier_death");
+    failed =
+        !procs_run(links ? "t-barrier-death-l"
+                   : shm ? "t-barrier-death-s"
+                         : "t-barrier-death-t",
+                   "4", shm, NPROCS, child, VICTIM, PARENT_LIMIT_S, "dist_barrier_death");
     for (unsigned r = 0; r < NPROCS; r++) {
         if (r != VICTIM &&
             (sh->status[r] != RDLM_ERR_PEER_DEAD || sh->waited_s[r] > ANSWER_LIMIT_S)) {

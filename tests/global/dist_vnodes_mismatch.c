@@ -45,20 +45,11 @@ static int child(unsigned rank, const char *rendezvous)
 
 int main(void)
 {
-    unsigned rank = NPROCS; /* the parent, for FAIL */
-    char rendezvous[32];
-    pid_t pids[NPROCS];
-    int port = procs_free_port(), failed;
+    int ok;
 
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
-    if (port < 0)
-        FAIL("no free port");
-    snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
-    procs_env("t-vnodes-mismatch", "2", 0);
-    if (procs_start(pids, NPROCS, child, rendezvous) != 0)
-        FAIL("fork failed");
-    failed = !procs_reap(pids, NPROCS, NPROCS /* no victim */, PARENT_LIMIT_S,
-                         "dist_vnodes_mismatch");
-    printf("dist_vnodes_mismatch: %s\n", failed ? "FAILED" : "passed");
-    return failed;
+    ok = procs_run("t-vnodes-mismatch", "2", 0, NPROCS, child, NPROCS /* no victim */,
+                   PARENT_LIMIT_S, "dist_vnodes_mismatch");
+    printf("dist_vnodes_mismatch: %s\n", ok ? "passed" : "FAILED");
+    return !ok;
 }

@@ -187,15 +187,14 @@ static inline int procs_reap(const pid_t *pids, unsigned n, unsigned victim, dou
     return ok;
 }
 
-/* Run n children of one context with leases at the job's own authority: a free
- * loopback port for the rendezvous, job's environment on virtual_nodes nodes over
- * UCX TCP (procs_env), RDLM_JOB_AUTHORITY=1 and RDLM_LEASE_TTL_MS=ttl_ms; rank r runs
+/* Run n children of one context: a free loopback port for the rendezvous, job's
+ * environment on virtual_nodes nodes (procs_env, default_tls as there); rank r runs
  * child(r, rendezvous). 1 if they ended as procs_reap wants (victim by SIGKILL, the
- * others 0) within limit_s, else 0 (said on stderr, prefixed with who). */
-static inline int procs_run_leased(const char *job, const char *virtual_nodes,
-                                   const char *ttl_ms, unsigned n,
-                                   int (*child)(unsigned, const char *), unsigned victim,
-                                   double limit_s, const char *who)
+ * others 0; victim n: none) within limit_s, else 0 (said on stderr, prefixed with
+ * who). */
+static inline int procs_run(const char *job, const char *virtual_nodes, int default_tls,
+                            unsigned n, int (*child)(unsigned, const char *),
+                            unsigned victim, double limit_s, const char *who)
 {
     char rendezvous[32];
     pid_t pids[64];
@@ -206,14 +205,24 @@ static inline int procs_run_leased(const char *job, const char *virtual_nodes,
         return 0;
     }
     snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%d", port);
-    procs_env(job, virtual_nodes, 0);
-    setenv("RDLM_JOB_AUTHORITY", "1", 1);
-    setenv("RDLM_LEASE_TTL_MS", ttl_ms, 1);
+    procs_env(job, virtual_nodes, default_tls);
     if (procs_start(pids, n, child, rendezvous) != 0) {
         fprintf(stderr, "%s: fork failed\n", who);
         return 0;
     }
     return procs_reap(pids, n, victim, limit_s, who);
+}
+
+/* procs_run over UCX TCP with leases at the job's own authority: RDLM_JOB_AUTHORITY=1
+ * and RDLM_LEASE_TTL_MS=ttl_ms. */
+static inline int procs_run_leased(const char *job, const char *virtual_nodes,
+                                   const char *ttl_ms, unsigned n,
+                                   int (*child)(unsigned, const char *), unsigned victim,
+                                   double limit_s, const char *who)
+{
+    setenv("RDLM_JOB_AUTHORITY", "1", 1);
+    setenv("RDLM_LEASE_TTL_MS", ttl_ms, 1);
+    return procs_run(job, virtual_nodes, 0, n, child, victim, limit_s, who);
 }
 
 /* 1 if every rank of n but skip acquired and released with RDLM_OK (acquired[r],
