@@ -451,6 +451,21 @@ static rdlm_status_t rdlm_global_await_link(rdlm_global_t *d, const rdlm_local_t
     return RDLM_OK;
 }
 
+/* Leader, over the transport: raise flag k of the leader dist nodes on to gen, by an
+ * active message carrying gen or by a posted remote add of add (barrier.c's header). */
+static rdlm_status_t rdlm_global_raise(rdlm_global_t *d, uint32_t k, uint32_t dist,
+                                       uint64_t gen, uint64_t add)
+{
+    const rdlm_global_word_t peer = {.node = (d->nodes.node + dist) % d->nodes.nodes,
+                                     .offset = (uint64_t)d->home_slots * d->slot_bytes +
+                                               k * sizeof(uint64_t)};
+    const rdlm_global_flag_msg_t m = {.gen = gen, .k = k};
+
+    return d->barrier_am ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
+                                           RDLM_GLOBAL_AM_BARRIER, &m, sizeof(m))
+                         : rdlm_global_home_add_post(d, &peer, add);
+}
+
 /* Leader: this barrier failed (a leader it waits for died, or gave up): make the
  * leaders that wait for one of this leader's rounds fail too, instead of waiting for
  * ever for a round it will not send. Links are shut down (their other ends read end
@@ -459,23 +474,14 @@ static rdlm_status_t rdlm_global_await_link(rdlm_global_t *d, const rdlm_local_t
  * barriers of the context fail at once. */
 static void rdlm_global_break(rdlm_global_t *d)
 {
-    const uint32_t nodes = d->nodes.nodes, node = d->nodes.node;
-
     d->barrier_broken = 1;
     if (d->links != NULL) {
         rdlm_links_shutdown(d->links);
         return;
     }
-    for (uint32_t k = 0, dist = 1; dist < nodes; k++, dist <<= 1) {
-        rdlm_global_word_t peer = {.node = (node + dist) % nodes,
-                                   .offset = (uint64_t)d->home_slots * d->slot_bytes +
-                                             k * sizeof(uint64_t)};
-        rdlm_global_flag_msg_t m = {.gen = RDLM_GLOBAL_FLAG_BROKEN, .k = k};
-
-        (void)(d->barrier_am
-                   ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
-                                     RDLM_GLOBAL_AM_BARRIER, &m, sizeof(m))
-                   : rdlm_global_home_add_post(d, &peer, RDLM_GLOBAL_FLAG_BROKEN));
+    for (uint32_t k = 0, dist = 1; dist < d->nodes.nodes; k++, dist <<= 1) {
+        (void)rdlm_global_raise(d, k, dist, RDLM_GLOBAL_FLAG_BROKEN,
+                                RDLM_GLOBAL_FLAG_BROKEN);
     }
 }
 
@@ -489,17 +495,9 @@ static rdlm_status_t rdlm_global_exchange(rdlm_global_t *d, const rdlm_local_t *
         rdlm_warn("barrier: broken by a node leader's death at an earlier barrier");
         return RDLM_ERR_PEER_DEAD;
     }
-
     for (uint32_t k = 0, dist = 1; dist < nodes; k++, dist <<= 1) {
-        rdlm_global_word_t peer = {.node = (node + dist) % nodes,
-                                   .offset = (uint64_t)d->home_slots * d->slot_bytes +
-                                             k * sizeof(uint64_t)};
-        rdlm_global_flag_msg_t m = {.gen = gen, .k = k};
         rdlm_status_t s = d->links != NULL ? rdlm_links_send(d->links, k, gen)
-                          : d->barrier_am
-                              ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
-                                                RDLM_GLOBAL_AM_BARRIER, &m, sizeof(m))
-                              : rdlm_global_home_add_post(d, &peer, 1);
+                                           : rdlm_global_raise(d, k, dist, gen, 1);
 
         if (s == RDLM_OK) {
             rdlm_fetch_add(&d->stats.barrier_msgs, 1, RDLM_RELAXED);
