@@ -193,8 +193,7 @@ static rdlm_status_t rdlm_amq_wait(rdlm_global_t *d, uint32_t q, uint32_t home,
         }
         now = rdlm_clock_now_ns();
         if (now >= probe_at) {
-            if (home != d->rank &&
-                (rdlm_tl_peer_dead(d->tl, home) || rdlm_global_proc_gone(d->procs, home))) {
+            if (home != d->rank && rdlm_global_rank_gone(d, home)) {
                 rdlm_error("dist: rank %u, home of a lock this process waits for, died",
                            home);
                 return RDLM_ERR_PEER_DEAD;

@@ -44,6 +44,20 @@
  *
  * Split phase: arrive does the process's fan-in (and, on one node, the release when
  * it is the last) and returns; wait does the rest.
+ *
+ * A member dies: a barrier cannot complete once a process it waits for is dead, so
+ * every wait ends with RDLM_ERR_PEER_DEAD, and so does every later barrier:
+ *   - a leader waiting for a round learns of its sender's death (the link closed, the
+ *     transport's report, or the process record on this host) or of the sender's
+ *     break, and breaks the barrier for the leaders that wait for its own rounds
+ *     (its links shut down, or their flags raised to a "broken" value);
+ *   - any waiter of a node, once it no longer spins, looks every
+ *     RDLM_GLOBAL_GONE_CHECK_NS whether a process of its node died (it will not
+ *     arrive, or it led the node);
+ *   - whoever fails marks the node broken (the segment's coll_broken) and wakes the
+ *     node's waiters, who read the mark and fail too; a leader that reads it breaks
+ *     the barrier for the other leaders. So a non-leader learns through its leader of
+ *     a death on another node, and the other nodes learn through their leaders.
  */
 #include "word.h"
 
@@ -66,6 +80,9 @@
 #define RDLM_GLOBAL_LINK_PROGRESS_NS 10000ull
 /* Making the leaders' links: the bound of connecting and accepting them. */
 #define RDLM_GLOBAL_LINKS_TIMEOUT_MS 5000u
+/* A round's flag at or above this says the sender gave the barrier up (a leader it
+ * waited for died): rdlm_global_break. Generations stay far below it. */
+#define RDLM_GLOBAL_FLAG_BROKEN (1ull << 62)
 
 static int rdlm_global_is_leader(const rdlm_global_t *d)
 {
@@ -239,6 +256,51 @@ static void rdlm_global_pair_arrive(rdlm_global_t *d, rdlm_local_t *lc, uint64_t
                    &hdr->coll_pair[me].parked, &lc->stats.wait);
 }
 
+/* Leader, over the transport: raise flag k of the leader dist nodes on to gen, by an
+ * active message carrying gen or by a posted remote add of add (barrier.c's header). */
+static rdlm_status_t rdlm_global_raise(rdlm_global_t *d, uint32_t k, uint32_t dist,
+                                       uint64_t gen, uint64_t add)
+{
+    const rdlm_global_word_t peer = {.node = (d->nodes.node + dist) % d->nodes.nodes,
+                                     .offset = (uint64_t)d->home_slots * d->slot_bytes +
+                                               k * sizeof(uint64_t)};
+    const rdlm_global_flag_msg_t m = {.gen = gen, .k = k};
+
+    return d->barrier_am ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
+                                           RDLM_GLOBAL_AM_BARRIER, &m, sizeof(m))
+                         : rdlm_global_home_add_post(d, &peer, add);
+}
+
+/* This node's barrier failed (a process it waits for died, or a leader gave up): mark
+ * the node broken and wake its waiters, who fail too (barrier.c's header, "a member
+ * dies"). A leader of several nodes also makes the leaders that wait for one of its
+ * rounds fail, instead of waiting for ever for a round it will not send: its links
+ * are shut down (their other ends read end of stream), or each round's partner gets
+ * its flag raised to RDLM_GLOBAL_FLAG_BROKEN (best effort: a dead partner's error is
+ * ignored); once. */
+static void rdlm_global_break(rdlm_global_t *d, rdlm_local_t *lc)
+{
+    rdlm_seg_header_t *hdr = lc->seg.hdr;
+
+    rdlm_store(&hdr->coll_broken, 1, RDLM_SEQ_CST);
+    rdlm_wait_wake(&hdr->coll_release, RDLM_WAIT_ALL_BITS, &hdr->coll_parked,
+                   &lc->stats.wait);
+    rdlm_wait_wake(&hdr->coll_arrived, RDLM_WAIT_ALL_BITS, &hdr->coll_leader_parked,
+                   &lc->stats.wait);
+    if (d->nodes.nodes == 1 || !rdlm_global_is_leader(d) || d->barrier_broken) {
+        return;
+    }
+    d->barrier_broken = 1;
+    if (d->links != NULL) {
+        rdlm_links_shutdown(d->links);
+        return;
+    }
+    for (uint32_t k = 0, dist = 1; dist < d->nodes.nodes; k++, dist <<= 1) {
+        (void)rdlm_global_raise(d, k, dist, RDLM_GLOBAL_FLAG_BROKEN,
+                                RDLM_GLOBAL_FLAG_BROKEN);
+    }
+}
+
 rdlm_status_t rdlm_global_barrier_arrive(rdlm_global_t *d, rdlm_local_t *lc)
 {
     rdlm_seg_header_t *hdr = lc->seg.hdr;
@@ -250,6 +312,11 @@ rdlm_status_t rdlm_global_barrier_arrive(rdlm_global_t *d, rdlm_local_t *lc)
     if (d->barrier_arrived) {
         rdlm_warn("barrier: arrive twice without wait");
         return RDLM_ERR_MISMATCH;
+    }
+    if (rdlm_load(&hdr->coll_broken, RDLM_ACQUIRE)) {
+        rdlm_warn("barrier: broken by a death at an earlier barrier");
+        rdlm_global_break(d, lc);
+        return RDLM_ERR_PEER_DEAD;
     }
     d->barrier_arrived = 1;
     d->barrier_gen++;
@@ -271,15 +338,43 @@ rdlm_status_t rdlm_global_barrier_arrive(rdlm_global_t *d, rdlm_local_t *lc)
     return RDLM_OK;
 }
 
+/* A waiter of the node once it no longer spins: RDLM_ERR_PEER_DEAD if the node's
+ * barrier is broken or, looked at every RDLM_GLOBAL_GONE_CHECK_NS (*check_at), a
+ * process of the node other than this one is dead; else RDLM_OK. */
+static rdlm_status_t rdlm_global_node_check(rdlm_global_t *d, const rdlm_local_t *lc,
+                                            uint64_t *check_at)
+{
+    const uint64_t now = rdlm_clock_now_ns();
+
+    if (rdlm_load(&lc->seg.hdr->coll_broken, RDLM_ACQUIRE)) {
+        rdlm_warn("barrier: broken on this node (a process it waits for died)");
+        return RDLM_ERR_PEER_DEAD;
+    }
+    if (now < *check_at) {
+        return RDLM_OK;
+    }
+    *check_at = now + RDLM_GLOBAL_GONE_CHECK_NS;
+    for (uint32_t r = 0; r < d->nodes.size; r++) {
+        if (r != d->rank && d->nodes.node_of[r] == d->nodes.node &&
+            rdlm_global_rank_gone(d, r)) {
+            rdlm_warn("barrier: rank %u, a process of this node, is gone", r);
+            return RDLM_ERR_PEER_DEAD;
+        }
+    }
+    return RDLM_OK;
+}
+
 /* Wait until the 32-bit word reaches target (wrapping): spin (unless crowded),
- * yield, sleep on it; progressing meanwhile if this process must. The idle callback
- * (d->barrier_idle) runs once the spinning is over: before every yield and after
- * every sleep slice, so a barrier that completes while spinning never pays for it. */
+ * yield, sleep on it; progressing meanwhile if this process must. Once the spinning
+ * is over, the idle callback (d->barrier_idle) runs before every yield and after
+ * every sleep slice, so a barrier that completes while spinning never pays for it,
+ * and rdlm_global_node_check may end the wait. */
 static rdlm_status_t rdlm_global_await_word(rdlm_global_t *d, rdlm_local_t *lc,
                                             rdlm_atomic_u32_t *word, uint32_t target,
                                             rdlm_atomic_u32_t *parked)
 {
     const int poll = rdlm_global_must_poll(d), crowded = rdlm_local_oversubscribed(lc);
+    uint64_t check_at = 0;
     rdlm_wait_t w;
 
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, UINT64_MAX);
@@ -294,6 +389,13 @@ static rdlm_status_t rdlm_global_await_word(rdlm_global_t *d, rdlm_local_t *lc,
         }
         if (rdlm_load(&d->closing, RDLM_RELAXED)) {
             return RDLM_ERR_CLOSED;
+        }
+        if (poll || !rdlm_wait_spinning(&w)) {
+            rdlm_status_t s = rdlm_global_node_check(d, lc, &check_at);
+
+            if (s != RDLM_OK) {
+                return s;
+            }
         }
         if (poll) {
             rdlm_global_progress(d);
@@ -338,10 +440,6 @@ static int rdlm_global_leader_yield(rdlm_global_t *d, const rdlm_local_t *lc,
     }
     return 0;
 }
-
-/* A round's flag at or above this says the sender gave the barrier up (a leader it
- * waited for died): rdlm_global_break. Generations stay far below it. */
-#define RDLM_GLOBAL_FLAG_BROKEN (1ull << 62)
 
 /* What a waiting leader learns when round k's sender broke the barrier. */
 static rdlm_status_t rdlm_global_broken(uint32_t k, uint32_t sender)
@@ -451,50 +549,12 @@ static rdlm_status_t rdlm_global_await_link(rdlm_global_t *d, const rdlm_local_t
     return RDLM_OK;
 }
 
-/* Leader, over the transport: raise flag k of the leader dist nodes on to gen, by an
- * active message carrying gen or by a posted remote add of add (barrier.c's header). */
-static rdlm_status_t rdlm_global_raise(rdlm_global_t *d, uint32_t k, uint32_t dist,
-                                       uint64_t gen, uint64_t add)
-{
-    const rdlm_global_word_t peer = {.node = (d->nodes.node + dist) % d->nodes.nodes,
-                                     .offset = (uint64_t)d->home_slots * d->slot_bytes +
-                                               k * sizeof(uint64_t)};
-    const rdlm_global_flag_msg_t m = {.gen = gen, .k = k};
-
-    return d->barrier_am ? d->tl->am->send(d->tl, d->nodes.leader_of[peer.node],
-                                           RDLM_GLOBAL_AM_BARRIER, &m, sizeof(m))
-                         : rdlm_global_home_add_post(d, &peer, add);
-}
-
-/* Leader: this barrier failed (a leader it waits for died, or gave up): make the
- * leaders that wait for one of this leader's rounds fail too, instead of waiting for
- * ever for a round it will not send. Links are shut down (their other ends read end
- * of stream); otherwise each round's partner gets its flag raised to
- * RDLM_GLOBAL_FLAG_BROKEN (best effort: a dead partner's error is ignored). Later
- * barriers of the context fail at once. */
-static void rdlm_global_break(rdlm_global_t *d)
-{
-    d->barrier_broken = 1;
-    if (d->links != NULL) {
-        rdlm_links_shutdown(d->links);
-        return;
-    }
-    for (uint32_t k = 0, dist = 1; dist < d->nodes.nodes; k++, dist <<= 1) {
-        (void)rdlm_global_raise(d, k, dist, RDLM_GLOBAL_FLAG_BROKEN,
-                                RDLM_GLOBAL_FLAG_BROKEN);
-    }
-}
-
 /* Leader: dissemination among the leaders. */
 static rdlm_status_t rdlm_global_exchange(rdlm_global_t *d, const rdlm_local_t *lc,
                                           uint64_t gen)
 {
     uint32_t nodes = d->nodes.nodes, node = d->nodes.node;
 
-    if (d->barrier_broken) {
-        rdlm_warn("barrier: broken by a node leader's death at an earlier barrier");
-        return RDLM_ERR_PEER_DEAD;
-    }
     for (uint32_t k = 0, dist = 1; dist < nodes; k++, dist <<= 1) {
         rdlm_status_t s = d->links != NULL ? rdlm_links_send(d->links, k, gen)
                                            : rdlm_global_raise(d, k, dist, gen, 1);
@@ -507,9 +567,6 @@ static rdlm_status_t rdlm_global_exchange(rdlm_global_t *d, const rdlm_local_t *
                           d, lc, k, gen, d->nodes.leader_of[(node + nodes - dist) % nodes]);
         }
         if (s != RDLM_OK) {
-            if (s != RDLM_ERR_CLOSED) {
-                rdlm_global_break(d);
-            }
             return s;
         }
     }
@@ -553,6 +610,8 @@ rdlm_status_t rdlm_global_barrier_wait(rdlm_global_t *d, rdlm_local_t *lc)
     }
     if (s == RDLM_OK) {
         rdlm_fetch_add(&d->stats.barriers, 1, RDLM_RELAXED);
+    } else if (s != RDLM_ERR_CLOSED) {
+        rdlm_global_break(d, lc);
     }
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
     return s;

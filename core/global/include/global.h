@@ -256,8 +256,8 @@ typedef struct rdlm_global {
     rdlm_switch_t barrier_links_mode; /* rdlm_global_params_t.barrier_links */
     rdlm_links_t *links; /* leaders: the dissemination's links (links.h), or NULL */
     uint64_t link_flag[RDLM_GLOBAL_ROUNDS]; /* the largest generation in-link k brought */
-    int barrier_broken;   /* a leader this one waited for died (barrier.c: later
-                             barriers fail at once) */
+    int barrier_broken;   /* leaders: this one broke the barrier for the other
+                             leaders (barrier.c, rdlm_global_break: once) */
     int barrier_only;     /* rdlm_global_params_t.barrier_only */
     int barrier_pair;     /* one node, two uncrowded processes: the pair barrier */
     int crowded; /* more processes of the context on this host than CPUs (decided at

@@ -12,7 +12,7 @@
 #include "atomics.h"
 
 #define RDLM_SEG_MAGIC 0x6d6c64722d73686dull /* "mhs-rldm" */
-#define RDLM_SEG_LAYOUT 6u
+#define RDLM_SEG_LAYOUT 7u
 #define RDLM_CACHE_LINE 64
 #define RDLM_SLOT_RECORDS 16
 #define RDLM_NAME_BYTES 48
@@ -62,6 +62,10 @@ typedef struct rdlm_seg_header {
     rdlm_atomic_u32_t coll_leader_parked;
     rdlm_atomic_u32_t coll_release;
     rdlm_atomic_u32_t coll_parked;
+    /* 1 once a barrier of the node cannot complete (a process it waits for died):
+     * every wait of the node returns RDLM_ERR_PEER_DEAD, and so does every later
+     * barrier (barrier.c, "a member dies"). */
+    rdlm_atomic_u32_t coll_broken;
     /* A one-node context of two uncrowded processes instead (barrier.c, "pair"): per
      * local rank, the last generation it arrived at and the sleepers waiting for it,
      * each on its own line (each process writes only its own). */
@@ -250,7 +254,8 @@ static inline rdlm_atomic_u32_t *rdlm_mutex_futex(rdlm_atomic_u64_t *word)
 }
 
 _Static_assert(sizeof(rdlm_entry_t) == RDLM_CACHE_LINE, "an entry is one cache line");
-/* Where the kind's words sat as aux64, aux32, wake32 and aux64b (layout 6 unchanged). */
+/* Where the kind's words sat as aux64, aux32, wake32 and aux64b (the entry's bytes have not
+ * moved since layout 6). */
 #define RDLM_ENTRY_AT(m, at)                                                               \
     _Static_assert(offsetof(rdlm_entry_t, m) == (at), #m " at " #at)
 RDLM_ENTRY_AT(key, 0);
