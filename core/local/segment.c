@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alive.h"
 #include "epoch.h"
 #include "leftovers.h"
 #include "log.h"
@@ -299,11 +300,12 @@ static rdlm_status_t rdlm_segment_map(rdlm_segment_t *seg, int fd, const struct 
     return RDLM_OK;
 }
 
-static int rdlm_slot_alive(const rdlm_slot_t *slot)
+static int rdlm_slot_alive(const rdlm_segment_t *seg, const rdlm_slot_t *slot)
 {
     return rdlm_load(&slot->state, RDLM_ACQUIRE) == RDLM_SLOT_ACTIVE &&
-           rdlm_proc_alive(rdlm_load(&slot->pid, RDLM_RELAXED),
-                           rdlm_load(&slot->start_time, RDLM_RELAXED));
+           rdlm_alive_check(seg->alive, (uint32_t)(slot - seg->slots),
+                            rdlm_load(&slot->pid, RDLM_RELAXED),
+                            rdlm_load(&slot->start_time, RDLM_RELAXED));
 }
 
 uint32_t rdlm_segment_live_procs(const rdlm_segment_t *seg)
@@ -311,7 +313,7 @@ uint32_t rdlm_segment_live_procs(const rdlm_segment_t *seg)
     uint32_t hwm = rdlm_segment_hwm(seg), live = 0;
 
     for (uint32_t i = 0; i < hwm; i++) {
-        live += (uint32_t)rdlm_slot_alive(&seg->slots[i]);
+        live += (uint32_t)rdlm_slot_alive(seg, &seg->slots[i]);
     }
     return live;
 }
@@ -326,7 +328,7 @@ int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint32_t owner)
     }
     slot = &seg->slots[idx];
     return RDLM_OWNER_MAKE(idx, rdlm_load(&slot->gen, RDLM_ACQUIRE)) == owner &&
-           rdlm_slot_alive(slot);
+           rdlm_slot_alive(seg, slot);
 }
 
 /* Claim a free slot, or one whose process died. Called under the flock. */
@@ -338,7 +340,7 @@ static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
     for (uint32_t i = 0; i < seg->max_procs; i++) {
         rdlm_slot_t *slot = &seg->slots[i];
 
-        if (i < hwm && rdlm_slot_alive(slot)) {
+        if (i < hwm && rdlm_slot_alive(seg, slot)) {
             continue;
         }
         if (rdlm_load(&slot->state, RDLM_RELAXED) != RDLM_SLOT_ACTIVE) {
@@ -578,6 +580,7 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
         close(seg.fd);
         goto out_unlock;
     }
+    seg.alive = rdlm_alive_create(seg.max_procs);
     seg.planted =
         (getenv("RDLMTEST_TABLE_NO_FLOOR") != NULL ? RDLM_PLANTED_NO_FLOOR : 0) |
         (getenv("RDLMTEST_TABLE_RETIRE_OPEN") != NULL ? RDLM_PLANTED_RETIRE_OPEN : 0);
@@ -627,4 +630,6 @@ void rdlm_segment_detach(rdlm_segment_t *seg)
         close(seg->dir_fd);
         seg->dir_fd = -1;
     }
+    rdlm_alive_destroy(seg->alive);
+    seg->alive = NULL;
 }

@@ -12,8 +12,8 @@
  *  process does not exist or cannot be read. */
 uint64_t rdlm_proc_start_time(pid_t pid);
 
-/** 1 if pid exists and started at start_time. Costs a kill(0) and a /proc read;
- *  call only on slow paths. */
+/** 1 if pid exists and started at start_time. Costs a kill(0) and a /proc read (8 us
+ *  here): call only on slow paths; a segment's slots have alive.h. */
 int rdlm_proc_alive(pid_t pid, uint64_t start_time);
 
 /** A random 64-bit value from getrandom(); never 0. */

@@ -39,6 +39,8 @@ typedef struct rdlm_segment {
     char seg_name[RDLM_PLACE_NAME_BYTES];  /* "<job>.seg" in place.dir */
     char lock_name[RDLM_PLACE_NAME_BYTES]; /* "<job>.lock" in place.dir */
     unsigned planted; /* planted bugs of the table (table.c), tests only: below */
+    struct rdlm_alive *alive; /* this process's pidfds of the slots' processes
+                                 (alive.h); NULL: liveness read from /proc */
 } rdlm_segment_t;
 
 /* Planted bugs (set from the environment at attach; tests only, table.c):
