@@ -151,8 +151,8 @@
  *             between its store and its wake; a lost wake-up). A slice that
  *             finds nothing is not modelled: a sleep that no wake and no check
  *             ends is a hang (an invalid end state), as above.
- *   exchange  flags: flag >= gen and not BROKEN: done; BROKEN (255, above any
- *             gen): PEER_DEAD; the sender (the other leader) dead: PEER_DEAD
+ *   exchange  flags: flag >= gen, below BROKEN: done; flag >= BROKEN (255,
+ *             above any gen): PEER_DEAD; the sender (the other leader) dead: PEER_DEAD
  *             (the transport's report, the host record). LINKS: a link whose
  *             sender's end is closed, read empty: PEER_DEAD; a send to a
  *             reader that closed its end: PEER_DEAD, or taken and never read.
@@ -237,6 +237,9 @@
  *       reads the mark and leaves; leader 0 waits for its round for ever ->
  *       (b). With nodes of 2 it cannot fail: a non-leader marks its node only
  *       when its leader died or failed (then broke) itself.
+ *   BUG_BROKEN_LOW  (flags) the "broken" flag value is a gen of the run
+ *       (G0 + 2, gen 8): with nobody dead, a leader reads flag 8 at barrier
+ *       8 as broken and fails -> (e).
  * Harmless, not a planted bug: BUG_LINK_ASSIGN (flag := v, no max): over a
  * FIFO link with one message per barrier each read brings exactly gen
  * ((d)), so v > flag always and := is the max; same states, no error
@@ -370,7 +373,11 @@ byte ended;
 #define FINDS     (broken[NODE] || MATE_DEAD)   /* rdlm_global_node_check would fail */
 #endif
 #if NODES == 2
+#ifdef BUG_BROKEN_LOW
+#define BROKEN    (G0 + 2)                  /* bug: a gen of the run reaches it */
+#else
 #define BROKEN    255                       /* RDLM_GLOBAL_FLAG_BROKEN: above any gen */
+#endif
 #define SENDER    ((1 - NODE) * L)          /* the leader whose round raises my flag */
 #ifdef LINKS
 bit lclosed[NODES];                         /* link into node k: the sender's end closed
@@ -586,8 +593,8 @@ inline exchange() {
     /* rdlm_global_await_flag: reached; reached BROKEN (the sender broke); the
        sender dead (the transport's report, the host's record) */
     if
-    :: flag[NODE] >= GEN && flag[NODE] != BROKEN
-    :: flag[NODE] == BROKEN; goto failed
+    :: flag[NODE] >= GEN && flag[NODE] < BROKEN
+    :: flag[NODE] >= GEN && flag[NODE] >= BROKEN; goto failed
     :: (deadm & (1 << SENDER)) != 0; goto failed
     fi
 #else
