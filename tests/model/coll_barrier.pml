@@ -64,8 +64,9 @@
  *   - the park slice: the real FUTEX_WAIT ends after park_slice_ns whether
  *     woken or not, which would turn a lost wake-up into a delay of one
  *     slice. Here a sleep ends only by a wake (or, with -DSPURIOUS=k, k
- *     times per run anywhere), so a lost wake-up is a hang: an invalid end
- *     state.
+ *     times per run anywhere; with -DDEATH, by a slice after which the
+ *     waiter fails or finds its word reached: below), so a lost wake-up is a
+ *     hang: an invalid end state.
  *   - the leaders' waits for a flag (polls, then the transport's sleep,
  *     which a message ends and which has a 1 ms bound): a blocking wait
  *     until flag >= gen.
@@ -82,7 +83,8 @@
  *     rounds), statistics, the split-phase misuse checks.
  *   - LINKS: the socket's poll, spins, sleeps and progress calls (a read
  *     that finds nothing changes nothing: the receive is one blocking
- *     step); a closed link (RDLM_ERR_PEER_DEAD); a full socket buffer (a
+ *     step); a closed link (RDLM_ERR_PEER_DEAD: with -DDEATH only); a
+ *     full socket buffer (a
  *     link never holds more than 2 unread messages of 8 bytes: (c)).
  *   Interleaving is sequentially consistent: the stores, the fetch_adds
  *   and parked++ / -- and the waker's read of parked are seq_cst, the
@@ -129,11 +131,55 @@
  * lines at G0, nobody parked (the state between barriers). Ghost arrivals
  * are counted at the store; (a) and (b) as below (NP = 2).
  *
+ * A member dies (-DDEATH: bf08ee3, rdlm_global_break, rdlm_global_node_check;
+ * one node, two nodes with or without -DLINKS, the pair; no -DPUTS). At most
+ * one process dies, at any point of its run (between two of its steps,
+ * asleep included): proctype Reaper chooses it (-DVICTIM=p: only p), and its
+ * death, the unless escape of its body, is one step: dead (bit in deadm), out
+ * of the futex queues, and a leader's links closed by the kernel (the other
+ * leader reads end of stream after the queued messages; a send to it may fail).
+ * It never wakes anyone; its parked++ may stay counted. What the others do:
+ *   node check  (a waiter, after a failed load, before it parks) if coll_broken
+ *             of its node is set, or a process of its node other than itself
+ *             is dead: PEER_DEAD. It may also not look (still spinning, not
+ *             due, or it looked before the mark): both only grow, so a later
+ *             look finds them.
+ *   park slice  rdlm_wait_step's sleep ends after RDLM_PARK_SLICE_MS whether
+ *             woken or not: a sleeper may leave the futex queue without a wake
+ *             when what follows is not the same sleep again: its node check
+ *             would fail, or the word reached its target (a waker that died
+ *             between its store and its wake; a lost wake-up). A slice that
+ *             finds nothing is not modelled: a sleep that no wake and no check
+ *             ends is a hang (an invalid end state), as above.
+ *   exchange  flags: flag >= gen, below BROKEN: done; flag >= BROKEN (255,
+ *             above any gen): PEER_DEAD; the sender (the other leader) dead: PEER_DEAD
+ *             (the transport's report, the host record). LINKS: a link whose
+ *             sender's end is closed, read empty: PEER_DEAD; a send to a
+ *             reader that closed its end: PEER_DEAD, or taken and never read.
+ *   arrive    coll_broken set (one load, before the fetch_add): break, PEER_DEAD.
+ *   break     (whoever failed, not CLOSED) coll_broken := 1 (seq_cst); read
+ *             coll_parked, FUTEX_WAKE(coll_release); read coll_leader_parked,
+ *             FUTEX_WAKE(coll_arrived); a leader of two nodes then shuts its
+ *             links down both ways (one step) or raises the other leader's
+ *             flag to BROKEN. Then the process ends (it runs no later barrier:
+ *             its own mark would fail it at arrive).
+ * Properties under DEATH: (a) for whoever passes a barrier (the dead counted
+ * if they arrived); (b) every live process ends, passed or failed: a live
+ * process blocked for ever is an invalid end state; at the end nobody is
+ * asleep, parked counts at most the dead one; (e) a process fails only if
+ * some process died (assert at every PEER_DEAD). Not modelled with DEATH:
+ * more than one death, a failed process's later barriers, a process that ends
+ * and exits (taken as dead by a mate still waiting: only a later PEER_DEAD),
+ * closing, -DPUTS (puts in flight with BROKEN). Every step is a d_step under
+ * DEATH (spin may take an escape inside an atomic sequence).
+ *
  * Knobs: -DPAIR (the pair, above), -DNODES=1|2 (1), -DL (processes per node; 3 with one node, 2 with
  * two), -DB (barriers, 3), -DM (modulus, 8), -DG0 (barriers before the
  * run, 6), -DSPURIOUS (spurious futex returns per run, 0), -DPUTS (0-3,
  * above; two nodes), -DLINKS (the links exchange; -DNODES=2, no PUTS),
- * -DLINK_UNREAD (the bound of (c), 2), -DLINK_EXACT ((d)).
+ * -DLINK_UNREAD (the bound of (c), 2), -DLINK_EXACT ((d)), -DDEATH (above),
+ * -DVICTIM=p (with DEATH: only process p may die, none if p >= NP; the
+ * leaders are 0 and L).
  *
  * Planted bugs (-DBUG_...), each must be caught:
  *   BUG_RELEASE_CHECK_BEFORE_STORE  release reads coll_parked before it
@@ -175,6 +221,25 @@
  *   BUG_LINK_SEND_EARLY  the leader sends gen at its own arrival, before
  *       its node's fan-in: the other leader releases its node while this
  *       node's other process has not arrived -> (a).
+ * Planted bugs of a death (-DDEATH -DBUG_...), each must be caught:
+ *   BUG_NO_NODE_MARK  break neither sets coll_broken nor wakes: leader 0
+ *       dies, leader 2 fails (sender dead), its non-leader 3 sleeps on
+ *       coll_release for ever -> (b).
+ *   BUG_NO_MATE_CHECK  the node check does not look for dead mates: leader 0
+ *       dies, its non-leader 1 sleeps on coll_release for ever -> (b) (and a
+ *       leader waits for a dead non-leader's arrival).
+ *   BUG_NO_LEADER_BREAK  a failing leader does not break the other leader: 1
+ *       dies before it arrives, leader 0 fails (mate check), leader 2 waits
+ *       for its round for ever (no BROKEN flag, no shut link) -> (b).
+ *   BUG_ARRIVE_NO_BREAK  arrive sees coll_broken and returns PEER_DEAD
+ *       without break. Needs a node of 3 (-DNODES=2 -DL=3 -DB=1 -DVICTIM=5):
+ *       5 dies, 4 fails (mate check) and marks node 1, leader 3 then arrives,
+ *       reads the mark and leaves; leader 0 waits for its round for ever ->
+ *       (b). With nodes of 2 it cannot fail: a non-leader marks its node only
+ *       when its leader died or failed (then broke) itself.
+ *   BUG_BROKEN_LOW  (flags) the "broken" flag value is a gen of the run
+ *       (G0 + 2, gen 8): with nobody dead, a leader reads flag 8 at barrier
+ *       8 as broken and fails -> (e).
  * Harmless, not a planted bug: BUG_LINK_ASSIGN (flag := v, no max): over a
  * FIFO link with one message per barrier each read brings exactly gen
  * ((d)), so v > flag always and := is the max; same states, no error
@@ -231,6 +296,16 @@
 #error "the links are the two leaders' exchange: -DNODES=2, no -DPUTS, no -DPAIR"
 #endif
 #endif
+#ifdef DEATH
+#if PUTS != 0
+#error "-DDEATH: the flags are raised at once (no -DPUTS)"
+#endif
+/* The death is the unless escape of P's body; spin may take an escape between
+   the statements of an atomic sequence, not inside a d_step: under DEATH every
+   step is a d_step (all are deterministic, and only the first statement of each
+   blocks). */
+#define atomic d_step
+#endif
 #if M != 2 && M != 4 && M != 8 && M != 16 && M != 32 && M != 64 && M != 128
 #error "M must be a power of two below 256"
 #endif
@@ -281,8 +356,43 @@ byte infl[NODES];                           /* bit j: gen G0 + j in flight to th
 #endif
 #endif
 
+#ifdef DEATH
+/* a member dies: coll_broken of each node; the dead (bit i: process i); the
+   process Reaper chose to die (NONE: nobody yet); processes that ended
+   (finished, failed or died) */
+#define NONE 255
+bit broken[NODES];
+byte deadm;
+byte kill = NONE;
+byte ended;
+#define MATES     ((((1 << L) - 1) << (NODE * L)) & ~BIT)
+#define MATE_DEAD ((deadm & MATES) != 0)    /* a process of my node, not me, is dead */
+#ifdef BUG_NO_MATE_CHECK
+#define FINDS     (broken[NODE])            /* bug: nobody looks for dead mates */
+#else
+#define FINDS     (broken[NODE] || MATE_DEAD)   /* rdlm_global_node_check would fail */
+#endif
+#if NODES == 2
+#ifdef BUG_BROKEN_LOW
+#define BROKEN    (G0 + 2)                  /* bug: a gen of the run reaches it */
+#else
+#define BROKEN    255                       /* RDLM_GLOBAL_FLAG_BROKEN: above any gen */
+#endif
+#define SENDER    ((1 - NODE) * L)          /* the leader whose round raises my flag */
+#ifdef LINKS
+bit lclosed[NODES];                         /* link into node k: the sender's end closed
+                                               (it died, or shut its links down): end of
+                                               stream once the queued messages are read */
+bit lshut[NODES];                           /* link into node k: the reader's end closed:
+                                               a send may fail (EPIPE) */
+#endif
+#endif
+#endif
+
 byte spurious = SPURIOUS;
+#ifndef DEATH
 byte done;                                  /* processes that finished */
+#endif
 
 /* ghost: arrivals at barrier it (1 .. B), counted at the fetch_add */
 byte garr[B + 1];
@@ -339,18 +449,41 @@ byte asleep_pair[2];
     atomic { if :: c -> sl = 0 :: else -> skip fi; c = 0 }
 #endif
 
+#ifdef DEATH
+/* rdlm_global_node_check, once the waiter no longer spins (after a failed
+   load): coll_broken set, or (every RDLM_GLOBAL_GONE_CHECK_NS) a process of
+   the node other than me dead: PEER_DEAD. skip: still spinning, not due, or
+   the load came before the mark (both only grow: a later look sees them). */
+inline node_check() {
+    if
+    :: broken[NODE]; v = 0; goto failed
+#ifndef BUG_NO_MATE_CHECK
+    :: MATE_DEAD; v = 0; goto failed
+#endif
+    :: skip
+    fi
+}
+#endif
+
 /* rdlm_global_await_word over rdlm_wait_step: (the load), parked++,
    FUTEX_WAIT(word, v), (the return, maybe spurious) parked-- */
 inline await(word, t, pk, sl) {
     do
     :: REACHED(word, t) -> break
     :: atomic { !REACHED(word, t) -> v = word };
+#ifdef DEATH
+        node_check();
+#endif
         atomic { pk++ };
         FUTEX_WAIT(word, sl);
         if
         :: atomic { (sl & BIT) == 0 -> pk--; v = 0 }
         :: atomic { (sl & BIT) != 0 && spurious > 0 ->
                     spurious--; sl = sl & ~BIT; pk--; v = 0 }
+#ifdef DEATH
+        :: atomic { (sl & BIT) != 0 && (FINDS || REACHED(word, t)) ->  /* a slice ends */
+                    sl = sl & ~BIT; pk--; v = 0 }
+#endif
         fi
     od
 }
@@ -367,12 +500,49 @@ inline release_node() {
     FUTEX_WAKE(asleep_rel[NODE])
 }
 
+#ifdef DEATH
+/* rdlm_global_break: mark the node broken, wake both words' sleepers; a
+   leader of two nodes makes the other leader fail: its links shut down both
+   ways (one step), or the other's flag raised to BROKEN. Once: a process that
+   failed ends. */
+inline brk() {
+#ifndef BUG_NO_NODE_MARK
+    broken[NODE] = 1;
+    atomic { c = (parked[NODE] != 0) };
+    FUTEX_WAKE(asleep_rel[NODE]);
+    atomic { c = (lparked[NODE] != 0) };
+    FUTEX_WAKE(asleep_arr[NODE]);
+#endif
+#if NODES == 2 && !defined(BUG_NO_LEADER_BREAK)
+    if
+    :: LEADER ->
+#ifdef LINKS
+        atomic { lclosed[1 - NODE] = 1; lshut[NODE] = 1 }
+#else
+        flag[1 - NODE] = BROKEN
+#endif
+    :: else -> skip
+    fi
+#endif
+}
+#endif
+
 #if NODES == 2
 #ifdef LINKS
 /* rdlm_links_send: gen as one message on the out-link; (c) the send finds
    fewer than LINK_UNREAD (2) unread messages there */
 inline link_send() {
+#ifdef DEATH
+    /* a send to a reader that closed its end may fail (PEER_DEAD) or be taken
+       by the kernel and never read; (c) holds for a reader that reads */
+    if
+    :: lshut[1 - NODE]; goto failed
+    :: atomic { assert(lshut[1 - NODE] || len(link[1 - NODE]) < LINK_UNREAD);
+                link[1 - NODE] ! GEN }
+    fi
+#else
     atomic { assert(len(link[1 - NODE]) < LINK_UNREAD); link[1 - NODE] ! GEN }
+#endif
 }
 #endif
 
@@ -402,6 +572,10 @@ inline exchange() {
                 flag[NODE] = (v > flag[NODE] -> v : flag[NODE]);
 #endif
                 v = 0 }
+#ifdef DEATH
+    :: flag[NODE] < GEN && len(link[NODE]) == 0 && lclosed[NODE] ->
+        goto failed                                 /* end of stream: PEER_DEAD */
+#endif
     od
 #endif
 #ifdef BUG_LINK_WAIT_BEFORE_SEND
@@ -415,7 +589,17 @@ inline exchange() {
 #else
     infl[1 - NODE] = infl[1 - NODE] | (1 << it);    /* in flight */
 #endif
+#ifdef DEATH
+    /* rdlm_global_await_flag: reached; reached BROKEN (the sender broke); the
+       sender dead (the transport's report, the host's record) */
+    if
+    :: flag[NODE] >= GEN && flag[NODE] < BROKEN
+    :: flag[NODE] >= GEN && flag[NODE] >= BROKEN; goto failed
+    :: (deadm & (1 << SENDER)) != 0; goto failed
+    fi
+#else
     flag[NODE] >= GEN
+#endif
 #endif
 }
 
@@ -426,8 +610,24 @@ active [NP] proctype P()
 {
     byte it, v, i;
     bit c;
+#ifdef DEATH
+    bit fin;                                        /* ended: no death after it */
+    {
+#endif
 
     for (it : 1 .. B) {
+#ifdef DEATH
+        /* arrive: coll_broken set: break, PEER_DEAD */
+        if
+        :: broken[NODE] ->
+#ifdef BUG_ARRIVE_NO_BREAK
+            goto nobreak                            /* bug: no break */
+#else
+            goto failed
+#endif
+        :: !broken[NODE]
+        fi;
+#endif
         /* arrive (rdlm_global_pair_arrive): store gen, then read parked, wake */
 #ifdef BUG_PAIR_WAKE_BEFORE_STORE
         atomic { c = (pparked[_pid] != 0) };        /* bug: before the store */
@@ -441,6 +641,9 @@ active [NP] proctype P()
         do
         :: PREACHED(pgen[OTHER]) -> break
         :: atomic { !PREACHED(pgen[OTHER]) -> v = pgen[OTHER] };
+#ifdef DEATH
+            node_check();
+#endif
             atomic { pparked[OTHER]++ };
             FUTEX_WAIT_IF(LOW(pgen[OTHER]) == LOW(v), asleep_pair[OTHER]);
             if
@@ -448,26 +651,89 @@ active [NP] proctype P()
             :: atomic { (asleep_pair[OTHER] & BIT) != 0 && spurious > 0 ->
                         spurious--; asleep_pair[OTHER] = asleep_pair[OTHER] & ~BIT;
                         pparked[OTHER]--; v = 0 }
+#ifdef DEATH
+            :: atomic { (asleep_pair[OTHER] & BIT) != 0 &&
+                        (FINDS || PREACHED(pgen[OTHER])) ->         /* a park slice ends */
+                        asleep_pair[OTHER] = asleep_pair[OTHER] & ~BIT;
+                        pparked[OTHER]--; v = 0 }
+#endif
             fi
         od;
         assert(garr[it] == NP)                      /* (a) */
     }
+#ifdef DEATH
+    skip;                                           /* (no jump into a d_step) */
+    atomic { ended++; fin = 1 };
+    goto out;
+failed:                                             /* PEER_DEAD */
+    assert(deadm != 0);                             /* (e) */
+    brk();
+nobreak:
+    skip;
+    atomic { ended++; fin = 1 };
+out:
+    skip
+    } unless {
+        /* death (an escape takes priority: once Reaper chose this process, it
+           takes no other step): it stops for ever; it leaves the futex queues,
+           and (a leader) the kernel closes its links */
+        atomic { kill == _pid && !fin ->
+                 deadm = deadm | BIT; ended++;
+                 asleep_rel[NODE] = asleep_rel[NODE] & ~BIT;
+                 asleep_arr[NODE] = asleep_arr[NODE] & ~BIT;
+#ifdef PAIR
+                 asleep_pair[0] = asleep_pair[0] & ~BIT;
+                 asleep_pair[1] = asleep_pair[1] & ~BIT;
+#endif
+#ifdef LINKS
+                 if
+                 :: LEADER -> lclosed[1 - NODE] = 1; lshut[NODE] = 1
+                 :: else -> skip
+                 fi
+#endif
+                 }
+    }
+#else
     done++
+#endif
 }
 
 active proctype Check()
 {
+#ifdef DEATH
+    ended == NP;                    /* every live process ended; the dead one's
+                                       parked++ may stay counted */
+    assert(pparked[0] + pparked[1] <= (deadm != 0 -> 1 : 0) &&
+           asleep_pair[0] == 0 && asleep_pair[1] == 0)
+#else
     done == NP;
     assert(pparked[0] == 0 && pparked[1] == 0 && asleep_pair[0] == 0 &&
            asleep_pair[1] == 0)
+#endif
 }
 #else
 active [NP] proctype P()
 {
     byte it, n, v, i;
     bit c;
+#ifdef DEATH
+    bit fin;                                        /* ended: no death after it */
+    {
+#endif
 
     for (it : 1 .. B) {
+#ifdef DEATH
+        /* arrive: coll_broken set: break, PEER_DEAD */
+        if
+        :: broken[NODE] ->
+#ifdef BUG_ARRIVE_NO_BREAK
+            goto nobreak                            /* bug: no break */
+#else
+            goto failed
+#endif
+        :: !broken[NODE]
+        fi;
+#endif
         /* arrive: n := fetch_add(coll_arrived, 1) + 1 */
 #if NODES == 2 && defined(BUG_WAKE_BEFORE_COUNT)
         atomic { c = (lparked[NODE] != 0) };        /* bug: before the count */
@@ -519,18 +785,63 @@ active [NP] proctype P()
 #endif
         assert(garr[it] == NP)                      /* (a) */
     }
+#ifdef DEATH
+    skip;                                           /* (no jump into a d_step) */
+    atomic { ended++; fin = 1 };
+    goto out;
+failed:                                             /* PEER_DEAD */
+    assert(deadm != 0);                             /* (e) */
+    brk();
+nobreak:
+    skip;
+    atomic { ended++; fin = 1 };
+out:
+    skip
+    } unless {
+        /* death (an escape takes priority: once Reaper chose this process, it
+           takes no other step): it stops for ever; it leaves the futex queues,
+           and (a leader) the kernel closes its links */
+        atomic { kill == _pid && !fin ->
+                 deadm = deadm | BIT; ended++;
+                 asleep_rel[NODE] = asleep_rel[NODE] & ~BIT;
+                 asleep_arr[NODE] = asleep_arr[NODE] & ~BIT;
+#ifdef PAIR
+                 asleep_pair[0] = asleep_pair[0] & ~BIT;
+                 asleep_pair[1] = asleep_pair[1] & ~BIT;
+#endif
+#ifdef LINKS
+                 if
+                 :: LEADER -> lclosed[1 - NODE] = 1; lshut[NODE] = 1
+                 :: else -> skip
+                 fi
+#endif
+                 }
+    }
+#else
     done++
+#endif
 }
 
 /* (b), the end: once all have finished, nobody is parked or asleep */
 active proctype Check()
 {
+#ifdef DEATH
+    /* every live process ended; a dead one may stay counted in parked */
+    ended == NP;
+    assert(parked[0] + lparked[0] <= (deadm != 0 -> 1 : 0) && asleep_arr[0] == 0 &&
+           asleep_rel[0] == 0);
+#if NODES == 2
+    assert(parked[1] + lparked[1] <= (deadm != 0 -> 1 : 0) && asleep_arr[1] == 0 &&
+           asleep_rel[1] == 0)
+#endif
+#else
     done == NP;
     assert(parked[0] == 0 && lparked[0] == 0 && asleep_arr[0] == 0 &&
            asleep_rel[0] == 0);
 #if NODES == 2
     assert(parked[1] == 0 && lparked[1] == 0 && asleep_arr[1] == 0 &&
            asleep_rel[1] == 0)
+#endif
 #endif
 }
 
@@ -562,4 +873,28 @@ end:
     od
 }
 #endif
+#endif
+
+#ifdef DEATH
+/* One process dies, at any point of its run (the step of Reaper that chooses
+   it), or none: -DVICTIM=p, only process p may die. A choice made after the
+   process ended is no death. */
+active proctype Reaper()
+{
+end:
+    if
+#ifdef VICTIM
+    :: kill = VICTIM
+#else
+    :: kill = 0
+    :: kill = 1
+    :: NP > 2 -> kill = 2
+    :: NP > 3 -> kill = 3
+    :: NP > 4 -> kill = 4
+    :: NP > 5 -> kill = 5
+    :: NP > 6 -> kill = 6
+    :: NP > 7 -> kill = 7
+#endif
+    fi
+}
 #endif
