@@ -393,8 +393,10 @@ static rdlm_status_t rdlm_global_await_word(rdlm_global_t *d, rdlm_local_t *lc,
         if (poll || !rdlm_wait_spinning(&w)) {
             rdlm_status_t s = rdlm_global_node_check(d, lc, &check_at);
 
+            /* a process that completed our wait (stored the word) and then died does
+             * not fail it: the word is read again after its death was seen */
             if (s != RDLM_OK) {
-                return s;
+                return (int32_t)(rdlm_load(word, RDLM_ACQUIRE) - target) >= 0 ? RDLM_OK : s;
             }
         }
         if (poll) {
