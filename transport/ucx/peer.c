@@ -191,13 +191,23 @@ rdlm_status_t rdlm_ucx_failed(rdlm_ucx_ctx_t *c, uint32_t peer, ucs_status_t s,
     return RDLM_ERR_PEER_DEAD;
 }
 
+/* A request on a watched peer known dead, its endpoint closed, that has not ended
+ * this long after: abandoned (rdlm_ucx_progress_until). UCX ends such requests with an
+ * error as a rule; an emulated atomic posted while the peer was dying has been seen to
+ * stay pending for ever (its wait, and rdlm_ctx_destroy's goodbye, hung). */
+#define RDLM_UCX_DEAD_GRACE_NS 100000000ull
+
 /* Progress until req completes (then free it and return its status) or, with
  * timeout_ns != 0, until timeout_ns after the first RDLM_UCX_SPINS rounds (a clock is
- * read only in a wait that long): then UCS_INPROGRESS, req still live. */
-static ucs_status_t rdlm_ucx_progress_until(rdlm_ucx_ctx_t *c, ucs_status_ptr_t req,
-                                            uint64_t timeout_ns)
+ * read only in a wait that long): then UCS_INPROGRESS, req still live. A request to a
+ * watched peer (peer < size) that is known dead is abandoned RDLM_UCX_DEAD_GRACE_NS
+ * after that was seen: freed (UCX releases it if it ever ends; its endpoint is closed,
+ * so nothing more lands in its buffers), UCS_ERR_CANCELED. */
+static ucs_status_t rdlm_ucx_progress_until(rdlm_ucx_ctx_t *c, uint32_t peer,
+                                            ucs_status_ptr_t req, uint64_t timeout_ns)
 {
-    uint64_t deadline = 0;
+    const int watched = peer < c->super.size && c->peers[peer].watched;
+    uint64_t deadline = 0, dead_at = 0;
     unsigned spins = 0;
     ucs_status_t s;
 
@@ -217,6 +227,21 @@ static ucs_status_t rdlm_ucx_progress_until(rdlm_ucx_ctx_t *c, ucs_status_ptr_t 
         rdlm_ucx_reap_marked(c);
         if (++spins <= RDLM_UCX_SPINS)
             continue;
+        if (watched && rdlm_ucx_is_dead(c, peer)) {
+            uint64_t now = rdlm_clock_now_ns();
+
+            if (dead_at == 0) {
+                dead_at = now;
+            } else if (now - dead_at >= RDLM_UCX_DEAD_GRACE_NS) {
+                rdlm_warn("ucx: an operation on rank %u, which is dead, did not end %llu "
+                          "ms after: abandoned",
+                          peer, RDLM_UCX_DEAD_GRACE_NS / 1000000ull);
+                rdlm_ucx_lock(c);
+                ucp_request_free(req);
+                rdlm_ucx_unlock(c);
+                return UCS_ERR_CANCELED;
+            }
+        }
         if (timeout_ns != 0) {
             uint64_t now = rdlm_clock_now_ns();
 
@@ -233,7 +258,7 @@ rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, uint32_t peer, ucs_status_ptr_t r
                             const char *what)
 {
     ucs_status_t s =
-        rdlm_ucx_progress_until(c, req, c->peers[peer].watched ? c->timeout_ns : 0);
+        rdlm_ucx_progress_until(c, peer, req, c->peers[peer].watched ? c->timeout_ns : 0);
 
     if (s == UCS_INPROGRESS) {
         if (rdlm_ucx_mark_dead(c, peer))
@@ -241,14 +266,14 @@ rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, uint32_t peer, ucs_status_ptr_t r
                        (unsigned long long)(c->timeout_ns / 1000000u),
                        rdlm_ucx_dead_tail(&c->peers[peer]));
         rdlm_ucx_reap(c);
-        s = rdlm_ucx_progress_until(c, req, 0); /* the forced close completes it */
+        s = rdlm_ucx_progress_until(c, peer, req, 0); /* the forced close ends it */
     }
     return s == UCS_OK ? RDLM_OK : rdlm_ucx_failed(c, peer, s, what);
 }
 
 void rdlm_ucx_wait_close(rdlm_ucx_ctx_t *c, uint32_t peer, ucs_status_ptr_t req)
 {
-    ucs_status_t s = rdlm_ucx_progress_until(c, req, c->timeout_ns);
+    ucs_status_t s = rdlm_ucx_progress_until(c, peer, req, c->timeout_ns);
 
     if (s == UCS_INPROGRESS) {
         rdlm_warn("ucx: closing the endpoint to rank %u did not finish within %llu ms; "
