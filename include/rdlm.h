@@ -568,10 +568,11 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_dist_info(rdlm_ctx_h ctx, rdlm_ctx_dist_info_
  * a time limit while the processes live; one thread per process at a time. Errors:
  * RDLM_ERR_BAD_HANDLE, RDLM_ERR_UNSUPPORTED (node-only context: use a named
  * rdlm_barrier_*), RDLM_ERR_CLOSED (the context is being destroyed),
- * RDLM_ERR_PEER_DEAD (a process of the context died, and the barrier cannot
- * complete: every process waiting in it gets this, in milliseconds where the death is
- * seen at once, and every later barrier fails so too; docs/distributed-locks.md, "a
- * member dies"), RDLM_ERR_IO.
+ * RDLM_ERR_PEER_DEAD (a process of the context died: every process waiting in a
+ * barrier that cannot complete gets this, within milliseconds to tens of them, and
+ * every later barrier fails so too. A process that died after it arrived may leave
+ * some processes passing that last barrier and others failing it;
+ * docs/distributed-locks.md, "a member dies"), RDLM_ERR_IO.
  */
 RDLM_EXPORT rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx);
 

@@ -338,8 +338,9 @@ rdlm_status_t rdlm_links_recv(rdlm_links_t *l, uint32_t k, int *got_p, uint64_t 
     }
     if (!l->dead_logged) {
         l->dead_logged = 1;
-        rdlm_warn("links: link %u from rank %u closed (%s): that process is gone", k,
-                  l->from[k], got == 0 ? "end of stream" : strerror(err));
+        rdlm_warn("links: link %u from rank %u closed (%s): that process died, or gave "
+                  "the barrier up (a process it waited for died)",
+                  k, l->from[k], got == 0 ? "end of stream" : strerror(err));
     }
     return got == 0 ? RDLM_ERR_PEER_DEAD : rdlm_sock_err_status(err);
 }

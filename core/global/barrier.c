@@ -314,7 +314,11 @@ rdlm_status_t rdlm_global_barrier_arrive(rdlm_global_t *d, rdlm_local_t *lc)
         return RDLM_ERR_MISMATCH;
     }
     if (rdlm_load(&hdr->coll_broken, RDLM_ACQUIRE)) {
-        rdlm_warn("barrier: broken by a death at an earlier barrier");
+        if (!d->barrier_broken_said) {
+            d->barrier_broken_said = 1;
+            rdlm_warn("barrier: broken by a death at an earlier barrier: every barrier of "
+                      "this context fails from now on");
+        }
         rdlm_global_break(d, lc);
         return RDLM_ERR_PEER_DEAD;
     }

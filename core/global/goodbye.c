@@ -94,8 +94,9 @@ void rdlm_global_goodbye(rdlm_global_t *d)
                   RDLM_GLOBAL_GOODBYE_NS / 1000000000ull);
     }
     if (alive + 1 < bs->size) {
-        rdlm_warn("dist: rank %u: %u process(es) of this context are dead; every live one "
-                  "left, so destroy does not wait for the dead",
+        rdlm_warn("dist: rank %u: %u process(es) of this context are dead or gone (left, "
+                  "and seen dead by the transport since); every live one left, so destroy "
+                  "does not wait for the dead",
                   d->rank, bs->size - 1 - alive);
         (void)bs->barrier(bs->arg, &dead);
     }

@@ -258,6 +258,7 @@ typedef struct rdlm_global {
     uint64_t link_flag[RDLM_GLOBAL_ROUNDS]; /* the largest generation in-link k brought */
     int barrier_broken;   /* leaders: this one broke the barrier for the other
                              leaders (barrier.c, rdlm_global_break: once) */
+    int barrier_broken_said; /* a later barrier's failure was logged (once) */
     int barrier_only;     /* rdlm_global_params_t.barrier_only */
     int barrier_pair;     /* one node, two uncrowded processes: the pair barrier */
     int crowded; /* more processes of the context on this host than CPUs (decided at
