@@ -245,6 +245,33 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
     return RDLM_OK;
 }
 
+/* Collective, the first of a distributed create: every process's status so far (its
+ * configuration, its lease). A process that failed alone would leave the others
+ * waiting in the next collective until the bootstrap's timeout (30 s); so one that
+ * failed still takes part, and then every process fails with the lowest failing
+ * rank's status. */
+static rdlm_status_t rdlm_ctx_vote(const rdlm_tl_bootstrap_t *bootstrap, rdlm_status_t mine)
+{
+    int32_t me = (int32_t)mine, *all = calloc(bootstrap->size, sizeof(*all));
+    rdlm_status_t s;
+
+    if (all == NULL) {
+        rdlm_error("rdlm_ctx_create: out of memory for %u statuses", bootstrap->size);
+        return RDLM_ERR_NO_MEMORY; /* the others' collective times out (bounded) */
+    }
+    s = bootstrap->allgather(bootstrap->arg, &me, all, sizeof(me), NULL);
+    for (uint32_t r = 0; s == RDLM_OK && mine == RDLM_OK && r < bootstrap->size; r++) {
+        if (all[r] != RDLM_OK) {
+            s = (rdlm_status_t)all[r];
+            rdlm_error("rdlm_ctx_create: rank %u could not create its part of the context "
+                       "(%s; its log says why): no process creates it",
+                       r, rdlm_status_name(s));
+        }
+    }
+    free(all);
+    return mine != RDLM_OK ? mine : s;
+}
+
 rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
                                    const rdlm_tl_bootstrap_t *bootstrap, const char *hostkey,
                                    unsigned flags, rdlm_ctx_fini_func_t fini, void *fini_arg,
@@ -268,6 +295,7 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
             status = rdlm_ctx_lease_epoch(ctx, 0, &epoch);
         }
     }
+    status = rdlm_ctx_vote(bootstrap, status);
     if (status == RDLM_OK) {
         memset(&dp, 0, sizeof(dp));
         dp.epoch = epoch;
