@@ -35,7 +35,8 @@ extern "C" {
  * found with PMPI_Initialized and PMPI_Finalized before any other MPI call, so the job
  * is not aborted), RDLM_ERR_TIMEOUT (a rank never joined), RDLM_ERR_UNSUPPORTED (no
  * usable transport). On error on any rank the others return an error too (no hang),
- * and *ctx_p is untouched.
+ * and *ctx_p is untouched: a rank whose configuration (RDLM_ERR_BAD_CONFIG) or lease
+ * fails makes every rank return its status at once, with an error line naming it.
  */
 RDLM_EXPORT rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_params_t *params,
                                               rdlm_ctx_h *ctx_p);
