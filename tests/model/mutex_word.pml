@@ -122,14 +122,17 @@
  *   -DSPINNERS  S1 a waiter in its spin phase reserves (x, 0) -> (x, me); S2 at
  *       its last spin (CHECK, mutex_woken := 0) unreserves (x, me) -> (x, 0) while x
  *       is not nobody.
- *   -DPASSING   the bound takes a STARVING ticket (rec[]); P1 a holder that was
+ *   -DPASSING   the bound takes a STARVING ticket (rec[]) and, only if it is the
+ *       oldest live one, reserves (A3); P1 a holder that was
  *       starving passes (me, 0) -> (me, oldest live ticket holder); D2' drops
  *       a heir that is alive with no WAITING record (wt). -DPROPOSED_STALE_HEIR:
  *       without D2' (mutex.c before it): a pass to a waiter that left stalls.
  *   -DWAKE_TRIES=k  the old wake loop stops after k rounds (16): stalls.
  *   leave: record := 0 with H1, then mutex_woken := 0, then the load (as mutex.c).
  *   BUG_UNRESERVE_FREE (S2 also on (nobody, me)) -> (d);
- *   BUG_PASS_WHEN_HEIR (P1 overwrites a heir) -> (f).
+ *   BUG_PASS_WHEN_HEIR (P1 overwrites a heir) -> (f) while any starving waiter
+ *       reserved at the bound; since only the oldest does, no error with LOOPS0=1
+ *       (a complete search) and no verdict in 2 GB without it.
  *
  * Planted bugs (-DBUG_...), each must be caught:
  *   BUG_BARGE_PAST_HEIR  A1 ignores the heir: (nobody, h) -> (me, h) -> (f).
@@ -503,12 +506,17 @@ wait:   /* not free for me: spin, starve (A3), give up, or sleep */
 #endif
             /* the bound (rdlm_mutex_at_bound, from a wait step's TIMEDOUT or a
                yield): a STARVING ticket in the WAITING record (fetch_add, store:
-               one step), then A3 if the lock is held and not reserved */
+               one step), then A3 if the lock is held and not reserved and this is
+               the oldest live STARVING ticket (rdlm_mutex_oldest_is_me) */
             STEP(st = 1; heirs--; sp = 0; tickets++; rec[_pid] = tickets);
-            STEP(if :: !NOBODY(owner) && heir == 0 ->
+            /* only the oldest live waiter past the bound reserves (h: a temporary
+               here, read again at retry) */
+            STEP(oldest(h));
+            STEP(if :: !NOBODY(owner) && heir == 0 && (h == 0 || h == ME) ->
                          assert(g_heir == 0 || !ALIVE(g_heir - 1));
                          heir = ME; g_heir = ME; TOUCH
-                    :: else -> skip fi);
+                    :: else -> skip fi;
+                 h = 0);
             goto retry
 #else
         :: !ex && !st && heirs > 0 && !sp && !NOBODY(o) && h == 0 ->
