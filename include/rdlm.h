@@ -142,7 +142,9 @@ RDLM_EXPORT const char *rdlm_get_version(void);
  * a bad magic, size or offset). Blocking (takes a per-job file lock), not
  * async-signal-safe. Keeps one file descriptor open (close-on-exec) until destroy.
  * params may be NULL. Errors: RDLM_ERR_INVALID_ARG (bad job name, capacity),
- * RDLM_ERR_BAD_CONFIG (bad RDLM_* variable), RDLM_ERR_PERMISSION (the segment, its lock
+ * RDLM_ERR_BAD_CONFIG (bad RDLM_* variable: each one logged; a process joining peers
+ * still makes the rendezvous, so that every process of the context fails with it at
+ * once), RDLM_ERR_PERMISSION (the segment, its lock
  * file or their directory, RDLM_SHM_DIR or /dev/shm/rdlm-UID, is another user's, open
  * to group or others, or a symlink: one error line says which), RDLM_ERR_CORRUPT (the
  * segment's header is unusable while processes are attached to it: it is not replaced

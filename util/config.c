@@ -393,6 +393,7 @@ static const char rdlm_config_allowed_PATH[] = "a path of at most 1023 bytes";
 rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 {
     rdlm_config_t cfg;
+    rdlm_status_t status = RDLM_OK;
     const char *value;
     char range[32];
 
@@ -400,7 +401,7 @@ rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
 #define RDLM_CONFIG_PARSE_(field, var, type, def, min, max, help)                          \
     if (!rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), def, min, max)) {      \
         rdlm_error("built-in default of %s is invalid", var);                              \
-        return RDLM_ERR_BAD_CONFIG;                                                        \
+        status = RDLM_ERR_BAD_CONFIG;                                                      \
     }                                                                                      \
     value = rdlm_config_lookup(envp, var);                                                 \
     if (value != NULL &&                                                                   \
@@ -410,7 +411,8 @@ rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
         }                                                                                  \
         rdlm_error("%s=\"%s\" is invalid: expected %s%s", var, value,                      \
                    rdlm_config_allowed_##type, (max) != 0 ? range : "");                   \
-        return RDLM_ERR_BAD_CONFIG;                                                        \
+        (void)rdlm_config_set_##type(RDLM_CONFIG_DEST_##type(cfg.field), def, min, max);   \
+        status = RDLM_ERR_BAD_CONFIG;                                                      \
     }
     RDLM_CONFIG_LIST(RDLM_CONFIG_PARSE_)
 #undef RDLM_CONFIG_PARSE_
@@ -422,14 +424,15 @@ rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p)
         }
     }
     *cfg_p = cfg;
-    return RDLM_OK;
+    return status;
 }
 
 rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 {
     rdlm_status_t status = rdlm_config_parse((const char *const *)environ, cfg_p);
 
-    if (status == RDLM_OK) {
+    if (status == RDLM_OK ||
+        status == RDLM_ERR_BAD_CONFIG) { /* the defaults for bad ones */
         rdlm_log_set_level((rdlm_log_level_t)cfg_p->log_level);
         rdlm_log_open_file(cfg_p->log_file);
     }

@@ -37,9 +37,11 @@ static rdlm_status_t rdlm_ctx_job(const rdlm_ctx_params_t *params, const rdlm_co
     return RDLM_OK;
 }
 
-/* Allocate a context and read the configuration and job name into it. */
+/* Allocate a context and read the configuration and job name into it. On
+ * RDLM_ERR_BAD_CONFIG, *bad_cfg (if not NULL) gets the configuration with the defaults
+ * in place of the bad values (rdlm_config_parse). */
 static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
-                                    rdlm_ctx_h *ctx_p)
+                                    rdlm_ctx_h *ctx_p, rdlm_config_t *bad_cfg)
 {
     rdlm_status_t status;
     rdlm_ctx_h ctx = calloc(1, sizeof(*ctx));
@@ -70,6 +72,9 @@ static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
         }
     }
     if (status != RDLM_OK) {
+        if (status == RDLM_ERR_BAD_CONFIG && bad_cfg != NULL) {
+            *bad_cfg = ctx->config;
+        }
         free(ctx);
         return status;
     }
@@ -163,7 +168,7 @@ static rdlm_status_t rdlm_ctx_rendezvous(const char *addr, const char *job,
 /* Standalone rendezvous: rank, size and address from params, RDLM_* or the launcher. */
 static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
                                                 const rdlm_config_t *cfg, const char *job,
-                                                rdlm_ctx_h *ctx_p)
+                                                unsigned flags, rdlm_ctx_h *ctx_p)
 {
     int given = params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS);
     const char *addr = given ? params->rendezvous : cfg->rendezvous;
@@ -195,13 +200,16 @@ static rdlm_status_t rdlm_ctx_create_standalone(const rdlm_ctx_params_t *params,
     if (status != RDLM_OK) {
         return status;
     }
-    return rdlm_ctx_create_dist(params, rdlm_tl_boot_tcp_get(boot), NULL, 0,
-                                (rdlm_ctx_fini_func_t)rdlm_tl_boot_tcp_destroy, boot, ctx_p);
+    return rdlm_ctx_create_dist(params, rdlm_tl_boot_tcp_get(boot), NULL, flags,
+                                (rdlm_ctx_fini_func_t)rdlm_tl_boot_tcp_destroy, boot,
+                                ctx_p);
 }
 
 rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p)
 {
+    const int peers = params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS);
     char job[RDLM_JOB_MAX + 1];
+    rdlm_config_t cfg = {0};
     rdlm_status_t status;
     rdlm_ctx_h ctx;
 
@@ -209,16 +217,21 @@ rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params, rdlm_ctx_h *ctx_p
         rdlm_error("rdlm_ctx_create: NULL ctx_p");
         return RDLM_ERR_INVALID_ARG;
     }
-    status = rdlm_ctx_alloc(params, job, &ctx);
+    status = rdlm_ctx_alloc(params, job, &ctx, &cfg);
+    if (status == RDLM_ERR_BAD_CONFIG && (peers || cfg.rendezvous[0] != '\0') &&
+        rdlm_ctx_job(params, &cfg, job) == RDLM_OK) {
+        /* still meet the others: the create's vote fails them all at once */
+        (void)rdlm_ctx_create_standalone(params, &cfg, job, RDLM_CTX_DIST_BAD_CONFIG,
+                                         ctx_p);
+        return RDLM_ERR_BAD_CONFIG;
+    }
     if (status != RDLM_OK) {
         return status;
     }
-    if ((params != NULL && (params->field_mask & RDLM_CTX_FIELD_PEERS)) ||
-        ctx->config.rendezvous[0] != '\0') {
-        rdlm_config_t cfg = ctx->config;
-
+    if (peers || ctx->config.rendezvous[0] != '\0') {
+        cfg = ctx->config;
         rdlm_ctx_free(ctx);
-        return rdlm_ctx_create_standalone(params, &cfg, job, ctx_p);
+        return rdlm_ctx_create_standalone(params, &cfg, job, 0, ctx_p);
     }
     if (ctx->config.job_authority) {
         rdlm_warn("rdlm_ctx_create: RDLM_JOB_AUTHORITY=1 needs a distributed context "
@@ -283,7 +296,8 @@ rdlm_status_t rdlm_ctx_create_dist(const rdlm_ctx_params_t *params,
     rdlm_status_t status;
     rdlm_ctx_h ctx = NULL;
 
-    status = rdlm_ctx_alloc(params, job, &ctx);
+    status = flags & RDLM_CTX_DIST_BAD_CONFIG ? RDLM_ERR_BAD_CONFIG
+                                              : rdlm_ctx_alloc(params, job, &ctx, NULL);
     if (status == RDLM_OK && (flags & RDLM_CTX_DIST_NO_LEASE)) {
         ctx->config.authority[0] = '\0';
         ctx->config.job_authority = 0;

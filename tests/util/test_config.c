@@ -81,7 +81,7 @@ static void distributed_variables(void **state)
     assert_int_equal(ip, htonl(0x0a010203));
 }
 
-static void each_bad_value_is_rejected_and_output_untouched(void **state)
+static void each_bad_value_is_rejected_and_defaults_kept(void **state)
 {
     static const char *bad[] = {
         "RDLM_LOG=loud",
@@ -142,16 +142,37 @@ static void each_bad_value_is_rejected_and_output_untouched(void **state)
         "RDLM_LOG_FILE=/tmp/rdlm.%q.log",
         "RDLM_LOG_FILE=/tmp/rdlm.log%",
     };
-    rdlm_config_t cfg;
+    const char *none[] = {NULL};
+    rdlm_config_t cfg, defaults;
 
     (void)state;
+    assert_int_equal(rdlm_config_parse(none, &defaults), RDLM_OK);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *env[] = {bad[i], NULL};
 
         memset(&cfg, 0xab, sizeof(cfg));
         assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_ERR_BAD_CONFIG);
-        assert_int_equal(cfg.capacity, 0xabababab);
+        /* the bad value's default in its place, every other field too */
+        assert_memory_equal(&cfg, &defaults, sizeof(cfg));
     }
+}
+
+/* A bad value does not stop the parse: the good ones around it apply, each bad one
+ * keeps its default (a process still reaches its rendezvous to tell the others). */
+static void bad_values_keep_defaults_and_the_rest_applies(void **state)
+{
+    const char *env[] = {"RDLM_SPIN=lots", "RDLM_RENDEZVOUS=10.0.0.1:7000", "RDLM_YIELD=7",
+                         "RDLM_VIRTUAL_NODES=0", NULL};
+    const char *none[] = {NULL};
+    rdlm_config_t cfg, defaults;
+
+    (void)state;
+    assert_int_equal(rdlm_config_parse(none, &defaults), RDLM_OK);
+    assert_int_equal(rdlm_config_parse(env, &cfg), RDLM_ERR_BAD_CONFIG);
+    assert_string_equal(cfg.rendezvous, "10.0.0.1:7000");
+    assert_int_equal(cfg.yield, 7);
+    assert_int_equal(cfg.spin, defaults.spin);
+    assert_int_equal(cfg.virtual_nodes, defaults.virtual_nodes);
 }
 
 /* RDLM_LOG_FILE_MAX bytes are a pattern, one more is not. */
@@ -367,7 +388,8 @@ int main(void)
         cmocka_unit_test(defaults_without_environment),
         cmocka_unit_test(valid_values_override_defaults),
         cmocka_unit_test(distributed_variables),
-        cmocka_unit_test(each_bad_value_is_rejected_and_output_untouched),
+        cmocka_unit_test(each_bad_value_is_rejected_and_defaults_kept),
+        cmocka_unit_test(bad_values_keep_defaults_and_the_rest_applies),
         cmocka_unit_test(log_file_pattern_length_is_bounded),
         cmocka_unit_test(unknown_rdlm_variable_is_only_a_warning),
         cmocka_unit_test(progress_names_round_trip),

@@ -241,8 +241,10 @@ typedef struct rdlm_config_entry {
 
 /**
  * Parse envp (a NULL-terminated "NAME=value" array, e.g. environ) into *cfg_p, starting
- * from the defaults. Returns RDLM_ERR_BAD_CONFIG (after logging the variable, its
- * value and what is allowed) on the first bad value; *cfg_p is then untouched.
+ * from the defaults. Every bad value is logged (the variable, its value and what is
+ * allowed) and leaves its default in place; then RDLM_ERR_BAD_CONFIG, with *cfg_p set
+ * all the same (a process that must still meet others, e.g. for the create's vote,
+ * finds its rendezvous there).
  */
 RDLM_SHARED rdlm_status_t rdlm_config_parse(const char *const *envp, rdlm_config_t *cfg_p);
 
@@ -254,7 +256,7 @@ const char *rdlm_config_lookup(const char *const *envp, const char *name);
 int rdlm_config_uint_parse(const char *text, uint32_t min, uint32_t max, uint32_t *out_p);
 
 /** rdlm_config_parse(environ) and apply the log level and (the first time a file is
- *  named) the log file. */
+ *  named) the log file, also where another value is bad. */
 RDLM_SHARED rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p);
 
 /** 1 if text is "a.b.c.d:port" (port 1..65535); *ip_p (network order) and *port_p

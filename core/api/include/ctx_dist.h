@@ -16,9 +16,11 @@
  *  what the creator of the bootstrap owns (the MPI glue, the TCP rendezvous). */
 typedef void (*rdlm_ctx_fini_func_t)(void *arg);
 
-/** rdlm_ctx_create_dist flags: no lease, no authority; only the barrier (see there). */
+/** rdlm_ctx_create_dist flags: no lease, no authority; only the barrier; this
+ *  process's configuration is bad (see there). */
 #define RDLM_CTX_DIST_NO_LEASE 1u
 #define RDLM_CTX_DIST_BARRIER_ONLY 2u
+#define RDLM_CTX_DIST_BAD_CONFIG 4u
 
 /**
  * Create a distributed context over bootstrap (collective over it; see
@@ -29,7 +31,10 @@ typedef void (*rdlm_ctx_fini_func_t)(void *arg);
  * (rdlm_mpi_barrier's contexts); RDLM_CTX_DIST_BARRIER_ONLY, for a context that only
  * runs the collective barrier (rdlm_mpi_barrier's), starts no progress thread unless
  * RDLM_PROGRESS=thread: the barrier's leaders progress while they wait, and a thread
- * per process would take CPU from the program's own. fini(fini_arg) runs at
+ * per process would take CPU from the program's own; RDLM_CTX_DIST_BAD_CONFIG, for a
+ * process whose configuration is bad (logged), takes part in the create's first
+ * collective, so that every process fails at once with RDLM_ERR_BAD_CONFIG, and returns
+ * that. fini(fini_arg) runs at
  * rdlm_ctx_destroy after the transport is closed, and also here if creation fails
  * (so the caller frees the bootstrap in one place).
  */
