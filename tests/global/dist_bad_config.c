@@ -4,8 +4,9 @@
  * every process within ANSWER_LIMIT_S with RDLM_ERR_BAD_CONFIG (the bad one still
  * makes the rendezvous, and the create's first collective tells the others); then,
  * with the value gone, a second create succeeds everywhere and a barrier passes.
- * Before, the bad process returned at once without connecting and the others timed
- * out after the bootstrap's 30 s.
+ * Before, the bad process returned at once without connecting: alone, the others
+ * timed out after the bootstrap's 30 s; here its second create joined the others'
+ * first, which then returned RDLM_OK (FAILED).
  *
  * 3 processes forked by the parent (rendezvous on 127.0.0.1, UCX TCP, 2 virtual
  * nodes); the last sets RDLM_SPIN=not-a-number before its first create.
