@@ -14,8 +14,8 @@ labels='mpi|pmpi'
 # The executables and libraries the mpi and pmpi tests run (tests/mpi, tests/fortran,
 # examples, examples/barrier_replace). A test whose program is missing here fails the
 # check below before anything runs: add its target.
-targets=(mpi_bootstrap_ucx mpi_uninit mpi_lock fortran_mpi_objects fortran_mpi_f08
-         rdlm_pmpi barrier_c barrier_c_linked barrier_f barrier_f08)
+targets=(mpi_bootstrap_ucx mpi_uninit mpi_bad_config mpi_lock fortran_mpi_objects
+         fortran_mpi_f08 rdlm_pmpi barrier_c barrier_c_linked barrier_f barrier_f08)
 
 start=$(date +%s)
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDLM_WERROR=ON \
