@@ -53,11 +53,6 @@ static int child(unsigned rank, const char *rendezvous)
 
 int main(void)
 {
-    int ok;
-
-    setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
-    ok = procs_run("t-bad-config", "2", 0, NPROCS, child, NPROCS /* no victim */,
-                   PARENT_LIMIT_S, "dist_bad_config");
-    printf("dist_bad_config: %s\n", ok ? "passed" : "FAILED");
-    return !ok;
+    return procs_main("dist_bad_config", "t-bad-config", "2", NPROCS, child,
+                      PARENT_LIMIT_S);
 }

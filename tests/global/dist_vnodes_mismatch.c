@@ -45,11 +45,6 @@ static int child(unsigned rank, const char *rendezvous)
 
 int main(void)
 {
-    int ok;
-
-    setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
-    ok = procs_run("t-vnodes-mismatch", "2", 0, NPROCS, child, NPROCS /* no victim */,
-                   PARENT_LIMIT_S, "dist_vnodes_mismatch");
-    printf("dist_vnodes_mismatch: %s\n", ok ? "passed" : "FAILED");
-    return !ok;
+    return procs_main("dist_vnodes_mismatch", "t-vnodes-mismatch", "2", NPROCS, child,
+                      PARENT_LIMIT_S);
 }

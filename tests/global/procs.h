@@ -213,6 +213,20 @@ static inline int procs_run(const char *job, const char *virtual_nodes, int defa
     return procs_reap(pids, n, victim, limit_s, who);
 }
 
+/* A test's main with no victim: procs_run over UCX TCP, then "who: passed" or "who:
+ * FAILED" on stdout (unbuffered: children end with _exit); the exit status (0 pass). */
+static inline int procs_main(const char *who, const char *job, const char *virtual_nodes,
+                             unsigned n, int (*child)(unsigned, const char *),
+                             double limit_s)
+{
+    int ok;
+
+    setvbuf(stdout, NULL, _IONBF, 0);
+    ok = procs_run(job, virtual_nodes, 0, n, child, n /* no victim */, limit_s, who);
+    printf("%s: %s\n", who, ok ? "passed" : "FAILED");
+    return !ok;
+}
+
 /* procs_run over UCX TCP with leases at the job's own authority: RDLM_JOB_AUTHORITY=1
  * and RDLM_LEASE_TTL_MS=ttl_ms. */
 static inline int procs_run_leased(const char *job, const char *virtual_nodes,
