@@ -6,7 +6,9 @@
  * process ended (a zombie included). That is one system call where rdlm_proc_alive
  * makes four (kill, and open, read, close of /proc/<pid>/stat): 0.6 against 8 us on
  * the 2-core VMs of this project. Where pidfd_open is refused (a kernel before 5.3, a
- * seccomp filter, no descriptors left) a check is rdlm_proc_alive.
+ * seccomp filter, no descriptors left) a check is rdlm_proc_alive. A cache keeps at
+ * most a budget of descriptors (rdlm_alive_fd_budget: the application's own files
+ * come first); slots checked once the budget is spent read /proc.
  */
 #ifndef RDLM_ALIVE_H
 #define RDLM_ALIVE_H
@@ -17,8 +19,13 @@
 /** A process's cache of its segment's slots' pidfds. */
 typedef struct rdlm_alive rdlm_alive_t;
 
-/** A cache for slots 0..slots-1; NULL when out of memory (checks then read /proc). */
-rdlm_alive_t *rdlm_alive_create(uint32_t slots);
+/** How many pidfds a process's cache may keep: 64, or a sixteenth of the soft limit
+ *  on open files (RLIMIT_NOFILE) where that is less. */
+uint32_t rdlm_alive_fd_budget(void);
+
+/** A cache for slots 0..slots-1 keeping at most max_fds pidfds; NULL when out of
+ *  memory (checks then read /proc). */
+rdlm_alive_t *rdlm_alive_create(uint32_t slots, uint32_t max_fds);
 
 /** Close its pidfds and free it; NULL is ignored. */
 void rdlm_alive_destroy(rdlm_alive_t *a);

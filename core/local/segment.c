@@ -580,7 +580,7 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
         close(seg.fd);
         goto out_unlock;
     }
-    seg.alive = rdlm_alive_create(seg.max_procs);
+    seg.alive = rdlm_alive_create(seg.max_procs, rdlm_alive_fd_budget());
     seg.planted =
         (getenv("RDLMTEST_TABLE_NO_FLOOR") != NULL ? RDLM_PLANTED_NO_FLOOR : 0) |
         (getenv("RDLMTEST_TABLE_RETIRE_OPEN") != NULL ? RDLM_PLANTED_RETIRE_OPEN : 0);

@@ -1,8 +1,9 @@
 /* The slots' liveness by pidfd (core/local/alive.c): it answers as rdlm_proc_alive
  * does -- a running child is alive, a killed one is dead before it is reaped (a
  * zombie) and after, a wrong start time is dead -- keeps one descriptor per slot for
- * a confirmed process and none for a refused one, replaces a slot's descriptor when
- * another process takes the slot, and closes them all when destroyed. */
+ * a confirmed running process and none for a refused or ended one, replaces a slot's
+ * descriptor when another process takes the slot, keeps no more than its budget
+ * (and still answers beyond it), and closes them all when destroyed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,7 +71,7 @@ static void expect(rdlm_alive_t *a, uint32_t slot, pid_t pid, uint64_t st, int w
 
 static void test_running_then_zombie_then_reaped(void **state)
 {
-    rdlm_alive_t *a = rdlm_alive_create(4);
+    rdlm_alive_t *a = rdlm_alive_create(4, 4);
     pid_t pid = child_start();
     uint64_t st = start_of(pid);
     int before = fds_open();
@@ -89,15 +90,17 @@ static void test_running_then_zombie_then_reaped(void **state)
         usleep(1000);
     }
     expect(a, 1, pid, st, 0);
+    assert_int_equal(fds_open(), before); /* ended: its descriptor was closed */
     assert_int_equal(waitpid(pid, NULL, 0), pid);
     expect(a, 1, pid, st, 0);
+    assert_int_equal(fds_open(), before);
     rdlm_alive_destroy(a);
     assert_int_equal(fds_open(), before);
 }
 
 static void test_wrong_start_time_is_not_kept(void **state)
 {
-    rdlm_alive_t *a = rdlm_alive_create(4);
+    rdlm_alive_t *a = rdlm_alive_create(4, 4);
     pid_t pid = child_start();
     uint64_t st = start_of(pid);
     int before = fds_open();
@@ -116,7 +119,7 @@ static void test_wrong_start_time_is_not_kept(void **state)
 
 static void test_slot_taken_by_another_process(void **state)
 {
-    rdlm_alive_t *a = rdlm_alive_create(4);
+    rdlm_alive_t *a = rdlm_alive_create(4, 4);
     pid_t p1 = child_start(), p2 = child_start();
     uint64_t s1 = start_of(p1), s2 = start_of(p2);
     int before = fds_open();
@@ -138,12 +141,48 @@ static void test_slot_taken_by_another_process(void **state)
     assert_int_equal(fds_open(), before);
 }
 
+static void test_budget(void **state)
+{
+    rdlm_alive_t *a = rdlm_alive_create(4, 2);
+    pid_t p[3] = {child_start(), child_start(), child_start()};
+    uint64_t st[3] = {start_of(p[0]), start_of(p[1]), start_of(p[2])};
+    int before = fds_open();
+
+    (void)state;
+    expect(a, 0, p[0], st[0], 1);
+    expect(a, 1, p[1], st[1], 1);
+    assert_int_equal(fds_open(), before + 2);
+    /* past the budget: answered from /proc, no descriptor kept */
+    expect(a, 2, p[2], st[2], 1);
+    assert_int_equal(fds_open(), before + 2);
+    kill(p[2], SIGKILL);
+    waitpid(p[2], NULL, 0);
+    expect(a, 2, p[2], st[2], 0);
+    /* an ended process gives its descriptor back: the next slot gets one */
+    kill(p[0], SIGKILL);
+    waitpid(p[0], NULL, 0);
+    expect(a, 0, p[0], st[0], 0);
+    assert_int_equal(fds_open(), before + 1);
+    p[2] = child_start();
+    st[2] = start_of(p[2]);
+    expect(a, 3, p[2], st[2], 1);
+    assert_int_equal(fds_open(), before + 2);
+    for (int i = 1; i < 3; i++) {
+        kill(p[i], SIGKILL);
+        waitpid(p[i], NULL, 0);
+    }
+    rdlm_alive_destroy(a);
+    assert_int_equal(fds_open(), before);
+    assert_true(rdlm_alive_fd_budget() <= 64);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_running_then_zombie_then_reaped),
         cmocka_unit_test(test_wrong_start_time_is_not_kept),
         cmocka_unit_test(test_slot_taken_by_another_process),
+        cmocka_unit_test(test_budget),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
