@@ -56,13 +56,37 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
  *  enum order into v: 0, or -1 if one is missing. */
 int rdlm_bench_dist_stats(const char *out, const char *key, double *v);
 
-/** One implementation the program measures: its name there (key), the report's
- *  implementation name and metric (NULL where the caller picks the metric). */
+/** A row of the report read from the program's output: the program's implementation
+ *  (key), the report's implementation name and metric, the figure read over rounds
+ *  (fig; NULL: "value", with its percentiles); required: the job fails without rounds
+ *  of it. */
 typedef struct rdlm_bench_dist_impl {
     const char *key;
     const char *impl;
     const char *metric;
+    const char *fig;
+    int required;
 } rdlm_bench_dist_impl_t;
+
+/** A comparison of two rows of a job (indices into its rows; base -1: none); why (not
+ *  NULL): when either row has no rounds, a SKIP note naming it instead. */
+typedef struct rdlm_bench_dist_cmp {
+    uint32_t ours;
+    int32_t base;
+    enum rdlm_bench_target kind;
+    double target;
+    const char *why;
+} rdlm_bench_dist_cmp_t;
+
+/** What one run of a program adds to the report: its rows (in the report's order),
+ *  all in unit, then its comparisons (in the final table's order). */
+typedef struct rdlm_bench_dist_table {
+    const rdlm_bench_dist_impl_t *rows;
+    uint32_t nrows;
+    const rdlm_bench_dist_cmp_t *cmps;
+    uint32_t ncmps;
+    const char *unit;
+} rdlm_bench_dist_table_t;
 
 /** Run job once: its output (the caller frees it), or NULL after saying why on stderr
  *  as "rdlm-bench: <what>: ...". With job->verbose, its result lines on stderr. */
@@ -73,24 +97,16 @@ char *rdlm_bench_dist_run(const char *what, const rdlm_bench_mpi_job_t *job);
 int rdlm_bench_dist_rounds(const char *out, const char *key, const char *fig,
                            rdlm_bench_measure_t *m);
 
-/** A new measurement of bench for impl (metric, procs, unit) with those rounds,
- *  finished; NULL when the report is full. */
-rdlm_bench_measure_t *rdlm_bench_dist_measure(rdlm_bench_report_t *r, const char *bench,
-                                              const char *out, const char *key,
-                                              const char *fig,
-                                              const rdlm_bench_dist_impl_t *impl,
-                                              uint32_t procs, const char *unit);
-
 /**
- * Run job once for bench (its command noted as a parameter) and read the rounds of
- * every impls[k] into m[k] (rdlm_bench_dist_measure, figure "value") for procs in
- * unit. 0 and *out_p (the program's output, for notes; the caller frees it), or -1
- * with the reason on stderr (also when impls[0] has no round).
+ * The one reading of a program's result lines into the report: run job once for
+ * bench (its command noted as a parameter), read every row of t into m[k] (measured
+ * at procs, finished), then make t's comparisons. 0 and *out_p (the program's output,
+ * for notes; the caller frees it), or -1 with the reason on stderr (also when a
+ * required row has no round).
  */
 int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
-                        const rdlm_bench_mpi_job_t *job,
-                        const rdlm_bench_dist_impl_t *impls, uint32_t nimpl, uint32_t procs,
-                        const char *unit, rdlm_bench_measure_t **m, char **out_p);
+                        const rdlm_bench_mpi_job_t *job, const rdlm_bench_dist_table_t *t,
+                        uint32_t procs, rdlm_bench_measure_t **m, char **out_p);
 
 /** The baseline of a figure measured once: its label, value, and the ratio's target
  *  (RDLM_BENCH_TARGET_NONE: none). */
