@@ -139,29 +139,34 @@ int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
                         const rdlm_bench_mpi_job_t *job, const rdlm_bench_dist_table_t *t,
                         uint32_t procs, rdlm_bench_measure_t **m, char **out_p)
 {
-    const rdlm_bench_dist_impl_t *row;
+    const rdlm_bench_dist_fig_t *fig;
+    const rdlm_bench_dist_impl_t *impl;
+    uint32_t f, k, n = 0;
     char cmd[512];
     char *out;
-    uint32_t k;
 
     rdlm_bench_mpi_command(job, cmd, sizeof(cmd));
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
     if ((out = rdlm_bench_dist_run(bench, job)) == NULL) {
         return -1;
     }
-    for (k = 0; k < t->nrows; k++) {
-        row = &t->rows[k];
-        m[k] = rdlm_bench_report_measure(r, bench, row->metric, row->impl, procs, t->unit);
-        if (m[k] == NULL) {
-            goto free_out;
+    for (f = 0; f < t->nfigs; f++) {
+        for (fig = &t->figs[f], k = 0; k < fig->nimpl; k++, n++) {
+            impl = &t->impls[k];
+            m[n] = rdlm_bench_report_measure(r, bench,
+                                             fig->metric ? fig->metric : impl->metric,
+                                             impl->impl, procs, t->unit);
+            if (m[n] == NULL) {
+                goto free_out;
+            }
+            rdlm_bench_dist_rounds(out, impl->key, fig->key ? fig->key : "value", m[n]);
+            rdlm_bench_measure_finish(m[n]);
         }
-        rdlm_bench_dist_rounds(out, row->key, row->fig != NULL ? row->fig : "value", m[k]);
-        rdlm_bench_measure_finish(m[k]);
     }
-    for (k = 0; k < t->nrows; k++) {
-        if (t->rows[k].required && m[k]->nrounds == 0) {
+    for (k = 0; k < t->nrequired; k++) {
+        if (m[k]->nrounds == 0) {
             fprintf(stderr, "rdlm-bench: %s: no rounds of %s in the output: %.600s\n",
-                    bench, t->rows[k].key, out);
+                    bench, t->impls[k].key, out);
             goto free_out;
         }
     }

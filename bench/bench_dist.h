@@ -56,17 +56,22 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
  *  enum order into v: 0, or -1 if one is missing. */
 int rdlm_bench_dist_stats(const char *out, const char *key, double *v);
 
-/** A row of the report read from the program's output: the program's implementation
- *  (key), the report's implementation name and metric, the figure read over rounds
- *  (fig; NULL: "value", with its percentiles); required: the job fails without rounds
- *  of it. */
+/** One implementation the program measures: its name there (key), the report's
+ *  implementation name and metric (NULL where the caller picks the metric). */
 typedef struct rdlm_bench_dist_impl {
     const char *key;
     const char *impl;
     const char *metric;
-    const char *fig;
-    int required;
 } rdlm_bench_dist_impl_t;
+
+/** One figure of a job, read over rounds for its first nimpl implementations: its key
+ *  (NULL: "value", with its percentiles) and its rows' metric (NULL: each
+ *  implementation's). */
+typedef struct rdlm_bench_dist_fig {
+    const char *key;
+    const char *metric;
+    uint32_t nimpl;
+} rdlm_bench_dist_fig_t;
 
 /** A comparison of two rows of a job (indices into its rows; base -1: none); why (not
  *  NULL): when either row has no rounds, a SKIP note naming it instead. */
@@ -78,11 +83,14 @@ typedef struct rdlm_bench_dist_cmp {
     const char *why;
 } rdlm_bench_dist_cmp_t;
 
-/** What one run of a program adds to the report: its rows (in the report's order),
- *  all in unit, then its comparisons (in the final table's order). */
+/** What one run of a program adds to the report: a row, in unit, per figure and
+ *  implementation (figure by figure), the first nrequired of which must have rounds,
+ *  then its comparisons (in the final table's order). */
 typedef struct rdlm_bench_dist_table {
-    const rdlm_bench_dist_impl_t *rows;
-    uint32_t nrows;
+    const rdlm_bench_dist_impl_t *impls;
+    const rdlm_bench_dist_fig_t *figs;
+    uint32_t nfigs;
+    uint32_t nrequired;
     const rdlm_bench_dist_cmp_t *cmps;
     uint32_t ncmps;
     const char *unit;
@@ -99,8 +107,8 @@ int rdlm_bench_dist_rounds(const char *out, const char *key, const char *fig,
 
 /**
  * The one reading of a program's result lines into the report: run job once for
- * bench (its command noted as a parameter), read every row of t into m[k] (measured
- * at procs, finished), then make t's comparisons. 0 and *out_p (the program's output,
+ * bench (its command noted as a parameter), read the rows of t into m (measured at
+ * procs, finished), then make t's comparisons. 0 and *out_p (the program's output,
  * for notes; the caller frees it), or -1 with the reason on stderr (also when a
  * required row has no round).
  */

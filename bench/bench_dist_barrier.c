@@ -56,13 +56,13 @@ static const char *const rdlm_bench_db_mca_tcp[] = {"pml", "ob1", "btl", "self,t
 static const char *const rdlm_bench_db_unset_env[] = {"RDLM_UCX_TLS", "LD_PRELOAD", NULL};
 
 /* The program's implementations (its --impls names) and ours in the report; the
- * metric is the setup's; rdlm's rounds are required. */
+ * metric is the setup's. */
 static const rdlm_bench_dist_impl_t rdlm_bench_db_impls[RDLM_BENCH_DB_NIMPL] = {
-    {"rdlm", "rdlm", NULL, NULL, 1},
-    {"mpi", "MPI_Barrier", NULL, NULL, 0},
-    {"rdlm_split", "rdlm split", NULL, NULL, 0},
-    {"mpi_ibarrier", "MPI_Ibarrier", NULL, NULL, 0},
-    {"pmpi", "PMPI_Barrier", NULL, NULL, 0},
+    {"rdlm", "rdlm", NULL},
+    {"mpi", "MPI_Barrier", NULL},
+    {"rdlm_split", "rdlm split", NULL},
+    {"mpi_ibarrier", "MPI_Ibarrier", NULL},
+    {"pmpi", "PMPI_Barrier", NULL},
 };
 
 enum {
@@ -201,7 +201,9 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     };
     rdlm_bench_measure_t *m[RDLM_BENCH_DB_NIMPL] = {NULL}, *mk[RDLM_BENCH_DB_NIMPL];
     rdlm_bench_dist_impl_t impl[RDLM_BENCH_DB_NIMPL];
-    const rdlm_bench_dist_table_t table = {impl, nimpl, NULL, 0, "us"};
+    /* every implementation's "value"; rdlm's ([0] in order) rounds are required */
+    const rdlm_bench_dist_fig_t fig = {NULL, NULL, nimpl};
+    const rdlm_bench_dist_table_t table = {impl, &fig, 1, 1, NULL, 0, "us"};
     double nodes = -1;
     char *out;
     uint32_t k;

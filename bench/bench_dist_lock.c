@@ -56,17 +56,16 @@ enum {
     RDLM_BENCH_DL_VERBS
 };
 
-/* The program's implementations: its name, ours in the report, the metric; rdlm's and
- * the raw ucp one's rounds are required. */
+/* The program's implementations: its name, ours in the report, the metric. */
 static const rdlm_bench_dist_impl_t rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
-    {"rdlm", "rdlm", "acq+rel remote home", NULL, 1},
-    {"ucp_amo", "ucp SWAP+CSWAP", "acq+rel remote home", NULL, 1},
-    {"ucp_amo_wake", "ucp, target fd", "acq+rel remote home", NULL, 0},
-    {"mpi_win_lock", "MPI_Win_lock", "acq+rel remote home", NULL, 0},
-    {"mpi_cas_spin", "MPI CAS spin", "acq+rel remote home", NULL, 0},
-    {"rdlm_cohort", "rdlm", "hand-off in node", NULL, 0},
-    {"rdlm_node", "rdlm node-only", "hand-off in node", NULL, 0},
-    {"verbs_amo", "verbs CAS+CAS", "acq+rel remote home", NULL, 0},
+    {"rdlm", "rdlm", "acq+rel remote home"},
+    {"ucp_amo", "ucp SWAP+CSWAP", "acq+rel remote home"},
+    {"ucp_amo_wake", "ucp, target fd", "acq+rel remote home"},
+    {"mpi_win_lock", "MPI_Win_lock", "acq+rel remote home"},
+    {"mpi_cas_spin", "MPI CAS spin", "acq+rel remote home"},
+    {"rdlm_cohort", "rdlm", "hand-off in node"},
+    {"rdlm_node", "rdlm node-only", "hand-off in node"},
+    {"verbs_amo", "verbs CAS+CAS", "acq+rel remote home"},
 };
 
 #define RDLM_BENCH_DL_NO_PARTNER "no second rank on rank 0's node"
@@ -88,9 +87,17 @@ static const rdlm_bench_dist_cmp_t rdlm_bench_dl_cmps[] = {
      "no RDMA device, or built without verbs"},
 };
 
+/* Every implementation's "value"; rdlm's and the raw ucp one's rounds are required. */
+static const rdlm_bench_dist_fig_t rdlm_bench_dl_fig = {NULL, NULL, RDLM_BENCH_DL_NIMPL};
+
 static const rdlm_bench_dist_table_t rdlm_bench_dl_table = {
-    rdlm_bench_dl_impls, RDLM_BENCH_DL_NIMPL, rdlm_bench_dl_cmps,
-    sizeof(rdlm_bench_dl_cmps) / sizeof(rdlm_bench_dl_cmps[0]), "us"};
+    rdlm_bench_dl_impls,
+    &rdlm_bench_dl_fig,
+    1,
+    2,
+    rdlm_bench_dl_cmps,
+    sizeof(rdlm_bench_dl_cmps) / sizeof(rdlm_bench_dl_cmps[0]),
+    "us"};
 
 /* ---- dist-lock -------------------------------------------------------------------- */
 

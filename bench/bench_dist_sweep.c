@@ -38,15 +38,11 @@ static const uint32_t rdlm_bench_dsw_nodes[] = {1, 2, 4};
 
 enum { RDLM_BENCH_DSW_RDLM, RDLM_BENCH_DSW_WIN, RDLM_BENCH_DSW_CAS };
 
-/* The program's implementations and ours in the report (the metric is per point):
- * their throughput, every one required, then their hand-offs. */
-static const rdlm_bench_dist_impl_t rdlm_bench_dsw_impls[2 * RDLM_BENCH_DSW_NIMPL] = {
-    {"rdlm", "rdlm", NULL, NULL, 1},
-    {"mpi_win_lock", "MPI_Win_lock", NULL, NULL, 1},
-    {"mpi_cas_spin", "MPI CAS spin", NULL, NULL, 1},
-    {"rdlm", "rdlm", NULL, "handoff_kops", 0},
-    {"mpi_win_lock", "MPI_Win_lock", NULL, "handoff_kops", 0},
-    {"mpi_cas_spin", "MPI CAS spin", NULL, "handoff_kops", 0},
+/* The program's implementations and ours in the report (the metric is per point). */
+static const rdlm_bench_dist_impl_t rdlm_bench_dsw_impls[RDLM_BENCH_DSW_NIMPL] = {
+    {"rdlm", "rdlm", NULL},
+    {"mpi_win_lock", "MPI_Win_lock", NULL},
+    {"mpi_cas_spin", "MPI CAS spin", NULL},
 };
 
 /* Throughput: rdlm's row x[RDLM] against the faster of the MPI locks', >= 0.8. */
@@ -86,13 +82,14 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
     /* every phase: its window, at most 0.5 s of warm-up, the checks */
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
         o, procs, args.argv, 60 + o->rounds * RDLM_BENCH_DSW_NIMPL * (dur_ms / 1000 + 3));
-    rdlm_bench_dist_impl_t impls[2 * RDLM_BENCH_DSW_NIMPL];
-    const rdlm_bench_dist_table_t table = {impls, 2 * RDLM_BENCH_DSW_NIMPL, NULL, 0,
-                                           "kops/s"};
+    /* every implementation's throughput (required) and hand-offs */
+    const rdlm_bench_dist_fig_t figs[2] = {{NULL, metric, RDLM_BENCH_DSW_NIMPL},
+                                           {"handoff_kops", hmetric, RDLM_BENCH_DSW_NIMPL}};
+    const rdlm_bench_dist_table_t table = {
+        rdlm_bench_dsw_impls, figs, 2, RDLM_BENCH_DSW_NIMPL, NULL, 0, "kops/s"};
     rdlm_bench_measure_t *m[2 * RDLM_BENCH_DSW_NIMPL];
     double got = -1;
     char *out;
-    uint32_t k;
 
     rdlm_bench_dist_arg(&args, "--mode", "contended");
     rdlm_bench_dist_arg(&args, "-r", "%u", o->rounds);
@@ -101,10 +98,6 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
     snprintf(metric, sizeof(metric), "throughput %u node%s", nodes, nodes > 1 ? "s" : "");
     snprintf(hmetric, sizeof(hmetric), "hand-offs %u node%s", nodes, nodes > 1 ? "s" : "");
     job.env = env;
-    for (k = 0; k < 2 * RDLM_BENCH_DSW_NIMPL; k++) {
-        impls[k] = rdlm_bench_dsw_impls[k];
-        impls[k].metric = k < RDLM_BENCH_DSW_NIMPL ? metric : hmetric;
-    }
     if (rdlm_bench_dist_job(r, bench, &job, &table, procs, m, &out) != 0) {
         return -1;
     }
