@@ -22,22 +22,17 @@ static void rdlm_bench_csv_measure(FILE *f, const rdlm_bench_measure_t *m)
 {
     const char *const names[2] = {m->bench, m->metric};
     const char *const labels[2] = {m->impl, m->unit};
+    const double nums[6] = {m->median, m->min, m->max, m->p50, m->p90, m->p99};
+    unsigned k;
 
     rdlm_bench_csv_texts(f, names, 2);
     fprintf(f, "%u,", m->procs);
     rdlm_bench_csv_texts(f, labels, 2);
-    rdlm_bench_csv_num(f, m->median);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->min);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->max);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->p50);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->p90);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->p99);
-    fprintf(f, ",%u", m->nrounds);
+    for (k = 0; k < 6; k++) {
+        rdlm_bench_csv_num(f, nums[k]);
+        fputc(',', f);
+    }
+    fprintf(f, "%u", m->nrounds);
 }
 
 static FILE *rdlm_bench_open_out(const char *path)
