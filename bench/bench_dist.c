@@ -139,7 +139,6 @@ int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
                         const rdlm_bench_mpi_job_t *job, const rdlm_bench_dist_table_t *t,
                         uint32_t procs, rdlm_bench_measure_t **m, char **out_p)
 {
-    const rdlm_bench_dist_fig_t *fig;
     const rdlm_bench_dist_impl_t *impl;
     uint32_t f, k, n = 0;
     char cmd[512];
@@ -150,16 +149,17 @@ int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
     if ((out = rdlm_bench_dist_run(bench, job)) == NULL) {
         return -1;
     }
-    for (f = 0; f < t->nfigs; f++) {
-        for (fig = &t->figs[f], k = 0; k < fig->nimpl; k++, n++) {
+    for (f = 0; f < 2; f++) {
+        for (k = 0; k < t->figs[f].nimpl; k++, n++) {
             impl = &t->impls[k];
-            m[n] = rdlm_bench_report_measure(r, bench,
-                                             fig->metric ? fig->metric : impl->metric,
-                                             impl->impl, procs, t->unit);
+            m[n] = rdlm_bench_report_measure(
+                r, bench, t->figs[f].metric ? t->figs[f].metric : impl->metric, impl->impl,
+                procs, t->unit);
             if (m[n] == NULL) {
                 goto free_out;
             }
-            rdlm_bench_dist_rounds(out, impl->key, fig->key ? fig->key : "value", m[n]);
+            rdlm_bench_dist_rounds(out, impl->key,
+                                   t->figs[f].key ? t->figs[f].key : "value", m[n]);
             rdlm_bench_measure_finish(m[n]);
         }
     }

@@ -64,15 +64,6 @@ typedef struct rdlm_bench_dist_impl {
     const char *metric;
 } rdlm_bench_dist_impl_t;
 
-/** One figure of a job, read over rounds for its first nimpl implementations: its key
- *  (NULL: "value", with its percentiles) and its rows' metric (NULL: each
- *  implementation's). */
-typedef struct rdlm_bench_dist_fig {
-    const char *key;
-    const char *metric;
-    uint32_t nimpl;
-} rdlm_bench_dist_fig_t;
-
 /** A comparison of two rows of a job (indices into its rows; base -1: none); why (not
  *  NULL): when either row has no rounds, a SKIP note naming it instead. */
 typedef struct rdlm_bench_dist_cmp {
@@ -88,8 +79,11 @@ typedef struct rdlm_bench_dist_cmp {
  *  then its comparisons (in the final table's order). */
 typedef struct rdlm_bench_dist_table {
     const rdlm_bench_dist_impl_t *impls;
-    const rdlm_bench_dist_fig_t *figs;
-    uint32_t nfigs;
+    struct {
+        const char *key;    /* NULL: "value", with its percentiles */
+        const char *metric; /* of its rows; NULL: each implementation's */
+        uint32_t nimpl;     /* read for the first nimpl implementations (0: no figure) */
+    } figs[2];
     uint32_t nrequired;
     const rdlm_bench_dist_cmp_t *cmps;
     uint32_t ncmps;

@@ -202,8 +202,8 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     rdlm_bench_measure_t *m[RDLM_BENCH_DB_NIMPL] = {NULL}, *mk[RDLM_BENCH_DB_NIMPL];
     rdlm_bench_dist_impl_t impl[RDLM_BENCH_DB_NIMPL];
     /* every implementation's "value"; rdlm's ([0] in order) rounds are required */
-    const rdlm_bench_dist_fig_t fig = {NULL, NULL, nimpl};
-    const rdlm_bench_dist_table_t table = {impl, &fig, 1, 1, NULL, 0, "us"};
+    const rdlm_bench_dist_table_t table = {
+        .impls = impl, .figs = {{NULL, NULL, nimpl}}, .nrequired = 1, .unit = "us"};
     double nodes = -1;
     char *out;
     uint32_t k;

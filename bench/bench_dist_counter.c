@@ -49,14 +49,6 @@ static const rdlm_bench_dist_impl_t rdlm_bench_dk_impls[RDLM_BENCH_DK_NIMPL] = {
     {"rdlm_sem", "rdlm", "sem acq+rel, N=2"},
 };
 
-/* Every implementation's "value", then the part of the fetch-add figures ([0] and
- * [1]) made by the ranks off the node of the counter word (rdlm's and MPI's are in
- * the same process): what crossed nodes. rdlm's fetch-add rounds are required. */
-static const rdlm_bench_dist_fig_t rdlm_bench_dk_figs[] = {
-    {NULL, NULL, RDLM_BENCH_DK_NIMPL},
-    {"offnode_kops", "fetch-add off-node", 2},
-};
-
 static const rdlm_bench_dist_cmp_t rdlm_bench_dk_cmps[] = {
     {RDLM_BENCH_DK_FADD, RDLM_BENCH_DK_MPI, RDLM_BENCH_TARGET_AT_LEAST,
      RDLM_BENCH_DK_TARGET, NULL},
@@ -66,14 +58,16 @@ static const rdlm_bench_dist_cmp_t rdlm_bench_dk_cmps[] = {
     {RDLM_BENCH_DK_SEM, -1, RDLM_BENCH_TARGET_NONE, 0, NULL},
 };
 
+/* Every implementation's "value", then the part of the fetch-add figures ([0] and
+ * [1]) made by the ranks off the node of the counter word (rdlm's and MPI's are in
+ * the same process): what crossed nodes. rdlm's fetch-add rounds are required. */
 static const rdlm_bench_dist_table_t rdlm_bench_dk_table = {
-    rdlm_bench_dk_impls,
-    rdlm_bench_dk_figs,
-    2,
-    1,
-    rdlm_bench_dk_cmps,
-    sizeof(rdlm_bench_dk_cmps) / sizeof(rdlm_bench_dk_cmps[0]),
-    "kops/s"};
+    .impls = rdlm_bench_dk_impls,
+    .figs = {{NULL, NULL, RDLM_BENCH_DK_NIMPL}, {"offnode_kops", "fetch-add off-node", 2}},
+    .nrequired = 1,
+    .cmps = rdlm_bench_dk_cmps,
+    .ncmps = sizeof(rdlm_bench_dk_cmps) / sizeof(rdlm_bench_dk_cmps[0]),
+    .unit = "kops/s"};
 
 /* The rows of rdlm's remote operations per operation of implementation k: home
  * operations, then (counters) requests served combined. */

@@ -88,16 +88,13 @@ static const rdlm_bench_dist_cmp_t rdlm_bench_dl_cmps[] = {
 };
 
 /* Every implementation's "value"; rdlm's and the raw ucp one's rounds are required. */
-static const rdlm_bench_dist_fig_t rdlm_bench_dl_fig = {NULL, NULL, RDLM_BENCH_DL_NIMPL};
-
 static const rdlm_bench_dist_table_t rdlm_bench_dl_table = {
-    rdlm_bench_dl_impls,
-    &rdlm_bench_dl_fig,
-    1,
-    2,
-    rdlm_bench_dl_cmps,
-    sizeof(rdlm_bench_dl_cmps) / sizeof(rdlm_bench_dl_cmps[0]),
-    "us"};
+    .impls = rdlm_bench_dl_impls,
+    .figs = {{NULL, NULL, RDLM_BENCH_DL_NIMPL}},
+    .nrequired = 2,
+    .cmps = rdlm_bench_dl_cmps,
+    .ncmps = sizeof(rdlm_bench_dl_cmps) / sizeof(rdlm_bench_dl_cmps[0]),
+    .unit = "us"};
 
 /* ---- dist-lock -------------------------------------------------------------------- */
 

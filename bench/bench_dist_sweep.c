@@ -83,10 +83,12 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
         o, procs, args.argv, 60 + o->rounds * RDLM_BENCH_DSW_NIMPL * (dur_ms / 1000 + 3));
     /* every implementation's throughput (required) and hand-offs */
-    const rdlm_bench_dist_fig_t figs[2] = {{NULL, metric, RDLM_BENCH_DSW_NIMPL},
-                                           {"handoff_kops", hmetric, RDLM_BENCH_DSW_NIMPL}};
     const rdlm_bench_dist_table_t table = {
-        rdlm_bench_dsw_impls, figs, 2, RDLM_BENCH_DSW_NIMPL, NULL, 0, "kops/s"};
+        .impls = rdlm_bench_dsw_impls,
+        .figs = {{NULL, metric, RDLM_BENCH_DSW_NIMPL},
+                 {"handoff_kops", hmetric, RDLM_BENCH_DSW_NIMPL}},
+        .nrequired = RDLM_BENCH_DSW_NIMPL,
+        .unit = "kops/s"};
     rdlm_bench_measure_t *m[2 * RDLM_BENCH_DSW_NIMPL];
     double got = -1;
     char *out;
