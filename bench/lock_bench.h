@@ -137,19 +137,28 @@ static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,
     return 0;
 }
 
-/** The held part of a section: counter++ and last_rank in cs, release. 1 if the
- *  section came after another worker's (a hand-off), 0 if after this one's, -1 after
+/** The critical section of every lock benchmark (fork or MPI), under the lock:
+ *  counter++ and last_rank = rank in cs. 1 if it came after another process's (a
+ *  hand-off), 0 if after this one's. */
+static inline int rdlm_bench_cs_enter(rdlm_bench_cs_t *cs, uint64_t rank)
+{
+    int handoff = cs->last_rank != rank;
+
+    cs->counter++;
+    cs->last_rank = rank;
+    return handoff;
+}
+
+/** The held part of a section: rdlm_bench_cs_enter, release. 1 if the section came
+ *  after another worker's (a hand-off), 0 if after this one's, -1 after
  *  rdlm_bench_lock_failed. */
 static inline int rdlm_bench_lock_held(rdlm_bench_worker_t *w,
                                        const rdlm_bench_lock_ops_t *ops, void *lock,
                                        rdlm_bench_cs_t *cs)
 {
-    int handoff;
+    int handoff = rdlm_bench_cs_enter(cs, w->rank);
     int rc;
 
-    cs->counter++;
-    handoff = cs->last_rank != w->rank;
-    cs->last_rank = w->rank;
     if ((rc = ops->release(lock)) != 0) {
         return rdlm_bench_lock_failed(w, "release", rc);
     }
