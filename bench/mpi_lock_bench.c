@@ -733,8 +733,7 @@ static void rdlm_mlb_memory_row(rdlm_mlb_t *m, uint64_t nodes, const char *what,
     const rdlm_bench_rounds_t fig[RDLM_BENCH_FIG_N] = {{kib}, {NAN}, {NAN}, {NAN}, {0}};
     rdlm_bench_out_row_t row = {.size = nodes, .impl = what, .unit = "KiB"};
 
-    rdlm_bench_out_over_rounds(&row, fig, 1);
-    rdlm_bench_out_row(&m->out, &row);
+    rdlm_bench_out_row(&m->out, &row, fig, 1);
 }
 
 /* Rank 0: the next bench-mem-K after *k homed on a node not yet seen, acquired and
@@ -961,8 +960,7 @@ static void rdlm_mlb_rows(rdlm_mlb_t *m)
             .impl = rdlm_mlb_impls[impl].name,
             .unit = m->mode == RDLM_MLB_UNCONTENDED ? "us" : "kops/s",
         };
-        rdlm_bench_out_over_rounds(&row, m->fig[impl], (uint32_t)m->o.rounds);
-        rdlm_bench_out_row(&m->out, &row);
+        rdlm_bench_out_row(&m->out, &row, m->fig[impl], (uint32_t)m->o.rounds);
     }
 }
 
