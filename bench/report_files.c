@@ -57,6 +57,7 @@ static int rdlm_bench_close_out(FILE *f, const char *path)
 int rdlm_bench_report_write_csv(const rdlm_bench_report_t *r, const char *path)
 {
     FILE *f = rdlm_bench_open_out(path);
+    char t[32];
     uint32_t k;
 
     if (f == NULL) {
@@ -87,14 +88,10 @@ int rdlm_bench_report_write_csv(const rdlm_bench_report_t *r, const char *path)
         }
         fputc(',', f);
         rdlm_bench_csv_num(f, c->ratio);
-        if (c->kind == RDLM_BENCH_TARGET_AT_MOST) {
-            fprintf(f, ",<=%.2f", c->target);
-        } else if (c->kind == RDLM_BENCH_TARGET_AT_LEAST) {
-            fprintf(f, ",>=%.2f", c->target);
-        } else {
-            fputc(',', f);
-        }
-        fprintf(f, ",%s\n", c->met < 0 ? "" : c->met ? "yes" : "no");
+        fprintf(f, ",%s,%s\n",
+                c->kind != RDLM_BENCH_TARGET_NONE ? rdlm_bench_target_text(c, t, sizeof(t))
+                                                  : "",
+                c->met < 0 ? "" : c->met ? "yes" : "no");
     }
     return rdlm_bench_close_out(f, path);
 }
