@@ -65,7 +65,8 @@ typedef struct rdlm_bench_dist_impl {
 } rdlm_bench_dist_impl_t;
 
 /** A comparison of two rows of a job (indices into its rows; base -1: none); why (not
- *  NULL): when either row has no rounds, a SKIP note naming it instead. */
+ *  NULL, only with a base): when either row has no rounds, a SKIP note naming it
+ *  instead. */
 typedef struct rdlm_bench_dist_cmp {
     uint32_t ours;
     int32_t base;
