@@ -119,51 +119,65 @@ int rdlm_bench_dist_rounds(const char *out, const char *key, const char *fig,
     return n;
 }
 
-rdlm_bench_measure_t *rdlm_bench_dist_measure(rdlm_bench_report_t *r, const char *bench,
-                                              const char *out, const char *key,
-                                              const char *fig,
-                                              const rdlm_bench_dist_impl_t *impl,
-                                              uint32_t procs, const char *unit)
+/* Compare the rows of c, or note why not when one has no rounds (c->why). */
+static void rdlm_bench_dist_compare(rdlm_bench_report_t *r, const char *bench,
+                                    rdlm_bench_measure_t *const *m,
+                                    const rdlm_bench_dist_cmp_t *c)
 {
-    rdlm_bench_measure_t *m =
-        rdlm_bench_report_measure(r, bench, impl->metric, impl->impl, procs, unit);
+    const rdlm_bench_measure_t *ours = m[c->ours], *base = c->base >= 0 ? m[c->base] : NULL;
 
-    if (m != NULL) {
-        rdlm_bench_dist_rounds(out, key, fig, m);
-        rdlm_bench_measure_finish(m);
+    if (c->why != NULL && (ours->nrounds == 0 || base->nrounds == 0)) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
+                               "%s vs %s: not measured (%s)", ours->metric, base->impl,
+                               c->why);
+        return;
     }
-    return m;
+    rdlm_bench_report_compare(r, ours, base, NULL, c->kind, c->target);
 }
 
 int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
-                        const rdlm_bench_mpi_job_t *job,
-                        const rdlm_bench_dist_impl_t *impls, uint32_t nimpl, uint32_t procs,
-                        const char *unit, rdlm_bench_measure_t **m, char **out_p)
+                        const rdlm_bench_mpi_job_t *job, const rdlm_bench_dist_table_t *t,
+                        uint32_t procs, rdlm_bench_measure_t **m, char **out_p)
 {
+    const rdlm_bench_dist_impl_t *impl;
+    uint32_t f, k, n = 0;
     char cmd[512];
     char *out;
-    uint32_t k;
 
     rdlm_bench_mpi_command(job, cmd, sizeof(cmd));
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s", cmd);
     if ((out = rdlm_bench_dist_run(bench, job)) == NULL) {
         return -1;
     }
-    for (k = 0; k < nimpl; k++) {
-        m[k] = rdlm_bench_dist_measure(r, bench, out, impls[k].key, "value", &impls[k],
-                                       procs, unit);
-        if (m[k] == NULL) {
-            free(out);
-            return -1;
+    for (f = 0; f < 2; f++) {
+        for (k = 0; k < t->figs[f].nimpl; k++, n++) {
+            impl = &t->impls[k];
+            m[n] = rdlm_bench_report_measure(
+                r, bench, t->figs[f].metric ? t->figs[f].metric : impl->metric, impl->impl,
+                procs, t->unit);
+            if (m[n] == NULL) {
+                goto free_out;
+            }
+            rdlm_bench_dist_rounds(out, impl->key,
+                                   t->figs[f].key ? t->figs[f].key : "value", m[n]);
+            rdlm_bench_measure_finish(m[n]);
         }
     }
-    if (m[0]->nrounds == 0) {
-        fprintf(stderr, "rdlm-bench: %s: no rounds in the output: %.600s\n", bench, out);
-        free(out);
-        return -1;
+    for (k = 0; k < t->nrequired; k++) {
+        if (m[k]->nrounds == 0) {
+            fprintf(stderr, "rdlm-bench: %s: no rounds of %s in the output: %.600s\n",
+                    bench, t->impls[k].key, out);
+            goto free_out;
+        }
+    }
+    for (k = 0; k < t->ncmps; k++) {
+        rdlm_bench_dist_compare(r, bench, m, &t->cmps[k]);
     }
     *out_p = out;
     return 0;
+free_out:
+    free(out);
+    return -1;
 }
 
 void rdlm_bench_dist_once(rdlm_bench_report_t *r, const char *bench, uint32_t procs,

@@ -64,6 +64,33 @@ typedef struct rdlm_bench_dist_impl {
     const char *metric;
 } rdlm_bench_dist_impl_t;
 
+/** A comparison of two rows of a job (indices into its rows; base -1: none); why (not
+ *  NULL, only with a base): when either row has no rounds, a SKIP note naming it
+ *  instead. */
+typedef struct rdlm_bench_dist_cmp {
+    uint32_t ours;
+    int32_t base;
+    enum rdlm_bench_target kind;
+    double target;
+    const char *why;
+} rdlm_bench_dist_cmp_t;
+
+/** What one run of a program adds to the report: a row, in unit, per figure and
+ *  implementation (figure by figure), the first nrequired of which must have rounds,
+ *  then its comparisons (in the final table's order). */
+typedef struct rdlm_bench_dist_table {
+    const rdlm_bench_dist_impl_t *impls;
+    struct {
+        const char *key;    /* NULL: "value", with its percentiles */
+        const char *metric; /* of its rows; NULL: each implementation's */
+        uint32_t nimpl;     /* read for the first nimpl implementations (0: no figure) */
+    } figs[2];
+    uint32_t nrequired;
+    const rdlm_bench_dist_cmp_t *cmps;
+    uint32_t ncmps;
+    const char *unit;
+} rdlm_bench_dist_table_t;
+
 /** Run job once: its output (the caller frees it), or NULL after saying why on stderr
  *  as "rdlm-bench: <what>: ...". With job->verbose, its result lines on stderr. */
 char *rdlm_bench_dist_run(const char *what, const rdlm_bench_mpi_job_t *job);
@@ -73,24 +100,16 @@ char *rdlm_bench_dist_run(const char *what, const rdlm_bench_mpi_job_t *job);
 int rdlm_bench_dist_rounds(const char *out, const char *key, const char *fig,
                            rdlm_bench_measure_t *m);
 
-/** A new measurement of bench for impl (metric, procs, unit) with those rounds,
- *  finished; NULL when the report is full. */
-rdlm_bench_measure_t *rdlm_bench_dist_measure(rdlm_bench_report_t *r, const char *bench,
-                                              const char *out, const char *key,
-                                              const char *fig,
-                                              const rdlm_bench_dist_impl_t *impl,
-                                              uint32_t procs, const char *unit);
-
 /**
- * Run job once for bench (its command noted as a parameter) and read the rounds of
- * every impls[k] into m[k] (rdlm_bench_dist_measure, figure "value") for procs in
- * unit. 0 and *out_p (the program's output, for notes; the caller frees it), or -1
- * with the reason on stderr (also when impls[0] has no round).
+ * The one reading of a program's result lines into the report: run job once for
+ * bench (its command noted as a parameter), read the rows of t into m (measured at
+ * procs, finished), then make t's comparisons. 0 and *out_p (the program's output,
+ * for notes; the caller frees it), or -1 with the reason on stderr (also when a
+ * required row has no round).
  */
 int rdlm_bench_dist_job(rdlm_bench_report_t *r, const char *bench,
-                        const rdlm_bench_mpi_job_t *job,
-                        const rdlm_bench_dist_impl_t *impls, uint32_t nimpl, uint32_t procs,
-                        const char *unit, rdlm_bench_measure_t **m, char **out_p);
+                        const rdlm_bench_mpi_job_t *job, const rdlm_bench_dist_table_t *t,
+                        uint32_t procs, rdlm_bench_measure_t **m, char **out_p);
 
 /** The baseline of a figure measured once: its label, value, and the ratio's target
  *  (RDLM_BENCH_TARGET_NONE: none). */

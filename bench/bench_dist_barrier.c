@@ -201,6 +201,9 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
     };
     rdlm_bench_measure_t *m[RDLM_BENCH_DB_NIMPL] = {NULL}, *mk[RDLM_BENCH_DB_NIMPL];
     rdlm_bench_dist_impl_t impl[RDLM_BENCH_DB_NIMPL];
+    /* every implementation's "value"; rdlm's ([0] in order) rounds are required */
+    const rdlm_bench_dist_table_t table = {
+        .impls = impl, .figs = {{NULL, NULL, nimpl}}, .nrequired = 1, .unit = "us"};
     double nodes = -1;
     char *out;
     uint32_t k;
@@ -230,7 +233,7 @@ static int rdlm_bench_db_job(rdlm_bench_report_t *r, const rdlm_bench_db_setup_t
                          : order[k] == RDLM_BENCH_DB_MPI && preload ? shim_metric
                                                                     : metric;
     }
-    if (rdlm_bench_dist_job(r, bench, &job, impl, nimpl, s->procs, "us", mk, &out) != 0) {
+    if (rdlm_bench_dist_job(r, bench, &job, &table, s->procs, mk, &out) != 0) {
         return -1;
     }
     for (k = 0; k < nimpl; k++) {

@@ -27,12 +27,20 @@
 
 #define RDLM_BENCH_DK_DURATION_MS 500u
 #define RDLM_BENCH_DK_WARMUP 100u
-#define RDLM_BENCH_DK_TARGET 3.0 /* rdlm / MPI_Fetch_and_op, at least */
+#define RDLM_BENCH_DK_TARGET 3.0         /* rdlm / MPI_Fetch_and_op, at least */
 #define RDLM_BENCH_DK_OFFNODE_TARGET 1.0 /* the same, off the counter's node */
 #define RDLM_BENCH_DK_SEM_HOME_OPS 3.0   /* per acquire + release, at most */
 #define RDLM_BENCH_DK_NIMPL 4u
 
-enum { RDLM_BENCH_DK_FADD, RDLM_BENCH_DK_MPI, RDLM_BENCH_DK_SHARDED, RDLM_BENCH_DK_SEM };
+enum {
+    RDLM_BENCH_DK_FADD,
+    RDLM_BENCH_DK_MPI,
+    RDLM_BENCH_DK_SHARDED,
+    RDLM_BENCH_DK_SEM,
+    RDLM_BENCH_DK_OFF_FADD, /* the part of [FADD] and [MPI] made off the counter's node */
+    RDLM_BENCH_DK_OFF_MPI,
+    RDLM_BENCH_DK_NROWS
+};
 
 static const rdlm_bench_dist_impl_t rdlm_bench_dk_impls[RDLM_BENCH_DK_NIMPL] = {
     {"rdlm_fadd", "rdlm", "fetch-add"},
@@ -40,6 +48,26 @@ static const rdlm_bench_dist_impl_t rdlm_bench_dk_impls[RDLM_BENCH_DK_NIMPL] = {
     {"rdlm_sharded", "rdlm", "sharded fetch-add"},
     {"rdlm_sem", "rdlm", "sem acq+rel, N=2"},
 };
+
+static const rdlm_bench_dist_cmp_t rdlm_bench_dk_cmps[] = {
+    {RDLM_BENCH_DK_FADD, RDLM_BENCH_DK_MPI, RDLM_BENCH_TARGET_AT_LEAST,
+     RDLM_BENCH_DK_TARGET, NULL},
+    {RDLM_BENCH_DK_OFF_FADD, RDLM_BENCH_DK_OFF_MPI, RDLM_BENCH_TARGET_AT_LEAST,
+     RDLM_BENCH_DK_OFFNODE_TARGET, NULL},
+    {RDLM_BENCH_DK_SHARDED, RDLM_BENCH_DK_MPI, RDLM_BENCH_TARGET_NONE, 0, NULL},
+    {RDLM_BENCH_DK_SEM, -1, RDLM_BENCH_TARGET_NONE, 0, NULL},
+};
+
+/* Every implementation's "value", then the part of the fetch-add figures ([0] and
+ * [1]) made by the ranks off the node of the counter word (rdlm's and MPI's are in
+ * the same process): what crossed nodes. rdlm's fetch-add rounds are required. */
+static const rdlm_bench_dist_table_t rdlm_bench_dk_table = {
+    .impls = rdlm_bench_dk_impls,
+    .figs = {{NULL, NULL, RDLM_BENCH_DK_NIMPL}, {"offnode_kops", "fetch-add off-node", 2}},
+    .nrequired = 1,
+    .cmps = rdlm_bench_dk_cmps,
+    .ncmps = sizeof(rdlm_bench_dk_cmps) / sizeof(rdlm_bench_dk_cmps[0]),
+    .unit = "kops/s"};
 
 /* The rows of rdlm's remote operations per operation of implementation k: home
  * operations, then (counters) requests served combined. */
@@ -87,28 +115,6 @@ static void rdlm_bench_dk_remote_ops(rdlm_bench_report_t *r, const char *out,
                            "served in another rank's combined one (%.3f together; no "
                            "combining: 1 and 0)",
                            d->impl, d->metric, ops, home, combined, home + combined);
-}
-
-/* The part of the fetch-add figures made by the ranks off the node of the counter
- * word (rdlm's and MPI's are in the same process): what crossed nodes. */
-static void rdlm_bench_dk_offnode(rdlm_bench_report_t *r, const char *out, uint32_t procs)
-{
-    const char *bench = rdlm_bench_def_dist_counter.name;
-    rdlm_bench_measure_t *m[2]; /* of impls [0] and [1]: rdlm and MPI fetch-add */
-    rdlm_bench_dist_impl_t impl;
-    uint32_t k;
-
-    for (k = 0; k < 2; k++) {
-        impl = rdlm_bench_dk_impls[k];
-        impl.metric = "fetch-add off-node";
-        m[k] = rdlm_bench_dist_measure(r, bench, out, impl.key, "offnode_kops", &impl,
-                                       procs, "kops/s");
-        if (m[k] == NULL) {
-            return;
-        }
-    }
-    rdlm_bench_report_compare(r, m[0], m[1], NULL, RDLM_BENCH_TARGET_AT_LEAST,
-                              RDLM_BENCH_DK_OFFNODE_TARGET);
 }
 
 /* The run's facts and the checks the program made, as notes. */
@@ -161,23 +167,15 @@ static int rdlm_bench_dk_procs(rdlm_bench_report_t *r, uint32_t procs)
     /* every phase: its window, at most 0.5 s of warm-up, the checks */
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
         o, procs, args.argv, 60 + o->rounds * RDLM_BENCH_DK_NIMPL * (dur_ms / 1000 + 3));
-    rdlm_bench_measure_t *m[RDLM_BENCH_DK_NIMPL];
+    rdlm_bench_measure_t *m[RDLM_BENCH_DK_NROWS];
     char *out;
 
     rdlm_bench_dist_arg(&args, "--mode", "counter");
     rdlm_bench_dist_arg(&args, "-r", "%u", o->rounds);
     rdlm_bench_dist_window(&args, o, RDLM_BENCH_DK_DURATION_MS, RDLM_BENCH_DK_WARMUP);
-    if (rdlm_bench_dist_job(r, bench, &job, rdlm_bench_dk_impls, RDLM_BENCH_DK_NIMPL, procs,
-                            "kops/s", m, &out) != 0) {
+    if (rdlm_bench_dist_job(r, bench, &job, &rdlm_bench_dk_table, procs, m, &out) != 0) {
         return -1;
     }
-    rdlm_bench_report_compare(r, m[RDLM_BENCH_DK_FADD], m[RDLM_BENCH_DK_MPI], NULL,
-                              RDLM_BENCH_TARGET_AT_LEAST, RDLM_BENCH_DK_TARGET);
-    rdlm_bench_dk_offnode(r, out, procs);
-    rdlm_bench_report_compare(r, m[RDLM_BENCH_DK_SHARDED], m[RDLM_BENCH_DK_MPI], NULL,
-                              RDLM_BENCH_TARGET_NONE, 0);
-    rdlm_bench_report_compare(r, m[RDLM_BENCH_DK_SEM], NULL, NULL, RDLM_BENCH_TARGET_NONE,
-                              0);
     rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_FADD);
     rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_SHARDED);
     rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_SEM);

@@ -45,6 +45,17 @@
 #define RDLM_BENCH_DC_COHORT_TARGET 2.0
 #define RDLM_BENCH_DL_NIMPL 8u
 
+enum {
+    RDLM_BENCH_DL_RDLM,
+    RDLM_BENCH_DL_UCP,
+    RDLM_BENCH_DL_UCP_WAKE,
+    RDLM_BENCH_DL_WIN,
+    RDLM_BENCH_DL_CAS,
+    RDLM_BENCH_DL_COHORT,
+    RDLM_BENCH_DL_NODE,
+    RDLM_BENCH_DL_VERBS
+};
+
 /* The program's implementations: its name, ours in the report, the metric. */
 static const rdlm_bench_dist_impl_t rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
     {"rdlm", "rdlm", "acq+rel remote home"},
@@ -57,16 +68,33 @@ static const rdlm_bench_dist_impl_t rdlm_bench_dl_impls[RDLM_BENCH_DL_NIMPL] = {
     {"verbs_amo", "verbs CAS+CAS", "acq+rel remote home"},
 };
 
-enum {
-    RDLM_BENCH_DL_RDLM,
-    RDLM_BENCH_DL_UCP,
-    RDLM_BENCH_DL_UCP_WAKE,
-    RDLM_BENCH_DL_WIN,
-    RDLM_BENCH_DL_CAS,
-    RDLM_BENCH_DL_COHORT,
-    RDLM_BENCH_DL_NODE,
-    RDLM_BENCH_DL_VERBS
+#define RDLM_BENCH_DL_NO_PARTNER "no second rank on rank 0's node"
+
+/* The comparisons of dist-lock: ours, baseline, target (ratio at most). */
+static const rdlm_bench_dist_cmp_t rdlm_bench_dl_cmps[] = {
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_UCP, RDLM_BENCH_TARGET_AT_MOST, 1.2,
+     RDLM_BENCH_DL_NO_PARTNER},
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_UCP_WAKE, RDLM_BENCH_TARGET_NONE, 0,
+     RDLM_BENCH_DL_NO_PARTNER},
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_WIN, RDLM_BENCH_TARGET_AT_MOST, 1.0 / 3.0,
+     RDLM_BENCH_DL_NO_PARTNER},
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_CAS, RDLM_BENCH_TARGET_AT_MOST, 0.5,
+     RDLM_BENCH_DL_NO_PARTNER},
+    {RDLM_BENCH_DL_COHORT, RDLM_BENCH_DL_NODE, RDLM_BENCH_TARGET_AT_MOST, 1.5,
+     RDLM_BENCH_DL_NO_PARTNER},
+    /* issue 17, where a device exists */
+    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_VERBS, RDLM_BENCH_TARGET_AT_MOST, 1.2,
+     "no RDMA device, or built without verbs"},
 };
+
+/* Every implementation's "value"; rdlm's and the raw ucp one's rounds are required. */
+static const rdlm_bench_dist_table_t rdlm_bench_dl_table = {
+    .impls = rdlm_bench_dl_impls,
+    .figs = {{NULL, NULL, RDLM_BENCH_DL_NIMPL}},
+    .nrequired = 2,
+    .cmps = rdlm_bench_dl_cmps,
+    .ncmps = sizeof(rdlm_bench_dl_cmps) / sizeof(rdlm_bench_dl_cmps[0]),
+    .unit = "us"};
 
 /* ---- dist-lock -------------------------------------------------------------------- */
 
@@ -127,19 +155,6 @@ static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_
     }
 }
 
-/* The comparisons of dist-lock: ours, baseline, target (ratio at most; 0: none). */
-static const struct {
-    uint32_t ours, base;
-    double target;
-} rdlm_bench_dl_targets[] = {
-    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_UCP, 1.2},
-    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_UCP_WAKE, 0},
-    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_WIN, 1.0 / 3.0},
-    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_CAS, 0.5},
-    {RDLM_BENCH_DL_COHORT, RDLM_BENCH_DL_NODE, 1.5},
-    {RDLM_BENCH_DL_RDLM, RDLM_BENCH_DL_VERBS, 1.2}, /* issue 17, where a device exists */
-};
-
 static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
 {
     const rdlm_bench_opts_t *o = r->opts;
@@ -151,39 +166,13 @@ static int rdlm_bench_dl_procs(rdlm_bench_report_t *r, uint32_t procs)
         60 + o->rounds * RDLM_BENCH_DL_NIMPL * (RDLM_BENCH_DL_CAP_MS / 1000 + 2));
     rdlm_bench_measure_t *m[RDLM_BENCH_DL_NIMPL];
     char *out;
-    uint32_t k;
 
     rdlm_bench_dist_arg(&args, "--mode", "uncontended");
     rdlm_bench_dist_counts(&args, o, RDLM_BENCH_DL_ITERATIONS, RDLM_BENCH_DL_WARMUP);
     rdlm_bench_dist_arg(&args, "-r", "%u", o->rounds);
     rdlm_bench_dist_arg(&args, "-t", "%u", RDLM_BENCH_DL_CAP_MS);
-    if (rdlm_bench_dist_job(r, bench, &job, rdlm_bench_dl_impls, RDLM_BENCH_DL_NIMPL, procs,
-                            "us", m, &out) != 0) {
+    if (rdlm_bench_dist_job(r, bench, &job, &rdlm_bench_dl_table, procs, m, &out) != 0) {
         return -1;
-    }
-    if (m[RDLM_BENCH_DL_UCP]->nrounds == 0) {
-        fprintf(stderr, "rdlm-bench: dist-lock: no raw ucp rounds in the output: %.600s\n",
-                out);
-        free(out);
-        return -1;
-    }
-    for (k = 0; k < sizeof(rdlm_bench_dl_targets) / sizeof(rdlm_bench_dl_targets[0]); k++) {
-        const rdlm_bench_measure_t *ours = m[rdlm_bench_dl_targets[k].ours];
-        const rdlm_bench_measure_t *base = m[rdlm_bench_dl_targets[k].base];
-
-        if (ours->nrounds == 0 || base->nrounds == 0) {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
-                                   "%s vs %s: not measured (%s)", ours->metric, base->impl,
-                                   rdlm_bench_dl_targets[k].base == RDLM_BENCH_DL_VERBS
-                                       ? "no RDMA device, or built without verbs"
-                                       : "no second rank on rank 0's node");
-            continue;
-        }
-        rdlm_bench_report_compare(r, ours, base, NULL,
-                                  rdlm_bench_dl_targets[k].target > 0
-                                      ? RDLM_BENCH_TARGET_AT_MOST
-                                      : RDLM_BENCH_TARGET_NONE,
-                                  rdlm_bench_dl_targets[k].target);
     }
     rdlm_bench_dl_notes(r, out, procs);
     free(out);
@@ -219,9 +208,9 @@ typedef struct rdlm_bench_dc_ctx {
     rdlm_bench_report_t *report;
     uint32_t procs;
     rdlm_bench_measure_t *measure[RDLM_BENCH_DC_NIMPL];
-    rdlm_bench_measure_t *handoffs[RDLM_BENCH_DC_NIMPL];       /* hand-offs per second */
-    double stats[RDLM_BENCH_DC_NIMPL][RDLM_BENCH_NSTATS];      /* summed over rounds */
-    double bound[RDLM_BENCH_DC_NIMPL]; /* as the program reported it */
+    rdlm_bench_measure_t *handoffs[RDLM_BENCH_DC_NIMPL];  /* hand-offs per second */
+    double stats[RDLM_BENCH_DC_NIMPL][RDLM_BENCH_NSTATS]; /* summed over rounds */
+    double bound[RDLM_BENCH_DC_NIMPL];                    /* as the program reported it */
     char cmd[512];
 } rdlm_bench_dc_ctx_t;
 

@@ -82,12 +82,16 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
     /* every phase: its window, at most 0.5 s of warm-up, the checks */
     rdlm_bench_mpi_job_t job = rdlm_bench_dist_job_2nodes(
         o, procs, args.argv, 60 + o->rounds * RDLM_BENCH_DSW_NIMPL * (dur_ms / 1000 + 3));
-    rdlm_bench_dist_impl_t impls[RDLM_BENCH_DSW_NIMPL];
-    rdlm_bench_measure_t *m[RDLM_BENCH_DSW_NIMPL];
-    rdlm_bench_measure_t *h[RDLM_BENCH_DSW_NIMPL];
+    /* every implementation's throughput (required) and hand-offs */
+    const rdlm_bench_dist_table_t table = {
+        .impls = rdlm_bench_dsw_impls,
+        .figs = {{NULL, metric, RDLM_BENCH_DSW_NIMPL},
+                 {"handoff_kops", hmetric, RDLM_BENCH_DSW_NIMPL}},
+        .nrequired = RDLM_BENCH_DSW_NIMPL,
+        .unit = "kops/s"};
+    rdlm_bench_measure_t *m[2 * RDLM_BENCH_DSW_NIMPL];
     double got = -1;
     char *out;
-    uint32_t k;
 
     rdlm_bench_dist_arg(&args, "--mode", "contended");
     rdlm_bench_dist_arg(&args, "-r", "%u", o->rounds);
@@ -96,34 +100,19 @@ static int rdlm_bench_dsw_point(rdlm_bench_report_t *r, uint32_t procs, uint32_t
     snprintf(metric, sizeof(metric), "throughput %u node%s", nodes, nodes > 1 ? "s" : "");
     snprintf(hmetric, sizeof(hmetric), "hand-offs %u node%s", nodes, nodes > 1 ? "s" : "");
     job.env = env;
-    for (k = 0; k < RDLM_BENCH_DSW_NIMPL; k++) {
-        impls[k] = rdlm_bench_dsw_impls[k];
-        impls[k].metric = metric;
-    }
-    if (rdlm_bench_dist_job(r, bench, &job, impls, RDLM_BENCH_DSW_NIMPL, procs, "kops/s", m,
-                            &out) != 0) {
+    if (rdlm_bench_dist_job(r, bench, &job, &table, procs, m, &out) != 0) {
         return -1;
     }
-    if (rdlm_bench_result_get1(out, "info", "nodes", &got) != 0 || got != (double)nodes ||
-        m[RDLM_BENCH_DSW_WIN]->nrounds == 0 || m[RDLM_BENCH_DSW_CAS]->nrounds == 0) {
+    if (rdlm_bench_result_get1(out, "info", "nodes", &got) != 0 || got != (double)nodes) {
         fprintf(stderr,
                 "rdlm-bench: dist-sweep: %u processes, %u nodes: expected %u rdlm nodes "
-                "(the job has %.0f) and rounds of every implementation: %.600s\n",
+                "(the job has %.0f): %.600s\n",
                 procs, nodes, nodes, got, out);
         free(out);
         return -1;
     }
-    for (k = 0; k < RDLM_BENCH_DSW_NIMPL; k++) {
-        impls[k].metric = hmetric;
-        h[k] = rdlm_bench_dist_measure(r, bench, out, impls[k].key, "handoff_kops",
-                                       &impls[k], procs, "kops/s");
-        if (h[k] == NULL) {
-            free(out);
-            return -1;
-        }
-    }
     rdlm_bench_dsw_compare(r, m);
-    rdlm_bench_dsw_compare_handoffs(r, h, procs, nodes);
+    rdlm_bench_dsw_compare_handoffs(r, m + RDLM_BENCH_DSW_NIMPL, procs, nodes);
     free(out);
     return 0;
 }

@@ -148,7 +148,7 @@ static int rdlm_bench_pp_lock_turn(rdlm_bench_worker_t *w, rdlm_bench_pp_side_t 
     int rc;
 
     do {
-        rc = rdlm_bench_lock_section(w, a->lock.ops, side->lock, side->cs, 0, NULL);
+        rc = rdlm_bench_lock_section(w, a->lock.ops, side->lock, side->cs, 0, NULL, 0);
         side->taken++;
     } while (rc == 0);
     return rc < 0 ? -1 : 0;

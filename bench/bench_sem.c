@@ -16,7 +16,6 @@
 #include <stdio.h>
 
 #include "benchmarks.h"
-#include "clock.h"
 #include "lock_bench.h"
 #include "rounds.h"
 
@@ -24,14 +23,15 @@
 #define RDLM_BENCH_SEM_WARMUP 200u
 #define RDLM_BENCH_SEM_SAMPLE_EVERY 16u /* power of two */
 #define RDLM_BENCH_SEM_SAMPLES 16384u
-#define RDLM_BENCH_SEM_TARGET 0.8      /* issue 18: >= 0.8x sem_t at 4 processes */
+#define RDLM_BENCH_SEM_TARGET 0.8 /* issue 18: >= 0.8x sem_t at 4 processes */
 #define RDLM_BENCH_SEM_TARGET_PROCS 4u
 
 static const uint32_t rdlm_bench_sem_procs[] = {1, 2, 4};
 
 static const rdlm_bench_lock_ops_t *const rdlm_bench_sem_impls[] = {
     &rdlm_bench_lock_rdlm_sem, &rdlm_bench_lock_posix_sem};
-#define RDLM_BENCH_SEM_NIMPL (sizeof(rdlm_bench_sem_impls) / sizeof(rdlm_bench_sem_impls[0]))
+#define RDLM_BENCH_SEM_NIMPL                                                               \
+    (sizeof(rdlm_bench_sem_impls) / sizeof(rdlm_bench_sem_impls[0]))
 
 static int rdlm_bench_sem_data_check(void *data, const void *arg,
                                      const rdlm_bench_outcome_t *out, char *why,
@@ -49,78 +49,6 @@ static int rdlm_bench_sem_data_check(void *data, const void *arg,
     return 0;
 }
 
-/* One pass: acquire (timed: its wait into the sampler), count the holders inside and
- * keep the largest count seen, release. 0 or -1 after recording why. */
-static int rdlm_bench_sem_section(rdlm_bench_worker_t *w, void *sem, rdlm_bench_cs_t *cs,
-                                  int timed)
-{
-    const rdlm_bench_lock_ops_t *ops = ((const rdlm_bench_lock_arg_t *)w->arg)->ops;
-    uint32_t seen;
-    uint32_t max;
-    uint64_t t0 = 0;
-    int rc;
-
-    if (timed) {
-        t0 = rdlm_bench_now_ns();
-    }
-    if ((rc = ops->acquire(sem, NULL)) != 0) {
-        return rdlm_bench_lock_failed(w, "acquire", rc);
-    }
-    if (timed) {
-        rdlm_bench_sampler_add(&w->sampler, rdlm_bench_now_ns() - t0);
-    }
-    seen = atomic_fetch_add_explicit(&cs->inside, 1, memory_order_relaxed) + 1;
-    max = atomic_load_explicit(&cs->max_inside, memory_order_relaxed);
-    while (seen > max && !atomic_compare_exchange_weak_explicit(
-                             &cs->max_inside, &max, seen, memory_order_relaxed,
-                             memory_order_relaxed)) {
-    }
-    atomic_fetch_sub_explicit(&cs->inside, 1, memory_order_relaxed);
-    if ((rc = ops->release(sem)) != 0) {
-        return rdlm_bench_lock_failed(w, "release", rc);
-    }
-    return 0;
-}
-
-static int rdlm_bench_sem_body(rdlm_bench_worker_t *w)
-{
-    const rdlm_bench_lock_arg_t *a = w->arg;
-    rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, a);
-    uint64_t sink = w->rank + 1;
-    uint64_t ops_done = 0;
-    void *sem;
-    uint64_t k;
-
-    if (rdlm_bench_lock_attach(w, &sem) != 0) {
-        return -1;
-    }
-    for (k = 0; k < a->warmup; k++) {
-        if (rdlm_bench_sem_section(w, sem, cs, 0) != 0) {
-            goto err_detach;
-        }
-        sink = rdlm_bench_local_work(sink);
-    }
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    while (!rdlm_bench_worker_stopped(w)) {
-        if (rdlm_bench_sem_section(w, sem, cs,
-                                   (ops_done & (RDLM_BENCH_SEM_SAMPLE_EVERY - 1)) == 0) != 0) {
-            goto err_detach;
-        }
-        sink = rdlm_bench_local_work(sink);
-        ops_done++;
-    }
-    rdlm_bench_worker_end(w, ops_done);
-    w->slot->values[0] = (double)(sink & 0xff); /* keeps the local work alive */
-    a->ops->detach(sem);
-    return 0;
-
-err_detach:
-    a->ops->detach(sem);
-    return -1;
-}
-
 typedef struct rdlm_bench_sem_ctx {
     rdlm_bench_report_t *report;
     uint32_t nprocs;
@@ -133,15 +61,17 @@ typedef struct rdlm_bench_sem_ctx {
 static int rdlm_bench_sem_round(uint32_t impl, uint32_t round, void *ctx)
 {
     rdlm_bench_sem_ctx_t *c = ctx;
-    rdlm_bench_lock_arg_t arg = {
-        .ops = rdlm_bench_sem_impls[impl], .permits = c->permits, .warmup = c->warmup};
+    rdlm_bench_lock_arg_t arg = {.ops = rdlm_bench_sem_impls[impl],
+                                 .permits = c->permits,
+                                 .warmup = c->warmup,
+                                 .sample_mask = RDLM_BENCH_SEM_SAMPLE_EVERY - 1};
     rdlm_bench_run_params_t p = {
         .nprocs = c->nprocs,
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_SEM_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
         .data_check = rdlm_bench_sem_data_check,
-        .body = rdlm_bench_sem_body,
+        .body = rdlm_bench_lock_permit_window_body,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;
@@ -189,8 +119,8 @@ static int rdlm_bench_sem_point(rdlm_bench_report_t *r, uint32_t nprocs, uint32_
         rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
                                   RDLM_BENCH_TARGET_AT_LEAST, RDLM_BENCH_SEM_TARGET);
     } else {
-        rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL, RDLM_BENCH_TARGET_NONE,
-                                  0);
+        rdlm_bench_report_compare(r, c.measure[0], c.measure[1], NULL,
+                                  RDLM_BENCH_TARGET_NONE, 0);
     }
     *rdlm_p = c.measure[0];
     return 0;

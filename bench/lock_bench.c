@@ -139,7 +139,8 @@ err_detach:
 
 /* The contended workload with its choices constant, so each body's loop is
  * compiled without them (hot path). */
-static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w, int waits, int local_work)
+static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w, int waits, int local_work,
+                                         int permit)
 {
     const rdlm_bench_lock_arg_t *a = w->arg;
     const rdlm_bench_lock_ops_t *ops = a->ops;
@@ -160,7 +161,7 @@ static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w, int waits, int 
         return -1;
     }
     for (k = 0; k < a->warmup; k++) {
-        if (rdlm_bench_lock_section(w, ops, lock, cs, 0, NULL) < 0) {
+        if (rdlm_bench_lock_section(w, ops, lock, cs, 0, NULL, permit) < 0) {
             goto err_detach;
         }
         sink = local_work ? rdlm_bench_local_work(sink) : sink;
@@ -171,11 +172,11 @@ static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w, int waits, int 
     }
     while (!rdlm_bench_worker_stopped(w)) {
         if (waits) {
-            rc = rdlm_bench_lock_section(w, ops, lock, cs, 1, &wait);
+            rc = rdlm_bench_lock_section(w, ops, lock, cs, 1, &wait, permit);
             max_wait = wait > max_wait ? wait : max_wait;
         } else {
             rc = rdlm_bench_lock_section(w, ops, lock, cs, (ops_done & a->sample_mask) == 0,
-                                         NULL);
+                                         NULL, permit);
         }
         if (rc < 0) {
             goto err_detach;
@@ -202,17 +203,22 @@ err_detach:
 
 int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 0, 1);
+    return rdlm_bench_lock_window(w, 0, 1, 0);
 }
 
 int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 1, 1);
+    return rdlm_bench_lock_window(w, 1, 1, 0);
 }
 
 int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 0, 0);
+    return rdlm_bench_lock_window(w, 0, 0, 0);
+}
+
+int rdlm_bench_lock_permit_window_body(rdlm_bench_worker_t *w)
+{
+    return rdlm_bench_lock_window(w, 0, 1, 1);
 }
 
 double rdlm_bench_outcome_sum(const rdlm_bench_outcome_t *out, uint32_t k)

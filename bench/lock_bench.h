@@ -84,6 +84,9 @@ int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w);
 int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w);
 /** The same without the local work (a section costs a service's round trips). */
 int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w);
+/** The window body on a semaphore (CAP_PERMITS): its sections count the holders
+ *  inside (rdlm_bench_lock_held_permit) instead of the counter; hand-offs are 0. */
+int rdlm_bench_lock_permit_window_body(rdlm_bench_worker_t *w);
 
 /** rdlm_bench_run of p with arg (an rdlm_bench_lock_arg_t, or a struct that starts
  *  with one) and the lock benchmarks' data mapping, then extra bytes: p's data_size,
@@ -134,31 +137,63 @@ static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,
     return 0;
 }
 
-/** The held part of a section: counter++ and last_rank in cs, release. 1 if the
- *  section came after another worker's (a hand-off), 0 if after this one's, -1 after
+/** The critical section of every lock benchmark (fork or MPI), under the lock:
+ *  counter++ and last_rank = rank in cs. 1 if it came after another process's (a
+ *  hand-off), 0 if after this one's. */
+static inline int rdlm_bench_cs_enter(rdlm_bench_cs_t *cs, uint64_t rank)
+{
+    int handoff = cs->last_rank != rank;
+
+    cs->counter++;
+    cs->last_rank = rank;
+    return handoff;
+}
+
+/** The held part of a section: rdlm_bench_cs_enter, release. 1 if the section came
+ *  after another worker's (a hand-off), 0 if after this one's, -1 after
  *  rdlm_bench_lock_failed. */
 static inline int rdlm_bench_lock_held(rdlm_bench_worker_t *w,
                                        const rdlm_bench_lock_ops_t *ops, void *lock,
                                        rdlm_bench_cs_t *cs)
 {
-    int handoff;
+    int handoff = rdlm_bench_cs_enter(cs, w->rank);
     int rc;
 
-    cs->counter++;
-    handoff = cs->last_rank != w->rank;
-    cs->last_rank = w->rank;
     if ((rc = ops->release(lock)) != 0) {
         return rdlm_bench_lock_failed(w, "release", rc);
     }
     return handoff;
 }
 
+/** The held part of a semaphore's pass: count the holders inside (cs->inside, and
+ *  the most ever at once in cs->max_inside), release. 0, or -1 after
+ *  rdlm_bench_lock_failed. */
+static inline int rdlm_bench_lock_held_permit(rdlm_bench_worker_t *w,
+                                              const rdlm_bench_lock_ops_t *ops, void *sem,
+                                              rdlm_bench_cs_t *cs)
+{
+    uint32_t seen = atomic_fetch_add_explicit(&cs->inside, 1, memory_order_relaxed) + 1;
+    uint32_t max = atomic_load_explicit(&cs->max_inside, memory_order_relaxed);
+    int rc;
+
+    while (seen > max && !atomic_compare_exchange_weak_explicit(&cs->max_inside, &max, seen,
+                                                                memory_order_relaxed,
+                                                                memory_order_relaxed)) {
+    }
+    atomic_fetch_sub_explicit(&cs->inside, 1, memory_order_relaxed);
+    if ((rc = ops->release(sem)) != 0) {
+        return rdlm_bench_lock_failed(w, "release", rc);
+    }
+    return 0;
+}
+
 /** One critical section: acquire (with timed, its wait goes into the sampler and,
- *  if wait_ns_p is not NULL, into *wait_ns_p), then rdlm_bench_lock_held. */
+ *  if wait_ns_p is not NULL, into *wait_ns_p), then rdlm_bench_lock_held, or with
+ *  permit (a semaphore) rdlm_bench_lock_held_permit. */
 static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
                                           const rdlm_bench_lock_ops_t *ops, void *lock,
                                           rdlm_bench_cs_t *cs, int timed,
-                                          uint64_t *wait_ns_p)
+                                          uint64_t *wait_ns_p, int permit)
 {
     uint64_t t0 = timed ? rdlm_bench_now_ns() : 0;
     int rc = ops->acquire(lock, NULL);
@@ -174,7 +209,8 @@ static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
     if (rc != 0) {
         return rdlm_bench_lock_failed(w, "acquire", rc);
     }
-    return rdlm_bench_lock_held(w, ops, lock, cs);
+    return permit ? rdlm_bench_lock_held_permit(w, ops, lock, cs)
+                  : rdlm_bench_lock_held(w, ops, lock, cs);
 }
 
 #endif

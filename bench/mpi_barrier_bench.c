@@ -448,8 +448,7 @@ static void rdlm_mbb_row(rdlm_mbb_t *b, uint32_t impl)
     rdlm_bench_out_row_t row = {
         .size = (uint64_t)b->size, .impl = rdlm_mbb_impls[impl].key, .unit = "us"};
 
-    rdlm_bench_out_over_rounds(&row, b->fig[impl], b->rounds);
-    rdlm_bench_out_row(&b->out, &row);
+    rdlm_bench_out_row(&b->out, &row, b->fig[impl], b->rounds);
 }
 
 /* The '#' lines under the table: each impl against its MPI counterpart (-f: with avg

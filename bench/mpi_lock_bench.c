@@ -124,7 +124,7 @@ static const char *const rdlm_mlb_fig_keys[RDLM_MLB_NF] = {
 /* What one rank did in one run (warm-up or timed) of a phase. */
 typedef struct rdlm_mlb_loop {
     uint64_t st[RDLM_BENCH_NSTATS]; /* RDLM_BENCH_STATS of this run */
-    uint64_t cs;                /* critical sections, warm-up included */
+    uint64_t cs;                    /* critical sections, warm-up included */
     uint64_t elapsed_ns;
     uint64_t sink;
 } rdlm_mlb_loop_t;
@@ -237,29 +237,6 @@ static void rdlm_mlb_check(rdlm_mlb_t *m)
 /* Where the local work's result goes, so that the compiler keeps it. */
 static _Atomic uint64_t rdlm_mlb_sink;
 
-/* Local work between two acquires, about 0.1 us, that the compiler keeps. */
-static uint64_t rdlm_mlb_local_work(uint64_t x)
-{
-    int k;
-
-    for (k = 0; k < 48; k++) {
-        x ^= x << 7;
-        x ^= x >> 9;
-    }
-    return x;
-}
-
-/* The critical section: the plain counter and the last holder, in the shared line;
- * returns 1 if another rank held the lock before. */
-static int rdlm_mlb_cs(rdlm_mlb_t *m)
-{
-    int other = m->sh->cs.last_rank != (uint64_t)m->rank;
-
-    m->sh->cs.counter++;
-    m->sh->cs.last_rank = (uint64_t)m->rank;
-    return other;
-}
-
 /* Single origin: cycles of the adapter, timed in batches (one sample per batch, ns
  * per cycle); the time cap is checked after every batch. */
 static void rdlm_mlb_run_cycles(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
@@ -304,12 +281,13 @@ static void rdlm_mlb_run_loop(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
         if (timed && cs) {
             rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
         }
-        out->st[RDLM_BENCH_ST_HANDOFFS] += cs ? (uint64_t)rdlm_mlb_cs(m) : 0;
+        out->st[RDLM_BENCH_ST_HANDOFFS] +=
+            cs ? (uint64_t)rdlm_bench_cs_enter(&m->sh->cs, (uint64_t)m->rank) : 0;
         m->ops->release(m);
         if (timed && !cs) {
             rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
         }
-        out->sink = cs ? rdlm_mlb_local_work(out->sink) : out->sink;
+        out->sink = cs ? rdlm_bench_local_work(out->sink) : out->sink;
     }
     out->cs += cs ? k : 0;
     out->st[RDLM_BENCH_ST_OPS] = k;
@@ -377,7 +355,8 @@ static void rdlm_mlb_run_pair(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
         if (m->ops->rdlm) {
             rdlm_ctx_stats(m->ctx, &b);
         }
-        if (rdlm_mlb_cs(m) && m->sh->t_release >= t0) { /* released in this run */
+        if (rdlm_bench_cs_enter(&m->sh->cs, (uint64_t)m->rank) &&
+            m->sh->t_release >= t0) { /* released in this run */
             rdlm_mlb_pair_count(m, &a, &b, t - m->sh->t_release, sampler, out);
         }
         while (rdlm_mlb_pair_hold(m, t0 + cap_ns)) {
@@ -754,8 +733,7 @@ static void rdlm_mlb_memory_row(rdlm_mlb_t *m, uint64_t nodes, const char *what,
     const rdlm_bench_rounds_t fig[RDLM_BENCH_FIG_N] = {{kib}, {NAN}, {NAN}, {NAN}, {0}};
     rdlm_bench_out_row_t row = {.size = nodes, .impl = what, .unit = "KiB"};
 
-    rdlm_bench_out_over_rounds(&row, fig, 1);
-    rdlm_bench_out_row(&m->out, &row);
+    rdlm_bench_out_row(&m->out, &row, fig, 1);
 }
 
 /* Rank 0: the next bench-mem-K after *k homed on a node not yet seen, acquired and
@@ -982,8 +960,7 @@ static void rdlm_mlb_rows(rdlm_mlb_t *m)
             .impl = rdlm_mlb_impls[impl].name,
             .unit = m->mode == RDLM_MLB_UNCONTENDED ? "us" : "kops/s",
         };
-        rdlm_bench_out_over_rounds(&row, m->fig[impl], (uint32_t)m->o.rounds);
-        rdlm_bench_out_row(&m->out, &row);
+        rdlm_bench_out_row(&m->out, &row, m->fig[impl], (uint32_t)m->o.rounds);
     }
 }
 

@@ -102,8 +102,35 @@ static void rdlm_bench_out_json_row(const rdlm_bench_out_t *o,
     fputc('}', stdout);
 }
 
-void rdlm_bench_out_row(rdlm_bench_out_t *o, const rdlm_bench_out_row_t *row)
+/* row's figures over the n rounds of fig (rdlm_bench_out_row). */
+static void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row,
+                                       const rdlm_bench_rounds_t *fig, uint32_t n)
 {
+    double v[RDLM_BENCH_MAX_ROUNDS];
+    double *median[] = {&row->median, &row->p50, &row->p90, &row->p99};
+    uint32_t k, f;
+
+    n = n < RDLM_BENCH_MAX_ROUNDS ? n : RDLM_BENCH_MAX_ROUNDS;
+    row->min = row->max = n ? fig[RDLM_BENCH_FIG_VALUE][0] : NAN;
+    row->ops = 0;
+    for (k = 0; k < n; k++) {
+        row->min = fig[RDLM_BENCH_FIG_VALUE][k] < row->min ? fig[RDLM_BENCH_FIG_VALUE][k]
+                                                           : row->min;
+        row->max = fig[RDLM_BENCH_FIG_VALUE][k] > row->max ? fig[RDLM_BENCH_FIG_VALUE][k]
+                                                           : row->max;
+        row->ops += (uint64_t)fig[RDLM_BENCH_FIG_OPS][k];
+    }
+    for (f = RDLM_BENCH_FIG_VALUE; f <= RDLM_BENCH_FIG_P99; f++) {
+        memcpy(v, fig[f], sizeof(double) * n);
+        *median[f] = rdlm_bench_median(v, n);
+    }
+    row->rounds = n;
+}
+
+void rdlm_bench_out_row(rdlm_bench_out_t *o, rdlm_bench_out_row_t *row,
+                        const rdlm_bench_rounds_t *fig, uint32_t n)
+{
+    rdlm_bench_out_over_rounds(row, fig, n);
     switch (o->format) {
     case RDLM_BENCH_OUT_CSV:
         rdlm_bench_out_csv_row(row);
@@ -171,28 +198,4 @@ void rdlm_bench_out_progress(rdlm_bench_out_t *o, const char *tool, uint32_t don
     o->last_ns = now;
     fprintf(stderr, "%s: %u/%u" RDLM_BENCH_OUT_PROGRESS_MARK "%s), %.1f s\n", tool, done,
             total, impl, (double)(now - o->t0_ns) / 1e9);
-}
-
-void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row, const rdlm_bench_rounds_t *fig,
-                                uint32_t n)
-{
-    double v[RDLM_BENCH_MAX_ROUNDS];
-    double *median[] = {&row->median, &row->p50, &row->p90, &row->p99};
-    uint32_t k, f;
-
-    n = n < RDLM_BENCH_MAX_ROUNDS ? n : RDLM_BENCH_MAX_ROUNDS;
-    row->min = row->max = n ? fig[RDLM_BENCH_FIG_VALUE][0] : NAN;
-    row->ops = 0;
-    for (k = 0; k < n; k++) {
-        row->min = fig[RDLM_BENCH_FIG_VALUE][k] < row->min ? fig[RDLM_BENCH_FIG_VALUE][k]
-                                                           : row->min;
-        row->max = fig[RDLM_BENCH_FIG_VALUE][k] > row->max ? fig[RDLM_BENCH_FIG_VALUE][k]
-                                                           : row->max;
-        row->ops += (uint64_t)fig[RDLM_BENCH_FIG_OPS][k];
-    }
-    for (f = RDLM_BENCH_FIG_VALUE; f <= RDLM_BENCH_FIG_P99; f++) {
-        memcpy(v, fig[f], sizeof(double) * n);
-        *median[f] = rdlm_bench_median(v, n);
-    }
-    row->rounds = n;
 }

@@ -50,8 +50,11 @@ typedef struct rdlm_bench_out {
 void rdlm_bench_out_begin(rdlm_bench_out_t *o, const char *what, int ranks, uint32_t nodes,
                           const char *const *notes, uint32_t nnotes);
 
-/** Print one row in o's format. */
-void rdlm_bench_out_row(rdlm_bench_out_t *o, const rdlm_bench_out_row_t *row);
+/** Print one row in o's format: row's size, impl and unit, and its figures over the n
+ *  rounds of fig (filled into row): median, min, max of fig[RDLM_BENCH_FIG_VALUE], p50,
+ *  p90, p99 the medians of the percentiles' rounds, ops their sum. */
+void rdlm_bench_out_row(rdlm_bench_out_t *o, rdlm_bench_out_row_t *row,
+                        const rdlm_bench_rounds_t *fig, uint32_t n);
 
 /** Close the output (JSON: the rows' array and the object) and flush it. */
 void rdlm_bench_out_end(rdlm_bench_out_t *o);
@@ -77,13 +80,5 @@ void rdlm_bench_out_start(rdlm_bench_out_t *o);
  */
 void rdlm_bench_out_progress(rdlm_bench_out_t *o, const char *tool, uint32_t done,
                              uint32_t total, const char *impl);
-
-/**
- * Fill row's median, min, max from fig[RDLM_BENCH_FIG_VALUE][0..n) (one per round), its
- * p50, p90, p99 as the medians of the percentiles' rounds and ops as their sum; n is
- * the rounds.
- */
-void rdlm_bench_out_over_rounds(rdlm_bench_out_row_t *row, const rdlm_bench_rounds_t *fig,
-                                uint32_t n);
 
 #endif

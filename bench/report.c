@@ -235,8 +235,7 @@ void rdlm_bench_report_section(const rdlm_bench_report_t *r, const char *bench,
     rdlm_bench_print_notes(r, bench, 0, out);
 }
 
-static const char *rdlm_bench_target_text(const rdlm_bench_compare_t *c, char *buf,
-                                          size_t len)
+const char *rdlm_bench_target_text(const rdlm_bench_compare_t *c, char *buf, size_t len)
 {
     switch (c->kind) {
     case RDLM_BENCH_TARGET_AT_MOST:

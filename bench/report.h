@@ -121,6 +121,9 @@ void rdlm_bench_report_round(const rdlm_bench_report_t *r, uint32_t round, const
 void rdlm_bench_report_section(const rdlm_bench_report_t *r, const char *bench,
                                const char *title, FILE *out);
 
+/** c's target as text in buf: "<=0.80", ">=2.00", or "-" without one; returns buf. */
+const char *rdlm_bench_target_text(const rdlm_bench_compare_t *c, char *buf, size_t len);
+
 /** Print the comparison table (ours, baseline, ratio, target, met). */
 void rdlm_bench_report_table(const rdlm_bench_report_t *r, FILE *out);
 

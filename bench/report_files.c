@@ -22,22 +22,17 @@ static void rdlm_bench_csv_measure(FILE *f, const rdlm_bench_measure_t *m)
 {
     const char *const names[2] = {m->bench, m->metric};
     const char *const labels[2] = {m->impl, m->unit};
+    const double nums[6] = {m->median, m->min, m->max, m->p50, m->p90, m->p99};
+    unsigned k;
 
     rdlm_bench_csv_texts(f, names, 2);
     fprintf(f, "%u,", m->procs);
     rdlm_bench_csv_texts(f, labels, 2);
-    rdlm_bench_csv_num(f, m->median);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->min);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->max);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->p50);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->p90);
-    fputc(',', f);
-    rdlm_bench_csv_num(f, m->p99);
-    fprintf(f, ",%u", m->nrounds);
+    for (k = 0; k < 6; k++) {
+        rdlm_bench_csv_num(f, nums[k]);
+        fputc(',', f);
+    }
+    fprintf(f, "%u", m->nrounds);
 }
 
 static FILE *rdlm_bench_open_out(const char *path)
@@ -62,6 +57,7 @@ static int rdlm_bench_close_out(FILE *f, const char *path)
 int rdlm_bench_report_write_csv(const rdlm_bench_report_t *r, const char *path)
 {
     FILE *f = rdlm_bench_open_out(path);
+    char t[32];
     uint32_t k;
 
     if (f == NULL) {
@@ -92,14 +88,10 @@ int rdlm_bench_report_write_csv(const rdlm_bench_report_t *r, const char *path)
         }
         fputc(',', f);
         rdlm_bench_csv_num(f, c->ratio);
-        if (c->kind == RDLM_BENCH_TARGET_AT_MOST) {
-            fprintf(f, ",<=%.2f", c->target);
-        } else if (c->kind == RDLM_BENCH_TARGET_AT_LEAST) {
-            fprintf(f, ",>=%.2f", c->target);
-        } else {
-            fputc(',', f);
-        }
-        fprintf(f, ",%s\n", c->met < 0 ? "" : c->met ? "yes" : "no");
+        fprintf(f, ",%s,%s\n",
+                c->kind != RDLM_BENCH_TARGET_NONE ? rdlm_bench_target_text(c, t, sizeof(t))
+                                                  : "",
+                c->met < 0 ? "" : c->met ? "yes" : "no");
     }
     return rdlm_bench_close_out(f, path);
 }
