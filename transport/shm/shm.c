@@ -97,10 +97,8 @@ typedef struct rdlm_shm_ring {
 /* ---- process-local state ----------------------------------------------------------- */
 
 struct rdlm_tl_mem {
-    void *addr;
-    size_t len;
+    rdlm_tl_region_t region; /* first: addr, len, the context's list */
     char name[RDLM_SHM_NAME_MAX];
-    struct rdlm_tl_mem *prev, *next;
 };
 
 typedef struct rdlm_shm_rkey {
@@ -118,7 +116,7 @@ typedef struct rdlm_shm_ctx {
     rdlm_tl_bootstrap_t boot;
     rdlm_tl_rkey_table_t rkeys;
     pthread_mutex_t lock; /* the region list */
-    struct rdlm_tl_mem *mems;
+    rdlm_tl_region_t *mems;
     rdlm_shm_ring_t *own;    /* our ring (also rings[rank]) */
     rdlm_shm_ring_t **rings; /* size entries, mapped */
     pthread_mutex_t am_lock; /* the drainer and the handler table */
@@ -309,7 +307,7 @@ static void rdlm_shm_rkey_free(void *backend, void *arg)
 
 static void rdlm_shm_mem_free(struct rdlm_tl_mem *m)
 {
-    munmap(m->addr, m->len);
+    munmap(m->region.addr, m->region.len);
     shm_unlink(m->name);
     free(m);
 }
@@ -325,9 +323,9 @@ static void rdlm_shm_free(rdlm_shm_ctx_t *c)
     }
     rdlm_tl_rkey_table_fini(&c->rkeys, rdlm_shm_rkey_free, NULL);
     while (c->mems != NULL) {
-        struct rdlm_tl_mem *m = c->mems;
+        rdlm_tl_mem_h m = rdlm_tl_region_mem(c->mems);
 
-        c->mems = m->next;
+        c->mems = c->mems->next;
         rdlm_shm_mem_free(m);
     }
     if (c->rings != NULL) {
@@ -385,34 +383,16 @@ static rdlm_status_t rdlm_shm_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
         free(m);
         return st;
     }
-    st = rdlm_shm_map_fd(fd, len, m->name, &m->addr);
+    st = rdlm_shm_map_fd(fd, len, m->name, &m->region.addr);
     close(fd);
     if (st != RDLM_OK) {
         shm_unlink(m->name);
         free(m);
         return st;
     }
-    m->len = len;
-    pthread_mutex_lock(&c->lock);
-    m->next = c->mems;
-    if (c->mems != NULL)
-        c->mems->prev = m;
-    c->mems = m;
-    pthread_mutex_unlock(&c->lock);
+    m->region.len = len;
+    rdlm_tl_region_link(&c->mems, &c->lock, &m->region);
     *mem_p = m;
-    return RDLM_OK;
-}
-
-static rdlm_status_t rdlm_shm_mem_addr(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, void **addr_p,
-                                       size_t *len_p)
-{
-    (void)ctx;
-    if (mem == NULL)
-        return RDLM_ERR_BAD_HANDLE;
-    if (addr_p != NULL)
-        *addr_p = mem->addr;
-    if (len_p != NULL)
-        *len_p = mem->len;
     return RDLM_OK;
 }
 
@@ -429,7 +409,7 @@ static rdlm_status_t rdlm_shm_rkey_pack(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, vo
     memset(&w, 0, sizeof(w));
     w.magic = RDLM_SHM_RKEY_MAGIC;
     w.pid = (uint32_t)getpid();
-    w.len = mem->len;
+    w.len = mem->region.len;
     memcpy(w.name, mem->name, sizeof(w.name));
     memcpy(buf, &w, sizeof(w));
     if (len_p != NULL)
@@ -484,14 +464,7 @@ static rdlm_status_t rdlm_shm_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
     if (mem == NULL)
         return RDLM_ERR_BAD_HANDLE;
-    pthread_mutex_lock(&c->lock);
-    if (mem->prev != NULL)
-        mem->prev->next = mem->next;
-    else
-        c->mems = mem->next;
-    if (mem->next != NULL)
-        mem->next->prev = mem->prev;
-    pthread_mutex_unlock(&c->lock);
+    rdlm_tl_region_unlink(&c->mems, &c->lock, &mem->region);
     rdlm_shm_mem_free(mem);
     return RDLM_OK;
 }
@@ -677,7 +650,7 @@ static const rdlm_tl_setup_ops_t rdlm_shm_setup_ops = {
 
 static const rdlm_tl_mem_ops_t rdlm_shm_mem_ops = {
     .reg = rdlm_shm_mem_reg,
-    .addr = rdlm_shm_mem_addr,
+    .addr = rdlm_tl_region_addr,
     .rkey_pack = rdlm_shm_rkey_pack,
     .rkey_unpack = rdlm_shm_rkey_unpack,
     .rkey_release = rdlm_shm_rkey_release,
