@@ -485,9 +485,17 @@ static inline rdlm_status_t rdlm_shm_word(rdlm_shm_ctx_t *c, rdlm_tl_rkey_h rkey
     return RDLM_OK;
 }
 
-static rdlm_status_t rdlm_shm_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
-                                      uint64_t offset, uint64_t compare, uint64_t swap,
-                                      uint64_t *old_p)
+typedef enum rdlm_shm_amo_op {
+    RDLM_SHM_CSWAP,
+    RDLM_SHM_FADD,
+    RDLM_SHM_SWAP
+} rdlm_shm_amo_op_t;
+
+/* One 8-byte CPU atomic (sequentially consistent) on (rkey, offset): *old_p receives the
+ * word's value before it. Inlined with a constant op, the switch folds away. */
+static inline rdlm_status_t rdlm_shm_amo(rdlm_tl_ctx_h ctx, rdlm_shm_amo_op_t op,
+                                         rdlm_tl_rkey_h rkey, uint64_t offset,
+                                         uint64_t compare, uint64_t value, uint64_t *old_p)
 {
     rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
     void *p;
@@ -495,53 +503,48 @@ static rdlm_status_t rdlm_shm_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
 
     if (st != RDLM_OK)
         return st;
-    __atomic_compare_exchange_n((uint64_t *)p, &compare, swap, 0, __ATOMIC_SEQ_CST,
-                                __ATOMIC_SEQ_CST);
-    *old_p = compare;
+    switch (op) {
+    case RDLM_SHM_CSWAP:
+        __atomic_compare_exchange_n((uint64_t *)p, &compare, value, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        *old_p = compare;
+        break;
+    case RDLM_SHM_FADD:
+        *old_p = __atomic_fetch_add((uint64_t *)p, value, __ATOMIC_SEQ_CST);
+        break;
+    case RDLM_SHM_SWAP:
+        *old_p = __atomic_exchange_n((uint64_t *)p, value, __ATOMIC_SEQ_CST);
+        break;
+    }
     rdlm_tl_stat_add(&c->super.stats.amo, 1);
     return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_shm_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                      uint64_t offset, uint64_t compare, uint64_t swap,
+                                      uint64_t *old_p)
+{
+    return rdlm_shm_amo(ctx, RDLM_SHM_CSWAP, rkey, offset, compare, swap, old_p);
 }
 
 static rdlm_status_t rdlm_shm_fadd64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
                                      uint64_t add, uint64_t *old_p)
 {
-    rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
-    void *p;
-    rdlm_status_t st = rdlm_shm_word(c, rkey, offset, 8, 8, &p);
-
-    if (st != RDLM_OK)
-        return st;
-    *old_p = __atomic_fetch_add((uint64_t *)p, add, __ATOMIC_SEQ_CST);
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    return RDLM_OK;
+    return rdlm_shm_amo(ctx, RDLM_SHM_FADD, rkey, offset, 0, add, old_p);
 }
 
 static rdlm_status_t rdlm_shm_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
                                      uint64_t value, uint64_t *old_p)
 {
-    rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
-    void *p;
-    rdlm_status_t st = rdlm_shm_word(c, rkey, offset, 8, 8, &p);
-
-    if (st != RDLM_OK)
-        return st;
-    *old_p = __atomic_exchange_n((uint64_t *)p, value, __ATOMIC_SEQ_CST);
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    return RDLM_OK;
+    return rdlm_shm_amo(ctx, RDLM_SHM_SWAP, rkey, offset, 0, value, old_p);
 }
 
 static rdlm_status_t rdlm_shm_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                           uint64_t offset, uint64_t add)
 {
-    rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
-    void *p;
-    rdlm_status_t st = rdlm_shm_word(c, rkey, offset, 8, 8, &p);
+    uint64_t old; /* a posted add: the value before it is not wanted */
 
-    if (st != RDLM_OK)
-        return st;
-    __atomic_fetch_add((uint64_t *)p, add, __ATOMIC_SEQ_CST);
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    return RDLM_OK;
+    return rdlm_shm_amo(ctx, RDLM_SHM_FADD, rkey, offset, 0, add, &old);
 }
 
 static rdlm_status_t rdlm_shm_put(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
