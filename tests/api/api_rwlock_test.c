@@ -183,14 +183,13 @@ static int rw_child(void *argp)
 {
     rw_child_arg_t *arg = argp;
     rw_shared_t *sh = arg->sh;
-    rdlm_ctx_params_t params = api_params(arg->job);
     int writer = arg->role == RW_W;
     rdlm_ctx_h ctx;
     rdlm_rwlock_h rw;
     rdlm_status_t st;
     uint64_t deadline;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK) {
         return 10;
     }
     if (rdlm_rwlock_open(ctx, RW_NAME, &rw) != RDLM_OK) {
@@ -306,11 +305,10 @@ static void test_waiting_writer_is_not_overtaken_by_later_reader(void **state)
 /* A child that takes a shared hold and dies without releasing it. */
 static int rw_dead_reader_child(void *argp)
 {
-    rdlm_ctx_params_t params = api_params((const char *)argp);
     rdlm_rwlock_h rw;
     rdlm_ctx_h ctx;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK || rdlm_rwlock_open(ctx, RW_NAME, &rw) != RDLM_OK ||
+    if (api_ctx_create((const char *)argp, &ctx) != RDLM_OK || rdlm_rwlock_open(ctx, RW_NAME, &rw) != RDLM_OK ||
         rdlm_rwlock_read_acquire(rw, API_NSEC_PER_SEC) != RDLM_OK) {
         return 1;
     }

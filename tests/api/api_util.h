@@ -38,6 +38,10 @@ int api_teardown(void **state);
 /** Context parameters for job with a small capacity (tests create many segments). */
 rdlm_ctx_params_t api_params(const char *job);
 
+/** rdlm_ctx_create with api_params(job) into *ctx_p; returns its status and asserts
+ *  nothing (children may call it). */
+rdlm_status_t api_ctx_create(const char *job, rdlm_ctx_h *ctx_p);
+
 /** Create fx->ctx[i] in the fixture's job; asserts success. */
 rdlm_ctx_h api_ctx(api_fixture_t *fx, int i);
 
