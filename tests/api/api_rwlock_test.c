@@ -24,16 +24,11 @@
 static void test_readers_share_and_exclude_writers(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_h a = api_ctx(fx, 0);
-    rdlm_ctx_h b = api_ctx(fx, 1);
-    rdlm_ctx_h c = api_ctx(fx, 2);
     rdlm_rwlock_h ra;
     rdlm_rwlock_h rb;
     rdlm_rwlock_h rc;
 
-    assert_status(rdlm_rwlock_open(a, RW_NAME, &ra), RDLM_OK);
-    assert_status(rdlm_rwlock_open(b, RW_NAME, &rb), RDLM_OK);
-    assert_status(rdlm_rwlock_open(c, RW_NAME, &rc), RDLM_OK);
+    api_rwlock_trio(fx, RW_NAME, &ra, &rb, &rc);
 
     assert_status(rdlm_rwlock_read_acquire(ra, 0), RDLM_OK);
     assert_status(rdlm_rwlock_read_acquire(rb, 0), RDLM_OK); /* readers share */
@@ -54,17 +49,12 @@ static void test_readers_share_and_exclude_writers(void **state)
 static void test_writer_timed_out_behind_readers_leaves_nothing_behind(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_h a = api_ctx(fx, 0);
-    rdlm_ctx_h b = api_ctx(fx, 1);
-    rdlm_ctx_h c = api_ctx(fx, 2);
     rdlm_rwlock_h ra;
     rdlm_rwlock_h rb;
     rdlm_rwlock_h rc;
     uint64_t t0;
 
-    assert_status(rdlm_rwlock_open(a, RW_NAME, &ra), RDLM_OK);
-    assert_status(rdlm_rwlock_open(b, RW_NAME, &rb), RDLM_OK);
-    assert_status(rdlm_rwlock_open(c, RW_NAME, &rc), RDLM_OK);
+    api_rwlock_trio(fx, RW_NAME, &ra, &rb, &rc);
 
     assert_status(rdlm_rwlock_read_acquire(ra, 0), RDLM_OK);
     t0 = api_now_ns();

@@ -127,6 +127,14 @@ void api_lock_pair(api_fixture_t *fx, const char *name, rdlm_lock_h *la_p,
     assert_status(rdlm_lock_open(api_ctx(fx, 1), name, lb_p), RDLM_OK);
 }
 
+void api_rwlock_trio(api_fixture_t *fx, const char *name, rdlm_rwlock_h *ra_p,
+                     rdlm_rwlock_h *rb_p, rdlm_rwlock_h *rc_p)
+{
+    assert_status(rdlm_rwlock_open(api_ctx(fx, 0), name, ra_p), RDLM_OK);
+    assert_status(rdlm_rwlock_open(api_ctx(fx, 1), name, rb_p), RDLM_OK);
+    assert_status(rdlm_rwlock_open(api_ctx(fx, 2), name, rc_p), RDLM_OK);
+}
+
 void api_ctx_destroy(api_fixture_t *fx, int i)
 {
     rdlm_ctx_destroy(fx->ctx[i]);

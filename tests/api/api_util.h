@@ -50,6 +50,10 @@ rdlm_ctx_h api_ctx(api_fixture_t *fx, int i);
 void api_lock_pair(api_fixture_t *fx, const char *name, rdlm_lock_h *la_p,
                    rdlm_lock_h *lb_p);
 
+/** Create contexts 0, 1 and 2 and open the rwlock name in each; asserts success. */
+void api_rwlock_trio(api_fixture_t *fx, const char *name, rdlm_rwlock_h *ra_p,
+                     rdlm_rwlock_h *rb_p, rdlm_rwlock_h *rc_p);
+
 /** Destroy fx->ctx[i] now (NULL is fine). */
 void api_ctx_destroy(api_fixture_t *fx, int i);
 
