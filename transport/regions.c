@@ -2,9 +2,11 @@
  * releases what the caller did not deregister, and the addr entry of the mem ops. */
 #include "tl_internal.h"
 
-void rdlm_tl_region_link(rdlm_tl_region_t **head, pthread_mutex_t *lock,
-                         rdlm_tl_region_t *r)
+void rdlm_tl_region_add(rdlm_tl_region_t **head, pthread_mutex_t *lock, rdlm_tl_region_t *r,
+                        void *addr, size_t len)
 {
+    r->addr = addr;
+    r->len = len;
     pthread_mutex_lock(lock);
     r->next = *head;
     if (*head != NULL)
@@ -13,7 +15,7 @@ void rdlm_tl_region_link(rdlm_tl_region_t **head, pthread_mutex_t *lock,
     pthread_mutex_unlock(lock);
 }
 
-void rdlm_tl_region_unlink(rdlm_tl_region_t **head, pthread_mutex_t *lock,
+void rdlm_tl_region_remove(rdlm_tl_region_t **head, pthread_mutex_t *lock,
                            rdlm_tl_region_t *r)
 {
     pthread_mutex_lock(lock);

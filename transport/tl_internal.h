@@ -122,11 +122,11 @@ static inline rdlm_tl_mem_h rdlm_tl_region_mem(rdlm_tl_region_t *r)
     return (rdlm_tl_mem_h)(void *)r;
 }
 
-/** Puts r at the head of *head, under lock. */
-void rdlm_tl_region_link(rdlm_tl_region_t **head, pthread_mutex_t *lock,
-                         rdlm_tl_region_t *r);
+/** Records where r is (addr, len bytes) and puts it at the head of *head, under lock. */
+void rdlm_tl_region_add(rdlm_tl_region_t **head, pthread_mutex_t *lock, rdlm_tl_region_t *r,
+                        void *addr, size_t len);
 /** Takes r out of *head, under lock. */
-void rdlm_tl_region_unlink(rdlm_tl_region_t **head, pthread_mutex_t *lock,
+void rdlm_tl_region_remove(rdlm_tl_region_t **head, pthread_mutex_t *lock,
                            rdlm_tl_region_t *r);
 /** The mem ops' addr entry of every backend: *addr_p and *len_p (each if not NULL) of a
  *  region. BAD_HANDLE if mem is NULL. */

@@ -365,6 +365,7 @@ static rdlm_status_t rdlm_shm_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
 {
     rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
     struct rdlm_tl_mem *m;
+    void *base;
     rdlm_status_t st;
     int fd;
 
@@ -383,15 +384,14 @@ static rdlm_status_t rdlm_shm_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
         free(m);
         return st;
     }
-    st = rdlm_shm_map_fd(fd, len, m->name, &m->region.addr);
+    st = rdlm_shm_map_fd(fd, len, m->name, &base);
     close(fd);
     if (st != RDLM_OK) {
         shm_unlink(m->name);
         free(m);
         return st;
     }
-    m->region.len = len;
-    rdlm_tl_region_link(&c->mems, &c->lock, &m->region);
+    rdlm_tl_region_add(&c->mems, &c->lock, &m->region, base, len);
     *mem_p = m;
     return RDLM_OK;
 }
@@ -464,7 +464,7 @@ static rdlm_status_t rdlm_shm_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
     if (mem == NULL)
         return RDLM_ERR_BAD_HANDLE;
-    rdlm_tl_region_unlink(&c->mems, &c->lock, &mem->region);
+    rdlm_tl_region_remove(&c->mems, &c->lock, &mem->region);
     rdlm_shm_mem_free(mem);
     return RDLM_OK;
 }

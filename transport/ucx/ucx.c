@@ -596,11 +596,9 @@ static rdlm_status_t rdlm_ucx_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
     s = ucp_mem_query(m->memh, &attr);
     if (s != UCS_OK)
         goto err_unmap;
-    m->region.addr = attr.address;
-    m->region.len = len;
     if (addr == NULL)
-        memset(m->region.addr, 0, len);
-    rdlm_tl_region_link(&c->mems, &c->lock, &m->region);
+        memset(attr.address, 0, len);
+    rdlm_tl_region_add(&c->mems, &c->lock, &m->region, attr.address, len);
     *mem_p = m;
     return RDLM_OK;
 
@@ -718,7 +716,7 @@ static rdlm_status_t rdlm_ucx_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
     if (mem == NULL)
         return RDLM_ERR_BAD_HANDLE;
-    rdlm_tl_region_unlink(&c->mems, &c->lock, &mem->region);
+    rdlm_tl_region_remove(&c->mems, &c->lock, &mem->region);
     s = ucp_mem_unmap(c->context, mem->memh);
     free(mem);
     if (s != UCS_OK) {

@@ -56,9 +56,7 @@ static rdlm_status_t rdlm_verbs_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t le
         free(m);
         return RDLM_ERR_NO_RESOURCE;
     }
-    m->region.addr = addr;
-    m->region.len = len;
-    rdlm_tl_region_link(&c->mems, &c->lock, &m->region);
+    rdlm_tl_region_add(&c->mems, &c->lock, &m->region, addr, len);
     *mem_p = m;
     return RDLM_OK;
 }
@@ -115,7 +113,7 @@ rdlm_status_t rdlm_verbs_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
     if (mem == NULL)
         return RDLM_ERR_BAD_HANDLE;
-    rdlm_tl_region_unlink(&c->mems, &c->lock, &mem->region);
+    rdlm_tl_region_remove(&c->mems, &c->lock, &mem->region);
     rc = ibv_dereg_mr(mem->mr);
     if (mem->allocated)
         free(mem->region.addr);
