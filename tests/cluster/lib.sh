@@ -444,6 +444,27 @@ cl_takeover() { # T_NS SEC EVENT TTL RHO_PCT [NOTE]
     [ "$margin_ms" -gt 0 ] || cl_fail "w2 got L1 while w1's lease was still valid"
 }
 
+# ---- workers on a data disk that fails (disk_full.sh, disk_readonly.sh) ----------------
+
+# w1 (node 5) holds L1 with a TTL ms lease for HOLD_MS ms, checking its lease every
+# 100 ms; w2 (node 6) locks L2 in a loop until cl_disk_workers_stop. Returns once both
+# have acquired.
+cl_disk_workers_start() { # TTL HOLD_MS
+    cl_worker 5 w1 --lock L1 --ttl-ms "$1" --hold-ms "$2" --check-every-ms 100
+    cl_wait_record w1 20 acquire --where 'status=RDLM_OK' >/dev/null
+    cl_worker 6 w2 --lock L2 --ttl-ms 5000 --iters 100000 --pause-ms 100 \
+        --lock-timeout-ms 500 --stop-file "$CL_DIR/w2.stop"
+    cl_wait_record w2 20 acquire --where 'status=RDLM_OK' >/dev/null
+}
+
+# Stops w2 and waits for both workers to exit; w1 must exit 0 (WHY: what it would mean).
+cl_disk_workers_stop() { # WHY
+    touch "$CL_DIR/w2.stop"
+    cl_wait_exit w1 20
+    [ "$CL_RC" = 0 ] || cl_fail "w1 exited $CL_RC ($1)"
+    cl_wait_exit w2 20
+}
+
 # ---- lock homes in rdlmd (lease_worker --ctx-lock) -------------------------------------
 
 # Workers lock through a context (RDLM_AUTHORITY): locks homed at the rdlmd replicas,
