@@ -1,6 +1,7 @@
 /*
  * What backends share and callers do not see: the stub tables, the generation-checked
- * table of unpacked remote keys, and the statistics increments.
+ * table of unpacked remote keys, the list of registered regions, and the statistics
+ * increments.
  */
 #ifndef RDLM_TL_INTERNAL_H
 #define RDLM_TL_INTERNAL_H
@@ -103,6 +104,34 @@ static inline rdlm_status_t rdlm_tl_rkey_lookup(rdlm_tl_rkey_table_t *t, rdlm_tl
     *slot_p = s;
     return RDLM_OK;
 }
+
+/* ---- registered regions ------------------------------------------------------------ */
+/* Every backend's struct rdlm_tl_mem begins with an rdlm_tl_region_t: where the region
+ * is, and its place in the context's list of regions, which destroy walks to release
+ * those the caller did not deregister. The list is guarded by a lock of the context. */
+
+typedef struct rdlm_tl_region {
+    void *addr;
+    size_t len;
+    struct rdlm_tl_region *prev, *next;
+} rdlm_tl_region_t;
+
+/** The handle of the backend's region that begins with r. */
+static inline rdlm_tl_mem_h rdlm_tl_region_mem(rdlm_tl_region_t *r)
+{
+    return (rdlm_tl_mem_h)(void *)r;
+}
+
+/** Records where r is (addr, len bytes) and puts it at the head of *head, under lock. */
+void rdlm_tl_region_add(rdlm_tl_region_t **head, pthread_mutex_t *lock, rdlm_tl_region_t *r,
+                        void *addr, size_t len);
+/** Takes r out of *head, under lock. */
+void rdlm_tl_region_remove(rdlm_tl_region_t **head, pthread_mutex_t *lock,
+                           rdlm_tl_region_t *r);
+/** The mem ops' addr entry of every backend: *addr_p and *len_p (each if not NULL) of a
+ *  region. BAD_HANDLE if mem is NULL. */
+rdlm_status_t rdlm_tl_region_addr(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, void **addr_p,
+                                  size_t *len_p);
 
 /* ---- statistics --------------------------------------------------------------------- */
 

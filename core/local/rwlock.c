@@ -14,6 +14,7 @@
  */
 #include <sched.h>
 
+#include "bypass.h"
 #include "clock.h"
 #include "local.h"
 #include "log.h"
@@ -99,7 +100,7 @@ static rdlm_status_t rdlm_rw_gate(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
                                   uint64_t *token_p, int reader, int *entered_p)
 {
     uint64_t now = rdlm_clock_now_ns(), until = now + lc->bypass_ns;
-    uint32_t spins = rdlm_local_oversubscribed(lc) ? 0 : lc->policy.spin;
+    uint32_t spins = rdlm_bypass_spins(lc);
     rdlm_status_t s;
 
     for (uint32_t i = 0;; i++) {
@@ -111,16 +112,12 @@ static rdlm_status_t rdlm_rw_gate(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
         if (s != RDLM_ERR_BUSY) {
             return s;
         }
-        if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
-            return RDLM_ERR_CLOSED;
-        }
-        if (i < spins) {
-            rdlm_cpu_relax();
+        s = rdlm_bypass_turn(lc, i, spins, deadline, &now);
+        if (s == RDLM_INPROGRESS) {
             continue;
         }
-        now = rdlm_clock_now_ns();
-        if (now >= deadline) {
-            return RDLM_ERR_TIMEOUT;
+        if (s != RDLM_OK) {
+            return s;
         }
         if (now >= until || i >= spins + lc->policy.yield) {
             break;

@@ -11,6 +11,7 @@
  */
 #include <sched.h>
 
+#include "bypass.h"
 #include "clock.h"
 #include "local.h"
 #include "log.h"
@@ -126,26 +127,23 @@ static rdlm_status_t rdlm_sem_bypass(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t
                                      uint32_t k, uint64_t deadline)
 {
     uint64_t now = rdlm_clock_now_ns(), bound = now + lc->bypass_ns;
-    uint32_t spins = rdlm_local_oversubscribed(lc) ? 0 : lc->policy.spin;
+    uint32_t spins = rdlm_bypass_spins(lc);
     uint32_t yields = 0;
 
     for (uint32_t i = 0;; i++) {
         uint32_t seen;
         uint64_t until;
+        rdlm_status_t s;
 
         if (rdlm_sem_try(e, permits, k)) {
             return RDLM_OK;
         }
-        if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
-            return RDLM_ERR_CLOSED;
-        }
-        if (i < spins) {
-            rdlm_cpu_relax();
+        s = rdlm_bypass_turn(lc, i, spins, deadline, &now);
+        if (s == RDLM_INPROGRESS) {
             continue;
         }
-        now = rdlm_clock_now_ns();
-        if (now >= deadline) {
-            return RDLM_ERR_TIMEOUT;
+        if (s != RDLM_OK) {
+            return s;
         }
         if (now >= bound) {
             return RDLM_INPROGRESS; /* the bound passed: reserve */

@@ -342,12 +342,11 @@ typedef struct foreign_release_arg {
 static int foreign_release_child(void *argp)
 {
     foreign_release_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
     int rc = 0;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK) {
         return 10;
     }
     if (rdlm_lock_open(ctx, "lock", &lock) != RDLM_OK) {

@@ -64,12 +64,11 @@ typedef struct counter_arg {
 static int counter_child(void *argp)
 {
     counter_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     rdlm_ctx_h ctx;
     rdlm_counter_h counter;
     int rc = 0;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK) {
         return 10;
     }
     if (rdlm_counter_open(ctx, "counter", &counter) != RDLM_OK) {
@@ -158,12 +157,11 @@ static int barrier_child(void *argp)
 {
     barrier_arg_t *arg = argp;
     barrier_shared_t *sh = arg->sh;
-    rdlm_ctx_params_t params = api_params(arg->job);
     rdlm_ctx_h ctx;
     rdlm_barrier_h barrier;
     int rc = 0;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK) {
         return 10;
     }
     if (rdlm_barrier_open(ctx, "barrier", NPROCS, &barrier) != RDLM_OK) {
@@ -231,12 +229,11 @@ typedef struct partner_arg {
 static int barrier_partner(void *argp)
 {
     partner_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     rdlm_ctx_h ctx;
     rdlm_barrier_h barrier;
     rdlm_status_t st;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK) {
         return 10;
     }
     st = rdlm_barrier_open(ctx, "pair", 2, &barrier);

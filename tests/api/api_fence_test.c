@@ -76,12 +76,11 @@ static void test_fence_check_is_an_atomic_max_under_threads(void **state)
 static void test_handles_of_a_destroyed_context_return_closed(void **state)
 {
     api_fixture_t *f = *state;
-    rdlm_ctx_params_t p = api_params(f->job);
     rdlm_lock_h lock;
     rdlm_counter_h counter;
     rdlm_ctx_h ctx;
 
-    assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_OK);
+    assert_int_equal(api_ctx_create(f->job, &ctx), RDLM_OK);
     assert_int_equal(rdlm_lock_open(ctx, "l", &lock), RDLM_OK);
     assert_int_equal(rdlm_counter_open(ctx, "c", &counter), RDLM_OK);
     assert_int_equal(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
@@ -94,12 +93,11 @@ static void test_handles_of_a_destroyed_context_return_closed(void **state)
 static void test_node_only_context_reports_not_distributed(void **state)
 {
     api_fixture_t *f = *state;
-    rdlm_ctx_params_t p = api_params(f->job);
     rdlm_ctx_dist_info_t info;
     rdlm_lock_info_t li;
     rdlm_lock_h lock;
 
-    assert_int_equal(rdlm_ctx_create(&p, &f->ctx[0]), RDLM_OK);
+    assert_int_equal(api_ctx_create(f->job, &f->ctx[0]), RDLM_OK);
     memset(&info, 0xff, sizeof(info));
     assert_int_equal(rdlm_ctx_dist_info(f->ctx[0], &info), RDLM_OK);
     assert_int_equal(info.distributed, 0);

@@ -43,14 +43,13 @@ typedef struct waiter_arg {
 static int waiter_child(void *argp)
 {
     waiter_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
     rdlm_stats_t stats;
     uint64_t token = 0;
     rdlm_status_t st;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK ||
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK ||
         rdlm_lock_open_params(ctx, LOCK_NAME, arg->params, &lock) != RDLM_OK) {
         return 10;
     }

@@ -135,13 +135,12 @@ static rdlm_status_t queue_lock_open(rdlm_ctx_h ctx, int fifo, rdlm_lock_h *lock
 static int queue_child(void *argp)
 {
     queue_child_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
     rdlm_status_t st;
     uint64_t t0;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK) {
         return 10;
     }
     if (queue_lock_open(ctx, arg->fifo, &lock) != RDLM_OK) {
@@ -288,12 +287,11 @@ typedef struct token_child_arg {
 static int token_child(void *argp)
 {
     token_child_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
     int rc = 0;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK) {
         return 10;
     }
     if (rdlm_lock_open(ctx, LOCK_NAME, &lock) != RDLM_OK) {

@@ -24,16 +24,11 @@
 static void test_readers_share_and_exclude_writers(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_h a = api_ctx(fx, 0);
-    rdlm_ctx_h b = api_ctx(fx, 1);
-    rdlm_ctx_h c = api_ctx(fx, 2);
     rdlm_rwlock_h ra;
     rdlm_rwlock_h rb;
     rdlm_rwlock_h rc;
 
-    assert_status(rdlm_rwlock_open(a, RW_NAME, &ra), RDLM_OK);
-    assert_status(rdlm_rwlock_open(b, RW_NAME, &rb), RDLM_OK);
-    assert_status(rdlm_rwlock_open(c, RW_NAME, &rc), RDLM_OK);
+    api_rwlock_trio(fx, RW_NAME, &ra, &rb, &rc);
 
     assert_status(rdlm_rwlock_read_acquire(ra, 0), RDLM_OK);
     assert_status(rdlm_rwlock_read_acquire(rb, 0), RDLM_OK); /* readers share */
@@ -54,17 +49,12 @@ static void test_readers_share_and_exclude_writers(void **state)
 static void test_writer_timed_out_behind_readers_leaves_nothing_behind(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_h a = api_ctx(fx, 0);
-    rdlm_ctx_h b = api_ctx(fx, 1);
-    rdlm_ctx_h c = api_ctx(fx, 2);
     rdlm_rwlock_h ra;
     rdlm_rwlock_h rb;
     rdlm_rwlock_h rc;
     uint64_t t0;
 
-    assert_status(rdlm_rwlock_open(a, RW_NAME, &ra), RDLM_OK);
-    assert_status(rdlm_rwlock_open(b, RW_NAME, &rb), RDLM_OK);
-    assert_status(rdlm_rwlock_open(c, RW_NAME, &rc), RDLM_OK);
+    api_rwlock_trio(fx, RW_NAME, &ra, &rb, &rc);
 
     assert_status(rdlm_rwlock_read_acquire(ra, 0), RDLM_OK);
     t0 = api_now_ns();
@@ -183,14 +173,13 @@ static int rw_child(void *argp)
 {
     rw_child_arg_t *arg = argp;
     rw_shared_t *sh = arg->sh;
-    rdlm_ctx_params_t params = api_params(arg->job);
     int writer = arg->role == RW_W;
     rdlm_ctx_h ctx;
     rdlm_rwlock_h rw;
     rdlm_status_t st;
     uint64_t deadline;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK) {
+    if (api_ctx_create(arg->job, &ctx) != RDLM_OK) {
         return 10;
     }
     if (rdlm_rwlock_open(ctx, RW_NAME, &rw) != RDLM_OK) {
@@ -306,11 +295,10 @@ static void test_waiting_writer_is_not_overtaken_by_later_reader(void **state)
 /* A child that takes a shared hold and dies without releasing it. */
 static int rw_dead_reader_child(void *argp)
 {
-    rdlm_ctx_params_t params = api_params((const char *)argp);
     rdlm_rwlock_h rw;
     rdlm_ctx_h ctx;
 
-    if (rdlm_ctx_create(&params, &ctx) != RDLM_OK || rdlm_rwlock_open(ctx, RW_NAME, &rw) != RDLM_OK ||
+    if (api_ctx_create((const char *)argp, &ctx) != RDLM_OK || rdlm_rwlock_open(ctx, RW_NAME, &rw) != RDLM_OK ||
         rdlm_rwlock_read_acquire(rw, API_NSEC_PER_SEC) != RDLM_OK) {
         return 1;
     }

@@ -113,7 +113,6 @@ static void test_segment_file_is_private_and_removed_by_last_destroy(void **stat
 static void test_rdlm_shm_dir_holds_the_segment(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_params_t params = api_params(fx->job);
     char dir[96], path[160], default_path[128];
     rdlm_segment_info_t info;
     struct stat st;
@@ -138,7 +137,7 @@ static void test_rdlm_shm_dir_holds_the_segment(void **state)
     assert_false(api_path_exists(path));
     assert_int_equal(rmdir(dir), 0); /* the lock file went too */
     setenv("RDLM_SHM_DIR", "relative/dir", 1);
-    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_BAD_CONFIG);
+    assert_status(api_ctx_create(fx->job, &ctx), RDLM_ERR_BAD_CONFIG);
     unsetenv("RDLM_SHM_DIR");
 }
 
@@ -161,14 +160,13 @@ typedef struct stale_arg {
 static int stale_child(void *argp)
 {
     stale_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     rdlm_segment_info_t info;
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
     uint64_t token = 0;
     rdlm_status_t st;
 
-    st = rdlm_ctx_create(&params, &ctx);
+    st = api_ctx_create(arg->job, &ctx);
     if (st == RDLM_OK) {
         st = rdlm_ctx_segment_info(ctx, &info);
     }
@@ -372,7 +370,6 @@ static void test_live_segment_is_not_replaced(void **state)
 static void test_segment_with_group_or_other_bits_is_refused(void **state)
 {
     api_fixture_t *fx = *state;
-    rdlm_ctx_params_t params = api_params(fx->job);
     rdlm_ctx_h sentinel = (rdlm_ctx_h)(uintptr_t)0x5eed;
     rdlm_ctx_h ctx = sentinel;
     char path[128];
@@ -385,7 +382,7 @@ static void test_segment_with_group_or_other_bits_is_refused(void **state)
     assert_int_equal(fchmod(fd, 0644), 0);
     close(fd);
 
-    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_PERMISSION);
+    assert_status(api_ctx_create(fx->job, &ctx), RDLM_ERR_PERMISSION);
     assert_ptr_equal(ctx, sentinel);
     assert_true(api_path_exists(path)); /* refused, not replaced */
     /* teardown removes the file */
@@ -539,13 +536,12 @@ typedef struct corrupt_arg {
 static int corrupt_holder_child(void *argp)
 {
     corrupt_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     uint64_t deadline, token = 0;
     rdlm_ctx_h ctx = NULL;
     rdlm_lock_h lock;
     rdlm_status_t st;
 
-    st = rdlm_ctx_create(&params, &ctx);
+    st = api_ctx_create(arg->job, &ctx);
     if (st == RDLM_OK) {
         st = rdlm_lock_open(ctx, "lock", &lock);
     }
@@ -575,13 +571,12 @@ static int corrupt_holder_child(void *argp)
 static int corrupt_prober_child(void *argp)
 {
     corrupt_arg_t *arg = argp;
-    rdlm_ctx_params_t params = api_params(arg->job);
     uint64_t token = 0;
     rdlm_ctx_h ctx;
     rdlm_lock_h lock;
     rdlm_status_t st;
 
-    st = rdlm_ctx_create(&params, &ctx);
+    st = api_ctx_create(arg->job, &ctx);
     atomic_store(&arg->sh->b_create, st);
     if (st != RDLM_OK) {
         return 0;

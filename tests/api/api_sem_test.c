@@ -51,11 +51,10 @@ typedef struct fifo_shared {
 /* Child: take n permits, record the order in which it got them. */
 static int fifo_child(fifo_shared_t *sh, uint32_t n, atomic_int *pos)
 {
-    rdlm_ctx_params_t p = api_params(sh->job);
     rdlm_ctx_h ctx;
     rdlm_sem_h sem;
 
-    if (rdlm_ctx_create(&p, &ctx) != RDLM_OK || rdlm_sem_open(ctx, "fifo", 3, &sem) != RDLM_OK) {
+    if (api_ctx_create(sh->job, &ctx) != RDLM_OK || rdlm_sem_open(ctx, "fifo", 3, &sem) != RDLM_OK) {
         return 10;
     }
     if (n == 3) {
@@ -119,11 +118,10 @@ typedef struct gauge_shared {
 static int gauge_child(void *arg)
 {
     gauge_shared_t *sh = arg;
-    rdlm_ctx_params_t p = api_params(sh->job);
     rdlm_ctx_h ctx;
     rdlm_sem_h sem;
 
-    if (rdlm_ctx_create(&p, &ctx) != RDLM_OK ||
+    if (api_ctx_create(sh->job, &ctx) != RDLM_OK ||
         rdlm_sem_open(ctx, "gauge", GAUGE_PERMITS, &sem) != RDLM_OK) {
         return 10;
     }
@@ -182,12 +180,11 @@ typedef struct rsv_shared {
 static int rsv_stream(void *arg)
 {
     rsv_shared_t *sh = arg;
-    rdlm_ctx_params_t p = api_params(sh->job);
     long run = 0;
     rdlm_ctx_h ctx;
     rdlm_sem_h sem;
 
-    if (rdlm_ctx_create(&p, &ctx) != RDLM_OK || rdlm_sem_open(ctx, "rsv", 2, &sem) != RDLM_OK ||
+    if (api_ctx_create(sh->job, &ctx) != RDLM_OK || rdlm_sem_open(ctx, "rsv", 2, &sem) != RDLM_OK ||
         rdlm_sem_acquire(sem, 1, API_NSEC_PER_SEC) != RDLM_OK) {
         return 10;
     }

@@ -104,13 +104,18 @@ rdlm_ctx_params_t api_params(const char *job)
     };
 }
 
+rdlm_status_t api_ctx_create(const char *job, rdlm_ctx_h *ctx_p)
+{
+    rdlm_ctx_params_t params = api_params(job);
+
+    return rdlm_ctx_create(&params, ctx_p);
+}
+
 rdlm_ctx_h api_ctx(api_fixture_t *fx, int i)
 {
-    rdlm_ctx_params_t params = api_params(fx->job);
-
     assert_true(i >= 0 && i < API_MAX_CTX);
     assert_null(fx->ctx[i]);
-    assert_status(rdlm_ctx_create(&params, &fx->ctx[i]), RDLM_OK);
+    assert_status(api_ctx_create(fx->job, &fx->ctx[i]), RDLM_OK);
     assert_non_null(fx->ctx[i]);
     return fx->ctx[i];
 }
@@ -120,6 +125,14 @@ void api_lock_pair(api_fixture_t *fx, const char *name, rdlm_lock_h *la_p,
 {
     assert_status(rdlm_lock_open(api_ctx(fx, 0), name, la_p), RDLM_OK);
     assert_status(rdlm_lock_open(api_ctx(fx, 1), name, lb_p), RDLM_OK);
+}
+
+void api_rwlock_trio(api_fixture_t *fx, const char *name, rdlm_rwlock_h *ra_p,
+                     rdlm_rwlock_h *rb_p, rdlm_rwlock_h *rc_p)
+{
+    assert_status(rdlm_rwlock_open(api_ctx(fx, 0), name, ra_p), RDLM_OK);
+    assert_status(rdlm_rwlock_open(api_ctx(fx, 1), name, rb_p), RDLM_OK);
+    assert_status(rdlm_rwlock_open(api_ctx(fx, 2), name, rc_p), RDLM_OK);
 }
 
 void api_ctx_destroy(api_fixture_t *fx, int i)

@@ -38,6 +38,10 @@ int api_teardown(void **state);
 /** Context parameters for job with a small capacity (tests create many segments). */
 rdlm_ctx_params_t api_params(const char *job);
 
+/** rdlm_ctx_create with api_params(job) into *ctx_p; returns its status and asserts
+ *  nothing (children may call it). */
+rdlm_status_t api_ctx_create(const char *job, rdlm_ctx_h *ctx_p);
+
 /** Create fx->ctx[i] in the fixture's job; asserts success. */
 rdlm_ctx_h api_ctx(api_fixture_t *fx, int i);
 
@@ -45,6 +49,10 @@ rdlm_ctx_h api_ctx(api_fixture_t *fx, int i);
  *  owners); asserts success. */
 void api_lock_pair(api_fixture_t *fx, const char *name, rdlm_lock_h *la_p,
                    rdlm_lock_h *lb_p);
+
+/** Create contexts 0, 1 and 2 and open the rwlock name in each; asserts success. */
+void api_rwlock_trio(api_fixture_t *fx, const char *name, rdlm_rwlock_h *ra_p,
+                     rdlm_rwlock_h *rb_p, rdlm_rwlock_h *rc_p);
 
 /** Destroy fx->ctx[i] now (NULL is fine). */
 void api_ctx_destroy(api_fixture_t *fx, int i);

@@ -131,27 +131,18 @@ def main(argv):
         problems += H.check_grant_tokens(grant_recs, t0)
         if worker_recs:
             problems += cross_check(store_recs, worker_recs, grant_recs, t0)
-    except H.HistoryError as e:
-        print("check_fencing: FAIL: malformed history: %s" % e)
-        return 1
-    except OSError as e:
-        print("check_fencing: FAIL: %s" % e)
-        return 1
+    except (H.HistoryError, OSError) as e:
+        return H.unreadable("check_fencing", e)
     if counts["rejected"] < args.min_rejected:
         problems.append("only %d stale writes reached the store and were rejected; "
                         "expected at least %d" % (counts["rejected"], args.min_rejected))
-    for p in problems:
-        print("  VIOLATION: " + p)
     summary = ("%d keys, %d writes accepted, %d stale writes rejected, %d stale writes "
                "accepted; %d grants on %d locks" %
                (counts["keys"], counts["accepted"], counts["rejected"],
                 counts["stale_accepted"], len(grant_recs),
                 len(set(g["lock"] for g in grant_recs))))
-    if problems:
-        print("check_fencing: FAIL: %d violations; %s" % (len(problems), summary))
-        return 1
-    print("check_fencing: PASS: %s; tokens unique and increasing per lock" % summary)
-    return 0
+    return H.verdict("check_fencing", problems, summary,
+                     "tokens unique and increasing per lock")
 
 
 if __name__ == "__main__":

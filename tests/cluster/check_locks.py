@@ -152,26 +152,17 @@ def main(argv):
         grant_recs = H.grants(records)
         problems += H.check_grant_tokens(grant_recs, t0)
         problems += check_lost_sessions(records, t0)
-    except H.HistoryError as e:
-        print("check_locks: FAIL: malformed history: %s" % e)
-        return 1
-    except OSError as e:
-        print("check_locks: FAIL: %s" % e)
-        return 1
+    except (H.HistoryError, OSError) as e:
+        return H.unreadable("check_locks", e)
     for w in warnings:
         print("  warning: " + w)
-    for p in problems:
-        print("  VIOLATION: " + p)
     nholds = sum(len(v) for v in per_lock.values())
     broken = sum(1 for g in grant_recs if g["status"] == "RDLM_OWNER_DEAD")
     summary = ("%d holds on %d locks (%d after a broken lease), %d late writes rejected"
                % (nholds, len(per_lock), broken, excused))
-    if problems:
-        print("check_locks: FAIL: %d violations; %s" % (len(problems), summary))
-        return 1
-    print("check_locks: PASS: %s; no overlapping holders, tokens increasing in acquire "
-          "order, no success after a lost lease" % summary)
-    return 0
+    return H.verdict("check_locks", problems, summary,
+                     "no overlapping holders, tokens increasing in acquire order, no "
+                     "success after a lost lease")
 
 
 if __name__ == "__main__":

@@ -39,11 +39,7 @@ cl_log "replicas up on 16 MiB tmpfs data dirs, leader: replica $LEADER; filling"
     "replica $FULL's"
 cl_store_start
 
-cl_worker 5 w1 --lock L1 --ttl-ms $TTL --hold-ms $((FULL_MS + 2500)) --check-every-ms 100
-cl_wait_record w1 20 acquire --where 'status=RDLM_OK' >/dev/null
-cl_worker 6 w2 --lock L2 --ttl-ms 5000 --iters 100000 --pause-ms 100 \
-    --lock-timeout-ms 500 --stop-file "$CL_DIR/w2.stop"
-cl_wait_record w2 20 acquire --where 'status=RDLM_OK' >/dev/null
+cl_disk_workers_start $TTL $((FULL_MS + 2500))
 
 # Fill the disk to the last byte (dd stops at ENOSPC).
 T_FULL=$(cl_now_ns)
@@ -74,10 +70,7 @@ T_FREE=$(cl_now_ns)
 cl_log "filler removed after $(cl_ms_since "$T_FULL") ms"
 cl_wait_record w2 5 acquire --where status=RDLM_OK --after-ns "$T_FREE" >/dev/null
 cl_log "w2 acquires again $(cl_ms_since "$T_FREE") ms after the space returned"
-touch "$CL_DIR/w2.stop"
-cl_wait_exit w1 20
-[ "$CL_RC" = 0 ] || cl_fail "w1 exited $CL_RC (lost its lease or lock on the full disk?)"
-cl_wait_exit w2 20
+cl_disk_workers_stop "lost its lease or lock on the full disk?"
 H=$CL_DIR/w1.jsonl
 LOST=$(cl_q count "$H" --op lease_lost)
 BAD=$(cl_q count "$H" --op check --where 'status=RDLM_ERR_LEASE_EXPIRED|RDLM_ERR_UNAVAILABLE')

@@ -33,11 +33,7 @@ LEADER=$(cl_leader 20)
 cl_log "replicas up on 32 MiB ext4 data dirs, leader: replica $LEADER"
 cl_store_start
 
-cl_worker 5 w1 --lock L1 --ttl-ms $TTL --hold-ms $((RO_MS + 4000)) --check-every-ms 100
-cl_wait_record w1 20 acquire --where 'status=RDLM_OK' >/dev/null
-cl_worker 6 w2 --lock L2 --ttl-ms 5000 --iters 100000 --pause-ms 100 \
-    --lock-timeout-ms 500 --stop-file "$CL_DIR/w2.stop"
-cl_wait_record w2 20 acquire --where 'status=RDLM_OK' >/dev/null
+cl_disk_workers_start $TTL $((RO_MS + 4000))
 
 T_RO=$(cl_now_ns)
 cl_fs_error "$CL_DIR/r$LEADER"
@@ -79,10 +75,7 @@ done
 NEW=$(cl_leader 15 "$LEADER")
 cl_wait_record w2 10 acquire --where status=RDLM_OK --after-ns "$T_STOP" >/dev/null
 cl_log "replica $NEW leads; w2 acquires again $(cl_ms_since "$T_STOP") ms after"
-touch "$CL_DIR/w2.stop"
-cl_wait_exit w1 20
-[ "$CL_RC" = 0 ] || cl_fail "w1 exited $CL_RC (lost its lease or lock?)"
-cl_wait_exit w2 20
+cl_disk_workers_stop "lost its lease or lock?"
 H=$CL_DIR/w1.jsonl
 BAD=$(cl_q count "$H" --op check --where 'status=RDLM_ERR_LEASE_EXPIRED|RDLM_ERR_UNAVAILABLE')
 [ "$(cl_q count "$H" --op lease_lost)" = 0 ] && [ "$BAD" = 0 ] ||

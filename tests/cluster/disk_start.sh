@@ -19,19 +19,23 @@ cl_start_alone() {
         --home-slots 0
 }
 
+# cl_refused NAME DIR DISK LINE MISSING: rdlmd started alone on DIR exits 1 within 5 s
+# and logs LINE; DISK names the disk in the messages, MISSING fails without LINE.
+cl_refused() {
+    cl_start_alone "$1" "$2"
+    cl_wait_exit "$1" 5
+    [ "$CL_RC" = 1 ] || cl_fail "rdlmd on a $3 exited $CL_RC, not 1"
+    grep -q "$4" "$CL_DIR/$1.log" || cl_fail "$5"
+    cl_log "$3: $(grep -o 'data directory.*' "$CL_DIR/$1.log")"
+}
+
 cl_mount_tmpfs "$CL_DIR/small" 4m
-cl_start_alone small "$CL_DIR/small/r"
-cl_wait_exit small 5
-[ "$CL_RC" = 1 ] || cl_fail "rdlmd on a 4 MiB disk exited $CL_RC, not 1"
-grep -q "data directory $CL_DIR/small/r: 4.0 MiB free, a replica needs at least 7.0 MiB" \
-    "$CL_DIR/small.log" || cl_fail "no line naming the directory and the space needed"
-cl_log "4 MiB disk: $(grep -o 'data directory.*' "$CL_DIR/small.log")"
+cl_refused small "$CL_DIR/small/r" "4 MiB disk" \
+    "data directory $CL_DIR/small/r: 4.0 MiB free, a replica needs at least 7.0 MiB" \
+    "no line naming the directory and the space needed"
 
 cl_mount_tmpfs "$CL_DIR/ro" 16m ro
-cl_start_alone ro "$CL_DIR/ro"
-cl_wait_exit ro 5
-[ "$CL_RC" = 1 ] || cl_fail "rdlmd on a read-only disk exited $CL_RC, not 1"
-grep -q "data directory $CL_DIR/ro is not writable: Read-only file system" \
-    "$CL_DIR/ro.log" || cl_fail "no line saying the directory is read-only"
-cl_log "read-only disk: $(grep -o 'data directory.*' "$CL_DIR/ro.log")"
+cl_refused ro "$CL_DIR/ro" "read-only disk" \
+    "data directory $CL_DIR/ro is not writable: Read-only file system" \
+    "no line saying the directory is read-only"
 cl_pass "a disk too small or read-only: exit 1 with the directory and the reason"

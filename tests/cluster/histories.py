@@ -1,5 +1,5 @@
-"""Reading the cluster tests' JSON-lines histories (used by check_fencing.py and
-check_locks.py; Python 3 standard library only).
+"""Reading the cluster tests' JSON-lines histories, and the checkers' verdict lines
+(used by check_fencing.py and check_locks.py; Python 3 standard library only).
 
 Two kinds of history:
   worker  lease_worker's records (tests/cluster/worker_log.h): t_ns, client, session,
@@ -98,3 +98,25 @@ def check_grant_tokens(grant_records, t0):
                                 t_str(prev["t_ns"], t0), prev["_src"]))
         last[lock] = g
     return problems
+
+
+def unreadable(checker, e):
+    """A checker's verdict on histories it could not read (e: a HistoryError or an
+    OSError): one FAIL line; returns its exit status, 1."""
+    if isinstance(e, HistoryError):
+        print("%s: FAIL: malformed history: %s" % (checker, e))
+    else:
+        print("%s: FAIL: %s" % (checker, e))
+    return 1
+
+
+def verdict(checker, problems, summary, passed):
+    """A checker's last lines: every problem, then FAIL with their count, or PASS with
+    what passed. Returns the exit status (1 or 0)."""
+    for p in problems:
+        print("  VIOLATION: " + p)
+    if problems:
+        print("%s: FAIL: %d violations; %s" % (checker, len(problems), summary))
+        return 1
+    print("%s: PASS: %s; %s" % (checker, summary, passed))
+    return 0

@@ -33,30 +33,14 @@ REC=$(cl_wait_record w1 20 parked)
 T1=$(cl_field "$REC" token)
 cl_log "w1 holds L1 with token $T1"
 cl_worker 6 w2 --lock L1 --ttl-ms $TTL --iters 3 --hold-ms 200 --lock-timeout-ms 30000
-cl_wait_record w2 20 open --where status=RDLM_OK >/dev/null
-sleep 0.5
-[ "$(cl_q count "$CL_DIR/w2.jsonl" --op acquire)" = 0 ] ||
-    cl_fail "w2 got L1 while w1 held it"
+cl_w2_waits_behind_w1
 
 T_KILL=$(cl_now_ns)
 cl_signal w1 KILL
 cl_wait_exit w1 5
 cl_log "w1 killed (SIGKILL) while holding L1"
 
-REC=$(cl_wait_record w2 $((TTL * 3 / 1000 + 10)) acquire --where 'status=RDLM_OK|RDLM_OWNER_DEAD')
-DT_MS=$((($(cl_field "$REC" t_ns) - T_KILL) / 1000000))
-BOUND_MS=$((TTL * (100 + RHO_PCT) / 100 + 1000))
-STATUS=$(cl_field "$REC" status)
-T2=$(cl_field "$REC" token)
-cl_log "w2 acquired L1 $DT_MS ms after the kill (bound $BOUND_MS ms) with $STATUS," \
-    "token $T2 (w1's: $T1)"
-[ "$DT_MS" -le "$BOUND_MS" ] || cl_fail "takeover took $DT_MS ms > $BOUND_MS ms"
-[ "$STATUS" = RDLM_OWNER_DEAD ] || cl_fail "w2's acquire said $STATUS, not RDLM_OWNER_DEAD"
-# The authority gave L1 away only after w1's lease ended as w1's own client saw it.
-VU=$(cl_q max "$CL_DIR/w1.jsonl" --op check --field valid_until_ns --where status=RDLM_OK)
-MARGIN_MS=$((($(cl_field "$REC" t_ns) - VU) / 1000000))
-cl_log "w1's lease (by its last check) ended $MARGIN_MS ms before w2 got L1"
-[ "$MARGIN_MS" -gt 0 ] || cl_fail "w2 got L1 while w1's lease was still valid"
+cl_takeover "$T_KILL" $((TTL * 3 / 1000 + 10)) "the kill" $TTL $RHO_PCT "(w1's: $T1)"
 MAX_BEFORE=$(cl_q max "$CL_DIR"/w*.jsonl --op acquire --field token \
     --before-ns "$(cl_field "$REC" t_ns)")
 [ "$T2" -gt "$MAX_BEFORE" ] || cl_fail "w2's token $T2 is not above $MAX_BEFORE"

@@ -411,6 +411,60 @@ cl_field() { # JSON FIELD
     python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$1" "$2"
 }
 
+# ---- a holder's takeover (kill_holder.sh, sigstop_holder.sh) ---------------------------
+
+# Worker w2 has opened its session and, half a second later, not acquired L1, which
+# worker w1 holds.
+cl_w2_waits_behind_w1() {
+    cl_wait_record w2 20 open --where status=RDLM_OK >/dev/null
+    sleep 0.5
+    [ "$(cl_q count "$CL_DIR/w2.jsonl" --op acquire)" = 0 ] ||
+        cl_fail "w2 got L1 while w1 held it"
+}
+
+# w2 takes L1 over from w1, whose lease stopped being renewed at T_NS (EVENT: "the
+# kill", "the stop"), waiting up to SEC s. Sets REC (w2's acquire), DT_MS, BOUND_MS
+# (TTL * (1 + RHO_PCT / 100) + 1 s), STATUS and T2 (its token); fails unless it came
+# within BOUND_MS, as RDLM_OWNER_DEAD, and only after w1's lease ended as w1's own
+# client saw it (its last check). NOTE ends the log line.
+cl_takeover() { # T_NS SEC EVENT TTL RHO_PCT [NOTE]
+    local t_ns=$1 sec=$2 event=$3 ttl=$4 rho_pct=$5 note=${6:+ $6} vu margin_ms
+    REC=$(cl_wait_record w2 "$sec" acquire --where 'status=RDLM_OK|RDLM_OWNER_DEAD')
+    DT_MS=$((($(cl_field "$REC" t_ns) - t_ns) / 1000000))
+    BOUND_MS=$((ttl * (100 + rho_pct) / 100 + 1000))
+    STATUS=$(cl_field "$REC" status)
+    T2=$(cl_field "$REC" token)
+    cl_log "w2 acquired L1 $DT_MS ms after $event (bound $BOUND_MS ms) with $STATUS," \
+        "token $T2$note"
+    [ "$DT_MS" -le "$BOUND_MS" ] || cl_fail "takeover took $DT_MS ms > $BOUND_MS ms"
+    [ "$STATUS" = RDLM_OWNER_DEAD ] || cl_fail "w2's acquire said $STATUS, not RDLM_OWNER_DEAD"
+    vu=$(cl_q max "$CL_DIR/w1.jsonl" --op check --field valid_until_ns --where status=RDLM_OK)
+    margin_ms=$((($(cl_field "$REC" t_ns) - vu) / 1000000))
+    cl_log "w1's lease (by its last check) ended $margin_ms ms before w2 got L1"
+    [ "$margin_ms" -gt 0 ] || cl_fail "w2 got L1 while w1's lease was still valid"
+}
+
+# ---- workers on a data disk that fails (disk_full.sh, disk_readonly.sh) ----------------
+
+# w1 (node 5) holds L1 with a TTL ms lease for HOLD_MS ms, checking its lease every
+# 100 ms; w2 (node 6) locks L2 in a loop until cl_disk_workers_stop. Returns once both
+# have acquired.
+cl_disk_workers_start() { # TTL HOLD_MS
+    cl_worker 5 w1 --lock L1 --ttl-ms "$1" --hold-ms "$2" --check-every-ms 100
+    cl_wait_record w1 20 acquire --where 'status=RDLM_OK' >/dev/null
+    cl_worker 6 w2 --lock L2 --ttl-ms 5000 --iters 100000 --pause-ms 100 \
+        --lock-timeout-ms 500 --stop-file "$CL_DIR/w2.stop"
+    cl_wait_record w2 20 acquire --where 'status=RDLM_OK' >/dev/null
+}
+
+# Stops w2 and waits for both workers to exit; w1 must exit 0 (WHY: what it would mean).
+cl_disk_workers_stop() { # WHY
+    touch "$CL_DIR/w2.stop"
+    cl_wait_exit w1 20
+    [ "$CL_RC" = 0 ] || cl_fail "w1 exited $CL_RC ($1)"
+    cl_wait_exit w2 20
+}
+
 # ---- lock homes in rdlmd (lease_worker --ctx-lock) -------------------------------------
 
 # Workers lock through a context (RDLM_AUTHORITY): locks homed at the rdlmd replicas,

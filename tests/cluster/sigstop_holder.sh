@@ -37,27 +37,12 @@ cl_worker 5 w1 --lock L1 --ttl-ms $TTL --stop-after-acquire --write-after-resume
 REC=$(cl_wait_record w1 20 parked)
 T1=$(cl_field "$REC" token)
 cl_worker 6 w2 --lock L1 --ttl-ms $TTL --iters 1 --hold-ms 300 --lock-timeout-ms 30000
-cl_wait_record w2 20 open --where status=RDLM_OK >/dev/null
-sleep 0.5
-[ "$(cl_q count "$CL_DIR/w2.jsonl" --op acquire)" = 0 ] ||
-    cl_fail "w2 got L1 while w1 held it"
+cl_w2_waits_behind_w1
 
 T_STOP=$(cl_now_ns)
 cl_signal w1 STOP
 cl_log "w1 (token $T1) stopped with SIGSTOP for $((3 * TTL)) ms"
-REC=$(cl_wait_record w2 $((TTL * 3 / 1000)) acquire --where 'status=RDLM_OK|RDLM_OWNER_DEAD')
-DT_MS=$((($(cl_field "$REC" t_ns) - T_STOP) / 1000000))
-BOUND_MS=$((TTL * (100 + RHO_PCT) / 100 + 1000))
-STATUS=$(cl_field "$REC" status)
-T2=$(cl_field "$REC" token)
-cl_log "w2 acquired L1 $DT_MS ms after the stop (bound $BOUND_MS ms) with $STATUS, token $T2"
-[ "$DT_MS" -le "$BOUND_MS" ] || cl_fail "takeover took $DT_MS ms > $BOUND_MS ms"
-[ "$STATUS" = RDLM_OWNER_DEAD ] || cl_fail "w2's acquire said $STATUS, not RDLM_OWNER_DEAD"
-# The authority gave L1 away only after w1's lease ended as w1's own client saw it.
-VU=$(cl_q max "$CL_DIR/w1.jsonl" --op check --field valid_until_ns --where status=RDLM_OK)
-MARGIN_MS=$((($(cl_field "$REC" t_ns) - VU) / 1000000))
-cl_log "w1's lease (by its last check) ended $MARGIN_MS ms before w2 got L1"
-[ "$MARGIN_MS" -gt 0 ] || cl_fail "w2 got L1 while w1's lease was still valid"
+cl_takeover "$T_STOP" $((TTL * 3 / 1000)) "the stop" $TTL $RHO_PCT
 [ "$T2" -gt "$T1" ] || cl_fail "w2's token $T2 is not above w1's $T1"
 cl_wait_record w2 5 write --where result=ok >/dev/null
 

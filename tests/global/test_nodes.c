@@ -9,25 +9,31 @@
 
 #include "nodes.h"
 
-/* keys[r] = "h<host_of[r]>" */
-static void make_keys(char *keys, const int *host_of, uint32_t n)
+#define MAX_RANKS 16
+
+/* rdlm_nodes_compute for rank of size ranks with vnodes virtual nodes per host, the
+ * host key of rank r being "h<host_of[r]>"; asserts success. */
+static void compute(const int *host_of, uint32_t size, uint32_t rank, uint32_t vnodes,
+                    rdlm_nodes_t *n)
 {
-    memset(keys, 0, (size_t)n * RDLM_HOSTKEY_LEN);
-    for (uint32_t r = 0; r < n; r++) {
+    char keys[MAX_RANKS * RDLM_HOSTKEY_LEN];
+
+    assert_true(size <= MAX_RANKS);
+    memset(keys, 0, (size_t)size * RDLM_HOSTKEY_LEN);
+    for (uint32_t r = 0; r < size; r++) {
         keys[(size_t)r * RDLM_HOSTKEY_LEN] = 'h';
         keys[(size_t)r * RDLM_HOSTKEY_LEN + 1] = (char)('0' + host_of[r]);
     }
+    assert_int_equal(rdlm_nodes_compute(keys, size, rank, vnodes, n), RDLM_OK);
 }
 
 static void one_host_is_one_node(void **state)
 {
     const int hosts[4] = {0, 0, 0, 0};
-    char keys[4 * RDLM_HOSTKEY_LEN];
     rdlm_nodes_t n;
 
     (void)state;
-    make_keys(keys, hosts, 4);
-    assert_int_equal(rdlm_nodes_compute(keys, 4, 2, 1, &n), RDLM_OK);
+    compute(hosts, 4, 2, 1, &n);
     assert_int_equal(n.nodes, 1);
     assert_int_equal(n.node, 0);
     assert_int_equal(n.local_rank, 2);
@@ -43,12 +49,10 @@ static void virtual_nodes_split_consecutive_local_ranks(void **state)
     /* Host 0's local ranks 0..4 split as floor(l * 2 / 5): {0, 2, 4} and {6, 8};
      * host 1's as floor(l * 2 / 4): {1, 3} and {5, 7}. Numbered by lowest rank. */
     const uint32_t want_node[9] = {0, 1, 0, 1, 0, 2, 3, 2, 3};
-    char keys[9 * RDLM_HOSTKEY_LEN];
     rdlm_nodes_t n;
 
     (void)state;
-    make_keys(keys, hosts, 9);
-    assert_int_equal(rdlm_nodes_compute(keys, 9, 8, 2, &n), RDLM_OK);
+    compute(hosts, 9, 8, 2, &n);
     assert_int_equal(n.nodes, 4);
     for (uint32_t r = 0; r < 9; r++) {
         assert_int_equal(n.node_of[r], want_node[r]);
@@ -66,12 +70,10 @@ static void virtual_nodes_split_consecutive_local_ranks(void **state)
 static void more_virtual_nodes_than_processes(void **state)
 {
     const int hosts[3] = {0, 0, 0};
-    char keys[3 * RDLM_HOSTKEY_LEN];
     rdlm_nodes_t n;
 
     (void)state;
-    make_keys(keys, hosts, 3);
-    assert_int_equal(rdlm_nodes_compute(keys, 3, 1, 8, &n), RDLM_OK);
+    compute(hosts, 3, 1, 8, &n);
     assert_int_equal(n.nodes, 3);
     assert_int_equal(n.node, 1);
     assert_int_equal(n.local_size, 1);

@@ -31,6 +31,19 @@ mpif90=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# consumers NAME LABEL COMPILER EXT: under "${run[@]}" (mpirun), the CMake-built
+# NAME_consumer and one COMPILER builds from consumer/NAME_consumer.EXT with pkg-config
+# rdlm-NAME each print "NAME consumer: ok" (LABEL names them in the failures).
+consumers() {
+  local name=$1 label=$2 compiler=$3 ext=$4
+  timeout 60 "${run[@]}" "$tmp/cmake-build/${name}_consumer" | grep -q "$name consumer: ok" ||
+    fail "the CMake-built $label consumer did not print ok"
+  # shellcheck disable=SC2046 # pkg-config's flags are words
+  "$compiler" -o "$tmp/$name-consumer-pc" "$src/tests/install/consumer/${name}_consumer.$ext" \
+     $(pkg-config --cflags --libs "rdlm-$name")
+  timeout 60 "${run[@]}" -x LD_LIBRARY_PATH="$libdir" "$tmp/$name-consumer-pc" |
+    grep -q "$name consumer: ok" || fail "the pkg-config-built $label consumer did not print ok"
+}
 
 cmake --install "$build" --prefix "$tmp/staged" > "$tmp/install.log"
 mv "$tmp/staged" "$tmp/prefix"
@@ -117,12 +130,7 @@ fi
 # 4. MPI: rdlm::mpi, rdlm-mpi.pc, and the shim preloaded from the installed prefix
 run=("$mpiexec" -n 2 --oversubscribe --bind-to none)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 RDLM_JOB=t-install-mpi
-timeout 60 "${run[@]}" "$tmp/cmake-build/mpi_consumer" | grep -q "mpi consumer: ok" ||
-  fail "the CMake-built MPI consumer did not print ok"
-"$mpicc" -o "$tmp/mpi-consumer-pc" "$src/tests/install/consumer/mpi_consumer.c" \
-   $(pkg-config --cflags --libs rdlm-mpi)
-timeout 60 "${run[@]}" -x LD_LIBRARY_PATH="$libdir" "$tmp/mpi-consumer-pc" |
-  grep -q "mpi consumer: ok" || fail "the pkg-config-built MPI consumer did not print ok"
+consumers mpi MPI "$mpicc" c
 out=$(timeout 60 "${run[@]}" -x LD_PRELOAD="$libdir/librdlm_pmpi.so" -x RDLM_PMPI_BARRIER=1 \
       -x RDLM_STATS=1 "$tmp/cmake-build/mpi_consumer" 2>&1) ||
   fail "with the installed librdlm_pmpi.so preloaded the job failed: $out"
@@ -154,10 +162,5 @@ if [ -z "$mpif90" ]; then
 fi
 # 6. Fortran: rdlm::fortran, rdlm-fortran.pc (the module under include/rdlm/fortran)
 test -f "$prefix/include/rdlm/fortran/rdlm.mod" || fail "rdlm.mod not installed"
-timeout 60 "${run[@]}" "$tmp/cmake-build/fortran_consumer" | grep -q "fortran consumer: ok" ||
-  fail "the CMake-built Fortran consumer did not print ok"
-"$mpif90" -o "$tmp/fortran-consumer-pc" "$src/tests/install/consumer/fortran_consumer.f90" \
-   $(pkg-config --cflags --libs rdlm-fortran)
-timeout 60 "${run[@]}" -x LD_LIBRARY_PATH="$libdir" "$tmp/fortran-consumer-pc" |
-  grep -q "fortran consumer: ok" || fail "the pkg-config-built Fortran consumer did not print ok"
+consumers fortran Fortran "$mpif90" f90
 echo "install test: relocated prefix runs; C, CMake, pkg-config, MPI and Fortran consumers, the preloaded shim and the installed benchmarks ran"

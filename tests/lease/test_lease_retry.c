@@ -234,6 +234,18 @@ static rdlm_session_params_t params_ttl(uint32_t ttl_ms)
                                    .connect_timeout_ms = 3000};
 }
 
+/* params_ttl(ttl_ms) with the lost callback cb(arg). */
+static rdlm_session_params_t params_lost(uint32_t ttl_ms, rdlm_lease_lost_func_t cb,
+                                         void *arg)
+{
+    rdlm_session_params_t p = params_ttl(ttl_ms);
+
+    p.field_mask |= RDLM_SESSION_FIELD_LOST_CB;
+    p.lost_cb = cb;
+    p.lost_arg = arg;
+    return p;
+}
+
 static void wait_until_count(fake_t *f, unsigned op, unsigned n, uint64_t limit_ns)
 {
     uint64_t end = rdlm_clock_deadline(limit_ns);
@@ -394,15 +406,13 @@ static fake_action_t script_renew_expired(fake_t *f, unsigned n,
 static void expired_answer_loses_the_lease_for_good(void **state)
 {
     fake_t *f = fake_start(script_renew_expired);
-    rdlm_session_params_t p = params_ttl(300);
+    rdlm_session_params_t p;
     lost_record_t rec = {0};
     uint64_t token = 0, epoch = 0;
     rdlm_session_h s;
 
     (void)state;
-    p.field_mask |= RDLM_SESSION_FIELD_LOST_CB;
-    p.lost_cb = on_lost;
-    p.lost_arg = &rec;
+    p = params_lost(300, on_lost, &rec);
     assert_int_equal(rdlm_session_open(f->addr, &p, &s), RDLM_OK);
     wait_lost(&rec, 3000 * MS);
     assert_int_equal(rdlm_load(&rec.calls, RDLM_ACQUIRE), 1);
@@ -434,16 +444,15 @@ static fake_action_t script_renew_silent(fake_t *f, unsigned n, const rdlm_lease
 static void validity_passes_without_answered_renewals(void **state)
 {
     fake_t *f = fake_start(script_renew_silent);
-    rdlm_session_params_t p = params_ttl(300);
+    rdlm_session_params_t p;
     lost_record_t rec = {0};
     rdlm_session_h s;
     uint64_t t0, valid, lost_at;
 
     (void)state;
-    p.field_mask |= RDLM_SESSION_FIELD_LOST_CB | RDLM_SESSION_FIELD_DRIFT;
+    p = params_lost(300, on_lost, &rec);
+    p.field_mask |= RDLM_SESSION_FIELD_DRIFT;
     p.drift_ppm = 100000;
-    p.lost_cb = on_lost;
-    p.lost_arg = &rec;
     t0 = rdlm_clock_now_ns();
     assert_int_equal(rdlm_session_open(f->addr, &p, &s), RDLM_OK);
     valid = rdlm_session_valid_until(s);
@@ -461,14 +470,12 @@ static void validity_passes_without_answered_renewals(void **state)
 static void test_hook_stops_renewals(void **state)
 {
     fake_t *f = fake_start(script_ok);
-    rdlm_session_params_t p = params_ttl(300);
+    rdlm_session_params_t p;
     lost_record_t rec = {0};
     rdlm_session_h s;
 
     (void)state;
-    p.field_mask |= RDLM_SESSION_FIELD_LOST_CB;
-    p.lost_cb = on_lost;
-    p.lost_arg = &rec;
+    p = params_lost(300, on_lost, &rec);
     setenv("RDLMTEST_LEASE_NO_RENEW", "1", 1);
     assert_int_equal(rdlm_session_open(f->addr, &p, &s), RDLM_OK);
     unsetenv("RDLMTEST_LEASE_NO_RENEW");
@@ -489,15 +496,13 @@ static void close_in_lost(void *arg, rdlm_session_h s)
 static void session_can_be_closed_from_its_lost_callback(void **state)
 {
     fake_t *f = fake_start(script_renew_expired);
-    rdlm_session_params_t p = params_ttl(300);
+    rdlm_session_params_t p;
     rdlm_atomic_u32_t closed = 0;
     rdlm_session_h s;
     uint64_t end;
 
     (void)state;
-    p.field_mask |= RDLM_SESSION_FIELD_LOST_CB;
-    p.lost_cb = close_in_lost;
-    p.lost_arg = &closed;
+    p = params_lost(300, close_in_lost, &closed);
     assert_int_equal(rdlm_session_open(f->addr, &p, &s), RDLM_OK);
     end = rdlm_clock_deadline(3000 * MS);
     while (!rdlm_load(&closed, RDLM_ACQUIRE) && rdlm_clock_now_ns() < end)

@@ -41,6 +41,18 @@ static void job_path(char *buf, size_t len, const char *suffix)
     snprintf(buf, len, "/dev/shm/rdlm-%u/%s%s", (unsigned)geteuid(), job, suffix);
 }
 
+/* Create the job's segment file, which must not exist yet; its descriptor. */
+static int seg_file_create(void)
+{
+    char name[96];
+    int fd;
+
+    job_path(name, sizeof(name), ".seg");
+    fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    return fd;
+}
+
 static int shm_exists(void)
 {
     char path[96];
@@ -108,13 +120,10 @@ static void corrupt_segment_is_replaced(void **state)
 {
     rdlm_segment_params_t p = params("corrupt", 4);
     rdlm_segment_t seg;
-    char name[96];
     int fd;
 
     (void)state;
-    job_path(name, sizeof(name), ".seg");
-    fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0);
+    fd = seg_file_create();
     assert_int_equal(write(fd, "garbage, not a segment", 22), 22);
     close(fd);
     assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_OK);
@@ -131,13 +140,12 @@ static void group_readable_segment_is_refused_untouched(void **state)
     int fd;
 
     (void)state;
-    job_path(name, sizeof(name), ".seg");
-    fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0);
+    fd = seg_file_create();
     assert_int_equal(fchmod(fd, 0644), 0);
     close(fd);
     assert_int_equal(rdlm_segment_attach(&p, &seg), RDLM_ERR_PERMISSION);
     assert_true(shm_exists()); /* not removed: it is not ours to judge */
+    job_path(name, sizeof(name), ".seg");
     unlink(name);
     job_path(name, sizeof(name), ".lock");
     unlink(name);

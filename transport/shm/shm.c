@@ -97,10 +97,8 @@ typedef struct rdlm_shm_ring {
 /* ---- process-local state ----------------------------------------------------------- */
 
 struct rdlm_tl_mem {
-    void *addr;
-    size_t len;
+    rdlm_tl_region_t region; /* first: addr, len, the context's list */
     char name[RDLM_SHM_NAME_MAX];
-    struct rdlm_tl_mem *prev, *next;
 };
 
 typedef struct rdlm_shm_rkey {
@@ -118,7 +116,7 @@ typedef struct rdlm_shm_ctx {
     rdlm_tl_bootstrap_t boot;
     rdlm_tl_rkey_table_t rkeys;
     pthread_mutex_t lock; /* the region list */
-    struct rdlm_tl_mem *mems;
+    rdlm_tl_region_t *mems;
     rdlm_shm_ring_t *own;    /* our ring (also rings[rank]) */
     rdlm_shm_ring_t **rings; /* size entries, mapped */
     pthread_mutex_t am_lock; /* the drainer and the handler table */
@@ -309,7 +307,7 @@ static void rdlm_shm_rkey_free(void *backend, void *arg)
 
 static void rdlm_shm_mem_free(struct rdlm_tl_mem *m)
 {
-    munmap(m->addr, m->len);
+    munmap(m->region.addr, m->region.len);
     shm_unlink(m->name);
     free(m);
 }
@@ -325,9 +323,9 @@ static void rdlm_shm_free(rdlm_shm_ctx_t *c)
     }
     rdlm_tl_rkey_table_fini(&c->rkeys, rdlm_shm_rkey_free, NULL);
     while (c->mems != NULL) {
-        struct rdlm_tl_mem *m = c->mems;
+        rdlm_tl_mem_h m = rdlm_tl_region_mem(c->mems);
 
-        c->mems = m->next;
+        c->mems = c->mems->next;
         rdlm_shm_mem_free(m);
     }
     if (c->rings != NULL) {
@@ -367,6 +365,7 @@ static rdlm_status_t rdlm_shm_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
 {
     rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
     struct rdlm_tl_mem *m;
+    void *base;
     rdlm_status_t st;
     int fd;
 
@@ -385,34 +384,15 @@ static rdlm_status_t rdlm_shm_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
         free(m);
         return st;
     }
-    st = rdlm_shm_map_fd(fd, len, m->name, &m->addr);
+    st = rdlm_shm_map_fd(fd, len, m->name, &base);
     close(fd);
     if (st != RDLM_OK) {
         shm_unlink(m->name);
         free(m);
         return st;
     }
-    m->len = len;
-    pthread_mutex_lock(&c->lock);
-    m->next = c->mems;
-    if (c->mems != NULL)
-        c->mems->prev = m;
-    c->mems = m;
-    pthread_mutex_unlock(&c->lock);
+    rdlm_tl_region_add(&c->mems, &c->lock, &m->region, base, len);
     *mem_p = m;
-    return RDLM_OK;
-}
-
-static rdlm_status_t rdlm_shm_mem_addr(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, void **addr_p,
-                                       size_t *len_p)
-{
-    (void)ctx;
-    if (mem == NULL)
-        return RDLM_ERR_BAD_HANDLE;
-    if (addr_p != NULL)
-        *addr_p = mem->addr;
-    if (len_p != NULL)
-        *len_p = mem->len;
     return RDLM_OK;
 }
 
@@ -429,7 +409,7 @@ static rdlm_status_t rdlm_shm_rkey_pack(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, vo
     memset(&w, 0, sizeof(w));
     w.magic = RDLM_SHM_RKEY_MAGIC;
     w.pid = (uint32_t)getpid();
-    w.len = mem->len;
+    w.len = mem->region.len;
     memcpy(w.name, mem->name, sizeof(w.name));
     memcpy(buf, &w, sizeof(w));
     if (len_p != NULL)
@@ -484,14 +464,7 @@ static rdlm_status_t rdlm_shm_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
     if (mem == NULL)
         return RDLM_ERR_BAD_HANDLE;
-    pthread_mutex_lock(&c->lock);
-    if (mem->prev != NULL)
-        mem->prev->next = mem->next;
-    else
-        c->mems = mem->next;
-    if (mem->next != NULL)
-        mem->next->prev = mem->prev;
-    pthread_mutex_unlock(&c->lock);
+    rdlm_tl_region_remove(&c->mems, &c->lock, &mem->region);
     rdlm_shm_mem_free(mem);
     return RDLM_OK;
 }
@@ -512,9 +485,17 @@ static inline rdlm_status_t rdlm_shm_word(rdlm_shm_ctx_t *c, rdlm_tl_rkey_h rkey
     return RDLM_OK;
 }
 
-static rdlm_status_t rdlm_shm_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
-                                      uint64_t offset, uint64_t compare, uint64_t swap,
-                                      uint64_t *old_p)
+typedef enum rdlm_shm_amo_op {
+    RDLM_SHM_CSWAP,
+    RDLM_SHM_FADD,
+    RDLM_SHM_SWAP
+} rdlm_shm_amo_op_t;
+
+/* One 8-byte CPU atomic (sequentially consistent) on (rkey, offset): *old_p receives the
+ * word's value before it. Inlined with a constant op, the switch folds away. */
+static inline rdlm_status_t rdlm_shm_amo(rdlm_tl_ctx_h ctx, rdlm_shm_amo_op_t op,
+                                         rdlm_tl_rkey_h rkey, uint64_t offset,
+                                         uint64_t compare, uint64_t value, uint64_t *old_p)
 {
     rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
     void *p;
@@ -522,53 +503,48 @@ static rdlm_status_t rdlm_shm_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
 
     if (st != RDLM_OK)
         return st;
-    __atomic_compare_exchange_n((uint64_t *)p, &compare, swap, 0, __ATOMIC_SEQ_CST,
-                                __ATOMIC_SEQ_CST);
-    *old_p = compare;
+    switch (op) {
+    case RDLM_SHM_CSWAP:
+        __atomic_compare_exchange_n((uint64_t *)p, &compare, value, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        *old_p = compare;
+        break;
+    case RDLM_SHM_FADD:
+        *old_p = __atomic_fetch_add((uint64_t *)p, value, __ATOMIC_SEQ_CST);
+        break;
+    case RDLM_SHM_SWAP:
+        *old_p = __atomic_exchange_n((uint64_t *)p, value, __ATOMIC_SEQ_CST);
+        break;
+    }
     rdlm_tl_stat_add(&c->super.stats.amo, 1);
     return RDLM_OK;
+}
+
+static rdlm_status_t rdlm_shm_cswap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                      uint64_t offset, uint64_t compare, uint64_t swap,
+                                      uint64_t *old_p)
+{
+    return rdlm_shm_amo(ctx, RDLM_SHM_CSWAP, rkey, offset, compare, swap, old_p);
 }
 
 static rdlm_status_t rdlm_shm_fadd64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
                                      uint64_t add, uint64_t *old_p)
 {
-    rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
-    void *p;
-    rdlm_status_t st = rdlm_shm_word(c, rkey, offset, 8, 8, &p);
-
-    if (st != RDLM_OK)
-        return st;
-    *old_p = __atomic_fetch_add((uint64_t *)p, add, __ATOMIC_SEQ_CST);
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    return RDLM_OK;
+    return rdlm_shm_amo(ctx, RDLM_SHM_FADD, rkey, offset, 0, add, old_p);
 }
 
 static rdlm_status_t rdlm_shm_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
                                      uint64_t value, uint64_t *old_p)
 {
-    rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
-    void *p;
-    rdlm_status_t st = rdlm_shm_word(c, rkey, offset, 8, 8, &p);
-
-    if (st != RDLM_OK)
-        return st;
-    *old_p = __atomic_exchange_n((uint64_t *)p, value, __ATOMIC_SEQ_CST);
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    return RDLM_OK;
+    return rdlm_shm_amo(ctx, RDLM_SHM_SWAP, rkey, offset, 0, value, old_p);
 }
 
 static rdlm_status_t rdlm_shm_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                           uint64_t offset, uint64_t add)
 {
-    rdlm_shm_ctx_t *c = (rdlm_shm_ctx_t *)ctx;
-    void *p;
-    rdlm_status_t st = rdlm_shm_word(c, rkey, offset, 8, 8, &p);
+    uint64_t old; /* a posted add: the value before it is not wanted */
 
-    if (st != RDLM_OK)
-        return st;
-    __atomic_fetch_add((uint64_t *)p, add, __ATOMIC_SEQ_CST);
-    rdlm_tl_stat_add(&c->super.stats.amo, 1);
-    return RDLM_OK;
+    return rdlm_shm_amo(ctx, RDLM_SHM_FADD, rkey, offset, 0, add, &old);
 }
 
 static rdlm_status_t rdlm_shm_put(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
@@ -677,7 +653,7 @@ static const rdlm_tl_setup_ops_t rdlm_shm_setup_ops = {
 
 static const rdlm_tl_mem_ops_t rdlm_shm_mem_ops = {
     .reg = rdlm_shm_mem_reg,
-    .addr = rdlm_shm_mem_addr,
+    .addr = rdlm_tl_region_addr,
     .rkey_pack = rdlm_shm_rkey_pack,
     .rkey_unpack = rdlm_shm_rkey_unpack,
     .rkey_release = rdlm_shm_rkey_release,

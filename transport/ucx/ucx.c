@@ -45,10 +45,8 @@ typedef struct rdlm_ucx_rkey_wire {
 } rdlm_ucx_rkey_wire_t;
 
 struct rdlm_tl_mem {
+    rdlm_tl_region_t region; /* first: addr, len, the context's list */
     ucp_mem_h memh;
-    void *addr;
-    size_t len;
-    struct rdlm_tl_mem *prev, *next; /* the context's regions, released at destroy */
 };
 
 rdlm_status_t rdlm_ucx_status(ucs_status_t s)
@@ -504,7 +502,7 @@ static void rdlm_ucx_free(rdlm_ucx_ctx_t *c)
     if (c->worker != NULL)
         ucp_worker_destroy(c->worker);
     while (c->mems != NULL) /* regions the caller did not deregister */
-        rdlm_ucx_mem_dereg(&c->super, c->mems);
+        rdlm_ucx_mem_dereg(&c->super, rdlm_tl_region_mem(c->mems));
     if (c->context != NULL)
         ucp_cleanup(c->context);
     free(c->eps);
@@ -598,16 +596,9 @@ static rdlm_status_t rdlm_ucx_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t len,
     s = ucp_mem_query(m->memh, &attr);
     if (s != UCS_OK)
         goto err_unmap;
-    m->addr = attr.address;
-    m->len = len;
     if (addr == NULL)
-        memset(m->addr, 0, len);
-    pthread_mutex_lock(&c->lock);
-    m->next = c->mems;
-    if (c->mems != NULL)
-        c->mems->prev = m;
-    c->mems = m;
-    pthread_mutex_unlock(&c->lock);
+        memset(attr.address, 0, len);
+    rdlm_tl_region_add(&c->mems, &c->lock, &m->region, attr.address, len);
     *mem_p = m;
     return RDLM_OK;
 
@@ -617,17 +608,6 @@ err_free:
     free(m);
     rdlm_error("ucx: registering %zu bytes: %s", len, ucs_status_string(s));
     return rdlm_ucx_status(s);
-}
-
-static rdlm_status_t rdlm_ucx_mem_addr(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, void **addr_p,
-                                       size_t *len_p)
-{
-    (void)ctx;
-    if (mem == NULL)
-        return RDLM_ERR_BAD_HANDLE;
-    *addr_p = mem->addr;
-    *len_p = mem->len;
-    return RDLM_OK;
 }
 
 static rdlm_status_t rdlm_ucx_rkey_pack(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, void *buf,
@@ -665,7 +645,7 @@ static rdlm_status_t rdlm_ucx_rkey_pack(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, vo
     }
     (void)c;
     w = (rdlm_ucx_rkey_wire_t){RDLM_UCX_RKEY_MAGIC, (uint32_t)plen,
-                               (uint64_t)(uintptr_t)mem->addr, mem->len};
+                               (uint64_t)(uintptr_t)mem->region.addr, mem->region.len};
     memcpy(buf, &w, sizeof(w));
     memcpy((char *)buf + sizeof(w), packed, plen);
 #if UCP_API_VERSION >= UCP_VERSION(1, 14)
@@ -736,14 +716,7 @@ static rdlm_status_t rdlm_ucx_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
     if (mem == NULL)
         return RDLM_ERR_BAD_HANDLE;
-    pthread_mutex_lock(&c->lock);
-    if (mem->prev != NULL)
-        mem->prev->next = mem->next;
-    else
-        c->mems = mem->next;
-    if (mem->next != NULL)
-        mem->next->prev = mem->prev;
-    pthread_mutex_unlock(&c->lock);
+    rdlm_tl_region_remove(&c->mems, &c->lock, &mem->region);
     s = ucp_mem_unmap(c->context, mem->memh);
     free(mem);
     if (s != UCS_OK) {
@@ -1109,7 +1082,7 @@ static const rdlm_tl_setup_ops_t rdlm_ucx_setup_ops = {
 
 static const rdlm_tl_mem_ops_t rdlm_ucx_mem_ops = {
     .reg = rdlm_ucx_mem_reg,
-    .addr = rdlm_ucx_mem_addr,
+    .addr = rdlm_tl_region_addr,
     .rkey_pack = rdlm_ucx_rkey_pack,
     .rkey_unpack = rdlm_ucx_rkey_unpack,
     .rkey_release = rdlm_ucx_rkey_release,

@@ -48,7 +48,7 @@ struct rdlm_ucx_ctx {
     rdlm_tl_atomic_domain_t domain;
     int needs_progress;
     rdlm_tl_rkey_table_t rkeys;
-    struct rdlm_tl_mem *mems; /* registered regions (guarded by lock) */
+    rdlm_tl_region_t *mems; /* registered regions (guarded by lock) */
     rdlm_ucx_am_slot_t am[RDLM_TL_AM_ID_MAX];
     pthread_t thread;
     int thread_running;

@@ -321,7 +321,7 @@ static void rdlm_verbs_free(rdlm_verbs_ctx_t *c)
             if (c->peers[i].qp != NULL && ibv_destroy_qp(c->peers[i].qp) != 0)
                 rdlm_warn("verbs: destroying the QP to rank %u failed", i);
     while (c->mems != NULL) /* regions the caller did not deregister */
-        (void)rdlm_verbs_mem_dereg(&c->super, c->mems);
+        (void)rdlm_verbs_mem_dereg(&c->super, rdlm_tl_region_mem(c->mems));
     if (c->scratch_mr != NULL)
         (void)ibv_dereg_mr(c->scratch_mr);
     free(c->scratch);

@@ -50,11 +50,9 @@ typedef struct rdlm_verbs_peer {
 } rdlm_verbs_peer_t;
 
 struct rdlm_tl_mem {
+    rdlm_tl_region_t region; /* first: addr, len, the context's list */
     struct ibv_mr *mr;
-    void *addr;
-    size_t len;
-    int allocated;                   /* reg(NULL): freed at dereg */
-    struct rdlm_tl_mem *prev, *next; /* the context's regions, released at destroy */
+    int allocated; /* reg(NULL): freed at dereg */
 };
 
 /* A posted compare-and-swap in flight: its WR's id (0: the slot is free) and op. */
@@ -101,7 +99,7 @@ typedef struct rdlm_verbs_ctx {
     int thread_running;
     rdlm_atomic_u32_t stop;
     rdlm_tl_rkey_table_t rkeys;
-    struct rdlm_tl_mem *mems;
+    rdlm_tl_region_t *mems;
 } rdlm_verbs_ctx_t;
 
 /* verbs.c */

@@ -56,28 +56,8 @@ static rdlm_status_t rdlm_verbs_mem_reg(rdlm_tl_ctx_h ctx, void *addr, size_t le
         free(m);
         return RDLM_ERR_NO_RESOURCE;
     }
-    m->addr = addr;
-    m->len = len;
-    pthread_mutex_lock(&c->lock);
-    m->next = c->mems;
-    if (c->mems != NULL)
-        c->mems->prev = m;
-    c->mems = m;
-    pthread_mutex_unlock(&c->lock);
+    rdlm_tl_region_add(&c->mems, &c->lock, &m->region, addr, len);
     *mem_p = m;
-    return RDLM_OK;
-}
-
-static rdlm_status_t rdlm_verbs_mem_addr(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem,
-                                         void **addr_p, size_t *len_p)
-{
-    (void)ctx;
-    if (mem == NULL)
-        return RDLM_ERR_BAD_HANDLE;
-    if (addr_p != NULL)
-        *addr_p = mem->addr;
-    if (len_p != NULL)
-        *len_p = mem->len;
     return RDLM_OK;
 }
 
@@ -92,7 +72,7 @@ static rdlm_status_t rdlm_verbs_rkey_pack(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem, 
     if (buf == NULL || len_p == NULL || buf_len < sizeof(w))
         return RDLM_ERR_INVALID_ARG;
     w = (rdlm_verbs_rkey_wire_t){RDLM_VERBS_RKEY_MAGIC, mem->mr->rkey,
-                                 (uint64_t)(uintptr_t)mem->addr, mem->len};
+                                 (uint64_t)(uintptr_t)mem->region.addr, mem->region.len};
     memcpy(buf, &w, sizeof(w));
     *len_p = sizeof(w);
     return RDLM_OK;
@@ -133,17 +113,10 @@ rdlm_status_t rdlm_verbs_mem_dereg(rdlm_tl_ctx_h ctx, rdlm_tl_mem_h mem)
 
     if (mem == NULL)
         return RDLM_ERR_BAD_HANDLE;
-    pthread_mutex_lock(&c->lock);
-    if (mem->prev != NULL)
-        mem->prev->next = mem->next;
-    else
-        c->mems = mem->next;
-    if (mem->next != NULL)
-        mem->next->prev = mem->prev;
-    pthread_mutex_unlock(&c->lock);
+    rdlm_tl_region_remove(&c->mems, &c->lock, &mem->region);
     rc = ibv_dereg_mr(mem->mr);
     if (mem->allocated)
-        free(mem->addr);
+        free(mem->region.addr);
     free(mem);
     if (rc != 0) {
         rdlm_error("verbs: ibv_dereg_mr: %s", strerror(rc));
@@ -413,7 +386,7 @@ static rdlm_status_t rdlm_verbs_get(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint
 
 const rdlm_tl_mem_ops_t rdlm_verbs_mem_ops = {
     .reg = rdlm_verbs_mem_reg,
-    .addr = rdlm_verbs_mem_addr,
+    .addr = rdlm_tl_region_addr,
     .rkey_pack = rdlm_verbs_rkey_pack,
     .rkey_unpack = rdlm_verbs_rkey_unpack,
     .rkey_release = rdlm_verbs_rkey_release,

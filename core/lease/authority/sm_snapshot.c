@@ -148,16 +148,31 @@ static int rdlm_lease_read_name(rdlm_le_reader_t *r, uint16_t len, char *dst)
     return 1;
 }
 
+/* Room in the array *arr_p for the n entries the snapshot announces, each at least min
+ * bytes on the wire: PROTOCOL if the rest of the snapshot cannot hold them (checked
+ * first, so a forged count allocates nothing), NO_MEMORY if the array cannot grow. */
+static rdlm_status_t rdlm_lease_restore_room(const rdlm_le_reader_t *r, size_t n, size_t min,
+                                             void *arr_p, size_t *cap_p, size_t elem)
+{
+    if (n > r->left / min) {
+        return RDLM_ERR_PROTOCOL;
+    }
+    if (rdlm_lease_grow(arr_p, cap_p, n, elem) != RDLM_OK) {
+        return RDLM_ERR_NO_MEMORY;
+    }
+    return RDLM_OK;
+}
+
 static rdlm_status_t rdlm_lease_restore_sessions(rdlm_le_reader_t *r,
                                                  rdlm_lease_state_t *st, size_t n,
                                                  unsigned version)
 {
-    if (n > r->left / RDLM_LEASE_SNAP_SESSION_MIN) {
-        return RDLM_ERR_PROTOCOL;
-    }
-    if (rdlm_lease_grow(&st->sessions, &st->cap_sessions, n, sizeof(st->sessions[0])) !=
-        RDLM_OK) {
-        return RDLM_ERR_NO_MEMORY;
+    rdlm_status_t room = rdlm_lease_restore_room(r, n, RDLM_LEASE_SNAP_SESSION_MIN,
+                                                 &st->sessions, &st->cap_sessions,
+                                                 sizeof(st->sessions[0]));
+
+    if (room != RDLM_OK) {
+        return room;
     }
     for (size_t i = 0; i < n; i++) {
         rdlm_lease_session_t *s = &st->sessions[i];
@@ -196,12 +211,15 @@ static int rdlm_lease_token_ok(const rdlm_lease_state_t *st, uint64_t token)
 static rdlm_status_t rdlm_lease_restore_waiters(rdlm_le_reader_t *r, rdlm_lease_state_t *st,
                                                 rdlm_lease_lock_t *l, size_t n, size_t mark)
 {
-    if (r->bad || n > r->left / RDLM_LEASE_SNAP_WAITER) {
+    rdlm_status_t room;
+
+    if (r->bad) {
         return RDLM_ERR_PROTOCOL;
     }
-    if (rdlm_lease_grow(&l->waiters, &l->cap_waiters, n, sizeof(l->waiters[0])) !=
-        RDLM_OK) {
-        return RDLM_ERR_NO_MEMORY;
+    room = rdlm_lease_restore_room(r, n, RDLM_LEASE_SNAP_WAITER, &l->waiters,
+                                   &l->cap_waiters, sizeof(l->waiters[0]));
+    if (room != RDLM_OK) {
+        return room;
     }
     for (size_t k = 0; k < n; k++) {
         rdlm_lease_waiter_t *w = &l->waiters[k];
@@ -224,14 +242,9 @@ static rdlm_status_t rdlm_lease_restore_waiters(rdlm_le_reader_t *r, rdlm_lease_
 static rdlm_status_t rdlm_lease_restore_locks(rdlm_le_reader_t *r, rdlm_lease_state_t *st,
                                               size_t n)
 {
-    rdlm_status_t s = RDLM_OK;
+    rdlm_status_t s = rdlm_lease_restore_room(r, n, RDLM_LEASE_SNAP_LOCK_MIN, &st->locks,
+                                              &st->cap_locks, sizeof(st->locks[0]));
 
-    if (n > r->left / RDLM_LEASE_SNAP_LOCK_MIN) {
-        return RDLM_ERR_PROTOCOL;
-    }
-    if (rdlm_lease_grow(&st->locks, &st->cap_locks, n, sizeof(st->locks[0])) != RDLM_OK) {
-        return RDLM_ERR_NO_MEMORY;
-    }
     for (size_t i = 0; i < n && s == RDLM_OK; i++) {
         rdlm_lease_lock_t *l = calloc(1, sizeof(*l));
         rdlm_lease_session_t *holder;

@@ -275,6 +275,16 @@ def expect_status(r, status):
     return "status %d" % status
 
 
+def send_and_half_close(conn, data):
+    """Send data and shut down the sending side; a daemon that already refused and
+    closed is no error (what it sent is still read)."""
+    try:
+        conn.send(data)
+        conn.s.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
 def expect_refused(conn, status=None):
     """The daemon refuses: error reply (exactly status if given) or close."""
     r = conn.reply()
@@ -325,11 +335,7 @@ class Checks:
         """Send data, half-close, and expect a refusal or a plain close."""
         c = Conn(self.d.addr)
         try:
-            try:
-                c.send(data)
-                c.s.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass  # already refused and closed
+            send_and_half_close(c, data)
             return expect_refused(c)
         finally:
             c.close()
@@ -466,11 +472,7 @@ class Checks:
             c = Conn(self.d.addr)
             try:
                 # Send, half-close, read replies until the daemon closes.
-                try:
-                    c.send(data)
-                    c.s.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass  # already refused and closed: reply() reads what was sent
+                send_and_half_close(c, data)
                 while True:
                     r = c.reply()
                     if r is None:
