@@ -111,9 +111,11 @@ RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session);
 /**
  * Renew the lease now (blocking): the RENEW the renewal thread sends, one request to
  * the leader that writes nothing at the authority. On RDLM_OK the validity moved to
- * t_send + TTL * (1 - drift), as after a background renewal (it never moves back);
- * the request is counted in rdlm_session_stats_t.renewals. The renewal thread goes on
- * as before. RDLM_ERR_LEASE_EXPIRED: the lease was lost before or during the call (a
+ * t_send + TTL * (1 - drift), t_send being when the call began, as after a background
+ * renewal (it never moves back);
+ * it is counted in rdlm_session_stats_t.renewals (each attempt: one when the leader
+ * answers at once; a leader change costs retries). The renewal thread goes on as
+ * before. RDLM_ERR_LEASE_EXPIRED: the lease was lost before or during the call (a
  * lost lease is never revived; the lost callback runs on the renewal thread, as
  * always); RDLM_ERR_UNAVAILABLE: no leader answered within the session's
  * connect_timeout_ms (the lease is still valid, renewals go on); RDLM_ERR_INVALID_ARG
