@@ -27,32 +27,10 @@
 #include <rdlm.h>
 #include <rdlm/lease.h>
 
+#include "lease_session.h"
 #include "rdlmd_cluster.h"
 
 #define DRIFT_PPM 100000u /* the default: valid for TTL * 0.9 after t_send */
-
-/* A session of ttl_ms whose renewal thread renews only when thread_renews. */
-static rdlm_session_h open_session(uint32_t ttl_ms, int thread_renews,
-                                   rdlm_lease_lost_func_t cb, void *arg)
-{
-    rdlm_session_params_t p = {.field_mask =
-                                   RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_TIMEOUT,
-                               .ttl_ms = ttl_ms,
-                               .connect_timeout_ms = 15000};
-    rdlm_session_h s = NULL;
-
-    if (cb != NULL) {
-        p.field_mask |= RDLM_SESSION_FIELD_LOST_CB;
-        p.lost_cb = cb;
-        p.lost_arg = arg;
-    }
-    if (!thread_renews)
-        setenv("RDLMTEST_LEASE_NO_RENEW", "1", 1);
-    assert_int_equal(rdlm_session_open(C.authority, &p, &s), RDLM_OK);
-    unsetenv("RDLMTEST_LEASE_NO_RENEW");
-    assert_non_null(s);
-    return s;
-}
 
 static uint64_t valid_ns(uint32_t ttl_ms)
 {
@@ -76,7 +54,7 @@ static void renew_moves_valid_until_to_send_time_plus_ttl_and_counts_one(void **
 
     (void)state;
     need_rdlmd();
-    s = open_session(ttl_ms, 0, NULL, NULL);
+    s = lease_session_open(ttl_ms, 0, NULL, NULL);
     vu0 = rdlm_session_valid_until(s);
     before = stats_of(s);
     sleep_ms(20); /* so that a renewal now ends later than the OPEN's validity */
@@ -104,7 +82,7 @@ static void renew_alone_keeps_the_session_alive_at_the_authority(void **state)
 
     (void)state;
     need_rdlmd();
-    s = open_session(ttl_ms, 0, NULL, NULL);
+    s = lease_session_open(ttl_ms, 0, NULL, NULL);
     assert_int_equal(rdlm_session_lock(s, "renew-alive", 0, &token), RDLM_OK);
     end = now_ns() + 3000 * MS;
     while (now_ns() < end) {
@@ -114,12 +92,6 @@ static void renew_alone_keeps_the_session_alive_at_the_authority(void **state)
     assert_int_equal(rdlm_session_check(s), RDLM_OK);
     assert_int_equal(rdlm_session_unlock(s, "renew-alive", token), RDLM_OK);
     rdlm_session_close(s);
-}
-
-static void on_lost(void *arg, rdlm_session_h s)
-{
-    (void)s;
-    atomic_fetch_add((atomic_int *)arg, 1);
 }
 
 static void renew_after_the_lease_is_lost_is_lease_expired(void **state)
@@ -132,7 +104,7 @@ static void renew_after_the_lease_is_lost_is_lease_expired(void **state)
     (void)state;
     need_rdlmd();
     atomic_store(&lost, 0);
-    s = open_session(500, 0, on_lost, &lost);
+    s = lease_session_open(500, 0, lease_session_count_lost, &lost);
     end = now_ns() + 5000 * MS;
     while (atomic_load(&lost) == 0 && now_ns() < end)
         sleep_ms(10);
@@ -211,7 +183,7 @@ renew_from_two_threads_beside_locks_and_the_renewal_thread_is_consistent(void **
 
     (void)state;
     need_rdlmd();
-    s = open_session(ttl_ms, 1, NULL, NULL);
+    s = lease_session_open(ttl_ms, 1, NULL, NULL);
     before = stats_of(s);
     for (int i = 0; i < 3; i++) {
         w[i] = (worker_t){
