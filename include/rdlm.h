@@ -491,7 +491,8 @@ typedef struct rdlm_stats {
     uint64_t authority_requests; /**< requests this process sent to the authority,
                                       renewals excluded (opening the lease and the
                                       epoch; never a lock operation) */
-    uint64_t authority_renewals; /**< lease renewals sent (by the renewal thread) */
+    uint64_t authority_renewals; /**< lease renewals sent (renewal thread and
+                                      rdlm_session_renew) */
     uint64_t reservations; /**< bounded-bypass waits that reached RDLM_LOCK_BYPASS_US
                                 (from then on served in order of reaching it) */
 } rdlm_stats_t;

@@ -3,15 +3,16 @@
  * a TTL alive costs at the other services and a bare loopback round trip, all in the
  * same run (alternating rounds, medians over rounds). Adapters: renew_ops.h.
  *
- *   rdlmd-renew     RENEW of a session at the rdlmd leader (RDLMBENCH_RDLMD)
+ *   rdlmd-renew     rdlm_session_renew at the rdlmd leader (RDLMBENCH_RDLMD)
  *   etcd-keepalive  etcd's LeaseKeepAlive through its HTTP gateway (RDLMBENCH_ETCD)
  *   redis-pexpire   PEXPIRE of a key (RDLMBENCH_REDIS)
- *   tcp-echo        rdlmd-renew's client code against an echo thread: the floor
+ *   tcp-echo        a RENEW's request and reply sizes against an echo thread: the
+ *                   loopback floor
  *
  *   latency  1 process: -x warm-up requests (20), then up to -i requests (2,000) and
  *            at most 300 ms, each one timed; us per request, percentiles per request
- *   disk     after the rounds, 1 process holding a session over the wire and one
- *            through the public API: R renewals (R = the -i count), then R/20
+ *   disk     after the rounds, 1 process holding two sessions (rdlmd-renew's and
+ *            one for locks): R renewals (R = the -i count), then R/20
  *            rdlm_session_lock + rdlm_session_unlock pairs; around each phase the
  *            leader's last applied log index (STATUS) and the write_bytes of every
  *            replica (/proc/PID/io of RDLMBENCH_RDLMD_PIDS, when set), read after
@@ -300,14 +301,14 @@ static double rdlm_bench_lease_written(void)
 
 /* Wait for the followers, then read the leader's applied index and the bytes written:
  * 0, or -1 after saying why on stderr. */
-static int rdlm_bench_lease_counters(void *wire, uint64_t *index_p, double *bytes_p)
+static int rdlm_bench_lease_counters(uint64_t *index_p, double *bytes_p)
 {
     struct timespec ts = {.tv_sec = RDLM_BENCH_LEASE_SETTLE_MS / 1000,
                           .tv_nsec = (long)(RDLM_BENCH_LEASE_SETTLE_MS % 1000) * 1000000L};
 
     nanosleep(&ts, NULL);
     *bytes_p = rdlm_bench_lease_written();
-    return rdlm_bench_rdlmd_applied(wire, index_p);
+    return rdlm_bench_rdlmd_applied(index_p);
 }
 
 /* Lock pairs of the disk phase beside renewals renewals. */
@@ -347,7 +348,7 @@ static int rdlm_bench_lease_disk_body(rdlm_bench_worker_t *w)
     if (rdlm_bench_worker_start(w) != 0) {
         goto err_close;
     }
-    if (rdlm_bench_lease_counters(h, &index[0], &bytes[0]) != 0) {
+    if (rdlm_bench_lease_counters(&index[0], &bytes[0]) != 0) {
         goto err_fail;
     }
     for (k = 0; k < a->iterations; k++) {
@@ -355,7 +356,7 @@ static int rdlm_bench_lease_disk_body(rdlm_bench_worker_t *w)
             goto err_fail;
         }
     }
-    if (rdlm_bench_lease_counters(h, &index[1], &bytes[1]) != 0) {
+    if (rdlm_bench_lease_counters(&index[1], &bytes[1]) != 0) {
         goto err_fail;
     }
     for (k = 0; k < pairs && st == RDLM_OK; k++) {
@@ -369,7 +370,7 @@ static int rdlm_bench_lease_disk_body(rdlm_bench_worker_t *w)
         fprintf(stderr, "rdlm-bench: lease-renew: lock pair: %s\n", rdlm_status_name(st));
         goto err_fail;
     }
-    if (rdlm_bench_lease_counters(h, &index[2], &bytes[2]) != 0) {
+    if (rdlm_bench_lease_counters(&index[2], &bytes[2]) != 0) {
         goto err_fail;
     }
     rdlm_bench_worker_end(w, a->iterations);

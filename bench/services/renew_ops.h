@@ -8,10 +8,10 @@
  *                        why on stderr
  *   close(h)             undo open (close the session, revoke the lease)
  *
- *   rdlmd-renew     renew_wire.c   RENEW of a session opened over the wire, at the
- *                                  leader (RDLMBENCH_RDLMD)
- *   tcp-echo        renew_wire.c   the same client code against a thread that answers
- *                                  every frame at once: the loopback floor
+ *   rdlmd-renew     renew_rdlmd.c  rdlm_session_renew of a session at the leader
+ *                                  (RDLMBENCH_RDLMD), public API
+ *   tcp-echo        renew_echo.c   a RENEW's request and reply sizes, answered at once
+ *                                  by a thread: the loopback floor
  *   etcd-keepalive  lock_etcd.c    POST /v3/lease/keepalive (RDLMBENCH_ETCD)
  *   redis-pexpire   lock_redis.c   PEXPIRE of a key (RDLMBENCH_REDIS)
  */
@@ -39,8 +39,8 @@ extern const rdlm_bench_renew_ops_t rdlm_bench_renew_etcd;
 extern const rdlm_bench_renew_ops_t rdlm_bench_renew_redis;
 #endif
 
-/** rdlmd only, h from rdlm_bench_renew_rdlmd.open: the leader's last applied log
- *  index (its STATUS). 0, or -1 after saying why on stderr. */
-int rdlm_bench_rdlmd_applied(void *h, uint64_t *index_p);
+/** rdlmd only: the last applied log index of the replica of RDLMBENCH_RDLMD that
+ *  says it leads (its STATUS). 0, or -1 after saying why on stderr. */
+int rdlm_bench_rdlmd_applied(uint64_t *index_p);
 
 #endif

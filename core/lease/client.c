@@ -17,8 +17,10 @@
  *   Calls on a session hold call_lock and use the call link. The renewal thread has its
  *   own link, so a long queued ACQUIRE never delays a renewal. It renews every TTL/3;
  *   a failed round (no answer before the next period or the end of the validity) is
- *   retried after TTL/24. rdlm_session_close stops it before sending CLOSE; when called
- *   from the lost callback, the thread detaches itself instead of being joined.
+ *   retried after TTL/24. rdlm_session_renew sends the thread's RENEW
+ *   (rdlm_session_renew_on) on the call link; both only move the validity forward.
+ *   rdlm_session_close stops the thread before sending CLOSE; when called from the
+ *   lost callback, the thread detaches itself instead of being joined.
  *
  * Validity
  *   valid_until = t + TTL * (1 - drift), t being the time the last successful RENEW
@@ -38,8 +40,9 @@
  *   answer, it sends CANCEL of that seq so nothing stays queued or held.
  *
  * Test hook: with RDLMTEST_LEASE_NO_RENEW set in the environment when
- * rdlm_session_open is called, that session never renews (its renewal thread only
- * waits for the validity to pass), so tests can make a session expire.
+ * rdlm_session_open is called, that session's renewal thread never renews (it only
+ * waits for the validity to pass), so tests can make a session expire; the session
+ * renews when rdlm_session_renew is called.
  */
 #include <rdlm.h>
 #include <rdlm/lease.h>
@@ -160,12 +163,15 @@ static void rdlm_session_lose(rdlm_session_h s)
     pthread_mutex_unlock(&s->state_lock);
 }
 
-/* Extend the validity to until, unless the lease is lost. */
+/* Extend the validity to until, unless the lease is lost or its validity passed (a
+ * reply that comes after that instant revives nothing: the lease is lost). */
 static void rdlm_session_extend(rdlm_session_h s, uint64_t until)
 {
     uint64_t old = rdlm_load(&s->valid_until, RDLM_ACQUIRE);
+    uint64_t now = rdlm_clock_now_ns();
 
-    while (old != 0 && old < until && !rdlm_cas(&s->valid_until, &old, until, RDLM_ACQ_REL))
+    while (old > now && old < until &&
+           !rdlm_cas(&s->valid_until, &old, until, RDLM_ACQ_REL))
         ;
 }
 
@@ -460,21 +466,31 @@ static int rdlm_renewer_sleep(rdlm_session_h s, uint64_t t)
     return stop;
 }
 
-/* One renewal round, first sent at t0, ending at the next period at the latest.
- * Returns RDLM_OK (renewed), RDLM_ERR_LEASE_EXPIRED, or the transient failure. */
-static rdlm_status_t rdlm_renewer_round(rdlm_session_h s, uint64_t t0, uint64_t period)
+/*
+ * One RENEW of s on link, begun at t0 and given up at deadline or when the validity
+ * passes (each attempt waits TTL/6 for its reply). The authority's RDLM_OK moves the
+ * validity to rdlm_session_validity(s, t0) (rdlm_session_extend: not once passed);
+ * RDLM_ERR_LEASE_EXPIRED (its answer, or the validity passed) marks the lease lost.
+ * Else why no answer came (RDLM_ERR_TIMEOUT, RDLM_ERR_UNAVAILABLE) or the authority's
+ * other answer. The renewal thread sends it on its own link, rdlm_session_renew on
+ * the call link (call_lock held).
+ */
+static rdlm_status_t rdlm_session_renew_on(rdlm_session_h s, rdlm_lease_link_t *link,
+                                           uint64_t t0, uint64_t deadline)
 {
     rdlm_lease_call_t call = {
         .cmd = {.op = RDLM_LEASE_OP_RENEW, .session = s->id, .nonce = s->nonce},
-        .deadline = rdlm_lease_min(t0 + period, rdlm_load(&s->valid_until, RDLM_ACQUIRE)),
-        .attempt_ns = period / 2};
-    rdlm_status_t st = rdlm_lease_rpc(s, &s->renew_link, &call);
+        .deadline = rdlm_lease_min(deadline, rdlm_load(&s->valid_until, RDLM_ACQUIRE)),
+        .attempt_ns = (uint64_t)s->ttl_ms * RDLM_LEASE_MS / 6};
+    rdlm_status_t st = rdlm_lease_rpc(s, link, &call);
 
-    if (st != RDLM_OK)
-        return st;
-    if (call.reply.status == RDLM_OK)
+    if (st == RDLM_OK)
+        st = (rdlm_status_t)call.reply.status;
+    if (st == RDLM_OK)
         rdlm_session_extend(s, rdlm_session_validity(s, t0));
-    return (rdlm_status_t)call.reply.status;
+    else if (st == RDLM_ERR_LEASE_EXPIRED)
+        rdlm_session_lose(s);
+    return st;
 }
 
 static void *rdlm_renewer_main(void *arg)
@@ -489,11 +505,10 @@ static void *rdlm_renewer_main(void *arg)
 
         if (rdlm_session_check(s) != RDLM_OK)
             break;
-        st = rdlm_renewer_round(s, t0, period);
+        st = rdlm_session_renew_on(s, &s->renew_link, t0, t0 + period);
         if (st == RDLM_OK) {
             next = t0 + period;
         } else if (st == RDLM_ERR_LEASE_EXPIRED) {
-            rdlm_session_lose(s);
             break;
         } else {
             rdlm_debug("lease: session %llu: renewal failed (%s), retrying",
@@ -751,6 +766,26 @@ RDLM_EXPORT rdlm_status_t rdlm_session_check(rdlm_session_h session)
 RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session)
 {
     return session != NULL ? rdlm_load(&session->valid_until, RDLM_ACQUIRE) : 0;
+}
+
+RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
+{
+    rdlm_status_t st;
+
+    if (session == NULL)
+        return RDLM_ERR_INVALID_ARG;
+    pthread_mutex_lock(&session->call_lock);
+    st = rdlm_session_check(session);
+    if (st == RDLM_OK)
+        st = rdlm_session_renew_on(
+            session, &session->link, rdlm_clock_now_ns(),
+            rdlm_clock_deadline((uint64_t)session->connect_timeout_ms * RDLM_LEASE_MS));
+    if (st != RDLM_ERR_LEASE_EXPIRED && rdlm_session_check(session) != RDLM_OK)
+        st = RDLM_ERR_LEASE_EXPIRED; /* it passed while the request was under way */
+    else if (st == RDLM_ERR_TIMEOUT)
+        st = RDLM_ERR_UNAVAILABLE;
+    pthread_mutex_unlock(&session->call_lock);
+    return st;
 }
 
 /* Cancel the ACQUIRE with seq that was abandoned without an answer (call_lock held).

@@ -5,7 +5,8 @@
  *
  * Model
  *   A session is opened at the authority with a TTL. A small thread renews it with
- *   the leader (one round trip, no disk write at the authority). The session is valid
+ *   the leader (one round trip, no disk write at the authority); rdlm_session_renew
+ *   sends the same renewal at once, when the caller wants. The session is valid
  *   until t_send + TTL * (1 - drift), t_send being the time the last successful
  *   renewal was sent; after that instant the client considers the lease lost, calls
  *   the lease-lost callback once, and every call on the session returns
@@ -108,6 +109,21 @@ RDLM_EXPORT rdlm_status_t rdlm_session_check(rdlm_session_h session);
 RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session);
 
 /**
+ * Renew the lease now (blocking): the RENEW the renewal thread sends, one request to
+ * the leader that writes nothing at the authority. On RDLM_OK the validity moved to
+ * t_send + TTL * (1 - drift), t_send being when the call began, as after a background
+ * renewal (it never moves back);
+ * it is counted in rdlm_session_stats_t.renewals (each attempt: one when the leader
+ * answers at once; a leader change costs retries). The renewal thread goes on as
+ * before. RDLM_ERR_LEASE_EXPIRED: the lease was lost before or during the call (a
+ * lost lease is never revived; the lost callback runs on the renewal thread, as
+ * always); RDLM_ERR_UNAVAILABLE: no leader answered within the session's
+ * connect_timeout_ms (the lease is still valid, renewals go on); RDLM_ERR_INVALID_ARG
+ * for NULL. Serialised with the session's other calls.
+ */
+RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session);
+
+/**
  * Acquire the authority-kept lock name (1..RDLM_NAME_MAX bytes), blocking up to
  * timeout_ns (0: try once; RDLM_TIMEOUT_INFINITE). RDLM_OK or RDLM_OWNER_DEAD with
  * *token_p; RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT (nothing left queued),
@@ -131,7 +147,7 @@ RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session,
 /** Requests a session sent (every attempt, retries included). */
 typedef struct rdlm_session_stats {
     uint64_t requests; /**< all but renewals */
-    uint64_t renewals; /**< renewals (from the renewal thread) */
+    uint64_t renewals; /**< renewals: the renewal thread's and rdlm_session_renew's */
 } rdlm_session_stats_t;
 
 /** Copy the session's counters. Non-blocking. RDLM_ERR_INVALID_ARG for NULL. */

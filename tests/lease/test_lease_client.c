@@ -36,25 +36,8 @@
 #include <rdlm.h>
 #include <rdlm/lease.h>
 
+#include "lease_session.h"
 #include "rdlmd_cluster.h"
-
-static rdlm_session_h open_session(uint32_t ttl_ms, rdlm_lease_lost_func_t cb, void *arg)
-{
-    rdlm_session_params_t p = {.field_mask =
-                                   RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_TIMEOUT,
-                               .ttl_ms = ttl_ms,
-                               .connect_timeout_ms = 15000};
-    rdlm_session_h s = NULL;
-
-    if (cb != NULL) {
-        p.field_mask |= RDLM_SESSION_FIELD_LOST_CB;
-        p.lost_cb = cb;
-        p.lost_arg = arg;
-    }
-    assert_int_equal(rdlm_session_open(C.authority, &p, &s), RDLM_OK);
-    assert_non_null(s);
-    return s;
-}
 
 /* A lock call made on another thread; the main thread checks the outcome. */
 typedef struct waiter {
@@ -95,7 +78,7 @@ static waiter_t *waiter_new(const char *name, uint64_t timeout_ns)
     assert_non_null(w);
     w->name = name;
     w->timeout_ns = timeout_ns;
-    w->s = open_session(5000, NULL, NULL);
+    w->s = lease_session_open(5000, 1, NULL, NULL);
     return w;
 }
 
@@ -125,8 +108,8 @@ static void sessions_open_and_close(void **state)
 
     (void)state;
     need_rdlmd();
-    a = open_session(2000, NULL, NULL);
-    b = open_session(2000, NULL, NULL);
+    a = lease_session_open(2000, 1, NULL, NULL);
+    b = lease_session_open(2000, 1, NULL, NULL);
     assert_true(rdlm_session_id(a) != 0);
     assert_true(rdlm_session_id(b) != rdlm_session_id(a));
     assert_int_equal(rdlm_session_check(a), RDLM_OK);
@@ -182,7 +165,7 @@ static void tokens_strictly_increase(void **state)
 
     (void)state;
     need_rdlmd();
-    s = open_session(5000, NULL, NULL);
+    s = lease_session_open(5000, 1, NULL, NULL);
     for (int i = 0; i < rounds; i++) {
         const char *name = i % 2 ? "tok-a" : "tok-b";
 
@@ -202,8 +185,8 @@ static void second_session_try_is_busy(void **state)
 
     (void)state;
     need_rdlmd();
-    a = open_session(5000, NULL, NULL);
-    b = open_session(5000, NULL, NULL);
+    a = lease_session_open(5000, 1, NULL, NULL);
+    b = lease_session_open(5000, 1, NULL, NULL);
     assert_int_equal(rdlm_session_lock(a, "busy", 0, &ta), RDLM_OK);
     assert_int_equal(rdlm_session_lock(b, "busy", 0, &tb), RDLM_ERR_BUSY);
     assert_int_equal(rdlm_session_unlock(a, "busy", ta), RDLM_OK);
@@ -226,7 +209,7 @@ static void acquire_whose_answer_was_lost_is_learnt_by_retrying(void **state)
 
     (void)state;
     need_rdlmd();
-    s = open_session(5000, NULL, NULL);
+    s = lease_session_open(5000, 1, NULL, NULL);
     assert_int_equal(rdlm_session_lock(s, "lost-answer", 2000 * MS, &t1), RDLM_OK);
     assert_int_equal(rdlm_session_unlock(s, "lost-answer", t1), RDLM_OK);
     assert_int_equal(rdlm_session_lock(s, "lost-answer", 0, &t2), RDLM_OK);
@@ -243,7 +226,7 @@ static void blocking_acquire_is_granted_after_unlock(void **state)
 
     (void)state;
     need_rdlmd();
-    a = open_session(5000, NULL, NULL);
+    a = lease_session_open(5000, 1, NULL, NULL);
     w = waiter_new("block", 15000 * MS);
     assert_int_equal(rdlm_session_lock(a, "block", 0, &ta), RDLM_OK);
     waiter_start(w);
@@ -270,7 +253,7 @@ static void waiters_are_granted_in_fifo_order(void **state)
     (void)state;
     need_rdlmd();
     atomic_store(&order, 0);
-    a = open_session(5000, NULL, NULL);
+    a = lease_session_open(5000, 1, NULL, NULL);
     assert_int_equal(rdlm_session_lock(a, "fifo", 0, &ta), RDLM_OK);
     for (int i = 0; i < 3; i++) {
         w[i] = waiter_new("fifo", 20000 * MS);
@@ -300,9 +283,9 @@ static void timed_out_acquire_leaves_nothing_queued(void **state)
 
     (void)state;
     need_rdlmd();
-    a = open_session(5000, NULL, NULL);
-    b = open_session(5000, NULL, NULL);
-    c = open_session(5000, NULL, NULL);
+    a = lease_session_open(5000, 1, NULL, NULL);
+    b = lease_session_open(5000, 1, NULL, NULL);
+    c = lease_session_open(5000, 1, NULL, NULL);
     assert_int_equal(rdlm_session_lock(a, "tmo", 0, &ta), RDLM_OK);
     t0 = now_ns();
     assert_int_equal(rdlm_session_lock(b, "tmo", 300 * MS, &tb), RDLM_ERR_TIMEOUT);
@@ -327,8 +310,8 @@ static void second_unlock_is_not_owner(void **state)
 
     (void)state;
     need_rdlmd();
-    a = open_session(5000, NULL, NULL);
-    b = open_session(5000, NULL, NULL);
+    a = lease_session_open(5000, 1, NULL, NULL);
+    b = lease_session_open(5000, 1, NULL, NULL);
     assert_int_equal(rdlm_session_lock(a, "twice", 0, &t), RDLM_OK);
     assert_int_equal(rdlm_session_unlock(a, "twice", t + 1), RDLM_ERR_NOT_OWNER);
     assert_int_equal(rdlm_session_unlock(b, "twice", t), RDLM_ERR_NOT_OWNER);
@@ -337,12 +320,6 @@ static void second_unlock_is_not_owner(void **state)
     assert_int_equal(rdlm_session_unlock(a, "never-held", 1), RDLM_ERR_NOT_OWNER);
     rdlm_session_close(a);
     rdlm_session_close(b);
-}
-
-static void on_lost(void *arg, rdlm_session_h s)
-{
-    (void)s;
-    atomic_fetch_add((atomic_int *)arg, 1);
 }
 
 static void expired_session_hands_the_lock_on_as_owner_dead(void **state)
@@ -355,9 +332,7 @@ static void expired_session_hands_the_lock_on_as_owner_dead(void **state)
     (void)state;
     need_rdlmd();
     atomic_store(&lost, 0);
-    setenv("RDLMTEST_LEASE_NO_RENEW", "1", 1);
-    dying = open_session(1000, on_lost, &lost);
-    unsetenv("RDLMTEST_LEASE_NO_RENEW");
+    dying = lease_session_open(1000, 0, lease_session_count_lost, &lost);
     assert_int_equal(rdlm_session_lock(dying, "dead", 0, &td), RDLM_OK);
     w = waiter_new("dead", 20000 * MS);
     waiter_start(w);
@@ -384,8 +359,8 @@ static void epochs_strictly_increase(void **state)
 
     (void)state;
     need_rdlmd();
-    a = open_session(5000, NULL, NULL);
-    b = open_session(5000, NULL, NULL);
+    a = lease_session_open(5000, 1, NULL, NULL);
+    b = lease_session_open(5000, 1, NULL, NULL);
     for (int i = 0; i < 6; i++) {
         assert_int_equal(rdlm_session_new_epoch(i % 2 ? a : b, &e), RDLM_OK);
         assert_true(e > last);
@@ -404,7 +379,7 @@ static void authority_status_describes_the_replicas(void **state)
 
     (void)state;
     need_rdlmd();
-    s = open_session(5000, NULL, NULL);
+    s = lease_session_open(5000, 1, NULL, NULL);
     assert_int_equal(rdlm_session_new_epoch(s, &epoch), RDLM_OK);
     leader = find_leader(10000);
     assert_true(leader >= 0);
@@ -433,7 +408,7 @@ static void operations_continue_after_the_leader_is_killed(void **state)
 
     (void)state;
     need_rdlmd();
-    s = open_session(5000, NULL, NULL);
+    s = lease_session_open(5000, 1, NULL, NULL);
     assert_int_equal(rdlm_session_lock(s, "failover", 0, &t1), RDLM_OK);
     assert_int_equal(rdlm_session_unlock(s, "failover", t1), RDLM_OK);
     assert_int_equal(rdlm_session_new_epoch(s, &e1), RDLM_OK);
@@ -541,7 +516,7 @@ static void distributed_context_takes_its_epoch_from_the_authority(void **state)
 
     (void)state;
     need_rdlmd();
-    s = open_session(5000, NULL, NULL);
+    s = lease_session_open(5000, 1, NULL, NULL);
     assert_int_equal(rdlm_session_new_epoch(s, &before), RDLM_OK);
     free_ports(ports);
     snprintf(rendezvous, sizeof(rendezvous), "127.0.0.1:%u", ports[0]);
@@ -611,7 +586,7 @@ static void a_leader_without_its_majority_renews_nothing(void **state)
 
     (void)state;
     need_rdlmd();
-    s = open_session(ttl_ms, NULL, NULL);
+    s = lease_session_open(ttl_ms, 1, NULL, NULL);
     leader = find_leader(10000);
     assert_true(leader >= 0);
     sleep_ms(700); /* some renewals granted first */

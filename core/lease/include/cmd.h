@@ -24,8 +24,6 @@
 
 #include <rdlm/status.h>
 
-#include "shared.h"
-
 /** Longest lock name inside the authority (client name plus the "uid/job/" prefix
  *  the server adds in authenticated mode). */
 #define RDLM_LEASE_NAME_MAX 127
@@ -105,8 +103,7 @@ typedef struct rdlm_lease_cmd {
 
 /** Encode cmd into buf (cap bytes). Returns the encoded length, or 0 if cap is too
  *  small or cmd is not valid by the rules above (nothing is logged; pure function). */
-RDLM_SHARED size_t rdlm_lease_cmd_encode(const rdlm_lease_cmd_t *cmd, uint8_t *buf,
-                                         size_t cap);
+size_t rdlm_lease_cmd_encode(const rdlm_lease_cmd_t *cmd, uint8_t *buf, size_t cap);
 
 /** Decode and validate len bytes into *cmd_p. RDLM_OK, or RDLM_ERR_PROTOCOL with
  *  *cmd_p unspecified. Pure: no logging, no allocation (cmd_p->cred points into buf). */

@@ -25,7 +25,6 @@
 #include <rdlm/status.h>
 
 #include "config.h"
-#include "shared.h"
 #include "wire.h"
 
 /** Most replicas an authority address list names. */
@@ -39,8 +38,7 @@ typedef struct rdlm_lease_addrs {
 /** Parse "a:p[,b:p...]" into *addrs_p (rdlm_config_addrs_parse). RDLM_ERR_INVALID_ARG
  *  (logged) on an empty list, an entry that is not "host:port", or more than
  *  RDLM_LEASE_ADDRS_MAX entries; *addrs_p is then unspecified. */
-RDLM_SHARED rdlm_status_t rdlm_lease_addrs_parse(const char *text,
-                                                 rdlm_lease_addrs_t *addrs_p);
+rdlm_status_t rdlm_lease_addrs_parse(const char *text, rdlm_lease_addrs_t *addrs_p);
 
 /** Look up every host of addrs (a parsed list) once, warning about each name that does
  *  not resolve. RDLM_OK if one resolves, else the first rdlm_addr_resolve status: a
@@ -52,16 +50,14 @@ rdlm_status_t rdlm_lease_addrs_check(const rdlm_lease_addrs_t *addrs);
  *  RDLM_ERR_UNAVAILABLE also if its host name does not resolve (logged at debug). On
  *  failure errno is the connection's error (ECONNREFUSED, EHOSTUNREACH, ...;
  *  EHOSTUNREACH for a name that does not resolve), 0 when the deadline passed first. */
-RDLM_SHARED rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline,
-                                               int *fd_p);
+rdlm_status_t rdlm_lease_conn_open(const char *addr, uint64_t deadline, int *fd_p);
 
 /** Close a connection (fd < 0: nothing). */
-RDLM_SHARED void rdlm_lease_conn_close(int fd);
+void rdlm_lease_conn_close(int fd);
 
 /** Send one frame of kind with len (<= RDLM_WIRE_MAX_PAYLOAD) payload bytes. */
-RDLM_SHARED rdlm_status_t rdlm_lease_conn_send(int fd, rdlm_wire_kind_t kind,
-                                               const uint8_t *payload, uint32_t len,
-                                               uint64_t deadline);
+rdlm_status_t rdlm_lease_conn_send(int fd, rdlm_wire_kind_t kind, const uint8_t *payload,
+                                   uint32_t len, uint64_t deadline);
 
 /** Wait until fd has bytes (or EOF) to read. RDLM_OK or RDLM_ERR_TIMEOUT/_IO; reads
  *  nothing, so a caller can wait in slices and re-check its own conditions. */
@@ -75,8 +71,8 @@ rdlm_status_t rdlm_lease_conn_recv_any(int fd, uint8_t buf[RDLM_WIRE_MAX_PAYLOAD
 
 /** Receive one frame of kind expect (a header of another kind: RDLM_ERR_PROTOCOL,
  *  logged, before its payload is read). */
-RDLM_SHARED rdlm_status_t rdlm_lease_conn_recv(int fd, rdlm_wire_kind_t expect,
-                                               uint8_t buf[RDLM_WIRE_MAX_PAYLOAD],
-                                               uint32_t *len_p, uint64_t deadline);
+rdlm_status_t rdlm_lease_conn_recv(int fd, rdlm_wire_kind_t expect,
+                                   uint8_t buf[RDLM_WIRE_MAX_PAYLOAD], uint32_t *len_p,
+                                   uint64_t deadline);
 
 #endif

@@ -21,8 +21,6 @@
 
 #include <rdlm/status.h>
 
-#include "shared.h"
-
 #define RDLM_WIRE_MAGIC 0x4d4c4452u
 #define RDLM_WIRE_VERSION 1u
 #define RDLM_WIRE_HEADER 12u
@@ -73,12 +71,11 @@ rdlm_status_t rdlm_wire_header_decode(const uint8_t hdr[RDLM_WIRE_HEADER],
 /** Encode a reply payload; returns its length, 0 if cap is too small or the reply is
  *  not valid (leader_addr longer than RDLM_WIRE_ADDR_MAX or not printable 0x21..0x7e,
  *  broken or is_leader other than 0/1). */
-RDLM_SHARED size_t rdlm_wire_reply_encode(const rdlm_lease_reply_t *r, uint8_t *buf,
-                                          size_t cap);
+size_t rdlm_wire_reply_encode(const rdlm_lease_reply_t *r, uint8_t *buf, size_t cap);
 
 /** Decode a reply payload. RDLM_ERR_PROTOCOL on a wrong length or address, or broken
  *  / is_leader other than 0/1. */
-RDLM_SHARED rdlm_status_t rdlm_wire_reply_decode(const uint8_t *buf, size_t len,
-                                                 rdlm_lease_reply_t *r_p);
+rdlm_status_t rdlm_wire_reply_decode(const uint8_t *buf, size_t len,
+                                     rdlm_lease_reply_t *r_p);
 
 #endif
