@@ -782,8 +782,13 @@ RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
             rdlm_clock_deadline((uint64_t)session->connect_timeout_ms * RDLM_LEASE_MS));
     if (st != RDLM_ERR_LEASE_EXPIRED && rdlm_session_check(session) != RDLM_OK)
         st = RDLM_ERR_LEASE_EXPIRED; /* it passed while the request was under way */
-    else if (st == RDLM_ERR_TIMEOUT)
+    else if (st == RDLM_ERR_TIMEOUT || st == RDLM_ERR_UNAVAILABLE) {
         st = RDLM_ERR_UNAVAILABLE;
+        rdlm_warn("lease: RENEW of session %llu at %s: no answer from a leader within "
+                  "%u ms (the lease is still valid)",
+                  (unsigned long long)session->id, session->authority,
+                  session->connect_timeout_ms);
+    }
     pthread_mutex_unlock(&session->call_lock);
     return st;
 }
