@@ -1,5 +1,6 @@
 /* Plumbing shared by the lock benchmarks; see lock_bench.h. */
 #include "lock_bench.h"
+#include "workload.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -85,140 +86,134 @@ int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_
     return rdlm_bench_lock_check_count(data, arg, expected, why, whylen);
 }
 
-int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w)
+/* A forked worker's side of a workload (workload.h): its adapter and lock. */
+typedef struct rdlm_bench_lock_self {
+    rdlm_bench_worker_t *w;
+    const rdlm_bench_lock_ops_t *ops;
+    void *lock;
+} rdlm_bench_lock_self_t;
+
+static int rdlm_bench_lock_self_cycles(void *self, uint64_t n)
+{
+    rdlm_bench_lock_self_t *s = self;
+
+    return rdlm_bench_lock_pairs(s->w, s->ops, s->lock, n);
+}
+
+static int rdlm_bench_lock_self_acquire(void *self)
+{
+    rdlm_bench_lock_self_t *s = self;
+    int rc = s->ops->acquire(s->lock, NULL);
+
+    return rc == 0 ? 0 : rdlm_bench_lock_failed(s->w, "acquire", rc);
+}
+
+static int rdlm_bench_lock_self_release(void *self)
+{
+    rdlm_bench_lock_self_t *s = self;
+    int rc = s->ops->release(s->lock);
+
+    return rc == 0 ? 0 : rdlm_bench_lock_failed(s->w, "release", rc);
+}
+
+/* One run of p's workload (window: up to n loops, else n cycles in batches of
+ * a->batch from t0); inline, so each body's loop is compiled with its choices. */
+static inline int rdlm_bench_lock_workload(const rdlm_bench_part_t *p, int window,
+                                           uint64_t n, uint64_t t0, rdlm_bench_tally_t *t)
+{
+    const rdlm_bench_lock_arg_t *a = ((rdlm_bench_lock_self_t *)p->self)->w->arg;
+
+    return window ? rdlm_bench_window(p, n, t)
+                  : rdlm_bench_batches(p, n, a->batch ? a->batch : 1, t0, t);
+}
+
+/* Every lock body: attach, warm up (untimed), start, the measured run (window: until
+ * the stop flag; else a->iterations cycles, at most a->cap_ns), end, rdlm's
+ * statistics over it, detach. */
+static inline int rdlm_bench_lock_body(rdlm_bench_worker_t *w, rdlm_bench_part_t p,
+                                       int window)
 {
     const rdlm_bench_lock_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->ops;
-    uint64_t batch = a->batch ? a->batch : 1;
+    rdlm_bench_lock_self_t s = {.w = w, .ops = a->ops};
+    rdlm_bench_tally_t t = {.sink = w->rank + 1};
     rdlm_stats_t before;
     rdlm_stats_t after;
-    uint64_t done;
-    uint64_t t_prev;
-    uint64_t t;
-    uint64_t n;
     int have_stats;
-    void *lock;
 
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
+    p.self = &s;
+    p.cs = rdlm_bench_lock_cs(w->data, a);
+    p.rank = w->rank;
+    p.deadline_ns = UINT64_MAX;
+    if (rdlm_bench_lock_attach(w, &s.lock) != 0) {
         return -1;
     }
-    if (rdlm_bench_lock_pairs(w, ops, lock, a->warmup) != 0) {
+    if (rdlm_bench_lock_workload(&p, window, a->warmup, rdlm_bench_now_ns(), &t) != 0) {
         goto err_detach;
     }
-    have_stats = ops->stats(lock, &before) == 0;
+    have_stats = a->ops->stats(s.lock, &before) == 0;
     if (rdlm_bench_worker_start(w) != 0) {
         goto err_detach;
     }
-    t_prev = w->slot->t_start_ns;
-    for (done = 0; done < a->iterations; done += n) {
-        n = a->iterations - done < batch ? a->iterations - done : batch;
-        if (rdlm_bench_lock_pairs(w, ops, lock, n) != 0) {
-            goto err_detach;
-        }
-        t = rdlm_bench_now_ns();
-        if (n == batch) {
-            rdlm_bench_sampler_add(&w->sampler, t - t_prev);
-        }
-        t_prev = t;
-        if (a->cap_ns && t - w->slot->t_start_ns >= a->cap_ns) {
-            done += n;
-            break;
-        }
+    t = (rdlm_bench_tally_t){.sink = t.sink};
+    p.sampler = &w->sampler;
+    p.stop = w->stop;
+    p.deadline_ns = !window && a->cap_ns ? w->slot->t_start_ns + a->cap_ns : UINT64_MAX;
+    if (rdlm_bench_lock_workload(&p, window, window ? UINT64_MAX : a->iterations,
+                                 w->slot->t_start_ns, &t) != 0) {
+        goto err_detach;
     }
-    rdlm_bench_worker_end(w, done);
-    if (have_stats && ops->stats(lock, &after) == 0) {
+    rdlm_bench_worker_end(w, t.ops);
+    if (window) {
+        w->slot->values[0] = (double)a->warmup;
+        w->slot->values[1] = (double)(t.sink & 0xff); /* keeps the local work alive */
+        w->slot->values[2] = (double)t.handoffs;
+        w->slot->values[3] = (double)t.max_wait_ns;
+    }
+    if (have_stats && a->ops->stats(s.lock, &after) == 0) {
         rdlm_bench_worker_stats(w, &before, &after);
     }
-    ops->detach(lock);
+    a->ops->detach(s.lock);
     return 0;
 
 err_detach:
-    ops->detach(lock);
+    a->ops->detach(s.lock);
     return -1;
 }
 
-/* The contended workload with its choices constant, so each body's loop is
- * compiled without them (hot path). */
-static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w, int waits, int local_work,
-                                         int permit)
+int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w)
+{
+    rdlm_bench_part_t p = {.cycles = rdlm_bench_lock_self_cycles};
+
+    return rdlm_bench_lock_body(w, p, 0);
+}
+
+/* A window body: section, local work and sample_mask as given. */
+static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w,
+                                         enum rdlm_bench_section section, int local_work)
 {
     const rdlm_bench_lock_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->ops;
-    rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, a);
-    uint64_t sink = w->rank + 1;
-    rdlm_stats_t before;
-    rdlm_stats_t after;
-    uint64_t ops_done = 0;
-    uint64_t handoffs = 0;
-    uint64_t max_wait = 0;
-    uint64_t wait;
-    int have_stats;
-    void *lock;
-    uint64_t k;
-    int rc;
+    rdlm_bench_part_t p = {.acquire = rdlm_bench_lock_self_acquire,
+                           .release = rdlm_bench_lock_self_release,
+                           .section = section,
+                           .sample_mask = a->sample_mask,
+                           .local_work = local_work};
 
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    for (k = 0; k < a->warmup; k++) {
-        if (rdlm_bench_lock_section(w, ops, lock, cs, 0, NULL, permit) < 0) {
-            goto err_detach;
-        }
-        sink = local_work ? rdlm_bench_local_work(sink) : sink;
-    }
-    have_stats = ops->stats(lock, &before) == 0;
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    while (!rdlm_bench_worker_stopped(w)) {
-        if (waits) {
-            rc = rdlm_bench_lock_section(w, ops, lock, cs, 1, &wait, permit);
-            max_wait = wait > max_wait ? wait : max_wait;
-        } else {
-            rc = rdlm_bench_lock_section(w, ops, lock, cs, (ops_done & a->sample_mask) == 0,
-                                         NULL, permit);
-        }
-        if (rc < 0) {
-            goto err_detach;
-        }
-        handoffs += (uint64_t)rc;
-        sink = local_work ? rdlm_bench_local_work(sink) : sink;
-        ops_done++;
-    }
-    rdlm_bench_worker_end(w, ops_done);
-    w->slot->values[0] = (double)a->warmup;
-    w->slot->values[1] = (double)(sink & 0xff); /* keeps the local work alive */
-    w->slot->values[2] = (double)handoffs;
-    w->slot->values[3] = (double)max_wait;
-    if (have_stats && ops->stats(lock, &after) == 0) {
-        rdlm_bench_worker_stats(w, &before, &after);
-    }
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
+    return rdlm_bench_lock_body(w, p, 1);
 }
 
 int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 0, 1, 0);
-}
-
-int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w)
-{
-    return rdlm_bench_lock_window(w, 1, 1, 0);
+    return rdlm_bench_lock_window(w, RDLM_BENCH_SECTION_CS, 1);
 }
 
 int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 0, 0, 0);
+    return rdlm_bench_lock_window(w, RDLM_BENCH_SECTION_CS, 0);
 }
 
 int rdlm_bench_lock_permit_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 0, 1, 1);
+    return rdlm_bench_lock_window(w, RDLM_BENCH_SECTION_PERMIT, 1);
 }
 
 double rdlm_bench_outcome_sum(const rdlm_bench_outcome_t *out, uint32_t k)

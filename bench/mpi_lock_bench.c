@@ -107,6 +107,7 @@
 #include "mpi_lock_bench.h"
 #include "rounds.h"
 #include "stats.h"
+#include "workload.h"
 
 #define RDLM_MLB_WARMUP_CAP_NS 500000000ull
 #define RDLM_MLB_BATCH 10u        /* cycles per percentile sample (single origin) */
@@ -130,11 +131,13 @@ typedef struct rdlm_mlb_loop {
 } rdlm_mlb_loop_t;
 
 /* A workload: one run of up to n operations or cap_ns (with sampler, percentile
- * samples in ns), and the round's figure from the sums over ranks. */
+ * samples in ns, each of per_sample operations), and the round's figure from the
+ * sums over ranks. */
 typedef struct rdlm_mlb_workload {
     void (*run)(struct rdlm_mlb *m, uint64_t n, uint64_t cap_ns,
                 rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out);
     double (*figure)(const uint64_t *sum, uint64_t elapsed_max_ns);
+    uint32_t per_sample;
 } rdlm_mlb_workload_t;
 
 /* ---- synchronisation of the harness ---------------------------------------------- */
@@ -237,60 +240,77 @@ static void rdlm_mlb_check(rdlm_mlb_t *m)
 /* Where the local work's result goes, so that the compiler keeps it. */
 static _Atomic uint64_t rdlm_mlb_sink;
 
-/* Single origin: cycles of the adapter, timed in batches (one sample per batch, ns
- * per cycle); the time cap is checked after every batch. */
+/* This rank's side of the workloads of workload.h: the running impl's adapter, which
+ * dies on an error. */
+static int rdlm_mlb_part_cycles(void *self, uint64_t n)
+{
+    rdlm_mlb_t *m = self;
+
+    for (uint64_t k = 0; k < n; k++) {
+        m->ops->cycle(m);
+    }
+    return 0;
+}
+
+static int rdlm_mlb_part_acquire(void *self)
+{
+    rdlm_mlb_t *m = self;
+
+    m->ops->acquire(m);
+    return 0;
+}
+
+static int rdlm_mlb_part_release(void *self)
+{
+    rdlm_mlb_t *m = self;
+
+    m->ops->release(m);
+    return 0;
+}
+
+/* Single origin: cycles of the adapter (rdlm_bench_batches), a sample per batch; the
+ * time cap is checked after every batch. */
 static void rdlm_mlb_run_cycles(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
                                 rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
 {
-    uint64_t t0 = rdlm_bench_now_ns(), tb = t0, t, k;
+    uint64_t t0 = rdlm_bench_now_ns();
+    rdlm_bench_part_t p = {.self = m,
+                           .cycles = rdlm_mlb_part_cycles,
+                           .deadline_ns = t0 + cap_ns,
+                           .sampler = sampler};
+    rdlm_bench_tally_t t = {0};
 
-    for (k = 0; k < n;) {
-        m->ops->cycle(m);
-        if (++k % RDLM_MLB_BATCH == 0) {
-            t = rdlm_bench_now_ns();
-            if (sampler != NULL) {
-                rdlm_bench_sampler_add(sampler, (t - tb) / RDLM_MLB_BATCH);
-            }
-            tb = t;
-            if (t - t0 > cap_ns) {
-                break;
-            }
-        }
-    }
-    out->st[RDLM_BENCH_ST_OPS] = k;
+    rdlm_bench_batches(&p, n, RDLM_MLB_BATCH, t0, &t);
+    out->st[RDLM_BENCH_ST_OPS] = t.ops;
     out->elapsed_ns = rdlm_bench_now_ns() - t0;
 }
 
-/* Contended and counter: loop { acquire; [critical section;] release; [local work] }
- * (the bracketed parts in contended mode) up to n times or cap_ns; with sampler, one
- * loop in RDLM_MLB_SAMPLE_EVERY is timed: the wait in acquire, or without a critical
- * section the whole operation. */
+/* Contended and counter: rdlm_bench_window up to n loops or cap_ns, with the critical
+ * section and local work in contended mode; with sampler, one loop in
+ * RDLM_MLB_SAMPLE_EVERY is timed: the wait in acquire, or without a critical section
+ * the whole operation. */
 static void rdlm_mlb_run_loop(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
                               rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
 {
     int cs = m->mode == RDLM_MLB_CONTENDED;
-    uint64_t t0 = rdlm_bench_now_ns(), ta = 0, k;
+    uint64_t t0 = rdlm_bench_now_ns();
+    rdlm_bench_part_t p = {.self = m,
+                           .acquire = rdlm_mlb_part_acquire,
+                           .release = rdlm_mlb_part_release,
+                           .deadline_ns = t0 + cap_ns,
+                           .sampler = sampler,
+                           .section = cs ? RDLM_BENCH_SECTION_CS : RDLM_BENCH_SECTION_NONE,
+                           .cs = &m->sh->cs,
+                           .rank = (uint64_t)m->rank,
+                           .sample_mask = RDLM_MLB_SAMPLE_EVERY - 1,
+                           .local_work = cs};
+    rdlm_bench_tally_t t = {.sink = out->sink};
 
-    for (k = 0; k < n && rdlm_bench_now_ns() - t0 <= cap_ns; k++) {
-        int timed = sampler != NULL && (k & (RDLM_MLB_SAMPLE_EVERY - 1)) == 0;
-
-        if (timed) {
-            ta = rdlm_bench_now_ns();
-        }
-        m->ops->acquire(m);
-        if (timed && cs) {
-            rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
-        }
-        out->st[RDLM_BENCH_ST_HANDOFFS] +=
-            cs ? (uint64_t)rdlm_bench_cs_enter(&m->sh->cs, (uint64_t)m->rank) : 0;
-        m->ops->release(m);
-        if (timed && !cs) {
-            rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
-        }
-        out->sink = cs ? rdlm_bench_local_work(out->sink) : out->sink;
-    }
-    out->cs += cs ? k : 0;
-    out->st[RDLM_BENCH_ST_OPS] = k;
+    rdlm_bench_window(&p, n, &t);
+    out->st[RDLM_BENCH_ST_HANDOFFS] += t.handoffs;
+    out->sink = t.sink;
+    out->cs += cs ? t.ops : 0;
+    out->st[RDLM_BENCH_ST_OPS] = t.ops;
     out->elapsed_ns = rdlm_bench_now_ns() - t0;
 }
 
@@ -394,9 +414,9 @@ static double rdlm_mlb_figure_pair(const uint64_t *sum, uint64_t elapsed_max_ns)
 }
 
 static const rdlm_mlb_workload_t rdlm_mlb_cycles = {rdlm_mlb_run_cycles,
-                                                    rdlm_mlb_figure_cycles};
-static const rdlm_mlb_workload_t rdlm_mlb_loop = {rdlm_mlb_run_loop, rdlm_mlb_figure_loop};
-static const rdlm_mlb_workload_t rdlm_mlb_pair = {rdlm_mlb_run_pair, rdlm_mlb_figure_pair};
+                                                    rdlm_mlb_figure_cycles, RDLM_MLB_BATCH};
+static const rdlm_mlb_workload_t rdlm_mlb_loop = {rdlm_mlb_run_loop, rdlm_mlb_figure_loop, 1};
+static const rdlm_mlb_workload_t rdlm_mlb_pair = {rdlm_mlb_run_pair, rdlm_mlb_figure_pair, 1};
 
 /* ---- one phase --------------------------------------------------------------------- */
 
@@ -411,9 +431,10 @@ static void rdlm_mlb_stats_sub(const rdlm_stats_t *a, const rdlm_stats_t *b, uin
     out[RDLM_BENCH_ST_COMBINED] += a->combined - b->combined;
 }
 
-/* Gather every rank's samples (ns) at rank 0 and summarise them (us). */
+/* Gather every rank's samples (ns per per_sample operations) at rank 0 and summarise
+ * them (us per operation). */
 static void rdlm_mlb_gather_samples(rdlm_mlb_t *m, const rdlm_bench_sampler_t *sampler,
-                                    rdlm_bench_summary_t *pct)
+                                    uint32_t per_sample, rdlm_bench_summary_t *pct)
 {
     int nsamples = (int)sampler->len, total = 0, k;
     int *counts = NULL, *displs = NULL;
@@ -437,7 +458,7 @@ static void rdlm_mlb_gather_samples(rdlm_mlb_t *m, const rdlm_bench_sampler_t *s
     MPI_Gatherv(sampler->buf, nsamples, MPI_UINT32_T, all, counts, displs, MPI_UINT32_T, 0,
                 MPI_COMM_WORLD);
     for (k = 0; k < total; k++) {
-        us[k] = all[k] / 1000.0;
+        us[k] = all[k] / 1000.0 / per_sample;
     }
     if (m->rank == 0) {
         rdlm_bench_summarize(us, (size_t)total, pct);
@@ -522,7 +543,7 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, const rdlm_mlb_workload_t *w, uint32_t
     MPI_Reduce(loop.st, sum, RDLM_BENCH_NSTATS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&loop.elapsed_ns, &elapsed_max, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&off, &off_sum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    rdlm_mlb_gather_samples(m, &sampler, &pct);
+    rdlm_mlb_gather_samples(m, &sampler, w->per_sample, &pct);
     if (m->rank == 0) {
         rdlm_mlb_figures(m, w, round, sum, elapsed_max, off_sum, &pct);
     }

@@ -1,0 +1,26 @@
+/* The batched workload; see workload.h. */
+#include "workload.h"
+
+int rdlm_bench_batches(const rdlm_bench_part_t *p, uint64_t n, uint64_t batch, uint64_t t0,
+                       rdlm_bench_tally_t *t)
+{
+    uint64_t done, k, now;
+
+    for (done = 0; done < n; done += k) {
+        k = n - done < batch ? n - done : batch;
+        if (p->cycles(p->self, k) != 0) {
+            return -1;
+        }
+        now = rdlm_bench_now_ns();
+        if (k == batch && p->sampler != NULL) {
+            rdlm_bench_sampler_add(p->sampler, now - t0);
+        }
+        t0 = now;
+        if (now >= p->deadline_ns) {
+            done += k;
+            break;
+        }
+    }
+    t->ops += done;
+    return 0;
+}
