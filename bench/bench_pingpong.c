@@ -232,6 +232,7 @@ static int rdlm_bench_pp_body(rdlm_bench_worker_t *w)
     rdlm_bench_pp_side_t side = {.w = w};
     rdlm_bench_part_t p = {.self = &side,
                            .cycles = rdlm_bench_pp_turns,
+                           .batch = RDLM_BENCH_PP_BATCH,
                            .deadline_ns = UINT64_MAX,
                            .sampler = &w->sampler};
     rdlm_bench_tally_t t = {0};
@@ -251,8 +252,7 @@ static int rdlm_bench_pp_body(rdlm_bench_worker_t *w)
         goto err_detach;
     }
     taken_before = side.taken;
-    if (rdlm_bench_batches(&p, a->lock.iterations, RDLM_BENCH_PP_BATCH,
-                           w->slot->t_start_ns, &t) != 0) {
+    if (rdlm_bench_batches(&p, a->lock.iterations, &t) != 0) {
         goto err_detach;
     }
     rdlm_bench_worker_end(w, t.ops);

@@ -116,17 +116,6 @@ static int rdlm_bench_lock_self_release(void *self)
     return rc == 0 ? 0 : rdlm_bench_lock_failed(s->w, "release", rc);
 }
 
-/* One run of p's workload (window: up to n loops, else n cycles in batches of
- * a->batch from t0); inline, so each body's loop is compiled with its choices. */
-static inline int rdlm_bench_lock_workload(const rdlm_bench_part_t *p, int window,
-                                           uint64_t n, uint64_t t0, rdlm_bench_tally_t *t)
-{
-    const rdlm_bench_lock_arg_t *a = ((rdlm_bench_lock_self_t *)p->self)->w->arg;
-
-    return window ? rdlm_bench_window(p, n, t)
-                  : rdlm_bench_batches(p, n, a->batch ? a->batch : 1, t0, t);
-}
-
 /* Every lock body: attach, warm up (untimed), start, the measured run (window: until
  * the stop flag; else a->iterations cycles, at most a->cap_ns), end, rdlm's
  * statistics over it, detach. */
@@ -147,7 +136,8 @@ static inline int rdlm_bench_lock_body(rdlm_bench_worker_t *w, rdlm_bench_part_t
     if (rdlm_bench_lock_attach(w, &s.lock) != 0) {
         return -1;
     }
-    if (rdlm_bench_lock_workload(&p, window, a->warmup, rdlm_bench_now_ns(), &t) != 0) {
+    if ((window ? rdlm_bench_window(&p, a->warmup, &t)
+                : rdlm_bench_batches(&p, a->warmup, &t)) != 0) {
         goto err_detach;
     }
     have_stats = a->ops->stats(s.lock, &before) == 0;
@@ -158,8 +148,8 @@ static inline int rdlm_bench_lock_body(rdlm_bench_worker_t *w, rdlm_bench_part_t
     p.sampler = &w->sampler;
     p.stop = w->stop;
     p.deadline_ns = !window && a->cap_ns ? w->slot->t_start_ns + a->cap_ns : UINT64_MAX;
-    if (rdlm_bench_lock_workload(&p, window, window ? UINT64_MAX : a->iterations,
-                                 w->slot->t_start_ns, &t) != 0) {
+    if ((window ? rdlm_bench_window(&p, UINT64_MAX, &t)
+                : rdlm_bench_batches(&p, a->iterations, &t)) != 0) {
         goto err_detach;
     }
     rdlm_bench_worker_end(w, t.ops);
@@ -182,7 +172,8 @@ err_detach:
 
 int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w)
 {
-    rdlm_bench_part_t p = {.cycles = rdlm_bench_lock_self_cycles};
+    const rdlm_bench_lock_arg_t *a = w->arg;
+    rdlm_bench_part_t p = {.cycles = rdlm_bench_lock_self_cycles, .batch = a->batch};
 
     return rdlm_bench_lock_body(w, p, 0);
 }

@@ -276,11 +276,12 @@ static void rdlm_mlb_run_cycles(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
     uint64_t t0 = rdlm_bench_now_ns();
     rdlm_bench_part_t p = {.self = m,
                            .cycles = rdlm_mlb_part_cycles,
+                           .batch = RDLM_MLB_BATCH,
                            .deadline_ns = t0 + cap_ns,
                            .sampler = sampler};
     rdlm_bench_tally_t t = {0};
 
-    rdlm_bench_batches(&p, n, RDLM_MLB_BATCH, t0, &t);
+    rdlm_bench_batches(&p, n, &t);
     out->st[RDLM_BENCH_ST_OPS] = t.ops;
     out->elapsed_ns = rdlm_bench_now_ns() - t0;
 }
@@ -415,8 +416,10 @@ static double rdlm_mlb_figure_pair(const uint64_t *sum, uint64_t elapsed_max_ns)
 
 static const rdlm_mlb_workload_t rdlm_mlb_cycles = {rdlm_mlb_run_cycles,
                                                     rdlm_mlb_figure_cycles, RDLM_MLB_BATCH};
-static const rdlm_mlb_workload_t rdlm_mlb_loop = {rdlm_mlb_run_loop, rdlm_mlb_figure_loop, 1};
-static const rdlm_mlb_workload_t rdlm_mlb_pair = {rdlm_mlb_run_pair, rdlm_mlb_figure_pair, 1};
+static const rdlm_mlb_workload_t rdlm_mlb_loop = {rdlm_mlb_run_loop, rdlm_mlb_figure_loop,
+                                                  1};
+static const rdlm_mlb_workload_t rdlm_mlb_pair = {rdlm_mlb_run_pair, rdlm_mlb_figure_pair,
+                                                  1};
 
 /* ---- one phase --------------------------------------------------------------------- */
 

@@ -1,10 +1,9 @@
 /* The batched workload; see workload.h. */
 #include "workload.h"
 
-int rdlm_bench_batches(const rdlm_bench_part_t *p, uint64_t n, uint64_t batch, uint64_t t0,
-                       rdlm_bench_tally_t *t)
+int rdlm_bench_batches(const rdlm_bench_part_t *p, uint64_t n, rdlm_bench_tally_t *t)
 {
-    uint64_t done, k, now;
+    uint64_t batch = p->batch ? p->batch : 1, t0 = rdlm_bench_now_ns(), done, k, now;
 
     for (done = 0; done < n; done += k) {
         k = n - done < batch ? n - done : batch;

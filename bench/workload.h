@@ -36,11 +36,12 @@ typedef struct rdlm_bench_part {
     void *self; /**< passed to the functions below */
     /** batches: n uncontended cycles; 0, or -1 after recording why. */
     int (*cycles)(void *self, uint64_t n);
+    uint64_t batch; /**< batches: cycles per sample (0 is 1) */
     /** window: 0, or -1 after recording why. */
     int (*acquire)(void *self);
     int (*release)(void *self);
-    const _Atomic uint32_t *stop; /**< stopped once it is raised (NULL: never) */
-    uint64_t deadline_ns;         /**< stopped from then on (UINT64_MAX: never) */
+    const _Atomic uint32_t *stop;  /**< stopped once it is raised (NULL: never) */
+    uint64_t deadline_ns;          /**< stopped from then on (UINT64_MAX: never) */
     rdlm_bench_sampler_t *sampler; /**< samples in ns (NULL: nothing timed) */
     /* window */
     enum rdlm_bench_section section;
@@ -66,13 +67,12 @@ static inline int rdlm_bench_part_stopped(const rdlm_bench_part_t *p)
 }
 
 /**
- * Up to n cycles of p (batches of batch, the first from t0): every full batch's time
- * (ns) is a sample; ends after n, or at the end of a batch from p's deadline on (the
- * stop flag is not read). t->ops += the cycles run. 0, or -1 when cycles failed.
- * Blocking; p's thread only.
+ * Up to n cycles of p in batches of p->batch: every full batch's time (ns) is a
+ * sample; ends after n, or at the end of a batch from p's deadline on (the stop flag
+ * is not read). t->ops += the cycles run. 0, or -1 when cycles failed. Blocking; p's
+ * thread only.
  */
-int rdlm_bench_batches(const rdlm_bench_part_t *p, uint64_t n, uint64_t batch, uint64_t t0,
-                       rdlm_bench_tally_t *t);
+int rdlm_bench_batches(const rdlm_bench_part_t *p, uint64_t n, rdlm_bench_tally_t *t);
 
 /** The semaphore's section: count the holders inside (cs->inside, and the most ever at
  *  once in cs->max_inside). */
