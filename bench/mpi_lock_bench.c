@@ -79,14 +79,15 @@
  * baselines keep progressing. With --result-lines, rank 0 also prints the result lines
  * rdlm-bench reads (mpi_result.h), once per size of -m:
  *
- *   info nodes, home_node, target, partner, cohort_bound, progress_thread (numbers),
- *        lock, transport, lock_protocol (words)
+ *   info nodes, cohort_bound
+ *   note info: uncontended and counter modes, the run's facts (the lock, its home
+ *        node, the target, the partner, rdlm's transport, ...) in words; counter
+ *        mode, after them, what each check found (the checked counter after the last
+ *        phase, every rank's operations, its start; the semaphore's permits free)
  *   <impl> value, p50_us, p90_us, p99_us, ops, handoff_kops (critical sections entered
  *        after another rank's, per second), offnode_kops: one per round
  *   <impl> the statistics of RDLM_BENCH_STATS (mpi_result.h): the implementations in
  *        the distributed context, summed over ranks and rounds
- *   <impl> check_ops, check_value, check_base: the checked counter after the last
- *        phase (the semaphore: permits free), every rank's operations, its start
  *   rdlm_ctx kib, rdlm_ctx_max kib; rdlm_remote kib, home_node: one per remote node
  *        used (memory mode)
  */
@@ -895,26 +896,62 @@ static int rdlm_mlb_measured(const rdlm_mlb_t *m, uint32_t impl)
     return !rdlm_mlb_impls[impl].pair || m->partner >= 0;
 }
 
+/* The findings rdlm-bench reports as they are (rank 0, --result-lines): uncontended,
+ * the run's facts; counter, those and what the checks found. */
+static void rdlm_mlb_facts(const rdlm_mlb_t *m)
+{
+    const char *transport = m->info.transport ? m->info.transport : "?";
+    const char *thread = m->info.progress_thread ? "yes" : "no";
+
+    if (m->mode == RDLM_MLB_UNCONTENDED) {
+        rdlm_bench_result_note(
+            "%d ranks, %u nodes: origin rank 0 (node 0), lock %s homed on node %d, "
+            "baselines' target rank %d (its leader), partner rank %d; rdlm transport %s, "
+            "lock protocol %s, progress thread %s, cohort bound %u",
+            m->size, m->info.nodes, m->lock_name[0] ? m->lock_name : "-", m->home_node,
+            m->target, m->partner, transport,
+            m->info.lock_protocol ? m->info.lock_protocol : "?", thread,
+            m->info.cohort_bound);
+    } else if (m->mode == RDLM_MLB_COUNTER) {
+        rdlm_bench_result_note("%d ranks, %u nodes; rdlm's counter homed on node %d, at "
+                               "rank %d, where the MPI window word is too; off-node: the "
+                               "ranks of the other node; rdlm transport %s, progress "
+                               "thread %s",
+                               m->size, m->info.nodes, m->home_node, m->target, transport,
+                               thread);
+    }
+}
+
+/* Counter mode: what impl's check found after the last phase (rank 0). */
+static void rdlm_mlb_check_note(const rdlm_mlb_t *m, uint32_t impl)
+{
+    const rdlm_mlb_count_t *c = &m->count[impl];
+    enum rdlm_mlb_check check = m->filled[impl].check;
+
+    if (check == RDLM_MLB_CHECK_PERMITS) {
+        rdlm_bench_result_note(
+            "check %s: never more than %u holders; %" PRId64 " permits free after %" PRIu64
+            " acquire+release of all ranks",
+            rdlm_mlb_impls[impl].name, RDLM_MLB_SEM_PERMITS, c->value, c->total);
+    } else if (check != RDLM_MLB_CHECK_NONE) {
+        rdlm_bench_result_note(
+            "check %s (after every phase): value %" PRId64 " = start %" PRId64 " + %" PRIu64
+            " fetch-adds of all ranks, warm-ups included; old values increasing per rank%s",
+            rdlm_mlb_impls[impl].name, c->value, c->base, c->total,
+            check == RDLM_MLB_CHECK_DISTINCT ? ", all distinct" : "");
+    }
+}
+
 /* The result lines of the size just run (rank 0, --result-lines). */
 static void rdlm_mlb_result_lines(const rdlm_mlb_t *m)
 {
-    const rdlm_mlb_count_t *c;
     uint32_t j, k, impl;
 
     rdlm_bench_result_put1("info", "nodes", m->info.nodes);
-    rdlm_bench_result_put1("info", "home_node", m->home_node);
-    rdlm_bench_result_put1("info", "target", m->target);
-    rdlm_bench_result_put1("info", "partner", m->partner);
     rdlm_bench_result_put1("info", "cohort_bound", m->info.cohort_bound);
-    rdlm_bench_result_put1("info", "progress_thread", m->info.progress_thread);
-    rdlm_bench_result_word("info", "lock", m->lock_name[0] ? m->lock_name : "-");
-    rdlm_bench_result_word("info", "transport",
-                           m->info.transport ? m->info.transport : "?");
-    rdlm_bench_result_word("info", "lock_protocol",
-                           m->info.lock_protocol ? m->info.lock_protocol : "?");
+    rdlm_mlb_facts(m);
     for (j = 0; j < m->nimpl; j++) {
         impl = m->impls[j];
-        c = &m->count[impl];
         if (!rdlm_mlb_measured(m, impl)) {
             continue;
         }
@@ -924,13 +961,8 @@ static void rdlm_mlb_result_lines(const rdlm_mlb_t *m)
             rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, rdlm_bench_stat_keys[k],
                                    (double)m->stats[impl][k]);
         }
-        if (m->filled[impl].check != RDLM_MLB_CHECK_NONE) {
-            rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, "check_ops",
-                                   (double)c->total);
-            rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, "check_value",
-                                   (double)c->value);
-            rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, "check_base",
-                                   (double)c->base);
+        if (m->mode == RDLM_MLB_COUNTER) {
+            rdlm_mlb_check_note(m, impl);
         }
     }
     fflush(stdout);
