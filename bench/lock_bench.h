@@ -117,26 +117,6 @@ static inline uint64_t rdlm_bench_local_work(uint64_t x)
     return x;
 }
 
-/** n uncontended acquire+release pairs through ops on lock: 0, or -1 after
- *  rdlm_bench_lock_failed (the caller detaches). */
-static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,
-                                        const rdlm_bench_lock_ops_t *ops, void *lock,
-                                        uint64_t n)
-{
-    uint64_t k;
-    int rc;
-
-    for (k = 0; k < n; k++) {
-        if ((rc = ops->acquire(lock, NULL)) != 0) {
-            return rdlm_bench_lock_failed(w, "acquire", rc);
-        }
-        if ((rc = ops->release(lock)) != 0) {
-            return rdlm_bench_lock_failed(w, "release", rc);
-        }
-    }
-    return 0;
-}
-
 /** The critical section of every lock benchmark (fork or MPI), under the lock:
  *  counter++ and last_rank = rank in cs. 1 if it came after another process's (a
  *  hand-off), 0 if after this one's. */
