@@ -210,18 +210,13 @@ static int rdlm_bench_pp_pin(rdlm_bench_worker_t *w, int cpu)
     return 0;
 }
 
-/* n turns of side's process (the cycles of rdlm_bench_batches). */
-static int rdlm_bench_pp_turns(void *self, uint64_t n)
+/* One turn of side's process (the cycle of rdlm_bench_batches). */
+static int rdlm_bench_pp_turn(void *self)
 {
     rdlm_bench_pp_side_t *side = self;
     const rdlm_bench_pp_arg_t *a = side->w->arg;
 
-    for (uint64_t k = 0; k < n; k++) {
-        if (a->ops->turn(side->w, side) != 0) {
-            return -1;
-        }
-    }
-    return 0;
+    return a->ops->turn(side->w, side);
 }
 
 /* Pin, attach, warm up, then time the turns in batches (one round trip each). */
@@ -231,10 +226,9 @@ static int rdlm_bench_pp_body(rdlm_bench_worker_t *w)
     const rdlm_bench_pp_ops_t *ops = a->ops;
     rdlm_bench_pp_side_t side = {.w = w};
     rdlm_bench_part_t p = {.self = &side,
-                           .cycles = rdlm_bench_pp_turns,
+                           .cycle = rdlm_bench_pp_turn,
                            .batch = RDLM_BENCH_PP_BATCH,
-                           .deadline_ns = UINT64_MAX,
-                           .sampler = &w->sampler};
+                           .deadline_ns = UINT64_MAX};
     rdlm_bench_tally_t t = {0};
     rdlm_stats_t before;
     rdlm_stats_t after;
@@ -244,7 +238,7 @@ static int rdlm_bench_pp_body(rdlm_bench_worker_t *w)
     if (rdlm_bench_pp_pin(w, a->cpu[w->rank]) != 0 || ops->attach(w, &side) != 0) {
         return -1;
     }
-    if (rdlm_bench_pp_turns(&side, a->lock.warmup) != 0) {
+    if (rdlm_bench_batches(&p, a->lock.warmup, &t) != 0) {
         goto err_detach;
     }
     have_stats = side.lock != NULL && a->lock.ops->stats(side.lock, &before) == 0;
@@ -252,6 +246,8 @@ static int rdlm_bench_pp_body(rdlm_bench_worker_t *w)
         goto err_detach;
     }
     taken_before = side.taken;
+    t.ops = 0;
+    p.sampler = &w->sampler;
     if (rdlm_bench_batches(&p, a->lock.iterations, &t) != 0) {
         goto err_detach;
     }

@@ -86,66 +86,43 @@ int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_
     return rdlm_bench_lock_check_count(data, arg, expected, why, whylen);
 }
 
-/* A forked worker's side of a workload (workload.h): its adapter and lock. */
-typedef struct rdlm_bench_lock_self {
-    rdlm_bench_worker_t *w;
-    const rdlm_bench_lock_ops_t *ops;
-    void *lock;
-} rdlm_bench_lock_self_t;
-
-static int rdlm_bench_lock_self_acquire(void *self)
+/* One run of p's workload (window: up to n loops; else n cycles): 0, or -1 after
+ * recording the failed step. */
+static inline int rdlm_bench_lock_workload(rdlm_bench_worker_t *w,
+                                           const rdlm_bench_part_t *p, int window,
+                                           uint64_t n, rdlm_bench_tally_t *t)
 {
-    rdlm_bench_lock_self_t *s = self;
-    int rc = s->ops->acquire(s->lock, NULL);
+    int rc = window ? rdlm_bench_window(p, n, t) : rdlm_bench_batches(p, n, t);
 
-    return rc == 0 ? 0 : rdlm_bench_lock_failed(s->w, "acquire", rc);
+    return rc == 0 ? 0 : rdlm_bench_lock_failed(w, t->failed, rc);
 }
 
-static int rdlm_bench_lock_self_release(void *self)
-{
-    rdlm_bench_lock_self_t *s = self;
-    int rc = s->ops->release(s->lock);
-
-    return rc == 0 ? 0 : rdlm_bench_lock_failed(s->w, "release", rc);
-}
-
-/* n uncontended acquire+release pairs. */
-static int rdlm_bench_lock_self_cycles(void *self, uint64_t n)
-{
-    for (uint64_t k = 0; k < n; k++) {
-        if (rdlm_bench_lock_self_acquire(self) != 0 ||
-            rdlm_bench_lock_self_release(self) != 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Every lock body: attach, warm up (untimed), start, the measured run (window: until
- * the stop flag; else a->iterations cycles, at most a->cap_ns), end, rdlm's
- * statistics over it, detach. */
+/* Every lock body, p's choices set by the caller: attach, warm up (untimed), start,
+ * the measured run (window: until the stop flag; else a->iterations cycles, at most
+ * a->cap_ns), end, rdlm's statistics over it, detach. */
 static inline int rdlm_bench_lock_body(rdlm_bench_worker_t *w, rdlm_bench_part_t p,
                                        int window)
 {
     const rdlm_bench_lock_arg_t *a = w->arg;
-    rdlm_bench_lock_self_t s = {.w = w, .ops = a->ops};
     rdlm_bench_tally_t t = {.sink = w->rank + 1};
     rdlm_stats_t before;
     rdlm_stats_t after;
     int have_stats;
 
-    p.self = &s;
-    p.cs = rdlm_bench_lock_cs(w->data, a);
-    p.rank = w->rank;
-    p.deadline_ns = UINT64_MAX;
-    if (rdlm_bench_lock_attach(w, &s.lock) != 0) {
+    if (rdlm_bench_lock_attach(w, &p.self) != 0) {
         return -1;
     }
-    if ((window ? rdlm_bench_window(&p, a->warmup, &t)
-                : rdlm_bench_batches(&p, a->warmup, &t)) != 0) {
+    p.acquire = a->ops->acquire;
+    p.release = a->ops->release;
+    p.batch = a->batch;
+    p.deadline_ns = UINT64_MAX;
+    p.cs = rdlm_bench_lock_cs(w->data, a);
+    p.rank = w->rank;
+    p.sample_mask = a->sample_mask;
+    if (rdlm_bench_lock_workload(w, &p, window, a->warmup, &t) != 0) {
         goto err_detach;
     }
-    have_stats = a->ops->stats(s.lock, &before) == 0;
+    have_stats = a->ops->stats(p.self, &before) == 0;
     if (rdlm_bench_worker_start(w) != 0) {
         goto err_detach;
     }
@@ -153,8 +130,8 @@ static inline int rdlm_bench_lock_body(rdlm_bench_worker_t *w, rdlm_bench_part_t
     p.sampler = &w->sampler;
     p.stop = w->stop;
     p.deadline_ns = !window && a->cap_ns ? w->slot->t_start_ns + a->cap_ns : UINT64_MAX;
-    if ((window ? rdlm_bench_window(&p, UINT64_MAX, &t)
-                : rdlm_bench_batches(&p, a->iterations, &t)) != 0) {
+    if (rdlm_bench_lock_workload(w, &p, window, window ? UINT64_MAX : a->iterations, &t) !=
+        0) {
         goto err_detach;
     }
     rdlm_bench_worker_end(w, t.ops);
@@ -164,52 +141,41 @@ static inline int rdlm_bench_lock_body(rdlm_bench_worker_t *w, rdlm_bench_part_t
         w->slot->values[2] = (double)t.handoffs;
         w->slot->values[3] = (double)t.max_wait_ns;
     }
-    if (have_stats && a->ops->stats(s.lock, &after) == 0) {
+    if (have_stats && a->ops->stats(p.self, &after) == 0) {
         rdlm_bench_worker_stats(w, &before, &after);
     }
-    a->ops->detach(s.lock);
+    a->ops->detach(p.self);
     return 0;
 
 err_detach:
-    a->ops->detach(s.lock);
+    a->ops->detach(p.self);
     return -1;
 }
 
 int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w)
 {
-    const rdlm_bench_lock_arg_t *a = w->arg;
-    rdlm_bench_part_t p = {.cycles = rdlm_bench_lock_self_cycles, .batch = a->batch};
-
-    return rdlm_bench_lock_body(w, p, 0);
-}
-
-/* A window body: section, local work and sample_mask as given. */
-static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w,
-                                         enum rdlm_bench_section section, int local_work)
-{
-    const rdlm_bench_lock_arg_t *a = w->arg;
-    rdlm_bench_part_t p = {.acquire = rdlm_bench_lock_self_acquire,
-                           .release = rdlm_bench_lock_self_release,
-                           .section = section,
-                           .sample_mask = a->sample_mask,
-                           .local_work = local_work};
-
-    return rdlm_bench_lock_body(w, p, 1);
+    return rdlm_bench_lock_body(w, (rdlm_bench_part_t){0}, 0);
 }
 
 int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, RDLM_BENCH_SECTION_CS, 1);
+    rdlm_bench_part_t p = {.section = RDLM_BENCH_SECTION_CS, .local_work = 1};
+
+    return rdlm_bench_lock_body(w, p, 1);
 }
 
 int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, RDLM_BENCH_SECTION_CS, 0);
+    rdlm_bench_part_t p = {.section = RDLM_BENCH_SECTION_CS};
+
+    return rdlm_bench_lock_body(w, p, 1);
 }
 
 int rdlm_bench_lock_permit_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, RDLM_BENCH_SECTION_PERMIT, 1);
+    rdlm_bench_part_t p = {.section = RDLM_BENCH_SECTION_PERMIT, .local_work = 1};
+
+    return rdlm_bench_lock_body(w, p, 1);
 }
 
 double rdlm_bench_outcome_sum(const rdlm_bench_outcome_t *out, uint32_t k)

@@ -243,20 +243,19 @@ static _Atomic uint64_t rdlm_mlb_sink;
 
 /* This rank's side of the workloads of workload.h: the running impl's adapter, which
  * dies on an error. */
-static int rdlm_mlb_part_cycles(void *self, uint64_t n)
+static int rdlm_mlb_part_cycle(void *self)
 {
     rdlm_mlb_t *m = self;
 
-    for (uint64_t k = 0; k < n; k++) {
-        m->ops->cycle(m);
-    }
+    m->ops->cycle(m);
     return 0;
 }
 
-static int rdlm_mlb_part_acquire(void *self)
+static int rdlm_mlb_part_acquire(void *self, uint64_t *token_p)
 {
     rdlm_mlb_t *m = self;
 
+    (void)token_p;
     m->ops->acquire(m);
     return 0;
 }
@@ -276,7 +275,7 @@ static void rdlm_mlb_run_cycles(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
 {
     uint64_t t0 = rdlm_bench_now_ns();
     rdlm_bench_part_t p = {.self = m,
-                           .cycles = rdlm_mlb_part_cycles,
+                           .cycle = rdlm_mlb_part_cycle,
                            .batch = RDLM_MLB_BATCH,
                            .deadline_ns = t0 + cap_ns,
                            .sampler = sampler};

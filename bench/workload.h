@@ -4,15 +4,14 @@
  * participant says how its operations run, when to stop and where samples go; the
  * workload says what is timed and counted.
  *
- *   batches  uncontended cycles in batches (cycles(self, n)); every full batch's
- *            time is a sample
+ *   batches  uncontended cycles in batches; every full batch's time is a sample
  *   window   loop { acquire; section; release; local work } until stopped; the
  *            acquire timed in one loop in sample_mask + 1 (without a section, the
  *            whole operation)
  *
- * A participant that is built as a local constant (its functions and choices known
- * at the call) gets a window loop compiled without them: the hot path stays free of
- * branches on configuration.
+ * Both are inline: a participant built as a local constant at the call (its
+ * functions and choices known there) gets loops compiled without them, as the
+ * adapters' own calls (lock_ops.h) on the hot path.
  */
 #ifndef RDLM_BENCH_WORKLOAD_H
 #define RDLM_BENCH_WORKLOAD_H
@@ -31,15 +30,14 @@ enum rdlm_bench_section {
     RDLM_BENCH_SECTION_PERMIT, /**< rdlm_bench_cs_permit (a semaphore's holders) */
 };
 
-/** One participant of a workload: a forked worker or an MPI rank. */
+/** One participant of a workload: a forked worker or an MPI rank. Its operations
+ *  have the adapters' shape (lock_ops.h): 0, or a code. */
 typedef struct rdlm_bench_part {
-    void *self; /**< passed to the functions below */
-    /** batches: n uncontended cycles; 0, or -1 after recording why. */
-    int (*cycles)(void *self, uint64_t n);
-    uint64_t batch; /**< batches: cycles per sample (0 is 1) */
-    /** window: 0, or -1 after recording why. */
-    int (*acquire)(void *self);
+    void *self; /**< passed to the functions below (a forked worker: its lock) */
+    int (*acquire)(void *self, uint64_t *token_p);
     int (*release)(void *self);
+    int (*cycle)(void *self);      /**< batches: one cycle (NULL: acquire, then release) */
+    uint64_t batch;                /**< batches: cycles per sample (0 is 1) */
     const _Atomic uint32_t *stop;  /**< stopped once it is raised (NULL: never) */
     uint64_t deadline_ns;          /**< stopped from then on (UINT64_MAX: never) */
     rdlm_bench_sampler_t *sampler; /**< samples in ns (NULL: nothing timed) */
@@ -57,6 +55,7 @@ typedef struct rdlm_bench_tally {
     uint64_t handoffs;    /**< CS sections after another participant's */
     uint64_t max_wait_ns; /**< the longest timed wait */
     uint64_t sink;        /**< local work's result (keep it alive) */
+    const char *failed;   /**< the step that failed: "acquire", "release", "cycle" */
 } rdlm_bench_tally_t;
 
 /** 1 once p's stop flag is raised or its deadline has passed. */
@@ -66,13 +65,53 @@ static inline int rdlm_bench_part_stopped(const rdlm_bench_part_t *p)
            (p->deadline_ns != UINT64_MAX && rdlm_bench_now_ns() >= p->deadline_ns);
 }
 
+/** One cycle of p: 0, or its code with t->failed naming the step. */
+static inline int rdlm_bench_part_cycle(const rdlm_bench_part_t *p, rdlm_bench_tally_t *t)
+{
+    int rc;
+
+    if (p->cycle != NULL) {
+        t->failed = "cycle";
+        return p->cycle(p->self);
+    }
+    t->failed = "acquire";
+    if ((rc = p->acquire(p->self, NULL)) != 0) {
+        return rc;
+    }
+    t->failed = "release";
+    return p->release(p->self);
+}
+
 /**
  * Up to n cycles of p in batches of p->batch: every full batch's time (ns) is a
  * sample; ends after n, or at the end of a batch from p's deadline on (the stop flag
- * is not read). t->ops += the cycles run. 0, or -1 when cycles failed. Blocking; p's
- * thread only.
+ * is not read). t->ops += the cycles run. 0, or the code of the step that failed
+ * (t->failed). Blocking; p's thread only.
  */
-int rdlm_bench_batches(const rdlm_bench_part_t *p, uint64_t n, rdlm_bench_tally_t *t);
+static inline int rdlm_bench_batches(const rdlm_bench_part_t *p, uint64_t n,
+                                     rdlm_bench_tally_t *t)
+{
+    uint64_t batch = p->batch ? p->batch : 1, t0 = rdlm_bench_now_ns(), end = t->ops + n;
+    uint64_t k, now;
+    int rc;
+
+    while (t->ops < end) {
+        for (k = 0; k < batch && t->ops < end; k++, t->ops++) {
+            if ((rc = rdlm_bench_part_cycle(p, t)) != 0) {
+                return rc;
+            }
+        }
+        now = rdlm_bench_now_ns();
+        if (k == batch && p->sampler != NULL) {
+            rdlm_bench_sampler_add(p->sampler, now - t0);
+        }
+        t0 = now;
+        if (now >= p->deadline_ns) {
+            break;
+        }
+    }
+    return 0;
+}
 
 /** The semaphore's section: count the holders inside (cs->inside, and the most ever at
  *  once in cs->max_inside). */
@@ -92,20 +131,21 @@ static inline void rdlm_bench_cs_permit(rdlm_bench_cs_t *cs)
  * Loops of p until n are done or p is stopped (checked before every loop): acquire,
  * p's section, release, local work; with a sampler, loop k (k counted in t->ops) is
  * timed when (k & sample_mask) == 0: the wait in acquire (also into t->max_wait_ns),
- * or with no section the whole operation. 0, or -1 when acquire or release failed.
- * Blocking; p's thread only.
+ * or with no section the whole operation. 0, or the code of the step that failed
+ * (t->failed). Blocking; p's thread only.
  */
 static inline int rdlm_bench_window(const rdlm_bench_part_t *p, uint64_t n,
                                     rdlm_bench_tally_t *t)
 {
     uint64_t t0 = 0, wait;
-    int timed;
+    int timed, rc;
 
     while (t->ops < n && !rdlm_bench_part_stopped(p)) {
         timed = p->sampler != NULL && (t->ops & p->sample_mask) == 0;
         t0 = timed ? rdlm_bench_now_ns() : t0;
-        if (p->acquire(p->self) != 0) {
-            return -1;
+        if ((rc = p->acquire(p->self, NULL)) != 0) {
+            t->failed = "acquire";
+            return rc;
         }
         if (timed && p->section != RDLM_BENCH_SECTION_NONE) {
             wait = rdlm_bench_now_ns() - t0;
@@ -117,8 +157,9 @@ static inline int rdlm_bench_window(const rdlm_bench_part_t *p, uint64_t n,
         } else if (p->section == RDLM_BENCH_SECTION_PERMIT) {
             rdlm_bench_cs_permit(p->cs);
         }
-        if (p->release(p->self) != 0) {
-            return -1;
+        if ((rc = p->release(p->self)) != 0) {
+            t->failed = "release";
+            return rc;
         }
         if (timed && p->section == RDLM_BENCH_SECTION_NONE) {
             rdlm_bench_sampler_add(p->sampler, rdlm_bench_now_ns() - t0);
