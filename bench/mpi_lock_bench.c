@@ -268,29 +268,12 @@ static int rdlm_mlb_part_release(void *self)
     return 0;
 }
 
-/* Single origin: cycles of the adapter (rdlm_bench_batches), a sample per batch; the
- * time cap is checked after every batch. */
-static void rdlm_mlb_run_cycles(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
-                                rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
-{
-    uint64_t t0 = rdlm_bench_now_ns();
-    rdlm_bench_part_t p = {.self = m,
-                           .cycle = rdlm_mlb_part_cycle,
-                           .batch = RDLM_MLB_BATCH,
-                           .deadline_ns = t0 + cap_ns,
-                           .sampler = sampler};
-    rdlm_bench_tally_t t = {0};
-
-    rdlm_bench_batches(&p, n, &t);
-    out->st[RDLM_BENCH_ST_OPS] = t.ops;
-    out->elapsed_ns = rdlm_bench_now_ns() - t0;
-}
-
-/* Contended and counter: rdlm_bench_window up to n loops or cap_ns, with the critical
- * section and local work in contended mode; with sampler, one loop in
- * RDLM_MLB_SAMPLE_EVERY is timed: the wait in acquire, or without a critical section
- * the whole operation. */
-static void rdlm_mlb_run_loop(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
+/* One run of up to n operations or cap_ns. Single origin (uncontended): the
+ * adapter's cycles in batches (rdlm_bench_batches), a sample per batch, the cap
+ * checked after each; contended and counter: rdlm_bench_window, with the critical
+ * section and local work in contended mode, one loop in RDLM_MLB_SAMPLE_EVERY timed
+ * (the wait in acquire, or without a critical section the whole operation). */
+static void rdlm_mlb_run_part(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
                               rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
 {
     int cs = m->mode == RDLM_MLB_CONTENDED;
@@ -298,6 +281,8 @@ static void rdlm_mlb_run_loop(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
     rdlm_bench_part_t p = {.self = m,
                            .acquire = rdlm_mlb_part_acquire,
                            .release = rdlm_mlb_part_release,
+                           .cycle = rdlm_mlb_part_cycle,
+                           .batch = RDLM_MLB_BATCH,
                            .deadline_ns = t0 + cap_ns,
                            .sampler = sampler,
                            .section = cs ? RDLM_BENCH_SECTION_CS : RDLM_BENCH_SECTION_NONE,
@@ -307,7 +292,11 @@ static void rdlm_mlb_run_loop(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
                            .local_work = cs};
     rdlm_bench_tally_t t = {.sink = out->sink};
 
-    rdlm_bench_window(&p, n, &t);
+    if (m->mode == RDLM_MLB_UNCONTENDED) {
+        rdlm_bench_batches(&p, n, &t);
+    } else {
+        rdlm_bench_window(&p, n, &t);
+    }
     out->st[RDLM_BENCH_ST_HANDOFFS] += t.handoffs;
     out->sink = t.sink;
     out->cs += cs ? t.ops : 0;
@@ -414,9 +403,9 @@ static double rdlm_mlb_figure_pair(const uint64_t *sum, uint64_t elapsed_max_ns)
            (double)(sum[RDLM_BENCH_ST_MEASURED] ? sum[RDLM_BENCH_ST_MEASURED] : 1) / 1000.0;
 }
 
-static const rdlm_mlb_workload_t rdlm_mlb_cycles = {rdlm_mlb_run_cycles,
+static const rdlm_mlb_workload_t rdlm_mlb_cycles = {rdlm_mlb_run_part,
                                                     rdlm_mlb_figure_cycles, RDLM_MLB_BATCH};
-static const rdlm_mlb_workload_t rdlm_mlb_loop = {rdlm_mlb_run_loop, rdlm_mlb_figure_loop,
+static const rdlm_mlb_workload_t rdlm_mlb_loop = {rdlm_mlb_run_part, rdlm_mlb_figure_loop,
                                                   1};
 static const rdlm_mlb_workload_t rdlm_mlb_pair = {rdlm_mlb_run_pair, rdlm_mlb_figure_pair,
                                                   1};
