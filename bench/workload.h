@@ -71,15 +71,19 @@ static inline int rdlm_bench_part_cycle(const rdlm_bench_part_t *p, rdlm_bench_t
     int rc;
 
     if (p->cycle != NULL) {
-        t->failed = "cycle";
-        return p->cycle(p->self);
-    }
-    t->failed = "acquire";
-    if ((rc = p->acquire(p->self, NULL)) != 0) {
+        if ((rc = p->cycle(p->self)) != 0) {
+            t->failed = "cycle";
+        }
         return rc;
     }
-    t->failed = "release";
-    return p->release(p->self);
+    if ((rc = p->acquire(p->self, NULL)) != 0) {
+        t->failed = "acquire";
+        return rc;
+    }
+    if ((rc = p->release(p->self)) != 0) {
+        t->failed = "release";
+    }
+    return rc;
 }
 
 /**
