@@ -66,6 +66,16 @@ int rdlm_bench_dist_stats(const char *out, const char *key, double *v)
     return 0;
 }
 
+void rdlm_bench_dist_notes(rdlm_bench_report_t *r, const char *bench, const char *out)
+{
+    const char *text;
+    size_t len;
+
+    while ((text = rdlm_bench_result_next(&out, "note", "info", &len)) != NULL) {
+        rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO, "%.*s", (int)len, text);
+    }
+}
+
 rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint32_t procs,
                                                 const char *const *args, uint32_t timeout_s)
 {

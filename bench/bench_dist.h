@@ -56,6 +56,10 @@ rdlm_bench_mpi_job_t rdlm_bench_dist_job_2nodes(const rdlm_bench_opts_t *o, uint
  *  enum order into v: 0, or -1 if one is missing. */
 int rdlm_bench_dist_stats(const char *out, const char *key, double *v);
 
+/** Add the findings the program printed (rdlm_bench_result_note) to bench's notes, in
+ *  its order. */
+void rdlm_bench_dist_notes(rdlm_bench_report_t *r, const char *bench, const char *out);
+
 /** One implementation the program measures: its name there (key), the report's
  *  implementation name and metric (NULL where the caller picks the metric). */
 typedef struct rdlm_bench_dist_impl {

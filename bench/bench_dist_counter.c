@@ -117,47 +117,6 @@ static void rdlm_bench_dk_remote_ops(rdlm_bench_report_t *r, const char *out,
                            d->impl, d->metric, ops, home, combined, home + combined);
 }
 
-/* The run's facts and the checks the program made, as notes. */
-static void rdlm_bench_dk_notes(rdlm_bench_report_t *r, const char *out, uint32_t procs)
-{
-    const char *bench = rdlm_bench_def_dist_counter.name;
-    char transport[16] = "?";
-    double home = -1, target = -1, thread = -1, ops, value, base;
-    uint32_t k;
-
-    rdlm_bench_result_get_word(out, "info", "transport", transport, sizeof(transport));
-    rdlm_bench_result_get1(out, "info", "home_node", &home);
-    rdlm_bench_result_get1(out, "info", "target", &target);
-    rdlm_bench_result_get1(out, "info", "progress_thread", &thread);
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
-                           "%u ranks, 2 nodes; rdlm's counter homed on node %.0f, at rank "
-                           "%.0f, where the MPI window word is too; off-node: the ranks of "
-                           "the other node; rdlm transport %s, progress thread %s",
-                           procs, home, target, transport, thread > 0 ? "yes" : "no");
-    for (k = 0; k < RDLM_BENCH_DK_NIMPL; k++) {
-        const char *impl = rdlm_bench_dk_impls[k].key;
-
-        if (rdlm_bench_result_get1(out, impl, "check_ops", &ops) != 0 ||
-            rdlm_bench_result_get1(out, impl, "check_value", &value) != 0 ||
-            rdlm_bench_result_get1(out, impl, "check_base", &base) != 0) {
-            continue;
-        }
-        if (k == RDLM_BENCH_DK_SEM) {
-            rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
-                                   "check %s: never more than 2 holders; %.0f permits free "
-                                   "after %.0f acquire+release of all ranks",
-                                   impl, value, ops);
-            continue;
-        }
-        rdlm_bench_report_note(
-            r, bench, RDLM_BENCH_NOTE_INFO,
-            "check %s (after every phase): value %.0f = start %.0f + "
-            "%.0f fetch-adds of all ranks, warm-ups included; old values "
-            "increasing per rank%s",
-            impl, value, base, ops, k == RDLM_BENCH_DK_SHARDED ? "" : ", all distinct");
-    }
-}
-
 static int rdlm_bench_dk_procs(rdlm_bench_report_t *r, uint32_t procs)
 {
     const rdlm_bench_opts_t *o = r->opts;
@@ -179,7 +138,7 @@ static int rdlm_bench_dk_procs(rdlm_bench_report_t *r, uint32_t procs)
     rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_FADD);
     rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_SHARDED);
     rdlm_bench_dk_remote_ops(r, out, procs, RDLM_BENCH_DK_SEM);
-    rdlm_bench_dk_notes(r, out, procs);
+    rdlm_bench_dist_notes(r, bench, out); /* the run's facts, the checks it made */
     free(out);
     return 0;
 }

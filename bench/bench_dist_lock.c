@@ -98,29 +98,13 @@ static const rdlm_bench_dist_table_t rdlm_bench_dl_table = {
 
 /* ---- dist-lock -------------------------------------------------------------------- */
 
-/* The run's facts and rdlm's remote operations, as notes. */
+/* The program's findings (the run's facts), then rdlm's remote operations, as notes. */
 static void rdlm_bench_dl_notes(rdlm_bench_report_t *r, const char *out, uint32_t procs)
 {
     const char *bench = rdlm_bench_def_dist_lock.name;
-    char lock[48] = "?", transport[16] = "?", protocol[16] = "?";
-    double home = -1, target = -1, partner = -1, thread = -1, bound = -1;
     double s[RDLM_BENCH_NSTATS];
 
-    rdlm_bench_result_get_word(out, "info", "lock", lock, sizeof(lock));
-    rdlm_bench_result_get_word(out, "info", "transport", transport, sizeof(transport));
-    rdlm_bench_result_get_word(out, "info", "lock_protocol", protocol, sizeof(protocol));
-    rdlm_bench_result_get1(out, "info", "home_node", &home);
-    rdlm_bench_result_get1(out, "info", "target", &target);
-    rdlm_bench_result_get1(out, "info", "partner", &partner);
-    rdlm_bench_result_get1(out, "info", "progress_thread", &thread);
-    rdlm_bench_result_get1(out, "info", "cohort_bound", &bound);
-    rdlm_bench_report_note(
-        r, bench, RDLM_BENCH_NOTE_INFO,
-        "%u ranks, 2 nodes: origin rank 0 (node 0), lock %s homed on node "
-        "%.0f, baselines' target rank %.0f (its leader), partner rank "
-        "%.0f; rdlm transport %s, lock protocol %s, progress thread %s, cohort bound %.0f",
-        procs, lock, home, target, partner, transport, protocol, thread > 0 ? "yes" : "no",
-        bound);
+    rdlm_bench_dist_notes(r, bench, out);
     if (rdlm_bench_dist_stats(out, "rdlm", s) == 0 && s[RDLM_BENCH_ST_ACQ] > 0) {
         double per = (s[RDLM_BENCH_ST_HOME] + s[RDLM_BENCH_ST_PEER]) / s[RDLM_BENCH_ST_ACQ];
         double waited = per - s[RDLM_BENCH_ST_POSTED] / s[RDLM_BENCH_ST_ACQ];

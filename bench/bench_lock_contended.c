@@ -86,14 +86,14 @@ static int rdlm_bench_cont_round(uint32_t run, uint32_t round, void *ctx)
     int waits = run >= RDLM_BENCH_CONT_NIMPL;
     rdlm_bench_lock_arg_t arg = {.ops = rdlm_bench_cont_impls[impl],
                                  .warmup = c->warmup,
-                                 .sample_mask = RDLM_BENCH_CONT_SAMPLE_EVERY - 1};
+                                 .sample_mask = waits ? 0 : RDLM_BENCH_CONT_SAMPLE_EVERY - 1};
     rdlm_bench_run_params_t p = {
         .nprocs = c->nprocs,
         .duration_ms = c->duration_ms,
         .sample_cap = RDLM_BENCH_CONT_SAMPLES,
         .timeout_s = 60 + c->duration_ms / 1000,
         .data_check = rdlm_bench_lock_check,
-        .body = waits ? rdlm_bench_lock_waits_body : rdlm_bench_lock_window_body,
+        .body = rdlm_bench_lock_window_body,
         .verbose = c->report->opts->verbose,
     };
     rdlm_bench_outcome_t out;

@@ -30,6 +30,7 @@
 #include "clock.h"
 #include "lock_bench.h"
 #include "rounds.h"
+#include "workload.h"
 
 #define RDLM_BENCH_PP_ITERATIONS 500000u
 #define RDLM_BENCH_PP_WARMUP 10000u
@@ -45,6 +46,7 @@ typedef struct rdlm_bench_pp_word {
 
 /* One process's side of the ping-pong. */
 typedef struct rdlm_bench_pp_side {
+    rdlm_bench_worker_t *w;
     void *lock;             /* rdlm: the lock adapter's handle; cas: NULL */
     rdlm_bench_cs_t *cs;    /* rdlm */
     _Atomic uint64_t *turn; /* cas */
@@ -148,7 +150,7 @@ static int rdlm_bench_pp_lock_turn(rdlm_bench_worker_t *w, rdlm_bench_pp_side_t 
     int rc;
 
     do {
-        rc = rdlm_bench_lock_section(w, a->lock.ops, side->lock, side->cs, 0, NULL, 0);
+        rc = rdlm_bench_lock_section(w, a->lock.ops, side->lock, side->cs);
         side->taken++;
     } while (rc == 0);
     return rc < 0 ? -1 : 0;
@@ -208,51 +210,48 @@ static int rdlm_bench_pp_pin(rdlm_bench_worker_t *w, int cpu)
     return 0;
 }
 
+/* One turn of side's process (the cycle of rdlm_bench_batches). */
+static int rdlm_bench_pp_turn(void *self)
+{
+    rdlm_bench_pp_side_t *side = self;
+    const rdlm_bench_pp_arg_t *a = side->w->arg;
+
+    return a->ops->turn(side->w, side);
+}
+
 /* Pin, attach, warm up, then time the turns in batches (one round trip each). */
 static int rdlm_bench_pp_body(rdlm_bench_worker_t *w)
 {
     const rdlm_bench_pp_arg_t *a = w->arg;
     const rdlm_bench_pp_ops_t *ops = a->ops;
-    rdlm_bench_pp_side_t side = {0};
+    rdlm_bench_pp_side_t side = {.w = w};
+    rdlm_bench_part_t p = {.self = &side,
+                           .cycle = rdlm_bench_pp_turn,
+                           .batch = RDLM_BENCH_PP_BATCH,
+                           .deadline_ns = UINT64_MAX};
+    rdlm_bench_tally_t t = {0};
     rdlm_stats_t before;
     rdlm_stats_t after;
     int have_stats;
-    uint64_t done;
     uint64_t taken_before;
-    uint64_t t_prev;
-    uint64_t t;
-    uint64_t n;
-    uint64_t k;
 
     if (rdlm_bench_pp_pin(w, a->cpu[w->rank]) != 0 || ops->attach(w, &side) != 0) {
         return -1;
     }
-    for (k = 0; k < a->lock.warmup; k++) {
-        if (ops->turn(w, &side) != 0) {
-            goto err_detach;
-        }
+    if (rdlm_bench_batches(&p, a->lock.warmup, &t) != 0) {
+        goto err_detach;
     }
     have_stats = side.lock != NULL && a->lock.ops->stats(side.lock, &before) == 0;
     if (rdlm_bench_worker_start(w) != 0) {
         goto err_detach;
     }
     taken_before = side.taken;
-    t_prev = w->slot->t_start_ns;
-    for (done = 0; done < a->lock.iterations; done += n) {
-        n = a->lock.iterations - done < RDLM_BENCH_PP_BATCH ? a->lock.iterations - done
-                                                            : RDLM_BENCH_PP_BATCH;
-        for (k = 0; k < n; k++) {
-            if (ops->turn(w, &side) != 0) {
-                goto err_detach;
-            }
-        }
-        t = rdlm_bench_now_ns();
-        if (n == RDLM_BENCH_PP_BATCH) {
-            rdlm_bench_sampler_add(&w->sampler, t - t_prev);
-        }
-        t_prev = t;
+    t.ops = 0;
+    p.sampler = &w->sampler;
+    if (rdlm_bench_batches(&p, a->lock.iterations, &t) != 0) {
+        goto err_detach;
     }
-    rdlm_bench_worker_end(w, a->lock.iterations);
+    rdlm_bench_worker_end(w, t.ops);
     w->slot->values[0] = (double)(side.taken - a->lock.iterations);
     w->slot->values[1] = (double)(side.taken - taken_before - a->lock.iterations);
     if (have_stats && a->lock.ops->stats(side.lock, &after) == 0) {

@@ -54,7 +54,7 @@ static int rdlm_bench_rw_loop(rdlm_bench_worker_t *w, const rdlm_bench_rw_arg_t 
 
     for (k = 0; k < n; k++) {
         if (rdlm_bench_rw_next(state) % 100 >= a->read_pct) {
-            if (rdlm_bench_lock_section(w, a->lock.ops, lock, cs, 0, NULL, 0) < 0) {
+            if (rdlm_bench_lock_section(w, a->lock.ops, lock, cs) < 0) {
                 return -1;
             }
             (*writes_p)++;

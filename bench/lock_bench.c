@@ -1,5 +1,6 @@
 /* Plumbing shared by the lock benchmarks; see lock_bench.h. */
 #include "lock_bench.h"
+#include "workload.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -85,140 +86,96 @@ int rdlm_bench_lock_check(void *data, const void *arg, const rdlm_bench_outcome_
     return rdlm_bench_lock_check_count(data, arg, expected, why, whylen);
 }
 
-int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w)
+/* One run of p's workload (window: up to n loops; else n cycles): 0, or -1 after
+ * recording the failed step. */
+static inline int rdlm_bench_lock_workload(rdlm_bench_worker_t *w,
+                                           const rdlm_bench_part_t *p, int window,
+                                           uint64_t n, rdlm_bench_tally_t *t)
+{
+    int rc = window ? rdlm_bench_window(p, n, t) : rdlm_bench_batches(p, n, t);
+
+    return rc == 0 ? 0 : rdlm_bench_lock_failed(w, t->failed, rc);
+}
+
+/* Every lock body, p's choices set by the caller: attach, warm up (untimed), start,
+ * the measured run (window: until the stop flag; else a->iterations cycles, at most
+ * a->cap_ns), end, rdlm's statistics over it, detach. */
+static inline int rdlm_bench_lock_body(rdlm_bench_worker_t *w, rdlm_bench_part_t p,
+                                       int window)
 {
     const rdlm_bench_lock_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->ops;
-    uint64_t batch = a->batch ? a->batch : 1;
+    rdlm_bench_tally_t t = {.sink = w->rank + 1};
     rdlm_stats_t before;
     rdlm_stats_t after;
-    uint64_t done;
-    uint64_t t_prev;
-    uint64_t t;
-    uint64_t n;
     int have_stats;
-    void *lock;
 
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
+    if (rdlm_bench_lock_attach(w, &p.self) != 0) {
         return -1;
     }
-    if (rdlm_bench_lock_pairs(w, ops, lock, a->warmup) != 0) {
+    p.acquire = a->ops->acquire;
+    p.release = a->ops->release;
+    p.batch = a->batch;
+    p.deadline_ns = UINT64_MAX;
+    p.cs = rdlm_bench_lock_cs(w->data, a);
+    p.rank = w->rank;
+    p.sample_mask = a->sample_mask;
+    if (rdlm_bench_lock_workload(w, &p, window, a->warmup, &t) != 0) {
         goto err_detach;
     }
-    have_stats = ops->stats(lock, &before) == 0;
+    have_stats = a->ops->stats(p.self, &before) == 0;
     if (rdlm_bench_worker_start(w) != 0) {
         goto err_detach;
     }
-    t_prev = w->slot->t_start_ns;
-    for (done = 0; done < a->iterations; done += n) {
-        n = a->iterations - done < batch ? a->iterations - done : batch;
-        if (rdlm_bench_lock_pairs(w, ops, lock, n) != 0) {
-            goto err_detach;
-        }
-        t = rdlm_bench_now_ns();
-        if (n == batch) {
-            rdlm_bench_sampler_add(&w->sampler, t - t_prev);
-        }
-        t_prev = t;
-        if (a->cap_ns && t - w->slot->t_start_ns >= a->cap_ns) {
-            done += n;
-            break;
-        }
+    t = (rdlm_bench_tally_t){.sink = t.sink};
+    p.sampler = &w->sampler;
+    p.stop = w->stop;
+    p.deadline_ns = !window && a->cap_ns ? w->slot->t_start_ns + a->cap_ns : UINT64_MAX;
+    if (rdlm_bench_lock_workload(w, &p, window, window ? UINT64_MAX : a->iterations, &t) !=
+        0) {
+        goto err_detach;
     }
-    rdlm_bench_worker_end(w, done);
-    if (have_stats && ops->stats(lock, &after) == 0) {
+    rdlm_bench_worker_end(w, t.ops);
+    if (window) {
+        w->slot->values[0] = (double)a->warmup;
+        w->slot->values[1] = (double)(t.sink & 0xff); /* keeps the local work alive */
+        w->slot->values[2] = (double)t.handoffs;
+        w->slot->values[3] = (double)t.max_wait_ns;
+    }
+    if (have_stats && a->ops->stats(p.self, &after) == 0) {
         rdlm_bench_worker_stats(w, &before, &after);
     }
-    ops->detach(lock);
+    a->ops->detach(p.self);
     return 0;
 
 err_detach:
-    ops->detach(lock);
+    a->ops->detach(p.self);
     return -1;
 }
 
-/* The contended workload with its choices constant, so each body's loop is
- * compiled without them (hot path). */
-static inline int rdlm_bench_lock_window(rdlm_bench_worker_t *w, int waits, int local_work,
-                                         int permit)
+int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w)
 {
-    const rdlm_bench_lock_arg_t *a = w->arg;
-    const rdlm_bench_lock_ops_t *ops = a->ops;
-    rdlm_bench_cs_t *cs = rdlm_bench_lock_cs(w->data, a);
-    uint64_t sink = w->rank + 1;
-    rdlm_stats_t before;
-    rdlm_stats_t after;
-    uint64_t ops_done = 0;
-    uint64_t handoffs = 0;
-    uint64_t max_wait = 0;
-    uint64_t wait;
-    int have_stats;
-    void *lock;
-    uint64_t k;
-    int rc;
-
-    if (rdlm_bench_lock_attach(w, &lock) != 0) {
-        return -1;
-    }
-    for (k = 0; k < a->warmup; k++) {
-        if (rdlm_bench_lock_section(w, ops, lock, cs, 0, NULL, permit) < 0) {
-            goto err_detach;
-        }
-        sink = local_work ? rdlm_bench_local_work(sink) : sink;
-    }
-    have_stats = ops->stats(lock, &before) == 0;
-    if (rdlm_bench_worker_start(w) != 0) {
-        goto err_detach;
-    }
-    while (!rdlm_bench_worker_stopped(w)) {
-        if (waits) {
-            rc = rdlm_bench_lock_section(w, ops, lock, cs, 1, &wait, permit);
-            max_wait = wait > max_wait ? wait : max_wait;
-        } else {
-            rc = rdlm_bench_lock_section(w, ops, lock, cs, (ops_done & a->sample_mask) == 0,
-                                         NULL, permit);
-        }
-        if (rc < 0) {
-            goto err_detach;
-        }
-        handoffs += (uint64_t)rc;
-        sink = local_work ? rdlm_bench_local_work(sink) : sink;
-        ops_done++;
-    }
-    rdlm_bench_worker_end(w, ops_done);
-    w->slot->values[0] = (double)a->warmup;
-    w->slot->values[1] = (double)(sink & 0xff); /* keeps the local work alive */
-    w->slot->values[2] = (double)handoffs;
-    w->slot->values[3] = (double)max_wait;
-    if (have_stats && ops->stats(lock, &after) == 0) {
-        rdlm_bench_worker_stats(w, &before, &after);
-    }
-    ops->detach(lock);
-    return 0;
-
-err_detach:
-    ops->detach(lock);
-    return -1;
+    return rdlm_bench_lock_body(w, (rdlm_bench_part_t){0}, 0);
 }
 
 int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 0, 1, 0);
-}
+    rdlm_bench_part_t p = {.section = RDLM_BENCH_SECTION_CS, .local_work = 1};
 
-int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w)
-{
-    return rdlm_bench_lock_window(w, 1, 1, 0);
+    return rdlm_bench_lock_body(w, p, 1);
 }
 
 int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 0, 0, 0);
+    rdlm_bench_part_t p = {.section = RDLM_BENCH_SECTION_CS};
+
+    return rdlm_bench_lock_body(w, p, 1);
 }
 
 int rdlm_bench_lock_permit_window_body(rdlm_bench_worker_t *w)
 {
-    return rdlm_bench_lock_window(w, 0, 1, 1);
+    rdlm_bench_part_t p = {.section = RDLM_BENCH_SECTION_PERMIT, .local_work = 1};
+
+    return rdlm_bench_lock_body(w, p, 1);
 }
 
 double rdlm_bench_outcome_sum(const rdlm_bench_outcome_t *out, uint32_t k)

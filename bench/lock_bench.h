@@ -2,8 +2,9 @@
  * What the lock benchmarks share: their parameters, the layout of the data mapping
  * (the lock's words, then the critical section's own cache line), the per-worker
  * attach that turns adapter errors into worker failures, the measured steps their
- * loops are made of (inline: they are the hot path), and the two workloads written
- * once over the adapters (uncontended pairs; a window of contended sections).
+ * loops are made of (inline: they are the hot path), and the bodies that run the
+ * workloads of workload.h (uncontended pairs; a window of contended sections) over
+ * the adapters.
  *
  *   data mapping:  [ lock words (ops->shared_size), padded ][ cs: 1 cache line ]
  */
@@ -29,7 +30,7 @@ typedef struct rdlm_bench_lock_arg {
     uint32_t batch;  /**< pairs per timed batch (a sample each; 0 is 1) */
     uint64_t cap_ns; /**< end the measurement after this long (0: never) */
     /* the window bodies */
-    uint64_t sample_mask; /**< time the acquire when (ops & mask) == 0 */
+    uint64_t sample_mask; /**< time the acquire when (ops & mask) == 0 (0: all) */
 } rdlm_bench_lock_arg_t;
 
 /** The state the critical section protects: plain, non-atomic, one cache line. The
@@ -70,22 +71,21 @@ int rdlm_bench_lock_check_count(void *data, const void *arg, uint64_t expected, 
                                 size_t whylen);
 
 /** The uncontended workload (arg is rdlm_bench_lock_arg_t): warm-up pairs, then
- *  iterations acquire+release pairs in batches, every full batch's time a sample,
- *  until done or cap_ns; rdlm's statistics over the measured phase. ops = pairs. */
+ *  iterations acquire+release pairs in batches (rdlm_bench_batches), every full
+ *  batch's time a sample, until done or cap_ns; rdlm's statistics over the measured
+ *  phase. ops = pairs. */
 int rdlm_bench_lock_pairs_body(rdlm_bench_worker_t *w);
 
 /** The contended workload (arg is rdlm_bench_lock_arg_t): warm-up sections, then
- *  sections (rdlm_bench_lock_section, then rdlm_bench_local_work) until the stop
- *  flag, the acquire timed when (ops & sample_mask) == 0; ops = sections. values:
- *  [0] warm-up sections, [1] local work's result, [2] hand-offs, [3] longest wait ns
- *  (waits body). rdlm's statistics as above. */
+ *  sections (rdlm_bench_window: acquire, rdlm_bench_cs_enter, release, local work)
+ *  until the stop flag, the acquire timed when (ops & sample_mask) == 0 (0: every
+ *  one); ops = sections. values: [0] warm-up sections, [1] local work's result, [2]
+ *  hand-offs, [3] longest timed wait ns. rdlm's statistics as above. */
 int rdlm_bench_lock_window_body(rdlm_bench_worker_t *w);
-/** The same with every acquire timed (its wait into [3] and the sampler). */
-int rdlm_bench_lock_waits_body(rdlm_bench_worker_t *w);
 /** The same without the local work (a section costs a service's round trips). */
 int rdlm_bench_lock_bare_window_body(rdlm_bench_worker_t *w);
 /** The window body on a semaphore (CAP_PERMITS): its sections count the holders
- *  inside (rdlm_bench_lock_held_permit) instead of the counter; hand-offs are 0. */
+ *  inside (rdlm_bench_cs_permit) instead of the counter; hand-offs are 0. */
 int rdlm_bench_lock_permit_window_body(rdlm_bench_worker_t *w);
 
 /** rdlm_bench_run of p with arg (an rdlm_bench_lock_arg_t, or a struct that starts
@@ -117,26 +117,6 @@ static inline uint64_t rdlm_bench_local_work(uint64_t x)
     return x;
 }
 
-/** n uncontended acquire+release pairs through ops on lock: 0, or -1 after
- *  rdlm_bench_lock_failed (the caller detaches). */
-static inline int rdlm_bench_lock_pairs(rdlm_bench_worker_t *w,
-                                        const rdlm_bench_lock_ops_t *ops, void *lock,
-                                        uint64_t n)
-{
-    uint64_t k;
-    int rc;
-
-    for (k = 0; k < n; k++) {
-        if ((rc = ops->acquire(lock, NULL)) != 0) {
-            return rdlm_bench_lock_failed(w, "acquire", rc);
-        }
-        if ((rc = ops->release(lock)) != 0) {
-            return rdlm_bench_lock_failed(w, "release", rc);
-        }
-    }
-    return 0;
-}
-
 /** The critical section of every lock benchmark (fork or MPI), under the lock:
  *  counter++ and last_rank = rank in cs. 1 if it came after another process's (a
  *  hand-off), 0 if after this one's. */
@@ -149,68 +129,24 @@ static inline int rdlm_bench_cs_enter(rdlm_bench_cs_t *cs, uint64_t rank)
     return handoff;
 }
 
-/** The held part of a section: rdlm_bench_cs_enter, release. 1 if the section came
+/** One untimed critical section: acquire, rdlm_bench_cs_enter, release. 1 if it came
  *  after another worker's (a hand-off), 0 if after this one's, -1 after
  *  rdlm_bench_lock_failed. */
-static inline int rdlm_bench_lock_held(rdlm_bench_worker_t *w,
-                                       const rdlm_bench_lock_ops_t *ops, void *lock,
-                                       rdlm_bench_cs_t *cs)
+static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
+                                          const rdlm_bench_lock_ops_t *ops, void *lock,
+                                          rdlm_bench_cs_t *cs)
 {
-    int handoff = rdlm_bench_cs_enter(cs, w->rank);
-    int rc;
+    int rc = ops->acquire(lock, NULL);
+    int handoff;
 
+    if (rc != 0) {
+        return rdlm_bench_lock_failed(w, "acquire", rc);
+    }
+    handoff = rdlm_bench_cs_enter(cs, w->rank);
     if ((rc = ops->release(lock)) != 0) {
         return rdlm_bench_lock_failed(w, "release", rc);
     }
     return handoff;
-}
-
-/** The held part of a semaphore's pass: count the holders inside (cs->inside, and
- *  the most ever at once in cs->max_inside), release. 0, or -1 after
- *  rdlm_bench_lock_failed. */
-static inline int rdlm_bench_lock_held_permit(rdlm_bench_worker_t *w,
-                                              const rdlm_bench_lock_ops_t *ops, void *sem,
-                                              rdlm_bench_cs_t *cs)
-{
-    uint32_t seen = atomic_fetch_add_explicit(&cs->inside, 1, memory_order_relaxed) + 1;
-    uint32_t max = atomic_load_explicit(&cs->max_inside, memory_order_relaxed);
-    int rc;
-
-    while (seen > max && !atomic_compare_exchange_weak_explicit(&cs->max_inside, &max, seen,
-                                                                memory_order_relaxed,
-                                                                memory_order_relaxed)) {
-    }
-    atomic_fetch_sub_explicit(&cs->inside, 1, memory_order_relaxed);
-    if ((rc = ops->release(sem)) != 0) {
-        return rdlm_bench_lock_failed(w, "release", rc);
-    }
-    return 0;
-}
-
-/** One critical section: acquire (with timed, its wait goes into the sampler and,
- *  if wait_ns_p is not NULL, into *wait_ns_p), then rdlm_bench_lock_held, or with
- *  permit (a semaphore) rdlm_bench_lock_held_permit. */
-static inline int rdlm_bench_lock_section(rdlm_bench_worker_t *w,
-                                          const rdlm_bench_lock_ops_t *ops, void *lock,
-                                          rdlm_bench_cs_t *cs, int timed,
-                                          uint64_t *wait_ns_p, int permit)
-{
-    uint64_t t0 = timed ? rdlm_bench_now_ns() : 0;
-    int rc = ops->acquire(lock, NULL);
-    uint64_t wait;
-
-    if (timed) {
-        wait = rdlm_bench_now_ns() - t0;
-        rdlm_bench_sampler_add(&w->sampler, wait);
-        if (wait_ns_p != NULL) {
-            *wait_ns_p = wait;
-        }
-    }
-    if (rc != 0) {
-        return rdlm_bench_lock_failed(w, "acquire", rc);
-    }
-    return permit ? rdlm_bench_lock_held_permit(w, ops, lock, cs)
-                  : rdlm_bench_lock_held(w, ops, lock, cs);
 }
 
 #endif

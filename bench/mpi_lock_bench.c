@@ -79,14 +79,15 @@
  * baselines keep progressing. With --result-lines, rank 0 also prints the result lines
  * rdlm-bench reads (mpi_result.h), once per size of -m:
  *
- *   info nodes, home_node, target, partner, cohort_bound, progress_thread (numbers),
- *        lock, transport, lock_protocol (words)
+ *   info nodes, cohort_bound
+ *   note info: uncontended and counter modes, the run's facts (the lock, its home
+ *        node, the target, the partner, rdlm's transport, ...) in words; counter
+ *        mode, after them, what each check found (the checked counter after the last
+ *        phase, every rank's operations, its start; the semaphore's permits free)
  *   <impl> value, p50_us, p90_us, p99_us, ops, handoff_kops (critical sections entered
  *        after another rank's, per second), offnode_kops: one per round
  *   <impl> the statistics of RDLM_BENCH_STATS (mpi_result.h): the implementations in
  *        the distributed context, summed over ranks and rounds
- *   <impl> check_ops, check_value, check_base: the checked counter after the last
- *        phase (the semaphore: permits free), every rank's operations, its start
  *   rdlm_ctx kib, rdlm_ctx_max kib; rdlm_remote kib, home_node: one per remote node
  *        used (memory mode)
  */
@@ -107,6 +108,7 @@
 #include "mpi_lock_bench.h"
 #include "rounds.h"
 #include "stats.h"
+#include "workload.h"
 
 #define RDLM_MLB_WARMUP_CAP_NS 500000000ull
 #define RDLM_MLB_BATCH 10u        /* cycles per percentile sample (single origin) */
@@ -130,11 +132,13 @@ typedef struct rdlm_mlb_loop {
 } rdlm_mlb_loop_t;
 
 /* A workload: one run of up to n operations or cap_ns (with sampler, percentile
- * samples in ns), and the round's figure from the sums over ranks. */
+ * samples in ns, each of per_sample operations), and the round's figure from the
+ * sums over ranks. */
 typedef struct rdlm_mlb_workload {
     void (*run)(struct rdlm_mlb *m, uint64_t n, uint64_t cap_ns,
                 rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out);
     double (*figure)(const uint64_t *sum, uint64_t elapsed_max_ns);
+    uint32_t per_sample;
 } rdlm_mlb_workload_t;
 
 /* ---- synchronisation of the harness ---------------------------------------------- */
@@ -237,60 +241,66 @@ static void rdlm_mlb_check(rdlm_mlb_t *m)
 /* Where the local work's result goes, so that the compiler keeps it. */
 static _Atomic uint64_t rdlm_mlb_sink;
 
-/* Single origin: cycles of the adapter, timed in batches (one sample per batch, ns
- * per cycle); the time cap is checked after every batch. */
-static void rdlm_mlb_run_cycles(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
-                                rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
+/* This rank's side of the workloads of workload.h: the running impl's adapter, which
+ * dies on an error. */
+static int rdlm_mlb_part_cycle(void *self)
 {
-    uint64_t t0 = rdlm_bench_now_ns(), tb = t0, t, k;
+    rdlm_mlb_t *m = self;
 
-    for (k = 0; k < n;) {
-        m->ops->cycle(m);
-        if (++k % RDLM_MLB_BATCH == 0) {
-            t = rdlm_bench_now_ns();
-            if (sampler != NULL) {
-                rdlm_bench_sampler_add(sampler, (t - tb) / RDLM_MLB_BATCH);
-            }
-            tb = t;
-            if (t - t0 > cap_ns) {
-                break;
-            }
-        }
-    }
-    out->st[RDLM_BENCH_ST_OPS] = k;
-    out->elapsed_ns = rdlm_bench_now_ns() - t0;
+    m->ops->cycle(m);
+    return 0;
 }
 
-/* Contended and counter: loop { acquire; [critical section;] release; [local work] }
- * (the bracketed parts in contended mode) up to n times or cap_ns; with sampler, one
- * loop in RDLM_MLB_SAMPLE_EVERY is timed: the wait in acquire, or without a critical
- * section the whole operation. */
-static void rdlm_mlb_run_loop(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
+static int rdlm_mlb_part_acquire(void *self, uint64_t *token_p)
+{
+    rdlm_mlb_t *m = self;
+
+    (void)token_p;
+    m->ops->acquire(m);
+    return 0;
+}
+
+static int rdlm_mlb_part_release(void *self)
+{
+    rdlm_mlb_t *m = self;
+
+    m->ops->release(m);
+    return 0;
+}
+
+/* One run of up to n operations or cap_ns. Single origin (uncontended): the
+ * adapter's cycles in batches (rdlm_bench_batches), a sample per batch, the cap
+ * checked after each; contended and counter: rdlm_bench_window, with the critical
+ * section and local work in contended mode, one loop in RDLM_MLB_SAMPLE_EVERY timed
+ * (the wait in acquire, or without a critical section the whole operation). */
+static void rdlm_mlb_run_part(rdlm_mlb_t *m, uint64_t n, uint64_t cap_ns,
                               rdlm_bench_sampler_t *sampler, rdlm_mlb_loop_t *out)
 {
     int cs = m->mode == RDLM_MLB_CONTENDED;
-    uint64_t t0 = rdlm_bench_now_ns(), ta = 0, k;
+    uint64_t t0 = rdlm_bench_now_ns();
+    rdlm_bench_part_t p = {.self = m,
+                           .acquire = rdlm_mlb_part_acquire,
+                           .release = rdlm_mlb_part_release,
+                           .cycle = rdlm_mlb_part_cycle,
+                           .batch = RDLM_MLB_BATCH,
+                           .deadline_ns = t0 + cap_ns,
+                           .sampler = sampler,
+                           .section = cs ? RDLM_BENCH_SECTION_CS : RDLM_BENCH_SECTION_NONE,
+                           .cs = &m->sh->cs,
+                           .rank = (uint64_t)m->rank,
+                           .sample_mask = RDLM_MLB_SAMPLE_EVERY - 1,
+                           .local_work = cs};
+    rdlm_bench_tally_t t = {.sink = out->sink};
 
-    for (k = 0; k < n && rdlm_bench_now_ns() - t0 <= cap_ns; k++) {
-        int timed = sampler != NULL && (k & (RDLM_MLB_SAMPLE_EVERY - 1)) == 0;
-
-        if (timed) {
-            ta = rdlm_bench_now_ns();
-        }
-        m->ops->acquire(m);
-        if (timed && cs) {
-            rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
-        }
-        out->st[RDLM_BENCH_ST_HANDOFFS] +=
-            cs ? (uint64_t)rdlm_bench_cs_enter(&m->sh->cs, (uint64_t)m->rank) : 0;
-        m->ops->release(m);
-        if (timed && !cs) {
-            rdlm_bench_sampler_add(sampler, rdlm_bench_now_ns() - ta);
-        }
-        out->sink = cs ? rdlm_bench_local_work(out->sink) : out->sink;
+    if (m->mode == RDLM_MLB_UNCONTENDED) {
+        rdlm_bench_batches(&p, n, &t);
+    } else {
+        rdlm_bench_window(&p, n, &t);
     }
-    out->cs += cs ? k : 0;
-    out->st[RDLM_BENCH_ST_OPS] = k;
+    out->st[RDLM_BENCH_ST_HANDOFFS] += t.handoffs;
+    out->sink = t.sink;
+    out->cs += cs ? t.ops : 0;
+    out->st[RDLM_BENCH_ST_OPS] = t.ops;
     out->elapsed_ns = rdlm_bench_now_ns() - t0;
 }
 
@@ -393,10 +403,12 @@ static double rdlm_mlb_figure_pair(const uint64_t *sum, uint64_t elapsed_max_ns)
            (double)(sum[RDLM_BENCH_ST_MEASURED] ? sum[RDLM_BENCH_ST_MEASURED] : 1) / 1000.0;
 }
 
-static const rdlm_mlb_workload_t rdlm_mlb_cycles = {rdlm_mlb_run_cycles,
-                                                    rdlm_mlb_figure_cycles};
-static const rdlm_mlb_workload_t rdlm_mlb_loop = {rdlm_mlb_run_loop, rdlm_mlb_figure_loop};
-static const rdlm_mlb_workload_t rdlm_mlb_pair = {rdlm_mlb_run_pair, rdlm_mlb_figure_pair};
+static const rdlm_mlb_workload_t rdlm_mlb_cycles = {rdlm_mlb_run_part,
+                                                    rdlm_mlb_figure_cycles, RDLM_MLB_BATCH};
+static const rdlm_mlb_workload_t rdlm_mlb_loop = {rdlm_mlb_run_part, rdlm_mlb_figure_loop,
+                                                  1};
+static const rdlm_mlb_workload_t rdlm_mlb_pair = {rdlm_mlb_run_pair, rdlm_mlb_figure_pair,
+                                                  1};
 
 /* ---- one phase --------------------------------------------------------------------- */
 
@@ -411,9 +423,10 @@ static void rdlm_mlb_stats_sub(const rdlm_stats_t *a, const rdlm_stats_t *b, uin
     out[RDLM_BENCH_ST_COMBINED] += a->combined - b->combined;
 }
 
-/* Gather every rank's samples (ns) at rank 0 and summarise them (us). */
+/* Gather every rank's samples (ns per per_sample operations) at rank 0 and summarise
+ * them (us per operation). */
 static void rdlm_mlb_gather_samples(rdlm_mlb_t *m, const rdlm_bench_sampler_t *sampler,
-                                    rdlm_bench_summary_t *pct)
+                                    uint32_t per_sample, rdlm_bench_summary_t *pct)
 {
     int nsamples = (int)sampler->len, total = 0, k;
     int *counts = NULL, *displs = NULL;
@@ -437,7 +450,7 @@ static void rdlm_mlb_gather_samples(rdlm_mlb_t *m, const rdlm_bench_sampler_t *s
     MPI_Gatherv(sampler->buf, nsamples, MPI_UINT32_T, all, counts, displs, MPI_UINT32_T, 0,
                 MPI_COMM_WORLD);
     for (k = 0; k < total; k++) {
-        us[k] = all[k] / 1000.0;
+        us[k] = all[k] / 1000.0 / per_sample;
     }
     if (m->rank == 0) {
         rdlm_bench_summarize(us, (size_t)total, pct);
@@ -522,7 +535,7 @@ static void rdlm_mlb_phase(rdlm_mlb_t *m, const rdlm_mlb_workload_t *w, uint32_t
     MPI_Reduce(loop.st, sum, RDLM_BENCH_NSTATS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&loop.elapsed_ns, &elapsed_max, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&off, &off_sum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    rdlm_mlb_gather_samples(m, &sampler, &pct);
+    rdlm_mlb_gather_samples(m, &sampler, w->per_sample, &pct);
     if (m->rank == 0) {
         rdlm_mlb_figures(m, w, round, sum, elapsed_max, off_sum, &pct);
     }
@@ -871,26 +884,62 @@ static int rdlm_mlb_measured(const rdlm_mlb_t *m, uint32_t impl)
     return !rdlm_mlb_impls[impl].pair || m->partner >= 0;
 }
 
+/* The findings rdlm-bench reports as they are (rank 0, --result-lines): uncontended,
+ * the run's facts; counter, those and what the checks found. */
+static void rdlm_mlb_facts(const rdlm_mlb_t *m)
+{
+    const char *transport = m->info.transport ? m->info.transport : "?";
+    const char *thread = m->info.progress_thread ? "yes" : "no";
+
+    if (m->mode == RDLM_MLB_UNCONTENDED) {
+        rdlm_bench_result_note(
+            "%d ranks, %u nodes: origin rank 0 (node 0), lock %s homed on node %d, "
+            "baselines' target rank %d (its leader), partner rank %d; rdlm transport %s, "
+            "lock protocol %s, progress thread %s, cohort bound %u",
+            m->size, m->info.nodes, m->lock_name[0] ? m->lock_name : "-", m->home_node,
+            m->target, m->partner, transport,
+            m->info.lock_protocol ? m->info.lock_protocol : "?", thread,
+            m->info.cohort_bound);
+    } else if (m->mode == RDLM_MLB_COUNTER) {
+        rdlm_bench_result_note("%d ranks, %u nodes; rdlm's counter homed on node %d, at "
+                               "rank %d, where the MPI window word is too; off-node: the "
+                               "ranks of the other node; rdlm transport %s, progress "
+                               "thread %s",
+                               m->size, m->info.nodes, m->home_node, m->target, transport,
+                               thread);
+    }
+}
+
+/* Counter mode: what impl's check found after the last phase (rank 0). */
+static void rdlm_mlb_check_note(const rdlm_mlb_t *m, uint32_t impl)
+{
+    const rdlm_mlb_count_t *c = &m->count[impl];
+    enum rdlm_mlb_check check = m->filled[impl].check;
+
+    if (check == RDLM_MLB_CHECK_PERMITS) {
+        rdlm_bench_result_note(
+            "check %s: never more than %u holders; %" PRId64 " permits free after %" PRIu64
+            " acquire+release of all ranks",
+            rdlm_mlb_impls[impl].name, RDLM_MLB_SEM_PERMITS, c->value, c->total);
+    } else if (check != RDLM_MLB_CHECK_NONE) {
+        rdlm_bench_result_note(
+            "check %s (after every phase): value %" PRId64 " = start %" PRId64 " + %" PRIu64
+            " fetch-adds of all ranks, warm-ups included; old values increasing per rank%s",
+            rdlm_mlb_impls[impl].name, c->value, c->base, c->total,
+            check == RDLM_MLB_CHECK_DISTINCT ? ", all distinct" : "");
+    }
+}
+
 /* The result lines of the size just run (rank 0, --result-lines). */
 static void rdlm_mlb_result_lines(const rdlm_mlb_t *m)
 {
-    const rdlm_mlb_count_t *c;
     uint32_t j, k, impl;
 
     rdlm_bench_result_put1("info", "nodes", m->info.nodes);
-    rdlm_bench_result_put1("info", "home_node", m->home_node);
-    rdlm_bench_result_put1("info", "target", m->target);
-    rdlm_bench_result_put1("info", "partner", m->partner);
     rdlm_bench_result_put1("info", "cohort_bound", m->info.cohort_bound);
-    rdlm_bench_result_put1("info", "progress_thread", m->info.progress_thread);
-    rdlm_bench_result_word("info", "lock", m->lock_name[0] ? m->lock_name : "-");
-    rdlm_bench_result_word("info", "transport",
-                           m->info.transport ? m->info.transport : "?");
-    rdlm_bench_result_word("info", "lock_protocol",
-                           m->info.lock_protocol ? m->info.lock_protocol : "?");
+    rdlm_mlb_facts(m);
     for (j = 0; j < m->nimpl; j++) {
         impl = m->impls[j];
-        c = &m->count[impl];
         if (!rdlm_mlb_measured(m, impl)) {
             continue;
         }
@@ -900,13 +949,8 @@ static void rdlm_mlb_result_lines(const rdlm_mlb_t *m)
             rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, rdlm_bench_stat_keys[k],
                                    (double)m->stats[impl][k]);
         }
-        if (m->filled[impl].check != RDLM_MLB_CHECK_NONE) {
-            rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, "check_ops",
-                                   (double)c->total);
-            rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, "check_value",
-                                   (double)c->value);
-            rdlm_bench_result_put1(rdlm_mlb_impls[impl].name, "check_base",
-                                   (double)c->base);
+        if (m->mode == RDLM_MLB_COUNTER) {
+            rdlm_mlb_check_note(m, impl);
         }
     }
     fflush(stdout);

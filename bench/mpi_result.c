@@ -1,6 +1,7 @@
 /* The MPI programs' result lines; see mpi_result.h. */
 #include "mpi_result.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,19 +44,32 @@ void rdlm_bench_result_word(const char *impl, const char *key, const char *word)
     printf("RESULT %s %s %s\n", impl, key, word);
 }
 
-/* The values of the first line of impl and key in out, or NULL. */
-static const char *rdlm_bench_result_find(const char *out, const char *impl,
-                                          const char *key)
+void rdlm_bench_result_note(const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("RESULT note info ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+const char *rdlm_bench_result_next(const char **pos_p, const char *impl, const char *key,
+                                   size_t *len_p)
 {
     size_t ilen = strlen(impl), klen = strlen(key);
-    const char *p;
+    const char *p, *q;
 
-    for (p = strstr(out, "RESULT "); p != NULL; p = strstr(p + 1, "RESULT ")) {
-        const char *q = p + 7;
-
-        if ((p == out || p[-1] == '\n') && strncmp(q, impl, ilen) == 0 && q[ilen] == ' ' &&
-            strncmp(q + ilen + 1, key, klen) == 0 && q[ilen + 1 + klen] == ' ') {
-            return q + ilen + 1 + klen + 1;
+    for (p = strstr(*pos_p, "RESULT "); p != NULL; p = strstr(p + 1, "RESULT ")) {
+        q = p + 7;
+        if ((p == *pos_p || p[-1] == '\n') && strncmp(q, impl, ilen) == 0 &&
+            q[ilen] == ' ' && strncmp(q + ilen + 1, key, klen) == 0 &&
+            q[ilen + 1 + klen] == ' ') {
+            q += ilen + 1 + klen + 1;
+            *len_p = strcspn(q, "\n");
+            *pos_p = q + *len_p;
+            return q;
         }
     }
     return NULL;
@@ -64,7 +78,8 @@ static const char *rdlm_bench_result_find(const char *out, const char *impl,
 int rdlm_bench_result_get(const char *out, const char *impl, const char *key, double *v,
                           uint32_t cap)
 {
-    const char *p = rdlm_bench_result_find(out, impl, key);
+    size_t len;
+    const char *p = rdlm_bench_result_next(&out, impl, key, &len);
     uint32_t n = 0;
     char *end;
 
@@ -96,8 +111,8 @@ int rdlm_bench_result_get1(const char *out, const char *impl, const char *key, d
 int rdlm_bench_result_get_word(const char *out, const char *impl, const char *key,
                                char *buf, size_t len)
 {
-    const char *p = rdlm_bench_result_find(out, impl, key);
     size_t n;
+    const char *p = rdlm_bench_result_next(&out, impl, key, &n);
 
     if (p == NULL || len == 0) {
         return -1;

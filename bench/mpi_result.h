@@ -7,9 +7,9 @@
  *
  * impl is the program's implementation name ("info": facts of the run), key names the
  * figure, and the values are one number per round ("value", "p50_us", ...), one
- * number for the whole run (statistics summed over ranks and rounds), or one word
- * ("info": the lock's name, the transport). Each program's header comment lists its
- * keys.
+ * number for the whole run (statistics summed over ranks and rounds), one word
+ * ("info": the barrier's library), or ("note info") a finding in words, which
+ * rdlm-bench reports as it is. Each program's header comment lists its keys.
  */
 #ifndef RDLM_BENCH_MPI_RESULT_H
 #define RDLM_BENCH_MPI_RESULT_H
@@ -78,6 +78,15 @@ void rdlm_bench_result_put1(const char *impl, const char *key, double v);
 
 /** Print one word (no blank in it). */
 void rdlm_bench_result_word(const char *impl, const char *key, const char *word);
+
+/** Print "RESULT note info <text>", the text from fmt (one line, at most 255
+ *  characters): a finding rdlm-bench reports as it is. */
+void rdlm_bench_result_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** The values of the next line of impl and key in out from *pos_p (*len_p bytes, up
+ *  to the line's end), *pos_p moved past them; NULL when there is none. */
+const char *rdlm_bench_result_next(const char **pos_p, const char *impl, const char *key,
+                                   size_t *len_p);
 
 /** The values of the first line of impl and key in out (a program's output), at most
  *  cap into v: their count, or -1 without such a line. */
