@@ -83,6 +83,7 @@ static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
     ctx->local.policy.park_slice_ns = (uint64_t)ctx->config.park_slice_ms * 1000000ull;
     ctx->local.bypass_ns = (uint64_t)ctx->config.lock_bypass_us * 1000ull;
     ctx->local.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+    ctx->local.oversubscribed = ctx->config.oversubscribed;
     pthread_mutex_init(&ctx->objs_lock, NULL);
     rdlm_ctx_live_add(ctx);
     *ctx_p = ctx;

@@ -1,6 +1,8 @@
 /* Waiting: the spin phase ends with one CHECK, a deadline gives TIMEDOUT, a sleeper is
  * woken by a change of the word, and a wake with nobody parked makes no system call
- * (wakes counter unchanged). Uses a thread as the other party. */
+ * (wakes counter unchanged). Uses a thread as the other party. Whether waiters count
+ * the host as oversubscribed (they then yield at once): by the processes attached or
+ * known on the host against the CPUs, unless RDLM_OVERSUBSCRIBED says on or off. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +12,10 @@
 
 #include <cmocka.h>
 
+#include <string.h>
+
 #include "clock.h"
+#include "local.h"
 #include "wait.h"
 
 static rdlm_wait_policy_t policy = {.spin = 10, .yield = 2, .park_slice_ns = 5000000};
@@ -91,6 +96,33 @@ static void wake_without_sleepers_is_free(void **state)
     assert_int_equal(rdlm_load(&stats.wakes, RDLM_RELAXED), wakes);
 }
 
+static void oversubscribed_by_counts_unless_set(void **state)
+{
+    rdlm_seg_header_t hdr;
+    rdlm_local_t lc;
+
+    (void)state;
+    memset(&hdr, 0, sizeof(hdr));
+    memset(&lc, 0, sizeof(lc));
+    lc.seg.hdr = &hdr;
+    lc.cpus = 2;
+    rdlm_store(&hdr.attached, 2, RDLM_RELAXED);
+    assert_false(rdlm_local_oversubscribed(&lc)); /* auto: 2 processes, 2 CPUs */
+    lc.host_procs = 4;                            /* another virtual node's two */
+    assert_true(rdlm_local_oversubscribed(&lc));
+    lc.host_procs = 0;
+    rdlm_store(&hdr.attached, 3, RDLM_RELAXED);
+    assert_true(rdlm_local_oversubscribed(&lc));
+    lc.oversubscribed = RDLM_SWITCH_OFF; /* whatever the counts say */
+    assert_false(rdlm_local_oversubscribed(&lc));
+    lc.host_procs = 64;
+    assert_false(rdlm_local_oversubscribed(&lc));
+    lc.oversubscribed = RDLM_SWITCH_ON;
+    lc.host_procs = 0;
+    rdlm_store(&hdr.attached, 1, RDLM_RELAXED);
+    assert_true(rdlm_local_oversubscribed(&lc));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -98,6 +130,7 @@ int main(void)
         cmocka_unit_test(deadline_gives_timedout),
         cmocka_unit_test(sleeper_is_woken_by_change),
         cmocka_unit_test(wake_without_sleepers_is_free),
+        cmocka_unit_test(oversubscribed_by_counts_unless_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

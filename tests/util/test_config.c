@@ -61,7 +61,8 @@ static void distributed_variables(void **state)
     const char *env[] = {"RDLM_VIRTUAL_NODES=4", "RDLM_COHORT_BOUND=0",
                          "RDLM_RENDEZVOUS=10.1.2.3:7000", "RDLM_RANK=3", "RDLM_SIZE=4",
                          "RDLM_TRANSPORT=shm", "RDLM_VERBS_CONNECT=exchange",
-                         "RDLM_VERBS_ADDR=255.255.255.255", NULL};
+                         "RDLM_VERBS_ADDR=255.255.255.255", "RDLM_OVERSUBSCRIBED=off",
+                         NULL};
     rdlm_config_t cfg;
     uint32_t ip = 0;
     uint16_t port = 0;
@@ -76,6 +77,7 @@ static void distributed_variables(void **state)
     assert_string_equal(cfg.transport, "shm");
     assert_int_equal(cfg.verbs_connect, RDLM_VERBS_CONNECT_EXCHANGE);
     assert_string_equal(cfg.verbs_addr, "255.255.255.255");
+    assert_int_equal(cfg.oversubscribed, RDLM_SWITCH_OFF);
     assert_true(rdlm_config_addr_parse(cfg.rendezvous, &ip, &port));
     assert_int_equal(port, 7000);
     assert_int_equal(ip, htonl(0x0a010203));
@@ -107,6 +109,7 @@ static void each_bad_value_is_rejected_and_defaults_kept(void **state)
         "RDLM_VERBS_ADDR=10.0.0",
         "RDLM_VERBS_ADDR=010.0.0.1",
         "RDLM_VERBS_ADDR=fe80::1",
+        "RDLM_OVERSUBSCRIBED=yes",
         "RDLM_VIRTUAL_NODES=0",
         "RDLM_COHORT_BOUND=-1",
         "RDLM_RENDEZVOUS=10.0.0.1",

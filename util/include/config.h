@@ -52,7 +52,8 @@ typedef enum rdlm_verbs_connect {
 } rdlm_verbs_connect_t;
 
 /* A setting that is on, off, or decided by rdlm (RDLM_PEER_FAILURE,
- * RDLM_BARRIER_LINKS): name list of the SWITCH type. X(enum suffix, name) */
+ * RDLM_BARRIER_LINKS, RDLM_OVERSUBSCRIBED): name list of the SWITCH type.
+ * X(enum suffix, name) */
 #define RDLM_SWITCH_LIST(X)                                                                \
     X(AUTO, "auto")                                                                        \
     X(ON, "on")                                                                            \
@@ -114,6 +115,11 @@ typedef enum rdlm_pmpi_barrier {
       "sched_yield calls before a waiter sleeps on a futex")                               \
     X(park_slice_ms, "RDLM_PARK_SLICE_MS", UINT, "20", 1, 10000,                           \
       "futex sleep slice; dead holders are looked for once per slice")                     \
+    X(oversubscribed, "RDLM_OVERSUBSCRIBED", SWITCH, "auto", 0, 0,                         \
+      "whether this host has more processes than CPUs, so that waiters yield at once "     \
+      "instead of spinning first: auto (more processes attached to the segment, or of "    \
+      "the distributed context on this host, than online CPUs), on, off (spin as "         \
+      "RDLM_SPIN says, e.g. when most of those processes sleep or wait elsewhere)")        \
     X(lock_bypass_us, "RDLM_LOCK_BYPASS_US", UINT, "1000", 1, 10000000,                    \
       "on-node locks (not FIFO ones), semaphores and rwlocks: a waiter that waited this "  \
       "long reserves the object for itself (the next holder; one waiter at a time), so "   \

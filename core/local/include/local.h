@@ -10,6 +10,7 @@
 
 #include <rdlm/status.h>
 
+#include "config.h"
 #include "segment.h"
 #include "wait.h"
 
@@ -31,6 +32,7 @@ typedef struct rdlm_local {
     /* Processes known to share this host's CPUs, the segment's included (a context's
      * other virtual nodes, say), set by the layer above; 0: only the attached ones. */
     uint32_t host_procs;
+    rdlm_switch_t oversubscribed; /* RDLM_OVERSUBSCRIBED (0: auto) */
     rdlm_local_stats_t stats;
     /* Set when the context is being destroyed: waiters give up their places and
      * return RDLM_ERR_CLOSED (checked after every wait step). */
@@ -44,11 +46,15 @@ typedef struct rdlm_local {
 
 /** More processes than CPUs (attached to the segment, or host_procs on the host): a
  *  waiter that spins takes the CPU the holder (or the next in line) needs, so waiters
- *  yield or sleep at once. */
+ *  yield or sleep at once. RDLM_OVERSUBSCRIBED=on or off overrides the count. */
 static inline int rdlm_local_oversubscribed(const rdlm_local_t *lc)
 {
-    uint32_t attached = rdlm_load(&lc->seg.hdr->attached, RDLM_RELAXED);
+    uint32_t attached;
 
+    if (lc->oversubscribed != RDLM_SWITCH_AUTO) {
+        return lc->oversubscribed == RDLM_SWITCH_ON;
+    }
+    attached = rdlm_load(&lc->seg.hdr->attached, RDLM_RELAXED);
     return (attached > lc->host_procs ? attached : lc->host_procs) > lc->cpus;
 }
 
