@@ -378,7 +378,9 @@ static rdlm_status_t rdlm_global_await_word(rdlm_global_t *d, rdlm_local_t *lc,
                                             rdlm_atomic_u32_t *parked)
 {
     const int poll = rdlm_global_must_poll(d), crowded = rdlm_local_oversubscribed(lc);
-    uint64_t check_at = 0;
+    /* The first look one interval in: a look costs a kill(0) and a /proc read per
+     * node-mate (8 us each on the test VMs), which every barrier paid before. */
+    uint64_t check_at = rdlm_clock_now_ns() + RDLM_GLOBAL_GONE_CHECK_NS;
     rdlm_wait_t w;
 
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, UINT64_MAX);
@@ -468,7 +470,8 @@ static rdlm_status_t rdlm_global_await_flag(rdlm_global_t *d, const rdlm_local_t
     rdlm_global_flag_wait_t fw = {rdlm_global_flag(d, k), gen};
     const uint64_t poll_until =
         rdlm_local_oversubscribed(lc) ? 0 : rdlm_clock_now_ns() + RDLM_GLOBAL_FLAG_POLL_NS;
-    uint64_t check_at = 0; /* the next look whether the sender died */
+    /* The next look whether the sender died (one interval in: see await_word). */
+    uint64_t check_at = rdlm_clock_now_ns() + RDLM_GLOBAL_GONE_CHECK_NS;
     uint32_t yields = 0;
 
     for (;;) {
