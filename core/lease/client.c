@@ -14,11 +14,12 @@
  *   one), for a queued ACQUIRE the time left until the wait should end.
  *
  * Threads
- *   Calls on a session hold call_lock and use the call link. The renewal thread has its
- *   own link, so a long queued ACQUIRE never delays a renewal. It renews every TTL/3;
- *   a failed round (no answer before the next period or the end of the validity) is
- *   retried after TTL/24. rdlm_session_renew sends the thread's RENEW
- *   (rdlm_session_renew_on) on the call link; both only move the validity forward.
+ *   Calls on a session hold call_lock and use the call link. Renewals have their own
+ *   link and renew_lock, so a long queued ACQUIRE never delays one: the renewal
+ *   thread's, every TTL/3 (a failed round, no answer before the next period or the end
+ *   of the validity, is retried after TTL/24), and rdlm_session_renew's, which waits
+ *   for an in-flight renewal of the thread at most until its own deadline. Both send
+ *   the same RENEW (rdlm_session_renew_on) and only move the validity forward.
  *   rdlm_session_close stops the thread before sending CLOSE; when called from the
  *   lost callback, the thread detaches itself instead of being joined.
  *
@@ -127,6 +128,7 @@ struct rdlm_session {
     pthread_cond_t state_cond;
     int stop;
     pthread_t renewer;
+    pthread_mutex_t renew_lock; /* serialises renewals: renew_link */
     rdlm_lease_link_t renew_link;
 };
 
@@ -472,17 +474,16 @@ static int rdlm_renewer_sleep(rdlm_session_h s, uint64_t t)
  * validity to rdlm_session_validity(s, t0) (rdlm_session_extend: not once passed);
  * RDLM_ERR_LEASE_EXPIRED (its answer, or the validity passed) marks the lease lost.
  * Else why no answer came (RDLM_ERR_TIMEOUT, RDLM_ERR_UNAVAILABLE) or the authority's
- * other answer. The renewal thread sends it on its own link, rdlm_session_renew on
- * the call link (call_lock held).
+ * other answer. Sent on renew_link (renew_lock held).
  */
-static rdlm_status_t rdlm_session_renew_on(rdlm_session_h s, rdlm_lease_link_t *link,
-                                           uint64_t t0, uint64_t deadline)
+static rdlm_status_t rdlm_session_renew_on(rdlm_session_h s, uint64_t t0,
+                                           uint64_t deadline)
 {
     rdlm_lease_call_t call = {
         .cmd = {.op = RDLM_LEASE_OP_RENEW, .session = s->id, .nonce = s->nonce},
         .deadline = rdlm_lease_min(deadline, rdlm_load(&s->valid_until, RDLM_ACQUIRE)),
         .attempt_ns = (uint64_t)s->ttl_ms * RDLM_LEASE_MS / 6};
-    rdlm_status_t st = rdlm_lease_rpc(s, link, &call);
+    rdlm_status_t st = rdlm_lease_rpc(s, &s->renew_link, &call);
 
     if (st == RDLM_OK)
         st = (rdlm_status_t)call.reply.status;
@@ -505,7 +506,9 @@ static void *rdlm_renewer_main(void *arg)
 
         if (rdlm_session_check(s) != RDLM_OK)
             break;
-        st = rdlm_session_renew_on(s, &s->renew_link, t0, t0 + period);
+        pthread_mutex_lock(&s->renew_lock);
+        st = rdlm_session_renew_on(s, t0, t0 + period);
+        pthread_mutex_unlock(&s->renew_lock);
         if (st == RDLM_OK) {
             next = t0 + period;
         } else if (st == RDLM_ERR_LEASE_EXPIRED) {
@@ -531,8 +534,17 @@ static void *rdlm_renewer_main(void *arg)
 static rdlm_status_t rdlm_session_configure(rdlm_session_h s,
                                             const rdlm_session_params_t *params)
 {
+    const uint64_t known = RDLM_SESSION_FIELD_TTL | RDLM_SESSION_FIELD_DRIFT |
+                           RDLM_SESSION_FIELD_LOST_CB | RDLM_SESSION_FIELD_JOB |
+                           RDLM_SESSION_FIELD_LOCK_DELAY | RDLM_SESSION_FIELD_TIMEOUT;
     uint64_t mask = params != NULL ? params->field_mask : 0;
     const char *job = NULL;
+
+    if (mask & ~known) {
+        rdlm_error("lease: unknown session field_mask bits 0x%llx",
+                   (unsigned long long)(mask & ~known));
+        return RDLM_ERR_INVALID_ARG;
+    }
 
     s->ttl_ms = mask & RDLM_SESSION_FIELD_TTL ? params->ttl_ms : RDLM_LEASE_DEFAULT_TTL_MS;
     s->drift_ppm =
@@ -640,6 +652,7 @@ static void rdlm_session_free(rdlm_session_h s)
     pthread_cond_destroy(&s->state_cond);
     pthread_mutex_destroy(&s->state_lock);
     pthread_mutex_destroy(&s->call_lock);
+    pthread_mutex_destroy(&s->renew_lock);
     free(s);
 }
 
@@ -667,6 +680,7 @@ static rdlm_status_t rdlm_session_alloc(const char *authority, rdlm_session_h *s
     rdlm_store(&s->valid_until, UINT64_MAX, RDLM_RELAXED); /* until OPEN answers */
     pthread_mutex_init(&s->call_lock, NULL);
     pthread_mutex_init(&s->state_lock, NULL);
+    pthread_mutex_init(&s->renew_lock, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->state_cond, &ca);
@@ -770,16 +784,27 @@ RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session)
 
 RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
 {
+    uint64_t t0, deadline;
+    struct timespec until;
     rdlm_status_t st;
 
     if (session == NULL)
         return RDLM_ERR_INVALID_ARG;
-    pthread_mutex_lock(&session->call_lock);
-    st = rdlm_session_check(session);
-    if (st == RDLM_OK)
-        st = rdlm_session_renew_on(
-            session, &session->link, rdlm_clock_now_ns(),
-            rdlm_clock_deadline((uint64_t)session->connect_timeout_ms * RDLM_LEASE_MS));
+    t0 = rdlm_clock_now_ns();
+    deadline = rdlm_clock_deadline((uint64_t)session->connect_timeout_ms * RDLM_LEASE_MS);
+    until.tv_sec = (time_t)(deadline / 1000000000ull);
+    until.tv_nsec = (long)(deadline % 1000000000ull);
+    /* Not call_lock: a queued ACQUIRE of another thread may hold it for as long as it
+     * waits. An in-flight renewal of the renewal thread is waited for until deadline. */
+    if (pthread_mutex_clocklock(&session->renew_lock, CLOCK_MONOTONIC, &until) != 0) {
+        st = rdlm_session_check(session) == RDLM_OK ? RDLM_ERR_UNAVAILABLE
+                                                     : RDLM_ERR_LEASE_EXPIRED;
+    } else {
+        st = rdlm_session_check(session);
+        if (st == RDLM_OK)
+            st = rdlm_session_renew_on(session, t0, deadline);
+        pthread_mutex_unlock(&session->renew_lock);
+    }
     if (st != RDLM_ERR_LEASE_EXPIRED && rdlm_session_check(session) != RDLM_OK)
         st = RDLM_ERR_LEASE_EXPIRED; /* it passed while the request was under way */
     else if (st == RDLM_ERR_TIMEOUT || st == RDLM_ERR_UNAVAILABLE) {
@@ -789,7 +814,6 @@ RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
                   (unsigned long long)session->id, session->authority,
                   session->connect_timeout_ms);
     }
-    pthread_mutex_unlock(&session->call_lock);
     return st;
 }
 

@@ -73,7 +73,8 @@ enum rdlm_session_field {
 typedef struct rdlm_session_params {
     uint64_t field_mask;      /**< RDLM_SESSION_FIELD_* that are set */
     uint32_t ttl_ms;          /**< lease TTL; default 5000, range 100..600000 */
-    uint32_t drift_ppm;       /**< rho in parts per million; default 100000 (0.1).
+    uint32_t drift_ppm;       /**< rho in parts per million; default 100000 (0.1),
+                                   range 0..500000.
                                    rho bounds the rate difference between this
                                    host's CLOCK_MONOTONIC and the authority leader's:
                                    if each clock is within eps of real time, rho must
@@ -84,28 +85,33 @@ typedef struct rdlm_session_params {
     const char *job;          /**< job name for authenticated mode; default RDLM_JOB */
     uint32_t lock_delay_ms;   /**< wait this long before returning RDLM_OWNER_DEAD;
                                    default 0 */
-    uint32_t connect_timeout_ms; /**< how long to look for a leader; default 10000 */
+    uint32_t connect_timeout_ms; /**< how long to look for a leader; default 10000,
+                                      at least 1 */
 } rdlm_session_params_t;
 
 /** Open a session at the authority (blocking). authority: 1..7 comma-separated
  *  "host:port", host an IPv4 address or a host name (looked up at each connect).
- *  params may be NULL. RDLM_ERR_INVALID_ARG, RDLM_ERR_BAD_CONFIG (no host of the list
+ *  params may be NULL. RDLM_ERR_INVALID_ARG (also for a field out of its range or an
+ *  unknown field_mask bit; logged), RDLM_ERR_BAD_CONFIG (no host of the list
  *  resolves; each one that does not is logged), RDLM_ERR_UNAVAILABLE, RDLM_ERR_AUTH,
  *  RDLM_ERR_QUOTA, RDLM_ERR_NO_SPACE, RDLM_ERR_NO_MEMORY. */
 RDLM_EXPORT rdlm_status_t rdlm_session_open(const char *authority,
                                             const rdlm_session_params_t *params,
                                             rdlm_session_h *session_p);
 
-/** Close: releases its locks at the authority (best effort) and frees the handle. */
+/** Close: releases its locks at the authority (best effort) and frees the handle.
+ *  NULL: nothing. A closed handle must not be used again (as after free). */
 RDLM_EXPORT void rdlm_session_close(rdlm_session_h session);
 
-/** The authority's id of the session. */
+/** The authority's id of the session (0 for NULL). */
 RDLM_EXPORT uint64_t rdlm_session_id(rdlm_session_h session);
 
-/** RDLM_OK while the lease is valid, else RDLM_ERR_LEASE_EXPIRED. Non-blocking. */
+/** RDLM_OK while the lease is valid, else RDLM_ERR_LEASE_EXPIRED; RDLM_ERR_INVALID_ARG
+ *  for NULL. Non-blocking. */
 RDLM_EXPORT rdlm_status_t rdlm_session_check(rdlm_session_h session);
 
-/** CLOCK_MONOTONIC time in ns until which the lease is valid (0 once lost). */
+/** CLOCK_MONOTONIC time in ns until which the lease is valid (0 once lost, and for
+ *  NULL). */
 RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session);
 
 /**
@@ -119,7 +125,9 @@ RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session);
  * lost lease is never revived; the lost callback runs on the renewal thread, as
  * always); RDLM_ERR_UNAVAILABLE: no leader answered within the session's
  * connect_timeout_ms (the lease is still valid, renewals go on); RDLM_ERR_INVALID_ARG
- * for NULL. Serialised with the session's other calls.
+ * for NULL. It does not wait for the session's other calls (a lock another thread
+ * waits for included); a renewal of the renewal thread in flight it waits for, at
+ * most until connect_timeout_ms has passed.
  */
 RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session);
 

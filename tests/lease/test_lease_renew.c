@@ -2,8 +2,9 @@
  * rdlm_session_renew (rdlm/lease.h) against three real rdlmd replicas on 127.0.0.1
  * (the fixture tests/common/rdlmd_cluster.c): a renewal on demand moves the validity
  * to t_send + TTL * (1 - drift) and counts one renewal; it alone keeps a session alive
- * at the authority; a lost lease stays lost; NULL is refused; two threads renewing
- * beside a third taking locks and the renewal thread leave the session consistent.
+ * at the authority; a lost lease stays lost; NULL is refused; a lock the session waits
+ * for in another thread does not hold a renewal up; two threads renewing beside a
+ * third taking locks and the renewal thread leave the session consistent.
  * The test hook
  * RDLMTEST_LEASE_NO_RENEW stops a session's renewal thread from renewing, so that
  * only the calls of the test renew it. Skipped when rdlmd is not built. Every wait is
@@ -125,6 +126,84 @@ static void renew_of_null_is_invalid_arg(void **state)
     assert_int_equal(rdlm_session_renew(NULL), RDLM_ERR_INVALID_ARG);
 }
 
+/* The waiting thread of the next test: session B's blocking lock of name. */
+typedef struct waiter {
+    rdlm_session_h s;
+    pthread_t thread;
+    atomic_int done;
+    rdlm_status_t st;
+    uint64_t token;
+} waiter_t;
+
+static void *waiter_main(void *arg)
+{
+    waiter_t *w = arg;
+
+    w->st = rdlm_session_lock(w->s, "renew-queued", 20000 * MS, &w->token);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* The releasing thread of the next test: A unlocks after 5 s, so that a renewal that
+ * waits behind B's queued lock (the defect) ends too, and the test sees the order. */
+typedef struct releaser {
+    rdlm_session_h s;
+    uint64_t token;
+    pthread_t thread;
+    atomic_int released;
+    rdlm_status_t st;
+} releaser_t;
+
+static void *releaser_main(void *arg)
+{
+    releaser_t *r = arg;
+
+    sleep_ms(5000);
+    atomic_store(&r->released, 1);
+    r->st = rdlm_session_unlock(r->s, "renew-queued", r->token);
+    return NULL;
+}
+
+/* Session A holds a lock; a thread of session B waits for it at the authority (its
+ * ACQUIRE sent, the call holding B's call path); rdlm_session_renew(B) then returns
+ * RDLM_OK at once, before A releases (found from outside: it waited behind the queued
+ * ACQUIRE, without bound with an infinite timeout). */
+static void renew_is_not_held_up_by_a_lock_the_session_waits_for(void **state)
+{
+    const uint32_t ttl_ms = 30000;
+    releaser_t r = {0};
+    waiter_t w = {0};
+    rdlm_session_h a, b;
+    uint64_t end, sent;
+
+    (void)state;
+    need_rdlmd();
+    a = lease_session_open(ttl_ms, 1, NULL, NULL);
+    b = lease_session_open(ttl_ms, 1, NULL, NULL);
+    assert_int_equal(rdlm_session_lock(a, "renew-queued", 0, &r.token), RDLM_OK);
+    r.s = a;
+    w.s = b;
+    sent = stats_of(b).requests;
+    assert_int_equal(pthread_create(&w.thread, NULL, waiter_main, &w), 0);
+    end = now_ns() + 5000 * MS;
+    while (stats_of(b).requests == sent && now_ns() < end)
+        sleep_ms(1);
+    assert_true(stats_of(b).requests > sent); /* B's ACQUIRE is on its way */
+    sleep_ms(100);                            /* and queued at the authority */
+    assert_int_equal(atomic_load(&w.done), 0);
+    assert_int_equal(pthread_create(&r.thread, NULL, releaser_main, &r), 0);
+    assert_int_equal(rdlm_session_renew(b), RDLM_OK);
+    assert_int_equal(atomic_load(&r.released), 0); /* before A let go */
+    assert_int_equal(atomic_load(&w.done), 0);
+    assert_int_equal(pthread_join(r.thread, NULL), 0);
+    assert_int_equal(pthread_join(w.thread, NULL), 0);
+    assert_int_equal(r.st, RDLM_OK);
+    assert_int_equal(w.st, RDLM_OK);
+    assert_int_equal(rdlm_session_unlock(b, "renew-queued", w.token), RDLM_OK);
+    rdlm_session_close(b);
+    rdlm_session_close(a);
+}
+
 /* A thread of the concurrent test: what it saw, checked by the main thread. */
 typedef struct worker {
     rdlm_session_h s;
@@ -220,6 +299,7 @@ int main(void)
         cmocka_unit_test(renew_alone_keeps_the_session_alive_at_the_authority),
         cmocka_unit_test(renew_after_the_lease_is_lost_is_lease_expired),
         cmocka_unit_test(renew_of_null_is_invalid_arg),
+        cmocka_unit_test(renew_is_not_held_up_by_a_lock_the_session_waits_for),
         cmocka_unit_test(
             renew_from_two_threads_beside_locks_and_the_renewal_thread_is_consistent),
     };

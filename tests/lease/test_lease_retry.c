@@ -697,6 +697,13 @@ static void bad_parameters_are_refused(void **state)
     p.field_mask |= RDLM_SESSION_FIELD_JOB;
     p.job = "a/b";
     assert_int_equal(rdlm_session_open("127.0.0.1:1", &p, &s), RDLM_ERR_INVALID_ARG);
+    p = params_ttl(5000);
+    p.field_mask |= RDLM_SESSION_FIELD_TIMEOUT;
+    p.connect_timeout_ms = 0;
+    assert_int_equal(rdlm_session_open("127.0.0.1:1", &p, &s), RDLM_ERR_INVALID_ARG);
+    p = params_ttl(5000);
+    p.field_mask |= 1u << 20; /* no such field */
+    assert_int_equal(rdlm_session_open("127.0.0.1:1", &p, &s), RDLM_ERR_INVALID_ARG);
     assert_int_equal(rdlm_session_open("127.0.0.1", NULL, &s), RDLM_ERR_INVALID_ARG);
     assert_int_equal(rdlm_session_open(NULL, NULL, &s), RDLM_ERR_INVALID_ARG);
     assert_null(s);
