@@ -17,6 +17,7 @@
 #include "config.h"
 #include "ctx_dist.h"
 #include "global.h"
+#include "live.h"
 #include "local.h"
 #include "obj_ops.h"
 
@@ -60,7 +61,7 @@ struct rdlm_ctx {
         const rdlm_tl_bootstrap_t *bs;  /* NULL without; outlives dist (fini frees it) */
         struct rdlm_job_authority *replica; /* the replica this process runs, or NULL */
     } authority;
-    struct rdlm_ctx *live_next; /* the list of live contexts (ctx_live.c) */
+    rdlm_live_node_t live; /* on the set of live contexts (ctx_live.c) */
 };
 
 /* ---- live contexts (ctx_live.c) --------------------------------------------------- */

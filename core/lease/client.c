@@ -59,6 +59,7 @@
 #include "atomics.h"
 #include "auth.h"
 #include "client_internal.h"
+#include "live.h"
 #include "clock.h"
 #include "cmd.h"
 #include "config.h"
@@ -130,7 +131,25 @@ struct rdlm_session {
     pthread_t renewer;
     pthread_mutex_t renew_lock; /* serialises renewals: renew_link */
     rdlm_lease_link_t renew_link;
+    rdlm_live_node_t live; /* on rdlm_session_live from open to close */
 };
+
+/* The process's open sessions: a call through a closed one's handle is refused
+ * (RDLM_ERR_BAD_HANDLE) instead of touching freed memory (live.h). */
+static rdlm_live_set_t rdlm_session_live = RDLM_LIVE_SET_INIT;
+
+/* 1 if session is open (on rdlm_session_live); 0 for NULL, and for a closed one,
+ * logged naming func. session is not dereferenced unless it is open. */
+static int rdlm_session_open_handle(rdlm_session_h session, const char *func)
+{
+    if (session == NULL)
+        return 0;
+    if (!rdlm_live_has(&rdlm_session_live, &session->live)) {
+        rdlm_warn("%s: not an open session (closed already?)", func);
+        return 0;
+    }
+    return 1;
+}
 
 static uint64_t rdlm_lease_add(uint64_t t, uint64_t d)
 {
@@ -188,6 +207,19 @@ static uint64_t rdlm_session_validity(const struct rdlm_session *s, uint64_t t)
 /* ---- requests ---------------------------------------------------------------- */
 
 /* Close the link's connection; the next attempt goes to hint ("": the next address). */
+/* RDLM_OK while s's lease is valid, else RDLM_ERR_LEASE_EXPIRED (marking it lost when
+ * its validity just passed). */
+static rdlm_status_t rdlm_session_valid(rdlm_session_h s)
+{
+    uint64_t valid = rdlm_load(&s->valid_until, RDLM_ACQUIRE);
+
+    if (valid != 0 && rdlm_clock_now_ns() < valid)
+        return RDLM_OK;
+    if (valid != 0)
+        rdlm_session_lose(s);
+    return RDLM_ERR_LEASE_EXPIRED;
+}
+
 static void rdlm_lease_link_drop(rdlm_lease_link_t *link, const char *hint)
 {
     rdlm_lease_conn_close(link->fd);
@@ -259,7 +291,7 @@ static rdlm_status_t rdlm_lease_attempt(rdlm_session_h s, rdlm_lease_link_t *lin
     size_t n;
     rdlm_status_t st;
 
-    if (s != NULL && rdlm_session_check(s) != RDLM_OK)
+    if (s != NULL && rdlm_session_valid(s) != RDLM_OK)
         return RDLM_ERR_LEASE_EXPIRED;
     n = rdlm_lease_encode_attempt(s, call, buf);
     if (n == 0) {
@@ -504,7 +536,7 @@ static void *rdlm_renewer_main(void *arg)
         uint64_t t0 = rdlm_clock_now_ns();
         rdlm_status_t st;
 
-        if (rdlm_session_check(s) != RDLM_OK)
+        if (rdlm_session_valid(s) != RDLM_OK)
             break;
         pthread_mutex_lock(&s->renew_lock);
         st = rdlm_session_renew_on(s, t0, t0 + period);
@@ -719,9 +751,11 @@ RDLM_EXPORT rdlm_status_t rdlm_session_open(const char *authority,
     if (st != RDLM_OK)
         goto err_free;
     snprintf(s->renew_link.target, sizeof(s->renew_link.target), "%s", s->link.target);
+    rdlm_live_add(&rdlm_session_live, &s->live); /* before the lost callback can run */
     err = pthread_create(&s->renewer, NULL, rdlm_renewer_main, s);
     if (err != 0) {
         rdlm_error("lease: cannot start the renewal thread: %s", strerror(err));
+        (void)rdlm_live_remove(&rdlm_session_live, &s->live);
         st = RDLM_ERR_NO_RESOURCE;
         goto err_close;
     }
@@ -741,6 +775,10 @@ RDLM_EXPORT void rdlm_session_close(rdlm_session_h session)
 {
     if (session == NULL)
         return;
+    if (!rdlm_live_remove(&rdlm_session_live, &session->live)) {
+        rdlm_warn("rdlm_session_close: not an open session (closed already?)");
+        return;
+    }
     /* The renewal thread stops first: a renewal reaching the authority after the
      * CLOSE would be answered RDLM_ERR_LEASE_EXPIRED, reported as a lost lease. */
     pthread_mutex_lock(&session->state_lock);
@@ -752,7 +790,7 @@ RDLM_EXPORT void rdlm_session_close(rdlm_session_h session)
     else
         pthread_join(session->renewer, NULL);
     pthread_mutex_lock(&session->call_lock);
-    if (rdlm_session_check(session) == RDLM_OK)
+    if (rdlm_session_valid(session) == RDLM_OK)
         rdlm_session_close_remote(session);
     pthread_mutex_unlock(&session->call_lock);
     rdlm_session_free(session);
@@ -760,26 +798,22 @@ RDLM_EXPORT void rdlm_session_close(rdlm_session_h session)
 
 RDLM_EXPORT uint64_t rdlm_session_id(rdlm_session_h session)
 {
-    return session != NULL ? session->id : 0;
+    return rdlm_session_open_handle(session, __func__) ? session->id : 0;
 }
 
 RDLM_EXPORT rdlm_status_t rdlm_session_check(rdlm_session_h session)
 {
-    uint64_t valid;
-
     if (session == NULL)
         return RDLM_ERR_INVALID_ARG;
-    valid = rdlm_load(&session->valid_until, RDLM_ACQUIRE);
-    if (valid != 0 && rdlm_clock_now_ns() < valid)
-        return RDLM_OK;
-    if (valid != 0)
-        rdlm_session_lose(session);
-    return RDLM_ERR_LEASE_EXPIRED;
+    return rdlm_session_open_handle(session, __func__) ? rdlm_session_valid(session)
+                                                      : RDLM_ERR_BAD_HANDLE;
 }
 
 RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session)
 {
-    return session != NULL ? rdlm_load(&session->valid_until, RDLM_ACQUIRE) : 0;
+    return rdlm_session_open_handle(session, __func__)
+               ? rdlm_load(&session->valid_until, RDLM_ACQUIRE)
+               : 0;
 }
 
 RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
@@ -790,6 +824,8 @@ RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
 
     if (session == NULL)
         return RDLM_ERR_INVALID_ARG;
+    if (!rdlm_session_open_handle(session, __func__))
+        return RDLM_ERR_BAD_HANDLE;
     t0 = rdlm_clock_now_ns();
     deadline = rdlm_clock_deadline((uint64_t)session->connect_timeout_ms * RDLM_LEASE_MS);
     until.tv_sec = (time_t)(deadline / 1000000000ull);
@@ -797,15 +833,15 @@ RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
     /* Not call_lock: a queued ACQUIRE of another thread may hold it for as long as it
      * waits. An in-flight renewal of the renewal thread is waited for until deadline. */
     if (pthread_mutex_clocklock(&session->renew_lock, CLOCK_MONOTONIC, &until) != 0) {
-        st = rdlm_session_check(session) == RDLM_OK ? RDLM_ERR_UNAVAILABLE
+        st = rdlm_session_valid(session) == RDLM_OK ? RDLM_ERR_UNAVAILABLE
                                                      : RDLM_ERR_LEASE_EXPIRED;
     } else {
-        st = rdlm_session_check(session);
+        st = rdlm_session_valid(session);
         if (st == RDLM_OK)
             st = rdlm_session_renew_on(session, t0, deadline);
         pthread_mutex_unlock(&session->renew_lock);
     }
-    if (st != RDLM_ERR_LEASE_EXPIRED && rdlm_session_check(session) != RDLM_OK)
+    if (st != RDLM_ERR_LEASE_EXPIRED && rdlm_session_valid(session) != RDLM_OK)
         st = RDLM_ERR_LEASE_EXPIRED; /* it passed while the request was under way */
     else if (st == RDLM_ERR_TIMEOUT || st == RDLM_ERR_UNAVAILABLE) {
         st = RDLM_ERR_UNAVAILABLE;
@@ -875,17 +911,19 @@ RDLM_EXPORT rdlm_status_t rdlm_session_lock(rdlm_session_h session, const char *
 
     if (session == NULL || name == NULL || token_p == NULL)
         return RDLM_ERR_INVALID_ARG;
+    if (!rdlm_session_open_handle(session, __func__))
+        return RDLM_ERR_BAD_HANDLE;
     if (name[0] == '\0' || strlen(name) > RDLM_NAME_MAX)
         return RDLM_ERR_NAME_TOO_LONG;
     pthread_mutex_lock(&session->call_lock);
-    st = rdlm_session_check(session);
+    st = rdlm_session_valid(session);
     if (st == RDLM_OK)
         st = rdlm_session_acquire(session, name, timeout_ns, &call);
     if (st == RDLM_OK && call.reply.broken) {
         rdlm_lease_session_lock_delay(session);
         st = RDLM_OWNER_DEAD;
     }
-    if ((st == RDLM_OK || st == RDLM_OWNER_DEAD) && rdlm_session_check(session) != RDLM_OK)
+    if ((st == RDLM_OK || st == RDLM_OWNER_DEAD) && rdlm_session_valid(session) != RDLM_OK)
         st = RDLM_ERR_LEASE_EXPIRED; /* granted, but not safely held any more */
     if (st == RDLM_OK || st == RDLM_OWNER_DEAD)
         *token_p = call.reply.token;
@@ -904,7 +942,7 @@ static rdlm_status_t rdlm_session_token_request(rdlm_session_h session, unsigned
     rdlm_status_t st;
 
     pthread_mutex_lock(&session->call_lock);
-    st = rdlm_session_check(session);
+    st = rdlm_session_valid(session);
     if (st == RDLM_OK) {
         call = rdlm_session_call(session, op, name);
         call.cmd.token = token;
@@ -921,6 +959,8 @@ RDLM_EXPORT rdlm_status_t rdlm_session_unlock(rdlm_session_h session, const char
 {
     if (session == NULL || name == NULL)
         return RDLM_ERR_INVALID_ARG;
+    if (!rdlm_session_open_handle(session, __func__))
+        return RDLM_ERR_BAD_HANDLE;
     if (name[0] == '\0' || strlen(name) > RDLM_NAME_MAX)
         return RDLM_ERR_NAME_TOO_LONG;
     return rdlm_session_token_request(session, RDLM_LEASE_OP_RELEASE, name, token, NULL);
@@ -970,6 +1010,8 @@ rdlm_status_t rdlm_lease_session_new_epoch_above(rdlm_session_h session, uint64_
 
 RDLM_EXPORT rdlm_status_t rdlm_session_new_epoch(rdlm_session_h session, uint64_t *epoch_p)
 {
+    if (session != NULL && !rdlm_session_open_handle(session, __func__))
+        return RDLM_ERR_BAD_HANDLE;
     return rdlm_lease_session_new_epoch_above(session, 0, epoch_p);
 }
 
@@ -1018,6 +1060,8 @@ rdlm_status_t rdlm_session_stats(rdlm_session_h session, rdlm_session_stats_t *s
         rdlm_warn("rdlm_session_stats: NULL argument");
         return RDLM_ERR_INVALID_ARG;
     }
+    if (!rdlm_session_open_handle(session, __func__))
+        return RDLM_ERR_BAD_HANDLE;
     stats_p->requests = rdlm_load(&session->requests, RDLM_RELAXED);
     stats_p->renewals = rdlm_load(&session->renewals, RDLM_RELAXED);
     return RDLM_OK;

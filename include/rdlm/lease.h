@@ -14,6 +14,14 @@
  *   session whose leader has not heard a renewal for TTL (a committed decision), and
  *   only then gives its locks to their next waiters.
  *
+ * Closed handles
+ *   A call through the handle of a closed session is refused without touching its
+ *   memory: RDLM_ERR_BAD_HANDLE (0 from rdlm_session_id and rdlm_session_valid_until;
+ *   rdlm_session_close does nothing), logged. The check goes by address, as for
+ *   contexts (rdlm.h, "Stale handles"): a session opened later may reuse a closed
+ *   one's memory, and a stale handle then names it, so do not keep handles past
+ *   their close.
+ *
  * A full disk at the authority
  *   Every call that writes to the authority's log (open, lock, unlock, new epoch)
  *   returns RDLM_ERR_NO_SPACE while a replica's data disk is full or read-only;
@@ -100,7 +108,7 @@ RDLM_EXPORT rdlm_status_t rdlm_session_open(const char *authority,
                                             rdlm_session_h *session_p);
 
 /** Close: releases its locks at the authority (best effort) and frees the handle.
- *  NULL: nothing. A closed handle must not be used again (as after free). */
+ *  NULL or a closed handle: nothing (the latter logged). */
 RDLM_EXPORT void rdlm_session_close(rdlm_session_h session);
 
 /** The authority's id of the session (0 for NULL). */

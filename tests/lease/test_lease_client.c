@@ -3,9 +3,10 @@
  * 127.0.0.1 (free ports, temporary data directories, --auth none): sessions, tokens,
  * try/blocking/FIFO/timeout acquires, NOT_OWNER, lease expiry (the test hook
  * RDLMTEST_LEASE_NO_RENEW stops a session's renewals) handing the lock on with
- * RDLM_OWNER_DEAD, epochs, STATUS, and a kill -9 of the leader. Skipped when rdlmd is
- * not built (RDLM_TEST_RDLMD empty). Every wait is bounded; the replicas are killed
- * and their directories removed at the end whatever happened.
+ * RDLM_OWNER_DEAD, epochs, STATUS, a closed session's handle refused, and a kill -9 of
+ * the leader. Skipped when rdlmd is not built (RDLM_TEST_RDLMD empty). Every wait is
+ * bounded; the replicas are killed and their directories removed at the end whatever
+ * happened.
  *
  * Tunable: RDLMTEST_LEASE_ROUNDS (lock/unlock rounds of the token test, default 20).
  */
@@ -120,6 +121,34 @@ static void sessions_open_and_close(void **state)
     assert_int_equal(rdlm_session_check(b), RDLM_OK);
     rdlm_session_close(a);
     rdlm_session_close(b);
+}
+
+/* Calls through a closed session's handle are refused without touching its memory
+ * (found from outside: renew read the freed session and sent on its closed socket,
+ * and could renew another session that reused the memory): RDLM_ERR_BAD_HANDLE, 0 for
+ * the id and the validity, and a second close does nothing. Under ASan (this label
+ * runs in the ASan leg) a read of the freed session would fail the test. */
+static void closed_session_handle_is_refused(void **state)
+{
+    rdlm_session_stats_t st;
+    rdlm_session_h s;
+    uint64_t token = 0, epoch = 0;
+
+    (void)state;
+    need_rdlmd();
+    s = lease_session_open(2000, 1, NULL, NULL);
+    rdlm_session_close(s);
+    assert_int_equal(rdlm_session_renew(s), RDLM_ERR_BAD_HANDLE);
+    assert_int_equal(rdlm_session_check(s), RDLM_ERR_BAD_HANDLE);
+    assert_int_equal(rdlm_session_lock(s, "closed-handle", 0, &token), RDLM_ERR_BAD_HANDLE);
+    assert_int_equal(rdlm_session_unlock(s, "closed-handle", 1), RDLM_ERR_BAD_HANDLE);
+    assert_int_equal(rdlm_session_new_epoch(s, &epoch), RDLM_ERR_BAD_HANDLE);
+    assert_int_equal(rdlm_session_stats(s, &st), RDLM_ERR_BAD_HANDLE);
+    assert_int_equal(rdlm_session_id(s), 0);
+    assert_int_equal(rdlm_session_valid_until(s), 0);
+    rdlm_session_close(s);
+    assert_int_equal(token, 0);
+    assert_int_equal(epoch, 0);
 }
 
 /* The authority by host name: "localhost:port" for every replica; a list in which no
@@ -618,6 +647,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sessions_open_and_close),
+        cmocka_unit_test(closed_session_handle_is_refused),
         cmocka_unit_test(authority_reached_by_host_name),
         cmocka_unit_test(tokens_strictly_increase),
         cmocka_unit_test(second_session_try_is_busy),
