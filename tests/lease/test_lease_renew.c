@@ -126,40 +126,34 @@ static void renew_of_null_is_invalid_arg(void **state)
     assert_int_equal(rdlm_session_renew(NULL), RDLM_ERR_INVALID_ARG);
 }
 
-/* The waiting thread of the next test: session B's blocking lock of name. */
-typedef struct waiter {
+/* A thread of the next test and what it did: done is set when its call returned (the
+ * waiter) or before it began (the releaser); st is the call's status. */
+typedef struct party {
     rdlm_session_h s;
     pthread_t thread;
     atomic_int done;
     rdlm_status_t st;
     uint64_t token;
-} waiter_t;
+} party_t;
 
+/* Session B's blocking lock of the name A holds. */
 static void *waiter_main(void *arg)
 {
-    waiter_t *w = arg;
+    party_t *w = arg;
 
     w->st = rdlm_session_lock(w->s, "renew-queued", 20000 * MS, &w->token);
     atomic_store(&w->done, 1);
     return NULL;
 }
 
-/* The releasing thread of the next test: A unlocks after 5 s, so that a renewal that
- * waits behind B's queued lock (the defect) ends too, and the test sees the order. */
-typedef struct releaser {
-    rdlm_session_h s;
-    uint64_t token;
-    pthread_t thread;
-    atomic_int released;
-    rdlm_status_t st;
-} releaser_t;
-
+/* A unlocks after 5 s, so that a renewal that waits behind B's queued lock (the
+ * defect) ends too, and the test sees the order. */
 static void *releaser_main(void *arg)
 {
-    releaser_t *r = arg;
+    party_t *r = arg;
 
     sleep_ms(5000);
-    atomic_store(&r->released, 1);
+    atomic_store(&r->done, 1);
     r->st = rdlm_session_unlock(r->s, "renew-queued", r->token);
     return NULL;
 }
@@ -171,8 +165,7 @@ static void *releaser_main(void *arg)
 static void renew_is_not_held_up_by_a_lock_the_session_waits_for(void **state)
 {
     const uint32_t ttl_ms = 30000;
-    releaser_t r = {0};
-    waiter_t w = {0};
+    party_t r = {0}, w = {0};
     rdlm_session_h a, b;
     uint64_t end, sent;
 
@@ -193,7 +186,7 @@ static void renew_is_not_held_up_by_a_lock_the_session_waits_for(void **state)
     assert_int_equal(atomic_load(&w.done), 0);
     assert_int_equal(pthread_create(&r.thread, NULL, releaser_main, &r), 0);
     assert_int_equal(rdlm_session_renew(b), RDLM_OK);
-    assert_int_equal(atomic_load(&r.released), 0); /* before A let go */
+    assert_int_equal(atomic_load(&r.done), 0); /* before A let go */
     assert_int_equal(atomic_load(&w.done), 0);
     assert_int_equal(pthread_join(r.thread, NULL), 0);
     assert_int_equal(pthread_join(w.thread, NULL), 0);
