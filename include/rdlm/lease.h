@@ -45,8 +45,13 @@
  *   connection twice in a row (refused, network or host unreachable): nothing
  *   listens there. A replica that accepts and does not answer is waited for.
  *
- * Thread safety: every function may be called from any thread; calls on one session
- * are serialised. rdlm_session_close must not race with other calls on that session.
+ * Thread safety: every function may be called from any thread. Calls on one session
+ * that send a request (lock, unlock, new epoch) are serialised: a blocking
+ * rdlm_session_lock holds the others up until it returns, so a thread that must
+ * release while another waits needs a session of its own. Renewals (the renewal
+ * thread's and rdlm_session_renew) are never held up by them, and the local calls
+ * (check, valid_until, id, stats) never wait. rdlm_session_close must not race with
+ * other calls on that session.
  */
 #ifndef RDLM_LEASE_H
 #define RDLM_LEASE_H
