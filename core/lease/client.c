@@ -15,11 +15,12 @@
  *
  * Threads
  *   Calls on a session hold call_lock and use the call link. Renewals have their own
- *   link and renew_lock, so a long queued ACQUIRE never delays one: the renewal
- *   thread's, every TTL/3 (a failed round, no answer before the next period or the end
- *   of the validity, is retried after TTL/24), and rdlm_session_renew's, which waits
- *   for an in-flight renewal of the thread at most until its own deadline. Both send
- *   the same RENEW (rdlm_session_renew_on) and only move the validity forward.
+ *   link, taken by one at a time (renewing), so a long queued ACQUIRE never delays
+ *   one: the renewal thread's, every TTL/3 (a failed round, no answer before the next
+ *   period or the end of the validity, is retried after TTL/24), and
+ *   rdlm_session_renew's, which waits for an in-flight renewal of the thread at most
+ *   until its own deadline. Both send the same RENEW (rdlm_session_renew_on) and only
+ *   move the validity forward.
  *   rdlm_session_close stops the thread before sending CLOSE; when called from the
  *   lost callback, the thread detaches itself instead of being joined.
  *
@@ -125,11 +126,11 @@ struct rdlm_session {
     rdlm_atomic_u64_t valid_until; /* 0 once lost */
     rdlm_atomic_u64_t requests;    /* rdlm_session_stats */
     rdlm_atomic_u64_t renewals;
-    pthread_mutex_t state_lock; /* with state_cond: stop and loss reach the thread */
-    pthread_cond_t state_cond;
+    pthread_mutex_t state_lock; /* with state_cond: stop and loss reach the thread, */
+    pthread_cond_t state_cond;  /* and the end of a renewal its next one */
     int stop;
+    int renewing; /* a renewal is on renew_link (state_lock) */
     pthread_t renewer;
-    pthread_mutex_t renew_lock; /* serialises renewals: renew_link */
     rdlm_lease_link_t renew_link;
     rdlm_live_node_t live; /* on rdlm_session_live from open to close */
 };
@@ -180,7 +181,7 @@ static void rdlm_session_lose(rdlm_session_h s)
 {
     pthread_mutex_lock(&s->state_lock);
     rdlm_store(&s->valid_until, 0, RDLM_RELEASE);
-    pthread_cond_signal(&s->state_cond);
+    pthread_cond_broadcast(&s->state_cond);
     pthread_mutex_unlock(&s->state_lock);
 }
 
@@ -475,6 +476,19 @@ static rdlm_lease_call_t rdlm_session_call(rdlm_session_h s, unsigned op, const 
 /* ---- renewal thread ------------------------------------------------------------ */
 
 /* Sleep until t, a stop, or a loss. Returns 1 if the thread should stop. */
+/* Wait on state_cond (state_lock held) until woken or until (> now), whichever first. */
+static void rdlm_session_wait_until(rdlm_session_h s, uint64_t now, uint64_t until)
+{
+    uint64_t d = until - now;
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    d += (uint64_t)ts.tv_nsec;
+    ts.tv_sec += (time_t)(d / 1000000000ull);
+    ts.tv_nsec = (long)(d % 1000000000ull);
+    pthread_cond_timedwait(&s->state_cond, &s->state_lock, &ts);
+}
+
 static int rdlm_renewer_sleep(rdlm_session_h s, uint64_t t)
 {
     int stop;
@@ -483,21 +497,45 @@ static int rdlm_renewer_sleep(rdlm_session_h s, uint64_t t)
     for (;;) {
         uint64_t now = rdlm_clock_now_ns(),
                  valid = rdlm_load(&s->valid_until, RDLM_ACQUIRE);
-        uint64_t until = rdlm_lease_min(t, valid), d;
-        struct timespec ts;
+        uint64_t until = rdlm_lease_min(t, valid);
 
         if (s->stop || valid == 0 || now >= until)
             break;
-        d = until - now;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        d += (uint64_t)ts.tv_nsec;
-        ts.tv_sec += (time_t)(d / 1000000000ull);
-        ts.tv_nsec = (long)(d % 1000000000ull);
-        pthread_cond_timedwait(&s->state_cond, &s->state_lock, &ts);
+        rdlm_session_wait_until(s, now, until);
     }
     stop = s->stop;
     pthread_mutex_unlock(&s->state_lock);
     return stop;
+}
+
+/* Take renew_link for one renewal: wait while another renewal is on it, until deadline
+ * (UINT64_MAX: none) or the session's stop. 1 if taken (rdlm_session_renewal_end
+ * gives it back). */
+static int rdlm_session_renewal_begin(rdlm_session_h s, uint64_t deadline)
+{
+    int taken;
+
+    pthread_mutex_lock(&s->state_lock);
+    for (;;) {
+        uint64_t now = rdlm_clock_now_ns();
+
+        if (!s->renewing || s->stop || now >= deadline)
+            break;
+        rdlm_session_wait_until(s, now, rdlm_lease_min(deadline, now + RDLM_LEASE_MS * 1000));
+    }
+    taken = !s->renewing && !s->stop;
+    if (taken)
+        s->renewing = 1;
+    pthread_mutex_unlock(&s->state_lock);
+    return taken;
+}
+
+static void rdlm_session_renewal_end(rdlm_session_h s)
+{
+    pthread_mutex_lock(&s->state_lock);
+    s->renewing = 0;
+    pthread_cond_broadcast(&s->state_cond);
+    pthread_mutex_unlock(&s->state_lock);
 }
 
 /*
@@ -506,7 +544,7 @@ static int rdlm_renewer_sleep(rdlm_session_h s, uint64_t t)
  * validity to rdlm_session_validity(s, t0) (rdlm_session_extend: not once passed);
  * RDLM_ERR_LEASE_EXPIRED (its answer, or the validity passed) marks the lease lost.
  * Else why no answer came (RDLM_ERR_TIMEOUT, RDLM_ERR_UNAVAILABLE) or the authority's
- * other answer. Sent on renew_link (renew_lock held).
+ * other answer. Sent on renew_link (taken: rdlm_session_renewal_begin).
  */
 static rdlm_status_t rdlm_session_renew_on(rdlm_session_h s, uint64_t t0,
                                            uint64_t deadline)
@@ -538,9 +576,10 @@ static void *rdlm_renewer_main(void *arg)
 
         if (rdlm_session_valid(s) != RDLM_OK)
             break;
-        pthread_mutex_lock(&s->renew_lock);
+        if (!rdlm_session_renewal_begin(s, UINT64_MAX))
+            break; /* stopped */
         st = rdlm_session_renew_on(s, t0, t0 + period);
-        pthread_mutex_unlock(&s->renew_lock);
+        rdlm_session_renewal_end(s);
         if (st == RDLM_OK) {
             next = t0 + period;
         } else if (st == RDLM_ERR_LEASE_EXPIRED) {
@@ -684,7 +723,6 @@ static void rdlm_session_free(rdlm_session_h s)
     pthread_cond_destroy(&s->state_cond);
     pthread_mutex_destroy(&s->state_lock);
     pthread_mutex_destroy(&s->call_lock);
-    pthread_mutex_destroy(&s->renew_lock);
     free(s);
 }
 
@@ -712,7 +750,6 @@ static rdlm_status_t rdlm_session_alloc(const char *authority, rdlm_session_h *s
     rdlm_store(&s->valid_until, UINT64_MAX, RDLM_RELAXED); /* until OPEN answers */
     pthread_mutex_init(&s->call_lock, NULL);
     pthread_mutex_init(&s->state_lock, NULL);
-    pthread_mutex_init(&s->renew_lock, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->state_cond, &ca);
@@ -783,7 +820,7 @@ RDLM_EXPORT void rdlm_session_close(rdlm_session_h session)
      * CLOSE would be answered RDLM_ERR_LEASE_EXPIRED, reported as a lost lease. */
     pthread_mutex_lock(&session->state_lock);
     session->stop = 1;
-    pthread_cond_signal(&session->state_cond);
+    pthread_cond_broadcast(&session->state_cond);
     pthread_mutex_unlock(&session->state_lock);
     if (pthread_equal(pthread_self(), session->renewer))
         pthread_detach(session->renewer); /* from the lost callback: it returns next */
@@ -819,7 +856,6 @@ RDLM_EXPORT uint64_t rdlm_session_valid_until(rdlm_session_h session)
 RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
 {
     uint64_t t0, deadline;
-    struct timespec until;
     rdlm_status_t st;
 
     if (session == NULL)
@@ -828,18 +864,16 @@ RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session)
         return RDLM_ERR_BAD_HANDLE;
     t0 = rdlm_clock_now_ns();
     deadline = rdlm_clock_deadline((uint64_t)session->connect_timeout_ms * RDLM_LEASE_MS);
-    until.tv_sec = (time_t)(deadline / 1000000000ull);
-    until.tv_nsec = (long)(deadline % 1000000000ull);
     /* Not call_lock: a queued ACQUIRE of another thread may hold it for as long as it
      * waits. An in-flight renewal of the renewal thread is waited for until deadline. */
-    if (pthread_mutex_clocklock(&session->renew_lock, CLOCK_MONOTONIC, &until) != 0) {
+    if (!rdlm_session_renewal_begin(session, deadline)) {
         st = rdlm_session_valid(session) == RDLM_OK ? RDLM_ERR_UNAVAILABLE
                                                      : RDLM_ERR_LEASE_EXPIRED;
     } else {
         st = rdlm_session_valid(session);
         if (st == RDLM_OK)
             st = rdlm_session_renew_on(session, t0, deadline);
-        pthread_mutex_unlock(&session->renew_lock);
+        rdlm_session_renewal_end(session);
     }
     if (st != RDLM_ERR_LEASE_EXPIRED && rdlm_session_valid(session) != RDLM_OK)
         st = RDLM_ERR_LEASE_EXPIRED; /* it passed while the request was under way */
