@@ -12,11 +12,11 @@
 #include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -68,22 +68,40 @@ void free_ports(unsigned ports[2 * N_REPLICAS])
         close(fds[i]);
 }
 
+pid_t spawn_tied(char *const argv[], const char *log)
+{
+    pid_t parent = getpid(), pid = fork();
+
+    if (pid == 0) { /* async-signal-safe calls only: the parent may have threads */
+        int fd;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(126);
+        if (log != NULL) {
+            fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+                _exit(126);
+            if (fd > 2)
+                close(fd);
+        }
+        execve(argv[0], argv, environ);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    return pid;
+}
+
 void replica_start(replica_t *r, int id)
 {
     char id_s[16];
     char *argv[] = {RDLM_TEST_RDLMD,      "--id",  id_s,     "--peers",      C.peers,
                     "--data-dir",         r->data, "--auth", (char *)C.auth, "--home-slots",
                     (char *)C.home_slots, NULL};
-    posix_spawn_file_actions_t fa;
 
     snprintf(id_s, sizeof(id_s), "%d", id);
     if (C.home_slots == NULL)
         argv[9] = NULL; /* rdlmd's default for --home-slots */
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    assert_int_equal(posix_spawn(&r->pid, argv[0], &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
+    r->pid = spawn_tied(argv, r->log);
 }
 
 void replica_kill(replica_t *r, int sig)

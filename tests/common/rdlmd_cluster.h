@@ -2,7 +2,8 @@
  * Three real rdlmd replicas on 127.0.0.1 for the tests of this directory (free ports,
  * a temporary directory with their data and logs, --auth none or munge), as cmocka group
  * fixtures: cluster_up starts them and waits for a leader, cluster_down kills them and
- * removes the directory (kept with RDLMTEST_KEEP set). Every wait is bounded.
+ * removes the directory (kept with RDLMTEST_KEEP set); they die with the test process
+ * when it ends otherwise. Every wait is bounded.
  */
 #ifndef RDLM_TEST_RDLMD_CLUSTER_H
 #define RDLM_TEST_RDLMD_CLUSTER_H
@@ -34,6 +35,10 @@ uint64_t now_ns(void);
 void sleep_ms(unsigned ms);
 /** 2 * N_REPLICAS free loopback ports, chosen by the kernel and released together. */
 void free_ports(unsigned ports[2 * N_REPLICAS]);
+/** Start argv[0] (argv NULL-terminated) in a child that the kernel kills when this
+ *  process ends, also by an abort or a sanitizer's halt that skips the fixture's
+ *  teardown; stdout and stderr appended to log unless it is NULL. Its pid. */
+pid_t spawn_tied(char *const argv[], const char *log);
 /** Start replica r as --id id (its log appended to r->log). */
 void replica_start(replica_t *r, int id);
 /** Kill with sig and reap, bounded: SIGKILL after 10 s. */

@@ -38,7 +38,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +55,6 @@
 #define ROUNDS 150
 #define PROCS 3
 #define CHILD_LIMIT_S 60
-
-extern char **environ;
 
 /* What the processes of one test share (a file in the cluster's directory). */
 typedef struct shared {
@@ -198,14 +195,12 @@ static pid_t child_spawn(const char *mode, int n)
 {
     char tag[64];
     char *argv[] = {"/proc/self/exe", "--child", (char *)mode, shared_path, tag, NULL};
-    pid_t pid;
 
     if (child_job != NULL)
         snprintf(tag, sizeof(tag), "%s", child_job);
     else
         snprintf(tag, sizeof(tag), "t-svc-%s-%d-%d", mode, n, (int)getpid());
-    assert_int_equal(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ), 0);
-    return pid;
+    return spawn_tied(argv, NULL);
 }
 
 /* The environment of the children (and of this process's own contexts). */

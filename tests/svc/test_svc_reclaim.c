@@ -41,7 +41,6 @@
 
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,8 +61,6 @@
 #define HOT 8
 #define ROUNDS 1000
 #define CHILD_LIMIT_S 60
-
-extern char **environ;
 
 /* What the stress processes share (a file in the cluster's directory). */
 typedef struct shared {
@@ -181,12 +178,10 @@ static pid_t child_spawn(int k)
 {
     char ix[16], job[64];
     char *argv[] = {"/proc/self/exe", "--child", ix, job, shared_path, NULL};
-    pid_t pid;
 
     snprintf(ix, sizeof(ix), k < 0 ? "stop" : "%d", k);
     snprintf(job, sizeof(job), "t-reclaim-%d-%d", k, (int)getpid());
-    assert_int_equal(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ), 0);
-    return pid;
+    return spawn_tied(argv, NULL);
 }
 
 /* need_homes, in the environment of the children. */
