@@ -14,6 +14,7 @@
 #include <rdlm/lease.h>
 
 #include "bootstrap.h"
+#include "client_internal.h"
 #include "config.h"
 #include "ctx_dist.h"
 #include "global.h"
@@ -142,7 +143,7 @@ void rdlm_ctx_lease_close(rdlm_ctx_h ctx);
  *  Non-blocking: one clock read with a lease, none without. */
 static inline rdlm_status_t rdlm_ctx_lease_check(const struct rdlm_ctx *ctx)
 {
-    return ctx->session == NULL ? RDLM_OK : rdlm_session_check(ctx->session);
+    return ctx->session == NULL ? RDLM_OK : rdlm_lease_session_valid(ctx->session);
 }
 
 /** The answer of an operation that completed (a release): status, or

@@ -34,7 +34,7 @@ static rdlm_status_t rdlm_ctx_recovery_epoch(void *arg, uint32_t *epoch_p)
 rdlm_status_t rdlm_ctx_recovery_start(rdlm_ctx_h ctx)
 {
     const rdlm_tl_bootstrap_t *bs = ctx->dist->bootstrap;
-    uint64_t mine = ctx->session != NULL ? rdlm_session_id(ctx->session) : 0;
+    uint64_t mine = ctx->session != NULL ? rdlm_lease_session_id(ctx->session) : 0;
     uint64_t *all = calloc(bs->size, sizeof(*all));
     rdlm_global_recovery_t rec = {
         .ended = rdlm_ctx_recovery_ended, .new_epoch = rdlm_ctx_recovery_epoch, .arg = ctx};

@@ -60,11 +60,11 @@
 #include "atomics.h"
 #include "auth.h"
 #include "client_internal.h"
-#include "live.h"
 #include "clock.h"
 #include "cmd.h"
 #include "config.h"
 #include "conn.h"
+#include "live.h"
 #include "log.h"
 #include "wire.h"
 
@@ -207,7 +207,6 @@ static uint64_t rdlm_session_validity(const struct rdlm_session *s, uint64_t t)
 
 /* ---- requests ---------------------------------------------------------------- */
 
-/* Close the link's connection; the next attempt goes to hint ("": the next address). */
 /* RDLM_OK while s's lease is valid, else RDLM_ERR_LEASE_EXPIRED (marking it lost when
  * its validity just passed). */
 static rdlm_status_t rdlm_session_valid(rdlm_session_h s)
@@ -221,6 +220,7 @@ static rdlm_status_t rdlm_session_valid(rdlm_session_h s)
     return RDLM_ERR_LEASE_EXPIRED;
 }
 
+/* Close the link's connection; the next attempt goes to hint ("": the next address). */
 static void rdlm_lease_link_drop(rdlm_lease_link_t *link, const char *hint)
 {
     rdlm_lease_conn_close(link->fd);
@@ -475,7 +475,6 @@ static rdlm_lease_call_t rdlm_session_call(rdlm_session_h s, unsigned op, const 
 
 /* ---- renewal thread ------------------------------------------------------------ */
 
-/* Sleep until t, a stop, or a loss. Returns 1 if the thread should stop. */
 /* Wait on state_cond (state_lock held) until woken or until (> now), whichever first. */
 static void rdlm_session_wait_until(rdlm_session_h s, uint64_t now, uint64_t until)
 {
@@ -489,6 +488,7 @@ static void rdlm_session_wait_until(rdlm_session_h s, uint64_t now, uint64_t unt
     pthread_cond_timedwait(&s->state_cond, &s->state_lock, &ts);
 }
 
+/* Sleep until t, a stop, or a loss. Returns 1 if the thread should stop. */
 static int rdlm_renewer_sleep(rdlm_session_h s, uint64_t t)
 {
     int stop;
@@ -521,6 +521,7 @@ static int rdlm_session_renewal_begin(rdlm_session_h s, uint64_t deadline)
 
         if (!s->renewing || s->stop || now >= deadline)
             break;
+        /* in slices of 1 s: deadline may be UINT64_MAX */
         rdlm_session_wait_until(s, now, rdlm_lease_min(deadline, now + RDLM_LEASE_MS * 1000));
     }
     taken = !s->renewing && !s->stop;
@@ -1008,6 +1009,16 @@ uint64_t rdlm_lease_session_namespace(rdlm_session_h session)
 uint64_t rdlm_lease_session_nonce(rdlm_session_h session)
 {
     return session != NULL ? session->nonce : 0;
+}
+
+rdlm_status_t rdlm_lease_session_valid(rdlm_session_h session)
+{
+    return session != NULL ? rdlm_session_valid(session) : RDLM_ERR_INVALID_ARG;
+}
+
+uint64_t rdlm_lease_session_id(rdlm_session_h session)
+{
+    return session != NULL ? session->id : 0;
 }
 
 void rdlm_lease_session_lock_delay(rdlm_session_h session)

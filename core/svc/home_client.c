@@ -27,7 +27,7 @@ static rdlm_status_t rdlm_svc_ask_once(const char *addr, rdlm_session_h session,
                                        rdlm_svc_desc_t *d)
 {
     rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_HOMES,
-                            .session = rdlm_session_id(session),
+                            .session = rdlm_lease_session_id(session),
                             .nonce = rdlm_lease_session_nonce(session)};
     uint8_t req[RDLM_LEASE_CMD_MAX];
     size_t req_len = rdlm_lease_cmd_encode(&cmd, req, sizeof(req));
@@ -73,7 +73,7 @@ static rdlm_status_t rdlm_svc_ask(const char *addr, rdlm_session_h session,
     }
     if (st == RDLM_ERR_NOT_FOUND || st == RDLM_ERR_AUTH)
         rdlm_warn("svc: %s refused HOMES within session %llu: %s", addr,
-                  (unsigned long long)rdlm_session_id(session), rdlm_status_name(st));
+                  (unsigned long long)rdlm_lease_session_id(session), rdlm_status_name(st));
     return st;
 }
 
@@ -97,7 +97,7 @@ static void rdlm_svc_link_down(rdlm_svc_link_t *l)
 static rdlm_status_t rdlm_svc_link_register(rdlm_svc_t *svc, rdlm_svc_link_t *l,
                                             uint64_t epoch)
 {
-    uint64_t tag, sid = rdlm_session_id(svc->session);
+    uint64_t tag, sid = rdlm_lease_session_id(svc->session);
     rdlm_status_t st;
 
     if (l->tag != 0 && l->epoch == epoch)

@@ -185,7 +185,7 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
         }
         if (try_only)
             return RDLM_ERR_BUSY;
-        if (rdlm_session_check(svc->session) != RDLM_OK)
+        if (rdlm_lease_session_valid(svc->session) != RDLM_OK)
             return RDLM_ERR_LEASE_EXPIRED; /* this process may not take it any more */
         if (rdlm_clock_now_ns() >= next_fate) {
             /* A MARK: the slot is being re-keyed; a dead client's is given back. */
@@ -309,7 +309,7 @@ static rdlm_status_t rdlm_svc_lock_free_word(rdlm_svc_t *svc, rdlm_svc_lock_t *k
      * session, so after its validity here ended), or an earlier attempt of this
      * release landed after its link was declared dead (the word then was free_word,
      * and maybe taken since). */
-    if (old != held && rdlm_session_check(svc->session) != RDLM_OK) {
+    if (old != held && rdlm_lease_session_valid(svc->session) != RDLM_OK) {
         rdlm_warn("svc: lock %#llx was broken while held: this session ended",
                   (unsigned long long)id);
         return RDLM_ERR_LEASE_EXPIRED;

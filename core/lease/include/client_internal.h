@@ -52,4 +52,13 @@ uint64_t rdlm_lease_session_nonce(rdlm_session_h session);
  */
 void rdlm_lease_session_lock_delay(rdlm_session_h session);
 
+/**
+ * rdlm_session_check and rdlm_session_id for a session the library holds open (a
+ * context's): without the public calls' look-up in the process's open sessions, a
+ * mutex each, which a lease context's every operation would pay. NULL gives
+ * RDLM_ERR_INVALID_ARG and 0, as there.
+ */
+rdlm_status_t rdlm_lease_session_valid(rdlm_session_h session);
+uint64_t rdlm_lease_session_id(rdlm_session_h session);
+
 #endif
