@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,7 +69,6 @@ typedef struct rdlm_bench_pp_ops {
 typedef struct rdlm_bench_pp_arg {
     rdlm_bench_lock_arg_t lock; /* first: the lock helpers read it; ops: rdlm's lock */
     const rdlm_bench_pp_ops_t *ops;
-    int cpu[2]; /* rank k runs on CPU cpu[k] */
 } rdlm_bench_pp_arg_t;
 
 static rdlm_bench_pp_word_t *rdlm_bench_pp_word(void *data, const rdlm_bench_pp_arg_t *a)
@@ -179,37 +177,6 @@ static const rdlm_bench_pp_ops_t *const rdlm_bench_pp_impls[] = {&rdlm_bench_pp_
 
 /* ---- the measurement --------------------------------------------------------------- */
 
-/* The first two CPUs this process may run on: 0, or -1 if it may run on fewer. */
-static int rdlm_bench_pp_cpus(int cpu_p[2])
-{
-    cpu_set_t set;
-    int found = 0;
-    int k;
-
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-        return -1;
-    }
-    for (k = 0; k < CPU_SETSIZE && found < 2; k++) {
-        if (CPU_ISSET(k, &set)) {
-            cpu_p[found++] = k;
-        }
-    }
-    return found == 2 ? 0 : -1;
-}
-
-static int rdlm_bench_pp_pin(rdlm_bench_worker_t *w, int cpu)
-{
-    cpu_set_t set;
-
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-        return rdlm_bench_worker_fail(w, "sched_setaffinity(CPU %d): %s", cpu,
-                                      strerror(errno));
-    }
-    return 0;
-}
-
 /* One turn of side's process (the cycle of rdlm_bench_batches). */
 static int rdlm_bench_pp_turn(void *self)
 {
@@ -235,7 +202,7 @@ static int rdlm_bench_pp_body(rdlm_bench_worker_t *w)
     int have_stats;
     uint64_t taken_before;
 
-    if (rdlm_bench_pp_pin(w, a->cpu[w->rank]) != 0 || ops->attach(w, &side) != 0) {
+    if (ops->attach(w, &side) != 0) {
         return -1;
     }
     if (rdlm_bench_batches(&p, a->lock.warmup, &t) != 0) {
@@ -321,7 +288,9 @@ static int rdlm_bench_pp_run(rdlm_bench_report_t *r)
     const rdlm_bench_measure_t *cas;
     uint32_t k;
 
-    if (rdlm_bench_pp_cpus(c.arg.cpu) != 0) {
+    int cpu[2] = {rdlm_bench_cpu_of(0, 2), rdlm_bench_cpu_of(1, 2)}; /* workers' pins */
+
+    if (cpu[1] < 0) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_SKIP,
                                "fewer than 2 CPUs to run on (sched_getaffinity): two "
                                "spinning processes on one CPU take turns by time slices");
@@ -333,7 +302,7 @@ static int rdlm_bench_pp_run(rdlm_bench_report_t *r)
         " round trips after %" PRIu64 " warm-up, %u rounds; ns per "
         "one-way hand-off = round trip / 2; p50/p99 over %u-round-trip "
         "batches",
-        c.arg.cpu[0], c.arg.cpu[1], c.arg.lock.iterations, c.arg.lock.warmup, o->rounds,
+        cpu[0], cpu[1], c.arg.lock.iterations, c.arg.lock.warmup, o->rounds,
         RDLM_BENCH_PP_BATCH);
     for (k = 0; k < RDLM_BENCH_PP_NIMPL; k++) {
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s: %s",

@@ -56,6 +56,8 @@ void rdlm_bench_header_print(const rdlm_bench_header_t *h, FILE *out)
     fprintf(out, "# transport: %s\n", h->transport);
     fprintf(out, "# waiting:   %s\n", h->waiting);
     fprintf(out, "# processes: %s\n", h->processes);
+    fprintf(out, "# placement: a run's workers one per CPU (sched_setaffinity, as mpirun "
+                 "--bind-to core) where they fit the CPUs allowed; more float\n");
     fprintf(out, "# rounds:    %u, rdlm and baselines alternating; figures are medians "
                  "over rounds\n", h->rounds);
     fprintf(out, "# date:      %s\n", h->date);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -132,6 +133,41 @@ void rdlm_bench_worker_stats(rdlm_bench_worker_t *w, const rdlm_stats_t *before,
     w->slot->has_stats = 1;
 }
 
+int rdlm_bench_cpu_of(uint32_t rank, uint32_t nprocs)
+{
+    cpu_set_t set;
+    uint32_t seen = 0;
+
+    if (sched_getaffinity(0, sizeof(set), &set) != 0 || (uint32_t)CPU_COUNT(&set) < nprocs) {
+        return -1;
+    }
+    for (int k = 0; k < CPU_SETSIZE; k++) {
+        if (CPU_ISSET(k, &set) && seen++ == rank) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* Pin worker w to its CPU, if the run's workers fit the CPUs: 0, or -1 after
+ * recording why. */
+static int rdlm_bench_pin(rdlm_bench_worker_t *w)
+{
+    int cpu = rdlm_bench_cpu_of(w->rank, w->nprocs);
+    cpu_set_t set;
+
+    if (cpu < 0) {
+        return 0;
+    }
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+        return rdlm_bench_worker_fail(w, "sched_setaffinity(CPU %d): %s", cpu,
+                                      strerror(errno));
+    }
+    return 0;
+}
+
 static void rdlm_bench_child(const rdlm_bench_run_params_t *params,
                              struct rdlm_bench_ctl *ctl, void *data, uint32_t rank,
                              pid_t parent)
@@ -157,7 +193,7 @@ static void rdlm_bench_child(const rdlm_bench_run_params_t *params,
     if (getppid() != parent) {
         _exit(3);
     }
-    rc = params->body(&w);
+    rc = rdlm_bench_pin(&w) == 0 ? params->body(&w) : -1;
     if (!w.started) { /* failed before the start: release the other workers */
         if (rc == 0) {
             rdlm_bench_worker_fail(&w, "benchmark body never started (benchmark bug)");

@@ -105,6 +105,15 @@ typedef struct rdlm_bench_outcome {
  *  worker's error, a crash, or the timeout). Blocking; not thread-safe. */
 int rdlm_bench_run(const rdlm_bench_run_params_t *params, rdlm_bench_outcome_t *out_p);
 
+/**
+ * The CPU worker rank of nprocs runs on: the rank-th CPU this process may use
+ * (sched_getaffinity), or -1 when nprocs workers do not fit those CPUs (then they
+ * float). rdlm_bench_run pins every worker so before its body runs, as mpirun
+ * --bind-to core does: the placement is then the same for rdlm and its baselines,
+ * and from run to run.
+ */
+int rdlm_bench_cpu_of(uint32_t rank, uint32_t nprocs);
+
 /** Free what rdlm_bench_run allocated; NULL-safe. */
 void rdlm_bench_outcome_free(rdlm_bench_outcome_t *out);
 
