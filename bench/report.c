@@ -98,12 +98,24 @@ const rdlm_bench_compare_t *rdlm_bench_report_compare(rdlm_bench_report_t *r,
                                                       enum rdlm_bench_target kind,
                                                       double target)
 {
+    return rdlm_bench_report_compare_as(r, NULL, ours, base, label, kind, target);
+}
+
+const rdlm_bench_compare_t *rdlm_bench_report_compare_as(rdlm_bench_report_t *r,
+                                                         const char *ours_label,
+                                                         const rdlm_bench_measure_t *ours,
+                                                         const rdlm_bench_measure_t *base,
+                                                         const char *label,
+                                                         enum rdlm_bench_target kind,
+                                                         double target)
+{
     rdlm_bench_compare_t *c;
 
     if (r->ncompares == RDLM_BENCH_MAX_COMPARES || ours == NULL) {
         return NULL;
     }
     c = &r->compares[r->ncompares++];
+    snprintf(c->ours_label, sizeof(c->ours_label), "%s", ours_label ? ours_label : "");
     c->ours = ours;
     c->base = base;
     snprintf(c->base_label, sizeof(c->base_label), "%s",
@@ -253,7 +265,7 @@ const char *rdlm_bench_target_text(const rdlm_bench_compare_t *c, char *buf, siz
 
 void rdlm_bench_report_table(const rdlm_bench_report_t *r, FILE *out)
 {
-    char a[32], b[32], c[32], d[32], e[32], t[32];
+    char a[32], b[32], c[32], d[32], e[32], t[32], m[64];
     uint32_t met = 0;
     uint32_t targets = 0;
     uint32_t k;
@@ -269,8 +281,10 @@ void rdlm_bench_report_table(const rdlm_bench_report_t *r, FILE *out)
     for (k = 0; k < r->ncompares; k++) {
         const rdlm_bench_compare_t *cmp = &r->compares[k];
 
+        snprintf(m, sizeof(m), "%s%s%s", cmp->ours_label, cmp->ours_label[0] ? " " : "",
+                 cmp->ours->metric);
         fprintf(out, "  %-14s %5u %-20s %-6s %s %s | %-16s %s %s | %s %7s %4s\n",
-                cmp->ours->bench, cmp->ours->procs, cmp->ours->metric, cmp->ours->unit,
+                cmp->ours->bench, cmp->ours->procs, m, cmp->ours->unit,
                 rdlm_bench_fmt(a, sizeof(a), 9, cmp->ours->median),
                 rdlm_bench_fmt(b, sizeof(b), 8, cmp->ours->p99), cmp->base_label,
                 rdlm_bench_fmt(c, sizeof(c), 9, cmp->base ? cmp->base->median : NAN),

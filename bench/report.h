@@ -44,6 +44,8 @@ typedef struct rdlm_bench_compare {
     const rdlm_bench_measure_t *ours;
     const rdlm_bench_measure_t *base;
     char base_label[32]; /**< e.g. "pthread_mutex", "rdlm@2" */
+    char ours_label[16]; /**< which of rdlm's implementations, where several are
+                          *  compared ("home", "raft"); "" for the benchmark's one */
     double ratio;
     enum rdlm_bench_target kind;
     double target;
@@ -105,6 +107,16 @@ const rdlm_bench_compare_t *rdlm_bench_report_compare(rdlm_bench_report_t *r,
                                                       const char *label,
                                                       enum rdlm_bench_target kind,
                                                       double target);
+
+/** rdlm_bench_report_compare for one of several rdlm implementations: ours_label
+ *  names it before the metric in the comparison table. */
+const rdlm_bench_compare_t *rdlm_bench_report_compare_as(rdlm_bench_report_t *r,
+                                                         const char *ours_label,
+                                                         const rdlm_bench_measure_t *ours,
+                                                         const rdlm_bench_measure_t *base,
+                                                         const char *label,
+                                                         enum rdlm_bench_target kind,
+                                                         double target);
 
 /** Keep a note for the section (and the JSON). */
 void rdlm_bench_report_note(rdlm_bench_report_t *r, const char *bench,

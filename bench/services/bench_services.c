@@ -1,9 +1,10 @@
 /*
- * services: rdlm's on-node lock against the classic lock services on loopback, in
+ * services: rdlm's network locks against the classic lock services on loopback, in
  * the same run: Redis (SET NX PX + compare-and-delete), etcd (v3 Lock API),
- * ZooKeeper (ephemeral sequential recipe), rdlm's own lease authority (rdlmd,
+ * ZooKeeper (ephemeral sequential recipe) beside rdlm's own lease authority (rdlmd,
  * rdlm_session_lock) and the lock homes its replicas host (rdlmd-homes,
- * rdlm_lock_acquire with RDLM_AUTHORITY: remote atomics, no Raft entry). The adapters
+ * rdlm_lock_acquire with RDLM_AUTHORITY: remote atomics, no Raft entry), and rdlm's
+ * on-node lock, measured for scale and compared with none of them. The adapters
  * are in lock_redis.c, lock_etcd.c, lock_zk.c, lock_rdlmd.c and lock_svc.c;
  * bench/services/services.sh starts the servers and exports RDLMBENCH_REDIS /
  * RDLMBENCH_ETCD / RDLMBENCH_ZK / RDLMBENCH_RDLMD (both rdlmd adapters use the last).
@@ -14,6 +15,10 @@
  *   contended:  2 processes loop { acquire; counter++; release } for -d ms,
  *               kops/s and hand-offs/s; the counter must equal the critical
  *               sections run (lost updates fail the run, services included)
+ *
+ * Comparisons, like with like: the lock homes against every other service; the
+ * authority's lock against the services that also write every operation to a
+ * replicated log synced to disk (etcd, ZooKeeper).
  *
  * A service is skipped, with a note saying why, when its client library was not
  * found at configure time, its variable is unset, or one acquire+release through
@@ -51,6 +56,7 @@ typedef struct rdlm_bench_service {
     const char *env;
     const rdlm_bench_lock_ops_t *ops; /* NULL: not built */
     const char *library;              /* what was missing at configure time */
+    int logged; /* every lock operation a write to a replicated log synced to disk */
 } rdlm_bench_service_t;
 
 static const rdlm_bench_service_t rdlm_bench_services[] = {
@@ -60,23 +66,23 @@ static const rdlm_bench_service_t rdlm_bench_services[] = {
 #else
      NULL,
 #endif
-     "hiredis (libhiredis-dev)"},
+     "hiredis (libhiredis-dev)", 0},
     {"etcd", RDLM_BENCH_ENV_ETCD,
 #if RDLM_BENCH_HAVE_ETCD
      &rdlm_bench_lock_etcd,
 #else
      NULL,
 #endif
-     "libcurl (libcurl4-openssl-dev)"},
+     "libcurl (libcurl4-openssl-dev)", 1},
     {"zookeeper", RDLM_BENCH_ENV_ZK,
 #if RDLM_BENCH_HAVE_ZK
      &rdlm_bench_lock_zk,
 #else
      NULL,
 #endif
-     "the ZooKeeper C client (libzookeeper-mt-dev)"},
-    {"rdlmd", RDLM_BENCH_ENV_RDLMD, &rdlm_bench_lock_rdlmd, "librdlm"},
-    {"rdlmd-homes", RDLM_BENCH_ENV_RDLMD, &rdlm_bench_lock_rdlmd_homes, "librdlm"},
+     "the ZooKeeper C client (libzookeeper-mt-dev)", 1},
+    {"rdlmd", RDLM_BENCH_ENV_RDLMD, &rdlm_bench_lock_rdlmd, "librdlm", 1},
+    {"rdlmd-homes", RDLM_BENCH_ENV_RDLMD, &rdlm_bench_lock_rdlmd_homes, "librdlm", 0},
 };
 #define RDLM_BENCH_NSERVICES (sizeof(rdlm_bench_services) / sizeof(rdlm_bench_services[0]))
 
@@ -109,6 +115,7 @@ static int rdlm_bench_svc_probe(const rdlm_bench_lock_ops_t *ops, char *why, siz
 typedef struct rdlm_bench_svc_ctx {
     rdlm_bench_report_t *report;
     const rdlm_bench_lock_ops_t *impls[RDLM_BENCH_SVC_MAX]; /* [0] rdlm */
+    int logged[RDLM_BENCH_SVC_MAX];                         /* the service's logged */
     uint32_t nimpl;
     uint32_t nprocs;      /* contended */
     uint32_t duration_ms; /* contended */
@@ -241,6 +248,7 @@ static uint32_t rdlm_bench_svc_select(rdlm_bench_report_t *r, const char *bench,
         }
         rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_PARAMS, "%s at %s: %s", s->name,
                                addr, s->ops->description);
+        c->logged[c->nimpl] = s->logged;
         c->impls[c->nimpl++] = s->ops;
     }
     return c->nimpl - 1;
@@ -260,54 +268,38 @@ static uint32_t rdlm_bench_svc_index(const rdlm_bench_svc_ctx_t *c,
     return 0;
 }
 
-/* One of rdlm's service locks (subject) against the other services: a note with
- * subject's figure / each other's in c->measure (what names the figure), leaving out
- * skip (NULL: none); nothing when subject or every other service did not run. */
-static void rdlm_bench_svc_ratio_note(rdlm_bench_report_t *r, const char *bench,
-                                      const rdlm_bench_svc_ctx_t *c,
-                                      const rdlm_bench_lock_ops_t *subject,
-                                      const rdlm_bench_lock_ops_t *skip, const char *label,
-                                      const char *what)
+/*
+ * The comparison rows of one metric (m: c->measure), like with like: the lock homes
+ * ("home" in the table) against every other service but the authority, the
+ * authority's Raft-kept lock ("raft") against the other logged services. rdlm's
+ * on-node lock (m[0]) is compared with none: shared memory against a network round
+ * trip says nothing about either.
+ */
+static void rdlm_bench_svc_compare(rdlm_bench_report_t *r, const rdlm_bench_svc_ctx_t *c,
+                                   rdlm_bench_measure_t *const *m)
 {
-    uint32_t a = rdlm_bench_svc_index(c, subject);
-    char text[200];
-    size_t used = 0;
-    uint32_t k;
+    uint32_t homes = rdlm_bench_svc_index(c, &rdlm_bench_lock_rdlmd_homes);
+    uint32_t authority = rdlm_bench_svc_index(c, &rdlm_bench_lock_rdlmd);
 
-    if (a == 0) {
-        return;
-    }
-    text[0] = '\0';
-    for (k = 1; k < c->nimpl && used < sizeof(text); k++) {
-        if (k != a && c->impls[k] != skip) {
-            used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s %.2g",
-                                     used ? ", " : "", c->impls[k]->name,
-                                     c->measure[a]->median / c->measure[k]->median);
+    for (uint32_t k = 1; k < c->nimpl; k++) {
+        if (homes != 0 && k != homes && k != authority) {
+            rdlm_bench_report_compare_as(r, "home", m[homes], m[k], NULL,
+                                         RDLM_BENCH_TARGET_NONE, 0);
         }
     }
-    if (used == 0) {
-        return;
+    for (uint32_t k = 1; k < c->nimpl; k++) {
+        if (authority != 0 && k != authority && c->logged[k]) {
+            rdlm_bench_report_compare_as(r, "raft", m[authority], m[k], NULL,
+                                         RDLM_BENCH_TARGET_NONE, 0);
+        }
     }
-    rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO, "%s, %s / service, %s: %s",
-                           label, subject->name, what, text);
-}
-
-/* The authority's lock against the other services (the lock homes have their own
- * note), then the lock homes against every other service, the authority's included. */
-static void rdlm_bench_svc_rdlmd_notes(rdlm_bench_report_t *r, const char *bench,
-                                       const rdlm_bench_svc_ctx_t *c, const char *what)
-{
-    rdlm_bench_svc_ratio_note(r, bench, c, &rdlm_bench_lock_rdlmd,
-                              &rdlm_bench_lock_rdlmd_homes, "authority lock", what);
-    rdlm_bench_svc_ratio_note(r, bench, c, &rdlm_bench_lock_rdlmd_homes, NULL, "lock homes",
-                              what);
 }
 
 static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
                                   rdlm_bench_svc_ctx_t *c)
 {
     const rdlm_bench_opts_t *o = r->opts;
-    char text[256];
+    char text[256] = "";
     size_t used = 0;
     uint32_t k;
 
@@ -317,20 +309,16 @@ static int rdlm_bench_svc_latency(rdlm_bench_report_t *r, const char *bench,
         return -1;
     }
     rdlm_bench_measures_finish(c->measure, c->nimpl);
-    text[0] = '\0';
     for (k = 1; k < c->nimpl; k++) {
-        rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
-                                  RDLM_BENCH_TARGET_NONE, 0);
         if (used < sizeof(text)) {
-            used += (size_t)snprintf(
-                text + used, sizeof(text) - used, "%s%s %.0fx (%" PRIu64 " pairs)",
-                k > 1 ? ", " : "", c->impls[k]->name,
-                c->measure[k]->median / c->measure[0]->median, c->pairs[k]);
+            used += (size_t)snprintf(text + used, sizeof(text) - used,
+                                     "%s%s %" PRIu64, k > 1 ? ", " : "",
+                                     c->impls[k]->name, c->pairs[k]);
         }
     }
     rdlm_bench_report_note(r, bench, RDLM_BENCH_NOTE_INFO,
-                           "uncontended acquire+release, service / rdlm: %s", text);
-    rdlm_bench_svc_rdlmd_notes(r, bench, c, "uncontended acquire+release time");
+                           "uncontended acquire+release, pairs measured: %s", text);
+    rdlm_bench_svc_compare(r, c, c->measure);
     return 0;
 }
 
@@ -340,7 +328,6 @@ static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
     const rdlm_bench_opts_t *o = r->opts;
     const uint32_t *procs;
     uint32_t nprocs;
-    char what[48];
     uint32_t n;
     uint32_t k;
 
@@ -361,12 +348,7 @@ static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
         }
         rdlm_bench_measures_finish(c->measure, c->nimpl);
         rdlm_bench_measures_finish(c->handoffs, c->nimpl);
-        for (k = 1; k < c->nimpl; k++) {
-            rdlm_bench_report_compare(r, c->measure[0], c->measure[k], NULL,
-                                      RDLM_BENCH_TARGET_NONE, 0);
-        }
-        snprintf(what, sizeof(what), "throughput at %u processes", procs[n]);
-        rdlm_bench_svc_rdlmd_notes(r, bench, c, what);
+        rdlm_bench_svc_compare(r, c, c->measure);
     }
     return 0;
 }
@@ -419,8 +401,8 @@ static int rdlm_bench_svc_run(rdlm_bench_report_t *r)
 
 const rdlm_bench_def_t rdlm_bench_def_services = {
     .name = "services",
-    .title = "rdlm's on-node lock vs lock services on loopback: Redis, etcd, ZooKeeper, "
-             "rdlmd (authority lock, lock homes)",
+    .title = "rdlm's network locks (rdlmd: lock homes, authority lock) vs lock services "
+             "on loopback: Redis, etcd, ZooKeeper; rdlm's on-node lock for scale",
     .default_procs = rdlm_bench_svc_procs,
     .ndefault_procs = sizeof(rdlm_bench_svc_procs) / sizeof(rdlm_bench_svc_procs[0]),
     .run = rdlm_bench_svc_run,
