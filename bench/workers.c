@@ -494,7 +494,10 @@ int rdlm_bench_run(const rdlm_bench_run_params_t *params, rdlm_bench_outcome_t *
         nalive++;
     }
     if (params->verbose) {
-        fprintf(stderr, "rdlm-bench:   run %s: %u worker(s) forked\n", ctl->job, nalive);
+        fprintf(stderr, "rdlm-bench:   run %s: %u worker(s) forked, %s\n", ctl->job, nalive,
+                rdlm_bench_cpu_of(0, params->nprocs) >= 0
+                    ? "pinned one per CPU"
+                    : "not pinned (more workers than CPUs allowed)");
     }
     if (!failed && rdlm_bench_await_start(params, ctl, pids, alive, &nalive, deadline_ns,
                                           why, sizeof(why)) != 0) {
