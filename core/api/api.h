@@ -31,11 +31,8 @@ typedef struct rdlm_obj {
     uint32_t magic;
     unsigned kind; /* enum rdlm_kind */
     uint32_t index;
-    /* An object of a node-only context without a lease: its calls are core/local's
-     * and nothing else (decided at open). */
-    uint32_t local_only;
-    /* local_only and a bounded-bypass lock: an acquire and a release are the
-     * mutex's. */
+    /* A bounded-bypass lock of a node-only context without a lease: an acquire and a
+     * release are the mutex's and nothing else (decided at open). */
     uint32_t mutex_only;
     struct rdlm_ctx *ctx;
     rdlm_local_t *local;   /* &ctx->local */

@@ -97,13 +97,6 @@ static inline int rdlm_lock_mutex_only(const rdlm_obj_t *obj)
     return obj != NULL && obj->magic == RDLM_OBJ_MAGIC_OPEN && obj->mutex_only;
 }
 
-/* The handle is an open rwlock and local_only: its calls are core/local's. */
-static inline int rdlm_rwlock_local_only(const rdlm_obj_t *obj)
-{
-    return obj != NULL && obj->magic == RDLM_OBJ_MAGIC_OPEN && obj->local_only &&
-           obj->kind == RDLM_KIND_RWLOCK;
-}
-
 /* Every acquire but a mutex_only handle's (out of line, so that an uncontended
  * acquire and a failed try of those stay a few instructions). */
 static __attribute__((noinline)) rdlm_status_t
@@ -189,13 +182,9 @@ rdlm_status_t rdlm_rwlock_open(rdlm_ctx_h ctx, const char *name, rdlm_rwlock_h *
 
 rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
 {
-    rdlm_status_t status;
+    rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
     rdlm_obj_t *obj = RDLM_OBJ(rw);
 
-    if (rdlm_rwlock_local_only(obj)) {
-        return rdlm_rwlock_local_read_acquire(obj->local, obj->index, timeout_ns);
-    }
-    status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
     if (status != RDLM_OK) {
         return status;
     }
@@ -205,12 +194,8 @@ rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
 
 rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
 {
-    rdlm_status_t status;
+    rdlm_status_t status = rdlm_obj_check_handle(rw, RDLM_KIND_RWLOCK, __func__);
 
-    if (rdlm_rwlock_local_only(RDLM_OBJ(rw))) {
-        return rdlm_rwlock_local_read_release(RDLM_OBJ(rw)->local, RDLM_OBJ(rw)->index);
-    }
-    status = rdlm_obj_check_handle(rw, RDLM_KIND_RWLOCK, __func__);
     if (status != RDLM_OK) {
         return status;
     }
@@ -221,13 +206,9 @@ rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
 rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
                                         uint64_t *token_p)
 {
-    rdlm_status_t status;
+    rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
     rdlm_obj_t *obj = RDLM_OBJ(rw);
 
-    if (rdlm_rwlock_local_only(obj)) {
-        return rdlm_rwlock_local_write_acquire(obj->local, obj->index, timeout_ns, token_p);
-    }
-    status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
     if (status != RDLM_OK) {
         return status;
     }
@@ -237,12 +218,8 @@ rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
 
 rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)
 {
-    rdlm_status_t status;
+    rdlm_status_t status = rdlm_obj_check_handle(rw, RDLM_KIND_RWLOCK, __func__);
 
-    if (rdlm_rwlock_local_only(RDLM_OBJ(rw))) {
-        return rdlm_rwlock_local_write_release(RDLM_OBJ(rw)->local, RDLM_OBJ(rw)->index);
-    }
-    status = rdlm_obj_check_handle(rw, RDLM_KIND_RWLOCK, __func__);
     if (status != RDLM_OK) {
         return status;
     }

@@ -129,9 +129,8 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     rdlm_store(&obj->held, 0, RDLM_RELAXED);
     obj->ctx = ctx;
     obj->local = &ctx->local;
-    obj->local_only = ctx->ops == &rdlm_obj_local_ops && ctx->session == NULL;
-    obj->mutex_only = obj->local_only && kind == RDLM_KIND_LOCK &&
-                      !rdlm_local_lock_is_fifo(&ctx->local, index);
+    obj->mutex_only = kind == RDLM_KIND_LOCK && ctx->ops == &rdlm_obj_local_ops &&
+                      ctx->session == NULL && !rdlm_local_lock_is_fifo(&ctx->local, index);
     obj->magic = RDLM_OBJ_MAGIC_OPEN;
     pthread_mutex_unlock(&ctx->objs_lock);
     *obj_p = obj;
