@@ -203,23 +203,18 @@ rdlm_status_t rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t t
     return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
 }
 
-rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx)
+void rdlm_mutex_released(rdlm_local_t *lc, rdlm_entry_t *e, uint64_t w)
 {
-    rdlm_segment_t *seg = &lc->seg;
-    rdlm_entry_t *e = &seg->entries[idx];
-    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
-
-    do {
-        if (RDLM_WORD_OWNER(w) != seg->self_owner) {
-            rdlm_warn("lock \"%s\": release by a context that does not hold it",
-                      seg->names[idx]);
-            return RDLM_ERR_NOT_OWNER;
-        }
-    } while (!rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(0, RDLM_MUTEX_HEIR(w)), RDLM_SEQ_CST));
     if (RDLM_MUTEX_HEIR(w) != 0) {
         rdlm_mutex_wake_heir(lc, e, RDLM_MUTEX_HEIR(w));
     } else {
         rdlm_mutex_wake_next(lc, e);
     }
-    return RDLM_OK;
+}
+
+rdlm_status_t rdlm_mutex_not_held(const rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_warn("lock \"%s\": release by a context that does not hold it",
+              lc->seg.names[idx]);
+    return RDLM_ERR_NOT_OWNER;
 }

@@ -149,7 +149,29 @@ static inline rdlm_status_t rdlm_mutex_acquire(rdlm_local_t *lc, uint32_t idx,
     return rdlm_mutex_acquire_slow(lc, idx, timeout_ns, token_p);
 }
 
-rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx);
+/** The mutex's release, out of line (mutex.c): after its CAS saw the word w, hand the
+ *  lock to w's heir or wake a sleeper; and the release by a context that does not
+ *  hold the lock (logged; RDLM_ERR_NOT_OWNER). */
+void rdlm_mutex_released(rdlm_local_t *lc, rdlm_entry_t *e, uint64_t w);
+rdlm_status_t rdlm_mutex_not_held(const rdlm_local_t *lc, uint32_t idx);
+
+/** Bounded-bypass mutex release (contracts as rdlm_local_lock_release). Inline: with
+ *  no heir and nobody asleep it is one CAS and one load. */
+static inline rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
+
+    do {
+        if (RDLM_WORD_OWNER(w) != lc->seg.self_owner) {
+            return rdlm_mutex_not_held(lc, idx);
+        }
+    } while (!rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(0, RDLM_MUTEX_HEIR(w)), RDLM_SEQ_CST));
+    if (RDLM_MUTEX_HEIR(w) != 0 || rdlm_load(&e->parked, RDLM_SEQ_CST) != 0) {
+        rdlm_mutex_released(lc, e, w);
+    }
+    return RDLM_OK;
+}
 
 /* FIFO ticket lock: ticket.c (the cross-node cohort's, the rwlock's and the
  * semaphore's gate, and FIFO exclusive locks). timeout_ns 0 = one try. */
