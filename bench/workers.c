@@ -138,7 +138,8 @@ int rdlm_bench_cpu_of(uint32_t rank, uint32_t nprocs)
     cpu_set_t set;
     uint32_t seen = 0;
 
-    if (sched_getaffinity(0, sizeof(set), &set) != 0 || (uint32_t)CPU_COUNT(&set) < nprocs) {
+    if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
+        (uint32_t)CPU_COUNT(&set) < nprocs) {
         return -1;
     }
     for (int k = 0; k < CPU_SETSIZE; k++) {

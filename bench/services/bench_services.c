@@ -115,7 +115,8 @@ static int rdlm_bench_svc_probe(const rdlm_bench_lock_ops_t *ops, char *why, siz
 typedef struct rdlm_bench_svc_ctx {
     rdlm_bench_report_t *report;
     const rdlm_bench_lock_ops_t *impls[RDLM_BENCH_SVC_MAX]; /* [0] rdlm */
-    int logged[RDLM_BENCH_SVC_MAX]; /* impls[k] logs every operation to disk (etcd, ZooKeeper, rdlmd) */
+    /* impls[k] logs every operation to disk (etcd, ZooKeeper, rdlmd) */
+    int logged[RDLM_BENCH_SVC_MAX];
     uint32_t nimpl;
     uint32_t nprocs;      /* contended */
     uint32_t duration_ms; /* contended */
