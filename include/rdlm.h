@@ -201,8 +201,11 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
 
 /** The order in which an on-node exclusive lock serves its waiters. */
 typedef enum rdlm_lock_order {
-    /** BOUNDED in a node-only context; FIFO in distributed and service contexts.
-     *  Opening an existing lock this way accepts either order. */
+    /** BOUNDED in a node-only context; FIFO in distributed and service contexts
+     *  (a service context's lock is FIFO on the node; between hosts its waiters are
+     *  not ordered, and one that has waited RDLM_LOCK_BYPASS_US is let in at the
+     *  holder's next release). Opening an existing lock this way accepts either
+     *  order. */
     RDLM_LOCK_ORDER_DEFAULT = 0,
     /** Bounded bypass: a free lock goes to whichever process takes it first, so a
      *  running process need not wait for a sleeping one to wake (as pthread_mutex);

@@ -220,6 +220,8 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
         return RDLM_ERR_NO_MEMORY;
     }
     svc->session = session;
+    svc->bypass_ns = (uint64_t)cfg->lock_bypass_us * 1000u;
+    svc->planted_no_want = getenv("RDLMTEST_SVC_NO_WANT") != NULL;
     svc->planted_reset = getenv("RDLMTEST_SVC_RECLAIM_RESET") != NULL;
     svc->planted_no_check = getenv("RDLMTEST_SVC_RECLAIM_NO_CHECK") != NULL;
     svc->test_claim_stop = getenv("RDLMTEST_SVC_CLAIM_STOP") != NULL;

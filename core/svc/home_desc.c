@@ -3,8 +3,9 @@
  * decoded, little-endian:
  *   u32 magic "RDLH" | u32 version | u64 epoch | u32 slots | u32 tags
  *   u32 rec_len | u32 rkey_len | rec | rkey
- * Version 2: slots are keyed with a generation and reused, the header has a floor
- * (home_layout.h); a client refuses a home of another version (RDLM_ERR_MISMATCH).
+ * Version 2: slots are keyed with a generation and reused, the header has a floor;
+ * version 3: the lock word has a WANT bit and 23-bit tags (home_layout.h). A client
+ * refuses a home of another version (RDLM_ERR_MISMATCH).
  */
 #include "home_layout.h"
 
@@ -13,7 +14,7 @@
 #include "byteorder.h"
 
 #define RDLM_SVC_DESC_MAGIC 0x484c4452u /* "RDLH" */
-#define RDLM_SVC_DESC_VERSION 2u
+#define RDLM_SVC_DESC_VERSION 3u
 #define RDLM_SVC_DESC_FIXED 32u
 
 size_t rdlm_svc_desc_encode(const rdlm_svc_desc_t *d, uint8_t *buf, size_t cap)

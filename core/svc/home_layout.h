@@ -11,12 +11,15 @@
  *           bucket takes the remainder): key = the high 48 bits of the lock's 64-bit
  *           id | a 16-bit generation (0: never used), word = the lock word
  *
- * Lock word: sequence << 24 | tag. tag 0: free; else held by the client that drew tag.
- * sequence counts the grants of the slot in this epoch (39 bits): the token of a grant
- * is epoch << 40 | sequence, and a restarted home (new region, new epoch committed by
- * the authority before it serves) issues only larger ones. A word with bit 63 set is a
- * MARK: the client of its tag is re-keying the slot (slot.c); its low 39 sequence bits
- * are that client's nonce, so a MARK is never written twice.
+ * Lock word: sequence << 24 | WANT << 23 | tag. tag 0: free; else held by the client
+ * that drew tag. sequence counts the grants of the slot in this epoch (39 bits): the
+ * token of a grant is epoch << 40 | sequence, and a restarted home (new region, new
+ * epoch committed by the authority before it serves) issues only larger ones. WANT
+ * (slock.c): a waiter has waited past its bypass bound; a release then leaves the word
+ * free with WANT kept, and the releaser does not take it back at once. A take clears
+ * it. A word with bit 63 set is a MARK: the client of its tag is re-keying the slot
+ * (slot.c); its low 39 sequence bits are that client's nonce, so a MARK is never
+ * written twice.
  *
  * Slots are reused (slot.c has the life cycle): a lock lives in one slot of the bucket
  * of its id; a name whose bucket has no free slot takes over the oldest slot whose word
@@ -43,28 +46,40 @@
 /** Slots per bucket (fewer when the home has fewer). */
 #define RDLM_SVC_BUCKET 64u
 
-#define RDLM_SVC_TAG_BITS 24u
-#define RDLM_SVC_TAG_MASK ((UINT64_C(1) << RDLM_SVC_TAG_BITS) - 1)
+#define RDLM_SVC_SEQ_SHIFT 24u
+#define RDLM_SVC_WANT_BIT (UINT64_C(1) << 23)
+#define RDLM_SVC_TAG_MASK (RDLM_SVC_WANT_BIT - 1)
 /** Largest sequence of a lock word (bit 39 is the MARK bit of the word). */
 #define RDLM_SVC_SEQ_MAX ((UINT64_C(1) << 39) - 1)
 #define RDLM_SVC_MARK_BIT (UINT64_C(1) << 63)
 #define RDLM_SVC_GEN_MASK UINT64_C(0xffff)
 /** Most tags a home has (a tag per client context that used it, per epoch). */
-#define RDLM_SVC_TAGS_MAX (UINT32_C(1) << RDLM_SVC_TAG_BITS)
+#define RDLM_SVC_TAGS_MAX (UINT32_C(1) << 23)
 
 static inline uint64_t rdlm_svc_word(uint64_t seq, uint64_t tag)
 {
-    return seq << RDLM_SVC_TAG_BITS | tag;
+    return seq << RDLM_SVC_SEQ_SHIFT | tag;
 }
 
 static inline uint64_t rdlm_svc_word_seq(uint64_t w)
 {
-    return w >> RDLM_SVC_TAG_BITS;
+    return w >> RDLM_SVC_SEQ_SHIFT;
 }
 
 static inline uint64_t rdlm_svc_word_tag(uint64_t w)
 {
     return w & RDLM_SVC_TAG_MASK;
+}
+
+static inline int rdlm_svc_word_wanted(uint64_t w)
+{
+    return (w & RDLM_SVC_WANT_BIT) != 0;
+}
+
+/** The word a release of held word w leaves: free, same sequence, WANT kept. */
+static inline uint64_t rdlm_svc_word_freed(uint64_t w)
+{
+    return rdlm_svc_word(rdlm_svc_word_seq(w), 0) | (w & RDLM_SVC_WANT_BIT);
 }
 
 static inline int rdlm_svc_word_is_mark(uint64_t w)

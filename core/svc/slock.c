@@ -18,6 +18,12 @@
 #define RDLM_SVC_RELEASE_TRY_NS 15000000000ull
 /* A try-acquire gives up (RDLM_ERR_BUSY) after its lock moved this often. */
 #define RDLM_SVC_TRY_MOVES 4u
+/* A release that left the word free with WANT (a waiter waited past its bypass bound)
+ * does not take that word back for this long unless it changes: longer than a
+ * waiter's longest pause between two reads, so the waiter sees it. */
+#define RDLM_SVC_YIELD_NS (2 * RDLM_SVC_POLL_MAX_NS)
+/* Compare-and-swaps of one try to set WANT (rdlm_svc_want). */
+#define RDLM_SVC_WANT_TRIES 16u
 
 static uint32_t rdlm_svc_lock_next(const rdlm_svc_t *svc, uint32_t i)
 {
@@ -134,6 +140,49 @@ static rdlm_status_t rdlm_svc_still_there(rdlm_svc_t *svc, rdlm_svc_link_t *l,
     return st != RDLM_OK ? st : key == k->key ? RDLM_OK : RDLM_SVC_MOVED;
 }
 
+/* Whether this process may take free word w of lock k now: a word with WANT is left to
+ * the waiter that set it for RDLM_SVC_YIELD_NS after this process's last release of
+ * the lock, unless this call set WANT itself (wanted). */
+static int rdlm_svc_may_take(const rdlm_svc_lock_t *k, uint64_t w, int wanted)
+{
+    return !rdlm_svc_word_wanted(w) || wanted ||
+           rdlm_clock_now_ns() - k->release_ns >= RDLM_SVC_YIELD_NS;
+}
+
+/* Set WANT on *w_p at offset off of home l: a waiter past its bypass bound asks that
+ * the lock be left to a waiter. On a held word, its holder's release leaves the word
+ * free with WANT; on a free word, it is a reservation: a process that released the
+ * lock less than RDLM_SVC_YIELD_NS ago does not take it. A holder that re-acquires in
+ * a loop changes the word about once a round trip, so a compare-and-swap that finds
+ * another word (not a MARK, not ours, no WANT yet) is tried again at once from it, up
+ * to RDLM_SVC_WANT_TRIES times. No key check (home_layout.h's rule for acting on a
+ * word read): WANT changes neither the holder nor the sequence, so on a word of
+ * another name it costs that lock one deferral, no more. *w_p becomes the word now;
+ * *wanted_p is set when WANT was set by this call. */
+static rdlm_status_t rdlm_svc_want(rdlm_svc_link_t *l, uint64_t off, uint64_t *w_p,
+                                   int *wanted_p)
+{
+    uint64_t w = *w_p, old = 0;
+
+    for (unsigned n = 0; n < RDLM_SVC_WANT_TRIES; n++) {
+        rdlm_status_t st = rdlm_svc_cas(l, off, w, w | RDLM_SVC_WANT_BIT, &old);
+
+        if (st != RDLM_OK)
+            return st;
+        if (old == w) {
+            *w_p = w | RDLM_SVC_WANT_BIT;
+            *wanted_p = 1;
+            return RDLM_OK;
+        }
+        w = old;
+        if (rdlm_svc_word_is_mark(w) || rdlm_svc_word_wanted(w) ||
+            rdlm_svc_word_tag(w) == l->tag)
+            break;
+    }
+    *w_p = w;
+    return RDLM_OK;
+}
+
 /* The acquire loop on home l (held), for lock state k whose slot is resolved.
  * RDLM_SVC_MOVED: the slot went to another name. */
 static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc_lock_t *k,
@@ -141,17 +190,17 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
 {
     uint64_t off = rdlm_svc_off_slot_word(l->tags, k->slot);
     uint64_t w = k->guess, pause = RDLM_SVC_POLL_FIRST_NS;
-    uint64_t next_fate = rdlm_clock_now_ns() + RDLM_SVC_FATE_EVERY_NS;
+    uint64_t start = rdlm_clock_now_ns(), next_fate = start + RDLM_SVC_FATE_EVERY_NS;
     /* The guess needs no key check: written here, or 0, which no used slot holds. */
-    int broken = 0, checked = 1;
+    int broken = 0, checked = 1, wanted = 0;
     rdlm_status_t st;
 
     for (;;) {
         uint64_t tag = rdlm_svc_word_tag(w), seq = rdlm_svc_word_seq(w), old;
         int mark = rdlm_svc_word_is_mark(w);
 
-        if (!mark && (tag == 0 || broken)) {
-            uint64_t want = rdlm_svc_word(seq + 1, l->tag);
+        if (!mark && (broken || (tag == 0 && rdlm_svc_may_take(k, w, wanted)))) {
+            uint64_t mine = rdlm_svc_word(seq + 1, l->tag);
 
             if (seq + 1 >= RDLM_SVC_SEQ_MAX) {
                 rdlm_error("svc: lock %#llx used up its tokens in epoch %llu: restart "
@@ -161,11 +210,11 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
             }
             st = checked ? RDLM_OK : rdlm_svc_still_there(svc, l, k);
             if (st == RDLM_OK)
-                st = rdlm_svc_cas(l, off, w, want, &old);
+                st = rdlm_svc_cas(l, off, w, mine, &old);
             if (st != RDLM_OK)
                 return st;
             if (old == w) {
-                k->held = want;
+                k->held = mine;
                 *token_p = l->epoch << 40 | (seq + 1);
                 return broken && tag != l->tag ? RDLM_OWNER_DEAD : RDLM_OK;
             }
@@ -187,6 +236,16 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
             return RDLM_ERR_BUSY;
         if (rdlm_lease_session_valid(svc->session) != RDLM_OK)
             return RDLM_ERR_LEASE_EXPIRED; /* this process may not take it any more */
+        if (!mark && !rdlm_svc_word_wanted(w) && !svc->planted_no_want &&
+            rdlm_clock_now_ns() - start >= svc->bypass_ns) {
+            /* Held by another (a free word without WANT was taken above). */
+            st = rdlm_svc_want(l, off, &w, &wanted);
+            if (st != RDLM_OK)
+                return st;
+            checked = 0;
+            pause = RDLM_SVC_POLL_FIRST_NS; /* the lock may be left to us soon */
+            continue;
+        }
         if (rdlm_clock_now_ns() >= next_fate) {
             /* A MARK: the slot is being re-keyed; a dead client's is given back. */
             int ended = mark ? rdlm_svc_slot_settle(svc, l, k->slot, w, &st)
@@ -268,11 +327,27 @@ rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadl
     return st;
 }
 
+/* Free held word *held_p at offset off of home l: from the word held, or, when a waiter
+ * set WANT on it, from that word to the free word with WANT (*held_p becomes it).
+ * *old_p: the word found by the last compare-and-swap. */
+static rdlm_status_t rdlm_svc_free(rdlm_svc_link_t *l, uint64_t off, uint64_t *held_p,
+                                   uint64_t *old_p)
+{
+    rdlm_status_t st = rdlm_svc_cas(l, off, *held_p, rdlm_svc_word_freed(*held_p), old_p);
+
+    if (st == RDLM_OK && !rdlm_svc_word_wanted(*held_p) &&
+        *old_p == (*held_p | RDLM_SVC_WANT_BIT)) {
+        *held_p = *old_p;
+        st = rdlm_svc_cas(l, off, *held_p, rdlm_svc_word_freed(*held_p), old_p);
+    }
+    return st;
+}
+
 /* Release lock k (one use counted), as rdlm_svc_lock_release. */
 static rdlm_status_t rdlm_svc_lock_free_word(rdlm_svc_t *svc, rdlm_svc_lock_t *k,
                                              uint64_t id)
 {
-    uint64_t held, free_word, old = 0;
+    uint64_t held, old = 0;
     uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_RELEASE_TRY_NS);
     rdlm_svc_link_t *l;
     rdlm_status_t st;
@@ -281,7 +356,6 @@ static rdlm_status_t rdlm_svc_lock_free_word(rdlm_svc_t *svc, rdlm_svc_lock_t *k
         return RDLM_ERR_NOT_OWNER;
     held = k->held;
     k->held = 0;
-    free_word = rdlm_svc_word(rdlm_svc_word_seq(held), 0);
     /* A link declared dead may hide a live home: reconnect and free the word there
      * (same life, same slot), for a bounded time. */
     for (;;) {
@@ -295,8 +369,7 @@ static rdlm_status_t rdlm_svc_lock_free_word(rdlm_svc_t *svc, rdlm_svc_lock_t *k
             return RDLM_ERR_PEER_DEAD;
         }
         if (st == RDLM_OK) {
-            st = rdlm_svc_cas(l, rdlm_svc_off_slot_word(l->tags, k->slot), held, free_word,
-                              &old);
+            st = rdlm_svc_free(l, rdlm_svc_off_slot_word(l->tags, k->slot), &held, &old);
             rdlm_svc_link_put(l, st);
         }
         if ((st != RDLM_ERR_PEER_DEAD && st != RDLM_ERR_UNAVAILABLE) ||
@@ -307,14 +380,15 @@ static rdlm_status_t rdlm_svc_lock_free_word(rdlm_svc_t *svc, rdlm_svc_lock_t *k
         return st == RDLM_ERR_UNAVAILABLE ? RDLM_ERR_PEER_DEAD : st;
     /* Another word: a waiter broke the lock (only once the authority ended this
      * session, so after its validity here ended), or an earlier attempt of this
-     * release landed after its link was declared dead (the word then was free_word,
-     * and maybe taken since). */
+     * release landed after its link was declared dead (the word then was the freed
+     * one, and maybe taken since). */
     if (old != held && rdlm_lease_session_valid(svc->session) != RDLM_OK) {
         rdlm_warn("svc: lock %#llx was broken while held: this session ended",
                   (unsigned long long)id);
         return RDLM_ERR_LEASE_EXPIRED;
     }
-    k->guess = old == held ? free_word : 0; /* another word: read and checked first */
+    k->guess = old == held ? rdlm_svc_word_freed(held) : 0; /* else read and checked */
+    k->release_ns = rdlm_clock_now_ns();                    /* rdlm_svc_may_take */
     return RDLM_OK;
 }
 

@@ -39,10 +39,11 @@ typedef struct rdlm_svc_lock {
     uint64_t epoch; /* the home's life the slot, guess and held word belong to (0:
                        none): a reconnect within one life keeps them valid */
     uint32_t slot;
-    uint64_t key;   /* the slot's key when it was resolved: the lock is there while
-                       the key is (home_layout.h) */
-    uint64_t guess; /* the word's free value last seen here */
-    uint64_t held;  /* the word while this process holds it, else 0 */
+    uint64_t key;        /* the slot's key when it was resolved: the lock is there while
+                            the key is (home_layout.h) */
+    uint64_t guess;      /* the word's free value last seen here */
+    uint64_t held;       /* the word while this process holds it, else 0 */
+    uint64_t release_ns; /* this process's last release (CLOCK_MONOTONIC; slock.c) */
 } rdlm_svc_lock_t;
 
 struct rdlm_svc {
@@ -53,6 +54,8 @@ struct rdlm_svc {
     pthread_mutex_t locks_lock; /* insertion into and removal from locks, users */
     rdlm_svc_lock_t *locks;
     uint32_t locks_cap;
+    uint64_t bypass_ns;   /* a waiter sets WANT after this long (RDLM_LOCK_BYPASS_US) */
+    int planted_no_want;  /* RDLMTEST_SVC_NO_WANT (slock.c): tests only */
     int planted_reset;    /* RDLMTEST_SVC_RECLAIM_RESET (slot.c): tests only */
     int planted_no_check; /* RDLMTEST_SVC_RECLAIM_NO_CHECK (slock.c): tests only */
     int test_claim_stop;  /* RDLMTEST_SVC_CLAIM_STOP (slot.c): tests only */

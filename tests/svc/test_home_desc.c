@@ -57,9 +57,12 @@ static void another_layout_version_is_a_mismatch(void **state)
     buf[4] = 1; /* version 1: slots claimed once, never reused */
     assert_int_equal(rdlm_svc_desc_decode(buf, len, &d), RDLM_ERR_MISMATCH);
     assert_int_equal(d.version, 1);
-    buf[4] = 3;
+    buf[4] = 2; /* version 2: no WANT bit in the word, 24-bit tags */
     assert_int_equal(rdlm_svc_desc_decode(buf, len, &d), RDLM_ERR_MISMATCH);
-    assert_int_equal(d.version, 3);
+    assert_int_equal(d.version, 2);
+    buf[4] = 4;
+    assert_int_equal(rdlm_svc_desc_decode(buf, len, &d), RDLM_ERR_MISMATCH);
+    assert_int_equal(d.version, 4);
 }
 
 static void a_bad_magic_or_length_is_a_protocol_error(void **state)

@@ -7,6 +7,10 @@
  *   - processes exclude each other (a shared "inside" flag never sees two), tokens
  *     grow, and the rounds send nothing to the authority; the broken variant (a
  *     process that skips the lock every other round) is caught by the same check;
+ *   - bounded bypass: a waiter gets the lock from a process that re-acquires it at
+ *     once after each release (a hog), within HOG_FAIR_BY of the hog's rounds; the
+ *     broken variant (RDLMTEST_SVC_NO_WANT: waiters never set WANT, the lock as it
+ *     was) is caught by the same check: there the waiter waits out all the rounds;
  *   - kill -9 of a holder: a waiter takes the lock over with RDLM_OWNER_DEAD and a
  *     larger token within TTL * (1 + rho) + 1 s;
  *   - a holder stopped past its TTL: a waiter breaks the lock, and the holder, resumed,
@@ -55,6 +59,11 @@
 #define ROUNDS 150
 #define PROCS 3
 #define CHILD_LIMIT_S 60
+/* The hog's rounds, how long it holds the lock in each, and by which of its rounds a
+ * waiter must have had the lock (tests of the bounded bypass). */
+#define HOG_TAKES 30
+#define HOG_HOLD_MS 20
+#define HOG_FAIR_BY 10
 
 /* What the processes of one test share (a file in the cluster's directory). */
 typedef struct shared {
@@ -62,6 +71,7 @@ typedef struct shared {
     atomic_ullong held_token;
     atomic_int wait_status, release_status;
     atomic_ullong wait_token, wait_t_ns;
+    atomic_int hog_takes, hog_done, hog_takes_at_grant;
 } shared_t;
 
 /* ---- the child processes ---------------------------------------------------------- */
@@ -84,9 +94,10 @@ static int child_rounds(shared_t *sh, rdlm_lock_h lock, int broken)
     for (int i = 0; i < CHILD_LIMIT_S * 1000 && atomic_load(&sh->ready) < PROCS; i++)
         usleep(1000);
     for (int i = 0; i < ROUNDS; i++) {
-        /* from its first round: an acquire may wait until the others are done (the
-         * homes' locks are not fair); the broken one skips every other acquire until
-         * it was caught once, then waits no more for the others */
+        /* from its first round: an acquire may wait for several rounds of the others
+         * (the homes' locks bound a bypass, they do not queue); the broken one skips
+         * every other acquire until it was caught once, then waits no more for the
+         * others */
         int skip = broken && i % 2 == 0 && atomic_load(&sh->overlaps) == 0;
         rdlm_status_t s = skip ? RDLM_OK : rdlm_lock_acquire(lock, 20000 * MS, &token);
 
@@ -147,6 +158,51 @@ static int child_wait(shared_t *sh, rdlm_lock_h lock)
     return 0;
 }
 
+/* hog: HOG_TAKES rounds of "svc-fair": acquire, hold HOG_HOLD_MS, release, acquire
+ * again at once, as a process that re-acquires in a loop does. */
+static int child_hog(shared_t *sh, rdlm_lock_h lock)
+{
+    uint64_t token;
+
+    for (int i = 0; i < HOG_TAKES; i++) {
+        if (rdlm_lock_acquire(lock, 20000 * MS, &token) != RDLM_OK)
+            return 1;
+        atomic_fetch_add(&sh->hog_takes, 1);
+        usleep(HOG_HOLD_MS * 1000);
+        if (rdlm_lock_release(lock) != RDLM_OK)
+            return 1;
+    }
+    atomic_store(&sh->hog_done, 1);
+    return 0;
+}
+
+/* fair-wait: once the hog holds "svc-fair", take it (blocking); record how many of
+ * its rounds the hog had begun by then. */
+static int child_fair_wait(shared_t *sh, rdlm_lock_h lock)
+{
+    uint64_t token = 0;
+    rdlm_status_t s;
+
+    for (int i = 0; i < CHILD_LIMIT_S * 1000 && atomic_load(&sh->hog_takes) == 0; i++)
+        usleep(1000);
+    s = rdlm_lock_acquire(lock, 30000 * MS, &token);
+    atomic_store(&sh->hog_takes_at_grant, atomic_load(&sh->hog_takes));
+    atomic_store(&sh->wait_status, s);
+    atomic_store(&sh->wait_t_ns, now_ns());
+    if (s >= 0)
+        rdlm_lock_release(lock);
+    return 0;
+}
+
+/* The lock a child mode uses. */
+static const char *child_lock_name(const char *mode)
+{
+    if (strncmp(mode, "rounds", 6) == 0)
+        return "svc-rounds";
+    return strcmp(mode, "hog") == 0 || strcmp(mode, "fair-wait") == 0 ? "svc-fair"
+                                                                      : "svc-hold";
+}
+
 /* --child MODE SHARED-FILE JOB-TAG */
 static int child_main(char **argv)
 {
@@ -159,8 +215,7 @@ static int child_main(char **argv)
     alarm(CHILD_LIMIT_S);
     setenv("RDLM_JOB", argv[4], 1);
     if (sh == NULL || rdlm_ctx_create(NULL, &ctx) != RDLM_OK ||
-        rdlm_lock_open(ctx, strncmp(mode, "rounds", 6) == 0 ? "svc-rounds" : "svc-hold",
-                       &lock) != RDLM_OK) {
+        rdlm_lock_open(ctx, child_lock_name(mode), &lock) != RDLM_OK) {
         fprintf(stderr, "child %s: set-up failed\n", mode);
         return 1;
     }
@@ -168,6 +223,10 @@ static int child_main(char **argv)
         rc = child_hold(sh, lock);
     else if (strcmp(mode, "wait") == 0)
         rc = child_wait(sh, lock);
+    else if (strcmp(mode, "hog") == 0)
+        rc = child_hog(sh, lock);
+    else if (strcmp(mode, "fair-wait") == 0)
+        rc = child_fair_wait(sh, lock);
     else
         rc = child_rounds(sh, lock, strcmp(mode, "rounds-broken") == 0);
     rdlm_ctx_destroy(ctx);
@@ -273,6 +332,50 @@ static void a_process_that_skips_the_lock_is_caught(void **state)
     (void)state;
     svc_need_homes();
     assert_true(run_rounds("rounds-broken") > 0);
+}
+
+/* A hog (a process that re-acquires "svc-fair" at once after each release) and a
+ * waiter; the children run with RDLMTEST_SVC_NO_WANT when planted (waiters never set
+ * WANT: the lock as it was before the bounded bypass). Returns how many of its rounds
+ * the hog had begun when the waiter got the lock. */
+static int hog_and_waiter(int planted)
+{
+    shared_t *sh = shared_new();
+    pid_t hog, waiter;
+    int at_grant;
+
+    if (planted)
+        setenv("RDLMTEST_SVC_NO_WANT", "1", 1);
+    hog = child_spawn("hog", 0);
+    waiter = child_spawn("fair-wait", 1);
+    unsetenv("RDLMTEST_SVC_NO_WANT");
+    assert_int_equal(child_reap(hog, CHILD_LIMIT_S), 0);
+    assert_int_equal(child_reap(waiter, CHILD_LIMIT_S), 0);
+    assert_int_equal(atomic_load(&sh->wait_status), RDLM_OK);
+    at_grant = atomic_load(&sh->hog_takes_at_grant);
+    print_message("%s: the waiter got the lock after %d of the hog's %d rounds\n",
+                  planted ? "planted: no WANT" : "bounded bypass", at_grant, HOG_TAKES);
+    munmap(sh, sizeof(*sh));
+    return at_grant;
+}
+
+/* A waiter past RDLM_LOCK_BYPASS_US (1 ms) sets WANT: the hog's next release leaves
+ * the lock to it, though the hog asks again at once. */
+static void a_waiter_gets_the_lock_from_a_hog(void **state)
+{
+    (void)state;
+    svc_need_homes();
+    assert_true(hog_and_waiter(0) <= HOG_FAIR_BY);
+}
+
+/* Without WANT the hog takes the word back one round trip after each release, before
+ * a polling waiter's read, key check and compare-and-swap: the waiter gets the lock
+ * only after the hog's last round. The check above catches it. */
+static void a_waiter_behind_a_hog_without_want_is_caught(void **state)
+{
+    (void)state;
+    svc_need_homes();
+    assert_true(hog_and_waiter(1) > HOG_FAIR_BY);
 }
 
 /* A holder, a waiter queued behind it (with RDLM_LOCK_DELAY_MS = delay_ms); stop
@@ -538,6 +641,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(names_are_service_wide_without_munge),
         cmocka_unit_test(processes_of_other_jobs_exclude_each_other),
         cmocka_unit_test(a_process_that_skips_the_lock_is_caught),
+        cmocka_unit_test(a_waiter_gets_the_lock_from_a_hog),
+        cmocka_unit_test(a_waiter_behind_a_hog_without_want_is_caught),
         cmocka_unit_test(a_killed_holder_is_taken_over),
         cmocka_unit_test(a_take_over_waits_out_the_lock_delay),
         cmocka_unit_test(a_paused_holder_finds_its_lock_broken),

@@ -123,7 +123,9 @@ typedef enum rdlm_pmpi_barrier {
     X(lock_bypass_us, "RDLM_LOCK_BYPASS_US", UINT, "1000", 1, 10000000,                    \
       "on-node locks (not FIFO ones), semaphores and rwlocks: a waiter that waited this "  \
       "long reserves the object for itself (the next holder; one waiter at a time), so "   \
-      "that running processes stop taking it first; each process uses its own value")      \
+      "that running processes stop taking it first; each process uses its own value. "    \
+      "Service-wide locks (RDLM_AUTHORITY): a waiter that waited this long asks that the " \
+      "lock be left to a waiter (WANT), and its holder's release does so")                  \
     X(stats, "RDLM_STATS", BOOL, "0", 0, 1,                                                \
       "print statistics at rdlm_ctx_destroy (a line per process; in a distributed "        \
       "context rank 0 also prints their sum over all ranks) and at transport context "     \

@@ -20,7 +20,7 @@
  *   first use in each life of the home and again whenever the slot moved to another
  *   name (a name without a slot takes over the oldest free one).
  *
- * Locks (the word: sequence << 24 | tag; token = epoch << 40 | sequence)
+ * Locks (the word: sequence << 24 | WANT << 23 | tag; token = epoch << 40 | sequence)
  *   acquire  compare-and-swap of FREE(seq) to HELD(seq + 1, my tag): one remote atomic
  *            when the word is free and its value guessed right (the last one seen
  *            here), three when not (the word read, the slot's key checked: home_layout.h).
@@ -30,10 +30,16 @@
  *            (FATE, core/lease), break the lock with a compare-and-swap that only
  *            succeeds if the word is still the one read: RDLM_OWNER_DEAD, with the
  *            next token.
+ *   bypass   a waiter that has waited RDLM_LOCK_BYPASS_US sets WANT on the held word
+ *            (a compare-and-swap from the word read), and polls from 20 us again.
  *   release  compare-and-swap of HELD(seq, my tag) back to FREE(seq): one remote
- *            atomic. If the word changed, the lock was broken (this session ended):
- *            RDLM_ERR_LEASE_EXPIRED; if the home restarted meanwhile, the lock was
- *            lost with it: RDLM_ERR_PEER_DEAD.
+ *            atomic; two when a waiter set WANT: then the word goes to FREE(seq) with
+ *            WANT, which any other client may take, and this process does not take it
+ *            back for 2 ms (more than a waiter's longest pause) unless it changes. So a
+ *            process that re-acquires in a loop lets a waiter in once per bound, as
+ *            the node-local lock does. If the word changed, the lock was broken (this
+ *            session ended): RDLM_ERR_LEASE_EXPIRED; if the home restarted meanwhile,
+ *            the lock was lost with it: RDLM_ERR_PEER_DEAD.
  *   No authority round trip on either path; one per 500 ms of waiting behind a word
  *   that does not change.
  *   Homes use network transports only: UCX refuses shared memory for endpoints that
