@@ -30,16 +30,18 @@
  *            (FATE, core/lease), break the lock with a compare-and-swap that only
  *            succeeds if the word is still the one read: RDLM_OWNER_DEAD, with the
  *            next token.
- *   bypass   a waiter that has waited RDLM_LOCK_BYPASS_US sets WANT on the held word
- *            (a compare-and-swap from the word read), and polls from 20 us again.
+ *   bypass   a waiter that has waited RDLM_LOCK_BYPASS_US sets WANT on the word (a
+ *            compare-and-swap from the word read, again at once from the word found,
+ *            up to 16 times), and polls from 20 us again.
  *   release  compare-and-swap of HELD(seq, my tag) back to FREE(seq): one remote
  *            atomic; two when a waiter set WANT: then the word goes to FREE(seq) with
- *            WANT, which any other client may take, and this process does not take it
- *            back for 2 ms (more than a waiter's longest pause) unless it changes. So a
- *            process that re-acquires in a loop lets a waiter in once per bound, as
- *            the node-local lock does. If the word changed, the lock was broken (this
- *            session ended): RDLM_ERR_LEASE_EXPIRED; if the home restarted meanwhile,
- *            the lock was lost with it: RDLM_ERR_PEER_DEAD.
+ *            WANT, which any other client may take. For 2 ms after a release (more
+ *            than a waiter's longest pause) this process takes no word with WANT
+ *            unless it set WANT itself. So a process that re-acquires in a loop lets
+ *            a waiter in once per bound, as the node-local lock does. If the word
+ *            changed otherwise, the lock was broken (this session ended):
+ *            RDLM_ERR_LEASE_EXPIRED; if the home restarted meanwhile, the lock was
+ *            lost with it: RDLM_ERR_PEER_DEAD.
  *   No authority round trip on either path; one per 500 ms of waiting behind a word
  *   that does not change.
  *   Homes use network transports only: UCX refuses shared memory for endpoints that
