@@ -116,9 +116,7 @@ static int rdlm_bench_svc_acquire(void *lock, uint64_t *token_p)
     rdlm_bench_svc_lock_t *l = lock;
 
     (void)token_p;
-    /* With a token, as a caller that fences asks for (and as lock_rdlmd.c does). Here
-     * it is also needed: core/svc/slock.c stores the token without checking for NULL,
-     * though rdlm.h allows a NULL token_p (a NULL crashes the acquire). */
+    /* With a token, as a caller that fences asks for (and as lock_rdlmd.c does). */
     return (int)rdlm_lock_acquire(l->lock, (uint64_t)RDLM_BENCH_SERVICE_WAIT_MS * 1000000u,
                                   &l->token);
 }
