@@ -5,8 +5,14 @@
  * each with its own authority session and its own tag at the home, acquire
  * and release one lock LOOPS times (2); a fenced resource checks tokens.
  *
- * The lock word. W = seq << 24 | tag at the home; here W = seq * TAGB + tag
- * in a byte. tag 0: free; otherwise the tag of the holder's link. Every
+ * The lock word. W = seq << 24 | want << 23 | tag at the home; here W =
+ * want * WANTB + seq * TAGB + tag in a byte (WANTB 128, TAGB 8). tag 0: free;
+ * otherwise the tag of the holder's link. WANT (bounded bypass): on a held
+ * word, a waiter has waited past the bound and asks for the lock; on a free
+ * word, the last holder left it reserved for a waiter (release R2), or a
+ * waiter reserved it. Only a waiter's CAS (w -> w | WANT) sets it; only R2
+ * keeps it from a held word to a free one; every grant (a take or a break)
+ * clears it. Every
  * remote operation on W (a get, a compare-and-swap) is ONE step. A token is
  * epoch << 40 | seq; here TOKEN(e, s) = e * 16 + s, compared as a number,
  * i.e. by (epoch, seq). Each acquire call makes at most two grants (the
@@ -18,17 +24,36 @@
  *   entry    rdlm_obj_check: the lease first. A client that finds its lease
  *            lost never acts again (every call returns LEASE_EXPIRED).
  *   take     w := the guess (the free word this process last saw, 0 after a
- *            (re)connect). If tag(w) == 0 (or the holder was found ended):
- *            CAS(W, w -> (seq(w) + 1, my tag)); success = the acquire returns,
- *            token (epoch, seq(w) + 1); failure: w := the word found. If w is
- *            held by another: poll. Polling is abstracted (below): the waiter
- *            re-reads W when it has changed, or asks the authority (FATE,
- *            after the tag's session id is read from the home's tag table)
- *            whether the session of tag(w) has ENDED; "ended" makes it break
- *            the lock by the same CAS from exactly w: RDLM_OWNER_DEAD. The
- *            FATE request is a session call: it is refused (LEASE_EXPIRED)
- *            when the asker's own lease is lost, and slock.c then goes on
- *            polling (rdlm_svc_holder_ended returns 0 with the get's status).
+ *            (re)connect). If tag(w) == 0, WANT or not (or the holder was
+ *            found ended): CAS(W, w -> (seq(w) + 1, my tag)), WANT clear;
+ *            success = the acquire returns, token (epoch, seq(w) + 1);
+ *            failure: w := the word found. If w is held by another: poll.
+ *            Polling is abstracted (below): the waiter re-reads W when it
+ *            has changed, or asks the authority (FATE, after the tag's
+ *            session id is read from the home's tag table) whether the
+ *            session of tag(w) has ENDED; "ended" makes it break the lock by
+ *            the same CAS from exactly w (WANT and all): RDLM_OWNER_DEAD.
+ *            The FATE request is a session call: it is refused
+ *            (LEASE_EXPIRED) when the asker's own lease is lost, and slock.c
+ *            then goes on polling (rdlm_svc_holder_ended returns 0 with the
+ *            get's status).
+ *   want     a waiter behind w held by another, without WANT, that has
+ *            waited past the bound (RDLM_LOCK_BYPASS_US; the model: at any
+ *            moment) sets WANT: CAS(W, w -> w | WANT); success: w := w |
+ *            WANT; failure: w := the word found, and slock.c tries again at
+ *            once from it, also when it is free: WANT on a free word is a
+ *            reservation, which a recent releaser leaves alone for a while
+ *            as it does its own yielded word (the model lets a waiter set
+ *            WANT on any word without WANT and not its own, held or free). A
+ *            waiter that finds WANT set does not set it again.
+ *   defer    if w is the free word with WANT that this client's own R2
+ *            wrote (yielded; slock.c: any free word with WANT, for 2 ms after
+ *            its release, unless this acquire set WANT itself), it polls
+ *            instead of taking it, until a
+ *            deferral time since that release has passed, then takes it by
+ *            the same CAS. The model lets that time end at any moment: the
+ *            CAS is always allowed, and polling re-reads W once it changed
+ *            (a changed W is no longer the yielded word: the rules above).
  *   keep     rdlm_lock_keep: the lease is checked once the acquire succeeded;
  *            lost: release at once, return LEASE_EXPIRED (then the client is
  *            lost for good); valid: the call returns success, the client is a
@@ -36,9 +61,12 @@
  *   write    in the critical section, one write to the resource with the
  *            token; a client may stop (SIGSTOP) for any time before it and
  *            does not look at its lease again: the stale write fencing is for.
- *   release  CAS(W, held -> (seq(held), 0)); success: guess := that free word;
- *            failure: RDLM_ERR_LEASE_EXPIRED (the lock was broken), nothing
- *            written.
+ *   release  R1: CAS(W, held -> (seq(held), 0)); success: guess := that
+ *            free word. R2, if R1 found exactly held | WANT: CAS(W, held |
+ *            WANT -> (seq(held), 0) | WANT), the lock left free and reserved
+ *            for a waiter; success: guess := yielded := that word. R1 finding
+ *            any other word, or R2 failing: RDLM_ERR_LEASE_EXPIRED (the lock
+ *            was broken), nothing written.
  *
  * Waiting. A waiter that has read w held by another can do three things: re-
  * read W, ask FATE, or pause. Re-reading an unchanged word and a FATE answer
@@ -47,7 +75,9 @@
  * lease holds (FATE "ended"); otherwise it is blocked. The real waiter asks
  * every 500 ms while the word does not change, so it takes every step the
  * model allows, in every order relative to the others. A blocked waiter that
- * nothing can unblock is a stall: spin's invalid end state.
+ * nothing can unblock is a stall: spin's invalid end state. Setting WANT is a
+ * fourth move, open while w is held and has no WANT (time is abstract: the
+ * bound may have passed at any moment); it is not needed to unblock anyone.
  *
  * Leases, abstractly (the argument itself is lease_break.pml's): valid[c] is
  * client c's own view of its lease (now < valid_until); it only goes from 1
@@ -95,8 +125,9 @@
  *   (b) tokens strictly increase in the order the word grants them (every
  *       CAS that installs a held word, also one whose caller never learnt
  *       its result).
- *   (c) a release reports LEASE_EXPIRED (its CAS found another word) only
- *       if this client's session has ended.
+ *   (c) a release reports LEASE_EXPIRED (R1 found a word other than held
+ *       and held | WANT, or R2 failed) only if this client's session has
+ *       ended.
  *   (d) OWNER_DEAD (a break CAS succeeded) only if the session of the tag
  *       broken has ended.
  *   (e) fencing: the resource accepts a write iff its token is >= the
@@ -114,7 +145,8 @@
  *       lease is lost returns LEASE_EXPIRED (slock.c keeps polling: with no
  *       deadline that waits forever behind a crashed holder; README.md).
  *   FIX_LINK_LOSS   after a link loss the release reconnects and CASes the
- *       held word free anyway when the region is the same (same epoch), and
+ *       held word free anyway (R1, then R2 if R1 finds held | WANT; a lost
+ *       R2 is retried as R2) when the region is the same (same epoch), and
  *       an acquire that finds the word held under another tag of its own
  *       session breaks it like an ended holder's (README.md). Assumes the
  *       reconnect eventually succeeds.
@@ -122,6 +154,9 @@
  *   LOSS_WHILE_HOLDING  the link loss comes only while its client holds the
  *       lock (the release is the operation that finds it).
  *   USER_VISIBLE    assert only (a) and (e): what a user of the lock sees.
+ *   WANTER=c        only client c sets WANT (any number of times); the
+ *       others wait, take and release as usual (a smaller search).
+ *   NO_WANT         nobody sets WANT: the protocol before the bypass.
  * Knobs: -DN= (3, at most 3), -DLOOPS= (2), -DCRASHES= (1), -DLAPSES= (1),
  * -DRESTARTS= (0), -DLINK_LOSS= (0, at most 1).
  *
@@ -139,17 +174,39 @@
  *   BUG_FATE_ONCE      a waiter asks FATE once per word it waits behind and
  *       not again while the word stays the same: if the holder was alive at
  *       that question and dies later, the waiter never breaks -> (f).
+ *   BUG_WANT_STORE     the waiter sets WANT with a plain store of w | WANT
+ *       instead of a CAS from w: it can write back a held word after its
+ *       holder released and another took the lock; a FATE "ended" about the
+ *       old holder then breaks it again -> (b), or the old holder reads its
+ *       own tag (the assert above); (a) or (e) with USER_VISIBLE.
+ *   BUG_RELEASE_WANT_ANY  R2 is done from whatever word R1 found, CAS(found
+ *       -> (seq(found), 0) | WANT), not only from exactly held | WANT: a
+ *       broken holder frees its breaker's lock -> (c) (R2 finds the word
+ *       moved on), (a) or (e) with USER_VISIBLE.
+ *   BUG_WANT_LOST      R1 finding held | WANT is taken as "broken": the
+ *       release returns LEASE_EXPIRED and leaves the word held -> (c).
+ *   BUG_DEFER_FOREVER  a client never takes its own yielded word while it
+ *       stays unchanged (the deferral never ends): when the waiter that set
+ *       WANT crashed and nobody else comes, it waits for ever -> (f).
+ *   BUG_R2_NO_RETRY    (with FIX_LINK_LOSS) an R2 whose link is declared
+ *       dead returns PEER_DEAD instead of being retried through the
+ *       reconnect as R1 is: the word stays held | WANT under a live session
+ *       and its waiters wait for ever -> (f).
  *
  * Reachability (-DREACH=n: the assert(REACH != n) must be found, i.e. the
  * model does reach it): 1 a stale write rejected by the resource; 2 an
  * acquire returns OWNER_DEAD; 3 a release returns LEASE_EXPIRED; 4 (with
  * RESTARTS) a release returns PEER_DEAD after a restart; 5 a lost client's
- * acquire took the word and rdlm_lock_keep released it.
+ * acquire took the word and rdlm_lock_keep released it; 6 a client took a
+ * free word with WANT that another client's release left (the reservation
+ * used); 7 a client took its own yielded word (its deferral ended).
  *
  * Not modelled: the try path and deadlines (every acquire waits forever: the
- * worst case for (f)); the 500 ms / poll timing (any order); several locks or
+ * worst case for (f)); the 500 ms / poll timing, the bypass bound and the
+ * deferral time (any order, any moment); several locks or
  * threads per process (the node-local lock in front, core/local); slot
- * claiming (one slot, found by every client); the HOMES request and tag
+ * claiming (one slot, found by every client; slot.c takes a free word with
+ * WANT for free); the HOMES request and tag
  * drawing (a reconnect is one step that yields a fresh tag; tag -> session
  * is published before a tag is used, as rdlm_svc_link_register does with a
  * put and a flush); the authority's own protocol (lease_break.pml); a home
@@ -175,6 +232,14 @@
 #ifndef LINK_LOSS
 #define LINK_LOSS 0
 #endif
+/* who may set WANT: any waiter; -DWANTER=c: client c only; -DNO_WANT: none */
+#if defined(NO_WANT)
+#define WANTER_OK false
+#elif defined(WANTER)
+#define WANTER_OK (ME == WANTER)
+#else
+#define WANTER_OK true
+#endif
 #ifndef REACH
 #define REACH 0
 #endif
@@ -187,14 +252,17 @@
 #error "one link loss per run: one spare tag (XTAG)"
 #endif
 
-/* the word: seq * TAGB + tag; tags 1..N are the clients' first tags (their
-   tags in every region after a restart), XTAG the one drawn by the client
-   that reconnects to the same region after a link loss */
+/* the word: WANTB * want + seq * TAGB + tag; tags 1..N are the clients'
+   first tags (their tags in every region after a restart), XTAG the one drawn
+   by the client that reconnects to the same region after a link loss; seq <
+   16, so seq * TAGB + tag < WANTB and the word fits in a byte */
 #define TAGB 8
+#define WANTB 128
 #define XTAG (N + 1)
-#define SEQ(w) ((w) / TAGB)
+#define SEQ(w) (((w) % WANTB) / TAGB)
 #define TAG(w) ((w) % TAGB)
-#define WORD(s, t) ((s) * TAGB + (t))
+#define WANTED(w) ((w) >= WANTB)
+#define WORD(s, t) ((s) * TAGB + (t))   /* WANT clear */
 #define TOKEN(e, s) ((e) * 16 + (s))
 /* the session (client) whose id the home's tag table holds for tag t */
 #define SESS(t) ((t) == XTAG -> xowner - 1 : (t) - 1)
@@ -255,7 +323,8 @@ byte last_tok;                      /* (b) */
 #define CRASH_IF(g) \
     atomic { (g) && crashes > 0 -> crashes--; crashed[ME] = 1; \
              w = 0; guess = 0; held = 0; hep = 0; cep = 0; mytag = 0; \
-             broken = 0; odead = 0; asked = 0; self = 0; loops = 0 }; \
+             broken = 0; odead = 0; asked = 0; self = 0; yielded = 0; \
+             loops = 0 }; \
     goto end_stop
 /* one step of this client (its guard g first), or a crash instead */
 #define STEP(g, body) if :: CRASH_IF(g) :: atomic { (g) -> body } fi
@@ -270,6 +339,14 @@ byte last_tok;                      /* (b) */
 /* the link is usable: same region, not declared dead */
 #define LINK_OK (cep == ep && !ldead[ME])
 
+/* the take CAS from w is allowed: always (the deferral on its own yielded
+   word may end at any moment); BUG_DEFER_FOREVER: never while w is that word */
+#ifdef BUG_DEFER_FOREVER
+#define TAKE_YIELDED && !yielded
+#else
+#define TAKE_YIELDED
+#endif
+
 /* an operation failed with PEER_DEAD: the acquire pauses and reconnects:
    a new region (restart) or the same one (link loss, a fresh tag); the
    slot is resolved again and the guess reset */
@@ -279,7 +356,16 @@ byte last_tok;                      /* (b) */
     :: cep == ep -> assert(xowner == 0); xowner = ME + 1; mytag = XTAG \
     fi; \
     cep = ep; ldead[ME] = 0; lfirst[ME] = 0; guess = 0; w = 0; broken = 0; \
-    asked = 0; self = 0
+    asked = 0; self = 0; yielded = 0
+
+/* after a release: a client that will not acquire again (its last call, or
+   its lease lost: the next call stops) never reads its guess; dropped, so that
+   the states of finished clients merge */
+#define FORGET_GUESS \
+    if \
+    :: loops == LOOPS || !valid[ME] -> guess = 0; yielded = 0 \
+    :: loops < LOOPS && valid[ME] -> skip \
+    fi
 
 /* the resource: accept iff tok >= the largest token accepted (e) */
 #define WRITE(tk) \
@@ -301,7 +387,10 @@ active [N] proctype Client()
     bit odead;                      /* the acquire returns OWNER_DEAD */
     bit asked;                      /* BUG_FATE_ONCE: asked about this w */
     bit self;                       /* FIX_LINK_LOSS: breaking my own tag */
+    bit yielded;                    /* w is the free word with WANT that this
+                                       client's release R2 wrote (k->yielded) */
 
+top:
     do
     :: loops == LOOPS -> break
     :: loops < LOOPS ->
@@ -314,7 +403,7 @@ active [N] proctype Client()
 
 take:   /* rdlm_svc_take */
         if
-        :: STEP(TAG(w) == 0 || broken,
+        :: STEP((TAG(w) == 0 || broken) TAKE_YIELDED,
                 if
                 :: !LINK_OK ->
                     /* the CAS fails (PEER_DEAD); after a link loss the
@@ -328,6 +417,11 @@ take:   /* rdlm_svc_take */
                     RECONNECT
                 :: LINK_OK && CAS_HITS ->
                     assert(SEQ(w) + 1 < 16);
+                    if
+                    :: yielded -> REACHED(7)    /* its own, after the deferral */
+                    :: !yielded && TAG(w) == 0 && WANTED(w) -> REACHED(6)
+                    :: !(TAG(w) == 0 && WANTED(w)) -> skip
+                    fi;
                     W = WORD(SEQ(w) + 1, mytag);
                     GRANT(TOKEN(ep, SEQ(w) + 1));
                     if
@@ -335,11 +429,20 @@ take:   /* rdlm_svc_take */
                         INTERNAL(ended[SESS(TAG(w))]); odead = 1     /* (d) */
                     :: !broken || self -> skip
                     fi;
-                    held = W; hep = ep; w = 0; broken = 0; self = 0;
+                    held = W; hep = ep; w = 0; broken = 0; self = 0; yielded = 0;
                     goto got
                 :: LINK_OK && !CAS_HITS ->
-                    w = W; broken = 0; asked = 0;
+                    w = W; broken = 0; asked = 0; yielded = 0;
                     INTERNAL(TAG(w) != mytag)
+                fi;
+                goto take)
+        /* its own yielded word: it polls while its deferral lasts (the CAS
+           above is the deferral's end, at any moment) */
+        :: STEP(yielded && (!LINK_OK || W != w),
+                if
+                :: !LINK_OK -> lfirst[ME] = 0; RECONNECT
+                :: LINK_OK ->
+                    w = W; asked = 0; yielded = 0; INTERNAL(TAG(w) != mytag)
                 fi;
                 goto take)
         /* held by another: re-read once it changed (or fail and reconnect) */
@@ -347,6 +450,27 @@ take:   /* rdlm_svc_take */
                 if
                 :: !LINK_OK -> lfirst[ME] = 0; RECONNECT
                 :: LINK_OK -> w = W; asked = 0; INTERNAL(TAG(w) != mytag)
+                fi;
+                goto take)
+        /* waited past the bound (at any moment), w without WANT: set WANT,
+           CAS(w -> w | WANT); either way w := the word now there. On a word
+           held by another; or on a free one (a reservation: slock.c's retry
+           from a free word its CAS found) */
+        :: STEP(TAG(w) != mytag && !WANTED(w) && !broken && WANTER_OK,
+                if
+                :: !LINK_OK ->
+                    if
+                    :: cep == ep && lfirst[ME] && W == w -> W = w + WANTB
+                    :: true -> skip
+                    fi;
+                    RECONNECT
+#ifdef BUG_WANT_STORE
+                :: LINK_OK -> W = w + WANTB; w = W      /* bug: a store */
+#else
+                :: LINK_OK && W == w -> W = w + WANTB; w = W
+                :: LINK_OK && W != w ->
+                    w = W; asked = 0; INTERNAL(TAG(w) != mytag)
+#endif
                 fi;
                 goto take)
 #if defined(BUG_NO_FATE)
@@ -385,7 +509,8 @@ got:    /* the acquire returned OK / OWNER_DEAD: rdlm_lock_keep */
         /* critical section: one write with the token */
         STEP(true, WRITE(TOKEN(hep, SEQ(held))));
 
-release: /* rdlm_svc_lock_release (from the caller, or from rdlm_lock_keep) */
+release: /* rdlm_svc_lock_release (from the caller, or from rdlm_lock_keep):
+           R1, and R2 (yield) if R1 found held | WANT */
         STEP(true,
              hold[ME] = 0;
              if
@@ -396,7 +521,8 @@ release: /* rdlm_svc_lock_release (from the caller, or from rdlm_lock_keep) */
                  lfirst[ME] = 0; RECONNECT;
                  if
                  :: W == held -> W = WORD(SEQ(held), 0)
-                 :: W != held -> skip
+                 :: W == held + WANTB -> w = W; goto yield
+                 :: W != held && W != held + WANTB -> skip
                  fi
 #else
                  /* the CAS in flight may have been applied; PEER_DEAD */
@@ -410,12 +536,57 @@ release: /* rdlm_svc_lock_release (from the caller, or from rdlm_lock_keep) */
              :: LINK_OK -> W = WORD(SEQ(held), 0); guess = W   /* bug: a store */
 #else
              :: LINK_OK && W == held -> W = WORD(SEQ(held), 0); guess = W
-             :: LINK_OK && W != held ->             /* LEASE_EXPIRED */
+#if defined(BUG_RELEASE_WANT_ANY)
+             :: LINK_OK && W != held -> w = W; goto yield  /* bug: any word */
+#elif defined(BUG_WANT_LOST)
+             :: LINK_OK && W != held ->   /* bug: held | WANT taken as broken */
+                 INTERNAL(ended[ME]); REACHED(3)                /* (c) */
+#else
+             :: LINK_OK && W == held + WANTB -> w = W; goto yield
+             :: LINK_OK && W != held && W != held + WANTB -> /* LEASE_EXPIRED */
                  INTERNAL(ended[ME]); REACHED(3)                /* (c) */
 #endif
+#endif
              fi;
-             held = 0; hep = 0)
+             held = 0; hep = 0; FORGET_GUESS)
     od;
+    goto end_stop;
+
+yield:  /* R2: R1 found w = held | WANT: CAS(w -> (seq(w), 0) | WANT), the lock
+           left free and reserved for a waiter; success: yielded */
+    STEP(true,
+         if
+         :: cep != ep -> REACHED(4)                 /* region lost: PEER_DEAD */
+         :: cep == ep && ldead[ME] ->
+#ifdef FIX_LINK_LOSS
+             /* reconnect, then the same CAS */
+             if
+#ifdef BUG_R2_NO_RETRY
+             /* bug: PEER_DEAD, not retried (the CAS in flight may have been
+                applied) */
+             :: lfirst[ME] && W == w -> W = WORD(SEQ(w), 0) + WANTB; RECONNECT
+             :: true -> RECONNECT
+#else
+             :: W == w ->
+                 W = WORD(SEQ(w), 0) + WANTB; RECONNECT; guess = W; yielded = 1
+             :: W != w -> RECONNECT
+#endif
+             fi
+#else
+             /* the CAS in flight may have been applied; PEER_DEAD */
+             if
+             :: lfirst[ME] && W == w -> W = WORD(SEQ(w), 0) + WANTB
+             :: true -> skip
+             fi;
+             lfirst[ME] = 0
+#endif
+         :: LINK_OK && W == w ->
+             W = WORD(SEQ(w), 0) + WANTB; guess = W; yielded = 1
+         :: LINK_OK && W != w ->                    /* LEASE_EXPIRED */
+             INTERNAL(ended[ME]); REACHED(3)                    /* (c) */
+         fi;
+         w = 0; held = 0; hep = 0; FORGET_GUESS; goto top);
+
     /* done, lost (an API call said so: it never acts again) or crashed */
 end_stop:
     skip
