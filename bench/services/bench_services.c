@@ -350,6 +350,7 @@ static int rdlm_bench_svc_contended(rdlm_bench_report_t *r, const char *bench,
         rdlm_bench_measures_finish(c->measure, c->nimpl);
         rdlm_bench_measures_finish(c->handoffs, c->nimpl);
         rdlm_bench_svc_compare(r, c, c->measure);
+        rdlm_bench_svc_compare(r, c, c->handoffs); /* how often a waiter got in */
     }
     return 0;
 }

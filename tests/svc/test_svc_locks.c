@@ -7,10 +7,11 @@
  *   - processes exclude each other (a shared "inside" flag never sees two), tokens
  *     grow, and the rounds send nothing to the authority; the broken variant (a
  *     process that skips the lock every other round) is caught by the same check;
- *   - bounded bypass: a waiter gets the lock from a process that re-acquires it at
- *     once after each release (a hog), within HOG_FAIR_BY of the hog's rounds; the
- *     broken variant (RDLMTEST_SVC_NO_WANT: waiters never set WANT, the lock as it
- *     was) is caught by the same check: there the waiter waits out all the rounds;
+ *   - bounded bypass: behind a process that re-acquires at once after each release
+ *     (a hog, holding 10 ms at a time), a waiter's acquires with a 100 ms timeout
+ *     get the lock (at most FAIR_TIMEOUTS_MAX of 20 time out); the broken variant
+ *     (RDLMTEST_SVC_NO_WANT: waiters never set WANT, the lock as it was) is caught by
+ *     the same check;
  *   - kill -9 of a holder: a waiter takes the lock over with RDLM_OWNER_DEAD and a
  *     larger token within TTL * (1 + rho) + 1 s;
  *   - a holder stopped past its TTL: a waiter breaks the lock, and the holder, resumed,
@@ -59,11 +60,16 @@
 #define ROUNDS 150
 #define PROCS 3
 #define CHILD_LIMIT_S 60
-/* The hog's rounds, how long it holds the lock in each, and by which of its rounds a
- * waiter must have had the lock (tests of the bounded bypass). */
-#define HOG_TAKES 30
-#define HOG_HOLD_MS 20
-#define HOG_FAIR_BY 10
+/* Tests of the bounded bypass: the hog's most rounds and how long it holds the lock
+ * in each; the waiter's waits, each with a timeout of FAIR_TIMEOUT_MS, FAIR_PAUSE_MS
+ * apart (more than a hold: the hog holds the lock when a wait starts), and how many
+ * of them may time out. */
+#define HOG_TAKES 2000
+#define HOG_HOLD_MS 10
+#define FAIR_WAITS 20
+#define FAIR_TIMEOUT_MS 100
+#define FAIR_PAUSE_MS 25
+#define FAIR_TIMEOUTS_MAX 5
 
 /* What the processes of one test share (a file in the cluster's directory). */
 typedef struct shared {
@@ -71,7 +77,7 @@ typedef struct shared {
     atomic_ullong held_token;
     atomic_int wait_status, release_status;
     atomic_ullong wait_token, wait_t_ns;
-    atomic_int hog_takes, hog_done, hog_takes_at_grant;
+    atomic_int hog_takes, fair_done, fair_granted, fair_timeouts;
 } shared_t;
 
 /* ---- the child processes ---------------------------------------------------------- */
@@ -158,13 +164,14 @@ static int child_wait(shared_t *sh, rdlm_lock_h lock)
     return 0;
 }
 
-/* hog: HOG_TAKES rounds of "svc-fair": acquire, hold HOG_HOLD_MS, release, acquire
- * again at once, as a process that re-acquires in a loop does. */
+/* hog: rounds of "svc-fair" until the waiter is done (HOG_TAKES at most): acquire,
+ * hold HOG_HOLD_MS, release, acquire again at once, as a process that re-acquires in
+ * a loop does. */
 static int child_hog(shared_t *sh, rdlm_lock_h lock)
 {
     uint64_t token;
 
-    for (int i = 0; i < HOG_TAKES; i++) {
+    for (int i = 0; i < HOG_TAKES && !atomic_load(&sh->fair_done); i++) {
         if (rdlm_lock_acquire(lock, 20000 * MS, &token) != RDLM_OK)
             return 1;
         atomic_fetch_add(&sh->hog_takes, 1);
@@ -172,25 +179,29 @@ static int child_hog(shared_t *sh, rdlm_lock_h lock)
         if (rdlm_lock_release(lock) != RDLM_OK)
             return 1;
     }
-    atomic_store(&sh->hog_done, 1);
     return 0;
 }
 
-/* fair-wait: once the hog holds "svc-fair", take it (blocking); record how many of
- * its rounds the hog had begun by then. */
+/* fair-wait: once the hog holds "svc-fair", FAIR_WAITS acquires with a timeout of
+ * FAIR_TIMEOUT_MS, FAIR_PAUSE_MS apart; count the grants and the timeouts. */
 static int child_fair_wait(shared_t *sh, rdlm_lock_h lock)
 {
-    uint64_t token = 0;
-    rdlm_status_t s;
+    uint64_t token;
 
     for (int i = 0; i < CHILD_LIMIT_S * 1000 && atomic_load(&sh->hog_takes) == 0; i++)
         usleep(1000);
-    s = rdlm_lock_acquire(lock, 30000 * MS, &token);
-    atomic_store(&sh->hog_takes_at_grant, atomic_load(&sh->hog_takes));
-    atomic_store(&sh->wait_status, s);
-    atomic_store(&sh->wait_t_ns, now_ns());
-    if (s >= 0)
-        rdlm_lock_release(lock);
+    for (int i = 0; i < FAIR_WAITS; i++) {
+        rdlm_status_t s = rdlm_lock_acquire(lock, FAIR_TIMEOUT_MS * MS, &token);
+
+        if (s == RDLM_OK && rdlm_lock_release(lock) == RDLM_OK)
+            atomic_fetch_add(&sh->fair_granted, 1);
+        else if (s == RDLM_ERR_TIMEOUT)
+            atomic_fetch_add(&sh->fair_timeouts, 1);
+        else
+            break;
+        usleep(FAIR_PAUSE_MS * 1000);
+    }
+    atomic_store(&sh->fair_done, 1);
     return 0;
 }
 
@@ -336,46 +347,50 @@ static void a_process_that_skips_the_lock_is_caught(void **state)
 
 /* A hog (a process that re-acquires "svc-fair" at once after each release) and a
  * waiter; the children run with RDLMTEST_SVC_NO_WANT when planted (waiters never set
- * WANT: the lock as it was before the bounded bypass). Returns how many of its rounds
- * the hog had begun when the waiter got the lock. */
+ * WANT: the lock as it was before the bounded bypass). Returns how many of the
+ * waiter's FAIR_WAITS acquires timed out; every other one got the lock. */
 static int hog_and_waiter(int planted)
 {
     shared_t *sh = shared_new();
     pid_t hog, waiter;
-    int at_grant;
+    int timeouts;
 
     if (planted)
         setenv("RDLMTEST_SVC_NO_WANT", "1", 1);
     hog = child_spawn("hog", 0);
     waiter = child_spawn("fair-wait", 1);
     unsetenv("RDLMTEST_SVC_NO_WANT");
-    assert_int_equal(child_reap(hog, CHILD_LIMIT_S), 0);
     assert_int_equal(child_reap(waiter, CHILD_LIMIT_S), 0);
-    assert_int_equal(atomic_load(&sh->wait_status), RDLM_OK);
-    at_grant = atomic_load(&sh->hog_takes_at_grant);
-    print_message("%s: the waiter got the lock after %d of the hog's %d rounds\n",
-                  planted ? "planted: no WANT" : "bounded bypass", at_grant, HOG_TAKES);
+    assert_int_equal(child_reap(hog, CHILD_LIMIT_S), 0);
+    timeouts = atomic_load(&sh->fair_timeouts);
+    print_message("%s: %d of %d waits behind a hog timed out (%d ms), %d got the lock; "
+                  "the hog took it %d times\n",
+                  planted ? "planted: no WANT" : "bounded bypass", timeouts, FAIR_WAITS,
+                  FAIR_TIMEOUT_MS, atomic_load(&sh->fair_granted),
+                  atomic_load(&sh->hog_takes));
+    assert_int_equal(timeouts + atomic_load(&sh->fair_granted), FAIR_WAITS);
     munmap(sh, sizeof(*sh));
-    return at_grant;
+    return timeouts;
 }
 
-/* A waiter past RDLM_LOCK_BYPASS_US (1 ms) sets WANT: the hog's next release leaves
- * the lock to it, though the hog asks again at once. */
+/* A waiter past RDLM_LOCK_BYPASS_US (1 ms) sets WANT: the hog's next release (within
+ * HOG_HOLD_MS) leaves the lock to it, though the hog asks again at once. */
 static void a_waiter_gets_the_lock_from_a_hog(void **state)
 {
     (void)state;
     svc_need_homes();
-    assert_true(hog_and_waiter(0) <= HOG_FAIR_BY);
+    assert_true(hog_and_waiter(0) <= FAIR_TIMEOUTS_MAX);
 }
 
 /* Without WANT the hog takes the word back one round trip after each release, before
- * a polling waiter's read, key check and compare-and-swap: the waiter gets the lock
- * only after the hog's last round. The check above catches it. */
+ * a polling waiter's read, key check and compare-and-swap: a wait gets the lock only
+ * when the hog is slow to re-acquire once, and most waits time out. The check above
+ * catches it. */
 static void a_waiter_behind_a_hog_without_want_is_caught(void **state)
 {
     (void)state;
     svc_need_homes();
-    assert_true(hog_and_waiter(1) > HOG_FAIR_BY);
+    assert_true(hog_and_waiter(1) > FAIR_TIMEOUTS_MAX);
 }
 
 /* A holder, a waiter queued behind it (with RDLM_LOCK_DELAY_MS = delay_ms); stop
