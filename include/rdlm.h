@@ -203,9 +203,11 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
 typedef enum rdlm_lock_order {
     /** BOUNDED in a node-only context; FIFO in distributed and service contexts
      *  (a service context's lock is FIFO on the node; between hosts its waiters are
-     *  not ordered, and one that has waited RDLM_LOCK_BYPASS_US is let in at the
-     *  holder's next release). Opening an existing lock this way accepts either
-     *  order. */
+     *  not ordered: one that has waited RDLM_LOCK_BYPASS_US marks the lock wanted,
+     *  and the holder's next release leaves it to a waiter, some waiter, not
+     *  necessarily that one; a waiter that misses it marks it again, so a wait
+     *  can last several bounds: docs/lease-authority.md, "Bounded bypass").
+     *  Opening an existing lock this way accepts either order. */
     RDLM_LOCK_ORDER_DEFAULT = 0,
     /** Bounded bypass: a free lock goes to whichever process takes it first, so a
      *  running process need not wait for a sleeping one to wake (as pthread_mutex);
@@ -248,7 +250,9 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * bypass in a node-only context, FIFO otherwise). Acquire ordering on success:
  * everything the previous holder wrote before its release is visible.
  * Returns RDLM_OK or RDLM_OWNER_DEAD (held in both cases; *token_p set if token_p is
- * not NULL), RDLM_ERR_BUSY (timeout_ns == 0 and held), RDLM_ERR_TIMEOUT,
+ * not NULL), RDLM_ERR_BUSY (timeout_ns == 0 and held; or reserved for a waiter: a
+ * bounded-bypass lock a waiter reserved, a service-wide lock another process marked
+ * wanted, for 2 ms after this process released it), RDLM_ERR_TIMEOUT,
  * RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE (this context already
  * waits on too many locks at once). In a distributed context also
  * RDLM_ERR_PEER_DEAD (the process holding the lock's home word, or a queue neighbour
@@ -284,6 +288,9 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_close(rdlm_lock_h lock);
 
 /** A snapshot of a lock's state, for tools and tests. */
 typedef struct rdlm_lock_info {
+    /* For a service-wide lock (RDLM_AUTHORITY) every field but home_node describes
+     * the node-local lock in front of the home's word: held, waiters and last_token
+     * are this node's, not the service's (the home's token is the acquire's). */
     uint32_t waiters;    /**< requests queued by live processes (timed-out and
                               dead ones excluded) */
     int held;            /**< 1 if some context holds it */
@@ -467,7 +474,8 @@ RDLM_EXPORT rdlm_status_t rdlm_barrier_close(rdlm_barrier_h barrier);
 /** Per-context statistics since rdlm_ctx_create. */
 typedef struct rdlm_stats {
     uint64_t acquires;   /**< successful exclusive and shared acquires */
-    uint64_t contended;  /**< acquires that had to wait */
+    uint64_t contended;  /**< acquires that had to wait (on the node: not a wait at a
+                              service-wide lock's home, which home_ops shows) */
     uint64_t parks;      /**< futex sleeps */
     uint64_t wakes;      /**< futex wake calls issued */
     uint64_t timeouts;   /**< acquires or waits that timed out */
@@ -497,7 +505,8 @@ typedef struct rdlm_stats {
     uint64_t authority_renewals; /**< lease renewals sent (renewal thread and
                                       rdlm_session_renew) */
     uint64_t reservations; /**< bounded-bypass waits that reached RDLM_LOCK_BYPASS_US
-                                (from then on served in order of reaching it) */
+                                (from then on served in order of reaching it); node
+                                locks only, not a service-wide lock's WANT */
 } rdlm_stats_t;
 
 /** Copy the statistics; non-blocking, approximate under concurrent use. */
