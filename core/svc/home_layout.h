@@ -54,7 +54,7 @@
 #define RDLM_SVC_MARK_BIT (UINT64_C(1) << 63)
 #define RDLM_SVC_GEN_MASK UINT64_C(0xffff)
 /** Most tags a home has (a tag per client context that used it, per epoch). */
-#define RDLM_SVC_TAGS_MAX (UINT32_C(1) << 23)
+#define RDLM_SVC_TAGS_MAX ((uint32_t)RDLM_SVC_TAG_MASK + 1)
 
 static inline uint64_t rdlm_svc_word(uint64_t seq, uint64_t tag)
 {

@@ -18,9 +18,9 @@
 #define RDLM_SVC_RELEASE_TRY_NS 15000000000ull
 /* A try-acquire gives up (RDLM_ERR_BUSY) after its lock moved this often. */
 #define RDLM_SVC_TRY_MOVES 4u
-/* A release that left the word free with WANT (a waiter waited past its bypass bound)
- * does not take that word back for this long unless it changes: longer than a
- * waiter's longest pause between two reads, so the waiter sees it. */
+/* After its release of a lock, a process takes no free word with WANT (a waiter waited
+ * past its bypass bound) for this long, unless its acquire set WANT itself: longer
+ * than a waiter's longest pause between two reads, so the waiter sees the word. */
 #define RDLM_SVC_YIELD_NS (2 * RDLM_SVC_POLL_MAX_NS)
 /* Compare-and-swaps of one try to set WANT (rdlm_svc_want). */
 #define RDLM_SVC_WANT_TRIES 16u
@@ -165,9 +165,9 @@ static uint64_t rdlm_svc_next_grant(uint64_t w)
  * a loop changes the word about once a round trip, so a compare-and-swap that finds
  * another word (not a MARK, not ours, no WANT yet) is tried again at once, up to
  * RDLM_SVC_WANT_TRIES times: every other time from that holder's next grant (the
- * home serves one request at a time, so the tries of a waiter tend to land one grant
- * of a looping holder apart, each just after its take: 3 times the hand-offs of
- * retries from the word found alone, 2 processes on loopback), else from the word
+ * home serves one request at a time, so the tries of a waiter can land one grant of
+ * a looping holder apart, each just after its take: 3 times the hand-offs of retries
+ * from the word found alone in rdlm-bench's services, 2 processes), else from the word
  * found. A value that never comes only fails the compare. No key check (home_layout.h's
  * rule for acting on a word read): WANT changes neither the holder nor the sequence, so on
  * a word of another name it costs that lock one deferral, no more. *w_p becomes the word
