@@ -435,15 +435,19 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t 
  *  semaphore's size, RDLM_ERR_NOT_OWNER if it holds fewer (nothing changes then).
  *  Node-only: one atomic; wakes one sleeping waiter (or the reserver) only when one
  *  sleeps and no wake is in flight. Distributed: one message to the home that nobody
- *  waits for (UCX TCP), else one remote fetch-add. */
+ *  waits for (UCX TCP), else one remote fetch-add; others see the permits once it
+ *  reaches the home (rdlm_sem_available). */
 RDLM_EXPORT rdlm_status_t rdlm_sem_release(rdlm_sem_h sem, uint32_t k);
 
 /** Permits free at this instant: a snapshot, always within 0..permits. While others
  *  acquire and release it may be out of date as soon as it returns, and in a
  *  distributed context it reads low (down to 0) for the moment an acquire tries for
  *  more permits than are free. Node-only: non-blocking; distributed: one remote
- *  fetch-add at the home. Errors: handle errors, RDLM_ERR_INVALID_ARG (NULL
- *  available_p), transport errors (*available_p untouched then). */
+ *  fetch-add at the home. Over UCX TCP another process's release is a message
+ *  nobody waits for: it is counted once it reaches the home, which may be a moment
+ *  after that process returned and even after you synchronized with it (MPI_Barrier).
+ *  Errors: handle errors, RDLM_ERR_INVALID_ARG (NULL available_p), transport errors
+ *  (*available_p untouched then). */
 RDLM_EXPORT rdlm_status_t rdlm_sem_available(rdlm_sem_h sem, uint32_t *available_p);
 
 /** Close the handle, giving back the permits it holds. */
