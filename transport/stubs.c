@@ -119,6 +119,17 @@ rdlm_status_t rdlm_tl_stub_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64
     return RDLM_ERR_UNSUPPORTED;
 }
 
+rdlm_status_t rdlm_tl_stub_for64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                 uint64_t bits, uint64_t *old_p)
+{
+    (void)ctx;
+    (void)rkey;
+    (void)offset;
+    (void)bits;
+    (void)old_p;
+    return RDLM_ERR_UNSUPPORTED;
+}
+
 rdlm_status_t rdlm_tl_stub_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                        uint64_t offset, uint64_t add)
 {
@@ -211,6 +222,7 @@ const rdlm_tl_amo_ops_t rdlm_tl_stub_amo_ops = {
     .cswap64 = rdlm_tl_stub_cswap64,
     .fadd64 = rdlm_tl_stub_fadd64,
     .swap64 = rdlm_tl_stub_swap64,
+    .for64 = rdlm_tl_stub_for64,
     .fadd64_post = rdlm_tl_stub_fadd64_post,
 };
 

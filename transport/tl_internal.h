@@ -20,6 +20,14 @@ extern const rdlm_tl_amo_ops_t rdlm_tl_stub_amo_ops;
 extern const rdlm_tl_rma_ops_t rdlm_tl_stub_rma_ops;
 extern const rdlm_tl_am_ops_t rdlm_tl_stub_am_ops;
 
+/* Swap (bitwise_or 0: write value) or fetch-or (1: write old | value) as a loop of the
+ * backend's cswap64, guessing 0 first and then the value last seen: linearisable (the
+ * successful cswap is the operation), one round trip per interference, at most 2^24
+ * tries (RDLM_ERR_TIMEOUT, logged). For a backend without the atomic, or a path of
+ * one whose atomic is wrong. */
+rdlm_status_t rdlm_tl_cas_loop(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                               uint64_t value, int bitwise_or, uint64_t *old_p);
+
 rdlm_status_t rdlm_tl_stub_query(rdlm_tl_ctx_h ctx, rdlm_tl_caps_t *caps_p);
 unsigned rdlm_tl_stub_progress(rdlm_tl_ctx_h ctx);
 rdlm_status_t rdlm_tl_stub_flush(rdlm_tl_ctx_h ctx, uint32_t peer);
@@ -41,6 +49,8 @@ rdlm_status_t rdlm_tl_stub_fadd64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64
                                   uint64_t add, uint64_t *old_p);
 rdlm_status_t rdlm_tl_stub_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
                                   uint64_t value, uint64_t *old_p);
+rdlm_status_t rdlm_tl_stub_for64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                 uint64_t bits, uint64_t *old_p);
 rdlm_status_t rdlm_tl_stub_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                        uint64_t offset, uint64_t add);
 rdlm_status_t rdlm_tl_stub_put(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,

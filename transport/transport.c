@@ -47,8 +47,8 @@ int rdlm_tl_ops_complete(const rdlm_tl_ctx_t *ctx)
 
     return s && s->query && s->progress && s->flush && s->destroy && s->peer_dead && s->sleep && m && m->reg &&
            m->addr && m->rkey_pack && m->rkey_unpack && m->rkey_release && m->dereg && a &&
-           a->cswap64 && a->fadd64 && a->swap64 && a->fadd64_post && r && r->put &&
-           r->get && am && am->set_handler && am->send;
+           a->cswap64 && a->fadd64 && a->swap64 && a->for64 && a->fadd64_post && r &&
+           r->put && r->get && am && am->set_handler && am->send;
 }
 
 rdlm_status_t rdlm_tl_open(const char *name, const rdlm_tl_params_t *params,
@@ -164,6 +164,30 @@ static const rdlm_tl_bootstrap_t rdlm_tl_self_bootstrap = {
 const rdlm_tl_bootstrap_t *rdlm_tl_bootstrap_self(void)
 {
     return &rdlm_tl_self_bootstrap;
+}
+
+rdlm_status_t rdlm_tl_cas_loop(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                               uint64_t value, int bitwise_or, uint64_t *old_p)
+{
+    uint64_t guess = 0, old = 0;
+    rdlm_status_t st;
+
+    /* Each try is a round trip (about 2 us on InfiniBand): 2^24 tries bound the loop at
+     * roughly half a minute of uninterrupted interference. */
+    for (unsigned long tries = 0; tries < (1ul << 24); tries++) {
+        st = ctx->amo->cswap64(ctx, rkey, offset, guess, bitwise_or ? guess | value : value,
+                               &old);
+        if (st != RDLM_OK)
+            return st;
+        if (old == guess) {
+            *old_p = old;
+            return RDLM_OK;
+        }
+        guess = old;
+    }
+    rdlm_error("transport: %s: compare-and-swap kept failing under contention",
+               bitwise_or ? "for64" : "swap64");
+    return RDLM_ERR_TIMEOUT;
 }
 
 int rdlm_tl_progress_idle(void *ctx)

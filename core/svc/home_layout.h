@@ -17,9 +17,10 @@
  * epoch committed by the authority before it serves) issues only larger ones. WANT
  * (slock.c): a waiter has waited past its bypass bound; a release then leaves the word
  * free with WANT kept, and the releaser does not take it back at once. A take clears
- * it. A word with bit 63 set is a MARK: the client of its tag is re-keying the slot
- * (slot.c); its low 39 sequence bits are that client's nonce, so a MARK is never
- * written twice.
+ * it. A waiter sets it with a fetch-or, so it may land on any word, a MARK too, whose
+ * client drops it (slot.c). A word with bit 63 set is a MARK: the client of its tag is
+ * re-keying the slot (slot.c); its low 39 sequence bits are that client's nonce, so a
+ * MARK is never written twice.
  *
  * Slots are reused (slot.c has the life cycle): a lock lives in one slot of the bucket
  * of its id; a name whose bucket has no free slot takes over the oldest slot whose word

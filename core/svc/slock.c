@@ -22,8 +22,6 @@
  * past its bypass bound) for this long, unless its acquire set WANT itself: longer
  * than a waiter's longest pause between two reads, so the waiter sees the word. */
 #define RDLM_SVC_YIELD_NS (2 * RDLM_SVC_POLL_MAX_NS)
-/* Compare-and-swaps of one try to set WANT (rdlm_svc_want). */
-#define RDLM_SVC_WANT_TRIES 16u
 
 static uint32_t rdlm_svc_lock_next(const rdlm_svc_t *svc, uint32_t i)
 {
@@ -149,52 +147,29 @@ static int rdlm_svc_may_take(const rdlm_svc_lock_t *k, uint64_t w, int wanted)
            rdlm_clock_now_ns() - k->release_ns >= RDLM_SVC_YIELD_NS;
 }
 
-/* The word a holder that re-acquires in a loop holds at its next grant: w held, one
- * sequence on (w itself if free, or if no sequence is left). */
-static uint64_t rdlm_svc_next_grant(uint64_t w)
-{
-    uint64_t seq = rdlm_svc_word_seq(w), tag = rdlm_svc_word_tag(w);
-
-    return tag != 0 && seq + 1 < RDLM_SVC_SEQ_MAX ? rdlm_svc_word(seq + 1, tag) : w;
-}
-
-/* Set WANT on *w_p at offset off of home l: a waiter past its bypass bound asks that
- * the lock be left to a waiter. On a held word, its holder's release leaves the word
- * free with WANT; on a free word, it is a reservation: a process that released the
- * lock less than RDLM_SVC_YIELD_NS ago does not take it. A holder that re-acquires in
- * a loop changes the word about once a round trip, so a compare-and-swap that finds
- * another word (not a MARK, not ours, no WANT yet) is tried again at once, up to
- * RDLM_SVC_WANT_TRIES times: every other time from that holder's next grant (the
- * home serves one request at a time, so the tries of a waiter can land one grant of
- * a looping holder apart, each just after its take: 3 times the hand-offs of retries
- * from the word found alone in rdlm-bench's services, 2 processes), else from the word
- * found. A value that never comes only fails the compare. No key check (home_layout.h's
- * rule for acting on a word read): WANT changes neither the holder nor the sequence, so on
- * a word of another name it costs that lock one deferral, no more. *w_p becomes the word
- * now; *wanted_p is set when WANT was set by this call. */
+/* Set WANT on the word at offset off of home l, w_p the word last read there: a waiter
+ * past its bypass bound asks that the lock be left to a waiter. One fetch-or, so it
+ * lands however often a holder that re-acquires in a loop changes the word (a
+ * compare-and-swap from the word read kept failing against one: waits of 15-68 ms with
+ * a 1 ms bound). On a held word, its holder's release leaves the word free with WANT;
+ * on a free word, it is a reservation: a process that released the lock less than
+ * RDLM_SVC_YIELD_NS ago does not take it. It lands on whatever the word is by then: on
+ * another name's word (the slot was re-keyed) it costs that lock one deferral, no more,
+ * as WANT changes neither the holder nor the sequence, so it needs no key check
+ * (home_layout.h's rule for acting on a word read); on a MARK, the claimer drops it
+ * (slot.c). *w_p becomes the word now; *wanted_p is set when this call set WANT on a
+ * lock word (and left as it was otherwise). */
 static rdlm_status_t rdlm_svc_want(rdlm_svc_link_t *l, uint64_t off, uint64_t *w_p,
                                    int *wanted_p)
 {
-    uint64_t w = *w_p, expect = w, old = 0;
+    uint64_t old = 0;
+    rdlm_status_t st = rdlm_svc_or(l, off, RDLM_SVC_WANT_BIT, &old);
 
-    for (unsigned n = 0; n < RDLM_SVC_WANT_TRIES; n++) {
-        rdlm_status_t st = rdlm_svc_cas(l, off, expect, expect | RDLM_SVC_WANT_BIT, &old);
-
-        if (st != RDLM_OK)
-            return st;
-        if (old == expect) {
-            *w_p = expect | RDLM_SVC_WANT_BIT;
-            *wanted_p = 1;
-            return RDLM_OK;
-        }
-        w = old;
-        if (rdlm_svc_word_is_mark(w) || rdlm_svc_word_wanted(w) ||
-            rdlm_svc_word_tag(w) == l->tag)
-            break;
-        expect = n % 2 == 0 ? rdlm_svc_next_grant(w) : w;
+    if (st == RDLM_OK) {
+        *w_p = old | RDLM_SVC_WANT_BIT;
+        *wanted_p |= !rdlm_svc_word_is_mark(old) && !rdlm_svc_word_wanted(old);
     }
-    *w_p = w;
-    return RDLM_OK;
+    return st;
 }
 
 /* The acquire loop on home l (held), for lock state k whose slot is resolved.

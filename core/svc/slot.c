@@ -43,6 +43,11 @@
  *   the same way when no claim of this process at the home runs (a claim cut short by
  *   a lost link left it). The stopped client's late steps fail: its key
  *   CAS expects the key it read (the generation moved), its word CASes its own MARK.
+ *   WANT on a MARK: a waiter sets WANT with a fetch-or on the word it last read held
+ *   (slock.c), which may be a MARK by the time it lands. Every compare-and-swap from a
+ *   MARK (the settler's takeover, and the undo, yield, finish and settle from a MARK of
+ *   this process) that finds exactly that MARK with WANT is made again from it, WANT
+ *   dropped (rdlm_svc_cas_mark).
  *   The generation has 16 bits: a client stopped between steps 1 and 5 while its
  *   slot was re-keyed a multiple of 65,536 times, ending under the same name, would
  *   re-key it.
@@ -109,6 +114,22 @@ static uint64_t rdlm_svc_my_mark(rdlm_svc_link_t *l)
     return rdlm_svc_mark(rdlm_fetch_add(&l->nonce, 1, RDLM_RELAXED), l->tag);
 }
 
+/* CAS(word at off: MARK mark -> to). A waiter's fetch-or may have set WANT on the MARK
+ * (slock.c, rdlm_svc_want), so a compare that finds exactly mark | WANT is made again
+ * from that; WANT is dropped (the waiter did not count it as set on a lock word).
+ * *old_p: the word found, mark if the word was swapped. */
+static rdlm_status_t rdlm_svc_cas_mark(rdlm_svc_link_t *l, uint64_t off, uint64_t mark,
+                                       uint64_t to, uint64_t *old_p)
+{
+    rdlm_status_t st = rdlm_svc_cas(l, off, mark, to, old_p);
+
+    if (st == RDLM_OK && *old_p == (mark | RDLM_SVC_WANT_BIT)) {
+        st = rdlm_svc_cas(l, off, *old_p, to, old_p);
+        *old_p = *old_p == (mark | RDLM_SVC_WANT_BIT) ? mark : *old_p;
+    }
+    return st;
+}
+
 /* Clear slot s's key (no name, generation + 1), whatever it is now: the caller's MARK
  * is on the word, so only a stopped client's last steps can race with it. */
 static rdlm_status_t rdlm_svc_key_clear(rdlm_svc_link_t *l, uint32_t s)
@@ -146,7 +167,7 @@ int rdlm_svc_slot_settle(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint32_t s, uint64
     *st_p = RDLM_OK;
     if (!rdlm_svc_mark_abandoned(svc, l, mark, st_p))
         return 0;
-    *st_p = rdlm_svc_cas(l, off, mark, mine, &old);
+    *st_p = rdlm_svc_cas_mark(l, off, mark, mine, &old);
     if (*st_p != RDLM_OK || old != mark)
         return *st_p == RDLM_OK; /* settled or finished by someone else: read again */
     rdlm_warn("svc: home %s: slot %u was left half re-keyed by %s; giving it back", l->addr,
@@ -157,7 +178,7 @@ int rdlm_svc_slot_settle(rdlm_svc_t *svc, rdlm_svc_link_t *l, uint32_t s, uint64
     if (*st_p == RDLM_OK)
         *st_p = rdlm_svc_fresh(svc, l, &fresh);
     if (*st_p == RDLM_OK)
-        *st_p = rdlm_svc_cas(l, off, mine, fresh, &old);
+        *st_p = rdlm_svc_cas_mark(l, off, mine, fresh, &old);
     return 1;
 }
 
@@ -213,7 +234,7 @@ static rdlm_status_t rdlm_svc_claim_steps(rdlm_svc_t *svc, rdlm_svc_link_t *l,
         /* The key read was older than the word (one get reads them in no set order):
          * the slot was re-keyed just before. Its key did not change under this MARK:
          * put its word back. (Or a settler took the MARK over: nothing to undo.) */
-        return rdlm_svc_cas(l, off_word, mine, w0, &old);
+        return rdlm_svc_cas_mark(l, off_word, mine, w0, &old);
     }
     if (st != RDLM_OK)
         return st;
@@ -229,10 +250,10 @@ static rdlm_status_t rdlm_svc_claim_steps(rdlm_svc_t *svc, rdlm_svc_link_t *l,
     if (rdlm_svc_named_elsewhere(b, s, k->id)) {
         st = rdlm_svc_cas(l, off_key, key, rdlm_svc_key_next(key, 0), &old);
         if (st == RDLM_OK && old == key)
-            st = rdlm_svc_cas(l, off_word, mine, fresh, &old);
+            st = rdlm_svc_cas_mark(l, off_word, mine, fresh, &old);
         return st;
     }
-    st = rdlm_svc_cas(l, off_word, mine, fresh, &old);
+    st = rdlm_svc_cas_mark(l, off_word, mine, fresh, &old);
     if (st != RDLM_OK || old != mine)
         return st;
     k->slot = s;

@@ -68,12 +68,20 @@ struct rdlm_svc {
  *  1 ms). */
 rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline);
 
-/* One remote compare-and-swap / read of home l, counted in rdlm_svc_home_ops. */
+/* One remote compare-and-swap / fetch-or / read of home l, counted in
+ * rdlm_svc_home_ops. */
 static inline rdlm_status_t rdlm_svc_cas(rdlm_svc_link_t *l, uint64_t off, uint64_t compare,
                                          uint64_t swap, uint64_t *old_p)
 {
     rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
     return rdlm_tl_cswap64(l->tl, l->rkey, off, compare, swap, old_p);
+}
+
+static inline rdlm_status_t rdlm_svc_or(rdlm_svc_link_t *l, uint64_t off, uint64_t bits,
+                                        uint64_t *old_p)
+{
+    rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
+    return rdlm_tl_for64(l->tl, l->rkey, off, bits, old_p);
 }
 
 static inline rdlm_status_t rdlm_svc_get(rdlm_svc_link_t *l, uint64_t off, void *buf,

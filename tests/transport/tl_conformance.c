@@ -5,10 +5,14 @@
  * and check, each check skipped by capability (never by backend name):
  *
  *   ops_tables_have_no_null_entry
- *   fetching_atomics_return_old_values       fadd/cswap(hit, miss)/swap on one word
+ *   fetching_atomics_return_old_values       fadd/cswap(hit, miss)/swap/or on one word
  *   fadd_hammer_exact_and_distinct           N*iters fetch-adds: final value exact,
  *                                            every returned old value distinct
  *   posted_fadd_exact_after_flush
+ *   fetch_or_no_lost_bit                     every writer ors its 64 / writers bits, one
+ *                                            at a time, into one word at rank 0: each
+ *                                            old value holds the writer's earlier bits,
+ *                                            the final word all bits of all writers
  *   cswap_increment_no_lost_update           CAS-retry increments: final value exact
  *   posted_cswap_increment_no_lost_update    the same with rdlm_tl_cswap64_post (the
  *                                            backend's posted CAS, or the blocking one
@@ -80,6 +84,7 @@
 #define OFF_CSWAP 192
 #define OFF_BUSY 256
 #define OFF_PCAS 320
+#define OFF_OR 384
 #define OFF_SLOTS 4096
 #define REGION_BYTES (OFF_SLOTS + 64 * TL_CHECKS_SLOT_BYTES)
 
@@ -183,9 +188,12 @@ static void test_fetching_old_values(rank_ctx_t *t)
         if (old != 9)
             fail("swap64 returned %" PRIu64 ", expected 9 (did the missed cswap write?)",
                  old);
-        CHECK_OK(c->amo->fadd64(c, t->rk, OFF_OLDVAL, 0, &old));
+        CHECK_OK(c->amo->for64(c, t->rk, OFF_OLDVAL, UINT64_C(1) << 63 | 5, &old));
         if (old != 42)
-            fail("word holds %" PRIu64 " after swap64(42)", old);
+            fail("for64 returned %" PRIu64 ", expected 42", old);
+        CHECK_OK(c->amo->fadd64(c, t->rk, OFF_OLDVAL, 0, &old));
+        if (old != (UINT64_C(1) << 63 | 47))
+            fail("word holds %#" PRIx64 " after for64(1 << 63 | 5) on 42", old);
         printf("PASS fetching_atomics_return_old_values (rank %u)\n", t->rank);
     }
     tl_checks_barrier(t);
@@ -211,6 +219,36 @@ static void test_posted_fadd(rank_ctx_t *t)
             fail("posted fetch-add word is %" PRIu64 ", expected %" PRIu64, v,
                  (uint64_t)3 * t->writers * t->iters);
         printf("PASS posted_fadd_exact_after_flush\n");
+    }
+    tl_checks_barrier(t);
+}
+
+static void test_fetch_or(rank_ctx_t *t)
+{
+    uint32_t per = 64 / t->writers, first = (t->rank - (t->writers < t->n)) * per;
+    uint64_t mine = 0, want = per * t->writers == 64
+                                  ? UINT64_MAX
+                                  : (UINT64_C(1) << per * t->writers) - 1;
+    uint64_t old;
+
+    if (t->active)
+        for (uint32_t i = 0; i < per; i++) {
+            CHECK_OK(t->ctx->amo->for64(t->ctx, t->rk, OFF_OR, UINT64_C(1) << (first + i),
+                                        &old));
+            if ((old & mine) != mine)
+                fail("for64 returned %#" PRIx64
+                     " without this rank's earlier bits %#" PRIx64,
+                     old, mine);
+            mine |= UINT64_C(1) << (first + i);
+        }
+    CHECK_OK(t->ctx->setup->flush(t->ctx, RDLM_TL_PEER_ALL));
+    tl_checks_barrier(t);
+    if (t->rank == 0) {
+        old = tl_checks_read_word0(t, OFF_OR);
+        if (old != want)
+            fail("or-ed word is %#" PRIx64 ", expected %#" PRIx64 " (a lost bit)", old,
+                 want);
+        printf("PASS fetch_or_no_lost_bit\n");
     }
     tl_checks_barrier(t);
 }
@@ -642,6 +680,7 @@ static int run_rank(const opts_t *o, unsigned rank, int listen_fd, const char *h
         tl_checks_fadd_hammer(&t, o->iters);
         test_posted_fadd(&t);
         tl_checks_cswap_increment(&t);
+        test_fetch_or(&t);
         test_posted_cswap(&t);
         test_posted_cswap_by_thread(&t);
     } else if (rank == 0) {

@@ -140,6 +140,8 @@ static void dp_all_dead(const tl_checks_t *c, rdlm_tl_rkey_h vkey, unsigned vict
     t0 = rdlm_clock_now_ns();
     dp_expect_dead(c, x->amo->swap64(x, vkey, DP_OFF_WORD, 1, &old), t0, "swap64");
     t0 = rdlm_clock_now_ns();
+    dp_expect_dead(c, x->amo->for64(x, vkey, DP_OFF_WORD, 1, &old), t0, "for64");
+    t0 = rdlm_clock_now_ns();
     dp_expect_dead(c, x->amo->fadd64_post(x, vkey, DP_OFF_WORD, 1), t0, "posted fadd64");
     t0 = rdlm_clock_now_ns();
     dp_expect_dead(c, x->rma->put(x, vkey, DP_OFF_WORD, &word, sizeof(word)), t0, "put");

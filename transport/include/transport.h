@@ -7,7 +7,8 @@
  *   setup   query / progress / flush / destroy
  *   mem     register (or allocate) memory, pack its remote key, unpack a peer's key,
  *           release both
- *   amo     remote 64-bit atomics: fetching cswap64 / fadd64 / swap64, posted fadd64
+ *   amo     remote 64-bit atomics: fetching cswap64 / fadd64 / swap64 / for64, posted
+ *           fadd64
  *   rma     put / get
  *   am      small active messages (notifications, small RPCs)
  *
@@ -65,7 +66,7 @@ typedef enum rdlm_tl_thread_mode {
 } rdlm_tl_thread_mode_t;
 
 /* Capability flags (rdlm_tl_caps_t.flags). */
-#define RDLM_TL_CAP_AMO64 (1u << 0)      /**< fetching cswap64 / fadd64 / swap64 */
+#define RDLM_TL_CAP_AMO64 (1u << 0) /**< fetching cswap64 / fadd64 / swap64 / for64 */
 #define RDLM_TL_CAP_AMO64_POST (1u << 1) /**< posted (non-fetching) fadd64 */
 #define RDLM_TL_CAP_RMA (1u << 2)        /**< put / get */
 #define RDLM_TL_CAP_AM (1u << 3)         /**< active messages */
@@ -210,6 +211,10 @@ typedef rdlm_status_t (*rdlm_tl_fadd64_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h
 typedef rdlm_status_t (*rdlm_tl_swap64_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                                uint64_t offset, uint64_t value,
                                                uint64_t *old_p);
+/** *old_p = *w; *w |= bits. */
+typedef rdlm_status_t (*rdlm_tl_for64_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                              uint64_t offset, uint64_t bits,
+                                              uint64_t *old_p);
 /** Posted *w += add: returns once issued; complete at the target after flush. */
 typedef rdlm_status_t (*rdlm_tl_fadd64_post_func_t)(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                                     uint64_t offset, uint64_t add);
@@ -235,6 +240,7 @@ typedef struct rdlm_tl_amo_ops {
     rdlm_tl_cswap64_func_t cswap64;
     rdlm_tl_fadd64_func_t fadd64;
     rdlm_tl_swap64_func_t swap64;
+    rdlm_tl_for64_func_t for64;
     rdlm_tl_fadd64_post_func_t fadd64_post;
     rdlm_tl_cswap64_post_func_t cswap64_post;
 } rdlm_tl_amo_ops_t;
@@ -390,6 +396,12 @@ static inline rdlm_status_t rdlm_tl_cswap64(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k, u
                                             uint64_t *old_p)
 {
     return c->amo->cswap64(c, k, off, compare, swap, old_p);
+}
+
+static inline rdlm_status_t rdlm_tl_for64(rdlm_tl_ctx_h c, rdlm_tl_rkey_h k, uint64_t off,
+                                          uint64_t bits, uint64_t *old_p)
+{
+    return c->amo->for64(c, k, off, bits, old_p);
 }
 
 /** The posted CAS of the backend, or a blocking one that is done at return. */

@@ -488,7 +488,8 @@ static inline rdlm_status_t rdlm_shm_word(rdlm_shm_ctx_t *c, rdlm_tl_rkey_h rkey
 typedef enum rdlm_shm_amo_op {
     RDLM_SHM_CSWAP,
     RDLM_SHM_FADD,
-    RDLM_SHM_SWAP
+    RDLM_SHM_SWAP,
+    RDLM_SHM_OR
 } rdlm_shm_amo_op_t;
 
 /* One 8-byte CPU atomic (sequentially consistent) on (rkey, offset): *old_p receives the
@@ -515,6 +516,9 @@ static inline rdlm_status_t rdlm_shm_amo(rdlm_tl_ctx_h ctx, rdlm_shm_amo_op_t op
     case RDLM_SHM_SWAP:
         *old_p = __atomic_exchange_n((uint64_t *)p, value, __ATOMIC_SEQ_CST);
         break;
+    case RDLM_SHM_OR:
+        *old_p = __atomic_fetch_or((uint64_t *)p, value, __ATOMIC_SEQ_CST);
+        break;
     }
     rdlm_tl_stat_add(&c->super.stats.amo, 1);
     return RDLM_OK;
@@ -537,6 +541,12 @@ static rdlm_status_t rdlm_shm_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uin
                                      uint64_t value, uint64_t *old_p)
 {
     return rdlm_shm_amo(ctx, RDLM_SHM_SWAP, rkey, offset, 0, value, old_p);
+}
+
+static rdlm_status_t rdlm_shm_for64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                    uint64_t bits, uint64_t *old_p)
+{
+    return rdlm_shm_amo(ctx, RDLM_SHM_OR, rkey, offset, 0, bits, old_p);
 }
 
 static rdlm_status_t rdlm_shm_fadd64_post(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
@@ -664,6 +674,7 @@ static const rdlm_tl_amo_ops_t rdlm_shm_amo_ops = {
     .cswap64 = rdlm_shm_cswap64,
     .fadd64 = rdlm_shm_fadd64,
     .swap64 = rdlm_shm_swap64,
+    .for64 = rdlm_shm_for64,
     .fadd64_post = rdlm_shm_fadd64_post,
 };
 

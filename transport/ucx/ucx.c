@@ -792,7 +792,8 @@ rdlm_ucx_amo_serialized(rdlm_ucx_ctx_t *c, ucp_atomic_op_t op, const rdlm_ucx_de
     return st;
 }
 
-/* The shared body of cswap64 / fadd64 / swap64; op is a constant in each caller. */
+/* The shared body of cswap64 / fadd64 / swap64 / for64; op is a constant in each
+ * caller. */
 static inline __attribute__((always_inline)) rdlm_status_t
 rdlm_ucx_amo(rdlm_tl_ctx_h ctx, ucp_atomic_op_t op, rdlm_tl_rkey_h h, uint64_t offset,
              uint64_t operand, uint64_t reply_in, uint64_t *old_p)
@@ -840,6 +841,39 @@ static rdlm_status_t rdlm_ucx_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                      uint64_t offset, uint64_t value, uint64_t *old_p)
 {
     return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_SWAP, rkey, offset, value, 0, old_p);
+}
+
+/* UCX 1.13's fetching OR is wrong where the endpoint has an atomic lane of its own
+ * (measured with a plain ucp program and tl_conformance: over self, and over posix or
+ * sysv to memory UCX allocated, AND and OR leave the word as it was and XOR does an
+ * AND); emulated through active messages (tcp) it is right. So a peer whose endpoint
+ * has an atomic lane (this process's own too) is or-ed by a compare-and-swap loop; the
+ * endpoint's lanes are read once per peer. */
+static rdlm_status_t rdlm_ucx_for64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey, uint64_t offset,
+                                    uint64_t bits, uint64_t *old_p)
+{
+    rdlm_ucx_ctx_t *c = (rdlm_ucx_ctx_t *)ctx;
+    rdlm_ucx_dest_t d;
+    rdlm_status_t st = rdlm_ucx_target(c, rkey, offset, 8, 8, &d);
+    uint32_t path;
+
+    if (st != RDLM_OK)
+        return st;
+    path = rdlm_load(&c->peers[d.peer].or_path, RDLM_ACQUIRE);
+    if (path == 0) {
+        int has_amo = 0, device = 0;
+
+        rdlm_ucx_lock(c);
+        rdlm_ucx_inspect_ep(d.ep, &has_amo, &device);
+        rdlm_ucx_unlock(c);
+        path = has_amo || d.peer == ctx->rank ? 2 : 1;
+        rdlm_debug("ucx: for64 to rank %u by %s", d.peer,
+                   path == 2 ? "a compare-and-swap loop" : "UCX's OR");
+        rdlm_store(&c->peers[d.peer].or_path, path, RDLM_RELEASE);
+    }
+    if (path == 2)
+        return rdlm_tl_cas_loop(ctx, rkey, offset, bits, 1, old_p);
+    return rdlm_ucx_amo(ctx, UCP_ATOMIC_OP_OR, rkey, offset, bits, 0, old_p);
 }
 
 /* Before a posted atomic on (rkey, offset): its destination, the atomic counted, and
@@ -1093,6 +1127,7 @@ static const rdlm_tl_amo_ops_t rdlm_ucx_amo_ops = {
     .cswap64 = rdlm_ucx_cswap64,
     .fadd64 = rdlm_ucx_fadd64,
     .swap64 = rdlm_ucx_swap64,
+    .for64 = rdlm_ucx_for64,
     .fadd64_post = rdlm_ucx_fadd64_post,
     .cswap64_post = rdlm_ucx_cswap64_post,
 };

@@ -31,6 +31,8 @@ typedef struct rdlm_ucx_peer {
     uint32_t rank;
     int watched;            /* its endpoint uses UCP_ERR_HANDLING_MODE_PEER */
     rdlm_atomic_u32_t dead; /* sticky: set once, never cleared */
+    /* for64 to it: 0 not decided yet, 1 by UCX's OR, 2 by a compare-and-swap loop */
+    rdlm_atomic_u32_t or_path;
 } rdlm_ucx_peer_t;
 
 struct rdlm_ucx_ctx {

@@ -230,31 +230,17 @@ static rdlm_status_t rdlm_verbs_fadd64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
     return rdlm_verbs_amo(ctx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, offset, add, 0, old_p);
 }
 
-/* Verbs has no atomic swap (only masked/extended atomics on some adapters): a
- * compare-and-swap loop, guessing 0 first and then the value last seen. It is
- * linearisable (the successful cswap is the swap) but costs one round trip per
- * interference; bounded by RDLM_VERBS_TIMEOUT_MS. */
+/* Verbs has no atomic swap or or (only masked/extended atomics on some adapters). */
 static rdlm_status_t rdlm_verbs_swap64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
                                        uint64_t offset, uint64_t value, uint64_t *old_p)
 {
-    uint64_t guess = 0, old = 0;
-    unsigned long tries;
-    rdlm_status_t st;
+    return rdlm_tl_cas_loop(ctx, rkey, offset, value, 0, old_p);
+}
 
-    /* Each try is a round trip (about 2 us on InfiniBand): 2^24 tries bound the loop at
-     * roughly half a minute of uninterrupted interference. */
-    for (tries = 0; tries < (1ul << 24); tries++) {
-        st = rdlm_verbs_cswap64(ctx, rkey, offset, guess, value, &old);
-        if (st != RDLM_OK)
-            return st;
-        if (old == guess) {
-            *old_p = old;
-            return RDLM_OK;
-        }
-        guess = old;
-    }
-    rdlm_error("verbs: swap64: compare-and-swap kept failing under contention");
-    return RDLM_ERR_TIMEOUT;
+static rdlm_status_t rdlm_verbs_for64(rdlm_tl_ctx_h ctx, rdlm_tl_rkey_h rkey,
+                                      uint64_t offset, uint64_t bits, uint64_t *old_p)
+{
+    return rdlm_tl_cas_loop(ctx, rkey, offset, bits, 1, old_p);
 }
 
 /* Posted: the fetched value goes to a discard word; completed by flush (or by any
@@ -314,6 +300,7 @@ const rdlm_tl_amo_ops_t rdlm_verbs_amo_ops = {
     .cswap64 = rdlm_verbs_cswap64,
     .fadd64 = rdlm_verbs_fadd64,
     .swap64 = rdlm_verbs_swap64,
+    .for64 = rdlm_verbs_for64,
     .fadd64_post = rdlm_verbs_fadd64_post,
     .cswap64_post = rdlm_verbs_cswap64_post,
 };
