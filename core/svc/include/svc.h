@@ -30,9 +30,9 @@
  *            (FATE, core/lease), break the lock with a compare-and-swap that only
  *            succeeds if the word is still the one read: RDLM_OWNER_DEAD, with the
  *            next token.
- *   bypass   a waiter that has waited RDLM_LOCK_BYPASS_US sets WANT on the word (a
- *            compare-and-swap from the word read, again at once from the word found,
- *            up to 16 times), and polls from 20 us again.
+ *   bypass   a waiter that has waited RDLM_LOCK_BYPASS_US sets WANT on the word
+ *            (one remote fetch-or, whatever the word is by then), and polls from
+ *            20 us again.
  *   release  compare-and-swap of HELD(seq, my tag) back to FREE(seq): one remote
  *            atomic; two when a waiter set WANT: then the word goes to FREE(seq) with
  *            WANT, which any other client may take. For 2 ms after a release (more
