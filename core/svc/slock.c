@@ -188,6 +188,18 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
         uint64_t tag = rdlm_svc_word_tag(w), seq = rdlm_svc_word_seq(w), old;
         int mark = rdlm_svc_word_is_mark(w);
 
+        if (!try_only && !broken && !mark && tag != l->tag && !rdlm_svc_word_wanted(w) &&
+            !svc->planted_no_want && rdlm_clock_now_ns() - start >= svc->bypass_ns) {
+            /* Past the bound, on a held word or a free one: a looping holder retakes a
+             * free word between this process's read and its compare-and-swap, every
+             * time, so a waiter that only tried free words never got in. */
+            st = rdlm_svc_want(l, off, &w, &wanted);
+            if (st != RDLM_OK)
+                return st;
+            checked = 0;
+            pause = RDLM_SVC_POLL_FIRST_NS; /* the lock may be left to us soon */
+            continue;
+        }
         if (!mark && (broken || (tag == 0 && rdlm_svc_may_take(k, w, wanted)))) {
             uint64_t mine = rdlm_svc_word(seq + 1, l->tag);
 
@@ -207,6 +219,8 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
                 *token_p = l->epoch << 40 | (seq + 1);
                 return broken && tag != l->tag ? RDLM_OWNER_DEAD : RDLM_OK;
             }
+            if (rdlm_clock_now_ns() >= deadline)
+                return RDLM_ERR_TIMEOUT; /* the word moved on: one more try is a wait */
             w = old;
             broken = 0;
             checked = 0;
@@ -225,16 +239,6 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
             return RDLM_ERR_BUSY;
         if (rdlm_lease_session_valid(svc->session) != RDLM_OK)
             return RDLM_ERR_LEASE_EXPIRED; /* this process may not take it any more */
-        if (!mark && !rdlm_svc_word_wanted(w) && !svc->planted_no_want &&
-            rdlm_clock_now_ns() - start >= svc->bypass_ns) {
-            /* Held by another (a free word without WANT was taken above). */
-            st = rdlm_svc_want(l, off, &w, &wanted);
-            if (st != RDLM_OK)
-                return st;
-            checked = 0;
-            pause = RDLM_SVC_POLL_FIRST_NS; /* the lock may be left to us soon */
-            continue;
-        }
         if (rdlm_clock_now_ns() >= next_fate) {
             /* A MARK: the slot is being re-keyed; a dead client's is given back. */
             int ended = mark ? rdlm_svc_slot_settle(svc, l, k->slot, w, &st)

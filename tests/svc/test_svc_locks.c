@@ -8,10 +8,13 @@
  *     grow, and the rounds send nothing to the authority; the broken variant (a
  *     process that skips the lock every other round) is caught by the same check;
  *   - bounded bypass: behind a process that re-acquires at once after each release
- *     (a hog, holding 10 ms at a time), a waiter's acquires with a 100 ms timeout
- *     get the lock (at most FAIR_TIMEOUTS_MAX of 20 time out); the broken variant
- *     (RDLMTEST_SVC_NO_WANT: waiters never set WANT, the lock as it was) is caught by
- *     the same check;
+ *     (a hog, holding 10 ms at a time, or not at all: a tight loop), a waiter's
+ *     acquires with a 100 ms (30 ms) timeout get the lock (at most FAIR_TIMEOUTS_MAX
+ *     of 20 time out); the broken variant (RDLMTEST_SVC_NO_WANT: waiters never set
+ *     WANT, the lock as it was) is caught by the same check; every wait returns by
+ *     its timeout + FAIR_LATE_MAX_MS, also behind the tight loop without WANT (before,
+ *     a waiter that kept finding the word free and losing it retried without looking
+ *     at its deadline: waits of 1.3-2.3 s with a 1 s timeout);
  *   - kill -9 of a holder: a waiter takes the lock over with RDLM_OWNER_DEAD and a
  *     larger token within TTL * (1 + rho) + 1 s;
  *   - a holder stopped past its TTL: a waiter breaks the lock, and the holder, resumed,
@@ -64,12 +67,11 @@
  * in each; the waiter's waits, each with a timeout of FAIR_TIMEOUT_MS, FAIR_PAUSE_MS
  * apart (more than a hold: the hog holds the lock when a wait starts), and how many
  * of them may time out. */
-#define HOG_TAKES 2000
-#define HOG_HOLD_MS 10
+#define HOG_TAKES 200000
 #define FAIR_WAITS 20
-#define FAIR_TIMEOUT_MS 100
 #define FAIR_PAUSE_MS 25
 #define FAIR_TIMEOUTS_MAX 5
+#define FAIR_LATE_MAX_MS 200
 
 /* What the processes of one test share (a file in the cluster's directory). */
 typedef struct shared {
@@ -78,6 +80,8 @@ typedef struct shared {
     atomic_int wait_status, release_status;
     atomic_ullong wait_token, wait_t_ns;
     atomic_int hog_takes, fair_done, fair_granted, fair_timeouts;
+    int hog_hold_ms, fair_timeout_ms; /* set before the children start */
+    atomic_ullong fair_late_ns;       /* the most a wait returned after its timeout */
 } shared_t;
 
 /* ---- the child processes ---------------------------------------------------------- */
@@ -165,7 +169,7 @@ static int child_wait(shared_t *sh, rdlm_lock_h lock)
 }
 
 /* hog: rounds of "svc-fair" until the waiter is done (HOG_TAKES at most): acquire,
- * hold HOG_HOLD_MS, release, acquire again at once, as a process that re-acquires in
+ * hold hog_hold_ms, release, acquire again at once, as a process that re-acquires in
  * a loop does. */
 static int child_hog(shared_t *sh, rdlm_lock_h lock)
 {
@@ -175,7 +179,8 @@ static int child_hog(shared_t *sh, rdlm_lock_h lock)
         if (rdlm_lock_acquire(lock, 20000 * MS, &token) != RDLM_OK)
             return 1;
         atomic_fetch_add(&sh->hog_takes, 1);
-        usleep(HOG_HOLD_MS * 1000);
+        if (sh->hog_hold_ms > 0)
+            usleep((useconds_t)sh->hog_hold_ms * 1000);
         if (rdlm_lock_release(lock) != RDLM_OK)
             return 1;
     }
@@ -183,7 +188,8 @@ static int child_hog(shared_t *sh, rdlm_lock_h lock)
 }
 
 /* fair-wait: once the hog holds "svc-fair", FAIR_WAITS acquires with a timeout of
- * FAIR_TIMEOUT_MS, FAIR_PAUSE_MS apart; count the grants and the timeouts. */
+ * fair_timeout_ms, FAIR_PAUSE_MS apart; count the grants and the timeouts, and keep
+ * the most a wait returned after its timeout. */
 static int child_fair_wait(shared_t *sh, rdlm_lock_h lock)
 {
     uint64_t token;
@@ -191,8 +197,15 @@ static int child_fair_wait(shared_t *sh, rdlm_lock_h lock)
     for (int i = 0; i < CHILD_LIMIT_S * 1000 && atomic_load(&sh->hog_takes) == 0; i++)
         usleep(1000);
     for (int i = 0; i < FAIR_WAITS; i++) {
-        rdlm_status_t s = rdlm_lock_acquire(lock, FAIR_TIMEOUT_MS * MS, &token);
+        uint64_t t0 = now_ns(), late;
+        rdlm_status_t s =
+            rdlm_lock_acquire(lock, (uint64_t)sh->fair_timeout_ms * MS, &token);
 
+        late = now_ns() - t0;
+        late =
+            late > (uint64_t)sh->fair_timeout_ms * MS ? late - sh->fair_timeout_ms * MS : 0;
+        if (late > atomic_load(&sh->fair_late_ns))
+            atomic_store(&sh->fair_late_ns, late);
         if (s == RDLM_OK && rdlm_lock_release(lock) == RDLM_OK)
             atomic_fetch_add(&sh->fair_granted, 1);
         else if (s == RDLM_ERR_TIMEOUT)
@@ -345,16 +358,21 @@ static void a_process_that_skips_the_lock_is_caught(void **state)
     assert_true(run_rounds("rounds-broken") > 0);
 }
 
-/* A hog (a process that re-acquires "svc-fair" at once after each release) and a
- * waiter; the children run with RDLMTEST_SVC_NO_WANT when planted (waiters never set
- * WANT: the lock as it was before the bounded bypass). Returns how many of the
- * waiter's FAIR_WAITS acquires timed out; every other one got the lock. */
-static int hog_and_waiter(int planted)
+/* A hog (a process that re-acquires "svc-fair" at once after each release, holding it
+ * hold_ms) and a waiter whose acquires time out after timeout_ms; the children run
+ * with RDLMTEST_SVC_NO_WANT when planted (waiters never set WANT: the lock as it was
+ * before the bounded bypass). Returns how many of the waiter's FAIR_WAITS acquires
+ * timed out; every other one got the lock. Every wait returned by its timeout +
+ * FAIR_LATE_MAX_MS. */
+static int hog_and_waiter(int planted, int hold_ms, int timeout_ms)
 {
     shared_t *sh = shared_new();
     pid_t hog, waiter;
     int timeouts;
+    double late_ms;
 
+    sh->hog_hold_ms = hold_ms;
+    sh->fair_timeout_ms = timeout_ms;
     if (planted)
         setenv("RDLMTEST_SVC_NO_WANT", "1", 1);
     hog = child_spawn("hog", 0);
@@ -363,23 +381,37 @@ static int hog_and_waiter(int planted)
     assert_int_equal(child_reap(waiter, CHILD_LIMIT_S), 0);
     assert_int_equal(child_reap(hog, CHILD_LIMIT_S), 0);
     timeouts = atomic_load(&sh->fair_timeouts);
-    print_message("%s: %d of %d waits behind a hog timed out (%d ms), %d got the lock; "
-                  "the hog took it %d times\n",
+    late_ms = (double)atomic_load(&sh->fair_late_ns) / 1e6;
+    print_message("%s: %d of %d waits behind a hog holding %d ms timed out (%d ms), %d "
+                  "got the lock, the latest returned %.1f ms after its timeout; the hog "
+                  "took it %d times\n",
                   planted ? "planted: no WANT" : "bounded bypass", timeouts, FAIR_WAITS,
-                  FAIR_TIMEOUT_MS, atomic_load(&sh->fair_granted),
+                  hold_ms, timeout_ms, atomic_load(&sh->fair_granted), late_ms,
                   atomic_load(&sh->hog_takes));
     assert_int_equal(timeouts + atomic_load(&sh->fair_granted), FAIR_WAITS);
+    assert_true(late_ms <= FAIR_LATE_MAX_MS);
     munmap(sh, sizeof(*sh));
     return timeouts;
 }
 
 /* A waiter past RDLM_LOCK_BYPASS_US (1 ms) sets WANT: the hog's next release (within
- * HOG_HOLD_MS) leaves the lock to it, though the hog asks again at once. */
+ * its 10 ms hold) leaves the lock to it, though the hog asks again at once. */
 static void a_waiter_gets_the_lock_from_a_hog(void **state)
 {
     (void)state;
     svc_need_homes();
-    assert_true(hog_and_waiter(0) <= FAIR_TIMEOUTS_MAX);
+    assert_true(hog_and_waiter(0, 10, 100) <= FAIR_TIMEOUTS_MAX);
+}
+
+/* Behind a tight loop the word is free half the time, and the loop retakes it between
+ * a waiter's read and its compare-and-swap: the waiter sets WANT on a free word too
+ * once past the bound (before, it only did on a held one, and kept losing free ones
+ * for 20-40 ms, seconds under load). */
+static void a_waiter_gets_the_lock_from_a_tight_loop(void **state)
+{
+    (void)state;
+    svc_need_homes();
+    assert_true(hog_and_waiter(0, 0, 30) <= FAIR_TIMEOUTS_MAX);
 }
 
 /* Without WANT the hog takes the word back one round trip after each release, before
@@ -390,7 +422,15 @@ static void a_waiter_behind_a_hog_without_want_is_caught(void **state)
 {
     (void)state;
     svc_need_homes();
-    assert_true(hog_and_waiter(1) > FAIR_TIMEOUTS_MAX);
+    assert_true(hog_and_waiter(1, 10, 100) > FAIR_TIMEOUTS_MAX);
+}
+
+/* The same behind a tight loop; every wait still ends by its timeout. */
+static void a_waiter_behind_a_tight_loop_without_want_is_caught(void **state)
+{
+    (void)state;
+    svc_need_homes();
+    assert_true(hog_and_waiter(1, 0, 30) > FAIR_TIMEOUTS_MAX);
 }
 
 /* A holder, a waiter queued behind it (with RDLM_LOCK_DELAY_MS = delay_ms); stop
@@ -658,6 +698,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_process_that_skips_the_lock_is_caught),
         cmocka_unit_test(a_waiter_gets_the_lock_from_a_hog),
         cmocka_unit_test(a_waiter_behind_a_hog_without_want_is_caught),
+        cmocka_unit_test(a_waiter_gets_the_lock_from_a_tight_loop),
+        cmocka_unit_test(a_waiter_behind_a_tight_loop_without_want_is_caught),
         cmocka_unit_test(a_killed_holder_is_taken_over),
         cmocka_unit_test(a_take_over_waits_out_the_lock_delay),
         cmocka_unit_test(a_paused_holder_finds_its_lock_broken),
