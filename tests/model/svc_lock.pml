@@ -10,10 +10,11 @@
  * otherwise the tag of the holder's link. WANT (bounded bypass): on a held
  * word, a waiter has waited past the bound and asks for the lock; on a free
  * word, the last holder left it reserved for a waiter (release R2), or a
- * waiter reserved it. Only a waiter's CAS (w -> w | WANT) sets it; only R2
- * keeps it from a held word to a free one; every grant (a take or a break)
- * clears it. Every
- * remote operation on W (a get, a compare-and-swap) is ONE step. A token is
+ * waiter's fetch-or landed on it after a release (a reservation). Only a
+ * waiter's fetch-or (W := W | WANT) sets it; only R2 keeps it from a held
+ * word to a free one; every grant (a take or a break) clears it. Every
+ * remote operation on W (a get, a compare-and-swap, a fetch-or) is ONE
+ * step. A token is
  * epoch << 40 | seq; here TOKEN(e, s) = e * 16 + s, compared as a number,
  * i.e. by (epoch, seq). Each acquire call makes at most two grants (the
  * second only after a link loss: its first CAS applied, its caller told
@@ -37,15 +38,32 @@
  *            (LEASE_EXPIRED) when the asker's own lease is lost, and slock.c
  *            then goes on polling (rdlm_svc_holder_ended returns 0 with the
  *            get's status).
- *   want     a waiter behind w held by another, without WANT, that has
- *            waited past the bound (RDLM_LOCK_BYPASS_US; the model: at any
- *            moment) sets WANT: CAS(W, w -> w | WANT); success: w := w |
- *            WANT; failure: w := the word found, and slock.c tries again at
- *            once from it, also when it is free: WANT on a free word is a
- *            reservation, which a recent releaser leaves alone for a while
- *            as it does its own yielded word (the model lets a waiter set
- *            WANT on any word without WANT and not its own, held or free). A
- *            waiter that finds WANT set does not set it again.
+ *   want     a waiter whose w has no WANT and is not its own (held by
+ *            another, or free: slock.c does this before the take, as a
+ *            looping holder retakes a free word between a waiter's read and
+ *            its CAS every time), and that has waited past the bound
+ *            (RDLM_LOCK_BYPASS_US; the model: at any moment), sets WANT by
+ *            ONE remote fetch-or: W := W | WANT atomically, whatever W is by
+ *            then, and the old word comes back; w := old | WANT. The OR
+ *            lands on the word now there, which may have moved on since w
+ *            was read: the same word (the usual case); a later grant's held
+ *            word; a free word (as read, or a holder released in between):
+ *            WANT on it is a reservation, which a recent releaser leaves
+ *            alone for a while as it does its own yielded word, and which
+ *            the waiter then takes by the CAS from old | WANT; a word that
+ *            already has WANT (nothing changes); or, after a link loss, a
+ *            word held under this client's own earlier tag (a take whose
+ *            answer was lost with the link; slock.c keeps its tag across a
+ *            reconnect to the same life of the home and never sets WANT on a
+ *            word of its own tag, but takes it again, so there the OR lands
+ *            on it only after a take applied late; the model's fresh tag lets
+ *            the waiter OR first and break later, which covers both). The
+ *            waiter counts WANT as set by itself (slock.c's `wanted', which
+ *            lets it take a free word with WANT at once, its deferral or
+ *            not) iff old had no WANT; the model needs no such flag, since
+ *            its deferral may end at any moment anyway. A waiter whose w has
+ *            WANT does not set it again; once it reads a word without WANT it
+ *            may.
  *   defer    if w is the free word with WANT that this client's own R2
  *            wrote (yielded; slock.c: any free word with WANT, for 2 ms after
  *            its release, unless this acquire set WANT itself), it polls
@@ -76,8 +94,9 @@
  * every 500 ms while the word does not change, so it takes every step the
  * model allows, in every order relative to the others. A blocked waiter that
  * nothing can unblock is a stall: spin's invalid end state. Setting WANT is a
- * fourth move, open while w is held and has no WANT (time is abstract: the
- * bound may have passed at any moment); it is not needed to unblock anyone.
+ * fourth move, open while w is not this client's own and has no WANT (time
+ * is abstract: the bound may have passed at any moment); it is not needed to
+ * unblock anyone.
  *
  * Leases, abstractly (the argument itself is lease_break.pml's): valid[c] is
  * client c's own view of its lease (now < valid_until); it only goes from 1
@@ -108,10 +127,17 @@
  *            counts as dead too, for good": a partition between client and
  *            home, a stopped rdlmd). The client's next operation on the home
  *            fails with PEER_DEAD; it was the operation in flight, so it may
- *            or may not have been applied at the home. The acquire reconnects
- *            to the same region and draws a new tag; the release, finding
- *            the link's generation changed, returns PEER_DEAD ("lost with
- *            its home") without touching W.
+ *            or may not have been applied at the home (a fetch-or in flight,
+ *            if applied, ORs WANT into whatever W is then). The acquire
+ *            reconnects to the same region and draws a new tag; the release,
+ *            finding the link's generation changed, returns PEER_DEAD ("lost
+ *            with its home") without touching W.
+ *   stray WANT  STRAY_WANTS (0; -DSTRAY_WANTS=n): WANT is ORed into W at
+ *            any moment, whatever W is, n times: a fetch-or from a waiter of
+ *            a name whose slot this was before it was re-keyed (svc_slot.pml),
+ *            landing now; or a fetch-or applied late, after its link was
+ *            declared dead (the model otherwise applies an operation in
+ *            flight at the latest when its client learns of the loss).
  *   Faults may be forfeited at any moment, so that a stall reached with
  *   budget left is still a deadlock spin sees.
  *
@@ -158,7 +184,7 @@
  *       others wait, take and release as usual (a smaller search).
  *   NO_WANT         nobody sets WANT: the protocol before the bypass.
  * Knobs: -DN= (3, at most 3), -DLOOPS= (2), -DCRASHES= (1), -DLAPSES= (1),
- * -DRESTARTS= (0), -DLINK_LOSS= (0, at most 1).
+ * -DRESTARTS= (0), -DLINK_LOSS= (0, at most 1), -DSTRAY_WANTS= (0).
  *
  * Planted bugs (-DBUG_...), each must be caught:
  *   BUG_BREAK_STORE    the break writes (seq(w) + 1, me) with a plain store
@@ -175,10 +201,11 @@
  *       not again while the word stays the same: if the holder was alive at
  *       that question and dies later, the waiter never breaks -> (f).
  *   BUG_WANT_STORE     the waiter sets WANT with a plain store of w | WANT
- *       instead of a CAS from w: it can write back a held word after its
- *       holder released and another took the lock; a FATE "ended" about the
- *       old holder then breaks it again -> (b), or the old holder reads its
- *       own tag (the assert above); (a) or (e) with USER_VISIBLE.
+ *       (the word it read) instead of the fetch-or: it can write back a held
+ *       word after its holder released and another took the lock; a FATE
+ *       "ended" about the old holder then breaks it again -> (b), or the old
+ *       holder reads its own tag (the assert above); (a) or (e) with
+ *       USER_VISIBLE.
  *   BUG_RELEASE_WANT_ANY  R2 is done from whatever word R1 found, CAS(found
  *       -> (seq(found), 0) | WANT), not only from exactly held | WANT: a
  *       broken holder frees its breaker's lock -> (c) (R2 finds the word
@@ -199,14 +226,21 @@
  * RESTARTS) a release returns PEER_DEAD after a restart; 5 a lost client's
  * acquire took the word and rdlm_lock_keep released it; 6 a client took a
  * free word with WANT that another client's release left (the reservation
- * used); 7 a client took its own yielded word (its deferral ended).
+ * used); 7 a client took its own yielded word (its deferral ended). Where the
+ * fetch-or lands: 8 (with LINK_LOSS) on a word held under this client's own
+ * earlier tag (its take applied, the answer lost with the link); 9 on a free
+ * word without WANT (a reservation, counted as the waiter's own); 10 on a
+ * word held under a later grant than the one read. 11 (with FIX_LINK_LOSS) a client breaks a word held under its own
+ * earlier tag with WANT on it, to a fresh grant (the CAS from exactly the
+ * word read, WANT included).
  *
  * Not modelled: the try path and deadlines (every acquire waits forever: the
  * worst case for (f)); the 500 ms / poll timing, the bypass bound and the
  * deferral time (any order, any moment); several locks or
  * threads per process (the node-local lock in front, core/local); slot
  * claiming (one slot, found by every client; slot.c takes a free word with
- * WANT for free); the HOMES request and tag
+ * WANT for free; a fetch-or landing on a MARK or on another name's word is
+ * svc_slot.pml's); the HOMES request and tag
  * drawing (a reconnect is one step that yields a fresh tag; tag -> session
  * is published before a tag is used, as rdlm_svc_link_register does with a
  * put and a flush); the authority's own protocol (lease_break.pml); a home
@@ -231,6 +265,9 @@
 #endif
 #ifndef LINK_LOSS
 #define LINK_LOSS 0
+#endif
+#ifndef STRAY_WANTS
+#define STRAY_WANTS 0
 #endif
 /* who may set WANT: any waiter; -DWANTER=c: client c only; -DNO_WANT: none */
 #if defined(NO_WANT)
@@ -288,6 +325,7 @@ byte crashes = CRASHES;
 byte lapses = LAPSES;
 byte restarts = RESTARTS;
 byte losses = LINK_LOSS;
+byte strays = STRAY_WANTS;
 
 /* the resource */
 byte rmax;                          /* largest token accepted */
@@ -328,6 +366,14 @@ byte last_tok;                      /* (b) */
     goto end_stop
 /* one step of this client (its guard g first), or a crash instead */
 #define STEP(g, body) if :: CRASH_IF(g) :: atomic { (g) -> body } fi
+
+/* the waiter's fetch-or, W := W | WANT on whatever W is (BUG_WANT_STORE: a
+   plain store of the word it read, with WANT) */
+#ifdef BUG_WANT_STORE
+#define SET_WANT W = w | WANTB
+#else
+#define SET_WANT W = W | WANTB
+#endif
 
 /* the CAS from w succeeds (BUG_BREAK_STORE: a break always "succeeds") */
 #ifdef BUG_BREAK_STORE
@@ -420,7 +466,9 @@ take:   /* rdlm_svc_take */
                     if
                     :: yielded -> REACHED(7)    /* its own, after the deferral */
                     :: !yielded && TAG(w) == 0 && WANTED(w) -> REACHED(6)
-                    :: !(TAG(w) == 0 && WANTED(w)) -> skip
+                    :: self && WANTED(w) -> REACHED(11)
+                    :: !(TAG(w) == 0 && WANTED(w)) && !(self && WANTED(w)) ->
+                        skip
                     fi;
                     W = WORD(SEQ(w) + 1, mytag);
                     GRANT(TOKEN(ep, SEQ(w) + 1));
@@ -452,25 +500,30 @@ take:   /* rdlm_svc_take */
                 :: LINK_OK -> w = W; asked = 0; INTERNAL(TAG(w) != mytag)
                 fi;
                 goto take)
-        /* waited past the bound (at any moment), w without WANT: set WANT,
-           CAS(w -> w | WANT); either way w := the word now there. On a word
-           held by another; or on a free one (a reservation: slock.c's retry
-           from a free word its CAS found) */
+        /* waited past the bound (at any moment), w without WANT and not its
+           own, held by another or free: set WANT by one fetch-or, W := W |
+           WANT on whatever W is now (held as read, a later grant, free: a
+           reservation, already with WANT, held under this client's own
+           earlier tag); w := old | WANT. After a link loss the fetch-or in
+           flight may have been applied, on whatever W was then */
         :: STEP(TAG(w) != mytag && !WANTED(w) && !broken && WANTER_OK,
                 if
                 :: !LINK_OK ->
                     if
-                    :: cep == ep && lfirst[ME] && W == w -> W = w + WANTB
+                    :: cep == ep && lfirst[ME] -> SET_WANT
                     :: true -> skip
                     fi;
                     RECONNECT
-#ifdef BUG_WANT_STORE
-                :: LINK_OK -> W = w + WANTB; w = W      /* bug: a store */
-#else
-                :: LINK_OK && W == w -> W = w + WANTB; w = W
-                :: LINK_OK && W != w ->
-                    w = W; asked = 0; INTERNAL(TAG(w) != mytag)
-#endif
+                :: LINK_OK ->
+                    if                          /* where it lands (old = W) */
+                    :: TAG(W) != 0 && SESS(TAG(W)) == ME -> REACHED(8)
+                    :: TAG(W) == 0 && !WANTED(W) -> REACHED(9)
+                    :: TAG(W) != 0 && SEQ(W) != SEQ(w) -> REACHED(10)
+                    :: else -> skip
+                    fi;
+                    if :: W != w -> asked = 0 :: else -> skip fi;
+                    SET_WANT; w = W;            /* old | WANT */
+                    INTERNAL(TAG(w) != mytag)
                 fi;
                 goto take)
 #if defined(BUG_NO_FATE)
@@ -641,8 +694,12 @@ end:
     LOSE_LINK(2)
 #endif
 #endif
+#if STRAY_WANTS > 0
+    /* a stray fetch-or of WANT, on whatever W is */
+    :: atomic { strays > 0 -> strays--; W = W | WANTB }
+#endif
     /* forfeit the rest of the budget */
-    :: atomic { crashes + lapses + restarts + losses > 0 ->
-                crashes = 0; lapses = 0; restarts = 0; losses = 0 }
+    :: atomic { crashes + lapses + restarts + losses + strays > 0 ->
+                crashes = 0; lapses = 0; restarts = 0; losses = 0; strays = 0 }
     od
 }
