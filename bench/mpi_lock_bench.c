@@ -74,7 +74,8 @@
  * phase a counter (rdlm's, or the MPI window word of mpi_win_lock and mpi_fetch_op)
  * equals its start plus every rank's operations, and for rdlm_fadd and the window the
  * old values are distinct; the semaphore never has a third holder and has both
- * permits free. Phases are separated by MPI_Ibarrier + MPI_Test (never the lock under
+ * permits free (read again for up to 2 s: a release over UCX may still be on its way
+ * to the home after the barrier). Phases are separated by MPI_Ibarrier + MPI_Test (never the lock under
  * test): ranks with nothing to serve sleep 200 us between tests; targets of the
  * baselines keep progressing. With --result-lines, rank 0 also prints the result lines
  * rdlm-bench reads (mpi_result.h), once per size of -m:
@@ -83,7 +84,8 @@
  *   note info: uncontended and counter modes, the run's facts (the lock, its home
  *        node, the target, the partner, rdlm's transport, ...) in words; counter
  *        mode, after them, what each check found (the checked counter after the last
- *        phase, every rank's operations, its start; the semaphore's permits free)
+ *        phase, every rank's operations, its start; the semaphore's permits free, read
+ *        until all are back, for at most 2 s)
  *   <impl> value, p50_us, p90_us, p99_us, ops, handoff_kops (critical sections entered
  *        after another rank's, per second), offnode_kops: one per round
  *   <impl> the statistics of RDLM_BENCH_STATS (mpi_result.h): the implementations in

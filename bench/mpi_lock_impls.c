@@ -436,11 +436,19 @@ static void rdlm_mlb_sem_release(rdlm_mlb_t *m)
     rdlm_mlb_ok(m, rdlm_sem_release(m->sem, 1), "rdlm_sem_release");
 }
 
+/* The permits free once every rank's releases reached the home: over UCX a release is
+ * a message nobody waits for, which may still be on its way after the phase's barrier
+ * (rdlm.h), so the count is read again, 1 ms apart, until all are back or 2 s passed. */
 static int64_t rdlm_mlb_sem_read(rdlm_mlb_t *m)
 {
     uint32_t avail = 0;
 
-    rdlm_mlb_ok(m, rdlm_sem_available(m->sem, &avail), "rdlm_sem_available");
+    for (int i = 0; i < 2000; i++) {
+        rdlm_mlb_ok(m, rdlm_sem_available(m->sem, &avail), "rdlm_sem_available");
+        if (avail == RDLM_MLB_SEM_PERMITS)
+            break;
+        usleep(1000);
+    }
     return avail;
 }
 
