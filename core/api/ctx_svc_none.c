@@ -7,7 +7,8 @@
 rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx)
 {
     if (ctx->session != NULL) {
-        rdlm_info("rdlm_ctx_create: built without UCX: locks stay node-local");
+        rdlm_warn("rdlm_ctx_create: built without UCX: this context's locks are "
+                  "node-local, not service-wide");
     }
     return RDLM_OK;
 }

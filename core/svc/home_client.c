@@ -205,7 +205,8 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
         return RDLM_ERR_INVALID_ARG;
     for (unsigned i = 0; i < addrs.count; i++) {
         if (rdlm_svc_ask(addrs.addr[i], session, buf, &d) == RDLM_ERR_UNSUPPORTED) {
-            rdlm_info("svc: replica %s hosts no lock home: locks stay node-local",
+            rdlm_warn("svc: replica %s hosts no lock home (rdlmd --home-slots 0?): this "
+                      "context's locks are node-local, not service-wide",
                       addrs.addr[i]);
             return RDLM_ERR_UNSUPPORTED;
         }
