@@ -11,10 +11,11 @@
  *     (a hog, holding 10 ms at a time, or not at all: a tight loop), a waiter's
  *     acquires with a 100 ms (30 ms) timeout get the lock (at most FAIR_TIMEOUTS_MAX
  *     of 20 time out); the broken variant (RDLMTEST_SVC_NO_WANT: waiters never set
- *     WANT, the lock as it was) is caught by the same check; every wait returns by
- *     its timeout + FAIR_LATE_MAX_MS, also behind the tight loop without WANT (before,
- *     a waiter that kept finding the word free and losing it retried without looking
- *     at its deadline: waits of 1.3-2.3 s with a 1 s timeout);
+ *     WANT, the lock as it was) is caught by the same check behind the 10 ms hog;
+ *     every wait returns by its timeout + FAIR_LATE_MAX_MS, also behind the tight
+ *     loop without WANT (before, a waiter that kept finding the word free and losing
+ *     it retried without looking at its deadline: waits of 1.3-2.3 s with a 1 s
+ *     timeout);
  *   - kill -9 of a holder: a waiter takes the lock over with RDLM_OWNER_DEAD and a
  *     larger token within TTL * (1 + rho) + 1 s;
  *   - a holder stopped past its TTL: a waiter breaks the lock, and the holder, resumed,
@@ -425,12 +426,16 @@ static void a_waiter_behind_a_hog_without_want_is_caught(void **state)
     assert_true(hog_and_waiter(1, 10, 100) > FAIR_TIMEOUTS_MAX);
 }
 
-/* The same behind a tight loop; every wait still ends by its timeout. */
-static void a_waiter_behind_a_tight_loop_without_want_is_caught(void **state)
+/* Without WANT behind a tight loop, every wait still ends by its timeout. How many
+ * time out is not checked: without WANT a waiter behind a tight loop gets in or not by
+ * how the two processes' round trips line up (0 to 20 of 20 in runs here); the hog
+ * case above catches the planted bug. Before the deadline check a lost take was
+ * retried at once: waits returned 319-3460 ms past their timeout in 3 of 6 runs. */
+static void a_wait_behind_a_tight_loop_without_want_ends_by_its_timeout(void **state)
 {
     (void)state;
     svc_need_homes();
-    assert_true(hog_and_waiter(1, 0, 30) > FAIR_TIMEOUTS_MAX);
+    hog_and_waiter(1, 0, 30);
 }
 
 /* A holder, a waiter queued behind it (with RDLM_LOCK_DELAY_MS = delay_ms); stop
@@ -699,7 +704,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_waiter_gets_the_lock_from_a_hog),
         cmocka_unit_test(a_waiter_behind_a_hog_without_want_is_caught),
         cmocka_unit_test(a_waiter_gets_the_lock_from_a_tight_loop),
-        cmocka_unit_test(a_waiter_behind_a_tight_loop_without_want_is_caught),
+        cmocka_unit_test(a_wait_behind_a_tight_loop_without_want_ends_by_its_timeout),
         cmocka_unit_test(a_killed_holder_is_taken_over),
         cmocka_unit_test(a_take_over_waits_out_the_lock_delay),
         cmocka_unit_test(a_paused_holder_finds_its_lock_broken),
