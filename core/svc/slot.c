@@ -43,8 +43,8 @@
  *   the same way when no claim of this process at the home runs (a claim cut short by
  *   a lost link left it). The stopped client's late steps fail: its key
  *   CAS expects the key it read (the generation moved), its word CASes its own MARK.
- *   WANT on a MARK: a waiter sets WANT with a fetch-or on the word it last read held
- *   (slock.c), which may be a MARK by the time it lands. Every compare-and-swap from a
+ *   WANT on a MARK: a waiter sets WANT with a fetch-or on the word it last read, held
+ *   or free (slock.c), which may be a MARK by the time it lands. Every compare-and-swap from a
  *   MARK (the settler's takeover, and the undo, yield, finish and settle from a MARK of
  *   this process) that finds exactly that MARK with WANT is made again from it, WANT
  *   dropped (rdlm_svc_cas_mark).
