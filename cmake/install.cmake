@@ -12,8 +12,7 @@ install(TARGETS rdlm EXPORT rdlmTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES include/rdlm.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES include/rdlm/status.h include/rdlm/export.h include/rdlm/mpi.h
-              include/rdlm/lease.h
-              ${PROJECT_BINARY_DIR}/include/rdlm/version.h
+              include/rdlm/lease.h include/rdlm/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rdlm)
 install(TARGETS rdlm_info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET rdlm_mpi)

@@ -7,7 +7,6 @@
 # compile: the compiler cannot find it (tests/layers checks every pair).
 set(RDLM_PUBLIC_INCLUDES
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-  $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 
 # rdlm_layer(<name> <OBJECT|STATIC> <dir> <source>...): the target of a layer whose
