@@ -13,8 +13,10 @@
 !>    context barrier refuses a second arrive; rdlm_mpi_barrier on MPI_COMM_WORLD waits
 !>    for a late rank 0;
 !>  - a bounded-bypass lock is refused (RDLM_ERR_UNSUPPORTED) in a distributed context;
-!>  - a closed lock's handle returns RDLM_ERR_CLOSED.
-!> Prints "fortran mpi: ok" on rank 0.
+!>  - a closed lock's handle returns RDLM_ERR_CLOSED;
+!>  - rdlm_mpi_ctx_create before mpi_init and rdlm_mpi_barrier after mpi_finalize
+!>    return RDLM_ERR_INVALID_ARG (the job is not aborted).
+!> Prints "fortran mpi: ok" on rank 0, after mpi_finalize.
 program mpi_objects
   use mpi
   use rdlm
@@ -33,6 +35,8 @@ program mpi_objects
 
   call get_command_argument(1, arg)
   read (arg, *) n
+  call expect(rdlm_mpi_ctx_create(MPI_COMM_WORLD, ctx), RDLM_ERR_INVALID_ARG, &
+              'mpi_ctx_create before mpi_init')
   call mpi_init(ierr)
   call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
   call mpi_comm_size(MPI_COMM_WORLD, nranks, ierr)
@@ -125,7 +129,9 @@ program mpi_objects
   call expect(rdlm_lock_close(lock), RDLM_OK, 'lock_close')
   call expect(rdlm_lock_acquire(lock, 0_c_int64_t), RDLM_ERR_CLOSED, 'closed lock')
   call rdlm_ctx_destroy(ctx)
+  call mpi_finalize(ierr)
+  call expect(rdlm_mpi_barrier(MPI_COMM_WORLD), RDLM_ERR_INVALID_ARG, &
+              'rdlm_mpi_barrier after mpi_finalize')
   if (rank == 0) print '(a,i0,a,i0,a)', 'fortran mpi: ok (', nranks, ' ranks, ', n, &
                                         ' acquires each)'
-  call mpi_finalize(ierr)
 end program mpi_objects
