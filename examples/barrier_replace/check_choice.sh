@@ -9,6 +9,10 @@
 #   want auto   one choice line; every rank ran the trial's 64 (16 warm-up and 3
 #               blocks of 16), plus <calls> if the line says rdlm's
 #   want mpi    as auto, and the line must say MPI's
+#   want failed rdlm cannot start (the command's environment breaks it): every call
+#               runs MPI's, and each rank tries rdlm on the communicator once (at
+#               most one failed context creation and one warning per rank, not one
+#               per call)
 # Every rank must agree (a rank that chose otherwise would leave the others waiting,
 # or count differently).
 set -u
@@ -23,6 +27,19 @@ printf '%s\n' "$out"
 if [ $rc -ne 0 ]; then
     echo "FAIL: the program exited with $rc"
     exit 1
+fi
+if [ "$want" = failed ]; then
+    nranks=$(printf '%s\n' "$out" | sed -n 's/^barrier_c: \([0-9]*\) ranks.*/\1/p')
+    tries=$(printf '%s\n' "$out" | grep -c "creating the distributed context failed")
+    warns=$(printf '%s\n' "$out" | grep -c "rdlm barrier failed")
+    if [ -z "$nranks" ] || [ "$tries" -eq 0 ] || [ "$tries" -gt "$nranks" ] ||
+        [ "$warns" -gt "$nranks" ]; then
+        echo "FAIL: ${nranks:-?} ranks: $tries failed context creations, $warns warnings" \
+             "(want 1 to ${nranks:-?} of each)"
+        exit 1
+    fi
+    echo "PASS: $nranks ranks fell back to MPI's barrier after $tries failed creations"
+    exit 0
 fi
 counts=$(printf '%s\n' "$out" | sed -n 's/.*rdlm\[[0-9]*\] stats:.* barriers \([0-9]*\) .*/\1/p')
 ranks=$(printf '%s\n' "$counts" | grep -c .)
@@ -52,7 +69,7 @@ auto | mpi)
     fi
     ;;
 *)
-    echo "usage: $0 rdlm|auto|mpi calls command..." >&2
+    echo "usage: $0 rdlm|auto|mpi|failed calls command..." >&2
     exit 2
     ;;
 esac

@@ -15,6 +15,9 @@
  *         communicator agree; rank 0 of the communicator logs the figures and the
  *         choice at info.
  *
+ * If rdlm's barrier fails on a communicator (logged once), its MPI_Barrier is MPI's
+ * from then on.
+ *
  * The choice lives in an attribute on the communicator (a duplicate measures again)
  * and, for the call after, in a per-thread hint that every attribute deletion
  * invalidates (a freed communicator's handle may come back for another one).
@@ -196,8 +199,14 @@ int rdlm_pmpi_barrier(MPI_Comm comm)
             *h = (rdlm_pmpi_hint_t){.comm = comm, .use = use, .epoch = epoch};
         }
     }
-    if (use == RDLM_PMPI_USE_RDLM && rdlm_pmpi_rdlm_ok(comm)) {
-        return MPI_SUCCESS;
+    if (use == RDLM_PMPI_USE_RDLM) {
+        if (rdlm_pmpi_rdlm_ok(comm)) {
+            return MPI_SUCCESS;
+        }
+        /* MPI's from now on, not one more collective creation per call (a failed
+         * creation fails on every rank: it is collective). Replacing the attribute
+         * deletes the old value, which invalidates every hint. */
+        PMPI_Comm_set_attr(comm, rdlm_pmpi_keyval, (void *)(intptr_t)RDLM_PMPI_USE_MPI);
     }
     return PMPI_Barrier(comm);
 }
