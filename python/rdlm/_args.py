@@ -1,5 +1,6 @@
 """Python arguments to the C API's types, refusing what ctypes would wrap silently."""
 
+import math
 import numbers
 
 from . import _api
@@ -13,13 +14,21 @@ def _invalid(where, what, value, wanted):
 
 
 def timeout_ns(timeout, where):
-    """None: wait without limit (RDLM_TIMEOUT_INFINITE); 0: try once; else a relative
-    timeout in seconds (a float or an int >= 0). InvalidArgError for anything else."""
+    """None or math.inf: wait without limit (RDLM_TIMEOUT_INFINITE); 0: try once; else
+    a relative timeout in seconds (a float or an int > 0), rounded up to whole
+    nanoseconds (a positive timeout never becomes a try) and capped just below
+    RDLM_TIMEOUT_INFINITE. InvalidArgError for anything else (NaN, < 0, not a
+    number)."""
     if timeout is None:
         return _api.TIMEOUT_INFINITE
-    if not isinstance(timeout, numbers.Real) or isinstance(timeout, bool) or timeout < 0:
+    if not isinstance(timeout, numbers.Real) or isinstance(timeout, bool) or \
+            math.isnan(timeout) or timeout < 0:
         raise _invalid(where, "timeout", timeout, "seconds >= 0, or None")
-    return min(int(timeout * 1e9), _api.TIMEOUT_INFINITE - 1)
+    if math.isinf(timeout):
+        return _api.TIMEOUT_INFINITE
+    if timeout >= (_api.TIMEOUT_INFINITE - 1) / 1e9:
+        return _api.TIMEOUT_INFINITE - 1  # about 584 years
+    return math.ceil(timeout * 1e9)
 
 
 def integer(value, lo, hi, where, what):

@@ -75,6 +75,7 @@ class Context:
         ctx = cls.__new__(cls)
         ctx._adopt(mpi.ctx_create(comm, _params(job, capacity, None), library,
                                   mpi_library))
+        mpi.forget_at_finalize(ctx)
         return ctx
 
     def _adopt(self, handle):
@@ -170,12 +171,15 @@ class Context:
     def dist_info(self):
         """Where this context runs (rdlm_ctx_dist_info_t) as a dict: distributed (0
         for a node-only context, the rest 0 then), rank, size, node, nodes,
-        local_rank, local_size, cohort_bound, token_epoch, transport, progress_thread."""
+        local_rank, local_size, cohort_bound, token_epoch, transport ("ucx", ...),
+        progress_thread, lock_protocol ("atomic" or "am"); the two strings are ""
+        in a node-only context."""
         info = _api.DistInfo()
         check(_api.core().rdlm_ctx_dist_info(self._h("dist_info"), ctypes.byref(info)),
               "context dist_info")
         fields = {name: getattr(info, name) for name, _ in info._fields_}
-        fields["transport"] = (fields["transport"] or b"").decode()
+        for name in ("transport", "lock_protocol"):
+            fields[name] = (fields[name] or b"").decode()
         return fields
 
     @property

@@ -8,9 +8,11 @@ it. Proves:
   - semaphore of 2 permits: never more than 2 holders (a shared counter of holders);
   - counter: fetch_adds return distinct old values 0..N-1, read gives N;
   - ctx.barrier() and a named barrier: what a rank wrote before is seen after;
-  - dist_info says 2 nodes, this rank and size;
+  - dist_info says 2 nodes, this rank and size, and its lock protocol as a str;
   - from_comm refuses what is not a communicator (TypeError) and MPI.COMM_NULL
-    (InvalidArgError).
+    (InvalidArgError);
+  - a context left open is closed by MPI.Finalize(): it and its objects say closed,
+    and their calls raise ClosedError (never reaching the destroyed C handles).
 With --broken the lock is released before the increment (a planted bug): the check must
 fail with "AssertionError: rank R: lock".
 usage: mpi_objects.py COUNT_FILE [ITERS] [--broken]
@@ -103,6 +105,8 @@ with rdlm.Context.from_comm(comm) as ctx:
     if (info["distributed"], info["rank"], info["size"], info["nodes"], info["transport"]) != \
             (1, rank, size, 2, "ucx"):
         fail(f"dist_info {info}: expected rank {rank} of {size} on 2 nodes over ucx")
+    if info["lock_protocol"] not in ("atomic", "am"):
+        fail(f"dist_info lock_protocol {info['lock_protocol']!r}: not 'atomic' or 'am'")
 
     reset_file(ctx)
     lock = ctx.lock("py-lock")
@@ -144,6 +148,17 @@ with rdlm.Context.from_comm(comm) as ctx:
         fail(f"stats: {ctx.stats()['barriers']} collective barriers counted, expected >= 6")
 
 comm.Barrier()
+left = rdlm.Context.from_comm(comm)
+left_lock, left_counter = left.lock("py-left-lock"), left.counter("py-left-counter")
+MPI.Finalize()
+if not (left.closed and left_lock.closed and left_counter.closed):
+    fail("a context left open at MPI.Finalize() still says open")
+for call in (left_lock.try_acquire, lambda: left_counter.fetch_add(1)):
+    try:
+        call()
+        fail("a call on a context MPI.Finalize() destroyed reached C")
+    except rdlm.ClosedError:
+        pass
 if rank == 0:
     os.unlink(path)
     print(f"python mpi objects: ok ({size} ranks, {iters} iterations)")

@@ -87,6 +87,21 @@ class BadInput(unittest.TestCase):
         with self.assertRaises(rdlm.BadHandleError):
             ctx.stats()
 
+    def test_timeouts_at_the_edges(self):
+        lock = self.ctx.lock("edges")
+        for endless in (float("inf"), 1e300, 2**70):  # beyond 584 years: no limit
+            lock.acquire(timeout=endless)
+            lock.release()
+        lock.acquire()
+        try:
+            # a positive timeout below 1 ns is a wait (of 1 ns), not a try
+            with self.assertRaises(rdlm.TimeoutError):
+                lock.acquire(timeout=1e-10)
+            with self.assertRaises(rdlm.BusyError):
+                lock.acquire(timeout=0)
+        finally:
+            lock.release()
+
     def test_bad_arguments(self):
         with self.assertRaises(rdlm.NameTooLongError):
             self.ctx.lock("x" * (rdlm.NAME_MAX + 1))
@@ -99,8 +114,8 @@ class BadInput(unittest.TestCase):
         with self.assertRaises(rdlm.KindMismatchError):
             self.ctx.lock("kind")
         lock = self.ctx.lock("args")
-        for bad in (-1, "1", True):
-            with self.assertRaises(ValueError):  # InvalidArgError is a ValueError
+        for bad in (-1, "1", True, float("nan"), -float("inf")):
+            with self.assertRaises(rdlm.InvalidArgError):
                 lock.acquire(timeout=bad)
         sem = self.ctx.semaphore("sem-args", 2)
         for k in (0, 3, -1, 2**32 + 1):  # 2**32 + 1 would wrap to 1 in a uint32_t

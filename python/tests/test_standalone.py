@@ -128,7 +128,9 @@ class Standalone(unittest.TestCase):
         stats = self.a.stats()
         self.assertEqual(stats["acquires"], 5)
         self.assertEqual(stats["reservations"], 0)  # the last field reads back
-        self.assertEqual(self.a.dist_info()["distributed"], 0)
+        info = self.a.dist_info()
+        self.assertEqual((info["distributed"], info["transport"], info["lock_protocol"]),
+                         (0, "", ""))
         with self.assertRaises(rdlm.UnsupportedError):
             self.a.barrier()  # no collective barrier without a distributed context
 
