@@ -571,9 +571,12 @@ rdlm_status_t rdlm_ctx_barrier_wait(rdlm_ctx_h ctx)
 
 rdlm_status_t rdlm_ctx_barrier(rdlm_ctx_h ctx)
 {
-    rdlm_status_t s = rdlm_ctx_barrier_arrive(ctx);
+    rdlm_status_t s = rdlm_ctx_check_dist(ctx, __func__);
 
-    return s != RDLM_OK ? s : rdlm_ctx_barrier_wait(ctx);
+    if (s == RDLM_OK) {
+        s = rdlm_global_barrier_arrive(ctx->dist, &ctx->local);
+    }
+    return s != RDLM_OK ? s : rdlm_global_barrier_wait(ctx->dist, &ctx->local);
 }
 
 rdlm_status_t rdlm_ctx_set_barrier_idle(rdlm_ctx_h ctx, void (*idle)(void *arg), void *arg)

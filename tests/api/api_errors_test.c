@@ -4,8 +4,10 @@
  * for a leader), and the error line says "connection refused at ADDR (is rdlmd
  * running?". A port that accepts and never answers is still waited for, until the
  * session's connect timeout. With UCX_TLS=nonexistent, joining peers over UCX fails
- * with RDLM_ERR_UNSUPPORTED and a line naming UCX_TLS and ucx_info -d. The lines are
- * read back from RDLM_LOG_FILE.
+ * with RDLM_ERR_UNSUPPORTED and a line naming UCX_TLS and ucx_info -d. A node-only
+ * context's rdlm_ctx_barrier is RDLM_ERR_UNSUPPORTED, its line naming rdlm_ctx_barrier
+ * (it named rdlm_ctx_barrier_arrive, the call inside). The lines are read back from
+ * RDLM_LOG_FILE.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -67,6 +69,18 @@ static int logged(const char *text)
     fclose(f);
     buf[n] = '\0';
     return strstr(buf, text) != NULL;
+}
+
+static void context_barrier_refusal_names_the_call(void **state)
+{
+    rdlm_ctx_params_t p = {.field_mask = RDLM_CTX_FIELD_JOB, .job = "t-err-barrier"};
+    rdlm_ctx_h ctx;
+
+    (void)state;
+    assert_int_equal(rdlm_ctx_create(&p, &ctx), RDLM_OK);
+    assert_int_equal(rdlm_ctx_barrier(ctx), RDLM_ERR_UNSUPPORTED);
+    rdlm_ctx_destroy(ctx);
+    assert_true(logged("rdlm_ctx_barrier: needs a distributed context"));
 }
 
 static void authority_at_closed_port_fails_fast_naming_it(void **state)
@@ -137,6 +151,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(authority_at_closed_port_fails_fast_naming_it),
         cmocka_unit_test(authority_that_never_answers_is_waited_for),
+        cmocka_unit_test(context_barrier_refusal_names_the_call),
 #if RDLM_TEST_HAVE_UCX
         cmocka_unit_test(ucx_tls_without_a_transport_names_ucx_tls),
 #endif
