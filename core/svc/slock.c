@@ -181,7 +181,7 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
     uint64_t w = k->guess, pause = RDLM_SVC_POLL_FIRST_NS;
     uint64_t start = rdlm_clock_now_ns(), next_fate = start + RDLM_SVC_FATE_EVERY_NS;
     /* The guess needs no key check: written here, or 0, which no used slot holds. */
-    int broken = 0, checked = 1, wanted = 0;
+    int broken = 0, checked = 1, wanted = 0, lost = 0;
     rdlm_status_t st;
 
     for (;;) {
@@ -219,8 +219,12 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
                 *token_p = l->epoch << 40 | (seq + 1);
                 return broken && tag != l->tag ? RDLM_OWNER_DEAD : RDLM_OK;
             }
-            if (rdlm_clock_now_ns() >= deadline)
-                return RDLM_ERR_TIMEOUT; /* the word moved on: one more try is a wait */
+            /* The word moved on. A first failure is retried from the word found (the
+             * guess was stale: a process new to the lock guesses the first free word,
+             * and a try must not call a free lock busy); after that, one more try is
+             * a wait. */
+            if (++lost > 1 && rdlm_clock_now_ns() >= deadline)
+                return RDLM_ERR_TIMEOUT;
             w = old;
             broken = 0;
             checked = 0;

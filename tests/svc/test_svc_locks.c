@@ -661,6 +661,35 @@ static rdlm_status_t other_job_try(void)
     return s;
 }
 
+/* A try-acquire of a free lock takes it, also in a context that has not seen the
+ * lock's word yet (its first compare-and-swap, from the free word it guesses, fails
+ * against the word the others left): it failed with RDLM_ERR_BUSY, every time. */
+static void a_try_of_a_free_lock_takes_it(void **state)
+{
+    rdlm_lock_h a_lock, b_lock;
+    rdlm_ctx_h a, b;
+    uint64_t token = 0, before = 0;
+
+    (void)state;
+    svc_need_homes();
+    a = ctx_with_lock("t-try-a", "svc-try-free", &a_lock);
+    b = ctx_with_lock("t-try-b", "svc-try-free", &b_lock);
+    assert_int_equal(rdlm_lock_acquire(a_lock, 20000 * MS, &before), RDLM_OK);
+    assert_int_equal(rdlm_lock_release(a_lock), RDLM_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rdlm_lock_acquire(b_lock, 0, &token), RDLM_OK);
+        assert_true(token > before);
+        before = token;
+        assert_int_equal(rdlm_lock_release(b_lock), RDLM_OK);
+        assert_int_equal(rdlm_lock_acquire(a_lock, 0, &token), RDLM_OK);
+        assert_true(token > before);
+        before = token;
+        assert_int_equal(rdlm_lock_release(a_lock), RDLM_OK);
+    }
+    rdlm_ctx_destroy(b);
+    rdlm_ctx_destroy(a);
+}
+
 static void names_are_service_wide_without_munge(void **state)
 {
     (void)state;
@@ -699,6 +728,7 @@ int main(int argc, char **argv)
     };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_are_service_wide_without_munge),
+        cmocka_unit_test(a_try_of_a_free_lock_takes_it),
         cmocka_unit_test(processes_of_other_jobs_exclude_each_other),
         cmocka_unit_test(a_process_that_skips_the_lock_is_caught),
         cmocka_unit_test(a_waiter_gets_the_lock_from_a_hog),
