@@ -302,8 +302,9 @@ typedef struct rdlm_lock_info {
     uint64_t last_token; /**< the last token issued (on this node) */
     /* Distributed and service contexts: */
     int32_t home_node;   /**< node whose home process holds the global word; for a
-                              service-wide lock, its home's index in the sorted
-                              RDLM_AUTHORITY list; -1 where locks are node-local */
+                              service-wide lock, its home's index among the
+                              authority's replicas ordered by id (rdlmd --id);
+                              -1 where locks are node-local */
     int node_holds_global; /**< 1 if this node's cohort holds the global word; always
                                 0 in a distributed context of one node, whose locks
                                 are the node-local lock alone */

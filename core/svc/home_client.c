@@ -17,6 +17,9 @@
 #define RDLM_SVC_ASK_NS 2000000000ull
 #define RDLM_SVC_AGAIN_NS 20000000ull
 #define RDLM_SVC_RETRY_NS 200000000ull
+/* How long a context's creation waits for a listed replica to describe its home (a
+ * home serves once it committed its epoch, moments after a leader is elected). */
+#define RDLM_SVC_OPEN_NS 10000000000ull
 
 /* One HOMES request to the replica at addr, within session (needed under --auth
  * munge), answered by deadline: the description in d (decoded from buf), or the
@@ -123,6 +126,12 @@ static rdlm_status_t rdlm_svc_link_up(rdlm_svc_t *svc, rdlm_svc_link_t *l)
     rdlm_svc_desc_t d;
     rdlm_status_t st = rdlm_svc_ask(l->addr, svc->session, buf, &d);
 
+    if (st == RDLM_OK && d.self_id != l->id) {
+        rdlm_error("svc: %s hosts the home of replica %u, not of replica %u as the "
+                   "authority's members say: start every rdlmd with the same --peers",
+                   l->addr, d.self_id, l->id);
+        st = RDLM_ERR_MISMATCH;
+    }
     if (st == RDLM_OK)
         st = rdlm_tl_boot_replay_create(d.rec, d.rec_len, &l->relay);
     if (st == RDLM_OK) {
@@ -187,30 +196,75 @@ void rdlm_svc_link_put(rdlm_svc_link_t *l, rdlm_status_t status)
     pthread_rwlock_unlock(&l->lock);
 }
 
-static int rdlm_svc_addr_cmp(const void *a, const void *b)
+/* 1 if descriptions a and b name the same members. */
+static int rdlm_svc_same_members(const rdlm_svc_desc_t *a, const rdlm_svc_desc_t *b)
 {
-    return strcmp(a, b);
+    if (a->n_members != b->n_members)
+        return 0;
+    for (uint32_t i = 0; i < a->n_members; i++) {
+        if (a->members[i].id != b->members[i].id ||
+            strcmp(a->members[i].addr, b->members[i].addr) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The authority's members (*m: from the HOMES answers of the listed replicas, which
+ * must agree), asked of every listed replica in rounds until one answers, within
+ * RDLM_SVC_OPEN_NS. RDLM_ERR_UNSUPPORTED if a replica hosts no home, RDLM_ERR_BAD_CONFIG
+ * if two disagree, RDLM_ERR_UNAVAILABLE if none answered; logged. */
+static rdlm_status_t rdlm_svc_members(const rdlm_lease_addrs_t *addrs,
+                                      rdlm_session_h session, rdlm_svc_desc_t *m)
+{
+    uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_OPEN_NS);
+    uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
+    rdlm_svc_desc_t d;
+    int have = 0;
+
+    for (;;) {
+        for (unsigned i = 0; i < addrs->count; i++) {
+            rdlm_status_t st = rdlm_svc_ask(addrs->addr[i], session, buf, &d);
+
+            if (st == RDLM_ERR_UNSUPPORTED) {
+                rdlm_warn("svc: replica %s hosts no lock home (rdlmd --home-slots 0?): "
+                          "this context's locks are node-local, not service-wide",
+                          addrs->addr[i]);
+                return RDLM_ERR_UNSUPPORTED;
+            }
+            if (st == RDLM_OK && have && !rdlm_svc_same_members(m, &d)) {
+                rdlm_error("svc: replicas %s and %s name other members: start every "
+                           "rdlmd with the same --peers",
+                           addrs->addr[0], addrs->addr[i]);
+                return RDLM_ERR_BAD_CONFIG;
+            }
+            if (st == RDLM_OK && !have) {
+                *m = d;
+                have = 1;
+            }
+        }
+        if (have || rdlm_clock_now_ns() + RDLM_SVC_RETRY_NS >= deadline)
+            break;
+        nanosleep(&(struct timespec){0, (long)RDLM_SVC_RETRY_NS}, NULL);
+    }
+    if (!have)
+        rdlm_error("svc: no replica of %u listed served its lock home within %llu s",
+                   addrs->count, (unsigned long long)(RDLM_SVC_OPEN_NS / 1000000000ull));
+    return have ? RDLM_OK : RDLM_ERR_UNAVAILABLE;
 }
 
 rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
                             const rdlm_config_t *cfg, rdlm_svc_t **svc_p)
 {
     rdlm_lease_addrs_t addrs;
-    uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
-    rdlm_svc_desc_t d;
+    rdlm_svc_desc_t m;
     rdlm_svc_t *svc;
     rdlm_status_t st = rdlm_lease_addrs_parse(authority, &addrs);
 
     if (st != RDLM_OK || session == NULL)
         return RDLM_ERR_INVALID_ARG;
-    for (unsigned i = 0; i < addrs.count; i++) {
-        if (rdlm_svc_ask(addrs.addr[i], session, buf, &d) == RDLM_ERR_UNSUPPORTED) {
-            rdlm_warn("svc: replica %s hosts no lock home (rdlmd --home-slots 0?): this "
-                      "context's locks are node-local, not service-wide",
-                      addrs.addr[i]);
-            return RDLM_ERR_UNSUPPORTED;
-        }
-    }
+    st = rdlm_svc_members(&addrs, session, &m);
+    if (st != RDLM_OK)
+        return st;
     svc = calloc(1, sizeof(*svc));
     if (svc != NULL) {
         svc->locks_cap = cfg->capacity;
@@ -230,10 +284,12 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
     svc->tp.thread_mode = RDLM_TL_THREAD_MULTI;
     svc->tp.progress_thread = 0;
     svc->tp.peer_failure = RDLM_SWITCH_ON; /* a home is another process */
-    qsort(addrs.addr, addrs.count, sizeof(addrs.addr[0]), rdlm_svc_addr_cmp);
-    svc->n = addrs.count;
+    /* The homes by replica id, reached at the members' addresses: every client places
+     * a lock at the same home, however its RDLM_AUTHORITY spells or lists them. */
+    svc->n = m.n_members;
     for (uint32_t h = 0; h < svc->n; h++) {
-        memcpy(svc->links[h].addr, addrs.addr[h], sizeof(svc->links[h].addr));
+        svc->links[h].id = m.members[h].id;
+        memcpy(svc->links[h].addr, m.members[h].addr, sizeof(svc->links[h].addr));
         pthread_rwlock_init(&svc->links[h].lock, NULL);
     }
     pthread_mutex_init(&svc->locks_lock, NULL);

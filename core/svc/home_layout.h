@@ -39,6 +39,8 @@
 
 #include <rdlm/status.h>
 
+#include "config.h"
+
 #define RDLM_SVC_MAGIC UINT64_C(0x52444c4d484f4d45) /* "RDLMHOME" */
 #define RDLM_SVC_HEADER_WORDS 8u
 #define RDLM_SVC_OFF_EPOCH 8u
@@ -146,7 +148,16 @@ static inline size_t rdlm_svc_region_bytes(uint32_t tags, uint32_t slots)
     return (RDLM_SVC_HEADER_WORDS + (size_t)tags + 2u * (size_t)slots) * 8u;
 }
 
-/** What a home tells a client (the HOMES reply, a BLOB frame of the client port). */
+/** One replica of the authority: its id (rdlmd --id) and client address (--peers). */
+typedef struct rdlm_svc_member {
+    uint32_t id;
+    char addr[RDLM_ADDR_MAX + 1];
+} rdlm_svc_member_t;
+
+/** What a home tells a client (the HOMES reply, a BLOB frame of the client port).
+ *  The members let every client place a lock at the same home whatever its
+ *  RDLM_AUTHORITY says (another spelling of an address, a subset of the replicas):
+ *  a lock's home is the member at index id % n_members, members ordered by id. */
 typedef struct rdlm_svc_desc {
     uint32_t version; /**< decode: the home's layout version on RDLM_ERR_MISMATCH */
     uint64_t epoch;
@@ -154,14 +165,18 @@ typedef struct rdlm_svc_desc {
     uint32_t rec_len, rkey_len;
     const uint8_t *rec;  /**< the relay bootstrap's records (transport's bootstrap.h) */
     const uint8_t *rkey; /**< the region's packed remote key */
+    uint32_t self_id;    /**< the replica hosting this home */
+    uint32_t n_members;  /**< 1 .. RDLM_ADDRS_COUNT */
+    rdlm_svc_member_t members[RDLM_ADDRS_COUNT]; /**< every replica, by increasing id */
 } rdlm_svc_desc_t;
 
 /** Encode d into buf; returns the length, 0 if cap is too small. Pure. */
 size_t rdlm_svc_desc_encode(const rdlm_svc_desc_t *d, uint8_t *buf, size_t cap);
 
 /** Decode len bytes (d->rec and d->rkey point into buf). RDLM_ERR_MISMATCH on another
- *  layout version (d->version), RDLM_ERR_PROTOCOL on a wrong magic or length, or
- *  sizes out of range. Pure. */
+ *  layout version (d->version), RDLM_ERR_PROTOCOL on a wrong magic or length, sizes
+ *  out of range, or members that are not 1..RDLM_ADDRS_COUNT replicas of increasing
+ *  ids among them self_id, each with an address. Pure. */
 rdlm_status_t rdlm_svc_desc_decode(const uint8_t *buf, size_t len, rdlm_svc_desc_t *d);
 
 #endif

@@ -20,6 +20,8 @@
 
 struct rdlm_svc_home {
     rdlm_svc_home_params_t params;
+    uint32_t n_members;
+    rdlm_svc_member_t members[RDLM_ADDRS_COUNT]; /* by increasing id */
     char *authority;
     rdlm_tl_boot_relay_t *relay;
     rdlm_tl_ctx_h tl;
@@ -70,8 +72,11 @@ static void *rdlm_svc_home_main(void *arg)
                                  .rec_len = (uint32_t)h->rec_len,
                                  .rkey_len = (uint32_t)h->rkey_len,
                                  .rec = h->rec,
-                                 .rkey = h->rkey};
+                                 .rkey = h->rkey,
+                                 .self_id = h->params.self_id,
+                                 .n_members = h->n_members};
 
+            memcpy(d.members, h->members, sizeof(d.members));
             h->region[RDLM_SVC_OFF_EPOCH / 8] = epoch;
             h->blob_len = rdlm_svc_desc_encode(&d, h->blob, sizeof(h->blob));
             if (h->blob_len == 0) {
@@ -128,6 +133,40 @@ static rdlm_status_t rdlm_svc_home_open(rdlm_svc_home_t *h)
     return RDLM_OK;
 }
 
+static int rdlm_svc_member_cmp(const void *a, const void *b)
+{
+    const rdlm_svc_member_t *x = a, *y = b;
+
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The members of params by increasing id into h; 0 unless they are 1..7 replicas of
+ * distinct nonzero ids, self_id among them, with addresses that fit. */
+static int rdlm_svc_home_members(rdlm_svc_home_t *h, const rdlm_svc_home_params_t *p)
+{
+    int self = 0;
+
+    if (p->n_members == 0 || p->n_members > RDLM_ADDRS_COUNT || p->member_ids == NULL ||
+        p->member_addrs == NULL)
+        return 0;
+    for (uint32_t i = 0; i < p->n_members; i++) {
+        size_t n = p->member_addrs[i] != NULL ? strlen(p->member_addrs[i]) : 0;
+
+        if (p->member_ids[i] == 0 || n == 0 || n > RDLM_ADDR_MAX)
+            return 0;
+        h->members[i].id = p->member_ids[i];
+        memcpy(h->members[i].addr, p->member_addrs[i], n + 1);
+        self |= p->member_ids[i] == p->self_id;
+    }
+    h->n_members = p->n_members;
+    qsort(h->members, h->n_members, sizeof(h->members[0]), rdlm_svc_member_cmp);
+    for (uint32_t i = 1; i < h->n_members; i++) {
+        if (h->members[i].id == h->members[i - 1].id)
+            return 0;
+    }
+    return self;
+}
+
 rdlm_status_t rdlm_svc_home_start(const rdlm_svc_home_params_t *params,
                                   rdlm_svc_home_t **home_p)
 {
@@ -143,7 +182,16 @@ rdlm_status_t rdlm_svc_home_start(const rdlm_svc_home_params_t *params,
     h = calloc(1, sizeof(*h));
     if (h == NULL)
         return RDLM_ERR_NO_MEMORY;
+    if (!rdlm_svc_home_members(h, params)) {
+        rdlm_error("home: the members must be 1..%u replicas of distinct ids, this one "
+                   "(%u) among them",
+                   RDLM_ADDRS_COUNT, params->self_id);
+        free(h);
+        return RDLM_ERR_INVALID_ARG;
+    }
     h->params = *params;
+    h->params.member_ids = NULL; /* copied into members */
+    h->params.member_addrs = NULL;
     h->authority = strdup(params->authority);
     st = h->authority != NULL ? rdlm_svc_home_open(h) : RDLM_ERR_NO_MEMORY;
     if (st == RDLM_OK) {

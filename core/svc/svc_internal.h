@@ -13,7 +13,8 @@
 #include "transport.h"
 
 typedef struct rdlm_svc_link {
-    char addr[RDLM_ADDR_MAX + 1];
+    char addr[RDLM_ADDR_MAX + 1]; /* the replica's client address (its --peers entry) */
+    uint32_t id;                  /* the replica's id: its HOMES answer must say it */
     /* Readers: operations on the home. Writer: (re)connecting, tearing down. */
     pthread_rwlock_t lock;
     int up;                 /* the fields below are valid */

@@ -531,19 +531,11 @@ static rdlm_ctx_h ctx_with_lock(const char *job, const char *name, rdlm_lock_h *
     return ctx;
 }
 
-static int addr_cmp(const void *a, const void *b)
-{
-    return strcmp(C.r[*(const int *)a].client, C.r[*(const int *)b].client);
-}
-
-/* The index in C.r of home index home: the replicas in the order of their client
- * addresses. */
+/* The index in C.r of home index home: the replicas in the order of their ids
+ * (C.r[r] runs --id r + 1). */
 static int home_replica(int32_t home)
 {
-    int order[N_REPLICAS] = {0, 1, 2};
-
-    qsort(order, N_REPLICAS, sizeof(order[0]), addr_cmp);
-    return order[home];
+    return home;
 }
 
 static void *cont_later(void *arg)
@@ -690,6 +682,59 @@ static void a_try_of_a_free_lock_takes_it(void **state)
     rdlm_ctx_destroy(a);
 }
 
+/* Every client places a lock at the same home, however its RDLM_AUTHORITY spells the
+ * replicas (a host name for an address) or lists them (a subset, another order): a
+ * lock one context holds is busy to the others. Before the homes told their clients
+ * the authority's members, the home was picked from the client's own sorted list, and
+ * two contexts held one lock at once for 6 of 6 names (another spelling) and 2-3 of 4
+ * (a subset), as an outside user found. */
+static void a_lock_has_one_home_however_the_authority_is_listed(void **state)
+{
+    char respelled[160], subset[64], reordered[160], port[3][8];
+    const char *lists[3] = {respelled, subset, reordered};
+    rdlm_lock_h held, other;
+    rdlm_lock_info_t info_a, info_b;
+
+    (void)state;
+    svc_need_homes();
+    for (int r = 0; r < N_REPLICAS; r++)
+        snprintf(port[r], sizeof(port[r]), "%s", strrchr(C.r[r].client, ':') + 1);
+    snprintf(respelled, sizeof(respelled), "localhost:%s,%s,%s", port[0], C.r[1].client,
+             C.r[2].client);
+    snprintf(subset, sizeof(subset), "%s", C.r[2].client);
+    snprintf(reordered, sizeof(reordered), "%s,%s,localhost:%s", C.r[2].client,
+             C.r[0].client, port[1]);
+    for (int l = 0; l < 3; l++) {
+        rdlm_ctx_h a, b;
+
+        setenv("RDLM_AUTHORITY", C.authority, 1);
+        a = ctx_with_lock("t-spell-a", "svc-spell", &held);
+        setenv("RDLM_AUTHORITY", lists[l], 1);
+        b = ctx_with_lock("t-spell-b", "svc-spell", &other);
+        for (int i = 0; i < 6; i++) {
+            char name[32];
+            uint64_t token;
+
+            snprintf(name, sizeof(name), "svc-spell-%d", i);
+            assert_int_equal(rdlm_lock_close(held), RDLM_OK);
+            assert_int_equal(rdlm_lock_close(other), RDLM_OK);
+            assert_int_equal(rdlm_lock_open(a, name, &held), RDLM_OK);
+            assert_int_equal(rdlm_lock_open(b, name, &other), RDLM_OK);
+            assert_int_equal(rdlm_lock_acquire(held, 20000 * MS, &token), RDLM_OK);
+            if (rdlm_lock_acquire(other, 0, &token) >= 0)
+                fail_msg("%s held by two contexts (RDLM_AUTHORITY %s and %s)", name,
+                         C.authority, lists[l]);
+            assert_int_equal(rdlm_lock_query(held, &info_a), RDLM_OK);
+            assert_int_equal(rdlm_lock_query(other, &info_b), RDLM_OK);
+            assert_int_equal(info_a.home_node, info_b.home_node);
+            assert_int_equal(rdlm_lock_release(held), RDLM_OK);
+        }
+        rdlm_ctx_destroy(b);
+        rdlm_ctx_destroy(a);
+    }
+    svc_env();
+}
+
 static void names_are_service_wide_without_munge(void **state)
 {
     (void)state;
@@ -729,6 +774,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_are_service_wide_without_munge),
         cmocka_unit_test(a_try_of_a_free_lock_takes_it),
+        cmocka_unit_test(a_lock_has_one_home_however_the_authority_is_listed),
         cmocka_unit_test(processes_of_other_jobs_exclude_each_other),
         cmocka_unit_test(a_process_that_skips_the_lock_is_caught),
         cmocka_unit_test(a_waiter_gets_the_lock_from_a_hog),

@@ -310,12 +310,31 @@ static void rdlm_daemon_unsafe(void *arg)
     rdlm_daemon_stop(d);
 }
 
+/* The server's HOMES answer: the home's description; RDLM_ERR_UNSUPPORTED without a
+ * home (--home-slots 0, or it failed to start). The home starts after the server (so
+ * that a daemon that fails to start commits no epoch at the live authority), before
+ * the loop runs: the server answers nothing before. */
+static rdlm_status_t rdlm_daemon_homes(void *arg, const uint8_t **blob_p, size_t *len_p)
+{
+    rdlm_daemon_t *d = arg;
+
+    return d->home != NULL ? rdlm_svc_home_describe(d->home, blob_p, len_p)
+                           : RDLM_ERR_UNSUPPORTED;
+}
+
 /* The lock home, serving once it committed an epoch at the authority of --peers. */
 static void rdlm_daemon_home_start(rdlm_daemon_opts_t *o, rdlm_daemon_t *d)
 {
     char authority[RDLM_LEASE_PEERS_MAX * (RDLM_ADDR_MAX + 1)] = "";
-    rdlm_svc_home_params_t hp = {
-        .authority = authority, .slots = o->home_slots, .tags = RDLM_DAEMON_HOME_TAGS};
+    uint32_t ids[RDLM_LEASE_PEERS_MAX];
+    const char *addrs[RDLM_LEASE_PEERS_MAX];
+    rdlm_svc_home_params_t hp = {.authority = authority,
+                                 .slots = o->home_slots,
+                                 .tags = RDLM_DAEMON_HOME_TAGS,
+                                 .self_id = (uint32_t)o->replica.id,
+                                 .n_members = o->replica.n_peers,
+                                 .member_ids = ids,
+                                 .member_addrs = addrs};
     rdlm_status_t s;
 
     if (o->home_slots == 0) {
@@ -324,12 +343,11 @@ static void rdlm_daemon_home_start(rdlm_daemon_opts_t *o, rdlm_daemon_t *d)
     for (unsigned i = 0; i < o->replica.n_peers; i++) {
         strcat(authority, i == 0 ? "" : ",");
         strcat(authority, o->peers[i].client_addr);
+        ids[i] = (uint32_t)o->peers[i].id;
+        addrs[i] = o->peers[i].client_addr;
     }
     s = rdlm_svc_home_start(&hp, &d->home);
-    if (s == RDLM_OK) {
-        o->server.homes = rdlm_svc_home_describe;
-        o->server.homes_arg = d->home;
-    } else {
+    if (s != RDLM_OK) {
         rdlm_warn("rdlmd: hosting no lock home (%s): clients keep node-local locks",
                   rdlm_status_str(s));
     }
@@ -370,27 +388,32 @@ int main(int argc, char **argv)
     }
     o.replica.peers = o.peers;
     o.server.authority_id = rdlm_lease_server_authority_id(o.peers, o.replica.n_peers);
+    o.server.homes = rdlm_daemon_homes;
+    o.server.homes_arg = &d;
     o.replica.on_fault = rdlm_daemon_unsafe;
     o.replica.fault_arg = &d;
     rdlm_log_set_level(o.log_level);
     /* From its first line, not from whenever the home's session reads RDLM_*. */
     rdlm_log_open_file(getenv("RDLM_LOG_FILE") != NULL ? getenv("RDLM_LOG_FILE") : "");
+    /* Bad usage is refused before anything changes (a data directory, the epoch). */
+    if (rdlm_lease_replica_params_check(&o.replica) != RDLM_OK) {
+        return 2;
+    }
     /* The home's own session reads RDLM_* like any client: same level. */
     setenv("RDLM_LOG", rdlm_log_level_name(o.log_level), 1);
     signal(SIGPIPE, SIG_IGN);
     if (!rdlm_daemon_data_dir(o.replica.data_dir) || uv_loop_init(&loop) != 0) {
         return 1;
     }
-    rdlm_daemon_home_start(&o, &d);
     s = rdlm_lease_replica_start(&loop, &o.replica, &d.rep);
     if (s == RDLM_OK) {
-        /* --id outside --peers was refused by the replica: client_addr is set */
         s = rdlm_lease_server_start(&loop, d.rep, &o.server, &d.srv);
         if (s != RDLM_OK) {
             rdlm_lease_replica_stop(d.rep);
         }
     }
     if (s == RDLM_OK) {
+        rdlm_daemon_home_start(&o, &d); /* only a daemon that started commits an epoch */
         for (int i = 0; i < 2; i++) {
             uv_signal_init(&loop, &d.signals[i]);
             d.signals[i].data = &d;

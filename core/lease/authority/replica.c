@@ -621,30 +621,53 @@ void rdlm_lease_replica_stop(rdlm_lease_replica_t *rep)
     rdlm_lease_replica_close(rep);
 }
 
-/* Check params; the entry of params->id in *self_p. */
-static int rdlm_lease_params_valid(const rdlm_lease_replica_params_t *p,
-                                   const rdlm_lease_peer_t **self_p)
+/* The entry of p->id among p's peers, or NULL. */
+static const rdlm_lease_peer_t *rdlm_lease_params_self(const rdlm_lease_replica_params_t *p)
 {
-    *self_p = NULL;
-    if (p->n_peers == 0 || p->n_peers > RDLM_LEASE_PEERS_MAX || p->data_dir == NULL ||
-        p->heartbeat_ms == 0 || 2 * p->heartbeat_ms >= p->election_timeout_ms ||
-        p->snapshot_threshold == 0 || p->limits.max_sessions == 0) {
-        return 0;
+    for (unsigned i = 0; i < p->n_peers; i++) {
+        if (p->peers[i].id == p->id) {
+            return &p->peers[i];
+        }
+    }
+    return NULL;
+}
+
+rdlm_status_t rdlm_lease_replica_params_check(const rdlm_lease_replica_params_t *p)
+{
+    if (p->n_peers == 0 || p->n_peers > RDLM_LEASE_PEERS_MAX || p->data_dir == NULL) {
+        rdlm_error("lease: %u peers and %s data directory: want 1-%u peers and one",
+                   p->n_peers, p->data_dir == NULL ? "no" : "a", RDLM_LEASE_PEERS_MAX);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    if (p->heartbeat_ms == 0 || 2 * p->heartbeat_ms >= p->election_timeout_ms) {
+        rdlm_error("lease: heartbeat %u ms: want above 0 and below half the election "
+                   "timeout (%u ms)",
+                   p->heartbeat_ms, p->election_timeout_ms);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    if (p->snapshot_threshold == 0 || p->limits.max_sessions == 0) {
+        rdlm_error("lease: snapshot threshold and max sessions must be above 0");
+        return RDLM_ERR_INVALID_ARG;
     }
     for (unsigned i = 0; i < p->n_peers; i++) {
-        if (p->peers[i].id == 0) {
-            return 0;
-        }
         for (unsigned j = 0; j < i; j++) {
             if (p->peers[j].id == p->peers[i].id) {
-                return 0;
+                rdlm_error("lease: replica id %llu appears twice among the peers",
+                           (unsigned long long)p->peers[i].id);
+                return RDLM_ERR_INVALID_ARG;
             }
         }
-        if (p->peers[i].id == p->id) {
-            *self_p = &p->peers[i];
+        if (p->peers[i].id == 0) {
+            rdlm_error("lease: a peer has id 0 (ids start at 1)");
+            return RDLM_ERR_INVALID_ARG;
         }
     }
-    return *self_p != NULL;
+    if (rdlm_lease_params_self(p) == NULL) {
+        rdlm_error("lease: replica id %llu is not among the peers",
+                   (unsigned long long)p->id);
+        return RDLM_ERR_INVALID_ARG;
+    }
+    return RDLM_OK;
 }
 
 /* raft_bootstrap with every peer as a voter: RAFT_CANTBOOTSTRAP (already done) is 0. */
@@ -689,13 +712,10 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     rdlm_status_t s;
     int rv;
 
-    if (!rdlm_lease_params_valid(params, &self)) {
-        rdlm_error("lease: invalid replica parameters (id among 1-%u unique peers, "
-                   "0 < heartbeat < election timeout, snapshot threshold and "
-                   "max_sessions > 0, data directory)",
-                   RDLM_LEASE_PEERS_MAX);
+    if (rdlm_lease_replica_params_check(params) != RDLM_OK) {
         return RDLM_ERR_INVALID_ARG;
     }
+    self = rdlm_lease_params_self(params);
     rep = calloc(1, sizeof(*rep));
     if (rep == NULL ||
         rdlm_lease_timers_init(&rep->timers, params->limits.max_sessions) != RDLM_OK) {

@@ -23,11 +23,15 @@ typedef struct rdlm_svc_home_params {
     const char *authority; /**< client addresses of the replicas, "a:p[,b:p...]" */
     uint32_t slots;        /**< lock slots, 1 .. 2^24 */
     uint32_t tags;         /**< client tags, 2 .. RDLM_SVC_TAGS_MAX (home_layout.h) */
+    uint32_t self_id;      /**< the replica hosting the home (rdlmd --id) */
+    uint32_t n_members;    /**< the replicas (--peers), 1 .. 7, self_id among them */
+    const uint32_t *member_ids;      /**< [n_members] their ids, any order */
+    const char *const *member_addrs; /**< [n_members] their client addresses */
 } rdlm_svc_home_params_t;
 
 /**
  * Open the UCX context (progress thread), allocate and register the region, and start
- * the thread that commits the epoch. RDLM_ERR_INVALID_ARG (sizes), the transport's
+ * the thread that commits the epoch. RDLM_ERR_INVALID_ARG (sizes, members), the transport's
  * errors (RDLM_ERR_UNSUPPORTED without UCX); logged. Blocking, not on the loop's hot
  * path (once at daemon start).
  */

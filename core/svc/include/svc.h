@@ -64,12 +64,16 @@
 typedef struct rdlm_svc rdlm_svc_t;
 
 /**
- * The homes of the service at authority ("a:p[,b:p...]"), for session (the context's
- * lease, which stays the caller's). Asks every replica for its home once:
+ * The homes of the service at authority ("a:p[,b:p...]", any spelling or subset of
+ * the replicas), for session (the context's lease, which stays the caller's). Asks
+ * every listed replica for its home, in rounds until one describes it (within 10 s):
+ * the homes are then the authority's members it names (every replica, by id, at its
+ * --peers client address), so every client places a lock at the same home.
  * RDLM_ERR_UNSUPPORTED if one that answered hosts none (an rdlmd run with
- * --home-slots 0, or an authority embedded in a job): the caller goes on without.
- * Replicas that do not answer are tried again on use. cfg gives the transport's
- * settings (RDLM_PEER_TIMEOUT_MS, RDLM_STATS). Blocking.
+ * --home-slots 0, or an authority embedded in a job): the caller goes on without;
+ * RDLM_ERR_BAD_CONFIG if two name other members; RDLM_ERR_UNAVAILABLE if none
+ * described its home. Homes that do not answer are tried again on use. cfg gives the
+ * transport's settings (RDLM_PEER_TIMEOUT_MS, RDLM_STATS). Blocking.
  */
 rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
                             const rdlm_config_t *cfg, rdlm_svc_t **svc_p);

@@ -18,6 +18,12 @@
 # Replica 2 listens with --listen 0.0.0.0:port; a malformed --listen exits 2. Replica
 # 3's client address is "localhost:port" (a host name).
 #
+# A daemon that cannot start changes nothing at the running authority: an --id not
+# in --peers and a heartbeat above half the election timeout exit 2 with one line
+# naming the problem, before making their data directory; a second replica 1 (its
+# Raft port taken) exits 1. None commits an epoch (its lock home used to start first
+# and commit one on every rejected start).
+#
 # Exit: 0 passed; 77 skipped (rdlmd or rdlmctl not built); 1 failed. Every wait is
 # bounded (deadlines below, `timeout` around each rdlmctl call).
 set -u
@@ -141,6 +147,31 @@ until out=$(status) && rejoined "$out"; do
 done
 echo "rdlmd_smoke: replica $LEADER rejoined"
 echo "$out"
+
+leader_epoch() {
+    status | awk '/ leader=yes /{for (i = 1; i <= NF; i++) if ($i ~ /^epoch=/) print substr($i, 7)}'
+}
+sleep 1 # the restarted replica's home commits its epoch
+EPOCH=$(leader_epoch)
+[ -n "$EPOCH" ] || fail "no leader epoch in rdlmctl status"
+"$RDLMD" --id 9 --peers "$PEERS" --data-dir "$DIR/rejected" 2>"$DIR/rejected.err"
+rc=$?
+[ "$rc" = 2 ] || fail "--id 9 outside --peers: exit $rc, expected 2"
+[ "$(grep -c . "$DIR/rejected.err")" = 1 ] && grep -q "id 9 is not among the peers" \
+    "$DIR/rejected.err" || fail "--id 9: stderr is not one line naming it: $(cat "$DIR/rejected.err")"
+[ ! -e "$DIR/rejected" ] || fail "a rejected start made its data directory"
+"$RDLMD" --id 1 --peers "$PEERS" --data-dir "$DIR/rejected" --election-timeout-ms 1000 \
+    --heartbeat-ms 600 2>"$DIR/rejected.err"
+rc=$?
+[ "$rc" = 2 ] && grep -q "heartbeat 600 ms" "$DIR/rejected.err" ||
+    fail "--heartbeat-ms 600 of 1000: exit $rc, expected 2 naming the heartbeat"
+timeout 10 "$RDLMD" --id 1 --peers "$PEERS" --data-dir "$DIR/rejected" 2>/dev/null
+rc=$?
+[ "$rc" = 1 ] || fail "a second replica 1 (Raft port taken): exit $rc, expected 1"
+sleep 1 # a home started by a rejected daemon commits its epoch within moments
+[ "$(leader_epoch)" = "$EPOCH" ] ||
+    fail "rejected starts changed the authority's epoch: $EPOCH -> $(leader_epoch)"
+echo "rdlmd_smoke: three rejected starts left the epoch at $EPOCH"
 
 for i in 1 2 3; do kill -TERM "${PID[$i]}"; done
 for i in 1 2 3; do

@@ -127,6 +127,12 @@ typedef struct rdlm_lease_replica_ops {
 typedef void (*rdlm_lease_done_func_t)(void *arg, rdlm_status_t status,
                                        const rdlm_lease_result_t *res);
 
+/** RDLM_OK if params may start a replica, else RDLM_ERR_INVALID_ARG with one error
+ *  line saying what is wrong (peers 1-RDLM_LEASE_PEERS_MAX of distinct ids above 0,
+ *  this replica's id among them, a data directory, 0 < heartbeat < half the election
+ *  timeout, a snapshot threshold and max sessions above 0). Pure but for the log. */
+rdlm_status_t rdlm_lease_replica_params_check(const rdlm_lease_replica_params_t *params);
+
 /**
  * Create the replica on loop and start it: libraft's data in params->data_dir (the
  * full configuration is bootstrapped when the directory is new), Raft port bound to
