@@ -77,6 +77,19 @@ static int rdlm_ticket_recover(rdlm_local_t *lc, uint32_t idx)
     return 1;
 }
 
+/* Recovery until the lock stops moving: a run of abandoned tickets (each timed-out
+ * waiter leaves one) is passed over at once, not one per sleep slice. Each pass moves
+ * serving up by one, so next - serving bounds the loop. Returns 1 if it moved. */
+static int rdlm_ticket_recover_all(rdlm_local_t *lc, uint32_t idx)
+{
+    unsigned moved = 0;
+
+    while (moved <= UINT16_MAX && rdlm_ticket_recover(lc, idx)) {
+        moved++;
+    }
+    return moved != 0;
+}
+
 /* Fast path: take a free lock in one CAS. *prev_owner_p gets the owner it replaced. */
 static int rdlm_ticket_try_fast(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *prev_owner_p)
 {
@@ -120,6 +133,7 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
     rdlm_wait_t w;
     uint64_t word;
     uint16_t t;
+    uint32_t unclaimed = UINT32_MAX; /* serving + 1 of a free word seen unclaimed */
     int r;
 
     r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_PENDING, idx, 0));
@@ -143,6 +157,21 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
         if (RDLM_WORD_SERVING(word) == t) {
             continue; /* served, claim raced with an arrival: retry the claim */
         }
+        /* Free, and the ticket served is not ours: its waiter may have timed out.
+         * Seen so twice in a row (its claimant had a wait step to claim it), pass
+         * over every abandoned ticket ahead of ours now: waiting for the next sleep
+         * slice cost up to a slice per abandoned ticket (seconds after a burst of
+         * short timeouts). */
+        if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word))) {
+            uint32_t seen = (uint32_t)RDLM_WORD_SERVING(word) + 1;
+
+            if (seen == unclaimed && rdlm_ticket_recover_all(lc, idx)) {
+                continue;
+            }
+            unclaimed = seen;
+        } else {
+            unclaimed = UINT32_MAX;
+        }
         /* Only the next in line spins; the others yield, then sleep (and look for
          * dead holders after each sleep slice). */
         if ((uint16_t)(t - RDLM_WORD_SERVING(word)) > 1) {
@@ -157,7 +186,7 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
         case RDLM_WAIT_AGAIN:
             break;
         case RDLM_WAIT_CHECK:
-            rdlm_ticket_recover(lc, idx);
+            rdlm_ticket_recover_all(lc, idx);
             break;
         case RDLM_WAIT_TIMEDOUT:
             /* Give the place up; never take it after the record is gone. */
@@ -185,7 +214,7 @@ rdlm_status_t rdlm_ticket_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeo
 
     if (!rdlm_ticket_try_fast(lc, e, &prev_owner)) {
         if (timeout_ns == 0) {
-            if (!(rdlm_local_lock_try_check_due(lc, idx) && rdlm_ticket_recover(lc, idx) &&
+            if (!(rdlm_local_lock_try_check_due(lc, idx) && rdlm_ticket_recover_all(lc, idx) &&
                   rdlm_ticket_try_fast(lc, e, &prev_owner))) {
                 return RDLM_ERR_BUSY;
             }

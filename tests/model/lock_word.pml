@@ -31,8 +31,11 @@
  *            state changed since its last Recovery pass (its bit in `dirty`):
  *            a pass over unchanged state repeats the previous one, so no
  *            behaviour is lost, and a waiter that nothing can help blocks.
- *            The real code runs Recovery after the spin phase and after every
- *            sleep slice, i.e. at least this often.
+ *            The real code runs Recovery after every sleep slice and when it
+ *            sees the lock free and another ticket served twice in a row, and
+ *            runs it again after each pass that moved the lock (a run of
+ *            abandoned tickets at once): each pass changes the word, so the
+ *            model allows every such repetition.
  *   fast path  May fail although the lock looks free (its CAS compares the
  *            whole word and fails after any intervening change), so a free
  *            lock may also be taken through the slow path.
