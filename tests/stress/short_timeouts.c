@@ -21,9 +21,11 @@
 
 #include "stress_util.h"
 
+#define HOLD_NS 50000u /* a critical section: 50 us */
+
 typedef struct shared {
     volatile int inside, overlaps;
-    int ready, done, turn;
+    int ready, done, turn, timeouts;
 } shared_t;
 
 typedef struct child_arg {
@@ -70,18 +72,26 @@ static int child(void *p)
     __atomic_fetch_add(&a->sh->ready, 1, __ATOMIC_SEQ_CST);
     while (__atomic_load_n(&a->sh->ready, __ATOMIC_SEQ_CST) < a->procs)
         usleep(100);
+    int timeouts = a->rounds;
+
     for (int i = 0; i < a->rounds; i++) {
         s = take(a->kind, l, rw, (uint64_t)(rand_r(&seed) % 300) * 1000u);
         if (s == RDLM_OK) {
+            uint64_t until = stress_now_ns() + HOLD_NS;
+
             if (__atomic_fetch_add(&a->sh->inside, 1, __ATOMIC_SEQ_CST) != 0)
                 __atomic_fetch_add(&a->sh->overlaps, 1, __ATOMIC_SEQ_CST);
+            while (stress_now_ns() < until) /* others' short timeouts expire meanwhile */
+                ;
             __atomic_fetch_sub(&a->sh->inside, 1, __ATOMIC_SEQ_CST);
+            timeouts--;
             give(a->kind, l, rw);
         } else if (s != RDLM_ERR_TIMEOUT && s != RDLM_ERR_BUSY) {
             fprintf(stderr, "process %d: %s\n", a->id, rdlm_status_name(s));
             return 1;
         }
     }
+    __atomic_fetch_add(&a->sh->timeouts, timeouts, __ATOMIC_SEQ_CST);
     /* Everyone done (bounded as above). */
     __atomic_fetch_add(&a->sh->done, 1, __ATOMIC_SEQ_CST);
     while (__atomic_load_n(&a->sh->done, __ATOMIC_SEQ_CST) < a->procs)
@@ -158,7 +168,8 @@ int main(int argc, char **argv)
         failed = 1;
     }
     stress_segment_cleanup(job);
-    printf("short_timeouts: %s lock, %d processes x %d rounds: %s\n", kind, procs, rounds,
+    printf("short_timeouts: %s lock, %d processes x %d rounds, %d timed out: %s\n", kind,
+           procs, rounds, sh->timeouts,
            failed ? "FAILED" : "every process took the free lock at the end");
     return failed;
 }
