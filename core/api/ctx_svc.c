@@ -30,6 +30,7 @@ static rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns,
                                    timeout_ns == 0, &token);
     if (global < 0) {
         rdlm_ticket_release(&obj->ctx->local, obj->index);
+        rdlm_local_lock_ungrant(&obj->ctx->local, global);
         return global;
     }
     if (token_p != NULL) {

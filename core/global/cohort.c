@@ -211,6 +211,7 @@ rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint3
         s = rdlm_global_queue_acquire(d, e, timeout_ns, deadline, &token);
         if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
             rdlm_ticket_release(lc, idx); /* the node holds nothing: plain release */
+            rdlm_local_lock_ungrant(lc, s);
         } else if (s == RDLM_OK && d->recovery.ended == NULL) {
             s = local;
         }

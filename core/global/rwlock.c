@@ -375,6 +375,7 @@ rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *l
     }
     if (s != RDLM_OK) {
         rdlm_rwlock_local_write_release(lc, idx);
+        rdlm_local_lock_ungrant(lc, s);
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return s;
     }

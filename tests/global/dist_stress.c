@@ -636,12 +636,19 @@ static void run_timeout(void)
     barrier();
     if (g_rank == last || g_rank == 1) {
         /* last: another node, queued globally then abandoned; 1: rank 0's node (with
-         * 2 virtual nodes of 4 ranks), a local timeout while rank 0 holds. */
+         * 2 virtual nodes of 4 ranks), a local timeout while rank 0 holds. Counted as
+         * a timeout, not an acquire (the node's grant, given before the global word
+         * timed out, was counted as a success). */
+        stats(&a);
         t0 = now_ns();
         s = rdlm_lock_acquire(lock, 10000000, &token);
         t0 = now_ns() - t0;
+        stats(&b);
         expect_status(s, RDLM_ERR_TIMEOUT, "10 ms timed acquire on a held lock");
         check(t0 >= 10000000 && t0 < 2000000000ull, "timed acquire took %" PRIu64 " ns", t0);
+        check(b.acquires == a.acquires && b.timeouts == a.timeouts + 1,
+              "a timed-out acquire counted %" PRIu64 " acquires, %" PRIu64 " timeouts",
+              b.acquires - a.acquires, b.timeouts - a.timeouts);
     }
     if (g_rank == last) {
         stats(&a);
@@ -650,6 +657,8 @@ static void run_timeout(void)
         check(b.home_ops - a.home_ops == 1 && b.peer_ops == a.peer_ops,
               "try cost %" PRIu64 " home + %" PRIu64 " peer operations (want 1 + 0)",
               b.home_ops - a.home_ops, b.peer_ops - a.peer_ops);
+        check(b.acquires == a.acquires, "a failed try counted %" PRIu64 " acquires",
+              b.acquires - a.acquires);
     }
     barrier();
     if (g_rank == 0) {

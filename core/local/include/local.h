@@ -77,6 +77,17 @@ static inline rdlm_status_t rdlm_local_lock_grant(rdlm_local_t *lc, uint32_t idx
     }
     return prev_owner == RDLM_OWNER_DIED ? RDLM_OWNER_DEAD : RDLM_OK;
 }
+/** An acquire the node granted (counted by rdlm_local_lock_grant) failed above the
+ *  node, at a global or a home's word, with status: uncount it, and count a timeout
+ *  if it timed out there. */
+static inline void rdlm_local_lock_ungrant(rdlm_local_t *lc, rdlm_status_t status)
+{
+    rdlm_store(&lc->stats.acquires, rdlm_load(&lc->stats.acquires, RDLM_RELAXED) - 1,
+               RDLM_RELAXED);
+    if (status == RDLM_ERR_TIMEOUT) {
+        rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
+    }
+}
 #define RDLM_LOCAL_TRY_CHECK_INTERVAL_NS 10000000ull /* a try looks for dead holders */
 #define RDLM_LOCAL_TRY_CLOCK_EVERY 64u /* failed tries on an unchanged word per clock read */
 
