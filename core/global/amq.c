@@ -39,9 +39,10 @@ static _Thread_local struct {
 
 /* A waiter checks this often whether the home's process died. */
 #define RDLM_AMQ_PROBE_NS 100000000ull
-/* Longest wait for the answer to a cancel or a try (the home answers at once unless
- * it died, which the probe finds within the transport's peer timeout). */
-#define RDLM_AMQ_ANSWER_NS 10000000000ull
+/* The longest wait for the answer to a cancel or a try is d->answer_ns, the peer
+ * timeout: the home answers at once unless it died (the probe finds that) or stopped
+ * (a process stopped with SIGSTOP answers nothing and is not dead: a waiter then
+ * returns late by that much, not by a fixed 10 s). */
 /* On a crowded host: polls, then polls that yield the CPU first, before the waiter
  * sleeps; its longest sleep. */
 #define RDLM_AMQ_CROWDED_POLLS 16u
@@ -286,7 +287,7 @@ static rdlm_status_t rdlm_amq_request(rdlm_global_t *d, const rdlm_global_word_t
     m.type = RDLM_AMQ_CANCEL;
     s = rdlm_amq_send(d, w, &m);
     if (s == RDLM_OK) {
-        s = rdlm_amq_wait(d, q, home, rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, 0, &state);
+        s = rdlm_amq_wait(d, q, home, rdlm_clock_now_ns() + d->answer_ns, 0, &state);
     }
     if (s == RDLM_OK && RDLM_Q_IS_GRANTED(state)) {
         rdlm_debug("dist: a lock's grant crossed this process's cancel: held after all");
@@ -297,8 +298,8 @@ static rdlm_status_t rdlm_amq_request(rdlm_global_t *d, const rdlm_global_word_t
     if (s == RDLM_ERR_TIMEOUT) {
         /* The queue node stays in use: a late grant must not land on its next use. */
         rdlm_error("dist: the home of a lock (rank %u) did not answer a cancel within %llu "
-                   "s; one queue node of this process stays in use",
-                   home, (unsigned long long)(RDLM_AMQ_ANSWER_NS / 1000000000u));
+                   "ms (RDLM_PEER_TIMEOUT_MS); one queue node of this process stays in use",
+                   home, (unsigned long long)(d->answer_ns / 1000000u));
         return gave_up;
     }
     rdlm_amq_retire(d, q);
@@ -333,7 +334,7 @@ rdlm_status_t rdlm_amq_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64
     return s != RDLM_OK
                ? s
                : rdlm_amq_request(d, w, (rdlm_amq_msg_t){.type = RDLM_AMQ_TRY}, *qid_p,
-                                  rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, token_p);
+                                  rdlm_clock_now_ns() + d->answer_ns, token_p);
 }
 
 rdlm_status_t rdlm_amq_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
@@ -383,7 +384,7 @@ rdlm_status_t rdlm_amq_sem_acquire(rdlm_global_t *d, const rdlm_global_word_t *w
     uint64_t granted;
 
     return rdlm_amq_sem_request(
-        d, w, m, try_only ? rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS : deadline_ns,
+        d, w, m, try_only ? rdlm_clock_now_ns() + d->answer_ns : deadline_ns,
         &granted);
 }
 
@@ -402,7 +403,7 @@ rdlm_status_t rdlm_amq_sem_taken(rdlm_global_t *d, const rdlm_global_word_t *w,
     rdlm_amq_msg_t m = {.type = RDLM_AMQ_SEM_COUNT};
     uint64_t answer;
     rdlm_status_t s =
-        rdlm_amq_sem_request(d, w, m, rdlm_clock_now_ns() + RDLM_AMQ_ANSWER_NS, &answer);
+        rdlm_amq_sem_request(d, w, m, rdlm_clock_now_ns() + d->answer_ns, &answer);
 
     if (s == RDLM_OK) {
         *taken_p = answer - RDLM_AMQ_COUNT_BASE;

@@ -236,6 +236,8 @@ rdlm_status_t rdlm_global_create(const rdlm_global_params_t *params, rdlm_global
     d->rank = params->bootstrap->rank;
     d->bootstrap = params->bootstrap;
     d->cohort_bound = params->cohort_bound;
+    d->answer_ns = (uint64_t)(params->tl.peer_timeout_ms != 0 ? params->tl.peer_timeout_ms
+                                                               : 10000u) * 1000000u;
     d->home_slots = params->home_slots;
     d->barrier_only = params->barrier_only;
     d->barrier_links_mode = params->barrier_links;

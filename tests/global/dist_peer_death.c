@@ -107,25 +107,10 @@ static int default_tls; /* --default-tls (last): UCX's transports, RDLM_PEER_FAI
 
 #define FAIL(...) procs_fail("dist_peer_death", rank, __VA_ARGS__)
 
-/* Open "<prefix>-<k>" for the first k whose home is node `home`. */
 static rdlm_lock_h open_homed(rdlm_ctx_h ctx, unsigned rank, const char *prefix,
                               int32_t home)
 {
-    for (int k = 0; k < 1000; k++) {
-        char name[64];
-        rdlm_lock_h l;
-        rdlm_lock_info_t info;
-
-        snprintf(name, sizeof(name), "%s-%d", prefix, k);
-        if (rdlm_lock_open(ctx, name, &l) != RDLM_OK)
-            FAIL("rdlm_lock_open %s failed", name);
-        if (rdlm_lock_query(l, &info) != RDLM_OK)
-            FAIL("rdlm_lock_query %s failed", name);
-        if (info.home_node == home)
-            return l;
-        rdlm_lock_close(l);
-    }
-    FAIL("no name of 1000 is homed at node %d", home);
+    return procs_open_homed("dist_peer_death", rank, ctx, prefix, home);
 }
 
 static void cycle(unsigned rank, rdlm_lock_h l, const char *what, uint64_t *token_p)

@@ -111,6 +111,28 @@ static inline rdlm_ctx_h procs_join_two_nodes(const char *who, unsigned rank, un
     return ctx;
 }
 
+/* Open "<prefix>-<k>" for the first k whose home is node `home`; or procs_fail
+ * (prefixed with who). */
+static inline rdlm_lock_h procs_open_homed(const char *who, unsigned rank, rdlm_ctx_h ctx,
+                                           const char *prefix, int32_t home)
+{
+    for (int k = 0; k < 1000; k++) {
+        char name[64];
+        rdlm_lock_h l;
+        rdlm_lock_info_t info;
+
+        snprintf(name, sizeof(name), "%s-%d", prefix, k);
+        if (rdlm_lock_open(ctx, name, &l) != RDLM_OK)
+            procs_fail(who, rank, "rdlm_lock_open %s failed", name);
+        if (rdlm_lock_query(l, &info) != RDLM_OK)
+            procs_fail(who, rank, "rdlm_lock_query %s failed", name);
+        if (info.home_node == home)
+            return l;
+        rdlm_lock_close(l);
+    }
+    procs_fail(who, rank, "no name of 1000 is homed at node %d", home);
+}
+
 /* The home-served semaphore the semaphore tests share: the context's protocol must be
  * "am"; then name with permits is opened and every process waits for the others'
  * open. The handle, or procs_fail (prefixed with who). */

@@ -261,6 +261,8 @@ typedef struct rdlm_global {
     int barrier_broken_said; /* a later barrier's failure was logged (once) */
     int barrier_only;     /* rdlm_global_params_t.barrier_only */
     int barrier_pair;     /* one node, two uncrowded processes: the pair barrier */
+    uint64_t answer_ns; /* how long a request to a home waits for an answer past its
+                           own deadline (a cancel's, a try's): RDLM_PEER_TIMEOUT_MS */
     int crowded; /* more processes of the context on this host than CPUs (decided at
                     rdlm_global_attach_node): waiters give their CPU up */
     int left;             /* rdlm_global_leave ran: destroy does not repeat it */
