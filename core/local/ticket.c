@@ -133,7 +133,7 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
     rdlm_wait_t w;
     uint64_t word;
     uint16_t t;
-    uint32_t unclaimed = UINT32_MAX; /* serving + 1 of a free word seen unclaimed */
+    uint32_t scanned = UINT32_MAX; /* serving + 1 of the free word last recovered from */
     int r;
 
     r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_PENDING, idx, 0));
@@ -158,19 +158,17 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
             continue; /* served, claim raced with an arrival: retry the claim */
         }
         /* Free, and the ticket served is not ours: its waiter may have timed out.
-         * Seen so twice in a row (its claimant had a wait step to claim it), pass
-         * over every abandoned ticket ahead of ours now: waiting for the next sleep
-         * slice cost up to a slice per abandoned ticket (seconds after a burst of
-         * short timeouts). */
-        if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word))) {
-            uint32_t seen = (uint32_t)RDLM_WORD_SERVING(word) + 1;
-
-            if (seen == unclaimed && rdlm_ticket_recover_all(lc, idx)) {
+         * Pass over every abandoned ticket ahead of ours now (once per ticket seen
+         * served; a live or arriving claimant is never passed over), not after the
+         * next sleep slice: that cost up to a slice per abandoned ticket (seconds
+         * after a burst of short timeouts), and a slice for the next acquire after
+         * any timeout. */
+        if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word)) &&
+            (uint32_t)RDLM_WORD_SERVING(word) + 1 != scanned) {
+            scanned = (uint32_t)RDLM_WORD_SERVING(word) + 1;
+            if (rdlm_ticket_recover_all(lc, idx)) {
                 continue;
             }
-            unclaimed = seen;
-        } else {
-            unclaimed = UINT32_MAX;
         }
         /* Only the next in line spins; the others yield, then sleep (and look for
          * dead holders after each sleep slice). */
