@@ -267,7 +267,7 @@ void rdlm_global_rw_sweep(rdlm_global_t *d)
     uint32_t idle = 0;
     rdlm_local_t *lc = d->local;
 
-    if (lc == NULL || rdlm_global_one_node(d) || (now = rdlm_clock_now_ns()) < at ||
+    if (lc == NULL || (now = rdlm_clock_now_ns()) < at ||
         !rdlm_cas(&d->rw_sweeping, &idle, 1, RDLM_ACQUIRE)) {
         return;
     }
@@ -314,14 +314,28 @@ static rdlm_status_t rdlm_rw_set_writer(rdlm_global_t *d, rdlm_local_t *lc, uint
     return s;
 }
 
-/* Holding W with WRITER set: wait until no node is registered as reader. */
-static rdlm_status_t rdlm_rw_drain(rdlm_global_t *d, const rdlm_global_word_t *r,
-                                   uint64_t old, uint64_t deadline, int try_only)
+/* Holding W with WRITER set, and rwlock idx's gate: wait until no node is registered
+ * as reader. The sweep's repair of this node's count needs the gate this writer holds,
+ * so the writer repairs it itself, once a second while a node-mate is gone: a reader
+ * of its own node that died holding kept the node registered, and the writer waited
+ * until its timeout (global.rw_reader_death_one_node). */
+static rdlm_status_t rdlm_rw_drain(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                   const rdlm_global_word_t *r, uint64_t old,
+                                   uint64_t deadline, int try_only)
 {
-    uint64_t pause = RDLM_GLOBAL_POLL_FIRST_NS;
+    uint64_t pause = RDLM_GLOBAL_POLL_FIRST_NS, repair_at = 0;
     rdlm_status_t s = RDLM_OK;
 
     while (s == RDLM_OK && RDLM_R_READERS(old) != 0) {
+        uint64_t now = rdlm_clock_now_ns();
+
+        if (now >= repair_at &&
+            RDLM_NR_COUNT(rdlm_load(&lc->seg.entries[idx].rw_node_readers, RDLM_ACQUIRE)) !=
+                0 &&
+            rdlm_rw_mate_gone(d)) {
+            rdlm_rw_fix_count(d, lc, idx, r);
+            repair_at = now + RDLM_GLOBAL_RW_SWEEP_NS;
+        }
         s = rdlm_global_poll_pause(d, &pause, deadline, try_only);
         if (s == RDLM_OK) {
             s = rdlm_global_w_fadd(d, r, 0, &old);
@@ -363,7 +377,7 @@ rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *l
     if (s == RDLM_OK) {
         s = rdlm_rw_set_writer(d, lc, idx, &r, &old);
         if (s == RDLM_OK) {
-            s = rdlm_rw_drain(d, &r, old, deadline, timeout_ns == 0);
+            s = rdlm_rw_drain(d, lc, idx, &r, old, deadline, timeout_ns == 0);
             if (s != RDLM_OK) {
                 rdlm_global_w_fadd(d, &r, RDLM_R_WRITER,
                                    &old); /* clear WRITER (mod 2^64) */

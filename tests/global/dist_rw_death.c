@@ -28,6 +28,12 @@
  * over) once a process of the victim's node saw the death (core/global/rwlock.c,
  * rdlm_global_rw_sweep). Before, rank 2 waited until its timeout.
  *
+ * --reader-died --one-node: the same with the three processes on one node (rank 2,
+ * the writer, is then the victim's node-mate too). The writer got the local gate (the
+ * dead hold was reset) but waited for good for the node's registration in R: the
+ * repair did not run in a context of one node (an outside user's program, mpirun -np 2
+ * on one machine, every run).
+ *
  * --reader-died-join (run with RDLM_COHORT_BOUND=1): the same, but rank 0 reads once
  * before (so the node's joins reach the bound) and again 100 ms after the death, while
  * rank 2 waits for the readers to drain: its join re-checks R, finds WRITER and waits
@@ -57,6 +63,7 @@
 #define PARENT_LIMIT_S 90.0
 
 static int reader_died; /* --reader-died, --reader-died-join */
+static int one_node;    /* --one-node */
 static int mate_joins;  /* --reader-died-join */
 
 /* What the parent reads. */
@@ -141,8 +148,14 @@ static int child(unsigned rank, const char *rendezvous)
 {
     rdlm_ctx_dist_info_t di;
     rdlm_rwlock_h rw;
-    rdlm_ctx_h ctx =
-        procs_join_two_nodes("dist_rw_death", rank, NPROCS, rendezvous, VICTIM, &di);
+    rdlm_ctx_h ctx;
+
+    if (!one_node) {
+        ctx = procs_join_two_nodes("dist_rw_death", rank, NPROCS, rendezvous, VICTIM, &di);
+    } else if (procs_join(rank, NPROCS, rendezvous, &ctx) != RDLM_OK ||
+               rdlm_ctx_dist_info(ctx, &di) != RDLM_OK || di.nodes != 1) {
+        FAIL("no context of one node");
+    }
 
     if (rdlm_rwlock_open(ctx, "rw", &rw) != RDLM_OK)
         FAIL("rdlm_rwlock_open failed");
@@ -214,20 +227,24 @@ int main(int argc, char **argv)
     unsigned rank = NPROCS; /* the parent, for FAIL */
     int failed;
 
-    if (argc != 2 ||
+    one_node = argc == 3 && strcmp(argv[2], "--one-node") == 0;
+    if ((argc != 2 && !one_node) ||
         (strcmp(argv[1], "--writer-died") != 0 && strcmp(argv[1], "--reader-died") != 0 &&
-         strcmp(argv[1], "--reader-died-join") != 0))
-        FAIL("usage: dist_rw_death --writer-died|--reader-died|--reader-died-join");
+         strcmp(argv[1], "--reader-died-join") != 0) ||
+        (one_node && strcmp(argv[1], "--reader-died") != 0))
+        FAIL("usage: dist_rw_death --writer-died|--reader-died [--one-node]|"
+             "--reader-died-join");
     mate_joins = strcmp(argv[1], "--reader-died-join") == 0;
     reader_died = mate_joins || strcmp(argv[1], "--reader-died") == 0;
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)
         FAIL("no shared memory");
-    failed = !procs_run_leased("t-rw-death", "2", TTL_MS, NPROCS, child, VICTIM,
-                               PARENT_LIMIT_S, "dist_rw_death");
+    failed = !procs_run_leased("t-rw-death", one_node ? "1" : "2", TTL_MS, NPROCS, child,
+                               VICTIM, PARENT_LIMIT_S, "dist_rw_death");
     failed |= !checked();
     procs_remove_segments("t-rw-death");
-    printf("dist_rw_death %s: %s\n", argv[1], failed ? "FAILED" : "passed");
+    printf("dist_rw_death %s%s: %s\n", argv[1], one_node ? " --one-node" : "",
+           failed ? "FAILED" : "passed");
     return failed;
 }
