@@ -197,8 +197,12 @@ RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
  * RDLM_ERR_INVALID_ARG (NULL name or lock_p), RDLM_ERR_NAME_TOO_LONG (empty or longer
  * than RDLM_NAME_MAX), RDLM_ERR_KIND_MISMATCH (the name is another kind of object: a
  * counter, semaphore or barrier for the node segment's life, a lock or rwlock while a
- * process has it open), RDLM_ERR_TABLE_FULL, RDLM_ERR_NO_MEMORY. The same errors apply
- * to the other *_open functions.
+ * process has it open, and for the context's life once a distributed context of more
+ * than one node opened it: its home slot is keyed by it), RDLM_ERR_TABLE_FULL,
+ * RDLM_ERR_NO_MEMORY. The same errors apply to the other *_open functions. In a
+ * distributed context of more than one node the first open of a name resolves its
+ * home slot (one remote operation): it may also return RDLM_ERR_PEER_DEAD, after up
+ * to RDLM_PEER_TIMEOUT_MS if the home's process stopped answering.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name,
                                          rdlm_lock_h *lock_p);
@@ -279,6 +283,8 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_n
  * (released, but the lease is gone; for a service-wide lock, a waiter may have
  * broken it already); a service-wide lock whose home died or restarted while held:
  * RDLM_ERR_PEER_DEAD (the lock went with its home; the node-local one is released).
+ * In a distributed context: RDLM_ERR_PEER_DEAD when the global word's home (or the
+ * queue neighbour the release must reach) died; the node-local lock is released.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_release(rdlm_lock_h lock);
 
@@ -292,9 +298,11 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_close(rdlm_lock_h lock);
 
 /** A snapshot of a lock's state, for tools and tests. */
 typedef struct rdlm_lock_info {
-    /* For a service-wide lock (RDLM_AUTHORITY) every field but home_node describes
-     * the node-local lock in front of the home's word: held, waiters and last_token
-     * are this node's, not the service's (the home's token is the acquire's). */
+    /* For a service-wide lock (RDLM_AUTHORITY), and in a distributed context of more
+     * than one node, every field but home_node and node_holds_global describes the
+     * node-local lock in front of the global word: held, waiters and last_token are
+     * this node's, not the job's or the service's (a lock held on another node reads
+     * held = 0 here; the token of the acquire is the global one). */
     uint32_t waiters;    /**< requests queued by live processes (timed-out and
                               dead ones excluded) */
     int held;            /**< 1 if some context holds it */
@@ -368,7 +376,8 @@ typedef struct rdlm_rwlock_info {
     uint64_t last_token;       /**< the last token issued */
 } rdlm_rwlock_info_t;
 
-/** Fill *info_p; as rdlm_lock_query. */
+/** Fill *info_p; as rdlm_lock_query. In a distributed context of more than one node
+ *  the fields are this node's (readers: this node's shared holders). */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_query(rdlm_rwlock_h rw, rdlm_rwlock_info_t *info_p);
 
 /* ---- counters ------------------------------------------------------------------- */

@@ -1071,8 +1071,11 @@ RDLM_EXPORT rdlm_status_t rdlm_authority_status(const char *address, uint32_t ti
                               .attempt_ns = UINT64_MAX};
     rdlm_status_t st;
 
-    if (address == NULL || status_p == NULL ||
-        !rdlm_config_hostport_parse(address, NULL, NULL)) {
+    if (status_p == NULL) {
+        rdlm_error("lease: status: NULL status_p");
+        return RDLM_ERR_INVALID_ARG;
+    }
+    if (address == NULL || !rdlm_config_hostport_parse(address, NULL, NULL)) {
         rdlm_error("lease: status: '%s' is not host:port", address ? address : "(null)");
         return RDLM_ERR_INVALID_ARG;
     }

@@ -149,7 +149,8 @@ RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session);
  * timeout_ns (0: try once; RDLM_TIMEOUT_INFINITE). RDLM_OK or RDLM_OWNER_DEAD with
  * *token_p; RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT (nothing left queued),
  * RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_UNAVAILABLE, RDLM_ERR_QUOTA, RDLM_ERR_NO_SPACE,
- * RDLM_ERR_NAME_TOO_LONG.
+ * RDLM_ERR_NAME_TOO_LONG; RDLM_ERR_INVALID_ARG (NULL arguments, or a lock this session
+ * holds already: at once, not a wait for itself; locks are not recursive).
  */
 RDLM_EXPORT rdlm_status_t rdlm_session_lock(rdlm_session_h session, const char *name,
                                             uint64_t timeout_ns, uint64_t *token_p);

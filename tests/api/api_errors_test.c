@@ -6,8 +6,9 @@
  * session's connect timeout. With UCX_TLS=nonexistent, joining peers over UCX fails
  * with RDLM_ERR_UNSUPPORTED and a line naming UCX_TLS and ucx_info -d. A node-only
  * context's rdlm_ctx_barrier is RDLM_ERR_UNSUPPORTED, its line naming rdlm_ctx_barrier
- * (it named rdlm_ctx_barrier_arrive, the call inside). The lines are read back from
- * RDLM_LOG_FILE.
+ * (it named rdlm_ctx_barrier_arrive, the call inside). rdlm_authority_status with a NULL
+ * result names that (it said a valid address was not host:port). The lines are read
+ * back from RDLM_LOG_FILE.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -83,6 +84,15 @@ static void context_barrier_refusal_names_the_call(void **state)
     assert_true(logged("rdlm_ctx_barrier: needs a distributed context"));
 }
 
+/* A NULL result pointer is named as such, not blamed on a valid address. */
+static void authority_status_names_a_null_result(void **state)
+{
+    (void)state;
+    assert_int_equal(rdlm_authority_status("127.0.0.1:1", 10, NULL), RDLM_ERR_INVALID_ARG);
+    assert_true(logged("lease: status: NULL status_p"));
+    assert_false(logged("'127.0.0.1:1' is not host:port"));
+}
+
 static void authority_at_closed_port_fails_fast_naming_it(void **state)
 {
     rdlm_ctx_params_t p = {.field_mask = RDLM_CTX_FIELD_JOB, .job = "t-err-refused"};
@@ -152,6 +162,7 @@ int main(void)
         cmocka_unit_test(authority_at_closed_port_fails_fast_naming_it),
         cmocka_unit_test(authority_that_never_answers_is_waited_for),
         cmocka_unit_test(context_barrier_refusal_names_the_call),
+        cmocka_unit_test(authority_status_names_a_null_result),
 #if RDLM_TEST_HAVE_UCX
         cmocka_unit_test(ucx_tls_without_a_transport_names_ucx_tls),
 #endif

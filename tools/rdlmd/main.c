@@ -102,7 +102,7 @@ static void rdlm_daemon_usage(FILE *out)
           "read-only, writes are refused with RDLM_ERR_NO_SPACE (renewals go on) until\n"
           "space returns.\n"
           "SIGTERM or SIGINT stops it cleanly. Exit: 0 stopped, 1 failed, 2 usage,\n"
-          "3 stopped because the data directory vanished.\n",
+          "3 stopped because the data directory vanished or a log write failed.\n",
           out);
 }
 
