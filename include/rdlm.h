@@ -267,7 +267,9 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * the acquire must reach, died: see RDLM_PEER_FAILURE) and RDLM_ERR_LEASE_EXPIRED.
  * With service-wide locks (rdlm_ctx_create, RDLM_AUTHORITY): FIFO on the node only;
  * also RDLM_ERR_LEASE_EXPIRED, and RDLM_ERR_PEER_DEAD or RDLM_ERR_UNAVAILABLE when
- * the lock's home stayed unreachable until the timeout.
+ * the lock's home stayed unreachable until the timeout. A process's first acquire at
+ * a home connects to it (10-40 ms measured), within the acquire's timeout: a shorter
+ * timeout returns RDLM_ERR_TIMEOUT after the connect, on a free lock too.
  * With a lease (RDLM_AUTHORITY, RDLM_JOB_AUTHORITY), RDLM_OWNER_DEAD returns only
  * after the lock delay RDLM_LOCK_DELAY_MS (default 0), the lock held meanwhile.
  * Re-acquiring a lock the context holds waits for itself: locks are not recursive.
