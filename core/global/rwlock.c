@@ -329,12 +329,13 @@ static rdlm_status_t rdlm_rw_drain(rdlm_global_t *d, rdlm_local_t *lc, uint32_t 
     while (s == RDLM_OK && RDLM_R_READERS(old) != 0) {
         uint64_t now = rdlm_clock_now_ns();
 
-        if (now >= repair_at &&
-            RDLM_NR_COUNT(rdlm_load(&lc->seg.entries[idx].rw_node_readers, RDLM_ACQUIRE)) !=
-                0 &&
-            rdlm_rw_mate_gone(d)) {
-            rdlm_rw_fix_count(d, lc, idx, r);
+        if (now >= repair_at) {
             repair_at = now + RDLM_GLOBAL_RW_SWEEP_NS;
+            if (RDLM_NR_COUNT(rdlm_load(&lc->seg.entries[idx].rw_node_readers,
+                                        RDLM_ACQUIRE)) != 0 &&
+                rdlm_rw_mate_gone(d)) {
+                rdlm_rw_fix_count(d, lc, idx, r);
+            }
         }
         s = rdlm_global_poll_pause(d, &pause, deadline, try_only);
         if (s == RDLM_OK) {
