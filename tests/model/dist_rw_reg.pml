@@ -12,8 +12,9 @@
  *
  * Processes. Node X: reader A (the one that may crash, CRASHES = 1 by default), reader
  * B (-DB_IDLE: B does not read) and B's progress thread P, which runs the repair.
- * Node Y: writer C; -DYREADER adds a reader D on Y (it shares Y's gate with C). Each
- * reader reads once, the writer writes once.
+ * Node Y: writer C; -DYREADER adds a reader D on Y (it shares Y's gate with C);
+ * -DX_WRITER puts writer E on X instead of C (below). Each reader reads once, each
+ * writer writes once.
  *
  * Read acquire (rdlm_global_rwlock_read_acquire): the gate; join (rdlm_rw_join): load
  * the node word; [-DBOUND: if nc != 0 and nj >= BOUND, fetch-add 0 on R; if WRITER,
@@ -37,6 +38,25 @@
  * one at the end of its last repair that changed nothing (the same repair again would
  * change nothing again), so P waits at an end state once nothing is left to repair and
  * a stall is an invalid end state.
+ *
+ * Writer on node X (-DX_WRITER, since cc6819f: rdlm_rw_drain's repair): writer E on
+ * node X instead of C on Y (-DXY_WRITERS: both). E shares X's gate with A and B.
+ * rdlm_rwlock_local_write_acquire: X's gate, then X's local drain: rw_word's count
+ * is 0 (each reader of X with a record has done its local release's rw_word -= 1:
+ * lv, the record still READ, LEAVING, until the next step; with X_WRITER the reader's
+ * release has that step), or no live process has a READ record (rdlm_rw_reset_dead).
+ * Then W, WRITER, and the drain: a loop that either finds Rn == 0, or, when a process
+ * of X is dead and nc != 0, repairs X's count itself (rdlm_rw_fix_count, holding the
+ * gate; P's repair cannot take it): v := the word; live := the live READ records, one
+ * process at a time; if nc(v) > live: CAS to (nj(v), live), and if that succeeded and
+ * live == 0: R -1. As for P, E repairs only when X's state differs from the one at
+ * the end of its last repair that changed nothing (ekey), so a writer that waits for
+ * good is an invalid end state. -DBUG_NO_DRAIN_REPAIR: no such repair (the code before
+ * cc6819f); -DBUG_DRAIN_REPAIR_COUNTS_ALL: live counts dead processes' records too.
+ * -DPROPOSED_WRITER_MARK (not the code): E marks its wait in W (nw, RDLM_NR_WAITING)
+ * so that P repairs without the gate meanwhile; the mark is then a bit of the word
+ * that P's CAS compares, and a repair without the gate does nothing unless the v it
+ * loaded has the mark.
  *
  * Crashes. The crasher may die at any step (CRASH): its READ record stays, counted as
  * dead; its share of nc stays; a gate or W it holds goes to the next taker (ticket.c
@@ -62,9 +82,13 @@
  * -DBUG_NO_WAIT_MARK take either out (both: the code of 6d60704).
  *
  * Planted bugs (-DBUG_x): REPAIR_NO_GATE, REPAIR_TO_ZERO, LEAVE_RECORD_FIRST,
- * NO_REPAIR, REPAIR_NO_DROP, NO_WAIT_MARK. Reach checks (-DREACH=n, the assertion must fail):
+ * NO_REPAIR, REPAIR_NO_DROP, NO_WAIT_MARK; with -DX_WRITER: NO_DRAIN_REPAIR,
+ * DRAIN_REPAIR_COUNTS_ALL (stalls), DRAIN_REPAIR_DROP_ALWAYS (R -1 whenever the CAS
+ * succeeded: not caught, see README.md). Reach checks (-DREACH=n, the assertion must
+ * fail):
  *   1  a repair drops the node's registration;
- *   2  the writer gets in after a repair dropped a registration.
+ *   2  the writer gets in after a repair dropped a registration;
+ *   3  (-DX_WRITER) the writer's own repair drops X's registration.
  */
 
 #define A 0
@@ -72,7 +96,12 @@
 #define C 2
 #define D 3
 #define PP 4 /* B's progress thread, as a gate holder */
+#ifdef X_WRITER
+#define E 5  /* the writer on node X */
+#define NPROC 6
+#else
 #define NPROC 5
+#endif
 #define NX 0
 #define NY 1
 
@@ -97,6 +126,11 @@ byte done;            /* processes finished or dead (readers, writer) */
 byte ndone;           /* how many there are */
 bool dropped;         /* ghost: a repair dropped a registration */
 short lastkey = -1;   /* ghost: node X's state after P's last no-op repair */
+#ifdef X_WRITER
+short ekey = -1;      /* ghost: node X's state after E's last no-op repair */
+bool lv[NPROC];       /* a reader's local share gone (rw_word -= 1), its record still
+                         READ (LEAVING) until the next step */
+#endif
 
 #define XKEY (nw[NX] * 256 + nc[NX] * 32 + nj[NX] * 8 + rec[A] * 4 + rec[B] * 2 + dead[A])
 
@@ -261,6 +295,10 @@ joined:
     fi;
 #ifndef BUG_LEAVE_RECORD_FIRST
     CRASH;
+#ifdef X_WRITER
+    lv[me] = true;      /* rdlm_rwlock_local_read_release: LEAVING, rw_word -= 1 */
+    CRASH;
+#endif
     rec[me]--;
 #endif
     done++;
@@ -271,21 +309,114 @@ out:
     skip
 }
 
+#ifdef X_WRITER
+/* Node X's local drain (rdlm_rwlock_drain_readers): rw_word's count is 0 (every
+   reader of X with a record has left it: LEAVING, or no record), or the reset of a
+   dead reader's count (rdlm_rw_reset_dead) when no live process has a READ record. */
+#define X_LOCAL_DRAINED                                                                \
+    (((rec[A] == 0 || lv[A]) && (rec[B] == 0 || lv[B])) ||                             \
+     ((rec[A] == 0 || dead[A]) && (rec[B] == 0 || dead[B])))
+/* the drain's repair: a node-mate is gone and nc != 0 (rdlm_rw_drain), and X's state
+   differs from the one at the end of E's last repair that changed nothing */
+#define DRAIN_REPAIR_DUE(n) (n == NX && dead[A] && nc[n] != 0 && XKEY != ekey)
+#ifdef BUG_DRAIN_REPAIR_COUNTS_ALL
+#define DRAIN_LIVE(p) (rec[p] != 0)
+#else
+#define DRAIN_LIVE(p) (rec[p] != 0 && !dead[p])
+#endif
+#endif
+
 proctype Writer(byte me; byte n)
 {
     bool wasw;
+#ifdef X_WRITER
+    byte v, j, live;
+    short k0;
+    bool ok;
+#endif
 
     atomic { TAKEABLE(gate[n]) -> gate[n] = me + 1 };
 #ifdef YREADER
+#ifdef X_WRITER
+    if
+    :: n == NY -> (rec[D] == 0)
+    :: else
+    fi;
+#else
     (rec[D] == 0);      /* the local readers drained */
 #endif
+#endif
+#ifdef X_WRITER
+    if
+    :: n == NX -> X_LOCAL_DRAINED
+    :: else
+    fi;
+#endif
+#ifdef PROPOSED_WRITER_MARK
+    if
+    :: n == NX -> nw[n] = true     /* proposed: mark the wait in W (RDLM_NR_WAITING) */
+    :: else
+    fi;
+#endif
     take_w();
+#ifdef PROPOSED_WRITER_MARK
+    nw[n] = false;
+#endif
     atomic { wasw = Rw; Rw = !Rw };
     if
     :: wasw -> Rw = !Rw     /* rdlm_rw_set_writer: once more */
     :: else
     fi;
+#ifdef X_WRITER
+    /* rdlm_rw_drain: poll R; holding X's gate, E repairs X's count itself
+       (rdlm_rw_fix_count), the same steps as P's repair */
+    do
+    :: Rn == 0 -> break
+#ifndef BUG_NO_DRAIN_REPAIR
+    :: atomic { DRAIN_REPAIR_DUE(n) -> k0 = XKEY };
+       atomic { v = nc[n]; j = nj[n] };
+       live = 0;
+       if
+       :: DRAIN_LIVE(A) -> live = live + rec[A]
+       :: else
+       fi;
+       if
+       :: DRAIN_LIVE(B) -> live = live + rec[B]
+       :: else
+       fi;
+       ok = false;
+       if
+       :: v > live ->
+           atomic {
+               if
+               :: nc[n] == v && nj[n] == j -> nc[n] = live; ok = true
+               :: else
+               fi
+           };
+           if
+#ifdef BUG_DRAIN_REPAIR_DROP_ALWAYS
+           :: ok ->
+#else
+           :: ok && live == 0 ->
+#endif
+               R_DEC;
+               dropped = true;
+               REACHED(3)
+           :: else
+           fi
+       :: else
+       fi;
+       atomic {
+           if
+           :: !ok && XKEY == k0 -> ekey = k0
+           :: else
+           fi
+       }
+#endif
+    od;
+#else
     (Rn == 0);              /* rdlm_rw_drain */
+#endif
     atomic {
         wcs = true;
         assert(!(incs[A] && !dead[A]) && !(incs[B] && !dead[B]) &&
@@ -316,10 +447,22 @@ proctype Writer(byte me; byte n)
     fi
 #endif
 
+#ifdef PROPOSED_WRITER_MARK
+/* the mark is a bit of the node word (RDLM_NR_WAITING): the repair's CAS compares it */
+#define NW_LOAD(n) w0 = nw[n]; if :: !g && !w0 -> v = 0 :: else fi /* no gate, no mark */
+#define NW_SAME(n) nw[n] == w0
+#else
+#define NW_LOAD(n) skip
+#define NW_SAME(n) true
+#endif
+
 /* B's progress thread: rdlm_global_rw_sweep -> rdlm_rw_repair on node X. */
 proctype Repair(byte me; byte n)
 {
     byte v, j, live;
+#ifdef PROPOSED_WRITER_MARK
+    bool w0;
+#endif
     short k0;
     bool ok, g;
 
@@ -329,7 +472,7 @@ end_idle:
            REPAIR_DUE(n) -> REPAIR_GATE(n);
            k0 = XKEY
        };
-       atomic { v = nc[n]; j = nj[n] };
+       atomic { v = nc[n]; j = nj[n]; NW_LOAD(n) };
        live = 0;
        if
        :: rec[A] != 0 && !dead[A] -> live = live + rec[A]
@@ -344,7 +487,7 @@ end_idle:
        :: v > live ->
            atomic {
                if
-               :: nc[n] == v && nj[n] == j ->
+               :: nc[n] == v && nj[n] == j && NW_SAME(n) ->
 #ifdef BUG_REPAIR_TO_ZERO
                    nc[n] = 0;
 #else
@@ -398,8 +541,14 @@ init
         run Reader(B, NX);
         ndone++;
 #endif
+#if !defined(X_WRITER) || defined(XY_WRITERS)
         run Writer(C, NY);
         ndone++;
+#endif
+#ifdef X_WRITER
+        run Writer(E, NX);
+        ndone++;
+#endif
 #ifdef YREADER
         run Reader(D, NY);
         ndone++;
