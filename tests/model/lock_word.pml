@@ -31,8 +31,8 @@
  *            state changed since its last Recovery pass (its bit in `dirty`):
  *            a pass over unchanged state repeats the previous one, so no
  *            behaviour is lost, and a waiter that nothing can help blocks.
- *            The real code runs Recovery after every sleep slice and when it
- *            sees the lock free and another ticket served (once per ticket), and
+ *            The real code runs Recovery after every sleep slice and, right
+ *            behind a served ticket still unclaimed, before it sleeps, and
  *            runs it again after each pass that moved the lock (a run of
  *            abandoned tickets at once): each pass changes the word, so the
  *            model allows every such repetition.
