@@ -219,6 +219,7 @@ static rdlm_status_t rdlm_svc_members(const rdlm_lease_addrs_t *addrs,
     uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_OPEN_NS);
     uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
     rdlm_svc_desc_t d;
+    unsigned from = 0; /* the replica whose answer *m is */
     int have = 0;
 
     for (;;) {
@@ -234,11 +235,12 @@ static rdlm_status_t rdlm_svc_members(const rdlm_lease_addrs_t *addrs,
             if (st == RDLM_OK && have && !rdlm_svc_same_members(m, &d)) {
                 rdlm_error("svc: replicas %s and %s name other members: start every "
                            "rdlmd with the same --peers",
-                           addrs->addr[0], addrs->addr[i]);
+                           addrs->addr[from], addrs->addr[i]);
                 return RDLM_ERR_BAD_CONFIG;
             }
             if (st == RDLM_OK && !have) {
                 *m = d;
+                from = i;
                 have = 1;
             }
         }
