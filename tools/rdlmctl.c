@@ -41,11 +41,11 @@ static void rdlm_ctl_usage(FILE *out)
           out);
 }
 
-/* The replica's own id when it is the leader (its answer names itself). */
-static const char *rdlm_ctl_id(const char *addr, const rdlm_authority_status_t *st,
-                               char *buf, size_t len)
+/* The replica's own id when it is the leader (its answer names itself), whatever
+ * spelling of its address was asked. */
+static const char *rdlm_ctl_id(const rdlm_authority_status_t *st, char *buf, size_t len)
 {
-    if (st->leader_id != 0 && strcmp(st->leader_addr, addr) == 0) {
+    if (st->is_leader && st->leader_id != 0) {
         snprintf(buf, len, "%" PRIu64, st->leader_id);
     } else {
         snprintf(buf, len, "%s", "-");
@@ -71,7 +71,7 @@ static void rdlm_ctl_print(const char *addr, rdlm_status_t s,
     } else if (s != RDLM_OK) {
         printf("%s no answer (%s)\n", addr, rdlm_status_name(s));
     } else if (json) {
-        rdlm_ctl_id(addr, st, id, sizeof(id));
+        rdlm_ctl_id(st, id, sizeof(id));
         printf("{\"address\":\"%s\",\"id\":%s,\"leader\":%s,\"term\":%" PRIu64
                ",\"leader_id\":%" PRIu64 ",\"leader_address\":\"%s\",\"epoch\":%" PRIu64
                ",\"sessions\":%" PRIu64 ",\"locks\":%" PRIu64 ",\"commit\":%" PRIu64
@@ -82,7 +82,7 @@ static void rdlm_ctl_print(const char *addr, rdlm_status_t s,
     } else {
         printf("%s id=%s leader=%s term=%" PRIu64 " epoch=%" PRIu64 " sessions=%" PRIu64
                " locks=%" PRIu64 " commit=%" PRIu64 "%s\n",
-               addr, rdlm_ctl_id(addr, st, id, sizeof(id)), st->is_leader ? "yes" : "no",
+               addr, rdlm_ctl_id(st, id, sizeof(id)), st->is_leader ? "yes" : "no",
                st->term, st->epoch, st->sessions, st->locks, st->commit,
                full ? " disk=full (writes refused: RDLM_ERR_NO_SPACE)" : "");
     }

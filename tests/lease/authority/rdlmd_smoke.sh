@@ -148,6 +148,17 @@ done
 echo "rdlmd_smoke: replica $LEADER rejoined"
 echo "$out"
 
+# Asked at other spellings of the replicas' addresses than --peers gives, the leader
+# still names its own id (it printed id=-: its id came from matching the address).
+ALT="localhost:${CLIENT[1]##*:},localhost:${CLIENT[2]##*:},127.0.0.1:${CLIENT[3]##*:}"
+out=$(timeout 5 "$RDLMCTL" status --authority "$ALT" --timeout-ms 500 2>/dev/null)
+line=$(echo "$out" | grep " leader=yes ")
+for i in 1 2 3; do
+    [ "${line%% *}" = "$(echo "$ALT" | cut -d, -f"$i")" ] && want=$i
+done
+[ "$(echo "$line" | awk '{print $2}')" = "id=${want:-?}" ] ||
+    fail "rdlmctl status at other spellings: leader line '$line', expected id=${want:-?}"
+
 leader_epoch() {
     status | awk '/ leader=yes /{for (i = 1; i <= NF; i++) if ($i ~ /^epoch=/) print substr($i, 7)}'
 }
