@@ -32,8 +32,9 @@
 #define RDLM_R_READERS(v) ((uint32_t)(v))
 #define RDLM_NR_ONE 1ull
 #define RDLM_NR_JOIN (1ull << 32)
-/* The gate's holder waits behind a writer (rdlm_rw_join): it joins nobody meanwhile,
- * so the sweep may repair the count without the gate. */
+/* The gate's holder waits in W (a joiner behind a writer, rdlm_rw_join, or a writer,
+ * rdlm_global_rwlock_write_acquire): it joins nobody meanwhile, so the sweep may repair
+ * the count without the gate, from a word that carries the mark. */
 #define RDLM_NR_WAITING (1ull << 63)
 #define RDLM_NR_COUNT(v) ((uint32_t)(v))
 #define RDLM_NR_JOINS(v) ((uint32_t)((v) >> 32) & 0x7fffffffu)
@@ -90,20 +91,24 @@ static rdlm_status_t rdlm_rw_register(rdlm_global_t *d, const rdlm_global_word_t
     return try_only ? RDLM_ERR_BUSY : rdlm_rw_wait_writers(d, w, r, deadline, 1);
 }
 
-/* Holding rwlock idx's gate (no reader joins meanwhile, and a reader's READ record
- * outlives its share of the count: so a live hold is never left out): if the node's
- * count of readers counts more holds than its live processes have (readers that died
- * holding), set it to theirs, and drop the node's registration in R (r) if none is
- * left. Before, the registration stayed for good and writers of other nodes waited
- * until their timeout (global.rw_reader_death_*). */
+/* Holding rwlock idx's gate (`gated`), or while its holder waits in W (the word
+ * carries RDLM_NR_WAITING; else nothing is done) — no reader joins meanwhile, and a
+ * reader's READ record outlives its share of the count: so a live hold is never left
+ * out: if the node's count of readers counts more holds than its live processes have
+ * (readers that died holding), set it to theirs, and drop the node's registration in R
+ * (r) if none is left. Before, the registration stayed for good and writers of other
+ * nodes waited until their timeout (global.rw_reader_death_*). The CAS compares the
+ * mark too: once the waiter has cleared it, it may join or register again, and a
+ * repair counted before that would drop the new registration (dist_rw_reg.pml,
+ * bug_repair_mark_not_compared). */
 static void rdlm_rw_fix_count(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
-                              const rdlm_global_word_t *r)
+                              const rdlm_global_word_t *r, int gated)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t v = rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE), old;
     uint32_t live = rdlm_rwlock_local_live_reads(lc, idx);
 
-    if (RDLM_NR_COUNT(v) > live &&
+    if ((gated || (v & RDLM_NR_WAITING)) && RDLM_NR_COUNT(v) > live &&
         rdlm_cas(&e->rw_node_readers, &v, (v & ~0xffffffffull) | live, RDLM_ACQ_REL)) {
         rdlm_warn("rwlock \"%s\": %u shared holds of this node's dead processes left its "
                   "count of readers%s",
@@ -142,7 +147,7 @@ static rdlm_status_t rdlm_rw_join(rdlm_global_t *d, rdlm_local_t *lc, uint32_t i
             /* Let the writer in: wait behind it (the node's readers drain meanwhile;
              * new ones wait at the gate behind us). A reader of the node that dies
              * meanwhile is the sweep's to repair, without the gate: say we wait. */
-            rdlm_rw_fix_count(d, lc, idx, r);
+            rdlm_rw_fix_count(d, lc, idx, r, 1);
             rdlm_fetch_or(&e->rw_node_readers, RDLM_NR_WAITING, RDLM_ACQ_REL);
             s = rdlm_rw_wait_writers(d, w, r, deadline, 0);
             rdlm_fetch_and(&e->rw_node_readers, ~RDLM_NR_WAITING, RDLM_ACQ_REL);
@@ -241,9 +246,9 @@ static int rdlm_rw_mate_gone(rdlm_global_t *d)
 }
 
 /* The sweep's repair of rwlock idx: rdlm_rw_fix_count under its gate, taken without
- * waiting; or without it while its holder waits behind a writer (RDLM_NR_WAITING: it
- * joins nobody until it cleared the mark, and its join is a CAS that a repair in
- * between makes fail); else next time. */
+ * waiting; or without it while its holder waits in W (RDLM_NR_WAITING: it joins or
+ * registers nobody until it cleared the mark, and the repair's CAS compares the mark);
+ * else next time. */
 static void rdlm_rw_repair(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
@@ -251,11 +256,8 @@ static void rdlm_rw_repair(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
     rdlm_status_t s = rdlm_ticket_acquire(lc, idx, 0, NULL);
     int gate = s == RDLM_OK || s == RDLM_OWNER_DEAD;
 
-    if (!gate && !(rdlm_load(&e->rw_node_readers, RDLM_ACQUIRE) & RDLM_NR_WAITING)) {
-        return;
-    }
     rdlm_global_pair_words(d, e, &w, &r);
-    rdlm_rw_fix_count(d, lc, idx, &r);
+    rdlm_rw_fix_count(d, lc, idx, &r, gate);
     if (gate) {
         rdlm_ticket_release(lc, idx);
     }
@@ -334,7 +336,7 @@ static rdlm_status_t rdlm_rw_drain(rdlm_global_t *d, rdlm_local_t *lc, uint32_t 
             if (RDLM_NR_COUNT(rdlm_load(&lc->seg.entries[idx].rw_node_readers,
                                         RDLM_ACQUIRE)) != 0 &&
                 rdlm_rw_mate_gone(d)) {
-                rdlm_rw_fix_count(d, lc, idx, r);
+                rdlm_rw_fix_count(d, lc, idx, r, 1);
             }
         }
         s = rdlm_global_poll_pause(d, &pause, deadline, try_only);
@@ -368,8 +370,14 @@ rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *l
     if (timeout_ns == 0) {
         s = rdlm_glock_try(d, &w, rdlm_load(&e->token, RDLM_RELAXED), &qid, &seq);
     } else {
+        /* Holding the gate, wait in W: a reader of this node that died holding is the
+         * sweep's to repair meanwhile, without the gate (writers of both nodes and a
+         * dead reader: the writer ahead waited for its registration until its
+         * deadline; dist_rw_reg.pml's bug_no_writer_mark, global.rw_reader_death_xy). */
+        rdlm_fetch_or(&e->rw_node_readers, RDLM_NR_WAITING, RDLM_ACQ_REL);
         s = rdlm_glock_acquire(d, &w, rdlm_load(&e->token, RDLM_RELAXED), deadline, &qid,
                                &seq);
+        rdlm_fetch_and(&e->rw_node_readers, ~RDLM_NR_WAITING, RDLM_ACQ_REL);
     }
     if (s == RDLM_OWNER_DEAD) {
         local = s; /* taken over from a dead writer (glock.c) */

@@ -41,6 +41,14 @@
  * first (dist_rw_reg.pml, code_bound_recheck_stalls); then rank 2 gets in, and rank 0
  * reads after it (not beside it).
  *
+ * --reader-died-xy: the same as --reader-died, but rank 0, the victim's node-mate, asks
+ * for it exclusive too, 100 ms after rank 2 (which then holds W and waits for the
+ * victim's node to drain): rank 0 holds its node's gate in its local drain when the
+ * victim dies, then waits in W behind rank 2, still holding the gate the sweep's
+ * repair needs. It marks that wait (RDLM_NR_WAITING) so that the sweep repairs without
+ * the gate; then rank 2 gets in, and rank 0 after it (not beside it), with a larger
+ * token. Before, rank 2 waited until its timeout (dist_rw_reg.pml, bug_no_writer_mark).
+ *
  * Exit: 0 pass, 1 fail.
  */
 #include <stdatomic.h>
@@ -65,6 +73,7 @@
 static int reader_died; /* --reader-died, --reader-died-join */
 static int one_node;    /* --one-node */
 static int mate_joins;  /* --reader-died-join */
+static int mate_writes; /* --reader-died-xy */
 
 /* What the parent reads. */
 static struct shared {
@@ -91,21 +100,24 @@ static void victim(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
     raise(SIGKILL);
 }
 
-/* Rank 0 (rank 2: --reader-died): take it exclusive after the victim, hold it
- * HOLD_MS. */
+/* Rank 0 (rank 2: --reader-died; both: --reader-died-xy, rank 0 100 ms later): take
+ * it exclusive after the victim, hold it HOLD_MS. */
 static void writer(unsigned rank, rdlm_ctx_h ctx, rdlm_rwlock_h rw)
 {
     if (rdlm_ctx_barrier(ctx) != RDLM_OK ||
         (mate_joins && rdlm_ctx_barrier(ctx) != RDLM_OK))
         FAIL("barrier failed");
+    if (mate_writes && rank == WRITER)
+        usleep(100000); /* rank 2 holds W and drains meanwhile */
     sh->acquired[rank] =
         rdlm_rwlock_write_acquire(rw, ACQUIRE_TIMEOUT_NS, &sh->token[rank]);
-    printf("writer: %s, token %#llx\n", rdlm_status_name(sh->acquired[rank]),
+    printf("writer %u: %s, token %#llx\n", rank, rdlm_status_name(sh->acquired[rank]),
            (unsigned long long)sh->token[rank]);
     if (sh->acquired[rank] >= 0) {
-        atomic_store(&sh->writer_inside, 1);
+        if (atomic_fetch_add(&sh->writer_inside, 1) != 0)
+            atomic_fetch_add(&sh->overlaps, 1);
         usleep(HOLD_MS * 1000);
-        atomic_store(&sh->writer_inside, 0);
+        atomic_fetch_sub(&sh->writer_inside, 1);
         sh->released[rank] = rdlm_rwlock_write_release(rw);
     }
     atomic_store(&sh->writer_done, 1);
@@ -163,7 +175,7 @@ static int child(unsigned rank, const char *rendezvous)
         FAIL("barrier failed");
     if (rank == VICTIM)
         victim(rank, ctx, rw);
-    else if (rank == (reader_died ? READER : WRITER))
+    else if (rank == (reader_died ? READER : WRITER) || mate_writes)
         writer(rank, ctx, rw);
     else
         reader(rank, ctx, rw);
@@ -172,9 +184,20 @@ static int child(unsigned rank, const char *rendezvous)
 }
 
 /* --reader-died: 1 if the writer got it (RDLM_OK) and gave it back (and with
- * --reader-died-join rank 0 read after it, not beside it). */
+ * --reader-died-join rank 0 read after it, not beside it; with --reader-died-xy rank 0
+ * wrote after it, with a larger token). */
 static int checked_reader_died(void)
 {
+    if (mate_writes && (atomic_load(&sh->overlaps) != 0 || sh->acquired[WRITER] != RDLM_OK ||
+                        sh->released[WRITER] != RDLM_OK ||
+                        sh->token[WRITER] <= sh->token[READER])) {
+        fprintf(stderr, "dist_rw_death: rank 0 wrote %s / %s with token %#llx after %#llx%s\n",
+                rdlm_status_name(sh->acquired[WRITER]),
+                rdlm_status_name(sh->released[WRITER]),
+                (unsigned long long)sh->token[WRITER], (unsigned long long)sh->token[READER],
+                atomic_load(&sh->overlaps) ? ", beside rank 2" : "");
+        return 0;
+    }
     if (mate_joins && (atomic_load(&sh->overlaps) != 0 || sh->acquired[WRITER] != RDLM_OK ||
                        sh->released[WRITER] != RDLM_OK)) {
         fprintf(
@@ -230,12 +253,14 @@ int main(int argc, char **argv)
     one_node = argc == 3 && strcmp(argv[2], "--one-node") == 0;
     if ((argc != 2 && !one_node) ||
         (strcmp(argv[1], "--writer-died") != 0 && strcmp(argv[1], "--reader-died") != 0 &&
-         strcmp(argv[1], "--reader-died-join") != 0) ||
+         strcmp(argv[1], "--reader-died-join") != 0 &&
+         strcmp(argv[1], "--reader-died-xy") != 0) ||
         (one_node && strcmp(argv[1], "--reader-died") != 0))
         FAIL("usage: dist_rw_death --writer-died|--reader-died [--one-node]|"
-             "--reader-died-join");
+             "--reader-died-join|--reader-died-xy");
     mate_joins = strcmp(argv[1], "--reader-died-join") == 0;
-    reader_died = mate_joins || strcmp(argv[1], "--reader-died") == 0;
+    mate_writes = strcmp(argv[1], "--reader-died-xy") == 0;
+    reader_died = mate_joins || mate_writes || strcmp(argv[1], "--reader-died") == 0;
     setvbuf(stdout, NULL, _IONBF, 0); /* children end with _exit */
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)
