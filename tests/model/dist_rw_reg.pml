@@ -30,10 +30,14 @@
  * poll that finds readers changes nothing, so it is one step taken when Rn == 0), the
  * critical section, fetch-add WRITER (clear), pass W, release the gate.
  * Repair (rdlm_rw_repair): taken by P when a node-mate of B is dead and nc != 0 (the
- * sweep's conditions): try the gate (busy: nothing); v := the node word; live := the
- * READ records of live processes, one process at a time; if nc(v) > live: CAS the word
- * from v to (nj(v), live), and if that succeeded and live == 0: fetch-add R -1; release
- * the gate. A repair that finds the gate busy, or that changes nothing, leaves no trace;
+ * sweep's conditions): try the gate (busy: nothing, unless the mark nw is set); v :=
+ * the node word; without the gate, nothing unless v has the mark (rdlm_rw_fix_count's
+ * "gated" flag); live := the READ records of live processes, one process at a time; if
+ * nc(v) > live: CAS the word (mark included) from v to (nw(v), nj(v), live), and if
+ * that succeeded and live == 0: fetch-add R -1; release the gate.
+ * -DBUG_REPAIR_MARK_NOT_COMPARED: without the gate, the repair acts on a v whatever
+ * its mark, and its CAS leaves the mark out (the model before the writer's mark).
+ * A repair that finds the gate busy, or that changes nothing, leaves no trace;
  * P runs one only when the state of node X (nc, records, deaths, gate) differs from the
  * one at the end of its last repair that changed nothing (the same repair again would
  * change nothing again), so P waits at an end state once nothing is left to repair and
@@ -53,10 +57,11 @@
  * the end of its last repair that changed nothing (ekey), so a writer that waits for
  * good is an invalid end state. -DBUG_NO_DRAIN_REPAIR: no such repair (the code before
  * cc6819f); -DBUG_DRAIN_REPAIR_COUNTS_ALL: live counts dead processes' records too.
- * -DPROPOSED_WRITER_MARK (not the code): E marks its wait in W (nw, RDLM_NR_WAITING)
- * so that P repairs without the gate meanwhile; the mark is then a bit of the word
- * that P's CAS compares, and a repair without the gate does nothing unless the v it
- * loaded has the mark.
+ * E marks its wait in W in X's word (nw, RDLM_NR_WAITING: set after its local drain,
+ * cleared once it has W), so that P repairs without the gate meanwhile (with
+ * -DXY_WRITERS, E waits behind C). C's mark on Y's word is left out: nothing repairs
+ * Y's count here. -DBUG_NO_WRITER_MARK: E does not mark (the code before: with
+ * -DXY_WRITERS it stalls).
  *
  * Crashes. The crasher may die at any step (CRASH): its READ record stays, counted as
  * dead; its share of nc stays; a gate or W it holds goes to the next taker (ticket.c
@@ -78,12 +83,14 @@
  *
  * The joiner's re-check (-DBOUND), since the fix of stall 2: if WRITER, it repairs the
  * count itself (it holds the gate) and marks its wait (nw: RDLM_NR_WAITING) until it
- * returns; the repair may then run without the gate. -DBUG_RECHECK_NO_REPAIR and
- * -DBUG_NO_WAIT_MARK take either out (both: the code of 6d60704).
+ * returns; the repair may then run without the gate (on a v with the mark).
+ * -DBUG_RECHECK_NO_REPAIR and -DBUG_NO_WAIT_MARK take either out (both: the code of
+ * 6d60704).
  *
  * Planted bugs (-DBUG_x): REPAIR_NO_GATE, REPAIR_TO_ZERO, LEAVE_RECORD_FIRST,
  * NO_REPAIR, REPAIR_NO_DROP, NO_WAIT_MARK; with -DX_WRITER: NO_DRAIN_REPAIR,
- * DRAIN_REPAIR_COUNTS_ALL (stalls), DRAIN_REPAIR_DROP_ALWAYS (R -1 whenever the CAS
+ * DRAIN_REPAIR_COUNTS_ALL (stalls), NO_WRITER_MARK (with -DXY_WRITERS: a stall),
+ * REPAIR_MARK_NOT_COMPARED ((e)), DRAIN_REPAIR_DROP_ALWAYS (R -1 whenever the CAS
  * succeeded: not caught, see README.md). Reach checks (-DREACH=n, the assertion must
  * fail):
  *   1  a repair drops the node's registration;
@@ -352,15 +359,17 @@ proctype Writer(byte me; byte n)
     :: else
     fi;
 #endif
-#ifdef PROPOSED_WRITER_MARK
+#if defined(X_WRITER) && !defined(BUG_NO_WRITER_MARK)
     if
-    :: n == NX -> nw[n] = true     /* proposed: mark the wait in W (RDLM_NR_WAITING) */
-    :: else
+    :: n == NX ->
+        nw[n] = true;   /* mark the wait in W (RDLM_NR_WAITING): P may repair */
+        take_w();
+        nw[n] = false
+    :: else ->
+        take_w()
     fi;
-#endif
+#else
     take_w();
-#ifdef PROPOSED_WRITER_MARK
-    nw[n] = false;
 #endif
     atomic { wasw = Rw; Rw = !Rw };
     if
@@ -447,22 +456,22 @@ proctype Writer(byte me; byte n)
     fi
 #endif
 
-#ifdef PROPOSED_WRITER_MARK
-/* the mark is a bit of the node word (RDLM_NR_WAITING): the repair's CAS compares it */
-#define NW_LOAD(n) w0 = nw[n]; if :: !g && !w0 -> v = 0 :: else fi /* no gate, no mark */
-#define NW_SAME(n) nw[n] == w0
-#else
+/* BUG_REPAIR_NO_GATE: the repair acts as if it held the gate, mark or not */
+#if defined(BUG_REPAIR_MARK_NOT_COMPARED) || defined(BUG_REPAIR_NO_GATE)
 #define NW_LOAD(n) skip
 #define NW_SAME(n) true
+#else
+/* the mark is a bit of the node word (RDLM_NR_WAITING): without the gate the repair
+   acts only on a v with the mark (v := 0: nothing to do), and its CAS compares it */
+#define NW_LOAD(n) w0 = nw[n]; if :: !g && !w0 -> v = 0 :: else fi
+#define NW_SAME(n) nw[n] == w0
 #endif
 
 /* B's progress thread: rdlm_global_rw_sweep -> rdlm_rw_repair on node X. */
 proctype Repair(byte me; byte n)
 {
     byte v, j, live;
-#ifdef PROPOSED_WRITER_MARK
     bool w0;
-#endif
     short k0;
     bool ok, g;
 
