@@ -373,7 +373,8 @@ rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *l
         /* Holding the gate, wait in W: a reader of this node that died holding is the
          * sweep's to repair meanwhile, without the gate (writers of both nodes and a
          * dead reader: the writer ahead waited for its registration until its
-         * deadline; dist_rw_reg.pml's bug_no_writer_mark, global.rw_reader_death_xy). */
+         * deadline; dist_rw_reg.pml's code_808e05e_xy_writers_stall,
+         * global.rw_reader_death_xy). */
         rdlm_fetch_or(&e->rw_node_readers, RDLM_NR_WAITING, RDLM_ACQ_REL);
         s = rdlm_glock_acquire(d, &w, rdlm_load(&e->token, RDLM_RELAXED), deadline, &qid,
                                &seq);

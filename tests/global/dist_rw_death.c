@@ -47,7 +47,8 @@
  * victim dies, then waits in W behind rank 2, still holding the gate the sweep's
  * repair needs. It marks that wait (RDLM_NR_WAITING) so that the sweep repairs without
  * the gate; then rank 2 gets in, and rank 0 after it (not beside it), with a larger
- * token. Before, rank 2 waited until its timeout (dist_rw_reg.pml, bug_no_writer_mark).
+ * token. Before, rank 2 waited until its timeout (dist_rw_reg.pml,
+ * code_808e05e_xy_writers_stall).
  *
  * Exit: 0 pass, 1 fail.
  */
