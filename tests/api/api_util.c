@@ -33,14 +33,27 @@ void api_sleep_ms(unsigned ms)
     }
 }
 
+/* The directory of this user's segments: RDLM_SHM_DIR, else the default. */
+static void api_place_path(char *buf, size_t size, const char *job, const char *suffix)
+{
+    const char *dir = getenv("RDLM_SHM_DIR");
+
+    if (dir != NULL && dir[0] != '\0') {
+        snprintf(buf, size, "%s/%s.%s", dir, job, suffix);
+    } else {
+        snprintf(buf, size, "/dev/shm/rdlm-%lu/%s.%s", (unsigned long)geteuid(), job,
+                 suffix);
+    }
+}
+
 void api_segment_path(char *buf, size_t size, const char *job)
 {
-    snprintf(buf, size, "/dev/shm/rdlm-%lu/%s.seg", (unsigned long)geteuid(), job);
+    api_place_path(buf, size, job, "seg");
 }
 
 void api_lock_path(char *buf, size_t size, const char *job)
 {
-    snprintf(buf, size, "/dev/shm/rdlm-%lu/%s.lock", (unsigned long)geteuid(), job);
+    api_place_path(buf, size, job, "lock");
 }
 
 int api_path_exists(const char *path)

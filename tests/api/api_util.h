@@ -75,8 +75,8 @@ void api_sleep_ms(unsigned ms);
 /** Poll rdlm_lock_query until waiters == n (bounded); 0 on success. */
 int api_wait_waiters(rdlm_lock_h lock, uint32_t n, uint64_t timeout_ns);
 
-/** Path of a job's segment and of its lock file, in the default directory
- *  /dev/shm/rdlm-<uid> (docs/local-locks.md). */
+/** Path of a job's segment and of its lock file: in RDLM_SHM_DIR if set, else in the
+ *  default directory /dev/shm/rdlm-<uid> (docs/local-locks.md). */
 void api_segment_path(char *buf, size_t size, const char *job);
 void api_lock_path(char *buf, size_t size, const char *job);
 int api_path_exists(const char *path);
