@@ -184,7 +184,10 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
  * the context's handle return RDLM_ERR_BAD_HANDLE, and through its objects' handles
  * RDLM_ERR_CLOSED (handle memory is kept for that and reused by later opens; see
  * "Stale handles"). Other threads waiting in an acquire of this context give up
- * their place and return RDLM_ERR_CLOSED.
+ * their place and return RDLM_ERR_CLOSED; in rdlm_lock_acquire also one that the
+ * lock was handed or granted to while the destroy ran (it passes the lock on first),
+ * so that an rdlm_lock_acquire still waiting when the destroy begins never returns
+ * RDLM_OK.
  */
 RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 

@@ -220,6 +220,16 @@ rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint3
          * queue, whose waiter behind it took the lock over and reported the death
          * (or this process did, and glock said so). One OWNER_DEAD per death. */
     }
+    if ((s == RDLM_OK || s == RDLM_OWNER_DEAD) && rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        /* Granted while the context closes: a node-mate's hand-off, or a grant that
+         * reached this waiter before it looked at closing (or crossed its cancel).
+         * The destroy would release it under the caller, who would believe it holds:
+         * pass it on now (the destroy waits for us) and report the close (rdlm.h,
+         * rdlm_ctx_destroy). */
+        rdlm_global_lock_release(d, lc, idx);
+        rdlm_local_lock_ungrant(lc, RDLM_ERR_CLOSED);
+        s = RDLM_ERR_CLOSED;
+    }
     if ((s == RDLM_OK || s == RDLM_OWNER_DEAD) && token_p != NULL) {
         *token_p = token;
     }

@@ -45,7 +45,8 @@
  * Mode "rwstarve": a writer gets in against a stream of readers on another node.
  *
  * Mode "cancel": destroying a context makes its waiting threads return
- * RDLM_ERR_CLOSED.
+ * RDLM_ERR_CLOSED, also when the lock is released meanwhile (a grant reaches them
+ * while their context closes); --iters rounds, each in a context of its own.
  *
  * Mode "counter": job-wide counters (distinct old values, signed deltas, sharded).
  *
@@ -118,6 +119,8 @@ typedef struct shared {
     atomic_uint holding[2]; /* rwstarve: readers holding, per node */
     uint64_t hold_token; /* timeout mode: rank 0's token */
     atomic_uint stop;    /* homebusy mode: the remote rank is done */
+    /* cancel mode: ranks that began a round's destroy */
+    atomic_uint destroying;
     rec_t log[];         /* [lock][rank][iter] */
 } shared_t;
 
@@ -673,47 +676,102 @@ static void run_timeout(void)
     barrier();
 }
 
-/* Destroying a context cancels its waiters: rank 0 holds a lock; every other rank
- * waits for it in a second thread (queued locally, or globally from another node)
- * while its main thread destroys the context. The waiter must return
- * RDLM_ERR_CLOSED, and rank 0's release (passing over the abandoned places) and
- * everyone's collective destroy must complete. */
-static rdlm_lock_h g_cancel_lock;
-static rdlm_status_t g_cancel_status;
+/* Destroying a context cancels its waiters, over --iters rounds, each in a context of
+ * its own: the round's holder (rank round % size) holds a lock and every other rank
+ * has CANCEL_WAITERS threads waiting for it (queued on the node behind the holder's
+ * node-mate, or in the global queue from the other node) while its main thread
+ * destroys the context. Once every other rank has begun its destroy, the holder's
+ * release comes (explicit in even rounds, its own destroy's in odd ones), 0-1 ms
+ * later, varied by round: the grant it makes reaches a waiter whose context is
+ * closing, often before the waiter has looked. Every waiter must return
+ * RDLM_ERR_CLOSED; before the fix the global queue's waiter returned RDLM_OK (a grant
+ * that arrived during its sleep, or crossed its cancel), holding a lock of a context
+ * that was gone. The holder's release (passing over the abandoned places) and
+ * everyone's collective destroy must complete. (That a process counted in destroying
+ * has set closing a few us later, before the grant, is the one ordering assumed.) */
+#define CANCEL_WAITERS 2
+
+typedef struct cancel_waiter {
+    pthread_t th;
+    rdlm_lock_h lock;
+    rdlm_status_t status;
+} cancel_waiter_t;
 
 static void *cancel_waiter(void *arg)
 {
-    (void)arg;
-    g_cancel_status = rdlm_lock_acquire(g_cancel_lock, RDLM_TIMEOUT_INFINITE, NULL);
+    cancel_waiter_t *w = arg;
+
+    w->status = rdlm_lock_acquire(w->lock, RDLM_TIMEOUT_INFINITE, NULL);
     return NULL;
+}
+
+/* The round's holder: until every other rank began its destroy (bounded by the alarm),
+ * then 0-1 ms more. */
+static void cancel_wait_destroyers(uint32_t round)
+{
+    while (atomic_load(&g_sh->destroying) < (g_size - 1) * (round + 1)) {
+        usleep(50);
+    }
+    usleep((round * 389u) % 1000u);
+}
+
+static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
+{
+    cancel_waiter_t w[CANCEL_WAITERS];
+    uint32_t holder = round % g_size;
+    rdlm_lock_h lock;
+
+    if (rdlm_lock_open(ctx, "cancel", &lock) != RDLM_OK) {
+        die("open");
+    }
+    if (g_rank == holder) {
+        expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK,
+                      "holder acquire");
+    }
+    barrier();
+    if (g_rank != holder) {
+        for (uint32_t i = 0; i < CANCEL_WAITERS; i++) {
+            w[i].lock = lock;
+            pthread_create(&w[i].th, NULL, cancel_waiter, &w[i]);
+        }
+        usleep(100000); /* the waiters queue */
+    }
+    barrier();
+    if (g_rank == holder) {
+        cancel_wait_destroyers(round);
+        if (round % 2 == 0) {
+            expect_status(rdlm_lock_release(lock), RDLM_OK, "holder release");
+        }
+    } else {
+        atomic_fetch_add(&g_sh->destroying, 1);
+    }
+    rdlm_ctx_destroy(ctx); /* collective; the holder's releases the lock if it holds */
+    if (g_rank != holder) {
+        for (uint32_t i = 0; i < CANCEL_WAITERS; i++) {
+            pthread_join(w[i].th, NULL);
+            check(w[i].status == RDLM_ERR_CLOSED,
+                  "round %u (holder rank %u, released by %s): a waiter of a destroyed "
+                  "context returned %s, want RDLM_ERR_CLOSED",
+                  round, holder, round % 2 == 0 ? "the holder" : "its destroy",
+                  rdlm_status_name(w[i].status));
+        }
+    }
 }
 
 static void run_cancel(void)
 {
-    pthread_t th;
+    if (opt.standalone) {
+        die("cancel needs mpirun (a context per round)");
+    }
+    for (uint32_t round = 0; round < opt.iters; round++) {
+        rdlm_ctx_h ctx = g_ctx;
 
-    if (rdlm_lock_open(g_ctx, "cancel", &g_cancel_lock) != RDLM_OK) {
-        die("open");
-    }
-    if (g_rank == 0) {
-        expect_status(rdlm_lock_acquire(g_cancel_lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK,
-                      "rank 0 acquire");
-    }
-    barrier();
-    if (g_rank != 0) {
-        pthread_create(&th, NULL, cancel_waiter, NULL);
-        usleep(200000); /* the waiter queues */
-    }
-    barrier();
-    if (g_rank == 0) {
-        usleep(100000); /* the others are destroying now */
-        expect_status(rdlm_lock_release(g_cancel_lock), RDLM_OK, "rank 0 release");
-    }
-    rdlm_ctx_destroy(g_ctx); /* collective */
-    g_ctx = NULL;
-    if (g_rank != 0) {
-        pthread_join(th, NULL);
-        expect_status(g_cancel_status, RDLM_ERR_CLOSED, "waiter of a destroyed context");
+        if (round > 0 && rdlm_mpi_ctx_create(MPI_COMM_WORLD, NULL, &ctx) != RDLM_OK) {
+            die("context of round %u", round);
+        }
+        g_ctx = NULL;
+        run_cancel_round(ctx, round);
+        barrier();
     }
 }
 
