@@ -119,7 +119,7 @@ typedef struct shared {
     atomic_uint holding[2]; /* rwstarve: readers holding, per node */
     uint64_t hold_token; /* timeout mode: rank 0's token */
     atomic_uint stop;    /* homebusy mode: the remote rank is done */
-    /* cancel mode: ranks that began a round's destroy */
+    /* cancel mode: ranks whose context is closing (a round's destroy began) */
     atomic_uint destroying;
     rec_t log[];         /* [lock][rank][iter] */
 } shared_t;
@@ -680,15 +680,15 @@ static void run_timeout(void)
  * its own: the round's holder (rank round % size) holds a lock and every other rank
  * has CANCEL_WAITERS threads waiting for it (queued on the node behind the holder's
  * node-mate, or in the global queue from the other node) while its main thread
- * destroys the context. Once every other rank has begun its destroy, the holder's
+ * destroys the context. Once every other rank's context is closing (a third thread
+ * tries a lock nobody else takes until the try says RDLM_ERR_CLOSED), the holder's
  * release comes (explicit in even rounds, its own destroy's in odd ones), 0-1 ms
  * later, varied by round: the grant it makes reaches a waiter whose context is
  * closing, often before the waiter has looked. Every waiter must return
  * RDLM_ERR_CLOSED; before the fix the global queue's waiter returned RDLM_OK (a grant
  * that arrived during its sleep, or crossed its cancel), holding a lock of a context
  * that was gone. The holder's release (passing over the abandoned places) and
- * everyone's collective destroy must complete. (That a process counted in destroying
- * has set closing a few us later, before the grant, is the one ordering assumed.) */
+ * everyone's collective destroy must complete. */
 #define CANCEL_WAITERS 2
 
 typedef struct cancel_waiter {
@@ -705,8 +705,25 @@ static void *cancel_waiter(void *arg)
     return NULL;
 }
 
-/* The round's holder: until every other rank began its destroy (bounded by the alarm),
- * then 0-1 ms more. */
+/* A waiter rank's third thread: count the rank in destroying once its context is
+ * closing, which a try of a lock nobody else takes says (bounded by the alarm). */
+static void *cancel_probe(void *arg)
+{
+    rdlm_lock_h probe = arg;
+    rdlm_status_t s;
+
+    while ((s = rdlm_lock_acquire(probe, 0, NULL)) != RDLM_ERR_CLOSED) {
+        if (s == RDLM_OK) {
+            rdlm_lock_release(probe);
+        }
+        usleep(20);
+    }
+    atomic_fetch_add(&g_sh->destroying, 1);
+    return NULL;
+}
+
+/* The round's holder: until every other rank's context is closing (bounded by the
+ * alarm), then 0-1 ms more. */
 static void cancel_wait_destroyers(uint32_t round)
 {
     while (atomic_load(&g_sh->destroying) < (g_size - 1) * (round + 1)) {
@@ -719,9 +736,11 @@ static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
 {
     cancel_waiter_t w[CANCEL_WAITERS];
     uint32_t holder = round % g_size;
-    rdlm_lock_h lock;
+    rdlm_lock_h lock, probe;
+    pthread_t probe_th;
 
-    if (rdlm_lock_open(ctx, "cancel", &lock) != RDLM_OK) {
+    if (rdlm_lock_open(ctx, "cancel", &lock) != RDLM_OK ||
+        rdlm_lock_open(ctx, "cancel-probe", &probe) != RDLM_OK) {
         die("open");
     }
     if (g_rank == holder) {
@@ -743,10 +762,11 @@ static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
             expect_status(rdlm_lock_release(lock), RDLM_OK, "holder release");
         }
     } else {
-        atomic_fetch_add(&g_sh->destroying, 1);
+        pthread_create(&probe_th, NULL, cancel_probe, probe);
     }
     rdlm_ctx_destroy(ctx); /* collective; the holder's releases the lock if it holds */
     if (g_rank != holder) {
+        pthread_join(probe_th, NULL);
         for (uint32_t i = 0; i < CANCEL_WAITERS; i++) {
             pthread_join(w[i].th, NULL);
             check(w[i].status == RDLM_ERR_CLOSED,
