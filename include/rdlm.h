@@ -21,7 +21,8 @@
  * Thread safety
  *   All functions are thread-safe on distinct handles and on the same handle, except
  *   that closing a handle or destroying a context must not race with other calls on
- *   it.
+ *   it; the one exception is a thread already waiting in an acquire or a barrier wait
+ *   of a context that is destroyed: it returns RDLM_ERR_CLOSED (rdlm_ctx_destroy).
  *
  * Stale handles
  *   Every call that takes an rdlm_ctx_h returns RDLM_ERR_BAD_HANDLE for NULL and for a
@@ -183,11 +184,13 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
  * docs/distributed-locks.md, Limits). Later calls through
  * the context's handle return RDLM_ERR_BAD_HANDLE, and through its objects' handles
  * RDLM_ERR_CLOSED (handle memory is kept for that and reused by later opens; see
- * "Stale handles"). Other threads waiting in an acquire of this context give up
- * their place and return RDLM_ERR_CLOSED; in rdlm_lock_acquire also one that the
- * lock was handed or granted to while the destroy ran (it passes the lock on first),
- * so that an rdlm_lock_acquire still waiting when the destroy begins never returns
- * RDLM_OK.
+ * "Stale handles"). Other threads waiting in an acquire, a semaphore acquire or a
+ * barrier wait of this context give up their place and return RDLM_ERR_CLOSED, within
+ * a park slice (RDLM_PARK_SLICE_MS); the destroy waits for them (at most 10 s, then a
+ * warning). In rdlm_lock_acquire also one that the lock was handed or granted to
+ * while the destroy ran (it passes the lock on first), so that an rdlm_lock_acquire
+ * still waiting when the destroy begins never returns RDLM_OK. Calls that do not wait
+ * (a try, a release, a query) must not run while the destroy does.
  */
 RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 
@@ -487,6 +490,7 @@ RDLM_EXPORT rdlm_status_t rdlm_barrier_open(rdlm_ctx_h ctx, const char *name,
  * before the wait in any participant are visible after it in all of them.
  * On RDLM_ERR_TIMEOUT the arrival is withdrawn (the barrier is as if this call never
  * happened) unless the barrier completed meanwhile, in which case RDLM_OK is returned.
+ * The same with RDLM_ERR_CLOSED when the context is destroyed during the wait.
  */
 RDLM_EXPORT rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns);
 

@@ -462,9 +462,9 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
         rdlm_ctx_print_stats(&stats);
     }
     if (ctx->dist != NULL) {
-        rdlm_store(&ctx->local.closing, 1, RDLM_SEQ_CST);
-        rdlm_global_quiesce(ctx->dist);
+        rdlm_global_quiesce(ctx->dist); /* closes the on-node waits too, after its own */
     }
+    rdlm_local_quiesce(&ctx->local);
     while (ctx->objs != NULL) {
         rdlm_obj_t *obj = ctx->objs;
 

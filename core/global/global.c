@@ -327,6 +327,9 @@ void rdlm_global_quiesce(rdlm_global_t *d)
     uint64_t until = rdlm_clock_now_ns() + RDLM_GLOBAL_DRAIN_NS;
 
     rdlm_store(&d->closing, 1, RDLM_SEQ_CST);
+    if (d->local != NULL) {
+        rdlm_store(&d->local->closing, 1, RDLM_SEQ_CST);
+    }
     while (rdlm_load(&d->active, RDLM_SEQ_CST) != 0 && rdlm_clock_now_ns() < until) {
         if (d->tl != NULL) {
             rdlm_global_progress(d);

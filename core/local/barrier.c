@@ -26,6 +26,7 @@ rdlm_status_t rdlm_barrier_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t t
     uint32_t nprocs = rdlm_load(&e->barrier_nprocs, RDLM_RELAXED);
     uint64_t v = rdlm_fetch_add(&e->barrier_state, 1, RDLM_ACQ_REL);
     uint32_t gen = RDLM_BARRIER_GEN(v);
+    rdlm_status_t status = RDLM_OK;
     rdlm_wait_t w;
 
     if ((uint32_t)v + 1 == nprocs) {
@@ -35,14 +36,22 @@ rdlm_status_t rdlm_barrier_local_wait(rdlm_local_t *lc, uint32_t idx, uint64_t t
                        &lc->stats.wait);
         return RDLM_OK;
     }
+    if (timeout_ns != 0 && rdlm_local_wait_enter(lc) != RDLM_OK) {
+        return rdlm_barrier_withdraw(e, gen) ? RDLM_ERR_CLOSED : RDLM_OK;
+    }
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, timeout_ns);
     while (RDLM_BARRIER_GEN(rdlm_load(&e->barrier_state, RDLM_ACQUIRE)) == gen) {
-        if (rdlm_wait_step(&w, &e->barrier_released, gen, RDLM_WAIT_ALL_BITS, &e->parked) ==
-                RDLM_WAIT_TIMEDOUT &&
+        int closing = rdlm_load(&lc->closing, RDLM_RELAXED) != 0;
+
+        if ((closing || rdlm_wait_step(&w, &e->barrier_released, gen, RDLM_WAIT_ALL_BITS,
+                                       &e->parked) == RDLM_WAIT_TIMEDOUT) &&
             rdlm_barrier_withdraw(e, gen)) {
-            rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
-            return RDLM_ERR_TIMEOUT;
+            if (!closing) {
+                rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
+            }
+            status = closing ? RDLM_ERR_CLOSED : RDLM_ERR_TIMEOUT;
+            break;
         }
     }
-    return RDLM_OK;
+    return timeout_ns != 0 ? rdlm_local_wait_leave(lc, status) : status;
 }

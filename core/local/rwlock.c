@@ -116,6 +116,9 @@ static rdlm_status_t rdlm_rw_gate(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
         if (s == RDLM_INPROGRESS) {
             continue;
         }
+        if (s == RDLM_ERR_TIMEOUT) { /* the queue's below: ticket.c counts them */
+            rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
+        }
         if (s != RDLM_OK) {
             return s;
         }
@@ -128,15 +131,12 @@ static rdlm_status_t rdlm_rw_gate(rdlm_local_t *lc, uint32_t idx, uint64_t deadl
         lc, idx, deadline == UINT64_MAX ? UINT64_MAX : deadline - now, token_p);
 }
 
-rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
-                                             uint64_t timeout_ns)
+/* The read acquire after its fast path failed: through the gate. */
+static rdlm_status_t rdlm_rw_read_gated(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns)
 {
     rdlm_status_t status, entered;
     int fast = 0;
 
-    if (rdlm_rw_read_fast(lc, idx, &status)) {
-        return status;
-    }
     if (timeout_ns == 0) {
         status = rdlm_ticket_acquire(lc, idx, 0, NULL);
     } else {
@@ -146,14 +146,29 @@ rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
         }
     }
     if (status != RDLM_OK && status != RDLM_OWNER_DEAD) {
-        if (status == RDLM_ERR_TIMEOUT) {
-            rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
-        }
-        return status;
+        return status; /* a timeout is counted where it happened (the gate's) */
     }
     entered = rdlm_rwlock_local_read_enter(lc, idx);
     rdlm_ticket_release(lc, idx);
     return entered != RDLM_OK ? entered : status;
+}
+
+rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
+                                             uint64_t timeout_ns)
+{
+    rdlm_status_t status;
+
+    if (rdlm_rw_read_fast(lc, idx, &status)) {
+        return status;
+    }
+    if (timeout_ns == 0) {
+        return rdlm_rw_read_gated(lc, idx, 0);
+    }
+    status = rdlm_local_wait_enter(lc);
+    if (status != RDLM_OK) {
+        return status;
+    }
+    return rdlm_local_wait_leave(lc, rdlm_rw_read_gated(lc, idx, timeout_ns));
 }
 
 rdlm_status_t rdlm_rwlock_local_read_release(rdlm_local_t *lc, uint32_t idx)
@@ -262,41 +277,57 @@ static rdlm_status_t rdlm_rwlock_drain_readers(rdlm_local_t *lc, uint32_t idx,
     }
 }
 
-rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
-                                              uint64_t timeout_ns, uint64_t *token_p)
+/* Holding the gate with WRITER set, readers counted before it still in: wait until
+ * they left (deadline 0: not read from the clock yet); status is how the gate was
+ * got. On failure the gate is released. */
+static rdlm_status_t rdlm_rw_write_drain(rdlm_local_t *lc, uint32_t idx,
+                                         uint64_t timeout_ns, uint64_t deadline,
+                                         rdlm_status_t status)
 {
-    rdlm_entry_t *e = &lc->seg.entries[idx];
-    uint64_t deadline = 0; /* read from the clock only when there is a wait */
-    rdlm_status_t status, drained;
-    int unused = 0;
+    rdlm_status_t drained = rdlm_rwlock_drain_readers(
+        lc, idx, deadline != 0 ? deadline : rdlm_clock_deadline(timeout_ns));
 
-    /* A free gate and no readers: two atomics, no clock (a clock read costs two
-     * to three times the lock here). */
-    status = rdlm_ticket_acquire(lc, idx, 0, token_p);
-    if (status == RDLM_ERR_BUSY && timeout_ns != 0) {
-        deadline = rdlm_clock_deadline(timeout_ns);
-        status = rdlm_rw_gate(lc, idx, deadline, token_p, 0, &unused);
-    }
-    if (status != RDLM_OK && status != RDLM_OWNER_DEAD) {
-        if (status == RDLM_ERR_TIMEOUT) {
-            rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
-        }
-        return status;
-    }
-    /* Readers counted before the bit must leave; any later reader sees the bit. */
-    if (RDLM_RW_READERS(rdlm_fetch_or(&e->rw_word, RDLM_RW_WRITER, RDLM_SEQ_CST)) == 0) {
-        return status;
-    }
-    if (deadline == 0) {
-        deadline = rdlm_clock_deadline(timeout_ns);
-    }
-    drained = rdlm_rwlock_drain_readers(lc, idx, deadline);
     if (drained != RDLM_OK) {
         rdlm_rwlock_local_write_release(lc, idx);
         rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
         return (timeout_ns == 0 && drained == RDLM_ERR_TIMEOUT) ? RDLM_ERR_BUSY : drained;
     }
     return status;
+}
+
+rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
+                                              uint64_t timeout_ns, uint64_t *token_p)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+    uint64_t deadline = 0; /* read from the clock only when there is a wait */
+    rdlm_status_t status, counted = RDLM_ERR_BUSY; /* RDLM_OK once counted as waiting */
+    int unused = 0;
+
+    /* A free gate and no readers: two atomics, no clock (a clock read costs two
+     * to three times the lock here). */
+    status = rdlm_ticket_acquire(lc, idx, 0, token_p);
+    if (status == RDLM_ERR_BUSY && timeout_ns != 0) {
+        counted = status = rdlm_local_wait_enter(lc);
+        if (status == RDLM_OK) {
+            deadline = rdlm_clock_deadline(timeout_ns);
+            status = rdlm_rw_gate(lc, idx, deadline, token_p, 0, &unused);
+        }
+    }
+    /* Holding the gate (a failure, a timeout say, was counted where it happened):
+     * readers counted before the bit must leave; any later reader sees the bit. */
+    if ((status == RDLM_OK || status == RDLM_OWNER_DEAD) &&
+        RDLM_RW_READERS(rdlm_fetch_or(&e->rw_word, RDLM_RW_WRITER, RDLM_SEQ_CST)) != 0) {
+        if (counted != RDLM_OK && timeout_ns != 0) {
+            counted = rdlm_local_wait_enter(lc);
+        }
+        if (counted == RDLM_ERR_CLOSED) {
+            rdlm_rwlock_local_write_release(lc, idx);
+            status = counted;
+        } else {
+            status = rdlm_rw_write_drain(lc, idx, timeout_ns, deadline, status);
+        }
+    }
+    return counted == RDLM_OK ? rdlm_local_wait_leave(lc, status) : status;
 }
 
 rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx)

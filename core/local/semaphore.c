@@ -203,6 +203,7 @@ static rdlm_status_t rdlm_sem_reserve(rdlm_local_t *lc, uint32_t idx, uint32_t p
     if (s != RDLM_OK && s != RDLM_OWNER_DEAD) {
         return s;
     }
+    rdlm_local_lock_ungrant(lc, RDLM_OK); /* the gate's grant is no acquire */
     /* Holding the gate: an RSV already set is a dead reserver's; ours now. */
     rdlm_fetch_or(&e->sem_state, RDLM_SEM_RSV, RDLM_SEQ_CST);
     s = rdlm_sem_local_wait(lc, idx, deadline, rdlm_sem_take_reserved, &t);
@@ -249,6 +250,10 @@ rdlm_status_t rdlm_sem_local_acquire(rdlm_local_t *lc, uint32_t idx, uint32_t k,
     if (timeout_ns == 0) {
         return rdlm_sem_try_stale(lc, idx, permits, k) ? RDLM_OK : RDLM_ERR_BUSY;
     }
+    s = rdlm_local_wait_enter(lc);
+    if (s != RDLM_OK) {
+        return s;
+    }
     rdlm_fetch_add(&lc->stats.contended, 1, RDLM_RELAXED);
     deadline = rdlm_clock_deadline(timeout_ns);
     s = rdlm_sem_bypass(lc, e, permits, k, deadline);
@@ -257,11 +262,13 @@ rdlm_status_t rdlm_sem_local_acquire(rdlm_local_t *lc, uint32_t idx, uint32_t k,
     } else if (s == RDLM_OK) {
         rdlm_sem_pass_wake(lc, e, permits);
     }
-    if (s == RDLM_ERR_TIMEOUT) {
+    if (s == RDLM_ERR_TIMEOUT || s == RDLM_ERR_CLOSED) {
         rdlm_sem_pass_wake(lc, e, permits); /* a wake we consumed is passed on */
+    }
+    if (s == RDLM_ERR_TIMEOUT) {
         rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
     }
-    return s;
+    return rdlm_local_wait_leave(lc, s);
 }
 
 void rdlm_sem_local_release(rdlm_local_t *lc, uint32_t idx, uint32_t k)

@@ -208,26 +208,48 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
     return RDLM_OK;
 }
 
-rdlm_status_t rdlm_ticket_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
-                                  uint64_t *token_p)
+/* rdlm_ticket_acquire; with give_back, rdlm_ticket_lock_acquire. */
+static rdlm_status_t rdlm_ticket_take(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                      uint64_t *token_p, int give_back)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t prev_owner;
+    rdlm_status_t status;
 
-    if (!rdlm_ticket_try_fast(lc, e, &prev_owner)) {
-        if (timeout_ns == 0) {
-            if (!(rdlm_local_lock_try_check_due(lc, idx) && rdlm_ticket_recover_all(lc, idx) &&
-                  rdlm_ticket_try_fast(lc, e, &prev_owner))) {
-                return RDLM_ERR_BUSY;
-            }
-        } else {
-            rdlm_status_t status = rdlm_ticket_queue(lc, idx, timeout_ns, &prev_owner);
-            if (status != RDLM_OK) {
-                return status;
-            }
+    if (rdlm_ticket_try_fast(lc, e, &prev_owner)) {
+        return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
+    }
+    if (timeout_ns == 0) {
+        if (!(rdlm_local_lock_try_check_due(lc, idx) && rdlm_ticket_recover_all(lc, idx) &&
+              rdlm_ticket_try_fast(lc, e, &prev_owner))) {
+            return RDLM_ERR_BUSY;
+        }
+        return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
+    }
+    status = rdlm_local_wait_enter(lc);
+    if (status != RDLM_OK) {
+        return status;
+    }
+    status = rdlm_ticket_queue(lc, idx, timeout_ns, &prev_owner);
+    if (status == RDLM_OK) {
+        status = rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
+        if (give_back) {
+            status = rdlm_local_lock_give_back(lc, idx, status, rdlm_ticket_release);
         }
     }
-    return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
+    return rdlm_local_wait_leave(lc, status);
+}
+
+rdlm_status_t rdlm_ticket_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                  uint64_t *token_p)
+{
+    return rdlm_ticket_take(lc, idx, timeout_ns, token_p, 0);
+}
+
+rdlm_status_t rdlm_ticket_lock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                       uint64_t *token_p)
+{
+    return rdlm_ticket_take(lc, idx, timeout_ns, token_p, 1);
 }
 
 rdlm_status_t rdlm_ticket_release(rdlm_local_t *lc, uint32_t idx)

@@ -9,6 +9,7 @@
  * test accepts RDLM_ERR_INVALID_ARG, the status for "invalid argument" (and, for a
  * NULL name, RDLM_ERR_NAME_TOO_LONG, whose text covers "name empty").
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,7 +402,8 @@ static void test_closed_lock_handle_returns_closed(void **state)
     assert_status(rdlm_lock_close(lock), RDLM_ERR_CLOSED);
 
     assert_status(rdlm_lock_open(ctx, "lock", &again), RDLM_OK);
-    before = (rdlm_lock_info_t){.waiters = 0, .held = 0, .held_by_me = 0, .last_token = token};
+    before =
+        (rdlm_lock_info_t){.waiters = 0, .held = 0, .held_by_me = 0, .last_token = token};
     api_assert_lock_unchanged_and_usable(again, &before);
 }
 
@@ -488,6 +490,174 @@ static void test_destroyed_context_handle_is_bad_handle(void **state)
     assert_status(rdlm_ctx_stats(live, &stats), RDLM_OK);
 }
 
+/* Every kind of wait of a node-only context, while another context holds. */
+enum destroy_wait {
+    WAIT_LOCK,        /* bounded-bypass lock */
+    WAIT_FIFO,        /* FIFO lock */
+    WAIT_WRITE_GATE,  /* rwlock writer behind a writer */
+    WAIT_READ_GATE,   /* rwlock reader behind a writer */
+    WAIT_WRITE_DRAIN, /* rwlock writer behind a reader */
+    WAIT_SEM,
+    WAIT_BARRIER,
+    WAIT_KINDS
+};
+
+typedef struct destroy_waits {
+    rdlm_lock_h lock, fifo;
+    rdlm_rwlock_h rw_written, rw_read;
+    rdlm_sem_h sem;
+    rdlm_barrier_h barrier;
+} destroy_waits_t;
+
+typedef struct destroy_waiter {
+    const destroy_waits_t *h;
+    enum destroy_wait kind;
+    rdlm_status_t status;
+} destroy_waiter_t;
+
+static void *destroy_waiter(void *argp)
+{
+    destroy_waiter_t *w = argp;
+    const destroy_waits_t *h = w->h;
+
+    switch (w->kind) {
+    case WAIT_LOCK:
+        w->status = rdlm_lock_acquire(h->lock, RDLM_TIMEOUT_INFINITE, NULL);
+        break;
+    case WAIT_FIFO:
+        w->status = rdlm_lock_acquire(h->fifo, RDLM_TIMEOUT_INFINITE, NULL);
+        break;
+    case WAIT_WRITE_GATE:
+        w->status = rdlm_rwlock_write_acquire(h->rw_written, RDLM_TIMEOUT_INFINITE, NULL);
+        break;
+    case WAIT_READ_GATE:
+        w->status = rdlm_rwlock_read_acquire(h->rw_written, RDLM_TIMEOUT_INFINITE);
+        break;
+    case WAIT_WRITE_DRAIN:
+        w->status = rdlm_rwlock_write_acquire(h->rw_read, RDLM_TIMEOUT_INFINITE, NULL);
+        break;
+    case WAIT_SEM:
+        w->status = rdlm_sem_acquire(h->sem, 1, RDLM_TIMEOUT_INFINITE);
+        break;
+    default:
+        w->status = rdlm_barrier_wait(h->barrier, RDLM_TIMEOUT_INFINITE);
+        break;
+    }
+    return NULL;
+}
+
+static rdlm_status_t destroy_open(rdlm_ctx_h ctx, destroy_waits_t *h)
+{
+    rdlm_lock_params_t fifo = {.field_mask = RDLM_LOCK_FIELD_ORDER,
+                               .order = RDLM_LOCK_ORDER_FIFO};
+    rdlm_status_t s[6] = {rdlm_lock_open(ctx, "lock", &h->lock),
+                          rdlm_lock_open_params(ctx, "fifo", &fifo, &h->fifo),
+                          rdlm_rwlock_open(ctx, "rw-written", &h->rw_written),
+                          rdlm_rwlock_open(ctx, "rw-read", &h->rw_read),
+                          rdlm_sem_open(ctx, "sem", 1, &h->sem),
+                          rdlm_barrier_open(ctx, "barrier", 2, &h->barrier)};
+
+    for (int i = 0; i < 6; i++) {
+        if (s[i] != RDLM_OK) {
+            return s[i];
+        }
+    }
+    return RDLM_OK;
+}
+
+/* The child: context b holds everything, a thread per kind of wait waits in context
+ * a, a is destroyed. Exit: the number of waits that did not end in RDLM_ERR_CLOSED,
+ * plus one if b cannot take everything again once it released (a place left behind). */
+static int destroy_waits_child(void *argp)
+{
+    const char *job = argp;
+    destroy_waiter_t w[WAIT_KINDS];
+    pthread_t th[WAIT_KINDS];
+    destroy_waits_t ha, hb;
+    rdlm_ctx_h a, b;
+    int failed = 0;
+
+    if (api_ctx_create(job, &a) != RDLM_OK || api_ctx_create(job, &b) != RDLM_OK ||
+        destroy_open(a, &ha) != RDLM_OK || destroy_open(b, &hb) != RDLM_OK ||
+        rdlm_lock_acquire(hb.lock, 0, NULL) != RDLM_OK ||
+        rdlm_lock_acquire(hb.fifo, 0, NULL) != RDLM_OK ||
+        rdlm_rwlock_write_acquire(hb.rw_written, 0, NULL) != RDLM_OK ||
+        rdlm_rwlock_read_acquire(hb.rw_read, 0) != RDLM_OK ||
+        rdlm_sem_acquire(hb.sem, 1, 0) != RDLM_OK) {
+        return 100;
+    }
+    for (int k = 0; k < WAIT_KINDS; k++) {
+        w[k] = (destroy_waiter_t){.h = &ha, .kind = (enum destroy_wait)k, .status = 1};
+        pthread_create(&th[k], NULL, destroy_waiter, &w[k]);
+    }
+    api_sleep_ms(200); /* they wait (past the spinning) */
+    rdlm_ctx_destroy(a);
+    for (int k = 0; k < WAIT_KINDS; k++) {
+        pthread_join(th[k], NULL);
+        if (w[k].status != RDLM_ERR_CLOSED) {
+            fprintf(stderr, "wait %d of the destroyed context returned %s\n", k,
+                    rdlm_status_name(w[k].status));
+            failed++;
+        }
+    }
+    if (rdlm_lock_release(hb.lock) != RDLM_OK || rdlm_lock_release(hb.fifo) != RDLM_OK ||
+        rdlm_rwlock_write_release(hb.rw_written) != RDLM_OK ||
+        rdlm_rwlock_read_release(hb.rw_read) != RDLM_OK ||
+        rdlm_sem_release(hb.sem, 1) != RDLM_OK ||
+        rdlm_lock_acquire(hb.lock, API_NSEC_PER_SEC, NULL) != RDLM_OK ||
+        rdlm_lock_acquire(hb.fifo, API_NSEC_PER_SEC, NULL) != RDLM_OK ||
+        rdlm_rwlock_write_acquire(hb.rw_written, API_NSEC_PER_SEC, NULL) != RDLM_OK ||
+        rdlm_rwlock_write_acquire(hb.rw_read, API_NSEC_PER_SEC, NULL) != RDLM_OK ||
+        rdlm_sem_acquire(hb.sem, 1, API_NSEC_PER_SEC) != RDLM_OK ||
+        rdlm_barrier_wait(hb.barrier, 0) != RDLM_ERR_TIMEOUT) {
+        fprintf(stderr, "context b cannot take everything again after the destroy\n");
+        failed++;
+    }
+    rdlm_ctx_destroy(b);
+    return failed;
+}
+
+/* rdlm_ctx_destroy of a node-only context ends every wait of its other threads with
+ * RDLM_ERR_CLOSED and leaves no place behind. Before, it unmapped the segment under
+ * them (the child crashed: an outside program, 1 run of 1), and nothing told them to
+ * give up. In a child, so that a crash is a failed exit. */
+static void test_destroy_ends_every_wait_of_a_node_only_context(void **state)
+{
+    api_fixture_t *fx = *state;
+    pid_t pid = api_fork(fx, destroy_waits_child, fx->job);
+
+    assert_int_equal(api_wait_child(fx, pid, 30 * API_NSEC_PER_SEC), 0);
+}
+
+/* A wait that times out counts one timeout and no acquire, whatever it waited in (an
+ * outside user's program: a shared wait counted 2 timeouts, its gate and itself; a
+ * semaphore's counted its gate's grant as an acquire). */
+static void test_a_timed_out_wait_counts_one_timeout_and_no_acquire(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h a = api_ctx(fx, 0), b = api_ctx(fx, 1);
+    rdlm_rwlock_h rwa, rwb;
+    rdlm_sem_h sema, semb;
+    rdlm_stats_t before, after;
+
+    assert_status(rdlm_rwlock_open(a, "rw", &rwa), RDLM_OK);
+    assert_status(rdlm_rwlock_open(b, "rw", &rwb), RDLM_OK);
+    assert_status(rdlm_sem_open(a, "sem", 1, &sema), RDLM_OK);
+    assert_status(rdlm_sem_open(b, "sem", 1, &semb), RDLM_OK);
+    assert_status(rdlm_rwlock_write_acquire(rwb, 0, NULL), RDLM_OK);
+    assert_status(rdlm_sem_acquire(semb, 1, 0), RDLM_OK);
+    assert_status(rdlm_ctx_stats(a, &before), RDLM_OK);
+    assert_status(rdlm_rwlock_read_acquire(rwa, 10 * API_NSEC_PER_MSEC), RDLM_ERR_TIMEOUT);
+    assert_status(rdlm_rwlock_write_acquire(rwa, 10 * API_NSEC_PER_MSEC, NULL),
+                  RDLM_ERR_TIMEOUT);
+    assert_status(rdlm_sem_acquire(sema, 1, 10 * API_NSEC_PER_MSEC), RDLM_ERR_TIMEOUT);
+    assert_status(rdlm_ctx_stats(a, &after), RDLM_OK);
+    assert_int_equal(after.timeouts - before.timeouts, 3);
+    assert_int_equal(after.acquires - before.acquires, 0);
+    assert_status(rdlm_rwlock_write_release(rwb), RDLM_OK);
+    assert_status(rdlm_sem_release(semb, 1), RDLM_OK);
+}
+
 #define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
 
 int main(void)
@@ -509,6 +679,8 @@ int main(void)
         API_TEST(test_closed_lock_handle_returns_closed),
         API_TEST(test_closed_handles_of_other_kinds_return_closed),
         API_TEST(test_destroyed_context_handle_is_bad_handle),
+        API_TEST(test_destroy_ends_every_wait_of_a_node_only_context),
+        API_TEST(test_a_timed_out_wait_counts_one_timeout_and_no_acquire),
     };
 
     return cmocka_run_group_tests_name("api.args", tests, NULL, NULL);

@@ -189,14 +189,14 @@ static int child(unsigned rank, const char *rendezvous)
  * wrote after it, with a larger token). */
 static int checked_reader_died(void)
 {
-    if (mate_writes && (atomic_load(&sh->overlaps) != 0 || sh->acquired[WRITER] != RDLM_OK ||
-                        sh->released[WRITER] != RDLM_OK ||
-                        sh->token[WRITER] <= sh->token[READER])) {
-        fprintf(stderr, "dist_rw_death: rank 0 wrote %s / %s with token %#llx after %#llx%s\n",
-                rdlm_status_name(sh->acquired[WRITER]),
-                rdlm_status_name(sh->released[WRITER]),
-                (unsigned long long)sh->token[WRITER], (unsigned long long)sh->token[READER],
-                atomic_load(&sh->overlaps) ? ", beside rank 2" : "");
+    if (mate_writes &&
+        (atomic_load(&sh->overlaps) != 0 || sh->acquired[WRITER] != RDLM_OK ||
+         sh->released[WRITER] != RDLM_OK || sh->token[WRITER] <= sh->token[READER])) {
+        fprintf(
+            stderr, "dist_rw_death: rank 0 wrote %s / %s with token %#llx after %#llx%s\n",
+            rdlm_status_name(sh->acquired[WRITER]), rdlm_status_name(sh->released[WRITER]),
+            (unsigned long long)sh->token[WRITER], (unsigned long long)sh->token[READER],
+            atomic_load(&sh->overlaps) ? ", beside rank 2" : "");
         return 0;
     }
     if (mate_joins && (atomic_load(&sh->overlaps) != 0 || sh->acquired[WRITER] != RDLM_OK ||

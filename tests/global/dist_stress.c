@@ -680,8 +680,10 @@ static void run_timeout(void)
  * its own: the round's holder (rank round % size) holds a lock and every other rank
  * has CANCEL_WAITERS threads waiting for it (queued on the node behind the holder's
  * node-mate, or in the global queue from the other node) while its main thread
- * destroys the context. Once every other rank's context is closing (a third thread
- * tries a lock nobody else takes until the try says RDLM_ERR_CLOSED), the holder's
+ * destroys the context. Once every other rank's context is closing (a probe thread
+ * waits for a second lock the holder keeps until its own destroy: that wait ends only
+ * with RDLM_ERR_CLOSED; a try would be a call beside the destroy, which rdlm.h
+ * forbids, and crashed now and then), the holder's
  * release comes (explicit in even rounds, its own destroy's in odd ones), 0-1 ms
  * later, varied by round: the grant it makes reaches a waiter whose context is
  * closing, often before the waiter has looked. Every waiter must return
@@ -705,19 +707,13 @@ static void *cancel_waiter(void *arg)
     return NULL;
 }
 
-/* A waiter rank's third thread: count the rank in destroying once its context is
- * closing, which a try of a lock nobody else takes says (bounded by the alarm). */
+/* A waiter rank's probe: wait for the lock the holder keeps until its destroy; the
+ * wait ends once this rank's context is closing. Then count the rank in destroying. */
 static void *cancel_probe(void *arg)
 {
-    rdlm_lock_h probe = arg;
-    rdlm_status_t s;
+    cancel_waiter_t *w = arg;
 
-    while ((s = rdlm_lock_acquire(probe, 0, NULL)) != RDLM_ERR_CLOSED) {
-        if (s == RDLM_OK) {
-            rdlm_lock_release(probe);
-        }
-        usleep(20);
-    }
+    w->status = rdlm_lock_acquire(w->lock, RDLM_TIMEOUT_INFINITE, NULL);
     atomic_fetch_add(&g_sh->destroying, 1);
     return NULL;
 }
@@ -736,16 +732,18 @@ static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
 {
     cancel_waiter_t w[CANCEL_WAITERS];
     uint32_t holder = round % g_size;
-    rdlm_lock_h lock, probe;
-    pthread_t probe_th;
+    cancel_waiter_t probe;
+    rdlm_lock_h lock;
 
     if (rdlm_lock_open(ctx, "cancel", &lock) != RDLM_OK ||
-        rdlm_lock_open(ctx, "cancel-probe", &probe) != RDLM_OK) {
+        rdlm_lock_open(ctx, "cancel-probe", &probe.lock) != RDLM_OK) {
         die("open");
     }
     if (g_rank == holder) {
         expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK,
                       "holder acquire");
+        expect_status(rdlm_lock_acquire(probe.lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK,
+                      "holder acquire of the probe lock");
     }
     barrier();
     if (g_rank != holder) {
@@ -753,6 +751,7 @@ static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
             w[i].lock = lock;
             pthread_create(&w[i].th, NULL, cancel_waiter, &w[i]);
         }
+        pthread_create(&probe.th, NULL, cancel_probe, &probe);
         usleep(100000); /* the waiters queue */
     }
     barrier();
@@ -761,12 +760,12 @@ static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
         if (round % 2 == 0) {
             expect_status(rdlm_lock_release(lock), RDLM_OK, "holder release");
         }
-    } else {
-        pthread_create(&probe_th, NULL, cancel_probe, probe);
     }
-    rdlm_ctx_destroy(ctx); /* collective; the holder's releases the lock if it holds */
+    rdlm_ctx_destroy(ctx); /* collective; the holder's releases the locks it holds */
     if (g_rank != holder) {
-        pthread_join(probe_th, NULL);
+        pthread_join(probe.th, NULL);
+        check(probe.status == RDLM_ERR_CLOSED, "round %u: the probe returned %s", round,
+              rdlm_status_name(probe.status));
         for (uint32_t i = 0; i < CANCEL_WAITERS; i++) {
             pthread_join(w[i].th, NULL);
             check(w[i].status == RDLM_ERR_CLOSED,

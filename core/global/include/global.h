@@ -324,7 +324,9 @@ unsigned rdlm_global_progress(rdlm_global_t *d);
 int rdlm_global_progress_idle(void *dist);
 
 /** Refuse new acquires (RDLM_ERR_CLOSED) and make this process's waiters give up
- *  their places and return RDLM_ERR_CLOSED; returns when no call of this process is
+ *  their places and return RDLM_ERR_CLOSED: the cross-node layer's closing first, then
+ *  the on-node layer's (so an on-node wait that ended for it implies a cross-node
+ *  grant will be given back: cohort.c); returns when no call of this process is
  *  running any more (bounded: 10 s, then a warning). Not collective. */
 void rdlm_global_quiesce(rdlm_global_t *dist);
 

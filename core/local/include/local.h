@@ -37,6 +37,9 @@ typedef struct rdlm_local {
     /* Set when the context is being destroyed: waiters give up their places and
      * return RDLM_ERR_CLOSED (checked after every wait step). */
     rdlm_atomic_u32_t closing;
+    /* Calls of this context that wait, from before their first wait to their return
+     * (rdlm_local_wait_enter): the destroy waits for them before the segment goes. */
+    rdlm_atomic_u32_t waiting;
     rdlm_atomic_u64_t next_try_check_ns; /* rate limit of dead-holder checks by try */
     /* What the last failed try that read the clock saw, and the failed tries since.
      * Hints only (they pick when to read the clock; threads may race on them). */
@@ -88,6 +91,24 @@ static inline void rdlm_local_lock_ungrant(rdlm_local_t *lc, rdlm_status_t statu
         rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
     }
 }
+
+/** The end of a waiting acquire of a node-only context's exclusive lock: granted
+ *  (status RDLM_OK or RDLM_OWNER_DEAD) while the context closes, it passes the lock on
+ *  (release), uncounts the grant and returns RDLM_ERR_CLOSED, since the destroy would
+ *  release the lock under the caller (rdlm.h, rdlm_ctx_destroy). Else status. */
+static inline rdlm_status_t
+rdlm_local_lock_give_back(rdlm_local_t *lc, uint32_t idx, rdlm_status_t status,
+                          rdlm_status_t (*release)(rdlm_local_t *, uint32_t))
+{
+    if ((status == RDLM_OK || status == RDLM_OWNER_DEAD) &&
+        rdlm_load(&lc->closing, RDLM_SEQ_CST)) {
+        release(lc, idx);
+        rdlm_local_lock_ungrant(lc, RDLM_ERR_CLOSED);
+        return RDLM_ERR_CLOSED;
+    }
+    return status;
+}
+
 #define RDLM_LOCAL_TRY_CHECK_INTERVAL_NS 10000000ull /* a try looks for dead holders */
 #define RDLM_LOCAL_TRY_CLOCK_EVERY 64u /* failed tries on an unchanged word per clock read */
 
@@ -139,6 +160,32 @@ static inline int rdlm_mutex_take(rdlm_local_t *lc, rdlm_entry_t *e, uint32_t *p
     return 0;
 }
 
+/** A call about to wait counts itself in lc->waiting until it returns
+ *  (rdlm_local_wait_leave), so that the destroy (rdlm_local_quiesce) does not unmap
+ *  the segment under it: RDLM_OK, or RDLM_ERR_CLOSED (not counted) once the context
+ *  is closing. Only waits count: a fast path touches no shared line of the context. */
+static inline rdlm_status_t rdlm_local_wait_enter(rdlm_local_t *lc)
+{
+    rdlm_fetch_add(&lc->waiting, 1, RDLM_SEQ_CST);
+    if (rdlm_load(&lc->closing, RDLM_SEQ_CST)) {
+        rdlm_fetch_sub(&lc->waiting, 1, RDLM_RELEASE);
+        return RDLM_ERR_CLOSED;
+    }
+    return RDLM_OK;
+}
+
+/** The end of a call counted by rdlm_local_wait_enter: returns s. */
+static inline rdlm_status_t rdlm_local_wait_leave(rdlm_local_t *lc, rdlm_status_t s)
+{
+    rdlm_fetch_sub(&lc->waiting, 1, RDLM_RELEASE);
+    return s;
+}
+
+/** The context's destroy: set closing, so that every waiting call gives up its place
+ *  and returns RDLM_ERR_CLOSED (within a park slice), and wait until none is left
+ *  (bounded: 10 s, then a warning). The caller makes no more calls on lc. */
+void rdlm_local_quiesce(rdlm_local_t *lc);
+
 /** The mutex's acquire after a failed take (mutex.c): a try whose dead-holder check
  *  is due (rdlm_local_lock_try_check_due said so), or the wait. */
 rdlm_status_t rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
@@ -188,6 +235,10 @@ static inline rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx)
  * semaphore's gate, and FIFO exclusive locks). timeout_ns 0 = one try. */
 rdlm_status_t rdlm_ticket_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
                                   uint64_t *token_p);
+/* A node-only context's FIFO lock: rdlm_ticket_acquire, and a wait granted while the
+ * context closes gives the lock back (rdlm_local_lock_give_back). */
+rdlm_status_t rdlm_ticket_lock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                       uint64_t *token_p);
 rdlm_status_t rdlm_ticket_release(rdlm_local_t *lc, uint32_t idx);
 /** 1 if this context holds the lock (or rwlock write side); either lock kind. */
 int rdlm_ticket_held_by_me(const rdlm_local_t *lc, uint32_t idx);
@@ -207,7 +258,7 @@ static inline rdlm_status_t rdlm_local_lock_acquire(rdlm_local_t *lc, uint32_t i
                                                     uint64_t timeout_ns, uint64_t *token_p)
 {
     return rdlm_local_lock_is_fifo(lc, idx)
-               ? rdlm_ticket_acquire(lc, idx, timeout_ns, token_p)
+               ? rdlm_ticket_lock_acquire(lc, idx, timeout_ns, token_p)
                : rdlm_mutex_acquire(lc, idx, timeout_ns, token_p);
 }
 
