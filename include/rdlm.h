@@ -23,6 +23,10 @@
  *   that closing a handle or destroying a context must not race with other calls on
  *   it; the one exception is a thread already waiting in an acquire or a barrier wait
  *   of a context that is destroyed: it returns RDLM_ERR_CLOSED (rdlm_ctx_destroy).
+ *   A context and its handles belong to the process that created them: a child after
+ *   fork() must not use them (it has the parent's identity in the lock table, so it
+ *   could release the parent's lock, and a lock it took and did not release stays
+ *   held while the parent lives, never recovered); it creates a context of its own.
  *
  * Stale handles
  *   Every call that takes an rdlm_ctx_h returns RDLM_ERR_BAD_HANDLE for NULL and for a
@@ -62,7 +66,8 @@
  *   step it was in at most: a sleep ends at the deadline; a remote operation in
  *   flight ends at its answer (a round trip), or after RDLM_PEER_TIMEOUT_MS if its
  *   peer stopped answering. An overloaded node adds its scheduler's delay (up to
- *   tens of ms measured with two busy loops beside the waiters on 2 CPUs).
+ *   tens of ms measured with two busy loops beside the waiters on 2 CPUs; up to
+ *   125 ms with 12 threads on 2 CPUs, and more the more runnable threads per CPU).
  */
 #ifndef RDLM_H
 #define RDLM_H
@@ -112,8 +117,8 @@ typedef struct rdlm_ctx_params {
      *  $OMPI_MCA_ess_base_jobid, else $PMIX_NAMESPACE, else "default". Processes of the
      *  same user and job share one segment. */
     const char *job;
-    /** Objects the node segment holds; only the creator's value counts.
-     *  Default: $RDLM_CAPACITY (65536). */
+    /** Objects the node segment holds (16..16777216, as $RDLM_CAPACITY); only the
+     *  creator's value counts. Default: $RDLM_CAPACITY (65536). */
     uint32_t capacity;
     /** With RDLM_CTX_FIELD_PEERS (or $RDLM_RENDEZVOUS set), rdlm_ctx_create joins
      *  `size` processes, this one being `rank` (0..size-1), into one distributed
@@ -358,8 +363,9 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw);
 /** Acquire exclusive: take the gate (bounded bypass: overtaken for RDLM_LOCK_BYPASS_US
  *  by other writers, then FIFO), then wait for current readers to leave. Returns as
  *  rdlm_lock_acquire, with a fencing token. RDLM_OWNER_DEAD reports a dead exclusive
- *  holder; a reader that died holding a shared lock is passed over silently (its
- *  share ends with it), and so it is for read_acquire. Distributed: a live process of
+ *  holder; a reader that died holding a shared lock is passed over without a status
+ *  (its share ends with it; a warning is logged and the recovery counted in
+ *  rdlm_stats_t), and so it is for read_acquire. Distributed: a live process of
  *  the dead reader's node passes it over within about a second (UCX); if every
  *  process of its node died, writers of other nodes wait until their timeout (a known
  *  limit, docs/distributed-locks.md). */
@@ -490,6 +496,9 @@ RDLM_EXPORT rdlm_status_t rdlm_barrier_open(rdlm_ctx_h ctx, const char *name,
  * before the wait in any participant are visible after it in all of them.
  * On RDLM_ERR_TIMEOUT the arrival is withdrawn (the barrier is as if this call never
  * happened) unless the barrier completed meanwhile, in which case RDLM_OK is returned.
+ * timeout_ns 0 (arrive only if the others are there) returns RDLM_ERR_TIMEOUT too,
+ * not RDLM_ERR_BUSY as the tries of locks do. A participant that dies after arriving
+ * stays counted: the others pass without it.
  * The same with RDLM_ERR_CLOSED when the context is destroyed during the wait.
  */
 RDLM_EXPORT rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns);

@@ -458,7 +458,7 @@ rdlm_status_t rdlm_config_load(rdlm_config_t *cfg_p)
 
 static const rdlm_config_entry_t rdlm_config_entries[RDLM_CONFIG_COUNT] = {
 #define RDLM_CONFIG_ENTRY_(field, var, type, def, min, max, help)                          \
-    {var, def, RDLM_CONFIG_ALLOWED_##type(min, max), help},
+    {var, def, RDLM_CONFIG_ALLOWED_##type(min, max), help, min, max},
     RDLM_CONFIG_LIST(RDLM_CONFIG_ENTRY_)
 #undef RDLM_CONFIG_ENTRY_
 };

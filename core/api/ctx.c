@@ -63,9 +63,11 @@ static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
     }
     if (status == RDLM_OK && params != NULL &&
         (params->field_mask & RDLM_CTX_FIELD_CAPACITY)) {
-        if (params->capacity < 16 || params->capacity > RDLM_ENTRY_INDEX_MAX / 2) {
-            rdlm_error("rdlm_ctx_create: capacity %u outside 16..%u", params->capacity,
-                       RDLM_ENTRY_INDEX_MAX / 2);
+        const rdlm_config_entry_t *range = rdlm_config_entry(RDLM_CONFIG_INDEX_capacity);
+
+        if (params->capacity < range->min || params->capacity > range->max) {
+            rdlm_error("rdlm_ctx_create: capacity %u outside %s (as %s)", params->capacity,
+                       range->allowed, range->var);
             status = RDLM_ERR_INVALID_ARG;
         } else {
             ctx->config.capacity = params->capacity;

@@ -81,6 +81,10 @@ static void test_ctx_create_rejects_bad_capacity_and_null_output(void **state)
     params.capacity = 0;
     assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_INVALID_ARG);
     assert_ptr_equal(ctx, sentinel);
+    /* RDLM_CAPACITY's range (it took up to 134217727 here, 16777216 there) */
+    params.capacity = 16777217;
+    assert_status(rdlm_ctx_create(&params, &ctx), RDLM_ERR_INVALID_ARG);
+    assert_ptr_equal(ctx, sentinel);
 
     params = api_params(fx->job);
     assert_status(rdlm_ctx_create(&params, NULL), RDLM_ERR_INVALID_ARG);

@@ -245,6 +245,7 @@ typedef struct rdlm_config_entry {
     const char *def;     /**< built-in default, as the variable would be set ("" unset) */
     const char *allowed; /**< what a value may be: "16..16777216", "0 or 1", ... */
     const char *help;    /**< what it does */
+    uint32_t min, max;   /**< a decimal integer's range (UINT entries; else 0, 0) */
 } rdlm_config_entry_t;
 
 /**
