@@ -192,8 +192,8 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
  * "Stale handles"). Other threads waiting in an acquire, a semaphore acquire or a
  * barrier wait of this context give up their place and return RDLM_ERR_CLOSED, within
  * a park slice (RDLM_PARK_SLICE_MS); the destroy waits for them (at most 10 s, then a
- * warning). In rdlm_lock_acquire also one that the lock was handed or granted to
- * while the destroy ran (it passes the lock on first), so that an rdlm_lock_acquire
+ * warning). So does one that the lock, the rwlock or the permits were handed or
+ * granted to while the destroy ran (it passes them on first), so that an acquire
  * still waiting when the destroy begins never returns RDLM_OK. Calls that do not wait
  * (a try, a release, a query) must not run while the destroy does.
  */

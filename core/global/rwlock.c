@@ -190,6 +190,12 @@ rdlm_status_t rdlm_global_rwlock_read_acquire(rdlm_global_t *d, rdlm_local_t *lc
     }
     rdlm_global_pair_words(d, e, &w, &r);
     s = rdlm_rw_join(d, lc, idx, &w, &r, deadline, timeout_ns == 0);
+    if (s == RDLM_OK && timeout_ns != 0 && rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        /* joined while the context closes: the destroy would release it under the
+         * caller (rdlm.h, rdlm_ctx_destroy) */
+        rdlm_global_rwlock_read_leave(d, lc, idx);
+        s = RDLM_ERR_CLOSED;
+    }
     if (s == RDLM_OK) {
         s = rdlm_rwlock_local_read_enter(lc, idx);
         if (s != RDLM_OK) {
@@ -406,6 +412,14 @@ rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *l
     token = seq;
     rdlm_store(&e->token, token, RDLM_RELAXED);
     rdlm_store(&e->queue_node1, (uint32_t)qid + 1, RDLM_RELAXED);
+    if (timeout_ns != 0 && rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        /* Granted while the context closes: the destroy would release it under the
+         * caller (rdlm.h, rdlm_ctx_destroy). */
+        rdlm_global_rwlock_write_release(d, lc, idx);
+        rdlm_local_lock_ungrant(lc, RDLM_ERR_CLOSED);
+        rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
+        return RDLM_ERR_CLOSED;
+    }
     rdlm_fetch_add(&d->stats.global_acquires, 1, RDLM_RELAXED);
     if (token_p != NULL) {
         *token_p = token;

@@ -180,6 +180,12 @@ rdlm_status_t rdlm_global_sem_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32
     if (s == RDLM_ERR_TIMEOUT) {
         rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
     }
+    if (s == RDLM_OK && timeout_ns != 0 && rdlm_load(&d->closing, RDLM_ACQUIRE)) {
+        /* Granted while the context closes: the destroy would give the permits back
+         * under the caller (rdlm.h, rdlm_ctx_destroy). */
+        rdlm_global_sem_release(d, lc, idx, k);
+        s = RDLM_ERR_CLOSED;
+    }
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
     return s;
 }

@@ -168,7 +168,9 @@ rdlm_status_t rdlm_rwlock_local_read_acquire(rdlm_local_t *lc, uint32_t idx,
     if (status != RDLM_OK) {
         return status;
     }
-    return rdlm_local_wait_leave(lc, rdlm_rw_read_gated(lc, idx, timeout_ns));
+    status = rdlm_rw_read_gated(lc, idx, timeout_ns);
+    return rdlm_local_wait_leave(
+        lc, rdlm_local_lock_give_back(lc, idx, status, rdlm_rwlock_local_read_release));
 }
 
 rdlm_status_t rdlm_rwlock_local_read_release(rdlm_local_t *lc, uint32_t idx)
@@ -327,7 +329,11 @@ rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
             status = rdlm_rw_write_drain(lc, idx, timeout_ns, deadline, status);
         }
     }
-    return counted == RDLM_OK ? rdlm_local_wait_leave(lc, status) : status;
+    if (counted != RDLM_OK) {
+        return status;
+    }
+    return rdlm_local_wait_leave(
+        lc, rdlm_local_lock_give_back(lc, idx, status, rdlm_rwlock_local_write_release));
 }
 
 rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx)

@@ -268,6 +268,10 @@ rdlm_status_t rdlm_sem_local_acquire(rdlm_local_t *lc, uint32_t idx, uint32_t k,
     if (s == RDLM_ERR_TIMEOUT) {
         rdlm_fetch_add(&lc->stats.timeouts, 1, RDLM_RELAXED);
     }
+    if (s == RDLM_OK && rdlm_load(&lc->closing, RDLM_SEQ_CST)) {
+        rdlm_sem_local_release(lc, idx, k); /* granted while the context closes */
+        s = RDLM_ERR_CLOSED;
+    }
     return rdlm_local_wait_leave(lc, s);
 }
 

@@ -691,19 +691,32 @@ static void run_timeout(void)
  * that arrived during its sleep, or crossed its cancel), holding a lock of a context
  * that was gone. The holder's release (passing over the abandoned places) and
  * everyone's collective destroy must complete. */
-#define CANCEL_WAITERS 2
+/* The waits of a waiter rank: two on the lock, a writer and a reader of an rwlock the
+ * holder writes, one on a semaphore whose one permit the holder has. */
+enum { CANCEL_LOCK_WAITERS = 2, CANCEL_WAITERS = CANCEL_LOCK_WAITERS + 3 };
 
 typedef struct cancel_waiter {
     pthread_t th;
     rdlm_lock_h lock;
+    rdlm_rwlock_h rw;
+    rdlm_sem_h sem;
+    int kind; /* 0 lock, 1 write, 2 read, 3 semaphore */
     rdlm_status_t status;
 } cancel_waiter_t;
+
+static const char *const cancel_kind[] = {"lock", "rwlock write", "rwlock read",
+                                          "semaphore"};
 
 static void *cancel_waiter(void *arg)
 {
     cancel_waiter_t *w = arg;
 
-    w->status = rdlm_lock_acquire(w->lock, RDLM_TIMEOUT_INFINITE, NULL);
+    switch (w->kind) {
+    case 0: w->status = rdlm_lock_acquire(w->lock, RDLM_TIMEOUT_INFINITE, NULL); break;
+    case 1: w->status = rdlm_rwlock_write_acquire(w->rw, RDLM_TIMEOUT_INFINITE, NULL); break;
+    case 2: w->status = rdlm_rwlock_read_acquire(w->rw, RDLM_TIMEOUT_INFINITE); break;
+    default: w->status = rdlm_sem_acquire(w->sem, 1, RDLM_TIMEOUT_INFINITE); break;
+    }
     return NULL;
 }
 
@@ -732,23 +745,32 @@ static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
 {
     cancel_waiter_t w[CANCEL_WAITERS];
     uint32_t holder = round % g_size;
-    cancel_waiter_t probe;
+    cancel_waiter_t probe = {.kind = 0};
     rdlm_lock_h lock;
+    rdlm_rwlock_h rw;
+    rdlm_sem_h sem;
 
     if (rdlm_lock_open(ctx, "cancel", &lock) != RDLM_OK ||
-        rdlm_lock_open(ctx, "cancel-probe", &probe.lock) != RDLM_OK) {
+        rdlm_lock_open(ctx, "cancel-probe", &probe.lock) != RDLM_OK ||
+        rdlm_rwlock_open(ctx, "cancel-rw", &rw) != RDLM_OK ||
+        rdlm_sem_open(ctx, "cancel-sem", 1, &sem) != RDLM_OK) {
         die("open");
     }
     if (g_rank == holder) {
         expect_status(rdlm_lock_acquire(lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK,
                       "holder acquire");
+        expect_status(rdlm_rwlock_write_acquire(rw, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK,
+                      "holder write acquire");
+        expect_status(rdlm_sem_acquire(sem, 1, RDLM_TIMEOUT_INFINITE), RDLM_OK,
+                      "holder semaphore acquire");
         expect_status(rdlm_lock_acquire(probe.lock, RDLM_TIMEOUT_INFINITE, NULL), RDLM_OK,
                       "holder acquire of the probe lock");
     }
     barrier();
     if (g_rank != holder) {
         for (uint32_t i = 0; i < CANCEL_WAITERS; i++) {
-            w[i].lock = lock;
+            w[i] = (cancel_waiter_t){.lock = lock, .rw = rw, .sem = sem};
+            w[i].kind = i < CANCEL_LOCK_WAITERS ? 0 : (int)(i - CANCEL_LOCK_WAITERS) + 1;
             pthread_create(&w[i].th, NULL, cancel_waiter, &w[i]);
         }
         pthread_create(&probe.th, NULL, cancel_probe, &probe);
@@ -759,6 +781,8 @@ static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
         cancel_wait_destroyers(round);
         if (round % 2 == 0) {
             expect_status(rdlm_lock_release(lock), RDLM_OK, "holder release");
+            expect_status(rdlm_rwlock_write_release(rw), RDLM_OK, "holder write release");
+            expect_status(rdlm_sem_release(sem, 1), RDLM_OK, "holder semaphore release");
         }
     }
     rdlm_ctx_destroy(ctx); /* collective; the holder's releases the locks it holds */
@@ -769,10 +793,10 @@ static void run_cancel_round(rdlm_ctx_h ctx, uint32_t round)
         for (uint32_t i = 0; i < CANCEL_WAITERS; i++) {
             pthread_join(w[i].th, NULL);
             check(w[i].status == RDLM_ERR_CLOSED,
-                  "round %u (holder rank %u, released by %s): a waiter of a destroyed "
+                  "round %u (holder rank %u, released by %s): a %s waiter of a destroyed "
                   "context returned %s, want RDLM_ERR_CLOSED",
                   round, holder, round % 2 == 0 ? "the holder" : "its destroy",
-                  rdlm_status_name(w[i].status));
+                  cancel_kind[w[i].kind], rdlm_status_name(w[i].status));
         }
     }
 }

@@ -92,10 +92,11 @@ static inline void rdlm_local_lock_ungrant(rdlm_local_t *lc, rdlm_status_t statu
     }
 }
 
-/** The end of a waiting acquire of a node-only context's exclusive lock: granted
- *  (status RDLM_OK or RDLM_OWNER_DEAD) while the context closes, it passes the lock on
- *  (release), uncounts the grant and returns RDLM_ERR_CLOSED, since the destroy would
- *  release the lock under the caller (rdlm.h, rdlm_ctx_destroy). Else status. */
+/** The end of a waiting acquire of an exclusive lock or either side of an rwlock
+ *  (not a gate of the layer above): granted (status RDLM_OK or RDLM_OWNER_DEAD) while
+ *  the context closes, it passes the lock on (release), uncounts the grant and returns
+ *  RDLM_ERR_CLOSED, since the destroy would release the lock under the caller (rdlm.h,
+ *  rdlm_ctx_destroy). Else status. */
 static inline rdlm_status_t
 rdlm_local_lock_give_back(rdlm_local_t *lc, uint32_t idx, rdlm_status_t status,
                           rdlm_status_t (*release)(rdlm_local_t *, uint32_t))
