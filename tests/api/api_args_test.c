@@ -633,6 +633,82 @@ static void test_destroy_ends_every_wait_of_a_node_only_context(void **state)
     assert_int_equal(api_wait_child(fx, pid, 30 * API_NSEC_PER_SEC), 0);
 }
 
+/* The holder's side of a round of the race below: once context a is closing (its
+ * probe returned), release everything 0-1 ms later. */
+typedef struct race_round {
+    rdlm_ctx_h a;
+    destroy_waiter_t probe;
+} race_round_t;
+
+static void *race_destroyer(void *argp)
+{
+    rdlm_ctx_destroy(((race_round_t *)argp)->a);
+    return NULL;
+}
+
+/* A grant that reaches a waiter while its node-only context is being destroyed is
+ * given back: the waiter returns RDLM_ERR_CLOSED, never RDLM_OK (the destroy would
+ * release what it got under it), and the holder takes everything again. Rounds of: b
+ * holds a lock, a FIFO lock, an rwlock and a semaphore's permit; a thread of a waits
+ * on each; another thread destroys a; once a probe waiter of a has returned (a is
+ * closing), b releases all, 0-1 ms later, varied by round. */
+static void test_a_grant_racing_the_destroy_is_given_back(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h b = api_ctx(fx, 1);
+    destroy_waits_t hb;
+    rdlm_lock_h probe_b;
+
+    assert_status(destroy_open(b, &hb), RDLM_OK);
+    assert_status(rdlm_lock_open(b, "probe", &probe_b), RDLM_OK);
+    for (unsigned round = 0; round < 40; round++) {
+        destroy_waiter_t w[WAIT_BARRIER];
+        pthread_t th[WAIT_BARRIER], probe_th, destroyer;
+        race_round_t r = {.probe = {.kind = WAIT_LOCK, .status = 1}};
+        destroy_waits_t ha;
+        destroy_waits_t hp;
+
+        assert_status(api_ctx_create(fx->job, &r.a), RDLM_OK);
+        assert_status(destroy_open(r.a, &ha), RDLM_OK);
+        assert_status(rdlm_lock_open(r.a, "probe", &hp.lock), RDLM_OK);
+        r.probe.h = &hp;
+        /* (not tries: abandoned FIFO places of the last round may wait for recovery) */
+        assert_status(rdlm_lock_acquire(hb.lock, API_NSEC_PER_SEC, NULL), RDLM_OK);
+        assert_status(rdlm_lock_acquire(hb.fifo, API_NSEC_PER_SEC, NULL), RDLM_OK);
+        assert_status(rdlm_rwlock_write_acquire(hb.rw_written, API_NSEC_PER_SEC, NULL),
+                      RDLM_OK);
+        assert_status(rdlm_sem_acquire(hb.sem, 1, API_NSEC_PER_SEC), RDLM_OK);
+        assert_status(rdlm_lock_acquire(probe_b, API_NSEC_PER_SEC, NULL), RDLM_OK);
+        for (int k = 0; k < WAIT_BARRIER; k++) {
+            w[k] = (destroy_waiter_t){.h = &ha, .kind = (enum destroy_wait)k, .status = 1};
+            if (k != WAIT_WRITE_DRAIN) {
+                pthread_create(&th[k], NULL, destroy_waiter, &w[k]);
+            }
+        }
+        pthread_create(&probe_th, NULL, destroy_waiter, &r.probe);
+        api_sleep_ms(20); /* they wait */
+        pthread_create(&destroyer, NULL, race_destroyer, &r);
+        pthread_join(probe_th, NULL); /* a is closing */
+        usleep((round * 389u) % 1000u);
+        assert_status(rdlm_lock_release(hb.lock), RDLM_OK);
+        assert_status(rdlm_lock_release(hb.fifo), RDLM_OK);
+        assert_status(rdlm_rwlock_write_release(hb.rw_written), RDLM_OK);
+        assert_status(rdlm_sem_release(hb.sem, 1), RDLM_OK);
+        assert_status(rdlm_lock_release(probe_b), RDLM_OK);
+        pthread_join(destroyer, NULL);
+        assert_status(r.probe.status, RDLM_ERR_CLOSED);
+        for (int k = 0; k < WAIT_BARRIER; k++) {
+            if (k != WAIT_WRITE_DRAIN) {
+                pthread_join(th[k], NULL);
+                if (w[k].status != RDLM_ERR_CLOSED) {
+                    fail_msg("round %u: wait %d returned %s", round, k,
+                             rdlm_status_name(w[k].status));
+                }
+            }
+        }
+    }
+}
+
 /* A wait that times out counts one timeout and no acquire, whatever it waited in (an
  * outside user's program: a shared wait counted 2 timeouts, its gate and itself; a
  * semaphore's counted its gate's grant as an acquire). */
@@ -684,6 +760,7 @@ int main(void)
         API_TEST(test_closed_handles_of_other_kinds_return_closed),
         API_TEST(test_destroyed_context_handle_is_bad_handle),
         API_TEST(test_destroy_ends_every_wait_of_a_node_only_context),
+        API_TEST(test_a_grant_racing_the_destroy_is_given_back),
         API_TEST(test_a_timed_out_wait_counts_one_timeout_and_no_acquire),
     };
 
