@@ -189,7 +189,6 @@ rdlm_status_t rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t t
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t prev_owner = 0;
-    rdlm_status_t status;
 
     if (timeout_ns == 0) {
         if (!(rdlm_mutex_recover(lc, idx) && rdlm_mutex_take(lc, e, &prev_owner))) {
@@ -197,16 +196,8 @@ rdlm_status_t rdlm_mutex_acquire_slow(rdlm_local_t *lc, uint32_t idx, uint64_t t
         }
         return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
     }
-    status = rdlm_local_wait_enter(lc);
-    if (status != RDLM_OK) {
-        return status;
-    }
-    status = rdlm_mutex_wait(lc, idx, timeout_ns, &prev_owner);
-    if (status == RDLM_OK) {
-        status = rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
-        status = rdlm_local_lock_give_back(lc, idx, status, rdlm_mutex_release);
-    }
-    return rdlm_local_wait_leave(lc, status);
+    return rdlm_local_lock_wait(lc, idx, timeout_ns, token_p, rdlm_mutex_wait,
+                                rdlm_mutex_release);
 }
 
 void rdlm_mutex_released(rdlm_local_t *lc, rdlm_entry_t *e, uint64_t w)

@@ -214,7 +214,6 @@ static rdlm_status_t rdlm_ticket_take(rdlm_local_t *lc, uint32_t idx, uint64_t t
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t prev_owner;
-    rdlm_status_t status;
 
     if (rdlm_ticket_try_fast(lc, e, &prev_owner)) {
         return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
@@ -226,18 +225,8 @@ static rdlm_status_t rdlm_ticket_take(rdlm_local_t *lc, uint32_t idx, uint64_t t
         }
         return rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
     }
-    status = rdlm_local_wait_enter(lc);
-    if (status != RDLM_OK) {
-        return status;
-    }
-    status = rdlm_ticket_queue(lc, idx, timeout_ns, &prev_owner);
-    if (status == RDLM_OK) {
-        status = rdlm_local_lock_grant(lc, idx, prev_owner, token_p);
-        if (give_back) {
-            status = rdlm_local_lock_give_back(lc, idx, status, rdlm_ticket_release);
-        }
-    }
-    return rdlm_local_wait_leave(lc, status);
+    return rdlm_local_lock_wait(lc, idx, timeout_ns, token_p, rdlm_ticket_queue,
+                                give_back ? rdlm_ticket_release : NULL);
 }
 
 rdlm_status_t rdlm_ticket_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,

@@ -110,6 +110,16 @@ rdlm_local_lock_give_back(rdlm_local_t *lc, uint32_t idx, rdlm_status_t status,
     return status;
 }
 
+/** The waiting acquire of either exclusive lock (lock.c): counted as waiting, wait
+ *  (the lock's queue: RDLM_OK with *prev_owner_p, or why not), grant, and with a
+ *  release, give the lock back if the context closes meanwhile
+ *  (rdlm_local_lock_give_back; NULL: a gate of the layer above, which does that). */
+rdlm_status_t rdlm_local_lock_wait(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
+                                   uint64_t *token_p,
+                                   rdlm_status_t (*wait)(rdlm_local_t *, uint32_t, uint64_t,
+                                                         uint32_t *prev_owner_p),
+                                   rdlm_status_t (*release)(rdlm_local_t *, uint32_t));
+
 #define RDLM_LOCAL_TRY_CHECK_INTERVAL_NS 10000000ull /* a try looks for dead holders */
 #define RDLM_LOCAL_TRY_CLOCK_EVERY 64u /* failed tries on an unchanged word per clock read */
 
