@@ -394,7 +394,7 @@ rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
 rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t guess,
                              uint64_t *qid_p, uint64_t *token_p)
 {
-    uint64_t qid, ref, old, expected = rdlm_glock_guess(d, guess);
+    uint64_t qid, ref, old, desired, expected = rdlm_glock_guess(d, guess);
     rdlm_status_t s;
 
     if (d->am_lock) {
@@ -406,14 +406,16 @@ rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint
         return s;
     }
     /* At most two CASes: the second only if the word was free with another token than
-     * guessed; a held word answers busy after the first. */
-    for (int i = 0; i < 2; i++) {
-        s = rdlm_global_w_cas(d, w, expected, RDLM_W_HELD | rdlm_glock_first_bit(d) | ref,
-                              &old);
-        if (s != RDLM_OK || old == expected || (old & RDLM_W_HELD)) {
-            break;
-        }
+     * guessed; a held word answers busy after the first. Taken only if the last CAS
+     * found what it expected: a second CAS that finds the word free with yet another
+     * token (taken and freed meanwhile) is busy too (the loop here once took that
+     * value as its next guess and returned held without having swapped: two holders,
+     * tests/model/dist_lock.pml -DTRY -DBUG_TRY_LAST_GUESS). */
+    desired = RDLM_W_HELD | rdlm_glock_first_bit(d) | ref;
+    s = rdlm_global_w_cas(d, w, expected, desired, &old);
+    if (s == RDLM_OK && old != expected && !(old & RDLM_W_HELD)) {
         expected = old;
+        s = rdlm_global_w_cas(d, w, expected, desired, &old);
     }
     if (s == RDLM_OK && old == expected) {
         *qid_p = qid;

@@ -42,8 +42,10 @@ rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
 
 /**
  * One attempt, nothing queued: CAS the word from FREE(guess) to held. RDLM_ERR_BUSY
- * after one remote atomic if the word is held; a second CAS only if it was free with
- * another token than guessed.
+ * after one remote atomic if the word is held; a second CAS, from the free word the
+ * first one found, only if it was free with another token than guessed. RDLM_OK only
+ * if a CAS took the word; RDLM_ERR_BUSY also when the second CAS finds it held or
+ * free with yet another token (taken and freed in between).
  */
 rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t guess,
                              uint64_t *qid_p, uint64_t *token_p);

@@ -34,6 +34,11 @@
  * do: its place is cancelled, or a grant crossing the cancel makes it hold after
  * all); timed-out ones are left out, and check 1 counts the critical sections
  * entered instead of the iterations. Some acquire must have given up.
+ * --tries: every other acquire is a try (timeout 0); a busy one is left out as a
+ * given-up one is (check 1 counts the critical sections entered). Against the remote-
+ * atomic queue (RDLM_LOCK_AM=0) a try that found the word freed and retaken between
+ * its two CASes returned RDLM_OK without holding: two holders, a repeated token, and a
+ * release that waited for ever for a successor's link (glock.c, rdlm_glock_try).
  * --broken skips the acquire on every 4th iteration (a lock that lets a second holder
  * in): with --expect-violation the run passes only if a check fired.
  *
@@ -116,6 +121,7 @@ typedef struct shared {
     atomic_ulong writes[MAX_LOCKS]; /* write acquires (rwstress) */
     atomic_ulong entered[MAX_LOCKS]; /* critical sections entered (--give-up-us) */
     atomic_ulong gave_up;            /* acquires that timed out (--give-up-us) */
+    atomic_ulong tries[2];           /* --tries: tries that held, that were busy */
     atomic_uint holding[2]; /* rwstarve: readers holding, per node */
     uint64_t hold_token; /* timeout mode: rank 0's token */
     atomic_uint stop;    /* homebusy mode: the remote rank is done */
@@ -126,9 +132,9 @@ typedef struct shared {
 
 static struct {
     const char *mode, *shm, *create_error, *lock_protocol;
-    int standalone, broken, expect_violation, authority, reopen;
+    int standalone, broken, expect_violation, authority, reopen, tries;
     uint32_t iters, locks, fair_bound, timeout_sec, threads, give_up_us;
-} opt = {"stress", NULL, NULL, NULL, 0, 0, 0, 0, 0, 400, 2, 0, 100, 1, 0};
+} opt = {"stress", NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 400, 2, 0, 100, 1, 0};
 
 static uint32_t g_rank, g_size, g_node, g_nodes, g_epoch;
 static shared_t *g_sh;
@@ -302,9 +308,13 @@ static void reopen(uint32_t l, uint32_t i, int open)
 }
 
 /* --give-up-us: every other acquire gives up after that long (a cancel, or a grant
- * that crosses it), the others wait. */
+ * that crosses it); --tries: every other acquire (the odd ones) is a try; the others
+ * wait. */
 static uint64_t stress_timeout(uint32_t i)
 {
+    if (opt.tries && i % 2 == 1) {
+        return 0;
+    }
     return opt.give_up_us != 0 && i % 2 == 0 ? (uint64_t)opt.give_up_us * 1000u
                                              : RDLM_TIMEOUT_INFINITE;
 }
@@ -332,6 +342,13 @@ static void *stress_loop(void *arg)
             if (s == RDLM_ERR_TIMEOUT && opt.give_up_us != 0) {
                 r->token = 0; /* never held: left out of the checks */
                 atomic_fetch_add(&g_sh->gave_up, 1);
+                continue;
+            }
+            if (opt.tries && i % 2 == 1 && (s == RDLM_OK || s == RDLM_ERR_BUSY)) {
+                atomic_fetch_add(&g_sh->tries[s == RDLM_ERR_BUSY], 1);
+            }
+            if (s == RDLM_ERR_BUSY && opt.tries) {
+                r->token = 0; /* never held: left out of the checks */
                 continue;
             }
             if (s != RDLM_OK) {
@@ -575,7 +592,7 @@ static void check_stress(int rw)
 
         if (rw) {
             want = atomic_load(&g_sh->writes[l]);
-        } else if (opt.give_up_us != 0) {
+        } else if (opt.give_up_us != 0 || opt.tries) {
             want = atomic_load(&g_sh->entered[l]);
         } else {
             for (uint32_t i = l; i < opt.iters; i += opt.locks) {
@@ -592,6 +609,11 @@ static void check_stress(int rw)
         printf("%" PRIu64 " acquires gave up after %u us\n", gave_up, opt.give_up_us);
         check(gave_up > 0, "no acquire gave up: --give-up-us %u tested nothing",
               opt.give_up_us);
+    }
+    if (opt.tries) {
+        /* How many were busy depends on timing: reported, not checked. */
+        printf("tries: %lu held, %lu busy\n", atomic_load(&g_sh->tries[0]),
+               atomic_load(&g_sh->tries[1]));
     }
     free(all);
 }
@@ -1420,6 +1442,8 @@ static void parse(int argc, char **argv)
             opt.expect_violation = 1;
         } else if (!strcmp(a, "--reopen")) {
             opt.reopen = 1;
+        } else if (!strcmp(a, "--tries")) {
+            opt.tries = 1;
         } else if (!strcmp(a, "--authority")) {
             opt.authority = 1;
         } else if (v != NULL && !strcmp(a, "--create-error")) {
@@ -1447,7 +1471,7 @@ static void parse(int argc, char **argv)
                             "nbarrier|semavail|cancel|"
                             "twoctx|"
                             "timeout|accounting|homebusy|badinput|finalize] [--shm NAME] [--iters N] [--locks N] "
-                            "[--fair-bound B] [--threads T] [--reopen] [--give-up-us U] "
+                            "[--fair-bound B] [--threads T] [--reopen] [--give-up-us U] [--tries] "
                             "[--lock-protocol am|atomic] "
                             "[--broken --expect-violation] "
                             "[--authority] [--create-error STATUS] [--timeout-sec S]\n",

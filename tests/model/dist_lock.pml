@@ -42,6 +42,14 @@
  *         old := CAS(n.state, WAITING -> GRANTED(s+1)); Q.state := IDLE
  *         WAITING: return;  ABANDONED: Q := n, loop (same s)
  *
+ * Try (-DTRY; rdlm_glock_try, cohort.c with timeout 0; budget TRIES per run,
+ * any acquire, chosen by spin): the node-local try-lock (free and nobody
+ * registered, else busy); gq != NONE: local hand-off; else claim q as in step 1,
+ * then CAS(W, FREE(g) -> HELD(q)) with the node's last token g = seq; it found
+ * FREE(x), x != g: once more, CAS(W, FREE(x) -> HELD(q)). Taken only if the last
+ * CAS found what it expected (token x+1); else busy: q.state := IDLE by the
+ * own store ("never published", checked by (f)), unlock.
+ *
  * Posted release (-DPOSTED; slot: pq/ps per process, one release in flight):
  * in pass, the NONE case with the passer's slot free posts the CAS instead:
  * slot := (Q, s), return at once (Q stays non-IDLE; the cohort goes on:
@@ -125,8 +133,8 @@
  *       act on that use of the node: check_unreferenced(Q) of (c), less the
  *       writer's own ghost slot. The model checks it at every such IDLE write,
  *       also of another process's or a passed-over qnode (the code uses the
- *       transport there: a superset). The try path's "never published" IDLE
- *       is not modelled (there is no try). -DOLD_CHECKS: (c) as it was before
+ *       transport there: a superset); -DTRY: also at a busy try's "never
+ *       published" IDLE. -DOLD_CHECKS: (c) as it was before
  *       (f) (without gn, glink) and no check at the IDLE writes, to see what
  *       the other assertions catch.
  * With -DPOSTED the ghosts gpass/gdone/gn have a slot per completer besides
@@ -173,6 +181,12 @@
  *       is the passer itself, busy in the pass. With -DPOSTED the completer's
  *       failed landing does the same (-> (f); there (c) would catch it too:
  *       the completer holds no node lock, so the process re-claims Q).
+ *   With -DTRY:
+ *   BUG_TRY_LAST_GUESS  the try's code before the fix (a loop of two CASes
+ *       that took the value a failed CAS found as its next guess, also after
+ *       the second): a second CAS that finds W FREE(y) (taken and freed since
+ *       the first) counts as taken, token y+1, with W not HELD(q): the next
+ *       acquire takes W FREE(y) too -> (a) or (b).
  *   With -DPOSTED:
  *   BUG_POST_RETIRE_EARLY  the post sets Q.state := IDLE at once, before the
  *       CAS lands: Q's owner claims Q again while W still names it -> (c).
@@ -210,6 +224,9 @@
 #endif
 #ifndef LTIMEOUTS
 #define LTIMEOUTS 0     /* node-local-wait deadlines per run */
+#endif
+#ifndef TRIES
+#define TRIES 2         /* -DTRY: acquires per run that are tries */
 #endif
 
 #define NQ (2 * NP)
@@ -258,6 +275,9 @@ bit incall[NP];         /* the process is inside an rdlm call */
 /* environment */
 byte gtimeouts = TIMEOUTS;
 byte ltimeouts = LTIMEOUTS;
+#ifdef TRY
+byte tries = TRIES;
+#endif
 
 /* ghosts */
 byte cs;                /* ME of the process in the CS, 0 = none (a) */
@@ -494,6 +514,39 @@ inline settle() {
 #endif
 }
 
+/* step 1 of a global acquire or try: claim an IDLE own qnode q, (c) */
+inline claim() {
+        atomic {
+            if
+            :: qstate[2 * _pid] == IDLE -> q = 2 * _pid + 1
+#ifdef BUG_REUSE_ABANDONED
+            :: qstate[2 * _pid] == ABANDONED -> q = 2 * _pid + 1
+            :: qstate[2 * _pid] != IDLE && qstate[2 * _pid] != ABANDONED &&
+               (qstate[2 * _pid + 1] == IDLE || qstate[2 * _pid + 1] == ABANDONED) ->
+                q = 2 * _pid + 2
+#elif defined(ANY_QNODE)
+            :: qstate[2 * _pid + 1] == IDLE -> q = 2 * _pid + 2
+#else
+            :: qstate[2 * _pid] != IDLE && qstate[2 * _pid + 1] == IDLE ->
+                q = 2 * _pid + 2
+#endif
+            fi;
+            check_unreferenced(q, NG);                  /* (c) */
+            assert(qstate[q - 1] == IDLE);
+            qnext[q - 1] = NONE; qstate[q - 1] = WAITING
+        }
+}
+
+/* the try's second CAS failed, finding o in W: BUG_TRY_LAST_GUESS takes a FREE
+   o as its guess and counts the CAS as taken (the loop's last `expected = old`) */
+#ifdef BUG_TRY_LAST_GUESS
+#define TRY_LAST_GUESS \
+    :: IS_FREE(o) -> seq[nd] = o - FREEB + 1; tok = seq[nd]; gq[nd] = q; \
+                     q = 0; o = 0; goto hold
+#else
+#define TRY_LAST_GUESS
+#endif
+
 active [NP] proctype P()
 {
     byte it, nd, q, Q, n, o, s, tok, i;
@@ -504,6 +557,13 @@ active [NP] proctype P()
     for (it : 1 .. (_pid == 0 -> LOOPS0 : LOOPS)) {
 #else
     for (it : 1 .. LOOPS) {
+#endif
+#ifdef TRY
+        if
+        :: atomic { tries > 0 -> tries-- CALL_BEGIN };
+           goto try_acquire
+        :: true
+        fi;
 #endif
         /* node-local lock: register, then take it (or time out) */
         atomic { lwait[nd]++ CALL_BEGIN };
@@ -525,25 +585,7 @@ active [NP] proctype P()
         od;
 
         /* global acquire, step 1 (with (c)): an IDLE own qnode */
-        atomic {
-            if
-            :: qstate[2 * _pid] == IDLE -> q = 2 * _pid + 1
-#ifdef BUG_REUSE_ABANDONED
-            :: qstate[2 * _pid] == ABANDONED -> q = 2 * _pid + 1
-            :: qstate[2 * _pid] != IDLE && qstate[2 * _pid] != ABANDONED &&
-               (qstate[2 * _pid + 1] == IDLE || qstate[2 * _pid + 1] == ABANDONED) ->
-                q = 2 * _pid + 2
-#elif defined(ANY_QNODE)
-            :: qstate[2 * _pid + 1] == IDLE -> q = 2 * _pid + 2
-#else
-            :: qstate[2 * _pid] != IDLE && qstate[2 * _pid + 1] == IDLE ->
-                q = 2 * _pid + 2
-#endif
-            fi;
-            check_unreferenced(q, NG);                  /* (c) */
-            assert(qstate[q - 1] == IDLE);
-            qnext[q - 1] = NONE; qstate[q - 1] = WAITING
-        };
+        claim();
         /* 2. SWAP(W, HELD(q)) */
         atomic {
             o = W; W = q;
@@ -590,6 +632,49 @@ active [NP] proctype P()
 timed_out:  /* q stays ABANDONED in the queue; unlock (gq is NONE) */
         atomic { lheld[nd] = 0 };
         goto next;
+
+#ifdef TRY
+try_acquire:    /* node-local try-lock; a local hand-off; else two CASes */
+        if
+        :: atomic {
+               lheld[nd] == 0 && lwait[nd] == 0 -> lheld[nd] = ME;
+               if
+               :: gq[nd] != NONE ->     /* local hand-off */
+                   seq[nd]++; tok = seq[nd]; goto hold
+               :: else -> skip
+               fi
+           }
+        :: atomic { !(lheld[nd] == 0 && lwait[nd] == 0) -> goto next }  /* busy */
+        fi;
+        claim();
+        atomic {                        /* CAS(W, FREE(seq) -> HELD(q)) */
+            if
+            :: W == FREEW(seq[nd]) ->
+                W = q; seq[nd]++; tok = seq[nd]; gq[nd] = q; q = 0; goto hold
+            :: else -> o = W
+            fi
+        };
+        if
+        :: atomic { IS_FREE(o) ->       /* free with another token: once more */
+               if
+               :: W == o ->
+                   W = q; seq[nd] = o - FREEB + 1; tok = seq[nd]; gq[nd] = q;
+                   q = 0; o = 0; goto hold
+               :: else -> o = W
+               fi
+           };
+           if
+           TRY_LAST_GUESS
+           :: true
+           fi
+        :: else
+        fi;
+        atomic {                        /* busy: "never published" own store */
+            CHECK_RETIRE(q, NG);                        /* (f) */
+            qstate[q - 1] = IDLE; q = 0; o = 0; lheld[nd] = 0
+        };
+        goto next;
+#endif
 
 hold:   /* enter the critical section with token tok */
         atomic {
