@@ -62,7 +62,9 @@
  * Timeouts
  *   Acquire and wait functions take timeout_ns: 0 tries once without waiting,
  *   RDLM_TIMEOUT_INFINITE waits forever; any other value is a relative timeout.
- *   A timed-out request leaves nothing queued. It returns after its timeout by the
+ *   A timed-out request leaves nothing queued (except in the remote-atomic queue of
+ *   cross-node locks, which keeps an abandoned place until the lock passes over it:
+ *   docs/distributed-locks.md). It returns after its timeout by the
  *   step it was in at most: a sleep ends at the deadline; a remote operation in
  *   flight ends at its answer (a round trip), or after RDLM_PEER_TIMEOUT_MS if its
  *   peer stopped answering. An overloaded node adds its scheduler's delay (up to
@@ -273,7 +275,10 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * bounded-bypass lock a waiter reserved, a service-wide lock another process marked
  * wanted, for 2 ms after this process released it), RDLM_ERR_TIMEOUT,
  * RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE (this context already
- * waits on too many locks at once). In a distributed context also
+ * waits on too many locks at once; with the remote-atomic queue, RDLM_LOCK_AM=0 or
+ * over shared memory or verbs, also when 32 places this process gave up by timeouts
+ * are not passed over yet: a known limit, docs/distributed-locks.md; short timeouts
+ * under contention reach it). In a distributed context also
  * RDLM_ERR_PEER_DEAD (the process holding the lock's home word, or a queue neighbour
  * the acquire must reach, died: see RDLM_PEER_FAILURE) and RDLM_ERR_LEASE_EXPIRED.
  * With service-wide locks (rdlm_ctx_create, RDLM_AUTHORITY): FIFO on the node only;
@@ -456,7 +461,9 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_open(rdlm_ctx_h ctx, const char *name, uint32
  * that gets them gets RDLM_OK; otherwise they stay taken.
  * Errors: RDLM_ERR_INVALID_ARG (k), RDLM_ERR_BUSY, RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED,
  * RDLM_ERR_PEER_DEAD (the semaphore's home process, its node's leader, died, or it
- * counts this process as dead: its link to this process was lost), handle errors.
+ * counts this process as dead: its link to this process was lost),
+ * RDLM_ERR_NO_RESOURCE (the remote-atomic protocol's queue places, as
+ * rdlm_lock_acquire), handle errors.
  */
 RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t timeout_ns);
 
