@@ -75,11 +75,16 @@ rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name, rdlm_lock_h *lock
 /* An acquire that took the lock over from a dead holder (RDLM_OWNER_DEAD) first waits
  * out the lock delay. One that succeeded while the context's lease was lost (it
  * expired during the wait or the delay) is undone: the caller gets
- * RDLM_ERR_LEASE_EXPIRED, never a success. */
+ * RDLM_ERR_LEASE_EXPIRED, never a success. A failure touches nothing: after
+ * RDLM_ERR_CLOSED the context may be gone (the destroy waited for the wait only), so
+ * the caller took release from the ops table before the acquire. */
 static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status,
                                     rdlm_status_t (*release)(rdlm_obj_t *obj),
                                     const char *func)
 {
+    if (status < 0) {
+        return status;
+    }
     if (status == RDLM_OWNER_DEAD) {
         rdlm_ctx_lease_lock_delay(obj->ctx);
     }
@@ -104,12 +109,14 @@ rdlm_lock_acquire_any(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
 {
     rdlm_status_t status = rdlm_obj_check(lock, RDLM_KIND_LOCK, "rdlm_lock_acquire");
     rdlm_obj_t *obj = RDLM_OBJ(lock);
+    const rdlm_obj_ops_t *ops;
 
     if (status != RDLM_OK) {
         return status;
     }
-    status = obj->ctx->ops->lock_acquire(obj, timeout_ns, token_p);
-    return rdlm_lock_keep(obj, status, obj->ctx->ops->lock_release, "rdlm_lock_acquire");
+    ops = obj->ctx->ops;
+    status = ops->lock_acquire(obj, timeout_ns, token_p);
+    return rdlm_lock_keep(obj, status, ops->lock_release, "rdlm_lock_acquire");
 }
 
 rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
@@ -184,12 +191,14 @@ rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
 {
     rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
     rdlm_obj_t *obj = RDLM_OBJ(rw);
+    const rdlm_obj_ops_t *ops;
 
     if (status != RDLM_OK) {
         return status;
     }
-    status = obj->ctx->ops->read_acquire(obj, timeout_ns);
-    return rdlm_lock_keep(obj, status, obj->ctx->ops->read_release, __func__);
+    ops = obj->ctx->ops;
+    status = ops->read_acquire(obj, timeout_ns);
+    return rdlm_lock_keep(obj, status, ops->read_release, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
@@ -208,12 +217,14 @@ rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
 {
     rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
     rdlm_obj_t *obj = RDLM_OBJ(rw);
+    const rdlm_obj_ops_t *ops;
 
     if (status != RDLM_OK) {
         return status;
     }
-    status = obj->ctx->ops->write_acquire(obj, timeout_ns, token_p);
-    return rdlm_lock_keep(obj, status, obj->ctx->ops->write_release, __func__);
+    ops = obj->ctx->ops;
+    status = ops->write_acquire(obj, timeout_ns, token_p);
+    return rdlm_lock_keep(obj, status, ops->write_release, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)
