@@ -3,7 +3,10 @@
  * owner), so that an uncontended acquire and a release are one CAS each and no
  * moment exists at which a held lock names no holder. Waiters sleep on the word's
  * futex half with a per-ticket bit, so a release wakes the next waiter only.
- * Recovery passes over dead holders and abandoned tickets. Protocol and proof
+ * Recovery passes over dead holders and abandoned tickets; a waiter that gives its
+ * place up before the lock reaches it marks the ticket "left" in the entry's meta, and
+ * the release that hands the lock to a marked ticket passes over it at once (the next
+ * live waiter may be asleep and would find out only at its sleep slice). Protocol and proof
  * sketch: docs/local-locks.md ("Exclusive lock"); spin model: tests/model/lock_word.pml.
  */
 #include <stddef.h>
@@ -43,6 +46,38 @@ static int rdlm_ticket_pass(rdlm_local_t *lc, rdlm_entry_t *e, uint16_t s, uint3
     return rdlm_ticket_pass_from(lc, e, rdlm_load(&e->word, RDLM_RELAXED), s, from, to);
 }
 
+/* Ticket s has been passed over: its left mark, if any, is spent. (A mark is set before
+ * its waiter frees its record, and s is passed over only after that, so the clear
+ * follows the set.) Ticket s + 16 shares the bit: while it has been issued, the bit is
+ * kept (a later hand-off to a live waiter of such a ticket costs one scan), so that a
+ * mark of s + 16 is not lost (its waiter would find out at its sleep slice). Given-up
+ * tickets stay outstanding until the lock passes them, so under churn more than 16
+ * are outstanding with fewer than 16 waiters. */
+static void rdlm_ticket_unmark(rdlm_entry_t *e, uint16_t s)
+{
+    if ((rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_LEFT(s)) &&
+        (uint16_t)(RDLM_WORD_NEXT(rdlm_load(&e->word, RDLM_RELAXED)) - s) <= 16) {
+        rdlm_fetch_and(&e->meta, ~RDLM_META_LEFT(s), RDLM_RELAXED);
+    }
+}
+
+/* Pass over served ticket s (owner o, nobody) if no live process claims it. Returns
+ * 1 if passed, 0 if the word moved meanwhile, -1 if a live process claims s. */
+static int rdlm_ticket_skip(rdlm_local_t *lc, uint32_t idx, uint16_t s, uint32_t o)
+{
+    rdlm_entry_t *e = &lc->seg.entries[idx];
+
+    if (rdlm_rec_find_claimant(&lc->seg, idx, s) != RDLM_CLAIMANT_NONE) {
+        return -1;
+    }
+    if (!rdlm_ticket_pass(lc, e, s, o, o)) {
+        return 0;
+    }
+    rdlm_ticket_unmark(e, s);
+    rdlm_fetch_add(&lc->stats.skips, 1, RDLM_RELAXED);
+    return 1;
+}
+
 /*
  * Recovery (docs/local-locks.md): pass over a dead holder, or over a served ticket
  * no live process claims. Every step is a CAS on the word, so any number of waiters
@@ -66,12 +101,9 @@ static int rdlm_ticket_recover(rdlm_local_t *lc, uint32_t idx)
                   RDLM_OWNER_SLOT(o));
         return 1;
     }
-    if (s == RDLM_WORD_NEXT(w) ||
-        rdlm_rec_find_claimant(seg, idx, s) != RDLM_CLAIMANT_NONE ||
-        !rdlm_ticket_pass(lc, e, s, o, o)) {
+    if (s == RDLM_WORD_NEXT(w) || rdlm_ticket_skip(lc, idx, s, o) <= 0) {
         return 0;
     }
-    rdlm_fetch_add(&lc->stats.skips, 1, RDLM_RELAXED);
     rdlm_debug("lock \"%s\": ticket %u has no live claimant; passed over", seg->names[idx],
                s);
     return 1;
@@ -79,8 +111,10 @@ static int rdlm_ticket_recover(rdlm_local_t *lc, uint32_t idx)
 
 /* Recovery until the lock stops moving: a run of abandoned tickets (each timed-out
  * waiter leaves one) is passed over at once, not one per sleep slice. Each pass moves
- * serving up by one, so next - serving bounds the loop. Returns 1 if it moved. */
-static int rdlm_ticket_recover_all(rdlm_local_t *lc, uint32_t idx)
+ * serving up by one, so next - serving bounds the loop. Returns 1 if it moved. Out of
+ * line, so that a release, which calls it only after a waiter gave up, stays a few
+ * instructions (inlined, its registers cost every release 17 instructions). */
+static __attribute__((noinline)) int rdlm_ticket_recover_all(rdlm_local_t *lc, uint32_t idx)
 {
     unsigned moved = 0;
 
@@ -88,6 +122,32 @@ static int rdlm_ticket_recover_all(rdlm_local_t *lc, uint32_t idx)
         moved++;
     }
     return moved != 0;
+}
+
+/* The lock has just been handed to ticket s (a release, or a timed-out waiter passing
+ * its place on). If s is marked left, its waiter has gone and the next live one may be
+ * asleep: pass over it (and any run behind it) now. One load of the entry's cache
+ * line, which the hand-off's CAS has just written; seq_cst, against the give-up's
+ * "mark, then load the word": either this load sees the mark, or that load sees the
+ * lock handed to s and its waiter passes its place on itself. */
+static void rdlm_ticket_handed(rdlm_local_t *lc, uint32_t idx, uint16_t s)
+{
+    if (rdlm_load(&lc->seg.entries[idx].meta, RDLM_SEQ_CST) & RDLM_META_LEFT(s)) {
+        rdlm_ticket_recover_all(lc, idx);
+    }
+}
+
+/* A waiter has just published WAITING(t). A release that handed the lock to a left
+ * ticket while this waiter's record was PENDING (a ticket in flight, which recovery
+ * waits for) could not pass over it; take over its look. The release's scan read
+ * PENDING before the store of WAITING (both seq_cst), so this load sees its hand-off. */
+static void rdlm_ticket_arrived(rdlm_local_t *lc, uint32_t idx, uint16_t t)
+{
+    uint64_t w = rdlm_load(&lc->seg.entries[idx].word, RDLM_SEQ_CST);
+
+    if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(w)) && RDLM_WORD_SERVING(w) != t) {
+        rdlm_ticket_handed(lc, idx, RDLM_WORD_SERVING(w));
+    }
 }
 
 /* Fast path: take a free lock in one CAS. *prev_owner_p gets the owner it replaced. */
@@ -145,6 +205,7 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
     rec = rdlm_rec_at(seg, r);
     t = RDLM_WORD_NEXT(rdlm_fetch_add(&e->word, RDLM_WORD_NEXT_ONE, RDLM_SEQ_CST));
     rdlm_store(rec, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, t), RDLM_SEQ_CST);
+    rdlm_ticket_arrived(lc, idx, t);
     rdlm_fetch_add(&lc->stats.contended, 1, RDLM_RELAXED);
     rdlm_wait_init(&w, &lc->policy, &lc->stats.wait, timeout_ns);
     /* More processes than CPUs: a spinning waiter takes the CPU the holder (or the
@@ -191,11 +252,18 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
             rdlm_ticket_recover_all(lc, idx);
             break;
         case RDLM_WAIT_TIMEDOUT:
-            /* Give the place up; never take it after the record is gone. */
+            /* Give the place up; never take it after the record is gone. Mark the
+             * ticket left before freeing the record: the release that hands the lock
+             * to t then passes over it (rdlm_ticket_handed), and whoever passes over
+             * t (possible only once the record is free) clears the mark after it
+             * was set. If the lock has reached t already, pass it on ourselves. */
+            rdlm_fetch_or(&e->meta, RDLM_META_LEFT(t), RDLM_SEQ_CST);
             rdlm_store(rec, 0, RDLM_SEQ_CST);
-            word = rdlm_load(&e->word, RDLM_ACQUIRE);
-            if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word))) {
-                rdlm_ticket_pass(lc, e, t, RDLM_WORD_OWNER(word), RDLM_WORD_OWNER(word));
+            word = rdlm_load(&e->word, RDLM_SEQ_CST);
+            if (RDLM_OWNER_IS_NOBODY(RDLM_WORD_OWNER(word)) &&
+                rdlm_ticket_pass(lc, e, t, RDLM_WORD_OWNER(word), RDLM_WORD_OWNER(word))) {
+                rdlm_ticket_unmark(e, t);
+                rdlm_ticket_handed(lc, idx, (uint16_t)(t + 1));
             }
             if (rdlm_load(&lc->closing, RDLM_RELAXED)) {
                 return RDLM_ERR_CLOSED;
@@ -252,6 +320,7 @@ rdlm_status_t rdlm_ticket_release(rdlm_local_t *lc, uint32_t idx)
                   seg->names[idx]);
         return RDLM_ERR_NOT_OWNER;
     }
+    rdlm_ticket_handed(lc, idx, (uint16_t)(RDLM_WORD_SERVING(w) + 1));
     return RDLM_OK;
 }
 
@@ -284,11 +353,8 @@ int rdlm_ticket_idle(rdlm_local_t *lc, uint32_t idx)
         if (s == RDLM_WORD_NEXT(w)) {
             return 1;
         }
-        if (rdlm_rec_find_claimant(&lc->seg, idx, s) != RDLM_CLAIMANT_NONE) {
+        if (rdlm_ticket_skip(lc, idx, s, o) < 0) {
             return 0;
-        }
-        if (rdlm_ticket_pass(lc, e, s, o, o)) {
-            rdlm_fetch_add(&lc->stats.skips, 1, RDLM_RELAXED);
         }
     }
     return 0;

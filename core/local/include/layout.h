@@ -35,6 +35,11 @@ enum rdlm_kind {
 /* Only in a rdlm_table_open request: the caller asks for this order (FIFO bit set or
  * not) and an entry of the other order is a mismatch. Never stored. */
 #define RDLM_META_ORDER_SET 0x400u
+/* FIFO ticket lock (ticket.c): bit 16 + (t mod 16) is set while the waiter of ticket t
+ * gave its place up before the lock reached it ("left"), so that the release handing
+ * the lock to t passes over it at once. Tickets 16 apart share a bit: a hint only. */
+#define RDLM_META_LEFT_SHIFT 16
+#define RDLM_META_LEFT(t) (1u << (RDLM_META_LEFT_SHIFT + ((uint32_t)(t)&15u)))
 
 /* Slot states. */
 enum rdlm_slot_state { RDLM_SLOT_FREE = 0, RDLM_SLOT_ACTIVE = 1 };
