@@ -131,10 +131,9 @@ static int child(void *p)
 
 int main(int argc, char **argv)
 {
-    int left = 1, failed = 0, n;
+    int left = 1, failed, n;
     char job[40];
     pid_t pids[MAX_LEFT + 2];
-    int statuses[MAX_LEFT + 2];
     child_arg_t args[MAX_LEFT + 2];
     shared_t *sh;
     double after_ms;
@@ -155,20 +154,7 @@ int main(int argc, char **argv)
         args[i] = (child_arg_t){.sh = sh, .job = job, .role = i, .left = left};
         pids[i] = stress_fork(child, &args[i]);
     }
-    if (stress_wait_children(pids, statuses, n,
-                             stress_now_ns() + 30 * STRESS_NSEC_PER_SEC)) {
-        fprintf(stderr, "FAILED: processes still running after 30 s\n");
-        failed = 1;
-    }
-    for (int i = 0; i < n; i++) {
-        char buf[32];
-
-        if (!stress_exited_ok(statuses[i])) {
-            fprintf(stderr, "FAILED: process %d: %s\n", i,
-                    stress_status_text(statuses[i], buf, sizeof(buf)));
-            failed = 1;
-        }
-    }
+    failed = stress_reap_all(pids, n, 30);
     after_ms = sh->got_ns > sh->released_ns && sh->released_ns != 0
                    ? (double)(sh->got_ns - sh->released_ns) / 1e6
                    : -1.0;

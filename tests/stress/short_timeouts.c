@@ -121,10 +121,9 @@ static int child(void *p)
 int main(int argc, char **argv)
 {
     const char *kind = "fifo";
-    int procs = 4, rounds = 400, failed = 0;
+    int procs = 4, rounds = 400, failed;
     char job[40];
     pid_t pids[64];
-    int statuses[64];
     child_arg_t args[64];
     shared_t *sh;
 
@@ -149,20 +148,7 @@ int main(int argc, char **argv)
                                 .procs = procs, .rounds = rounds};
         pids[i] = stress_fork(child, &args[i]);
     }
-    if (stress_wait_children(pids, statuses, procs,
-                             stress_now_ns() + 60 * STRESS_NSEC_PER_SEC) != 0) {
-        fprintf(stderr, "FAILED: processes still running after 60 s\n");
-        failed = 1;
-    }
-    for (int i = 0; i < procs; i++) {
-        char buf[32];
-
-        if (!stress_exited_ok(statuses[i])) {
-            fprintf(stderr, "FAILED: process %d: %s\n", i,
-                    stress_status_text(statuses[i], buf, sizeof(buf)));
-            failed = 1;
-        }
-    }
+    failed = stress_reap_all(pids, procs, 60);
     if (sh->overlaps != 0) {
         fprintf(stderr, "FAILED: %d overlapping critical sections\n", sh->overlaps);
         failed = 1;

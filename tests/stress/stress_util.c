@@ -144,6 +144,27 @@ int stress_exited_ok(int status)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+int stress_reap_all(pid_t *pids, int n, unsigned limit_s)
+{
+    int statuses[n], failed = 0;
+
+    if (stress_wait_children(pids, statuses, n,
+                             stress_now_ns() + limit_s * STRESS_NSEC_PER_SEC) != 0) {
+        fprintf(stderr, "FAILED: processes still running after %u s\n", limit_s);
+        failed = 1;
+    }
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+
+        if (!stress_exited_ok(statuses[i])) {
+            fprintf(stderr, "FAILED: process %d: %s\n", i,
+                    stress_status_text(statuses[i], buf, sizeof(buf)));
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
 const char *stress_status_text(int status, char *buf, size_t size)
 {
     if (WIFEXITED(status)) {

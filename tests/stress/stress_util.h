@@ -50,6 +50,13 @@ pid_t stress_fork(int (*fn)(void *arg), void *arg);
  */
 int stress_wait_children(pid_t *pids, int *statuses, int n, uint64_t deadline_ns);
 
+/**
+ * stress_wait_children for limit_s seconds from now, then check that every child
+ * exited with 0; each failure is printed ("FAILED: ..."). Returns 1 if any child ran
+ * too long or did not exit with 0, else 0.
+ */
+int stress_reap_all(pid_t *pids, int n, unsigned limit_s);
+
 /** Kill (SIGKILL) and reap one child; no-op if pid <= 0. */
 void stress_kill_reap(pid_t pid);
 
