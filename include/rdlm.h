@@ -63,8 +63,10 @@
  *   Acquire and wait functions take timeout_ns: 0 tries once without waiting,
  *   RDLM_TIMEOUT_INFINITE waits forever; any other value is a relative timeout.
  *   A timed-out request leaves nothing queued (except in the remote-atomic queue of
- *   cross-node locks, which keeps an abandoned place until the lock passes over it:
- *   docs/distributed-locks.md). It returns after its timeout by the
+ *   cross-node locks, which keeps an abandoned place until the lock passes over it
+ *   or the process's next acquire of that lock takes it back, and whose acquire
+ *   waits, up to its timeout, when all 32 places of the process are in use and some
+ *   abandoned: docs/distributed-locks.md). It returns after its timeout by the
  *   step it was in at most: a sleep ends at the deadline; a remote operation in
  *   flight ends at its answer (a round trip), or after RDLM_PEER_TIMEOUT_MS if its
  *   peer stopped answering. An overloaded node adds its scheduler's delay (up to
@@ -275,10 +277,10 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * bounded-bypass lock a waiter reserved, a service-wide lock another process marked
  * wanted, for 2 ms after this process released it), RDLM_ERR_TIMEOUT,
  * RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE (this context already
- * waits on too many locks at once; with the remote-atomic queue, RDLM_LOCK_AM=0 or
- * over shared memory or verbs, also when 32 places this process gave up by timeouts
- * are not passed over yet: a known limit, docs/distributed-locks.md; short timeouts
- * under contention reach it). In a distributed context also
+ * waits on or holds 32 cross-node locks at once; in the remote-atomic queue,
+ * RDLM_LOCK_AM=0 or over shared memory or verbs, places it gave up by timeouts and
+ * not yet passed over do not count: the acquire waits for them up to its timeout,
+ * docs/distributed-locks.md). In a distributed context also
  * RDLM_ERR_PEER_DEAD (the process holding the lock's home word, or a queue neighbour
  * the acquire must reach, died: see RDLM_PEER_FAILURE) and RDLM_ERR_LEASE_EXPIRED.
  * With service-wide locks (rdlm_ctx_create, RDLM_AUTHORITY): FIFO on the node only;

@@ -5,9 +5,10 @@
  *          HELD = RDLM_W_HELD | ref of the queue's tail, plus RDLM_W_FIRST when that
  *          tail took W free: it holds the lock and nobody is queued behind it yet
  *   H      the ref the lock was last handed to by a pass (0 before the first)
- *   state  IDLE 0 | WAITING(g) | ABANDONED(g, ahead, f) | GRANTED(t) = t (t >= 2^40:
- *          epoch >= 1); ABANDONED names the place its waiter queued behind (f: that
- *          one took W free), or, once a pass went over it, the passer (f = 1)
+ *   state  IDLE 0 | WAITING(g) | ABANDONED(g, ahead, f) | PASSED(g, holder) |
+ *          GRANTED(t) = t (t >= 2^40: epoch >= 1); ABANDONED names the place its
+ *          waiter queued behind (f: that one took W free); PASSED, once a pass went
+ *          over it, the holder passing the lock through it (global.h)
  *   next   NOLINK(g) | LINK(ref) = RDLM_W_HELD | ref
  *   ref    qid | generation << 48: one use of a queue node. Links, grants and
  *          pass-overs name the use they are meant for, so a late write by a process
@@ -16,6 +17,21 @@
  * A queue node is reused only when IDLE, and becomes IDLE only when nothing refers
  * to it any more: its holder passed the word on (or freed it), or a passer went over
  * it after it was abandoned.
+ *
+ * Re-adoption (without recovery). A waiter that gave up leaves its place in the queue
+ * until a pass goes over it; a process whose acquires time out often would queue
+ * again and again at the tail and run out of queue nodes. Its next acquire of the
+ * same lock takes its place back instead, if no pass went over it yet: one CAS on
+ * its own state, from the ABANDONED value it wrote to WAITING(g), and it waits there
+ * (still linked, still in its turn). A pass marks each abandoned place it goes over
+ * PASSED (a value the re-adoption never expects) before it reads its next or frees W
+ * from it; its grant CAS that found ABANDONED may race the re-adoption, so when the
+ * mark CAS finds WAITING(g) it grants again. So a process has at most one abandoned
+ * place per lock, plus ones being passed over. Not with recovery: a waiter behind
+ * that walked over the place to a dead holder could take the lock over while the
+ * re-adopted place, now first behind that holder, takes it over too. An acquire that
+ * finds every queue node in use while some are abandoned waits (up to its deadline)
+ * for passes to free them. Spin model: tests/model/dist_lock.pml -DREADOPT.
  *
  * Recovery (with a lease: d->recovery). A waiter whose predecessor p's process the
  * transport reports dead asks the lease authority whether p's lease has ended. Once
@@ -67,7 +83,8 @@
 /* CASes an enqueue tries (from the guess, then from what W held) before it swaps. */
 #define RDLM_GLOCK_ENQUEUE_CAS 2
 
-rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p)
+/* rdlm_glock_claim without the log line: 0 if all are in use. */
+static int rdlm_glock_claim_one(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p)
 {
     for (uint32_t q = 0; q < RDLM_GLOBAL_QNODES; q++) {
         uint32_t bit = 1u << q, gen;
@@ -84,9 +101,17 @@ rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_
             rdlm_fetch_and(&d->qclaim, ~bit, RDLM_RELEASE);
             *qid_p = RDLM_QID(d->rank, q);
             *ref_p = RDLM_QREF(*qid_p, gen);
-            return RDLM_OK;
+            return 1;
         }
         rdlm_fetch_and(&d->qclaim, ~bit, RDLM_RELEASE);
+    }
+    return 0;
+}
+
+rdlm_status_t rdlm_glock_claim(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p)
+{
+    if (rdlm_glock_claim_one(d, qid_p, ref_p)) {
+        return RDLM_OK;
     }
     rdlm_error("dist: all %u queue nodes of this process are in use (waits on many locks "
                "at once, or abandoned places not yet passed over)",
@@ -99,6 +124,86 @@ uint64_t rdlm_glock_first_token(const rdlm_global_t *d, uint64_t t)
     uint64_t floor = (uint64_t)d->epoch << RDLM_GLOBAL_SEQ_BITS;
 
     return t >= floor ? t + 1 : floor + 1;
+}
+
+/* Whether one of this process's queue nodes is an abandoned place (a pass frees it). */
+static int rdlm_glock_any_abandoned(rdlm_global_t *d)
+{
+    for (uint32_t q = 0; q < RDLM_GLOBAL_QNODES; q++) {
+        uint64_t state = rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE);
+
+        if (rdlm_q_is_abandoned(state, rdlm_q_gen(state))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Claim a queue node for an acquire that may wait until deadline_ns. All in use, some
+ * by abandoned places (on other locks, or being passed over): passes free those, so
+ * wait for one; RDLM_ERR_TIMEOUT at the deadline, RDLM_ERR_CLOSED at destroy. All in
+ * use by waits and holds: RDLM_ERR_NO_RESOURCE (rdlm_glock_claim). */
+static rdlm_status_t rdlm_glock_claim_by(rdlm_global_t *d, uint64_t deadline_ns,
+                                         uint64_t *qid_p, uint64_t *ref_p)
+{
+    unsigned spins = 0;
+
+    while (!rdlm_glock_claim_one(d, qid_p, ref_p)) {
+        if (!rdlm_glock_any_abandoned(d)) {
+            return rdlm_glock_claim(d, qid_p, ref_p); /* or one was freed just now */
+        }
+        if (spins == 0) {
+            rdlm_debug("dist: all %u queue nodes of this process are in use, some by "
+                       "places given up on other locks: waiting for passes to free one",
+                       RDLM_GLOBAL_QNODES);
+        }
+        if (rdlm_load(&d->closing, RDLM_RELAXED)) {
+            return RDLM_ERR_CLOSED;
+        }
+        if (deadline_ns != UINT64_MAX && rdlm_clock_now_ns() >= deadline_ns) {
+            return RDLM_ERR_TIMEOUT;
+        }
+        rdlm_glock_finish(d, 0); /* a posted release of ours may hold one */
+        rdlm_global_pause(d, &spins);
+    }
+    return RDLM_OK;
+}
+
+/* The word an own queue node's use queues on (d->qword), as re-adoption matches it. */
+static uint64_t rdlm_glock_word_key(const rdlm_global_word_t *w)
+{
+    return w->offset << 24 | w->node;
+}
+
+/* Take back a place this process abandoned on w that no pass went over yet (top of the
+ * file, "Re-adoption"): 1 with *qid_p and *state_p, the ABANDONED value it had (its
+ * generation, the place ahead, whether that one took W free); the place is
+ * WAITING(g) again. 0: none (or with recovery). The state is read before the word:
+ * a use retired and claimed again for w after the read changed the state, so the CAS
+ * fails. */
+static int rdlm_glock_readopt(rdlm_global_t *d, const rdlm_global_word_t *w,
+                              uint64_t *qid_p, uint64_t *state_p)
+{
+    uint64_t key = rdlm_glock_word_key(w), state, old;
+
+    if (d->recovery.ended != NULL) {
+        return 0;
+    }
+    for (uint32_t q = 0; q < RDLM_GLOBAL_QNODES; q++) {
+        state = rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE);
+        if (!rdlm_q_is_unpassed(state) || rdlm_load(&d->qword[q], RDLM_ACQUIRE) != key) {
+            continue;
+        }
+        if (rdlm_global_q_cas(d, RDLM_QID(d->rank, q), state,
+                              RDLM_Q_WAITING(rdlm_q_gen(state)), &old) == RDLM_OK &&
+            old == state) {
+            rdlm_debug("dist: taking back the place given up in a lock's queue");
+            *qid_p = RDLM_QID(d->rank, q);
+            *state_p = state;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* A caller's guess of the free word: its last token, or 0 (a word never used) if that
@@ -296,33 +401,22 @@ static rdlm_status_t rdlm_glock_recover(rdlm_global_t *d, const rdlm_global_word
     return RDLM_OWNER_DEAD;
 }
 
-/* Queued behind the tail old replaced: link into its next, then wait for the grant in
- * our own memory (probing the predecessor every RDLM_GLOCK_PROBE_NS). */
+/* Place ref, linked behind pred (first: pred took W free), waits for the grant in our
+ * own memory, probing the places ahead from probe_at on and every RDLM_GLOCK_PROBE_NS
+ * after. */
 static rdlm_status_t rdlm_glock_wait(rdlm_global_t *d, const rdlm_global_word_t *w,
-                                     uint64_t ref, uint64_t old, uint64_t deadline_ns,
+                                     uint64_t ref, uint64_t pred, int first,
+                                     uint64_t probe_at, uint64_t deadline_ns,
                                      uint64_t *token_p)
 {
-    uint64_t qid = ref & RDLM_QID_MASK, pred = RDLM_QREF_OF(old), cur, state, probe_at;
+    uint64_t qid = ref & RDLM_QID_MASK, state;
     uint64_t logged = UINT64_MAX; /* the dead head last reported */
     uint32_t q = RDLM_QID_INDEX(qid), gen = RDLM_QREF_GEN(ref);
-    int first = (old & RDLM_W_FIRST) != 0, dead = 0;
+    int dead = 0;
     rdlm_glock_ahead_t a;
     unsigned spins = 0;
     rdlm_status_t s;
 
-    s = rdlm_global_q_cas_next(d, pred, RDLM_Q_NOLINK(RDLM_QREF_GEN(pred)),
-                               RDLM_Q_LINK(ref), &cur);
-    probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
-    if (s == RDLM_ERR_PEER_DEAD) {
-        probe_at = 0; /* the probe finds it dead at once */
-    } else if (s != RDLM_OK || cur != RDLM_Q_NOLINK(RDLM_QREF_GEN(pred))) {
-        rdlm_error("dist: linking behind rank %u failed: %s; the lock may stall",
-                   RDLM_QID_RANK(pred),
-                   s != RDLM_OK ? rdlm_status_str(s)
-                                : "its queue node was reused (this "
-                                  "process paused past its lease?)");
-        return s != RDLM_OK ? s : RDLM_ERR_LEASE_EXPIRED;
-    }
     for (;;) {
         state = rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE);
         if (RDLM_Q_IS_GRANTED(state)) {
@@ -363,6 +457,31 @@ static rdlm_status_t rdlm_glock_wait(rdlm_global_t *d, const rdlm_global_word_t 
     }
 }
 
+/* Queued behind the tail old replaced: link into its next, then wait. */
+static rdlm_status_t rdlm_glock_link_wait(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                          uint64_t ref, uint64_t old, uint64_t deadline_ns,
+                                          uint64_t *token_p)
+{
+    uint64_t pred = RDLM_QREF_OF(old), cur, probe_at;
+    rdlm_status_t s;
+
+    s = rdlm_global_q_cas_next(d, pred, RDLM_Q_NOLINK(RDLM_QREF_GEN(pred)),
+                               RDLM_Q_LINK(ref), &cur);
+    probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
+    if (s == RDLM_ERR_PEER_DEAD) {
+        probe_at = 0; /* the probe finds it dead at once */
+    } else if (s != RDLM_OK || cur != RDLM_Q_NOLINK(RDLM_QREF_GEN(pred))) {
+        rdlm_error("dist: linking behind rank %u failed: %s; the lock may stall",
+                   RDLM_QID_RANK(pred),
+                   s != RDLM_OK ? rdlm_status_str(s)
+                                : "its queue node was reused (this "
+                                  "process paused past its lease?)");
+        return s != RDLM_OK ? s : RDLM_ERR_LEASE_EXPIRED;
+    }
+    return rdlm_glock_wait(d, w, ref, pred, (old & RDLM_W_FIRST) != 0, probe_at,
+                           deadline_ns, token_p);
+}
+
 rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
                                  uint64_t guess, uint64_t deadline_ns, uint64_t *qid_p,
                                  uint64_t *token_p)
@@ -374,10 +493,18 @@ rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
         return rdlm_amq_acquire(d, w, deadline_ns, qid_p, token_p);
     }
     rdlm_glock_finish(d, 0);
-    s = rdlm_glock_claim(d, &qid, &ref);
+    if (rdlm_glock_readopt(d, w, &qid, &old)) {
+        *qid_p = qid;
+        return rdlm_glock_wait(d, w, RDLM_QREF(qid, rdlm_q_gen(old)),
+                               rdlm_q_abandoned_ahead(old), rdlm_q_abandoned_first(old),
+                               rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS, deadline_ns,
+                               token_p);
+    }
+    s = rdlm_glock_claim_by(d, deadline_ns, &qid, &ref);
     if (s != RDLM_OK) {
         return s;
     }
+    rdlm_store(&d->qword[RDLM_QID_INDEX(qid)], rdlm_glock_word_key(w), RDLM_RELEASE);
     s = rdlm_glock_enqueue(d, w, rdlm_glock_guess(d, guess), ref, &old);
     if (s != RDLM_OK) {
         rdlm_global_q_set_state(d, qid, RDLM_Q_IDLE); /* the CAS did not happen */
@@ -388,7 +515,7 @@ rdlm_status_t rdlm_glock_acquire(rdlm_global_t *d, const rdlm_global_word_t *w,
         *token_p = rdlm_glock_first_token(d, old);
         return RDLM_OK;
     }
-    return rdlm_glock_wait(d, w, ref, old, deadline_ns, token_p);
+    return rdlm_glock_link_wait(d, w, ref, old, deadline_ns, token_p);
 }
 
 rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t guess,
@@ -522,18 +649,35 @@ static uint64_t rdlm_glock_holder_ref(const rdlm_global_t *d, uint64_t qid)
     return RDLM_QREF(qid, gen);
 }
 
-/* A pass reached the abandoned place succ (its state was): make it name the holder
- * passing the lock through it, so that the waiters behind it know whose death to
- * wait for once the places ahead of it are retired. *state_p: its state now (the
- * mark, or what the CAS found instead). */
-static rdlm_status_t rdlm_glock_mark(rdlm_global_t *d, uint64_t succ, uint64_t was,
-                                     uint64_t holder, uint64_t *state_p)
+/* Grant the place succ with token; if its waiter gave it up, mark it PASSED naming the
+ * holder passing the lock through it, so that the waiters behind it know whose death
+ * to wait for once the places ahead of it are retired, and its owner cannot take it
+ * back (top of the file, "Re-adoption"). A mark that finds WAITING (taken back after
+ * the grant CAS found it abandoned) grants again. *state_p: WAITING (granted), the
+ * mark, or what a CAS found instead. */
+static rdlm_status_t rdlm_glock_grant(rdlm_global_t *d, uint64_t succ, uint64_t token,
+                                      uint64_t holder, uint64_t *state_p)
 {
-    uint64_t mark = rdlm_q_abandoned(RDLM_QREF_GEN(succ), holder, 1), old;
-    rdlm_status_t s = rdlm_global_q_cas(d, succ & RDLM_QID_MASK, was, mark, &old);
+    uint64_t qid = succ & RDLM_QID_MASK, was;
+    uint32_t gen = RDLM_QREF_GEN(succ);
+    rdlm_status_t s;
 
-    *state_p = s == RDLM_OK && old == was ? mark : old;
-    return s;
+    for (;;) {
+        s = rdlm_global_q_cas(d, qid, RDLM_Q_WAITING(gen), token, state_p);
+        if (s != RDLM_OK || !rdlm_q_is_abandoned(*state_p, gen) ||
+            !rdlm_q_is_unpassed(*state_p)) {
+            return s;
+        }
+        was = *state_p;
+        s = rdlm_global_q_cas(d, qid, was, rdlm_q_passed(gen, holder), state_p);
+        if (s == RDLM_OK && *state_p == was) {
+            *state_p = rdlm_q_passed(gen, holder);
+            return s;
+        }
+        if (s != RDLM_OK || *state_p != RDLM_Q_WAITING(gen)) {
+            return s;
+        }
+    }
 }
 
 /* Free W posted (top of the file: "Posted releases"), the holder's own queue node qid
@@ -622,11 +766,7 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word
         }
         succ = RDLM_QREF_OF(next);
         rdlm_glock_record_holder(d, w, succ);
-        s = rdlm_global_q_cas(d, succ & RDLM_QID_MASK, RDLM_Q_WAITING(RDLM_QREF_GEN(succ)),
-                              token + 1, &old);
-        if (s == RDLM_OK && rdlm_q_is_abandoned(old, RDLM_QREF_GEN(succ))) {
-            s = rdlm_glock_mark(d, succ, old, holder, &old); /* before cur is retired */
-        }
+        s = rdlm_glock_grant(d, succ, token + 1, holder, &old); /* before cur is retired */
         rdlm_glock_retire(d, cur, abandoned);
         if (s == RDLM_ERR_PEER_DEAD) {
             rdlm_info("dist: the lock was handed to rank %u, which died: the process "
@@ -637,7 +777,7 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word
         if (s != RDLM_OK || old == RDLM_Q_WAITING(RDLM_QREF_GEN(succ))) {
             return s;
         }
-        if (old != rdlm_q_abandoned(RDLM_QREF_GEN(succ), holder, 1)) {
+        if (old != rdlm_q_passed(RDLM_QREF_GEN(succ), holder)) {
             rdlm_error("dist: the successor's place was reused: this process passed the "
                        "lock on after its lease ended (paused?); nothing done");
             return RDLM_ERR_LEASE_EXPIRED;

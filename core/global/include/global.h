@@ -70,9 +70,12 @@
 #define RDLM_Q_IDLE 0ull
 #define RDLM_Q_WAITING(gen) (1ull | (uint64_t)(gen) << 2)
 /* ABANDONED(gen, ahead, first): bit 63 (no token reaches it), then the place the
- * abandoner queued behind, or the holder whose pass went over it (ahead: a ref, its
- * qid in 32 bits, as ranks are below 2^24, and its generation: 46 bits) << 17,
- * whether ahead holds the lock (first) << 16, gen << 2, 2. */
+ * abandoner queued behind (ahead: a ref, its qid in 32 bits, as ranks are below 2^24,
+ * and its generation: 46 bits) << 17, whether ahead holds the lock (first) << 16,
+ * gen << 2, 2. PASSED(gen, holder): the same once a pass went over the place, naming
+ * the holder passing the lock through it (first 1), with 3 in place of 2: the owner's
+ * re-adoption of its place (glock.c) expects the ABANDONED value it wrote, which a
+ * PASSED value never equals. */
 #define RDLM_Q_ABANDONED_BIT (1ull << 63)
 #define RDLM_Q_IS_GRANTED(state)                                                           \
     ((state) >= (1ull << RDLM_GLOBAL_SEQ_BITS) &&                                          \
@@ -89,11 +92,28 @@ static inline uint64_t rdlm_q_abandoned(uint32_t gen, uint64_t ahead, int first)
            (uint64_t)gen << 2 | 2u;
 }
 
-/* Whether state is ABANDONED in generation gen (whatever it names ahead). */
+static inline uint64_t rdlm_q_passed(uint32_t gen, uint64_t holder)
+{
+    return rdlm_q_abandoned(gen, holder, 1) | 1u;
+}
+
+/* Whether state is ABANDONED or PASSED in generation gen (whatever it names ahead). */
 static inline int rdlm_q_is_abandoned(uint64_t state, uint32_t gen)
 {
-    return (state & (RDLM_Q_ABANDONED_BIT | 0xffffull)) ==
+    return (state & (RDLM_Q_ABANDONED_BIT | 0xfffeull)) ==
            (RDLM_Q_ABANDONED_BIT | (uint64_t)gen << 2 | 2u);
+}
+
+/* Whether state is ABANDONED and no pass went over it yet (any generation). */
+static inline int rdlm_q_is_unpassed(uint64_t state)
+{
+    return (state & (RDLM_Q_ABANDONED_BIT | 3u)) == (RDLM_Q_ABANDONED_BIT | 2u);
+}
+
+/* The generation of a WAITING, ABANDONED or PASSED state, or of a NOLINK next. */
+static inline uint32_t rdlm_q_gen(uint64_t word)
+{
+    return (uint32_t)(word >> 2) & RDLM_QGEN_MASK;
 }
 
 /* The place an ABANDONED state names ahead, and whether that one holds the lock. */
@@ -206,6 +226,7 @@ typedef struct rdlm_global {
     rdlm_tl_rkey_h *homekeys;          /* [nodes], unpacked lazily */
     rdlm_atomic_u32_t qclaim;          /* own queue nodes being claimed (bitmap) */
     uint16_t qgen[RDLM_GLOBAL_QNODES]; /* generation of each own queue node's last use */
+    rdlm_atomic_u64_t qword[RDLM_GLOBAL_QNODES]; /* glock.c: the word it queued on */
     rdlm_atomic_u64_t calm_hint;       /* glock.c: per global word (hashed), whether its
                                           last release here found no successor (then
                                           the next one posts its free) */
