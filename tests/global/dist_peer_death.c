@@ -14,6 +14,11 @@
  *      within 2 s (it checks its predecessor while waiting), the other, queued behind
  *      a live process, gets RDLM_ERR_TIMEOUT or RDLM_ERR_PEER_DEAD; the parent checks
  *      that one of them saw PEER_DEAD in time (without that check both time out);
+ *      then RETRIES more acquires of it (20 ms timeout) each answer PEER_DEAD or
+ *      TIMEOUT: more than the 32 queue nodes a process has, and each attempt gives
+ *      its place up (with RDLM_LOCK_AM=0, global.peer_death_atomic.p3.vn3, the
+ *      remote-atomic queue kept every such place behind the dead holder, so the
+ *      33rd returned RDLM_ERR_NO_RESOURCE; now it takes its place back, glock.c);
  *   1. acquire (100 ms timeout) and release the dead-home lock until one of them
  *      answers RDLM_ERR_PEER_DEAD; anything else than RDLM_OK, RDLM_ERR_TIMEOUT (the
  *      other survivor holds it) or PEER_DEAD fails; no PEER_DEAD within 15 s fails;
@@ -64,6 +69,7 @@
 #define DEAD_SHM_WAIT_S 1.0 /* --default-tls: shared memory keeps the dead home's words */
 #define DESTROY_WAIT_S 15.0
 #define LIVE_ROUNDS 100
+#define RETRIES 40 /* more than RDLM_GLOBAL_QNODES */
 #define PARENT_LIMIT_S 60
 #define HELD_TIMEOUT_NS 5000000000ull
 #define HELD_BOUND_MS 2000.0
@@ -179,6 +185,14 @@ static int child(unsigned rank, const char *rendezvous)
     } else if (s != RDLM_ERR_PEER_DEAD && s != RDLM_ERR_TIMEOUT) {
         FAIL("held lock: %s (expected RDLM_ERR_PEER_DEAD or RDLM_ERR_TIMEOUT)",
              rdlm_status_str(s));
+    } else {
+        for (int i = 0; i < RETRIES; i++) {
+            s = rdlm_lock_acquire(held, 20ull * 1000000ull, &token);
+            if (s != RDLM_ERR_PEER_DEAD && s != RDLM_ERR_TIMEOUT)
+                FAIL("held lock, attempt %d after the death: %s (expected "
+                     "RDLM_ERR_PEER_DEAD or RDLM_ERR_TIMEOUT)",
+                     i + 1, rdlm_status_str(s));
+        }
     }
 
     t0 = procs_now_s();
