@@ -195,11 +195,13 @@ RDLM_EXPORT rdlm_status_t rdlm_ctx_create(const rdlm_ctx_params_t *params,
  * RDLM_ERR_CLOSED (handle memory is kept for that and reused by later opens; see
  * "Stale handles"). Other threads waiting in an acquire, a semaphore acquire or a
  * barrier wait of this context give up their place and return RDLM_ERR_CLOSED, within
- * a park slice (RDLM_PARK_SLICE_MS); the destroy waits for them (at most 10 s, then a
+ * a park slice (RDLM_PARK_SLICE_MS; an acquire of a service-wide lock, RDLM_AUTHORITY,
+ * polling its home's word: within 1 ms, 50 ms while the home is unreachable, once a
+ * remote operation under way ends); the destroy waits for them (at most 10 s, then a
  * warning). So does one that the lock, the rwlock or the permits were handed or
- * granted to while the destroy ran (it passes them on first), so that an acquire
- * still waiting when the destroy begins never returns RDLM_OK. Calls that do not wait
- * (a try, a release, a query) must not run while the destroy does.
+ * granted to while the destroy ran (it passes them on first, a home's word too), so
+ * that an acquire still waiting when the destroy begins never returns RDLM_OK. Calls
+ * that do not wait (a try, a release, a query) must not run while the destroy does.
  */
 RDLM_EXPORT void rdlm_ctx_destroy(rdlm_ctx_h ctx);
 

@@ -15,10 +15,12 @@ static uint64_t rdlm_ctx_svc_id(const rdlm_obj_t *obj)
         rdlm_load(&obj->ctx->local.seg.entries[obj->index].key, RDLM_RELAXED));
 }
 
-static rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns,
-                                          uint64_t *token_p)
+/* The node-local lock, then the home's word: RDLM_OK or RDLM_OWNER_DEAD with *token_p
+ * (the home's token), else neither is held. */
+static rdlm_status_t rdlm_ctx_svc_take(rdlm_obj_t *obj, uint64_t timeout_ns,
+                                       uint64_t *token_p)
 {
-    uint64_t deadline = rdlm_clock_deadline(timeout_ns), local_token, token;
+    uint64_t deadline = rdlm_clock_deadline(timeout_ns), local_token;
     rdlm_status_t local =
         rdlm_ticket_acquire(&obj->ctx->local, obj->index, timeout_ns, &local_token);
     rdlm_status_t global;
@@ -27,14 +29,11 @@ static rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns,
         return local;
     }
     global = rdlm_svc_lock_acquire(obj->ctx->svc, rdlm_ctx_svc_id(obj), deadline,
-                                   timeout_ns == 0, &token);
+                                   timeout_ns == 0, token_p);
     if (global < 0) {
         rdlm_ticket_release(&obj->ctx->local, obj->index);
         rdlm_local_lock_ungrant(&obj->ctx->local, global);
         return global;
-    }
-    if (token_p != NULL) {
-        *token_p = token;
     }
     return local == RDLM_OWNER_DEAD ? local : global;
 }
@@ -45,6 +44,34 @@ static rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
     rdlm_status_t local = rdlm_ticket_release(&obj->ctx->local, obj->index);
 
     return global != RDLM_OK ? global : local;
+}
+
+/* An acquire that may wait counts itself for the destroy (rdlm_local_wait_enter),
+ * which frees the homes' links and the service's state once no call is counted; the
+ * destroy's closing flag ends the wait at the home (rdlm_svc_open), and a lock granted
+ * while the context closes is given back, as the destroy would release it under the
+ * caller (rdlm.h, rdlm_ctx_destroy). A try is not counted: it must not run beside the
+ * destroy. */
+static rdlm_status_t rdlm_ctx_svc_acquire(rdlm_obj_t *obj, uint64_t timeout_ns,
+                                          uint64_t *token_p)
+{
+    rdlm_local_t *lc = &obj->ctx->local;
+    uint64_t token;
+    rdlm_status_t st;
+
+    if (timeout_ns != 0 && rdlm_local_wait_enter(lc) != RDLM_OK) {
+        return RDLM_ERR_CLOSED;
+    }
+    st = rdlm_ctx_svc_take(obj, timeout_ns, &token);
+    if (timeout_ns != 0 && st >= 0 && rdlm_load(&lc->closing, RDLM_SEQ_CST)) {
+        rdlm_ctx_svc_release(obj);
+        rdlm_local_lock_ungrant(lc, RDLM_ERR_CLOSED);
+        st = RDLM_ERR_CLOSED;
+    }
+    if (st >= 0 && token_p != NULL) {
+        *token_p = token;
+    }
+    return timeout_ns != 0 ? rdlm_local_wait_leave(lc, st) : st;
 }
 
 /* A closed handle of an exclusive lock: the service may forget the lock's state in
@@ -95,7 +122,8 @@ rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx)
     if (ctx->session == NULL) {
         return RDLM_OK;
     }
-    st = rdlm_svc_open(ctx->config.authority, ctx->session, &ctx->config, &ctx->svc);
+    st = rdlm_svc_open(ctx->config.authority, ctx->session, &ctx->config,
+                       &ctx->local.closing, &ctx->svc);
     if (st == RDLM_OK && ctx->svc != NULL) {
         ctx->ops = &rdlm_obj_svc_ops;
     }

@@ -255,7 +255,8 @@ static rdlm_status_t rdlm_svc_members(const rdlm_lease_addrs_t *addrs,
 }
 
 rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
-                            const rdlm_config_t *cfg, rdlm_svc_t **svc_p)
+                            const rdlm_config_t *cfg, const rdlm_atomic_u32_t *closing,
+                            rdlm_svc_t **svc_p)
 {
     rdlm_lease_addrs_t addrs;
     rdlm_svc_desc_t m;
@@ -277,6 +278,7 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
         return RDLM_ERR_NO_MEMORY;
     }
     svc->session = session;
+    svc->closing = closing;
     svc->bypass_ns = (uint64_t)cfg->lock_bypass_us * 1000u;
     svc->planted_no_want = getenv("RDLMTEST_SVC_NO_WANT") != NULL;
     svc->planted_reset = getenv("RDLMTEST_SVC_RECLAIM_RESET") != NULL;

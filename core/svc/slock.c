@@ -122,6 +122,15 @@ rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline)
     return RDLM_OK;
 }
 
+rdlm_status_t rdlm_svc_wait(const rdlm_svc_t *svc, uint64_t *pause_p, uint64_t deadline)
+{
+    rdlm_status_t st = rdlm_svc_pause(pause_p, deadline);
+
+    if (st == RDLM_OK && svc->closing != NULL && rdlm_load(svc->closing, RDLM_RELAXED))
+        return RDLM_ERR_CLOSED;
+    return st;
+}
+
 /* Whether lock k is still in its slot at home l: its key read now is the one k
  * resolved. Called after reading a word and before acting on it (home_layout.h). The
  * planted bug RDLMTEST_SVC_RECLAIM_NO_CHECK (tests only) skips it. */
@@ -260,7 +269,7 @@ static rdlm_status_t rdlm_svc_take(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc
                 continue; /* CAS from exactly the word read */
             }
         }
-        st = rdlm_svc_pause(&pause, deadline);
+        st = rdlm_svc_wait(svc, &pause, deadline);
         if (st == RDLM_OK)
             st = rdlm_svc_get(l, off, &old, sizeof(old));
         if (st != RDLM_OK)
@@ -314,11 +323,17 @@ rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadl
     /* A home that is down, restarting or not serving yet is waited for. */
     for (;;) {
         uint64_t pause = RDLM_SVC_DOWN_PAUSE_NS;
+        rdlm_status_t waited;
 
         st = rdlm_svc_attempt(svc, k, deadline_ns, try_only, token_p);
-        if ((st != RDLM_ERR_UNAVAILABLE && st != RDLM_ERR_PEER_DEAD) || try_only ||
-            rdlm_svc_pause(&pause, deadline_ns) != RDLM_OK)
+        if ((st != RDLM_ERR_UNAVAILABLE && st != RDLM_ERR_PEER_DEAD) || try_only)
             break;
+        waited = rdlm_svc_wait(svc, &pause, deadline_ns);
+        if (waited != RDLM_OK) {
+            /* past the deadline, the home's status says why */
+            st = waited == RDLM_ERR_CLOSED ? waited : st;
+            break;
+        }
     }
     rdlm_svc_lock_put(svc, k);
     return st;

@@ -28,7 +28,8 @@
  *   7. finish: CAS(word: MARK -> free at floor + 1), the floor read after step 6. That
  *      word (written here) is the first guess.
  *   A slot of id whose word is a MARK is being claimed: pause (20 us .. 1 ms), read
- *   again, and every 500 ms ask whether the MARK's client ended (settle).
+ *   again, and every 500 ms ask whether the MARK's client ended (settle); the wait
+ *   ends when the owner's context closes (rdlm_svc_wait).
  *
  * Why floor + 1: the floor is at least every sequence a key left behind (step 3
  *   precedes the MARK), and a name without a slot read the floor after its old slot
@@ -337,7 +338,7 @@ rdlm_status_t rdlm_svc_slot_resolve(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_sv
             next_settle = rdlm_clock_now_ns() + RDLM_SVC_SETTLE_EVERY_NS;
         }
         if (st == RDLM_OK)
-            st = rdlm_svc_pause(&pause, deadline);
+            st = rdlm_svc_wait(svc, &pause, deadline);
         if (st != RDLM_OK)
             return st;
     }

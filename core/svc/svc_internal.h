@@ -49,6 +49,7 @@ typedef struct rdlm_svc_lock {
 
 struct rdlm_svc {
     rdlm_session_h session;
+    const rdlm_atomic_u32_t *closing; /* the owner's destroy began (NULL: no owner's) */
     rdlm_tl_params_t tp;
     uint32_t n;
     rdlm_svc_link_t links[RDLM_ADDRS_COUNT];
@@ -68,6 +69,11 @@ struct rdlm_svc {
 /** One pause of a poll: RDLM_ERR_TIMEOUT past deadline, else sleep and double (up to
  *  1 ms). */
 rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline);
+
+/** One pause of an acquire's wait: rdlm_svc_pause, then RDLM_ERR_CLOSED if the owner's
+ *  destroy began (svc->closing), so that the destroy does not free the service under
+ *  a waiter. (A release's pauses do not look: the destroy's releases go on.) */
+rdlm_status_t rdlm_svc_wait(const rdlm_svc_t *svc, uint64_t *pause_p, uint64_t deadline);
 
 /* One remote compare-and-swap / fetch-or / read of home l, counted in
  * rdlm_svc_home_ops. */
@@ -96,7 +102,8 @@ static inline rdlm_status_t rdlm_svc_get(rdlm_svc_link_t *l, uint64_t off, void 
  *  else one claimed for it (slot.c). Sets k->slot, k->key and k->guess. Blocking, up
  *  to deadline (CLOCK_MONOTONIC ns; UINT64_MAX: none) while another client re-keys a
  *  slot of the name. RDLM_ERR_NO_RESOURCE (every slot of the bucket held: logged),
- *  RDLM_ERR_TIMEOUT, RDLM_ERR_LEASE_EXPIRED, the transport's errors. */
+ *  RDLM_ERR_TIMEOUT, RDLM_ERR_CLOSED (rdlm_svc_wait), RDLM_ERR_LEASE_EXPIRED, the
+ *  transport's errors. */
 rdlm_status_t rdlm_svc_slot_resolve(rdlm_svc_t *svc, rdlm_svc_link_t *l, rdlm_svc_lock_t *k,
                                     uint64_t deadline);
 

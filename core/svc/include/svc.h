@@ -24,7 +24,8 @@
  *   acquire  compare-and-swap of FREE(seq) to HELD(seq + 1, my tag): one remote atomic
  *            when the word is free and its value guessed right (the last one seen
  *            here), three when not (the word read, the slot's key checked: home_layout.h).
- *            Held by another: poll the word (20 us .. 1 ms pauses); once it has not
+ *            Held by another: poll the word (20 us .. 1 ms pauses; the wait ends when
+ *            the owner's context closes: rdlm_svc_open's closing); once it has not
  *            changed for 500 ms (and every 500 ms while it does not), if the
  *            holder's tag names a session the authority has ended
  *            (FATE, core/lease), break the lock with a compare-and-swap that only
@@ -59,6 +60,7 @@
 #include <rdlm/lease.h>
 #include <rdlm/status.h>
 
+#include "atomics.h"
 #include "config.h"
 
 typedef struct rdlm_svc rdlm_svc_t;
@@ -73,10 +75,14 @@ typedef struct rdlm_svc rdlm_svc_t;
  * --home-slots 0, or an authority embedded in a job): the caller goes on without;
  * RDLM_ERR_BAD_CONFIG if two name other members; RDLM_ERR_UNAVAILABLE if none
  * described its home. Homes that do not answer are tried again on use. cfg gives the
- * transport's settings (RDLM_PEER_TIMEOUT_MS, RDLM_STATS). Blocking.
+ * transport's settings (RDLM_PEER_TIMEOUT_MS, RDLM_STATS). closing (NULL: none) is the
+ * caller's flag, nonzero once its context is being destroyed: the waits of
+ * rdlm_svc_lock_acquire then end (RDLM_ERR_CLOSED); it must outlive the service.
+ * Blocking.
  */
 rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
-                            const rdlm_config_t *cfg, rdlm_svc_t **svc_p);
+                            const rdlm_config_t *cfg, const rdlm_atomic_u32_t *closing,
+                            rdlm_svc_t **svc_p);
 
 /** Close every home's transport and free. NULL is a no-op. */
 void rdlm_svc_close(rdlm_svc_t *svc);
@@ -103,7 +109,10 @@ uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id);
  * home was down or unreachable until the deadline), RDLM_ERR_NO_RESOURCE (the
  * home's tags, or the slots of the lock's bucket, are all in use: logged),
  * RDLM_ERR_MISMATCH (the home speaks another layout version: logged),
- * RDLM_ERR_NO_MEMORY.
+ * RDLM_ERR_NO_MEMORY, RDLM_ERR_CLOSED (the closing flag given to rdlm_svc_open was
+ * set: seen after each pause of a wait, within 1 ms polling a word or a slot and
+ * within 50 ms waiting for a home that is down; a remote operation or a connect under
+ * way ends first). A word taken while the flag is set is kept: the caller gives it back.
  */
 rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadline_ns,
                                     int try_only, uint64_t *token_p);
