@@ -15,7 +15,9 @@
  *   W         one byte: HELD(t) = t (the tail qnode id, 1 .. NQ), or
  *             FREE(s) = FREEB + s (s = sequence of the last token issued);
  *             initially FREE(0).
- *   qstate[q] IDLE 0, WAITING 1, ABANDONED 2, GRANTED(s) = 3 + s.
+ *   qstate[q] IDLE 0, WAITING 1, ABANDONED 2, GRANTED(s) = 3 + s;
+ *             -DREADOPT: PASSED 3 (an ABANDONED place a pass has marked),
+ *             GRANTED(s) = 4 + s.
  *   qnext[q]  NONE 0 or a qnode id.
  *   Qnode id q is 1 .. NQ (array index q - 1); process p owns 2p+1, 2p+2.
  *
@@ -41,6 +43,24 @@
  *               failure: wait until Q.next != NONE, n := Q.next
  *         old := CAS(n.state, WAITING -> GRANTED(s+1)); Q.state := IDLE
  *         WAITING: return;  ABANDONED: Q := n, loop (same s)
+ *
+ * Re-adoption (-DREADOPT; glock.c in contexts without leases): a process
+ * remembers the place it abandoned (aq, until it takes it back or finds it
+ * marked). Its next global acquire (node lock held, gq NONE) first tries:
+ *   1'. CAS(aq.state, ABANDONED -> WAITING); success: wait at aq again as in
+ *       step 4 (no SWAP, no PUT: aq is still linked behind its predecessor;
+ *       deadline or not, chosen here as at a SWAP); failure (a pass marked it,
+ *       maybe retired it too): aq := NONE, then steps 1-4.
+ * A try (-DTRY) never takes a place back. The pass marks a place it goes over
+ * with a value the re-adoption CAS never matches, and grants again a place
+ * taken back between its grant and its mark (every pass: the holder's,
+ * settle's, the completer's):
+ *         old := CAS(n.state, WAITING -> GRANTED(s+1));
+ *         ABANDONED: old := CAS(n.state, ABANDONED -> PASSED) (the mark, before
+ *                    Q is retired); WAITING (taken back): the grant again, and
+ *                    so on until old is WAITING (granted) or the mark succeeds;
+ *         Q.state := IDLE: for a passed-over Q, CAS(PASSED -> IDLE) (the NONE
+ *         case's too); for the holder's first Q a store as before.
  *
  * Try (-DTRY; rdlm_glock_try, cohort.c with timeout 0; budget TRIES per run,
  * any acquire, chosen by spin): the node-local try-lock (free and nobody
@@ -110,7 +130,8 @@
  *       and check_unreferenced(q) holds: W != HELD(q), no non-IDLE qnode's
  *       next is q, no passer will still touch q (ghost gpass: the passer's Q
  *       from its first access to its last) or is about to grant it (ghost gn:
- *       the n it read from Q.next, until the grant CAS), and no waiter is
+ *       the n it read from Q.next, until the grant CAS; -DREADOPT: until the
+ *       grant succeeds or the passer moves on to n), and no waiter is
  *       about to link behind q (ghost glink: from its SWAP to its PUT). One
  *       exception to "no next is q": once the grant CAS on n succeeded, the
  *       passer's Q stays non-IDLE for one more step with Q.next == n, but
@@ -124,7 +145,8 @@
  *       (from its SWAP returning HELD until it holds or abandons), the other
  *       nodes complete at most (nodes - 1) * (BOUND + 1) critical sections
  *       (ghosts gw, ovt): one cohort session each. With two nodes the bound
- *       BOUND + 1 is tight (spin finds a run reaching it);
+ *       BOUND + 1 is tight (spin finds a run reaching it); -DREADOPT: a wait
+ *       also begins when a place is taken back;
  *   (f) the own-store retire is safe: where glock.c writes its own qnode's
  *       state with a CPU store (rdlm_global_q_set_own_state) instead of through
  *       the transport -- at the claim (step 1: (c)), and Q.state := IDLE after
@@ -136,7 +158,13 @@
  *       transport there: a superset); -DTRY: also at a busy try's "never
  *       published" IDLE. -DOLD_CHECKS: (c) as it was before
  *       (f) (without gn, glink) and no check at the IDLE writes, to see what
- *       the other assertions catch.
+ *       the other assertions catch;
+ *   (g) -DREADOPT: a process claims a new place (step 1, not a try's) only
+ *       when each of its two places is IDLE, PASSED or a posted Q: it never
+ *       leaves a second unmarked abandoned place in the queue (check_claim).
+ *       It may find both PASSED (-DREACH=4): one pass marks its successor
+ *       before it retires its Q, and they may be the same process's places;
+ *       then the claim waits for the retire (the code takes a third place).
  * With -DPOSTED the ghosts gpass/gdone/gn have a slot per completer besides
  * the three of the nodes' passers (3 + p), and a pending post counts as a
  * passer's Q in (c) from the post to the completer's last access to it.
@@ -187,6 +215,22 @@
  *       the second): a second CAS that finds W FREE(y) (taken and freed since
  *       the first) counts as taken, token y+1, with W not HELD(q): the next
  *       acquire takes W FREE(y) too -> (a) or (b).
+ *   With -DREADOPT:
+ *   BUG_READOPT_MARKED  the re-adoption CAS also takes a PASSED place back (a
+ *       mark equal to the abandoned value, as before PASSED): the pass has
+ *       moved on to it and frees W from it or grants its successor; its
+ *       retire CAS then fails -> (d) stall (or a place left non-IDLE).
+ *   BUG_PASS_NO_REGRANT  a mark that finds the place WAITING (taken back) is
+ *       taken as a pass-over: the pass moves on, the owner waits at a place
+ *       nobody will grant -> (d).
+ *   BUG_READOPT_STORE  re-adoption by a read that finds ABANDONED and then a
+ *       store of WAITING: the store lands after the mark (and the retire, so
+ *       on a retired place) -> (d).
+ *   BUG_READOPT_RELINK  the place taken back is also swapped into W and
+ *       linked again (steps 2, 4): it is in the queue twice, here linked
+ *       behind itself -> a grant CAS finds it GRANTED (the grant's assertion).
+ *   BUG_NO_READOPT     the code before re-adoption (the place is not
+ *       remembered, every acquire claims a new one) -> (g).
  *   With -DPOSTED:
  *   BUG_POST_RETIRE_EARLY  the post sets Q.state := IDLE at once, before the
  *       CAS lands: Q's owner claims Q again while W still names it -> (c).
@@ -237,8 +281,33 @@
 #define IDLE 0
 #define WAITING 1
 #define ABANDONED 2
+#ifdef READOPT
+#define PASSED 3        /* ABANDONED marked by a pass (the code's low tag 3) */
+#define GRANTED(s) (4 + (s))
+#define IS_GRANTED(x) ((x) >= 4)
+#define AGAIN 255       /* pass's o: the mark CAS found WAITING (re-adopted) */
+#else
 #define GRANTED(s) (3 + (s))
 #define IS_GRANTED(x) ((x) >= 3)
+#undef REACH
+#endif
+
+/* -DREACH=k (with -DREADOPT; each expected to fail, so not vacuous): an
+   assertion that fails where the search reaches run k: 1 a re-adopted wait is
+   granted; 2 a re-adopted wait times out again; 3 a pass's mark finds the
+   place re-adopted and its grant again succeeds; 4 a claim finds both of its
+   process's places PASSED (it needs a third place: a pass marks its successor
+   before it retires its Q). Ghost ra: the process waits at a place it took
+   back. */
+#ifdef REACH
+#define REACHED(k, c) assert(REACH != (k) || !(c))
+#define RA_BEGIN ra = 1
+#define RA_END(k) REACHED(k, ra); ra = 0
+#else
+#define REACHED(k, c) skip
+#define RA_BEGIN skip
+#define RA_END(k) skip
+#endif
 
 #define ME (_pid + 1)
 #ifdef POSTED
@@ -352,6 +421,14 @@ inline check_unreferenced(q, me) {
 #define GRANT(gx) \
     o = qstate[n - 1]; qstate[n - 1] = GRANTED(s + 1); o = WAITING; \
     gdone[gx] = Q; gn[gx] = 0
+#elif defined(READOPT)
+#define GRANT(gx) \
+    o = qstate[n - 1]; \
+    assert(o == WAITING || o == ABANDONED); \
+    if \
+    :: o == WAITING -> qstate[n - 1] = GRANTED(s + 1); gdone[gx] = Q; gn[gx] = 0 \
+    :: else -> skip \
+    fi
 #else
 #define GRANT(gx) \
     o = qstate[n - 1]; gn[gx] = 0; \
@@ -362,16 +439,64 @@ inline check_unreferenced(q, me) {
     fi
 #endif
 
+/* -DREADOPT: the grant found n ABANDONED: mark it, CAS(n.state, ABANDONED ->
+   PASSED), before Q is retired; the mark finding WAITING (n's owner re-adopted
+   it) grants again (o := AGAIN), and so on until a CAS succeeds: o ends WAITING
+   (granted) or PASSED (passed over). gn[gx] keeps n until the passer has moved
+   on to it (GN_DONE). BUG_PASS_NO_REGRANT: a mark finding WAITING is taken as
+   passed over. */
+#ifdef READOPT
+#ifdef BUG_PASS_NO_REGRANT
+#define REGRANT o = PASSED                          /* bug: "passed over" */
+#else
+#define REGRANT o = AGAIN
+#endif
+#define MARK \
+    o = qstate[n - 1]; \
+    assert(o == ABANDONED || o == WAITING); \
+    if \
+    :: o == ABANDONED -> qstate[n - 1] = PASSED; o = PASSED \
+    :: else -> REGRANT \
+    fi
+#define MARK_LOOP(gx) \
+    do \
+    :: atomic { o == ABANDONED -> MARK } \
+    :: atomic { o == AGAIN -> GRANT(gx); REACHED(3, o == WAITING) } \
+    :: else -> break \
+    od;
+#define GN_DONE(gx) gn[gx] = 0
+#else
+#define MARK_LOOP(gx)
+#define GN_DONE(gx) skip
+#endif
+
 /* Q.state := IDLE (BUG_IDLE_EARLY: done already at the top of the loop).
    gpass[nd] is cleared with the passer's last access to Q: the IDLE write,
    or under BUG_IDLE_EARLY (LAST_Q) the last read of Q.next / CAS on W. */
 #ifdef BUG_IDLE_EARLY
 #define SET_IDLE(x) skip
 #define LAST_Q      gpass[gx] = 0
+#elif defined(READOPT)
+/* the retire: the holder's own first Q by a store, a passed-over place by
+   CAS(PASSED -> IDLE) (rdlm_glock_retire), which fails only if the place
+   changed since its mark (BUG_READOPT_MARKED) */
+#define SET_IDLE(x) \
+    if \
+    :: OWN_Q(x, gx) -> qstate[(x) - 1] = IDLE \
+    :: else -> \
+        if \
+        :: qstate[(x) - 1] == PASSED -> qstate[(x) - 1] = IDLE \
+        :: else -> skip \
+        fi \
+    fi
+#define LAST_Q      skip
 #else
 #define SET_IDLE(x) qstate[(x) - 1] = IDLE
 #define LAST_Q      skip
 #endif
+/* x is the passer's first Q: its node's place, gq[gx] (a completer's pass
+   starts at a place passed over) */
+#define OWN_Q(x, gx) ((gx) < 3 && (x) == gq[gx])
 
 /* settle's gq: read once without the lock (the bug) or re-read under it */
 #ifdef BUG_SETTLE_NO_RECHECK
@@ -421,7 +546,7 @@ inline check_unreferenced(q, me) {
 #else
 #define FAILED_FREE(own, gx) skip
 #endif
-#define OWN_FIRST(gx) ((gx) < 3 && Q == gq[gx] && (Q - 1) / 2 == _pid)
+#define OWN_FIRST(gx) (OWN_Q(Q, gx) && (Q - 1) / 2 == _pid)
 
 /*
  * pass(Q, s): hand the global lock on from the node's qnode Q with token
@@ -465,13 +590,14 @@ inline pass(gx, mayp) {
 #endif
            fi
         fi;
+        MARK_LOOP(gx)
         if
         :: atomic { o == WAITING ->         /* granted: done */
                SET_IDLE(Q); gpass[gx] = 0; gdone[gx] = 0;
                Q = NONE; n = NONE; o = 0; s = 0 };
            break
         :: atomic { o != WAITING ->         /* abandoned: pass over n too */
-               SET_IDLE(Q); gdone[gx] = 0;
+               SET_IDLE(Q); gdone[gx] = 0; GN_DONE(gx);
                Q = n; gpass[gx] = Q; n = NONE; o = 0 }
         fi
     od
@@ -547,10 +673,92 @@ inline claim() {
 #define TRY_LAST_GUESS
 #endif
 
+/*
+ * -DREADOPT: re-adoption (1'). READOPT_TAKE: the CAS succeeded; the wait
+ * begins again ((e): gw, ovt) with a deadline or not, as at a SWAP.
+ * BUG_READOPT_MARKED: the CAS also takes a PASSED place back (a mark equal to
+ * the abandoned value). BUG_READOPT_STORE: a read that finds ABANDONED, then a
+ * store of WAITING (o = ABANDONED in between), which may land after a mark or
+ * the retire. BUG_READOPT_RELINK: the place taken back is swapped into W and
+ * linked again (steps 2 and 4). BUG_NO_READOPT: the code before re-adoption
+ * (aq never set: every acquire claims) -> (g).
+ */
+#ifdef READOPT
+#ifdef BUG_NO_READOPT
+#define REMEMBER(x) skip                        /* bug: never taken back */
+#else
+#define REMEMBER(x) aq = (x)
+#endif
+#ifdef BUG_READOPT_MARKED
+#define READOPTABLE(x) ((x) == ABANDONED || (x) == PASSED)
+#else
+#define READOPTABLE(x) ((x) == ABANDONED)
+#endif
+#ifdef BUG_READOPT_RELINK
+#define READOPT_DONE goto swap                  /* bug: SWAP and link again */
+#else
+#define READOPT_DONE \
+    gw[nd] = 1; ovt[nd] = 0; RA_BEGIN; \
+    if \
+    :: gtimeouts > 0 -> gtimeouts--; dl = 1 \
+    :: true -> skip \
+    fi; \
+    goto waiting
+#endif
+#ifdef BUG_READOPT_STORE
+#define READOPT_GUARD && o == 0
+#define READOPT_TAKE  o = ABANDONED                 /* bug: read, then store */
+#define READOPT_STORE \
+        :: atomic { o == ABANDONED -> qstate[aq - 1] = WAITING; \
+                    q = aq; aq = NONE; o = 0; READOPT_DONE }
+#else
+#define READOPT_GUARD
+#define READOPT_TAKE  qstate[aq - 1] = WAITING; q = aq; aq = NONE; READOPT_DONE
+#define READOPT_STORE
+#endif
+/* (g): a process claims a new place only when each of its places is IDLE,
+   marked by a pass (PASSED) or (-DPOSTED) a posted Q (the model lets a
+   node-mate post it): it never leaves a second unmarked abandoned place.
+   Scratch i, n: zero on entry and exit; one d_step. */
+inline check_claim() {
+  d_step {
+    i = 2 * _pid;
+    do
+    :: i == 2 * _pid + 2 -> break
+    :: i < 2 * _pid + 2 ->
+#ifdef POSTED
+        do
+        :: n == NP || pq[n] == i + 1 -> break
+        :: n < NP && pq[n] != i + 1 -> n++
+        od;
+#else
+        n = NP;
+#endif
+        assert(qstate[i] == IDLE || qstate[i] == PASSED || n < NP);
+        n = 0;
+        i++
+    od;
+    i = 0
+  }
+}
+#define CHECK_CLAIM \
+    check_claim(); \
+    REACHED(4, qstate[2 * _pid] == PASSED && qstate[2 * _pid + 1] == PASSED)
+#else
+#define REMEMBER(x) skip
+#endif
+
 active [NP] proctype P()
 {
     byte it, nd, q, Q, n, o, s, tok, i;
     bit dl, c;
+#ifdef READOPT
+    byte aq;            /* the place this process abandoned, until it takes it
+                           back or finds it marked */
+#endif
+#ifdef REACH
+    bit ra;
+#endif
 
     nd = NODE(_pid);
 #ifdef LOOPS0
@@ -585,9 +793,28 @@ active [NP] proctype P()
         od;
 
         /* global acquire, step 1 (with (c)): an IDLE own qnode */
+#ifdef READOPT
+        /* 1'. the place aq this process abandoned: CAS(aq.state, ABANDONED ->
+           WAITING), and wait there again (no SWAP, no link: aq is still linked
+           behind its predecessor); the CAS failed (marked or retired): forget
+           aq, then claim. (g) at the claim. */
+        do
+        :: atomic {
+               aq != NONE READOPT_GUARD ->
+               if
+               :: READOPTABLE(qstate[aq - 1]) -> READOPT_TAKE
+               :: else -> aq = NONE             /* marked (and maybe retired) */
+               fi
+           }
+        READOPT_STORE
+        :: atomic { aq == NONE -> CHECK_CLAIM; claim() };
+           break
+        od;
+#else
         claim();
+#endif
         /* 2. SWAP(W, HELD(q)) */
-        atomic {
+swap:   atomic {
             o = W; W = q;
             if
             :: IS_FREE(o) ->                /* 3. free: token s+1 */
@@ -603,11 +830,12 @@ active [NP] proctype P()
         };
         /* 4. PUT p.next := q, then wait */
         atomic { qnext[o - 1] = q; o = 0; glink[_pid] = 0 };
+waiting:
         do
         :: atomic {
                IS_GRANTED(qstate[q - 1]) ->
                seq[nd] = qstate[q - 1] - GRANTED(0); tok = seq[nd];
-               gq[nd] = q; gw[nd] = 0; q = 0; dl = 0; goto hold
+               gq[nd] = q; gw[nd] = 0; q = 0; dl = 0; RA_END(1); goto hold
            }
 #ifdef BUG_ABANDON_STORE
         :: atomic { dl -> qstate[q - 1] = ABANDONED;   /* bug: a store */
@@ -618,12 +846,13 @@ active [NP] proctype P()
                dl ->
                if
                :: qstate[q - 1] == WAITING ->
-                   qstate[q - 1] = ABANDONED; gw[nd] = 0; q = 0; dl = 0;
+                   qstate[q - 1] = ABANDONED; gw[nd] = 0; REMEMBER(q);
+                   q = 0; dl = 0; RA_END(2);
                    goto timed_out
                :: else ->                   /* granted after all: take it */
                    assert(IS_GRANTED(qstate[q - 1]));
                    seq[nd] = qstate[q - 1] - GRANTED(0); tok = seq[nd];
-                   gq[nd] = q; gw[nd] = 0; q = 0; dl = 0; goto hold
+                   gq[nd] = q; gw[nd] = 0; q = 0; dl = 0; RA_END(1); goto hold
                fi
            }
 #endif
@@ -720,7 +949,7 @@ next:
         skip
 #endif
     }
-    atomic { finished++; it = 0; nd = 0 }
+    atomic { finished++; it = 0; nd = 0; REMEMBER(0) }
 #ifdef BUG_POST_CALLS_ONLY
     /* a barrier outside rdlm, then the context's destroy (a call) */
     atomic { finished >= NP -> incall[_pid] = 1 }
@@ -777,12 +1006,13 @@ active [NP] proctype C()
 #else
        :: atomic { !c && qnext[Q - 1] != NONE -> n = qnext[Q - 1]; gn[GC] = n };
           atomic { GRANT(GC) };
+          MARK_LOOP(GC)
           if
           :: atomic { o == WAITING ->       /* granted: done */
                  qstate[Q - 1] = IDLE; gpass[GC] = 0; gdone[GC] = 0;
                  pq[CP] = NONE; Q = NONE; n = NONE; o = 0; s = 0; UNLOCK_C }
           :: atomic { o != WAITING ->       /* abandoned: pass over n */
-                 qstate[Q - 1] = IDLE; gdone[GC] = 0;
+                 qstate[Q - 1] = IDLE; gdone[GC] = 0; GN_DONE(GC);
                  Q = n; gpass[GC] = Q; n = NONE; o = 0 };
              pass(GC, false);               /* blocking */
              atomic { pq[CP] = NONE; UNLOCK_C }
