@@ -154,6 +154,27 @@
  *   gives H the token of the hand-off it records, and a write of H with a
  *   smaller token than H's does not land (README.md).
  *
+ * -DREADOPT (with -DCODE -DCODE_ABANDON; a proposal: glock.c re-adopts only
+ * without leases). Tag 3: PASSED(g) = 12 + g, ABANDONED's word with tag 3
+ * (glock.c's PASSED; a pass's record and a seal are one encoding):
+ *   1. re-adoption: an acquire whose process has an own qnode ABANDONED (tag
+ *      2) in its generation takes it back instead of claiming, one step:
+ *      CAS(state[x], ABANDONED(g, pl, f) -> WAITING(g)), and waits there
+ *      behind (pl, f) (no enqueue, no link; a new deadline or none).
+ *   2. a pass's record is PASSED(gn, LINK(x, gen[x]), 1) (the retire of a
+ *      place passed over expects it); a walk goes over tag 2 and 3 alike.
+ *   3. seal: a taker, after its check and before its takeover CAS, seals
+ *      each place its walk read as tag 2, in walk order, one step each:
+ *      CAS(state[p], the value read -> the same with tag 3). A failure
+ *      (re-adopted or passed over since, PEER_DEAD): no takeover this time.
+ *   4. B that finds tag 2 or 3 of gn records itself (CAS from that value ->
+ *      PASSED); a record CAS that finds WAITING(gn) (re-adopted since B), or
+ *      tag 2 or 3 of gn with another record (sealed since B): B again.
+ *   -DREADOPT_RETIRE: after its takeover the taker retires each place it
+ *   sealed, CAS(its seal -> IDLE) (fails if a pass recorded itself since).
+ *   OUTSIDE_TWO_PLACES counts tag 3 places too (not retired yet: with
+ *   re-adoption a process's other place is always tag 3).
+ *
  * Properties:
  *   (a) mutual exclusion: a process whose lease is not expired enters the
  *       critical section only when every other process in it is expired (a
@@ -168,11 +189,13 @@
  *       faulty processes may stop anywhere. The authority may forfeit the
  *       rest of the fault budget at any moment, so that a stall reached
  *       with budget left is still a deadlock spin sees;
- *   (e) grant CAS B finds WAITING(gn), ABANDONED(gn) or PEER_DEAD, or
- *       (not with PROPOSED_STRICT_B) an instance that took over (ghost
- *       tkov): the link it followed is not otherwise stale; with CODE, the
- *       link CAS finds EMPTY(gpl) or PEER_DEAD; with CODE_ABANDON, the
- *       passer's record CAS fails only on PEER_DEAD or for a zombie;
+ *   (e) grant CAS B finds WAITING(gn), ABANDONED(gn) (READOPT: or tag 3 of
+ *       gn) or PEER_DEAD, or (not with PROPOSED_STRICT_B) an instance that
+ *       took over (ghost tkov): the link it followed is not otherwise stale;
+ *       with CODE, the link CAS finds EMPTY(gpl) or PEER_DEAD; with
+ *       CODE_ABANDON, the passer's record CAS fails only on PEER_DEAD or for
+ *       a zombie (READOPT: or as item 4 says, or on an instance that took
+ *       over: its owner re-adopted it after B and took over);
  *   (f) CODE_ABANDON: a walk ends within NQ - 1 hops (each goes to an
  *       instance enqueued earlier; a run has NP * LOOPS = NQ of them).
  *
@@ -208,6 +231,13 @@
  *   BUG_INHERIT_ANY_GEN  the walk goes on through ABANDONED of any
  *       generation (bounded by NQ hops): NOT caught in any configuration
  *       searched (README.md).
+ * In READOPT:
+ *   BUG_NO_SEAL          the taker does not seal (glock.c's re-adoption, with
+ *       leases) -> (a).
+ *   BUG_READOPT_SEALED   re-adoption from tag 3 too -> (d) without crashes,
+ *       (a) with one.
+ *   BUG_PASS_NO_REGRANT  a record CAS that finds WAITING(gn) ends the pass,
+ *       as a grant would -> (d) without crashes.
  */
 
 #ifdef PROPOSED
@@ -270,6 +300,40 @@
 #define IS_GRANTED(s) ((s) >= 16)
 #define TOKEN(s) ((s) - 16)
 #define PEER_DEAD 255   /* a result, never a state */
+#define AGAIN 254       /* READOPT: the pass's record CAS sends it back to B */
+#ifdef READOPT
+#if !defined(CODE) || !defined(CODE_ABANDON)
+#error READOPT needs CODE and CODE_ABANDON
+#endif
+#if defined(BUG_INHERIT_ANY_GEN) || defined(BUG_PASS_NO_RECORD) || defined(BUG_RETIRE_FIRST)
+#error READOPT: not with BUG_INHERIT_ANY_GEN, BUG_PASS_NO_RECORD, BUG_RETIRE_FIRST
+#endif
+/* READOPT: tag 3, ABANDONED's word with 3 in place of 2 (glock.c's PASSED):
+   PASSED(g, holder, 1), a pass's record, or a taker's seal of ABANDONED(g,
+   ahead, f), the same record; the two are one encoding */
+#define PASSED(g) (12 + (g))
+/* OUTSIDE_TWO_PLACES: a place not retired yet, tag 2 or 3 (with CODE_ABANDON
+   alone a pass's record is tag 2, so the same places) */
+#undef IS_ABANDONED
+#define IS_ABANDONED(s) ((s) >= ABANDONED(0) && (s) < PASSED(4))
+#define IS_ABANDONED_G(s, g) ((s) == ABANDONED(g) || (s) == PASSED(g))
+/* the owner may re-adopt own qnode q: ABANDONED (tag 2) in its generation
+   (BUG_READOPT_SEALED: tag 3 too) */
+#ifdef BUG_READOPT_SEALED
+#define READOPTABLE(q) IS_ABANDONED_G(state[(q) - 1], gen[(q) - 1])
+#else
+#define READOPTABLE(q) (state[(q) - 1] == ABANDONED(gen[(q) - 1]))
+#endif
+/* the hops whose ABANDONED value (tag 2) a walk keeps to seal: at most one
+   per deadline of the run */
+#if TIMEOUTS > 1
+#define NH TIMEOUTS
+#else
+#define NH 1
+#endif
+#else
+#define IS_ABANDONED_G(s, g) ((s) == ABANDONED(g))
+#endif
 
 #define BIT (1 << _pid)
 #define DEAD(p) ((dead >> (p)) & 1)
@@ -340,7 +404,16 @@ byte hputt[NP];         /* its token */
 
 /* CODE_ABANDON: a write of a word that a waiter's walk or check reads (state,
    with its record; H; dead; expired) lets every waiter walk again (walked) */
-#ifdef CODE_ABANDON
+#ifdef READOPT
+/* READOPT: the hops a walk keeps to seal (hl: the place, 0 none; ha, hp: the
+   record it read) */
+#define HOPS_CLEAR \
+    for (k : 0 .. NH - 1) { hl[k] = 0; ha[k] = 0; hp[k] = 0 }; k = 0
+#endif
+#if defined(READOPT)
+#define TOUCH walked = 0
+#define CRASH_WALK wl = 0; ff = 0; S = 0; ra = 0; rp = 0; HOPS_CLEAR
+#elif defined(CODE_ABANDON)
 #define TOUCH walked = 0
 #define CRASH_WALK wl = 0; ff = 0; S = 0; k = 0; ra = 0; rp = 0
 #else
@@ -413,6 +486,54 @@ byte hputt[NP];         /* its token */
 #define WALK_LIMIT 1
 #define WALK_BOUND assert(k < NQ)                               /* (f) */
 #endif
+#ifdef READOPT
+/* READOPT: the walk goes over tag 3 too (PASSED or sealed: IS_ABANDONED_G),
+   and keeps each hop that read tag 2 (ABANDONED, to seal) with its record;
+   hop k - 1 is kept at index k - 1 */
+#undef WALK_ABANDONED
+#define WALK_ABANDONED IS_ABANDONED_G(state[LQ(wl) - 1], LG(wl))
+#define WALK_READ \
+    if \
+    :: REACH(LQ(wl)) && WALK_ABANDONED && WALK_LIMIT -> \
+        WALK_BOUND; assert(k <= NH); \
+        if \
+        :: state[LQ(wl) - 1] == ABANDONED(LG(wl)) -> \
+            hl[k - 1] = wl; ha[k - 1] = aprev[LQ(wl) - 1]; \
+            hp[k - 1] = app[LQ(wl) - 1] \
+        :: else -> skip \
+        fi; \
+        S = S | (1 << wl); ff = (app[LQ(wl) - 1] == 0); \
+        wl = aprev[LQ(wl) - 1]; k++ \
+    :: else -> k = 0 \
+    fi
+/* SEAL (the taker, after its check, before its takeover CAS): the next kept
+   hop from k on (k = NH: none left); one seal, CAS(state[hl[k]], ABANDONED
+   with the record read -> PASSED, the same record): success -> the next;
+   failure (re-adopted, passed over, PEER_DEAD) -> no takeover this time */
+#define HOPS_SKIP \
+    do \
+    :: k < NH && hl[k] == 0 -> k++ \
+    :: else -> break \
+    od
+#define SEAL_HOP \
+    if \
+    :: REACH(LQ(hl[k])) && state[LQ(hl[k]) - 1] == ABANDONED(LG(hl[k])) && \
+       aprev[LQ(hl[k]) - 1] == ha[k] && app[LQ(hl[k]) - 1] == hp[k] -> \
+        state[LQ(hl[k]) - 1] = PASSED(LG(hl[k])); TOUCH; k++; HOPS_SKIP \
+    :: else -> c = 0; wl = 0; ff = 0; S = 0; HOPS_CLEAR \
+    fi
+/* READOPT_RETIRE: after its takeover the taker retires each place it
+   sealed, CAS(state[hl[k]], its seal -> IDLE) (a pass's record since:
+   fails, nothing done) */
+#define RETIRE_SEALED \
+    if \
+    :: REACH(LQ(hl[k])) && state[LQ(hl[k]) - 1] == PASSED(LG(hl[k])) && \
+       aprev[LQ(hl[k]) - 1] == ha[k] && app[LQ(hl[k]) - 1] == hp[k] -> \
+        state[LQ(hl[k]) - 1] = IDLE; TOUCH \
+    :: else -> skip \
+    fi; \
+    k++; HOPS_SKIP
+#else
 #define WALK_READ \
     if \
     :: REACH(LQ(wl)) && WALK_ABANDONED && WALK_LIMIT -> \
@@ -420,6 +541,7 @@ byte hputt[NP];         /* its token */
         wl = aprev[LQ(wl) - 1]; k++ \
     :: else -> k = 0 \
     fi
+#endif
 /* the check at the chain's head (one step, as without CODE_ABANDON): wl's
    owner dead and expired, and it held the lock (ff), or a pass named it, an
    abandoned place gone over, or x in H */
@@ -550,7 +672,12 @@ byte hputt[NP];         /* its token */
    wrote there, ABANDONED(g, LINK(x, gen[x]), 1) -> IDLE) (BUG_PASS_NO_RECORD:
    any ABANDONED(g)); without CODE_ABANDON, state[Q] := IDLE. PEER_DEAD:
    skipped. */
-#if defined(CODE_ABANDON) && !defined(BUG_PASS_NO_RECORD)
+#if defined(READOPT)
+/* READOPT: the record is PASSED(g, LINK(x, gen[x]), 1) */
+#define RETIRE_OK \
+    (Q == x || (state[Q - 1] == PASSED(g) && \
+                aprev[Q - 1] == LINK(x, gen[x - 1]) && app[Q - 1] == 0))
+#elif defined(CODE_ABANDON) && !defined(BUG_PASS_NO_RECORD)
 #define RETIRE_OK \
     (Q == x || (state[Q - 1] == ABANDONED(g) && \
                 aprev[Q - 1] == LINK(x, gen[x - 1]) && app[Q - 1] == 0))
@@ -623,6 +750,24 @@ inline pass() {
         STEP(SET_H(n, tok + 1));                                /* A */
 #endif
         /* B: CAS(state[n], WAITING(gn) -> GRANTED(tok + 1)) */
+#ifdef READOPT
+        /* READOPT: B finds ABANDONED or PASSED (sealed) of gn: recorded next */
+grant_b:
+        STEP(if
+             :: !REACH(LQ(n)) -> o = PEER_DEAD
+             :: else ->
+                 o = state[LQ(n) - 1];
+                 if
+                 :: o == WAITING(LG(n)) ->
+                     state[LQ(n) - 1] = GRANTED(tok + 1); ISSUE(tok + 1);
+                     TOUCH
+                 :: IS_ABANDONED_G(o, LG(n)) -> B_RECORD
+                 :: else -> skip
+                 fi
+             fi;
+             assert(o == WAITING(LG(n)) || IS_ABANDONED_G(o, LG(n)) ||
+                    o == PEER_DEAD || STALE_OK));               /* (e) */
+#else
         STEP(if
              :: !REACH(LQ(n)) -> o = PEER_DEAD
              :: else ->
@@ -637,13 +782,52 @@ inline pass() {
              fi;
              assert(o == WAITING(LG(n)) || o == ABANDONED(LG(n)) ||
                     o == PEER_DEAD || STALE_OK));               /* (e) */
+#endif
 #ifdef BUG_H_AFTER_GRANT
         STEP(SET_H(n, tok + 1));                                /* A, late */
 #endif
 #ifdef BUG_RETIRE_FIRST
         STEP(RETIRE);           /* Q retired before the record in n */
 #endif
-#if defined(CODE_ABANDON) && !defined(BUG_PASS_NO_RECORD)
+#if defined(READOPT)
+        /* READOPT: B found n ABANDONED or PASSED: record this pass in n,
+           CAS(state[n], that value -> PASSED(gn, LINK(x, gen[x]), 1)). It
+           finds WAITING(gn) (re-adopted since B): B again (BUG_PASS_NO_REGRANT:
+           the pass ends, as after a grant); tag 2 or 3 of gn with another
+           record (sealed since B): B again, which records from that. Else
+           (PEER_DEAD; re-adopted and taken over since B, STALE_OK; a
+           zombie's: (e)) the pass ends after the retire */
+        if
+        :: IS_ABANDONED_G(o, LG(n)) ->
+            STEP(if
+                 :: REACH(LQ(n)) && state[LQ(n) - 1] == o &&
+                    aprev[LQ(n) - 1] == ra && app[LQ(n) - 1] == rp ->
+                     state[LQ(n) - 1] = PASSED(LG(n));
+                     aprev[LQ(n) - 1] = LINK(x, gen[x - 1]); app[LQ(n) - 1] = 0;
+                     TOUCH
+                 :: else ->
+                     if
+                     :: REACH(LQ(n)) && state[LQ(n) - 1] == WAITING(LG(n)) ->
+#ifdef BUG_PASS_NO_REGRANT
+                         o = 0
+#else
+                         o = AGAIN
+#endif
+                     :: REACH(LQ(n)) &&
+                        IS_ABANDONED_G(state[LQ(n) - 1], LG(n)) -> o = AGAIN
+                     :: else ->                                 /* (e) */
+                         assert(!REACH(LQ(n)) || DEAD(_pid) || STALE_OK);
+                         o = 0
+                     fi
+                 fi;
+                 ra = 0; rp = 0);
+            if
+            :: o == AGAIN -> goto grant_b
+            :: else
+            fi
+        :: else
+        fi;
+#elif defined(CODE_ABANDON) && !defined(BUG_PASS_NO_RECORD)
         /* CODE_ABANDON: B found n abandoned: before Q is retired, record this
            pass in n, CAS(state[n], ABANDONED(gn, ra, rp) -> ABANDONED(gn,
            LINK(x, gen[x]), 1)): the lock's holder x hands it on through n.
@@ -667,7 +851,7 @@ inline pass() {
         /* retire Q; ABANDONED: pass over n too; else done */
         STEP(RETIRE_AFTER_B;
              if
-             :: o == ABANDONED(LG(n)) -> Q = LQ(n); g = LG(n); n = 0; o = 0
+             :: IS_ABANDONED_G(o, LG(n)) -> Q = LQ(n); g = LG(n); n = 0; o = 0
              :: else -> goto passed
              fi)
     od;
@@ -685,6 +869,9 @@ active [NP] proctype P()
     bit ff;
     int S;
 #endif
+#ifdef READOPT
+    byte hl[NH], ha[NH], hp[NH];  /* the hops to seal (HOPS_CLEAR) */
+#endif
 #ifdef CODE
     bit hint = 1;           /* this process freed W last (or never used it) */
 #endif
@@ -692,9 +879,33 @@ active [NP] proctype P()
     for (it : 1 .. LOOPS) {
         /* 1. claim the lowest IDLE own qnode */
         do
+#ifdef READOPT
+        /* READOPT: first re-adopt an own place that is ABANDONED (tag 2) in
+           its generation: CAS(state[x], that value -> WAITING(g)), and wait
+           there behind its recorded (pl, f), with a new deadline or none */
+        :: atomic {
+               READOPTABLE(2 * _pid + 1) || READOPTABLE(2 * _pid + 2) ->
+               if
+               :: READOPTABLE(2 * _pid + 1) -> x = 2 * _pid + 1
+               :: else -> x = 2 * _pid + 2
+               fi;
+               g = gen[x - 1]; pl = aprev[x - 1]; pp = app[x - 1];
+               state[x - 1] = WAITING(g); aprev[x - 1] = 0; app[x - 1] = 0;
+               TOUCH;
+               if
+               :: timeouts > 0 -> timeouts--; dl = 1
+               :: true -> skip
+               fi;
+               goto readopted
+           }
+        :: atomic {
+               !READOPTABLE(2 * _pid + 1) && !READOPTABLE(2 * _pid + 2) &&
+               (state[2 * _pid] == IDLE || state[2 * _pid + 1] == IDLE) ->
+#else
         :: atomic {
                state[2 * _pid] == IDLE ||
                state[2 * _pid + 1] == IDLE ->
+#endif
                if
                :: state[2 * _pid] == IDLE -> x = 2 * _pid + 1
                :: else -> x = 2 * _pid + 2
@@ -719,6 +930,9 @@ active [NP] proctype P()
         /* 4. link behind pl */
         LSTEP(LINK_CHECK; LINK_INTO(LQ(pl), LG(pl), LINK(x, g)));
         /* 5. wait for the grant; recovery; deadline */
+#ifdef READOPT
+readopted:
+#endif
         do
         :: atomic {
                IS_GRANTED(state[x - 1]) -> tok = TOKEN(state[x - 1]);
@@ -738,6 +952,39 @@ active [NP] proctype P()
            od;
            /* the check (one step): wl's owner dead and expired, and ff or
               H in {wl, x} or H in S */
+#ifdef READOPT
+           STEP(if
+                :: CHAIN_TAKE_OVER -> c = 1; HOPS_SKIP
+                :: else -> wl = 0; ff = 0; S = 0; HOPS_CLEAR
+                fi);
+#ifndef BUG_NO_SEAL
+           /* SEAL each kept hop, in walk order (one CAS each); a failure
+              clears c and the walk */
+           do
+           :: c && k < NH -> STEP(SEAL_HOP)
+           :: else -> break
+           od;
+#endif
+           if
+           :: c ->
+               /* the takeover */
+#ifdef READOPT_RETIRE
+               STEP(assert(EXPIRED(OWNER(LQ(wl))));          /* (c) */
+                    TAKE_OVER; wl = 0; ff = 0; S = 0; k = 0; HOPS_SKIP);
+               /* READOPT_RETIRE: then retire each place it sealed */
+               do
+               :: k < NH -> STEP(RETIRE_SEALED)
+               :: else -> break
+               od;
+               atomic { HOPS_CLEAR; goto hold }
+#else
+               STEP(assert(EXPIRED(OWNER(LQ(wl))));          /* (c) */
+                    TAKE_OVER; wl = 0; ff = 0; S = 0; HOPS_CLEAR;
+                    goto hold)
+#endif
+           :: else
+           fi
+#else
            STEP(if
                 :: CHAIN_TAKE_OVER -> c = 1
                 :: else -> wl = 0; ff = 0; S = 0
@@ -749,6 +996,7 @@ active [NP] proctype P()
                     TAKE_OVER; wl = 0; ff = 0; S = 0; goto hold)
            :: else
            fi
+#endif
 #else
         :: atomic { MAY_TAKE_OVER -> c = 1 };           /* the check */
            /* the takeover */
