@@ -5,10 +5,11 @@
  *          HELD = RDLM_W_HELD | ref of the queue's tail, plus RDLM_W_FIRST when that
  *          tail took W free: it holds the lock and nobody is queued behind it yet
  *   H      the ref the lock was last handed to by a pass (0 before the first)
- *   state  IDLE 0 | WAITING(g) | ABANDONED(g, ahead, f) | PASSED(g, holder) |
- *          GRANTED(t) = t (t >= 2^40: epoch >= 1); ABANDONED names the place its
- *          waiter queued behind (f: that one took W free); PASSED, once a pass went
- *          over it, the holder passing the lock through it (global.h)
+ *   state  IDLE 0 | WAITING(g) | ABANDONED(g, ahead, f), sealed or not |
+ *          PASSED(g, holder) | GRANTED(t) = t (t >= 2^40: epoch >= 1); ABANDONED
+ *          names the place its waiter queued behind (f: that one took W free);
+ *          PASSED, a sealed ABANDONED, once a pass went over it, the holder
+ *          passing the lock through it (global.h)
  *   next   NOLINK(g) | LINK(ref) = RDLM_W_HELD | ref
  *   ref    qid | generation << 48: one use of a queue node. Links, grants and
  *          pass-overs name the use they are meant for, so a late write by a process
@@ -18,20 +19,22 @@
  * to it any more: its holder passed the word on (or freed it), or a passer went over
  * it after it was abandoned.
  *
- * Re-adoption (without recovery). A waiter that gave up leaves its place in the queue
- * until a pass goes over it; a process whose acquires time out often would queue
- * again and again at the tail and run out of queue nodes. Its next acquire of the
- * same lock takes its place back instead, if no pass went over it yet: one CAS on
- * its own state, from the ABANDONED value it wrote to WAITING(g), and it waits there
- * (still linked, still in its turn). A pass marks each abandoned place it goes over
- * PASSED (a value the re-adoption never expects) before it reads its next or frees W
- * from it; its grant CAS that found ABANDONED may race the re-adoption, so when the
- * mark CAS finds WAITING(g) it grants again. So a process has at most one abandoned
- * place per lock, plus ones being passed over. Not with recovery: a waiter behind
- * that walked over the place to a dead holder could take the lock over while the
- * re-adopted place, now first behind that holder, takes it over too. An acquire that
- * finds every queue node in use while some are abandoned waits (up to its deadline)
- * for passes to free them. Spin model: tests/model/dist_lock.pml -DREADOPT.
+ * Re-adoption. A waiter that gave up leaves its place in the queue until a pass goes
+ * over it; a process whose acquires time out often would queue again and again at
+ * the tail and run out of queue nodes. Its next acquire of the same lock takes its
+ * place back instead, unless it is sealed: one CAS on its own state, from the
+ * ABANDONED value it wrote to WAITING(g), and it waits there (still linked, still in
+ * its turn). A pass records itself in each abandoned place it goes over (PASSED,
+ * sealed) before it reads its next or frees W from it; its grant CAS that found the
+ * place abandoned may race the re-adoption, so when the record CAS finds WAITING(g)
+ * it grants again. With recovery, a waiter about to take the lock over from a dead
+ * holder first seals the places its walk went over, each by CAS from the value it
+ * read, and takes over only if every seal held: else a place it walked over, taken
+ * back, would be first behind the dead holder too, and take over as well. So a
+ * process has at most one unsealed abandoned place per lock. An acquire that finds
+ * every queue node in use while some are abandoned waits (up to its deadline) for
+ * passes to free them. Spin models: tests/model/dist_lock.pml -DREADOPT,
+ * glock_recovery.pml -DREADOPT.
  *
  * Recovery (with a lease: d->recovery). A waiter whose predecessor p's process the
  * transport reports dead asks the lease authority whether p's lease has ended. Once
@@ -178,7 +181,7 @@ static uint64_t rdlm_glock_word_key(const rdlm_global_word_t *w)
 /* Take back a place this process abandoned on w that no pass went over yet (top of the
  * file, "Re-adoption"): 1 with *qid_p and *state_p, the ABANDONED value it had (its
  * generation, the place ahead, whether that one took W free); the place is
- * WAITING(g) again. 0: none (or with recovery). The state is read before the word:
+ * WAITING(g) again. 0: none. The state is read before the word:
  * a use retired and claimed again for w after the read changed the state, so the CAS
  * fails. */
 static int rdlm_glock_readopt(rdlm_global_t *d, const rdlm_global_word_t *w,
@@ -186,9 +189,6 @@ static int rdlm_glock_readopt(rdlm_global_t *d, const rdlm_global_word_t *w,
 {
     uint64_t key = rdlm_glock_word_key(w), state, old;
 
-    if (d->recovery.ended != NULL) {
-        return 0;
-    }
     for (uint32_t q = 0; q < RDLM_GLOBAL_QNODES; q++) {
         state = rdlm_load(rdlm_global_q_state(d, q), RDLM_ACQUIRE);
         if (!rdlm_q_is_unpassed(state) || rdlm_load(&d->qword[q], RDLM_ACQUIRE) != key) {
@@ -317,6 +317,7 @@ typedef struct rdlm_glock_ahead {
     int first;     /* head holds the lock: it took W free, or it is passing it on */
     unsigned n;
     uint64_t abandoned[RDLM_GLOCK_WALK_MAX]; /* the abandoned places walked over */
+    uint64_t states[RDLM_GLOCK_WALK_MAX];    /* the state the walk read in each */
 } rdlm_glock_ahead_t;
 
 /* Walk from pred over abandoned places (each names the place ahead of it) to the
@@ -337,6 +338,7 @@ static int rdlm_glock_walk(rdlm_global_t *d, uint64_t pred, int first,
             !rdlm_q_is_abandoned(state, RDLM_QREF_GEN(pred))) {
             break;
         }
+        a->states[a->n] = state;
         a->abandoned[a->n++] = pred;
         first = rdlm_q_abandoned_first(state);
         pred = rdlm_q_abandoned_ahead(state);
@@ -356,6 +358,24 @@ static int rdlm_glock_handed_here(const rdlm_glock_ahead_t *a, uint64_t held, ui
         }
     }
     return held == a->head || held == ref;
+}
+
+/* Seal the places a walk went over (top of the file, "Re-adoption"), each from the
+ * state the walk read: 1 if each is sealed now, 0 if one changed since (taken back by
+ * its owner: it waits again, ahead of this waiter). */
+static int rdlm_glock_seal(rdlm_global_t *d, const rdlm_glock_ahead_t *a)
+{
+    uint64_t old;
+
+    for (unsigned i = 0; i < a->n; i++) {
+        if (rdlm_q_is_unpassed(a->states[i]) &&
+            (rdlm_global_q_cas(d, a->abandoned[i] & RDLM_QID_MASK, a->states[i],
+                               rdlm_q_sealed(a->states[i]), &old) != RDLM_OK ||
+             old != a->states[i])) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Waiting behind the dead head of a (rdlm_glock_walk): take the lock over if the
@@ -381,6 +401,9 @@ static rdlm_status_t rdlm_glock_recover(rdlm_global_t *d, const rdlm_global_word
         if (s != RDLM_OK || !rdlm_glock_handed_here(a, held, ref)) {
             return RDLM_INPROGRESS; /* head was waiting: its predecessor's pass names it */
         }
+    }
+    if (!rdlm_glock_seal(d, a)) {
+        return RDLM_INPROGRESS; /* walked again at the next probe */
     }
     if (rec->new_epoch(rec->arg, &epoch) != RDLM_OK) {
         return RDLM_INPROGRESS; /* logged; tried again at the next probe */
@@ -649,12 +672,15 @@ static uint64_t rdlm_glock_holder_ref(const rdlm_global_t *d, uint64_t qid)
     return RDLM_QREF(qid, gen);
 }
 
-/* Grant the place succ with token; if its waiter gave it up, mark it PASSED naming the
- * holder passing the lock through it, so that the waiters behind it know whose death
- * to wait for once the places ahead of it are retired, and its owner cannot take it
- * back (top of the file, "Re-adoption"). A mark that finds WAITING (taken back after
- * the grant CAS found it abandoned) grants again. *state_p: WAITING (granted), the
- * mark, or what a CAS found instead. */
+/* Grant the place succ with token; if its waiter gave it up, record in it the holder
+ * passing the lock through it (PASSED), so that the waiters behind it know whose
+ * death to wait for once the places ahead of it are retired, and its owner cannot
+ * take it back (top of the file, "Re-adoption"). A record that finds the place
+ * WAITING (taken back after the grant CAS found it abandoned) or sealed since grants
+ * again. *state_p: WAITING when the place holds the lock now (granted, or taken back
+ * and then taken over by its owner, whose walk found a dead process ahead and the
+ * holder word naming it: nothing left to pass), the record, or what the grant CAS
+ * found instead. Spin model: glock_recovery.pml -DREADOPT (STALE_OK). */
 static rdlm_status_t rdlm_glock_grant(rdlm_global_t *d, uint64_t succ, uint64_t token,
                                       uint64_t holder, uint64_t *state_p)
 {
@@ -664,17 +690,23 @@ static rdlm_status_t rdlm_glock_grant(rdlm_global_t *d, uint64_t succ, uint64_t 
 
     for (;;) {
         s = rdlm_global_q_cas(d, qid, RDLM_Q_WAITING(gen), token, state_p);
-        if (s != RDLM_OK || !rdlm_q_is_abandoned(*state_p, gen) ||
-            !rdlm_q_is_unpassed(*state_p)) {
+        if (s != RDLM_OK || !rdlm_q_is_abandoned(*state_p, gen)) {
             return s;
         }
         was = *state_p;
         s = rdlm_global_q_cas(d, qid, was, rdlm_q_passed(gen, holder), state_p);
-        if (s == RDLM_OK && *state_p == was) {
+        if (s != RDLM_OK) {
+            return s;
+        }
+        if (*state_p == was) {
             *state_p = rdlm_q_passed(gen, holder);
             return s;
         }
-        if (s != RDLM_OK || *state_p != RDLM_Q_WAITING(gen)) {
+        if (RDLM_Q_IS_GRANTED(*state_p)) {
+            rdlm_info("dist: rank %u took back its place in a lock's queue and took the "
+                      "lock over (a process ahead died) while this one passed it on",
+                      RDLM_QID_RANK(succ));
+            *state_p = RDLM_Q_WAITING(gen);
             return s;
         }
     }

@@ -72,10 +72,11 @@
 /* ABANDONED(gen, ahead, first): bit 63 (no token reaches it), then the place the
  * abandoner queued behind (ahead: a ref, its qid in 32 bits, as ranks are below 2^24,
  * and its generation: 46 bits) << 17, whether ahead holds the lock (first) << 16,
- * gen << 2, 2. PASSED(gen, holder): the same once a pass went over the place, naming
- * the holder passing the lock through it (first 1), with 3 in place of 2: the owner's
- * re-adoption of its place (glock.c) expects the ABANDONED value it wrote, which a
- * PASSED value never equals. */
+ * gen << 2, 2. With 3 in place of 2 the place is sealed: its owner's re-adoption
+ * (glock.c) expects the ABANDONED value it wrote, which a sealed value never equals.
+ * PASSED(gen, holder): sealed once a pass went over the place, naming the holder
+ * passing the lock through it (first 1); a waiter about to take over from a dead
+ * holder seals the places it walked over as they are (rdlm_q_sealed). */
 #define RDLM_Q_ABANDONED_BIT (1ull << 63)
 #define RDLM_Q_IS_GRANTED(state)                                                           \
     ((state) >= (1ull << RDLM_GLOBAL_SEQ_BITS) &&                                          \
@@ -92,19 +93,25 @@ static inline uint64_t rdlm_q_abandoned(uint32_t gen, uint64_t ahead, int first)
            (uint64_t)gen << 2 | 2u;
 }
 
-static inline uint64_t rdlm_q_passed(uint32_t gen, uint64_t holder)
+static inline uint64_t rdlm_q_sealed(uint64_t abandoned)
 {
-    return rdlm_q_abandoned(gen, holder, 1) | 1u;
+    return abandoned | 1u;
 }
 
-/* Whether state is ABANDONED or PASSED in generation gen (whatever it names ahead). */
+static inline uint64_t rdlm_q_passed(uint32_t gen, uint64_t holder)
+{
+    return rdlm_q_sealed(rdlm_q_abandoned(gen, holder, 1));
+}
+
+/* Whether state is ABANDONED, sealed or not, in generation gen (whatever it names
+ * ahead). */
 static inline int rdlm_q_is_abandoned(uint64_t state, uint32_t gen)
 {
     return (state & (RDLM_Q_ABANDONED_BIT | 0xfffeull)) ==
            (RDLM_Q_ABANDONED_BIT | (uint64_t)gen << 2 | 2u);
 }
 
-/* Whether state is ABANDONED and no pass went over it yet (any generation). */
+/* Whether state is ABANDONED and not sealed (any generation). */
 static inline int rdlm_q_is_unpassed(uint64_t state)
 {
     return (state & (RDLM_Q_ABANDONED_BIT | 3u)) == (RDLM_Q_ABANDONED_BIT | 2u);
