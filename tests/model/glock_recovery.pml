@@ -154,8 +154,8 @@
  *   gives H the token of the hand-off it records, and a write of H with a
  *   smaller token than H's does not land (README.md).
  *
- * -DREADOPT (with -DCODE -DCODE_ABANDON; a proposal: glock.c re-adopts only
- * without leases). Tag 3: PASSED(g) = 12 + g, ABANDONED's word with tag 3
+ * -DREADOPT (with -DCODE -DCODE_ABANDON; glock.c has it, the seal done before
+ * the authority's new epoch, which touches no word here). Tag 3: PASSED(g) = 12 + g, ABANDONED's word with tag 3
  * (glock.c's PASSED; a pass's record and a seal are one encoding):
  *   1. re-adoption: an acquire whose process has an own qnode ABANDONED (tag
  *      2) in its generation takes it back instead of claiming, one step:
