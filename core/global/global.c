@@ -111,6 +111,8 @@ static rdlm_status_t rdlm_global_hello(rdlm_global_t *d, const rdlm_global_param
         d->ctx_id = all[0].ctx_id;
         d->slot_bytes =
             all[0].holder_words ? RDLM_GLOBAL_SLOT_BYTES_HOLDER : RDLM_GLOBAL_SLOT_BYTES;
+        d->intents = all[0].holder_words && bs->size <= RDLM_GLOBAL_INTENT_RANKS;
+        d->test_die_before_link = getenv("RDLMTEST_GLOCK_DIE_BEFORE_LINK") != NULL;
     }
     free(all);
     return s;
@@ -216,10 +218,12 @@ static rdlm_status_t rdlm_global_open_transport(rdlm_global_t *d,
         d->qn = addr;
     }
     if (s == RDLM_OK && d->nodes.leader_of[d->nodes.node] == d->rank) {
-        /* Home slots, then the barrier's dissemination flags. */
+        /* Home slots, the barrier's dissemination flags, the enqueue intents. */
         s = d->tl->mem->reg(d->tl, NULL,
-                            (size_t)d->home_slots * d->slot_bytes +
-                                RDLM_GLOBAL_ROUNDS * sizeof(uint64_t),
+                            rdlm_global_intents_offset(d) +
+                                (d->intents ? (size_t)d->bootstrap->size *
+                                                  RDLM_GLOBAL_QNODES * sizeof(uint64_t)
+                                            : 0),
                             &d->homemem);
     }
     return s;

@@ -50,6 +50,30 @@
  * counts as naming p. Spin model: tests/model/glock_recovery.pml (-DCODE
  * -DCODE_ABANDON).
  *
+ * Intents (with leases, d->intents). A process that dies after its enqueue replaced W
+ * and before its link reached the place ahead of it left that place's release waiting
+ * for the link for good, and the waiters behind it with it: the dead process never
+ * held the lock, so nobody takes it over, and its memory, where it kept the place it
+ * queued behind, is gone with it (a soak, dist_death_churn, hung so in 2 of 17 runs).
+ * So each queue node has an intent word at every home (after the barrier's flags):
+ * before a CAS that would queue its use behind a tail, the enqueue writes there (a
+ * fetching swap: complete at the home) the use's generation and that tail, and it
+ * enqueues by CAS only: whenever W names a place, that place's intent names the one
+ * ahead of it. The waiter behind a dead place that never held the lock, once the
+ * authority ended its lease, reads its intent and links the place right behind it
+ * (its own, or the last abandoned one its walk went over, which is then made to name
+ * that place ahead) into the next word of the place the intent names, by CAS from
+ * that place's NOLINK: the dead place is skipped, and a late link of its own (a
+ * process paused past its lease) fails on it (rdlm_glock_mend). A release waiting for
+ * a link whose W names a dead place with an ended lease and an intent naming the
+ * releasing place passes the lock to that place as if it had linked (the next waiter
+ * takes it over: rdlm_glock_dead_tail). Costs: an enqueue behind a tail writes its
+ * intent first (one more round trip where the acquire waits anyway), a word whose CAS
+ * fails 8 times in a row (heavy contention) is queued on by SWAP without an intent
+ * (its window stays), and intents take 256 bytes per process at each home. FIRST is
+ * always set by the CAS that takes W free, so the SWAP path's second window (a death
+ * between a SWAP that found W free and the CAS that adds FIRST) is gone with it.
+ *
  * Posted releases. Where the transport posts CASes (d->posts_release), a pass that
  * finds no successor linked (the uncontended release) issues the free CAS of W and
  * returns, so the acquire's CAS is the only round trip of an acquire + release that
@@ -71,6 +95,7 @@
 #include "glock.h"
 
 #include <sched.h>
+#include <signal.h>
 
 #include "amq.h"
 
@@ -85,6 +110,52 @@
 #define RDLM_GLOCK_WALK_MAX 64u
 /* CASes an enqueue tries (from the guess, then from what W held) before it swaps. */
 #define RDLM_GLOCK_ENQUEUE_CAS 2
+/* With intents: CASes an enqueue tries before it swaps without one (a busy word). */
+#define RDLM_GLOCK_INTENT_CAS 8
+
+/* An enqueue intent (top of the file, "Intents"): the use's generation and the place
+ * it queues behind (rank, index, generation; whether that one took W free). */
+#define RDLM_INTENT_VALID (1ull << 63)
+#define RDLM_INTENT_FIRST (1ull << 62)
+
+static uint64_t rdlm_glock_intent(uint32_t gen, uint64_t held)
+{
+    uint64_t pred = RDLM_QREF_OF(held);
+
+    return RDLM_INTENT_VALID | ((held & RDLM_W_FIRST) ? RDLM_INTENT_FIRST : 0) |
+           (uint64_t)gen << 45 | (uint64_t)RDLM_QREF_GEN(pred) << 31 |
+           (uint64_t)RDLM_QID_RANK(pred) << 5 | RDLM_QID_INDEX(pred);
+}
+
+/* 1 if intent v is of the use in generation gen: *pred_p the place it queued behind,
+ * *first_p whether that one took W free. */
+static int rdlm_glock_intent_of(uint64_t v, uint32_t gen, uint64_t *pred_p, int *first_p)
+{
+    if (!(v & RDLM_INTENT_VALID) || ((v >> 45) & RDLM_QGEN_MASK) != gen) {
+        return 0;
+    }
+    *pred_p = RDLM_QREF(RDLM_QID((v >> 5) & (RDLM_GLOBAL_INTENT_RANKS - 1), v & 31u),
+                        (v >> 31) & RDLM_QGEN_MASK);
+    *first_p = (v & RDLM_INTENT_FIRST) != 0;
+    return 1;
+}
+
+/* Whether enqueues write intents and waiters use them: the homes have them and the
+ * context recovers dead holders' locks (every process holds a lease). */
+static int rdlm_glock_intents(const rdlm_global_t *d)
+{
+    return d->intents && d->recovery.ended != NULL;
+}
+
+/* Read the intent of queue node qid at the home of w. */
+static rdlm_status_t rdlm_glock_intent_read(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                            uint64_t qid, uint64_t *v_p)
+{
+    rdlm_global_word_t iw;
+
+    rdlm_global_intent_word(d, w, qid, &iw);
+    return rdlm_global_w_fadd(d, &iw, 0, v_p);
+}
 
 /* rdlm_glock_claim without the log line: 0 if all are in use. */
 static int rdlm_glock_claim_one(rdlm_global_t *d, uint64_t *qid_p, uint64_t *ref_p)
@@ -253,24 +324,71 @@ static void rdlm_glock_calm(rdlm_global_t *d, const rdlm_global_word_t *w, int c
     }
 }
 
-/* Make ref the tail of W; *old_p = the word replaced. When this process was the last
- * to free w (or has not used it yet), by CAS from guess (the token it freed it with),
+/* With intents: make ref the tail of W by CAS, from guess and then from what W held,
+ * each CAS that queues behind a tail preceded by ref's intent naming that tail,
+ * complete at the home (a fetching swap of the intent word): whenever W names ref, its
+ * intent names the place ahead of it. *old_p = the word replaced. RDLM_INPROGRESS
+ * after RDLM_GLOCK_INTENT_CAS failed CASes (a busy word): the intent is cleared, the
+ * caller swaps. */
+static rdlm_status_t rdlm_glock_enqueue_intent(rdlm_global_t *d,
+                                               const rdlm_global_word_t *w, uint64_t guess,
+                                               uint64_t ref, uint64_t *old_p)
+{
+    uint64_t expected = guess, desired, old;
+    rdlm_global_word_t iw;
+    rdlm_status_t s;
+
+    rdlm_global_intent_word(d, w, ref & RDLM_QID_MASK, &iw);
+    for (int i = 0; i < RDLM_GLOCK_INTENT_CAS; i++) {
+        desired = RDLM_W_HELD | RDLM_W_FIRST | ref;
+        if (expected & RDLM_W_HELD) {
+            s = rdlm_global_w_swap(d, &iw, rdlm_glock_intent(RDLM_QREF_GEN(ref), expected),
+                                   &old);
+            if (s != RDLM_OK) {
+                return s;
+            }
+            desired = RDLM_W_HELD | ref;
+        }
+        s = rdlm_global_w_cas(d, w, expected, desired, &old);
+        if (s != RDLM_OK || old == expected) {
+            *old_p = old;
+            return s;
+        }
+        expected = old;
+    }
+    s = rdlm_global_w_swap(d, &iw, 0, &old);
+    return s != RDLM_OK ? s : RDLM_INPROGRESS;
+}
+
+/* Make ref the tail of W; *old_p = the word replaced. With intents, by
+ * rdlm_glock_enqueue_intent, else (or when that gives up) as follows. When this
+ * process was the last to free w (or has not used it yet), by CAS from guess (the
+ * token it freed it with),
  * then once from whatever W held (the failed CAS returns it): exact, one remote atomic
  * when nobody took w since. Otherwise, or when W changed again between the two CASes,
  * by SWAP (one remote atomic when queueing behind someone); if W turns out free, the
  * FIRST bit is added by CAS, and if someone queued behind ref before that, H is set to
- * ref instead. A death between the SWAP and that CAS or write leaves the lock stuck
- * (tests/model: code_swap_window_stalls). The CASes are bounded: a process at the
- * home retakes a free W through the loopback in well under a remote round trip, and
+ * ref instead. Without intents a death between the SWAP and that CAS or write leaves
+ * the lock stuck (tests/model: code_swap_window_stalls). The CASes are bounded: a process
+ * at the home retakes a free W through the loopback in well under a remote round trip, and
  * a CAS loop chasing its tokens starved the remote process (global.homebusy.p2.vn2). */
 static rdlm_status_t rdlm_glock_enqueue(rdlm_global_t *d, const rdlm_global_word_t *w,
                                         uint64_t guess, uint64_t ref, uint64_t *old_p)
 {
     uint64_t expected = guess, desired, old, bit = rdlm_glock_hint_bit(w);
     uint64_t first = rdlm_glock_first_bit(d);
+    int hinted = (rdlm_fetch_and(&d->freed_hint, ~bit, RDLM_RELAXED) & bit) != 0;
     rdlm_status_t s;
 
-    if (rdlm_fetch_and(&d->freed_hint, ~bit, RDLM_RELAXED) & bit) {
+    if (rdlm_glock_intents(d)) {
+        s = rdlm_glock_enqueue_intent(d, w, guess, ref, old_p);
+        if (s != RDLM_INPROGRESS) {
+            return s;
+        }
+        rdlm_debug("dist: a lock's word kept changing under %u CASes: queueing by SWAP, "
+                   "without an intent",
+                   RDLM_GLOCK_INTENT_CAS);
+    } else if (hinted) {
         for (int i = 0; i < RDLM_GLOCK_ENQUEUE_CAS; i++) {
             desired = RDLM_W_HELD | ref | ((expected & RDLM_W_HELD) ? 0 : first);
             s = rdlm_global_w_cas(d, w, expected, desired, &old);
@@ -378,13 +496,52 @@ static int rdlm_glock_seal(rdlm_global_t *d, const rdlm_glock_ahead_t *a)
     return 1;
 }
 
+/* The dead head of a never held the lock (not FIRST, H names none of a's places) and
+ * its lease ended: if it died between its enqueue and its link (top of the file,
+ * "Intents"), link the place right behind it (the last one the walk went over, else
+ * ref) into the next word of the place its intent names, whose pass then goes on to
+ * it. A place walked over is then made to name that place ahead (a CAS from the state
+ * the walk read); ref itself waits behind it from then on (*pred_p, *first_p). A head
+ * that linked before it died (next holds it: the pass names it in H, then the
+ * take-over applies), one that queued by SWAP (no intent), or a place ahead of it
+ * that is dead too: nothing to mend. */
+static void rdlm_glock_mend(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t ref,
+                            const rdlm_glock_ahead_t *a, uint64_t *pred_p, int *first_p)
+{
+    uint64_t behind = a->n != 0 ? a->abandoned[a->n - 1] : ref, v, pp, cur, old;
+    int ppfirst;
+
+    if (rdlm_glock_intent_read(d, w, a->head & RDLM_QID_MASK, &v) != RDLM_OK ||
+        !rdlm_glock_intent_of(v, RDLM_QREF_GEN(a->head), &pp, &ppfirst) ||
+        rdlm_global_q_cas_next(d, pp & RDLM_QID_MASK, RDLM_Q_NOLINK(RDLM_QREF_GEN(pp)),
+                               RDLM_Q_LINK(behind), &cur) != RDLM_OK ||
+        (cur != RDLM_Q_NOLINK(RDLM_QREF_GEN(pp)) && cur != RDLM_Q_LINK(behind))) {
+        return;
+    }
+    if (cur != RDLM_Q_LINK(behind)) {
+        rdlm_warn("dist: rank %u died after it queued for a lock and before it linked "
+                  "behind rank %u: linked the place behind it there instead",
+                  RDLM_QID_RANK(a->head), RDLM_QID_RANK(pp));
+    }
+    if (a->n == 0) {
+        *pred_p = pp;
+        *first_p = ppfirst;
+        return;
+    }
+    rdlm_global_q_cas(d, behind & RDLM_QID_MASK, a->states[a->n - 1],
+                      rdlm_q_abandoned(RDLM_QREF_GEN(behind), pp, ppfirst) |
+                          (a->states[a->n - 1] & 1u),
+                      &old);
+}
+
 /* Waiting behind the dead head of a (rdlm_glock_walk): take the lock over if the
- * authority ended its lease and it held the lock (top of the file). RDLM_OWNER_DEAD
+ * authority ended its lease and it held the lock (top of the file); if it never held
+ * it, mend the queue around it (rdlm_glock_mend: *pred_p, *first_p). RDLM_OWNER_DEAD
  * (taken over) or RDLM_OK (granted meanwhile) with *token_p; RDLM_INPROGRESS: not
  * (yet), keep waiting. */
 static rdlm_status_t rdlm_glock_recover(rdlm_global_t *d, const rdlm_global_word_t *w,
                                         uint64_t ref, const rdlm_glock_ahead_t *a,
-                                        uint64_t *token_p)
+                                        uint64_t *pred_p, int *first_p, uint64_t *token_p)
 {
     const rdlm_global_recovery_t *rec = &d->recovery;
     uint64_t qid = ref & RDLM_QID_MASK, held, old, token;
@@ -398,6 +555,9 @@ static rdlm_status_t rdlm_glock_recover(rdlm_global_t *d, const rdlm_global_word
     if (!a->first) {
         rdlm_global_holder_word(w, &h);
         s = rdlm_global_w_fadd(d, &h, 0, &held);
+        if (s == RDLM_OK && !rdlm_glock_handed_here(a, held, ref) && d->intents) {
+            rdlm_glock_mend(d, w, ref, a, pred_p, first_p);
+        }
         if (s != RDLM_OK || !rdlm_glock_handed_here(a, held, ref)) {
             return RDLM_INPROGRESS; /* head was waiting: its predecessor's pass names it */
         }
@@ -457,7 +617,7 @@ static rdlm_status_t rdlm_glock_wait(rdlm_global_t *d, const rdlm_global_word_t 
                                : "; giving up the place (RDLM_ERR_PEER_DEAD)");
             }
             if (dead && d->recovery.ended != NULL) {
-                s = rdlm_glock_recover(d, w, ref, &a, token_p);
+                s = rdlm_glock_recover(d, w, ref, &a, &pred, &first, token_p);
                 if (s != RDLM_INPROGRESS) {
                     return s;
                 }
@@ -488,6 +648,9 @@ static rdlm_status_t rdlm_glock_link_wait(rdlm_global_t *d, const rdlm_global_wo
     uint64_t pred = RDLM_QREF_OF(old), cur, probe_at;
     rdlm_status_t s;
 
+    if (d->test_die_before_link) {
+        raise(SIGKILL); /* tests only: RDLMTEST_GLOCK_DIE_BEFORE_LINK */
+    }
     s = rdlm_global_q_cas_next(d, pred, RDLM_Q_NOLINK(RDLM_QREF_GEN(pred)),
                                RDLM_Q_LINK(ref), &cur);
     probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
@@ -581,28 +744,72 @@ rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint
     return s;
 }
 
-/* Wait until queue node qid's next names a successor (it replaced W and is linking):
- * polls the own word, or the owner's by get on a cohort hand-over or a pass-over.
- * A successor that died between replacing W and linking never links: this waits
- * forever then (tests/model/README.md, "crash between enqueue and link"), saying so
- * every RDLM_GLOCK_LINK_WARN_NS. */
-static rdlm_status_t rdlm_glock_wait_next(rdlm_global_t *d, uint64_t qid, uint64_t *next_p)
+/* Waiting for a successor's link into cur (a use, with intents): 1 if W's tail is the
+ * place of a dead process whose lease ended and whose intent names cur: it queued
+ * behind cur and died before it linked. Its link is then set in cur's next (a late one
+ * of its own fails) and *next_p holds it: the pass goes on as for a link, and the one
+ * who queues behind the dead place takes the lock over. */
+static int rdlm_glock_dead_tail(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t cur,
+                                uint64_t *next_p)
 {
-    uint64_t warn_at = rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS;
+    uint64_t held, tail, v, pred, nolink = RDLM_Q_NOLINK(RDLM_QREF_GEN(cur));
+    int first;
+
+    if (rdlm_global_w_fadd(d, w, 0, &held) != RDLM_OK || !(held & RDLM_W_HELD)) {
+        return 0;
+    }
+    tail = RDLM_QREF_OF(held);
+    if (tail == cur || !rdlm_global_rank_gone(d, RDLM_QID_RANK(tail)) ||
+        !d->recovery.ended(d->recovery.arg, RDLM_QID_RANK(tail)) ||
+        rdlm_glock_intent_read(d, w, tail & RDLM_QID_MASK, &v) != RDLM_OK ||
+        !rdlm_glock_intent_of(v, RDLM_QREF_GEN(tail), &pred, &first) || pred != cur ||
+        rdlm_global_q_cas_next(d, cur & RDLM_QID_MASK, nolink, RDLM_Q_LINK(tail), next_p) !=
+            RDLM_OK) {
+        return 0;
+    }
+    if (*next_p == nolink) {
+        *next_p = RDLM_Q_LINK(tail);
+        rdlm_warn("dist: rank %u died after it queued for a lock behind this process and "
+                  "before it linked: passing the lock to its place (whoever queues next "
+                  "takes it over)",
+                  RDLM_QID_RANK(tail));
+    }
+    return 1;
+}
+
+/* Wait until the next word of cur (a use of a queue node) names a successor (it
+ * replaced W and is linking): polls the own word, or the owner's by get on a cohort
+ * hand-over or a pass-over. A successor that died between replacing W and linking
+ * never links: with intents the wait looks for that every RDLM_GLOCK_PROBE_NS
+ * (rdlm_glock_dead_tail; a dead successor with a waiter behind it is mended by that
+ * waiter, rdlm_glock_mend); without, this waits forever then (tests/model/README.md,
+ * "crash between enqueue and link"), saying so every RDLM_GLOCK_LINK_WARN_NS. */
+static rdlm_status_t rdlm_glock_wait_next(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                          uint64_t cur, uint64_t *next_p)
+{
+    uint64_t now, warn_at = rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS;
+    uint64_t probe_at = rdlm_clock_now_ns() + RDLM_GLOCK_PROBE_NS;
     unsigned spins = 0;
     rdlm_status_t s;
 
     for (;;) {
-        s = rdlm_global_q_get_next(d, qid, next_p);
+        s = rdlm_global_q_get_next(d, cur & RDLM_QID_MASK, next_p);
         if (s != RDLM_OK || (*next_p & RDLM_W_HELD)) {
             return s;
         }
-        if (rdlm_clock_now_ns() >= warn_at) {
+        now = rdlm_clock_now_ns();
+        if (rdlm_glock_intents(d) && now >= probe_at) {
+            if (rdlm_glock_dead_tail(d, w, cur, next_p)) {
+                return RDLM_OK;
+            }
+            probe_at = now + RDLM_GLOCK_PROBE_NS;
+        }
+        if (now >= warn_at) {
             rdlm_warn("dist: releasing a lock: the process that queued behind this one "
                       "has not linked for %llu s (died right after queueing?); still "
                       "waiting",
                       (unsigned long long)(RDLM_GLOCK_LINK_WARN_NS / 1000000000u));
-            warn_at = rdlm_clock_now_ns() + RDLM_GLOCK_LINK_WARN_NS;
+            warn_at = now + RDLM_GLOCK_LINK_WARN_NS;
         }
         rdlm_global_pause(d, &spins);
     }
@@ -755,15 +962,16 @@ static int rdlm_glock_free_posted(rdlm_global_t *d, const rdlm_global_word_t *w,
 static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word_t *w,
                                         uint64_t qid, uint64_t token, int linking)
 {
-    uint64_t cur = qid, next, succ, old, holder = rdlm_glock_holder_ref(d, qid);
+    uint64_t cur = qid, next, succ, old, holder = rdlm_glock_holder_ref(d, qid), cur_ref;
     uint64_t abandoned = 0; /* cur's state when it is an abandoned place passed over */
     int freed;
     rdlm_status_t s;
 
     for (;;) {
+        cur_ref = abandoned != 0 ? RDLM_QREF(cur, rdlm_q_gen(abandoned)) : holder;
         if (linking) {
             linking = 0;
-            s = rdlm_glock_wait_next(d, cur, &next);
+            s = rdlm_glock_wait_next(d, w, cur_ref, &next);
         } else if ((s = rdlm_global_q_get_next(d, cur, &next)) == RDLM_OK &&
                    !(next & RDLM_W_HELD)) {
             uint32_t gen = (uint32_t)(next >> 2) & RDLM_QGEN_MASK; /* NOLINK(gen) */
@@ -781,7 +989,7 @@ static rdlm_status_t rdlm_glock_pass_on(rdlm_global_t *d, const rdlm_global_word
                 return RDLM_OK;
             }
             if (s == RDLM_OK) {
-                s = rdlm_glock_wait_next(d, cur, &next);
+                s = rdlm_glock_wait_next(d, w, cur_ref, &next);
             }
         }
         rdlm_glock_calm(d, w, 0); /* a successor is there */

@@ -129,6 +129,15 @@ void rdlm_global_word_at(const rdlm_global_t *d, uint64_t id, uint64_t slot1,
     w->offset = (slot1 - 1) * d->slot_bytes + 8;
 }
 
+void rdlm_global_intent_word(const rdlm_global_t *d, const rdlm_global_word_t *w,
+                             uint64_t qid, rdlm_global_word_t *iw)
+{
+    iw->node = w->node;
+    iw->offset = rdlm_global_intents_offset(d) +
+                 ((uint64_t)RDLM_QID_RANK(qid) * RDLM_GLOBAL_QNODES + RDLM_QID_INDEX(qid)) *
+                     sizeof(uint64_t);
+}
+
 void rdlm_global_holder_word(const rdlm_global_word_t *w, rdlm_global_word_t *h)
 {
     *h = *w;

@@ -36,6 +36,11 @@ void rdlm_global_word_at(const rdlm_global_t *d, uint64_t id, uint64_t slot1,
 /** The holder word H of the lock whose global word is w (next to it in the slot). */
 void rdlm_global_holder_word(const rdlm_global_word_t *w, rdlm_global_word_t *h);
 
+/** The enqueue intent word of queue node qid at the home of w (glock.c, "Intents";
+ *  only where d->intents). */
+void rdlm_global_intent_word(const rdlm_global_t *d, const rdlm_global_word_t *w,
+                             uint64_t qid, rdlm_global_word_t *iw);
+
 /** A job-wide constant of a named object (a semaphore's or barrier's size): set the
  *  home word of id to value if it is still 0; *existing_p = the value it holds now
  *  (the caller compares: another value means another process opened the name with

@@ -139,6 +139,8 @@ static inline int rdlm_q_abandoned_first(uint64_t state)
 /* Dissemination rounds of the collective barrier: enough for 2^32 nodes. The flags
  * live after the home slots in each leader's home region. */
 #define RDLM_GLOBAL_ROUNDS 32u
+/* Most processes whose queue nodes have enqueue intents at the homes (glock.c). */
+#define RDLM_GLOBAL_INTENT_RANKS (1u << 26)
 /* Active-message ids: the barrier's dissemination flags; the home-served lock's
  * requests (to a home) and answers (amq.h). */
 #define RDLM_GLOBAL_AM_BARRIER 0u
@@ -220,6 +222,8 @@ typedef struct rdlm_global {
      * jobs with one name (two srun steps of an allocation). */
     uint64_t ctx_id;
     uint32_t slot_bytes; /* RDLM_GLOBAL_SLOT_BYTES, or _HOLDER (rank 0's holder_words) */
+    int intents;         /* home regions end with enqueue intents (glock.c, "Intents"): with
+                            holder words, and at most RDLM_GLOBAL_INTENT_RANKS processes */
     char job[64];        /* rank 0's job name */
     rdlm_tl_ctx_h tl;
     rdlm_tl_caps_t caps;
@@ -266,6 +270,7 @@ typedef struct rdlm_global {
     int planted_settle_busy;     /* tests only: RDLMTEST_AMQ_SETTLE_BUSY (cohort.c) */
     int test_replay_rel;         /* tests only: RDLMTEST_AMQ_REPLAY_REL (amq.c) */
     uint32_t test_seen_dead;     /* tests only: RDLMTEST_AMQ_SEEN_DEAD + 1, or 0 */
+    int test_die_before_link;    /* tests only: RDLMTEST_GLOCK_DIE_BEFORE_LINK (glock.c) */
     rdlm_atomic_u32_t posted_n;  /* slots of posted[] not FREE */
     rdlm_global_posted_t posted[RDLM_GLOBAL_POSTED];
     rdlm_global_proc_t *procs; /* [size]: same-host processes (peers.h) */
@@ -300,6 +305,13 @@ typedef struct rdlm_global {
     void (*barrier_idle)(void *arg);
     void *barrier_idle_arg;
 } rdlm_global_t;
+
+/** Where a home region's enqueue intents begin: after the home slots and the barrier's
+ *  dissemination flags (rank's queue node q has the word at index rank * QNODES + q). */
+static inline size_t rdlm_global_intents_offset(const rdlm_global_t *d)
+{
+    return (size_t)d->home_slots * d->slot_bytes + RDLM_GLOBAL_ROUNDS * sizeof(uint64_t);
+}
 
 /** 1 if rank's process is known dead: the transport reports it (a watched peer), or it
  *  shares this host and its record says so (a kill(0) and a /proc read until then:
