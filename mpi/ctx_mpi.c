@@ -278,6 +278,10 @@ rdlm_status_t rdlm_mpi_barrier(MPI_Comm comm)
         return rdlm_ctx_barrier(h->ctx);
     }
     s = rdlm_mpi_check_live(__func__);
+    if (s == RDLM_OK && comm == MPI_COMM_NULL) {
+        rdlm_error("rdlm_mpi_barrier: MPI_COMM_NULL");
+        s = RDLM_ERR_INVALID_ARG; /* MPI's attribute calls would abort the job */
+    }
     if (s == RDLM_OK) {
         s = rdlm_mpi_barrier_ctx(comm, &ctx);
     }

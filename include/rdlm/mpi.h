@@ -47,9 +47,9 @@ RDLM_EXPORT rdlm_status_t rdlm_mpi_ctx_create(MPI_Comm comm, const rdlm_ctx_para
  * communicator creates a distributed context over it (collective, a few milliseconds)
  * and caches it on the communicator with an attribute; MPI_Comm_free (or
  * MPI_Finalize) destroys it. One thread at a time per communicator, as for MPI
- * collectives. Errors: those of rdlm_mpi_ctx_create (an intercommunicator is
- * RDLM_ERR_INVALID_ARG: use MPI_Barrier; so is a call before MPI_Init or after
- * MPI_Finalize, checked before any other MPI call), RDLM_ERR_IO if MPI refuses the
+ * collectives. Errors: those of rdlm_mpi_ctx_create (MPI_COMM_NULL and an
+ * intercommunicator are RDLM_ERR_INVALID_ARG: use MPI_Barrier; so is a call before MPI_Init
+ * or after MPI_Finalize, checked before any other MPI call), RDLM_ERR_IO if MPI refuses the
  * attribute.
  */
 RDLM_EXPORT rdlm_status_t rdlm_mpi_barrier(MPI_Comm comm);

@@ -2,8 +2,9 @@
  * rdlm_mpi_barrier and rdlm_mpi_ctx_create outside MPI's lifetime (rdlm/mpi.h): called
  * before MPI_Init and after MPI_Finalize they return RDLM_ERR_INVALID_ARG (MPI not
  * initialised) instead of aborting the job, leave *ctx_p untouched, and in between a
- * barrier works. Run as a singleton (no mpirun) and under mpirun. Prints PASS or
- * FAILED lines; exit 0 iff every check passed.
+ * barrier works, and both refuse MPI_COMM_NULL with RDLM_ERR_INVALID_ARG (the barrier
+ * aborted the job in MPI_Comm_get_attr before). Run as a singleton (no mpirun) and under
+ * mpirun. Prints PASS or FAILED lines; exit 0 iff every check passed.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +43,14 @@ int main(int argc, char **argv)
 {
     expect_refused("before MPI_Init");
     MPI_Init(&argc, &argv);
+    expect(rdlm_mpi_barrier(MPI_COMM_NULL), RDLM_ERR_INVALID_ARG,
+           "rdlm_mpi_barrier(MPI_COMM_NULL)");
+    {
+        rdlm_ctx_h ctx = NULL;
+
+        expect(rdlm_mpi_ctx_create(MPI_COMM_NULL, NULL, &ctx), RDLM_ERR_INVALID_ARG,
+               "rdlm_mpi_ctx_create(MPI_COMM_NULL)");
+    }
     expect(rdlm_mpi_barrier(MPI_COMM_WORLD), RDLM_OK, "rdlm_mpi_barrier");
     MPI_Finalize(); /* destroys the barrier's cached context */
     expect_refused("after MPI_Finalize");
