@@ -3,11 +3,11 @@
  * with its client port (core/lease/authority/include/server.h), configured by flags only.
  * SIGTERM or SIGINT closes it cleanly (exit 0); a bad flag prints one line (exit 2); a
  * replica that cannot start exits 1 (a data directory too small, read-only or not writable
- * included); a replica whose data directory vanished (replica.h on_fault: its log is gone)
- * stops and exits 3, and one whose log write failed exits 3 at once
- * (core/lease/authority/append_guard.h). --version prints the version. Logs go to stderr,
- * or to RDLM_LOG_FILE (util/include/log.h); leadership changes, stepping down and expiries
- * are logged at info or warn.
+ * included, one another rdlmd holds, or one made for other --peers); a replica whose data
+ * directory vanished (replica.h on_fault: its log is gone) stops and exits 3, and one whose
+ * log write failed exits 3 at once (core/lease/authority/append_guard.h). --version prints
+ * the version. Logs go to stderr, or to RDLM_LOG_FILE (util/include/log.h); leadership
+ * changes, stepping down and expiries are logged at info or warn.
  */
 #include <errno.h>
 #include <getopt.h>

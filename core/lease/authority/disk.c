@@ -5,9 +5,13 @@
 #include "disk.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -55,6 +59,71 @@ static rdlm_lease_disk_state_t rdlm_lease_disk_probe(const rdlm_lease_disk_t *d,
     return *free_p < RDLM_LEASE_DISK_RESERVE ? RDLM_LEASE_DISK_LOW : RDLM_LEASE_DISK_OK;
 }
 
+/* The pid a holder of fd's lock wrote into it, 0 if unreadable. */
+static long rdlm_lease_disk_holder(int fd)
+{
+    char text[24];
+    ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+
+    if (n <= 0) {
+        return 0;
+    }
+    text[n] = '\0';
+    return strtol(text, NULL, 10);
+}
+
+/* Take d's directory: an exclusive flock on its lock file, which then names our pid.
+ * RDLM_OK (d->lock_fd held), RDLM_ERR_BUSY or RDLM_ERR_IO; logged. */
+static rdlm_status_t rdlm_lease_disk_lock(rdlm_lease_disk_t *d)
+{
+    char path[PATH_MAX + sizeof(RDLM_LEASE_DISK_LOCK) + 1], pid[24];
+    int fd, n;
+
+    snprintf(path, sizeof(path), "%s/%s", d->dir, RDLM_LEASE_DISK_LOCK);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rdlm_error("lease: data directory %s: lock file %s: %s", d->dir, path,
+                   strerror(errno));
+        return RDLM_ERR_IO;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        long holder = err == EWOULDBLOCK ? rdlm_lease_disk_holder(fd) : 0;
+
+        close(fd);
+        if (err != EWOULDBLOCK) {
+            rdlm_error("lease: data directory %s: locking %s: %s", d->dir, path,
+                       strerror(err));
+            return RDLM_ERR_IO;
+        }
+        if (holder > 0) {
+            rdlm_error("lease: data directory %s is in use by another replica (pid %ld): "
+                       "one replica per data directory",
+                       d->dir, holder);
+        } else {
+            rdlm_error("lease: data directory %s is in use by another replica: one "
+                       "replica per data directory",
+                       d->dir);
+        }
+        return RDLM_ERR_BUSY;
+    }
+    n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        rdlm_warn("lease: data directory %s: writing our pid into %s: %s", d->dir, path,
+                  strerror(errno)); /* the lock holds all the same */
+    }
+    d->lock_fd = fd;
+    return RDLM_OK;
+}
+
+void rdlm_lease_disk_close(rdlm_lease_disk_t *d)
+{
+    if (d->lock_fd >= 0) {
+        close(d->lock_fd); /* releases the flock */
+        d->lock_fd = -1;
+    }
+}
+
 rdlm_status_t rdlm_lease_disk_open(rdlm_lease_disk_t *d, const char *dir)
 {
     struct stat st;
@@ -64,7 +133,7 @@ rdlm_status_t rdlm_lease_disk_open(rdlm_lease_disk_t *d, const char *dir)
         rdlm_error("lease: data directory path too long (%zu bytes)", strlen(dir));
         return RDLM_ERR_IO;
     }
-    *d = (rdlm_lease_disk_t){.state = RDLM_LEASE_DISK_OK};
+    *d = (rdlm_lease_disk_t){.state = RDLM_LEASE_DISK_OK, .lock_fd = -1};
     memcpy(d->dir, dir, strlen(dir) + 1);
     if (stat(dir, &st) != 0) {
         rdlm_error("lease: data directory %s: %s", dir, strerror(errno));
@@ -91,7 +160,7 @@ rdlm_status_t rdlm_lease_disk_open(rdlm_lease_disk_t *d, const char *dir)
         return RDLM_ERR_NO_SPACE;
     }
     d->state = RDLM_LEASE_DISK_OK;
-    return RDLM_OK;
+    return rdlm_lease_disk_lock(d);
 }
 
 rdlm_lease_disk_state_t rdlm_lease_disk_sample(rdlm_lease_disk_t *d)

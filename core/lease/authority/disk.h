@@ -33,6 +33,9 @@
 #define RDLM_LEASE_DISK_SEGMENT (1024u * 1024u)
 /** Free bytes below which the disk is low (two segments and a snapshot). */
 #define RDLM_LEASE_DISK_RESERVE (4u * 1024u * 1024u)
+/** The file in the data directory a replica holds an exclusive flock on (and writes
+ *  its pid into) from open to close: one replica per data directory. */
+#define RDLM_LEASE_DISK_LOCK "rdlm.lock"
 /** Free bytes a replica needs to start: libraft's 3 open segments and the reserve. */
 #define RDLM_LEASE_DISK_START (3u * RDLM_LEASE_DISK_SEGMENT + RDLM_LEASE_DISK_RESERVE)
 
@@ -46,6 +49,7 @@ typedef enum rdlm_lease_disk_state {
 typedef struct rdlm_lease_disk {
     char dir[PATH_MAX]; /* the replica's data_dir */
     dev_t dev;          /* the directory's identity at start */
+    int lock_fd;        /* RDLM_LEASE_DISK_LOCK, flock()ed while the replica lives */
     ino_t ino;
     rdlm_lease_disk_state_t state; /* of the last sample */
     uint64_t free_bytes;           /* of the last sample (0 unless OK or LOW) */
@@ -53,13 +57,20 @@ typedef struct rdlm_lease_disk {
 
 /**
  * Check dir before libraft opens it: an existing, writable directory on a read-write
- * file system with at least RDLM_LEASE_DISK_START bytes free. RDLM_OK (d set up with
- * a copy of dir, state OK), RDLM_ERR_IO (missing, not a directory, read-only, not
- * writable, a path of PATH_MAX bytes or more) or
- * RDLM_ERR_NO_SPACE (too small or too full), each logged at error with the directory
- * and, for space, what it has and what is needed. Blocking (two system calls).
+ * file system with at least RDLM_LEASE_DISK_START bytes free, that no other replica
+ * (of any process) holds; then hold it (RDLM_LEASE_DISK_LOCK, close-on-exec) until
+ * rdlm_lease_disk_close. RDLM_OK (d set up with a copy of dir, state OK), RDLM_ERR_IO
+ * (missing, not a directory, read-only, not writable, a path of PATH_MAX bytes or
+ * more, a lock file that cannot be opened), RDLM_ERR_BUSY (another replica holds it)
+ * or RDLM_ERR_NO_SPACE (too small or too full), each logged at error with the
+ * directory and, for space, what it has and what is needed, for a holder its pid.
+ * Nothing is held unless RDLM_OK. Blocking (a few system calls).
  */
 rdlm_status_t rdlm_lease_disk_open(rdlm_lease_disk_t *d, const char *dir);
+
+/** Let go of the directory held by rdlm_lease_disk_open (another replica may take it).
+ *  The lock file stays. */
+void rdlm_lease_disk_close(rdlm_lease_disk_t *d);
 
 /**
  * Sample d's directory and return its state (also in d->state). The first sample of

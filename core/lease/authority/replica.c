@@ -565,6 +565,7 @@ static void rdlm_lease_replica_free_if_closed(rdlm_lease_replica_t *rep)
     raft_uv_close(&rep->io.io);
     rdlm_lease_tcp_close(&rep->transport);
     rdlm_lease_raft_fsm_close(&rep->adapter);
+    rdlm_lease_disk_close(&rep->disk);
     rdlm_lease_timers_free(&rep->timers);
     free(rep);
 }
@@ -692,6 +693,50 @@ static int rdlm_lease_bootstrap(rdlm_lease_replica_t *rep)
     return rv == RAFT_CANTBOOTSTRAP ? 0 : rv;
 }
 
+/* 1 if server srv of libraft's configuration is a voter among the peers, at its
+ * Raft address. */
+static int rdlm_lease_member_known(const rdlm_lease_replica_t *rep,
+                                   const struct raft_server *srv)
+{
+    for (unsigned i = 0; i < rep->n_peers; i++) {
+        if (rep->peers[i].id == srv->id) {
+            return srv->role == RAFT_VOTER &&
+                   strcmp(srv->address, rep->peers[i].raft_addr) == 0;
+        }
+    }
+    return 0;
+}
+
+/* 1 if libraft's configuration (loaded from the data directory by raft_start, or just
+ * bootstrapped) is the peers: the same ids, voters, at the same Raft addresses; else
+ * 0, logged with both lists. */
+static int rdlm_lease_members_match(const rdlm_lease_replica_t *rep, const char *data_dir)
+{
+    const struct raft_configuration *c = &rep->raft.configuration;
+    char had[RDLM_LEASE_PEERS_MAX * (RDLM_ADDR_MAX + 24)] = "";
+    char want[sizeof(had)] = "";
+    int same = c->n == rep->n_peers;
+
+    for (unsigned i = 0; i < c->n; i++) {
+        same = same && rdlm_lease_member_known(rep, &c->servers[i]);
+        snprintf(had + strlen(had), sizeof(had) - strlen(had), "%s%llu=%s",
+                 i == 0 ? "" : ",", (unsigned long long)c->servers[i].id,
+                 c->servers[i].address);
+    }
+    if (same) {
+        return 1;
+    }
+    for (unsigned i = 0; i < rep->n_peers; i++) {
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%llu=%s",
+                 i == 0 ? "" : ",", (unsigned long long)rep->peers[i].id,
+                 rep->peers[i].raft_addr);
+    }
+    rdlm_error("lease: data directory %s holds the replicas %s, --peers gives %s: start "
+               "every replica with the --peers its directory was made with",
+               data_dir, had, want);
+    return 0;
+}
+
 /* The Raft port accepts connections from the peers' Raft hosts only (tcp.h). */
 static rdlm_status_t rdlm_lease_replica_allow(rdlm_lease_replica_t *rep)
 {
@@ -736,7 +781,7 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     }
     s = rdlm_lease_raft_fsm_init(&rep->adapter, &rep->fsm, &params->limits);
     if (s != RDLM_OK) {
-        goto err_free;
+        goto err_disk;
     }
     rep->fsm_apply = rep->fsm.apply;
     rep->fsm.apply = rdlm_lease_frame_apply;
@@ -783,6 +828,8 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     } else if ((rv = raft_start(&rep->raft)) != 0) {
         rdlm_error("lease: starting raft (listening on %s): %s", self->raft_addr,
                    raft_strerror(rv));
+    } else if (!rdlm_lease_members_match(rep, params->data_dir)) {
+        rv = -1; /* logged there; the replica does not start */
     } else if (params->n_peers > 1 &&
                rdlm_lease_confirm_start(loop, params->peers, params->n_peers, params->id,
                                         params->election_timeout_ms, &rep->adapter.witness,
@@ -811,6 +858,8 @@ err_transport:
     rdlm_lease_tcp_close(&rep->transport);
 err_fsm:
     rdlm_lease_raft_fsm_close(&rep->adapter);
+err_disk:
+    rdlm_lease_disk_close(&rep->disk);
 err_free:
     if (s == RDLM_ERR_NO_MEMORY) {
         rdlm_error("lease: no memory for the replica");
