@@ -165,14 +165,19 @@ RDLM_EXPORT const char *rdlm_get_version(void);
  * until they are all gone; docs/local-locks.md),
  * RDLM_ERR_NO_RESOURCE (all process slots in use), RDLM_ERR_IO; with RDLM_AUTHORITY,
  * RDLM_ERR_UNAVAILABLE (no leader answered within 10 s; at once when every address
- * refuses connections: include/rdlm/lease.h); joining peers, RDLM_ERR_UNSUPPORTED (the
+ * refuses connections: include/rdlm/lease.h; or no replica described a lock home
+ * within 10 s while one that may host one did not answer), RDLM_ERR_BAD_CONFIG (the
+ * replicas name other members, or some host lock homes and others none: rdlmd
+ * --home-slots 0 must be given to every replica or to none; one error line names
+ * two of them); joining peers, RDLM_ERR_UNSUPPORTED (the
  * transport cannot start here, e.g. UCX_TLS names no usable transport: the error line
  * names the UCX variables in effect).
  * On success *ctx_p is set; on error it is untouched.
  *
  * With RDLM_AUTHORITY set, the context holds a lease there (rdlm_ctx_session), and
- * when the authority's rdlmd replicas host lock homes (the default) its exclusive
- * locks are service-wide: processes of any host that name the same lock exclude each
+ * when the authority's rdlmd replicas host lock homes (the default; every replica or
+ * none must, and only when none does are they node-local) its exclusive locks are
+ * service-wide: processes of any host that name the same lock exclude each
  * other (of any job under rdlmd --auth none; of the same job under --auth munge,
  * where names are per job, as at the authority), tokens come from the lock's home,
  * and a holder whose lease the authority ended is broken (the taker gets
@@ -286,13 +291,14 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * RDLM_ERR_PEER_DEAD (the process holding the lock's home word, or a queue neighbour
  * the acquire must reach, died: see RDLM_PEER_FAILURE) and RDLM_ERR_LEASE_EXPIRED.
  * With service-wide locks (rdlm_ctx_create, RDLM_AUTHORITY): FIFO on the node only;
- * also RDLM_ERR_LEASE_EXPIRED, and RDLM_ERR_PEER_DEAD or RDLM_ERR_UNAVAILABLE when
- * the lock's home stayed unreachable until the timeout. A process's first acquire at
- * a home connects to it (10-40 ms measured), within the acquire's timeout: a shorter
- * timeout returns RDLM_ERR_TIMEOUT after the connect, on a free lock too.
- * With a lease (RDLM_AUTHORITY, RDLM_JOB_AUTHORITY), RDLM_OWNER_DEAD returns only
- * after the lock delay RDLM_LOCK_DELAY_MS (default 0), the lock held meanwhile.
- * Re-acquiring a lock the context holds waits for itself: locks are not recursive.
+ * also RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_PEER_DEAD or RDLM_ERR_UNAVAILABLE when
+ * the lock's home stayed unreachable until the timeout, and RDLM_ERR_BAD_CONFIG when
+ * the lock's replica says it hosts no home while others do (logged). A process's first
+ * acquire at a home connects to it (10-40 ms measured), within the acquire's timeout: a
+ * shorter timeout returns RDLM_ERR_TIMEOUT after the connect, on a free lock too. With a
+ * lease (RDLM_AUTHORITY, RDLM_JOB_AUTHORITY), RDLM_OWNER_DEAD returns only after the lock
+ * delay RDLM_LOCK_DELAY_MS (default 0), the lock held meanwhile. Re-acquiring a lock the
+ * context holds waits for itself: locks are not recursive.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns,
                                             uint64_t *token_p);

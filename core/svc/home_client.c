@@ -132,6 +132,12 @@ static rdlm_status_t rdlm_svc_link_up(rdlm_svc_t *svc, rdlm_svc_link_t *l)
                    l->addr, d.self_id, l->id);
         st = RDLM_ERR_MISMATCH;
     }
+    if (st == RDLM_OK && d.slots == 0) {
+        rdlm_error("svc: replica %u (%s) hosts no lock home now, others do: its locks "
+                   "cannot be taken; give every rdlmd --home-slots 0 or none",
+                   l->id, l->addr);
+        st = RDLM_ERR_BAD_CONFIG;
+    }
     if (st == RDLM_OK)
         st = rdlm_tl_boot_replay_create(d.rec, d.rec_len, &l->relay);
     if (st == RDLM_OK) {
@@ -210,13 +216,15 @@ static int rdlm_svc_same_members(const rdlm_svc_desc_t *a, const rdlm_svc_desc_t
 }
 
 /* The authority's members (*m: from the HOMES answers of the listed replicas, which
- * must agree), asked of every listed replica in rounds until one answers, within
- * RDLM_SVC_OPEN_NS. RDLM_ERR_UNSUPPORTED if a replica hosts no home, RDLM_ERR_BAD_CONFIG
- * if two disagree, RDLM_ERR_UNAVAILABLE if none answered; logged. */
+ * must agree; with or without a home), asked of every listed replica in rounds until
+ * one answers, up to deadline. RDLM_ERR_UNSUPPORTED if one serves no HOMES at all (an
+ * authority run inside a job; rdlmd answers with a description, --home-slots 0
+ * included), RDLM_ERR_BAD_CONFIG if two disagree, RDLM_ERR_UNAVAILABLE if none
+ * answered; logged. */
 static rdlm_status_t rdlm_svc_members(const rdlm_lease_addrs_t *addrs,
-                                      rdlm_session_h session, rdlm_svc_desc_t *m)
+                                      rdlm_session_h session, uint64_t deadline,
+                                      rdlm_svc_desc_t *m)
 {
-    uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_OPEN_NS);
     uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
     rdlm_svc_desc_t d;
     unsigned from = 0; /* the replica whose answer *m is */
@@ -227,7 +235,7 @@ static rdlm_status_t rdlm_svc_members(const rdlm_lease_addrs_t *addrs,
             rdlm_status_t st = rdlm_svc_ask(addrs->addr[i], session, buf, &d);
 
             if (st == RDLM_ERR_UNSUPPORTED) {
-                rdlm_warn("svc: replica %s hosts no lock home (rdlmd --home-slots 0?): "
+                rdlm_warn("svc: %s serves no lock homes (an authority run inside a job): "
                           "this context's locks are node-local, not service-wide",
                           addrs->addr[i]);
                 return RDLM_ERR_UNSUPPORTED;
@@ -249,15 +257,75 @@ static rdlm_status_t rdlm_svc_members(const rdlm_lease_addrs_t *addrs,
         nanosleep(&(struct timespec){0, (long)RDLM_SVC_RETRY_NS}, NULL);
     }
     if (!have)
-        rdlm_error("svc: no replica of %u listed served its lock home within %llu s",
+        rdlm_error("svc: no replica of %u listed described its lock home within %llu s",
                    addrs->count, (unsigned long long)(RDLM_SVC_OPEN_NS / 1000000000ull));
     return have ? RDLM_OK : RDLM_ERR_UNAVAILABLE;
+}
+
+/* Whether the members m host lock homes, asked of each member at its address in
+ * rounds up to deadline. Homes are on at all of them or at none: one that hosts one
+ * and another that says it has none are RDLM_ERR_BAD_CONFIG (a client that kept its
+ * locks node-local beside others' service-wide ones would hold a lock they hold).
+ * RDLM_OK (a home answered, none said it had none: the members that did not answer
+ * may be down), RDLM_ERR_UNSUPPORTED (every member said it has none: node-local locks
+ * for everyone), RDLM_ERR_UNAVAILABLE (no home answered, and a member that did not
+ * answer may host one), RDLM_ERR_BAD_CONFIG (also: a member naming other members);
+ * logged. */
+static rdlm_status_t rdlm_svc_homes_agree(const rdlm_svc_desc_t *m, rdlm_session_h session,
+                                          uint64_t deadline)
+{
+    uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
+    rdlm_svc_desc_t d;
+    int with = -1, without = -1, silent = -1; /* a member of each kind */
+
+    for (;;) {
+        for (uint32_t i = 0; i < m->n_members; i++) {
+            rdlm_status_t st = rdlm_svc_ask(m->members[i].addr, session, buf, &d);
+
+            if (st == RDLM_OK && !rdlm_svc_same_members(m, &d)) {
+                rdlm_error("svc: replica %s names other members than the others: start "
+                           "every rdlmd with the same --peers",
+                           m->members[i].addr);
+                return RDLM_ERR_BAD_CONFIG;
+            }
+            if (st == RDLM_OK && d.slots != 0)
+                with = (int)i;
+            else if (st == RDLM_OK || st == RDLM_ERR_UNSUPPORTED)
+                without = (int)i;
+            else
+                silent = (int)i;
+        }
+        if (with >= 0 && without >= 0) {
+            rdlm_error("svc: replica %s hosts a lock home and replica %s none (rdlmd "
+                       "--home-slots 0): give every rdlmd --home-slots 0 or none",
+                       m->members[with].addr, m->members[without].addr);
+            return RDLM_ERR_BAD_CONFIG;
+        }
+        if (with >= 0 || silent < 0 || rdlm_clock_now_ns() + RDLM_SVC_RETRY_NS >= deadline)
+            break;
+        silent = -1;
+        nanosleep(&(struct timespec){0, (long)RDLM_SVC_RETRY_NS}, NULL);
+    }
+    if (with >= 0)
+        return RDLM_OK;
+    if (silent < 0) {
+        rdlm_warn("svc: no replica of the authority hosts a lock home (rdlmd --home-slots "
+                  "0): this context's locks are node-local, not service-wide");
+        return RDLM_ERR_UNSUPPORTED;
+    }
+    rdlm_error("svc: replica %s did not describe its lock home within %llu s%s: cannot "
+               "tell whether this authority's locks are service-wide",
+               m->members[silent].addr,
+               (unsigned long long)(RDLM_SVC_OPEN_NS / 1000000000ull),
+               without >= 0 ? " and others host none" : "");
+    return RDLM_ERR_UNAVAILABLE;
 }
 
 rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
                             const rdlm_config_t *cfg, const rdlm_atomic_u32_t *closing,
                             rdlm_svc_t **svc_p)
 {
+    uint64_t deadline = rdlm_clock_deadline(RDLM_SVC_OPEN_NS);
     rdlm_lease_addrs_t addrs;
     rdlm_svc_desc_t m;
     rdlm_svc_t *svc;
@@ -265,7 +333,9 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
 
     if (st != RDLM_OK || session == NULL)
         return RDLM_ERR_INVALID_ARG;
-    st = rdlm_svc_members(&addrs, session, &m);
+    st = rdlm_svc_members(&addrs, session, deadline, &m);
+    if (st == RDLM_OK)
+        st = rdlm_svc_homes_agree(&m, session, deadline);
     if (st != RDLM_OK)
         return st;
     svc = calloc(1, sizeof(*svc));

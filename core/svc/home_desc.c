@@ -7,7 +7,8 @@
  * Version 2: slots are keyed with a generation and reused, the header has a floor;
  * version 3: the lock word has a WANT bit and 23-bit tags (home_layout.h); version 4:
  * the members (a lock's home no longer depends on how a client spells or lists the
- * replicas). A client refuses a home of another version (RDLM_ERR_MISMATCH).
+ * replicas); version 5: a replica without a home answers with slots 0 and its members
+ * (home_layout.h). A client refuses a home of another version (RDLM_ERR_MISMATCH).
  */
 #include "home_layout.h"
 
@@ -16,7 +17,7 @@
 #include "byteorder.h"
 
 #define RDLM_SVC_DESC_MAGIC 0x484c4452u /* "RDLH" */
-#define RDLM_SVC_DESC_VERSION 4u
+#define RDLM_SVC_DESC_VERSION 5u
 #define RDLM_SVC_DESC_FIXED 32u
 
 size_t rdlm_svc_desc_encode(const rdlm_svc_desc_t *d, uint8_t *buf, size_t cap)
@@ -77,6 +78,15 @@ static int rdlm_svc_desc_members(rdlm_le_reader_t *r, rdlm_svc_desc_t *d)
     return self && r->left == 0;
 }
 
+/* 1 if d's sizes are those of a home, or of no home (slots 0, all else 0). */
+static int rdlm_svc_desc_sizes(const rdlm_svc_desc_t *d)
+{
+    if (d->slots == 0)
+        return d->epoch == 0 && d->tags == 0 && d->rec_len == 0 && d->rkey_len == 0;
+    return d->epoch != 0 && d->epoch < (UINT64_C(1) << 24) && d->tags >= 2 &&
+           d->tags <= RDLM_SVC_TAGS_MAX;
+}
+
 rdlm_status_t rdlm_svc_desc_decode(const uint8_t *buf, size_t len, rdlm_svc_desc_t *d)
 {
     rdlm_le_reader_t r = rdlm_le_reader(buf, len);
@@ -95,9 +105,8 @@ rdlm_status_t rdlm_svc_desc_decode(const uint8_t *buf, size_t len, rdlm_svc_desc
     }
     d->rec = rdlm_le_take(&r, d->rec_len);
     d->rkey = rdlm_le_take(&r, d->rkey_len);
-    if (len < RDLM_SVC_DESC_FIXED || magic != RDLM_SVC_DESC_MAGIC || d->epoch == 0 ||
-        d->epoch >= (UINT64_C(1) << 24) || d->slots == 0 || d->tags < 2 ||
-        d->tags > RDLM_SVC_TAGS_MAX || r.bad || !rdlm_svc_desc_members(&r, d)) {
+    if (len < RDLM_SVC_DESC_FIXED || magic != RDLM_SVC_DESC_MAGIC ||
+        !rdlm_svc_desc_sizes(d) || r.bad || !rdlm_svc_desc_members(&r, d)) {
         return RDLM_ERR_PROTOCOL;
     }
     return RDLM_OK;

@@ -157,7 +157,10 @@ typedef struct rdlm_svc_member {
 /** What a home tells a client (the HOMES reply, a BLOB frame of the client port).
  *  The members let every client place a lock at the same home whatever its
  *  RDLM_AUTHORITY says (another spelling of an address, a subset of the replicas):
- *  a lock's home is the member at index id % n_members, members ordered by id. */
+ *  a lock's home is the member at index id % n_members, members ordered by id.
+ *  A replica that hosts no home (rdlmd --home-slots 0) answers with slots 0 (epoch,
+ *  tags and both lengths 0) and its members, so that a client can ask the others:
+ *  homes are on at every replica or at none (home_client.c). */
 typedef struct rdlm_svc_desc {
     uint32_t version; /**< decode: the home's layout version on RDLM_ERR_MISMATCH */
     uint64_t epoch;

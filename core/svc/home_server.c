@@ -58,6 +58,31 @@ static int rdlm_svc_home_take_epoch(rdlm_svc_home_t *h, uint64_t *epoch_p)
     return st == RDLM_OK;
 }
 
+/* Write the description of h in epoch (0, no region: a replica without a home) and
+ * answer HOMES with it from now on. 0 if it does not fit a frame (logged). */
+static int rdlm_svc_home_publish(rdlm_svc_home_t *h, uint64_t epoch)
+{
+    rdlm_svc_desc_t d = {.epoch = epoch,
+                         .slots = h->params.slots,
+                         .tags = h->params.slots != 0 ? h->params.tags : 0,
+                         .rec_len = (uint32_t)h->rec_len,
+                         .rkey_len = (uint32_t)h->rkey_len,
+                         .rec = h->rec,
+                         .rkey = h->rkey,
+                         .self_id = h->params.self_id,
+                         .n_members = h->n_members};
+
+    memcpy(d.members, h->members, sizeof(d.members));
+    h->blob_len = rdlm_svc_desc_encode(&d, h->blob, sizeof(h->blob));
+    if (h->blob_len == 0) {
+        rdlm_error("home: the description (%zu + %zu bytes) does not fit a frame",
+                   h->rec_len, h->rkey_len);
+        return 0;
+    }
+    rdlm_store(&h->ready, 1, RDLM_RELEASE);
+    return 1;
+}
+
 static void *rdlm_svc_home_main(void *arg)
 {
     rdlm_svc_home_t *h = arg;
@@ -66,27 +91,11 @@ static void *rdlm_svc_home_main(void *arg)
 
     while (!rdlm_load(&h->stop, RDLM_ACQUIRE)) {
         if (rdlm_svc_home_take_epoch(h, &epoch)) {
-            rdlm_svc_desc_t d = {.epoch = epoch,
-                                 .slots = h->params.slots,
-                                 .tags = h->params.tags,
-                                 .rec_len = (uint32_t)h->rec_len,
-                                 .rkey_len = (uint32_t)h->rkey_len,
-                                 .rec = h->rec,
-                                 .rkey = h->rkey,
-                                 .self_id = h->params.self_id,
-                                 .n_members = h->n_members};
-
-            memcpy(d.members, h->members, sizeof(d.members));
             h->region[RDLM_SVC_OFF_EPOCH / 8] = epoch;
-            h->blob_len = rdlm_svc_desc_encode(&d, h->blob, sizeof(h->blob));
-            if (h->blob_len == 0) {
-                rdlm_error("home: the description (%zu + %zu bytes) does not fit a frame",
-                           h->rec_len, h->rkey_len);
-                return NULL;
+            if (rdlm_svc_home_publish(h, epoch)) {
+                rdlm_info("home: serving %u lock slots in epoch %llu", h->params.slots,
+                          (unsigned long long)epoch);
             }
-            rdlm_store(&h->ready, 1, RDLM_RELEASE);
-            rdlm_info("home: serving %u lock slots in epoch %llu", h->params.slots,
-                      (unsigned long long)epoch);
             return NULL;
         }
         nanosleep(&pause, NULL);
@@ -167,16 +176,29 @@ static int rdlm_svc_home_members(rdlm_svc_home_t *h, const rdlm_svc_home_params_
     return self;
 }
 
+/* Host the home of h: transport and region, then the thread that commits its epoch. */
+static rdlm_status_t rdlm_svc_home_serve(rdlm_svc_home_t *h)
+{
+    rdlm_status_t st = rdlm_svc_home_open(h);
+
+    if (st == RDLM_OK) {
+        if (pthread_create(&h->thread, NULL, rdlm_svc_home_main, h) != 0)
+            st = RDLM_ERR_NO_RESOURCE;
+        h->thread_running = st == RDLM_OK;
+    }
+    return st;
+}
+
 rdlm_status_t rdlm_svc_home_start(const rdlm_svc_home_params_t *params,
                                   rdlm_svc_home_t **home_p)
 {
     rdlm_svc_home_t *h;
     rdlm_status_t st;
 
-    if (params == NULL || params->authority == NULL || params->slots == 0 ||
-        params->slots > (UINT32_C(1) << 24) || params->tags < 2 ||
-        params->tags > RDLM_SVC_TAGS_MAX) {
-        rdlm_error("home: slots must be 1..2^24 and tags 2..2^24");
+    if (params == NULL || params->authority == NULL ||
+        params->slots > (UINT32_C(1) << 24) ||
+        (params->slots != 0 && (params->tags < 2 || params->tags > RDLM_SVC_TAGS_MAX))) {
+        rdlm_error("home: slots must be 0..2^24 and tags 2..2^24");
         return RDLM_ERR_INVALID_ARG;
     }
     h = calloc(1, sizeof(*h));
@@ -193,12 +215,12 @@ rdlm_status_t rdlm_svc_home_start(const rdlm_svc_home_params_t *params,
     h->params.member_ids = NULL; /* copied into members */
     h->params.member_addrs = NULL;
     h->authority = strdup(params->authority);
-    st = h->authority != NULL ? rdlm_svc_home_open(h) : RDLM_ERR_NO_MEMORY;
-    if (st == RDLM_OK) {
-        if (pthread_create(&h->thread, NULL, rdlm_svc_home_main, h) != 0)
-            st = RDLM_ERR_NO_RESOURCE;
-        h->thread_running = st == RDLM_OK;
-    }
+    if (h->authority == NULL)
+        st = RDLM_ERR_NO_MEMORY;
+    else if (params->slots != 0)
+        st = rdlm_svc_home_serve(h);
+    else
+        st = rdlm_svc_home_publish(h, 0) ? RDLM_OK : RDLM_ERR_NO_RESOURCE;
     if (st != RDLM_OK) {
         rdlm_error("home: cannot host lock homes: %s", rdlm_status_str(st));
         rdlm_svc_home_stop(h);

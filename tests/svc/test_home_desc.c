@@ -3,7 +3,8 @@
  * round-trips, members included; a home of another layout version is refused with
  * RDLM_ERR_MISMATCH and its version (layout 2 reuses slots: a client of layout 1
  * would misread every slot), a wrong magic or length, or members out of order or
- * without the home's own replica, with RDLM_ERR_PROTOCOL.
+ * without the home's own replica, with RDLM_ERR_PROTOCOL. A replica without a home
+ * describes itself with slots 0 and its members (layout 5), and nothing else.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,9 +86,40 @@ static void another_layout_version_is_a_mismatch(void **state)
     buf[4] = 3; /* version 3: no members (homes picked from the client's list) */
     assert_int_equal(rdlm_svc_desc_decode(buf, len, &d), RDLM_ERR_MISMATCH);
     assert_int_equal(d.version, 3);
-    buf[4] = 5;
+    buf[4] = 4; /* version 4: a replica without a home answered no members */
     assert_int_equal(rdlm_svc_desc_decode(buf, len, &d), RDLM_ERR_MISMATCH);
-    assert_int_equal(d.version, 5);
+    assert_int_equal(d.version, 4);
+    buf[4] = 6;
+    assert_int_equal(rdlm_svc_desc_decode(buf, len, &d), RDLM_ERR_MISMATCH);
+    assert_int_equal(d.version, 6);
+}
+
+/* "No home here" (slots 0) round-trips with its members; with a region's fields
+ * (epoch, tags, records, key) it is malformed. */
+static void a_replica_without_a_home_describes_its_members(void **state)
+{
+    uint8_t buf[256];
+    rdlm_svc_desc_t none = described(), d, bad;
+    size_t len;
+
+    (void)state;
+    none = (rdlm_svc_desc_t){.self_id = 7, .n_members = 3};
+    memcpy(none.members, described().members, sizeof(none.members));
+    len = rdlm_svc_desc_encode(&none, buf, sizeof(buf));
+    assert_int_equal(len, 32 + MEMBERS_LEN);
+    assert_int_equal(rdlm_svc_desc_decode(buf, len, &d), RDLM_OK);
+    assert_int_equal(d.slots, 0);
+    assert_int_equal(d.n_members, 3);
+    assert_string_equal(d.members[1].addr, "node02:9101");
+    for (int field = 0; field < 3; field++) {
+        bad = none;
+        bad.epoch = field == 0 ? 42 : 0;
+        bad.tags = field == 1 ? 1024 : 0;
+        bad.rkey_len = field == 2 ? sizeof(rkey) : 0;
+        bad.rkey = rkey;
+        len = rdlm_svc_desc_encode(&bad, buf, sizeof(buf));
+        assert_int_equal(rdlm_svc_desc_decode(buf, len, &d), RDLM_ERR_PROTOCOL);
+    }
 }
 
 static void a_bad_magic_or_length_is_a_protocol_error(void **state)
@@ -135,6 +167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_description_round_trips),
         cmocka_unit_test(another_layout_version_is_a_mismatch),
+        cmocka_unit_test(a_replica_without_a_home_describes_its_members),
         cmocka_unit_test(a_bad_magic_or_length_is_a_protocol_error),
         cmocka_unit_test(bad_members_are_a_protocol_error),
     };

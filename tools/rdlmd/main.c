@@ -95,7 +95,9 @@ static void rdlm_daemon_usage(FILE *out)
           "Each replica hosts a lock home: --home-slots lock words in memory that\n"
           "clients (rdlm_ctx_create with RDLM_AUTHORITY) reach with remote atomics\n"
           "over UCX; it serves once it committed a new epoch at the authority, so\n"
-          "tokens grow across its restarts. --home-slots 0: no home.\n"
+          "tokens grow across its restarts. --home-slots 0: no home; give every\n"
+          "replica 0 or none: clients that find homes at some replicas and none at\n"
+          "others fail rdlm_ctx_create with RDLM_ERR_BAD_CONFIG.\n"
           "Logs go to stderr, or to the file RDLM_LOG_FILE names (%h host, %p pid,\n"
           "%% a %; opened at start).\n"
           "The data directory needs 7 MiB free to start; below 4 MiB free, or\n"
@@ -310,19 +312,24 @@ static void rdlm_daemon_unsafe(void *arg)
     rdlm_daemon_stop(d);
 }
 
-/* The server's HOMES answer: the home's description; RDLM_ERR_UNSUPPORTED without a
- * home (--home-slots 0, or it failed to start). The home starts after the server (so
- * that a daemon that fails to start commits no epoch at the live authority), before
- * the loop runs: the server answers nothing before. */
+/* The server's HOMES answer: the home's description (with --home-slots 0 or without
+ * UCX, one that says this replica hosts none); RDLM_ERR_UNAVAILABLE if the home failed
+ * to start otherwise: a client then treats this replica as one it cannot reach, never
+ * as one without a home (its locks would be node-local while others' are
+ * service-wide). The home starts after the server (so that a daemon that fails to
+ * start commits no epoch at the live authority), before the loop runs: the server
+ * answers nothing before. */
 static rdlm_status_t rdlm_daemon_homes(void *arg, const uint8_t **blob_p, size_t *len_p)
 {
     rdlm_daemon_t *d = arg;
 
     return d->home != NULL ? rdlm_svc_home_describe(d->home, blob_p, len_p)
-                           : RDLM_ERR_UNSUPPORTED;
+                           : RDLM_ERR_UNAVAILABLE;
 }
 
-/* The lock home, serving once it committed an epoch at the authority of --peers. */
+/* The lock home, serving once it committed an epoch at the authority of --peers;
+ * with --home-slots 0, or where UCX cannot start (RDLM_ERR_UNSUPPORTED: no UCX in this
+ * build, or none of UCX_TLS here), only the description saying there is none. */
 static void rdlm_daemon_home_start(rdlm_daemon_opts_t *o, rdlm_daemon_t *d)
 {
     char authority[RDLM_LEASE_PEERS_MAX * (RDLM_ADDR_MAX + 1)] = "";
@@ -337,9 +344,6 @@ static void rdlm_daemon_home_start(rdlm_daemon_opts_t *o, rdlm_daemon_t *d)
                                  .member_addrs = addrs};
     rdlm_status_t s;
 
-    if (o->home_slots == 0) {
-        return;
-    }
     for (unsigned i = 0; i < o->replica.n_peers; i++) {
         strcat(authority, i == 0 ? "" : ",");
         strcat(authority, o->peers[i].client_addr);
@@ -347,9 +351,19 @@ static void rdlm_daemon_home_start(rdlm_daemon_opts_t *o, rdlm_daemon_t *d)
         addrs[i] = o->peers[i].client_addr;
     }
     s = rdlm_svc_home_start(&hp, &d->home);
+    if (s == RDLM_ERR_UNSUPPORTED) {
+        rdlm_warn("rdlmd: this rdlmd cannot host a lock home (no usable UCX): it tells "
+                  "clients it hosts none, as with --home-slots 0");
+        hp.slots = 0;
+        s = rdlm_svc_home_start(&hp, &d->home);
+    }
     if (s != RDLM_OK) {
-        rdlm_warn("rdlmd: hosting no lock home (%s): clients keep node-local locks",
+        rdlm_warn("rdlmd: the lock home did not start (%s): HOMES answers "
+                  "RDLM_ERR_UNAVAILABLE, and locks homed here fail until it restarts",
                   rdlm_status_str(s));
+    } else if (hp.slots == 0) {
+        rdlm_info("rdlmd: hosting no lock home: clients' locks are node-local only if no "
+                  "replica of --peers hosts one");
     }
 }
 

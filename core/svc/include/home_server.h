@@ -21,7 +21,7 @@ typedef struct rdlm_svc_home rdlm_svc_home_t;
 
 typedef struct rdlm_svc_home_params {
     const char *authority; /**< client addresses of the replicas, "a:p[,b:p...]" */
-    uint32_t slots;        /**< lock slots, 1 .. 2^24 */
+    uint32_t slots;        /**< lock slots, 1 .. 2^24; 0: host none (HOMES says so) */
     uint32_t tags;         /**< client tags, 2 .. RDLM_SVC_TAGS_MAX (home_layout.h) */
     uint32_t self_id;      /**< the replica hosting the home (rdlmd --id) */
     uint32_t n_members;    /**< the replicas (--peers), 1 .. 7, self_id among them */
@@ -31,9 +31,10 @@ typedef struct rdlm_svc_home_params {
 
 /**
  * Open the UCX context (progress thread), allocate and register the region, and start
- * the thread that commits the epoch. RDLM_ERR_INVALID_ARG (sizes, members), the transport's
- * errors (RDLM_ERR_UNSUPPORTED without UCX); logged. Blocking, not on the loop's hot
- * path (once at daemon start).
+ * the thread that commits the epoch. With slots 0 nothing of that: the description
+ * says at once that this replica hosts no home (home_layout.h), with its members.
+ * RDLM_ERR_INVALID_ARG (sizes, members), the transport's errors (RDLM_ERR_UNSUPPORTED
+ * without UCX); logged. Blocking, not on the loop's hot path (once at daemon start).
  */
 rdlm_status_t rdlm_svc_home_start(const rdlm_svc_home_params_t *params,
                                   rdlm_svc_home_t **home_p);

@@ -70,15 +70,17 @@ typedef struct rdlm_svc rdlm_svc_t;
  * the replicas), for session (the context's lease, which stays the caller's). Asks
  * every listed replica for its home, in rounds until one describes it (within 10 s):
  * the homes are then the authority's members it names (every replica, by id, at its
- * --peers client address), so every client places a lock at the same home.
- * RDLM_ERR_UNSUPPORTED if one that answered hosts none (an rdlmd run with
- * --home-slots 0, or an authority embedded in a job): the caller goes on without;
- * RDLM_ERR_BAD_CONFIG if two name other members; RDLM_ERR_UNAVAILABLE if none
- * described its home. Homes that do not answer are tried again on use. cfg gives the
- * transport's settings (RDLM_PEER_TIMEOUT_MS, RDLM_STATS). closing (NULL: none) is the
- * caller's flag, nonzero once its context is being destroyed: the waits of
- * rdlm_svc_lock_acquire then end (RDLM_ERR_CLOSED); it must outlive the service.
- * Blocking.
+ * --peers client address), so every client places a lock at the same home. Then
+ * asks every member whether it hosts a home: all of them or none must (an rdlmd run
+ * with --home-slots 0 says it has none). RDLM_ERR_UNSUPPORTED if every member said
+ * it hosts none, or a listed replica serves no homes at all (an authority embedded in
+ * a job): the caller goes on without; RDLM_ERR_BAD_CONFIG if two name other members,
+ * or one hosts a home and another none; RDLM_ERR_UNAVAILABLE if no home answered
+ * and a member did not answer either (it may host one) within the 10 s. Homes that do not
+ * answer are tried again on use. cfg gives the transport's settings (RDLM_PEER_TIMEOUT_MS,
+ * RDLM_STATS). closing (NULL: none) is the caller's flag, nonzero once its context is being
+ * destroyed: the waits of rdlm_svc_lock_acquire then end (RDLM_ERR_CLOSED); it must outlive
+ * the service. Blocking.
  */
 rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
                             const rdlm_config_t *cfg, const rdlm_atomic_u32_t *closing,
@@ -109,6 +111,7 @@ uint32_t rdlm_svc_home_of(const rdlm_svc_t *svc, uint64_t id);
  * home was down or unreachable until the deadline), RDLM_ERR_NO_RESOURCE (the
  * home's tags, or the slots of the lock's bucket, are all in use: logged),
  * RDLM_ERR_MISMATCH (the home speaks another layout version: logged),
+ * RDLM_ERR_BAD_CONFIG (the lock's replica says it hosts no home, others do: logged),
  * RDLM_ERR_NO_MEMORY, RDLM_ERR_CLOSED (the closing flag given to rdlm_svc_open was
  * set: seen after each pause of a wait, within 1 ms polling a word or a slot and
  * within 50 ms waiting for a home that is down; a remote operation or a connect under
