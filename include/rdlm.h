@@ -294,8 +294,10 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * also RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_PEER_DEAD or RDLM_ERR_UNAVAILABLE when
  * the lock's home stayed unreachable until the timeout, and RDLM_ERR_BAD_CONFIG when
  * the lock's replica says it hosts no home while others do (logged). A process's first
- * acquire at a home connects to it (10-40 ms measured), within the acquire's timeout: a
- * shorter timeout returns RDLM_ERR_TIMEOUT after the connect, on a free lock too. With a
+ * acquire at a home connects to it (10-40 ms measured, more on a loaded host) whatever
+ * the acquire's timeout: a free lock is then taken (RDLM_OK, as pthread_mutex_timedlock
+ * takes a free mutex whatever its timeout), a held one returns RDLM_ERR_TIMEOUT (or
+ * RDLM_ERR_BUSY for a try) once the connect is done. With a
  * lease (RDLM_AUTHORITY, RDLM_JOB_AUTHORITY), RDLM_OWNER_DEAD returns only after the lock
  * delay RDLM_LOCK_DELAY_MS (default 0), the lock held meanwhile. Re-acquiring a lock the
  * context holds waits for itself: locks are not recursive.
