@@ -292,8 +292,10 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * the acquire must reach, died: see RDLM_PEER_FAILURE) and RDLM_ERR_LEASE_EXPIRED.
  * With service-wide locks (rdlm_ctx_create, RDLM_AUTHORITY): FIFO on the node only;
  * also RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_PEER_DEAD or RDLM_ERR_UNAVAILABLE when
- * the lock's home stayed unreachable until the timeout, and RDLM_ERR_BAD_CONFIG when
- * the lock's replica says it hosts no home while others do (logged). A process's first
+ * the lock's home stayed unreachable until the timeout, RDLM_ERR_BAD_CONFIG when
+ * the lock's replica says it hosts no home while others do (logged), and
+ * RDLM_ERR_NO_RESOURCE at once when every slot of the name's bucket at its home is held
+ * (docs/lease-authority.md, "Slots are reused"). A process's first
  * acquire at a home connects to it (10-40 ms measured, more on a loaded host) whatever
  * the acquire's timeout: a free lock is then taken (RDLM_OK, as pthread_mutex_timedlock
  * takes a free mutex whatever its timeout), a held one returns RDLM_ERR_TIMEOUT (or
