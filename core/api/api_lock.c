@@ -75,10 +75,12 @@ rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name, rdlm_lock_h *lock
 /* An acquire that took the lock over from a dead holder (RDLM_OWNER_DEAD) first waits
  * out the lock delay. One that succeeded while the context's lease was lost (it
  * expired during the wait or the delay) is undone: the caller gets
- * RDLM_ERR_LEASE_EXPIRED, never a success. A failure touches nothing: after
- * RDLM_ERR_CLOSED the context may be gone (the destroy waited for the wait only), so
- * the caller took release from the ops table before the acquire. */
-static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status,
+ * RDLM_ERR_LEASE_EXPIRED, never a success. Only a success sets *token_p (if not
+ * NULL) to the acquire's token. A failure touches nothing: after RDLM_ERR_CLOSED the
+ * context may be gone (the destroy waited for the wait only), so the caller took
+ * release from the ops table before the acquire. */
+static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status, uint64_t token,
+                                    uint64_t *token_p,
                                     rdlm_status_t (*release)(rdlm_obj_t *obj),
                                     const char *func)
 {
@@ -88,10 +90,13 @@ static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status,
     if (status == RDLM_OWNER_DEAD) {
         rdlm_ctx_lease_lock_delay(obj->ctx);
     }
-    if (status >= 0 && rdlm_ctx_lease_check(obj->ctx) != RDLM_OK) {
+    if (rdlm_ctx_lease_check(obj->ctx) != RDLM_OK) {
         release(obj);
         rdlm_warn("%s: the lease expired while acquiring; released", func);
         return RDLM_ERR_LEASE_EXPIRED;
+    }
+    if (token_p != NULL) {
+        *token_p = token;
     }
     return status;
 }
@@ -110,13 +115,15 @@ rdlm_lock_acquire_any(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
     rdlm_status_t status = rdlm_obj_check(lock, RDLM_KIND_LOCK, "rdlm_lock_acquire");
     rdlm_obj_t *obj = RDLM_OBJ(lock);
     const rdlm_obj_ops_t *ops;
+    uint64_t token = 0;
 
     if (status != RDLM_OK) {
         return status;
     }
     ops = obj->ctx->ops;
-    status = ops->lock_acquire(obj, timeout_ns, token_p);
-    return rdlm_lock_keep(obj, status, ops->lock_release, "rdlm_lock_acquire");
+    status = ops->lock_acquire(obj, timeout_ns, &token);
+    return rdlm_lock_keep(obj, status, token, token_p, ops->lock_release,
+                          "rdlm_lock_acquire");
 }
 
 rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
@@ -198,7 +205,7 @@ rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
     }
     ops = obj->ctx->ops;
     status = ops->read_acquire(obj, timeout_ns);
-    return rdlm_lock_keep(obj, status, ops->read_release, __func__);
+    return rdlm_lock_keep(obj, status, 0, NULL, ops->read_release, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
@@ -218,13 +225,14 @@ rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
     rdlm_status_t status = rdlm_obj_check(rw, RDLM_KIND_RWLOCK, __func__);
     rdlm_obj_t *obj = RDLM_OBJ(rw);
     const rdlm_obj_ops_t *ops;
+    uint64_t token = 0;
 
     if (status != RDLM_OK) {
         return status;
     }
     ops = obj->ctx->ops;
-    status = ops->write_acquire(obj, timeout_ns, token_p);
-    return rdlm_lock_keep(obj, status, ops->write_release, __func__);
+    status = ops->write_acquire(obj, timeout_ns, &token);
+    return rdlm_lock_keep(obj, status, token, token_p, ops->write_release, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)

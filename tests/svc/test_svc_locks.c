@@ -589,8 +589,10 @@ static void a_waiter_that_lost_its_lease_stops_waiting(void **state)
     unsetenv("RDLMTEST_LEASE_NO_RENEW");
     assert_int_equal(rdlm_lock_acquire(held, 20000 * MS, &token), RDLM_OK);
     t0 = now_ns();
+    token = 0x5eed; /* a failed acquire leaves it (rdlm.h) */
     assert_int_equal(rdlm_lock_acquire(waited, 20000 * MS, &token), RDLM_ERR_LEASE_EXPIRED);
     assert_true(now_ns() - t0 < 5000 * MS);
+    assert_int_equal(token, 0x5eed);
     assert_int_equal(rdlm_lock_release(held), RDLM_OK);
     rdlm_ctx_destroy(waiter);
     rdlm_ctx_destroy(holder);
