@@ -37,7 +37,10 @@ rdlm_status_t rdlm_ctx_recovery_start(rdlm_ctx_h ctx)
     uint64_t mine = ctx->session != NULL ? rdlm_lease_session_id(ctx->session) : 0;
     uint64_t *all = calloc(bs->size, sizeof(*all));
     rdlm_global_recovery_t rec = {
-        .ended = rdlm_ctx_recovery_ended, .new_epoch = rdlm_ctx_recovery_epoch, .arg = ctx};
+        .ended = rdlm_ctx_recovery_ended,
+        .new_epoch = rdlm_ctx_recovery_epoch,
+        .arg = ctx,
+        .ttl_ns = (uint64_t)ctx->config.lease_ttl_ms * 1000000ull};
     rdlm_status_t s;
 
     if (all == NULL) {

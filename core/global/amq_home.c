@@ -276,15 +276,42 @@ static int rdlm_amq_node_lost_one(rdlm_global_t *d, uint32_t node)
     return 0;
 }
 
+/* With a lease: 1 if rec's holder, none of whose node is known dead, held its use
+ * longer than the lease TTL while someone waited, and the home should ask the authority
+ * again whether its lease ended (a paused holder is never seen dead, by the transport
+ * or on its host: only its lease ends). The watch starts at the first scan that sees
+ * the use with waiters; then every TTL / RDLM_AMQ_ASK_PER_TTL (at least every scan).
+ * Holding h->lock. */
+static int rdlm_amq_held_long(rdlm_global_t *d, rdlm_amq_rec_t *rec, uint64_t now)
+{
+    uint64_t every = d->recovery.ttl_ns / RDLM_AMQ_ASK_PER_TTL;
+
+    if (rec->watch_holder != rec->holder || rec->watch_granted != rec->granted) {
+        rec->watch_holder = rec->holder;
+        rec->watch_granted = rec->granted;
+        rec->watch_ask_at = now + d->recovery.ttl_ns;
+        rec->watch_said = 0;
+        return 0;
+    }
+    if (d->recovery.ttl_ns == 0 || now < rec->watch_ask_at) {
+        return 0;
+    }
+    rec->watch_ask_at = now + (every > RDLM_AMQ_SCAN_NS ? every : RDLM_AMQ_SCAN_NS);
+    return 1;
+}
+
 /* Holders that died with waiters behind them. Without a lease nobody may take their
  * locks over, so the waiters give up (RDLM_ERR_PEER_DEAD), as behind a dead
  * predecessor in the atomic queue. With one, a lock whose holder's node lost any
  * process (a node-mate may have died holding it after a cohort hand-off: am_lease.pml,
  * flaw 1) goes into dead[] for recovery (rdlm_amq_recover, without h->lock: it asks
- * the authority), up to max of them; their count. Holding h->lock. */
+ * the authority), up to max of them; so does one whose holder held longer than the
+ * TTL with waiters (held_long: a paused holder, whose lease may have ended); their
+ * count. Holding h->lock. */
 static uint32_t rdlm_amq_scan(rdlm_global_t *d, rdlm_amq_dead_t *dead, uint32_t max)
 {
     struct rdlm_amq_home *h = d->amq_home;
+    uint64_t now = rdlm_clock_now_ns();
     uint32_t n = 0;
 
     for (uint32_t i = 0; i < d->home_slots && rdlm_load(&h->waiting, RDLM_RELAXED); i++) {
@@ -297,8 +324,10 @@ static uint32_t rdlm_amq_scan(rdlm_global_t *d, rdlm_amq_dead_t *dead, uint32_t 
         if (d->recovery.ended != NULL) {
             if (n < max && rdlm_amq_node_lost_one(d, d->nodes.node_of[rank])) {
                 dead[n++] = (rdlm_amq_dead_t){i, rec->holder, rec->granted,
-                                              rec->reported != rec->holder};
+                                              rec->reported != rec->holder, 0};
                 rec->reported = rec->holder;
+            } else if (n < max && rank != d->rank && rdlm_amq_held_long(d, rec, now)) {
+                dead[n++] = (rdlm_amq_dead_t){i, rec->holder, rec->granted, 0, 1};
             }
             continue;
         }

@@ -23,6 +23,12 @@ typedef struct rdlm_amq_rec {
     uint8_t granted_dead; /* lock: the holder's GRANT said DEAD */
     uint8_t dead_pending; /* lock: freed by a DEAD release with nobody waiting: the
                              next grant says DEAD */
+    /* lock, with a lease: the use (holder, granted) the scans watch while someone
+     * waits, and when the home next asks whether its holder's lease ended (a paused
+     * holder is never seen dead: amq_recover.c) */
+    uint32_t watch_holder;
+    uint64_t watch_granted, watch_ask_at;
+    uint8_t watch_said; /* its lease's end was logged */
 } rdlm_amq_rec_t;
 
 typedef struct rdlm_amq_waiter {
@@ -65,12 +71,19 @@ typedef struct rdlm_amq_dead {
     uint32_t holder; /* its holder's waiter entry + 1 when found */
     uint64_t granted; /* and the holder's GRANT token (its use) */
     int first;       /* found for the first time (say so) */
+    int held_long;   /* no process of its node is known dead, but the holder held
+                        longer than the lease TTL with waiters: recovery asks the
+                        authority whether its lease ended first */
 } rdlm_amq_dead_t;
 
 /* A semaphore's holder that died with waiters behind it, for recovery (leases). */
 typedef struct rdlm_amq_sem_dead {
     uint32_t slot, rank;
 } rdlm_amq_sem_dead_t;
+
+/* How often the home asks the authority about one lock's holder that held longer than
+ * the lease TTL with waiters: every TTL / this, and no more often than every scan. */
+#define RDLM_AMQ_ASK_PER_TTL 8u
 
 /* Most of them one scan hands to recovery (the rest: the next scan, 100 ms later). */
 #define RDLM_AMQ_RECOVER_MAX 8u

@@ -188,6 +188,9 @@ typedef struct rdlm_global_recovery {
     /* A new token epoch, larger than every one before (<= RDLM_GLOBAL_EPOCH_MAX). */
     rdlm_status_t (*new_epoch)(void *arg, uint32_t *epoch_p);
     void *arg;
+    /* The lease TTL: a home asks whether the lease of a holder that is not known dead
+     * ended (a paused holder) once it held that long with waiters (amq_recover.c). */
+    uint64_t ttl_ns;
 } rdlm_global_recovery_t;
 
 typedef struct rdlm_global_params {
