@@ -498,40 +498,40 @@ static int rdlm_glock_seal(rdlm_global_t *d, const rdlm_glock_ahead_t *a)
 
 /* The dead head of a never held the lock (not FIRST, H names none of a's places) and
  * its lease ended: if it died between its enqueue and its link (top of the file,
- * "Intents"), link the place right behind it (the last one the walk went over, else
- * ref) into the next word of the place its intent names, whose pass then goes on to
- * it. A place walked over is then made to name that place ahead (a CAS from the state
- * the walk read); ref itself waits behind it from then on (*pred_p, *first_p). A head
- * that linked before it died (next holds it: the pass names it in H, then the
- * take-over applies), one that queued by SWAP (no intent), or a place ahead of it
- * that is dead too: nothing to mend. */
+ * "Intents"), link ref into the next word of the place its intent names, by CAS from
+ * that place's NOLINK, whose pass then goes on to ref; the places the walk went over
+ * are sealed first, as a taker seals them (their owners cannot take them back, or they
+ * would wait behind the dead place). ref then waits behind that place (*pred_p,
+ * *first_p) and its own intent says so (a waiter behind it that outlives it mends from
+ * there). A head that linked before it died (the next word holds it: the pass names
+ * it in H, then the take-over applies), one that queued by SWAP (no intent), or a
+ * place ahead of it that is dead too: nothing to mend. Spin model: glock_recovery.pml
+ * -DINTENT (orphan completion). */
 static void rdlm_glock_mend(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t ref,
                             const rdlm_glock_ahead_t *a, uint64_t *pred_p, int *first_p)
 {
-    uint64_t behind = a->n != 0 ? a->abandoned[a->n - 1] : ref, v, pp, cur, old;
+    uint64_t v, pp, cur, old;
+    rdlm_global_word_t iw;
     int ppfirst;
 
     if (rdlm_glock_intent_read(d, w, a->head & RDLM_QID_MASK, &v) != RDLM_OK ||
         !rdlm_glock_intent_of(v, RDLM_QREF_GEN(a->head), &pp, &ppfirst) ||
+        !rdlm_glock_seal(d, a) ||
         rdlm_global_q_cas_next(d, pp & RDLM_QID_MASK, RDLM_Q_NOLINK(RDLM_QREF_GEN(pp)),
-                               RDLM_Q_LINK(behind), &cur) != RDLM_OK ||
-        (cur != RDLM_Q_NOLINK(RDLM_QREF_GEN(pp)) && cur != RDLM_Q_LINK(behind))) {
+                               RDLM_Q_LINK(ref), &cur) != RDLM_OK ||
+        (cur != RDLM_Q_NOLINK(RDLM_QREF_GEN(pp)) && cur != RDLM_Q_LINK(ref))) {
         return;
     }
-    if (cur != RDLM_Q_LINK(behind)) {
-        rdlm_warn("dist: rank %u died after it queued for a lock and before it linked "
-                  "behind rank %u: linked the place behind it there instead",
-                  RDLM_QID_RANK(a->head), RDLM_QID_RANK(pp));
-    }
-    if (a->n == 0) {
-        *pred_p = pp;
-        *first_p = ppfirst;
-        return;
-    }
-    rdlm_global_q_cas(d, behind & RDLM_QID_MASK, a->states[a->n - 1],
-                      rdlm_q_abandoned(RDLM_QREF_GEN(behind), pp, ppfirst) |
-                          (a->states[a->n - 1] & 1u),
-                      &old);
+    rdlm_warn("dist: rank %u died after it queued for a lock and before it linked behind "
+              "rank %u: this process's place is linked there instead",
+              RDLM_QID_RANK(a->head), RDLM_QID_RANK(pp));
+    *pred_p = pp;
+    *first_p = ppfirst;
+    rdlm_global_intent_word(d, w, ref & RDLM_QID_MASK, &iw);
+    rdlm_global_w_swap(d, &iw,
+                       rdlm_glock_intent(RDLM_QREF_GEN(ref),
+                                         RDLM_W_HELD | pp | (ppfirst ? RDLM_W_FIRST : 0)),
+                       &old);
 }
 
 /* Waiting behind the dead head of a (rdlm_glock_walk): take the lock over if the
@@ -744,35 +744,37 @@ rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint
     return s;
 }
 
-/* Waiting for a successor's link into cur (a use, with intents): 1 if W's tail is the
- * place of a dead process whose lease ended and whose intent names cur: it queued
- * behind cur and died before it linked. Its link is then set in cur's next (a late one
- * of its own fails) and *next_p holds it: the pass goes on as for a link, and the one
- * who queues behind the dead place takes the lock over. */
+/* Waiting for a successor's link into cur (a use, with intents): 1 if the place W's
+ * tail leads to, over abandoned places (rdlm_glock_walk), is the place of a dead
+ * process whose lease ended and whose intent names cur: it queued behind cur and died
+ * before it linked (the places behind it were given up: nobody waits there to mend).
+ * Its link is then set in cur's next (a late one of its own fails) and *next_p holds
+ * it: the pass goes on as for a link, and the next waiter behind the dead place takes
+ * the lock over. Spin model: glock_recovery.pml -DINTENT -DINTENT_TAIL_WALK (from W's
+ * tail only, it stalls when the waiter behind the dead place timed out). */
 static int rdlm_glock_dead_tail(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t cur,
                                 uint64_t *next_p)
 {
-    uint64_t held, tail, v, pred, nolink = RDLM_Q_NOLINK(RDLM_QREF_GEN(cur));
+    uint64_t held, v, pred, nolink = RDLM_Q_NOLINK(RDLM_QREF_GEN(cur));
+    rdlm_glock_ahead_t a;
     int first;
 
-    if (rdlm_global_w_fadd(d, w, 0, &held) != RDLM_OK || !(held & RDLM_W_HELD)) {
-        return 0;
-    }
-    tail = RDLM_QREF_OF(held);
-    if (tail == cur || !rdlm_global_rank_gone(d, RDLM_QID_RANK(tail)) ||
-        !d->recovery.ended(d->recovery.arg, RDLM_QID_RANK(tail)) ||
-        rdlm_glock_intent_read(d, w, tail & RDLM_QID_MASK, &v) != RDLM_OK ||
-        !rdlm_glock_intent_of(v, RDLM_QREF_GEN(tail), &pred, &first) || pred != cur ||
-        rdlm_global_q_cas_next(d, cur & RDLM_QID_MASK, nolink, RDLM_Q_LINK(tail), next_p) !=
-            RDLM_OK) {
+    if (rdlm_global_w_fadd(d, w, 0, &held) != RDLM_OK || !(held & RDLM_W_HELD) ||
+        RDLM_QREF_OF(held) == cur ||
+        !rdlm_glock_walk(d, RDLM_QREF_OF(held), (held & RDLM_W_FIRST) != 0, &a) ||
+        a.head == cur || !d->recovery.ended(d->recovery.arg, RDLM_QID_RANK(a.head)) ||
+        rdlm_glock_intent_read(d, w, a.head & RDLM_QID_MASK, &v) != RDLM_OK ||
+        !rdlm_glock_intent_of(v, RDLM_QREF_GEN(a.head), &pred, &first) || pred != cur ||
+        rdlm_global_q_cas_next(d, cur & RDLM_QID_MASK, nolink, RDLM_Q_LINK(a.head),
+                               next_p) != RDLM_OK) {
         return 0;
     }
     if (*next_p == nolink) {
-        *next_p = RDLM_Q_LINK(tail);
+        *next_p = RDLM_Q_LINK(a.head);
         rdlm_warn("dist: rank %u died after it queued for a lock behind this process and "
                   "before it linked: passing the lock to its place (whoever queues next "
                   "takes it over)",
-                  RDLM_QID_RANK(tail));
+                  RDLM_QID_RANK(a.head));
     }
     return 1;
 }
