@@ -175,6 +175,45 @@
  *   OUTSIDE_TWO_PLACES counts tag 3 places too (not retired yet: with
  *   re-adoption a process's other place is always tag 3).
  *
+ * -DINTENT (with -DCODE -DCODE_ABANDON -DREADOPT; a proposal for the crash
+ * between enqueue and link, counterexample 1 / stall 4 of the README; glock.c
+ * does not have it yet). Intent records at the home, intent[q] = (ig, ip,
+ * ipf): the generation of q's use that wrote it, the tail it queues behind,
+ * and that tail's FIRST flag in the W word the CAS expects (ipf = 0 iff FIRST,
+ * as pp); they survive crashes. No SWAP path (no hint, no put of H):
+ *   1. enqueue, a loop: read W (a failed CAS returns it); FREE(t): CAS from
+ *      it, holds with FIRST, no intent; HELD(T): intent[x] := (g, T, fT), one
+ *      step (a blocking put), then CAS(W, HELD(T) -> HELD(x)); failure: again.
+ *      So whenever W names x as tail, intent[x] names its predecessor.
+ *   2. link as in CODE; the link CAS may find next[pl] completed by a waiter
+ *      behind x: only a zombie's can (x expired), it gives up (EXPIRED).
+ *   3. orphan completion, by a waiter whose chain head wl (after the walk) is
+ *      dead and expired and the takeover check fails (wl never held): read
+ *      intent[wl]; its generation is wl's (asserted: wl queued behind a tail);
+ *      seal the walked-over places (as a taker does; -DINTENT_NO_SEAL: not);
+ *      CAS(next[pp], EMPTY(gpp) -> LINK(x, g)) (pp := intent's tail): success
+ *      or PEER_DEAD -> pl := pp with intent's flag, walk again; LINK(wl) or
+ *      anything else -> keep waiting ((c) asserted: wl's owner is expired).
+ *   4. the passer's rule (without one a dead place right behind a releasing
+ *      holder, with nobody live queued behind it, stalls the release):
+ *      -DINTENT_TAIL: a passer waiting for next[Q] whose W tail T is dead and
+ *      expired with intent[T] = (gT, Q) takes next[Q] to be LINK(T) (nothing
+ *      written): STALLS (a waiter behind T completes into next[Q] meanwhile,
+ *      and the passer retires Q under it). -DINTENT_TAIL_CAS: it completes the
+ *      link instead, CAS(next[Q], EMPTY(gQ) -> LINK(T)), and reads next[Q]
+ *      again: STALLS when the only waiter behind the dead place timed out (W's
+ *      tail is then that abandoned place). -DINTENT_TAIL_WALK (the fix
+ *      searched): T is found from W's tail back over abandoned places (tag 2
+ *      or 3, their recorded predecessor), then the CAS as in TAIL_CAS.
+ *   The model writes the intent in the step that reads W (the read is
+ *   private; an intent written after W moved on is followed by a failed CAS),
+ *   and forgets a qnode's intent when the qnode is claimed again (only an
+ *   intent of wl's generation is used; wl's owner is dead).
+ *   Planted: BUG_INTENT_AFTER_CAS (the intent after the CAS), BUG_ORPHAN_NO_
+ *   EXPIRY (orphan completion once wl is dead for the transport), BUG_ORPHAN_
+ *   ANY_GEN (any intent generation, CAS from any EMPTY), BUG_INTENT_ANY_GEN
+ *   (any intent generation only), BUG_ORPHAN_STORE (a put into next[pp]).
+ *
  * Properties:
  *   (a) mutual exclusion: a process whose lease is not expired enters the
  *       critical section only when every other process in it is expired (a
@@ -334,6 +373,15 @@
 #else
 #define IS_ABANDONED_G(s, g) ((s) == ABANDONED(g))
 #endif
+#if defined(INTENT) && !defined(READOPT)
+#error INTENT needs CODE, CODE_ABANDON and READOPT
+#endif
+#if defined(INTENT_TAIL_WALK) && !defined(INTENT_TAIL_CAS)
+#define INTENT_TAIL_CAS
+#endif
+#if defined(INTENT_TAIL_CAS) && !defined(INTENT_TAIL)
+#define INTENT_TAIL
+#endif
 
 #define BIT (1 << _pid)
 #define DEAD(p) ((dead >> (p)) & 1)
@@ -350,6 +398,14 @@ byte next[NQ];
 byte gen[NQ];
 byte aprev[NQ];         /* ABANDONED also carries the abandoner's pl, pp */
 byte app[NQ];
+#ifdef INTENT
+/* INTENT: intent[q] at the home, (ig, ip, ipf): the generation of q's use that
+   wrote it, the tail it queues behind (a link) and that tail's FIRST flag as
+   the W word the CAS expects had it (ipf = 0 iff FIRST, as pp). ig = 0: none */
+byte ig[NQ];
+byte ip[NQ];
+bit  ipf[NQ];
+#endif
 
 /* environment and authority */
 byte dead;
@@ -394,8 +450,12 @@ byte hputt[NP];         /* its token */
 #define PUT_PENDING (hput[_pid] != 0)
 /* a crash loses the process's hint and its put not landed yet */
 #define CRASH_CODE hint = 0; hput[_pid] = 0; HPUT_SET_T(_pid, 0)
-/* a pass that frees W sets the hint */
+/* a pass that frees W sets the hint (INTENT: no SWAP path, no hint) */
+#ifdef INTENT
+#define FREED_HINT skip
+#else
 #define FREED_HINT hint = 1
+#endif
 #else
 #define PUT_PENDING 0
 #define CRASH_CODE skip
@@ -520,7 +580,7 @@ byte hputt[NP];         /* its token */
     :: REACH(LQ(hl[k])) && state[LQ(hl[k]) - 1] == ABANDONED(LG(hl[k])) && \
        aprev[LQ(hl[k]) - 1] == ha[k] && app[LQ(hl[k]) - 1] == hp[k] -> \
         state[LQ(hl[k]) - 1] = PASSED(LG(hl[k])); TOUCH; k++; HOPS_SKIP \
-    :: else -> c = 0; wl = 0; ff = 0; S = 0; HOPS_CLEAR \
+    :: else -> c = 0; wl = 0; ff = 0; S = 0; HOPS_CLEAR SEAL_FAIL_ORPHAN \
     fi
 /* READOPT_RETIRE: after its takeover the taker retires each place it
    sealed, CAS(state[hl[k]], its seal -> IDLE) (a pass's record since:
@@ -552,6 +612,64 @@ byte hputt[NP];         /* its token */
 #endif
 #define CHAIN_TAKE_OVER \
     (HEAD_GONE && (ff || H == wl || ((S >> H) & 1) || H == LINK(x, g)))
+
+#ifdef INTENT
+/* INTENT: orphan completion by a waiter whose chain head wl is dead and
+   expired and the takeover rule does not apply (wl never held). The check
+   reads intent[wl] (a get at the home; a dead owner's intent does not change)
+   and keeps its (pp, flag) in (ra, rp), o = 1 (ra, rp, o are the pass's, idle
+   while waiting); the hops are sealed as for a takeover; then one CAS,
+   CAS(next[pp], EMPTY(gpp) -> LINK(x, g)): success or PEER_DEAD -> pl := pp
+   (with its flag), walk again; LINK(wl) or anything else -> keep waiting */
+#ifdef BUG_ORPHAN_NO_EXPIRY
+#define ORPHAN_GONE (!REACH(LQ(wl)))
+#else
+#define ORPHAN_GONE GONE(wl)
+#endif
+#if defined(BUG_ORPHAN_ANY_GEN) || defined(BUG_INTENT_ANY_GEN)
+#define INTENT_OK (ig[LQ(wl) - 1] != 0)
+#else
+#define INTENT_OK (ig[LQ(wl) - 1] == LG(wl))
+#endif
+#ifdef BUG_ORPHAN_ANY_GEN
+#define ORPHAN_EMPTY (!IS_LINK(next[LQ(ra) - 1]))
+#else
+#define ORPHAN_EMPTY (next[LQ(ra) - 1] == EMPTY(LG(ra)))
+#endif
+/* INTENT_NO_SEAL: orphan completion does not seal the places its walk went
+   over (a takeover still does) */
+#ifdef INTENT_NO_SEAL
+#define SEAL_ORPHAN (!o)
+#else
+#define SEAL_ORPHAN 1
+#endif
+#ifdef BUG_ORPHAN_STORE
+#undef ORPHAN_EMPTY
+#define ORPHAN_EMPTY 1
+#endif
+#define ORPHAN_CLEAR o = 0; ra = 0; rp = 0
+#define ORPHAN_CAS \
+    if \
+    :: !REACH(LQ(ra)) -> pl = ra; pp = rp; walked = walked & ~BIT \
+    :: REACH(LQ(ra)) && ORPHAN_EMPTY -> \
+        next[LQ(ra) - 1] = LINK(x, g); pl = ra; pp = rp; \
+        walked = walked & ~BIT \
+    :: else -> skip \
+    fi
+#define SEAL_FAIL_ORPHAN ; ORPHAN_CLEAR
+/* the model forgets the intent of a qnode's previous use when it is claimed
+   again (fewer states): only an intent of wl's generation is ever used, and
+   wl's owner is dead (it claims nothing more; a zombie's next enqueue would
+   overwrite it anyway). Not with the planted bugs that read any generation */
+#if defined(BUG_ORPHAN_ANY_GEN) || defined(BUG_INTENT_ANY_GEN)
+#define INTENT_FORGET
+#else
+#define INTENT_FORGET ; ig[x - 1] = 0; ip[x - 1] = 0; ipf[x - 1] = 0
+#endif
+#else
+#define SEAL_FAIL_ORPHAN
+#define INTENT_FORGET
+#endif
 
 /* the takeover: CAS(state[x], WAITING(g) -> GRANTED(tnew)), tnew = the
    largest token issued + 1; failure: a late grant, hold with it */
@@ -741,6 +859,44 @@ inline pass() {
                         fi }
                STEP(LINK_INTO(Q, g, n); n = 0)
 #endif
+#ifdef INTENT_TAIL_WALK
+            /* INTENT_TAIL_WALK: from W's tail, walk back over abandoned
+               places (tag 2 or 3, their recorded predecessor; each was
+               enqueued) to a place T; if T is dead and expired and intent[T] =
+               (gT, Q), T is Q's successor: CAS(next[Q], EMPTY(gQ) -> LINK(T)).
+               Gets at the home and of live qnodes, one step here (each fact it
+               concludes from stays true); gated like a waiter's walk (walked:
+               the words it reads besides W and intent were written since; a
+               new tail is a live waiter that completes the link itself) */
+            :: atomic { REACH(Q) && next[Q - 1] == EMPTY(g) && IS_HELD(W) &&
+                        !(walked & BIT) ->
+                        walked = walked | BIT; ra = WL(W); rp = 0;
+                        do
+                        :: rp < NQ && REACH(LQ(ra)) &&
+                           IS_ABANDONED_G(state[LQ(ra) - 1], LG(ra)) ->
+                            ra = aprev[LQ(ra) - 1]; rp++
+                        :: else -> break
+                        od;
+                        if
+                        :: GONE(ra) && ig[LQ(ra) - 1] == LG(ra) &&
+                           ip[LQ(ra) - 1] == LINK(Q, g) -> next[Q - 1] = ra
+                        :: else -> skip
+                        fi;
+                        ra = 0; rp = 0 }
+#elif defined(INTENT_TAIL)
+            /* INTENT_TAIL: W's tail T is dead and expired and intent[T] =
+               (gT, Q): T is Q's successor. As specified, next[Q] is taken
+               to be LINK(T) (nothing written); INTENT_TAIL_CAS: complete
+               it, CAS(next[Q], EMPTY(gQ) -> LINK(T)), then read next[Q] */
+            :: atomic { REACH(Q) && next[Q - 1] == EMPTY(g) && IS_HELD(W) &&
+                        GONE(WL(W)) && ig[LQ(WL(W)) - 1] == LG(WL(W)) &&
+                        ip[LQ(WL(W)) - 1] == LINK(Q, g) ->
+#ifdef INTENT_TAIL_CAS
+                        next[Q - 1] = WL(W) }
+#else
+                        n = WL(W); break }
+#endif
+#endif
             :: FAULT_THEN(skip)
             :: GIVE_UP
             od
@@ -912,14 +1068,49 @@ active [NP] proctype P()
                fi;
                gen[x - 1] = NEWGEN(x); g = gen[x - 1]; assert(g < 4);
                next[x - 1] = EMPTY(g); state[x - 1] = WAITING(g);
-               aprev[x - 1] = 0; app[x - 1] = 0; TOUCH;
+               aprev[x - 1] = 0; app[x - 1] = 0; TOUCH INTENT_FORGET;
                break
            }
         :: FAULT_THEN(skip)
         :: GIVE_UP
         od;
         /* 2. enqueue (CODE: the CAS loop with the hint, else SWAP) */
-#ifdef CODE
+#if defined(INTENT)
+        /* INTENT: the CAS loop only. Read W (a failed CAS returns it): FREE ->
+           CAS from it, holds with FIRST (no intent); HELD(T) -> intent[x] :=
+           (g, T, T's flag), one blocking put, then CAS(W, HELD(T) ->
+           HELD(x)); failure (W changed): around again, a new intent. The read
+           and the intent write are one step here: the read is private, and an
+           intent written after W moved on from T is only followed by a failed
+           CAS (a crash in between leaves an intent no waiter reads: x is not
+           in the queue) */
+enqueue:
+        STEP(if
+             :: !IS_HELD(W) ->
+                 tok = W + 1; ISSUE(tok); W = HELDW(LINK(x, g)); wp = 0;
+                 goto hold
+             :: else ->
+                 pl = WL(W); pp = wp;
+#ifndef BUG_INTENT_AFTER_CAS
+                 ig[x - 1] = g; ip[x - 1] = pl; ipf[x - 1] = pp
+#else
+                 skip
+#endif
+             fi);
+        STEP(if
+             :: W == HELDW(pl) && wp == pp ->
+                 W = HELDW(LINK(x, g)); wp = 1;
+                 if
+                 :: timeouts > 0 -> timeouts--; dl = 1
+                 :: true -> skip
+                 fi
+             :: else -> pl = 0; pp = 0; goto enqueue
+             fi);
+#ifdef BUG_INTENT_AFTER_CAS
+        /* the intent after the CAS: the window is back */
+        STEP(ig[x - 1] = g; ip[x - 1] = pl; ipf[x - 1] = pp);
+#endif
+#elif defined(CODE)
         if
         :: hint -> STEP(hint = 0; ENQUEUE(0, hold))
         :: else -> STEP(ENQUEUE(1, swapped_free))
@@ -928,7 +1119,19 @@ active [NP] proctype P()
         STEP(ENQUEUE(0, hold));
 #endif
         /* 4. link behind pl */
+#ifdef INTENT
+        /* INTENT: the link CAS may find next[pl] completed by a waiter behind
+           x (orphan completion, after x's expiry): only a zombie's does, and it
+           gives up (its call returns EXPIRED); else as LINK_CHECK */
+        LSTEP(if
+              :: REACH(LQ(pl)) && next[LQ(pl) - 1] != EMPTY(LG(pl)) ->
+                  assert(DEAD(_pid));                           /* (e) */
+                  goto stopped
+              :: else -> LINK_INTO(LQ(pl), LG(pl), LINK(x, g))
+              fi);
+#else
         LSTEP(LINK_CHECK; LINK_INTO(LQ(pl), LG(pl), LINK(x, g)));
+#endif
         /* 5. wait for the grant; recovery; deadline */
 #ifdef READOPT
 readopted:
@@ -955,18 +1158,45 @@ readopted:
 #ifdef READOPT
            STEP(if
                 :: CHAIN_TAKE_OVER -> c = 1; HOPS_SKIP
+#ifdef INTENT
+                /* orphan completion: wl dead and expired, never held */
+                :: !CHAIN_TAKE_OVER && ORPHAN_GONE ->
+                    if
+                    :: INTENT_OK ->
+                        c = 1; o = 1; ra = ip[LQ(wl) - 1];
+                        rp = ipf[LQ(wl) - 1]; HOPS_SKIP
+                    :: else ->
+                        /* wl never held, so it queued behind a tail, and
+                           wrote intent[wl] before: never here */
+                        assert(false);
+                        wl = 0; ff = 0; S = 0; HOPS_CLEAR
+                    fi
+#endif
                 :: else -> wl = 0; ff = 0; S = 0; HOPS_CLEAR
                 fi);
 #ifndef BUG_NO_SEAL
            /* SEAL each kept hop, in walk order (one CAS each); a failure
               clears c and the walk */
            do
+#ifdef INTENT
+           :: c && k < NH && SEAL_ORPHAN -> STEP(SEAL_HOP)
+#else
            :: c && k < NH -> STEP(SEAL_HOP)
+#endif
            :: else -> break
            od;
 #endif
            if
+#ifdef INTENT
+           :: c && o ->
+               /* orphan completion: CAS(next[pp], EMPTY(gpp) -> LINK(x, g)) */
+               STEP(assert(EXPIRED(OWNER(LQ(wl))));          /* (c) */
+                    ORPHAN_CAS;
+                    c = 0; ORPHAN_CLEAR; wl = 0; ff = 0; S = 0; HOPS_CLEAR)
+           :: c && !o ->
+#else
            :: c ->
+#endif
                /* the takeover */
 #ifdef READOPT_RETIRE
                STEP(assert(EXPIRED(OWNER(LQ(wl))));          /* (c) */
@@ -1062,7 +1292,13 @@ hold:   /* enter the critical section with token tok */
              fi;
              pl = 0; pp = 0; ab = 0; dl = 0);
         /* leave it, and pass the lock on */
+#ifdef INTENT_TAIL_WALK
+        /* the pass's tail walk may run at once (walked: this process's bit
+           may be left from its own walks as a waiter) */
+        STEP(incs = incs & ~BIT; Q = x; walked = walked & ~BIT);
+#else
         STEP(incs = incs & ~BIT; Q = x);
+#endif
         pass();
 timed_out:
         atomic { x = 0; g = 0; pl = 0; pp = 0; ab = 0; tok = 0; dl = 0 }
