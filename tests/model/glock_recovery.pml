@@ -175,9 +175,9 @@
  *   OUTSIDE_TWO_PLACES counts tag 3 places too (not retired yet: with
  *   re-adoption a process's other place is always tag 3).
  *
- * -DINTENT (with -DCODE -DCODE_ABANDON -DREADOPT; a proposal for the crash
- * between enqueue and link, counterexample 1 / stall 4 of the README; glock.c
- * does not have it yet). Intent records at the home, intent[q] = (ig, ip,
+ * -DINTENT (with -DCODE -DCODE_ABANDON -DREADOPT; glock.c has it, with
+ * -DINTENT_TAIL_WALK: the rule for the crash between enqueue and link,
+ * counterexample 1 / stall 4 of the README). Intent records at the home, intent[q] = (ig, ip,
  * ipf): the generation of q's use that wrote it, the tail it queues behind,
  * and that tail's FIRST flag in the W word the CAS expects (ipf = 0 iff FIRST,
  * as pp); they survive crashes. No SWAP path (no hint, no put of H):
