@@ -365,6 +365,7 @@ rdlm_status_t rdlm_svc_open(const char *authority, rdlm_session_h session,
         svc->links[h].id = m.members[h].id;
         memcpy(svc->links[h].addr, m.members[h].addr, sizeof(svc->links[h].addr));
         pthread_rwlock_init(&svc->links[h].lock, NULL);
+        pthread_mutex_init(&svc->links[h].op_lock, NULL);
     }
     pthread_mutex_init(&svc->locks_lock, NULL);
     *svc_p = svc;
@@ -378,6 +379,7 @@ void rdlm_svc_close(rdlm_svc_t *svc)
     for (uint32_t h = 0; h < svc->n; h++) {
         rdlm_svc_link_down(&svc->links[h]);
         pthread_rwlock_destroy(&svc->links[h].lock);
+        pthread_mutex_destroy(&svc->links[h].op_lock);
     }
     pthread_mutex_destroy(&svc->locks_lock);
     free(svc->locks);

@@ -17,6 +17,9 @@ typedef struct rdlm_svc_link {
     uint32_t id;                  /* the replica's id: its HOMES answer must say it */
     /* Readers: operations on the home. Writer: (re)connecting, tearing down. */
     pthread_rwlock_t lock;
+    /* Held across each remote operation of a reader: one request at a time on the
+     * connection to the home (rdlm_svc_cas). */
+    pthread_mutex_t op_lock;
     int up;                 /* the fields below are valid */
     rdlm_atomic_u32_t dead; /* an operation found the home dead: reconnect */
     rdlm_atomic_u64_t ops;  /* remote operations of the lock path (rdlm_svc_home_ops) */
@@ -76,26 +79,50 @@ rdlm_status_t rdlm_svc_pause(uint64_t *pause_p, uint64_t deadline);
 rdlm_status_t rdlm_svc_wait(const rdlm_svc_t *svc, uint64_t *pause_p, uint64_t deadline);
 
 /* One remote compare-and-swap / fetch-or / read of home l, counted in
- * rdlm_svc_home_ops. */
+ * rdlm_svc_home_ops; blocking, and one at a time per link (l->op_lock), whichever
+ * threads of this process call them.
+ *
+ * One at a time, because the home must never owe a dead client two answers: UCX
+ * aborts the home's process when it cannot send one (transport/ucx/ucx.c,
+ * rdlm_ucx_answer_only), and once a client died, the first answer the home sends on
+ * its connection (made while the home was stopped or slow) draws a reset from the
+ * client's kernel that fails the second. Two threads waiting on two locks of one home
+ * each left a read at a stopped home: killed, their process took the resumed home
+ * down. */
 static inline rdlm_status_t rdlm_svc_cas(rdlm_svc_link_t *l, uint64_t off, uint64_t compare,
                                          uint64_t swap, uint64_t *old_p)
 {
+    rdlm_status_t st;
+
     rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
-    return rdlm_tl_cswap64(l->tl, l->rkey, off, compare, swap, old_p);
+    pthread_mutex_lock(&l->op_lock);
+    st = rdlm_tl_cswap64(l->tl, l->rkey, off, compare, swap, old_p);
+    pthread_mutex_unlock(&l->op_lock);
+    return st;
 }
 
 static inline rdlm_status_t rdlm_svc_or(rdlm_svc_link_t *l, uint64_t off, uint64_t bits,
                                         uint64_t *old_p)
 {
+    rdlm_status_t st;
+
     rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
-    return rdlm_tl_for64(l->tl, l->rkey, off, bits, old_p);
+    pthread_mutex_lock(&l->op_lock);
+    st = rdlm_tl_for64(l->tl, l->rkey, off, bits, old_p);
+    pthread_mutex_unlock(&l->op_lock);
+    return st;
 }
 
 static inline rdlm_status_t rdlm_svc_get(rdlm_svc_link_t *l, uint64_t off, void *buf,
                                          size_t len)
 {
+    rdlm_status_t st;
+
     rdlm_fetch_add(&l->ops, 1, RDLM_RELAXED);
-    return l->tl->rma->get(l->tl, l->rkey, off, buf, len);
+    pthread_mutex_lock(&l->op_lock);
+    st = l->tl->rma->get(l->tl, l->rkey, off, buf, len);
+    pthread_mutex_unlock(&l->op_lock);
+    return st;
 }
 
 /** Resolve lock k's slot at home l (held): the slot of its bucket whose key names it,

@@ -325,6 +325,10 @@ typedef struct rdlm_tl_params {
      *  operations finishes them there while its own threads are busy elsewhere. */
     void (*after_progress)(void *arg);
     void *after_progress_arg;
+    /** The context only answers its peers' operations and never starts one itself (the
+     *  server of a relay bootstrap: rdlmd's lock home). The UCX backend then sends
+     *  nothing of its own to a peer: UCX's keepalive is off (ucx.c says why). */
+    int answer_only;
 } rdlm_tl_params_t;
 
 /** Set the fields of *params_p that the RDLM_* configuration decides:

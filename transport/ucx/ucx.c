@@ -1161,20 +1161,63 @@ static void rdlm_ucx_setup_error(const char *step, ucs_status_t s)
                step, ucs_status_string(s), env);
 }
 
-/* The UCX context and worker of c. RDLM_ERR_BAD_CONFIG (a variable UCX refuses),
- * RDLM_ERR_UNSUPPORTED (no transport or device UCX may use works here), or the
- * worker's error; one line each (rdlm_ucx_setup_error). */
+/*
+ * An answering context (params.answer_only: rdlmd's lock home) runs without UCX's
+ * keepalive. Over tcp a peer's get, fetching atomic or put is answered from inside the
+ * target's progress (ucp_get_req_handler, ucp_atomic_req_handler, ucp_put_handler in
+ * UCX's rma_sw.c / amo_sw.c), through ucp_request_send, and ucp_request_try_send
+ * (ucp_request.inl) aborts the process when that send fails with anything but
+ * UCS_ERR_NO_RESOURCE: "Fatal: unexpected error: Endpoint timeout" (uct's tcp turns a
+ * failed send() into UCS_ERR_ENDPOINT_TIMEOUT, and an endpoint already marked failed
+ * has lanes that return it). That is so in 1.13.1 and still on UCX's master; no error
+ * mode or handler changes it, and the home's endpoints are made by UCX from the
+ * clients' wire-up, with their error mode (PEER).
+ * It happens when a client died with a request of its own unanswered (the home was
+ * stopped, or slow): its exit closes its sockets, and the first thing the home sends
+ * on the connection afterwards makes the client's kernel answer with a reset, which
+ * fails the next send. A request's answer alone is the first send and succeeds; the
+ * home's receive then sees the close and UCX drops the endpoint (so a client keeps one
+ * request at a time on a home: core/svc/svc_internal.h). But UCX's keepalive
+ * (UCX_KEEPALIVE_INTERVAL, 20 s, on endpoints in PEER mode) sends a probe to every
+ * client from the home's progress: after a stop longer than its interval, the probe
+ * went out first on resume and the answer to the dead client's request aborted
+ * rdlmd (7 runs of 15 for a user). A home has no use for the probe: it never waits on
+ * a client (clients watch the home, and leases, not connections, free a dead client's
+ * locks). So it is off there, whatever RDLM_UCX_* or UCX_* say.
+ */
+static rdlm_status_t rdlm_ucx_answer_only(ucp_config_t *config)
+{
+    ucs_status_t s = ucp_config_modify(config, "KEEPALIVE_INTERVAL", "inf");
+
+    if (s != UCS_OK) {
+        rdlm_ucx_setup_error("turning UCX's keepalive off (UCX_KEEPALIVE_INTERVAL)", s);
+        return RDLM_ERR_BAD_CONFIG;
+    }
+    return RDLM_OK;
+}
+
+/* The UCX context and worker of c (without keepalive if answer_only). RDLM_ERR_BAD_CONFIG
+ * (a variable UCX refuses), RDLM_ERR_UNSUPPORTED (no transport or device UCX may use
+ * works here), or the worker's error; one line each (rdlm_ucx_setup_error). */
 static rdlm_status_t rdlm_ucx_setup(rdlm_ucx_ctx_t *c, const ucp_params_t *up,
-                                    const ucp_worker_params_t *wp)
+                                    const ucp_worker_params_t *wp, int answer_only)
 {
     ucp_config_t *config;
     ucs_status_t s;
+    rdlm_status_t st;
 
     /* "RDLM": UCX reads RDLM_UCX_* (over UCX_*) for this context. */
     s = ucp_config_read("RDLM", NULL, &config);
     if (s != UCS_OK) {
         rdlm_ucx_setup_error("reading RDLM_UCX_* and UCX_* configuration", s);
         return RDLM_ERR_BAD_CONFIG;
+    }
+    if (answer_only) {
+        st = rdlm_ucx_answer_only(config);
+        if (st != RDLM_OK) {
+            ucp_config_release(config);
+            return st;
+        }
     }
     s = ucp_init(up, config, &c->context);
     ucp_config_release(config);
@@ -1288,7 +1331,7 @@ static rdlm_status_t rdlm_ucx_open(const rdlm_tl_params_t *params, rdlm_tl_ctx_h
     if (st != RDLM_OK)
         goto err;
 
-    st = rdlm_ucx_setup(c, &up, &wp);
+    st = rdlm_ucx_setup(c, &up, &wp, params->answer_only);
     if (st != RDLM_OK)
         goto err;
     s = ucp_worker_get_efd(c->worker, &c->efd);
