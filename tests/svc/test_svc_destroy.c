@@ -47,6 +47,7 @@
 #include <rdlm.h>
 
 #include "rdlmd_cluster.h"
+#include "svc_ctx.h"
 
 #define TTL_MS 1000u
 #define CHILD_LIMIT_S 15
@@ -60,23 +61,6 @@
 static char lock_name[64];
 
 /* ---- the child processes ---------------------------------------------------------- */
-
-/* A context of job (this process's own), with lock_name open; NULL on failure. */
-static rdlm_ctx_h ctx_with_lock(const char *job, rdlm_lock_h *lock_p)
-{
-    char tagged[64];
-    rdlm_ctx_h ctx;
-
-    snprintf(tagged, sizeof(tagged), "%s-%d", job, (int)getpid());
-    setenv("RDLM_JOB", tagged, 1);
-    if (rdlm_ctx_create(NULL, &ctx) != RDLM_OK)
-        return NULL;
-    if (rdlm_lock_open(ctx, lock_name, lock_p) != RDLM_OK) {
-        rdlm_ctx_destroy(ctx);
-        return NULL;
-    }
-    return ctx;
-}
 
 /* A thread waiting on lock: its status, and when it returned (0 while it waits). */
 typedef struct waiter {
@@ -138,7 +122,7 @@ static void *destroyer_run(void *arg)
 static int child_wait(uint64_t timeout_ns)
 {
     waiter_t w = {.timeout_ns = timeout_ns, .status = 1};
-    destroyer_t d = {.ctx = ctx_with_lock("t-destroy-waiter", &w.lock)};
+    destroyer_t d = {.ctx = svc_ctx_with_lock("t-destroy-waiter", lock_name, &w.lock)};
     double ended_ms, destroy_ms;
     pthread_t t;
 
@@ -172,7 +156,7 @@ static int child_wait(uint64_t timeout_ns)
 static int race_round(rdlm_lock_h held, int offset_us, uint64_t *token_p, int *given_back_p)
 {
     waiter_t w = {.timeout_ns = RDLM_TIMEOUT_INFINITE, .status = 1};
-    destroyer_t d = {.ctx = ctx_with_lock("t-destroy-racer", &w.lock)};
+    destroyer_t d = {.ctx = svc_ctx_with_lock("t-destroy-racer", lock_name, &w.lock)};
     uint64_t before = *token_p;
     pthread_t t, dt;
     rdlm_status_t again;
@@ -239,7 +223,7 @@ static int child_main(const char *mode)
 
     alarm(CHILD_LIMIT_S);
     snprintf(lock_name, sizeof(lock_name), "svc-destroy-%s", mode);
-    holder = ctx_with_lock("t-destroy-holder", &held);
+    holder = svc_ctx_with_lock("t-destroy-holder", lock_name, &held);
     /* (RDLM_OWNER_DEAD: a child of an earlier run crashed holding it) */
     if (holder == NULL || rdlm_lock_acquire(held, 20000 * MS, &token) < 0) {
         fprintf(stderr, "child %s: set-up failed\n", mode);

@@ -47,6 +47,7 @@
 #include <rdlm.h>
 
 #include "rdlmd_cluster.h"
+#include "svc_ctx.h"
 
 #define ROUNDS 8
 #define STOP_MS 1500u    /* longer than the replicas' keepalive interval */
@@ -63,23 +64,6 @@ typedef struct shared {
 } shared_t;
 
 static char shared_path[sizeof(C.dir) + 16];
-
-/* A context of job-<pid> with name open; NULL on failure. */
-static rdlm_ctx_h ctx_with_lock(const char *job, const char *name, rdlm_lock_h *lock_p)
-{
-    char tagged[64];
-    rdlm_ctx_h ctx;
-
-    snprintf(tagged, sizeof(tagged), "%s-%d", job, (int)getpid());
-    setenv("RDLM_JOB", tagged, 1);
-    if (rdlm_ctx_create(NULL, &ctx) != RDLM_OK)
-        return NULL;
-    if (rdlm_lock_open(ctx, name, lock_p) != RDLM_OK) {
-        rdlm_ctx_destroy(ctx);
-        return NULL;
-    }
-    return ctx;
-}
 
 /* ---- the waiter (a child) --------------------------------------------------------- */
 
@@ -107,7 +91,7 @@ static int waiter_main(int argc, char **argv)
     alarm(WAITER_LIMIT_S);
     if (give_up)
         setenv("RDLM_PEER_TIMEOUT_MS", GIVE_UP_MS, 1);
-    ctx = ctx_with_lock("t-hstop-waiter", argv[3], &lock[0]);
+    ctx = svc_ctx_with_lock("t-hstop-waiter", argv[3], &lock[0]);
     if (sh == NULL || ctx == NULL || (n == 2 && rdlm_lock_open(ctx, argv[4], &lock[1])))
         return 100;
     for (int i = 0; i < n; i++)
@@ -159,7 +143,7 @@ static int one_round(int round, char names[2][64], int n)
     pid_t waiter;
 
     assert_non_null(sh);
-    holder = ctx_with_lock("t-hstop-holder", names[0], &held[0]);
+    holder = svc_ctx_with_lock("t-hstop-holder", names[0], &held[0]);
     assert_non_null(holder);
     assert_int_equal(rdlm_lock_open(holder, names[1], &held[1]), RDLM_OK);
     for (int i = 0; i < 2; i++)
@@ -187,7 +171,7 @@ static int one_round(int round, char names[2][64], int n)
     for (int i = 0; i < 2; i++)
         (void)rdlm_lock_release(held[i]); /* fails if the home died */
     got = RDLM_ERR_UNAVAILABLE;
-    fresh = alive ? ctx_with_lock("t-hstop-fresh", names[0], &fresh_lock) : NULL;
+    fresh = alive ? svc_ctx_with_lock("t-hstop-fresh", names[0], &fresh_lock) : NULL;
     if (fresh != NULL) {
         got = rdlm_lock_acquire(fresh_lock, ACQUIRE_MS * MS, &token);
         if (got == RDLM_OK)
@@ -221,7 +205,7 @@ static void names_at_follower(int round, char names[2][64])
     int leader = find_leader(5000), home = -1, found = 0;
 
     assert_true(leader >= 0);
-    ctx = ctx_with_lock("t-hstop-probe", "svc-home-stop-probe", &lock);
+    ctx = svc_ctx_with_lock("t-hstop-probe", "svc-home-stop-probe", &lock);
     assert_non_null(ctx);
     for (int k = 0; k < 64 && found < 2; k++) {
         snprintf(names[found], 64, "svc-home-stop-%d-%d", round, k);
