@@ -60,16 +60,17 @@
  * fetching swap: complete at the home) the use's generation and that tail, and it
  * enqueues by CAS only: whenever W names a place, that place's intent names the one
  * ahead of it. The waiter behind a dead place that never held the lock, once the
- * authority ended its lease, reads its intent and links the place right behind it
- * (its own, or the last abandoned one its walk went over, which is then made to name
- * that place ahead) into the next word of the place the intent names, by CAS from
- * that place's NOLINK: the dead place is skipped, and a late link of its own (a
- * process paused past its lease) fails on it (rdlm_glock_mend). A release waiting for
- * a link whose W names a dead place with an ended lease and an intent naming the
- * releasing place passes the lock to that place as if it had linked (the next waiter
- * takes it over: rdlm_glock_dead_tail). Costs: an enqueue behind a tail writes its
+ * authority ended its lease, reads its intent, seals the abandoned places its walk
+ * went over, and links its own place into the next word of the place the intent
+ * names, by CAS from that place's NOLINK: the dead place is skipped, and a late link
+ * of its own (a process paused past its lease) fails on it (rdlm_glock_mend). A
+ * release waiting for a link whose W's tail leads, over abandoned places, to a dead
+ * place with an ended lease and an intent naming the releasing place sets that link
+ * itself and passes the lock to the dead place (the next waiter behind it takes it
+ * over: rdlm_glock_dead_tail). Spin model: glock_recovery.pml -DINTENT
+ * -DINTENT_TAIL_WALK. Costs: an enqueue behind a tail writes its
  * intent first (one more round trip where the acquire waits anyway), a word whose CAS
- * fails 8 times in a row (heavy contention) is queued on by SWAP without an intent
+ * fails 32 times in a row (heavy contention) is queued on by SWAP without an intent
  * (its window stays), and intents take 256 bytes per process at each home. FIRST is
  * always set by the CAS that takes W free, so the SWAP path's second window (a death
  * between a SWAP that found W free and the CAS that adds FIRST) is gone with it.
@@ -111,7 +112,7 @@
 /* CASes an enqueue tries (from the guess, then from what W held) before it swaps. */
 #define RDLM_GLOCK_ENQUEUE_CAS 2
 /* With intents: CASes an enqueue tries before it swaps without one (a busy word). */
-#define RDLM_GLOCK_INTENT_CAS 8
+#define RDLM_GLOCK_INTENT_CAS 32
 
 /* An enqueue intent (top of the file, "Intents"): the use's generation and the place
  * it queues behind (rank, index, generation; whether that one took W free). */
