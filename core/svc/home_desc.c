@@ -36,8 +36,10 @@ size_t rdlm_svc_desc_encode(const rdlm_svc_desc_t *d, uint8_t *buf, size_t cap)
     p = rdlm_le_put32(p, d->tags);
     p = rdlm_le_put32(p, d->rec_len);
     p = rdlm_le_put32(p, d->rkey_len);
-    memcpy(p, d->rec, d->rec_len);
-    memcpy(p + d->rec_len, d->rkey, d->rkey_len);
+    if (d->rec_len != 0) /* a replica without a home has neither (NULL) */
+        memcpy(p, d->rec, d->rec_len);
+    if (d->rkey_len != 0)
+        memcpy(p + d->rec_len, d->rkey, d->rkey_len);
     p = rdlm_le_put32(p + d->rec_len + d->rkey_len, d->self_id);
     p = rdlm_le_put32(p, d->n_members);
     for (uint32_t i = 0; i < d->n_members; i++) {
