@@ -115,11 +115,7 @@ static int child(unsigned rank, const char *rendezvous)
     double t0, t;
     rdlm_status_t s;
 
-    s = procs_join(rank, NPROCS, rendezvous, &ctx);
-    if (s != RDLM_OK)
-        FAIL("rdlm_ctx_create: %s", rdlm_status_str(s));
-    if (rdlm_ctx_dist_info(ctx, &di) != RDLM_OK || !di.distributed || di.nodes != NPROCS)
-        FAIL("not a distributed context of %d nodes", NPROCS);
+    ctx = procs_join_nodes("dist_paused_holder", rank, NPROCS, rendezvous, &di);
     if (strcmp(di.lock_protocol, atomic_mode ? "atomic" : "am") != 0)
         FAIL("lock protocol %s", di.lock_protocol);
     l = procs_open_homed("dist_paused_holder", rank, ctx, "paused", 0);

@@ -140,11 +140,7 @@ static int child(unsigned rank, const char *rendezvous)
     int peer_dead = 0;
     rdlm_status_t s;
 
-    s = procs_join(rank, NPROCS, rendezvous, &ctx);
-    if (s != RDLM_OK)
-        FAIL("rdlm_ctx_create: %s", rdlm_status_str(s));
-    if (rdlm_ctx_dist_info(ctx, &di) != RDLM_OK || !di.distributed || di.nodes != NPROCS)
-        FAIL("not a distributed context of %d nodes", NPROCS);
+    ctx = procs_join_nodes("dist_peer_death", rank, NPROCS, rendezvous, &di);
     dead = open_homed(ctx, rank, "dead-home", (int32_t)VICTIM);
     live = open_homed(ctx, rank, "live-home", 0);
     held = open_homed(ctx, rank, "held-home", 1);

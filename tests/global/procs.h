@@ -92,6 +92,23 @@ static inline rdlm_status_t procs_join(unsigned rank, unsigned size, const char 
     return rdlm_ctx_create(&p, ctx_p);
 }
 
+/* procs_join a context of size processes on size (virtual) nodes: the context, its
+ * *di_p, or procs_fail (prefixed with who). */
+static inline rdlm_ctx_h procs_join_nodes(const char *who, unsigned rank, unsigned size,
+                                          const char *rendezvous,
+                                          rdlm_ctx_dist_info_t *di_p)
+{
+    rdlm_ctx_h ctx;
+    rdlm_status_t s = procs_join(rank, size, rendezvous, &ctx);
+
+    if (s != RDLM_OK)
+        procs_fail(who, rank, "rdlm_ctx_create: %s", rdlm_status_str(s));
+    if (rdlm_ctx_dist_info(ctx, di_p) != RDLM_OK || !di_p->distributed ||
+        di_p->nodes != size)
+        procs_fail(who, rank, "not a distributed context of %u nodes", size);
+    return ctx;
+}
+
 /* procs_join, then check the layout the death tests build on 2 virtual nodes: 2 nodes,
  * the victim the second process of node 0 (its node-mate leads node 0, so the homes
  * of node 0 live on). The context, or procs_fail (prefixed with who). */
