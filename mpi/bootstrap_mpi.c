@@ -24,6 +24,15 @@
  * word: about 5 ms per emulated fetch-add with a test on every round, about 0.2-0.4
  * ms with the rate limit. The cost is at most RDLM_MPI_BOOT_TEST_MAX_NS of extra
  * latency per collective, which the bootstrap (wire-up, teardown) can afford.
+ *
+ * Errors come back as statuses, never as an abort: the duplicate returns errors
+ * (MPI_ERRORS_RETURN), and every test of a collective runs with MPI_COMM_WORLD's
+ * handler set to MPI_ERRORS_RETURN too (rdlm_mpi_boot_test), because Open MPI 4.1
+ * reports the error of a non-blocking collective to MPI_COMM_WORLD's handler, not to
+ * the communicator's: a rank stopped past its lease and resumed posts collectives its
+ * peers gave up or never post (the bootstrap is out of step), a message lands in a
+ * smaller one's buffer (MPI_ERR_TRUNCATE), and the default handler aborted the job
+ * in rdlm_ctx_destroy.
  */
 #include "bootstrap_mpi.h"
 
@@ -91,6 +100,25 @@ static rdlm_status_t rdlm_mpi_boot_error(const rdlm_mpi_boot_t *b, int rc, const
     return st;
 }
 
+/* PMPI_Test(req) with MPI_COMM_WORLD's error handler set to MPI_ERRORS_RETURN for the
+ * call (top of the file) and put back after. */
+static int rdlm_mpi_boot_test(MPI_Request *req, int *done)
+{
+    MPI_Errhandler world = MPI_ERRHANDLER_NULL;
+    int rc, saved;
+
+    saved = PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+            PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS;
+    rc = PMPI_Test(req, done, MPI_STATUS_IGNORE);
+    if (saved) {
+        PMPI_Comm_set_errhandler(MPI_COMM_WORLD, world);
+    }
+    if (world != MPI_ERRHANDLER_NULL) {
+        PMPI_Errhandler_free(&world);
+    }
+    return rc;
+}
+
 static void rdlm_mpi_boot_nap(void)
 {
     struct timespec ts = {0, RDLM_MPI_BOOT_NAP_NS};
@@ -134,7 +162,7 @@ static rdlm_status_t rdlm_mpi_boot_wait(rdlm_mpi_boot_t *b, MPI_Request *req,
         int done = 0, busy = 0, rc;
 
         if (now >= next_test) {
-            rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
+            rc = rdlm_mpi_boot_test(req, &done);
             if (rc != MPI_SUCCESS)
                 return rdlm_mpi_boot_error(b, rc, what);
             if (done)
@@ -313,7 +341,7 @@ void rdlm_mpi_bootstrap_fini(rdlm_tl_bootstrap_t *bs)
                                                  ? b->timeout_ns
                                                  : RDLM_MPI_BOOT_FINI_WAIT_NS);
         for (;;) {
-            rc = PMPI_Test(&b->pending, &done, MPI_STATUS_IGNORE);
+            rc = rdlm_mpi_boot_test(&b->pending, &done);
             if (rc != MPI_SUCCESS || done || rdlm_clock_now_ns() >= deadline)
                 break;
             rdlm_mpi_boot_nap();

@@ -28,6 +28,13 @@
  * must end at once with RDLM_ERR_PEER_DEAD (well before the timeout), and so must the
  * next collective.
  *
+ * --out-of-step: rank 1 enters a barrier where every other rank enters an allgather of
+ * 64 bytes per rank (as a rank stopped past its lease and resumed does in
+ * rdlm_ctx_destroy). Open MPI reports the truncated message of that mismatch to
+ * MPI_COMM_WORLD's error handler, which aborted the job (mpirun exited 16); now every
+ * rank's call must return, with any status (which one is MPI's to say), and
+ * MPI_COMM_WORLD's error handler must still be MPI_ERRORS_ARE_FATAL after it.
+ *
  * Any failure: a message naming the rank, then MPI_Abort (never a hang in the others).
  * Exit 77 on every rank if the UCX backend is not compiled in or not usable here.
  */
@@ -59,6 +66,7 @@ typedef struct opts {
     int expect_target_progress; /* -1: not checked */
     int peer_skips_barrier;
     int idle_says_dead; /* with peer_skips_barrier: idle says a process is dead */
+    int out_of_step;
 } opts_t;
 
 static void die(void) __attribute__((noreturn));
@@ -268,12 +276,44 @@ static int run_skip(const opts_t *o, unsigned rank, unsigned n)
     return 0;
 }
 
+static int run_out_of_step(const opts_t *o, unsigned rank, unsigned n)
+{
+    rdlm_tl_bootstrap_t bs;
+    idle_probe_t probe = {0};
+    rdlm_tl_idle_t idle = {idle_probe, &probe};
+    unsigned char block[64] = {0}, all[64 * MAX_RANKS];
+    MPI_Errhandler world;
+    rdlm_status_t st;
+    int same;
+
+    if (n < 2 || n > MAX_RANKS)
+        fail("--out-of-step needs 2..%d ranks", MAX_RANKS);
+    CHECK_OK(rdlm_mpi_bootstrap_init(MPI_COMM_WORLD, &bs));
+    CHECK_OK(rdlm_mpi_bootstrap_set_timeout(&bs, o->timeout_sec * 1000));
+    CHECK_OK(bs.barrier(bs.arg, &idle)); /* everyone is here */
+    st = rank == 1 ? bs.barrier(bs.arg, &idle)
+                   : bs.allgather(bs.arg, block, all, sizeof(block), &idle);
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
+    same = world == MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler_free(&world);
+    if (!same)
+        fail("MPI_COMM_WORLD's error handler is not MPI_ERRORS_ARE_FATAL after the "
+             "bootstrap's collective");
+    printf("PASS mpi_bootstrap_out_of_step (rank %u: %s returned %s)\n", rank,
+           rank == 1 ? "barrier" : "allgather", rdlm_status_name(st));
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rdlm_mpi_bootstrap_fini(&bs);
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: mpi_bootstrap_ucx [--iters N] [--timeout-sec S] "
                     "[--expect-ucx-tls VALUE] [--expect-target-progress 0|1]\n"
                     "       mpi_bootstrap_ucx --peer-skips-barrier [--idle-says-dead] "
-                    "[--timeout-sec S]\n");
+                    "[--timeout-sec S]\n"
+                    "       mpi_bootstrap_ucx --out-of-step [--timeout-sec S]\n");
     fflush(stderr);
 }
 
@@ -300,6 +340,8 @@ int main(int argc, char **argv)
             o.peer_skips_barrier = 1;
         else if (strcmp(argv[i], "--idle-says-dead") == 0)
             o.idle_says_dead = 1;
+        else if (strcmp(argv[i], "--out-of-step") == 0)
+            o.out_of_step = 1;
         else {
             if (rank == 0)
                 usage();
@@ -308,8 +350,9 @@ int main(int argc, char **argv)
     }
     if (o.timeout_sec == 0 || o.timeout_sec > 4000000)
         fail("--timeout-sec must be 1..4000000");
-    rc = o.peer_skips_barrier ? run_skip(&o, (unsigned)rank, (unsigned)size)
-                              : run_transport(&o, (unsigned)rank, (unsigned)size);
+    rc = o.out_of_step          ? run_out_of_step(&o, (unsigned)rank, (unsigned)size)
+         : o.peer_skips_barrier ? run_skip(&o, (unsigned)rank, (unsigned)size)
+                                : run_transport(&o, (unsigned)rank, (unsigned)size);
     if (rc == SKIP_CODE)
         return SKIP_CODE; /* MPI already finalized */
     MPI_Finalize();
