@@ -310,7 +310,9 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_n
 /**
  * Release; release ordering. Wakes one waiter only (the next in FIFO order, or the
  * one that reserved a bounded-bypass lock, else any one sleeper). Errors: RDLM_ERR_NOT_OWNER
- * (not held by this context, including a second release), RDLM_ERR_BAD_HANDLE,
+ * (not held by this context, including a second release, and a release after an
+ * acquire that failed: an acquire that returned RDLM_ERR_LEASE_EXPIRED has released
+ * what it took), RDLM_ERR_BAD_HANDLE,
  * RDLM_ERR_CLOSED. On error nothing changes. With a lease: RDLM_ERR_LEASE_EXPIRED
  * (released, but the lease is gone; for a service-wide lock, a waiter may have
  * broken it already); a service-wide lock whose home died or restarted while held:
@@ -355,7 +357,9 @@ typedef struct rdlm_lock_info {
 } rdlm_lock_info_t;
 
 /** Fill *info_p; non-blocking, scans the segment's process slots (not for hot
- *  paths). Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_INVALID_ARG. */
+ *  paths). Errors: RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_INVALID_ARG; with a
+ *  lease, RDLM_ERR_LEASE_EXPIRED once the context's lease is lost (as every call but
+ *  releases and closes; a new context can query the lock). */
 RDLM_EXPORT rdlm_status_t rdlm_lock_query(rdlm_lock_h lock, rdlm_lock_info_t *info_p);
 
 /* ---- reader-writer locks -------------------------------------------------------- */
