@@ -8,6 +8,10 @@
  * Wire format (host byte order: the peers run the same build):
  *   hello      {magic, rank, size}                          peer -> rank 0, once
  *   collective {magic, seq, len(64)} + len bytes            both directions
+ *   gave up    {magic, RDLM_BOOT_SEQ_GAVE_UP, len} + len bytes of text, in place of
+ *              the first collective's answer: rank 0 timed out waiting for ranks
+ *              that never connected, and says which (RDLM_ERR_TIMEOUT everywhere,
+ *              rather than a "process died" on the ranks that did connect)
  * allgather: every peer sends its block to rank 0; rank 0 answers each with all
  * blocks. barrier: an allgather of one byte.
  */
@@ -33,6 +37,13 @@
 
 #define RDLM_BOOT_MAGIC 0x52444c42u /* "RDLB" */
 #define RDLM_BOOT_DEFAULT_TIMEOUT_MS 30000u
+#define RDLM_BOOT_SEQ_GAVE_UP UINT32_MAX
+/* How long rank 0 tries to tell a connected rank that it gave up. */
+#define RDLM_BOOT_GAVE_UP_SEND_NS 100000000ull
+/* A rank's first collective waits this much longer than the timeout: rank 0 accepts
+ * the missing ranks until a deadline that began about when this rank's did, and its
+ * gave-up frame must arrive before this rank gives up on its own. */
+#define RDLM_BOOT_FIRST_SLACK_NS 1000000000ull
 
 typedef struct rdlm_boot_hello {
     uint32_t magic, rank, size;
@@ -76,12 +87,43 @@ static rdlm_status_t rdlm_boot_abort(rdlm_tl_boot_tcp_t *b, rdlm_status_t st)
     return st;
 }
 
+/* A rank other than 0: rank 0 gave up before the first collective (a gave-up frame
+ * with len bytes of text follows); logs its reason. RDLM_ERR_TIMEOUT. */
+static rdlm_status_t rdlm_boot_gave_up(const rdlm_tl_boot_tcp_t *b, uint64_t len,
+                                       uint64_t deadline)
+{
+    char why[256] = "";
+
+    if (len < sizeof(why) &&
+        rdlm_sock_recv(b->fds[0], why, (size_t)len, deadline, NULL, NULL) == RDLM_OK)
+        why[len] = '\0';
+    rdlm_error("bootstrap: rank %u: rank 0 gave up: %s", b->cb.rank,
+               why[0] != '\0' ? why : "(no reason received)");
+    return RDLM_ERR_TIMEOUT;
+}
+
+/* Rank 0, giving up before the first collective: tell every rank that connected why
+ * (a gave-up frame), then let the links close. */
+static void rdlm_boot_tell_gave_up(const rdlm_tl_boot_tcp_t *b, const char *why)
+{
+    uint64_t deadline = rdlm_clock_deadline(RDLM_BOOT_GAVE_UP_SEND_NS);
+    rdlm_boot_frame_t f = {RDLM_BOOT_MAGIC, RDLM_BOOT_SEQ_GAVE_UP, strlen(why)};
+
+    for (uint32_t r = 1; r < b->cb.size; r++) {
+        if (b->fds[r] >= 0 &&
+            rdlm_sock_send(b->fds[r], &f, sizeof(f), deadline, NULL, NULL) == RDLM_OK &&
+            rdlm_sock_send(b->fds[r], why, f.len, deadline, NULL, NULL) == RDLM_OK)
+            (void)shutdown(b->fds[r], SHUT_WR);
+    }
+}
+
 static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void *send,
                                               void *recv, size_t len,
                                               const rdlm_tl_idle_t *idle)
 {
-    uint64_t deadline = rdlm_clock_deadline(b->timeout_ns);
     uint32_t size = b->cb.size, seq = ++b->seq, r;
+    uint64_t deadline = rdlm_clock_deadline(
+        b->timeout_ns + (b->cb.rank != 0 && seq == 1 ? RDLM_BOOT_FIRST_SLACK_NS : 0));
     rdlm_boot_frame_t f;
     rdlm_status_t st = RDLM_OK;
 
@@ -92,6 +134,8 @@ static rdlm_status_t rdlm_boot_allgather_once(rdlm_tl_boot_tcp_t *b, const void 
             st = rdlm_sock_send(b->fds[0], send, len, deadline, idle, NULL);
         if (st == RDLM_OK)
             st = rdlm_sock_recv(b->fds[0], &f, sizeof(f), deadline, idle, NULL);
+        if (st == RDLM_OK && f.magic == RDLM_BOOT_MAGIC && f.seq == RDLM_BOOT_SEQ_GAVE_UP)
+            return rdlm_boot_gave_up(b, f.len, deadline);
         if (st == RDLM_OK &&
             (f.magic != RDLM_BOOT_MAGIC || f.seq != seq || f.len != (uint64_t)len * size)) {
             rdlm_error("bootstrap: rank %u: collective %u out of step with rank 0 "
@@ -288,10 +332,14 @@ static rdlm_status_t rdlm_boot_accept(rdlm_tl_boot_tcp_t *b,
         for (r = 1; r < p->size && off < sizeof(missing) - 16; r++)
             if (b->fds[r] < 0)
                 off += (size_t)snprintf(missing + off, sizeof(missing) - off, " %u", r);
-        rdlm_error("bootstrap: rank 0: timed out after %llu ms: %u of %u ranks never "
-                   "connected (missing:%s)",
-                   (unsigned long long)(b->timeout_ns / 1000000), p->size - 1 - joined,
-                   p->size - 1, missing);
+        char why[320];
+
+        snprintf(why, sizeof(why),
+                 "timed out after %llu ms: %u of %u ranks never connected (missing:%s)",
+                 (unsigned long long)(b->timeout_ns / 1000000), p->size - 1 - joined,
+                 p->size - 1, missing);
+        rdlm_error("bootstrap: rank 0: %s", why);
+        rdlm_boot_tell_gave_up(b, why);
     }
     return st;
 }
