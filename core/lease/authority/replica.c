@@ -185,12 +185,23 @@ static int rdlm_lease_writes_ok(const rdlm_lease_replica_t *rep)
 
 /* ---- lease timers ---------------------------------------------------------------- */
 
+/* The EXPIRE of session (arg) was applied, or not: only a committed one says the
+ * session expired (a leader stopped past its term and resumed proposes EXPIREs of
+ * sessions its successor kept, and they fail). The bookkeeping is in
+ * rdlm_lease_replica_applied_cb. */
 static void rdlm_lease_expire_done(void *arg, rdlm_status_t status,
                                    const rdlm_lease_result_t *res)
 {
-    (void)arg;
-    (void)status;
-    (void)res; /* the bookkeeping is in rdlm_lease_replica_applied_cb */
+    unsigned long long session = (unsigned long long)(uintptr_t)arg;
+
+    (void)res;
+    if (status == RDLM_OK) {
+        rdlm_warn("lease: session %llu expired (not renewed for its TTL)", session);
+    } else {
+        rdlm_info("lease: the expiry of session %llu was not committed (%s): this replica "
+                  "no longer leads, or could not write",
+                  session, rdlm_status_name(status));
+    }
 }
 
 /* rdlm_lease_timers_scan's callback: submit the EXPIRE of session (its deadline
@@ -201,9 +212,10 @@ static void rdlm_lease_timer_expire(void *arg, uint64_t session, uint64_t now_ms
     rdlm_lease_cmd_t cmd = {.op = RDLM_LEASE_OP_EXPIRE, .session = session};
     rdlm_status_t s;
 
-    rdlm_warn("lease: expiring session %llu (not renewed for its TTL)",
-              (unsigned long long)session);
-    s = rdlm_lease_replica_submit(rep, &cmd, rdlm_lease_expire_done, rep);
+    rdlm_debug("lease: session %llu not renewed for its TTL: proposing its expiry",
+               (unsigned long long)session);
+    s = rdlm_lease_replica_submit(rep, &cmd, rdlm_lease_expire_done,
+                                  (void *)(uintptr_t)session);
     if (s != RDLM_OK) {
         rdlm_warn("lease: cannot submit the EXPIRE of session %llu (%s); retrying",
                   (unsigned long long)session, rdlm_status_name(s));

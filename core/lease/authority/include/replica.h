@@ -32,8 +32,8 @@
  * Lease timers (leader only, CLOCK_MONOTONIC milliseconds; the rules are timers.h,
  * called with this clock's time by the replica and with virtual time by tests/sim)
  *   deadline = max(deadline, now + TTL) on OPEN committed and on RENEW (no log entry,
- *   no disk write); a deadline that passes submits a committed EXPIRE and logs
- *   "expiring session X"; nothing is removed locally: the session leaves the timers
+ *   no disk write); a deadline that passes submits an EXPIRE, and once it is
+ *   committed the leader logs "session X expired"; nothing is removed locally: the session leaves the timers
  *   when its EXPIRE or CLOSE is applied. A session whose EXPIRE is in flight is not
  *   renewed (RDLM_ERR_LEASE_EXPIRED).
  *
