@@ -23,7 +23,9 @@
  * Data directories: ${TMPDIR:-/tmp}/rdlm-<uid>-<job>-<pid>-<n>, n counting the
  * replicas this process started: unique among the live processes of a host, whatever
  * the contexts (two over disjoint communicators of one job have equal names and rank
- * numbers).
+ * numbers). A killed process (or an aborted job) leaves its directory; the next
+ * replica started on the host removes those whose process is gone
+ * (rdlm_job_authority_sweep).
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -79,17 +81,21 @@ static rdlm_status_t rdlm_ctx_authority_gather(const rdlm_tl_bootstrap_t *bs,
     return s;
 }
 
-/* A new replica's data directory (see the top). */
+/* A new replica's data directory (see the top); those that replicas of ended
+ * processes left beside it are removed first. */
 static rdlm_status_t rdlm_ctx_authority_dir(const rdlm_global_t *d, char *dir, size_t len)
 {
     const char *tmp = getenv("TMPDIR");
+    char prefix[32];
     int n;
 
     if (tmp == NULL || tmp[0] == '\0') {
         tmp = "/tmp";
     }
-    n = snprintf(dir, len, "%s/rdlm-%u-%s-%d-%u", tmp, (unsigned)geteuid(), d->job,
-                 (int)getpid(), rdlm_fetch_add(&rdlm_ctx_authority_started, 1, RDLM_RELAXED));
+    snprintf(prefix, sizeof(prefix), "rdlm-%u-", (unsigned)geteuid());
+    rdlm_job_authority_sweep(tmp, prefix);
+    n = snprintf(dir, len, "%s/%s%s-%d-%u", tmp, prefix, d->job, (int)getpid(),
+                 rdlm_fetch_add(&rdlm_ctx_authority_started, 1, RDLM_RELAXED));
     if (n < 0 || (size_t)n >= len) {
         rdlm_error("in-job authority: TMPDIR=%s is too long for a data directory", tmp);
         return RDLM_ERR_INVALID_ARG;

@@ -2,9 +2,6 @@
  * (job_authority.h). */
 #include "job_authority.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <uv.h>
 
 #include "job_authority_addr.h"
+#include "job_authority_dir.h"
 #include "log.h"
 #include "replica.h"
 #include "server.h"
@@ -40,76 +37,6 @@ struct rdlm_job_authority {
     int loop_open, running;
     char data_dir[PATH_MAX]; /* "" until made */
 };
-
-/* ---- data directory ------------------------------------------------------------ */
-
-/* Remove every entry of the directory open at fd (libraft writes plain files only).
- * Closes fd. 0 or the first errno. */
-static int rdlm_lease_dir_clear(int fd)
-{
-    DIR *dir = fdopendir(fd);
-    struct dirent *e;
-    int err = 0;
-
-    if (dir == NULL) {
-        err = errno;
-        close(fd);
-        return err;
-    }
-    while ((e = readdir(dir)) != NULL) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-            unlinkat(fd, e->d_name, 0) != 0 && err == 0) {
-            err = errno;
-        }
-    }
-    closedir(dir);
-    return err;
-}
-
-/* Make path (0700). One that exists must be a directory of this user (not a link):
- * state left by an earlier run of the same job name, emptied so that the replica
- * never starts from a stale configuration. */
-static rdlm_status_t rdlm_lease_dir_make(const char *path)
-{
-    struct stat st;
-    int fd, err = 0;
-
-    if (mkdir(path, 0700) == 0) {
-        return RDLM_OK;
-    }
-    if (errno != EEXIST) {
-        err = errno;
-    } else if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        err = errno;
-    } else if (fstat(fd, &st) != 0 || fchmod(fd, 0700) != 0) {
-        err = errno;
-        close(fd);
-    } else if (st.st_uid != geteuid()) {
-        err = EPERM;
-        close(fd);
-    } else {
-        rdlm_info("lease: emptying %s, left by an earlier run", path);
-        err = rdlm_lease_dir_clear(fd);
-    }
-    if (err != 0) {
-        rdlm_error("lease: data directory %s: %s", path, strerror(err));
-        return RDLM_ERR_IO;
-    }
-    return RDLM_OK;
-}
-
-static void rdlm_lease_dir_remove(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    int err = fd < 0 ? errno : rdlm_lease_dir_clear(fd);
-
-    if (err == 0 && rmdir(path) != 0) {
-        err = errno;
-    }
-    if (err != 0) {
-        rdlm_warn("lease: removing data directory %s: %s", path, strerror(err));
-    }
-}
 
 /* ---- the loop thread ------------------------------------------------------------- */
 
@@ -253,7 +180,7 @@ rdlm_status_t rdlm_job_authority_start(rdlm_job_authority_t *h,
                  params->replicas[i].client);
     }
     rdlm_job_authority_check_fds(conns);
-    s = rdlm_lease_dir_make(params->data_dir);
+    s = rdlm_job_authority_dir_make(params->data_dir);
     if (s != RDLM_OK) {
         return s;
     }
@@ -308,7 +235,7 @@ void rdlm_job_authority_stop(rdlm_job_authority_t *h)
         rdlm_warn("lease: the replica's event loop still had handles at stop");
     }
     if (h->data_dir[0] != '\0') {
-        rdlm_lease_dir_remove(h->data_dir);
+        rdlm_job_authority_dir_remove(h->data_dir);
     }
     rdlm_lease_port_release(&h->raft);
     rdlm_lease_port_release(&h->client);

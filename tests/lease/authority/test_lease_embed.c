@@ -1,8 +1,9 @@
 /* A replica embedded in a process (core/lease/authority/include/job_authority.h): the host
  * address inside a network, ports reserved against other binds until libuv takes them, a
  * one-replica authority on its own thread that serves sessions and epochs with a floor, a
- * stale data directory emptied and every data directory removed at stop, and failed starts
- * that leave nothing running and nothing of the user's removed. */
+ * stale data directory emptied and every data directory removed at stop, failed starts
+ * that leave nothing running and nothing of the user's removed, and the sweep that
+ * removes the directory of a killed replica's process and nothing else. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,11 +13,15 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +29,7 @@
 #include "clock.h"
 #include "job_authority.h"
 #include "job_authority_addr.h"
+#include "job_authority_dir.h"
 
 static char tmp[64]; /* a private directory for the data directories */
 
@@ -176,6 +182,86 @@ static void failed_starts_leave_nothing_running_and_keep_what_is_not_theirs(void
     assert_int_equal(plain_bind(addrs.client), 0); /* the reservations are gone */
 }
 
+/* A replica started in a child that is then killed (as a rank of an aborted job is)
+ * leaves its data directory, named as core/api names it; returns the child's pid. */
+static pid_t killed_replica_dir(char *dir, size_t len)
+{
+    int ready[2];
+    char byte;
+    pid_t pid;
+
+    assert_int_equal(pipe(ready), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        rdlm_job_authority_addrs_t addrs;
+        rdlm_job_authority_t *h = NULL;
+
+        snprintf(dir, len, "%s/rdlm-%u-job-%d-0", tmp, (unsigned)geteuid(), (int)getpid());
+        rdlm_job_authority_params_t p = {.replicas = &addrs,
+                                         .n_replicas = 1,
+                                         .data_dir = dir,
+                                         .election_timeout_ms = 200,
+                                         .heartbeat_ms = 20,
+                                         .max_clients = 4};
+        if (rdlm_job_authority_create("127.0.0.1", &h, &addrs) != RDLM_OK ||
+            rdlm_job_authority_start(h, &p) != RDLM_OK) {
+            _exit(1);
+        }
+        (void)!write(ready[1], "r", 1);
+        pause(); /* until killed */
+        _exit(0);
+    }
+    close(ready[1]);
+    assert_int_equal(read(ready[0], &byte, 1), 1);
+    close(ready[0]);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    snprintf(dir, len, "%s/rdlm-%u-job-%d-0", tmp, (unsigned)geteuid(), (int)pid);
+    return pid;
+}
+
+static void sweep_removes_only_what_ended_replicas_left(void **state)
+{
+    char killed[128], live[128], locked[128], unmarked[128], other[128], lockfile[160];
+    char prefix[32];
+    pid_t gone;
+    int fd;
+
+    (void)state;
+    gone = killed_replica_dir(killed, sizeof(killed));
+    assert_true(exists(killed));
+    snprintf(prefix, sizeof(prefix), "rdlm-%u-", (unsigned)geteuid());
+    /* The same name and marker, but: a live process (this one); a lock held; no
+     * marker (an rdlmd's data directory); another user's prefix. */
+    snprintf(live, sizeof(live), "%s/%sjob-%d-0", tmp, prefix, (int)getpid());
+    snprintf(locked, sizeof(locked), "%s/%sjob-%d-1", tmp, prefix, (int)gone);
+    snprintf(unmarked, sizeof(unmarked), "%s/%sjob-%d-2", tmp, prefix, (int)gone);
+    snprintf(other, sizeof(other), "%s/rdlm-%u-job-%d-0", tmp, (unsigned)geteuid() + 1,
+             (int)gone);
+    assert_int_equal(rdlm_job_authority_dir_make(live), RDLM_OK);
+    assert_int_equal(rdlm_job_authority_dir_make(locked), RDLM_OK);
+    assert_int_equal(rdlm_job_authority_dir_make(other), RDLM_OK);
+    assert_int_equal(mkdir(unmarked, 0700), 0);
+    snprintf(lockfile, sizeof(lockfile), "%s/rdlm.lock", locked);
+    fd = open(lockfile, O_RDWR | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+
+    assert_int_equal(rdlm_job_authority_sweep(tmp, prefix), 1);
+    assert_false(exists(killed));
+    assert_true(exists(live));
+    assert_true(exists(locked));
+    assert_true(exists(unmarked));
+    assert_true(exists(other));
+    close(fd); /* the lock is free now: the next sweep takes that one too */
+    assert_int_equal(rdlm_job_authority_sweep(tmp, prefix), 1);
+    assert_false(exists(locked));
+    rdlm_job_authority_dir_remove(live);
+    rdlm_job_authority_dir_remove(other);
+    assert_int_equal(rmdir(unmarked), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +269,7 @@ int main(void)
         cmocka_unit_test(reserved_port_is_refused_to_other_binds_until_released),
         cmocka_unit_test(replica_serves_sessions_then_removes_its_data),
         cmocka_unit_test(failed_starts_leave_nothing_running_and_keep_what_is_not_theirs),
+        cmocka_unit_test(sweep_removes_only_what_ended_replicas_left),
     };
     return cmocka_run_group_tests(tests, tmp_up, tmp_down);
 }

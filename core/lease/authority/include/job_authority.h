@@ -12,6 +12,8 @@
  *                               ports on a private network), then the thread
  *   rdlm_job_authority_stop     stop (a leader hands leadership over first, up to one
  *                               election timeout), join, remove the data directory
+ *   rdlm_job_authority_sweep    remove the data directories of replicas whose
+ *                               processes ended without a stop
  *
  * The thread runs with every signal blocked: libuv writes to sockets without
  * MSG_NOSIGNAL, and a library must not change the process's SIGPIPE disposition.
@@ -72,5 +74,13 @@ struct rdlm_lease_witness *rdlm_job_authority_witness(rdlm_job_authority_t *h);
  *  leadership over, at most one election timeout), join the thread, remove the data
  *  directory, release the ports, free. NULL is a no-op. */
 void rdlm_job_authority_stop(rdlm_job_authority_t *h);
+
+/** Remove, in parent, every data directory that a replica of an ended process left
+ *  (killed, or its job aborted before rdlm_job_authority_stop): its name is prefix,
+ *  then anything, then "-<pid>-<n>" (how core/api names them), it is this user's and
+ *  carries the marker rdlm_job_authority_start writes, process pid is gone and no
+ *  replica holds its lock file. Each removal is logged at info. Returns how many were
+ *  removed (job_authority_dir.c). */
+unsigned rdlm_job_authority_sweep(const char *parent, const char *prefix);
 
 #endif
