@@ -37,6 +37,7 @@
 #include "bootstrap_mpi.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -100,22 +101,35 @@ static rdlm_status_t rdlm_mpi_boot_error(const rdlm_mpi_boot_t *b, int rc, const
     return st;
 }
 
+/* MPI_COMM_WORLD's own handler while tests of this process's collectives run (any
+ * thread, any context): the first to start sets MPI_ERRORS_RETURN, the last to end
+ * puts the saved one back, so that overlapping tests never save ours as the user's. */
+static pthread_mutex_t rdlm_mpi_boot_world_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned rdlm_mpi_boot_world_tests;
+static MPI_Errhandler rdlm_mpi_boot_world_saved = MPI_ERRHANDLER_NULL;
+
 /* PMPI_Test(req) with MPI_COMM_WORLD's error handler set to MPI_ERRORS_RETURN for the
  * call (top of the file) and put back after. */
 static int rdlm_mpi_boot_test(MPI_Request *req, int *done)
 {
-    MPI_Errhandler world = MPI_ERRHANDLER_NULL;
-    int rc, saved;
+    int rc;
 
-    saved = PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
-            PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS;
+    pthread_mutex_lock(&rdlm_mpi_boot_world_lock);
+    if (rdlm_mpi_boot_world_tests++ == 0 &&
+        PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &rdlm_mpi_boot_world_saved) ==
+            MPI_SUCCESS) {
+        PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
+    pthread_mutex_unlock(&rdlm_mpi_boot_world_lock);
     rc = PMPI_Test(req, done, MPI_STATUS_IGNORE);
-    if (saved) {
-        PMPI_Comm_set_errhandler(MPI_COMM_WORLD, world);
+    pthread_mutex_lock(&rdlm_mpi_boot_world_lock);
+    if (--rdlm_mpi_boot_world_tests == 0 &&
+        rdlm_mpi_boot_world_saved != MPI_ERRHANDLER_NULL) {
+        PMPI_Comm_set_errhandler(MPI_COMM_WORLD, rdlm_mpi_boot_world_saved);
+        PMPI_Errhandler_free(&rdlm_mpi_boot_world_saved);
+        rdlm_mpi_boot_world_saved = MPI_ERRHANDLER_NULL;
     }
-    if (world != MPI_ERRHANDLER_NULL) {
-        PMPI_Errhandler_free(&world);
-    }
+    pthread_mutex_unlock(&rdlm_mpi_boot_world_lock);
     return rc;
 }
 
