@@ -122,6 +122,7 @@ static rdlm_status_t rdlm_svc_link_register(rdlm_svc_t *svc, rdlm_svc_link_t *l,
 static rdlm_status_t rdlm_svc_link_up(rdlm_svc_t *svc, rdlm_svc_link_t *l)
 {
     uint8_t buf[RDLM_WIRE_MAX_PAYLOAD];
+    char label[RDLM_TL_PEER_LABEL_MAX];
     rdlm_tl_params_t tp = svc->tp;
     rdlm_svc_desc_t d;
     rdlm_status_t st = rdlm_svc_ask(l->addr, svc->session, buf, &d);
@@ -142,6 +143,8 @@ static rdlm_status_t rdlm_svc_link_up(rdlm_svc_t *svc, rdlm_svc_link_t *l)
         st = rdlm_tl_boot_replay_create(d.rec, d.rec_len, &l->relay);
     if (st == RDLM_OK) {
         tp.bootstrap = rdlm_tl_boot_relay_get(l->relay);
+        snprintf(label, sizeof(label), "the lock home of replica %u at %s", l->id, l->addr);
+        tp.peer_label = label;
         st = rdlm_tl_open("ucx", &tp, &l->tl);
     }
     if (st == RDLM_OK)

@@ -117,8 +117,10 @@ rdlm_status_t rdlm_svc_home_describe(void *home, const uint8_t **blob_p, size_t 
 /* Transport, region and records; the header's sizes. */
 static rdlm_status_t rdlm_svc_home_open(rdlm_svc_home_t *h)
 {
-    rdlm_tl_params_t tp = {
-        .thread_mode = RDLM_TL_THREAD_SINGLE, .progress_thread = 1, .answer_only = 1};
+    rdlm_tl_params_t tp = {.thread_mode = RDLM_TL_THREAD_SINGLE,
+                           .progress_thread = 1,
+                           .answer_only = 1,
+                           .peer_label = "a client of this lock home"};
     size_t bytes = rdlm_svc_region_bytes(h->params.tags, h->params.slots), len;
     rdlm_status_t st = rdlm_tl_boot_record_create(&h->relay);
 

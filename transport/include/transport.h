@@ -329,7 +329,15 @@ typedef struct rdlm_tl_params {
      *  server of a relay bootstrap: rdlmd's lock home). The UCX backend then sends
      *  nothing of its own to a peer: UCX's keepalive is off (ucx.c says why). */
     int answer_only;
+    /** How the transport's log lines name its peers, or NULL: "rank N". A context whose
+     *  peers are no job's ranks says what they are ("the lock home of replica 2 at
+     *  192.0.2.2:7001", "a client"); lines then read "<label> (rank N)". Copied at
+     *  open (at most RDLM_TL_PEER_LABEL_MAX - 1 bytes kept). */
+    const char *peer_label;
 } rdlm_tl_params_t;
+
+/** Room for rdlm_tl_params_t.peer_label, with its NUL. */
+#define RDLM_TL_PEER_LABEL_MAX 96
 
 /** Set the fields of *params_p that the RDLM_* configuration decides:
  *  progress_thread (RDLM_PROGRESS=thread), print_stats (RDLM_STATS=1), peer_failure

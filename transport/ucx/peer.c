@@ -35,6 +35,7 @@
  * the same host is the on-node layer's business; its shared-memory words stay mapped.
  */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -87,6 +88,8 @@ rdlm_status_t rdlm_ucx_peers_open(rdlm_ucx_ctx_t *c, const rdlm_tl_params_t *par
     rdlm_status_t st = RDLM_ERR_NO_MEMORY;
 
     c->timeout_ns = (uint64_t)ms * 1000000u;
+    snprintf(c->peer_label, sizeof(c->peer_label), "%s",
+             params->peer_label != NULL ? params->peer_label : "");
     c->peers = calloc(b->size, sizeof(*c->peers));
     if (all == NULL || c->peers == NULL)
         goto out;
@@ -134,15 +137,28 @@ static const char *rdlm_ucx_dead_tail(const rdlm_ucx_peer_t *p)
                         "RDLM_PEER_FAILURE)";
 }
 
+const char *rdlm_ucx_peer_name(const rdlm_ucx_ctx_t *c, uint32_t peer, char *buf,
+                               size_t len)
+{
+    if (c->peer_label[0] == '\0')
+        snprintf(buf, len, "rank %u", peer);
+    else
+        snprintf(buf, len, "%s (rank %u)", c->peer_label, peer);
+    return buf;
+}
+
 /* UCX's error handler: runs inside ucp_worker_progress, so it only marks. */
 static void rdlm_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     rdlm_ucx_peer_t *p = arg;
 
+    char name[RDLM_UCX_PEER_NAME_MAX];
+
     (void)ep;
     if (rdlm_ucx_mark_dead(p->ctx, p->rank))
-        rdlm_error("ucx: lost rank %u (UCX: %s); %s", p->rank, ucs_status_string(status),
-                   rdlm_ucx_dead_tail(p));
+        rdlm_error("ucx: lost %s (UCX: %s); %s",
+                   rdlm_ucx_peer_name(p->ctx, p->rank, name, sizeof(name)),
+                   ucs_status_string(status), rdlm_ucx_dead_tail(p));
 }
 
 void rdlm_ucx_peer_ep_params(rdlm_ucx_ctx_t *c, uint32_t peer, ucp_ep_params_t *p)
@@ -179,14 +195,16 @@ rdlm_status_t rdlm_ucx_failed(rdlm_ucx_ctx_t *c, uint32_t peer, ucs_status_t s,
                               const char *what)
 {
     rdlm_status_t st = rdlm_ucx_status(s);
+    char name[RDLM_UCX_PEER_NAME_MAX];
 
+    rdlm_ucx_peer_name(c, peer, name, sizeof(name));
     if (st != RDLM_ERR_PEER_DEAD && !rdlm_ucx_is_dead(c, peer)) {
-        rdlm_error("ucx: %s to rank %u failed: %s", what, peer, ucs_status_string(s));
+        rdlm_error("ucx: %s to %s failed: %s", what, name, ucs_status_string(s));
         return st;
     }
     if (rdlm_ucx_mark_dead(c, peer))
-        rdlm_error("ucx: lost rank %u (a %s failed: %s); %s", peer, what,
-                   ucs_status_string(s), rdlm_ucx_dead_tail(&c->peers[peer]));
+        rdlm_error("ucx: lost %s (a %s failed: %s); %s", name, what, ucs_status_string(s),
+                   rdlm_ucx_dead_tail(&c->peers[peer]));
     rdlm_ucx_reap_marked(c);
     return RDLM_ERR_PEER_DEAD;
 }
@@ -260,9 +278,12 @@ rdlm_status_t rdlm_ucx_wait(rdlm_ucx_ctx_t *c, uint32_t peer, ucs_status_ptr_t r
     ucs_status_t s =
         rdlm_ucx_progress_until(c, peer, req, c->peers[peer].watched ? c->timeout_ns : 0);
 
+    char name[RDLM_UCX_PEER_NAME_MAX];
+
     if (s == UCS_INPROGRESS) {
         if (rdlm_ucx_mark_dead(c, peer))
-            rdlm_error("ucx: lost rank %u (a %s unanswered for %llu ms); %s", peer, what,
+            rdlm_error("ucx: lost %s (a %s unanswered for %llu ms); %s",
+                       rdlm_ucx_peer_name(c, peer, name, sizeof(name)), what,
                        (unsigned long long)(c->timeout_ns / 1000000u),
                        rdlm_ucx_dead_tail(&c->peers[peer]));
         rdlm_ucx_reap(c);

@@ -59,7 +59,15 @@ struct rdlm_ucx_ctx {
     int watching;           /* every process left peer-failure detection on */
     uint64_t timeout_ns;    /* bound of a wait on a watched peer */
     rdlm_atomic_u32_t reap; /* a dead watched peer's endpoint is still open */
+    char peer_label[RDLM_TL_PEER_LABEL_MAX]; /* params.peer_label, or "" */
 };
+
+/** How the logs name peer: "rank N", or "<peer_label> (rank N)"; in buf (at least
+ *  RDLM_TL_PEER_LABEL_MAX + 24 bytes). */
+const char *rdlm_ucx_peer_name(const rdlm_ucx_ctx_t *c, uint32_t peer, char *buf,
+                               size_t len);
+
+#define RDLM_UCX_PEER_NAME_MAX (RDLM_TL_PEER_LABEL_MAX + 24)
 
 /* Inside a wait loop: after RDLM_UCX_SPINS rounds without completion, give the CPU
  * away on every round. With more processes than cores (and a progress thread per

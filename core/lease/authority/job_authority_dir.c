@@ -19,7 +19,8 @@
 #include "log.h"
 
 /* Remove every entry of the directory open at fd (libraft writes plain files only).
- * Closes fd. 0 or the first errno. */
+ * Closes fd. 0 or the first errno; an entry already gone is no error (the ranks of a
+ * job that start replicas on one host sweep the same directory at once). */
 static int rdlm_job_dir_clear(int fd)
 {
     DIR *dir = fdopendir(fd);
@@ -33,7 +34,7 @@ static int rdlm_job_dir_clear(int fd)
     }
     while ((e = readdir(dir)) != NULL) {
         if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-            unlinkat(fd, e->d_name, 0) != 0 && err == 0) {
+            unlinkat(fd, e->d_name, 0) != 0 && errno != ENOENT && err == 0) {
             err = errno;
         }
     }
@@ -94,7 +95,7 @@ void rdlm_job_authority_dir_remove(const char *path)
     if (err == 0 && rmdir(path) != 0) {
         err = errno;
     }
-    if (err != 0) {
+    if (err != 0 && err != ENOENT) {
         rdlm_warn("lease: removing data directory %s: %s", path, strerror(err));
     }
 }

@@ -262,6 +262,47 @@ static void sweep_removes_only_what_ended_replicas_left(void **state)
     assert_int_equal(rmdir(unmarked), 0);
 }
 
+/* The replicas of a job on one host sweep at the same time: the directory must go
+ * (three sweeps at once left it empty: each met the others' unlinks and gave up). */
+static void concurrent_sweeps_remove_the_directory(void **state)
+{
+    char killed[128], prefix[32];
+    pid_t sweepers[3];
+    int go[2], status;
+
+    (void)state;
+    killed_replica_dir(killed, sizeof(killed));
+    for (int i = 0; i < 2000; i++) { /* libraft's segments, many: the sweeps overlap */
+        char file[192];
+        int fd;
+
+        snprintf(file, sizeof(file), "%s/%d-%d", killed, i, i);
+        fd = open(file, O_WRONLY | O_CREAT, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    snprintf(prefix, sizeof(prefix), "rdlm-%u-", (unsigned)geteuid());
+    assert_int_equal(pipe(go), 0);
+    for (int i = 0; i < 3; i++) {
+        sweepers[i] = fork();
+        assert_true(sweepers[i] >= 0);
+        if (sweepers[i] == 0) {
+            char byte;
+
+            close(go[1]);
+            _exit(read(go[0], &byte, 1) == 0 ? (int)rdlm_job_authority_sweep(tmp, prefix)
+                                             : 99);
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* all three start now */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(waitpid(sweepers[i], &status, 0), sweepers[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) <= 1);
+    }
+    assert_false(exists(killed));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +311,7 @@ int main(void)
         cmocka_unit_test(replica_serves_sessions_then_removes_its_data),
         cmocka_unit_test(failed_starts_leave_nothing_running_and_keep_what_is_not_theirs),
         cmocka_unit_test(sweep_removes_only_what_ended_replicas_left),
+        cmocka_unit_test(concurrent_sweeps_remove_the_directory),
     };
     return cmocka_run_group_tests(tests, tmp_up, tmp_down);
 }
