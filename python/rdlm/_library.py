@@ -42,13 +42,21 @@ def _candidates(kind, soname, path, env):
     return tried + [("loader search path", soname)]
 
 
+# A symbol every library of the kind exports: a file without it is another library.
+_SYMBOL = {"core": "rdlm_get_version", "mpi": "rdlm_mpi_ctx_create"}
+
+
 def _open(kind, soname, path, env):
     errors = []
     for origin, candidate in _candidates(kind, soname, path, env):
         try:
-            return candidate, ctypes.CDLL(candidate)
+            lib = ctypes.CDLL(candidate)
         except OSError as e:
             errors.append(f"{candidate} ({origin}): {e}")
+            continue
+        if hasattr(lib, _SYMBOL[kind]):
+            return candidate, lib
+        errors.append(f"{candidate} ({origin}): not {soname} (no {_SYMBOL[kind]})")
     raise LibraryNotFoundError(
         f"rdlm: cannot load {soname}; tried " + "; ".join(errors) +
         f". Set {env} to the library's path or add its directory to LD_LIBRARY_PATH")

@@ -132,7 +132,7 @@ class Context:
     def semaphore(self, name, permits):
         """The semaphore named name with `permits` permits (1..2**31-1), fixed by its
         first open job-wide (another value: MismatchError)."""
-        permits = _args.u32(permits, f"sem '{name}' open", "permits")
+        permits = _args.integer(permits, 1, 2**31 - 1, f"sem '{name}' open", "permits")
         return self._open(Semaphore, name, permits, _api.core().rdlm_sem_open, permits)
 
     def named_barrier(self, name, nprocs):

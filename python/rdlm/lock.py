@@ -45,8 +45,9 @@ class Lock(Object):
         TimeoutError, ClosedError, NoResourceError, and in distributed contexts
         PeerDeadError, LeaseExpiredError (rdlm_lock_acquire in rdlm.h)."""
         token = ctypes.c_uint64()
-        owner_dead = self._call("acquire", _api.core().rdlm_lock_acquire,
-                                timeout_ns(timeout, self._where("acquire")), ctypes.byref(token))
+        owner_dead = self._acquire("acquire", _api.core().rdlm_lock_acquire, self.release,
+                                   timeout_ns(timeout, self._where("acquire")),
+                                   ctypes.byref(token))
         return Token(token.value, owner_dead)
 
     def try_acquire(self):

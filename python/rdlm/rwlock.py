@@ -28,8 +28,8 @@ class RWLock(Object):
         once). Returns True if a writer that held it died (RDLM_OWNER_DEAD, also an
         OwnerDeadWarning), else False. Raises BusyError, TimeoutError, ClosedError,
         NoResourceError (this context holds too many shared locks)."""
-        return self._call("read_acquire", _api.core().rdlm_rwlock_read_acquire,
-                          timeout_ns(timeout, self._where("read_acquire")))
+        return self._acquire("read_acquire", _api.core().rdlm_rwlock_read_acquire,
+                             self.read_release, timeout_ns(timeout, self._where("read_acquire")))
 
     def try_read_acquire(self):
         """Acquire shared without waiting: True if acquired, False if a writer holds
@@ -47,9 +47,10 @@ class RWLock(Object):
     def write_acquire(self, timeout=None):
         """Acquire exclusive: returns the Token, as Lock.acquire."""
         token = ctypes.c_uint64()
-        owner_dead = self._call("write_acquire", _api.core().rdlm_rwlock_write_acquire,
-                                timeout_ns(timeout, self._where("write_acquire")),
-                                ctypes.byref(token))
+        owner_dead = self._acquire("write_acquire", _api.core().rdlm_rwlock_write_acquire,
+                                   self.write_release,
+                                   timeout_ns(timeout, self._where("write_acquire")),
+                                   ctypes.byref(token))
         return Token(token.value, owner_dead)
 
     def try_write_acquire(self):

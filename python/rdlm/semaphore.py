@@ -5,7 +5,7 @@ import ctypes
 
 from . import _api
 from ._object import Object
-from ._args import timeout_ns, u32
+from ._args import integer, timeout_ns
 from .errors import BusyError
 
 
@@ -26,8 +26,8 @@ class Semaphore(Object):
         no limit; 0: try once). A timeout takes nothing. Raises InvalidArgError (k),
         BusyError, TimeoutError, ClosedError."""
         where = self._where("acquire")
-        self._call("acquire", _api.core().rdlm_sem_acquire, u32(k, where, "k"),
-                   timeout_ns(timeout, where))
+        self._call("acquire", _api.core().rdlm_sem_acquire,
+                   integer(k, 1, self.permits, where, "k"), timeout_ns(timeout, where))
 
     def try_acquire(self, k=1):
         """Take k permits if free now: True if taken, False otherwise."""
@@ -41,7 +41,7 @@ class Semaphore(Object):
         """Give back k permits this handle holds. InvalidArgError (k 0 or above the
         size), NotOwnerError (it holds fewer; nothing changes then)."""
         self._call("release", _api.core().rdlm_sem_release,
-                   u32(k, self._where("release"), "k"))
+                   integer(k, 1, self.permits, self._where("release"), "k"))
 
     def available(self):
         """Permits free at this instant (a snapshot within 0..permits)."""

@@ -3,12 +3,15 @@ include/rdlm/status.h has its class, named after it and under the group of its r
 with the library's text; closed handles, a destroyed context's handles, a second
 release and out-of-range arguments raise the documented status and never reach C with
 a stale handle; a lock whose holder died is taken with a flag and a warning, not an
-exception."""
+exception, and with the warning made an exception nothing stays held; a close racing a
+wait on its handle is refused; a library that is not librdlm is not loaded."""
 
 import os
 import re
 import subprocess
 import sys
+import threading
+import time
 import unittest
 import warnings
 
@@ -140,6 +143,55 @@ class BadInput(unittest.TestCase):
         self.assertEqual([w.category for w in caught], [rdlm.OwnerDeadWarning])
         self.ctx.lock("dies").release()
         self.assertFalse(self.ctx.lock("dies").acquire(timeout=1).owner_dead)
+        self.ctx.lock("dies").release()
+
+    def test_owner_dead_as_an_exception_leaves_nothing_held(self):
+        # The filter docs/python.md suggests: `with` must not leave the lock held when
+        # its __enter__ raises (it did: a second context could never take it).
+        child = ("import os, rdlm\n"
+                 "rdlm.Context().lock('dies-raised').acquire()\n"
+                 "os._exit(0)\n")
+        subprocess.run([sys.executable, "-c", child], check=True, timeout=30)
+        lock = self.ctx.lock("dies-raised")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", rdlm.OwnerDeadWarning)
+            with self.assertRaises(rdlm.OwnerDeadWarning):
+                with lock:
+                    self.fail("the body ran")
+        with rdlm.Context() as other:
+            self.assertIsNotNone(other.lock("dies-raised").try_acquire())
+
+    def test_close_while_another_thread_waits_is_refused(self):
+        # C forbids a close racing a call on the handle; the close used to go through,
+        # and the waiter then took the lock through the closed handle for good.
+        lock = self.ctx.lock("close-wait")
+        with rdlm.Context() as other:
+            held = other.lock("close-wait")
+            held.acquire()
+            waiter = threading.Thread(target=lambda: lock.acquire(timeout=5))
+            waiter.start()
+            deadline = time.monotonic() + 5
+            while lock._calls == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            with self.assertRaises(rdlm.BusyError):
+                lock.close()
+            self.assertFalse(lock.closed)
+            held.release()
+            waiter.join(10)
+            self.assertFalse(waiter.is_alive())
+        lock.release()
+        lock.close()
+        self.assertTrue(lock.closed)
+
+    def test_loading_another_library_is_library_not_found(self):
+        code = ("import rdlm, sys\n"
+                "try:\n"
+                "    rdlm.load('libc.so.6')\n"
+                "except rdlm.LibraryNotFoundError as e:\n"
+                "    sys.exit(0 if 'rdlm_get_version' in str(e) else 2)\n"
+                "sys.exit(1)\n")
+        self.assertEqual(subprocess.run([sys.executable, "-c", code], timeout=30,
+                                        env=os.environ).returncode, 0)
 
 
 if __name__ == "__main__":
