@@ -499,6 +499,21 @@ static void rdlm_mbb_notes(const rdlm_mbb_t *b)
     }
 }
 
+/* The hosts of MPI_COMM_WORLD (MPI's shared-memory split), for the header when no
+ * impl needs an rdlm context to say its nodes. Collective. */
+static uint32_t rdlm_mbb_hosts(void)
+{
+    MPI_Comm shared;
+    int local, leaders = 0, one;
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+    MPI_Comm_rank(shared, &local);
+    one = local == 0;
+    MPI_Allreduce(&one, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_free(&shared);
+    return (uint32_t)leaders;
+}
+
 /* osu_barrier's output: the header, one row per impl (Latency: max over ranks), the
  * notes (table format only). */
 static void rdlm_mbb_table(rdlm_mbb_t *b)
@@ -509,15 +524,15 @@ static void rdlm_mbb_table(rdlm_mbb_t *b)
                             "rounds; Size: ranks"};
     uint32_t k;
 
-    snprintf(lib, sizeof(lib), "MPI_Barrier from %s; rdlm node(s) %u",
-             rdlm_mbb_barrier_lib(), b->ctx != NULL ? b->info.nodes : 0);
+    snprintf(lib, sizeof(lib), "MPI_Barrier from %s; %s %u", rdlm_mbb_barrier_lib(),
+             b->ctx != NULL ? "rdlm node(s)" : "no rdlm impl chosen; host(s)",
+             b->info.nodes);
     snprintf(run, sizeof(run),
              "%" PRIu64 " iterations (at most %.1f s), %" PRIu64 " warm-up, %u rounds, "
              "compute %.1f us in split impls",
              b->iterations, b->cap_ns / 1e9, b->warmup, b->rounds, b->compute_ns / 1e3);
     b->out.size = "Ranks";
-    rdlm_bench_out_begin(&b->out, "barrier", b->size, b->ctx != NULL ? b->info.nodes : 0,
-                         notes, 3);
+    rdlm_bench_out_begin(&b->out, "barrier", b->size, b->info.nodes, notes, 3);
     for (k = 0; k < b->nimpl; k++) {
         rdlm_mbb_row(b, b->impl[k]);
     }
@@ -593,6 +608,8 @@ int main(int argc, char **argv)
         rdlm_mbb_check(b, st, "rdlm_mpi_ctx_create");
         st = rdlm_ctx_dist_info(b->ctx, &b->info);
         rdlm_mbb_check(b, st, "rdlm_ctx_dist_info");
+    } else {
+        b->info.nodes = rdlm_mbb_hosts(); /* no rdlm context: MPI's hosts */
     }
     rdlm_bench_out_start(&b->out);
     rdlm_bench_alternate(b->nimpl, b->rounds, rdlm_mbb_phase, b);

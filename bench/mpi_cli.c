@@ -74,6 +74,12 @@ int rdlm_bench_mpi_parse(int argc, char **argv, int rank, const char *tool,
             return c == '?' || c == ':' ? rdlm_cli_bad_option(tool, c, optstring, argv)
                                         : rdlm_cli_version(tool); /* -v: osu_*'s */
         }
+        if ((c == 'C' || c == 'J') && out->format != RDLM_BENCH_OUT_TABLE &&
+            out->format != (c == 'C' ? RDLM_BENCH_OUT_CSV : RDLM_BENCH_OUT_JSON)) {
+            return rdlm_bench_mpi_usage_error(rank, tool,
+                                              "--csv and --json exclude each "
+                                              "other");
+        }
         if ((strchr(RDLM_BENCH_MPI_OPTSTRING "ICJR", c) != NULL
                  ? rdlm_bench_mpi_shared(c, optarg, o, out)
                  : extra(ctx, c, optarg)) != 0) {

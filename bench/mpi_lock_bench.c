@@ -969,7 +969,9 @@ static void rdlm_mlb_out_begin(rdlm_mlb_t *m)
     snprintf(mode, sizeof(mode),
              "mode %s, %" PRIu64 " round(s), %" PRIu64
              " warm-up; Size: %s; rdlm transport %s",
-             rdlm_mlb_mode_names[m->mode], m->o.rounds, m->o.warmup,
+             rdlm_mlb_mode_names[m->mode],
+             m->mode == RDLM_MLB_MEMORY ? (uint64_t)1 : m->o.rounds, /* one sample */
+             m->o.warmup,
              m->mode == RDLM_MLB_MEMORY        ? "remote nodes used"
              : m->mode == RDLM_MLB_UNCONTENDED ? "ranks measured"
                                                : "contending ranks",

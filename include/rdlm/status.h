@@ -40,7 +40,7 @@
     X(RDLM_ERR_PEER_DEAD, -200, "a participating process died")                          \
     X(RDLM_ERR_IO, -201, "system call failed")                                           \
     X(RDLM_ERR_NOT_LEADER, -202, "authority replica is not the leader")                  \
-    X(RDLM_ERR_UNAVAILABLE, -203, "no authority leader reachable")                       \
+    X(RDLM_ERR_UNAVAILABLE, -203, "no authority leader or lock home reachable")          \
     X(RDLM_ERR_PROTOCOL, -204, "malformed or unexpected wire message")                   \
     X(RDLM_ERR_NO_SPACE, -205, "authority disk full, read-only or gone; writes refused") \
     X(RDLM_ERR_NO_MEMORY, -300, "out of memory")                                         \
