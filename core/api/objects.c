@@ -113,6 +113,10 @@ rdlm_status_t rdlm_obj_open(rdlm_ctx_h ctx, const char *name, unsigned kind, uin
     }
     kind &= RDLM_META_KIND; /* without a lock's order bits */
     status = ctx->ops->open(ctx, kind, index);
+    if (status == RDLM_ERR_MISMATCH || status == RDLM_ERR_KIND_MISMATCH) {
+        rdlm_table_discard(&ctx->local.seg, index); /* job-wide another kind or size */
+        return status;
+    }
     if (status != RDLM_OK) {
         goto err_unpin;
     }

@@ -81,7 +81,7 @@ rdlm_status_t rdlm_global_lock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t
     if (rdlm_global_one_node(d) || rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_global_home_open(d, rdlm_load(&e->key, RDLM_RELAXED), &slot);
+    s = rdlm_global_home_open(d, rdlm_load(&e->key, RDLM_RELAXED), RDLM_KIND_LOCK, &slot);
     if (s == RDLM_OK) {
         /* A concurrent opener found the same slot (same id, same probe sequence). */
         rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);

@@ -63,8 +63,8 @@ rdlm_status_t rdlm_global_counter_open(rdlm_global_t *d, rdlm_local_t *lc, uint3
         return RDLM_OK;
     }
     s = rdlm_global_counter_sharded(e)
-            ? rdlm_global_home_open_at(d, d->nodes.node, id, &slot)
-            : rdlm_global_home_open(d, id, &slot);
+            ? rdlm_global_home_open_at(d, d->nodes.node, id, RDLM_KIND_COUNTER, &slot)
+            : rdlm_global_home_open(d, id, RDLM_KIND_COUNTER, &slot);
     if (s == RDLM_OK) {
         rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);
     }
@@ -191,7 +191,7 @@ rdlm_status_t rdlm_global_counter_read(rdlm_global_t *d, rdlm_local_t *lc, uint3
     for (uint32_t n = 0; s == RDLM_OK && n < d->nodes.nodes; n++) {
         uint32_t slot;
 
-        s = rdlm_global_home_open_at(d, n, id, &slot);
+        s = rdlm_global_home_open_at(d, n, id, RDLM_KIND_COUNTER, &slot);
         if (s == RDLM_OK) {
             rdlm_global_word_at(d, id, slot, &w);
             w.node = n;

@@ -43,14 +43,14 @@ rdlm_status_t rdlm_global_nbarrier_open(rdlm_global_t *d, rdlm_local_t *lc, uint
     if (rdlm_load(&e->home_slot1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_global_home_fix(d, rdlm_global_sub_id(id, 2), n, &fixed);
+    s = rdlm_global_home_fix(d, rdlm_global_sub_id(id, 2), RDLM_KIND_BARRIER, n, &fixed);
     if (s == RDLM_OK && fixed != n) {
         rdlm_error("barrier \"%s\" exists for %llu participants on another node, opened "
                    "for %u", lc->seg.names[idx], (unsigned long long)fixed, n);
         return RDLM_ERR_MISMATCH;
     }
     if (s == RDLM_OK) {
-        s = rdlm_global_home_open(d, id, &slot);
+        s = rdlm_global_home_open(d, id, RDLM_KIND_BARRIER, &slot);
     }
     if (s == RDLM_OK) {
         rdlm_cas(&e->home_slot1, &cached, slot, RDLM_RELEASE);

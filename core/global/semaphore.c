@@ -59,7 +59,7 @@ rdlm_status_t rdlm_global_sem_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t 
         return RDLM_OK;
     }
     s = rdlm_global_home_fix(d, rdlm_global_sub_id(rdlm_load(&e->key, RDLM_RELAXED), 2),
-                             permits, &fixed);
+                             RDLM_KIND_SEMAPHORE, permits, &fixed);
     if (s == RDLM_OK && fixed != permits) {
         rdlm_error("semaphore \"%s\" exists with %llu permits on another node, opened with "
                    "%u",

@@ -72,15 +72,28 @@ uint32_t rdlm_global_home_node(const rdlm_global_t *d, uint64_t id)
     return (uint32_t)((id >> 17) % d->nodes.nodes);
 }
 
-rdlm_status_t rdlm_global_home_open(rdlm_global_t *d, uint64_t id, uint32_t *slot_p)
+rdlm_status_t rdlm_global_home_open(rdlm_global_t *d, uint64_t id, unsigned kind,
+                                    uint32_t *slot_p)
 {
-    return rdlm_global_home_open_at(d, rdlm_global_home_node(d, id), id, slot_p);
+    return rdlm_global_home_open_at(d, rdlm_global_home_node(d, id), id, kind, slot_p);
+}
+
+/* The tag a home slot holds for id of an object of kind: id with its top bits replaced
+ * by the kind (1..7), so that a name opened as another kind on another node meets the
+ * slot and is refused instead of sharing its words. */
+#define RDLM_GLOBAL_KIND_SHIFT 61
+#define RDLM_GLOBAL_KIND_BITS (7ull << RDLM_GLOBAL_KIND_SHIFT)
+
+static uint64_t rdlm_global_home_tag(uint64_t id, unsigned kind)
+{
+    return (id & ~RDLM_GLOBAL_KIND_BITS) | ((uint64_t)(kind & 7u) << RDLM_GLOBAL_KIND_SHIFT);
 }
 
 rdlm_status_t rdlm_global_home_open_at(rdlm_global_t *d, uint32_t node, uint64_t id,
-                                       uint32_t *slot_p)
+                                       unsigned kind, uint32_t *slot_p)
 {
     uint32_t start = (uint32_t)(id % d->home_slots);
+    uint64_t tag = rdlm_global_home_tag(id, kind);
     rdlm_tl_rkey_h key;
     rdlm_status_t s = rdlm_global_homekey(d, node, &key);
 
@@ -88,11 +101,18 @@ rdlm_status_t rdlm_global_home_open_at(rdlm_global_t *d, uint32_t node, uint64_t
         uint32_t slot = (start + i) % d->home_slots;
         uint64_t old;
 
-        s = rdlm_tl_cswap64(d->tl, key, (uint64_t)slot * d->slot_bytes, 0, id, &old);
+        s = rdlm_tl_cswap64(d->tl, key, (uint64_t)slot * d->slot_bytes, 0, tag, &old);
         rdlm_global_count(&d->stats.home_ops);
-        if (s == RDLM_OK && (old == 0 || old == id)) {
+        if (s == RDLM_OK && (old == 0 || old == tag)) {
             *slot_p = slot + 1;
             return RDLM_OK;
+        }
+        if (s == RDLM_OK && ((old ^ tag) & ~RDLM_GLOBAL_KIND_BITS) == 0) {
+            rdlm_error("dist: a name (id %#llx) is open as another kind of object on "
+                       "another node (kind %u there, %u here)",
+                       (unsigned long long)id, (unsigned)(old >> RDLM_GLOBAL_KIND_SHIFT),
+                       kind);
+            return RDLM_ERR_KIND_MISMATCH;
         }
     }
     if (s == RDLM_OK) {
@@ -104,12 +124,12 @@ rdlm_status_t rdlm_global_home_open_at(rdlm_global_t *d, uint32_t node, uint64_t
     return s;
 }
 
-rdlm_status_t rdlm_global_home_fix(rdlm_global_t *d, uint64_t id, uint64_t value,
-                                   uint64_t *existing_p)
+rdlm_status_t rdlm_global_home_fix(rdlm_global_t *d, uint64_t id, unsigned kind,
+                                   uint64_t value, uint64_t *existing_p)
 {
     rdlm_global_word_t w;
     uint32_t slot;
-    rdlm_status_t s = rdlm_global_home_open(d, id, &slot);
+    rdlm_status_t s = rdlm_global_home_open(d, id, kind, &slot);
 
     if (s != RDLM_OK) {
         return s;
@@ -255,15 +275,16 @@ uint64_t rdlm_global_sub_id(uint64_t id, unsigned n)
 rdlm_status_t rdlm_global_open_pair(rdlm_global_t *d, rdlm_entry_t *e)
 {
     uint64_t id = rdlm_load(&e->key, RDLM_RELAXED), cached = 0;
+    unsigned kind = rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND;
     uint32_t first, second;
     rdlm_status_t s;
 
     if (rdlm_load(&e->home_pair1, RDLM_ACQUIRE) != 0) {
         return RDLM_OK;
     }
-    s = rdlm_global_home_open(d, id, &first);
+    s = rdlm_global_home_open(d, id, kind, &first);
     if (s == RDLM_OK) {
-        s = rdlm_global_home_open(d, rdlm_global_sub_id(id, 1), &second);
+        s = rdlm_global_home_open(d, rdlm_global_sub_id(id, 1), kind, &second);
     }
     if (s == RDLM_OK) {
         rdlm_cas(&e->home_pair1, &cached, first | (uint64_t)second << 32, RDLM_RELEASE);

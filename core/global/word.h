@@ -41,12 +41,12 @@ void rdlm_global_holder_word(const rdlm_global_word_t *w, rdlm_global_word_t *h)
 void rdlm_global_intent_word(const rdlm_global_t *d, const rdlm_global_word_t *w,
                              uint64_t qid, rdlm_global_word_t *iw);
 
-/** A job-wide constant of a named object (a semaphore's or barrier's size): set the
- *  home word of id to value if it is still 0; *existing_p = the value it holds now
- *  (the caller compares: another value means another process opened the name with
- *  another size). value must not be 0. */
-rdlm_status_t rdlm_global_home_fix(rdlm_global_t *d, uint64_t id, uint64_t value,
-                                   uint64_t *existing_p);
+/** A job-wide constant of a named object of kind (a semaphore's or barrier's size):
+ *  set the home word of id to value if it is still 0; *existing_p = the value it holds
+ *  now (the caller compares: another value means another process opened the name with
+ *  another size). value must not be 0. Errors as rdlm_global_home_open. */
+rdlm_status_t rdlm_global_home_fix(rdlm_global_t *d, uint64_t id, unsigned kind,
+                                   uint64_t value, uint64_t *existing_p);
 
 /** The n-th companion word's name id of name id (n = 1, 2; never 0): objects with
  *  more than one home word (rwlock, semaphore, named barrier) key them so. */

@@ -39,7 +39,7 @@ static unsigned rdlm_table_phase(const rdlm_segment_t *seg, uint32_t idx)
     return RDLM_STATE_PHASE(rdlm_load(&seg->entries[idx].state, RDLM_ACQUIRE));
 }
 
-static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked);
+static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked, int discard);
 
 /* The floor word of id's bucket. */
 static rdlm_atomic_u64_t *rdlm_table_floor(rdlm_segment_t *seg, uint64_t id)
@@ -111,17 +111,17 @@ static rdlm_status_t rdlm_table_check(rdlm_segment_t *seg, uint32_t idx, const c
     uint32_t meta = rdlm_load(&seg->entries[idx].meta, RDLM_ACQUIRE);
 
     if (strncmp(seg->names[idx], name, RDLM_NAME_BYTES) != 0) {
-        rdlm_table_unpin(seg, idx, locked);
+        rdlm_table_unpin(seg, idx, locked, 0);
         return RDLM_INPROGRESS;
     }
     if ((meta & RDLM_META_KIND) != (kind & RDLM_META_KIND)) {
-        rdlm_table_unpin(seg, idx, locked);
+        rdlm_table_unpin(seg, idx, locked, 0);
         rdlm_error("\"%s\" exists as a %s, opened as a %s", name,
                    rdlm_table_kind_name(meta), rdlm_table_kind_name(kind));
         return RDLM_ERR_KIND_MISMATCH;
     }
     if ((kind & RDLM_META_ORDER_SET) && ((meta ^ kind) & RDLM_META_FIFO)) {
-        rdlm_table_unpin(seg, idx, locked);
+        rdlm_table_unpin(seg, idx, locked, 0);
         rdlm_error("lock \"%s\" exists as a %s lock, opened as a %s one", name,
                    (meta & RDLM_META_FIFO) ? "FIFO" : "bounded-bypass",
                    (kind & RDLM_META_FIFO) ? "FIFO" : "bounded-bypass");
@@ -284,14 +284,15 @@ static int rdlm_table_idle(const rdlm_entry_t *e)
 }
 
 /* The state after one close from s: opens - 1, or RETIRED if that was the last open of
- * an idle, retirable entry and the creation lock is held (locked). */
+ * an idle, retirable entry (or of any entry, discard) and the creation lock is held
+ * (locked). */
 static uint64_t rdlm_table_closed(const rdlm_segment_t *seg, const rdlm_entry_t *e,
-                                  uint64_t s, int locked)
+                                  uint64_t s, int locked, int discard)
 {
     uint64_t last = (seg->planted & RDLM_PLANTED_RETIRE_OPEN) ? RDLM_STATE_OPENS(s) : 1;
 
-    if (locked && RDLM_STATE_OPENS(s) == last && !(s & RDLM_STATE_KEEP) &&
-        rdlm_table_idle(e)) {
+    if (locked && RDLM_STATE_OPENS(s) == last &&
+        (discard || (!(s & RDLM_STATE_KEEP) && rdlm_table_idle(e)))) {
         return RDLM_STATE_MAKE(RDLM_STATE_GEN(s), RDLM_PHASE_RETIRED, 0);
     }
     return s - 1;
@@ -308,8 +309,9 @@ static int rdlm_table_may_retire(const rdlm_segment_t *seg, const rdlm_entry_t *
 }
 
 /* One close of entry idx; locked: the caller holds the creation lock (else it is
- * taken here if the close may retire the entry). */
-static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked)
+ * taken here if the close may retire the entry); discard: retire it if this is its last
+ * open, whatever its kind and KEEP (rdlm_table_discard). */
+static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked, int discard)
 {
     rdlm_entry_t *e = &seg->entries[idx];
     uint64_t s = rdlm_load(&e->state, RDLM_ACQUIRE), next;
@@ -321,13 +323,13 @@ static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked)
                        (unsigned long long)s);
             break;
         }
-        if (!locked && rdlm_table_may_retire(seg, e, s)) {
+        if (!locked && (discard || rdlm_table_may_retire(seg, e, s))) {
             rdlm_table_lock(seg);
             locked = took = 1;
             s = rdlm_load(&e->state, RDLM_ACQUIRE);
             continue;
         }
-        next = rdlm_table_closed(seg, e, s, locked);
+        next = rdlm_table_closed(seg, e, s, locked, discard);
         if (RDLM_STATE_PHASE(next) == RDLM_PHASE_RETIRED) {
             /* A taker-over of the lock raises the floor if this process dies now. */
             rdlm_store(&seg->hdr->create_idx, idx, RDLM_RELAXED);
@@ -351,5 +353,10 @@ static void rdlm_table_unpin(rdlm_segment_t *seg, uint32_t idx, int locked)
 
 void rdlm_table_close(rdlm_segment_t *seg, uint32_t idx)
 {
-    rdlm_table_unpin(seg, idx, 0);
+    rdlm_table_unpin(seg, idx, 0, 0);
+}
+
+void rdlm_table_discard(rdlm_segment_t *seg, uint32_t idx)
+{
+    rdlm_table_unpin(seg, idx, 0, 1);
 }

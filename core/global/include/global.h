@@ -398,13 +398,16 @@ void rdlm_global_destroy(rdlm_global_t *dist);
 /* ---- remote words (word.c) ----------------------------------------------------------- */
 
 /** The slot of name's global word at its home, found or claimed by remote open
- *  addressing (cached per node in the entry by the caller). *slot_p = slot + 1.
+ *  addressing (cached per node in the entry by the caller) for an object of kind
+ *  (enum rdlm_kind). *slot_p = slot + 1. RDLM_ERR_KIND_MISMATCH (logged) if the name
+ *  holds a slot there as another kind (opened so on another node);
  *  RDLM_ERR_TABLE_FULL after RDLM_GLOBAL_PROBES probes. */
-rdlm_status_t rdlm_global_home_open(rdlm_global_t *d, uint64_t id, uint32_t *slot_p);
+rdlm_status_t rdlm_global_home_open(rdlm_global_t *d, uint64_t id, unsigned kind,
+                                    uint32_t *slot_p);
 
 /** The same at the home process of a given node (per-node shards). */
 rdlm_status_t rdlm_global_home_open_at(rdlm_global_t *d, uint32_t node, uint64_t id,
-                                       uint32_t *slot_p);
+                                       unsigned kind, uint32_t *slot_p);
 
 /** Home node of a name's id. */
 uint32_t rdlm_global_home_node(const rdlm_global_t *d, uint64_t id);

@@ -39,6 +39,15 @@ rdlm_status_t rdlm_table_open(rdlm_segment_t *seg, const char *name, unsigned ki
  */
 void rdlm_table_close(rdlm_segment_t *seg, uint32_t idx);
 
+/**
+ * rdlm_table_close for an open whose object turned out unusable (another kind or size
+ * job-wide, said by the cross-node layer): if it was the entry's last open, the entry
+ * is retired whatever its kind or KEEP, so that the node is not left holding a wrong
+ * entry that every later open, right ones included, would meet. Only for an entry
+ * nobody can have used: every open of it on this node fails the same way.
+ */
+void rdlm_table_discard(rdlm_segment_t *seg, uint32_t idx);
+
 /* The creation lock (table_lock.c). */
 
 /** Take the segment's creation lock: blocking (yields), taking it over from a dead
