@@ -159,7 +159,7 @@
  *       relu; as am_lock.pml's (h)).
  *   Also asserted: a release finds its node's place (qn1 != 0).
  *
- * Knobs: -DCODE (above), -DLOOPS (1, at most 2; per process -DLOOPS_A, _B, _C),
+ * Knobs: -DCODE (above), -DPAUSE, -DFIX_UNDO_UNUSED (above), -DLOOPS (1, at most 2; per process -DLOOPS_A, _B, _C),
  * -DCRASHES (1; 2 for the takeover of node X), -DCRASHABLE=mask (bit p: p may
  * crash; default all), -DBOUND (cohort bound, 1), -DSUSPECT, -DTIMEOUT (above),
  * -DNO_CHECK_D, -DNO_CHECK_F (to see what else a bug breaks), -DREACH=n.
@@ -176,6 +176,36 @@
  *     node-mate (fix 1 at work);
  *   7 (2) sends its REL with the DEAD flag (fix 3 at work);
  *   8 (-DTIMEOUT) H keeps a REL's DEAD flag for the next grant (fix 4 at work).
+ *
+ * -DPAUSE: A PAUSED HOLDER (SIGSTOP: never seen dead by the transport or its host;
+ * amq_home.c's rdlm_amq_held_long, amq_recover.c's held_long path). C (alone on node
+ * Y, so no live node-mate keeps the lock: docs/distributed-locks.md, Limits) may,
+ * once, while it holds (GRANT taken, before or in its critical section), stop
+ * instead of taking its next step. While C is stopped its lease may end (the
+ * authority; a running C's lease never ends); if C was in its critical section it
+ * is then a fenced zombie there: it no longer counts for (a). C then resumes, stays
+ * stopped for good, or is killed (a crash, with the budget). Resumed with its lease
+ * alive it goes on as usual; resumed with it ended it is fenced: it acquires nothing
+ * any more, and it sends the REL of the use it held (from its critical section:
+ * rdlm_lock_release; before it: rdlm_lock_keep's undo of the acquire), flags 0 as
+ * the code has it (-DFIX_UNDO_UNUSED: the undo's REL says UNUSED); that REL arrives
+ * whenever. H's watch (proctype Watch): whenever C holds a use with someone queued
+ * and is not known dead ("held long": any such moment), H asks the authority (FATE)
+ * whether C's lease ended, in the same step; told "not ended" it asks again only once
+ * the lease ended or the use changed (no cycle of questions); told "ended", a later
+ * step (rdlm_amq_take_over, under H's lock again) grants the first waiter with a new
+ * epoch, flagged DEAD, if C still holds in that use and someone is queued.
+ * Checked: (a) with zombies left out, (b), (c) (a waiter of a C stopped for good is
+ * served by the take-over), (d) also for the take-over of a zombie in its critical
+ * section, (e) (a C stopped for good may hold), (f) (a stale REL of a fenced C
+ * releases nothing; (f) also checks the queue node).
+ *   With a crash, the code loses an OWNER_DEAD (d) (README.md): a DEAD GRANT to C,
+ *   whose acquire rdlm_lock_keep undoes for the lost lease with a plain REL.
+ * Reach (-DPAUSE): 9 the watch takes a fenced C's lock over; 10 from C's critical
+ * section; 11 H ignores a fenced C's stale REL.
+ * Planted (-DPAUSE): FATE_NO_ENDED (take over without the authority's "ended":
+ * (a)), STALE_REL_ACCEPTED (a REL of C's queue node taken for whatever use holds:
+ * (f)), PAUSE_NO_DEAD (the fenced holder's take-over unflagged: (d)).
  *
  * Planted bugs (-DBUG_...), each must be caught:
  *   SETTLE_HOLDER_ONLY      flaw 1: invalid end state (c).
@@ -245,8 +275,18 @@ byte suspects = 1;
 
 /* ---- environment ------------------------------------------------------------- */
 bit dead[NP];
-bit lend[NP];                       /* the lease ended (only after a crash) */
+bit lend[NP];                       /* the lease ended (only after a crash; -DPAUSE:
+                                       or while C is paused) */
 byte crashes = CRASHES;
+#ifdef PAUSE
+bit paused;                         /* C is stopped (SIGSTOP): not dead for anyone */
+byte pauses = 1;                    /* C pauses at most once */
+bit wq;                             /* H's watch of C's use asked the authority and
+                                       heard "not ended": quiet until the lease ends
+                                       or the use changes (no cycle of questions) */
+bit zcs;                            /* ghost: C's lease ended while C was in its
+                                       critical section (a zombie there) */
+#endif
 
 /* ---- H ----------------------------------------------------------------------- */
 byte hold;                          /* holder's queue node + 1 (= its process + 1) */
@@ -339,11 +379,21 @@ inline send_rel(g, t, f, u) {
 }
 
 /* ---- H ------------------------------------------------------------------------ */
+/* H takes REL(p, ..., use w) only while that use holds (fix 6) */
+#ifdef BUG_STALE_REL_ACCEPTED
+/* planted: a REL from C's queue node is taken for whatever use holds */
+#define REL_HOLDS (hold == p + 1 && (w == 0 || w == hu) || p == 2 && hold != 0)
+#else
+#define REL_HOLDS (hold == p + 1 && (w == 0 || w == hu))
+#endif
 inline grant(w, f) {
     hold = w + 1; htok++; ISSUE(htok);
     assert(!gk[w]);
     gk[w] = 1; gt[w] = htok; gd[w] = f || hdf; hgd = gd[w]; hdf = 0;
     hu = lu[w]; gs[w] = hu;
+#ifdef PAUSE
+    wq = 0;                                 /* a new use: watched anew */
+#endif
     TOUCH
 }
 
@@ -375,15 +425,24 @@ inline enqueue(p) {
 #define RELROOM (RELS(hold) < 2 && RELS(0) >= 2)
 #define SCAN (hold != 0 && hq[0] != 0 && TRIGGER(hold - 1))
 
-inline takeover() {
+/* the first waiter holds in a new epoch, with DEAD flag df (1; a constant: grant()
+   sets hold before it reads its flag) */
+inline takeover(df) {
 #if REACH == 3
     assert(false);                          /* reach: a whole-node takeover */
 #endif
 #ifndef BUG_NO_NEW_EPOCH
     htok = maxtok;                          /* grant() adds one: a new epoch */
 #endif
+#ifdef PAUSE
+    if                                      /* (d): C's use taken over while C, */
+    :: hold == 3 && zcs -> owed = 1         /* fenced, was in its critical section */
+    :: else -> skip
+    fi;
+    zcs = 0;
+#endif
     dequeue(w);
-    grant(w, 1);
+    grant(w, df);
     w = 0
 }
 
@@ -433,9 +492,9 @@ end:
         f = f || (rd[i] & 2) && hold == p + 1 && (w == 0 || w == hu) && hgd;
 #endif
         if
-        :: hold == p + 1 && (w == 0 || w == hu) ->
+        :: REL_HOLDS ->
 #ifndef NO_CHECK_F
-            assert(relu[i] == hu);                              /* (f) */
+            assert(hold == p + 1 && relu[i] == hu);             /* (f) */
 #endif
             if
             :: t > htok -> htok = t
@@ -454,7 +513,11 @@ end:
                 hdf = f
 #endif
             fi
-        :: else -> skip                     /* not the holder's use: ignored */
+        :: else ->                          /* not the holder's use: ignored */
+#if REACH == 11
+            assert(!(p == 2 && lend[2]));   /* reach: a fenced C's stale REL */
+#endif
+            skip
         fi;
         rw[i] = 0; rt[i] = 0; rd[i] = 0; rs[i] = 0; relu[i] = 0;
         p = 0; t = 0; f = 0; i = 0; w = 0
@@ -469,13 +532,13 @@ end:
        }
 #endif
 #ifdef BUG_TAKEOVER_NO_LEASE_WAIT
-    :: atomic { SCAN && LIVE1(hold - 1) == 0 -> takeover() }
+    :: atomic { SCAN && LIVE1(hold - 1) == 0 -> takeover(1) }
 #else
-    :: atomic { SCAN && LIVE1(hold - 1) == 0 && NODE_ENDED(hold - 1) -> takeover() }
+    :: atomic { SCAN && LIVE1(hold - 1) == 0 && NODE_ENDED(hold - 1) -> takeover(1) }
 #endif
 #ifdef BUG_TAKEOVER_ONE_DEAD
     :: atomic { hold != 0 && hq[0] != 0 && HD(hold - 1) && lend[hold - 1] ->
-                takeover() }
+                takeover(1) }
 #endif
     od
 }
@@ -615,6 +678,9 @@ active proctype Y()
     byte me = 2;
     byte u, tok, gsq;
     bit lst, gdf, ho;
+#ifdef PAUSE
+    byte at;                                /* C paused: 1 before its cs, 2 in it */
+#endif
 
     for (u : 1 .. LOOPS_C) {
         STEP(racq[me] = 1);
@@ -634,8 +700,24 @@ active proctype Y()
 #endif
         :: CRASH
         od;
+#ifdef PAUSE
+        /* holding (GRANT taken): each step may instead be a crash or a pause */
+pre_cs:
+        if
+        :: atomic { skip; enter() }
+        :: CRASH
+        :: atomic { pauses > 0 -> pauses--; paused = 1; at = 1 }; goto pwait
+        fi;
+in_cs:
+        if
+        :: atomic { skip; incs--; incsp = 0; send_rel(me, tok, 0, gsq); TOUCH }
+        :: CRASH
+        :: atomic { pauses > 0 -> pauses--; paused = 1; at = 2 }; goto pwait
+        fi;
+#else
         STEP(enter());
         STEP(incs--; incsp = 0; send_rel(me, tok, 0, gsq); TOUCH);
+#endif
         atomic { tok = 0; gdf = 0; gsq = 0 }
 #ifdef TIMEOUT
 next:
@@ -648,6 +730,32 @@ end_idle:
     :: atomic { MAY_CRASH -> crashes--; dead[me] = 1; TOUCH }
     fi;
     goto end_stopped;
+#ifdef PAUSE
+/* The REL of a fenced C: rdlm_lock_keep undoes an acquire that finds the lease
+   lost (paused before its critical section, at == 1) with a plain release, flags 0,
+   as rdlm_lock_release does after one (at == 2). -DFIX_UNDO_UNUSED: the undo's REL
+   says UNUSED (the grant was never used: H carries its DEAD flag over, fix 5). */
+#ifdef FIX_UNDO_UNUSED
+#define UNDO_FLAGS (at == 1 -> 2 : 0)
+#else
+#define UNDO_FLAGS 0
+#endif
+    /* paused: the lease may end meanwhile (the authority); C resumes, or stays
+       stopped for good, or is killed */
+pwait:
+    if
+    :: atomic { !lend[me] && at == 1 -> paused = 0; at = 0 }; goto pre_cs
+    :: atomic { !lend[me] && at == 2 -> paused = 0; at = 0 }; goto in_cs
+    :: atomic { lend[me] -> paused = 0;
+                /* fenced: its release fails (RDLM_ERR_LEASE_EXPIRED), but the REL
+                   for the use it held goes out; it acquires nothing any more */
+                send_rel(me, tok, UNDO_FLAGS, gsq); TOUCH;
+                tok = 0; gdf = 0; gsq = 0; u = 0; at = 0; done++ }; goto end_stopped
+    :: atomic { at = 0; tok = 0; gdf = 0; gsq = 0; u = 0; done++ };
+        goto end_stopped                    /* stopped for good */
+    :: CRASH
+    fi;
+#endif
 stopped:
     done++;
 end_stopped:
@@ -782,6 +890,15 @@ end:
     :: atomic { dead[0] && !lend[0] -> lend[0] = 1 }
     :: atomic { dead[1] && !lend[1] -> lend[1] = 1 }
     :: atomic { dead[2] && !lend[2] -> lend[2] = 1 }
+#ifdef PAUSE
+    /* a paused C stops renewing: its lease may end (never a running one's); if it
+       was in its critical section it is a fenced zombie there (no longer counted) */
+    :: atomic { paused && !dead[2] && !lend[2] -> lend[2] = 1; wq = 0;
+                if
+                :: incsp == 3 -> incs--; incsp = 0; zcs = 1
+                :: else -> skip
+                fi }
+#endif
     :: atomic { crashes > 0 -> crashes = 0 }
 #ifdef SUSPECT
     :: atomic { suspects > 0 && !dead[0] && !susp[0] -> suspects--; susp[0] = 1; TOUCH }
@@ -792,6 +909,13 @@ end:
 }
 
 /* (e): every process done or dead, nothing in flight to H or to a live process */
+#ifdef PAUSE
+#define PAUSED_HOLDS || hold == 3 && paused /* C stopped for good, holding */
+#define PAUSED_IN_CS || incsp == 3 && paused  /* its lease not ended yet */
+#else
+#define PAUSED_IN_CS
+#define PAUSED_HOLDS
+#endif
 active proctype Final()
 {
     atomic {
@@ -800,10 +924,58 @@ active proctype Final()
         (!gk[0] || dead[0]) && (!gk[1] || dead[1]) && (!gk[2] || dead[2]) &&
         (spend[0] == 0 && !sbusy[0] || dead[0]) &&
         (spend[1] == 0 && !sbusy[1] || dead[1]) ->
-        assert(incs == 0);
+        assert(incs == 0 PAUSED_IN_CS);
         assert((hq[0] == 0 || dead[hq[0] - 1]) && (hq[1] == 0 || dead[hq[1] - 1]) &&
                (hq[2] == 0 || dead[hq[2] - 1]));
-        assert(hold == 0 || dead[hold - 1] || hold < 3 && LDEAD);
+        assert(hold == 0 || dead[hold - 1] || hold < 3 && LDEAD PAUSED_HOLDS);
         assert(qn1 == 0 || qn1 == hold || dead[0] && dead[1])
     }
 }
+
+#ifdef PAUSE
+/* H's watch of a paused holder (rdlm_amq_scan + rdlm_amq_held_long, then
+   rdlm_amq_recover with held_long): C holds with a waiter and is not known dead;
+   "held long" is any moment then. The scan and the FATE question are one step (the
+   scan only reads; the answer is read when it comes), the take-over another (under
+   H's lock again: it re-checks the use and the queue). Only C (alone on node Y) is
+   watched: with a live node-mate nothing is recovered (docs, Limits). */
+active proctype Watch()
+{
+    byte w, wu;
+    bit ans;
+end:
+    do
+    :: atomic {
+        hold == 3 && hq[0] != 0 && !HD(2) && !wq ->
+        wu = hu;
+#ifdef BUG_FATE_NO_ENDED
+        ans = 1;                            /* planted: no question */
+#else
+        ans = lend[2];                      /* FATE: ended? */
+#endif
+        if
+        :: !ans -> wq = 1                   /* asked again once the lease ended */
+        :: else -> skip
+        fi
+       };
+        atomic {
+            if
+            :: ans && hold == 3 && hu == wu && hq[0] != 0 ->
+#if REACH == 9
+                assert(false);              /* reach: a fenced holder taken over */
+#endif
+#if REACH == 10
+                assert(!zcs);               /* reach: ... from its critical section */
+#endif
+#ifdef BUG_PAUSE_NO_DEAD
+                takeover(0)                 /* planted: a fenced holder's takeover OK */
+#else
+                takeover(1)
+#endif
+            :: else -> skip
+            fi;
+            wu = 0; ans = 0
+        }
+    od
+}
+#endif
