@@ -380,7 +380,9 @@ RDLM_EXPORT rdlm_status_t rdlm_rwlock_open(rdlm_ctx_h ctx, const char *name,
  */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns);
 
-/** Release shared. RDLM_ERR_NOT_OWNER if this context holds no shared lock on it. */
+/** Release shared. RDLM_ERR_NOT_OWNER if this context holds no shared lock on it.
+ *  With a lease: RDLM_ERR_LEASE_EXPIRED (released, but the lease is gone), as
+ *  rdlm_lock_release. */
 RDLM_EXPORT rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw);
 
 /** Acquire exclusive: take the gate (bounded bypass: overtaken for RDLM_LOCK_BYPASS_US
@@ -490,7 +492,8 @@ RDLM_EXPORT rdlm_status_t rdlm_sem_acquire(rdlm_sem_h sem, uint32_t k, uint64_t 
  *  Node-only: one atomic; wakes one sleeping waiter (or the reserver) only when one
  *  sleeps and no wake is in flight. Distributed: one message to the home that nobody
  *  waits for (UCX TCP), else one remote fetch-add; others see the permits once it
- *  reaches the home (rdlm_sem_available). */
+ *  reaches the home (rdlm_sem_available). With a lease: RDLM_ERR_LEASE_EXPIRED
+ *  (given back, but the lease is gone), as rdlm_lock_release. */
 RDLM_EXPORT rdlm_status_t rdlm_sem_release(rdlm_sem_h sem, uint32_t k);
 
 /** Permits free at this instant: a snapshot, always within 0..permits. While others
@@ -525,6 +528,9 @@ RDLM_EXPORT rdlm_status_t rdlm_barrier_open(rdlm_ctx_h ctx, const char *name,
  * not RDLM_ERR_BUSY as the tries of locks do. A participant that dies after arriving
  * stays counted: the others pass without it.
  * The same with RDLM_ERR_CLOSED when the context is destroyed during the wait.
+ * Distributed: RDLM_ERR_PEER_DEAD when the home of the barrier's word (or the
+ * transport to it) is lost meanwhile, for example for a process that was stopped
+ * (SIGSTOP) long enough for its peers to give it up, and resumes.
  */
 RDLM_EXPORT rdlm_status_t rdlm_barrier_wait(rdlm_barrier_h barrier, uint64_t timeout_ns);
 
