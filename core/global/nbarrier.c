@@ -6,7 +6,8 @@
  * node, for one of them -- the node's poller, holding the entry's word as a lock --
  * to see the generation change (it polls B with pauses growing to 1 ms); the rest
  * sleep on the entry's barrier_released futex, where the poller (or a local last arriver)
- * posts the generation. So one remote poller per node and barrier, however many wait there.
+ * posts the generation. So one remote poller per node and barrier, however many wait there
+ * (and each sleeper reads B once per 100 ms: a stopped poller is alive).
  * A timeout withdraws the arrival (CAS of the count down, only within the same
  * generation); if the generation changed meanwhile the barrier completed: RDLM_OK.
  *
@@ -75,6 +76,15 @@ static int rdlm_nb_done(const rdlm_entry_t *e, uint32_t g)
     return (int32_t)(rdlm_load(&e->barrier_released, RDLM_ACQUIRE) - g) > 0;
 }
 
+/* A sleeping waiter reads B itself this often (rdlm_nb_await). */
+#define RDLM_NB_CHECK_NS 100000000ull
+
+/* When a sleeper waiting since now reads B next: RDLM_NB_CHECK_NS on, or deadline. */
+static uint64_t rdlm_nb_check_at(uint64_t now, uint64_t deadline)
+{
+    return deadline - now > RDLM_NB_CHECK_NS ? now + RDLM_NB_CHECK_NS : deadline;
+}
+
 /* The node's poller: poll B until its generation passes g or the deadline. */
 static rdlm_status_t rdlm_nb_poll(rdlm_global_t *d, rdlm_local_t *lc, rdlm_entry_t *e,
                                   const rdlm_global_word_t *w, uint32_t g,
@@ -103,14 +113,17 @@ static rdlm_status_t rdlm_nb_poll(rdlm_global_t *d, rdlm_local_t *lc, rdlm_entry
 }
 
 /* Wait for generation g to complete: poll for the node, or sleep until the poller
- * posts it. */
+ * posts it. A sleeper also reads B itself every RDLM_NB_CHECK_NS: a poller that is
+ * stopped (SIGSTOP) is alive, so nobody takes its place, and its node-mates slept past
+ * the barrier's completion until it resumed or their timeout passed. */
 static rdlm_status_t rdlm_nb_await(rdlm_global_t *d, rdlm_local_t *lc, rdlm_entry_t *e,
                                    const rdlm_global_word_t *w, uint32_t g,
                                    uint64_t deadline)
 {
     rdlm_wait_t wt;
 
-    rdlm_wait_init_until(&wt, &lc->policy, &lc->stats.wait, deadline);
+    rdlm_wait_init_until(&wt, &lc->policy, &lc->stats.wait,
+                         rdlm_nb_check_at(rdlm_clock_now_ns(), deadline));
     for (;;) {
         uint32_t seen = rdlm_load(&e->barrier_released, RDLM_ACQUIRE);
         uint64_t nobody = 0;
@@ -136,7 +149,16 @@ static rdlm_status_t rdlm_nb_await(rdlm_global_t *d, rdlm_local_t *lc, rdlm_entr
         }
         if (rdlm_wait_step(&wt, &e->barrier_released, seen, RDLM_WAIT_ALL_BITS,
                            &e->parked) == RDLM_WAIT_TIMEDOUT) {
-            return RDLM_ERR_TIMEOUT;
+            uint64_t now = rdlm_clock_now_ns(), v;
+
+            if (now >= deadline) {
+                return RDLM_ERR_TIMEOUT;
+            }
+            if (rdlm_global_w_fadd(d, w, 0, &v) == RDLM_OK && RDLM_NB_GEN(v) != g) {
+                rdlm_nb_post(lc, e, RDLM_NB_GEN(v));
+                return RDLM_OK;
+            }
+            wt.deadline = rdlm_nb_check_at(now, deadline);
         }
     }
 }
