@@ -173,10 +173,10 @@ static rdlm_status_t rdlm_global_links_open(rdlm_global_t *d, const rdlm_tl_idle
                        ? ""
                        : ": the transport does not reach a round's partner over TCP");
         if (d->rank == 0) {
-            rdlm_info("barrier: node leaders exchange over the transport, not over TCP "
-                      "links of their own (RDLM_BARRIER_LINKS=%s: links are for a transport "
-                      "that reaches the leaders over TCP anyway; RDLM_LOG=debug on each "
-                      "process says how it voted)",
+            rdlm_info("barrier: node leaders exchange over the transport, without "
+                      "links (RDLM_BARRIER_LINKS=%s: links serve a transport that reaches "
+                      "the leaders over TCP anyway; RDLM_LOG=debug on each process says "
+                      "how it voted)",
                       rdlm_config_switch_name(d->barrier_links_mode));
         }
         return RDLM_OK;
