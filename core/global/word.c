@@ -86,7 +86,8 @@ rdlm_status_t rdlm_global_home_open(rdlm_global_t *d, uint64_t id, unsigned kind
 
 static uint64_t rdlm_global_home_tag(uint64_t id, unsigned kind)
 {
-    return (id & ~RDLM_GLOBAL_KIND_BITS) | ((uint64_t)(kind & 7u) << RDLM_GLOBAL_KIND_SHIFT);
+    return (id & ~RDLM_GLOBAL_KIND_BITS) |
+           ((uint64_t)(kind & 7u) << RDLM_GLOBAL_KIND_SHIFT);
 }
 
 rdlm_status_t rdlm_global_home_open_at(rdlm_global_t *d, uint32_t node, uint64_t id,

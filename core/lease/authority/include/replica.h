@@ -33,9 +33,9 @@
  * called with this clock's time by the replica and with virtual time by tests/sim)
  *   deadline = max(deadline, now + TTL) on OPEN committed and on RENEW (no log entry,
  *   no disk write); a deadline that passes submits an EXPIRE, and once it is
- *   committed the leader logs "session X expired"; nothing is removed locally: the session leaves the timers
- *   when its EXPIRE or CLOSE is applied. A session whose EXPIRE is in flight is not
- *   renewed (RDLM_ERR_LEASE_EXPIRED).
+ *   committed the leader logs "session X expired"; nothing is removed locally: the
+ *   session leaves the timers when its EXPIRE or CLOSE is applied. A session whose
+ *   EXPIRE is in flight is not renewed (RDLM_ERR_LEASE_EXPIRED).
  *
  * Why a renewal granted by a deposed leader is still safe
  *   A client's lease is valid until t_send + TTL * (1 - drift), t_send <= the grant.
