@@ -92,7 +92,7 @@ static rdlm_status_t rdlm_boot_abort(rdlm_tl_boot_tcp_t *b, rdlm_status_t st)
 static rdlm_status_t rdlm_boot_gave_up(const rdlm_tl_boot_tcp_t *b, uint64_t len,
                                        uint64_t deadline)
 {
-    char why[256] = "";
+    char why[512] = "";
 
     if (len < sizeof(why) &&
         rdlm_sock_recv(b->fds[0], why, (size_t)len, deadline, NULL, NULL) == RDLM_OK)
@@ -332,7 +332,7 @@ static rdlm_status_t rdlm_boot_accept(rdlm_tl_boot_tcp_t *b,
         for (r = 1; r < p->size && off < sizeof(missing) - 16; r++)
             if (b->fds[r] < 0)
                 off += (size_t)snprintf(missing + off, sizeof(missing) - off, " %u", r);
-        char why[320];
+        char why[sizeof(missing) + 128];
 
         snprintf(why, sizeof(why),
                  "timed out after %llu ms: %u of %u ranks never connected (missing:%s)",
