@@ -51,6 +51,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,9 @@ struct rdlm_session {
     char job[RDLM_JOB_MAX + 1];
     int auth;  /* send a MUNGE credential with OPEN */
     int renew; /* 0: test hook RDLMTEST_LEASE_NO_RENEW */
+    /* Test hook RDLMTEST_LEASE_STOP_IN_DELAY: the process stops itself (SIGSTOP) as
+     * the lock delay starts, for a test to hold it there until its lease ended. */
+    int stop_in_delay;
 
     pthread_mutex_t call_lock; /* serialises calls: link, seq */
     rdlm_lease_link_t link;
@@ -652,6 +656,7 @@ static rdlm_status_t rdlm_session_configure(rdlm_session_h s,
         snprintf(s->job, sizeof(s->job), "%s", job);
     }
     s->renew = getenv("RDLMTEST_LEASE_NO_RENEW") == NULL;
+    s->stop_in_delay = getenv("RDLMTEST_LEASE_STOP_IN_DELAY") != NULL;
     return RDLM_OK;
 }
 
@@ -1023,6 +1028,8 @@ uint64_t rdlm_lease_session_id(rdlm_session_h session)
 
 void rdlm_lease_session_lock_delay(rdlm_session_h session)
 {
+    if (session != NULL && session->stop_in_delay)
+        raise(SIGSTOP);
     if (session != NULL && session->lock_delay_ms != 0)
         rdlm_lease_sleep_until(
             rdlm_clock_deadline((uint64_t)session->lock_delay_ms * RDLM_LEASE_MS));
