@@ -301,8 +301,14 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * takes a free mutex whatever its timeout), a held one returns RDLM_ERR_TIMEOUT (or
  * RDLM_ERR_BUSY for a try) once the connect is done. With a
  * lease (RDLM_AUTHORITY, RDLM_JOB_AUTHORITY), RDLM_OWNER_DEAD returns only after the lock
- * delay RDLM_LOCK_DELAY_MS (default 0), the lock held meanwhile. Re-acquiring a lock the
- * context holds waits for itself: locks are not recursive.
+ * delay RDLM_LOCK_DELAY_MS (default 0), the lock held meanwhile. An acquire that
+ * completes after the context's lease was lost (during the wait or the delay) is undone
+ * and returns RDLM_ERR_LEASE_EXPIRED; if it had taken the lock over from a dead holder,
+ * the lock is left as that holder left it: the next holder gets RDLM_OWNER_DEAD (for a
+ * service-wide lock once the authority ended this context's session; not in the
+ * remote-atomic queue, RDLM_LOCK_AM=0, docs/distributed-locks.md). The same holds for
+ * rdlm_rwlock_write_acquire. Re-acquiring a lock the context holds waits for itself:
+ * locks are not recursive.
  */
 RDLM_EXPORT rdlm_status_t rdlm_lock_acquire(rdlm_lock_h lock, uint64_t timeout_ns,
                                             uint64_t *token_p);

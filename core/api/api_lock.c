@@ -75,13 +75,18 @@ rdlm_status_t rdlm_lock_open(rdlm_ctx_h ctx, const char *name, rdlm_lock_h *lock
 /* An acquire that took the lock over from a dead holder (RDLM_OWNER_DEAD) first waits
  * out the lock delay. One that succeeded while the context's lease was lost (it
  * expired during the wait or the delay) is undone: the caller gets
- * RDLM_ERR_LEASE_EXPIRED, never a success. Only a success sets *token_p (if not
- * NULL) to the acquire's token. A failure touches nothing: after RDLM_ERR_CLOSED the
- * context may be gone (the destroy waited for the wait only), so the caller took
- * release from the ops table before the acquire. */
+ * RDLM_ERR_LEASE_EXPIRED, never a success. An undone RDLM_OWNER_DEAD of an exclusive
+ * hold is given up with undo_dead (not NULL then), so that the next holder is told
+ * (am_lease.pml -DPAUSE found it lost with a plain release); a shared hold's has been
+ * told to this reader already and goes with it (docs/distributed-locks.md, Limits).
+ * Only a success sets *token_p (if not NULL) to the acquire's token. A failure touches
+ * nothing: after RDLM_ERR_CLOSED the context may be gone (the destroy waited for the
+ * wait only), so the caller took release and undo_dead from the ops table before the
+ * acquire. */
 static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status, uint64_t token,
                                     uint64_t *token_p,
                                     rdlm_status_t (*release)(rdlm_obj_t *obj),
+                                    rdlm_status_t (*undo_dead)(rdlm_obj_t *obj),
                                     const char *func)
 {
     if (status < 0) {
@@ -91,8 +96,15 @@ static rdlm_status_t rdlm_lock_keep(rdlm_obj_t *obj, rdlm_status_t status, uint6
         rdlm_ctx_lease_lock_delay(obj->ctx);
     }
     if (rdlm_ctx_lease_check(obj->ctx) != RDLM_OK) {
-        release(obj);
-        rdlm_warn("%s: the lease expired while acquiring; released", func);
+        if (status == RDLM_OWNER_DEAD && undo_dead != NULL) {
+            undo_dead(obj);
+            rdlm_warn("%s: the lease expired while acquiring; given up as its dead holder "
+                      "would be: the next holder gets RDLM_OWNER_DEAD",
+                      func);
+        } else {
+            release(obj);
+            rdlm_warn("%s: the lease expired while acquiring; released", func);
+        }
         return RDLM_ERR_LEASE_EXPIRED;
     }
     if (token_p != NULL) {
@@ -122,7 +134,7 @@ rdlm_lock_acquire_any(rdlm_lock_h lock, uint64_t timeout_ns, uint64_t *token_p)
     }
     ops = obj->ctx->ops;
     status = ops->lock_acquire(obj, timeout_ns, &token);
-    return rdlm_lock_keep(obj, status, token, token_p, ops->lock_release,
+    return rdlm_lock_keep(obj, status, token, token_p, ops->lock_release, ops->undo_dead,
                           "rdlm_lock_acquire");
 }
 
@@ -205,7 +217,7 @@ rdlm_status_t rdlm_rwlock_read_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns)
     }
     ops = obj->ctx->ops;
     status = ops->read_acquire(obj, timeout_ns);
-    return rdlm_lock_keep(obj, status, 0, NULL, ops->read_release, __func__);
+    return rdlm_lock_keep(obj, status, 0, NULL, ops->read_release, NULL, __func__);
 }
 
 rdlm_status_t rdlm_rwlock_read_release(rdlm_rwlock_h rw)
@@ -232,7 +244,8 @@ rdlm_status_t rdlm_rwlock_write_acquire(rdlm_rwlock_h rw, uint64_t timeout_ns,
     }
     ops = obj->ctx->ops;
     status = ops->write_acquire(obj, timeout_ns, &token);
-    return rdlm_lock_keep(obj, status, token, token_p, ops->write_release, __func__);
+    return rdlm_lock_keep(obj, status, token, token_p, ops->write_release, ops->undo_dead,
+                          __func__);
 }
 
 rdlm_status_t rdlm_rwlock_write_release(rdlm_rwlock_h rw)

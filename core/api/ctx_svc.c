@@ -46,6 +46,20 @@ static rdlm_status_t rdlm_ctx_svc_release(rdlm_obj_t *obj)
     return global != RDLM_OK ? global : local;
 }
 
+/* The undone hold is left as a dead holder's: the home's word to the session's end
+ * (rdlm_svc_lock_abandon), the node-local lock to RDLM_OWNER_DIED. */
+static rdlm_status_t rdlm_ctx_svc_undo_dead(rdlm_obj_t *obj)
+{
+    rdlm_status_t global, local;
+
+    if (obj->kind != RDLM_KIND_LOCK) {
+        return rdlm_ops_local_undo_dead(obj);
+    }
+    global = rdlm_svc_lock_abandon(obj->ctx->svc, rdlm_ctx_svc_id(obj));
+    local = rdlm_ticket_release_to(&obj->ctx->local, obj->index, RDLM_OWNER_DIED);
+    return global != RDLM_OK ? global : local;
+}
+
 /* An acquire that may wait counts itself for the destroy (rdlm_local_wait_enter),
  * which frees the homes' links and the service's state once no call is counted; the
  * destroy's closing flag ends the wait at the home (rdlm_svc_open), and a lock granted
@@ -107,6 +121,7 @@ static const rdlm_obj_ops_t rdlm_obj_svc_ops = {
     .read_release = rdlm_ops_local_read_release,
     .write_acquire = rdlm_ops_local_write_acquire,
     .write_release = rdlm_ops_local_write_release,
+    .undo_dead = rdlm_ctx_svc_undo_dead,
     .fetch_add = rdlm_ops_local_fetch_add,
     .counter_read = rdlm_ops_local_counter_read,
     .sem_acquire = rdlm_ops_local_sem_acquire,

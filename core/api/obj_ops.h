@@ -41,6 +41,11 @@ typedef struct rdlm_obj_ops {
     rdlm_status_t (*write_acquire)(struct rdlm_obj *obj, uint64_t timeout_ns,
                                    uint64_t *token_p);
     rdlm_status_t (*write_release)(struct rdlm_obj *obj);
+    /** Give up an exclusive hold (a lock, or an rwlock's write side) whose acquire was
+     *  granted RDLM_OWNER_DEAD and is undone because the context's lease was lost
+     *  before it returned (api_lock.c): as a holder that died would, so that the next
+     *  holder gets RDLM_OWNER_DEAD (nobody repaired what the dead one left). */
+    rdlm_status_t (*undo_dead)(struct rdlm_obj *obj);
     rdlm_status_t (*fetch_add)(struct rdlm_obj *obj, int64_t delta, int64_t *old_p);
     rdlm_status_t (*counter_read)(struct rdlm_obj *obj, int64_t *value_p);
     rdlm_status_t (*sem_acquire)(struct rdlm_obj *obj, uint32_t k, uint64_t timeout_ns);
@@ -68,6 +73,7 @@ rdlm_status_t rdlm_ops_local_read_release(struct rdlm_obj *obj);
 rdlm_status_t rdlm_ops_local_write_acquire(struct rdlm_obj *obj, uint64_t timeout_ns,
                                            uint64_t *token_p);
 rdlm_status_t rdlm_ops_local_write_release(struct rdlm_obj *obj);
+rdlm_status_t rdlm_ops_local_undo_dead(struct rdlm_obj *obj);
 rdlm_status_t rdlm_ops_local_fetch_add(struct rdlm_obj *obj, int64_t delta, int64_t *old_p);
 rdlm_status_t rdlm_ops_local_counter_read(struct rdlm_obj *obj, int64_t *value_p);
 rdlm_status_t rdlm_ops_local_sem_acquire(struct rdlm_obj *obj, uint32_t k,

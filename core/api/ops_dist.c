@@ -34,7 +34,7 @@ static rdlm_status_t rdlm_ops_dist_lock_acquire(rdlm_obj_t *obj, uint64_t timeou
 
 static rdlm_status_t rdlm_ops_dist_lock_release(rdlm_obj_t *obj)
 {
-    return rdlm_global_lock_release(obj->ctx->dist, obj->local, obj->index);
+    return rdlm_global_lock_release(obj->ctx->dist, obj->local, obj->index, 0);
 }
 
 static void rdlm_ops_dist_lock_home(const rdlm_obj_t *obj, rdlm_lock_info_t *info_p)
@@ -65,7 +65,15 @@ static rdlm_status_t rdlm_ops_dist_write_acquire(rdlm_obj_t *obj, uint64_t timeo
 
 static rdlm_status_t rdlm_ops_dist_write_release(rdlm_obj_t *obj)
 {
-    return rdlm_global_rwlock_write_release(obj->ctx->dist, obj->local, obj->index);
+    return rdlm_global_rwlock_write_release(obj->ctx->dist, obj->local, obj->index, 0);
+}
+
+static rdlm_status_t rdlm_ops_dist_undo_dead(rdlm_obj_t *obj)
+{
+    return obj->kind == RDLM_KIND_LOCK
+               ? rdlm_global_lock_release(obj->ctx->dist, obj->local, obj->index, 1)
+               : rdlm_global_rwlock_write_release(obj->ctx->dist, obj->local, obj->index,
+                                                  1);
 }
 
 static rdlm_status_t rdlm_ops_dist_fetch_add(rdlm_obj_t *obj, int64_t delta, int64_t *old_p)
@@ -111,6 +119,7 @@ const rdlm_obj_ops_t rdlm_obj_dist_ops = {
     .read_release = rdlm_ops_dist_read_release,
     .write_acquire = rdlm_ops_dist_write_acquire,
     .write_release = rdlm_ops_dist_write_release,
+    .undo_dead = rdlm_ops_dist_undo_dead,
     .fetch_add = rdlm_ops_dist_fetch_add,
     .counter_read = rdlm_ops_dist_counter_read,
     .sem_acquire = rdlm_ops_dist_sem_acquire,

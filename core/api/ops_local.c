@@ -60,6 +60,14 @@ rdlm_status_t rdlm_ops_local_write_release(rdlm_obj_t *obj)
     return rdlm_rwlock_local_write_release(obj->local, obj->index);
 }
 
+rdlm_status_t rdlm_ops_local_undo_dead(rdlm_obj_t *obj)
+{
+    return obj->kind == RDLM_KIND_LOCK
+               ? rdlm_local_lock_release_to(obj->local, obj->index, RDLM_OWNER_DIED)
+               : rdlm_rwlock_local_write_release_to(obj->local, obj->index,
+                                                    RDLM_OWNER_DIED);
+}
+
 rdlm_status_t rdlm_ops_local_fetch_add(rdlm_obj_t *obj, int64_t delta, int64_t *old_p)
 {
     *old_p = rdlm_counter_local_fetch_add(obj->local, obj->index, delta);
@@ -105,6 +113,7 @@ const rdlm_obj_ops_t rdlm_obj_local_ops = {
     .read_release = rdlm_ops_local_read_release,
     .write_acquire = rdlm_ops_local_write_acquire,
     .write_release = rdlm_ops_local_write_release,
+    .undo_dead = rdlm_ops_local_undo_dead,
     .fetch_add = rdlm_ops_local_fetch_add,
     .counter_read = rdlm_ops_local_counter_read,
     .sem_acquire = rdlm_ops_local_sem_acquire,

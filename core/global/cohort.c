@@ -90,7 +90,8 @@ rdlm_status_t rdlm_global_lock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t
 }
 
 /* Pass the node's global word on (holding the node-local lock); holder_died: a
- * process of the node died holding it (home-served queue only, amq.h). */
+ * process of the node died holding it, or gives it up as such a holder would
+ * (rdlm_glock_pass_dead). */
 static rdlm_status_t rdlm_global_node_pass(rdlm_global_t *d, rdlm_entry_t *e,
                                            int holder_died)
 {
@@ -102,9 +103,8 @@ static rdlm_status_t rdlm_global_node_pass(rdlm_global_t *d, rdlm_entry_t *e,
     rdlm_store(&e->queue_node1, 0, RDLM_RELAXED);
     rdlm_store(&e->cohort_handoffs, 0, RDLM_RELAXED);
     rdlm_global_word_of(d, e, &w);
-    return holder_died
-               ? rdlm_amq_pass(d, &w, (uint64_t)g - 1, granted, token, RDLM_AMQ_F_DEAD)
-               : rdlm_glock_pass(d, &w, (uint64_t)g - 1, granted, token);
+    return holder_died ? rdlm_glock_pass_dead(d, &w, (uint64_t)g - 1, granted, token)
+                       : rdlm_glock_pass(d, &w, (uint64_t)g - 1, granted, token);
 }
 
 /* The node's queue node + 1 (queue_node1; 0: the node does not hold the global word), if
@@ -144,7 +144,9 @@ static void rdlm_global_settle(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
     if (rdlm_global_node_place(d, lc, idx) != 0) {
         rdlm_debug("dist: lock \"%s\": nobody left on this node; passing it on",
                    lc->seg.names[idx]);
-        rdlm_global_node_pass(d, e, 0);
+        /* RDLM_OWNER_DEAD: the last holder here died, or gave the lock up as one that
+         * died would (rdlm_global_lock_release's died): the next holder is told. */
+        rdlm_global_node_pass(d, e, s == RDLM_OWNER_DEAD);
     }
     rdlm_ticket_release(lc, idx);
 }
@@ -226,7 +228,7 @@ rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint3
          * The destroy would release it under the caller, who would believe it holds:
          * pass it on now (the destroy waits for us) and report the close (rdlm.h,
          * rdlm_ctx_destroy). */
-        rdlm_global_lock_release(d, lc, idx);
+        rdlm_global_lock_release(d, lc, idx, 0);
         rdlm_local_lock_ungrant(lc, RDLM_ERR_CLOSED);
         s = RDLM_ERR_CLOSED;
     }
@@ -237,11 +239,12 @@ rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint3
     return s;
 }
 
-rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx)
+rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                       int died)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     rdlm_status_t s = RDLM_OK, r;
-    uint32_t handoffs;
+    uint32_t handoffs, to = died ? RDLM_OWNER_DIED : 0;
 
     if (!rdlm_ticket_held_by_me(lc, idx)) {
         rdlm_warn("lock \"%s\": release by a context that does not hold it",
@@ -253,13 +256,13 @@ rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint3
     if (rdlm_load(&e->queue_node1, RDLM_RELAXED) != 0 &&
         handoffs < rdlm_global_cohort_bound(d) && rdlm_ticket_has_waiters(lc, idx)) {
         rdlm_store(&e->cohort_handoffs, handoffs + 1, RDLM_RELAXED);
-        r = rdlm_ticket_release(lc, idx);
+        r = rdlm_ticket_release_to(lc, idx, to);
         rdlm_global_settle(d, lc, idx);
     } else {
         if (rdlm_load(&e->queue_node1, RDLM_RELAXED) != 0) {
-            s = rdlm_global_node_pass(d, e, 0);
+            s = rdlm_global_node_pass(d, e, died);
         }
-        r = rdlm_ticket_release(lc, idx);
+        r = rdlm_ticket_release_to(lc, idx, to);
     }
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
     return s != RDLM_OK ? s : r;

@@ -1043,6 +1043,17 @@ rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uin
     return rdlm_glock_pass_on(d, w, qid, token, 0);
 }
 
+rdlm_status_t rdlm_glock_pass_dead(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                   uint64_t qid, uint64_t granted, uint64_t token)
+{
+    if (d->am_lock) {
+        return rdlm_amq_pass(d, w, qid, granted, token, RDLM_AMQ_F_DEAD);
+    }
+    rdlm_warn("dist: the remote-atomic queue (RDLM_LOCK_AM=0) cannot tell the next "
+              "holder that this lock's holder died (RDLM_OWNER_DEAD): it gets RDLM_OK");
+    return rdlm_glock_pass(d, w, qid, granted, token);
+}
+
 /* Finish posted release p (claimed: FINISHING), its CAS complete. */
 static void rdlm_glock_finish_one(rdlm_global_t *d, rdlm_global_posted_t *p)
 {

@@ -62,6 +62,14 @@ rdlm_status_t rdlm_glock_try(rdlm_global_t *d, const rdlm_global_word_t *w, uint
 rdlm_status_t rdlm_glock_pass(rdlm_global_t *d, const rdlm_global_word_t *w, uint64_t qid,
                               uint64_t granted, uint64_t token);
 
+/** rdlm_glock_pass for a holder that died holding the lock, or that gives up as
+ *  such a holder would (an acquire granted RDLM_OWNER_DEAD, undone for a lost lease:
+ *  nobody repaired what the dead one left). In the home-served queue the next grant
+ *  says RDLM_OWNER_DEAD (RDLM_AMQ_F_DEAD); the remote-atomic queue carries no such
+ *  mark: a plain pass there, logged (docs/distributed-locks.md, Limits). */
+rdlm_status_t rdlm_glock_pass_dead(rdlm_global_t *d, const rdlm_global_word_t *w,
+                                   uint64_t qid, uint64_t granted, uint64_t token);
+
 /** The home's SETTLE (amq.h; leases, home-served queue): rank RDLM_QID_RANK(qid), which
  *  holds the lock of home slot slot1 - 1 at node home through its queue node qid, in
  *  the use granted with token `granted`, or a process of its node, died. If no live

@@ -415,7 +415,7 @@ rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *l
     if (timeout_ns != 0 && rdlm_load(&d->closing, RDLM_ACQUIRE)) {
         /* Granted while the context closes: the destroy would release it under the
          * caller (rdlm.h, rdlm_ctx_destroy). */
-        rdlm_global_rwlock_write_release(d, lc, idx);
+        rdlm_global_rwlock_write_release(d, lc, idx, 0);
         rdlm_local_lock_ungrant(lc, RDLM_ERR_CLOSED);
         rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
         return RDLM_ERR_CLOSED;
@@ -429,7 +429,7 @@ rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *l
 }
 
 rdlm_status_t rdlm_global_rwlock_write_release(rdlm_global_t *d, rdlm_local_t *lc,
-                                               uint32_t idx)
+                                               uint32_t idx, int died)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint32_t g = rdlm_load(&e->queue_node1, RDLM_RELAXED);
@@ -451,9 +451,11 @@ rdlm_status_t rdlm_global_rwlock_write_release(rdlm_global_t *d, rdlm_local_t *l
         /* A writer's token is its grant's: no hand-offs on the node. */
         uint64_t token = rdlm_load(&e->token, RDLM_RELAXED);
 
-        s = rdlm_glock_pass(d, &w, (uint64_t)g - 1, token, token);
+        s = died ? rdlm_glock_pass_dead(d, &w, (uint64_t)g - 1, token, token)
+                 : rdlm_glock_pass(d, &w, (uint64_t)g - 1, token, token);
     }
-    rdlm_status_t l = rdlm_rwlock_local_write_release(lc, idx);
+    rdlm_status_t l =
+        rdlm_rwlock_local_write_release_to(lc, idx, died ? RDLM_OWNER_DIED : 0);
     rdlm_fetch_sub(&d->active, 1, RDLM_ACQ_REL);
     return s != RDLM_OK ? s : l;
 }

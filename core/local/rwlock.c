@@ -338,11 +338,17 @@ rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
 
 rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx)
 {
+    return rdlm_rwlock_local_write_release_to(lc, idx, 0);
+}
+
+rdlm_status_t rdlm_rwlock_local_write_release_to(rdlm_local_t *lc, uint32_t idx,
+                                                 uint32_t to)
+{
     rdlm_entry_t *e = &lc->seg.entries[idx];
 
     if (!rdlm_ticket_held_by_me(lc, idx)) {
         return rdlm_ticket_release(lc, idx); /* NOT_OWNER, and its warning */
     }
     rdlm_fetch_and(&e->rw_word, ~(RDLM_RW_WRITER | RDLM_RW_SLEEP), RDLM_SEQ_CST);
-    return rdlm_ticket_release(lc, idx);
+    return rdlm_ticket_release_to(lc, idx, to);
 }

@@ -311,11 +311,16 @@ rdlm_status_t rdlm_ticket_lock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t 
 
 rdlm_status_t rdlm_ticket_release(rdlm_local_t *lc, uint32_t idx)
 {
+    return rdlm_ticket_release_to(lc, idx, 0);
+}
+
+rdlm_status_t rdlm_ticket_release_to(rdlm_local_t *lc, uint32_t idx, uint32_t to)
+{
     rdlm_segment_t *seg = &lc->seg;
     rdlm_entry_t *e = &seg->entries[idx];
     uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
 
-    if (!rdlm_ticket_pass_from(lc, e, w, RDLM_WORD_SERVING(w), seg->self_owner, 0)) {
+    if (!rdlm_ticket_pass_from(lc, e, w, RDLM_WORD_SERVING(w), seg->self_owner, to)) {
         rdlm_warn("lock \"%s\": release by a context that does not hold it",
                   seg->names[idx]);
         return RDLM_ERR_NOT_OWNER;

@@ -415,3 +415,23 @@ rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id)
     rdlm_svc_lock_put(svc, k);
     return st;
 }
+
+rdlm_status_t rdlm_svc_lock_abandon(rdlm_svc_t *svc, uint64_t id)
+{
+    rdlm_svc_lock_t *k = rdlm_svc_lock_of(svc, id, 0);
+    rdlm_status_t st = RDLM_ERR_NOT_OWNER;
+
+    if (k == NULL)
+        return st;
+    if (k->held != 0) {
+        k->held = 0;
+        k->guess = 0; /* read and checked at the next acquire */
+        st = RDLM_OK;
+        rdlm_warn("svc: lock %#llx: left held by this session, whose lease was lost: the "
+                  "next holder takes it over with RDLM_OWNER_DEAD once the authority "
+                  "ended the session",
+                  (unsigned long long)id);
+    }
+    rdlm_svc_lock_put(svc, k);
+    return st;
+}

@@ -75,19 +75,6 @@ static int atomic_mode; /* --atomic */
 
 #define FAIL(...) procs_fail("dist_paused_holder", rank, __VA_ARGS__)
 
-/* Wait up to limit_s for *flag >= want. */
-static int wait_for(int *flag, int want, double limit_s)
-{
-    double end = procs_now_s() + limit_s;
-
-    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < want) {
-        if (procs_now_s() > end)
-            return 0;
-        usleep(10000);
-    }
-    return 1;
-}
-
 static int victim(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h l)
 {
     rdlm_status_t s;
@@ -102,7 +89,7 @@ static int victim(unsigned rank, rdlm_ctx_h ctx, rdlm_lock_h l)
     __atomic_store_n(&sh->victim_reported, 1, __ATOMIC_RELEASE);
     printf("rank %u: resumed: release %s, fence %s\n", rank, rdlm_status_name(s),
            rdlm_status_name((rdlm_status_t)sh->victim_fence));
-    if (!wait_for(&sh->round2_done, 2, RESUME_WAIT_S))
+    if (!procs_wait_for(&sh->round2_done, 2, RESUME_WAIT_S))
         FAIL("the others did not take the lock again after the resume");
     return 0; /* no destroy: the lease is gone */
 }
@@ -144,7 +131,7 @@ static int child(unsigned rank, const char *rendezvous)
             FAIL("release: %s", rdlm_status_str(s));
     }
     __atomic_add_fetch(&sh->survivors_done, 1, __ATOMIC_ACQ_REL);
-    if (!wait_for(&sh->victim_reported, 1, RESUME_WAIT_S + 30.0))
+    if (!procs_wait_for(&sh->victim_reported, 1, RESUME_WAIT_S + 30.0))
         FAIL("the victim never reported its release");
     s = rdlm_lock_acquire(l, 10ull * 1000000000ull, &sh->token2[rank]);
     sh->round2[rank] = s;
@@ -250,7 +237,7 @@ int main(int argc, char **argv)
     if (procs_start(pids, NPROCS, child, rendezvous) != 0)
         FAIL("fork failed");
     /* Continue the victim once both waiters are through (or gave up). */
-    if (!wait_for(&sh->survivors_done, 2, ACQUIRE_TIMEOUT_NS / 1e9 + 15.0))
+    if (!procs_wait_for(&sh->survivors_done, 2, ACQUIRE_TIMEOUT_NS / 1e9 + 15.0))
         fprintf(stderr, "dist_paused_holder: the waiters are not through\n");
     kill(pids[VICTIM], SIGCONT);
     ok = procs_reap(pids, NPROCS, NPROCS /* no victim: all exit 0 */, PARENT_LIMIT_S,

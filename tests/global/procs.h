@@ -46,6 +46,20 @@ static inline double procs_now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Wait up to limit_s for *flag >= want (a flag in memory the processes share): 1, or
+ * 0 at the limit. */
+static inline int procs_wait_for(int *flag, int want, double limit_s)
+{
+    double end = procs_now_s() + limit_s;
+
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < want) {
+        if (procs_now_s() > end)
+            return 0;
+        usleep(10000);
+    }
+    return 1;
+}
+
 /* A free TCP port on 127.0.0.1 (bound, then released for rank 0 to take); -1. */
 static inline int procs_free_port(void)
 {

@@ -159,7 +159,7 @@
  *       relu; as am_lock.pml's (h)).
  *   Also asserted: a release finds its node's place (qn1 != 0).
  *
- * Knobs: -DCODE (above), -DPAUSE, -DFIX_UNDO_UNUSED (above), -DLOOPS (1, at most 2; per process -DLOOPS_A, _B, _C),
+ * Knobs: -DCODE (above), -DPAUSE, -DBUG_UNDO_PLAIN, -DFIX_UNDO_UNUSED (above), -DLOOPS (1, at most 2; per process -DLOOPS_A, _B, _C),
  * -DCRASHES (1; 2 for the takeover of node X), -DCRASHABLE=mask (bit p: p may
  * crash; default all), -DBOUND (cohort bound, 1), -DSUSPECT, -DTIMEOUT (above),
  * -DNO_CHECK_D, -DNO_CHECK_F (to see what else a bug breaks), -DREACH=n.
@@ -187,8 +187,9 @@
  * stopped for good, or is killed (a crash, with the budget). Resumed with its lease
  * alive it goes on as usual; resumed with it ended it is fenced: it acquires nothing
  * any more, and it sends the REL of the use it held (from its critical section:
- * rdlm_lock_release; before it: rdlm_lock_keep's undo of the acquire), flags 0 as
- * the code has it (-DFIX_UNDO_UNUSED: the undo's REL says UNUSED); that REL arrives
+ * rdlm_lock_release; before it: rdlm_lock_keep's undo of the acquire), flags 0, or
+ * DEAD for the undo of a grant flagged DEAD, as the code has it (-DBUG_UNDO_PLAIN:
+ * always 0, the code before; -DFIX_UNDO_UNUSED: the undo's REL says UNUSED); that REL arrives
  * whenever. H's watch (proctype Watch): whenever C holds a use with someone queued
  * and is not known dead ("held long": any such moment), H asks the authority (FATE)
  * whether C's lease ended, in the same step; told "not ended" it asks again only once
@@ -732,13 +733,19 @@ end_idle:
     goto end_stopped;
 #ifdef PAUSE
 /* The REL of a fenced C: rdlm_lock_keep undoes an acquire that finds the lease
-   lost (paused before its critical section, at == 1) with a plain release, flags 0,
-   as rdlm_lock_release does after one (at == 2). -DFIX_UNDO_UNUSED: the undo's REL
-   says UNUSED (the grant was never used: H carries its DEAD flag over, fix 5). */
-#ifdef FIX_UNDO_UNUSED
+   lost (paused before its critical section, at == 1); one granted DEAD (C alone on
+   its node: its acquire's RDLM_OWNER_DEAD is the GRANT's flag) is given up as a dead
+   holder's, REL flagged DEAD (ops->undo_dead, rdlm_glock_pass_dead), so H keeps the
+   flag for the next grant; otherwise flags 0, as rdlm_lock_release after one
+   (at == 2). -DBUG_UNDO_PLAIN: the undo's REL flags 0 (the code before the fix:
+   pause_bug_undo_plain). -DFIX_UNDO_UNUSED: it says UNUSED instead (H carries the
+   grant's DEAD flag over, fix 5's path; the alternative the model checked first). */
+#if defined(BUG_UNDO_PLAIN)
+#define UNDO_FLAGS 0
+#elif defined(FIX_UNDO_UNUSED)
 #define UNDO_FLAGS (at == 1 -> 2 : 0)
 #else
-#define UNDO_FLAGS 0
+#define UNDO_FLAGS (at == 1 && gdf -> 1 : 0)
 #endif
     /* paused: the lease may end meanwhile (the authority); C resumes, or stays
        stopped for good, or is killed */

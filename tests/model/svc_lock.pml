@@ -74,8 +74,12 @@
  *            (a changed W is no longer the yielded word: the rules above).
  *   keep     rdlm_lock_keep: the lease is checked once the acquire succeeded;
  *            lost: release at once, return LEASE_EXPIRED (then the client is
- *            lost for good); valid: the call returns success, the client is a
- *            holder (ghost hold[]).
+ *            lost for good) -- but an acquire that broke the lock
+ *            (OWNER_DEAD) leaves the word held under its own tag instead
+ *            (ops->undo_dead, rdlm_svc_lock_abandon), so that the next holder
+ *            breaks it once this session ended and is told OWNER_DEAD too;
+ *            valid: the call returns success, the client is a holder (ghost
+ *            hold[]).
  *   write    in the critical section, one write to the resource with the
  *            token; a client may stop (SIGSTOP) for any time before it and
  *            does not look at its lease again: the stale write fencing is for.
@@ -155,7 +159,9 @@
  *       and held | WANT, or R2 failed) only if this client's session has
  *       ended.
  *   (d) OWNER_DEAD (a break CAS succeeded) only if the session of the tag
- *       broken has ended.
+ *       broken has ended; and after an OWNER_DEAD undone for a lost lease,
+ *       the next grant in that region is a break too (OWNER_DEAD: the death
+ *       is not forgotten).
  *   (e) fencing: the resource accepts a write iff its token is >= the
  *       largest it accepted (so accepted tokens never decrease); and it never
  *       rejects the write of a holder whose lease is still valid (of the
@@ -210,6 +216,9 @@
  *       -> (seq(found), 0) | WANT), not only from exactly held | WANT: a
  *       broken holder frees its breaker's lock -> (c) (R2 finds the word
  *       moved on), (a) or (e) with USER_VISIBLE.
+ *   BUG_UNDO_PLAIN     rdlm_lock_keep frees the word of an OWNER_DEAD
+ *       acquire it undoes for a lost lease (the code before): the next holder
+ *       takes a free word, told nothing of the death -> (d).
  *   BUG_WANT_LOST      R1 finding held | WANT is taken as "broken": the
  *       release returns LEASE_EXPIRED and leaves the word held -> (c).
  *   BUG_DEFER_FOREVER  a client never takes its own yielded word while it
@@ -232,7 +241,8 @@
  * word without WANT (a reservation, counted as the waiter's own); 10 on a
  * word held under a later grant than the one read. 11 (with FIX_LINK_LOSS) a client breaks a word held under its own
  * earlier tag with WANT on it, to a fresh grant (the CAS from exactly the
- * word read, WANT included).
+ * word read, WANT included). 12 an OWNER_DEAD acquire undone for a lost lease
+ * left its word held (abandoned).
  *
  * Not modelled: the try path and deadlines (every acquire waits forever: the
  * worst case for (f)); the 500 ms / poll timing, the bypass bound and the
@@ -333,6 +343,7 @@ byte rmax;                          /* largest token accepted */
 /* ghosts */
 byte hold[N];                       /* epoch of c's hold (0: not a holder) */
 byte last_tok;                      /* (b) */
+bit dead_owed;                      /* (d): an undone OWNER_DEAD's death */
 
 /* -DUSER_VISIBLE: only (a) and (e), what a user of the lock would see */
 #ifdef USER_VISIBLE
@@ -475,8 +486,9 @@ take:   /* rdlm_svc_take */
                     if
                     :: broken && !self ->
                         INTERNAL(ended[SESS(TAG(w))]); odead = 1     /* (d) */
-                    :: !broken || self -> skip
+                    :: !broken || self -> INTERNAL(!dead_owed)      /* (d) */
                     fi;
+                    dead_owed = 0;
                     held = W; hep = ep; w = 0; broken = 0; self = 0; yielded = 0;
                     goto got
                 :: LINK_OK && !CAS_HITS ->
@@ -557,7 +569,22 @@ got:    /* the acquire returned OK / OWNER_DEAD: rdlm_lock_keep */
                  EXCLUSION(hep);                            /* (a) */
                  hold[ME] = hep;
                  if :: odead -> REACHED(2) :: else -> skip fi; odead = 0
-             :: !valid[ME] -> odead = 0; REACHED(5); goto release
+#ifdef BUG_UNDO_PLAIN
+             /* bug: an undone OWNER_DEAD released as any other (the code
+                before): the next holder takes a free word, OK */
+             :: !valid[ME] ->
+                 dead_owed = odead && W == held && cep == ep; odead = 0;
+                 REACHED(5); goto release
+#else
+             :: !valid[ME] && !odead -> REACHED(5); goto release
+             /* abandoned: the word stays held under this (lost) session's
+                tag; W untouched, the client is lost for good. The death is
+                owed to the next grant unless one broke the word already */
+             :: !valid[ME] && odead ->
+                 dead_owed = W == held && cep == ep; odead = 0; held = 0; hep = 0;
+                 REACHED(12);
+                 goto end_stop
+#endif
              fi);
         /* critical section: one write with the token */
         STEP(true, WRITE(TOKEN(hep, SEQ(held))));
@@ -686,7 +713,7 @@ end:
 #if N > 2
     LAPSE(2)
 #endif
-    :: atomic { restarts > 0 -> restarts--; ep++; W = 0 }
+    :: atomic { restarts > 0 -> restarts--; ep++; W = 0; dead_owed = 0 }
 #if LINK_LOSS > 0
     LOSE_LINK(0)
     LOSE_LINK(1)

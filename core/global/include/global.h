@@ -419,7 +419,12 @@ uint32_t rdlm_global_home_node(const rdlm_global_t *d, uint64_t id);
 rdlm_status_t rdlm_global_lock_open(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
 rdlm_status_t rdlm_global_lock_acquire(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
                                        uint64_t timeout_ns, uint64_t *token_p);
-rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx);
+/** died 0: the release. died 1: give the lock up as a holder that died would (an
+ *  acquire granted RDLM_OWNER_DEAD, undone for a lost lease): whoever takes it next,
+ *  on this node or through the home, gets RDLM_OWNER_DEAD (not in the remote-atomic
+ *  queue: rdlm_glock_pass_dead). RDLM_ERR_NOT_OWNER (nothing changed) if not held. */
+rdlm_status_t rdlm_global_lock_release(rdlm_global_t *d, rdlm_local_t *lc, uint32_t idx,
+                                       int died);
 /** 1 if this node's cohort holds lock idx's global word. */
 int rdlm_global_lock_node_holds(const rdlm_local_t *lc, uint32_t idx);
 /** 1 if every process of the context is on one node: an exclusive lock is then the
@@ -491,7 +496,8 @@ void rdlm_global_rwlock_read_leave(rdlm_global_t *d, rdlm_local_t *lc, uint32_t 
 rdlm_status_t rdlm_global_rwlock_write_acquire(rdlm_global_t *d, rdlm_local_t *lc,
                                                uint32_t idx, uint64_t timeout_ns,
                                                uint64_t *token_p);
+/** died: as in rdlm_global_lock_release. */
 rdlm_status_t rdlm_global_rwlock_write_release(rdlm_global_t *d, rdlm_local_t *lc,
-                                               uint32_t idx);
+                                               uint32_t idx, int died);
 
 #endif

@@ -224,9 +224,10 @@ static inline rdlm_status_t rdlm_mutex_acquire(rdlm_local_t *lc, uint32_t idx,
 void rdlm_mutex_released(rdlm_local_t *lc, rdlm_entry_t *e, uint64_t w);
 rdlm_status_t rdlm_mutex_not_held(const rdlm_local_t *lc, uint32_t idx);
 
-/** Bounded-bypass mutex release (contracts as rdlm_local_lock_release). Inline: with
- *  no heir and nobody asleep it is one CAS and one load. */
-static inline rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx)
+/** Bounded-bypass mutex release (contracts as rdlm_local_lock_release_to). Inline:
+ *  with no heir and nobody asleep it is one CAS and one load. */
+static inline rdlm_status_t rdlm_mutex_release_to(rdlm_local_t *lc, uint32_t idx,
+                                                  uint32_t to)
 {
     rdlm_entry_t *e = &lc->seg.entries[idx];
     uint64_t w = rdlm_load(&e->word, RDLM_RELAXED);
@@ -235,11 +236,17 @@ static inline rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx)
         if (RDLM_WORD_OWNER(w) != lc->seg.self_owner) {
             return rdlm_mutex_not_held(lc, idx);
         }
-    } while (!rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(0, RDLM_MUTEX_HEIR(w)), RDLM_SEQ_CST));
+    } while (
+        !rdlm_cas(&e->word, &w, RDLM_MUTEX_MAKE(to, RDLM_MUTEX_HEIR(w)), RDLM_SEQ_CST));
     if (RDLM_MUTEX_HEIR(w) != 0 || rdlm_load(&e->parked, RDLM_SEQ_CST) != 0) {
         rdlm_mutex_released(lc, e, w);
     }
     return RDLM_OK;
+}
+
+static inline rdlm_status_t rdlm_mutex_release(rdlm_local_t *lc, uint32_t idx)
+{
+    return rdlm_mutex_release_to(lc, idx, 0);
 }
 
 /* FIFO ticket lock: ticket.c (the cross-node cohort's, the rwlock's and the
@@ -251,6 +258,8 @@ rdlm_status_t rdlm_ticket_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeo
 rdlm_status_t rdlm_ticket_lock_acquire(rdlm_local_t *lc, uint32_t idx, uint64_t timeout_ns,
                                        uint64_t *token_p);
 rdlm_status_t rdlm_ticket_release(rdlm_local_t *lc, uint32_t idx);
+/** rdlm_ticket_release, passing to `to` (rdlm_local_lock_release_to). */
+rdlm_status_t rdlm_ticket_release_to(rdlm_local_t *lc, uint32_t idx, uint32_t to);
 /** 1 if this context holds the lock (or rwlock write side); either lock kind. */
 int rdlm_ticket_held_by_me(const rdlm_local_t *lc, uint32_t idx);
 
@@ -278,6 +287,16 @@ static inline rdlm_status_t rdlm_local_lock_release(rdlm_local_t *lc, uint32_t i
 {
     return rdlm_local_lock_is_fifo(lc, idx) ? rdlm_ticket_release(lc, idx)
                                             : rdlm_mutex_release(lc, idx);
+}
+
+/** rdlm_local_lock_release, leaving the lock to `to`: 0 (nobody), or RDLM_OWNER_DIED:
+ *  the next taker gets RDLM_OWNER_DEAD, as after a holder that died (an acquire
+ *  granted RDLM_OWNER_DEAD and undone: nobody repaired what the dead one left). */
+static inline rdlm_status_t rdlm_local_lock_release_to(rdlm_local_t *lc, uint32_t idx,
+                                                       uint32_t to)
+{
+    return rdlm_local_lock_is_fifo(lc, idx) ? rdlm_ticket_release_to(lc, idx, to)
+                                            : rdlm_mutex_release_to(lc, idx, to);
 }
 /** 1 if places were taken behind the current holder (live or abandoned ones). */
 int rdlm_ticket_has_waiters(const rdlm_local_t *lc, uint32_t idx);
@@ -309,6 +328,11 @@ rdlm_status_t rdlm_rwlock_local_write_acquire(rdlm_local_t *lc, uint32_t idx,
                                               uint64_t timeout_ns, uint64_t *token_p);
 /** Clear the writer bit, then release the gate (NOT_OWNER if not held). */
 rdlm_status_t rdlm_rwlock_local_write_release(rdlm_local_t *lc, uint32_t idx);
+/** rdlm_rwlock_local_write_release, leaving the gate to `to` (as
+ *  rdlm_local_lock_release_to: RDLM_OWNER_DIED, the next writer or reader through the
+ *  gate gets RDLM_OWNER_DEAD). */
+rdlm_status_t rdlm_rwlock_local_write_release_to(rdlm_local_t *lc, uint32_t idx,
+                                                 uint32_t to);
 /** Holding the gate (the entry's ticket lock): record a shared hold of this context
  *  (RDLM_ERR_NO_RESOURCE if it holds too many). read_acquire = gate + enter + gate
  *  release; the cross-node layer puts its own step between. */

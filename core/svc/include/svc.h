@@ -127,6 +127,14 @@ rdlm_status_t rdlm_svc_lock_acquire(rdlm_svc_t *svc, uint64_t id, uint64_t deadl
  *  home and frees the word there. */
 rdlm_status_t rdlm_svc_lock_release(rdlm_svc_t *svc, uint64_t id);
 
+/** Give up the lock of id that this process holds WITHOUT freeing its word, after this
+ *  session's lease was lost (an acquire granted RDLM_OWNER_DEAD, undone): the word
+ *  stays held under this session's tag until the authority ends the session, and the
+ *  next holder breaks it and gets RDLM_OWNER_DEAD, as after a holder that died (a
+ *  freed word would tell it RDLM_OK). Logged. RDLM_OK; RDLM_ERR_NOT_OWNER (not held).
+ *  Non-blocking (a mutex). */
+rdlm_status_t rdlm_svc_lock_abandon(rdlm_svc_t *svc, uint64_t id);
+
 /** The last handle of lock id in this process was closed: forget its state here (a
  *  cache of its slot) unless it is held or a call uses it, so that the process's
  *  table holds the locks in use, not every lock ever used. Non-blocking (a mutex). */
