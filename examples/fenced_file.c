@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 int fenced_file_create(const char *path)
@@ -22,7 +23,8 @@ int fenced_file_create(const char *path)
     return 0;
 }
 
-rdlm_status_t fenced_file_write(int fd, uint64_t token, int writer)
+/* The check and the write, holding the file's lock. */
+static rdlm_status_t fenced_file_write_locked(int fd, uint64_t token, int writer)
 {
     uint64_t highest = 0;
     rdlm_status_t status;
@@ -44,6 +46,19 @@ rdlm_status_t fenced_file_write(int fd, uint64_t token, int writer)
         return RDLM_ERR_IO;
     }
     return RDLM_OK;
+}
+
+rdlm_status_t fenced_file_write(int fd, uint64_t token, int writer)
+{
+    rdlm_status_t status;
+
+    if (flock(fd, LOCK_EX) != 0) {
+        perror("flock");
+        return RDLM_ERR_IO;
+    }
+    status = fenced_file_write_locked(fd, token, writer);
+    flock(fd, LOCK_UN);
+    return status;
 }
 
 long fenced_file_check(const char *path, int *increasing_p)
