@@ -36,6 +36,10 @@ static rdlm_status_t rdlm_epoch_read(int fd, const char *path, uint32_t *last_p)
     text[n] = '\0';
     *last_p = 0;
     if (n == 0) {
+        rdlm_info("%s holds no token epoch yet: the clock's epoch is the floor (a first "
+                  "use on this host; if the file was removed, tokens may be smaller than "
+                  "ones issued before it was)",
+                  path);
         return RDLM_OK;
     }
     errno = 0;
