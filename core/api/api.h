@@ -57,6 +57,11 @@ struct rdlm_ctx {
     void *fini_arg;
     rdlm_session_h session; /* the lease at the authority, or NULL */
     struct rdlm_svc *svc;   /* the service's lock homes (ctx_svc.c), or NULL */
+    struct {                /* node-local holders fenced by their lease (ctx_svc.c) */
+        rdlm_atomic_u32_t owner;       /* the holder last seen holding long */
+        rdlm_atomic_u64_t next_ask_ns; /* when to ask the authority about it */
+        rdlm_atomic_u64_t ended;       /* a session the authority said ended */
+    } fenced;
     uint64_t *peer_sessions; /* every rank's session id, for lock recovery, or NULL */
     struct {                /* the authority the job runs itself (ctx_authority.c) */
         const rdlm_tl_bootstrap_t *bs;  /* NULL without; outlives dist (fini frees it) */

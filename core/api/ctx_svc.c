@@ -130,6 +130,41 @@ static const rdlm_obj_ops_t rdlm_obj_svc_ops = {
     .barrier_wait = rdlm_ops_local_barrier_wait,
 };
 
+/* rdlm_local_t.holder_fenced: whether the live process of `owner`, holding the
+ * node-local lock in front of a service-wide lock (this context waits behind it), has
+ * lost its lease: stopped or cut off, its home word is broken by whoever gets there
+ * (slock.c), but nobody of its job on this host would get there. The authority is
+ * asked only about a holder this context has seen holding for a TTL, then every TTL/8:
+ * hand-offs send nothing. Races between threads cost at most a repeated question. */
+static int rdlm_ctx_svc_holder_fenced(void *arg, uint32_t owner, uint64_t session)
+{
+    rdlm_ctx_h ctx = arg;
+    uint64_t now = rdlm_clock_now_ns(), ttl = (uint64_t)ctx->config.lease_ttl_ms * 1000000u;
+    uint64_t ask = rdlm_load(&ctx->fenced.next_ask_ns, RDLM_ACQUIRE);
+    int ended;
+
+    if (rdlm_load(&ctx->fenced.ended, RDLM_ACQUIRE) == session) {
+        return 1;
+    }
+    if (rdlm_exchange(&ctx->fenced.owner, owner, RDLM_ACQ_REL) != owner) {
+        rdlm_store(&ctx->fenced.next_ask_ns, now + ttl, RDLM_RELEASE); /* a new holder */
+        return 0;
+    }
+    if (now < ask ||
+        !rdlm_cas(&ctx->fenced.next_ask_ns, &ask, now + ttl / 8 + 1, RDLM_ACQ_REL)) {
+        return 0;
+    }
+    ended = rdlm_lease_session_ended(ctx->session, session);
+    if (ended != 1) {
+        return 0;
+    }
+    rdlm_store(&ctx->fenced.ended, session, RDLM_RELEASE);
+    rdlm_warn("svc: a process of this job on this host holds a lock's node-local part "
+              "but its lease session %llu ended (stopped or cut off): passing over it",
+              (unsigned long long)session);
+    return 1;
+}
+
 rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx)
 {
     rdlm_status_t st;
@@ -141,6 +176,9 @@ rdlm_status_t rdlm_ctx_svc_open(rdlm_ctx_h ctx)
                        &ctx->local.closing, &ctx->svc);
     if (st == RDLM_OK && ctx->svc != NULL) {
         ctx->ops = &rdlm_obj_svc_ops;
+        rdlm_segment_set_session(&ctx->local.seg, rdlm_lease_session_id(ctx->session));
+        ctx->local.holder_fenced_arg = ctx;
+        ctx->local.holder_fenced = rdlm_ctx_svc_holder_fenced;
     }
     return st == RDLM_ERR_UNSUPPORTED ? RDLM_OK : st;
 }

@@ -331,6 +331,26 @@ int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint32_t owner)
            rdlm_slot_alive(seg, slot);
 }
 
+uint64_t rdlm_segment_owner_session(const rdlm_segment_t *seg, uint32_t owner)
+{
+    uint32_t idx = RDLM_OWNER_SLOT(owner);
+    const rdlm_slot_t *slot;
+    uint64_t session;
+
+    if (RDLM_OWNER_IS_NOBODY(owner) || idx >= seg->max_procs) {
+        return 0;
+    }
+    slot = &seg->slots[idx];
+    session = rdlm_load(&slot->session, RDLM_ACQUIRE);
+    /* The gen after the read: a slot claimed again meanwhile is not owner's. */
+    return RDLM_OWNER_MAKE(idx, rdlm_load(&slot->gen, RDLM_ACQUIRE)) == owner ? session : 0;
+}
+
+void rdlm_segment_set_session(rdlm_segment_t *seg, uint64_t session)
+{
+    rdlm_store(&seg->slots[seg->self_slot].session, session, RDLM_RELEASE);
+}
+
 /* Claim a free slot, or one whose process died. Called under the flock. */
 static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
 {
@@ -351,6 +371,7 @@ static rdlm_status_t rdlm_segment_claim_slot(rdlm_segment_t *seg)
             rdlm_store(&slot->rec[r], 0, RDLM_RELAXED);
         }
         rdlm_store(&slot->creq, 0, RDLM_RELAXED);
+        rdlm_store(&slot->session, 0, RDLM_RELAXED);
         rdlm_store(&slot->pid, (int32_t)getpid(), RDLM_RELAXED);
         rdlm_store(&slot->start_time, rdlm_proc_start_time(getpid()), RDLM_RELAXED);
         rdlm_store(&slot->rand_id, rdlm_proc_random_id(), RDLM_RELAXED);

@@ -78,9 +78,21 @@ static int rdlm_ticket_skip(rdlm_local_t *lc, uint32_t idx, uint16_t s, uint32_t
     return 1;
 }
 
+/* The live holder o is fenced (rdlm_local_t.holder_fenced). */
+static int rdlm_ticket_holder_fenced(rdlm_local_t *lc, uint32_t o)
+{
+    uint64_t session;
+
+    if (lc->holder_fenced == NULL) {
+        return 0;
+    }
+    session = rdlm_segment_owner_session(&lc->seg, o);
+    return session != 0 && lc->holder_fenced(lc->holder_fenced_arg, o, session);
+}
+
 /*
- * Recovery (docs/local-locks.md): pass over a dead holder, or over a served ticket
- * no live process claims. Every step is a CAS on the word, so any number of waiters
+ * Recovery (docs/local-locks.md): pass over a dead (or fenced) holder, or over a served
+ * ticket no live process claims. Every step is a CAS on the word, so any number of waiters
  * may run it at once. Returns 1 if the lock moved on.
  */
 static int rdlm_ticket_recover(rdlm_local_t *lc, uint32_t idx)
@@ -92,13 +104,17 @@ static int rdlm_ticket_recover(rdlm_local_t *lc, uint32_t idx)
     uint16_t s = RDLM_WORD_SERVING(w);
 
     if (!RDLM_OWNER_IS_NOBODY(o)) {
-        if (rdlm_segment_owner_alive(seg, o) ||
+        int alive = rdlm_segment_owner_alive(seg, o);
+
+        if ((alive && !rdlm_ticket_holder_fenced(lc, o)) ||
             !rdlm_ticket_pass(lc, e, s, o, RDLM_OWNER_DIED)) {
             return 0;
         }
         rdlm_fetch_add(&lc->stats.recoveries, 1, RDLM_RELAXED);
-        rdlm_warn("lock \"%s\": holder (slot %u) died; passed on", seg->names[idx],
-                  RDLM_OWNER_SLOT(o));
+        rdlm_warn("lock \"%s\": holder (slot %u) %s; passed on", seg->names[idx],
+                  RDLM_OWNER_SLOT(o),
+                  alive ? "lives but its lease ended (stopped or cut off: fenced)"
+                        : "died");
         return 1;
     }
     if (s == RDLM_WORD_NEXT(w) || rdlm_ticket_skip(lc, idx, s, o) <= 0) {

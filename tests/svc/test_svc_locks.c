@@ -19,7 +19,10 @@
  *   - kill -9 of a holder: a waiter takes the lock over with RDLM_OWNER_DEAD and a
  *     larger token within TTL * (1 + rho) + 1 s;
  *   - a holder stopped past its TTL: a waiter breaks the lock, and the holder, resumed,
- *     is told RDLM_ERR_LEASE_EXPIRED by its release;
+ *     is told RDLM_ERR_LEASE_EXPIRED by its release; also a waiter of the holder's
+ *     own job, which waits on the node-local lock the stopped holder holds (it passes
+ *     over it once the authority ended the holder's session; before, it waited until
+ *     its timeout); then a new process takes the lock with RDLM_OK;
  *   - kill -9 of the lock's home replica: acquires fail while it is down; restarted on
  *     its data directory, it serves a new epoch: the next token is larger;
  *   - a home stopped (SIGSTOP) longer than the peer timeout while a lock is held: the
@@ -440,13 +443,13 @@ static void a_wait_behind_a_tight_loop_without_want_ends_by_its_timeout(void **s
 
 /* A holder, a waiter queued behind it (with RDLM_LOCK_DELAY_MS = delay_ms); stop
  * (sig) the holder and check the waiter's take-over: within TTL * (1 + rho) + 1 s,
- * plus the lock delay, and not before the delay. Returns the shared state (the caller
- * unmaps it). */
-static shared_t *holder_and_waiter(int sig, unsigned delay_ms, pid_t *holder_p,
-                                   pid_t *waiter_p)
+ * plus the lock delay and extra_ms, and not before the delay. Returns the shared
+ * state (the caller unmaps it). */
+static shared_t *holder_and_waiter(int sig, unsigned delay_ms, unsigned extra_ms,
+                                   pid_t *holder_p, pid_t *waiter_p)
 {
     shared_t *sh = shared_new();
-    unsigned bound_ms = TTL_MS * 11 / 10 + 1000 + delay_ms;
+    unsigned bound_ms = TTL_MS * 11 / 10 + 1000 + delay_ms + extra_ms;
     char delay[16];
     uint64_t t_sig, took;
 
@@ -485,7 +488,7 @@ static void killed_holder(unsigned delay_ms)
     shared_t *sh;
 
     svc_need_homes();
-    sh = holder_and_waiter(SIGKILL, delay_ms, &holder, &waiter);
+    sh = holder_and_waiter(SIGKILL, delay_ms, 0, &holder, &waiter);
     assert_int_equal(child_reap(holder, 10), 128 + SIGKILL);
     munmap(sh, sizeof(*sh));
 }
@@ -504,19 +507,49 @@ static void a_take_over_waits_out_the_lock_delay(void **state)
     killed_holder(1500);
 }
 
-static void a_paused_holder_finds_its_lock_broken(void **state)
+/* A stopped holder (and the waiter behind it, of its job or of another); then, once
+ * it resumed and its release said RDLM_ERR_LEASE_EXPIRED, a new process takes the
+ * lock at once with RDLM_OK: nothing is left held. */
+static void paused_holder(unsigned extra_ms)
 {
     pid_t holder, waiter;
     shared_t *sh;
 
-    (void)state;
-    svc_need_homes();
-    sh = holder_and_waiter(SIGSTOP, 0, &holder, &waiter);
+    sh = holder_and_waiter(SIGSTOP, 0, extra_ms, &holder, &waiter);
     atomic_store(&sh->release_now, 1);
     kill(holder, SIGCONT);
     assert_int_equal(child_reap(holder, 20), 0);
     assert_int_equal(atomic_load(&sh->release_status), RDLM_ERR_LEASE_EXPIRED);
+    atomic_store(&sh->wait_t_ns, 0);
+    atomic_store(&sh->wait_status, RDLM_ERR_TIMEOUT);
+    waiter = child_spawn("wait", 2);
+    assert_int_equal(child_reap(waiter, 20), 0);
+    assert_int_equal(atomic_load(&sh->wait_status), RDLM_OK);
     munmap(sh, sizeof(*sh));
+}
+
+static void a_paused_holder_finds_its_lock_broken(void **state)
+{
+    (void)state;
+    svc_need_homes();
+    paused_holder(0);
+}
+
+/* The waiter of the stopped holder's job on its host waits on the node-local lock the
+ * holder holds, in front of the home's word: it passes over it once the authority
+ * ended the holder's session (asked after a TTL of holding, then every TTL/8), then
+ * breaks the word (its next fate check, 500 ms). Before, it waited until its timeout
+ * (the holder is alive): an outside user's finding. */
+static void a_paused_holder_of_the_waiters_job_is_passed_over(void **state)
+{
+    char job[32];
+
+    (void)state;
+    svc_need_homes();
+    snprintf(job, sizeof(job), "t-svc-same-%d", (int)getpid());
+    child_job = job;
+    paused_holder(TTL_MS / 8 + 500);
+    child_job = NULL;
 }
 
 /* A context in a job of its own, with a lock named name (env as svc_env, plus the
@@ -786,6 +819,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_killed_holder_is_taken_over),
         cmocka_unit_test(a_take_over_waits_out_the_lock_delay),
         cmocka_unit_test(a_paused_holder_finds_its_lock_broken),
+        cmocka_unit_test(a_paused_holder_of_the_waiters_job_is_passed_over),
         cmocka_unit_test(a_stalled_home_gets_its_lock_back),
         cmocka_unit_test(a_waiter_that_lost_its_lease_stops_waiting),
         cmocka_unit_test(a_restarted_home_serves_a_new_epoch),

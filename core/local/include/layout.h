@@ -102,6 +102,10 @@ typedef struct rdlm_slot {
     rdlm_atomic_u64_t creq;
     rdlm_atomic_u64_t cdelta;
     rdlm_atomic_u64_t cresult;
+    /* The context's lease session id (0: none; rdlm_segment_set_session): a waiter
+     * behind this process on a node-local lock may ask the authority whether it
+     * ended (rdlm_local_t.holder_fenced). In the slot's padding: no layout change. */
+    rdlm_atomic_u64_t session;
 } __attribute__((aligned(RDLM_CACHE_LINE))) rdlm_slot_t;
 
 /*

@@ -80,6 +80,11 @@ void rdlm_segment_detach(rdlm_segment_t *seg);
 
 /** 1 if the owner word names a slot whose process is alive (slow: reads /proc). */
 int rdlm_segment_owner_alive(const rdlm_segment_t *seg, uint32_t owner);
+/** The lease session id the process of owner word `owner` published (0: none, nobody,
+ *  or the slot went to another process since). */
+uint64_t rdlm_segment_owner_session(const rdlm_segment_t *seg, uint32_t owner);
+/** Publish this context's lease session id in its slot (0: none). */
+void rdlm_segment_set_session(rdlm_segment_t *seg, uint64_t session);
 
 /** Number of slots held by live processes (slow). */
 uint32_t rdlm_segment_live_procs(const rdlm_segment_t *seg);
