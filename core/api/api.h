@@ -192,8 +192,11 @@ rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func);
  *  stale handles answer RDLM_ERR_CLOSED. */
 void rdlm_obj_retire(rdlm_obj_t *obj);
 
-/** Release what the context holds on obj (at close and destroy). */
-void rdlm_obj_release_held(rdlm_obj_t *obj);
+/** Release what obj holds (a semaphore's permits taken through it) and, if
+ *  context_too, what its context holds of obj's name (a lock, an rwlock's sides):
+ *  those belong to the context, which its other open handles of the name still use
+ *  (at close only with the last of them; at destroy always). */
+void rdlm_obj_release_held(rdlm_obj_t *obj, int context_too);
 
 /* ---- service-wide locks (ctx_svc.c; ctx_svc_none.c without UCX) ------------------ */
 

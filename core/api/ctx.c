@@ -472,7 +472,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
 
         ctx->objs = obj->next;
         if (obj->magic == RDLM_OBJ_MAGIC_OPEN) {
-            rdlm_obj_release_held(obj);
+            rdlm_obj_release_held(obj, 1);
             rdlm_table_close(&ctx->local.seg, obj->index);
         }
         rdlm_obj_retire(obj);

@@ -163,7 +163,7 @@ rdlm_status_t rdlm_obj_open_sized(rdlm_ctx_h ctx, const char *name, unsigned kin
     return RDLM_OK;
 }
 
-void rdlm_obj_release_held(rdlm_obj_t *obj)
+void rdlm_obj_release_held(rdlm_obj_t *obj, int context_too)
 {
     const rdlm_obj_ops_t *ops = obj->ctx->ops;
     rdlm_local_t *lc = &obj->ctx->local;
@@ -171,6 +171,9 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
 
     if (obj->kind == RDLM_KIND_SEMAPHORE && permits != 0) {
         ops->sem_release(obj, (uint32_t)permits);
+    }
+    if (!context_too) {
+        return;
     }
     if (obj->kind == RDLM_KIND_RWLOCK) {
         for (uint32_t n = rdlm_rwlock_local_reads_held(lc, obj->index); n > 0; n--) {
@@ -183,17 +186,35 @@ void rdlm_obj_release_held(rdlm_obj_t *obj)
     }
 }
 
+/* 1 if ctx has another open handle of obj's entry (the objects lock held). */
+static int rdlm_obj_name_open_elsewhere(rdlm_ctx_h ctx, const rdlm_obj_t *obj)
+{
+    for (const rdlm_obj_t *o = ctx->objs; o != NULL; o = o->next) {
+        if (o != obj && o->magic == RDLM_OBJ_MAGIC_OPEN && o->index == obj->index) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 rdlm_status_t rdlm_obj_close(void *h, unsigned kind, const char *func)
 {
     rdlm_obj_t *obj = h;
     rdlm_status_t status = rdlm_obj_check_handle(h, kind, func);
     rdlm_ctx_h ctx;
+    int last;
 
     if (status != RDLM_OK) {
         return status;
     }
     ctx = obj->ctx;
-    rdlm_obj_release_held(obj);
+    /* A lock the context holds through another handle of the name stays held: closing
+     * a thread's handle released another thread's hold (an outside user: two holders
+     * at once, and RDLM_ERR_NOT_OWNER at the other's release). */
+    pthread_mutex_lock(&ctx->objs_lock);
+    last = !rdlm_obj_name_open_elsewhere(ctx, obj);
+    pthread_mutex_unlock(&ctx->objs_lock);
+    rdlm_obj_release_held(obj, last);
     pthread_mutex_lock(&ctx->objs_lock);
     obj->magic = RDLM_OBJ_MAGIC_CLOSED; /* before its entry may go to another name */
     pthread_mutex_unlock(&ctx->objs_lock);

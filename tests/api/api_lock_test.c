@@ -7,7 +7,8 @@
  * recursive; waiters are granted in arrival order (FIFO, checked deterministically:
  * each waiter starts only after rdlm_lock_query shows the previous one queued);
  * fencing tokens strictly increase across processes and across contexts; closing a
- * handle or destroying a context hands a held lock over normally.
+ * handle or destroying a context hands a held lock over normally; closing one of a
+ * context's handles of a name another of them holds keeps the hold (locks, rwlocks).
  *
  * Children report through shared memory and exit codes; only the parent asserts.
  * Tunable: RDLMTEST_API_TOKEN_ITERS (acquires per process in the token test, 250).
@@ -419,6 +420,57 @@ static void test_close_and_destroy_hand_a_held_lock_over_normally(void **state)
     assert_status(rdlm_rwlock_write_release(rwb), RDLM_OK);
 }
 
+/* A context's holds belong to the context, which sees a name through all its handles
+ * (threads often open one each): closing one handle while another holds leaves the
+ * hold (before, the close released it: another context then took the lock beside the
+ * holder, whose release said RDLM_ERR_NOT_OWNER; an outside user's threads); closing
+ * the last handle releases it. Also an rwlock's write and read sides, in both
+ * orders of open. */
+static void test_closing_another_handle_of_a_held_name_keeps_the_hold(void **state)
+{
+    api_fixture_t *fx = *state;
+    rdlm_ctx_h a = api_ctx(fx, 0);
+    rdlm_ctx_h b = api_ctx(fx, 1);
+    rdlm_lock_h held, other, lb;
+    rdlm_rwlock_h rw_held, rw_other, rwb;
+    rdlm_lock_info_t info;
+
+    assert_status(rdlm_lock_open(a, LOCK_NAME, &held), RDLM_OK);
+    assert_status(rdlm_lock_open(a, LOCK_NAME, &other), RDLM_OK);
+    assert_status(rdlm_lock_open(b, LOCK_NAME, &lb), RDLM_OK);
+    assert_status(rdlm_lock_acquire(held, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_close(other), RDLM_OK);
+    assert_status(rdlm_lock_query(held, &info), RDLM_OK);
+    assert_true(info.held && info.held_by_me);
+    assert_status(rdlm_lock_acquire(lb, 0, NULL), RDLM_ERR_BUSY);
+    assert_status(rdlm_lock_release(held), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lb, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_release(lb), RDLM_OK);
+
+    assert_status(rdlm_rwlock_open(a, "rw", &rw_other), RDLM_OK);
+    assert_status(rdlm_rwlock_open(a, "rw", &rw_held), RDLM_OK);
+    assert_status(rdlm_rwlock_open(b, "rw", &rwb), RDLM_OK);
+    assert_status(rdlm_rwlock_write_acquire(rw_held, 0, NULL), RDLM_OK);
+    assert_status(rdlm_rwlock_close(rw_other), RDLM_OK);
+    assert_status(rdlm_rwlock_read_acquire(rwb, 0), RDLM_ERR_BUSY);
+    assert_status(rdlm_rwlock_write_release(rw_held), RDLM_OK);
+    assert_status(rdlm_rwlock_open(a, "rw", &rw_other), RDLM_OK);
+    assert_status(rdlm_rwlock_read_acquire(rw_held, 0), RDLM_OK);
+    assert_status(rdlm_rwlock_close(rw_other), RDLM_OK);
+    assert_status(rdlm_rwlock_write_acquire(rwb, 0, NULL), RDLM_ERR_BUSY);
+    assert_status(rdlm_rwlock_read_release(rw_held), RDLM_OK);
+
+    /* The last handle's close releases what the context holds. */
+    assert_status(rdlm_lock_acquire(held, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_close(held), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lb, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_release(lb), RDLM_OK);
+    assert_status(rdlm_rwlock_read_acquire(rw_held, 0), RDLM_OK);
+    assert_status(rdlm_rwlock_close(rw_held), RDLM_OK);
+    assert_status(rdlm_rwlock_write_acquire(rwb, 0, NULL), RDLM_OK);
+    assert_status(rdlm_rwlock_write_release(rwb), RDLM_OK);
+}
+
 #define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
 
 int main(void)
@@ -433,6 +485,7 @@ int main(void)
         API_TEST(test_tokens_strictly_increase_across_processes),
         API_TEST(test_tokens_strictly_increase_across_contexts),
         API_TEST(test_close_and_destroy_hand_a_held_lock_over_normally),
+        API_TEST(test_closing_another_handle_of_a_held_name_keeps_the_hold),
     };
 
     return cmocka_run_group_tests_name("api.lock", tests, NULL, NULL);
