@@ -124,6 +124,16 @@ static int rdlm_segment_lock(const rdlm_segment_t *seg, rdlm_status_t *status_p)
     return rdlm_segment_lock_as(seg, 0, status_p);
 }
 
+/* Release the lock file's flock and close it. The flock belongs to the open file, which
+ * a child forked meanwhile by another thread shares: a close alone left the lock held
+ * as long as that child lived, and every attach and detach of the job waited for it
+ * (an outside user's fork-without-exec worker pool). */
+static void rdlm_segment_unlock(int lock_fd)
+{
+    flock(lock_fd, LOCK_UN);
+    close(lock_fd);
+}
+
 /* Point seg's private views into the mapping at base, from the layout recomputed from
  * capacity and slot count (never from the shared header's offsets). */
 static void rdlm_segment_map_views(rdlm_segment_t *seg, void *base, uint32_t max_procs,
@@ -563,7 +573,7 @@ rdlm_segment_reap_t rdlm_segment_reap(const rdlm_place_t *place, const char *job
     if ((reap == RDLM_SEGMENT_REAP_REMOVED && !dry_run) || !had_lock) {
         unlinkat(seg.dir_fd, seg.lock_name, 0);
     }
-    close(lock_fd);
+    rdlm_segment_unlock(lock_fd);
     close(seg.dir_fd);
     return reap;
 }
@@ -608,7 +618,7 @@ rdlm_status_t rdlm_segment_attach(const rdlm_segment_params_t *params,
     *seg_p = seg;
     seg_p->dir_fd = -1; /* reopened by detach */
 out_unlock:
-    close(lock_fd); /* releases the flock */
+    rdlm_segment_unlock(lock_fd);
 out_close_dir:
     close(seg.dir_fd);
     if (status == RDLM_OK) {
@@ -645,7 +655,7 @@ void rdlm_segment_detach(rdlm_segment_t *seg)
     close(seg->fd);
     rdlm_segment_unmap(seg);
     if (lock_fd >= 0) {
-        close(lock_fd);
+        rdlm_segment_unlock(lock_fd);
     }
     if (seg->dir_fd >= 0) {
         close(seg->dir_fd);

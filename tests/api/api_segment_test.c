@@ -19,11 +19,14 @@
  * magic, another layout version, a huge slot high-water mark, a wild entries offset) while
  * a process is attached and holds a lock is refused with RDLM_ERR_CORRUPT, not replaced,
  * and the attached process keeps working, destroys its context without crashing and removes
- * the files; once its processes were killed, such a segment is replaced.
+ * the files; once its processes were killed, such a segment is replaced. A child forked
+ * (without exec) while another thread attaches or detaches holds up no attach or
+ * detach of the job.
  *
  * Children report through shared memory and exit codes; only the parent asserts.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -724,12 +727,78 @@ static void test_corrupt_segment_of_killed_holder_is_replaced(void **state)
     assert_status(rdlm_lock_release(lock), RDLM_OK);
 }
 
+/* A thread that creates and destroys contexts of job until stop is set. */
+typedef struct churn {
+    const char *job;
+    atomic_int stop;
+    atomic_long rounds;
+    atomic_int failed; /* a create that did not return RDLM_OK */
+} churn_t;
+
+static void *churn_contexts(void *p)
+{
+    churn_t *c = p;
+
+    while (!atomic_load(&c->stop)) {
+        rdlm_ctx_h ctx;
+
+        if (api_ctx_create(c->job, &ctx) != RDLM_OK) {
+            atomic_store(&c->failed, 1);
+            return NULL;
+        }
+        rdlm_ctx_destroy(ctx);
+        atomic_fetch_add(&c->rounds, 1);
+    }
+    return NULL;
+}
+
+/* Forks (no exec; the child makes no rdlm call and lives 1 s) while another thread
+ * creates and destroys contexts of the job: that thread goes on while each child lives.
+ * Before, a child forked while the thread held the job's lock file kept its flock (the
+ * open file is shared), and every attach and detach waited for the child's exit (an
+ * outside user: 4 of 5 forks). */
+static void test_a_child_forked_during_attach_holds_up_nobody(void **state)
+{
+    api_fixture_t *fx = *state;
+    churn_t c = {.job = fx->job};
+    pthread_t t;
+    int stalled = 0;
+
+    (void)api_ctx(fx, 0); /* keeps the segment */
+    assert_int_equal(pthread_create(&t, NULL, churn_contexts, &c), 0);
+    for (int fork_n = 0; fork_n < 5; fork_n++) {
+        long before;
+        pid_t pid;
+        int st;
+
+        for (int i = 0; i < 500 && atomic_load(&c.rounds) < 10 * (fork_n + 1); i++) {
+            usleep(1000);
+        }
+        pid = fork();
+        if (pid == 0) {
+            usleep(1000000);
+            _exit(0);
+        }
+        assert_true(pid > 0);
+        usleep(50000); /* a create or destroy under way at the fork ends */
+        before = atomic_load(&c.rounds);
+        usleep(300000); /* the child lives on */
+        stalled += atomic_load(&c.rounds) == before;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+    }
+    atomic_store(&c.stop, 1);
+    pthread_join(t, NULL);
+    assert_int_equal(atomic_load(&c.failed), 0);
+    assert_int_equal(stalled, 0);
+}
+
 #define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         API_TEST(test_two_contexts_in_one_process_share_objects),
+        API_TEST(test_a_child_forked_during_attach_holds_up_nobody),
         API_TEST(test_segment_file_is_private_and_removed_by_last_destroy),
         API_TEST(test_rdlm_shm_dir_holds_the_segment),
         API_TEST(test_segment_left_by_exit_without_destroy_is_replaced),
