@@ -26,7 +26,10 @@
  *   A context and its handles belong to the process that created them: a child after
  *   fork() must not use them (it has the parent's identity in the lock table, so it
  *   could release the parent's lock, and a lock it took and did not release stays
- *   held while the parent lives, never recovered); it creates a context of its own.
+ *   held while the parent lives, never recovered); it creates a context of its own,
+ *   also when the parent's other threads were inside rdlm calls at the fork. A context
+ *   holds a lock for all its handles and threads: closing one handle of a name leaves
+ *   what the context holds of it through another; the last handle's close releases it.
  *
  * Stale handles
  *   Every call that takes an rdlm_ctx_h returns RDLM_ERR_BAD_HANDLE for NULL and for a

@@ -1,8 +1,14 @@
 /* Live handles (live.h). */
 #include "live.h"
 
+#include "fork_guard.h"
+
 void rdlm_live_add(rdlm_live_set_t *set, rdlm_live_node_t *node)
 {
+    if (!set->guarded) { /* a child forked meanwhile may create its own objects */
+        rdlm_fork_guard(&set->lock);
+        set->guarded = 1;
+    }
     pthread_mutex_lock(&set->lock);
     node->next = set->head;
     set->head = node;
