@@ -116,6 +116,52 @@ static rdlm_status_t rdlm_lease_disk_lock(rdlm_lease_disk_t *d)
     return RDLM_OK;
 }
 
+rdlm_status_t rdlm_lease_disk_own(rdlm_lease_disk_t *d, uint64_t id)
+{
+    char path[PATH_MAX + sizeof(RDLM_LEASE_DISK_ID) + 1], text[24], *end;
+    int fd, n;
+    ssize_t got;
+    unsigned long long had;
+
+    snprintf(path, sizeof(path), "%s/%s", d->dir, RDLM_LEASE_DISK_ID);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)id);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, text, (size_t)n) != n || fsync(fd) != 0) {
+            rdlm_error("lease: data directory %s: writing %s: %s", d->dir, path,
+                       strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+            }
+            return RDLM_ERR_IO;
+        }
+        close(fd);
+        return RDLM_OK;
+    }
+    if (fd < 0) {
+        rdlm_error("lease: data directory %s: %s: %s", d->dir, path, strerror(errno));
+        return RDLM_ERR_IO;
+    }
+    got = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    text[got > 0 ? got : 0] = '\0';
+    errno = 0;
+    had = strtoull(text, &end, 10);
+    if (got <= 0 || errno != 0 || end == text || (*end != '\n' && *end != '\0')) {
+        rdlm_error("lease: data directory %s: %s does not name a replica id", d->dir, path);
+        return RDLM_ERR_CORRUPT;
+    }
+    if (had != id) {
+        rdlm_error("lease: data directory %s belongs to replica %llu, not to --id %llu: "
+                   "start each replica on its own directory (another's log and votes "
+                   "would be taken for its own)",
+                   d->dir, had, (unsigned long long)id);
+        return RDLM_ERR_MISMATCH;
+    }
+    return RDLM_OK;
+}
+
 void rdlm_lease_disk_close(rdlm_lease_disk_t *d)
 {
     if (d->lock_fd >= 0) {

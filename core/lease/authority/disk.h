@@ -68,6 +68,18 @@ typedef struct rdlm_lease_disk {
  */
 rdlm_status_t rdlm_lease_disk_open(rdlm_lease_disk_t *d, const char *dir);
 
+/** The file naming the replica id a data directory belongs to ("<id>\n"). */
+#define RDLM_LEASE_DISK_ID "replica-id"
+
+/**
+ * Check that d's directory (held) belongs to replica id: its RDLM_LEASE_DISK_ID names
+ * id; or it has none (a new directory, or one made before the file existed) and then
+ * records id (synced). RDLM_OK; RDLM_ERR_MISMATCH (another id's: its votes and log
+ * would be taken for this replica's, a vote given twice; logged with both ids);
+ * RDLM_ERR_CORRUPT (not an id) or RDLM_ERR_IO, logged. Blocking (a few system calls).
+ */
+rdlm_status_t rdlm_lease_disk_own(rdlm_lease_disk_t *d, uint64_t id);
+
 /** Let go of the directory held by rdlm_lease_disk_open (another replica may take it).
  *  The lock file stays. */
 void rdlm_lease_disk_close(rdlm_lease_disk_t *d);

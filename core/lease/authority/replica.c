@@ -791,6 +791,10 @@ rdlm_status_t rdlm_lease_replica_start(uv_loop_t *loop,
     if (s != RDLM_OK) {
         goto err_free; /* logged there */
     }
+    s = rdlm_lease_disk_own(&rep->disk, params->id);
+    if (s != RDLM_OK) {
+        goto err_disk; /* logged there */
+    }
     s = rdlm_lease_raft_fsm_init(&rep->adapter, &rep->fsm, &params->limits);
     if (s != RDLM_OK) {
         goto err_disk;

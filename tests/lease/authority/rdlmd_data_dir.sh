@@ -8,6 +8,8 @@
 #     else stops it) exits 1 at once with one error line naming the directory and the
 #     first one's pid; the first keeps serving (one leader, itself). Before, both ran
 #     and `rdlmctl status` showed two leaders of one directory;
+#   - a directory belongs to the --id it was made with: started with another --id
+#     (same --peers) rdlmd exits 1 naming both ids;
 #   - once the first stopped, an rdlmd on that directory with another --peers (here:
 #     another Raft address for replica 1, as in the outside user's report) exits 1
 #     naming the directory and both lists, and one with the original --peers starts
@@ -125,5 +127,30 @@ wait "$SECOND"
 rc=$?
 SECOND=
 [ "$rc" = 0 ] || fail "the restarted replica exited $rc after SIGTERM"
+
+# Another --id on a directory of the same membership (replica 1's of two): refused,
+# naming both ids. Before, it ran as replica 2 on replica 1's log and votes (an outside
+# operator's finding: a vote could be given twice).
+RAFT3=127.0.0.1:$(free_port)
+CLIENT3=127.0.0.1:$(free_port)
+PEERS12="1=$RAFT1=$CLIENT1,2=$RAFT3=$CLIENT3"
+DATA12="$DIR/data12"
+mkdir "$DATA12"
+"$RDLMD" --id 1 --peers "$PEERS12" --data-dir "$DATA12" >>"$DIR/log5" 2>&1 &
+SECOND=$!
+deadline=$(($(now_ms) + 10000))
+until grep -q "replica 1: raft" "$DIR/log5"; do
+    [ "$(now_ms)" -lt "$deadline" ] || fail "replica 1 of two did not start within 10 s"
+    sleep 0.05
+done
+kill -TERM "$SECOND"
+wait "$SECOND"
+SECOND=
+timeout 10 "$RDLMD" --id 2 --peers "$PEERS12" --data-dir "$DATA12" 2>"$DIR/log6"
+rc=$?
+[ "$rc" = 1 ] || fail "rdlmd --id 2 on replica 1's directory: exit $rc, expected 1"
+grep -q "data directory $DATA12 belongs to replica 1, not to --id 2" "$DIR/log6" ||
+    fail "the refusal names neither id: $(cat "$DIR/log6")"
+echo "rdlmd_data_dir: another --id refused: $(grep "belongs to" "$DIR/log6")"
 echo "rdlmd_data_dir: PASS"
 exit 0
