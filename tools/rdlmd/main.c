@@ -397,6 +397,7 @@ int main(int argc, char **argv)
         .log_level = RDLM_LOG_INFO,
     };
     rdlm_daemon_t d = {0};
+    rdlm_config_t cfg;
     uv_loop_t loop;
     rdlm_status_t s;
     int parsed = rdlm_daemon_parse(argc, argv, &o);
@@ -417,8 +418,13 @@ int main(int argc, char **argv)
     if (rdlm_lease_replica_params_check(&o.replica) != RDLM_OK) {
         return 2;
     }
-    /* The home's own session reads RDLM_* like any client: same level. */
+    /* The home's own session reads RDLM_* like any client: same level; and a bad value
+     * is one line and exit 2 now, not a home that never starts while rdlmctl calls the
+     * replica healthy (an outside operator's finding: the error five times a second). */
     setenv("RDLM_LOG", rdlm_log_level_name(o.log_level), 1);
+    if (rdlm_config_load(&cfg) != RDLM_OK) {
+        return 2;
+    }
     signal(SIGPIPE, SIG_IGN);
     if (!rdlm_daemon_data_dir(o.replica.data_dir) || uv_loop_init(&loop) != 0) {
         return 1;
