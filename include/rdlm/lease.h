@@ -146,7 +146,11 @@ RDLM_EXPORT rdlm_status_t rdlm_session_renew(rdlm_session_h session);
 
 /**
  * Acquire the authority-kept lock name (1..RDLM_NAME_MAX bytes), blocking up to
- * timeout_ns (0: try once; RDLM_TIMEOUT_INFINITE). RDLM_OK or RDLM_OWNER_DEAD with
+ * timeout_ns (0: try once; RDLM_TIMEOUT_INFINITE) while a leader answers; when none
+ * does (the leader stopped or cut off, another not yet elected), up to 4 s longer: 2 s
+ * for the acquire's answer, then 2 s for the CANCEL that makes sure nothing stays
+ * queued at the authority (measured: 3.0 and 5.0 s for a 1 s timeout with the leader
+ * stopped). RDLM_OK or RDLM_OWNER_DEAD with
  * *token_p; RDLM_ERR_BUSY (try), RDLM_ERR_TIMEOUT (nothing left queued),
  * RDLM_ERR_LEASE_EXPIRED, RDLM_ERR_UNAVAILABLE, RDLM_ERR_QUOTA, RDLM_ERR_NO_SPACE,
  * RDLM_ERR_NAME_TOO_LONG; RDLM_ERR_INVALID_ARG (NULL arguments, or a lock this session
