@@ -286,7 +286,10 @@ RDLM_EXPORT rdlm_status_t rdlm_lock_open_params(rdlm_ctx_h ctx, const char *name
  * not NULL), RDLM_ERR_BUSY (timeout_ns == 0 and held; or reserved for a waiter: a
  * bounded-bypass lock a waiter reserved, a service-wide lock another process marked
  * wanted, for 2 ms after this process released it), RDLM_ERR_TIMEOUT,
- * RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE (this context already
+ * RDLM_ERR_BAD_HANDLE, RDLM_ERR_CLOSED, RDLM_ERR_NO_RESOURCE (16 threads of this
+ * context wait on on-node locks, or hold rwlocks shared, at once already: a context
+ * has 16 records for them; give threads contexts of their own beyond that (logged at
+ * error once per process); or this context already
  * waits on or holds 32 cross-node locks at once; in the remote-atomic queue,
  * RDLM_LOCK_AM=0 or over shared memory or verbs, places it gave up by timeouts and
  * not yet passed over do not count: the acquire waits for them up to its timeout,

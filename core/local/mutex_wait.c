@@ -137,8 +137,7 @@ static rdlm_status_t rdlm_mutex_settle(rdlm_local_t *lc, uint32_t idx, rdlm_mute
     int r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_WAITING, idx, 0));
 
     if (r < 0) {
-        rdlm_error("lock \"%s\": this context already uses all %d wait records",
-                   seg->names[idx], RDLM_SLOT_RECORDS);
+        rdlm_rec_full(seg, idx);
         return RDLM_ERR_NO_RESOURCE;
     }
     mw->rec = rdlm_rec_at(seg, r);

@@ -1,6 +1,8 @@
 /* Slot records and the scans over them (see records.h). */
 #include "records.h"
 
+#include "log.h"
+
 int rdlm_rec_claim(rdlm_segment_t *seg, uint64_t value)
 {
     for (int r = 0; r < RDLM_SLOT_RECORDS; r++) {
@@ -11,6 +13,21 @@ int rdlm_rec_claim(rdlm_segment_t *seg, uint64_t value)
         }
     }
     return -1;
+}
+
+void rdlm_rec_full(const rdlm_segment_t *seg, uint32_t idx)
+{
+    static rdlm_atomic_u32_t told;
+
+    if (rdlm_fetch_add(&told, 1, RDLM_RELAXED) == 0) {
+        rdlm_error("lock \"%s\": this context already uses all %d wait records: more "
+                   "than %d of its threads wait at once; RDLM_ERR_NO_RESOURCE (said once "
+                   "per process, then at debug)",
+                   seg->names[idx], RDLM_SLOT_RECORDS, RDLM_SLOT_RECORDS);
+    } else {
+        rdlm_debug("lock \"%s\": this context already uses all %d wait records",
+                   seg->names[idx], RDLM_SLOT_RECORDS);
+    }
 }
 
 typedef int (*rdlm_rec_visit_func_t)(const rdlm_segment_t *seg, const rdlm_slot_t *slot,

@@ -13,6 +13,12 @@
 /** Claim a free record of the own slot with value; returns its index or -1. */
 int rdlm_rec_claim(rdlm_segment_t *seg, uint64_t value);
 
+/** Log that a wait on lock idx found all the own slot's records used (more threads
+ *  of one context waiting at once than it has records: RDLM_ERR_NO_RESOURCE): at error
+ *  the first time in the process, then at debug (one line per failed call flooded the
+ *  log: 78,846 lines in one outside user's run). */
+void rdlm_rec_full(const rdlm_segment_t *seg, uint32_t idx);
+
 /** The own slot's record number r. */
 static inline rdlm_atomic_u64_t *rdlm_rec_at(rdlm_segment_t *seg, int r)
 {

@@ -214,8 +214,7 @@ static rdlm_status_t rdlm_ticket_queue(rdlm_local_t *lc, uint32_t idx, uint64_t 
 
     r = rdlm_rec_claim(seg, RDLM_REC_MAKE(RDLM_REC_PENDING, idx, 0));
     if (r < 0) {
-        rdlm_error("lock \"%s\": this context already uses all %d wait records",
-                   seg->names[idx], RDLM_SLOT_RECORDS);
+        rdlm_rec_full(seg, idx);
         return RDLM_ERR_NO_RESOURCE;
     }
     rec = rdlm_rec_at(seg, r);
