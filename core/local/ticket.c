@@ -78,12 +78,15 @@ static int rdlm_ticket_skip(rdlm_local_t *lc, uint32_t idx, uint16_t s, uint32_t
     return 1;
 }
 
-/* The live holder o is fenced (rdlm_local_t.holder_fenced). */
-static int rdlm_ticket_holder_fenced(rdlm_local_t *lc, uint32_t o)
+/* The live holder o of exclusive lock e is fenced (rdlm_local_t.holder_fenced). Only
+ * exclusive locks: the ticket is all they hold on the node, while an rwlock's or a
+ * semaphore's holder holds more than its gate (writer bit, readers, permits). */
+static int rdlm_ticket_holder_fenced(rdlm_local_t *lc, const rdlm_entry_t *e, uint32_t o)
 {
     uint64_t session;
 
-    if (lc->holder_fenced == NULL) {
+    if (lc->holder_fenced == NULL ||
+        (rdlm_load(&e->meta, RDLM_RELAXED) & RDLM_META_KIND) != RDLM_KIND_LOCK) {
         return 0;
     }
     session = rdlm_segment_owner_session(&lc->seg, o);
@@ -106,7 +109,7 @@ static int rdlm_ticket_recover(rdlm_local_t *lc, uint32_t idx)
     if (!RDLM_OWNER_IS_NOBODY(o)) {
         int alive = rdlm_segment_owner_alive(seg, o);
 
-        if ((alive && !rdlm_ticket_holder_fenced(lc, o)) ||
+        if ((alive && !rdlm_ticket_holder_fenced(lc, e, o)) ||
             !rdlm_ticket_pass(lc, e, s, o, RDLM_OWNER_DIED)) {
             return 0;
         }

@@ -48,7 +48,8 @@ typedef struct rdlm_local {
     /* Set by a layer with leases (ctx_svc.c) before any lock is used, else NULL: 1 if
      * the live process of owner word `owner`, holding an entry's FIFO (ticket) lock,
      * published lease session `session` and the authority ended it (it is stopped or
-     * cut off: fenced). Waiters then pass the lock over it as over a dead holder
+     * cut off: fenced). Asked for exclusive locks only. Waiters then pass the lock
+     * over it as over a dead holder
      * (RDLM_OWNER_DEAD). Called by a waiter's recovery, often: it must be cheap until
      * the owner held the lock long (a lease's TTL). */
     int (*holder_fenced)(void *arg, uint32_t owner, uint64_t session);
