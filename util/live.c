@@ -5,10 +5,7 @@
 
 void rdlm_live_add(rdlm_live_set_t *set, rdlm_live_node_t *node)
 {
-    if (!set->guarded) { /* a child forked meanwhile may create its own objects */
-        rdlm_fork_guard(&set->lock);
-        set->guarded = 1;
-    }
+    rdlm_fork_guard(&set->lock); /* a child forked meanwhile may create its own objects */
     pthread_mutex_lock(&set->lock);
     node->next = set->head;
     set->head = node;

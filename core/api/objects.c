@@ -59,18 +59,11 @@ void rdlm_obj_retire(rdlm_obj_t *obj)
     pthread_mutex_unlock(&rdlm_obj_retired_lock);
 }
 
-static pthread_once_t rdlm_obj_retired_once = PTHREAD_ONCE_INIT;
-
-static void rdlm_obj_retired_guard(void)
-{
-    rdlm_fork_guard(&rdlm_obj_retired_lock); /* a forked child opens its own handles */
-}
-
 static rdlm_obj_t *rdlm_obj_new(void)
 {
     rdlm_obj_t *obj;
 
-    pthread_once(&rdlm_obj_retired_once, rdlm_obj_retired_guard);
+    rdlm_fork_guard(&rdlm_obj_retired_lock); /* a forked child opens its own handles */
     pthread_mutex_lock(&rdlm_obj_retired_lock);
     obj = rdlm_obj_retired;
     if (obj != NULL) {

@@ -18,19 +18,13 @@ typedef struct rdlm_mapping {
 
 static pthread_mutex_t rdlm_mappings_lock = PTHREAD_MUTEX_INITIALIZER;
 static rdlm_mapping_t *rdlm_mappings;
-static pthread_once_t rdlm_mappings_once = PTHREAD_ONCE_INIT;
-
-static void rdlm_mappings_guard(void)
-{
-    rdlm_fork_guard(&rdlm_mappings_lock); /* a forked child maps its own segments */
-}
 
 void *rdlm_mapping_get(int fd, const struct stat *st, size_t bytes)
 {
     rdlm_mapping_t *m;
     void *base = NULL;
 
-    pthread_once(&rdlm_mappings_once, rdlm_mappings_guard);
+    rdlm_fork_guard(&rdlm_mappings_lock); /* a forked child maps its own segments */
     pthread_mutex_lock(&rdlm_mappings_lock);
     for (m = rdlm_mappings; m != NULL; m = m->next) {
         if (m->dev == st->st_dev && m->ino == st->st_ino && m->bytes == bytes) {

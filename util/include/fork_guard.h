@@ -12,8 +12,9 @@
 
 #include <pthread.h>
 
-/** Register m (idempotent; at most RDLM_FORK_GUARDS_MAX: more is logged and not
- *  guarded). Thread-safe; call it without holding m. */
+/** Register m; idempotent (a mutex and a scan of at most RDLM_FORK_GUARDS_MAX: call it
+ *  where m is taken off the lock path, each time); more than RDLM_FORK_GUARDS_MAX is
+ *  logged and not guarded. Thread-safe; call it without holding m. */
 void rdlm_fork_guard(pthread_mutex_t *m);
 
 #define RDLM_FORK_GUARDS_MAX 8

@@ -21,13 +21,9 @@ typedef struct rdlm_live_node {
 typedef struct rdlm_live_set {
     pthread_mutex_t lock; /* fork-guarded (fork_guard.h) from the first add */
     rdlm_live_node_t *head;
-    _Atomic int guarded;
 } rdlm_live_set_t;
 
-#define RDLM_LIVE_SET_INIT                                                                 \
-    {                                                                                      \
-        PTHREAD_MUTEX_INITIALIZER, NULL, 0                                                 \
-    }
+#define RDLM_LIVE_SET_INIT {PTHREAD_MUTEX_INITIALIZER, NULL}
 
 /** Enter node (not on the set) in set. Thread-safe. */
 void rdlm_live_add(rdlm_live_set_t *set, rdlm_live_node_t *node);
