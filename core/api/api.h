@@ -47,6 +47,7 @@ typedef struct rdlm_obj {
 struct rdlm_ctx {
     rdlm_local_t local;
     rdlm_config_t config;
+    char job[RDLM_JOB_MAX + 1]; /* its job's name (the statistics lines say it) */
     pthread_mutex_t objs_lock; /* guards objs and the closed queue */
     rdlm_obj_t *objs;
     rdlm_obj_t *closed_head, *closed_tail; /* closed handles, first closed first */

@@ -61,6 +61,9 @@ static rdlm_status_t rdlm_ctx_alloc(const rdlm_ctx_params_t *params, char *job,
     if (status == RDLM_OK) {
         status = rdlm_ctx_job(params, &ctx->config, job);
     }
+    if (status == RDLM_OK) {
+        snprintf(ctx->job, sizeof(ctx->job), "%s", job);
+    }
     if (status == RDLM_OK && params != NULL &&
         (params->field_mask & RDLM_CTX_FIELD_CAPACITY)) {
         const rdlm_config_entry_t *range = rdlm_config_entry(RDLM_CONFIG_INDEX_capacity);
@@ -397,12 +400,17 @@ static void rdlm_ctx_stats_text(const rdlm_stats_t *s, char *buf, size_t len)
              s->authority_requests, s->authority_renewals, s->reservations);
 }
 
-static void rdlm_ctx_print_stats(const rdlm_stats_t *s)
+/* "rdlm[PID] stats (job J[, rank R]): COUNTERS" on stderr (a process may have contexts
+ * of several jobs, or several of one job's ranks). */
+static void rdlm_ctx_print_stats(rdlm_ctx_h ctx, const rdlm_stats_t *s)
 {
-    char text[RDLM_CTX_STATS_TEXT];
+    char text[RDLM_CTX_STATS_TEXT], rank[32] = "";
 
+    if (ctx->dist != NULL) {
+        snprintf(rank, sizeof(rank), ", rank %u", ctx->dist->rank);
+    }
     rdlm_ctx_stats_text(s, text, sizeof(text));
-    fprintf(stderr, "rdlm[%d] stats: %s\n", (int)getpid(), text);
+    fprintf(stderr, "rdlm[%d] stats (job %s%s): %s\n", (int)getpid(), ctx->job, rank, text);
 }
 
 /* Every counter of rdlm_stats_t (all uint64_t) summed over n processes' copies. */
@@ -447,7 +455,7 @@ static void rdlm_ctx_stats_total(rdlm_ctx_h ctx, const rdlm_stats_t *mine)
         ctx->config.stats && ctx->dist->rank == 0) {
         total = rdlm_ctx_stats_sum(all, size);
         rdlm_ctx_stats_text(&total, text, sizeof(text));
-        fprintf(stderr, "rdlm stats total (%u ranks): %s\n", size, text);
+        fprintf(stderr, "rdlm stats total (job %s, %u ranks): %s\n", ctx->job, size, text);
     }
     free(all);
 }
@@ -461,7 +469,7 @@ void rdlm_ctx_destroy(rdlm_ctx_h ctx)
     }
     rdlm_ctx_stats(ctx, &stats);
     if (ctx->config.stats) {
-        rdlm_ctx_print_stats(&stats);
+        rdlm_ctx_print_stats(ctx, &stats);
     }
     if (ctx->dist != NULL) {
         rdlm_global_quiesce(ctx->dist); /* closes the on-node waits too, after its own */

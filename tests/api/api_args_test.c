@@ -9,6 +9,7 @@
  * test accepts RDLM_ERR_INVALID_ARG, the status for "invalid argument" (and, for a
  * NULL name, RDLM_ERR_NAME_TOO_LONG, whose text covers "name empty").
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -738,6 +739,48 @@ static void test_a_timed_out_wait_counts_one_timeout_and_no_acquire(void **state
     assert_status(rdlm_sem_release(semb, 1), RDLM_OK);
 }
 
+/* RDLM_STATS=1: each context's destroy prints one line that names its job (a process
+ * with contexts of two jobs can tell them apart). */
+static void test_stats_lines_name_their_job(void **state)
+{
+    api_fixture_t *fx = *state;
+    char other[48], path[64], lines[4096], want[128];
+    rdlm_lock_h lock;
+    ssize_t n;
+    int fd, saved = dup(STDERR_FILENO);
+
+    snprintf(other, sizeof(other), "%s-b", fx->job);
+    setenv("RDLM_STATS", "1", 1);
+    api_ctx(fx, 0);
+    assert_status(api_ctx_create(other, &fx->ctx[1]), RDLM_OK);
+    unsetenv("RDLM_STATS");
+    assert_status(rdlm_lock_open(fx->ctx[0], "l", &lock), RDLM_OK);
+    assert_status(rdlm_lock_acquire(lock, 0, NULL), RDLM_OK);
+    assert_status(rdlm_lock_release(lock), RDLM_OK);
+
+    snprintf(path, sizeof(path), "/tmp/rdlm_api_stats.%d.log", (int)getpid());
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0 && saved >= 0);
+    dup2(fd, STDERR_FILENO);
+    api_ctx_destroy(fx, 1);
+    api_ctx_destroy(fx, 0);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    n = pread(fd, lines, sizeof(lines) - 1, 0);
+    close(fd);
+    unlink(path);
+    api_segment_cleanup(other);
+    lines[n > 0 ? n : 0] = '\0';
+    fputs(lines, stderr);
+
+    snprintf(want, sizeof(want), "rdlm[%d] stats (job %s): acquires 1 ", (int)getpid(),
+             fx->job);
+    assert_non_null(strstr(lines, want));
+    snprintf(want, sizeof(want), "rdlm[%d] stats (job %s): acquires 0 ", (int)getpid(),
+             other);
+    assert_non_null(strstr(lines, want));
+}
+
 #define API_TEST(f) cmocka_unit_test_setup_teardown(f, api_setup, api_teardown)
 
 int main(void)
@@ -762,6 +805,7 @@ int main(void)
         API_TEST(test_destroy_ends_every_wait_of_a_node_only_context),
         API_TEST(test_a_grant_racing_the_destroy_is_given_back),
         API_TEST(test_a_timed_out_wait_counts_one_timeout_and_no_acquire),
+        API_TEST(test_stats_lines_name_their_job),
     };
 
     return cmocka_run_group_tests_name("api.args", tests, NULL, NULL);

@@ -63,7 +63,7 @@ int api_path_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-static void api_segment_cleanup(const char *job)
+void api_segment_cleanup(const char *job)
 {
     char path[128];
     char lock_path[160];

@@ -78,6 +78,9 @@ int api_wait_waiters(rdlm_lock_h lock, uint32_t n, uint64_t timeout_ns);
 /** Path of a job's segment and of its lock file: in RDLM_SHM_DIR if set, else in the
  *  default directory /dev/shm/rdlm-<uid> (docs/local-locks.md). */
 void api_segment_path(char *buf, size_t size, const char *job);
+
+/** Remove job's segment and lock file (the fixture's job: at teardown). */
+void api_segment_cleanup(const char *job);
 void api_lock_path(char *buf, size_t size, const char *job);
 int api_path_exists(const char *path);
 

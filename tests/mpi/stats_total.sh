@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# RDLM_STATS=1 in a distributed context: destroy prints one "rdlm[pid] stats:" line per
-# process and, on rank 0 only, one "rdlm stats total (N ranks):" line whose every
-# counter is the sum of the per-process lines' (the same names, in the same order).
+# RDLM_STATS=1 in a distributed context: destroy prints one "rdlm[pid] stats (job J,
+# rank R):" line per process (each rank once, one job) and, on rank 0 only, one
+# "rdlm stats total (job J, N ranks):" line whose every counter is the sum of the
+# per-process lines' (the same names, in the same order).
 # usage: stats_total.sh NPROCS MPIEXEC [MPIEXEC FLAGS...] PROGRAM [ARGS...]
 # (the environment carries RDLM_STATS=1 and the rest to the ranks on this node)
 set -u
 nprocs=$1
 shift
 out=$(timeout 100 "$@" 2>&1) || { echo "FAIL: the job failed: $out"; exit 1; }
-per=$(grep -E '^rdlm\[[0-9]+\] stats: ' <<<"$out" | sed 's/^rdlm\[[0-9]*\] stats: //')
-total=$(grep -E "^rdlm stats total \\($nprocs ranks\\): " <<<"$out" |
-  sed 's/^rdlm stats total ([0-9]* ranks): //')
+heads=$(grep -oE '^rdlm\[[0-9]+\] stats \(job [^,)]+, rank [0-9]+\): ' <<<"$out")
+per=$(grep -E '^rdlm\[[0-9]+\] stats \(' <<<"$out" | sed 's/^rdlm\[[0-9]*\] stats ([^)]*): //')
+job=$(sed -n '1s/.*(job \([^,]*\),.*/\1/p' <<<"$heads")
+total=$(grep -E "^rdlm stats total \\(job $job, $nprocs ranks\\): " <<<"$out" |
+  sed 's/^rdlm stats total ([^)]*): //')
 [ "$(wc -l <<<"$per")" = "$nprocs" ] || { echo "FAIL: not $nprocs per-process lines: $out"; exit 1; }
+[ "$(sed 's/.*(job \([^,]*\), rank \([0-9]*\)).*/\1 \2/' <<<"$heads" | sort -k2n | tr '\n' ' ')" = \
+  "$(for ((r = 0; r < nprocs; r++)); do printf '%s %d ' "$job" "$r"; done)" ] ||
+  { echo "FAIL: the per-process lines do not name one job and each rank once: $out"; exit 1; }
 [ "$(grep -c 'stats total' <<<"$out")" = 1 ] && [ -n "$total" ] ||
   { echo "FAIL: not one totals line for $nprocs ranks: $out"; exit 1; }
 # "name value" pairs ("(posted N)" is the pair posted N) summed over the per-process

@@ -669,6 +669,17 @@ rdlm_status_t rdlm_lease_replica_params_check(const rdlm_lease_replica_params_t 
                            (unsigned long long)p->peers[i].id);
                 return RDLM_ERR_INVALID_ARG;
             }
+            if (strcmp(p->peers[j].raft_addr, p->peers[i].raft_addr) == 0 ||
+                strcmp(p->peers[j].client_addr, p->peers[i].client_addr) == 0) {
+                rdlm_error("lease: replicas %llu and %llu have one address (%s): each "
+                           "replica needs its own Raft and client addresses",
+                           (unsigned long long)p->peers[j].id,
+                           (unsigned long long)p->peers[i].id,
+                           strcmp(p->peers[j].raft_addr, p->peers[i].raft_addr) == 0
+                               ? p->peers[i].raft_addr
+                               : p->peers[i].client_addr);
+                return RDLM_ERR_INVALID_ARG;
+            }
         }
         if (p->peers[i].id == 0) {
             rdlm_error("lease: a peer has id 0 (ids start at 1)");
