@@ -39,7 +39,9 @@
  *   objects return RDLM_ERR_CLOSED, as does a closed handle until 1,024 more handles
  *   of its context were closed. Both checks go by address: a context or handle
  *   opened later may reuse a destroyed or closed one's, and a stale handle then names
- *   the new one, so do not keep handles past their close or destroy.
+ *   the new one, so do not keep handles past their close or destroy. The memory of
+ *   destroyed contexts' handles goes back to malloc when librdlm.so is unloaded
+ *   (dlclose) or the process exits: no handle is valid across an unload.
  *
  * Fencing tokens
  *   Every successful exclusive acquire returns a 64-bit token strictly greater than

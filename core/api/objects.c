@@ -59,6 +59,22 @@ void rdlm_obj_retire(rdlm_obj_t *obj)
     pthread_mutex_unlock(&rdlm_obj_retired_lock);
 }
 
+/* At unload (dlclose of librdlm.so, or of a plugin linking it) and at exit: the
+ * handles retired so far go back to malloc, else each load and unload would leave them
+ * behind, unreachable. No rdlm call runs then: a program calls none past exit, nor
+ * into a library it unloaded. */
+__attribute__((destructor)) static void rdlm_obj_retired_free(void)
+{
+    pthread_mutex_lock(&rdlm_obj_retired_lock);
+    while (rdlm_obj_retired != NULL) {
+        rdlm_obj_t *obj = rdlm_obj_retired;
+
+        rdlm_obj_retired = obj->next;
+        free(obj);
+    }
+    pthread_mutex_unlock(&rdlm_obj_retired_lock);
+}
+
 static rdlm_obj_t *rdlm_obj_new(void)
 {
     rdlm_obj_t *obj;
