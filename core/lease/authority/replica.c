@@ -645,8 +645,34 @@ static const rdlm_lease_peer_t *rdlm_lease_params_self(const rdlm_lease_replica_
     return NULL;
 }
 
+/* Peer i's Raft or client address if an earlier address in the peers (one of peers
+ * 0..i-1's two, or peer i's Raft address for its client address) is the same, with in
+ * *other_p the id of the peer that has it; NULL if both of peer i's are new. */
+static const char *rdlm_lease_params_shared_addr(const rdlm_lease_replica_params_t *p,
+                                                 unsigned i, uint64_t *other_p)
+{
+    const rdlm_lease_peer_t *me = &p->peers[i];
+
+    for (unsigned k = 0; k < 2 * i + 1; k++) {
+        const rdlm_lease_peer_t *them = &p->peers[k / 2];
+        const char *addr = k % 2 ? them->client_addr : them->raft_addr;
+
+        *other_p = them->id;
+        if (k < 2 * i && strcmp(addr, me->raft_addr) == 0) {
+            return addr;
+        }
+        if (strcmp(addr, me->client_addr) == 0) {
+            return addr;
+        }
+    }
+    return NULL;
+}
+
 rdlm_status_t rdlm_lease_replica_params_check(const rdlm_lease_replica_params_t *p)
 {
+    const char *shared;
+    uint64_t other;
+
     if (p->n_peers == 0 || p->n_peers > RDLM_LEASE_PEERS_MAX || p->data_dir == NULL) {
         rdlm_error("lease: %u peers and %s data directory: want 1-%u peers and one",
                    p->n_peers, p->data_dir == NULL ? "no" : "a", RDLM_LEASE_PEERS_MAX);
@@ -669,17 +695,14 @@ rdlm_status_t rdlm_lease_replica_params_check(const rdlm_lease_replica_params_t 
                            (unsigned long long)p->peers[i].id);
                 return RDLM_ERR_INVALID_ARG;
             }
-            if (strcmp(p->peers[j].raft_addr, p->peers[i].raft_addr) == 0 ||
-                strcmp(p->peers[j].client_addr, p->peers[i].client_addr) == 0) {
-                rdlm_error("lease: replicas %llu and %llu have one address (%s): each "
-                           "replica needs its own Raft and client addresses",
-                           (unsigned long long)p->peers[j].id,
-                           (unsigned long long)p->peers[i].id,
-                           strcmp(p->peers[j].raft_addr, p->peers[i].raft_addr) == 0
-                               ? p->peers[i].raft_addr
-                               : p->peers[i].client_addr);
-                return RDLM_ERR_INVALID_ARG;
-            }
+        }
+        shared = rdlm_lease_params_shared_addr(p, i, &other);
+        if (shared != NULL) {
+            rdlm_error("lease: address %s is replica %llu's and replica %llu's: every Raft "
+                       "and client address in the peers must differ",
+                       shared, (unsigned long long)other,
+                       (unsigned long long)p->peers[i].id);
+            return RDLM_ERR_INVALID_ARG;
         }
         if (p->peers[i].id == 0) {
             rdlm_error("lease: a peer has id 0 (ids start at 1)");
