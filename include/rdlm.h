@@ -41,7 +41,8 @@
  *   opened later may reuse a destroyed or closed one's, and a stale handle then names
  *   the new one, so do not keep handles past their close or destroy. The memory of
  *   destroyed contexts' handles goes back to malloc when librdlm.so is unloaded
- *   (dlclose) or the process exits: no handle is valid across an unload.
+ *   (dlclose) or the process exits: no handle is valid across an unload. Destroy
+ *   every context before unloading: a live one's mapping, file and memory stay.
  *
  * Fencing tokens
  *   Every successful exclusive acquire returns a 64-bit token strictly greater than

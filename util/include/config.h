@@ -127,9 +127,9 @@ typedef enum rdlm_pmpi_barrier {
       "Service-wide locks (RDLM_AUTHORITY): a waiter that waited this long asks that the " \
       "lock be left to a waiter (WANT), and its holder's release does so")                  \
     X(stats, "RDLM_STATS", BOOL, "0", 0, 1,                                                \
-      "print statistics at rdlm_ctx_destroy (a line per process; in a distributed "        \
-      "context rank 0 also prints their sum over all ranks) and at transport context "     \
-      "destroy")                                                                           \
+      "print statistics at rdlm_ctx_destroy (a line per context, naming its job and "      \
+      "rank; in a distributed context rank 0 also prints their sum over all ranks) and "   \
+      "at transport context destroy")                                                      \
     X(progress, "RDLM_PROGRESS", PROGRESS, "auto", 0, 0,                                   \
       "transport progress: poll (inside rdlm calls only), thread (also a progress "        \
       "thread, so emulated remote atomics on this process's memory complete while it "     \

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <raft.h>
 #include <raft/uv.h>
@@ -645,6 +646,26 @@ static const rdlm_lease_peer_t *rdlm_lease_params_self(const rdlm_lease_replica_
     return NULL;
 }
 
+/* 1 if a and b are one address: one IPv4 address and port however written
+ * ("127.0.0.1:021001" is "127.0.0.1:21001"), or one host name (in any case) and port.
+ * Nothing is looked up: a name and an address of one host are two addresses here. */
+static int rdlm_lease_addr_same(const char *a, const char *b)
+{
+    char host_a[RDLM_HOST_MAX + 1], host_b[RDLM_HOST_MAX + 1];
+    uint32_t ip_a, ip_b;
+    uint16_t port_a, port_b;
+
+    if (rdlm_config_addr_parse(a, &ip_a, &port_a) &&
+        rdlm_config_addr_parse(b, &ip_b, &port_b)) {
+        return ip_a == ip_b && port_a == port_b;
+    }
+    if (rdlm_config_hostport_parse(a, host_a, &port_a) &&
+        rdlm_config_hostport_parse(b, host_b, &port_b)) {
+        return strcasecmp(host_a, host_b) == 0 && port_a == port_b;
+    }
+    return strcmp(a, b) == 0;
+}
+
 /* Peer i's Raft or client address if an earlier address in the peers (one of peers
  * 0..i-1's two, or peer i's Raft address for its client address) is the same, with in
  * *other_p the id of the peer that has it; NULL if both of peer i's are new. */
@@ -658,10 +679,10 @@ static const char *rdlm_lease_params_shared_addr(const rdlm_lease_replica_params
         const char *addr = k % 2 ? them->client_addr : them->raft_addr;
 
         *other_p = them->id;
-        if (k < 2 * i && strcmp(addr, me->raft_addr) == 0) {
+        if (k < 2 * i && rdlm_lease_addr_same(addr, me->raft_addr)) {
             return addr;
         }
-        if (strcmp(addr, me->client_addr) == 0) {
+        if (rdlm_lease_addr_same(addr, me->client_addr)) {
             return addr;
         }
     }
