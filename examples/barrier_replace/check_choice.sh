@@ -41,7 +41,7 @@ if [ "$want" = failed ]; then
     echo "PASS: $nranks ranks fell back to MPI's barrier after $tries failed creations"
     exit 0
 fi
-counts=$(printf '%s\n' "$out" | sed -n 's/.*rdlm\[[0-9]*\] stats:.* barriers \([0-9]*\) .*/\1/p')
+counts=$(printf '%s\n' "$out" | sed -n 's/.*rdlm\[[0-9]*\] stats (.*): .* barriers \([0-9]*\) .*/\1/p')
 ranks=$(printf '%s\n' "$counts" | grep -c .)
 choices=$(printf '%s\n' "$out" | grep -c "librdlm_pmpi: communicator of .* MPI_Barrier runs")
 if [ "$ranks" -eq 0 ]; then

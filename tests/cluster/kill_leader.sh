@@ -3,8 +3,9 @@
 #
 # Worker w1 (node 5) holds L1 for 8 s with TTL 5 s, checking its lease every 100 ms;
 # the leader replica is killed with SIGKILL meanwhile. Proves:
-#   - the two others elect a new leader within 2 x election timeout (measured by
-#     polling rdlmctl status every 50 ms; the poll's own cost is allowed on top);
+#   - the two others elect a new leader within 3 x election timeout (one split vote
+#     allowed; measured by polling rdlmctl status every 50 ms; the poll's own cost is
+#     allowed on top);
 #   - no lease renewed in time expires early: w1 keeps its lease (every check
 #     RDLM_OK, no lease_lost) and its lock (its release returns RDLM_OK) through the
 #     failover, and its writes are accepted;
@@ -16,8 +17,11 @@ source "$(dirname "$0")/lib.sh"
 
 TTL=5000
 POLL_ALLOWANCE_MS=200 # one rdlmctl status poll (netns exec + three connections)
-# The bound: 2 x election timeout plus one poll, unless RDLMTEST_FAILOVER_BOUND_MS says.
-BOUND_MS=${RDLMTEST_FAILOVER_BOUND_MS:-$((2 * CL_ET + POLL_ALLOWANCE_MS))}
+# The bound: 3 x election timeout plus one poll, unless RDLMTEST_FAILOVER_BOUND_MS says:
+# the followers stand within one election timeout, and a split vote (both standing at
+# once: seen in CI, replica 3 leading 2,241 ms after the kill, in term 4 after an empty
+# term 3) costs one more.
+BOUND_MS=${RDLMTEST_FAILOVER_BOUND_MS:-$((3 * CL_ET + POLL_ALLOWANCE_MS))}
 cl_init kill_leader 100
 cl_net_up 6
 cl_replicas_start
